@@ -1,0 +1,19 @@
+//! qrtag: a self-hosted QR-tag short-URL service.
+//!
+//! See ARCHITECTURE.md for the map. The pure core (IDs, keys, destinations,
+//! the resolver and redirect policy) does no I/O; the server, stores and CLI
+//! are thin shells around it.
+
+pub mod cli;
+pub mod destination;
+pub mod link;
+pub mod link_key;
+pub mod links;
+pub mod redirect_policy;
+pub mod resolver;
+pub mod server;
+pub mod settings;
+pub mod short_id;
+pub mod snapshot;
+pub mod startup;
+pub mod store;

@@ -1,0 +1,56 @@
+//! The link commands: `new`, `set`, `disable`, `enable`, `show`, `list`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use super::{Cli, Command};
+use crate::link::Link;
+use crate::links;
+use crate::store;
+
+pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
+    let store = store::open(&cli.store.settings()).context("opening the link store")?;
+    let store = store.as_ref();
+    let mut out = std::io::stdout().lock();
+    match &cli.command {
+        Command::New { url, key, inactive } => {
+            let key = links::create(store, url, key.as_ref(), *inactive).await?;
+            writeln!(out, "{}", cli.public_url.short_url(key.as_str()))?;
+        }
+        Command::Set { key, url } => {
+            links::set_url(store, key, url).await?;
+            writeln!(out, "{key} -> {url}")?;
+        }
+        Command::Disable { key } => {
+            links::set_inactive(store, key, true).await?;
+            writeln!(out, "{key} disabled")?;
+        }
+        Command::Enable { key } => {
+            links::set_inactive(store, key, false).await?;
+            writeln!(out, "{key} enabled")?;
+        }
+        Command::Show { key } => {
+            let doc = links::get(store, key).await?;
+            let json = serde_json::to_string_pretty(&serde_json::Value::Object(doc))?;
+            writeln!(out, "{json}")?;
+        }
+        Command::List => {
+            let now = chrono::Utc::now();
+            for (key, doc) in store.list().await? {
+                let line = match Link::from_document(&doc) {
+                    Ok(link) if link.is_live_at(now) => format!("{key}\t{}\tactive", link.url),
+                    Ok(link) if link.inactive => format!("{key}\t{}\tinactive", link.url),
+                    Ok(link) => format!("{key}\t{}\texpired", link.url),
+                    Err(e) => format!("{key}\t-\tinvalid: {e}"),
+                };
+                writeln!(out, "{line}")?;
+            }
+        }
+        Command::Serve(_) | Command::Resolve { .. } => {
+            anyhow::bail!("internal error: not a link command")
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,5 @@
+//! The two HTTP listeners. Thin shells: the decisions are made by
+//! [`redirect_policy`](crate::redirect_policy) and the snapshot.
+
+pub mod admin;
+pub mod public;

@@ -1,0 +1,75 @@
+//! Where link documents live. The embedded SQLite file is the default; CouchDB
+//! sits beside it behind the same trait.
+//!
+//! Stores traffic in raw JSON documents, not parsed [`Link`](crate::link::Link)s:
+//! a person may have written anything into a document, and a rewrite must keep
+//! every field qrtag does not own.
+
+use std::sync::Arc;
+
+use async_trait::async_trait;
+
+use crate::link::Document;
+use crate::link_key::LinkKey;
+use crate::snapshot::Snapshot;
+
+pub mod sqlite;
+
+/// A stored document and the revision it was read at.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stored {
+    pub doc: Document,
+    /// Opaque; handed back to [`LinkStore::replace`] for optimistic concurrency.
+    pub rev: String,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The key exists (on create) or the revision is stale (on replace).
+    #[error("conflict: {0} was written by someone else")]
+    Conflict(String),
+    #[error("no link with key {0}")]
+    NotFound(String),
+    #[error("link database {path}: {source}")]
+    Sqlite {
+        path: String,
+        #[source]
+        source: rusqlite::Error,
+    },
+    #[error("CouchDB unreachable at {url}: {detail}")]
+    Unreachable { url: String, detail: String },
+    #[error("CouchDB refused the request ({status}): {detail}")]
+    Refused { status: u16, detail: String },
+    #[error("{0}")]
+    Other(String),
+}
+
+#[async_trait]
+pub trait LinkStore: Send + Sync + 'static {
+    /// Reads one document; `Ok(None)` when there is none.
+    async fn get(&self, key: &LinkKey) -> Result<Option<Stored>, StoreError>;
+
+    /// Creates a document; [`StoreError::Conflict`] when the key is taken.
+    async fn create(&self, key: &LinkKey, doc: &Document) -> Result<(), StoreError>;
+
+    /// Replaces a document if it is still at `rev`; [`StoreError::Conflict`] otherwise.
+    async fn replace(&self, key: &LinkKey, doc: &Document, rev: &str) -> Result<(), StoreError>;
+
+    /// Every document, by key, including ones that are not valid links.
+    async fn list(&self) -> Result<Vec<(String, Document)>, StoreError>;
+
+    /// Starts the background task that loads every link into `snapshot` and
+    /// keeps it current; it marks the snapshot loaded after the first full load
+    /// and records problems there instead of failing.
+    fn follow(self: Arc<Self>, snapshot: Arc<Snapshot>) -> tokio::task::JoinHandle<()>;
+}
+
+/// Opens the store the settings name. Opening must not wait for a remote
+/// server to be up: the follower retries, and `/readyz` says why it waits.
+pub fn open(settings: &crate::settings::StoreSettings) -> Result<Arc<dyn LinkStore>, StoreError> {
+    match settings {
+        crate::settings::StoreSettings::Sqlite { path } => {
+            Ok(Arc::new(sqlite::SqliteStore::open(path)?))
+        }
+    }
+}

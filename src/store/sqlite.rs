@@ -1,0 +1,362 @@
+//! The embedded store: one SQLite file in WAL mode.
+//!
+//! WAL lets the CLI write while a server process reads. Every write bumps a
+//! global sequence number (deletions leave a tombstone so the sequence never
+//! goes backwards); the server's follower polls for rows above the last
+//! sequence it saw, which is how a `qrtag set` reaches a running server.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use async_trait::async_trait;
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::{LinkStore, StoreError, Stored};
+use crate::link::Document;
+use crate::link_key::LinkKey;
+use crate::snapshot::{Change, LinkTable, Snapshot};
+
+/// How often the follower looks for new writes. Well inside the promised
+/// one second, and a poll of an indexed column costs microseconds.
+pub const POLL_INTERVAL: Duration = Duration::from_millis(100);
+const PAGE: i64 = 5000;
+
+#[derive(Clone)]
+pub struct SqliteStore {
+    path: PathBuf,
+    conn: Arc<Mutex<Connection>>,
+}
+
+impl SqliteStore {
+    /// Opens (creating if needed) the database file.
+    pub fn open(path: &Path) -> Result<Self, StoreError> {
+        let err = |source| StoreError::Sqlite {
+            path: path.display().to_string(),
+            source,
+        };
+        let conn = Connection::open(path).map_err(err)?;
+        conn.busy_timeout(Duration::from_secs(5)).map_err(err)?;
+        conn.pragma_update(None, "journal_mode", "WAL")
+            .map_err(err)?;
+        conn.pragma_update(None, "synchronous", "NORMAL")
+            .map_err(err)?;
+        conn.execute_batch(
+            "CREATE TABLE IF NOT EXISTS links (
+                key     TEXT PRIMARY KEY,
+                doc     TEXT NOT NULL,
+                rev     INTEGER NOT NULL,
+                seq     INTEGER NOT NULL,
+                deleted INTEGER NOT NULL DEFAULT 0
+            );
+            CREATE INDEX IF NOT EXISTS links_seq ON links(seq);",
+        )
+        .map_err(err)?;
+        Ok(Self {
+            path: path.to_owned(),
+            conn: Arc::new(Mutex::new(conn)),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Runs `f` on the connection on the blocking pool, so no async worker
+    /// waits on the disk.
+    async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&mut Connection) -> Result<T, StoreError> + Send + 'static,
+    {
+        let conn = Arc::clone(&self.conn);
+        tokio::task::spawn_blocking(move || {
+            let mut guard = conn
+                .lock()
+                .map_err(|_| StoreError::Other("database connection poisoned".into()))?;
+            f(&mut guard)
+        })
+        .await
+        .map_err(|e| StoreError::Other(format!("database task failed: {e}")))?
+    }
+
+    fn sql_err(&self) -> impl Fn(rusqlite::Error) -> StoreError + Send + 'static {
+        let path = self.path.display().to_string();
+        move |source| StoreError::Sqlite {
+            path: path.clone(),
+            source,
+        }
+    }
+
+    /// Rows written after `since`, oldest first, at most one page.
+    async fn changes_since(&self, since: i64) -> Result<(Vec<Change>, i64), StoreError> {
+        let err = self.sql_err();
+        self.with_conn(move |c| {
+            let mut stmt = c
+                .prepare_cached(
+                    "SELECT key, doc, deleted, seq FROM links WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                )
+                .map_err(&err)?;
+            let mut rows = stmt.query(params![since, PAGE]).map_err(&err)?;
+            let mut changes = Vec::new();
+            let mut last = since;
+            while let Some(row) = rows.next().map_err(&err)? {
+                let key: String = row.get(0).map_err(&err)?;
+                let doc: String = row.get(1).map_err(&err)?;
+                let deleted: bool = row.get(2).map_err(&err)?;
+                last = row.get(3).map_err(&err)?;
+                changes.push(if deleted {
+                    Change::Delete { key }
+                } else {
+                    // A row that is not a JSON object is shown as an empty
+                    // document, which the snapshot reports as invalid.
+                    let doc = serde_json::from_str(&doc).unwrap_or_default();
+                    Change::Upsert { key, doc }
+                });
+            }
+            Ok((changes, last))
+        })
+        .await
+    }
+
+    /// Removes a link (the CLI has no delete command; tests and tools use it).
+    pub async fn delete(&self, key: &LinkKey) -> Result<(), StoreError> {
+        let err = self.sql_err();
+        let key = key.as_str().to_owned();
+        self.with_conn(move |c| {
+            let tx = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(&err)?;
+            let n = tx
+                .execute(
+                    "UPDATE links SET deleted = 1, doc = '{}', rev = rev + 1,
+                        seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM links)
+                     WHERE key = ?1 AND deleted = 0",
+                    params![key],
+                )
+                .map_err(&err)?;
+            tx.commit().map_err(&err)?;
+            if n == 0 {
+                return Err(StoreError::NotFound(key));
+            }
+            Ok(())
+        })
+        .await
+    }
+}
+
+#[async_trait]
+impl LinkStore for SqliteStore {
+    async fn get(&self, key: &LinkKey) -> Result<Option<Stored>, StoreError> {
+        let err = self.sql_err();
+        let key = key.as_str().to_owned();
+        self.with_conn(move |c| {
+            let row: Option<(String, i64)> = c
+                .query_row(
+                    "SELECT doc, rev FROM links WHERE key = ?1 AND deleted = 0",
+                    params![key],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .optional()
+                .map_err(&err)?;
+            Ok(row.map(|(doc, rev)| Stored {
+                doc: serde_json::from_str(&doc).unwrap_or_default(),
+                rev: rev.to_string(),
+            }))
+        })
+        .await
+    }
+
+    async fn create(&self, key: &LinkKey, doc: &Document) -> Result<(), StoreError> {
+        let err = self.sql_err();
+        let key = key.as_str().to_owned();
+        let json = serde_json::Value::Object(doc.clone()).to_string();
+        self.with_conn(move |c| {
+            let tx = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(&err)?;
+            // A tombstone may be revived: its revision continues.
+            let n = tx
+                .execute(
+                    "INSERT INTO links (key, doc, rev, seq, deleted)
+                     VALUES (?1, ?2, 1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM links), 0)
+                     ON CONFLICT(key) DO UPDATE SET doc = excluded.doc, rev = rev + 1,
+                        seq = excluded.seq, deleted = 0
+                     WHERE deleted = 1",
+                    params![key, json],
+                )
+                .map_err(&err)?;
+            tx.commit().map_err(&err)?;
+            if n == 0 {
+                return Err(StoreError::Conflict(key));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn replace(&self, key: &LinkKey, doc: &Document, rev: &str) -> Result<(), StoreError> {
+        let err = self.sql_err();
+        let key = key.as_str().to_owned();
+        let json = serde_json::Value::Object(doc.clone()).to_string();
+        let rev: i64 = rev.parse().map_err(|_| StoreError::Conflict(key.clone()))?;
+        self.with_conn(move |c| {
+            let tx = c
+                .transaction_with_behavior(TransactionBehavior::Immediate)
+                .map_err(&err)?;
+            let n = tx
+                .execute(
+                    "UPDATE links SET doc = ?2, rev = rev + 1,
+                        seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM links)
+                     WHERE key = ?1 AND rev = ?3 AND deleted = 0",
+                    params![key, json, rev],
+                )
+                .map_err(&err)?;
+            tx.commit().map_err(&err)?;
+            if n == 0 {
+                return Err(StoreError::Conflict(key));
+            }
+            Ok(())
+        })
+        .await
+    }
+
+    async fn list(&self) -> Result<Vec<(String, Document)>, StoreError> {
+        let err = self.sql_err();
+        self.with_conn(move |c| {
+            let mut stmt = c
+                .prepare("SELECT key, doc FROM links WHERE deleted = 0 ORDER BY key")
+                .map_err(&err)?;
+            let rows = stmt
+                .query_map([], |r| Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?)))
+                .map_err(&err)?;
+            let mut out = Vec::new();
+            for row in rows {
+                let (key, doc) = row.map_err(&err)?;
+                out.push((key, serde_json::from_str(&doc).unwrap_or_default()));
+            }
+            Ok(out)
+        })
+        .await
+    }
+
+    fn follow(self: Arc<Self>, snapshot: Arc<Snapshot>) -> tokio::task::JoinHandle<()> {
+        tokio::spawn(async move {
+            let mut since = 0i64;
+            let mut table = LinkTable::default();
+            // First load, page by page, published once complete.
+            loop {
+                match self.changes_since(since).await {
+                    Ok((changes, last)) if changes.is_empty() => {
+                        since = last;
+                        break;
+                    }
+                    Ok((changes, last)) => {
+                        for (key, reason) in table.apply(changes) {
+                            tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
+                        }
+                        since = last;
+                    }
+                    Err(e) => {
+                        tracing::error!(error = %e, "loading links failed; retrying");
+                        snapshot.set_problem(Some(e.to_string()));
+                        tokio::time::sleep(POLL_INTERVAL * 10).await;
+                    }
+                }
+            }
+            tracing::info!(
+                links = table.len(),
+                invalid = table.invalid_count(),
+                "links loaded"
+            );
+            snapshot.publish(table);
+            snapshot.mark_loaded();
+            let mut tick = tokio::time::interval(POLL_INTERVAL);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                match self.changes_since(since).await {
+                    Ok((changes, last)) => {
+                        since = last;
+                        snapshot.apply(changes);
+                        snapshot.set_problem(None);
+                    }
+                    Err(e) => {
+                        // Redirects go on from the last good snapshot.
+                        tracing::error!(error = %e, "polling the link database failed");
+                        snapshot.set_problem(Some(e.to_string()));
+                    }
+                }
+            }
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::destination::Destination;
+    use crate::link::Link;
+
+    fn key(s: &str) -> LinkKey {
+        LinkKey::parse(s).expect("valid key")
+    }
+
+    fn doc(url: &str) -> Document {
+        Link::new_document(&Destination::parse(url).expect("valid url"), false)
+    }
+
+    #[tokio::test]
+    async fn create_get_replace_with_revisions() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(&dir.path().join("t.db")).expect("open");
+        store
+            .create(&key("abcde"), &doc("/a"))
+            .await
+            .expect("create");
+        assert!(matches!(
+            store.create(&key("abcde"), &doc("/b")).await,
+            Err(StoreError::Conflict(_))
+        ));
+        let got = store
+            .get(&key("abcde"))
+            .await
+            .expect("get")
+            .expect("present");
+        assert_eq!(got.doc, doc("/a"));
+        store
+            .replace(&key("abcde"), &doc("/c"), &got.rev)
+            .await
+            .expect("replace");
+        assert!(
+            matches!(
+                store.replace(&key("abcde"), &doc("/d"), &got.rev).await,
+                Err(StoreError::Conflict(_))
+            ),
+            "a stale revision must conflict"
+        );
+        let listed = store.list().await.expect("list");
+        assert_eq!(listed, vec![("abcde".to_string(), doc("/c"))]);
+        assert!(store.get(&key("zzzzz")).await.expect("get").is_none());
+    }
+
+    #[tokio::test]
+    async fn changes_come_in_sequence_with_tombstones() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(&dir.path().join("t.db")).expect("open");
+        store.create(&key("a"), &doc("/a")).await.expect("create");
+        store.create(&key("b"), &doc("/b")).await.expect("create");
+        let (changes, s1) = store.changes_since(0).await.expect("changes");
+        assert_eq!((changes.len(), s1), (2, 2));
+        store.delete(&key("a")).await.expect("delete");
+        let (changes, s2) = store.changes_since(s1).await.expect("changes");
+        assert!(matches!(changes.as_slice(), [Change::Delete { key }] if key == "a"));
+        assert_eq!(s2, 3);
+        assert!(store.get(&key("a")).await.expect("get").is_none());
+        store
+            .create(&key("a"), &doc("/a2"))
+            .await
+            .expect("recreate after delete");
+        assert_eq!(store.list().await.expect("list").len(), 2);
+    }
+}
