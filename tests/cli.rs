@@ -1,0 +1,129 @@
+//! The command line as a user runs it: the real binary, a real database file.
+
+mod support;
+
+use support::{PUBLIC_URL, qrtag_cmd};
+
+fn stdout(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &std::process::Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[test]
+fn link_lifecycle() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+
+    let out = qrtag_cmd(&db, &["new", "https://example.com/a"]);
+    assert!(out.status.success(), "{out:?}");
+    let short = stdout(&out).trim().to_owned();
+    let key = short
+        .strip_prefix(&format!("{PUBLIC_URL}/"))
+        .expect("short URL on the public origin");
+    assert!(qrtag::short_id::ShortId::parse(key).is_ok(), "{key}");
+
+    let out = qrtag_cmd(&db, &["set", key, "https://example.com/b"]);
+    assert!(out.status.success(), "{out:?}");
+    let out = qrtag_cmd(&db, &["disable", key]);
+    assert!(out.status.success(), "{out:?}");
+    let out = qrtag_cmd(&db, &["show", key]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("show prints JSON");
+    assert_eq!(doc["url"], "https://example.com/b");
+    assert_eq!(doc["inactive"], true);
+
+    let out = qrtag_cmd(&db, &["list"]);
+    assert_eq!(
+        stdout(&out),
+        format!("{key}\thttps://example.com/b\tinactive\n")
+    );
+    let out = qrtag_cmd(&db, &["enable", key]);
+    assert!(out.status.success(), "{out:?}");
+    let out = qrtag_cmd(&db, &["list"]);
+    assert!(stdout(&out).ends_with("\tactive\n"), "{out:?}");
+}
+
+#[test]
+fn hand_chosen_keys_and_taken_keys() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let out = qrtag_cmd(&db, &["new", "/documentation", "--key", "docs/api"]);
+    assert_eq!(stdout(&out).trim(), format!("{PUBLIC_URL}/docs/api"));
+    let out = qrtag_cmd(&db, &["new", "/elsewhere", "--key", "docs/api"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("docs/api is already taken"));
+}
+
+#[test]
+fn bad_arguments_are_one_line_and_exit_2() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    for args in [
+        &["new", "javascript:alert(1)"][..],
+        &["new", "//evil.example"],
+        &["new", "https://a.example/", "--key", "no spaces"],
+        &["set", "H83if!", "https://a.example/"],
+        &["--public-url", "0x1f.ie", "list"],
+        &["frobnicate"],
+    ] {
+        let out = qrtag_cmd(&db, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        let first = stderr(&out).lines().next().unwrap_or_default().to_owned();
+        assert!(first.starts_with("error:"), "{args:?}: {first}");
+    }
+}
+
+#[test]
+fn missing_keys_are_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    for cmd in ["show", "disable", "enable"] {
+        let out = qrtag_cmd(&db, &[cmd, "zzzzz"]);
+        assert_eq!(out.status.code(), Some(1), "{cmd}");
+        assert_eq!(
+            stderr(&out).trim(),
+            "qrtag: no link with key zzzzz",
+            "{cmd}"
+        );
+    }
+}
+
+#[test]
+fn resolve_checks_a_ruleset_offline() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let rules = dir.path().join("rules.json");
+    std::fs::write(
+        &rules,
+        r#"{"github": "https://github.com", "docs": "/documentation", "docs/api": "/documentation/reference", "loop": "/loop"}"#,
+    )
+    .expect("write rules");
+    let rules = rules.to_str().expect("utf-8 path");
+    let out = qrtag_cmd(
+        std::path::Path::new("unused.db"),
+        &[
+            "resolve",
+            "--rules",
+            rules,
+            "https://example.com/github/ietf/guidelines",
+            "https://example.com/docs/api/v1/users",
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        stdout(&out),
+        "https://example.com/github/ietf/guidelines -> https://github.com/ietf/guidelines\n\
+         https://example.com/docs/api/v1/users -> https://example.com/documentation/reference/v1/users\n"
+    );
+    let out = qrtag_cmd(
+        std::path::Path::new("unused.db"),
+        &["resolve", "--rules", rules, "https://example.com/loop"],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stdout(&out).contains("too many internal redirects"),
+        "{out:?}"
+    );
+}

@@ -1,0 +1,205 @@
+//! The redirect service end to end: the real application on port 0, real
+//! sockets, the embedded store on a real file.
+
+mod support;
+
+use std::time::Duration;
+
+use support::{PUBLIC_URL, eventually, header, spawn_app};
+
+#[tokio::test]
+async fn get_redirects_with_the_three_headers() {
+    let app = spawn_app().await;
+    app.link("H83if", "https://example.com/wp/whelans/?p=14")
+        .await;
+    app.wait_for_status("/H83if", 302).await;
+
+    let r = app.get("/H83if").await;
+    assert_eq!(r.status(), 302);
+    assert_eq!(
+        header(&r, "location"),
+        Some("https://example.com/wp/whelans/?p=14")
+    );
+    assert_eq!(header(&r, "cache-control"), Some("private, no-store"));
+    assert_eq!(
+        header(&r, "link"),
+        Some(format!("<{PUBLIC_URL}/H83if>; rel=\"shortlink\"").as_str())
+    );
+}
+
+#[tokio::test]
+async fn head_gets_the_same_status_and_headers_and_no_body() {
+    let app = spawn_app().await;
+    app.link("H83if", "https://example.com/").await;
+    app.wait_for_status("/H83if", 302).await;
+
+    let r = app
+        .client
+        .head(app.url("/H83if"))
+        .send()
+        .await
+        .expect("HEAD");
+    assert_eq!(r.status(), 302);
+    assert_eq!(header(&r, "location"), Some("https://example.com/"));
+    assert_eq!(header(&r, "cache-control"), Some("private, no-store"));
+    assert!(header(&r, "link").is_some_and(|l| l.contains("rel=\"shortlink\"")));
+    assert!(r.bytes().await.expect("body").is_empty());
+}
+
+#[tokio::test]
+async fn unknown_inactive_and_expired_keys_get_the_same_404() {
+    let app = spawn_app().await;
+    app.link("live1", "https://example.com/").await;
+    app.link("dead1", "https://example.com/").await;
+    app.link("old01", "https://example.com/").await;
+    let out = app.cli(&["disable", "dead1"]);
+    assert!(out.status.success(), "{out:?}");
+    qrtag::links::update(&app.store(), &"old01".parse().expect("key"), |d| {
+        qrtag::link::set_expires(d, Some(chrono::Utc::now() - chrono::Duration::seconds(1)))
+    })
+    .await
+    .expect("expire");
+    app.wait_for_status("/live1", 302).await;
+    app.wait_for_status("/dead1", 404).await;
+
+    let mut bodies = Vec::new();
+    for path in ["/nope1", "/dead1", "/old01", "/"] {
+        let r = app.get(path).await;
+        assert_eq!(r.status(), 404, "{path}");
+        assert_eq!(
+            header(&r, "content-type"),
+            Some("text/plain; charset=utf-8")
+        );
+        assert!(header(&r, "location").is_none());
+        bodies.push(r.text().await.expect("body"));
+    }
+    assert!(
+        bodies.windows(2).all(|w| w[0] == w[1]),
+        "bodies differ: {bodies:?}"
+    );
+}
+
+#[tokio::test]
+async fn other_methods_get_501_with_allow() {
+    let app = spawn_app().await;
+    app.link("H83if", "https://example.com/").await;
+    for method in ["POST", "PUT", "DELETE", "OPTIONS", "PATCH"] {
+        let m = reqwest::Method::from_bytes(method.as_bytes()).expect("method");
+        let r = app
+            .client
+            .request(m, app.url("/H83if"))
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(r.status(), 501, "{method}");
+        assert_eq!(header(&r, "allow"), Some("GET, HEAD"), "{method}");
+    }
+}
+
+#[tokio::test]
+async fn dot_segments_are_a_400() {
+    let app = spawn_app().await;
+    app.link("docs", "https://example.com/docs/").await;
+    app.wait_for_status("/docs", 302).await;
+    for path in [
+        "/docs/../etc",
+        "/docs/./x",
+        "/docs/%2e%2E/x",
+        "/docs/%2E",
+        "/..",
+    ] {
+        // Sent raw: an HTTP client would normalise the dots away.
+        let status = raw_get_status(app.public, path).await;
+        assert_eq!(status, 400, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn no_open_redirect_through_a_double_slash() {
+    let app = spawn_app().await;
+    app.link("evil", "https://example.com/").await;
+    app.wait_for_status("/evil", 302).await;
+    for path in ["//evil.example/x", "//evil.example", "///evil.example/"] {
+        let status = raw_get_status(app.public, path).await;
+        assert_eq!(status, 404, "{path}");
+    }
+}
+
+#[tokio::test]
+async fn path_appending_and_query_merge() {
+    let app = spawn_app().await;
+    app.link("xyz", "https://xyz.example.com").await;
+    app.link("x", "https://a.example/x/?utm=print&lang=en")
+        .await;
+    app.link("docs", "/documentation").await;
+    app.link("documentation", "https://docs.example/").await;
+    app.wait_for_status("/xyz", 302).await;
+
+    let cases = [
+        ("/xyz/abc", "https://xyz.example.com/abc"),
+        ("/x/y/z", "https://a.example/x/y/z?utm=print&lang=en"),
+        (
+            "/x/y?lang=ga&q=a+b",
+            "https://a.example/x/y?utm=print&lang=ga&q=a+b",
+        ),
+        ("/docs/v1/users", "https://docs.example/v1/users"),
+    ];
+    for (path, want) in cases {
+        let r = app.get(path).await;
+        assert_eq!(r.status(), 302, "{path}");
+        assert_eq!(header(&r, "location"), Some(want), "{path}");
+    }
+    let r = app.get("/docs/v1").await;
+    assert_eq!(
+        header(&r, "link"),
+        Some(format!("<{PUBLIC_URL}/docs>; rel=\"shortlink\"").as_str()),
+        "the Link header names the key matched first"
+    );
+}
+
+#[tokio::test]
+async fn a_cli_edit_reaches_the_running_server_within_a_second() {
+    let app = spawn_app().await;
+    let out = app.cli(&["new", "https://before.example/", "--key", "tag01"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("{PUBLIC_URL}/tag01")
+    );
+    app.wait_for_status("/tag01", 302).await;
+
+    let out = app.cli(&["set", "tag01", "https://after.example/"]);
+    assert!(out.status.success(), "{out:?}");
+    let took = eventually(Duration::from_secs(1), || async {
+        header(&app.get("/tag01").await, "location") == Some("https://after.example/")
+    })
+    .await;
+    assert!(took < Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn health_and_readiness_on_the_admin_listener_only() {
+    let app = spawn_app().await;
+    let r = app.admin_get("/healthz").await.expect("healthz");
+    assert_eq!(r.status(), 200);
+    let r = app.admin_get("/readyz").await.expect("readyz");
+    assert_eq!(r.status(), 200);
+    assert!(r.text().await.expect("body").starts_with("ready"));
+    // On the public listener these are just keys nobody created.
+    assert_eq!(app.get("/healthz").await.status(), 404);
+}
+
+/// Sends a request line exactly as given, bypassing client-side normalisation.
+async fn raw_get_status(addr: std::net::SocketAddr, path: &str) -> u16 {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    let req = format!("GET {path} HTTP/1.1\r\nHost: 0x1f.ie\r\nConnection: close\r\n\r\n");
+    s.write_all(req.as_bytes()).await.expect("write");
+    let mut resp = Vec::new();
+    s.read_to_end(&mut resp).await.expect("read");
+    let text = String::from_utf8_lossy(&resp);
+    text.split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status line in {text:?}"))
+}

@@ -1,0 +1,155 @@
+//! Shared test harness: the real application on port 0, spoken to over real
+//! sockets, and a polling helper instead of sleeps.
+#![allow(dead_code)]
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use qrtag::destination::Destination;
+use qrtag::link_key::LinkKey;
+use qrtag::settings::{PublicUrl, Settings, StoreSettings};
+use qrtag::startup::Application;
+use qrtag::store::sqlite::SqliteStore;
+
+pub const PUBLIC_URL: &str = "https://0x1f.ie";
+
+pub struct TestApp {
+    pub public: SocketAddr,
+    pub admin: SocketAddr,
+    pub db: PathBuf,
+    pub dir: tempfile::TempDir,
+    pub client: reqwest::Client,
+}
+
+/// Settings for a test: loopback port 0 for both listeners, a fresh database.
+pub fn test_settings(dir: &Path) -> Settings {
+    let mut s = Settings::local(dir.join("qrtag.db"));
+    s.listen = "127.0.0.1:0".into();
+    s.admin_listen = "127.0.0.1:0".into();
+    s.public_url = PublicUrl::parse(PUBLIC_URL).expect("valid public URL");
+    s.workers = Some(2);
+    s
+}
+
+/// Starts the application on `settings` and waits until links are loaded.
+pub async fn spawn_with(settings: Settings, dir: tempfile::TempDir) -> TestApp {
+    let db = match &settings.store {
+        StoreSettings::Sqlite { path } => path.clone(),
+        #[allow(unreachable_patterns)]
+        _ => dir.path().join("unused.db"),
+    };
+    let app = Application::build(settings)
+        .await
+        .expect("application builds");
+    let (public, admin) = (app.public_addr(), app.admin_addr());
+    tokio::spawn(app.run_until_stopped());
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let t = TestApp {
+        public,
+        admin,
+        db,
+        dir,
+        client,
+    };
+    eventually(Duration::from_secs(5), || async {
+        t.admin_get("/readyz").await.map(|r| r.status()) == Some(reqwest::StatusCode::OK)
+    })
+    .await;
+    t
+}
+
+pub async fn spawn_app() -> TestApp {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let settings = test_settings(dir.path());
+    spawn_with(settings, dir).await
+}
+
+impl TestApp {
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{}", self.public, path)
+    }
+
+    pub async fn get(&self, path: &str) -> reqwest::Response {
+        self.client
+            .get(self.url(path))
+            .send()
+            .await
+            .expect("request")
+    }
+
+    pub async fn admin_get(&self, path: &str) -> Option<reqwest::Response> {
+        self.client
+            .get(format!("http://{}{}", self.admin, path))
+            .send()
+            .await
+            .ok()
+    }
+
+    pub fn store(&self) -> SqliteStore {
+        SqliteStore::open(&self.db).expect("open store")
+    }
+
+    /// Creates a link through the library, as the CLI would.
+    pub async fn link(&self, key: &str, url: &str) {
+        let store = self.store();
+        let key = LinkKey::parse(key).expect("valid key");
+        let url = Destination::parse(url).expect("valid url");
+        qrtag::links::create(&store, &url, Some(&key), false)
+            .await
+            .expect("create link");
+    }
+
+    /// Waits until `path` answers with `status`, so a write has reached the snapshot.
+    pub async fn wait_for_status(&self, path: &str, status: u16) {
+        eventually(Duration::from_secs(2), || async {
+            self.get(path).await.status().as_u16() == status
+        })
+        .await;
+    }
+
+    /// Runs the real binary against this app's database.
+    pub fn cli(&self, args: &[&str]) -> Output {
+        qrtag_cmd(&self.db, args)
+    }
+}
+
+pub fn qrtag_cmd(db: &Path, args: &[&str]) -> Output {
+    std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .arg("--db")
+        .arg(db)
+        .args(["--public-url", PUBLIC_URL])
+        .args(args)
+        .env_remove("QRTAG_DB")
+        .env_remove("QRTAG_PUBLIC_URL")
+        .output()
+        .expect("run qrtag")
+}
+
+/// Polls `check` until it is true; panics after `timeout`. Returns how long it took.
+pub async fn eventually<F, Fut>(timeout: Duration, check: F) -> Duration
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = bool>,
+{
+    let start = Instant::now();
+    loop {
+        if check().await {
+            return start.elapsed();
+        }
+        assert!(
+            start.elapsed() < timeout,
+            "condition not met within {timeout:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+pub fn header<'a>(r: &'a reqwest::Response, name: &str) -> Option<&'a str> {
+    r.headers().get(name).and_then(|v| v.to_str().ok())
+}
