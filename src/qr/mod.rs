@@ -4,7 +4,9 @@
 //! makes a tag scan from further away; so the encoder picks the segmentation
 //! and version itself rather than trusting `qrcode`'s greedy optimizer.
 
+mod render;
 mod segment;
+mod sheet;
 mod text;
 
 use std::fmt;
@@ -14,7 +16,9 @@ use qrcode::QrCode;
 use qrcode::Version;
 use qrcode::bits::Bits;
 
+pub use render::{RenderOptions, render_png, render_svg};
 pub use segment::{MAX_TEXT_LEN, Mode, Plan, Segment, capacity_bits, optimal_segments, plan};
+pub use sheet::{SHEET_FULL_SIZE_CAPACITY, render_sheet_svg};
 pub use text::short_url_text;
 
 /// Error-correction level. Defaults to L because short-URL tags are printed
@@ -76,9 +80,23 @@ pub enum QrError {
     DataTooLong { len: usize },
     #[error("unknown error-correction level {0:?}, expected one of L, M, Q, H")]
     InvalidEcLevel(String),
+    #[error(
+        "scale {0} is out of range, expected {min}..={max} pixels per module",
+        min = RenderOptions::MIN_SCALE,
+        max = RenderOptions::MAX_SCALE
+    )]
+    ScaleOutOfRange(u32),
+    #[error(
+        "margin {0} is out of range, expected 0..={max} modules",
+        max = RenderOptions::MAX_MARGIN
+    )]
+    MarginOutOfRange(u32),
     /// `qrcode` refused a plan; that would be a bug in the planner.
     #[error("QR symbol construction failed: {0}")]
     Symbol(#[from] qrcode::types::QrError),
+    /// Kept as text so the error stays comparable in tests.
+    #[error("PNG encoding failed: {0}")]
+    Png(String),
 }
 
 /// Encodes `text` in the smallest QR symbol the standard allows at level `ec`.
