@@ -9,6 +9,7 @@ pub mod destination;
 pub mod link;
 pub mod link_key;
 pub mod links;
+pub mod qr;
 pub mod redirect_policy;
 pub mod resolver;
 pub mod server;
