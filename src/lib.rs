@@ -1,1 +1,2 @@
+pub mod redirect_policy;
 pub mod resolver;
