@@ -1,29 +1,523 @@
-//! TEMPORARY stub until the resolver branch lands.
-use crate::resolver::ResolveError;
+//! What the redirector answers, on top of the draft's algorithm.
+//!
+//! The draft resolves any URL, including ones that should never become a
+//! `Location`: the request itself when nothing matched, other origins reached
+//! through origin-relative values, paths with dot segments. Keeping this
+//! policy pure keeps it testable apart from actix.
+
+use std::collections::HashMap;
+
+use url::{Position, Url};
+
+use crate::resolver::{self, Parts, RequestParts, ResolveError};
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
-    Redirect { location: String, key: String },
+    Redirect {
+        location: String,
+        /// First-iteration key: the shortlink the client actually asked for,
+        /// not a key reached through internal redirects.
+        key: String,
+    },
     NotFound,
     BadRequest(&'static str),
+    /// The ruleset cannot resolve this request (redirect loop, invalid rule,
+    /// unparsable result). Answer like `NotFound` so clients learn nothing
+    /// about the ruleset, but log it: an operator has to fix a rule.
     Broken(ResolveError),
 }
+
+/// Decides the response for a request path (raw, percent-encoded, as
+/// received) and query string (without `?`).
+///
+/// `public_origin` must be the ASCII serialization of the service's origin
+/// (e.g. `https://0x1f.ie`, no trailing slash): it is compared verbatim, so
+/// a mismatch fails closed (internal redirects turn into `NotFound`).
 pub fn decide<'r>(
-    _public_origin: &str,
+    public_origin: &str,
     raw_path: &str,
-    _raw_query: Option<&str>,
+    raw_query: Option<&str>,
     lookup: impl Fn(&str) -> Option<&'r str>,
 ) -> Decision {
-    let key = raw_path.trim_start_matches('/');
-    match lookup(key) {
-        Some(u) => Decision::Redirect {
-            location: u.to_owned(),
-            key: key.to_owned(),
-        },
-        None => Decision::NotFound,
+    if let Err(reason) = check_path(raw_path) {
+        return Decision::BadRequest(reason);
+    }
+    let parts = Parts {
+        origin: public_origin,
+        pathname: raw_path,
+        query: raw_query.unwrap_or(""),
+        // Browsers never send the fragment.
+        fragment: "",
+    };
+    let walk = match resolver::walk(&parts, lookup) {
+        Ok(walk) => walk,
+        Err(error) => return Decision::Broken(error),
+    };
+    // Nothing matched the request itself: the draft would "resolve" to the
+    // request URL, which as a redirect would only loop back here.
+    if walk.first_key.is_none() {
+        return Decision::NotFound;
+    }
+    let resolution = match walk.finish(&parts) {
+        Ok(resolution) => resolution,
+        Err(error) => return Decision::Broken(error),
+    };
+    let Some(key) = resolution.first_key else {
+        return Decision::NotFound;
+    };
+    // Only an absolute rule is a deliberate choice of another origin; a
+    // foreign origin reached otherwise came from `//host` or `/\host` text
+    // in the request or a value, i.e. an open redirect.
+    if !resolution.absolute && !is_origin(&resolution.url, public_origin) {
+        return Decision::NotFound;
+    }
+    Decision::Redirect {
+        location: resolution.url.into(),
+        key,
     }
 }
+
+/// Rejects paths whose meaning would change when the resolved URL is parsed:
+/// dot segments would climb out of the destination path the rule chose.
+fn check_path(raw_path: &str) -> Result<(), &'static str> {
+    if !raw_path.starts_with('/') {
+        return Err("request path must start with '/'");
+    }
+    // The URL parser strips tabs and newlines and trims spaces and controls
+    // at the end, which could turn e.g. ".\t." into a dot segment; such
+    // bytes are not valid in an HTTP request target anyway.
+    if raw_path.bytes().any(|b| b <= b' ' || b == 0x7f) {
+        return Err("request path contains whitespace or control characters");
+    }
+    // '\' separates segments too in http(s) URLs.
+    if raw_path.split(['/', '\\']).any(is_dot_segment) {
+        return Err("request path contains a dot segment");
+    }
+    Ok(())
+}
+
+/// `.` or `..`, each dot possibly written `%2e` / `%2E`, as the URL
+/// standard recognizes them.
+fn is_dot_segment(segment: &str) -> bool {
+    fn dot(s: &[u8]) -> bool {
+        s == b"." || s.eq_ignore_ascii_case(b"%2e")
+    }
+    let s = segment.as_bytes();
+    if dot(s) {
+        return true;
+    }
+    [1, 3]
+        .iter()
+        .any(|&split| s.len() > split && dot(&s[..split]) && dot(&s[split..]))
+}
+
+fn is_origin(url: &Url, origin: &str) -> bool {
+    url.username().is_empty()
+        && url.password().is_none()
+        && origin
+            .strip_prefix(&url[..Position::BeforeUsername])
+            .is_some_and(|host_port| host_port == &url[Position::BeforeHost..Position::AfterPort])
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveUrlError {
+    #[error("invalid URL {input:?}: {source}")]
+    Parse {
+        input: String,
+        #[source]
+        source: url::ParseError,
+    },
+    #[error(transparent)]
+    Resolve(#[from] ResolveError),
+}
+
+/// The bare algorithm for `qrtag resolve --rules rules.json URL...`: unlike
+/// `decide`, it shows what the draft yields, including no-match results and
+/// foreign origins, which is what one wants when debugging a ruleset.
 pub fn resolve_url_str(
     url: &str,
-    _rules: &std::collections::HashMap<String, String>,
-) -> Result<String, ResolveError> {
-    Ok(url.to_owned())
+    rules: &HashMap<String, String>,
+) -> Result<String, ResolveUrlError> {
+    let parsed = Url::parse(url).map_err(|source| ResolveUrlError::Parse {
+        input: url.to_owned(),
+        source,
+    })?;
+    let origin = parsed.origin().ascii_serialization();
+    let req = RequestParts {
+        origin: &origin,
+        pathname: parsed.path(),
+        search: &parsed[Position::AfterPath..Position::AfterQuery],
+        hash: &parsed[Position::AfterQuery..],
+    };
+    let resolution = resolver::resolve(&req, |key| rules.get(key).map(String::as_str))?;
+    Ok(resolution.url.into())
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+
+    use super::*;
+
+    const ORIGIN: &str = "https://0x1f.ie";
+
+    fn ruleset(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn decide_with(pairs: &[(&str, &str)], path: &str, query: Option<&str>) -> Decision {
+        let rules = ruleset(pairs);
+        decide(ORIGIN, path, query, |k| rules.get(k).map(String::as_str))
+    }
+
+    fn redirect(location: &str, key: &str) -> Decision {
+        Decision::Redirect {
+            location: location.into(),
+            key: key.into(),
+        }
+    }
+
+    const WHELANS: (&str, &str) = ("H83if", "http://innerfunction.com/wp/whelans/?p=14");
+
+    #[test]
+    fn known_key_redirects_to_its_url() {
+        assert_eq!(
+            decide_with(&[WHELANS], "/H83if", None),
+            redirect("http://innerfunction.com/wp/whelans/?p=14", "H83if")
+        );
+    }
+
+    #[test]
+    fn unknown_key_is_not_found_never_a_redirect_to_itself() {
+        assert_eq!(decide_with(&[WHELANS], "/H83iF", None), Decision::NotFound);
+        assert_eq!(
+            decide_with(&[], "/anything/at/all", Some("a=1")),
+            Decision::NotFound
+        );
+    }
+
+    #[test]
+    fn keys_are_not_percent_decoded() {
+        assert_eq!(
+            decide_with(&[WHELANS], "/H83%69f", None),
+            Decision::NotFound
+        );
+    }
+
+    #[test]
+    fn inactive_links_are_absent() {
+        // The storage layer maps `inactive: true` to `None`.
+        let rules = ruleset(&[WHELANS]);
+        let inactive = |_: &str| -> Option<&str> { None };
+        assert_eq!(decide(ORIGIN, "/H83if", None, inactive), Decision::NotFound);
+        let only_active = |k: &str| {
+            (k != "H83if")
+                .then(|| rules.get(k).map(String::as_str))
+                .flatten()
+        };
+        assert_eq!(
+            decide(ORIGIN, "/H83if/x", None, only_active),
+            Decision::NotFound
+        );
+    }
+
+    #[test]
+    fn inactive_link_inside_a_chain_falls_back_to_own_origin() {
+        let rules = ruleset(&[("a", "/b/c"), WHELANS]);
+        let lookup = |k: &str| {
+            (k != "b")
+                .then(|| rules.get(k).map(String::as_str))
+                .flatten()
+        };
+        assert_eq!(
+            decide(ORIGIN, "/a/d", None, lookup),
+            redirect("https://0x1f.ie/b/c/d", "a")
+        );
+    }
+
+    #[test]
+    fn root_without_empty_key_is_not_found() {
+        assert_eq!(decide_with(&[WHELANS], "/", None), Decision::NotFound);
+    }
+
+    #[test]
+    fn root_with_empty_key_redirects() {
+        let rules = [("", "https://home.example/welcome")];
+        assert_eq!(
+            decide_with(&rules, "/", Some("src=qr")),
+            redirect("https://home.example/welcome?src=qr", "")
+        );
+        // The empty key does not swallow ordinary paths.
+        assert_eq!(decide_with(&rules, "/H83if", None), Decision::NotFound);
+    }
+
+    #[test]
+    fn path_appending_and_query_merge_through_decide() {
+        let rules = [("H83if", "https://d.example/base?ref=qr&x=1")];
+        assert_eq!(
+            decide_with(&rules, "/H83if/more/path%20x", Some("x=2&y=~&ref=qr")),
+            redirect(
+                "https://d.example/base/more/path%20x?ref=qr&x=2&y=%7E",
+                "H83if"
+            )
+        );
+    }
+
+    #[test]
+    fn query_is_taken_verbatim_without_its_question_mark() {
+        let rules = [("k", "https://d.example/")];
+        assert_eq!(
+            decide_with(&rules, "/k", Some("?a=1")),
+            redirect("https://d.example/?%3Fa=1", "k")
+        );
+        assert_eq!(
+            decide_with(&rules, "/k", Some("")),
+            decide_with(&rules, "/k", None)
+        );
+    }
+
+    #[test]
+    fn internal_redirect_within_own_origin_redirects() {
+        let rules = [("a", "/landing/page")];
+        assert_eq!(
+            decide_with(&rules, "/a/x", Some("q=1")),
+            redirect("https://0x1f.ie/landing/page/x?q=1", "a")
+        );
+        let rules = ruleset(&[("a", "/b")]);
+        assert_eq!(
+            decide("http://localhost:8080", "/a", None, |k| rules
+                .get(k)
+                .map(String::as_str)),
+            redirect("http://localhost:8080/b", "a")
+        );
+    }
+
+    #[test]
+    fn internal_redirect_reports_the_first_key() {
+        let rules = [("a", "/b"), ("b", "https://d.example/")];
+        assert_eq!(
+            decide_with(&rules, "/a", None),
+            redirect("https://d.example/", "a")
+        );
+    }
+
+    #[test]
+    fn absolute_rules_may_leave_the_origin() {
+        let rules = [("k", "https://other.example/")];
+        assert_eq!(
+            decide_with(&rules, "/k//evil.example/x", None),
+            redirect("https://other.example//evil.example/x", "k")
+        );
+    }
+
+    // --- open redirects ------------------------------------------------------
+
+    #[test]
+    fn scheme_relative_request_path_is_not_an_open_redirect() {
+        // "//evil.example/x" reaches the empty key through prefix matching.
+        assert_eq!(
+            decide_with(&[], "//evil.example/x", None),
+            Decision::NotFound
+        );
+        let rules = [("", "/")];
+        assert!(matches!(
+            decide_with(&rules, "//evil.example/x", None),
+            Decision::NotFound | Decision::Broken(_)
+        ));
+        let rules = [("k", "/")];
+        assert_eq!(
+            decide_with(&rules, "/k//evil.example/x", None),
+            Decision::NotFound
+        );
+        assert_eq!(
+            decide_with(&rules, "/k/\\evil.example/x", None),
+            Decision::NotFound
+        );
+        // "///" trips a url crate bug (EmptyHost), still no redirect.
+        assert!(matches!(
+            decide_with(&rules, "/k///evil.example/x", None),
+            Decision::Broken(ResolveError::InvalidUrl { .. })
+        ));
+    }
+
+    #[test]
+    fn scheme_relative_rule_value_is_not_an_open_redirect() {
+        for value in [
+            "//evil.example",
+            "//evil.example/x?y#z",
+            "/\\evil.example",
+            "//user@evil.example",
+        ] {
+            assert_eq!(
+                decide_with(&[("a", value)], "/a", None),
+                Decision::NotFound,
+                "{value}"
+            );
+        }
+        // Reached after several hops, too.
+        let rules = [("a", "/b"), ("b", "//evil.example")];
+        assert_eq!(decide_with(&rules, "/a", None), Decision::NotFound);
+    }
+
+    #[test]
+    fn other_scheme_or_port_on_own_host_is_foreign() {
+        let url = Url::parse("http://0x1f.ie/x").unwrap();
+        assert!(!is_origin(&url, ORIGIN));
+        let url = Url::parse("https://0x1f.ie:8443/x").unwrap();
+        assert!(!is_origin(&url, ORIGIN));
+        let url = Url::parse("https://0x1f.ie.evil.example/x").unwrap();
+        assert!(!is_origin(&url, ORIGIN));
+        let url = Url::parse("https://u@0x1f.ie/x").unwrap();
+        assert!(!is_origin(&url, ORIGIN));
+        let url = Url::parse("https://0x1f.ie:443/x").unwrap();
+        assert!(is_origin(&url, ORIGIN));
+    }
+
+    // --- bad requests ----------------------------------------------------------
+
+    #[test]
+    fn dot_segments_in_any_spelling_are_bad_requests() {
+        for path in [
+            "/a/./b",
+            "/a/../b",
+            "/a/%2e%2E/b",
+            "/a/%2E",
+            "/a/.%2e",
+            "/a/%2e.",
+            "/..",
+            "/.",
+            "/H83if/..",
+            "/a\\..\\b",
+        ] {
+            assert_eq!(
+                decide_with(&[WHELANS], path, None),
+                Decision::BadRequest("request path contains a dot segment"),
+                "{path}"
+            );
+        }
+    }
+
+    #[test]
+    fn dot_lookalikes_are_ordinary_segments() {
+        for path in [
+            "/a/.../b",
+            "/a/.b",
+            "/a/b.",
+            "/%2e%2e%2e",
+            "/%252e",
+            "/%2e%2",
+            "/.%2",
+        ] {
+            assert_eq!(decide_with(&[], path, None), Decision::NotFound, "{path}");
+        }
+        assert_eq!(
+            decide_with(&[("k", "https://d.example/")], "/k/.well-known", None),
+            redirect("https://d.example/.well-known", "k")
+        );
+    }
+
+    #[test]
+    fn malformed_paths_are_bad_requests() {
+        for path in ["", "H83if", "/a\tb", "/a b", "/a\n", "/x/.\t./y", "/\u{7f}"] {
+            assert!(
+                matches!(decide_with(&[WHELANS], path, None), Decision::BadRequest(_)),
+                "{path:?}"
+            );
+        }
+    }
+
+    // --- broken rulesets ----------------------------------------------------
+
+    #[test]
+    fn loops_and_invalid_rules_are_broken() {
+        assert_eq!(
+            decide_with(&[("a", "/b"), ("b", "/a")], "/a", None),
+            Decision::Broken(ResolveError::TooManyInternalRedirects)
+        );
+        assert_eq!(
+            decide_with(&[("a", "ftp://files.example/")], "/a", None),
+            Decision::Broken(ResolveError::InvalidRule {
+                key: "a".into(),
+                value: "ftp://files.example/".into()
+            })
+        );
+    }
+
+    // --- CLI helper ---------------------------------------------------------------
+
+    #[test]
+    fn resolve_url_str_runs_the_bare_algorithm() {
+        let rules = ruleset(&[("github", "https://github.com"), ("a%20b", "/spaced")]);
+        assert_eq!(
+            resolve_url_str("https://example.com/github/ietf/guidelines#x", &rules).unwrap(),
+            "https://github.com/ietf/guidelines#x"
+        );
+        // The pathname is the serialized (percent-encoded) path.
+        assert_eq!(
+            resolve_url_str("https://example.com/a b/c", &rules).unwrap(),
+            "https://example.com/spaced/c"
+        );
+        // No match is not an error here: the draft returns the request.
+        assert_eq!(
+            resolve_url_str("https://example.com/colors?z=1", &rules).unwrap(),
+            "https://example.com/colors?z=1"
+        );
+    }
+
+    #[test]
+    fn resolve_url_str_reports_parse_and_resolve_errors() {
+        let rules = ruleset(&[("a", "/a")]);
+        assert!(matches!(
+            resolve_url_str("/relative", &rules),
+            Err(ResolveUrlError::Parse { .. })
+        ));
+        let err = resolve_url_str("https://example.com/a", &rules).unwrap_err();
+        assert_eq!(
+            err,
+            ResolveUrlError::Resolve(ResolveError::TooManyInternalRedirects)
+        );
+        assert_eq!(err.to_string(), "too many internal redirects");
+    }
+
+    // --- properties ---------------------------------------------------------------
+
+    fn internal_values() -> impl Strategy<Value = String> {
+        "/[ab/\\\\?#.%é]{0,8}"
+    }
+
+    proptest! {
+        #[test]
+        fn decide_never_panics_and_locations_parse(
+            rules in prop::collection::hash_map(
+                "[ab/?#.%é]{0,4}",
+                prop_oneof!["/[ab/\\\\?#.%é]{0,8}", "https?://[a-z]{1,5}[ab/?#.%é]{0,6}", any::<String>()],
+                0..8,
+            ),
+            path in prop_oneof!["/[ab/\\\\?#.%é2eE]{0,10}", any::<String>()],
+            query in proptest::option::of(any::<String>()),
+        ) {
+            let decision = decide(ORIGIN, &path, query.as_deref(), |k| rules.get(k).map(String::as_str));
+            if let Decision::Redirect { location, key } = decision {
+                let url = Url::parse(&location).expect("locations parse");
+                prop_assert!(matches!(url.scheme(), "http" | "https"));
+                prop_assert!(path[1..].starts_with(key.as_str()));
+            }
+        }
+
+        #[test]
+        fn origin_relative_rules_never_leave_the_origin(
+            rules in prop::collection::hash_map("[ab/.%é]{0,4}", internal_values(), 0..8),
+            path in "/[ab/\\\\?#.%é]{0,12}",
+            query in proptest::option::of("[ab=&%/?#]{0,6}"),
+        ) {
+            let decision = decide(ORIGIN, &path, query.as_deref(), |k| rules.get(k).map(String::as_str));
+            if let Decision::Redirect { location, .. } = decision {
+                let url = Url::parse(&location).expect("locations parse");
+                prop_assert_eq!(url.origin().ascii_serialization(), ORIGIN);
+            }
+        }
+    }
 }

@@ -1,4 +1,1076 @@
-//! TEMPORARY stub until the resolver branch lands.
-#[derive(Debug, thiserror::Error)]
-#[error("too many internal redirects")]
-pub struct ResolveError;
+//! Shortlink resolution as specified by `shortlink-resolution-draft.md`
+//! (longest-prefix match, internal redirects, query/fragment precedence).
+//!
+//! Pure and I/O free so that the HTTP layer, the CLI and the tests all share
+//! one implementation; the ruleset is reached only through a lookup closure.
+//!
+//! Deliberate departures from the draft's pseudocode, each because the
+//! pseudocode is either self-contradictory or unsafe:
+//! - The join between a destination path and the carried-over remaining path
+//!   holds exactly one `/`, because the draft's own Example 1 shows
+//!   `https://github.com/ietf/guidelines`, not `…com//ietf/guidelines`.
+//! - A value that is neither `http…` nor `/…` is an error: the pseudocode
+//!   would spin forever on it.
+//! - A value that is the empty string counts as absent (same reason).
+//! - `?` and `#` left inside a path after the per-iteration extraction (only
+//!   possible when a rule value holds several of them) are percent-encoded, so
+//!   that path text can never be re-parsed into the query or fragment and
+//!   bypass the precedence rules. The draft says the pathname "contains only
+//!   path segments" at that point.
+
+use std::borrow::Cow;
+
+use url::{Position, Url};
+
+/// Internal redirects allowed before resolution gives up; the draft fails
+/// when the counter reaches 256, so 255 hops still succeed.
+pub const MAX_INTERNAL_REDIRECTS: u16 = 255;
+
+/// The request URL already split the way the WHATWG URL API exposes it, so
+/// callers that have the raw parts (the HTTP layer) need not build a `Url`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RequestParts<'a> {
+    /// Serialized origin, e.g. `https://0x1f.ie`; only parsed when no rule
+    /// matches, as the base for the fallback URL.
+    pub origin: &'a str,
+    /// Raw, still percent-encoded path; keys are compared against it as is.
+    pub pathname: &'a str,
+    /// `""` or `"?…"`; one leading `?` is stripped, like `URLSearchParams`.
+    pub search: &'a str,
+    /// `""` or `"#…"`; a bare `#` counts as no fragment, as `URL.hash` does.
+    pub hash: &'a str,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Resolution {
+    pub url: Url,
+    /// Key matched in the first iteration: the shortlink the client asked for
+    /// (the HTTP layer reports it), as opposed to keys reached internally.
+    pub first_key: Option<String>,
+    /// Resolution ended on an absolute `http(s)` rule; only then may the
+    /// result leave the request's origin legitimately.
+    pub absolute: bool,
+    pub internal_redirects: u16,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ResolveError {
+    #[error("too many internal redirects")]
+    TooManyInternalRedirects,
+    #[error(
+        "invalid rule {key:?} -> {value:?}: value must be an absolute http(s) URL or start with '/'"
+    )]
+    InvalidRule { key: String, value: String },
+    #[error("invalid URL {url:?}: {source}")]
+    InvalidUrl {
+        url: String,
+        #[source]
+        source: url::ParseError,
+    },
+}
+
+/// Resolves `req` against the ruleset reachable through `lookup`.
+///
+/// `lookup` returns the value for a key, or `None` when the key is unknown or
+/// must be treated as absent (e.g. an inactive link).
+pub fn resolve<'r>(
+    req: &RequestParts<'_>,
+    lookup: impl Fn(&str) -> Option<&'r str>,
+) -> Result<Resolution, ResolveError> {
+    let parts = Parts {
+        origin: req.origin,
+        pathname: req.pathname,
+        query: req.search.strip_prefix('?').unwrap_or(req.search),
+        fragment: req.hash.strip_prefix('#').unwrap_or(req.hash),
+    };
+    walk(&parts, lookup)?.finish(&parts)
+}
+
+/// Request components without their `?` / `#` markers, so that the HTTP
+/// layer can pass the raw query string without allocating `"?" + query`
+/// (a query that itself starts with `?` must keep that character).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Parts<'a> {
+    pub(crate) origin: &'a str,
+    pub(crate) pathname: &'a str,
+    pub(crate) query: &'a str,
+    pub(crate) fragment: &'a str,
+}
+
+/// State at the end of the resolution loop, before any URL is built, so the
+/// service can answer 404 for an unknown key without building one.
+pub(crate) struct Walk<'a> {
+    end: End<'a>,
+    carried: Carried<'a>,
+    pub(crate) first_key: Option<String>,
+    redirects: u16,
+}
+
+/// What earlier iterations hand to URL construction.
+struct Carried<'a> {
+    relative: String,
+    initial_query: Option<&'a str>,
+    initial_hash: Option<&'a str>,
+}
+
+enum End<'a> {
+    /// No key matched `pathname` (after query/fragment extraction).
+    NoMatch {
+        pathname: &'a str,
+    },
+    Absolute {
+        destination: Url,
+    },
+}
+
+pub(crate) fn walk<'a, 'r: 'a>(
+    req: &Parts<'a>,
+    lookup: impl Fn(&str) -> Option<&'r str>,
+) -> Result<Walk<'a>, ResolveError> {
+    // Empty values count as absent: the draft would otherwise loop on them.
+    let get = |key: &str| lookup(key).filter(|value| !value.is_empty());
+
+    let mut pathname: &'a str = req.pathname;
+    // Only allocated when a match leaves a remaining path behind.
+    let mut relative = String::new();
+    let mut initial_query: Option<&'a str> = None;
+    let mut initial_hash: Option<&'a str> = None;
+    let mut first_key: Option<String> = None;
+    let mut redirects: u16 = 0;
+
+    loop {
+        // '#' and '?' are ASCII, so these byte indices are char boundaries.
+        if let Some(idx) = pathname.rfind('#') {
+            initial_hash.get_or_insert(&pathname[idx..]);
+            pathname = &pathname[..idx];
+        }
+        if let Some(idx) = pathname.rfind('?') {
+            initial_query.get_or_insert(&pathname[idx..]);
+            pathname = &pathname[..idx];
+        }
+
+        let Some((key, value, remaining)) = longest_prefix_match(pathname, &get) else {
+            return Ok(Walk {
+                end: End::NoMatch { pathname },
+                carried: Carried {
+                    relative,
+                    initial_query,
+                    initial_hash,
+                },
+                first_key,
+                redirects,
+            });
+        };
+
+        if redirects == 0 {
+            first_key = Some(key.to_owned());
+        }
+        // The remaining path of this hop goes in front of what earlier hops
+        // left; it is the same destination/remainder join, so the same seam.
+        if !remaining.is_empty() {
+            let (slash, tail_start) = seam(remaining, &relative);
+            relative.replace_range(..tail_start, if slash { "/" } else { "" });
+            relative.insert_str(0, remaining);
+        }
+
+        // Byte-wise prefix test, as the draft's `value.slice(0, 4) == "http"`.
+        if value.starts_with("http") {
+            let destination = Url::parse(value)
+                .ok()
+                .filter(|url| matches!(url.scheme(), "http" | "https"))
+                .ok_or_else(|| invalid_rule(key, value))?;
+            return Ok(Walk {
+                end: End::Absolute { destination },
+                carried: Carried {
+                    relative,
+                    initial_query,
+                    initial_hash,
+                },
+                first_key,
+                redirects,
+            });
+        }
+        if !value.starts_with('/') {
+            return Err(invalid_rule(key, value));
+        }
+        if redirects >= MAX_INTERNAL_REDIRECTS {
+            return Err(ResolveError::TooManyInternalRedirects);
+        }
+        redirects += 1;
+        pathname = value;
+    }
+}
+
+impl Walk<'_> {
+    pub(crate) fn finish(self, req: &Parts<'_>) -> Result<Resolution, ResolveError> {
+        let Walk {
+            end,
+            carried,
+            first_key,
+            redirects,
+        } = self;
+        let (url, absolute) = match end {
+            End::NoMatch { pathname } => (carried.build_fallback(req, pathname)?, false),
+            End::Absolute { destination } => (carried.build_absolute(req, destination)?, true),
+        };
+        Ok(Resolution {
+            url,
+            first_key,
+            absolute,
+            internal_redirects: redirects,
+        })
+    }
+}
+
+impl Carried<'_> {
+    /// `new URL(pathname + relativePathname, origin)`, then the same
+    /// assembly as for an absolute destination with no query or fragment.
+    fn build_fallback(&self, req: &Parts<'_>, pathname: &str) -> Result<Url, ResolveError> {
+        let mut joined = String::with_capacity(pathname.len() + self.relative.len());
+        push_escaped_path(&mut joined, pathname);
+        push_seam(&mut joined, pathname, &self.relative);
+
+        let base = Url::parse(req.origin).map_err(|source| ResolveError::InvalidUrl {
+            url: req.origin.to_owned(),
+            source,
+        })?;
+        let destination = base
+            .join(&joined)
+            .map_err(|source| ResolveError::InvalidUrl {
+                url: joined.clone(),
+                source,
+            })?;
+
+        // `URL.origin` is "null" for opaque origins; the re-parse then fails,
+        // which is the honest outcome for e.g. a `javascript:` pathname.
+        let mut out = destination.origin().ascii_serialization();
+        out.push_str(destination.path());
+        push_merged_query(&mut out, "", self.initial_query, req.query);
+        push_fragment(&mut out, req.fragment, self.initial_hash, None);
+        parse_final(out)
+    }
+
+    fn build_absolute(&self, req: &Parts<'_>, destination: Url) -> Result<Url, ResolveError> {
+        let path = destination.path();
+        let mut out = String::with_capacity(
+            destination.as_str().len() + self.relative.len() + req.query.len() + 16,
+        );
+        // Scheme, host and port without userinfo: the draft uses `URL.origin`.
+        // Default ports are already elided by the parser.
+        out.push_str(&destination[..Position::BeforeUsername]);
+        out.push_str(&destination[Position::BeforeHost..Position::AfterPort]);
+        out.push_str(path);
+        push_seam(&mut out, path, &self.relative);
+        push_merged_query(
+            &mut out,
+            destination.query().unwrap_or(""),
+            self.initial_query,
+            req.query,
+        );
+        push_fragment(
+            &mut out,
+            req.fragment,
+            self.initial_hash,
+            destination.fragment(),
+        );
+        // The usual case (nothing appended, canonical query) reproduces the
+        // destination's own serialization; parsing that again would yield the
+        // same URL, so skip the second parse on the hot path.
+        if out == destination.as_str() {
+            return Ok(destination);
+        }
+        parse_final(out)
+    }
+}
+
+fn invalid_rule(key: &str, value: &str) -> ResolveError {
+    ResolveError::InvalidRule {
+        key: key.to_owned(),
+        value: value.to_owned(),
+    }
+}
+
+/// Longest-prefix match of the draft: returns `(key, value, remaining path)`.
+///
+/// The first character is dropped whole (JavaScript drops one UTF-16 unit);
+/// for the documented input, a path starting with `/`, both are the same, and
+/// for anything else this cannot split a character.
+fn longest_prefix_match<'p, 'r>(
+    pathname: &'p str,
+    get: &impl Fn(&str) -> Option<&'r str>,
+) -> Option<(&'p str, &'r str, &'p str)> {
+    let skip = pathname.chars().next().map_or(0, char::len_utf8);
+    let mut candidate = &pathname[skip..];
+    // The prose (not the pseudocode) also checks the empty candidate, which
+    // is how an empty key matches the path "/".
+    let mut value = get(candidate);
+    while value.is_none() {
+        // `rfind('/')` returns a char boundary; an emptied candidate is
+        // still looked up once, exactly like the draft's inner loop.
+        let slash = candidate.rfind('/')?;
+        candidate = &candidate[..slash];
+        value = get(candidate);
+    }
+    let remaining = &pathname[skip + candidate.len()..];
+    value.map(|value| (candidate, value, remaining))
+}
+
+/// Re-parsing normalizes what plain concatenation cannot: percent-encoding,
+/// dot segments, IDNA hosts.
+fn parse_final(out: String) -> Result<Url, ResolveError> {
+    Url::parse(&out).map_err(|source| ResolveError::InvalidUrl { url: out, source })
+}
+
+/// Appends `relative` after `base` (already in `out`) with exactly one `/`
+/// at the join, leaving every other slash alone.
+fn push_seam(out: &mut String, base: &str, relative: &str) {
+    let (slash, tail_start) = seam(base, relative);
+    if slash {
+        out.push('/');
+    }
+    push_escaped_path(out, &relative[tail_start..]);
+}
+
+/// How to join `base` and a non-empty `relative` with one `/` between them:
+/// whether to insert a `/`, and where the kept part of `relative` starts.
+/// The draft's Example 1 (`https://github.com` + `/ietf/guidelines` gives
+/// `https://github.com/ietf/guidelines`) is the authority here.
+fn seam(base: &str, relative: &str) -> (bool, usize) {
+    if relative.is_empty() {
+        return (false, 0);
+    }
+    match (base.ends_with('/'), relative.starts_with('/')) {
+        (true, true) => (false, 1),
+        (false, false) => (true, 0),
+        _ => (false, 0),
+    }
+}
+
+fn push_escaped_path(out: &mut String, path: &str) {
+    let mut rest = path;
+    while let Some(idx) = rest.find(['?', '#']) {
+        out.push_str(&rest[..idx]);
+        out.push_str(if rest.as_bytes()[idx] == b'?' {
+            "%3F"
+        } else {
+            "%23"
+        });
+        rest = &rest[idx + 1..];
+    }
+    out.push_str(rest);
+}
+
+/// `URLSearchParams` merge: destination < pathname-embedded < request, then
+/// serialized the way `URLSearchParams.toString()` does.
+fn push_merged_query(
+    out: &mut String,
+    destination_query: &str,
+    initial_query: Option<&str>,
+    request_query: &str,
+) {
+    let embedded = initial_query.map_or("", |q| q.strip_prefix('?').unwrap_or(q));
+    // Typical QR scan: nothing to merge into a plain `a=1&b=2` query, which
+    // the round trip below would reproduce byte for byte.
+    if embedded.is_empty() && request_query.is_empty() && is_serialized_form(destination_query) {
+        if !destination_query.is_empty() {
+            out.push('?');
+            out.push_str(destination_query);
+        }
+        return;
+    }
+    let mut params: Vec<(Cow<'_, str>, Cow<'_, str>)> =
+        form_urlencoded::parse(destination_query.as_bytes()).collect();
+    for source in [embedded, request_query] {
+        for (name, value) in form_urlencoded::parse(source.as_bytes()) {
+            search_params_set(&mut params, name, value);
+        }
+    }
+    if params.is_empty() {
+        return;
+    }
+    out.push('?');
+    let start = out.len();
+    form_urlencoded::Serializer::for_suffix(out, start)
+        .extend_pairs(params.iter())
+        .finish();
+}
+
+/// Conservative test that `URLSearchParams` would serialize `query` back to
+/// itself: non-empty `name=value` pairs of bytes that are never escaped,
+/// plus `+` (decoded to a space, which serializes back to `+`); no `%`.
+fn is_serialized_form(query: &str) -> bool {
+    query.is_empty()
+        || query.split('&').all(|pair| {
+            pair.bytes().filter(|&b| b == b'=').count() == 1
+                && pair.bytes().all(|b| {
+                    b.is_ascii_alphanumeric()
+                        || matches!(b, b'*' | b'-' | b'.' | b'_' | b'=' | b'+')
+                })
+        })
+}
+
+/// `URLSearchParams.set`: the first pair with `name` keeps its position and
+/// takes `value`; later pairs with `name` are dropped; otherwise append.
+fn search_params_set<'q>(
+    params: &mut Vec<(Cow<'q, str>, Cow<'q, str>)>,
+    name: Cow<'q, str>,
+    value: Cow<'q, str>,
+) {
+    let Some(first) = params.iter().position(|(n, _)| *n == name) else {
+        params.push((name, value));
+        return;
+    };
+    let mut index = 0;
+    params.retain(|(n, _)| {
+        let keep = index <= first || *n != name;
+        index += 1;
+        keep
+    });
+    params[first].1 = value;
+}
+
+/// Request fragment > pathname-embedded fragment > destination fragment.
+/// `request` is without `#`; empty means none, as `URL.hash` reports it.
+fn push_fragment(
+    out: &mut String,
+    request: &str,
+    initial_hash: Option<&str>,
+    destination: Option<&str>,
+) {
+    let chosen = if !request.is_empty() {
+        Some(request)
+    } else if let Some(hash) = initial_hash {
+        // Kept even when bare "#": the draft only tests for "".
+        Some(hash.strip_prefix('#').unwrap_or(hash))
+    } else {
+        destination.filter(|f| !f.is_empty())
+    };
+    if let Some(fragment) = chosen {
+        out.push('#');
+        out.push_str(fragment);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::collections::HashMap;
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    fn ruleset(pairs: &[(&str, &str)]) -> HashMap<String, String> {
+        pairs
+            .iter()
+            .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+            .collect()
+    }
+
+    fn with_rules<'r>(rules: &'r HashMap<String, String>) -> impl Fn(&str) -> Option<&'r str> + 'r {
+        |key| rules.get(key).map(String::as_str)
+    }
+
+    /// Splits a request URL like the WHATWG `URL` getters do.
+    fn run_url(pairs: &[(&str, &str)], request: &str) -> Result<Resolution, ResolveError> {
+        let rules = ruleset(pairs);
+        let url = Url::parse(request).expect("test request URL must parse");
+        let origin = url.origin().ascii_serialization();
+        let req = RequestParts {
+            origin: &origin,
+            pathname: url.path(),
+            search: &url[Position::AfterPath..Position::AfterQuery],
+            hash: &url[Position::AfterQuery..],
+        };
+        resolve(&req, with_rules(&rules))
+    }
+
+    fn run(pairs: &[(&str, &str)], pathname: &str, search: &str, hash: &str) -> Resolution {
+        try_run(pairs, pathname, search, hash).expect("resolution should succeed")
+    }
+
+    fn try_run(
+        pairs: &[(&str, &str)],
+        pathname: &str,
+        search: &str,
+        hash: &str,
+    ) -> Result<Resolution, ResolveError> {
+        let rules = ruleset(pairs);
+        let req = RequestParts {
+            origin: "https://example.com",
+            pathname,
+            search,
+            hash,
+        };
+        resolve(&req, with_rules(&rules))
+    }
+
+    fn href(pairs: &[(&str, &str)], pathname: &str) -> String {
+        run(pairs, pathname, "", "").url.into()
+    }
+
+    // --- The draft's worked examples -------------------------------------
+
+    #[test]
+    fn draft_example_1_absolute_destination_with_path_appending() {
+        let rules = [
+            ("github", "https://github.com"),
+            ("repo", "https://github.com/FartLabs/go"),
+        ];
+        let res = run_url(&rules, "https://example.com/github/ietf/guidelines").unwrap();
+        assert_eq!(res.url.as_str(), "https://github.com/ietf/guidelines");
+        assert_eq!(res.first_key.as_deref(), Some("github"));
+        assert!(res.absolute);
+        assert_eq!(res.internal_redirects, 0);
+    }
+
+    #[test]
+    fn draft_example_2_internal_redirect_chain() {
+        let rules = [
+            ("docs", "/documentation"),
+            ("docs/api", "/documentation/reference"),
+        ];
+        let res = run_url(&rules, "https://example.com/docs/api/v1/users").unwrap();
+        assert_eq!(
+            res.url.as_str(),
+            "https://example.com/documentation/reference/v1/users"
+        );
+        assert_eq!(res.first_key.as_deref(), Some("docs/api"));
+        assert!(!res.absolute);
+        assert_eq!(res.internal_redirects, 1);
+    }
+
+    #[test]
+    fn draft_example_3_query_parameter_precedence() {
+        let rules = [("example", "https://example.com?baz=qux")];
+        let res = run_url(&rules, "https://example.com/example?foo=bar").unwrap();
+        assert_eq!(res.url.as_str(), "https://example.com/?baz=qux&foo=bar");
+    }
+
+    #[test]
+    fn draft_example_4_fragment_precedence() {
+        let rules = [("example", "https://example.com#yin")];
+        let res = run_url(&rules, "https://example.com/example#yang").unwrap();
+        assert_eq!(res.url.as_str(), "https://example.com/#yang");
+        let res = run_url(&rules, "https://example.com/example").unwrap();
+        assert_eq!(res.url.as_str(), "https://example.com/#yin");
+    }
+
+    #[test]
+    fn draft_example_5_no_match_returns_original() {
+        let rules = [("c", "https://example.com/calendar")];
+        let res = run_url(&rules, "https://example.com/colors").unwrap();
+        assert_eq!(res.url.as_str(), "https://example.com/colors");
+        assert_eq!(res.first_key, None);
+        assert!(!res.absolute);
+        assert_eq!(res.internal_redirects, 0);
+    }
+
+    // --- 1. one slash at the seam -----------------------------------------
+
+    #[test]
+    fn seam_gets_one_slash_when_destination_has_only_root_path() {
+        let rules = [("xyz", "https://xyz.example.com")];
+        assert_eq!(href(&rules, "/xyz/abc"), "https://xyz.example.com/abc");
+    }
+
+    #[test]
+    fn seam_gets_one_slash_when_destination_ends_with_slash() {
+        let rules = [("x", "https://a.example/x/")];
+        assert_eq!(href(&rules, "/x/y/z"), "https://a.example/x/y/z");
+    }
+
+    #[test]
+    fn seam_gets_one_slash_when_destination_lacks_trailing_slash() {
+        let rules = [("x", "https://a.example/base")];
+        assert_eq!(href(&rules, "/x/y"), "https://a.example/base/y");
+    }
+
+    #[test]
+    fn only_the_seam_changes() {
+        let rules = [("x", "https://a.example/p//q/")];
+        assert_eq!(href(&rules, "/x/y//z/"), "https://a.example/p//q/y//z/");
+        // Exact match: the destination's trailing slash stays.
+        assert_eq!(href(&rules, "/x"), "https://a.example/p//q/");
+        // Remaining path that is just "/" keeps the trailing slash.
+        let rules = [("x", "https://a.example/base")];
+        assert_eq!(href(&rules, "/x/"), "https://a.example/base/");
+    }
+
+    #[test]
+    fn seam_rule_applies_to_the_no_match_fallback() {
+        let rules = [("docs", "/documentation/")];
+        assert_eq!(
+            href(&rules, "/docs/a/b"),
+            "https://example.com/documentation/a/b"
+        );
+        // Without the seam rule "/" + "/a" would be "//a", a host.
+        let rules = [("docs", "/")];
+        let res = run(&rules, "/docs/a", "", "");
+        assert_eq!(res.url.as_str(), "https://example.com/a");
+        assert_eq!(res.internal_redirects, 1);
+    }
+
+    #[test]
+    fn seam_keeps_extra_slashes_of_the_remaining_path() {
+        // Only one slash is absorbed, so "//evil" survives as path text
+        // after an absolute rule (the host is already fixed there).
+        let rules = [("k", "https://d.example/")];
+        assert_eq!(
+            href(&rules, "/k//evil.example"),
+            "https://d.example//evil.example"
+        );
+    }
+
+    // --- 2. WHATWG re-parse -------------------------------------------------
+
+    #[test]
+    fn result_is_normalized_by_whatwg_parsing() {
+        let rules = [("k", "https://EXAMPLE.com:443/a b/ü")];
+        assert_eq!(
+            href(&rules, "/k/c/../d e"),
+            "https://example.com/a%20b/%C3%BC/d%20e"
+        );
+        let rules = [("k", "http://bücher.example:80/x/./y")];
+        assert_eq!(href(&rules, "/k"), "http://xn--bcher-kva.example/x/y");
+        let rules = [("k", "https://d.example/")];
+        assert_eq!(href(&rules, "/k/a/%2e%2E/b"), "https://d.example/b");
+    }
+
+    #[test]
+    fn destination_userinfo_is_dropped_like_url_origin() {
+        let rules = [("k", "https://user:pw@d.example:8443/p")];
+        assert_eq!(href(&rules, "/k"), "https://d.example:8443/p");
+    }
+
+    // --- 3. URLSearchParams merge -------------------------------------------
+
+    #[test]
+    fn set_replaces_first_occurrence_in_place_and_drops_duplicates() {
+        let rules = [("k", "https://d.example/?a=1&b=2&a=3&c=4")];
+        let res = run(&rules, "/k", "?a=9", "");
+        assert_eq!(res.url.as_str(), "https://d.example/?a=9&b=2&c=4");
+    }
+
+    #[test]
+    fn new_names_are_appended_in_order() {
+        let rules = [("k", "https://d.example/?z=1")];
+        let res = run(&rules, "/k", "?y=2&x=3&y=4", "");
+        assert_eq!(res.url.as_str(), "https://d.example/?z=1&y=4&x=3");
+    }
+
+    #[test]
+    fn serialization_matches_url_search_params() {
+        let rules = [("k", "https://d.example/?t=~&s=a%20b&flag&&e=")];
+        let res = run(&rules, "/k", "?q=a+b%2Bc&u=%C3%BC", "");
+        assert_eq!(
+            res.url.as_str(),
+            "https://d.example/?t=%7E&s=a+b&flag=&e=&q=a+b%2Bc&u=%C3%BC"
+        );
+    }
+
+    #[test]
+    fn exactly_one_leading_question_mark_is_stripped() {
+        let res = run(&[("k", "https://d.example/")], "/k", "??a=1", "");
+        assert_eq!(res.url.as_str(), "https://d.example/?%3Fa=1");
+    }
+
+    #[test]
+    fn bare_question_mark_and_hash_on_the_request_count_as_empty() {
+        let rules = [
+            ("a", "/b?e=embedded#embedded"),
+            ("b", "https://d.example/?d=1#dest"),
+        ];
+        let res = run(&rules, "/a", "?", "#");
+        assert_eq!(
+            res.url.as_str(),
+            "https://d.example/?d=1&e=embedded#embedded"
+        );
+        let res = run(&[("k", "https://d.example/")], "/k", "?", "#");
+        assert_eq!(res.url.as_str(), "https://d.example/");
+    }
+
+    #[test]
+    fn query_precedence_request_over_embedded_over_destination() {
+        let rules = [
+            ("a", "/b?x=embedded&y=embedded"),
+            ("b", "https://d.example/?x=dest&y=dest&z=dest"),
+        ];
+        let res = run(&rules, "/a", "?x=request", "");
+        assert_eq!(
+            res.url.as_str(),
+            "https://d.example/?x=request&y=embedded&z=dest"
+        );
+    }
+
+    #[test]
+    fn fragment_precedence_request_over_embedded_over_destination() {
+        let rules = [("a", "/b#embedded"), ("b", "https://d.example/#dest")];
+        assert_eq!(
+            run(&rules, "/a", "", "#request").url.as_str(),
+            "https://d.example/#request"
+        );
+        assert_eq!(
+            run(&rules, "/a", "", "").url.as_str(),
+            "https://d.example/#embedded"
+        );
+        let rules = [("a", "/b"), ("b", "https://d.example/#dest")];
+        assert_eq!(
+            run(&rules, "/a", "", "").url.as_str(),
+            "https://d.example/#dest"
+        );
+    }
+
+    #[test]
+    fn no_match_keeps_request_query_and_fragment() {
+        let res = run(&[], "/nothing/here", "?a=1&b=x%20y", "#frag");
+        assert_eq!(
+            res.url.as_str(),
+            "https://example.com/nothing/here?a=1&b=x+y#frag"
+        );
+        assert_eq!(res.first_key, None);
+    }
+
+    // --- 4. last '#', then last '?', first extraction wins ----------------
+
+    #[test]
+    fn only_last_hash_then_last_question_mark_are_split_off() {
+        // "/t?x=1?y=2#f#g": the hash "#g" goes first, then the query
+        // "?y=2#f" (its '#' is query data), leaving the key "t?x=1".
+        let rules = [("a", "/t?x=1?y=2#f#g"), ("t?x=1", "https://d.example/")];
+        let res = run(&rules, "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://d.example/?y=2%23f#g");
+    }
+
+    #[test]
+    fn first_extracted_query_and_fragment_are_kept_across_iterations() {
+        let rules = [
+            ("a", "/b?q=1#h1"),
+            ("b", "/c?q=2&r=2#h2"),
+            ("c", "https://d.example/"),
+        ];
+        let res = run(&rules, "/a", "", "");
+        // r=2 from the second iteration is dropped entirely: only the first
+        // extracted query is kept, not merged.
+        assert_eq!(res.url.as_str(), "https://d.example/?q=1#h1");
+        assert_eq!(res.internal_redirects, 2);
+        assert_eq!(res.first_key.as_deref(), Some("a"));
+    }
+
+    #[test]
+    fn leftover_question_mark_in_remaining_path_stays_path() {
+        let rules = [("a", "/k/p?q?r=1"), ("k", "https://d.example/")];
+        let res = run(&rules, "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://d.example/p%3Fq?r=1");
+        assert_eq!(res.url.query(), Some("r=1"));
+    }
+
+    #[test]
+    fn leftover_markers_stay_path_in_the_fallback_too() {
+        let rules = [("a", "/x#y?z#f")];
+        let res = run(&rules, "/a", "", "");
+        // "#f" is the fragment, "?z" the query, "/x#y" the path.
+        assert_eq!(res.url.as_str(), "https://example.com/x%23y?z=#f");
+    }
+
+    // --- 5. empty key, empty value -----------------------------------------
+
+    #[test]
+    fn empty_key_matches_the_root_path() {
+        let rules = [("", "https://home.example/")];
+        let res = run(&rules, "/", "", "");
+        assert_eq!(res.url.as_str(), "https://home.example/");
+        assert_eq!(res.first_key.as_deref(), Some(""));
+        // ...but not an ordinary one-segment path.
+        let res = run(&rules, "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://example.com/a");
+        assert_eq!(res.first_key, None);
+    }
+
+    #[test]
+    fn root_without_empty_key_is_no_match() {
+        let res = run(&[("a", "https://d.example/")], "/", "", "");
+        assert_eq!(res.url.as_str(), "https://example.com/");
+        assert_eq!(res.first_key, None);
+    }
+
+    #[test]
+    fn empty_value_counts_as_absent() {
+        let res = run(&[("a", "")], "/a", "", "");
+        assert_eq!(res.first_key, None);
+        assert_eq!(res.url.as_str(), "https://example.com/a");
+        let rules = [("a/b", ""), ("a", "https://d.example/")];
+        let res = run(&rules, "/a/b", "", "");
+        assert_eq!(res.first_key.as_deref(), Some("a"));
+        assert_eq!(res.url.as_str(), "https://d.example/b");
+    }
+
+    // --- 6. invalid rules and the redirect limit ---------------------------
+
+    #[test]
+    fn values_that_are_neither_http_nor_path_are_invalid_rules() {
+        for value in [
+            "ftp://x.example/",
+            "mailto:a@b.example",
+            "relative/path",
+            "HTTP://upper.example/",
+            "httpfoo://x.example/",
+            "http://[::1",
+            "http",
+            " /leading-space",
+        ] {
+            let err = try_run(&[("k", value)], "/k/rest", "", "").unwrap_err();
+            assert_eq!(
+                err,
+                ResolveError::InvalidRule {
+                    key: "k".into(),
+                    value: value.into()
+                },
+                "value {value:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn invalid_rule_reached_by_internal_redirect_names_that_rule() {
+        let err = try_run(&[("a", "/b"), ("b", "nope")], "/a", "", "").unwrap_err();
+        assert_eq!(
+            err,
+            ResolveError::InvalidRule {
+                key: "b".into(),
+                value: "nope".into()
+            }
+        );
+    }
+
+    fn chain(hops: usize, last: &str) -> HashMap<String, String> {
+        let mut rules: HashMap<String, String> = (0..hops)
+            .map(|i| (format!("r{i}"), format!("/r{}", i + 1)))
+            .collect();
+        rules.insert(format!("r{hops}"), last.to_owned());
+        rules
+    }
+
+    fn run_chain(rules: &HashMap<String, String>) -> Result<Resolution, ResolveError> {
+        let req = RequestParts {
+            origin: "https://example.com",
+            pathname: "/r0/tail",
+            search: "",
+            hash: "",
+        };
+        resolve(&req, with_rules(rules))
+    }
+
+    #[test]
+    fn two_hundred_fifty_five_internal_redirects_succeed() {
+        let res = run_chain(&chain(255, "https://d.example/")).unwrap();
+        assert_eq!(res.internal_redirects, 255);
+        assert_eq!(res.url.as_str(), "https://d.example/tail");
+        assert_eq!(res.first_key.as_deref(), Some("r0"));
+        // Ending on no match after 255 hops also succeeds.
+        let mut rules = chain(254, "/unmatched");
+        rules.remove("r255");
+        let res = run_chain(&rules).unwrap();
+        assert_eq!(res.internal_redirects, 255);
+        assert_eq!(res.url.as_str(), "https://example.com/unmatched/tail");
+    }
+
+    #[test]
+    fn the_256th_internal_redirect_fails() {
+        let err = run_chain(&chain(256, "https://d.example/")).unwrap_err();
+        assert_eq!(err, ResolveError::TooManyInternalRedirects);
+        assert_eq!(err.to_string(), "too many internal redirects");
+    }
+
+    #[test]
+    fn self_loop_is_reported_not_spun() {
+        let err = try_run(&[("a", "/a?x=1")], "/a", "", "").unwrap_err();
+        assert_eq!(err, ResolveError::TooManyInternalRedirects);
+    }
+
+    // --- 7. keys match the raw, percent-encoded path -------------------------
+
+    #[test]
+    fn keys_match_percent_encoded_path_verbatim() {
+        let rules = [("caf%C3%A9", "https://d.example/encoded")];
+        assert_eq!(href(&rules, "/caf%C3%A9/x"), "https://d.example/encoded/x");
+        let rules = [("café", "https://d.example/decoded")];
+        assert_eq!(href(&rules, "/caf%C3%A9"), "https://example.com/caf%C3%A9");
+        // An encoded slash is not a segment boundary.
+        let rules = [("a", "https://d.example/a")];
+        assert_eq!(run(&rules, "/a%2Fb", "", "").first_key, None);
+        let rules = [("a%2Fb", "https://d.example/ab")];
+        assert_eq!(href(&rules, "/a%2Fb/c"), "https://d.example/ab/c");
+    }
+
+    #[test]
+    fn non_ascii_paths_and_values_do_not_split_characters() {
+        let rules = [("é", "/ü€/"), ("ü€", "https://d.example/😀")];
+        let res = run(&rules, "/é/ñ", "", "");
+        // "/ü€/" leaves "/" behind, joined to "/ñ" with one slash.
+        assert_eq!(res.url.as_str(), "https://d.example/%F0%9F%98%80/%C3%B1");
+        // A pathname that does not start with '/' still resolves.
+        let res = try_run(&[("", "https://d.example/")], "é", "", "").unwrap();
+        assert_eq!(res.first_key.as_deref(), Some(""));
+    }
+
+    #[test]
+    fn longest_prefix_wins() {
+        let rules = [
+            ("a", "https://d.example/short"),
+            ("a/b", "https://d.example/long"),
+        ];
+        assert_eq!(href(&rules, "/a/b/c"), "https://d.example/long/c");
+        assert_eq!(href(&rules, "/a/bc"), "https://d.example/short/bc");
+    }
+
+    #[test]
+    fn remaining_paths_accumulate_across_internal_redirects() {
+        let rules = [("a", "/b/x"), ("b", "https://d.example/base/")];
+        assert_eq!(href(&rules, "/a/y"), "https://d.example/base/x/y");
+        // A hop whose value ends in '/' joins with one slash as well...
+        let rules = [("a", "/b/x/"), ("b", "https://d.example/base")];
+        assert_eq!(href(&rules, "/a/y"), "https://d.example/base/x/y");
+        assert_eq!(href(&rules, "/a"), "https://d.example/base/x/");
+        // ...while doubled slashes inside a remaining path stay.
+        let rules = [("a", "/b//x/"), ("b", "https://d.example/base")];
+        assert_eq!(href(&rules, "/a//y"), "https://d.example/base//x//y");
+    }
+
+    #[test]
+    fn scheme_relative_fallback_is_reported_with_its_foreign_origin() {
+        // The resolver follows the draft; refusing this is policy.
+        let res = run(&[("a", "//evil.example")], "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://evil.example/");
+        assert!(!res.absolute);
+    }
+
+    #[test]
+    fn unparsable_fallback_is_an_error_not_a_panic() {
+        let err = try_run(&[], "//", "", "").unwrap_err();
+        assert!(matches!(err, ResolveError::InvalidUrl { .. }), "{err:?}");
+        let rules = ruleset(&[]);
+        let req = RequestParts {
+            origin: "not a url",
+            pathname: "/x",
+            search: "",
+            hash: "",
+        };
+        let err = resolve(&req, with_rules(&rules)).unwrap_err();
+        assert!(matches!(err, ResolveError::InvalidUrl { .. }), "{err:?}");
+    }
+
+    #[test]
+    fn plain_destination_query_is_copied_and_others_are_normalized() {
+        for (query, expected) in [
+            ("utm_source=qr&id=42", "?utm_source=qr&id=42"),
+            ("a.b-c*_=", "?a.b-c*_="),
+            ("q=a+b", "?q=a+b"),
+            ("q=a%20b", "?q=a+b"),
+            ("a", "?a="),
+            ("a=b=c", "?a=b%3Dc"),
+            ("a=1&&b=2", "?a=1&b=2"),
+            ("x=%7e", "?x=%7E"),
+            ("", ""),
+        ] {
+            let mut out = String::new();
+            push_merged_query(&mut out, query, None, "");
+            assert_eq!(out, expected, "{query:?}");
+        }
+    }
+
+    // --- properties ---------------------------------------------------------
+
+    /// Small alphabets so that generated keys actually match generated paths.
+    fn small_text() -> impl Strategy<Value = String> {
+        "[ab/?#.%é2eE \\\\]{0,10}"
+    }
+
+    fn rule_value() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "/[ab/?#.%é ]{0,10}",
+            "//[ab/?#.%é ]{0,10}",
+            "https?://[a-zé]{1,5}(\\.example)?(:[0-9]{1,5})?[ab/?#.%é ~=&]{0,10}",
+            "http[a-z:/]{0,6}",
+            any::<String>(),
+            Just(String::new()),
+        ]
+    }
+
+    fn rulesets() -> impl Strategy<Value = HashMap<String, String>> {
+        prop_oneof![
+            prop::collection::hash_map("[ab/?#.%é]{0,4}", rule_value(), 0..8),
+            prop::collection::hash_map(any::<String>(), any::<String>(), 0..4),
+        ]
+    }
+
+    fn check_ok(res: &Resolution, pathname: &str) {
+        let reparsed = Url::parse(res.url.as_str()).expect("every Ok result parses");
+        assert_eq!(reparsed.as_str(), res.url.as_str());
+        assert!(res.internal_redirects <= MAX_INTERNAL_REDIRECTS);
+        if pathname.starts_with('/') {
+            assert!(matches!(res.url.scheme(), "http" | "https"), "{}", res.url);
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn never_panics_on_arbitrary_strings(
+            rules in rulesets(),
+            pathname in any::<String>(),
+            search in any::<String>(),
+            hash in any::<String>(),
+        ) {
+            let req = RequestParts { origin: "https://example.com", pathname: &pathname, search: &search, hash: &hash };
+            if let Ok(res) = resolve(&req, with_rules(&rules)) {
+                check_ok(&res, &pathname);
+            }
+        }
+
+        #[test]
+        fn never_panics_on_matching_inputs(
+            rules in rulesets(),
+            pathname in small_text(),
+            search in small_text(),
+            hash in small_text(),
+            slash in any::<bool>(),
+        ) {
+            let pathname = if slash { format!("/{pathname}") } else { pathname };
+            let req = RequestParts { origin: "https://example.com", pathname: &pathname, search: &search, hash: &hash };
+            if let Ok(res) = resolve(&req, with_rules(&rules)) {
+                check_ok(&res, &pathname);
+            }
+        }
+
+        #[test]
+        fn serialized_form_shortcut_matches_the_round_trip(
+            // Pairs that mostly pass the test, sometimes with a byte that
+            // must not (`+ % ~ space =`, a missing '=', an empty pair).
+            query in "[a-z0-9*._-]{0,3}=[a-z0-9*._-]{0,3}(&[a-z0-9*._-]{0,3}=?[a-z0-9*._=+%~ -]{0,3}){0,3}",
+        ) {
+            if !is_serialized_form(&query) {
+                return Ok(());
+            }
+            let round_trip: Vec<_> = form_urlencoded::parse(query.as_bytes()).collect();
+            let serialized = form_urlencoded::Serializer::new(String::new())
+                .extend_pairs(round_trip)
+                .finish();
+            prop_assert_eq!(serialized, query);
+        }
+
+        #[test]
+        fn absolute_rule_keeps_its_host(
+            key in "[a-zA-Z0-9]{5}",
+            host in "[a-z]{1,8}\\.example",
+            rest in "(/[a-z%.é\\\\/ ]{0,6}){0,3}",
+            search in small_text(),
+        ) {
+            let rules = ruleset(&[(&key, &format!("https://{host}/base"))]);
+            let pathname = format!("/{key}{rest}");
+            let req = RequestParts { origin: "https://example.com", pathname: &pathname, search: &search, hash: "" };
+            let res = resolve(&req, with_rules(&rules)).expect("absolute rules resolve");
+            prop_assert_eq!(res.url.host_str(), Some(host.as_str()));
+            prop_assert_eq!(res.first_key.as_deref(), Some(key.as_str()));
+            prop_assert!(res.absolute);
+        }
+    }
+}
