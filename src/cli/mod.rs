@@ -96,6 +96,13 @@ pub struct ServeArgs {
     /// Public listener (every path is a redirect request).
     #[arg(long, env = "QRTAG_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// Admin QR codes write scheme and host in capitals (a smaller code; see README).
+    #[arg(
+        long,
+        env = "QRTAG_QR_UPPERCASE_PREFIX",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub qr_uppercase_prefix: bool,
     /// Admin listener (health, readiness); keep it off the public network.
     #[arg(long, env = "QRTAG_ADMIN_LISTEN", default_value = "127.0.0.1:8081")]
     pub admin_listen: String,
@@ -108,6 +115,7 @@ impl Cli {
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
         Settings {
             listen: args.listen.clone(),
+            qr_uppercase_prefix: args.qr_uppercase_prefix,
             admin_listen: args.admin_listen.clone(),
             public_url: self.public_url.clone(),
             store: self.store.settings(),
