@@ -14,6 +14,7 @@ use crate::link_key::LinkKey;
 use crate::settings::{PublicUrl, Settings, StoreSettings};
 
 mod links;
+mod qr;
 mod resolve;
 mod serve;
 
@@ -79,6 +80,10 @@ pub enum Command {
     Enable { key: LinkKey },
     /// Print a link's document as JSON.
     Show { key: LinkKey },
+    /// Write a link's QR code (PNG or SVG), the same bytes the admin listener serves.
+    Qr(qr::QrArgs),
+    /// Create N inactive links with random keys and an A4 sheet of their QR codes.
+    Batch(qr::BatchArgs),
     /// List every link: key, destination, state.
     List,
     /// Resolve URLs against a rules file offline and print each result.
@@ -140,6 +145,8 @@ pub fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
+        Command::Qr(args) => qr::qr(&cli, args).await,
+        Command::Batch(args) => qr::batch(&cli, args).await,
         Command::Serve(args) => serve::run(cli.serve_settings(args)).await,
         Command::Resolve { rules, urls } => resolve::run(rules, urls),
         _ => links::run(&cli).await,
