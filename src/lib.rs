@@ -10,6 +10,7 @@ pub mod link;
 pub mod link_key;
 pub mod links;
 pub mod qr;
+pub mod qr_image;
 pub mod redirect_policy;
 pub mod resolver;
 pub mod server;

@@ -86,6 +86,8 @@ pub struct Settings {
     /// Admin listener: health, readiness (and later API, QR, metrics). Never public by default.
     pub admin_listen: String,
     pub public_url: PublicUrl,
+    /// QR codes from the admin listener print scheme and host in capitals.
+    pub qr_uppercase_prefix: bool,
     pub store: StoreSettings,
     /// Worker threads of the public listener; `None` means one per core.
     pub workers: Option<usize>,
@@ -96,6 +98,7 @@ impl Settings {
     pub fn local(db: PathBuf) -> Self {
         Self {
             listen: "127.0.0.1:8080".into(),
+            qr_uppercase_prefix: false,
             admin_listen: "127.0.0.1:8081".into(),
             public_url: PublicUrl {
                 origin: "http://127.0.0.1:8080".into(),

@@ -75,6 +75,11 @@ impl Application {
             public_server = public_server.workers(n.max(1));
         }
 
+        let qr_state = web::Data::new(crate::server::qr::QrState {
+            snapshot: Arc::clone(&snapshot),
+            public_url: settings.public_url.clone(),
+            uppercase_prefix: settings.qr_uppercase_prefix,
+        });
         let admin_state = web::Data::new(admin::AdminState {
             snapshot: Arc::clone(&snapshot),
         });
@@ -82,6 +87,7 @@ impl Application {
             App::new()
                 .app_data(admin_state.clone())
                 .configure(admin::routes)
+                .service(crate::server::qr::service(qr_state.clone()))
         })
         .workers(1)
         .listen(admin_listener)

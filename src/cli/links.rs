@@ -36,6 +36,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             let json = serde_json::to_string_pretty(&serde_json::Value::Object(doc))?;
             writeln!(out, "{json}")?;
         }
+        Command::Qr(_) | Command::Batch(_) => anyhow::bail!("internal error: not a link command"),
         Command::List => {
             let now = chrono::Utc::now();
             for (key, doc) in store.list().await? {

@@ -14,6 +14,7 @@ use crate::link_key::LinkKey;
 use crate::settings::{PublicUrl, Settings, StoreSettings};
 
 mod links;
+mod qr;
 mod resolve;
 mod serve;
 
@@ -79,6 +80,10 @@ pub enum Command {
     Enable { key: LinkKey },
     /// Print a link's document as JSON.
     Show { key: LinkKey },
+    /// Write a link's QR code (PNG or SVG), the same bytes the admin listener serves.
+    Qr(qr::QrArgs),
+    /// Create N inactive links with random keys and an A4 sheet of their QR codes.
+    Batch(qr::BatchArgs),
     /// List every link: key, destination, state.
     List,
     /// Resolve URLs against a rules file offline and print each result.
@@ -96,6 +101,13 @@ pub struct ServeArgs {
     /// Public listener (every path is a redirect request).
     #[arg(long, env = "QRTAG_LISTEN", default_value = "127.0.0.1:8080")]
     pub listen: String,
+    /// Admin QR codes write scheme and host in capitals (a smaller code; see README).
+    #[arg(
+        long,
+        env = "QRTAG_QR_UPPERCASE_PREFIX",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub qr_uppercase_prefix: bool,
     /// Admin listener (health, readiness); keep it off the public network.
     #[arg(long, env = "QRTAG_ADMIN_LISTEN", default_value = "127.0.0.1:8081")]
     pub admin_listen: String,
@@ -108,6 +120,7 @@ impl Cli {
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
         Settings {
             listen: args.listen.clone(),
+            qr_uppercase_prefix: args.qr_uppercase_prefix,
             admin_listen: args.admin_listen.clone(),
             public_url: self.public_url.clone(),
             store: self.store.settings(),
@@ -132,6 +145,8 @@ pub fn main() -> ExitCode {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
+        Command::Qr(args) => qr::qr(&cli, args).await,
+        Command::Batch(args) => qr::batch(&cli, args).await,
         Command::Serve(args) => serve::run(cli.serve_settings(args)).await,
         Command::Resolve { rules, urls } => resolve::run(rules, urls),
         _ => links::run(&cli).await,

@@ -1,5 +1,6 @@
-//! The admin listener: health and readiness now; API, QR codes and metrics
-//! later. Bound to loopback by default, because nothing here is for scanners.
+//! The admin listener: health and readiness here, QR codes in
+//! [`qr`](super::qr); API and metrics later. Bound to loopback by default,
+//! because nothing here is for scanners.
 
 use std::sync::Arc;
 

@@ -3,3 +3,4 @@
 
 pub mod admin;
 pub mod public;
+pub mod qr;

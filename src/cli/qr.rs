@@ -1,0 +1,313 @@
+//! `qrtag qr` and `qrtag batch`: tag images from the command line.
+//!
+//! Images go through [`qr_image::render`], the function the admin listener
+//! uses, so a file written here and `GET /qr/{key}.png` are the same bytes.
+
+use std::fs::File;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::Args;
+
+use super::Cli;
+use crate::destination::Destination;
+use crate::link_key::LinkKey;
+use crate::links;
+use crate::qr::{EcLevel, RenderOptions, SHEET_FULL_SIZE_CAPACITY};
+use crate::qr_image::{self, ImageFormat, ImageSpec};
+use crate::settings::PublicUrl;
+use crate::store;
+
+/// Most links one `batch` creates: 42 full pages, already more than a poster
+/// run, and a typo of an extra zero is caught rather than filling the store.
+pub const MAX_BATCH: u16 = 1000;
+
+/// What the code encodes; shared by `qr` and `batch`.
+#[derive(Debug, Clone, Args)]
+pub struct TagArgs {
+    /// Error correction: L (the default: smallest code), M, Q or H.
+    #[arg(long, value_name = "L|M|Q|H", default_value_t = EcLevel::L)]
+    pub ec: EcLevel,
+    /// Scheme and host in capitals (a smaller code; some phone cameras
+    /// mishandle it, see README). Same variable as `serve --qr-uppercase-prefix`.
+    #[arg(
+        long,
+        env = "QRTAG_QR_UPPERCASE_PREFIX",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub uppercase_prefix: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct QrArgs {
+    /// The link's key; it must exist (inactive is fine).
+    pub key: LinkKey,
+    /// Write here instead of standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+    /// Image format [default: from the -o extension, else png].
+    #[arg(long, value_name = "png|svg")]
+    pub format: Option<ImageFormat>,
+    /// Pixels per module.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = RenderOptions::DEFAULT_SCALE,
+        value_parser = clap::value_parser!(u32)
+            .range(i64::from(RenderOptions::MIN_SCALE)..=i64::from(RenderOptions::MAX_SCALE))
+    )]
+    pub scale: u32,
+    /// Quiet zone around the code, in modules.
+    #[arg(
+        long,
+        value_name = "N",
+        default_value_t = RenderOptions::DEFAULT_MARGIN,
+        value_parser = clap::value_parser!(u32).range(0..=i64::from(RenderOptions::MAX_MARGIN))
+    )]
+    pub margin: u32,
+    #[command(flatten)]
+    pub tag: TagArgs,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct BatchArgs {
+    /// How many links to create (1 to 1000).
+    #[arg(value_parser = clap::value_parser!(u16).range(1..=i64::from(MAX_BATCH)))]
+    pub count: u16,
+    /// The A4 sheet to write. More than 24 codes go on several sheets,
+    /// FILE-1.svg, FILE-2.svg, ..., so every tag is printed full size.
+    #[arg(long, value_name = "FILE.svg")]
+    pub sheet: PathBuf,
+    /// Where the new links point until `qrtag set` [default: PUBLIC_URL/,
+    /// which answers 404, so a tag enabled too early leads nowhere].
+    #[arg(long)]
+    pub url: Option<Destination>,
+    #[command(flatten)]
+    pub tag: TagArgs,
+}
+
+pub async fn qr(cli: &Cli, args: &QrArgs) -> anyhow::Result<ExitCode> {
+    let stdout_is_terminal = std::io::stdout().is_terminal();
+    let (format, target) =
+        match plan_output(args.format, args.output.as_deref(), stdout_is_terminal) {
+            Ok(plan) => plan,
+            Err(msg) => return Ok(usage(&msg)),
+        };
+    let spec = ImageSpec {
+        format,
+        ec: args.tag.ec,
+        options: RenderOptions::new(args.scale, args.margin)?,
+        uppercase_prefix: args.tag.uppercase_prefix,
+    };
+    let store = store::open(&cli.store.settings()).context("opening the link store")?;
+    links::get(store.as_ref(), &args.key).await?;
+    let image = qr_image::render(&cli.public_url, &args.key, &spec)?;
+    match target {
+        Target::File(path) => {
+            std::fs::write(path, &image).with_context(|| format!("writing {}", path.display()))?
+        }
+        Target::Stdout => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&image)?;
+            out.flush()?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
+    if !has_extension(&args.sheet, "svg") {
+        return Ok(usage(&format!(
+            "--sheet {}: sheets are SVG, name the file .svg",
+            args.sheet.display()
+        )));
+    }
+    let placeholder = match &args.url {
+        Some(url) => url.clone(),
+        None => default_placeholder(&cli.public_url)?,
+    };
+    let count = usize::from(args.count);
+
+    // Opened before any link exists, so a bad path costs nothing.
+    let paths = sheet_paths(&args.sheet, count);
+    let mut sheets = Sheets::default();
+    for path in &paths {
+        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
+        sheets.open.push((path.clone(), file));
+    }
+
+    let store = store::open(&cli.store.settings()).context("opening the link store")?;
+    let mut out = std::io::stdout().lock();
+    let mut items = Vec::with_capacity(count);
+    for _ in 0..count {
+        let key = links::create(store.as_ref(), &placeholder, None, true).await?;
+        // Printed as soon as it exists, so a failure part-way still tells
+        // which inactive links were made.
+        writeln!(out, "{}", cli.public_url.short_url(key.as_str()))?;
+        let text = qr_image::tag_text(&cli.public_url, &key, args.tag.uppercase_prefix);
+        items.push((key.to_string(), crate::qr::encode(&text, args.tag.ec)?));
+    }
+    for ((path, file), chunk) in sheets
+        .open
+        .iter_mut()
+        .zip(items.chunks(SHEET_FULL_SIZE_CAPACITY))
+    {
+        file.write_all(crate::qr::render_sheet_svg(chunk).as_bytes())
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("writing {}", path.display()))?;
+    }
+    sheets.open.clear();
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Sheets created up front; the ones still here when dropped are removed,
+/// so a failed batch leaves no empty or half-written sheet behind.
+#[derive(Default)]
+struct Sheets {
+    open: Vec<(PathBuf, File)>,
+}
+
+impl Drop for Sheets {
+    fn drop(&mut self) {
+        for (path, _) in self.open.drain(..) {
+            let _ = std::fs::remove_file(path);
+        }
+    }
+}
+
+#[derive(Debug, PartialEq, Eq)]
+enum Target<'a> {
+    File(&'a Path),
+    Stdout,
+}
+
+/// Decides the format and where the image goes, before the store is touched:
+/// these are usage errors.
+fn plan_output(
+    format: Option<ImageFormat>,
+    output: Option<&Path>,
+    stdout_is_terminal: bool,
+) -> Result<(ImageFormat, Target<'_>), String> {
+    match output {
+        Some(path) => match format.or_else(|| ImageFormat::from_path(path)) {
+            Some(format) => Ok((format, Target::File(path))),
+            None => Err(format!(
+                "cannot tell the image format from {}: name it .png or .svg, or give --format",
+                path.display()
+            )),
+        },
+        None => {
+            let format = format.unwrap_or_default();
+            if format == ImageFormat::Png && stdout_is_terminal {
+                Err(
+                    "not writing a PNG to a terminal: give -o FILE or redirect standard output"
+                        .into(),
+                )
+            } else {
+                Ok((format, Target::Stdout))
+            }
+        }
+    }
+}
+
+/// `FILE.svg` for one page; `FILE-1.svg` … `FILE-n.svg`, numbered to sort,
+/// when the codes need several.
+fn sheet_paths(sheet: &Path, count: usize) -> Vec<PathBuf> {
+    let pages = count.div_ceil(SHEET_FULL_SIZE_CAPACITY);
+    if pages <= 1 {
+        return vec![sheet.to_owned()];
+    }
+    let stem = sheet.file_stem().unwrap_or_default().to_string_lossy();
+    let ext = sheet.extension().unwrap_or_default().to_string_lossy();
+    let width = pages.to_string().len();
+    (1..=pages)
+        .map(|page| sheet.with_file_name(format!("{stem}-{page:0width$}.{ext}")))
+        .collect()
+}
+
+fn has_extension(path: &Path, ext: &str) -> bool {
+    path.extension()
+        .and_then(|e| e.to_str())
+        .is_some_and(|e| e.eq_ignore_ascii_case(ext))
+}
+
+/// The service's own root: never a stranger's site, and it answers 404.
+fn default_placeholder(public_url: &PublicUrl) -> anyhow::Result<Destination> {
+    Destination::parse(&format!("{public_url}/")).context("the public URL as a placeholder")
+}
+
+/// A usage error found after parsing, reported like clap's: one line, exit 2.
+fn usage(msg: &str) -> ExitCode {
+    eprintln!("qrtag: {msg}");
+    ExitCode::from(2)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn output_format_comes_from_the_flag_then_the_file_name() {
+        let png = Path::new("tag.png");
+        let txt = Path::new("tag.txt");
+        assert_eq!(
+            plan_output(None, Some(png), true),
+            Ok((ImageFormat::Png, Target::File(png)))
+        );
+        assert_eq!(
+            plan_output(Some(ImageFormat::Svg), Some(png), false),
+            Ok((ImageFormat::Svg, Target::File(png)))
+        );
+        assert_eq!(
+            plan_output(Some(ImageFormat::Svg), Some(txt), false),
+            Ok((ImageFormat::Svg, Target::File(txt)))
+        );
+        assert!(
+            plan_output(None, Some(txt), false).is_err_and(|e| e.contains("--format")),
+            "no guessing from an unknown extension"
+        );
+    }
+
+    #[test]
+    fn png_goes_to_standard_output_only_when_it_is_not_a_terminal() {
+        assert_eq!(
+            plan_output(None, None, false),
+            Ok((ImageFormat::Png, Target::Stdout))
+        );
+        assert!(plan_output(None, None, true).is_err());
+        assert!(plan_output(Some(ImageFormat::Png), None, true).is_err());
+        assert_eq!(
+            plan_output(Some(ImageFormat::Svg), None, true),
+            Ok((ImageFormat::Svg, Target::Stdout)),
+            "SVG is text"
+        );
+    }
+
+    #[test]
+    fn one_sheet_up_to_a_page_then_numbered_sheets() {
+        let sheet = Path::new("out/tags.svg");
+        assert_eq!(sheet_paths(sheet, 1), vec![PathBuf::from("out/tags.svg")]);
+        assert_eq!(sheet_paths(sheet, 24), vec![PathBuf::from("out/tags.svg")]);
+        assert_eq!(
+            sheet_paths(sheet, 25),
+            vec![
+                PathBuf::from("out/tags-1.svg"),
+                PathBuf::from("out/tags-2.svg")
+            ]
+        );
+        let many = sheet_paths(Path::new("t.SVG"), usize::from(MAX_BATCH));
+        assert_eq!(many.len(), 42);
+        assert_eq!(many[0], PathBuf::from("t-01.SVG"));
+        assert_eq!(many[41], PathBuf::from("t-42.SVG"));
+    }
+
+    #[test]
+    fn the_default_placeholder_is_the_service_root() {
+        let url = PublicUrl::parse("https://0x1f.ie").expect("valid");
+        let dest = default_placeholder(&url).expect("valid destination");
+        assert_eq!(dest.as_str(), "https://0x1f.ie/");
+        assert!(!dest.is_internal());
+    }
+}

@@ -1,0 +1,221 @@
+//! `GET /qr/{key}.png` and `/qr/{key}.svg` on the admin listener.
+//!
+//! Links are looked up with [`LinkTable::get`](crate::snapshot::LinkTable::get),
+//! not the redirect path's live lookup, so tags can be printed before they go
+//! live. Nothing here is a scan, so nothing is logged per request.
+
+use std::sync::Arc;
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+
+use crate::link_key::LinkKey;
+use crate::qr::{EcLevel, QrError, RenderOptions};
+use crate::qr_image::{self, ImageFormat, ImageSpec};
+use crate::settings::PublicUrl;
+use crate::snapshot::Snapshot;
+
+pub struct QrState {
+    pub snapshot: Arc<Snapshot>,
+    pub public_url: PublicUrl,
+    pub uppercase_prefix: bool,
+}
+
+const PREFIX: &str = "/qr/";
+
+/// An image only changes when the public URL or the uppercase setting does,
+/// which takes a restart; a day bounds how long a cache can lag behind that.
+const CACHEABLE: HeaderValue = HeaderValue::from_static("public, max-age=86400");
+/// Errors are not cached: a key unknown now may be created a second later.
+const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
+
+/// The resource, carrying its own state so the admin app gains one line.
+pub fn service(state: web::Data<QrState>) -> actix_web::Resource {
+    web::resource("/qr/{tail:.*}")
+        .app_data(state)
+        .route(web::get().to(image))
+}
+
+async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
+    // The raw path, as on the public listener: keys need no percent-encoding,
+    // so an encoded one is not a key.
+    let Some((key, format)) = req.path().strip_prefix(PREFIX).and_then(split_extension) else {
+        return not_found();
+    };
+    if state.snapshot.load().get(key.as_str()).is_none() {
+        return not_found();
+    }
+    let spec = match spec_from_query(req.query_string(), format, state.uppercase_prefix) {
+        Ok(spec) => spec,
+        Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
+    };
+    // A large PNG at maximum compression takes a while; the admin listener
+    // has one worker and must keep answering /healthz meanwhile.
+    let state = state.into_inner();
+    let rendered = web::block(move || qr_image::render(&state.public_url, &key, &spec)).await;
+    match rendered {
+        Ok(Ok(body)) => HttpResponse::Ok()
+            .content_type(format.content_type())
+            .insert_header((header::CACHE_CONTROL, CACHEABLE))
+            .body(body),
+        Ok(Err(QrError::DataTooLong { .. })) => plain(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "this key is too long for a QR code\n",
+        ),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "QR image rendering failed");
+            plain(StatusCode::INTERNAL_SERVER_ERROR, "rendering failed\n")
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "QR image rendering did not finish");
+            plain(StatusCode::INTERNAL_SERVER_ERROR, "rendering failed\n")
+        }
+    }
+}
+
+/// `docs/api.png` → (`docs/api`, PNG). Keys cannot contain a dot, so the
+/// last one always starts the extension.
+fn split_extension(tail: &str) -> Option<(LinkKey, ImageFormat)> {
+    let (key, ext) = tail.rsplit_once('.')?;
+    // Exactly as written in the docs: `/qr/K.PNG` is not a second spelling.
+    let format = match ext {
+        "png" => ImageFormat::Png,
+        "svg" => ImageFormat::Svg,
+        _ => return None,
+    };
+    Some((LinkKey::parse(key).ok()?, format))
+}
+
+/// A query parameter that was refused, named so the caller can fix it.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub enum BadParam {
+    #[error("bad {0}: given more than once")]
+    Repeated(&'static str),
+    #[error("bad {0}: {1:?} is not a whole number")]
+    NotANumber(&'static str, String),
+    #[error("bad {0}: {1}")]
+    Invalid(&'static str, QrError),
+}
+
+/// Reads `scale`, `margin` and `ec`; anything else (a cache buster) is ignored.
+fn spec_from_query(
+    query: &str,
+    format: ImageFormat,
+    uppercase_prefix: bool,
+) -> Result<ImageSpec, BadParam> {
+    let (mut scale, mut margin, mut ec) = (None, None, None);
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        let (name, slot) = match &*name {
+            "scale" => ("scale", &mut scale),
+            "margin" => ("margin", &mut margin),
+            "ec" => ("ec", &mut ec),
+            _ => continue,
+        };
+        if slot.replace(value.into_owned()).is_some() {
+            return Err(BadParam::Repeated(name));
+        }
+    }
+    let number = |name: &'static str, value: Option<String>, default: u32| match value {
+        None => Ok(default),
+        Some(v) => v.parse::<u32>().map_err(|_| BadParam::NotANumber(name, v)),
+    };
+    let scale = number("scale", scale, RenderOptions::DEFAULT_SCALE)?;
+    let margin = number("margin", margin, RenderOptions::DEFAULT_MARGIN)?;
+    let options = RenderOptions::new(scale, margin).map_err(|e| match e {
+        QrError::MarginOutOfRange(_) => BadParam::Invalid("margin", e),
+        _ => BadParam::Invalid("scale", e),
+    })?;
+    let ec = match ec {
+        None => EcLevel::default(),
+        Some(v) => v.parse().map_err(|e| BadParam::Invalid("ec", e))?,
+    };
+    Ok(ImageSpec {
+        format,
+        ec,
+        options,
+        uppercase_prefix,
+    })
+}
+
+fn plain(status: StatusCode, body: &str) -> HttpResponse {
+    HttpResponse::build(status)
+        .insert_header((header::CACHE_CONTROL, NO_STORE))
+        .content_type("text/plain; charset=utf-8")
+        .body(body.to_owned())
+}
+
+fn not_found() -> HttpResponse {
+    plain(StatusCode::NOT_FOUND, "no such link\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_extension_picks_the_format_and_the_rest_is_the_key() {
+        let ok = |tail: &str| split_extension(tail).map(|(k, f)| (k.to_string(), f));
+        assert_eq!(ok("H83if.png"), Some(("H83if".into(), ImageFormat::Png)));
+        assert_eq!(
+            ok("docs/api.svg"),
+            Some(("docs/api".into(), ImageFormat::Svg))
+        );
+        for bad in [
+            "H83if",
+            "H83if.",
+            "H83if.PNG",
+            "H83if.gif",
+            ".png",
+            "a.b.png",
+            "a//b.png",
+            "%41.png",
+            "docs/.png",
+        ] {
+            assert_eq!(ok(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn query_defaults_and_overrides() {
+        let spec = spec_from_query("", ImageFormat::Svg, true).expect("defaults");
+        assert_eq!(
+            spec,
+            ImageSpec {
+                format: ImageFormat::Svg,
+                ec: EcLevel::L,
+                options: RenderOptions::default(),
+                uppercase_prefix: true,
+            }
+        );
+        let spec =
+            spec_from_query("ec=h&scale=2&margin=0&v=3", ImageFormat::Png, false).expect("valid");
+        assert_eq!(spec.ec, EcLevel::H);
+        assert_eq!(spec.options, RenderOptions::new(2, 0).expect("valid"));
+    }
+
+    #[test]
+    fn every_refusal_names_its_parameter() {
+        for (query, name) in [
+            ("scale=1", "scale"),
+            ("scale=65", "scale"),
+            ("scale=", "scale"),
+            ("scale=8px", "scale"),
+            ("scale=-2", "scale"),
+            ("scale=99999999999", "scale"),
+            ("margin=17", "margin"),
+            ("margin=x", "margin"),
+            ("ec=X", "ec"),
+            ("ec=", "ec"),
+            ("ec=LL", "ec"),
+            ("ec=L&ec=L", "ec"),
+            ("scale=4&margin=1&scale=4", "scale"),
+        ] {
+            let err = spec_from_query(query, ImageFormat::Png, false).expect_err(query);
+            assert!(
+                err.to_string().starts_with(&format!("bad {name}: ")),
+                "{query}: {err}"
+            );
+        }
+    }
+}
