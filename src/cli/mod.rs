@@ -82,8 +82,7 @@ pub struct StoreArgs {
         global = true,
         env = "QRTAG_COUCHDB_PASSWORD",
         hide_env_values = true,
-        value_name = "PASSWORD",
-        requires = "couchdb_user"
+        value_name = "PASSWORD"
     )]
     pub couchdb_password: Option<Secret>,
 }
@@ -212,8 +211,12 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// Usage errors clap cannot express, reported like clap's: one line, exit 2.
+/// Usage errors clap cannot express (its `requires` misses global arguments
+/// given before the subcommand), reported in one line with exit code 2.
 fn check_usage(cli: &Cli) -> Result<(), &'static str> {
+    if cli.store.couchdb_password.is_some() && cli.store.couchdb_user.is_none() {
+        return Err("a CouchDB password needs a user: give --couchdb-user (or QRTAG_COUCHDB_USER)");
+    }
     if matches!(cli.command, Command::Setup) && cli.store.couchdb_url.is_none() {
         return Err("setup prepares a CouchDB database: give --couchdb-url (or QRTAG_COUCHDB_URL)");
     }

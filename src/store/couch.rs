@@ -181,7 +181,7 @@ impl CouchHttp {
         };
         let detail = if status == 404 && what.starts_with("database") {
             format!(
-                "{what}: the database {} does not exist; create it with `qrtag setup`",
+                "the database {} does not exist; create it with `qrtag setup`",
                 self.db
             )
         } else {

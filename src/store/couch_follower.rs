@@ -45,6 +45,7 @@ pub(crate) fn spawn(http: CouchHttp, snapshot: Arc<Snapshot>) -> tokio::task::Jo
         http,
         snapshot,
         backoff: Backoff::default(),
+        failing: None,
     };
     tokio::spawn(follower.run())
 }
@@ -53,6 +54,9 @@ struct Follower {
     http: CouchHttp,
     snapshot: Arc<Snapshot>,
     backoff: Backoff,
+    /// The failure being retried, so an outage is logged when it starts and
+    /// ends rather than on every retry.
+    failing: Option<String>,
 }
 
 /// Why a feed connection ended.
@@ -89,17 +93,10 @@ impl Follower {
             match load(&self.http).await {
                 Ok(done) => {
                     self.backoff.reset();
+                    self.recovered();
                     return done;
                 }
-                Err(e) => {
-                    let delay = self.backoff.next_delay();
-                    tracing::error!(error = %e, retry_in = ?delay, "loading links from CouchDB failed");
-                    self.snapshot.set_problem(Some(format!(
-                        "loading links: {e} (retrying in {:.1}s)",
-                        delay.as_secs_f32()
-                    )));
-                    tokio::time::sleep(delay).await;
-                }
+                Err(e) => self.retry_after("loading links", &e).await,
             }
         }
     }
@@ -113,16 +110,32 @@ impl Follower {
                 // asked again in a tight loop.
                 FeedEnd::Closed => tokio::time::sleep(FIRST_RETRY).await,
                 FeedEnd::Reload(why) => return why,
-                FeedEnd::Failed(e) => {
-                    let delay = self.backoff.next_delay();
-                    tracing::warn!(error = %e, retry_in = ?delay, "the CouchDB changes feed failed; redirects go on from the snapshot");
-                    self.snapshot.set_problem(Some(format!(
-                        "following CouchDB changes: {e} (reconnecting in {:.1}s)",
-                        delay.as_secs_f32()
-                    )));
-                    tokio::time::sleep(delay).await;
-                }
+                FeedEnd::Failed(e) => self.retry_after("following CouchDB changes", &e).await,
             }
+        }
+    }
+
+    /// Records a failure for `/readyz`, logs it if it is new, and waits out
+    /// the backoff. Redirects go on from the snapshot meanwhile.
+    async fn retry_after(&mut self, doing: &str, e: &StoreError) {
+        let delay = self.backoff.next_delay();
+        let problem = format!("{doing}: {e}");
+        if self.failing.as_deref() == Some(problem.as_str()) {
+            tracing::debug!(error = %e, retry_in = ?delay, "{doing} failed again");
+        } else {
+            tracing::warn!(error = %e, retry_in = ?delay, "{doing} failed; retrying");
+        }
+        self.snapshot.set_problem(Some(format!(
+            "{problem} (retrying in {:.1}s)",
+            delay.as_secs_f32()
+        )));
+        self.failing = Some(problem);
+        tokio::time::sleep(delay).await;
+    }
+
+    fn recovered(&mut self) {
+        if let Some(problem) = self.failing.take() {
+            tracing::info!(was = %problem, "CouchDB is reachable again");
         }
     }
 
@@ -153,6 +166,7 @@ impl Follower {
             };
         }
         self.snapshot.set_problem(None);
+        self.recovered();
 
         let mut body = resp.bytes_stream();
         let mut buf: Vec<u8> = Vec::new();
@@ -170,7 +184,13 @@ impl Follower {
                         "CouchDB closed the changes feed".into(),
                     ));
                 }
-                Ok(Some(Err(e))) => return FeedEnd::Failed(self.http.transport_error(&e)),
+                Ok(Some(Err(e))) => {
+                    return FeedEnd::Failed(StoreError::Other(format!(
+                        "lost the connection to CouchDB at {}: {}",
+                        self.http.server(),
+                        super::couch::root_cause(&e)
+                    )));
+                }
                 Ok(Some(Ok(chunk))) => chunk,
             };
             if !heard {
