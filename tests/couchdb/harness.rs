@@ -2,11 +2,6 @@
 //! plain-HTTP access to CouchDB (as a person with curl would edit it), the
 //! CLI binary, and polling instead of sleeping.
 
-#![allow(dead_code)]
-
-pub mod pouchdb;
-pub mod proxy;
-
 use std::future::Future;
 use std::path::PathBuf;
 use std::process::Output;

@@ -1,9 +1,11 @@
 //! qrtag against a real CouchDB-API server (PouchDB Server, see
-//! `tests/support/pouchdb.rs`): the live mirror, outages, `qrtag setup`, the
+//! `pouchdb.rs`): the live mirror, outages, `qrtag setup`, the
 //! CLI and the access roles. Needs `npm ci` first; without it every test that
 //! needs a server fails and says so.
 
-mod support;
+mod harness;
+mod pouchdb;
+mod proxy;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,9 +16,9 @@ use qrtag::store::{self, LinkStore, StoreError};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use support::pouchdb::PouchDb;
-use support::proxy::CutProxy;
-use support::{Couch, TestApp, couch_settings, eventually, qrtag, stderr, stdout};
+use harness::{Couch, TestApp, couch_settings, eventually, qrtag, stderr, stdout};
+use pouchdb::PouchDb;
+use proxy::CutProxy;
 
 /// The promise: an edit in CouchDB changes the redirect within a second.
 const PROPAGATION: Duration = Duration::from_secs(1);
@@ -309,7 +311,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     let url = pouch.url();
     let env = [
         ("QRTAG_COUCHDB_URL", url.as_str()),
-        ("QRTAG_PUBLIC_URL", support::PUBLIC_URL),
+        ("QRTAG_PUBLIC_URL", harness::PUBLIC_URL),
     ];
     let couch = Couch::new(&url, "links");
 
