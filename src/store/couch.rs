@@ -30,13 +30,13 @@ use crate::settings::{CouchDbName, CouchSettings, CouchUrl, Credentials, Secret}
 use crate::snapshot::Snapshot;
 
 /// Limit for one ordinary request; the changes feed has its own idle limit.
-pub(crate) const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
 /// A server that does not accept a connection within this is treated as down,
 /// rather than leaving the follower or a CLI command hanging.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 /// Rows per `_all_docs` page: 100k links load in 100 requests, and no single
 /// response is large.
-pub(crate) const PAGE: usize = 1000;
+const PAGE: usize = 1000;
 
 /// The HTTP side of the CouchDB store, shared by listing, the follower and
 /// setup. Deliberately not `Debug`: it holds the credentials.
@@ -58,9 +58,9 @@ struct ErrorBody {
 /// One page of `_all_docs`: the documents (design documents left out) and the
 /// key the next page starts at.
 #[derive(Debug)]
-pub(crate) struct Page {
-    pub docs: Vec<(String, Value)>,
-    pub next: Option<String>,
+struct Page {
+    docs: Vec<(String, Value)>,
+    next: Option<String>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -109,7 +109,13 @@ impl CouchHttp {
         u
     }
 
+    /// A request with the ordinary time limit.
     pub(crate) fn request(&self, method: Method, url: url::Url) -> RequestBuilder {
+        self.stream_request(method, url).timeout(REQUEST_TIMEOUT)
+    }
+
+    /// A request without a time limit, for a feed that stays open.
+    pub(crate) fn stream_request(&self, method: Method, url: url::Url) -> RequestBuilder {
         let req = self
             .client
             .request(method, url)
@@ -133,15 +139,15 @@ impl CouchHttp {
         }
     }
 
-    /// Sends a request with the ordinary time limit and reads its JSON answer;
-    /// any status but success becomes [`StoreError::Refused`] with CouchDB's
-    /// own reason. `what` names the request in messages.
+    /// Sends a request and reads its JSON answer; any status but success
+    /// becomes an error (see [`refusal`](Self::refusal)). `what` names the
+    /// request in messages.
     pub(crate) async fn json<T: DeserializeOwned>(
         &self,
         req: RequestBuilder,
         what: &str,
     ) -> Result<T, StoreError> {
-        let resp = self.send(req.timeout(REQUEST_TIMEOUT)).await?;
+        let resp = self.send(req).await?;
         if !resp.status().is_success() {
             return Err(self.refusal(resp, what).await);
         }
@@ -163,9 +169,13 @@ impl CouchHttp {
     }
 
     /// Turns a non-success response into an error that says what was refused
-    /// and, for the statuses a person can fix, how.
+    /// and, for the statuses a person can fix, how. Callers deal with a
+    /// missing document themselves, so a 404 that gets here is the database's.
     pub(crate) async fn refusal(&self, resp: Response, what: &str) -> StoreError {
         let status = resp.status().as_u16();
+        if status == 404 {
+            return self.missing_db();
+        }
         let body: Option<ErrorBody> = resp
             .bytes()
             .await
@@ -179,25 +189,27 @@ impl CouchHttp {
             Some(ErrorBody { error: Some(e), .. }) => e,
             _ => "no reason given".into(),
         };
-        let detail = if status == 404 && what.starts_with("database") {
-            format!(
+        StoreError::Refused {
+            status,
+            detail: format!("{what}: {said}{}", hint(status)),
+        }
+    }
+
+    pub(crate) fn missing_db(&self) -> StoreError {
+        StoreError::Refused {
+            status: 404,
+            detail: format!(
                 "the database {} does not exist; create it with `qrtag setup`",
                 self.db
-            )
-        } else {
-            format!("{what}: {said}{}", hint(status))
-        };
-        StoreError::Refused { status, detail }
+            ),
+        }
     }
 
     /// Checks the database exists, so that a 404 for a document can be told
     /// apart from a misspelt `--couchdb-db`.
     pub(crate) async fn check_db(&self) -> Result<(), StoreError> {
         let resp = self
-            .send(
-                self.request(Method::HEAD, self.db_url(&[]))
-                    .timeout(REQUEST_TIMEOUT),
-            )
+            .send(self.request(Method::HEAD, self.db_url(&[])))
             .await?;
         if resp.status().is_success() {
             Ok(())
@@ -206,10 +218,28 @@ impl CouchHttp {
         }
     }
 
+    /// Reads every document but the design ones through `_all_docs`, a page
+    /// at a time, handing each page to `f` so no response and no buffer
+    /// holds the whole database.
+    pub(crate) async fn each_page(
+        &self,
+        mut f: impl FnMut(Vec<(String, Value)>),
+    ) -> Result<(), StoreError> {
+        let mut start: Option<String> = None;
+        loop {
+            let page = self.all_docs_page(start.as_deref()).await?;
+            f(page.docs);
+            match page.next {
+                Some(next) => start = Some(next),
+                None => return Ok(()),
+            }
+        }
+    }
+
     /// One page of `_all_docs?include_docs=true`, starting at `start` (the
     /// `next` of the previous page). Asks for one row more than a page so
     /// the next page's first key is known without a `skip`.
-    pub(crate) async fn all_docs_page(&self, start: Option<&str>) -> Result<Page, StoreError> {
+    async fn all_docs_page(&self, start: Option<&str>) -> Result<Page, StoreError> {
         let mut url = self.db_url(&["_all_docs"]);
         {
             let mut q = url.query_pairs_mut();
@@ -343,13 +373,9 @@ impl CouchStore {
         };
         match e.status().map(|s| s.as_u16()) {
             Some(409) => StoreError::Conflict(key.to_string()),
-            Some(404) => StoreError::Refused {
-                status: 404,
-                detail: format!(
-                    "{what} {key}: the database {} does not exist; create it with `qrtag setup`",
-                    self.http.db()
-                ),
-            },
+            // Only a write gets here with a 404 (a read's is handled before),
+            // and a write 404s only without a database.
+            Some(404) => self.http.missing_db(),
             Some(status) => StoreError::Refused {
                 status,
                 detail: format!("{what} {key}: {message}{}", hint(status)),
@@ -435,15 +461,9 @@ impl LinkStore for CouchStore {
 
     async fn list(&self) -> Result<Vec<(String, Document)>, StoreError> {
         let mut out = Vec::new();
-        let mut start: Option<String> = None;
-        loop {
-            let page = self.http.all_docs_page(start.as_deref()).await?;
-            out.extend(page.docs.into_iter().map(|(id, v)| (id, document_of(v))));
-            match page.next {
-                Some(next) => start = Some(next),
-                None => break,
-            }
-        }
+        self.http
+            .each_page(|docs| out.extend(docs.into_iter().map(|(id, v)| (id, document_of(v)))))
+            .await?;
         // CouchDB collates IDs its own way; list in byte order like the
         // embedded store, so both print the same.
         out.sort_by(|a, b| a.0.cmp(&b.0));

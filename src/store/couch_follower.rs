@@ -150,7 +150,7 @@ impl Follower {
             .append_pair("since", &seq_param(since));
         let req = self
             .http
-            .request(Method::GET, url)
+            .stream_request(Method::GET, url)
             .header(ACCEPT_ENCODING, "identity");
         let resp = match self.http.send(req).await {
             Ok(r) => r,
@@ -255,21 +255,16 @@ async fn load(http: &CouchHttp) -> Result<(LinkTable, Value), StoreError> {
         .json(http.request(Method::GET, http.db_url(&[])), &what)
         .await?;
     let mut table = LinkTable::default();
-    let mut start: Option<String> = None;
-    loop {
-        let page = http.all_docs_page(start.as_deref()).await?;
-        let changes = page.docs.into_iter().map(|(key, doc)| Change::Upsert {
+    http.each_page(|docs| {
+        let changes = docs.into_iter().map(|(key, doc)| Change::Upsert {
             key,
             doc: document_of(doc),
         });
         for (key, reason) in table.apply(changes) {
             tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
         }
-        match page.next {
-            Some(next) => start = Some(next),
-            None => break,
-        }
-    }
+    })
+    .await?;
     Ok((table, info.update_seq))
 }
 

@@ -72,20 +72,14 @@ async fn ensure_database(http: &CouchHttp) -> Result<Outcome, StoreError> {
     // Look before creating: only a server admin may PUT a database, even one
     // that exists, and a database admin should be able to re-run setup.
     let head = http
-        .send(
-            http.request(Method::HEAD, http.db_url(&[]))
-                .timeout(super::couch::REQUEST_TIMEOUT),
-        )
+        .send(http.request(Method::HEAD, http.db_url(&[])))
         .await?;
     if head.status().is_success() {
         return Ok(Outcome::Unchanged);
     }
     let what = format!("creating database {}", http.db());
     let resp = http
-        .send(
-            http.request(Method::PUT, http.db_url(&[]))
-                .timeout(super::couch::REQUEST_TIMEOUT),
-        )
+        .send(http.request(Method::PUT, http.db_url(&[])))
         .await?;
     match resp.status().as_u16() {
         200..=299 => Ok(Outcome::Created),
@@ -99,10 +93,7 @@ async fn ensure_database(http: &CouchHttp) -> Result<Outcome, StoreError> {
 async fn get_doc(http: &CouchHttp, segments: &[&str]) -> Result<Option<Value>, StoreError> {
     let what = format!("reading {}", segments.join("/"));
     let resp = http
-        .send(
-            http.request(Method::GET, http.db_url(segments))
-                .timeout(super::couch::REQUEST_TIMEOUT),
-        )
+        .send(http.request(Method::GET, http.db_url(segments)))
         .await?;
     match resp.status().as_u16() {
         200..=299 => http.read_json(resp, &what).await.map(Some),
@@ -136,11 +127,7 @@ async fn ensure_design(http: &CouchHttp) -> Result<Outcome, StoreError> {
             return Ok(Outcome::Unchanged);
         };
         let resp = http
-            .send(
-                http.request(Method::PUT, http.db_url(&segments))
-                    .json(&doc)
-                    .timeout(super::couch::REQUEST_TIMEOUT),
-            )
+            .send(http.request(Method::PUT, http.db_url(&segments)).json(&doc))
             .await?;
         match resp.status().as_u16() {
             200..=299 if current.is_none() => return Ok(Outcome::Created),
