@@ -11,12 +11,15 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
-use crate::settings::{PublicUrl, Settings, StoreSettings};
+use crate::settings::{
+    CouchDbName, CouchSettings, CouchUrl, PublicUrl, Secret, Settings, StoreSettings,
+};
 
 mod links;
 mod qr;
 mod resolve;
 mod serve;
+mod setup;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -47,13 +50,83 @@ pub struct StoreArgs {
     /// The embedded link database (SQLite file), used when no CouchDB is configured.
     #[arg(long, global = true, env = "QRTAG_DB", default_value = "qrtag.db")]
     pub db: PathBuf,
+
+    /// Keep the links in this CouchDB server instead, e.g. http://127.0.0.1:5984.
+    #[arg(
+        long,
+        global = true,
+        env = "QRTAG_COUCHDB_URL",
+        value_name = "URL",
+        value_parser = CouchUrlParser
+    )]
+    pub couchdb_url: Option<CouchUrl>,
+
+    /// The CouchDB database holding the links.
+    #[arg(
+        long,
+        global = true,
+        env = "QRTAG_COUCHDB_DB",
+        value_name = "NAME",
+        default_value = "links"
+    )]
+    pub couchdb_db: CouchDbName,
+
+    /// CouchDB account: a reader for `serve`, an editor for link commands,
+    /// an admin for `setup`.
+    #[arg(long, global = true, env = "QRTAG_COUCHDB_USER", value_name = "USER")]
+    pub couchdb_user: Option<String>,
+
+    /// Password of --couchdb-user. Prefer the environment variable: command
+    /// lines are visible to every user of the machine.
+    #[arg(
+        long,
+        global = true,
+        env = "QRTAG_COUCHDB_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD"
+    )]
+    pub couchdb_password: Option<Secret>,
 }
 
 impl StoreArgs {
     pub fn settings(&self) -> StoreSettings {
-        StoreSettings::Sqlite {
-            path: self.db.clone(),
+        match &self.couchdb_url {
+            Some(url) => {
+                let couch = CouchSettings::new(url.clone(), self.couchdb_db.clone());
+                StoreSettings::CouchDb(match &self.couchdb_user {
+                    Some(user) => couch.with_credentials(user, self.couchdb_password.clone()),
+                    None => couch,
+                })
+            }
+            None => StoreSettings::Sqlite {
+                path: self.db.clone(),
+            },
         }
+    }
+}
+
+/// Parses `--couchdb-url` without echoing the value in errors, as clap's own
+/// message would: a mistyped URL may hold a password.
+#[derive(Clone)]
+struct CouchUrlParser;
+
+impl clap::builder::TypedValueParser for CouchUrlParser {
+    type Value = CouchUrl;
+
+    fn parse_ref(
+        &self,
+        cmd: &clap::Command,
+        _arg: Option<&clap::Arg>,
+        value: &std::ffi::OsStr,
+    ) -> Result<CouchUrl, clap::Error> {
+        let invalid = |msg: String| {
+            cmd.clone()
+                .error(clap::error::ErrorKind::ValueValidation, msg)
+        };
+        let s = value
+            .to_str()
+            .ok_or_else(|| invalid("--couchdb-url must be UTF-8".into()))?;
+        CouchUrl::parse(s).map_err(|e| invalid(format!("--couchdb-url: {e}")))
     }
 }
 
@@ -86,6 +159,10 @@ pub enum Command {
     Batch(qr::BatchArgs),
     /// List every link: key, destination, state.
     List,
+    /// Prepare a CouchDB database for qrtag (needs an admin account):
+    /// create it, install the validation, grant the reader and editor roles.
+    /// Safe to run again.
+    Setup,
     /// Resolve URLs against a rules file offline and print each result.
     Resolve {
         /// A JSON object of {key: value}, as in the resolution draft's examples.
@@ -132,6 +209,10 @@ impl Cli {
 /// Runs the command line; `main` is just this.
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    if let Err(msg) = check_usage(&cli) {
+        eprintln!("qrtag: {msg}");
+        return ExitCode::from(2);
+    }
     init_tracing();
     let result = actix_web::rt::System::new().block_on(run(cli));
     match result {
@@ -143,12 +224,25 @@ pub fn main() -> ExitCode {
     }
 }
 
+/// Usage errors clap cannot express (its `requires` misses global arguments
+/// given before the subcommand), reported in one line with exit code 2.
+fn check_usage(cli: &Cli) -> Result<(), &'static str> {
+    if cli.store.couchdb_password.is_some() && cli.store.couchdb_user.is_none() {
+        return Err("a CouchDB password needs a user: give --couchdb-user (or QRTAG_COUCHDB_USER)");
+    }
+    if matches!(cli.command, Command::Setup) && cli.store.couchdb_url.is_none() {
+        return Err("setup prepares a CouchDB database: give --couchdb-url (or QRTAG_COUCHDB_URL)");
+    }
+    Ok(())
+}
+
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Qr(args) => qr::qr(&cli, args).await,
         Command::Batch(args) => qr::batch(&cli, args).await,
         Command::Serve(args) => serve::run(cli.serve_settings(args)).await,
         Command::Resolve { rules, urls } => resolve::run(rules, urls),
+        Command::Setup => setup::run(&cli.store.settings()).await,
         _ => links::run(&cli).await,
     }
 }

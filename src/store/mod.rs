@@ -13,6 +13,9 @@ use crate::link::Document;
 use crate::link_key::LinkKey;
 use crate::snapshot::Snapshot;
 
+pub mod couch;
+mod couch_follower;
+pub mod couch_setup;
 pub mod sqlite;
 
 /// A stored document and the revision it was read at.
@@ -70,6 +73,9 @@ pub fn open(settings: &crate::settings::StoreSettings) -> Result<Arc<dyn LinkSto
     match settings {
         crate::settings::StoreSettings::Sqlite { path } => {
             Ok(Arc::new(sqlite::SqliteStore::open(path)?))
+        }
+        crate::settings::StoreSettings::CouchDb(couch) => {
+            Ok(Arc::new(couch::CouchStore::new(couch)?))
         }
     }
 }

@@ -1,0 +1,516 @@
+//! The CouchDB store: each link is a document `{"_id": "H83if", "url": ...}`
+//! in one CouchDB database, edited by people in Fauxton or with curl as much
+//! as by qrtag.
+//!
+//! Document reads and writes go through `couch_rs`. Listing, the follower and
+//! `qrtag setup` use [`CouchHttp`], a thin reqwest client, because they need
+//! what `couch_rs` does not offer: paged `_all_docs`, a streamed `_changes`
+//! feed without gzip, and the server's `reason` when it refuses something.
+//!
+//! Sequences and revisions are opaque: Apache CouchDB's sequences are strings,
+//! PouchDB Server's are integers, and this code never compares or computes
+//! with either.
+
+use std::error::Error as _;
+use std::sync::Arc;
+use std::time::Duration;
+
+use async_trait::async_trait;
+use couch_rs::error::CouchError;
+use reqwest::header::ACCEPT;
+use reqwest::{Method, RequestBuilder, Response};
+use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::{LinkStore, StoreError, Stored};
+use crate::link::Document;
+use crate::link_key::LinkKey;
+use crate::settings::{CouchDbName, CouchSettings, CouchUrl, Credentials, Secret};
+use crate::snapshot::Snapshot;
+
+/// Limit for one ordinary request; the changes feed has its own idle limit.
+const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// A server that does not accept a connection within this is treated as down,
+/// rather than leaving the follower or a CLI command hanging.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+/// Rows per `_all_docs` page: 100k links load in 100 requests, and no single
+/// response is large.
+const PAGE: usize = 1000;
+
+/// The HTTP side of the CouchDB store, shared by listing, the follower and
+/// setup. Deliberately not `Debug`: it holds the credentials.
+#[derive(Clone)]
+pub(crate) struct CouchHttp {
+    client: reqwest::Client,
+    server: CouchUrl,
+    db: CouchDbName,
+    credentials: Option<Credentials>,
+}
+
+/// CouchDB's error body, `{"error": "conflict", "reason": "..."}`.
+#[derive(Debug, Deserialize)]
+struct ErrorBody {
+    error: Option<String>,
+    reason: Option<String>,
+}
+
+/// One page of `_all_docs`: the documents (design documents left out) and the
+/// key the next page starts at.
+#[derive(Debug)]
+struct Page {
+    docs: Vec<(String, Value)>,
+    next: Option<String>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AllDocs {
+    rows: Vec<AllDocsRow>,
+}
+
+#[derive(Debug, Deserialize)]
+struct AllDocsRow {
+    id: Option<String>,
+    doc: Option<Value>,
+}
+
+impl CouchHttp {
+    pub(crate) fn new(settings: &CouchSettings) -> Result<Self, StoreError> {
+        // No gzip: `couch_rs` turns reqwest's gzip feature on, and a
+        // compressed continuous feed is held back in the compressor's buffer.
+        let client = reqwest::Client::builder()
+            .connect_timeout(CONNECT_TIMEOUT)
+            .no_gzip()
+            .build()
+            .map_err(|e| StoreError::Other(format!("cannot build the HTTP client: {e}")))?;
+        Ok(Self {
+            client,
+            server: settings.url.clone(),
+            db: settings.db.clone(),
+            credentials: settings.credentials.clone(),
+        })
+    }
+
+    pub(crate) fn server(&self) -> &CouchUrl {
+        &self.server
+    }
+
+    pub(crate) fn db(&self) -> &CouchDbName {
+        &self.db
+    }
+
+    /// A URL below the database; each segment is percent-encoded as one path
+    /// segment, so a key like `docs/api` is sent as `docs%2Fapi`.
+    pub(crate) fn db_url(&self, segments: &[&str]) -> url::Url {
+        let mut u = self.server.as_url().clone();
+        if let Ok(mut path) = u.path_segments_mut() {
+            path.clear().push(self.db.as_str()).extend(segments);
+        }
+        u
+    }
+
+    /// A request with the ordinary time limit.
+    pub(crate) fn request(&self, method: Method, url: url::Url) -> RequestBuilder {
+        self.stream_request(method, url).timeout(REQUEST_TIMEOUT)
+    }
+
+    /// A request without a time limit, for a feed that stays open.
+    pub(crate) fn stream_request(&self, method: Method, url: url::Url) -> RequestBuilder {
+        let req = self
+            .client
+            .request(method, url)
+            .header(ACCEPT, "application/json");
+        match &self.credentials {
+            Some(c) => req.basic_auth(&c.user, c.password.as_ref().map(Secret::expose)),
+            None => req,
+        }
+    }
+
+    /// Sends a request; a failure to talk to the server at all becomes
+    /// [`StoreError::Unreachable`].
+    pub(crate) async fn send(&self, req: RequestBuilder) -> Result<Response, StoreError> {
+        req.send().await.map_err(|e| self.transport_error(&e))
+    }
+
+    pub(crate) fn transport_error(&self, e: &reqwest::Error) -> StoreError {
+        StoreError::Unreachable {
+            url: self.server.to_string(),
+            detail: root_cause(e),
+        }
+    }
+
+    /// Sends a request and reads its JSON answer; any status but success
+    /// becomes an error (see [`refusal`](Self::refusal)). `what` names the
+    /// request in messages.
+    pub(crate) async fn json<T: DeserializeOwned>(
+        &self,
+        req: RequestBuilder,
+        what: &str,
+    ) -> Result<T, StoreError> {
+        let resp = self.send(req).await?;
+        if !resp.status().is_success() {
+            return Err(self.refusal(resp, what).await);
+        }
+        self.read_json(resp, what).await
+    }
+
+    pub(crate) async fn read_json<T: DeserializeOwned>(
+        &self,
+        resp: Response,
+        what: &str,
+    ) -> Result<T, StoreError> {
+        let bytes = resp.bytes().await.map_err(|e| self.transport_error(&e))?;
+        serde_json::from_slice(&bytes).map_err(|e| {
+            StoreError::Other(format!(
+                "unexpected answer from CouchDB at {} to {what}: {e}",
+                self.server
+            ))
+        })
+    }
+
+    /// Turns a non-success response into an error that says what was refused
+    /// and, for the statuses a person can fix, how. Callers deal with a
+    /// missing document themselves, so a 404 that gets here is the database's.
+    pub(crate) async fn refusal(&self, resp: Response, what: &str) -> StoreError {
+        let status = resp.status().as_u16();
+        if status == 404 {
+            return self.missing_db();
+        }
+        let body: Option<ErrorBody> = resp
+            .bytes()
+            .await
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok());
+        let said = match body {
+            Some(ErrorBody {
+                error: Some(e),
+                reason: Some(r),
+            }) => format!("{e}: {r}"),
+            Some(ErrorBody { error: Some(e), .. }) => e,
+            _ => "no reason given".into(),
+        };
+        StoreError::Refused {
+            status,
+            detail: format!("{what}: {said}{}", hint(status)),
+        }
+    }
+
+    pub(crate) fn missing_db(&self) -> StoreError {
+        StoreError::Refused {
+            status: 404,
+            detail: format!(
+                "the database {} does not exist; create it with `qrtag setup`",
+                self.db
+            ),
+        }
+    }
+
+    /// Checks the database exists, so that a 404 for a document can be told
+    /// apart from a misspelt `--couchdb-db`.
+    pub(crate) async fn check_db(&self) -> Result<(), StoreError> {
+        let resp = self
+            .send(self.request(Method::HEAD, self.db_url(&[])))
+            .await?;
+        if resp.status().is_success() {
+            Ok(())
+        } else {
+            Err(self.refusal(resp, &format!("database {}", self.db)).await)
+        }
+    }
+
+    /// Reads every document but the design ones through `_all_docs`, a page
+    /// at a time, handing each page to `f` so no response and no buffer
+    /// holds the whole database.
+    pub(crate) async fn each_page(
+        &self,
+        mut f: impl FnMut(Vec<(String, Value)>),
+    ) -> Result<(), StoreError> {
+        let mut start: Option<String> = None;
+        loop {
+            let page = self.all_docs_page(start.as_deref()).await?;
+            f(page.docs);
+            match page.next {
+                Some(next) => start = Some(next),
+                None => return Ok(()),
+            }
+        }
+    }
+
+    /// One page of `_all_docs?include_docs=true`, starting at `start` (the
+    /// `next` of the previous page). Asks for one row more than a page so
+    /// the next page's first key is known without a `skip`.
+    async fn all_docs_page(&self, start: Option<&str>) -> Result<Page, StoreError> {
+        let mut url = self.db_url(&["_all_docs"]);
+        {
+            let mut q = url.query_pairs_mut();
+            q.append_pair("include_docs", "true");
+            q.append_pair("limit", &(PAGE + 1).to_string());
+            if let Some(k) = start {
+                q.append_pair("startkey", &Value::String(k.to_owned()).to_string());
+            }
+        }
+        let what = format!("database {} (_all_docs)", self.db);
+        let mut all: AllDocs = self.json(self.request(Method::GET, url), &what).await?;
+        let next = if all.rows.len() > PAGE {
+            all.rows.truncate(PAGE + 1);
+            match all.rows.pop().and_then(|r| r.id) {
+                Some(id) => Some(id),
+                None => {
+                    return Err(StoreError::Other(format!(
+                        "unexpected answer from CouchDB at {}: an _all_docs row without an id",
+                        self.server
+                    )));
+                }
+            }
+        } else {
+            None
+        };
+        let docs = all
+            .rows
+            .into_iter()
+            .filter_map(|r| Some((r.id?, r.doc?)))
+            .filter(|(id, _)| !is_design(id))
+            .collect();
+        Ok(Page { docs, next })
+    }
+}
+
+fn hint(status: u16) -> &'static str {
+    match status {
+        401 => " (check --couchdb-user and --couchdb-password)",
+        403 => {
+            " (the account may not do this, or the database's validation refused the document; see `qrtag setup`)"
+        }
+        _ => "",
+    }
+}
+
+/// The innermost message of an error chain: reqwest's own text only names the
+/// URL, while the useful part ("Connection refused") is at the bottom.
+pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+    let mut last = e;
+    while let Some(next) = last.source() {
+        last = next;
+    }
+    let msg = last.to_string();
+    match e.downcast_ref::<reqwest::Error>() {
+        Some(re) if re.is_timeout() => format!("timed out ({msg})"),
+        _ => msg,
+    }
+}
+
+pub(crate) fn is_design(id: &str) -> bool {
+    id.starts_with("_design/")
+}
+
+/// The fields of a stored document, without CouchDB's `_id` and `_rev`.
+/// Everything else, `_attachments` stubs included, is kept so that a rewrite
+/// hands it back unchanged.
+pub(crate) fn document_of(v: Value) -> Document {
+    match v {
+        Value::Object(mut m) => {
+            m.remove("_id");
+            m.remove("_rev");
+            m
+        }
+        // A document is always an object; anything else is shown as empty,
+        // which the snapshot reports as an invalid link.
+        _ => Document::new(),
+    }
+}
+
+/// A link store in a CouchDB database. Not `Debug`: the `couch_rs` client
+/// holds the Authorization header in its default headers.
+pub struct CouchStore {
+    http: CouchHttp,
+    db: couch_rs::database::Database,
+}
+
+impl CouchStore {
+    /// Builds the clients; talks to nobody, so a server that is down does
+    /// not stop `qrtag serve` from starting.
+    pub fn new(settings: &CouchSettings) -> Result<Self, StoreError> {
+        let http = CouchHttp::new(settings)?;
+        let (user, password) = match &settings.credentials {
+            Some(c) => (
+                Some(c.user.as_str()),
+                c.password.as_ref().map(Secret::expose),
+            ),
+            None => (None, None),
+        };
+        let client = couch_rs::Client::new_with_timeout(
+            settings.url.as_url().as_str(),
+            user,
+            password,
+            Some(REQUEST_TIMEOUT.as_secs()),
+        )
+        .map_err(|e| StoreError::Other(format!("cannot set up the CouchDB client: {e}")))?;
+        // couch_rs puts the name into the path as given: hand it the encoded one.
+        let db_path = http.db_url(&[]).path().trim_start_matches('/').to_owned();
+        let db = couch_rs::database::Database::new(db_path, client);
+        Ok(Self { http, db })
+    }
+
+    /// Maps a `couch_rs` error. It reports a failed connection as HTTP 501
+    /// (`NOT_IMPLEMENTED`, its stand-in for "no status"), so the underlying
+    /// reqwest error is looked at first.
+    fn couch_error(&self, e: &CouchError, key: &LinkKey, what: &str) -> StoreError {
+        if let Some(re) = e.source().and_then(|s| s.downcast_ref::<reqwest::Error>()) {
+            if re.is_decode() {
+                return StoreError::Other(format!(
+                    "unexpected answer from CouchDB at {} to {what} {key}: {}",
+                    self.http.server(),
+                    root_cause(re)
+                ));
+            }
+            if re.status().is_none() {
+                return self.http.transport_error(re);
+            }
+        }
+        let message = match e {
+            CouchError::OperationFailed(d) => d.message.clone(),
+            other => other.to_string(),
+        };
+        match e.status().map(|s| s.as_u16()) {
+            Some(409) => StoreError::Conflict(key.to_string()),
+            // Only a write gets here with a 404 (a read's is handled before),
+            // and a write 404s only without a database.
+            Some(404) => self.http.missing_db(),
+            Some(status) => StoreError::Refused {
+                status,
+                detail: format!("{what} {key}: {message}{}", hint(status)),
+            },
+            None => StoreError::Other(format!(
+                "unexpected answer from CouchDB at {} to {what} {key}: {message}",
+                self.http.server()
+            )),
+        }
+    }
+
+    async fn put(
+        &self,
+        key: &LinkKey,
+        doc: &Document,
+        rev: Option<&str>,
+    ) -> Result<(), StoreError> {
+        let what = if rev.is_some() { "writing" } else { "creating" };
+        if is_reserved(key) {
+            return Err(StoreError::Other(format!(
+                "CouchDB reserves document IDs that start with '_'; choose another key than {key}"
+            )));
+        }
+        let mut body = doc.clone();
+        body.insert("_id".into(), Value::String(key.as_str().to_owned()));
+        match rev {
+            Some(rev) => body.insert("_rev".into(), Value::String(rev.to_owned())),
+            None => body.remove("_rev"),
+        };
+        let mut body = Value::Object(body);
+        self.db
+            .save(&mut body)
+            .await
+            .map(|_| ())
+            .map_err(|e| self.couch_error(&e, key, what))
+    }
+}
+
+/// Keys CouchDB would not store as plain documents (`_design/...` and other
+/// `_` names); qrtag never reads or writes them as links.
+fn is_reserved(key: &LinkKey) -> bool {
+    key.as_str().starts_with('_')
+}
+
+#[async_trait]
+impl LinkStore for CouchStore {
+    async fn get(&self, key: &LinkKey) -> Result<Option<Stored>, StoreError> {
+        if is_reserved(key) {
+            return Ok(None);
+        }
+        match self.db.get_raw(key.as_str()).await {
+            Ok(v) => {
+                let rev = v
+                    .get("_rev")
+                    .and_then(Value::as_str)
+                    .map(str::to_owned)
+                    .ok_or_else(|| {
+                        StoreError::Other(format!(
+                            "unexpected answer from CouchDB at {}: document {key} has no _rev",
+                            self.http.server()
+                        ))
+                    })?;
+                Ok(Some(Stored {
+                    doc: document_of(v),
+                    rev,
+                }))
+            }
+            Err(e) if e.is_not_found() => {
+                self.http.check_db().await?;
+                Ok(None)
+            }
+            Err(e) => Err(self.couch_error(&e, key, "reading")),
+        }
+    }
+
+    async fn create(&self, key: &LinkKey, doc: &Document) -> Result<(), StoreError> {
+        self.put(key, doc, None).await
+    }
+
+    async fn replace(&self, key: &LinkKey, doc: &Document, rev: &str) -> Result<(), StoreError> {
+        self.put(key, doc, Some(rev)).await
+    }
+
+    async fn list(&self) -> Result<Vec<(String, Document)>, StoreError> {
+        let mut out = Vec::new();
+        self.http
+            .each_page(|docs| out.extend(docs.into_iter().map(|(id, v)| (id, document_of(v)))))
+            .await?;
+        // CouchDB collates IDs its own way; list in byte order like the
+        // embedded store, so both print the same.
+        out.sort_by(|a, b| a.0.cmp(&b.0));
+        Ok(out)
+    }
+
+    fn follow(self: Arc<Self>, snapshot: Arc<Snapshot>) -> tokio::task::JoinHandle<()> {
+        super::couch_follower::spawn(self.http.clone(), snapshot)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn http(db: &str) -> CouchHttp {
+        let settings = CouchSettings::new(
+            CouchUrl::parse("http://couch.example:5984").expect("url"),
+            CouchDbName::parse(db).expect("db"),
+        );
+        CouchHttp::new(&settings).expect("client")
+    }
+
+    #[test]
+    fn keys_and_names_are_one_path_segment_each() {
+        let h = http("qr/links");
+        assert_eq!(
+            h.db_url(&["docs/api"]).as_str(),
+            "http://couch.example:5984/qr%2Flinks/docs%2Fapi"
+        );
+        assert_eq!(
+            h.db_url(&["_design", "qrtag"]).path(),
+            "/qr%2Flinks/_design/qrtag"
+        );
+    }
+
+    #[test]
+    fn documents_lose_only_id_and_rev() {
+        let doc = document_of(json!({
+            "_id": "abcde", "_rev": "1-x", "url": "/a", "note": "kept",
+            "_attachments": {"a.txt": {"stub": true}}
+        }));
+        assert_eq!(
+            Value::Object(doc),
+            json!({"url": "/a", "note": "kept", "_attachments": {"a.txt": {"stub": true}}})
+        );
+        assert!(document_of(json!([1, 2])).is_empty());
+    }
+}

@@ -1,0 +1,434 @@
+//! Keeps the snapshot a live mirror of the CouchDB database.
+//!
+//! A full load reads `_all_docs` page by page into a fresh table, starting
+//! from the database's `update_seq` read just before; the continuous
+//! `_changes` feed then runs from that sequence, so nothing written during the
+//! load is missed (changes seen twice are harmless: they are idempotent).
+//!
+//! This is written on plain HTTP rather than `couch_rs`'s `ChangesStream`,
+//! which cannot take a heartbeat, panics on the poll after a request error and
+//! delivers nothing from PouchDB Server through gzip. The feed asks for a
+//! heartbeat and `Accept-Encoding: identity`, so every change is sent as soon
+//! as it happens and a silent connection can be told from a quiet database.
+//!
+//! Nothing here ever stops: failures are recorded on the snapshot for
+//! `/readyz` and retried with capped exponential backoff, while redirects go
+//! on from the last table published.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use reqwest::Method;
+use reqwest::header::ACCEPT_ENCODING;
+use serde::Deserialize;
+use serde_json::Value;
+
+use super::StoreError;
+use super::couch::{CouchHttp, document_of, is_design};
+use crate::snapshot::{Change, LinkTable, Snapshot};
+
+/// How often CouchDB sends an empty line on an idle feed.
+const HEARTBEAT: Duration = Duration::from_secs(5);
+/// A feed silent for this long is dead (a dropped NAT entry, a stopped
+/// proxy), even if TCP has not noticed.
+const IDLE_LIMIT: Duration = Duration::from_secs(15);
+const FIRST_RETRY: Duration = Duration::from_millis(100);
+/// Small enough that the service is back within seconds of CouchDB, large
+/// enough that a dead server sees one request every couple of seconds.
+const MAX_RETRY: Duration = Duration::from_secs(2);
+/// A changes line longer than this is not a link document.
+const MAX_LINE: usize = 64 << 20;
+
+pub(crate) fn spawn(http: CouchHttp, snapshot: Arc<Snapshot>) -> tokio::task::JoinHandle<()> {
+    let follower = Follower {
+        http,
+        snapshot,
+        backoff: Backoff::default(),
+        failing: None,
+    };
+    tokio::spawn(follower.run())
+}
+
+struct Follower {
+    http: CouchHttp,
+    snapshot: Arc<Snapshot>,
+    backoff: Backoff,
+    /// The failure being retried, so an outage is logged when it starts and
+    /// ends rather than on every retry.
+    failing: Option<String>,
+}
+
+/// Why a feed connection ended.
+enum FeedEnd {
+    /// The server closed the feed properly (it sent `last_seq`); reconnect at once.
+    Closed,
+    /// The sequence no longer means anything (the database was deleted, or
+    /// refuses the `since`): load everything again.
+    Reload(String),
+    /// A failure worth retrying from the same sequence after a pause.
+    Failed(StoreError),
+}
+
+impl Follower {
+    async fn run(mut self) {
+        loop {
+            let (table, since) = self.load_until_done().await;
+            tracing::info!(
+                links = table.len(),
+                invalid = table.invalid_count(),
+                db = %self.http.db(),
+                "links loaded from CouchDB"
+            );
+            self.snapshot.publish(table);
+            self.snapshot.mark_loaded();
+            let why = self.follow(since).await;
+            tracing::warn!(reason = %why, "reloading every link from CouchDB");
+            self.snapshot.set_problem(Some(why));
+        }
+    }
+
+    async fn load_until_done(&mut self) -> (LinkTable, Value) {
+        loop {
+            match load(&self.http).await {
+                Ok(done) => {
+                    self.backoff.reset();
+                    self.recovered();
+                    return done;
+                }
+                Err(e) => self.retry_after("loading links", &e).await,
+            }
+        }
+    }
+
+    /// Follows the feed from `since`, reconnecting as needed; returns only
+    /// when a full reload is due, with the reason.
+    async fn follow(&mut self, mut since: Value) -> String {
+        loop {
+            match self.feed(&mut since).await {
+                // A pause, so a server that ends every feed at once is not
+                // asked again in a tight loop.
+                FeedEnd::Closed => tokio::time::sleep(FIRST_RETRY).await,
+                FeedEnd::Reload(why) => return why,
+                FeedEnd::Failed(e) => self.retry_after("following CouchDB changes", &e).await,
+            }
+        }
+    }
+
+    /// Records a failure for `/readyz`, logs it if it is new, and waits out
+    /// the backoff. Redirects go on from the snapshot meanwhile.
+    async fn retry_after(&mut self, doing: &str, e: &StoreError) {
+        let delay = self.backoff.next_delay();
+        let problem = format!("{doing}: {e}");
+        if self.failing.as_deref() == Some(problem.as_str()) {
+            tracing::debug!(error = %e, retry_in = ?delay, "{doing} failed again");
+        } else {
+            tracing::warn!(error = %e, retry_in = ?delay, "{doing} failed; retrying");
+        }
+        self.snapshot.set_problem(Some(format!(
+            "{problem} (retrying in {:.1}s)",
+            delay.as_secs_f32()
+        )));
+        self.failing = Some(problem);
+        tokio::time::sleep(delay).await;
+    }
+
+    fn recovered(&mut self) {
+        if let Some(problem) = self.failing.take() {
+            tracing::info!(was = %problem, "CouchDB is reachable again");
+        }
+    }
+
+    /// One connection to the continuous feed. `since` moves forward after
+    /// each batch is published, so a reconnect resumes where this left off.
+    async fn feed(&mut self, since: &mut Value) -> FeedEnd {
+        let mut url = self.http.db_url(&["_changes"]);
+        url.query_pairs_mut()
+            .append_pair("feed", "continuous")
+            .append_pair("include_docs", "true")
+            .append_pair("heartbeat", &HEARTBEAT.as_millis().to_string())
+            .append_pair("since", &seq_param(since));
+        let req = self
+            .http
+            .stream_request(Method::GET, url)
+            .header(ACCEPT_ENCODING, "identity");
+        let resp = match self.http.send(req).await {
+            Ok(r) => r,
+            Err(e) => return FeedEnd::Failed(e),
+        };
+        let status = resp.status().as_u16();
+        if status != 200 {
+            let what = format!("database {} (_changes)", self.http.db());
+            let err = self.http.refusal(resp, &what).await;
+            return match status {
+                404 | 400 => FeedEnd::Reload(err.to_string()),
+                _ => FeedEnd::Failed(err),
+            };
+        }
+        self.snapshot.set_problem(None);
+        self.recovered();
+
+        let mut body = resp.bytes_stream();
+        let mut buf: Vec<u8> = Vec::new();
+        let mut heard = false;
+        loop {
+            let chunk = match tokio::time::timeout(IDLE_LIMIT, body.next()).await {
+                Err(_) => {
+                    return FeedEnd::Failed(StoreError::Other(format!(
+                        "no heartbeat from CouchDB for {}s",
+                        IDLE_LIMIT.as_secs()
+                    )));
+                }
+                Ok(None) => {
+                    return FeedEnd::Failed(StoreError::Other(
+                        "CouchDB closed the changes feed".into(),
+                    ));
+                }
+                Ok(Some(Err(e))) => {
+                    return FeedEnd::Failed(StoreError::Other(format!(
+                        "lost the connection to CouchDB at {}: {}",
+                        self.http.server(),
+                        super::couch::root_cause(&e)
+                    )));
+                }
+                Ok(Some(Ok(chunk))) => chunk,
+            };
+            if !heard {
+                // Only a feed that delivers resets the backoff, so a server
+                // that accepts and hangs up at once is not hammered.
+                heard = true;
+                self.backoff.reset();
+            }
+            buf.extend_from_slice(&chunk);
+            let mut batch = Vec::new();
+            let mut batch_seq = None;
+            let mut end = None;
+            while let Some(pos) = buf.iter().position(|&b| b == b'\n') {
+                let line: Vec<u8> = buf.drain(..=pos).collect();
+                match parse_line(&line) {
+                    Ok(Line::Heartbeat) => {}
+                    Ok(Line::Change { seq, change }) => {
+                        batch.extend(change);
+                        batch_seq = Some(seq);
+                    }
+                    Ok(Line::End { last_seq }) => {
+                        end = Some(last_seq);
+                        break;
+                    }
+                    Err(why) => {
+                        // Publish what came before; the rest is read again
+                        // from `since` after the reconnect.
+                        self.publish(batch, batch_seq, since);
+                        return FeedEnd::Failed(StoreError::Other(why));
+                    }
+                }
+            }
+            self.publish(batch, batch_seq, since);
+            if let Some(last_seq) = end {
+                *since = last_seq;
+                return FeedEnd::Closed;
+            }
+            if buf.len() > MAX_LINE {
+                return FeedEnd::Failed(StoreError::Other(format!(
+                    "a changes line longer than {MAX_LINE} bytes"
+                )));
+            }
+        }
+    }
+
+    fn publish(&self, batch: Vec<Change>, seq: Option<Value>, since: &mut Value) {
+        self.snapshot.apply(batch);
+        if let Some(seq) = seq {
+            *since = seq;
+        }
+    }
+}
+
+/// Loads every link: the sequence first, then `_all_docs` page by page.
+async fn load(http: &CouchHttp) -> Result<(LinkTable, Value), StoreError> {
+    #[derive(Deserialize)]
+    struct DbInfo {
+        update_seq: Value,
+    }
+    let what = format!("database {}", http.db());
+    let info: DbInfo = http
+        .json(http.request(Method::GET, http.db_url(&[])), &what)
+        .await?;
+    let mut table = LinkTable::default();
+    http.each_page(|docs| {
+        let changes = docs.into_iter().map(|(key, doc)| Change::Upsert {
+            key,
+            doc: document_of(doc),
+        });
+        for (key, reason) in table.apply(changes) {
+            tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
+        }
+    })
+    .await?;
+    Ok((table, info.update_seq))
+}
+
+/// A sequence as the `since` parameter: strings as they are, anything else
+/// (PouchDB Server's integers) as JSON text.
+fn seq_param(seq: &Value) -> String {
+    match seq {
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+#[derive(Debug)]
+enum Line {
+    Heartbeat,
+    /// A change; `change` is `None` for design documents, which only move the
+    /// sequence.
+    Change {
+        seq: Value,
+        change: Option<Change>,
+    },
+    End {
+        last_seq: Value,
+    },
+}
+
+#[derive(Deserialize)]
+struct FeedLine {
+    seq: Option<Value>,
+    id: Option<String>,
+    #[serde(default)]
+    deleted: bool,
+    doc: Option<Value>,
+    last_seq: Option<Value>,
+    error: Option<String>,
+    reason: Option<String>,
+}
+
+fn parse_line(line: &[u8]) -> Result<Line, String> {
+    if line.iter().all(u8::is_ascii_whitespace) {
+        return Ok(Line::Heartbeat);
+    }
+    let l: FeedLine = serde_json::from_slice(line).map_err(|e| {
+        format!(
+            "unreadable line in the changes feed ({e}): {}",
+            String::from_utf8_lossy(&line[..line.len().min(200)])
+        )
+    })?;
+    if let Some(error) = l.error {
+        return Err(format!(
+            "the changes feed reported {error}: {}",
+            l.reason.unwrap_or_default()
+        ));
+    }
+    if let Some(last_seq) = l.last_seq {
+        return Ok(Line::End { last_seq });
+    }
+    let (Some(seq), Some(key)) = (l.seq, l.id) else {
+        return Err("a changes line without seq or id".into());
+    };
+    let change = if is_design(&key) {
+        None
+    } else if l.deleted {
+        Some(Change::Delete { key })
+    } else {
+        // Without a document the change is shown as an empty one, which the
+        // snapshot counts as invalid rather than silently keeping the old.
+        let doc = l.doc.map(document_of).unwrap_or_default();
+        Some(Change::Upsert { key, doc })
+    };
+    Ok(Line::Change { seq, change })
+}
+
+/// Capped exponential backoff with ±20% jitter, so several qrtag instances
+/// do not retry in step.
+struct Backoff {
+    next: Duration,
+}
+
+impl Default for Backoff {
+    fn default() -> Self {
+        Self { next: FIRST_RETRY }
+    }
+}
+
+impl Backoff {
+    fn next_delay(&mut self) -> Duration {
+        let base = self.next;
+        self.next = (base * 2).min(MAX_RETRY);
+        base.mul_f64(rand::random_range(0.8..1.2))
+    }
+
+    fn reset(&mut self) {
+        self.next = FIRST_RETRY;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn reads_couchdb_and_pouchdb_lines() {
+        assert!(matches!(parse_line(b"\n"), Ok(Line::Heartbeat)));
+        let couch = br#"{"seq":"3-g1AAAA","id":"H83if","changes":[{"rev":"2-a"}],"doc":{"_id":"H83if","_rev":"2-a","url":"https://a.example/"}}"#;
+        match parse_line(couch) {
+            Ok(Line::Change {
+                seq,
+                change: Some(Change::Upsert { key, doc }),
+            }) => {
+                assert_eq!(seq, json!("3-g1AAAA"));
+                assert_eq!(key, "H83if");
+                assert_eq!(Value::Object(doc), json!({"url": "https://a.example/"}));
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        let deleted = br#"{"seq":7,"id":"abcde","changes":[],"deleted":true,"doc":{"_id":"abcde","_deleted":true}}"#;
+        assert!(matches!(
+            parse_line(deleted),
+            Ok(Line::Change { change: Some(Change::Delete { key }), .. }) if key == "abcde"
+        ));
+        let design = br#"{"seq":8,"id":"_design/qrtag","changes":[],"doc":{}}"#;
+        assert!(matches!(
+            parse_line(design),
+            Ok(Line::Change { change: None, seq }) if seq == json!(8)
+        ));
+        assert!(matches!(
+            parse_line(br#"{"last_seq":9,"pending":0}"#),
+            Ok(Line::End { last_seq }) if last_seq == json!(9)
+        ));
+    }
+
+    #[test]
+    fn refuses_broken_lines() {
+        for bad in [
+            &b"{\"seq\":1"[..],
+            b"{\"id\":\"abcde\"}",
+            b"{\"error\":\"unauthorized\",\"reason\":\"nope\"}",
+            b"[1]",
+        ] {
+            assert!(
+                parse_line(bad).is_err(),
+                "{:?}",
+                String::from_utf8_lossy(bad)
+            );
+        }
+    }
+
+    #[test]
+    fn sequences_stay_opaque() {
+        assert_eq!(seq_param(&json!("12-g1AAAA")), "12-g1AAAA");
+        assert_eq!(seq_param(&json!(12)), "12");
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_and_resets() {
+        let mut b = Backoff::default();
+        let delays: Vec<Duration> = (0..8).map(|_| b.next_delay()).collect();
+        assert!(delays[0] <= FIRST_RETRY.mul_f64(1.2));
+        assert!(delays[3] >= (FIRST_RETRY * 8).mul_f64(0.8));
+        assert!(delays.iter().all(|d| *d <= MAX_RETRY.mul_f64(1.2)));
+        assert!(delays[7] >= MAX_RETRY.mul_f64(0.8));
+        b.reset();
+        assert!(b.next_delay() <= FIRST_RETRY.mul_f64(1.2));
+    }
+}

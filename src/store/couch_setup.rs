@@ -1,0 +1,240 @@
+//! `qrtag setup`: makes a CouchDB database ready to hold links.
+//!
+//! Idempotent, so it can run on every deploy: it creates only what is
+//! missing, rewrites the validation only when it differs, and adds the two
+//! qrtag roles to `_security` without removing anyone else's access.
+//!
+//! Access model: CouchDB lets every member of a database write to it unless a
+//! `validate_doc_update` function refuses, so both roles are made members and
+//! the function refuses writes from anyone who is neither an admin nor a
+//! `qrtag_editor`. The service itself runs with a `qrtag_reader` account.
+
+use reqwest::Method;
+use serde_json::{Map, Value, json};
+
+use super::StoreError;
+use super::couch::CouchHttp;
+use crate::settings::CouchSettings;
+
+/// The role of the account `qrtag serve` reads with.
+pub const READER_ROLE: &str = "qrtag_reader";
+/// The role that may create and edit links (besides admins).
+pub const EDITOR_ROLE: &str = "qrtag_editor";
+/// The design document that carries the validation.
+pub const DESIGN_ID: &str = "_design/qrtag";
+/// The validation function, kept as a JavaScript file so it can be read and
+/// linted as what it is.
+pub const VALIDATE_DOC_UPDATE: &str = include_str!("../../assets/couchdb/validate_doc_update.js");
+
+/// How many times the design document is re-read after a conflicting write.
+const ATTEMPTS: usize = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Created,
+    Updated,
+    Unchanged,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Created => "created",
+            Self::Updated => "updated",
+            Self::Unchanged => "unchanged",
+        })
+    }
+}
+
+/// What `setup` did to each part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SetupReport {
+    pub database: Outcome,
+    pub design: Outcome,
+    pub security: Outcome,
+}
+
+/// Creates the database, installs the validation and sets `_security`.
+/// Needs a server admin account.
+pub async fn setup(settings: &CouchSettings) -> Result<SetupReport, StoreError> {
+    let http = CouchHttp::new(settings)?;
+    let database = ensure_database(&http).await?;
+    let design = ensure_design(&http).await?;
+    let security = ensure_security(&http).await?;
+    Ok(SetupReport {
+        database,
+        design,
+        security,
+    })
+}
+
+async fn ensure_database(http: &CouchHttp) -> Result<Outcome, StoreError> {
+    // Look before creating: only a server admin may PUT a database, even one
+    // that exists, and a database admin should be able to re-run setup.
+    let head = http
+        .send(http.request(Method::HEAD, http.db_url(&[])))
+        .await?;
+    if head.status().is_success() {
+        return Ok(Outcome::Unchanged);
+    }
+    let what = format!("creating database {}", http.db());
+    let resp = http
+        .send(http.request(Method::PUT, http.db_url(&[])))
+        .await?;
+    match resp.status().as_u16() {
+        200..=299 => Ok(Outcome::Created),
+        // 412 file_exists: CouchDB's answer for a database that is there.
+        412 => Ok(Outcome::Unchanged),
+        _ => Err(http.refusal(resp, &what).await),
+    }
+}
+
+/// Reads a document, `None` when missing.
+async fn get_doc(http: &CouchHttp, segments: &[&str]) -> Result<Option<Value>, StoreError> {
+    let what = format!("reading {}", segments.join("/"));
+    let resp = http
+        .send(http.request(Method::GET, http.db_url(segments)))
+        .await?;
+    match resp.status().as_u16() {
+        200..=299 => http.read_json(resp, &what).await.map(Some),
+        404 => Ok(None),
+        _ => Err(http.refusal(resp, &what).await),
+    }
+}
+
+/// The design document with qrtag's fields set; other fields (views someone
+/// added) are kept. `None` when nothing needs to change.
+fn desired_design(current: Option<&Value>) -> Option<Value> {
+    let mut doc = match current {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    let before = doc.clone();
+    doc.insert("_id".into(), Value::String(DESIGN_ID.into()));
+    doc.insert("language".into(), Value::String("javascript".into()));
+    doc.insert(
+        "validate_doc_update".into(),
+        Value::String(VALIDATE_DOC_UPDATE.into()),
+    );
+    (current.is_none() || doc != before).then_some(Value::Object(doc))
+}
+
+async fn ensure_design(http: &CouchHttp) -> Result<Outcome, StoreError> {
+    let segments = ["_design", "qrtag"];
+    for _ in 0..ATTEMPTS {
+        let current = get_doc(http, &segments).await?;
+        let Some(doc) = desired_design(current.as_ref()) else {
+            return Ok(Outcome::Unchanged);
+        };
+        let resp = http
+            .send(http.request(Method::PUT, http.db_url(&segments)).json(&doc))
+            .await?;
+        match resp.status().as_u16() {
+            200..=299 if current.is_none() => return Ok(Outcome::Created),
+            200..=299 => return Ok(Outcome::Updated),
+            // Someone else wrote it in between: read again.
+            409 => continue,
+            _ => return Err(http.refusal(resp, &format!("writing {DESIGN_ID}")).await),
+        }
+    }
+    Err(StoreError::Conflict(DESIGN_ID.into()))
+}
+
+/// `_security` with both qrtag roles among the members, everything already
+/// there kept. `None` when nothing needs to change.
+fn desired_security(current: &Value) -> Option<Value> {
+    let mut sec = match current {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    };
+    let before = sec.clone();
+    for part in ["admins", "members"] {
+        let group = sec.entry(part).or_insert_with(|| json!({}));
+        if !group.is_object() {
+            *group = json!({});
+        }
+        if let Value::Object(group) = group {
+            for list in ["names", "roles"] {
+                let entry = group.entry(list).or_insert_with(|| json!([]));
+                if !entry.is_array() {
+                    *entry = json!([]);
+                }
+            }
+            if part == "members" {
+                if let Some(Value::Array(roles)) = group.get_mut("roles") {
+                    for role in [READER_ROLE, EDITOR_ROLE] {
+                        if !roles.iter().any(|r| r == role) {
+                            roles.push(Value::String(role.into()));
+                        }
+                    }
+                }
+            }
+        }
+    }
+    (sec != before).then_some(Value::Object(sec))
+}
+
+async fn ensure_security(http: &CouchHttp) -> Result<Outcome, StoreError> {
+    let current = get_doc(http, &["_security"]).await?.unwrap_or(json!({}));
+    let Some(sec) = desired_security(&current) else {
+        return Ok(Outcome::Unchanged);
+    };
+    let what = format!("writing {}/_security", http.db());
+    let _: Value = http
+        .json(
+            http.request(Method::PUT, http.db_url(&["_security"]))
+                .json(&sec),
+            &what,
+        )
+        .await?;
+    Ok(Outcome::Updated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_validation_knows_the_editor_role() {
+        assert!(VALIDATE_DOC_UPDATE.contains(&format!("'{EDITOR_ROLE}'")));
+        assert!(VALIDATE_DOC_UPDATE.trim_start().starts_with("function"));
+    }
+
+    #[test]
+    fn design_is_rewritten_only_when_it_differs() {
+        let fresh = desired_design(None).expect("a new design document");
+        assert_eq!(fresh["validate_doc_update"], VALIDATE_DOC_UPDATE);
+        let mut stored = fresh.clone();
+        stored["_rev"] = json!("1-a");
+        stored["views"] = json!({"by_url": {"map": "function (d) {}"}});
+        assert_eq!(desired_design(Some(&stored)), None);
+        stored["validate_doc_update"] = json!("function () {}");
+        let updated = desired_design(Some(&stored)).expect("an update");
+        assert_eq!(updated["_rev"], "1-a", "the update must name the revision");
+        assert!(updated["views"].is_object(), "other fields are kept");
+    }
+
+    #[test]
+    fn security_adds_roles_and_keeps_the_rest() {
+        let set = desired_security(&json!({})).expect("a change");
+        assert_eq!(
+            set,
+            json!({
+                "admins": {"names": [], "roles": []},
+                "members": {"names": [], "roles": [READER_ROLE, EDITOR_ROLE]}
+            })
+        );
+        assert_eq!(desired_security(&set), None, "a second run changes nothing");
+        let other = json!({
+            "admins": {"names": ["ops"], "roles": []},
+            "members": {"names": ["alice"], "roles": ["staff", EDITOR_ROLE]}
+        });
+        let merged = desired_security(&other).expect("a change");
+        assert_eq!(merged["admins"]["names"], json!(["ops"]));
+        assert_eq!(merged["members"]["names"], json!(["alice"]));
+        assert_eq!(
+            merged["members"]["roles"],
+            json!(["staff", EDITOR_ROLE, READER_ROLE])
+        );
+    }
+}

@@ -1,0 +1,275 @@
+//! Helpers for the CouchDB integration tests: the application on free ports,
+//! plain-HTTP access to CouchDB (as a person with curl would edit it), the
+//! CLI binary, and polling instead of sleeping.
+
+use std::future::Future;
+use std::path::PathBuf;
+use std::process::Output;
+use std::time::{Duration, Instant};
+
+use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, PublicUrl, Settings, StoreSettings};
+use qrtag::startup::Application;
+use serde_json::{Value, json};
+
+pub const PUBLIC_URL: &str = "http://qr.test";
+
+/// Polls `f` until it gives `Some`, failing the test after `within`. The
+/// pause between polls only paces the polling; nothing waits on it.
+pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + within;
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "not within {within:?}: {what}");
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+}
+
+pub fn couch_settings(url: &str, db: &str) -> CouchSettings {
+    CouchSettings::new(
+        CouchUrl::parse(url).expect("CouchDB URL"),
+        CouchDbName::parse(db).expect("database name"),
+    )
+}
+
+/// The real application, on free loopback ports, serving in the background.
+pub struct TestApp {
+    pub public: String,
+    pub admin: String,
+    http: reqwest::Client,
+}
+
+impl TestApp {
+    pub async fn spawn(store: CouchSettings) -> Self {
+        let mut settings = Settings::local(PathBuf::from("unused.db"));
+        settings.listen = "127.0.0.1:0".into();
+        settings.admin_listen = "127.0.0.1:0".into();
+        settings.public_url = PublicUrl::parse(PUBLIC_URL).expect("public URL");
+        settings.store = StoreSettings::CouchDb(store);
+        settings.workers = Some(1);
+        let app = Application::build(settings)
+            .await
+            .expect("the application starts");
+        let public = format!("http://{}", app.public_addr());
+        let admin = format!("http://{}", app.admin_addr());
+        tokio::spawn(app.run_until_stopped());
+        let http = reqwest::Client::builder()
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("HTTP client");
+        Self {
+            public,
+            admin,
+            http,
+        }
+    }
+
+    /// Where `/key` redirects to; `None` for a 404. Anything else fails the test.
+    pub async fn location(&self, key: &str) -> Option<String> {
+        let resp = self
+            .http
+            .get(format!("{}/{key}", self.public))
+            .send()
+            .await
+            .expect("the public listener answers");
+        match resp.status().as_u16() {
+            302 => {
+                let link = resp
+                    .headers()
+                    .get("link")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned);
+                assert_eq!(
+                    link.as_deref(),
+                    Some(format!("<{PUBLIC_URL}/{key}>; rel=\"shortlink\"").as_str())
+                );
+                resp.headers()
+                    .get("location")
+                    .and_then(|v| v.to_str().ok())
+                    .map(str::to_owned)
+            }
+            404 => None,
+            other => panic!("/{key} answered {other}"),
+        }
+    }
+
+    /// `/readyz`: status and body.
+    pub async fn readyz(&self) -> (u16, String) {
+        let resp = self
+            .http
+            .get(format!("{}/readyz", self.admin))
+            .send()
+            .await
+            .expect("the admin listener answers");
+        let status = resp.status().as_u16();
+        (status, resp.text().await.unwrap_or_default())
+    }
+
+    pub async fn wait_ready(&self, within: Duration) -> String {
+        eventually(within, "/readyz says ready", || async {
+            let (status, body) = self.readyz().await;
+            (status == 200).then_some(body)
+        })
+        .await
+    }
+
+    /// Waits until `/key` redirects to `want` (`None`: answers 404).
+    pub async fn wait_location(&self, key: &str, want: Option<&str>, within: Duration) {
+        eventually(within, &format!("/{key} -> {want:?}"), || async {
+            (self.location(key).await.as_deref() == want).then_some(())
+        })
+        .await;
+    }
+}
+
+/// CouchDB over plain HTTP, the way a person with curl edits it.
+pub struct Couch {
+    pub url: String,
+    pub db: String,
+    http: reqwest::Client,
+    auth: Option<(String, String)>,
+}
+
+impl Couch {
+    pub fn new(url: &str, db: &str) -> Self {
+        Self {
+            url: url.to_owned(),
+            db: db.to_owned(),
+            http: reqwest::Client::new(),
+            auth: None,
+        }
+    }
+
+    pub fn with_user(mut self, user: &str, password: &str) -> Self {
+        self.auth = Some((user.into(), password.into()));
+        self
+    }
+
+    fn req(&self, method: reqwest::Method, path: &str) -> reqwest::RequestBuilder {
+        let r = self.http.request(method, format!("{}/{path}", self.url));
+        match &self.auth {
+            Some((u, p)) => r.basic_auth(u, Some(p)),
+            None => r,
+        }
+    }
+
+    /// Sends a request; returns status and JSON body.
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<Value>,
+    ) -> (u16, Value) {
+        let mut r = self.req(method, path);
+        if let Some(b) = body {
+            r = r.json(&b);
+        }
+        let resp = r.send().await.expect("CouchDB answers");
+        let status = resp.status().as_u16();
+        (status, resp.json().await.unwrap_or(Value::Null))
+    }
+
+    pub async fn create_db(&self) {
+        let (status, body) = self.call(reqwest::Method::PUT, &self.db, None).await;
+        assert_eq!(status, 201, "creating {}: {body}", self.db);
+    }
+
+    /// The document, or `None` when missing.
+    pub async fn get(&self, id: &str) -> Option<Value> {
+        let (status, body) = self
+            .call(
+                reqwest::Method::GET,
+                &format!("{}/{}", self.db, enc(id)),
+                None,
+            )
+            .await;
+        (status == 200).then_some(body)
+    }
+
+    /// Writes `doc` as the new content of `id` (at its current revision, if
+    /// any); returns the status and CouchDB's answer.
+    pub async fn try_put(&self, id: &str, mut doc: Value) -> (u16, Value) {
+        if let Some(rev) = self.get(id).await.and_then(|d| d.get("_rev").cloned()) {
+            doc["_rev"] = rev;
+        }
+        self.call(
+            reqwest::Method::PUT,
+            &format!("{}/{}", self.db, enc(id)),
+            Some(doc),
+        )
+        .await
+    }
+
+    pub async fn put(&self, id: &str, doc: Value) {
+        let (status, body) = self.try_put(id, doc).await;
+        assert_eq!(status, 201, "writing {id}: {body}");
+    }
+
+    pub async fn delete(&self, id: &str) {
+        let rev = self
+            .get(id)
+            .await
+            .and_then(|d| d.get("_rev").and_then(Value::as_str).map(str::to_owned))
+            .expect("the document exists");
+        let (status, body) = self
+            .call(
+                reqwest::Method::DELETE,
+                &format!("{}/{}?rev={rev}", self.db, enc(id)),
+                None,
+            )
+            .await;
+        assert_eq!(status, 200, "deleting {id}: {body}");
+    }
+
+    /// Writes many link documents in one request.
+    pub async fn bulk(&self, docs: Vec<Value>) {
+        let (status, body) = self
+            .call(
+                reqwest::Method::POST,
+                &format!("{}/_bulk_docs", self.db),
+                Some(json!({ "docs": docs })),
+            )
+            .await;
+        assert_eq!(status, 201, "bulk write: {body}");
+        let failed: Vec<&Value> = body
+            .as_array()
+            .map(|rows| rows.iter().filter(|r| r.get("error").is_some()).collect())
+            .unwrap_or_default();
+        assert!(failed.is_empty(), "bulk write refused: {failed:?}");
+    }
+}
+
+/// A document ID as one path segment; design documents keep their slash,
+/// as CouchDB expects.
+fn enc(id: &str) -> String {
+    match id.strip_prefix("_design/") {
+        Some(name) => format!("_design/{}", name.replace('/', "%2F")),
+        None => id.replace('/', "%2F").replace(' ', "%20"),
+    }
+}
+
+/// Runs the `qrtag` binary with only the given environment (plus PATH).
+pub async fn qrtag(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_qrtag"));
+    cmd.args(args).env_clear().env("QRTAG_LOG", "warn");
+    if let Some(path) = std::env::var_os("PATH") {
+        cmd.env("PATH", path);
+    }
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    cmd.output().await.expect("qrtag runs")
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}

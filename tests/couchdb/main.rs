@@ -1,0 +1,697 @@
+//! qrtag against a real CouchDB-API server (PouchDB Server, see
+//! `pouchdb.rs`): the live mirror, outages, `qrtag setup`, the
+//! CLI and the access roles. Needs `npm ci` first; without it every test that
+//! needs a server fails and says so.
+
+mod harness;
+mod pouchdb;
+mod proxy;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use qrtag::link_key::LinkKey;
+use qrtag::settings::{Secret, StoreSettings};
+use qrtag::store::{self, LinkStore, StoreError};
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use harness::{Couch, TestApp, couch_settings, eventually, qrtag, stderr, stdout};
+use pouchdb::PouchDb;
+use proxy::CutProxy;
+
+/// The promise: an edit in CouchDB changes the redirect within a second.
+const PROPAGATION: Duration = Duration::from_secs(1);
+/// Generous limits for things that involve starting processes or backoff.
+const START: Duration = Duration::from_secs(20);
+const RECOVERY: Duration = Duration::from_secs(10);
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_follow_couchdb_edits_deletes_and_invalid_documents() {
+    let pouch = PouchDb::start().await;
+    let couch = Couch::new(&pouch.url(), "links");
+    couch.create_db().await;
+    couch
+        .put(
+            "H83if",
+            json!({"url": "https://a.example/one", "inactive": false}),
+        )
+        .await;
+    couch
+        .put("gone1", json!({"url": "https://a.example/gone"}))
+        .await;
+    couch
+        .put(
+            "dead1",
+            json!({"url": "https://a.example/dead", "inactive": true}),
+        )
+        .await;
+    couch
+        .put("docs/api", json!({"url": "https://a.example/api"}))
+        .await;
+    // Documents a person could get wrong by hand.
+    couch.put("nourl", json!({"inactive": false})).await;
+    couch
+        .put("jsurl", json!({"url": "javascript:alert(1)"}))
+        .await;
+    couch
+        .put(
+            "yesno",
+            json!({"url": "https://a.example/", "inactive": "yes"}),
+        )
+        .await;
+    couch.put("slash", json!({"url": "//evil.example/"})).await;
+    couch
+        .put("_design/other", json!({"url": "https://a.example/design"}))
+        .await;
+
+    let app = TestApp::spawn(couch_settings(&pouch.url(), "links")).await;
+    let ready = app.wait_ready(START).await;
+    assert!(
+        ready.contains("4 links, 4 invalid"),
+        "design documents are neither links nor invalid: {ready}"
+    );
+    assert_eq!(
+        app.location("H83if").await.as_deref(),
+        Some("https://a.example/one")
+    );
+    assert_eq!(
+        app.location("docs/api").await.as_deref(),
+        Some("https://a.example/api")
+    );
+    for key in [
+        "dead1",
+        "nourl",
+        "jsurl",
+        "yesno",
+        "slash",
+        "nope1",
+        "_design/other",
+    ] {
+        assert_eq!(app.location(key).await, None, "/{key}");
+    }
+
+    // An edit made with plain HTTP, not through qrtag.
+    couch
+        .put(
+            "H83if",
+            json!({"url": "https://a.example/two", "inactive": false}),
+        )
+        .await;
+    app.wait_location("H83if", Some("https://a.example/two"), PROPAGATION)
+        .await;
+    couch
+        .put(
+            "dead1",
+            json!({"url": "https://a.example/dead", "inactive": false}),
+        )
+        .await;
+    app.wait_location("dead1", Some("https://a.example/dead"), PROPAGATION)
+        .await;
+
+    couch.delete("gone1").await;
+    app.wait_location("gone1", None, PROPAGATION).await;
+
+    // A broken edit takes that link out and nothing else; fixing it, or a
+    // broken document, brings it back.
+    couch
+        .put("H83if", json!({"url": "javascript:void(0)"}))
+        .await;
+    app.wait_location("H83if", None, PROPAGATION).await;
+    assert_eq!(
+        app.location("docs/api").await.as_deref(),
+        Some("https://a.example/api")
+    );
+    couch
+        .put("jsurl", json!({"url": "https://a.example/fixed"}))
+        .await;
+    app.wait_location("jsurl", Some("https://a.example/fixed"), PROPAGATION)
+        .await;
+    couch
+        .put("H83if", json!({"url": "https://a.example/three"}))
+        .await;
+    app.wait_location("H83if", Some("https://a.example/three"), PROPAGATION)
+        .await;
+
+    let (status, body) = app.readyz().await;
+    assert_eq!(status, 200);
+    assert!(
+        body.contains("4 links, 3 invalid") && !body.contains("degraded"),
+        "{body}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loads_and_lists_more_than_one_page() {
+    let pouch = PouchDb::start().await;
+    let couch = Couch::new(&pouch.url(), "links");
+    couch.create_db().await;
+    let n = 2345;
+    let docs = (0..n)
+        .map(|i| json!({"_id": format!("k{i:04}"), "url": format!("https://a.example/{i}")}))
+        .chain([json!({"_id": "_design/zz", "language": "javascript"})])
+        .chain([json!({"_id": "broken", "url": 5})])
+        .collect();
+    couch.bulk(docs).await;
+
+    let app = TestApp::spawn(couch_settings(&pouch.url(), "links")).await;
+    let ready = app.wait_ready(START).await;
+    assert!(ready.contains(&format!("{n} links, 1 invalid")), "{ready}");
+    for i in [0, 999, 1000, 2000, n - 1] {
+        assert_eq!(
+            app.location(&format!("k{i:04}")).await,
+            Some(format!("https://a.example/{i}"))
+        );
+    }
+
+    let store = store::open(&StoreSettings::CouchDb(couch_settings(
+        &pouch.url(),
+        "links",
+    )))
+    .expect("open");
+    let listed = store.list().await.expect("list");
+    assert_eq!(listed.len(), n + 1, "every document but the design one");
+    assert!(listed.windows(2).all(|w| w[0].0 < w[1].0), "sorted by key");
+    assert!(listed.iter().all(|(_, d)| !d.contains_key("_rev")));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_server_started_before_couchdb_becomes_ready_when_it_is() {
+    let mut pouch = PouchDb::reserve(true);
+    let app = TestApp::spawn(couch_settings(&pouch.url(), "links")).await;
+    let why = eventually(RECOVERY, "/readyz says CouchDB is unreachable", || async {
+        let (status, body) = app.readyz().await;
+        (status == 503 && body.contains("unreachable")).then_some(body)
+    })
+    .await;
+    assert!(why.contains(&pouch.url()), "{why}");
+    assert_eq!(app.location("H83if").await, None);
+
+    pouch.run().await;
+    let couch = Couch::new(&pouch.url(), "links");
+    eventually(RECOVERY, "/readyz says the database is missing", || async {
+        let (status, body) = app.readyz().await;
+        assert_eq!(status, 503, "ready without a database: {body}");
+        body.contains("does not exist").then_some(())
+    })
+    .await;
+    couch.create_db().await;
+    couch
+        .put("H83if", json!({"url": "https://a.example/one"}))
+        .await;
+    app.wait_ready(RECOVERY).await;
+    app.wait_location("H83if", Some("https://a.example/one"), RECOVERY)
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn redirects_go_on_while_couchdb_restarts_and_later_edits_arrive() {
+    let mut pouch = PouchDb::start_persistent().await;
+    let couch = Couch::new(&pouch.url(), "links");
+    couch.create_db().await;
+    couch
+        .put("H83if", json!({"url": "https://a.example/one"}))
+        .await;
+    couch
+        .put("other", json!({"url": "https://a.example/other"}))
+        .await;
+    let app = TestApp::spawn(couch_settings(&pouch.url(), "links")).await;
+    app.wait_ready(START).await;
+    assert_eq!(
+        app.location("H83if").await.as_deref(),
+        Some("https://a.example/one")
+    );
+
+    pouch.stop();
+    // Every request while CouchDB is away is answered from the snapshot,
+    // and /readyz stays ready but names the problem.
+    let mut answered = 0;
+    let degraded = eventually(RECOVERY, "/readyz says degraded", || {
+        answered += 1;
+        let app = &app;
+        async move {
+            assert_eq!(
+                app.location("H83if").await.as_deref(),
+                Some("https://a.example/one")
+            );
+            let (status, body) = app.readyz().await;
+            assert_eq!(status, 200, "{body}");
+            body.contains("degraded").then_some(body)
+        }
+    })
+    .await;
+    for _ in 0..20 {
+        assert_eq!(
+            app.location("other").await.as_deref(),
+            Some("https://a.example/other")
+        );
+    }
+    assert!(answered > 0, "{degraded}");
+
+    pouch.run().await;
+    couch
+        .put("H83if", json!({"url": "https://a.example/two"}))
+        .await;
+    couch.delete("other").await;
+    app.wait_location("H83if", Some("https://a.example/two"), RECOVERY)
+        .await;
+    app.wait_location("other", None, PROPAGATION).await;
+    eventually(RECOVERY, "/readyz no longer degraded", || async {
+        let (status, body) = app.readyz().await;
+        (status == 200 && !body.contains("degraded")).then_some(())
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn edits_made_while_the_follower_is_cut_off_arrive_when_it_returns() {
+    let pouch = PouchDb::start().await;
+    let couch = Couch::new(&pouch.url(), "links");
+    couch.create_db().await;
+    couch
+        .put("H83if", json!({"url": "https://a.example/one"}))
+        .await;
+    couch
+        .put("other", json!({"url": "https://a.example/other"}))
+        .await;
+    let proxy = CutProxy::start(pouch.url().replace("http://", "")).await;
+    let app = TestApp::spawn(couch_settings(&proxy.url(), "links")).await;
+    app.wait_ready(START).await;
+
+    proxy.cut();
+    eventually(RECOVERY, "/readyz says degraded", || async {
+        let (_, body) = app.readyz().await;
+        body.contains("degraded").then_some(())
+    })
+    .await;
+    couch
+        .put("H83if", json!({"url": "https://a.example/two"}))
+        .await;
+    couch.delete("other").await;
+    couch
+        .put("new01", json!({"url": "https://a.example/new"}))
+        .await;
+    assert_eq!(
+        app.location("H83if").await.as_deref(),
+        Some("https://a.example/one"),
+        "cut off, the snapshot keeps what it had"
+    );
+
+    proxy.restore();
+    app.wait_location("H83if", Some("https://a.example/two"), RECOVERY)
+        .await;
+    app.wait_location("other", None, PROPAGATION).await;
+    app.wait_location("new01", Some("https://a.example/new"), PROPAGATION)
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let env = [
+        ("QRTAG_COUCHDB_URL", url.as_str()),
+        ("QRTAG_PUBLIC_URL", harness::PUBLIC_URL),
+    ];
+    let couch = Couch::new(&url, "links");
+
+    let first = qrtag(&["setup"], &env).await;
+    assert!(first.status.success(), "{}", stderr(&first));
+    assert_eq!(
+        stdout(&first),
+        "database links: created\n_design/qrtag (validation): created\n\
+         _security (members: roles qrtag_reader, qrtag_editor): updated\n"
+    );
+    let again = qrtag(&["setup"], &env).await;
+    assert!(again.status.success(), "{}", stderr(&again));
+    assert_eq!(
+        stdout(&again),
+        "database links: unchanged\n_design/qrtag (validation): unchanged\n\
+         _security (members: roles qrtag_reader, qrtag_editor): unchanged\n"
+    );
+    let (_, security) = couch.call(Method::GET, "links/_security", None).await;
+    assert_eq!(
+        security["members"]["roles"],
+        json!(["qrtag_reader", "qrtag_editor"])
+    );
+
+    // The validation refuses what the service could not use.
+    let bad = [
+        ("bad01", json!({"inactive": false})),
+        ("bad02", json!({"url": "javascript:alert(1)"})),
+        ("bad03", json!({"url": "//evil.example/"})),
+        (
+            "bad04",
+            json!({"url": "https://a.example/", "inactive": "yes"}),
+        ),
+        ("bad05", json!({"url": "/x", "expires": 5})),
+        ("bad06", json!({"url": "https://a.example/ x"})),
+        ("bad07", json!({"url": "ftp://a.example/"})),
+        ("bad 8", json!({"url": "https://a.example/"})),
+    ];
+    for (id, doc) in bad {
+        let (status, body) = couch.try_put(id, doc).await;
+        assert_eq!(status, 403, "{id} accepted: {body}");
+        assert_eq!(body["error"], "forbidden", "{id}: {body}");
+    }
+    let good = [
+        (
+            "good1",
+            json!({"url": "https://a.example/", "inactive": false,
+                   "expires": "2030-01-01T00:00:00Z", "note": "kept"}),
+        ),
+        ("good2", json!({"url": "/internal/path"})),
+        (
+            "good/3",
+            json!({"url": "http://[::1]:8080/x", "inactive": null}),
+        ),
+    ];
+    for (id, doc) in good {
+        let (status, body) = couch.try_put(id, doc).await;
+        assert_eq!(status, 201, "{id} refused: {body}");
+    }
+
+    // new, with a random key and with a chosen one
+    let out = qrtag(&["new", "https://a.example/one"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let short = stdout(&out);
+    let key = short
+        .trim()
+        .strip_prefix("http://qr.test/")
+        .expect("a short URL")
+        .to_owned();
+    assert!(qrtag::short_id::ShortId::parse(&key).is_ok(), "{short}");
+    let out = qrtag(
+        &[
+            "new",
+            "--key",
+            "docs/api",
+            "--inactive",
+            "https://a.example/api",
+        ],
+        &env,
+    )
+    .await;
+    assert_eq!(
+        stdout(&out),
+        "http://qr.test/docs/api\n",
+        "{}",
+        stderr(&out)
+    );
+    let out = qrtag(&["new", "--key", "docs/api", "https://x.example/"], &env).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).contains("already taken"), "{}", stderr(&out));
+
+    // set keeps the fields it does not own
+    let mut doc = couch.get(&key).await.expect("created");
+    doc["note"] = json!("poster at the bus stop");
+    couch.put(&key, doc).await;
+    let out = qrtag(&["set", &key, "https://a.example/two"], &env).await;
+    assert_eq!(
+        stdout(&out),
+        format!("{key} -> https://a.example/two\n"),
+        "{}",
+        stderr(&out)
+    );
+    let out = qrtag(&["disable", &key], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = qrtag(&["enable", "docs/api"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = qrtag(&["show", &key], &env).await;
+    let shown: Value = serde_json::from_str(&stdout(&out)).expect("show prints JSON");
+    assert_eq!(
+        shown,
+        json!({"url": "https://a.example/two", "inactive": true, "note": "poster at the bus stop"})
+    );
+    let stored = couch.get(&key).await.expect("present");
+    assert!(stored["_rev"].as_str().is_some_and(|r| r.starts_with("4-")));
+
+    let out = qrtag(&["list"], &env).await;
+    let listing = stdout(&out);
+    assert!(
+        listing.contains("docs/api\thttps://a.example/api\tactive\n"),
+        "{listing}"
+    );
+    assert!(
+        listing.contains(&format!("{key}\thttps://a.example/two\tinactive\n")),
+        "{listing}"
+    );
+    assert!(!listing.contains("_design"), "{listing}");
+    assert_eq!(listing.lines().count(), 5, "{listing}");
+
+    let out = qrtag(&["set", "zzzzz", "https://x.example/"], &env).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("no link with key zzzzz"),
+        "{}",
+        stderr(&out)
+    );
+
+    // And the service reads the set-up database.
+    let app = TestApp::spawn(couch_settings(&url, "links")).await;
+    let ready = app.wait_ready(START).await;
+    assert!(ready.contains("5 links, 0 invalid"), "{ready}");
+    assert_eq!(
+        app.location("docs/api").await.as_deref(),
+        Some("https://a.example/api")
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn only_editors_write_and_the_service_reads_with_a_member_account() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let anyone = Couch::new(&url, "links");
+    let (status, body) = anyone
+        .call(Method::PUT, "_config/admins/boss", Some(json!("boss-pw-1")))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let admin = Couch::new(&url, "links").with_user("boss", "boss-pw-1");
+    for (name, role) in [("ed", "qrtag_editor"), ("rd", "qrtag_reader")] {
+        let (status, body) = admin
+            .call(
+                Method::PUT,
+                &format!("_users/org.couchdb.user:{name}"),
+                Some(json!({"name": name, "password": format!("{name}-pw-1"),
+                            "roles": [role], "type": "user"})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let as_user = |user: &'static str, password: &'static str| {
+        [
+            ("QRTAG_COUCHDB_URL", url.clone()),
+            ("QRTAG_COUCHDB_USER", user.to_owned()),
+            ("QRTAG_COUCHDB_PASSWORD", password.to_owned()),
+        ]
+    };
+    let run = |args: &'static [&'static str], env: [(&'static str, String); 3]| async move {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let out = qrtag(args, &env).await;
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        for pw in ["boss-pw-1", "ed-pw-1", "rd-pw-1"] {
+            assert!(!all.contains(pw), "a password was printed: {all}");
+        }
+        out
+    };
+
+    let out = run(&["setup"], as_user("boss", "boss-pw-1")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let out = run(
+        &["new", "--key", "H83if", "https://a.example/one"],
+        as_user("ed", "ed-pw-1"),
+    )
+    .await;
+    assert!(
+        out.status.success(),
+        "the editor may create: {}",
+        stderr(&out)
+    );
+
+    let out = run(
+        &["set", "H83if", "https://evil.example/"],
+        as_user("rd", "rd-pw-1"),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a reader wrote: {}",
+        stdout(&out)
+    );
+    assert!(
+        stderr(&out).contains("CouchDB refused") && stderr(&out).contains("writing H83if"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run(&["list"], as_user("rd", "wrong-pw")).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains("(401)") && stderr(&out).contains("--couchdb-password"),
+        "{}",
+        stderr(&out)
+    );
+
+    let out = run(&["list"], as_user("rd", "rd-pw-1")).await;
+    assert_eq!(
+        stdout(&out),
+        "H83if\thttps://a.example/one\tactive\n",
+        "{}",
+        stderr(&out)
+    );
+
+    let reader = couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1")));
+    let app = TestApp::spawn(reader).await;
+    app.wait_ready(START).await;
+    assert_eq!(
+        app.location("H83if").await.as_deref(),
+        Some("https://a.example/one")
+    );
+    let out = run(
+        &["set", "H83if", "https://a.example/two"],
+        as_user("ed", "ed-pw-1"),
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    app.wait_location("H83if", Some("https://a.example/two"), PROPAGATION)
+        .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_store_maps_conflicts_and_concurrent_edits_all_land() {
+    let pouch = PouchDb::start().await;
+    Couch::new(&pouch.url(), "links").create_db().await;
+    let store: Arc<dyn LinkStore> = store::open(&StoreSettings::CouchDb(couch_settings(
+        &pouch.url(),
+        "links",
+    )))
+    .expect("open");
+    let key = LinkKey::parse("H83if").expect("key");
+    let doc = |url: &str| match json!({"url": url, "inactive": false}) {
+        Value::Object(m) => m,
+        _ => unreachable!(),
+    };
+
+    store.create(&key, &doc("/a")).await.expect("create");
+    assert!(matches!(
+        store.create(&key, &doc("/b")).await,
+        Err(StoreError::Conflict(_))
+    ));
+    let first = store.get(&key).await.expect("get").expect("present");
+    assert_eq!(first.doc, doc("/a"));
+    store
+        .replace(&key, &doc("/c"), &first.rev)
+        .await
+        .expect("replace");
+    assert!(
+        matches!(
+            store.replace(&key, &doc("/d"), &first.rev).await,
+            Err(StoreError::Conflict(_))
+        ),
+        "a stale revision must conflict"
+    );
+
+    // Eight writers at once: each 409 re-reads and retries, and no writer's
+    // field is lost to another's.
+    let tasks: Vec<_> = (0..8)
+        .map(|i| {
+            let store = Arc::clone(&store);
+            let key = key.clone();
+            tokio::spawn(async move {
+                qrtag::links::update(store.as_ref(), &key, |d| {
+                    d.insert(format!("f{i}"), json!(i));
+                })
+                .await
+            })
+        })
+        .collect();
+    for t in tasks {
+        t.await.expect("task").expect("update");
+    }
+    let last = store.get(&key).await.expect("get").expect("present");
+    for i in 0..8 {
+        assert_eq!(last.doc.get(&format!("f{i}")), Some(&json!(i)));
+    }
+    assert_eq!(last.doc.get("url"), Some(&json!("/c")));
+
+    let missing = store::open(&StoreSettings::CouchDb(couch_settings(
+        &pouch.url(),
+        "nodb",
+    )))
+    .expect("open");
+    for err in [
+        missing.get(&key).await.err(),
+        missing.list().await.err(),
+        missing.create(&key, &doc("/a")).await.err(),
+    ] {
+        let msg = err.map(|e| e.to_string()).unwrap_or_default();
+        assert!(
+            msg.contains("nodb does not exist") && msg.contains("qrtag setup"),
+            "{msg}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn unreachable_couchdb_and_bad_settings_are_clear_one_liners_without_secrets() {
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port");
+    let url = format!("http://127.0.0.1:{port}");
+    let env = [
+        ("QRTAG_COUCHDB_URL", url.as_str()),
+        ("QRTAG_COUCHDB_USER", "qrtag"),
+        ("QRTAG_COUCHDB_PASSWORD", "hunter2-secret"),
+    ];
+    let out = qrtag(&["list"], &env).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).contains(&format!("CouchDB unreachable at {url}")),
+        "{}",
+        stderr(&out)
+    );
+    let out = qrtag(&["show", "H83if"], &env).await;
+    assert!(
+        stderr(&out).contains("CouchDB unreachable"),
+        "couch_rs's 501 for a refused connection: {}",
+        stderr(&out)
+    );
+
+    let out = qrtag(&["--help"], &env).await;
+    assert!(stdout(&out).contains("QRTAG_COUCHDB_PASSWORD"));
+
+    let with_password = format!("http://qrtag:hunter2-secret@127.0.0.1:{port}");
+    let out = qrtag(&["--couchdb-url", &with_password, "list"], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("not in the URL"), "{}", stderr(&out));
+
+    let out = qrtag(&["setup"], &[]).await;
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--couchdb-url"));
+
+    let out = qrtag(
+        &["list"],
+        &[
+            ("QRTAG_COUCHDB_URL", url.as_str()),
+            ("QRTAG_COUCHDB_PASSWORD", "hunter2-secret"),
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(stderr(&out).contains("--couchdb-user"));
+
+    for out in [
+        out,
+        qrtag(&["list"], &env).await,
+        qrtag(&["--help"], &env).await,
+        qrtag(&["--couchdb-url", &with_password, "list"], &[]).await,
+    ] {
+        let all = format!("{}{}", stdout(&out), stderr(&out));
+        assert!(!all.contains("hunter2"), "a password was printed: {all}");
+    }
+}
