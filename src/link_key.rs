@@ -13,19 +13,21 @@ use crate::short_id::ShortId;
 pub const MAX_SEGMENT: usize = 64;
 
 /// A valid link key: one or more segments of 1–64 characters of
-/// `[A-Za-z0-9_-]`, joined by `/`.
+/// `[A-Za-z0-9_-]`, joined by `/`, not starting with `_`.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LinkKey(String);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "a key is 1 to 64 characters of [A-Za-z0-9_-], optionally several such segments joined by '/': {0:?}"
+    "a key is 1 to 64 characters of [A-Za-z0-9_-], optionally several such segments joined by '/', not starting with '_': {0:?}"
 )]
 pub struct InvalidKey(pub String);
 
 impl LinkKey {
     pub fn parse(s: &str) -> Result<Self, InvalidKey> {
+        // CouchDB reserves IDs that start with `_`, so no store may hold one.
         let valid = !s.is_empty()
+            && !s.starts_with('_')
             && s.split('/').all(|seg| {
                 (1..=MAX_SEGMENT).contains(&seg.len())
                     && seg
@@ -91,7 +93,19 @@ mod tests {
     fn rejects_bad_keys() {
         let long = "x".repeat(65);
         for bad in [
-            "", "/", "/a", "a/", "a//b", "a b", "a.b", "%41", "é", "a?b", &long,
+            "",
+            "/",
+            "/a",
+            "a/",
+            "a//b",
+            "a b",
+            "a.b",
+            "%41",
+            "é",
+            "a?b",
+            "_design/x",
+            "_a",
+            &long,
         ] {
             assert!(LinkKey::parse(bad).is_err(), "{bad:?} accepted");
         }

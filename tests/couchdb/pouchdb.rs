@@ -1,5 +1,5 @@
 //! A real CouchDB-API server for the tests: PouchDB Server, installed by
-//! `npm ci` from the repository's package-lock.json into `node_modules/`.
+//! `npm ci` from tests/couchdb/package-lock.json into `tests/couchdb/node_modules/`.
 //!
 //! Each test gets its own server on a free loopback port with its files in a
 //! temporary directory; `Drop` kills it, so a failing test leaves nothing
@@ -21,7 +21,7 @@ pub struct PouchDb {
 }
 
 fn server_bin() -> PathBuf {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/couchdb");
     let bin = root.join("node_modules/.bin/pouchdb-server");
     assert!(
         bin.exists(),
