@@ -1,0 +1,1 @@
+pub mod tracking_id;
