@@ -1,1 +1,2 @@
+pub mod access_log;
 pub mod tracking_id;
