@@ -4,6 +4,7 @@
 //! the resolver and redirect policy) does no I/O; the server, stores and CLI
 //! are thin shells around it.
 
+pub mod access_log;
 pub mod cli;
 pub mod destination;
 pub mod link;
@@ -17,3 +18,4 @@ pub mod short_id;
 pub mod snapshot;
 pub mod startup;
 pub mod store;
+pub mod tracking_id;

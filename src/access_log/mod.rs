@@ -1,0 +1,9 @@
+//! The access log: one line per request to the public listener.
+//!
+//! See [`format`] for the line format; the buffered writer lives beside it.
+
+pub mod format;
+
+pub use format::{
+    FIELD_COUNT, Field, LogLine, LogTime, ParseError, Record, parse_line, write_record,
+};
