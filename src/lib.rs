@@ -6,6 +6,7 @@
 
 pub mod access_log;
 pub mod cli;
+pub mod client_ip;
 pub mod destination;
 pub mod link;
 pub mod link_key;
@@ -18,4 +19,5 @@ pub mod short_id;
 pub mod snapshot;
 pub mod startup;
 pub mod store;
+pub mod tracking_cookie;
 pub mod tracking_id;

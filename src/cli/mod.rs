@@ -11,7 +11,8 @@ use clap::{Args, Parser, Subcommand};
 
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
-use crate::settings::{PublicUrl, Settings, StoreSettings};
+use crate::settings::{AccessLogTarget, PublicUrl, Settings, StoreSettings, TrackingSettings};
+use crate::tracking_cookie::CookieName;
 
 mod links;
 mod resolve;
@@ -102,6 +103,29 @@ pub struct ServeArgs {
     /// Worker threads for the public listener (default: one per core).
     #[arg(long, env = "QRTAG_WORKERS")]
     pub workers: Option<usize>,
+    /// Access log file, appended to; `-` for standard output. SIGHUP reopens it.
+    #[arg(long, env = "QRTAG_ACCESS_LOG", default_value = "access.log")]
+    pub access_log: AccessLogTarget,
+    /// Name of the tracking cookie.
+    #[arg(long, env = "QRTAG_COOKIE_NAME", default_value = crate::tracking_cookie::DEFAULT_NAME)]
+    pub cookie_name: CookieName,
+    /// Set no tracking cookie; the log's tracking field becomes `-`.
+    #[arg(
+        long,
+        env = "QRTAG_NO_TRACKING",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_tracking: bool,
+    /// A proxy (address or CIDR block) whose X-Forwarded-For is believed when
+    /// logging client addresses. Repeatable; the variable takes a comma list.
+    #[arg(
+        long = "trusted-proxy",
+        value_name = "CIDR",
+        env = "QRTAG_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        value_parser = crate::client_ip::parse_trusted_proxy
+    )]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl Cli {
@@ -112,6 +136,11 @@ impl Cli {
             public_url: self.public_url.clone(),
             store: self.store.settings(),
             workers: args.workers,
+            access_log: args.access_log.clone(),
+            tracking: (!args.no_tracking).then(|| TrackingSettings {
+                cookie_name: args.cookie_name.clone(),
+            }),
+            trusted_proxies: args.trusted_proxies.clone(),
         }
     }
 }
