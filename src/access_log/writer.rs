@@ -169,6 +169,7 @@ struct Shared {
     reopened: Condvar,
     capacity: usize,
     max_wait: Duration,
+    shutdown_retry: Duration,
 }
 
 /// Everything behind the one lock.
@@ -183,6 +184,8 @@ struct Queue {
     /// Whether the last reopen attempt succeeded.
     reopen_ok: bool,
     stop: bool,
+    /// How long the flusher may retry failed writes once stopped.
+    stop_retry: Duration,
     /// The flusher has exited; nothing appended now would be written.
     closed: bool,
     waiters: u32,
@@ -214,6 +217,7 @@ impl AccessLog {
             reopened: Condvar::new(),
             capacity: options.capacity.max(1),
             max_wait: options.max_wait,
+            shutdown_retry: options.shutdown_retry,
         });
         let flusher = Flusher::new(Arc::clone(&shared), sink, &options);
         let handle = std::thread::Builder::new()
@@ -354,7 +358,10 @@ impl AccessLog {
         let result = match handle {
             Some(handle) => {
                 let shared = &*self.inner.shared;
-                lock(&shared.queue).stop = true;
+                let mut q = lock(&shared.queue);
+                q.stop = true;
+                q.stop_retry = shared.shutdown_retry;
+                drop(q);
                 shared.wake.notify_one();
                 handle.join().unwrap_or(Err(AccessLogError::Panicked))
             }
@@ -367,7 +374,8 @@ impl AccessLog {
 impl Drop for Inner {
     fn drop(&mut self) {
         // The last handle is gone (say, a test that never called shutdown):
-        // still write what is queued rather than lose it with the thread.
+        // still write what is queued rather than lose it with the thread, but
+        // try only once: nobody asked to wait for a failing disk.
         if let Some(handle) = lock(&self.flusher).take() {
             lock(&self.shared.queue).stop = true;
             self.shared.wake.notify_one();
@@ -477,7 +485,6 @@ struct Flusher {
     shared: Arc<Shared>,
     sink: Sink,
     interval: Duration,
-    shutdown_retry: Duration,
     /// Swapped out of the queue; `pending[done..]` is still to be written.
     pending: Vec<u8>,
     done: usize,
@@ -505,7 +512,6 @@ impl Flusher {
             shared,
             sink,
             interval: options.flush_interval,
-            shutdown_retry: options.shutdown_retry,
             done: 0,
             pending_lines: 0,
             reopen_wanted: false,
@@ -703,39 +709,36 @@ impl Flusher {
     }
 
     /// After `stop`: writes everything still queued, retrying failures for at
-    /// most `shutdown_retry`, then fsyncs.
+    /// most the time the stopper allowed, then fsyncs.
     fn drain(mut self) -> Result<(), AccessLogError> {
-        let deadline = Instant::now() + self.shutdown_retry;
+        let deadline = Instant::now() + lock(&self.shared.queue).stop_retry;
         loop {
-            {
-                let shared = Arc::clone(&self.shared);
-                let mut q = lock(&shared.queue);
-                self.take(&mut q);
-                let all_written = self.done >= self.pending.len() && q.buf.is_empty();
-                if all_written || Instant::now() >= deadline {
-                    q.closed = true;
-                    shared.room.notify_all();
-                    shared.reopened.notify_all();
-                    break;
-                }
-            }
             self.write_pending();
-            if self.done < self.pending.len() {
+            let stuck = self.done < self.pending.len();
+            let shared = Arc::clone(&self.shared);
+            let mut q = lock(&shared.queue);
+            self.take(&mut q);
+            let all_written = self.done >= self.pending.len() && q.buf.is_empty();
+            if all_written || Instant::now() >= deadline {
+                q.closed = true;
+                shared.room.notify_all();
+                shared.reopened.notify_all();
+                break;
+            }
+            drop(q);
+            if stuck {
                 // Failing: pause before retrying, without spinning.
-                std::thread::sleep(
-                    self.interval
-                        .min(deadline.saturating_duration_since(Instant::now())),
-                );
+                let left = deadline.saturating_duration_since(Instant::now());
+                std::thread::sleep(self.interval.min(left));
             }
         }
         self.report_drops(true);
         let lost = {
             let mut q = lock(&self.shared.queue);
-            let unwritten = if self.done < self.pending.len() {
-                self.pending_lines
-            } else {
-                0
-            };
+            let unwritten = self.pending[self.done..]
+                .iter()
+                .filter(|&&b| b == b'\n')
+                .count() as u64;
             let lost = unwritten + q.lines;
             q.stats.lines_dropped += lost;
             (lost, q.stats.last_error.clone())
