@@ -5,7 +5,7 @@
 use std::fmt;
 use std::path::PathBuf;
 
-pub use crate::access_log::AccessLogTarget;
+pub use crate::access_log::{AccessLogTarget, WriterOptions};
 use crate::tracking_cookie::CookieName;
 
 /// The origin that short URLs are printed with, e.g. `https://0x1f.ie`.
@@ -94,6 +94,7 @@ pub struct Settings {
     pub workers: Option<usize>,
     /// Where the public listener's access log goes.
     pub access_log: AccessLogTarget,
+    pub access_log_options: WriterOptions,
     /// The tracking cookie; `None` turns tracking off (the log shows `-`).
     pub tracking: Option<TrackingSettings>,
     /// Proxies whose `X-Forwarded-For` is believed; see [`crate::client_ip`].
@@ -118,6 +119,7 @@ impl Settings {
                 https: false,
             },
             access_log: AccessLogTarget::Path(db.with_file_name("access.log")),
+            access_log_options: WriterOptions::default(),
             store: StoreSettings::Sqlite { path: db },
             workers: None,
             tracking: Some(TrackingSettings::default()),

@@ -10,7 +10,7 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer, web};
 
-use crate::access_log::{AccessLog, AccessLogError, WriterOptions};
+use crate::access_log::{AccessLog, AccessLogError};
 use crate::server::{admin, public};
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
@@ -64,7 +64,8 @@ impl Application {
         let (public_listener, public_addr) = bind(&settings.listen)?;
         let (admin_listener, admin_addr) = bind(&settings.admin_listen)?;
         let store = store::open(&settings.store)?;
-        let access_log = AccessLog::open(&settings.access_log, WriterOptions::default())?;
+        let access_log =
+            AccessLog::open(&settings.access_log, settings.access_log_options.clone())?;
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
         let snapshot = Snapshot::new();
