@@ -38,7 +38,7 @@ const NO_STORE: HeaderValue = HeaderValue::from_static("private, no-store");
 
 pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResponse {
     let arrived = Utc::now();
-    let mut res = answer(&req, &state);
+    let mut res = answer(&req, &state, arrived);
     let tracking = state.tracking.as_ref().map(|cookie| {
         let cookies = req.headers().get_all(header::COOKIE);
         let id = cookie.find(cookies.map(HeaderValue::as_bytes)).id_to_send();
@@ -106,8 +106,10 @@ fn log_request(
     });
 }
 
-/// The response for `req`, before the cookie and the log line.
-pub fn answer(req: &HttpRequest, state: &PublicState) -> HttpResponse {
+/// The response for `req`, before the cookie and the log line. `now` is the
+/// arrival time, also logged: one clock read serves both, and the line shows
+/// the time the link's expiry was judged at.
+pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> HttpResponse {
     let method = req.method();
     if method != Method::GET && method != Method::HEAD {
         return HttpResponse::build(StatusCode::NOT_IMPLEMENTED)
@@ -115,7 +117,7 @@ pub fn answer(req: &HttpRequest, state: &PublicState) -> HttpResponse {
             .content_type("text/plain; charset=utf-8")
             .body("method not implemented: use GET or HEAD\n");
     }
-    let now_ms = chrono::Utc::now().timestamp_millis();
+    let now_ms = now.timestamp_millis();
     let table = state.snapshot.load();
     let uri = req.uri();
     let decision =
