@@ -5,5 +5,6 @@
 pub mod format;
 
 pub use format::{
-    FIELD_COUNT, Field, LogLine, LogTime, ParseError, Record, parse_line, write_record,
+    FIELD_COUNT, Field, LogLine, LogTime, ParseError, Record, parse_line, parse_line_bytes,
+    write_record,
 };
