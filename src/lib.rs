@@ -1,2 +1,3 @@
 pub mod access_log;
+pub mod stats;
 pub mod tracking_id;
