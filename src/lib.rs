@@ -18,6 +18,7 @@ pub mod settings;
 pub mod short_id;
 pub mod snapshot;
 pub mod startup;
+pub mod stats;
 pub mod store;
 pub mod tracking_cookie;
 pub mod tracking_id;

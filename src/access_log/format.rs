@@ -417,22 +417,7 @@ pub enum ParseError {
 /// instead of copying and validates no more than it needs to return typed fields.
 pub fn parse_line(line: &str) -> Result<LogLine<'_>, ParseError> {
     let line = line.strip_suffix('\n').unwrap_or(line);
-    let bytes = line.as_bytes();
-    // Branch-free over the whole line so that it vectorises; find the culprit only
-    // on the (rare) failure path.
-    let bad = bytes
-        .iter()
-        .fold(false, |acc, &b| acc | (b.wrapping_sub(0x20) > 0x5e));
-    if bad {
-        let column = bytes
-            .iter()
-            .position(|&b| b.wrapping_sub(0x20) > 0x5e)
-            .unwrap_or(0);
-        return Err(ParseError::Byte {
-            column: column + 1,
-            byte: bytes[column],
-        });
-    }
+    check_bytes(line.as_bytes())?;
 
     let mut fields = [""; FIELD_COUNT];
     let mut parts = line.split(' ');
@@ -485,6 +470,37 @@ pub fn parse_line(line: &str) -> Result<LogLine<'_>, ParseError> {
         location: optional(location),
         method,
         referer: optional(referer),
+    })
+}
+
+/// [`parse_line`] for raw bytes as read from a file, which need not be UTF-8.
+pub fn parse_line_bytes(line: &[u8]) -> Result<LogLine<'_>, ParseError> {
+    match std::str::from_utf8(line) {
+        Ok(s) => parse_line(s),
+        Err(_) => {
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            check_bytes(body)?;
+            // Not reached: bytes that are not UTF-8 are not printable ASCII either.
+            Err(ParseError::FieldCount { found: 0 })
+        }
+    }
+}
+
+fn is_unprintable(b: u8) -> bool {
+    b.wrapping_sub(0x20) > 0x5e
+}
+
+/// Rejects any byte outside 0x20–0x7E.
+fn check_bytes(bytes: &[u8]) -> Result<(), ParseError> {
+    // Branch-free over the whole line so that it vectorises; the culprit is only
+    // looked for on the (rare) failure path.
+    if !bytes.iter().fold(false, |acc, &b| acc | is_unprintable(b)) {
+        return Ok(());
+    }
+    let column = bytes.iter().position(|&b| is_unprintable(b)).unwrap_or(0);
+    Err(ParseError::Byte {
+        column: column + 1,
+        byte: bytes[column],
     })
 }
 

@@ -7,6 +7,7 @@ pub mod format;
 pub mod writer;
 
 pub use format::{
-    FIELD_COUNT, Field, LogLine, LogTime, ParseError, Record, parse_line, write_record,
+    FIELD_COUNT, Field, LogLine, LogTime, ParseError, Record, parse_line, parse_line_bytes,
+    write_record,
 };
 pub use writer::{AccessLog, AccessLogError, AccessLogStats, AccessLogTarget, WriterOptions};

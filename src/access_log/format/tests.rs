@@ -417,3 +417,26 @@ proptest! {
         prop_assert_eq!(LogTime::parse(&ta.to_string()), Some(ta));
     }
 }
+
+#[test]
+fn parse_line_bytes_reports_the_first_bad_byte() {
+    let good = EXAMPLE.as_bytes();
+    assert_eq!(parse_line_bytes(good), parse_line(EXAMPLE));
+    let mut bad = good.to_vec();
+    bad[20] = 0xff;
+    assert_eq!(
+        parse_line_bytes(&bad),
+        Err(ParseError::Byte {
+            column: 21,
+            byte: 0xff
+        })
+    );
+    bad[3] = 0x01;
+    assert_eq!(
+        parse_line_bytes(&bad),
+        Err(ParseError::Byte {
+            column: 4,
+            byte: 0x01
+        })
+    );
+}
