@@ -611,7 +611,7 @@ impl Flusher {
             drop(q);
             let missed = std::mem::take(&mut self.errors.unreported);
             tracing::warn!(
-                target = %self.sink.describe(),
+                file = %self.sink.describe(),
                 failed_attempts_since_last_report = missed,
                 "access log writes work again"
             );
@@ -669,7 +669,7 @@ impl Flusher {
             if reopened {
                 self.done = line_start;
                 lock(&self.shared.queue).stats.reopens += 1;
-                tracing::info!(target = %self.sink.describe(), "access log reopened");
+                tracing::info!(file = %self.sink.describe(), "access log reopened");
             }
         }
         if let Err(e) = &result {
