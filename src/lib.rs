@@ -4,7 +4,9 @@
 //! the resolver and redirect policy) does no I/O; the server, stores and CLI
 //! are thin shells around it.
 
+pub mod access_log;
 pub mod cli;
+pub mod client_ip;
 pub mod destination;
 pub mod link;
 pub mod link_key;
@@ -18,4 +20,7 @@ pub mod settings;
 pub mod short_id;
 pub mod snapshot;
 pub mod startup;
+pub mod stats;
 pub mod store;
+pub mod tracking_cookie;
+pub mod tracking_id;

@@ -5,6 +5,9 @@
 use std::fmt;
 use std::path::PathBuf;
 
+pub use crate::access_log::{AccessLogTarget, WriterOptions};
+use crate::tracking_cookie::CookieName;
+
 /// The origin that short URLs are printed with, e.g. `https://0x1f.ie`.
 #[derive(Clone, PartialEq, Eq)]
 pub struct PublicUrl {
@@ -258,10 +261,24 @@ pub struct Settings {
     pub store: StoreSettings,
     /// Worker threads of the public listener; `None` means one per core.
     pub workers: Option<usize>,
+    /// Where the public listener's access log goes.
+    pub access_log: AccessLogTarget,
+    pub access_log_options: WriterOptions,
+    /// The tracking cookie; `None` turns tracking off (the log shows `-`).
+    pub tracking: Option<TrackingSettings>,
+    /// Proxies whose `X-Forwarded-For` is believed; see [`crate::client_ip`].
+    pub trusted_proxies: Vec<ipnet::IpNet>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct TrackingSettings {
+    pub cookie_name: CookieName,
 }
 
 impl Settings {
-    /// Settings for a local run on the embedded store at `db`.
+    /// Settings for a local run on the embedded store at `db`. The access log
+    /// goes beside the database (not into the working directory), so tests
+    /// that use a temporary database leave nothing behind.
     pub fn local(db: PathBuf) -> Self {
         Self {
             listen: "127.0.0.1:8080".into(),
@@ -271,8 +288,12 @@ impl Settings {
                 origin: "http://127.0.0.1:8080".into(),
                 https: false,
             },
+            access_log: AccessLogTarget::Path(db.with_file_name("access.log")),
+            access_log_options: WriterOptions::default(),
             store: StoreSettings::Sqlite { path: db },
             workers: None,
+            tracking: Some(TrackingSettings::default()),
+            trusted_proxies: Vec::new(),
         }
     }
 }

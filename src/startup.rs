@@ -10,10 +10,12 @@ use std::sync::Arc;
 use actix_web::dev::Server;
 use actix_web::{App, HttpServer, web};
 
+use crate::access_log::{AccessLog, AccessLogError};
 use crate::server::{admin, public};
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
 use crate::store::{self, StoreError};
+use crate::tracking_cookie::TrackingCookie;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -25,6 +27,10 @@ pub enum StartupError {
     },
     #[error(transparent)]
     Store(#[from] StoreError),
+    #[error(transparent)]
+    AccessLog(#[from] AccessLogError),
+    #[error("cannot listen for SIGHUP: {0}")]
+    Signal(#[source] std::io::Error),
 }
 
 pub struct Application {
@@ -34,6 +40,10 @@ pub struct Application {
     admin: Server,
     snapshot: Arc<Snapshot>,
     follower: tokio::task::JoinHandle<()>,
+    access_log: AccessLog,
+    /// Registered in `build`, so a SIGHUP that arrives once the addresses are
+    /// known reopens the log instead of killing the process.
+    hangup: tokio::signal::unix::Signal,
 }
 
 fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), StartupError> {
@@ -54,12 +64,21 @@ impl Application {
         let (public_listener, public_addr) = bind(&settings.listen)?;
         let (admin_listener, admin_addr) = bind(&settings.admin_listen)?;
         let store = store::open(&settings.store)?;
+        let access_log =
+            AccessLog::open(&settings.access_log, settings.access_log_options.clone())?;
+        let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .map_err(StartupError::Signal)?;
         let snapshot = Snapshot::new();
         let follower = store.follow(Arc::clone(&snapshot));
 
         let public_state = web::Data::new(public::PublicState {
             snapshot: Arc::clone(&snapshot),
             public_url: settings.public_url.clone(),
+            access_log: access_log.clone(),
+            tracking: settings.tracking.as_ref().map(|t| {
+                TrackingCookie::new(t.cookie_name.clone(), settings.public_url.is_https())
+            }),
+            trusted_proxies: settings.trusted_proxies.clone(),
         });
         let mut public_server = HttpServer::new(move || {
             App::new()
@@ -82,6 +101,7 @@ impl Application {
         });
         let admin_state = web::Data::new(admin::AdminState {
             snapshot: Arc::clone(&snapshot),
+            access_log: access_log.clone(),
         });
         let admin_server = HttpServer::new(move || {
             App::new()
@@ -103,6 +123,8 @@ impl Application {
             admin: admin_server.run(),
             snapshot,
             follower,
+            access_log,
+            hangup,
         })
     }
 
@@ -118,8 +140,25 @@ impl Application {
         Arc::clone(&self.snapshot)
     }
 
-    /// Serves until SIGINT or SIGTERM; in-flight requests are finished first.
+    pub fn access_log(&self) -> AccessLog {
+        self.access_log.clone()
+    }
+
+    /// Serves until SIGINT or SIGTERM; in-flight requests are finished first,
+    /// then every access log line is written and synced. SIGHUP reopens the
+    /// access log.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let reopener = {
+            let log = self.access_log.clone();
+            let mut hangup = self.hangup;
+            tokio::spawn(async move {
+                while hangup.recv().await.is_some() {
+                    let log = log.clone();
+                    // Waits for the flusher, which may be mid-write.
+                    let _ = tokio::task::spawn_blocking(move || log.reopen()).await;
+                }
+            })
+        };
         let public_handle = self.public.handle();
         let admin_handle = self.admin.handle();
         let public = tokio::spawn(self.public);
@@ -131,6 +170,21 @@ impl Application {
             r = admin => { public_handle.stop(true).await; r }
         };
         self.follower.abort();
-        first.map_err(std::io::Error::other)?
+        reopener.abort();
+        // Both listeners have stopped, so no line can be appended any more.
+        let log = self.access_log;
+        let drained = tokio::task::spawn_blocking(move || log.shutdown())
+            .await
+            .map_err(std::io::Error::other)
+            .and_then(|r| r.map_err(std::io::Error::other));
+        let served = first.map_err(std::io::Error::other)?;
+        let stats = drained?;
+        tracing::info!(
+            lines_written = stats.lines_written,
+            lines_dropped = stats.lines_dropped,
+            write_errors = stats.write_errors,
+            "access log closed"
+        );
+        served
     }
 }

@@ -12,8 +12,10 @@ use clap::{Args, Parser, Subcommand};
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
 use crate::settings::{
-    CouchDbName, CouchSettings, CouchUrl, PublicUrl, Secret, Settings, StoreSettings,
+    AccessLogTarget, CouchDbName, CouchSettings, CouchUrl, PublicUrl, Secret, Settings,
+    StoreSettings, TrackingSettings, WriterOptions,
 };
+use crate::tracking_cookie::CookieName;
 
 mod links;
 mod qr;
@@ -191,6 +193,34 @@ pub struct ServeArgs {
     /// Worker threads for the public listener (default: one per core).
     #[arg(long, env = "QRTAG_WORKERS")]
     pub workers: Option<usize>,
+    /// Access log file, appended to; `-` for standard output. SIGHUP reopens it.
+    #[arg(long, env = "QRTAG_ACCESS_LOG", default_value = "access.log")]
+    pub access_log: AccessLogTarget,
+    /// Milliseconds between access log writes. Hidden: the default keeps the
+    /// promise of lines on disk within 100 ms; tests raise it to prove that
+    /// shutdown alone writes everything.
+    #[arg(long, hide = true, default_value_t = 50)]
+    pub access_log_flush_ms: u64,
+    /// Name of the tracking cookie.
+    #[arg(long, env = "QRTAG_COOKIE_NAME", default_value = crate::tracking_cookie::DEFAULT_NAME)]
+    pub cookie_name: CookieName,
+    /// Set no tracking cookie; the log's tracking field becomes `-`.
+    #[arg(
+        long,
+        env = "QRTAG_NO_TRACKING",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_tracking: bool,
+    /// A proxy (address or CIDR block) whose X-Forwarded-For is believed when
+    /// logging client addresses. Repeatable; the variable takes a comma list.
+    #[arg(
+        long = "trusted-proxy",
+        value_name = "CIDR",
+        env = "QRTAG_TRUSTED_PROXIES",
+        value_delimiter = ',',
+        value_parser = crate::client_ip::parse_trusted_proxy
+    )]
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl Cli {
@@ -202,6 +232,15 @@ impl Cli {
             public_url: self.public_url.clone(),
             store: self.store.settings(),
             workers: args.workers,
+            access_log: args.access_log.clone(),
+            access_log_options: WriterOptions {
+                flush_interval: std::time::Duration::from_millis(args.access_log_flush_ms.max(1)),
+                ..WriterOptions::default()
+            },
+            tracking: (!args.no_tracking).then(|| TrackingSettings {
+                cookie_name: args.cookie_name.clone(),
+            }),
+            trusted_proxies: args.trusted_proxies.clone(),
         }
     }
 }
@@ -255,4 +294,57 @@ fn init_tracing() {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .try_init();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn serve(args: &[&str]) -> Result<Settings, clap::Error> {
+        let cli = Cli::try_parse_from(["qrtag", "serve"].iter().chain(args))?;
+        match &cli.command {
+            Command::Serve(a) => Ok(cli.serve_settings(a)),
+            other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn access_log_and_tracking_flags() {
+        let s = serve(&[]).expect("defaults");
+        assert_eq!(s.access_log, AccessLogTarget::Path("access.log".into()));
+        assert_eq!(
+            s.tracking.map(|t| t.cookie_name.to_string()),
+            Some("qrtag".into())
+        );
+        assert!(s.trusted_proxies.is_empty());
+
+        let s = serve(&[
+            "--access-log",
+            "-",
+            "--no-tracking",
+            "--trusted-proxy",
+            "10.0.0.0/8,192.0.2.1",
+            "--trusted-proxy",
+            "::1",
+        ])
+        .expect("flags");
+        assert_eq!(s.access_log, AccessLogTarget::Stdout);
+        assert!(s.tracking.is_none());
+        let proxies: Vec<String> = s.trusted_proxies.iter().map(|n| n.to_string()).collect();
+        assert_eq!(proxies, ["10.0.0.0/8", "192.0.2.1/32", "::1/128"]);
+
+        let s = serve(&["--cookie-name", "tid"]).expect("name");
+        assert_eq!(
+            s.tracking.map(|t| t.cookie_name.to_string()),
+            Some("tid".into())
+        );
+
+        for bad in [
+            &["--cookie-name", "a b"][..],
+            &["--trusted-proxy", "example.com"],
+            &["--access-log", ""],
+        ] {
+            assert!(serve(bad).is_err(), "{bad:?} accepted");
+        }
+    }
 }

@@ -18,6 +18,13 @@ pub async fn run(settings: Settings) -> anyhow::Result<ExitCode> {
         %public_url,
         "qrtag is serving"
     );
+    // For scripts and tests that start on port 0: one plain line, stable
+    // format, whatever the tracing configuration.
+    eprintln!(
+        "listening public={} admin={}",
+        app.public_addr(),
+        app.admin_addr()
+    );
     app.run_until_stopped().await.context("serving")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -6,10 +6,12 @@ use std::sync::Arc;
 
 use actix_web::{HttpResponse, web};
 
+use crate::access_log::AccessLog;
 use crate::snapshot::Snapshot;
 
 pub struct AdminState {
     pub snapshot: Arc<Snapshot>,
+    pub access_log: AccessLog,
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -26,7 +28,9 @@ async fn healthz() -> HttpResponse {
 
 /// Links are loaded, so redirects are answered from real data. After the
 /// first load it stays ready while the store is away (redirects go on from the
-/// snapshot) but names the problem.
+/// snapshot) but names the problem. A failing access log does not make it
+/// unready either (redirects matter more than their log lines), but it is
+/// named, and the log's counters are always shown.
 async fn readyz(state: web::Data<AdminState>) -> HttpResponse {
     let snapshot = &state.snapshot;
     let table = snapshot.load();
@@ -40,13 +44,38 @@ async fn readyz(state: web::Data<AdminState>) -> HttpResponse {
         if let Some(p) = problem {
             body.push_str(&format!("degraded: {p}\n"));
         }
+        access_log_status(&state.access_log, &mut body);
         HttpResponse::Ok()
             .content_type("text/plain; charset=utf-8")
             .body(body)
     } else {
         let why = problem.unwrap_or_else(|| "links not loaded yet".into());
+        let mut body = format!("not ready: {why}\n");
+        access_log_status(&state.access_log, &mut body);
         HttpResponse::ServiceUnavailable()
             .content_type("text/plain; charset=utf-8")
-            .body(format!("not ready: {why}\n"))
+            .body(body)
+    }
+}
+
+fn access_log_status(log: &AccessLog, body: &mut String) {
+    use std::fmt::Write;
+    let s = log.stats();
+    if s.failing {
+        let err = s.last_error.as_deref().unwrap_or("unknown error");
+        let _ = writeln!(body, "degraded: access log writes failing: {err}");
+    }
+    let _ = writeln!(
+        body,
+        "access log {}: {} lines written, {} write errors, {} lines dropped, {} waits for room, {} reopens",
+        log.target(),
+        s.lines_written,
+        s.write_errors,
+        s.lines_dropped,
+        s.backpressure_waits,
+        s.reopens
+    );
+    if let (false, Some(err)) = (s.failing, &s.last_error) {
+        let _ = writeln!(body, "access log last error: {err}");
     }
 }

@@ -4,26 +4,112 @@
 //! pure policy, and writes three headers. One catch-all service instead of a
 //! route table, because route matching costs a few percent per request and
 //! every path here means the same thing.
+//!
+//! [`handle`] wraps the decision ([`answer`]) with what every response gets,
+//! whatever the decision was: the tracking cookie and an access log line.
 
+use std::net::{IpAddr, Ipv6Addr};
 use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::http::{Method, StatusCode};
 use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::{DateTime, Utc};
 
+use crate::access_log::{AccessLog, Record};
+use crate::client_ip::client_ip;
 use crate::redirect_policy::{self, Decision};
 use crate::settings::PublicUrl;
 use crate::snapshot::Snapshot;
+use crate::tracking_cookie::TrackingCookie;
+use crate::tracking_id::TrackingId;
 
 /// What the public handler shares across requests.
 pub struct PublicState {
     pub snapshot: Arc<Snapshot>,
     pub public_url: PublicUrl,
+    pub access_log: AccessLog,
+    /// `None` when tracking is off.
+    pub tracking: Option<TrackingCookie>,
+    pub trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 const NO_STORE: HeaderValue = HeaderValue::from_static("private, no-store");
 
 pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResponse {
+    let arrived = Utc::now();
+    let mut res = answer(&req, &state, arrived);
+    let tracking = state.tracking.as_ref().map(|cookie| {
+        let cookies = req.headers().get_all(header::COOKIE);
+        let id = cookie.find(cookies.map(HeaderValue::as_bytes)).id_to_send();
+        if let Some(value) = set_cookie_value(cookie, &id) {
+            res.headers_mut().append(header::SET_COOKIE, value);
+        }
+        id
+    });
+    log_request(&req, &state, arrived, tracking.as_ref(), &res);
+    res
+}
+
+fn set_cookie_value(cookie: &TrackingCookie, id: &TrackingId) -> Option<HeaderValue> {
+    let mut value = Vec::with_capacity(cookie.set_cookie_len());
+    cookie.write_set_cookie(id, &mut value);
+    // A token name and an alphanumeric ID always make a valid value.
+    HeaderValue::from_maybe_shared(web::Bytes::from(value)).ok()
+}
+
+fn log_request(
+    req: &HttpRequest,
+    state: &PublicState,
+    arrived: DateTime<Utc>,
+    tracking: Option<&TrackingId>,
+    res: &HttpResponse,
+) {
+    let headers = req.headers();
+    let uri = req.uri();
+    // Origin-form (`/H83if?x`) is what clients send and is kept verbatim;
+    // absolute-form (`http://host/H83if`), from proxies, is rebuilt.
+    let rebuilt;
+    let target = match uri.path_and_query() {
+        Some(pq) if uri.scheme().is_none() => pq.as_str(),
+        _ => {
+            rebuilt = uri.to_string();
+            rebuilt.as_str()
+        }
+    };
+    // Only a listener on a Unix socket has no peer address; the public one is TCP.
+    let peer = req
+        .peer_addr()
+        .map_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED), |a| a.ip());
+    let client_ip = if state.trusted_proxies.is_empty() {
+        peer.to_canonical()
+    } else {
+        let forwarded: Vec<&[u8]> = headers
+            .get_all(header::X_FORWARDED_FOR)
+            .map(HeaderValue::as_bytes)
+            .collect();
+        client_ip(peer, &forwarded, &state.trusted_proxies)
+    };
+    state.access_log.append_record(&Record {
+        time: arrived,
+        client_ip,
+        tracking,
+        user_agent: headers.get(header::USER_AGENT).map(HeaderValue::as_bytes),
+        target: target.as_bytes(),
+        status: res.status().as_u16(),
+        location: res
+            .headers()
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok()),
+        method: req.method().as_str(),
+        referer: headers.get(header::REFERER).map(HeaderValue::as_bytes),
+    });
+}
+
+/// The response for `req`, before the cookie and the log line. `now` is the
+/// arrival time, also logged: one clock read serves both, and the line shows
+/// the time the link's expiry was judged at.
+pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> HttpResponse {
     let method = req.method();
     if method != Method::GET && method != Method::HEAD {
         return HttpResponse::build(StatusCode::NOT_IMPLEMENTED)
@@ -31,7 +117,7 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
             .content_type("text/plain; charset=utf-8")
             .body("method not implemented: use GET or HEAD\n");
     }
-    let now_ms = chrono::Utc::now().timestamp_millis();
+    let now_ms = now.timestamp_millis();
     let table = state.snapshot.load();
     let uri = req.uri();
     let decision =

@@ -1,0 +1,13 @@
+//! The access log: one line per request to the public listener.
+//!
+//! See [`format`] for the line format and [`writer`] for how lines reach the
+//! disk without a request ever waiting on it.
+
+pub mod format;
+pub mod writer;
+
+pub use format::{
+    FIELD_COUNT, Field, LogLine, LogTime, ParseError, Record, parse_line, parse_line_bytes,
+    write_record,
+};
+pub use writer::{AccessLog, AccessLogError, AccessLogStats, AccessLogTarget, WriterOptions};

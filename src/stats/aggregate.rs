@@ -1,0 +1,366 @@
+//! Turning parsed log lines into counts. Pure: no I/O, so it can be fed lines
+//! directly in tests and benchmarks.
+//!
+//! Per key, each counter is its own filter over the requests for that key, so one
+//! request can count in several (a bot's HEAD answered 404 counts as head, bot and
+//! not-found):
+//!
+//! - `requests`: every request;
+//! - `scans`: GET answered with a redirect (301, 302, 303, 307, 308), from a client
+//!   the `isbot` pattern list does not recognise as a bot;
+//! - `unique_scanners`: distinct tracking IDs among those scans (`-` is no ID);
+//! - `head`: HEAD requests;
+//! - `bot`: requests whose user agent the pattern list recognises (a request
+//!   with no user agent counts as a bot, see [`BotFilter`]);
+//! - `not_found`: requests answered 404;
+//! - `first_scan`, `last_scan`: times of the earliest and latest scan.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+use chrono::{Datelike, NaiveDate, Weekday};
+
+use crate::access_log::format::{LogLine, LogTime, decode_lossy};
+
+/// How many malformed lines are kept with their location for the report.
+pub const MALFORMED_EXAMPLES: usize = 5;
+
+/// Bucket size of the time series.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Period {
+    Day,
+    /// ISO 8601 week, Monday to Sunday.
+    Week,
+    Month,
+}
+
+impl Period {
+    /// A number identifying the period a date falls in, ordered like the periods:
+    /// `yyyymmdd`, `yyyyww` (ISO week-numbering year and week) or `yyyymm`.
+    fn code(self, t: LogTime) -> u32 {
+        match self {
+            Period::Day => t.yyyymmdd(),
+            Period::Month => t.yyyymmdd() / 100,
+            Period::Week => {
+                let w = t.date().iso_week();
+                w.year() as u32 * 100 + w.week()
+            }
+        }
+    }
+
+    /// First day of the period with the given code.
+    fn start(self, code: u32) -> Option<NaiveDate> {
+        let (y, rest) = ((code / 10_000) as i32, code % 10_000);
+        match self {
+            Period::Day => NaiveDate::from_ymd_opt(y, rest / 100, rest % 100),
+            Period::Month => NaiveDate::from_ymd_opt((code / 100) as i32, code % 100, 1),
+            Period::Week => {
+                NaiveDate::from_isoywd_opt((code / 100) as i32, code % 100, Weekday::Mon)
+            }
+        }
+    }
+
+    fn label(self, code: u32) -> String {
+        match self {
+            Period::Day => format!(
+                "{:04}-{:02}-{:02}",
+                code / 10_000,
+                code / 100 % 100,
+                code % 100
+            ),
+            Period::Week => format!("{:04}-W{:02}", code / 100, code % 100),
+            Period::Month => format!("{:04}-{:02}", code / 100, code % 100),
+        }
+    }
+}
+
+impl fmt::Display for Period {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Period::Day => "day",
+            Period::Week => "week",
+            Period::Month => "month",
+        })
+    }
+}
+
+/// Which lines to count and whether to keep a time series.
+#[derive(Debug, Clone, Default)]
+pub struct Filter {
+    /// Only this key (no leading `/`).
+    pub key: Option<String>,
+    /// Inclusive bounds.
+    pub since: Option<LogTime>,
+    pub until: Option<LogTime>,
+    pub series: Option<Period>,
+}
+
+/// Counters for one key, or for all keys together.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct KeyStats {
+    pub scans: u64,
+    pub unique_scanners: u64,
+    pub first_scan: Option<LogTime>,
+    pub last_scan: Option<LogTime>,
+    pub head: u64,
+    pub bot: u64,
+    pub not_found: u64,
+    pub requests: u64,
+}
+
+/// Scans in one period.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PeriodCount {
+    /// e.g. `2026-11-21`, `2026-W47`, `2026-11`.
+    pub label: String,
+    pub start: NaiveDate,
+    pub scans: u64,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KeyReport {
+    pub key: String,
+    pub stats: KeyStats,
+    /// Periods with at least one scan, in order; empty without a series.
+    pub series: Vec<PeriodCount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MalformedLine {
+    pub file: PathBuf,
+    /// 1-based.
+    pub line: u64,
+    pub error: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Report {
+    /// Every line read, malformed and filtered-out ones included.
+    pub lines_read: u64,
+    pub malformed: u64,
+    /// The first [`MALFORMED_EXAMPLES`] malformed lines, in reading order.
+    pub malformed_examples: Vec<MalformedLine>,
+    pub series: Option<Period>,
+    /// All reported keys together; `unique_scanners` counts each ID once overall.
+    pub total: KeyStats,
+    /// Most scans first, then by key.
+    pub keys: Vec<KeyReport>,
+}
+
+/// Bot verdicts for user agents, from the `isbot` crate's maintained pattern list.
+///
+/// The list is one large regular expression, far slower than the rest of the work
+/// on a line, while a log has few distinct user agents; so verdicts are cached per
+/// user agent as logged (encoded), and the pattern is only run on a new one.
+pub struct BotFilter {
+    bots: isbot::Bots,
+    verdicts: HashMap<Box<str>, bool>,
+}
+
+/// Bounds the cache's memory on logs with unbounded user-agent variety.
+const MAX_CACHED_VERDICTS: usize = 200_000;
+
+impl BotFilter {
+    pub fn new() -> BotFilter {
+        BotFilter {
+            bots: isbot::Bots::default(),
+            verdicts: HashMap::new(),
+        }
+    }
+
+    /// A request without a user agent is counted as a bot: every browser sends
+    /// one, so such requests come from scripts.
+    pub fn is_bot(&mut self, user_agent: Option<&str>) -> bool {
+        let Some(ua) = user_agent else {
+            return true;
+        };
+        if let Some(&verdict) = self.verdicts.get(ua) {
+            return verdict;
+        }
+        let verdict = self.bots.is_bot(&decode_lossy(ua));
+        if self.verdicts.len() >= MAX_CACHED_VERDICTS {
+            self.verdicts.clear();
+        }
+        self.verdicts.insert(ua.into(), verdict);
+        verdict
+    }
+}
+
+impl Default for BotFilter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[derive(Default)]
+struct KeyAcc {
+    stats: KeyStats,
+    /// [`TrackingId::to_u128`](crate::tracking_id::TrackingId::to_u128) of each scanner.
+    uniques: HashSet<u128>,
+    series: BTreeMap<u32, u64>,
+}
+
+impl KeyAcc {
+    fn scan(&mut self, t: LogTime) {
+        let s = &mut self.stats;
+        s.scans += 1;
+        s.first_scan = Some(s.first_scan.map_or(t, |f| f.min(t)));
+        s.last_scan = Some(s.last_scan.map_or(t, |l| l.max(t)));
+    }
+}
+
+/// Accumulates lines (in any order) into a [`Report`].
+pub struct Aggregator {
+    filter: Filter,
+    bots: BotFilter,
+    keys: HashMap<Box<str>, KeyAcc>,
+    all_uniques: HashSet<u128>,
+    lines_read: u64,
+    malformed: u64,
+    malformed_examples: Vec<MalformedLine>,
+    /// Last (yyyymmdd, period code): computing an ISO week goes through the
+    /// calendar, and consecutive scans nearly always fall on the same day.
+    last_period: (u32, u32),
+}
+
+impl Aggregator {
+    pub fn new(filter: Filter) -> Aggregator {
+        Aggregator {
+            filter,
+            bots: BotFilter::new(),
+            keys: HashMap::new(),
+            all_uniques: HashSet::new(),
+            lines_read: 0,
+            malformed: 0,
+            malformed_examples: Vec::new(),
+            last_period: (0, 0),
+        }
+    }
+
+    pub fn add(&mut self, line: &LogLine<'_>) {
+        self.lines_read += 1;
+        let key = line.key();
+        if self.filter.key.as_deref().is_some_and(|k| k != key)
+            || self.filter.since.is_some_and(|s| line.time < s)
+            || self.filter.until.is_some_and(|u| line.time > u)
+        {
+            return;
+        }
+
+        let bot = self.bots.is_bot(line.user_agent);
+        let acc = match self.keys.get_mut(key) {
+            Some(acc) => acc,
+            None => self.keys.entry(key.into()).or_default(),
+        };
+        let s = &mut acc.stats;
+        s.requests += 1;
+        s.bot += u64::from(bot);
+        s.head += u64::from(line.method == "HEAD");
+        s.not_found += u64::from(line.status == 404);
+
+        if bot || line.method != "GET" || !line.is_redirect() {
+            return;
+        }
+        acc.scan(line.time);
+        if let Some(id) = line.tracking {
+            let id = id.to_u128();
+            acc.uniques.insert(id);
+            self.all_uniques.insert(id);
+        }
+        if let Some(period) = self.filter.series {
+            let day = line.time.yyyymmdd();
+            if self.last_period.0 != day {
+                self.last_period = (day, period.code(line.time));
+            }
+            *acc.series.entry(self.last_period.1).or_default() += 1;
+        }
+    }
+
+    /// Counts a line that could not be parsed; `error` is only formatted for the
+    /// first few, so counting the rest costs nothing.
+    pub fn add_malformed(&mut self, file: &Path, line: u64, error: &dyn fmt::Display) {
+        self.lines_read += 1;
+        self.malformed += 1;
+        if self.malformed_examples.len() < MALFORMED_EXAMPLES {
+            self.malformed_examples.push(MalformedLine {
+                file: file.to_owned(),
+                line,
+                error: error.to_string(),
+            });
+        }
+    }
+
+    pub fn finish(mut self) -> Report {
+        if let Some(k) = &self.filter.key {
+            // Asking for a key nobody requested is answered with zeros, not silence.
+            self.keys.entry(k.as_str().into()).or_default();
+        }
+        let period = self.filter.series;
+        let mut total = KeyStats {
+            unique_scanners: self.all_uniques.len() as u64,
+            ..KeyStats::default()
+        };
+        let mut keys: Vec<KeyReport> = self
+            .keys
+            .into_iter()
+            .map(|(key, acc)| {
+                let mut stats = acc.stats;
+                stats.unique_scanners = acc.uniques.len() as u64;
+                add_into(&mut total, &stats);
+                let series = period.map_or_else(Vec::new, |p| {
+                    acc.series
+                        .iter()
+                        .filter_map(|(&code, &scans)| {
+                            Some(PeriodCount {
+                                label: p.label(code),
+                                start: p.start(code)?,
+                                scans,
+                            })
+                        })
+                        .collect()
+                });
+                KeyReport {
+                    key: key.into(),
+                    stats,
+                    series,
+                }
+            })
+            .collect();
+        keys.sort_by(|a, b| {
+            b.stats
+                .scans
+                .cmp(&a.stats.scans)
+                .then_with(|| a.key.cmp(&b.key))
+        });
+        Report {
+            lines_read: self.lines_read,
+            malformed: self.malformed,
+            malformed_examples: self.malformed_examples,
+            series: period,
+            total,
+            keys,
+        }
+    }
+}
+
+/// Adds everything but `unique_scanners`, which does not add up across keys.
+fn add_into(total: &mut KeyStats, s: &KeyStats) {
+    total.scans += s.scans;
+    total.head += s.head;
+    total.bot += s.bot;
+    total.not_found += s.not_found;
+    total.requests += s.requests;
+    total.first_scan = match (total.first_scan, s.first_scan) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    };
+    total.last_scan = match (total.last_scan, s.last_scan) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    };
+}
+
+#[cfg(test)]
+mod tests;

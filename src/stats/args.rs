@@ -1,0 +1,132 @@
+//! Command-line options of `qrtag stats`.
+
+use std::path::PathBuf;
+
+use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
+
+use super::aggregate::Period;
+
+/// Scan counts per short-URL key, from one or more access logs.
+#[derive(Debug, Clone, clap::Args)]
+pub struct StatsArgs {
+    /// Access log files, plain or gzip-compressed (detected from the content), in any order.
+    #[arg(required = true, value_name = "FILE")]
+    pub files: Vec<PathBuf>,
+
+    /// Report only this key (the short URL's path, e.g. `H83if`).
+    #[arg(long, value_name = "KEY")]
+    pub key: Option<String>,
+
+    /// Count only requests at or after this time: `YYYY-MM-DD` (UTC midnight) or RFC 3339.
+    #[arg(long, value_name = "TIME", value_parser = parse_since)]
+    pub since: Option<DateTime<Utc>>,
+
+    /// Count only requests at or before this time: `YYYY-MM-DD` (through the end of
+    /// that UTC day) or RFC 3339.
+    #[arg(long, value_name = "TIME", value_parser = parse_until)]
+    pub until: Option<DateTime<Utc>>,
+
+    /// Also report scans per key per day, ISO week or month.
+    #[arg(long, value_enum, value_name = "PERIOD")]
+    pub by: Option<Period>,
+
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Table)]
+    pub format: Format,
+
+    /// Draw scans over time (per `--by` period, daily by default) to FILE.svg or FILE.png.
+    #[arg(long, value_name = "FILE")]
+    pub chart: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+}
+
+/// A date alone means the start of that day, UTC.
+pub fn parse_since(s: &str) -> Result<DateTime<Utc>, String> {
+    parse_time(s, NaiveTime::MIN)
+}
+
+/// A date alone means the whole of that day, UTC, so `--until 2026-11-30` includes
+/// the 30th.
+pub fn parse_until(s: &str) -> Result<DateTime<Utc>, String> {
+    let end_of_day =
+        NaiveTime::from_hms_nano_opt(23, 59, 59, 999_999_999).unwrap_or(NaiveTime::MIN);
+    parse_time(s, end_of_day)
+}
+
+fn parse_time(s: &str, time_of_day: NaiveTime) -> Result<DateTime<Utc>, String> {
+    if let Ok(date) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
+        return Ok(date.and_time(time_of_day).and_utc());
+    }
+    DateTime::parse_from_rfc3339(s)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| format!("`{s}` is neither YYYY-MM-DD nor an RFC 3339 time"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use clap::Parser;
+
+    #[derive(Parser)]
+    struct Cli {
+        #[command(flatten)]
+        stats: StatsArgs,
+    }
+
+    #[test]
+    fn dates_cover_whole_days() {
+        assert_eq!(
+            parse_since("2026-11-21").unwrap().to_rfc3339(),
+            "2026-11-21T00:00:00+00:00"
+        );
+        assert_eq!(
+            parse_until("2026-11-21").unwrap().to_rfc3339(),
+            "2026-11-21T23:59:59.999999999+00:00"
+        );
+        assert_eq!(
+            parse_since("2026-11-21T15:30:00+01:00")
+                .unwrap()
+                .to_rfc3339(),
+            "2026-11-21T14:30:00+00:00"
+        );
+        assert!(parse_since("21/11/2026").is_err());
+        assert!(parse_until("2026-11-31").is_err());
+    }
+
+    #[test]
+    fn options_parse() {
+        let cli = Cli::try_parse_from([
+            "stats",
+            "a.log",
+            "b.log.gz",
+            "--key",
+            "H83if",
+            "--since",
+            "2026-11-01",
+            "--by",
+            "week",
+            "--format",
+            "json",
+            "--chart",
+            "c.svg",
+        ])
+        .unwrap();
+        let a = cli.stats;
+        assert_eq!(a.files.len(), 2);
+        assert_eq!(a.key.as_deref(), Some("H83if"));
+        assert!(a.since.is_some() && a.until.is_none());
+        assert_eq!(a.by, Some(Period::Week));
+        assert_eq!(a.format, Format::Json);
+        assert!(Cli::try_parse_from(["stats"]).is_err());
+        assert_eq!(
+            Cli::try_parse_from(["stats", "x"]).unwrap().stats.format,
+            Format::Table
+        );
+    }
+}

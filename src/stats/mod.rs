@@ -1,0 +1,117 @@
+//! `qrtag stats`: scan counts per short-URL key from access logs.
+//!
+//! Split so that the counting can be tested and benchmarked without files:
+//! [`read`] turns files (plain or gzip) into lines, [`aggregate`] turns parsed lines
+//! into a [`Report`](aggregate::Report), [`output`] and [`chart`] render it.
+//! What each counter means is documented in [`aggregate`].
+
+pub mod aggregate;
+pub mod args;
+pub mod chart;
+pub mod output;
+pub mod read;
+
+use std::fs::File;
+use std::io::{IsTerminal, Read, Write};
+use std::path::Path;
+
+use anyhow::{Context, bail};
+use indicatif::{ProgressBar, ProgressStyle};
+
+use crate::access_log::format::{LogTime, parse_line_bytes};
+use aggregate::{Aggregator, Filter, Period, Report};
+pub use args::{Format, StatsArgs};
+
+/// Below this much input a progress bar would only flicker.
+const PROGRESS_MIN_BYTES: u64 = 64 << 20;
+
+/// Reads the logs named in `args` and writes the report to `out`; malformed lines
+/// are summarised on stderr (and included in JSON output).
+pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    if let Some(path) = &args.chart {
+        chart::ChartKind::from_path(path)?;
+    }
+    let mut sizes = Vec::with_capacity(args.files.len());
+    for path in &args.files {
+        let meta = std::fs::metadata(path)
+            .with_context(|| format!("cannot read log file {}", path.display()))?;
+        if meta.is_dir() {
+            bail!("log file {} is a directory", path.display());
+        }
+        sizes.push(meta.len());
+    }
+
+    let filter = Filter {
+        key: args
+            .key
+            .as_deref()
+            .map(|k| k.strip_prefix('/').unwrap_or(k).to_owned()),
+        since: args.since.as_ref().map(LogTime::from_datetime),
+        until: args.until.as_ref().map(LogTime::from_datetime),
+        series: args.by.or(args.chart.is_some().then_some(Period::Day)),
+    };
+    let progress = progress_bar(sizes.iter().sum());
+    let mut agg = Aggregator::new(filter);
+    for path in &args.files {
+        read_file(path, &mut agg, &progress)?;
+    }
+    progress.finish_and_clear();
+    let report = agg.finish();
+
+    report_malformed(&report);
+    output::write(&report, args.format, args.by.is_some(), out)?;
+    out.flush()?;
+    if let Some(path) = &args.chart {
+        chart::draw(&report, path)?;
+    }
+    Ok(())
+}
+
+/// Feeds every line of one file to `agg`.
+pub fn read_file(path: &Path, agg: &mut Aggregator, progress: &ProgressBar) -> anyhow::Result<()> {
+    let context = || format!("cannot read log file {}", path.display());
+    let wrap = |f: File| -> Box<dyn Read> { Box::new(progress.wrap_read(f)) };
+    let mut reader = read::open(path, wrap).with_context(context)?;
+    read::for_each_line(&mut *reader, |number, line| match line {
+        Ok(bytes) => match parse_line_bytes(bytes) {
+            Ok(parsed) => agg.add(&parsed),
+            Err(e) => agg.add_malformed(path, number, &e),
+        },
+        Err(e) => agg.add_malformed(path, number, &e),
+    })
+    .with_context(context)
+}
+
+/// Shown only to a person watching a long run: on a terminal, for large input.
+fn progress_bar(total_bytes: u64) -> ProgressBar {
+    if total_bytes < PROGRESS_MIN_BYTES || !std::io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = ProgressBar::new(total_bytes);
+    if let Ok(style) =
+        ProgressStyle::with_template("{bar:40} {bytes}/{total_bytes} {bytes_per_sec} ETA {eta}")
+    {
+        bar.set_style(style);
+    }
+    bar
+}
+
+fn report_malformed(report: &Report) {
+    if report.malformed == 0 {
+        return;
+    }
+    let mut err = std::io::stderr().lock();
+    let _ = writeln!(
+        err,
+        "warning: {} malformed line(s) skipped{}",
+        report.malformed,
+        if report.malformed > report.malformed_examples.len() as u64 {
+            "; the first:"
+        } else {
+            ":"
+        }
+    );
+    for m in &report.malformed_examples {
+        let _ = writeln!(err, "  {}:{}: {}", m.file.display(), m.line, m.error);
+    }
+}

@@ -1,0 +1,374 @@
+//! Rendering a [`Report`] as a table, CSV or JSON.
+
+use std::io::{self, Write};
+
+use serde_json::{Value, json};
+
+use super::aggregate::{KeyReport, KeyStats, Report};
+use super::args::Format;
+use crate::access_log::format::LogTime;
+
+/// `with_series` prints the per-period counts; without it, a series collected only
+/// for the chart stays out of the output.
+pub fn write(
+    report: &Report,
+    format: Format,
+    with_series: bool,
+    out: &mut dyn Write,
+) -> io::Result<()> {
+    match format {
+        Format::Table => table(report, with_series, out),
+        Format::Csv if with_series => csv_series(report, out),
+        Format::Csv => csv(report, out),
+        Format::Json => {
+            serde_json::to_writer_pretty(&mut *out, &json_report(report, with_series))?;
+            writeln!(out)
+        }
+    }
+}
+
+/// RFC 3339 in UTC, to the tenth of a second the log records.
+fn rfc3339(t: LogTime) -> String {
+    format!(
+        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{}Z",
+        t.year(),
+        t.month(),
+        t.day(),
+        t.hour(),
+        t.minute(),
+        t.second(),
+        t.tenths()
+    )
+}
+
+fn human(t: Option<LogTime>) -> String {
+    t.map_or_else(
+        || "-".to_owned(),
+        |t| rfc3339(t).replace('T', " ").replace('Z', ""),
+    )
+}
+
+/// Quotes a CSV field when needed; log fields cannot hold line breaks, so only
+/// commas and quotes matter.
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+const CSV_HEADER: &str =
+    "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests";
+
+fn csv(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "{CSV_HEADER}")?;
+    for k in &report.keys {
+        let s = &k.stats;
+        let time = |t: Option<LogTime>| t.map(rfc3339).unwrap_or_default();
+        writeln!(
+            out,
+            "{},{},{},{},{},{},{},{},{}",
+            csv_field(&k.key),
+            s.scans,
+            s.unique_scanners,
+            time(s.first_scan),
+            time(s.last_scan),
+            s.head,
+            s.bot,
+            s.not_found,
+            s.requests
+        )?;
+    }
+    Ok(())
+}
+
+fn csv_series(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "key,period,period_start,scans")?;
+    for k in &report.keys {
+        let key = csv_field(&k.key);
+        for p in &k.series {
+            writeln!(out, "{key},{},{},{}", p.label, p.start, p.scans)?;
+        }
+    }
+    Ok(())
+}
+
+fn json_stats(s: &KeyStats) -> Value {
+    json!({
+        "scans": s.scans,
+        "unique_scanners": s.unique_scanners,
+        "first_scan": s.first_scan.map(rfc3339),
+        "last_scan": s.last_scan.map(rfc3339),
+        "head": s.head,
+        "bot": s.bot,
+        "not_found": s.not_found,
+        "requests": s.requests,
+    })
+}
+
+fn json_key(k: &KeyReport, with_series: bool) -> Value {
+    let mut v = json!({ "key": k.key });
+    if let (Value::Object(obj), Value::Object(stats)) = (&mut v, json_stats(&k.stats)) {
+        obj.extend(stats);
+        if with_series {
+            let series = k
+                .series
+                .iter()
+                .map(|p| json!({ "period": p.label, "start": p.start.to_string(), "scans": p.scans }))
+                .collect();
+            obj.insert("series".to_owned(), Value::Array(series));
+        }
+    }
+    v
+}
+
+fn json_report(r: &Report, with_series: bool) -> Value {
+    json!({
+        "lines_read": r.lines_read,
+        "malformed": {
+            "count": r.malformed,
+            "first": r.malformed_examples.iter().map(|m| json!({
+                "file": m.file.display().to_string(),
+                "line": m.line,
+                "error": m.error,
+            })).collect::<Vec<_>>(),
+        },
+        "period": if with_series { r.series.map(|p| p.to_string()) } else { None },
+        "total": json_stats(&r.total),
+        "keys": r.keys.iter().map(|k| json_key(k, with_series)).collect::<Vec<_>>(),
+    })
+}
+
+/// Keys from probing clients can be arbitrarily long; the table shows their start.
+const KEY_WIDTH: usize = 40;
+
+fn short_key(key: &str) -> String {
+    if key.chars().count() <= KEY_WIDTH {
+        key.to_owned()
+    } else {
+        let mut s: String = key.chars().take(KEY_WIDTH - 1).collect();
+        s.push('…');
+        s
+    }
+}
+
+fn table(report: &Report, with_series: bool, out: &mut dyn Write) -> io::Result<()> {
+    let header = [
+        "KEY",
+        "SCANS",
+        "UNIQUE",
+        "FIRST SCAN",
+        "LAST SCAN",
+        "HEAD",
+        "BOTS",
+        "404",
+        "REQUESTS",
+    ];
+    let row = |key: String, s: &KeyStats| -> [String; 9] {
+        [
+            key,
+            s.scans.to_string(),
+            s.unique_scanners.to_string(),
+            human(s.first_scan),
+            human(s.last_scan),
+            s.head.to_string(),
+            s.bot.to_string(),
+            s.not_found.to_string(),
+            s.requests.to_string(),
+        ]
+    };
+    let mut rows: Vec<[String; 9]> = vec![header.map(str::to_owned)];
+    rows.extend(report.keys.iter().map(|k| row(short_key(&k.key), &k.stats)));
+    if report.keys.len() > 1 {
+        rows.push(row("(all)".to_owned(), &report.total));
+    }
+    let mut widths = [0; 9];
+    for r in &rows {
+        for (w, cell) in widths.iter_mut().zip(r) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    for r in &rows {
+        let mut line = String::new();
+        for (i, (cell, w)) in r.iter().zip(widths).enumerate() {
+            // Text columns to the left, counts to the right.
+            if matches!(i, 0 | 3 | 4) {
+                line.push_str(&format!("{cell:<w$}  "));
+            } else {
+                line.push_str(&format!("{cell:>w$}  "));
+            }
+        }
+        writeln!(out, "{}", line.trim_end())?;
+    }
+    writeln!(
+        out,
+        "\n{} lines read, {} malformed",
+        report.lines_read, report.malformed
+    )?;
+
+    if with_series && let Some(period) = report.series {
+        writeln!(out, "\nScans per {period}:")?;
+        let w = report
+            .keys
+            .iter()
+            .map(|k| short_key(&k.key).chars().count())
+            .max()
+            .unwrap_or(3)
+            .max(3);
+        writeln!(
+            out,
+            "{:<w$}  {:<10}  {:>8}",
+            "KEY",
+            period.to_string().to_uppercase(),
+            "SCANS"
+        )?;
+        for k in &report.keys {
+            for p in &k.series {
+                writeln!(
+                    out,
+                    "{:<w$}  {:<10}  {:>8}",
+                    short_key(&k.key),
+                    p.label,
+                    p.scans
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stats::aggregate::{MalformedLine, Period, PeriodCount};
+    use chrono::NaiveDate;
+    use std::path::PathBuf;
+
+    fn t(s: &str) -> Option<LogTime> {
+        LogTime::parse(s)
+    }
+
+    fn report() -> Report {
+        let a = KeyStats {
+            scans: 3,
+            unique_scanners: 2,
+            first_scan: t("20261121100000.0"),
+            last_scan: t("20261122090000.5"),
+            head: 1,
+            bot: 4,
+            not_found: 0,
+            requests: 8,
+        };
+        let b = KeyStats {
+            not_found: 2,
+            requests: 2,
+            ..KeyStats::default()
+        };
+        Report {
+            lines_read: 11,
+            malformed: 1,
+            malformed_examples: vec![MalformedLine {
+                file: PathBuf::from("a.log"),
+                line: 7,
+                error: "bad".into(),
+            }],
+            series: Some(Period::Day),
+            total: KeyStats {
+                not_found: 2,
+                requests: 10,
+                ..a
+            },
+            keys: vec![
+                KeyReport {
+                    key: "H83if".into(),
+                    stats: a,
+                    series: vec![
+                        PeriodCount {
+                            label: "2026-11-21".into(),
+                            start: NaiveDate::from_ymd_opt(2026, 11, 21).unwrap(),
+                            scans: 2,
+                        },
+                        PeriodCount {
+                            label: "2026-11-22".into(),
+                            start: NaiveDate::from_ymd_opt(2026, 11, 22).unwrap(),
+                            scans: 1,
+                        },
+                    ],
+                },
+                KeyReport {
+                    key: "a,\"b\"".into(),
+                    stats: b,
+                    series: vec![],
+                },
+            ],
+        }
+    }
+
+    fn render(format: Format, with_series: bool) -> String {
+        let mut out = Vec::new();
+        write(&report(), format, with_series, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn csv_quotes_keys() {
+        assert_eq!(
+            render(Format::Csv, false),
+            "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests\n\
+             H83if,3,2,2026-11-21T10:00:00.0Z,2026-11-22T09:00:00.5Z,1,4,0,8\n\
+             \"a,\"\"b\"\"\",0,0,,,0,0,2,2\n"
+        );
+    }
+
+    #[test]
+    fn csv_series() {
+        assert_eq!(
+            render(Format::Csv, true),
+            "key,period,period_start,scans\n\
+             H83if,2026-11-21,2026-11-21,2\n\
+             H83if,2026-11-22,2026-11-22,1\n"
+        );
+    }
+
+    #[test]
+    fn json_shape() {
+        let v: Value = serde_json::from_str(&render(Format::Json, true)).unwrap();
+        assert_eq!(v["lines_read"], 11);
+        assert_eq!(v["malformed"]["count"], 1);
+        assert_eq!(v["malformed"]["first"][0]["line"], 7);
+        assert_eq!(v["period"], "day");
+        assert_eq!(v["total"]["requests"], 10);
+        assert_eq!(v["keys"][0]["key"], "H83if");
+        assert_eq!(v["keys"][0]["first_scan"], "2026-11-21T10:00:00.0Z");
+        assert_eq!(v["keys"][0]["series"][1]["scans"], 1);
+        assert_eq!(v["keys"][1]["first_scan"], Value::Null);
+        let v: Value = serde_json::from_str(&render(Format::Json, false)).unwrap();
+        assert_eq!(v["period"], Value::Null);
+        assert!(v["keys"][0].get("series").is_none());
+    }
+
+    #[test]
+    fn table_aligns_and_totals() {
+        let text = render(Format::Table, true);
+        let lines: Vec<&str> = text.lines().collect();
+        assert!(lines[0].starts_with("KEY    "), "{text}");
+        assert!(lines[1].starts_with("H83if  "), "{text}");
+        assert!(lines[1].contains("2026-11-21 10:00:00.0"), "{text}");
+        assert!(lines[3].starts_with("(all)"), "{text}");
+        assert_eq!(
+            lines[0].find("SCANS").map(|i| i + 5),
+            lines[1].find(" 3 ").map(|i| i + 2)
+        );
+        assert!(text.contains("11 lines read, 1 malformed"));
+        assert!(text.contains("Scans per day:"));
+        assert!(text.contains("H83if  2026-11-22         1"), "{text}");
+        assert!(!render(Format::Table, false).contains("Scans per"));
+    }
+
+    #[test]
+    fn long_keys_are_cut_in_tables() {
+        assert_eq!(short_key(&"x".repeat(40)), "x".repeat(40));
+        assert_eq!(short_key(&"x".repeat(41)).chars().count(), 40);
+    }
+}

@@ -1,0 +1,768 @@
+//! The tracking cookie and the access log, seen from outside: real listeners,
+//! real HTTP, the real log file. Signal handling runs the real binary.
+
+use std::collections::HashSet;
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+use qrtag::access_log::{LogLine, parse_line};
+use qrtag::destination::Destination;
+use qrtag::link_key::LinkKey;
+use qrtag::settings::{AccessLogTarget, PublicUrl, Settings};
+use qrtag::startup::Application;
+use qrtag::store::sqlite::SqliteStore;
+use qrtag::tracking_id::TrackingId;
+use reqwest::header::{HeaderMap, HeaderValue};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+const KEY: &str = "abcde";
+const DEST: &str = "https://example.com/whelans/?p=14";
+const TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Polls until `f` gives a value or [`TIMEOUT`] passes.
+async fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
+    let deadline = Instant::now() + TIMEOUT;
+    loop {
+        if let Some(v) = f() {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out waiting for {what}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+}
+
+fn read(path: &Path) -> String {
+    std::fs::read_to_string(path).unwrap_or_default()
+}
+
+/// Every line of the file, each checked with the one parser. Only whole
+/// lines: a file that does not end in `\n` fails the test.
+fn lines(text: &str) -> Vec<LogLine<'_>> {
+    assert!(text.is_empty() || text.ends_with('\n'), "torn last line");
+    text.lines()
+        .map(|l| parse_line(l).unwrap_or_else(|e| panic!("bad line {l:?}: {e}")))
+        .collect()
+}
+
+/// Waits until the log holds at least `n` lines and returns its text.
+async fn wait_for_lines(path: &Path, n: usize) -> String {
+    eventually(&format!("{n} lines in {}", path.display()), || {
+        let text = read(path);
+        (text.lines().count() >= n).then_some(text)
+    })
+    .await
+}
+
+async fn create_link(db: &Path) {
+    let store = SqliteStore::open(db).expect("open store");
+    let key = LinkKey::parse(KEY).expect("key");
+    let url = Destination::parse(DEST).expect("destination");
+    qrtag::links::create(&store, &url, Some(&key), false)
+        .await
+        .expect("create link");
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .build()
+        .expect("client")
+}
+
+struct Server {
+    public: SocketAddr,
+    admin: SocketAddr,
+    log: PathBuf,
+    _dir: tempfile::TempDir,
+}
+
+impl Server {
+    fn url(&self, target: &str) -> String {
+        format!("http://{}{target}", self.public)
+    }
+}
+
+async fn start(configure: impl FnOnce(&mut Settings)) -> Server {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    create_link(&db).await;
+    let mut settings = Settings::local(db);
+    settings.listen = "127.0.0.1:0".into();
+    settings.admin_listen = "127.0.0.1:0".into();
+    settings.workers = Some(2);
+    configure(&mut settings);
+    let log = match &settings.access_log {
+        AccessLogTarget::Path(p) => p.clone(),
+        AccessLogTarget::Stdout => PathBuf::new(),
+    };
+    let app = Application::build(settings).await.expect("build");
+    let (public, admin) = (app.public_addr(), app.admin_addr());
+    let snapshot = app.snapshot();
+    tokio::spawn(app.run_until_stopped());
+    eventually("links loaded", || snapshot.is_loaded().then_some(())).await;
+    Server {
+        public,
+        admin,
+        log,
+        _dir: dir,
+    }
+}
+
+/// The `Set-Cookie` headers of a response, as strings.
+fn set_cookies(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all("set-cookie")
+        .iter()
+        .map(|v| v.to_str().expect("ASCII Set-Cookie").to_owned())
+        .collect()
+}
+
+/// The ID in the one `Set-Cookie` of a response, after checking its attributes.
+fn cookie_id(headers: &HeaderMap, name: &str, secure: bool) -> TrackingId {
+    let all = set_cookies(headers);
+    assert_eq!(all.len(), 1, "exactly one Set-Cookie: {all:?}");
+    let c = cookie::Cookie::parse(all[0].as_str()).expect("valid Set-Cookie");
+    assert_eq!(c.name(), name);
+    assert_eq!(c.path(), Some("/"));
+    assert_eq!(
+        c.max_age(),
+        Some(cookie::time::Duration::seconds(63_072_000))
+    );
+    assert_eq!(c.http_only(), Some(true));
+    assert_eq!(c.same_site(), Some(cookie::SameSite::Lax));
+    assert_eq!(c.secure(), secure.then_some(true));
+    TrackingId::parse(c.value()).expect("cookie value is a tracking ID")
+}
+
+/// Sends raw bytes (which HTTP clients would encode or refuse) and returns the
+/// raw response.
+async fn raw(addr: SocketAddr, request: &[u8]) -> String {
+    let mut s = tokio::net::TcpStream::connect(addr).await.expect("connect");
+    s.write_all(request).await.expect("send");
+    let mut out = Vec::new();
+    tokio::time::timeout(TIMEOUT, s.read_to_end(&mut out))
+        .await
+        .expect("response in time")
+        .expect("read");
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn raw_status(response: &str) -> &str {
+    response.split(' ').nth(1).unwrap_or("")
+}
+
+#[tokio::test]
+async fn cookie_is_set_on_the_first_request_and_echoed_on_the_next() {
+    let srv = start(|_| {}).await;
+    let http = client();
+    let first = http.get(srv.url("/abcde")).send().await.expect("first");
+    assert_eq!(first.status(), 302);
+    let id = cookie_id(first.headers(), "qrtag", false);
+
+    let second = http
+        .get(srv.url("/abcde"))
+        .header("cookie", format!("other=1; qrtag={id}; more=2"))
+        .send()
+        .await
+        .expect("second");
+    assert_eq!(second.status(), 302);
+    assert_eq!(cookie_id(second.headers(), "qrtag", false), id);
+
+    // A 404 gets it too.
+    let third = http
+        .get(srv.url("/nope1"))
+        .header("cookie", format!("qrtag={id}"))
+        .send()
+        .await
+        .expect("third");
+    assert_eq!(third.status(), 404);
+    assert_eq!(cookie_id(third.headers(), "qrtag", false), id);
+
+    let text = wait_for_lines(&srv.log, 3).await;
+    let logged = lines(&text);
+    assert_eq!(logged.len(), 3);
+    assert!(logged.iter().all(|l| l.tracking == Some(id)));
+}
+
+#[tokio::test]
+async fn forged_cookies_are_replaced_and_never_logged_or_echoed() {
+    let srv = start(|_| {}).await;
+    let http = client();
+    let long = "A".repeat(500);
+    let forged = [
+        "0Vh3kY2s4 fLq9ZxA01b".to_owned(),  // a space
+        "0Vh3kY2s4\tfLq9ZxA01b".to_owned(), // a tab (legal in a header)
+        "0Vh3kY2s4%0AfLq9ZxA01".to_owned(), // an encoded newline
+        "0Vh3kY2s4fLq9ZxA01b0".to_owned(),  // one too long
+        "0Vh3kY2s4fLq9ZxA01-".to_owned(),   // outside the alphabet
+        long.clone(),                       // 500 characters
+    ];
+    let mut ids = HashSet::new();
+    for f in &forged {
+        let res = http
+            .get(srv.url("/abcde"))
+            .header("cookie", format!("qrtag={f}"))
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), 302);
+        let id = cookie_id(res.headers(), "qrtag", false);
+        assert!(!f.contains(id.as_str()));
+        assert!(ids.insert(id), "each gets a fresh ID");
+    }
+
+    // A raw newline inside the value: actix refuses the request itself
+    // (400, before any handler), so it is neither echoed nor logged.
+    let res = raw(
+        srv.public,
+        b"GET /abcde HTTP/1.1\r\nHost: x\r\nCookie: qrtag=0Vh3kY2s4\nfLq9ZxA01b\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(raw_status(&res), "400");
+    assert!(!res.to_ascii_lowercase().contains("set-cookie"));
+
+    // A marker request: once its line is there, so are all the earlier ones.
+    http.get(srv.url("/marker")).send().await.expect("marker");
+    let text = wait_for_lines(&srv.log, forged.len() + 1).await;
+    let logged = lines(&text);
+    assert_eq!(logged.len(), forged.len() + 1);
+    assert_eq!(logged[forged.len()].target, "/marker");
+    let logged_ids: HashSet<TrackingId> = logged[..forged.len()]
+        .iter()
+        .map(|l| l.tracking.expect("an ID"))
+        .collect();
+    assert_eq!(logged_ids, ids, "the replacement IDs are what is logged");
+    for needle in ["0Vh3kY2s4", "fLq9ZxA01", &long[..40]] {
+        assert!(!text.contains(needle), "forged value logged: {needle}");
+    }
+}
+
+#[tokio::test]
+async fn every_field_is_logged_as_specified() {
+    let srv = start(|_| {}).await;
+    let http = client();
+    let ua = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0) Bücher/1.0 ☃";
+    let referer = "https://ref.example/a page?x=1";
+    let before = chrono::Utc::now();
+    let res = http
+        .get(srv.url("/abcde?utm=qr"))
+        .header(
+            "user-agent",
+            HeaderValue::from_bytes(ua.as_bytes()).expect("UTF-8 bytes are obs-text"),
+        )
+        .header("referer", referer)
+        .send()
+        .await
+        .expect("redirect");
+    let after = chrono::Utc::now();
+    assert_eq!(res.status(), 302);
+    let id = cookie_id(res.headers(), "qrtag", false);
+
+    // No User-Agent (reqwest sends none unless told), and other statuses.
+    let missing = http.get(srv.url("/nope1")).send().await.expect("404");
+    assert_eq!(missing.status(), 404);
+    let post = http.post(srv.url("/abcde")).send().await.expect("501");
+    assert_eq!(post.status(), 501);
+    assert_eq!(cookie_id(post.headers(), "qrtag", false).as_str().len(), 19);
+    let head = http.head(srv.url("/abcde")).send().await.expect("HEAD");
+    assert_eq!(head.status(), 302);
+    // A referer of exactly "-" must not read as absent.
+    let dash = http
+        .get(srv.url("/nope2"))
+        .header("referer", "-")
+        .send()
+        .await
+        .expect("404");
+    assert_eq!(dash.status(), 404);
+
+    let text = wait_for_lines(&srv.log, 5).await;
+    let raw_lines: Vec<&str> = text.lines().collect();
+    let logged = lines(&text);
+    assert_eq!(logged.len(), 5);
+
+    let l = &logged[0];
+    let t = l.time.to_datetime();
+    let floor = |d: chrono::DateTime<chrono::Utc>| {
+        d - chrono::Duration::nanoseconds(i64::from(d.timestamp_subsec_nanos() % 100_000_000))
+    };
+    assert!(
+        floor(before) <= t && t <= after,
+        "{t} not in [{before}, {after}]"
+    );
+    assert_eq!(l.client_ip.to_string(), "127.0.0.1");
+    assert_eq!(l.tracking, Some(id));
+    assert_eq!(l.user_agent_decoded().as_deref(), Some(ua));
+    assert!(!l.user_agent.expect("UA").contains(' '));
+    assert_eq!(l.target, "/abcde?utm=qr");
+    assert_eq!(l.status, 302);
+    assert_eq!(l.location, Some(DEST));
+    assert_eq!(l.method, "GET");
+    assert_eq!(l.referer_decoded().as_deref(), Some(referer));
+    let fields: Vec<&str> = raw_lines[0].split(' ').collect();
+    assert_eq!(fields.len(), 9);
+    assert_eq!(fields[2], id.as_str());
+    assert_eq!(
+        fields[3],
+        "Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%29%20B%C3%BCcher%2F1.0%20%E2%98%83"
+    );
+
+    let l = &logged[1];
+    assert_eq!((l.status, l.target, l.method), (404, "/nope1", "GET"));
+    assert_eq!((l.user_agent, l.location, l.referer), (None, None, None));
+    assert!(l.tracking.is_some());
+    assert_eq!(raw_lines[1].split(' ').nth(3), Some("-"));
+
+    let l = &logged[2];
+    assert_eq!((l.status, l.method, l.location), (501, "POST", None));
+    let l = &logged[3];
+    assert_eq!((l.status, l.method, l.location), (302, "HEAD", Some(DEST)));
+    let l = &logged[4];
+    assert_eq!(l.referer, Some("%2D"));
+}
+
+#[tokio::test]
+async fn an_ipv6_peer_is_logged() {
+    // This machine has IPv6 loopback (checked with `ip -6 addr`); no skipping.
+    let srv = start(|s| s.listen = "[::1]:0".into()).await;
+    assert!(srv.public.is_ipv6());
+    let res = client()
+        .get(srv.url("/abcde"))
+        .send()
+        .await
+        .expect("request over IPv6");
+    assert_eq!(res.status(), 302);
+    let text = wait_for_lines(&srv.log, 1).await;
+    let logged = lines(&text);
+    assert_eq!(logged[0].client_ip.to_string(), "::1");
+    assert_eq!(text.split(' ').nth(1), Some("::1"));
+}
+
+#[tokio::test]
+async fn targets_are_logged_as_received() {
+    let srv = start(|_| {}).await;
+    let cases: [(&[u8], &str); 3] = [
+        (b"/a%20b?q=%C3%A9&x=~y", "/a%20b?q=%C3%A9&x=~y"),
+        (b"/abcde?%7Bq%7D=%22", "/abcde?%7Bq%7D=%22"),
+        // Allowed raw in a path by actix; kept as sent.
+        (b"/{\"x\"}", "/{\"x\"}"),
+    ];
+    for (target, _) in &cases {
+        let mut req = b"GET ".to_vec();
+        req.extend_from_slice(target);
+        req.extend_from_slice(
+            b" HTTP/1.1\r\nHost: x\r\nUser-Agent: raw \xffUA \xc3\xa9\r\nConnection: close\r\n\r\n",
+        );
+        let res = raw(srv.public, &req).await;
+        assert!(matches!(raw_status(&res), "302" | "404"), "{res}");
+    }
+    let text = wait_for_lines(&srv.log, cases.len()).await;
+    let logged = lines(&text);
+    for (l, (_, expected)) in logged.iter().zip(&cases) {
+        assert_eq!(l.target, *expected);
+        // Non-UTF-8 and UTF-8 header bytes both come out escaped.
+        assert_eq!(l.user_agent, Some("raw%20%FFUA%20%C3%A9"));
+    }
+
+    // Raw non-ASCII in the target: actix-http (the `http` crate's URI parser)
+    // answers 400 itself, before any handler runs, so such a request has no
+    // line and no cookie. Pinned here so that a change in actix shows up.
+    let res = raw(
+        srv.public,
+        b"GET /caf\xc3\xa9%20x HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(raw_status(&res), "400");
+    assert!(!res.to_ascii_lowercase().contains("set-cookie"));
+    client()
+        .get(srv.url("/after"))
+        .send()
+        .await
+        .expect("request");
+    let text = wait_for_lines(&srv.log, cases.len() + 1).await;
+    let logged = lines(&text);
+    assert_eq!(logged.len(), cases.len() + 1);
+    assert_eq!(logged[cases.len()].target, "/after");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn concurrent_requests_give_exactly_one_whole_line_each() {
+    const N: usize = 2_000;
+    let srv = start(|_| {}).await;
+    let http = client();
+    let requests = (0..N).map(|i| {
+        let http = http.clone();
+        let url = if i % 2 == 0 {
+            srv.url(&format!("/abcde?n={i}"))
+        } else {
+            srv.url(&format!("/k{i}"))
+        };
+        tokio::spawn(async move {
+            let res = http.get(url).send().await.expect("request");
+            let id = cookie_id(res.headers(), "qrtag", false);
+            (i, res.status().as_u16(), id)
+        })
+    });
+    let mut answered = Vec::with_capacity(N);
+    for r in futures_util::future::join_all(requests).await {
+        answered.push(r.expect("task"));
+    }
+    let text = wait_for_lines(&srv.log, N).await;
+    let logged = lines(&text);
+    assert_eq!(logged.len(), N, "exactly one line per request");
+    let mut by_target = std::collections::HashMap::new();
+    for l in &logged {
+        assert!(
+            by_target.insert(l.target, l).is_none(),
+            "duplicate {}",
+            l.target
+        );
+    }
+    for (i, status, id) in answered {
+        let target = if i % 2 == 0 {
+            format!("/abcde?n={i}")
+        } else {
+            format!("/k{i}")
+        };
+        let l = by_target
+            .get(target.as_str())
+            .unwrap_or_else(|| panic!("no line for {target}"));
+        assert_eq!(l.status, status);
+        assert_eq!(l.tracking, Some(id));
+        assert_eq!(l.location.is_some(), status == 302);
+    }
+}
+
+#[tokio::test]
+async fn no_tracking_sets_no_cookie_and_logs_a_dash() {
+    let srv = start(|s| s.tracking = None).await;
+    let res = client()
+        .get(srv.url("/abcde"))
+        .header("cookie", "qrtag=0Vh3kY2s4fLq9ZxA01b")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), 302);
+    assert!(set_cookies(res.headers()).is_empty());
+    let text = wait_for_lines(&srv.log, 1).await;
+    assert_eq!(lines(&text)[0].tracking, None);
+    assert_eq!(text.split(' ').nth(2), Some("-"));
+}
+
+#[tokio::test]
+async fn cookie_is_secure_for_an_https_public_url_and_named_as_configured() {
+    let srv = start(|s| {
+        s.public_url = PublicUrl::parse("https://0x1f.ie").expect("url");
+        s.tracking = Some(qrtag::settings::TrackingSettings {
+            cookie_name: "tid".parse().expect("name"),
+        });
+    })
+    .await;
+    let res = client()
+        .get(srv.url("/abcde"))
+        .send()
+        .await
+        .expect("request");
+    let id = cookie_id(res.headers(), "tid", true);
+    let text = wait_for_lines(&srv.log, 1).await;
+    assert_eq!(lines(&text)[0].tracking, Some(id));
+}
+
+#[tokio::test]
+async fn forwarded_for_is_believed_only_from_trusted_proxies() {
+    let trusted = start(|s| {
+        s.trusted_proxies = ["127.0.0.1", "10.0.0.0/8"]
+            .iter()
+            .map(|p| qrtag::client_ip::parse_trusted_proxy(p).expect("cidr"))
+            .collect();
+    })
+    .await;
+    let untrusted = start(|_| {}).await;
+    for srv in [&trusted, &untrusted] {
+        let res = client()
+            .get(srv.url("/abcde"))
+            .header("x-forwarded-for", "203.0.113.9, 198.51.100.7")
+            .header("x-forwarded-for", "10.1.2.3")
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(res.status(), 302);
+    }
+    let text = wait_for_lines(&trusted.log, 1).await;
+    assert_eq!(lines(&text)[0].client_ip.to_string(), "198.51.100.7");
+    let text = wait_for_lines(&untrusted.log, 1).await;
+    assert_eq!(lines(&text)[0].client_ip.to_string(), "127.0.0.1");
+}
+
+#[tokio::test]
+async fn a_failing_log_keeps_redirecting_and_shows_on_readyz() {
+    // Every write to /dev/full fails with ENOSPC: a full disk.
+    let srv = start(|s| s.access_log = AccessLogTarget::Path("/dev/full".into())).await;
+    let http = client();
+    let readyz = format!("http://{}/readyz", srv.admin);
+    let mut n = 0;
+    let body = loop {
+        let res = http.get(srv.url("/abcde")).send().await.expect("request");
+        assert_eq!(res.status(), 302, "redirects go on");
+        n += 1;
+        let r = http.get(&readyz).send().await.expect("readyz");
+        assert_eq!(r.status(), 200);
+        let body = r.text().await.expect("body");
+        if body.contains("degraded: access log writes failing") {
+            break body;
+        }
+        assert!(n < 2_000, "never reported: {body}");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    };
+    assert!(body.contains("No space left on device"), "{body}");
+    assert!(
+        body.contains("access log /dev/full: 0 lines written"),
+        "{body}"
+    );
+}
+
+// --- The real binary, for signals. ---
+
+struct Proc {
+    child: Child,
+    public: SocketAddr,
+    dir: tempfile::TempDir,
+}
+
+impl Proc {
+    fn url(&self, target: &str) -> String {
+        format!("http://{}{target}", self.public)
+    }
+
+    fn log(&self) -> PathBuf {
+        self.dir.path().join("access.log")
+    }
+
+    fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{name} failed");
+    }
+
+    async fn wait_exit(&mut self) -> std::process::ExitStatus {
+        let child = &mut self.child;
+        eventually("the server to exit", || child.try_wait().expect("try_wait")).await
+    }
+}
+
+impl Drop for Proc {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Starts `qrtag serve` on port 0 and reads the bound address from its
+/// `listening public=... admin=...` line. `stdout` is piped when asked.
+async fn spawn_qrtag(args: &[&str], envs: &[(&str, &str)], pipe_stdout: bool) -> Proc {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    create_link(&db).await;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qrtag"));
+    cmd.arg("--db")
+        .arg(&db)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--workers", "2"])
+        .args(args)
+        .env("QRTAG_LOG", "warn")
+        .stdin(Stdio::null())
+        .stdout(if pipe_stdout {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stderr(Stdio::piped());
+    if !args.contains(&"--access-log") {
+        cmd.arg("--access-log").arg(dir.path().join("access.log"));
+    }
+    for (k, v) in envs {
+        cmd.env(k, v);
+    }
+    let mut child = cmd.spawn().expect("spawn qrtag");
+    let stderr = child.stderr.take().expect("stderr");
+    let (tx, rx) = mpsc::channel();
+    // Keeps draining stderr so the child never blocks on a full pipe.
+    std::thread::spawn(move || {
+        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+            if let Some(rest) = line.strip_prefix("listening ") {
+                let _ = tx.send(rest.to_owned());
+            }
+        }
+    });
+    let listening = tokio::task::spawn_blocking(move || rx.recv_timeout(TIMEOUT))
+        .await
+        .expect("join")
+        .expect("the server printed its addresses");
+    let public = listening
+        .split(' ')
+        .find_map(|f| f.strip_prefix("public="))
+        .and_then(|a| a.parse().ok())
+        .expect("public address");
+    Proc { child, public, dir }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_during_load_loses_no_line_of_an_answered_request() {
+    // No periodic writes: every line in the file is there because shutdown
+    // wrote it.
+    let mut srv = spawn_qrtag(&["--access-log-flush-ms", "3600000"], &[], false).await;
+    let http = client();
+    let answered = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let count = Arc::new(AtomicUsize::new(0));
+    let clients: Vec<_> = (0..16)
+        .map(|c| {
+            let (http, answered, count) = (http.clone(), answered.clone(), count.clone());
+            let base = srv.url("");
+            tokio::spawn(async move {
+                for i in 0.. {
+                    let target = format!("/abcde?c={c}&i={i}");
+                    match http.get(format!("{base}{target}")).send().await {
+                        Ok(res) if res.status() == 302 => {
+                            answered.lock().expect("lock").push(target);
+                            count.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Ok(res) => panic!("unexpected {}", res.status()),
+                        // The server has stopped taking requests.
+                        Err(_) => break,
+                    }
+                }
+            })
+        })
+        .collect();
+    eventually("some load", || {
+        (count.load(Ordering::Relaxed) >= 300).then_some(())
+    })
+    .await;
+    srv.signal("TERM");
+    for c in clients {
+        c.await.expect("client task");
+    }
+    let status = srv.wait_exit().await;
+    assert!(status.success(), "exit: {status:?}");
+
+    let text = read(&srv.log());
+    let logged = lines(&text);
+    let targets: HashSet<&str> = logged.iter().map(|l| l.target).collect();
+    assert_eq!(targets.len(), logged.len(), "no line written twice");
+    let answered = answered.lock().expect("lock");
+    assert!(answered.len() >= 300);
+    for t in answered.iter() {
+        assert!(targets.contains(t.as_str()), "answered {t} has no line");
+    }
+}
+
+#[tokio::test]
+async fn sighup_reopens_the_log_after_a_rename() {
+    let mut srv = spawn_qrtag(&[], &[], false).await;
+    let http = client();
+    let log = srv.log();
+    let rotated = srv.dir.path().join("access.log.1");
+    let get = |n: usize| http.get(srv.url(&format!("/abcde?n={n}"))).send();
+
+    assert_eq!(get(1).await.expect("1").status(), 302);
+    wait_for_lines(&log, 1).await;
+    std::fs::rename(&log, &rotated).expect("rename");
+    assert_eq!(get(2).await.expect("2").status(), 302);
+    srv.signal("HUP");
+    // Requests until one lands in the new file: the reopen is asynchronous.
+    let mut n = 2;
+    loop {
+        n += 1;
+        assert_eq!(get(n).await.expect("request").status(), 302);
+        if !read(&log).is_empty() {
+            break;
+        }
+        assert!(n < 2_000, "no new file after SIGHUP");
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    srv.signal("TERM");
+    assert!(srv.wait_exit().await.success());
+
+    let number = |l: &LogLine<'_>| -> usize {
+        l.target
+            .strip_prefix("/abcde?n=")
+            .and_then(|n| n.parse().ok())
+            .expect("numbered target")
+    };
+    let old_text = read(&rotated);
+    let new_text = read(&log);
+    let old: Vec<usize> = lines(&old_text).iter().map(number).collect();
+    let new: Vec<usize> = lines(&new_text).iter().map(number).collect();
+    assert!(
+        old.starts_with(&[1, 2]),
+        "old file keeps the old lines: {old:?}"
+    );
+    assert!(!new.is_empty() && new.last() == Some(&n));
+    // Sequential requests: one cut, nothing lost, nothing twice.
+    let all: Vec<usize> = old.iter().chain(&new).copied().collect();
+    assert_eq!(all, (1..=n).collect::<Vec<_>>());
+}
+
+#[tokio::test]
+async fn stdout_log_and_settings_from_the_environment() {
+    let mut srv = spawn_qrtag(
+        &["--access-log", "-"],
+        &[
+            ("QRTAG_COOKIE_NAME", "tid"),
+            ("QRTAG_TRUSTED_PROXIES", "10.0.0.0/8, 127.0.0.1"),
+        ],
+        true,
+    )
+    .await;
+    let stdout = srv.child.stdout.take().expect("stdout");
+    let (tx, rx) = mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(stdout).lines().map_while(Result::ok) {
+            let _ = tx.send(line);
+        }
+    });
+    let res = client()
+        .get(srv.url("/abcde"))
+        .header("x-forwarded-for", "192.0.2.44")
+        .send()
+        .await
+        .expect("request");
+    let id = cookie_id(res.headers(), "tid", false);
+    let line = tokio::task::spawn_blocking(move || rx.recv_timeout(TIMEOUT))
+        .await
+        .expect("join")
+        .expect("a line on standard output");
+    let l = parse_line(&line).expect("well-formed");
+    assert_eq!(l.tracking, Some(id));
+    assert_eq!(l.client_ip.to_string(), "192.0.2.44");
+    assert!(!srv.log().exists(), "no file in stdout mode");
+    srv.signal("TERM");
+    assert!(srv.wait_exit().await.success());
+
+    let mut off = spawn_qrtag(&[], &[("QRTAG_NO_TRACKING", "1")], false).await;
+    let res = client()
+        .get(off.url("/abcde"))
+        .send()
+        .await
+        .expect("request");
+    assert!(set_cookies(res.headers()).is_empty());
+    let text = wait_for_lines(&off.log(), 1).await;
+    assert_eq!(lines(&text)[0].tracking, None);
+    off.signal("TERM");
+    assert!(off.wait_exit().await.success());
+}
