@@ -12,7 +12,7 @@ pub mod output;
 pub mod read;
 
 use std::fs::File;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, bail};
@@ -72,14 +72,19 @@ pub fn read_file(path: &Path, agg: &mut Aggregator, progress: &ProgressBar) -> a
     let context = || format!("cannot read log file {}", path.display());
     let wrap = |f: File| -> Box<dyn Read> { Box::new(progress.wrap_read(f)) };
     let mut reader = read::open(path, wrap).with_context(context)?;
-    read::for_each_line(&mut *reader, |number, line| match line {
+    feed(&mut *reader, path, agg).with_context(context)
+}
+
+/// Feeds every line from `reader` to `agg`; `file` names the source in reports of
+/// malformed lines.
+pub fn feed(reader: &mut dyn BufRead, file: &Path, agg: &mut Aggregator) -> std::io::Result<()> {
+    read::for_each_line(reader, |number, line| match line {
         Ok(bytes) => match parse_line_bytes(bytes) {
             Ok(parsed) => agg.add(&parsed),
-            Err(e) => agg.add_malformed(path, number, &e),
+            Err(e) => agg.add_malformed(file, number, &e),
         },
-        Err(e) => agg.add_malformed(path, number, &e),
+        Err(e) => agg.add_malformed(file, number, &e),
     })
-    .with_context(context)
 }
 
 /// Shown only to a person watching a long run: on a terminal, for large input.

@@ -27,7 +27,7 @@ pub fn open(path: &Path, wrap: impl FnOnce(File) -> Box<dyn Read>) -> io::Result
 /// Wraps `r` in a buffer, with a gzip decoder in between if `r` starts with the
 /// gzip magic number. Concatenated gzip members (as `cat a.gz b.gz` makes) are
 /// all read.
-pub fn decompressing<R: Read + 'static>(r: R) -> io::Result<Box<dyn BufRead>> {
+pub fn decompressing<'a, R: Read + 'a>(r: R) -> io::Result<Box<dyn BufRead + 'a>> {
     let mut buffered = BufReader::with_capacity(BUF_SIZE, r);
     if buffered.fill_buf()?.starts_with(&GZIP_MAGIC) {
         let decoder = MultiGzDecoder::new(buffered);
