@@ -53,7 +53,8 @@ impl Period {
             Period::Month => t.yyyymmdd() / 100,
             Period::Week => {
                 let w = t.date().iso_week();
-                w.year() as u32 * 100 + w.week()
+                // Days early in year 0 belong to ISO year -1; no log goes back there.
+                w.year().max(0) as u32 * 100 + w.week()
             }
         }
     }
