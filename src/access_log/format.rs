@@ -12,17 +12,17 @@
 //! 20261121143015.3 203.0.113.7 0Vh3kY2s4fLq9ZxA01b Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%29 /H83if 302 https://example.com/whelans/?p=14 GET -
 //! ```
 //!
-//! | # | Field        | Written as                                                                      |
-//! |---|--------------|---------------------------------------------------------------------------------|
-//! | 1 | time         | UTC time the request arrived, `yyyymmddhhmmss.s` (tenths of a second, truncated) |
-//! | 2 | client IP    | IPv4 or IPv6 in the usual text form, e.g. `203.0.113.7`, `::1`                  |
-//! | 3 | tracking ID  | the client's tracking ID (19 characters `[0-9A-Za-z]`), or `-`                 |
-//! | 4 | user agent   | `User-Agent` header, strict encoding, or `-`                                    |
-//! | 5 | target       | request target (path and query) as received, target encoding                   |
-//! | 6 | status       | response status code, decimal, e.g. `302`                                       |
-//! | 7 | location     | for a redirect, the `Location` sent, target encoding; otherwise `-`            |
-//! | 8 | method       | request method, strict encoding, e.g. `GET`, `HEAD`                             |
-//! | 9 | referer      | `Referer` header, strict encoding, or `-`                                       |
+//! | # | Field       | Written as                                                                |
+//! |---|-------------|---------------------------------------------------------------------------|
+//! | 1 | time        | UTC time the request arrived, `yyyymmddhhmmss.s` (tenths, truncated)      |
+//! | 2 | client IP   | IPv4 or IPv6 in the usual text form, e.g. `203.0.113.7`, `::1`            |
+//! | 3 | tracking ID | the tracking ID the response carries (the request's or a new one), or `-` |
+//! | 4 | user agent  | `User-Agent` header, strict encoding, or `-`                              |
+//! | 5 | target      | request target (path and query) as received, target encoding              |
+//! | 6 | status      | response status code, decimal, e.g. `302`                                 |
+//! | 7 | location    | for a redirect, the `Location` sent, target encoding; otherwise `-`       |
+//! | 8 | method      | request method, strict encoding, e.g. `GET`, `HEAD`                       |
+//! | 9 | referer     | `Referer` header, strict encoding, or `-`                                 |
 //!
 //! *Strict encoding* writes every byte outside `A-Za-z0-9-._~` as `%XX` (upper-case
 //! hex); decoding it gives back exactly the bytes received.
@@ -33,12 +33,14 @@
 //! it gives the same as percent-decoding the original.
 //!
 //! A value that is absent or empty is written `-`; a value that is exactly `-` is
-//! written `%2D`, so the two cannot be confused. Lines are appended in the order
-//! requests complete, so times within a file are nearly but not strictly ordered.
+//! written `%2D`, so the two cannot be confused. A tracking ID is 19 characters
+//! `[0-9A-Za-z]` (see [`crate::tracking_id`]).
+//!
+//! A line is written when its request completes but carries the time it arrived,
+//! so times within a file are nearly, not strictly, in order.
 //!
 //! A parser must reject a line that does not have exactly nine non-empty fields or
 //! holds any byte outside 0x20–0x7E (apart from the final `\n`).
-//! Later versions may add fields only at the end of the line.
 
 use std::borrow::Cow;
 use std::fmt;

@@ -1,6 +1,6 @@
 //! The access log: one line per request to the public listener.
 //!
-//! See [`format`] for the line format; the buffered writer lives beside it.
+//! See [`mod@format`] for the line format.
 
 pub mod format;
 

@@ -25,9 +25,9 @@ use chrono::{Datelike, NaiveDate, Weekday};
 use crate::access_log::format::{LogLine, LogTime, decode_lossy};
 use crate::tracking_id::TrackingId;
 
-/// The maps below are hit several times for every line; std's SipHash was the
-/// largest single cost there. foldhash is several times faster and still seeded
-/// per process, which is enough for an offline tool reading its own logs.
+/// The maps below are hit several times for every line, and std's SipHash showed
+/// high in profiles. foldhash is much cheaper and still seeded per process, which
+/// is enough for an offline tool reading its own logs.
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 type Set<T> = HashSet<T, foldhash::fast::RandomState>;
 
@@ -35,8 +35,7 @@ type Set<T> = HashSet<T, foldhash::fast::RandomState>;
 pub const MALFORMED_EXAMPLES: usize = 5;
 
 /// Bucket size of the time series.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum, serde::Serialize)]
-#[serde(rename_all = "lowercase")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, clap::ValueEnum)]
 pub enum Period {
     Day,
     /// ISO 8601 week, Monday to Sunday.
@@ -212,9 +211,9 @@ struct KeyAcc {
 }
 
 /// 64 bits stand for a tracking ID in the sets of scanners: one entry per
-/// (key, scanner) pair adds up to gigabytes over a large log, and half the size is
-/// half the cache misses. Two of n distinct IDs share a fingerprint with probability
-/// about n²/2^65, i.e. an expected miscount of 10^-5 at 20 million scanners.
+/// (key, scanner) pair adds up to gigabytes over a large log, and these sets are
+/// where the time goes (cache misses). Among n distinct IDs the expected number of
+/// shared fingerprints is about n²/2^65: 10^-5 at 20 million scanners.
 fn fingerprint(id: &TrackingId) -> u64 {
     foldhash::quality::FixedState::with_seed(0x71a6).hash_one(id.to_u128())
 }

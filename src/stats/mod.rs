@@ -2,7 +2,7 @@
 //!
 //! Split so that the counting can be tested and benchmarked without files:
 //! [`read`] turns files (plain or gzip) into lines, [`aggregate`] turns parsed lines
-//! into a [`Report`](aggregate::Report), [`output`] and [`chart`] render it.
+//! into an [`aggregate::Report`], [`output`] and [`chart`] render it.
 //! What each counter means is documented in [`aggregate`].
 
 pub mod aggregate;
