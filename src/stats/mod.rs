@@ -12,7 +12,7 @@ pub mod output;
 pub mod read;
 
 use std::fs::File;
-use std::io::{BufRead, IsTerminal, Read, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::{Context, bail};
@@ -70,8 +70,8 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 /// Feeds every line of one file to `agg`.
 pub fn read_file(path: &Path, agg: &mut Aggregator, progress: &ProgressBar) -> anyhow::Result<()> {
     let context = || format!("cannot read log file {}", path.display());
-    let wrap = |f: File| -> Box<dyn Read> { Box::new(progress.wrap_read(f)) };
-    let mut reader = read::open(path, wrap).with_context(context)?;
+    let file = File::open(path).with_context(context)?;
+    let mut reader = read::decompressing(progress.wrap_read(file)).with_context(context)?;
     feed(&mut *reader, path, agg).with_context(context)
 }
 
