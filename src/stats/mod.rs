@@ -31,14 +31,14 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(path) = &args.chart {
         chart::ChartKind::from_path(path)?;
     }
-    let mut sizes = Vec::with_capacity(args.files.len());
+    let mut total_bytes = 0;
     for path in &args.files {
         let meta = std::fs::metadata(path)
             .with_context(|| format!("cannot read log file {}", path.display()))?;
         if meta.is_dir() {
             bail!("log file {} is a directory", path.display());
         }
-        sizes.push(meta.len());
+        total_bytes += meta.len();
     }
 
     let filter = Filter {
@@ -50,7 +50,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         until: args.until.as_ref().map(LogTime::from_datetime),
         series: args.by.or(args.chart.is_some().then_some(Period::Day)),
     };
-    let progress = progress_bar(sizes.iter().sum());
+    let progress = progress_bar(total_bytes);
     let mut agg = Aggregator::new(filter);
     for path in &args.files {
         read_file(path, &mut agg, &progress)?;
