@@ -302,7 +302,8 @@ async fn every_field_is_logged_as_specified() {
     assert!(!l.user_agent.expect("UA").contains(' '));
     assert_eq!(l.target, "/abcde?utm=qr");
     assert_eq!(l.status, 302);
-    assert_eq!(l.location, Some(DEST));
+    // The request's query is merged into the destination's, as the resolver does.
+    assert_eq!(l.location, Some(format!("{DEST}&utm=qr").as_str()));
     assert_eq!(l.method, "GET");
     assert_eq!(l.referer_decoded().as_deref(), Some(referer));
     let fields: Vec<&str> = raw_lines[0].split(' ').collect();

@@ -1,7 +1,7 @@
 //! The access log: one line per request to the public listener.
 //!
-//! See [`format`] for the line format and [`writer`] for how lines reach the
-//! disk without a request ever waiting on it.
+//! See [`mod@format`] for the line format and [`writer`] for how lines reach
+//! the disk without a request ever waiting on it.
 
 pub mod format;
 pub mod writer;

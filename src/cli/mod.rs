@@ -173,6 +173,8 @@ pub enum Command {
         #[arg(required = true)]
         urls: Vec<String>,
     },
+    /// Scan counts per key from access logs (plain or gzip, any order).
+    Stats(crate::stats::StatsArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -281,6 +283,10 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Batch(args) => qr::batch(&cli, args).await,
         Command::Serve(args) => serve::run(cli.serve_settings(args)).await,
         Command::Resolve { rules, urls } => resolve::run(rules, urls),
+        Command::Stats(args) => {
+            crate::stats::run(args, &mut std::io::stdout().lock())?;
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Setup => setup::run(&cli.store.settings()).await,
         _ => links::run(&cli).await,
     }
@@ -288,7 +294,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 
 fn init_tracing() {
     let filter = tracing_subscriber::EnvFilter::try_from_env("QRTAG_LOG")
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info"));
+        // actix-http logs every malformed request at ERROR; anyone could
+        // flood the log that way, so its request parser speaks only at WARN.
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,actix_http::h1=warn"));
     // Ignore a second init (tests may call `main` paths more than once).
     let _ = tracing_subscriber::fmt()
         .with_env_filter(filter)

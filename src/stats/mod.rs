@@ -2,7 +2,7 @@
 //!
 //! Split so that the counting can be tested and benchmarked without files:
 //! [`read`] turns files (plain or gzip) into lines, [`aggregate`] turns parsed lines
-//! into a [`Report`](aggregate::Report), [`output`] and [`chart`] render it.
+//! into an [`aggregate::Report`], [`output`] and [`chart`] render it.
 //! What each counter means is documented in [`aggregate`].
 
 pub mod aggregate;
@@ -12,7 +12,7 @@ pub mod output;
 pub mod read;
 
 use std::fs::File;
-use std::io::{IsTerminal, Read, Write};
+use std::io::{BufRead, IsTerminal, Write};
 use std::path::Path;
 
 use anyhow::{Context, bail};
@@ -31,14 +31,14 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     if let Some(path) = &args.chart {
         chart::ChartKind::from_path(path)?;
     }
-    let mut sizes = Vec::with_capacity(args.files.len());
+    let mut total_bytes = 0;
     for path in &args.files {
         let meta = std::fs::metadata(path)
             .with_context(|| format!("cannot read log file {}", path.display()))?;
         if meta.is_dir() {
             bail!("log file {} is a directory", path.display());
         }
-        sizes.push(meta.len());
+        total_bytes += meta.len();
     }
 
     let filter = Filter {
@@ -50,7 +50,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         until: args.until.as_ref().map(LogTime::from_datetime),
         series: args.by.or(args.chart.is_some().then_some(Period::Day)),
     };
-    let progress = progress_bar(sizes.iter().sum());
+    let progress = progress_bar(total_bytes);
     let mut agg = Aggregator::new(filter);
     for path in &args.files {
         read_file(path, &mut agg, &progress)?;
@@ -70,16 +70,21 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
 /// Feeds every line of one file to `agg`.
 pub fn read_file(path: &Path, agg: &mut Aggregator, progress: &ProgressBar) -> anyhow::Result<()> {
     let context = || format!("cannot read log file {}", path.display());
-    let wrap = |f: File| -> Box<dyn Read> { Box::new(progress.wrap_read(f)) };
-    let mut reader = read::open(path, wrap).with_context(context)?;
-    read::for_each_line(&mut *reader, |number, line| match line {
+    let file = File::open(path).with_context(context)?;
+    let mut reader = read::decompressing(progress.wrap_read(file)).with_context(context)?;
+    feed(&mut *reader, path, agg).with_context(context)
+}
+
+/// Feeds every line from `reader` to `agg`; `file` names the source in reports of
+/// malformed lines.
+pub fn feed(reader: &mut dyn BufRead, file: &Path, agg: &mut Aggregator) -> std::io::Result<()> {
+    read::for_each_line(reader, |number, line| match line {
         Ok(bytes) => match parse_line_bytes(bytes) {
             Ok(parsed) => agg.add(&parsed),
-            Err(e) => agg.add_malformed(path, number, &e),
+            Err(e) => agg.add_malformed(file, number, &e),
         },
-        Err(e) => agg.add_malformed(path, number, &e),
+        Err(e) => agg.add_malformed(file, number, &e),
     })
-    .with_context(context)
 }
 
 /// Shown only to a person watching a long run: on a terminal, for large input.

@@ -1,9 +1,7 @@
 //! Reading log files line by line, plain or gzip-compressed.
 
 use std::fmt;
-use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
-use std::path::Path;
 
 use flate2::bufread::MultiGzDecoder;
 
@@ -16,18 +14,11 @@ pub const MAX_LINE: usize = 1 << 20;
 
 const GZIP_MAGIC: [u8; 2] = [0x1f, 0x8b];
 
-/// Opens `path` for reading lines, decompressing if the content is gzip. Rotated
-/// logs are recognised by their first bytes, since rotation tools name them
-/// variously (`.gz`, `.1`, `-20261121`).
-pub fn open(path: &Path, wrap: impl FnOnce(File) -> Box<dyn Read>) -> io::Result<Box<dyn BufRead>> {
-    let file = File::open(path)?;
-    decompressing(wrap(file))
-}
-
 /// Wraps `r` in a buffer, with a gzip decoder in between if `r` starts with the
-/// gzip magic number. Concatenated gzip members (as `cat a.gz b.gz` makes) are
-/// all read.
-pub fn decompressing<R: Read + 'static>(r: R) -> io::Result<Box<dyn BufRead>> {
+/// gzip magic number. Rotated logs are recognised by content, since rotation tools
+/// name them variously (`.gz`, `.1`, `-20261121`). Concatenated gzip members (as
+/// `cat a.gz b.gz` makes) are all read.
+pub fn decompressing<'a, R: Read + 'a>(r: R) -> io::Result<Box<dyn BufRead + 'a>> {
     let mut buffered = BufReader::with_capacity(BUF_SIZE, r);
     if buffered.fill_buf()?.starts_with(&GZIP_MAGIC) {
         let decoder = MultiGzDecoder::new(buffered);

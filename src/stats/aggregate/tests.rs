@@ -246,3 +246,16 @@ fn only_first_malformed_lines_are_kept() {
     assert_eq!(r.malformed_examples.len(), MALFORMED_EXAMPLES);
     assert_eq!(r.malformed_examples[4].line, 5);
 }
+
+#[test]
+fn week_of_year_zero_does_not_overflow() {
+    let lines = vec![line("00000101000000.0", ID_A, IPHONE, "/a", 302, "GET")];
+    let r = feed(
+        Filter {
+            series: Some(Period::Week),
+            ..Filter::default()
+        },
+        &lines,
+    );
+    assert_eq!(r.total.scans, 1);
+}
