@@ -77,6 +77,22 @@ pub fn decide<'r>(
     }
 }
 
+/// What [`decide`] answers for a request of exactly `/KEY` (no query) when
+/// `key` holds the absolute destination `value`. Such a request matches
+/// `key` in the first iteration and stops there, so no other link takes part
+/// and the answer can be computed once, when the link is loaded, by the very
+/// same function. `None` if that answer is not a redirect.
+pub fn direct_location(key: &str, value: &str) -> Option<String> {
+    let path = format!("/{key}");
+    // The origin plays no part for an absolute rule.
+    match decide("http://direct.invalid", &path, None, |k| {
+        (k == key).then_some(value)
+    }) {
+        Decision::Redirect { location, .. } => Some(location),
+        _ => None,
+    }
+}
+
 /// Rejects paths whose meaning would change when the resolved URL is parsed:
 /// dot segments would climb out of the destination path the rule chose.
 fn check_path(raw_path: &str) -> Result<(), &'static str> {

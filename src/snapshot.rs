@@ -14,6 +14,7 @@ use arc_swap::ArcSwap;
 
 use crate::link::{Document, Link};
 use crate::link_key::LinkKey;
+use crate::redirect_policy;
 
 /// What the redirect path needs of a link, precomputed.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,14 +23,24 @@ pub struct LiveLink {
     pub inactive: bool,
     /// Expiry in milliseconds since the epoch, compared against the request time.
     pub expires_ms: Option<i64>,
+    /// The `Location` for a request of exactly `/KEY` with no query, worked
+    /// out once here instead of on every scan (see
+    /// [`redirect_policy::direct_location`]); `None` for internal redirects,
+    /// whose result depends on other links.
+    pub direct: Option<Box<str>>,
 }
 
 impl LiveLink {
-    fn from_link(link: &Link) -> Self {
+    fn from_link(key: &str, link: &Link) -> Self {
+        let direct = (!link.url.is_internal())
+            .then(|| redirect_policy::direct_location(key, link.url.as_str()))
+            .flatten()
+            .map(String::into_boxed_str);
         Self {
             url: link.url.as_str().into(),
             inactive: link.inactive,
             expires_ms: link.expires.map(|t| t.timestamp_millis()),
+            direct,
         }
     }
 
@@ -63,6 +74,17 @@ impl LinkTable {
             .get(key)
             .filter(|l| l.is_live_at(now_ms))
             .map(|l| &*l.url)
+    }
+
+    /// The precomputed `Location` for a request of exactly `/KEY` and no
+    /// query, if the link is live and absolute: the common scan, answered
+    /// without running the resolver.
+    #[inline]
+    pub fn direct_location(&self, key: &str, now_ms: i64) -> Option<&str> {
+        self.links
+            .get(key)
+            .filter(|l| l.is_live_at(now_ms))
+            .and_then(|l| l.direct.as_deref())
     }
 
     /// Any known link, live or not (QR codes are printed before tags go live).
@@ -99,8 +121,8 @@ impl LinkTable {
                     match parsed {
                         Ok(link) => {
                             self.invalid.remove(key.as_str());
-                            self.links
-                                .insert(key.into_boxed_str(), LiveLink::from_link(&link));
+                            let live = LiveLink::from_link(&key, &link);
+                            self.links.insert(key.into_boxed_str(), live);
                         }
                         Err(reason) => {
                             self.links.remove(key.as_str());
@@ -254,6 +276,37 @@ mod tests {
             },
         ]);
         assert_eq!((t.len(), t.invalid_count()), (0, 1));
+    }
+
+    proptest::proptest! {
+        /// The precomputed answer for `/KEY` is exactly what the policy
+        /// would have answered, whatever else the table holds.
+        #[test]
+        fn direct_location_agrees_with_the_policy(
+            key in "[A-Za-z0-9_-]{1,8}(/[A-Za-z0-9]{1,3})?",
+            path in "(/[a-z0-9%~.-]{0,5}){0,3}",
+            query in proptest::option::of("[a-z0-9=&~%+;-]{0,10}"),
+            fragment in proptest::option::of("[a-z]{0,4}"),
+            others in proptest::collection::vec(("[a-z]{1,3}", "/[a-z/]{0,6}"), 0..4),
+        ) {
+            let mut url = format!("https://a.example{path}");
+            if let Some(q) = query { url.push('?'); url.push_str(&q); }
+            if let Some(f) = fragment { url.push('#'); url.push_str(&f); }
+            proptest::prop_assume!(crate::destination::Destination::parse(&url).is_ok());
+            let mut t = LinkTable::default();
+            let mut changes: Vec<Change> = others
+                .into_iter()
+                .map(|(k, v)| upsert(&k, json!({"url": v})))
+                .collect();
+            changes.push(upsert(&key, json!({"url": url})));
+            t.apply(changes);
+            let request = format!("/{key}");
+            let policy = match redirect_policy::decide("https://0x1f.ie", &request, None, |k| t.live_url(k, 0)) {
+                redirect_policy::Decision::Redirect { location, .. } => Some(location),
+                _ => None,
+            };
+            proptest::prop_assert_eq!(t.direct_location(&key, 0).map(str::to_owned), policy);
+        }
     }
 
     #[test]

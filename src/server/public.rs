@@ -120,6 +120,14 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
     let now_ms = now.timestamp_millis();
     let table = state.snapshot.load();
     let uri = req.uri();
+    // The common scan, `/KEY` with no query, has its answer precomputed.
+    if uri.query().is_none() {
+        if let Some(key) = uri.path().strip_prefix('/') {
+            if let Some(location) = table.direct_location(key, now_ms) {
+                return redirect(location.to_owned(), key, &state.public_url);
+            }
+        }
+    }
     let decision =
         redirect_policy::decide(state.public_url.origin(), uri.path(), uri.query(), |key| {
             table.live_url(key, now_ms)
@@ -129,24 +137,7 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
 
 fn respond(decision: Decision, public_url: &PublicUrl) -> HttpResponse {
     match decision {
-        Decision::Redirect { location, key } => {
-            let (Ok(location), Ok(link)) = (
-                HeaderValue::try_from(location),
-                HeaderValue::try_from(format!(
-                    "<{}>; rel=\"shortlink\"",
-                    public_url.short_url(&key)
-                )),
-            ) else {
-                // Resolved URLs and keys are ASCII by construction; refuse
-                // rather than send a broken header if that ever changes.
-                return not_found();
-            };
-            HttpResponse::build(StatusCode::FOUND)
-                .insert_header((header::LOCATION, location))
-                .insert_header((header::CACHE_CONTROL, NO_STORE))
-                .insert_header((header::LINK, link))
-                .finish()
-        }
+        Decision::Redirect { location, key } => redirect(location, &key, public_url),
         Decision::NotFound => not_found(),
         Decision::Broken(err) => {
             tracing::warn!(error = %err, "a link's rules could not be resolved");
@@ -157,6 +148,25 @@ fn respond(decision: Decision, public_url: &PublicUrl) -> HttpResponse {
             .content_type("text/plain; charset=utf-8")
             .body(format!("bad request: {why}\n")),
     }
+}
+
+fn redirect(location: String, key: &str, public_url: &PublicUrl) -> HttpResponse {
+    let (Ok(location), Ok(link)) = (
+        HeaderValue::try_from(location),
+        HeaderValue::try_from(format!(
+            "<{}>; rel=\"shortlink\"",
+            public_url.short_url(key)
+        )),
+    ) else {
+        // Resolved URLs and keys are ASCII by construction; refuse rather
+        // than send a broken header if that ever changes.
+        return not_found();
+    };
+    HttpResponse::build(StatusCode::FOUND)
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, NO_STORE))
+        .insert_header((header::LINK, link))
+        .finish()
 }
 
 /// One answer for unknown, inactive and expired keys. Not cacheable, so a tag
