@@ -4,7 +4,10 @@
 //! - `handler/answer`: the handler's own work without the extras (snapshot
 //!   lookup, policy, response headers): the baseline.
 //! - `handler/handle`: the full handler, with cookie and log line.
-//! - `extras/*`: the parts on their own.
+//! - `extras/*`: the parts on their own, including what the public
+//!   listener's connection wrapper (`server::request_line`) spends on a
+//!   phone's request: scanning it (`request_line_scan`, every request) and
+//!   rewriting one with a raw non-ASCII target (`request_line_encode`, rare).
 //!
 //! Neither includes actix's own per-request work (parsing, dispatch, writing
 //! the response), which a bare actix-web handler also pays; the ratio here is
@@ -26,6 +29,7 @@ use serde_json::json;
 
 use qrtag::access_log::{AccessLog, AccessLogTarget, Record, WriterOptions, write_record};
 use qrtag::server::public::{self, PublicState};
+use qrtag::server::request_line::RequestLines;
 use qrtag::settings::PublicUrl;
 use qrtag::snapshot::{Change, Snapshot};
 use qrtag::tracking_cookie::{CookieName, TrackingCookie};
@@ -63,6 +67,16 @@ fn request() -> HttpRequest {
         .insert_header(("cookie", format!("_ga=GA1.2.3; qrtag={ID}")))
         .insert_header(("referer", "https://www.example.org/"))
         .to_http_request()
+}
+
+/// The bytes of a request as a phone's browser sends it after a scan.
+fn phone_request(target: &[u8]) -> Vec<u8> {
+    let mut r = b"GET ".to_vec();
+    r.extend_from_slice(target);
+    r.extend_from_slice(b" HTTP/1.1\r\nHost: 0x1f.ie\r\nAccept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\nUser-Agent: ");
+    r.extend_from_slice(UA.as_bytes());
+    r.extend_from_slice(format!("\r\nAccept-Language: en-IE,en;q=0.9\r\nAccept-Encoding: gzip, deflate, br\r\nCookie: _ga=GA1.2.3; qrtag={ID}\r\nConnection: keep-alive\r\n\r\n").as_bytes());
+    r
 }
 
 fn benches(c: &mut Criterion) {
@@ -134,6 +148,19 @@ fn benches(c: &mut Criterion) {
         b.iter(|| log.append_record(black_box(&rec)))
     });
     g.bench_function("utc_now", |b| b.iter(|| black_box(chrono::Utc::now())));
+    let ascii = phone_request(b"/H83if");
+    g.bench_function("request_line_scan", |b| {
+        b.iter(|| RequestLines::new().pass(black_box(&ascii)))
+    });
+    let raw = phone_request(b"/docs/caf\xc3\xa9");
+    let mut out = Vec::with_capacity(1024);
+    g.bench_function("request_line_encode", |b| {
+        b.iter(|| {
+            out.clear();
+            RequestLines::new().rewrite(black_box(&raw), &mut out);
+            black_box(out.len())
+        })
+    });
     g.finish();
 
     let stats = log.stats();

@@ -6,11 +6,17 @@
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
+use std::time::Duration;
 
-use actix_web::dev::Server;
+use actix_http::error::DispatchError;
+use actix_http::{HttpService, KeepAlive};
+use actix_server::Server;
+use actix_service::{IntoServiceFactory, ServiceFactoryExt, fn_service, map_config};
+use actix_web::dev::AppConfig;
 use actix_web::{App, HttpServer, web};
 
 use crate::access_log::{AccessLog, AccessLogError};
+use crate::server::request_line::RequestLineIo;
 use crate::server::{admin, public};
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
@@ -56,6 +62,52 @@ fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), StartupError> {
     Ok((listener, local))
 }
 
+/// The public listener, served by actix-http directly rather than through
+/// `HttpServer`, which offers no way to wrap a connection: every connection
+/// goes through [`RequestLineIo`] so that a raw non-ASCII target reaches the
+/// handler (and the access log) instead of being refused by actix's parser.
+///
+/// The settings are `HttpServer`'s defaults, spelled out; so is its graceful
+/// shutdown signal, which lets idle keep-alive connections close at once.
+/// `AppConfig::default()` stands in for the host and address `HttpServer`
+/// would give the app: nothing on this listener builds URLs from them.
+fn public_server(
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: web::Data<public::PublicState>,
+    settings: &Settings,
+) -> std::io::Result<Server> {
+    let mut builder = Server::build();
+    if let Some(n) = settings.workers {
+        builder = builder.workers(n.max(1));
+    }
+    let shutdown = builder.graceful_shutdown_signal();
+    let builder = builder.listen("qrtag-public", listener, move || {
+        let app = App::new()
+            .app_data(state.clone())
+            .default_service(web::to(public::handle))
+            .into_factory()
+            .map_err(|err: actix_web::Error| err.error_response());
+        let shutdown = shutdown.clone();
+        let h1 = HttpService::build()
+            .graceful_shutdown_signal(move || {
+                let shutdown = shutdown.clone();
+                async move { shutdown.notified().await }
+            })
+            .keep_alive(KeepAlive::default())
+            .client_request_timeout(Duration::from_secs(5))
+            .client_disconnect_timeout(Duration::from_secs(1))
+            .local_addr(addr)
+            .h1(map_config(app, |()| AppConfig::default()));
+        fn_service(|io: tokio::net::TcpStream| {
+            let peer = io.peer_addr().ok();
+            std::future::ready(Ok::<_, DispatchError>((RequestLineIo::new(io), peer)))
+        })
+        .and_then(h1)
+    })?;
+    Ok(builder.run())
+}
+
 impl Application {
     /// Opens the store, starts following it and binds both listeners. Must
     /// be called inside a Tokio runtime; nothing is served until
@@ -80,19 +132,11 @@ impl Application {
             }),
             trusted_proxies: settings.trusted_proxies.clone(),
         });
-        let mut public_server = HttpServer::new(move || {
-            App::new()
-                .app_data(public_state.clone())
-                .default_service(web::to(public::handle))
-        })
-        .listen(public_listener)
-        .map_err(|source| StartupError::Bind {
-            addr: settings.listen.clone(),
-            source,
-        })?;
-        if let Some(n) = settings.workers {
-            public_server = public_server.workers(n.max(1));
-        }
+        let public_server = public_server(public_listener, public_addr, public_state, &settings)
+            .map_err(|source| StartupError::Bind {
+                addr: settings.listen.clone(),
+                source,
+            })?;
 
         let qr_state = web::Data::new(crate::server::qr::QrState {
             snapshot: Arc::clone(&snapshot),
@@ -119,7 +163,7 @@ impl Application {
         Ok(Self {
             public_addr,
             admin_addr,
-            public: public_server.run(),
+            public: public_server,
             admin: admin_server.run(),
             snapshot,
             follower,

@@ -4,3 +4,4 @@
 pub mod admin;
 pub mod public;
 pub mod qr;
+pub mod request_line;

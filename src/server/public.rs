@@ -68,7 +68,9 @@ fn log_request(
     let headers = req.headers();
     let uri = req.uri();
     // Origin-form (`/H83if?x`) is what clients send and is kept verbatim;
-    // absolute-form (`http://host/H83if`), from proxies, is rebuilt.
+    // absolute-form (`http://host/H83if`), from proxies, is rebuilt. Raw
+    // non-ASCII bytes arrive here already written `%XX` by
+    // `server::request_line`, exactly as the target encoding would write them.
     let rebuilt;
     let target = match uri.path_and_query() {
         Some(pq) if uri.scheme().is_none() => pq.as_str(),
