@@ -60,6 +60,15 @@ fn serve_qrtag() {
         settings.listen = "127.0.0.1:0".into();
         settings.admin_listen = "127.0.0.1:0".into();
         settings.workers = Some(1);
+        // For finding where the cost goes: QRTAG_LOAD_VARIANT=no-tracking,
+        // or null-log (lines formatted and written, to /dev/null).
+        match std::env::var("QRTAG_LOAD_VARIANT").as_deref() {
+            Ok("no-tracking") => settings.tracking = None,
+            Ok("null-log") => {
+                settings.access_log = qrtag::access_log::AccessLogTarget::Path("/dev/null".into())
+            }
+            _ => {}
+        }
         let store = qrtag::store::sqlite::SqliteStore::open(&dir.path().join("load.db"))
             .expect("open store");
         let key = qrtag::link_key::LinkKey::parse(KEY).expect("key");
