@@ -119,28 +119,43 @@ impl SqliteStore {
         .await
     }
 
-    /// Removes a link (the CLI has no delete command; tests and tools use it).
-    pub async fn delete(&self, key: &LinkKey) -> Result<(), StoreError> {
+    /// Runs one statement that must change exactly one row, in an immediate
+    /// transaction (so concurrent writers queue on the lock rather than fail
+    /// on upgrade). `missed` is the error when no row changed: a taken key, a
+    /// stale revision or a missing link, depending on the statement.
+    async fn write_one(
+        &self,
+        sql: &'static str,
+        values: Vec<rusqlite::types::Value>,
+        missed: impl FnOnce() -> StoreError + Send + 'static,
+    ) -> Result<(), StoreError> {
         let err = self.sql_err();
-        let key = key.as_str().to_owned();
         self.with_conn(move |c| {
             let tx = c
                 .transaction_with_behavior(TransactionBehavior::Immediate)
                 .map_err(&err)?;
             let n = tx
-                .execute(
-                    "UPDATE links SET deleted = 1, doc = '{}', rev = rev + 1,
-                        seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM links)
-                     WHERE key = ?1 AND deleted = 0",
-                    params![key],
-                )
+                .execute(sql, rusqlite::params_from_iter(values))
                 .map_err(&err)?;
             tx.commit().map_err(&err)?;
             if n == 0 {
-                return Err(StoreError::NotFound(key));
+                return Err(missed());
             }
             Ok(())
         })
+        .await
+    }
+
+    /// Removes a link (the CLI has no delete command; tests and tools use it).
+    pub async fn delete(&self, key: &LinkKey) -> Result<(), StoreError> {
+        let key = key.as_str().to_owned();
+        self.write_one(
+            "UPDATE links SET deleted = 1, doc = '{}', rev = rev + 1,
+                seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM links)
+             WHERE key = ?1 AND deleted = 0",
+            vec![key.clone().into()],
+            move || StoreError::NotFound(key),
+        )
         .await
     }
 }
@@ -168,56 +183,32 @@ impl LinkStore for SqliteStore {
     }
 
     async fn create(&self, key: &LinkKey, doc: &Document) -> Result<(), StoreError> {
-        let err = self.sql_err();
         let key = key.as_str().to_owned();
         let json = serde_json::Value::Object(doc.clone()).to_string();
-        self.with_conn(move |c| {
-            let tx = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(&err)?;
-            // A tombstone may be revived: its revision continues.
-            let n = tx
-                .execute(
-                    "INSERT INTO links (key, doc, rev, seq, deleted)
-                     VALUES (?1, ?2, 1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM links), 0)
-                     ON CONFLICT(key) DO UPDATE SET doc = excluded.doc, rev = rev + 1,
-                        seq = excluded.seq, deleted = 0
-                     WHERE deleted = 1",
-                    params![key, json],
-                )
-                .map_err(&err)?;
-            tx.commit().map_err(&err)?;
-            if n == 0 {
-                return Err(StoreError::Conflict(key));
-            }
-            Ok(())
-        })
+        // A tombstone may be revived: its revision continues.
+        self.write_one(
+            "INSERT INTO links (key, doc, rev, seq, deleted)
+             VALUES (?1, ?2, 1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM links), 0)
+             ON CONFLICT(key) DO UPDATE SET doc = excluded.doc, rev = rev + 1,
+                seq = excluded.seq, deleted = 0
+             WHERE deleted = 1",
+            vec![key.clone().into(), json.into()],
+            move || StoreError::Conflict(key),
+        )
         .await
     }
 
     async fn replace(&self, key: &LinkKey, doc: &Document, rev: &str) -> Result<(), StoreError> {
-        let err = self.sql_err();
         let key = key.as_str().to_owned();
         let json = serde_json::Value::Object(doc.clone()).to_string();
         let rev: i64 = rev.parse().map_err(|_| StoreError::Conflict(key.clone()))?;
-        self.with_conn(move |c| {
-            let tx = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(&err)?;
-            let n = tx
-                .execute(
-                    "UPDATE links SET doc = ?2, rev = rev + 1,
-                        seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM links)
-                     WHERE key = ?1 AND rev = ?3 AND deleted = 0",
-                    params![key, json, rev],
-                )
-                .map_err(&err)?;
-            tx.commit().map_err(&err)?;
-            if n == 0 {
-                return Err(StoreError::Conflict(key));
-            }
-            Ok(())
-        })
+        self.write_one(
+            "UPDATE links SET doc = ?2, rev = rev + 1,
+                seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM links)
+             WHERE key = ?1 AND rev = ?3 AND deleted = 0",
+            vec![key.clone().into(), json.into(), rev.into()],
+            move || StoreError::Conflict(key),
+        )
         .await
     }
 
