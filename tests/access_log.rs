@@ -1,6 +1,9 @@
 //! The tracking cookie and the access log, seen from outside: real listeners,
 //! real HTTP, the real log file. Signal handling runs the real binary.
 
+#[path = "support/poll.rs"]
+mod poll;
+
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -9,7 +12,7 @@ use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use qrtag::access_log::{LogLine, parse_line};
 use qrtag::destination::Destination;
@@ -27,14 +30,7 @@ const TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Polls until `f` gives a value or [`TIMEOUT`] passes.
 async fn eventually<T>(what: &str, mut f: impl FnMut() -> Option<T>) -> T {
-    let deadline = Instant::now() + TIMEOUT;
-    loop {
-        if let Some(v) = f() {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "timed out waiting for {what}");
-        tokio::time::sleep(Duration::from_millis(5)).await;
-    }
+    poll::until(TIMEOUT, what, || std::future::ready(f())).await
 }
 
 fn read(path: &Path) -> String {

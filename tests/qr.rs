@@ -1,9 +1,13 @@
 //! End-to-end checks of the QR encoder: minimality against an independent
 //! brute force, decodability of every rendered image, and output formats.
 
+#[path = "support/qr_decode.rs"]
+mod qr_decode;
+
 use std::collections::HashSet;
 
 use proptest::prelude::*;
+use qr_decode::{attr, decode_symbol, modules_from_path};
 use qrcode::bits::Bits;
 use qrcode::{Color, QrCode, Version};
 use qrtag::qr::{
@@ -18,15 +22,7 @@ use qrtag::qr::{
 /// text of the single symbol in it.
 fn decode_png(png: &[u8]) -> (usize, String) {
     let image = image::load_from_memory(png).expect("PNG loads").to_luma8();
-    decode_luma(image)
-}
-
-fn decode_luma(image: image::GrayImage) -> (usize, String) {
-    let mut prepared = rqrr::PreparedImage::prepare(image);
-    let grids = prepared.detect_grids();
-    assert_eq!(grids.len(), 1, "exactly one symbol in the image");
-    let (meta, text) = grids[0].decode().expect("symbol decodes");
-    (meta.version.0, text)
+    decode_symbol(image)
 }
 
 fn version_of(code: &QrCode) -> u8 {
@@ -429,7 +425,7 @@ fn png_is_grayscale_black_on_white_with_the_requested_geometry() {
             assert_eq!(p.0[0] == 0, dark, "pixel {x},{y}");
         }
         if margin >= 1 {
-            assert_eq!(decode_luma(luma).1, text);
+            assert_eq!(decode_symbol(luma).1, text);
         }
     }
 }
@@ -463,26 +459,6 @@ fn scale_and_margin_are_validated() {
     assert!(QrError::ScaleOutOfRange(65).to_string().contains("2..=64"));
 }
 
-/// Rasterizes the path data this crate writes (`M x y h n v1 h-n z` runs)
-/// into a module grid.
-fn modules_from_path(d: &str, side: usize) -> Vec<Vec<bool>> {
-    let mut grid = vec![vec![false; side]; side];
-    for rect in d.split('z').filter(|r| !r.is_empty()) {
-        let rect = rect.strip_prefix('M').expect("each run starts with M");
-        let (xy, rest) = rect.split_once('h').expect("run has a width");
-        let (x, y) = xy.split_once(' ').expect("x and y");
-        let (x, y): (usize, usize) = (x.parse().expect("x"), y.parse().expect("y"));
-        let (run, rest) = rest.split_once("v1h-").expect("run is one module tall");
-        let run: usize = run.parse().expect("width");
-        assert_eq!(rest, run.to_string(), "run closes on itself");
-        for cell in &mut grid[y][x..x + run] {
-            assert!(!*cell, "runs do not overlap");
-            *cell = true;
-        }
-    }
-    grid
-}
-
 fn grid_of(code: &QrCode, margin: usize) -> Vec<Vec<bool>> {
     let side = code.width() + 2 * margin;
     let mut grid = vec![vec![false; side]; side];
@@ -492,16 +468,6 @@ fn grid_of(code: &QrCode, margin: usize) -> Vec<Vec<bool>> {
         }
     }
     grid
-}
-
-fn attr<'a>(element: &'a str, name: &str) -> &'a str {
-    let start = element
-        .find(&format!(" {name}=\""))
-        .unwrap_or_else(|| panic!("{name} in {element}"))
-        + name.len()
-        + 3;
-    let len = element[start..].find('"').expect("attribute closes");
-    &element[start..start + len]
 }
 
 #[test]
@@ -580,7 +546,7 @@ fn sheet_of_24_codes_all_decode() {
             image::Luma([if dark { 0 } else { 255 }])
         });
         let url = short_url_text("https://0x1f.ie", key, false);
-        assert_eq!(decode_luma(image).1, url);
+        assert_eq!(decode_symbol(image).1, url);
         let png = render_png(code, &RenderOptions::default()).expect("encodes");
         assert_eq!(decode_png(&png).1, url);
     }

@@ -7,29 +7,13 @@ mod qr_decode;
 mod support;
 
 use std::collections::HashSet;
-use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 use std::time::Duration;
 
 use qr_decode::{attr, decode_png, decode_sheet_path, decode_svg};
-use support::{PUBLIC_URL, TestApp, eventually, spawn_app, spawn_with, test_settings};
-
-/// Runs the binary with stdout captured (so never a terminal) and none of
-/// the caller's qrtag variables.
-fn qrtag(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_qrtag"))
-        .arg("--db")
-        .arg(db)
-        .args(["--public-url", PUBLIC_URL])
-        .args(args)
-        .env_remove("QRTAG_DB")
-        .env_remove("QRTAG_PUBLIC_URL")
-        .env_remove("QRTAG_QR_UPPERCASE_PREFIX")
-        .envs(env.iter().copied())
-        .stdin(Stdio::null())
-        .output()
-        .expect("run qrtag")
-}
+use support::{
+    PUBLIC_URL, TestApp, eventually, qrtag_cmd_env, spawn_app, spawn_with, test_settings,
+};
 
 fn ok(out: Output) -> Output {
     assert!(
@@ -95,14 +79,14 @@ async fn cli_and_http_give_identical_bytes() {
 
             let mut args = vec!["qr", key, "--format", ext];
             args.extend_from_slice(flags);
-            let piped = ok(qrtag(&app.db, &args, &[])).stdout;
+            let piped = ok(qrtag_cmd_env(&app.db, &args, &[])).stdout;
             assert!(piped == http, "{key} {ext} {flags:?}: stdout differs");
 
             let file = dir.join(format!("tag.{ext}"));
             let file_arg = file.to_str().expect("utf-8 path");
             let mut args = vec!["qr", key, "-o", file_arg];
             args.extend_from_slice(flags);
-            let out = ok(qrtag(&app.db, &args, &[]));
+            let out = ok(qrtag_cmd_env(&app.db, &args, &[]));
             assert!(out.stdout.is_empty(), "nothing on stdout with -o");
             let written = std::fs::read(&file).expect("written");
             assert!(written == http, "{key} {ext} {flags:?}: file differs");
@@ -131,9 +115,14 @@ async fn uppercase_prefix_matches_the_service_setting() {
 
     let http = admin_bytes(&app, "/qr/H83if.png").await;
     assert_eq!(decode_png(&http).0, "HTTPS://0X1F.IE/H83if");
-    let flag = ok(qrtag(&app.db, &["qr", "H83if", "--uppercase-prefix"], &[])).stdout;
+    let flag = ok(qrtag_cmd_env(
+        &app.db,
+        &["qr", "H83if", "--uppercase-prefix"],
+        &[],
+    ))
+    .stdout;
     assert!(flag == http, "--uppercase-prefix differs from the service");
-    let env = ok(qrtag(
+    let env = ok(qrtag_cmd_env(
         &app.db,
         &["qr", "H83if"],
         &[("QRTAG_QR_UPPERCASE_PREFIX", "1")],
@@ -141,7 +130,7 @@ async fn uppercase_prefix_matches_the_service_setting() {
     .stdout
     .clone();
     assert!(env == http, "the shared variable differs from the service");
-    let plain = ok(qrtag(&app.db, &["qr", "H83if"], &[])).stdout;
+    let plain = ok(qrtag_cmd_env(&app.db, &["qr", "H83if"], &[])).stdout;
     assert_eq!(decode_png(&plain).0, format!("{PUBLIC_URL}/H83if"));
 }
 
@@ -149,25 +138,25 @@ async fn uppercase_prefix_matches_the_service_setting() {
 fn qr_refuses_missing_keys_and_unknown_formats() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("links.db");
-    ok(qrtag(
+    ok(qrtag_cmd_env(
         &db,
         &["new", "https://example.com/", "--key", "H83if"],
         &[],
     ));
     let path = |name: &str| dir.path().join(name).to_string_lossy().into_owned();
 
-    let out = qrtag(&db, &["qr", "zzzzz", "-o", &path("z.png")], &[]);
+    let out = qrtag_cmd_env(&db, &["qr", "zzzzz", "-o", &path("z.png")], &[]);
     assert_eq!(out.status.code(), Some(1));
     assert_eq!(stderr(&out), "qrtag: no link with key zzzzz\n");
     assert!(!dir.path().join("z.png").exists());
 
-    let out = qrtag(&db, &["qr", "H83if", "-o", &path("tag.txt")], &[]);
+    let out = qrtag_cmd_env(&db, &["qr", "H83if", "-o", &path("tag.txt")], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
     assert!(stderr(&out).contains("--format"), "{}", stderr(&out));
     assert!(!dir.path().join("tag.txt").exists());
 
-    let out = ok(qrtag(
+    let out = ok(qrtag_cmd_env(
         &db,
         &["qr", "H83if", "-o", &path("tag.txt"), "--format", "svg"],
         &[],
@@ -184,7 +173,7 @@ fn qr_refuses_missing_keys_and_unknown_formats() {
         &["qr", "H83if", "--format", "gif"],
         &["qr", "no key"],
     ] {
-        let out = qrtag(&db, args, &[]);
+        let out = qrtag_cmd_env(&db, args, &[]);
         assert_eq!(out.status.code(), Some(2), "{args:?}");
         assert!(
             stderr(&out).starts_with("error:"),
@@ -263,7 +252,7 @@ fn a_batch_past_one_page_goes_on_numbered_sheets() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("links.db");
     let sheet = dir.path().join("t.svg");
-    let out = qrtag(
+    let out = qrtag_cmd_env(
         &db,
         &[
             "batch",
@@ -285,7 +274,7 @@ fn a_batch_past_one_page_goes_on_numbered_sheets() {
     check_sheet(&page(1), &keys[..24], upper);
     check_sheet(&page(2), &keys[24..], upper);
 
-    let list = stdout(&qrtag(&db, &["list"], &[]));
+    let list = stdout(&qrtag_cmd_env(&db, &["list"], &[]));
     assert_eq!(list.lines().count(), 25);
     assert!(
         list.lines()
@@ -319,7 +308,7 @@ fn batch_refuses_bad_requests_before_creating_anything() {
         ),
         (vec!["batch", "2", "--sheet", &at("missing/a.svg")], 1),
     ] {
-        let out = qrtag(&db, &args, &[]);
+        let out = qrtag_cmd_env(&db, &args, &[]);
         assert_eq!(out.status.code(), Some(code), "{args:?}: {}", stderr(&out));
         assert!(out.stdout.is_empty(), "{args:?}");
         let first = stderr(&out).lines().next().unwrap_or_default().to_owned();
@@ -328,7 +317,7 @@ fn batch_refuses_bad_requests_before_creating_anything() {
             "{first}"
         );
     }
-    assert_eq!(stdout(&ok(qrtag(&db, &["list"], &[]))), "");
+    assert_eq!(stdout(&ok(qrtag_cmd_env(&db, &["list"], &[]))), "");
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .expect("dir")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())

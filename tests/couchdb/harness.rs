@@ -2,10 +2,9 @@
 //! plain-HTTP access to CouchDB (as a person with curl would edit it), the
 //! CLI binary, and polling instead of sleeping.
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::process::Output;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, PublicUrl, Settings, StoreSettings};
 use qrtag::startup::Application;
@@ -13,22 +12,7 @@ use serde_json::{Value, json};
 
 pub const PUBLIC_URL: &str = "http://qr.test";
 
-/// Polls `f` until it gives `Some`, failing the test after `within`. The
-/// pause between polls only paces the polling; nothing waits on it.
-pub async fn eventually<T, F, Fut>(within: Duration, what: &str, mut f: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = Instant::now() + within;
-    loop {
-        if let Some(v) = f().await {
-            return v;
-        }
-        assert!(Instant::now() < deadline, "not within {within:?}: {what}");
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
-}
+pub use crate::poll::until as eventually;
 
 pub fn couch_settings(url: &str, db: &str) -> CouchSettings {
     CouchSettings::new(

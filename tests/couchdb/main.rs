@@ -4,6 +4,8 @@
 //! needs a server fails and says so.
 
 mod harness;
+#[path = "../support/poll.rs"]
+mod poll;
 mod pouchdb;
 mod proxy;
 

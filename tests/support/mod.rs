@@ -120,6 +120,12 @@ impl TestApp {
 }
 
 pub fn qrtag_cmd(db: &Path, args: &[&str]) -> Output {
+    qrtag_cmd_env(db, args, &[])
+}
+
+/// Runs the binary with stdout captured (so never a terminal), no standard
+/// input, none of the caller's qrtag variables, and then `env`.
+pub fn qrtag_cmd_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
     std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
         .arg("--db")
         .arg(db)
@@ -127,9 +133,14 @@ pub fn qrtag_cmd(db: &Path, args: &[&str]) -> Output {
         .args(args)
         .env_remove("QRTAG_DB")
         .env_remove("QRTAG_PUBLIC_URL")
+        .env_remove("QRTAG_QR_UPPERCASE_PREFIX")
+        .envs(env.iter().copied())
+        .stdin(std::process::Stdio::null())
         .output()
         .expect("run qrtag")
 }
+
+pub mod poll;
 
 /// Polls `check` until it is true; panics after `timeout`. Returns how long it took.
 pub async fn eventually<F, Fut>(timeout: Duration, check: F) -> Duration
@@ -138,16 +149,12 @@ where
     Fut: Future<Output = bool>,
 {
     let start = Instant::now();
-    loop {
-        if check().await {
-            return start.elapsed();
-        }
-        assert!(
-            start.elapsed() < timeout,
-            "condition not met within {timeout:?}"
-        );
-        tokio::time::sleep(Duration::from_millis(10)).await;
-    }
+    poll::until(timeout, "condition", || {
+        let done = check();
+        async move { done.await.then_some(()) }
+    })
+    .await;
+    start.elapsed()
 }
 
 pub fn header<'a>(r: &'a reqwest::Response, name: &str) -> Option<&'a str> {

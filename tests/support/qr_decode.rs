@@ -55,10 +55,16 @@ pub fn decode_grid(grid: &[Vec<bool>]) -> String {
 }
 
 fn decode_luma(image: image::GrayImage) -> String {
+    decode_symbol(image).1
+}
+
+/// The version and text of the single symbol in a grayscale image.
+pub fn decode_symbol(image: image::GrayImage) -> (usize, String) {
     let mut prepared = rqrr::PreparedImage::prepare(image);
     let grids = prepared.detect_grids();
     assert_eq!(grids.len(), 1, "exactly one symbol in the image");
-    grids[0].decode().expect("symbol decodes").1
+    let (meta, text) = grids[0].decode().expect("symbol decodes");
+    (meta.version.0, text)
 }
 
 /// Rasterizes the path data the renderers write (`M x y h n v1 h-n z` runs).
@@ -69,9 +75,11 @@ pub fn modules_from_path(d: &str, side: usize) -> Vec<Vec<bool>> {
         let (xy, rest) = rect.split_once('h').expect("run has a width");
         let (x, y) = xy.split_once(' ').expect("x and y");
         let (x, y): (usize, usize) = (x.parse().expect("x"), y.parse().expect("y"));
-        let (run, _) = rest.split_once("v1h-").expect("run is one module tall");
+        let (run, rest) = rest.split_once("v1h-").expect("run is one module tall");
         let run: usize = run.parse().expect("width");
+        assert_eq!(rest, run.to_string(), "run closes on itself");
         for cell in &mut grid[y][x..x + run] {
+            assert!(!*cell, "runs do not overlap");
             *cell = true;
         }
     }
