@@ -65,8 +65,8 @@ fn bench(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // The plot backend panics on machines without fonts; the figures are
-    // what matters here.
+    // Figures only: criterion is built without its plotters backend
+    // (Cargo.toml), and a gnuplot found on the machine would only slow runs.
     config = Criterion::default().without_plots();
     targets = bench
 }

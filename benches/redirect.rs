@@ -172,7 +172,8 @@ fn benches(c: &mut Criterion) {
 
 criterion_group! {
     name = redirect;
-    // Plotting needs system fonts, which CI machines may lack.
+    // Figures only: criterion is built without its plotters backend
+    // (Cargo.toml), and a gnuplot found on the machine would only slow runs.
     config = Criterion::default().without_plots();
     targets = benches
 }

@@ -73,8 +73,8 @@ fn bench(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // Plot rendering needs system fonts and panics without them (headless
-    // build machines); the numbers are what this bench is for.
+    // Figures only: criterion is built without its plotters backend
+    // (Cargo.toml), and a gnuplot found on the machine would only slow runs.
     config = Criterion::default().without_plots();
     targets = bench
 }

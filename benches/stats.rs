@@ -180,9 +180,8 @@ fn bench(c: &mut Criterion) {
 
 criterion_group! {
     name = benches;
-    // Criterion's plots go through plotters, which this crate builds with the
-    // `ab_glyph` text backend; that has no font until one is registered, and
-    // criterion registers none, so its plotting would panic.
+    // Figures only: criterion is built without its plotters backend
+    // (Cargo.toml), and a gnuplot found on the machine would only slow runs.
     config = Criterion::default().without_plots();
     targets = bench
 }
