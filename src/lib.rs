@@ -24,3 +24,4 @@ pub mod stats;
 pub mod store;
 pub mod tracking_cookie;
 pub mod tracking_id;
+pub mod transfer;

@@ -1,0 +1,86 @@
+//! Bulk import and export of link documents, the pure part: reading an import
+//! file (JSON lines or CSV) into validated records, checking a whole file
+//! before anything is written, and writing the export line. No I/O beyond the
+//! reader handed in; `src/cli/transfer.rs` is the shell around it and the
+//! stores do the bulk writes.
+//!
+//! The export format is JSON lines, one document per line, `_id` (the key)
+//! first and then the stored fields in stored order. Importing that file gives
+//! back the same documents: [`export::line`] and [`parse::json_line`] are
+//! round-trip tested.
+
+use std::fmt;
+
+use crate::link::{Document, InvalidLink};
+use crate::link_key::{InvalidKey, LinkKey};
+
+pub mod check;
+pub mod export;
+pub mod parse;
+
+/// One valid record of an import file: where it was, its key and its document
+/// as it will be stored (no `_id`, no `_rev`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Record {
+    pub line: u64,
+    pub key: LinkKey,
+    pub doc: Document,
+}
+
+/// A line (or CSV record, numbered by the line it starts on) that cannot be
+/// imported, and why.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LineError {
+    pub line: u64,
+    pub problem: Problem,
+}
+
+impl LineError {
+    pub fn new(line: u64, problem: Problem) -> Self {
+        Self { line, problem }
+    }
+}
+
+impl fmt::Display for LineError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "line {}: {}", self.line, self.problem)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Problem {
+    #[error("not valid JSON: {0}")]
+    Json(String),
+    #[error("not a JSON object")]
+    NotObject,
+    #[error("no \"_id\": every line needs the link's key as \"_id\"")]
+    MissingId,
+    #[error("\"_id\" must be a string")]
+    IdNotString,
+    #[error("bad key: {0}")]
+    BadKey(#[from] InvalidKey),
+    #[error(
+        "the field {0:?} is CouchDB metadata and cannot be imported (of such fields only \"_id\" and \"_rev\" are read; \"_rev\" is ignored)"
+    )]
+    Reserved(String),
+    #[error("not a valid link: {0}")]
+    BadLink(#[from] InvalidLink),
+    #[error("not UTF-8")]
+    NotUtf8,
+    #[error("bad CSV header: {0}")]
+    CsvHeader(String),
+    #[error("expected {expected} fields, as in the header, found {found}")]
+    FieldCount { expected: u64, found: u64 },
+    #[error("\"inactive\" must be true, false, 1, 0 or empty, not {0:?}")]
+    CsvInactive(String),
+    #[error("the key {key} is also on line {first}")]
+    Duplicate { key: LinkKey, first: u64 },
+    /// Not a problem of the file: the store already has the key and the
+    /// import does not overwrite.
+    #[error("the key {0} already exists (--update overwrites it)")]
+    Exists(LinkKey),
+    /// The store refused to write this one document (a CouchDB conflict or
+    /// validation).
+    #[error("{key} was not written: {reason}")]
+    NotWritten { key: LinkKey, reason: String },
+}

@@ -1,0 +1,339 @@
+//! Reading an import file into [`Record`]s, each validated exactly as a store
+//! would accept it, or a [`LineError`] naming the line and the reason.
+//!
+//! The format is told by the first non-blank line: one starting with `{` makes
+//! the file JSON lines (as `qrtag export` writes them), anything else CSV with
+//! a header row.
+//!
+//! **JSON lines**: one document per line, the key in `"_id"`. `"_rev"` is
+//! dropped (a revision belongs to the database it came from; `--update`
+//! overwrites whatever revision the target has). Any other field starting
+//! with `_` is CouchDB metadata (`_attachments`, `_deleted`, ...) that would
+//! mean something else, or be refused, in CouchDB, so such a line is refused.
+//! Blank lines are skipped.
+//!
+//! **CSV**: a header naming the columns `key` and `url`, optionally `inactive`
+//! and `expires`, in any order and any letter case; no other columns (a
+//! misspelt `inactiv` is an error, not a silently dropped column). Fields are
+//! trimmed. `inactive` is `true`/`false`, `1`/`0` (any case) or empty for
+//! false; an empty `expires` means none. A record becomes the document
+//! `{"url": ..., "inactive": ..., "expires": ...}`, as `qrtag new` writes it.
+//!
+//! A UTF-8 byte order mark at the start (spreadsheets write one) is skipped.
+
+use std::io::{self, BufRead};
+
+use serde_json::Value;
+
+use super::{LineError, Problem, Record};
+use crate::link::{Document, Link};
+use crate::link_key::LinkKey;
+
+const BOM: &[u8] = b"\xEF\xBB\xBF";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    JsonLines,
+    Csv,
+}
+
+impl Format {
+    /// The format of a file whose first non-blank line is `first`.
+    pub fn detect(first: &[u8]) -> Self {
+        if first.trim_ascii_start().starts_with(b"{") {
+            Self::JsonLines
+        } else {
+            Self::Csv
+        }
+    }
+}
+
+/// Reads every record of `input` in file order, handing each valid record or
+/// bad line to `each`. Fails only when reading itself fails. Returns the
+/// format, or `None` for input with no non-blank line (nothing to import).
+pub fn read<R: BufRead>(
+    mut input: R,
+    mut each: impl FnMut(Result<Record, LineError>),
+) -> io::Result<Option<Format>> {
+    // Find the first non-blank line, counting the blank ones before it
+    // (which mean nothing in either format).
+    let mut prefix = Vec::new();
+    let mut line = 0u64;
+    let first_start = loop {
+        let start = prefix.len();
+        if input.read_until(b'\n', &mut prefix)? == 0 {
+            return Ok(None);
+        }
+        line += 1;
+        if line == 1 && prefix.starts_with(BOM) {
+            prefix.drain(..BOM.len());
+        }
+        if !is_blank(&prefix[start..]) {
+            break start;
+        }
+    };
+    let format = Format::detect(&prefix[first_start..]);
+    let mut csv = (format == Format::Csv).then(Csv::default);
+    let mut on_line = |line, text: &[u8]| match &mut csv {
+        Some(csv) => csv.line(line, text, &mut each),
+        None if is_blank(text) => {}
+        None => each(json_line(line, text)),
+    };
+    on_line(line, &prefix[first_start..]);
+    let mut buf = prefix;
+    loop {
+        buf.clear();
+        let n = input.read_until(b'\n', &mut buf)?;
+        line += 1;
+        // At the end an empty "line" tells the CSV reader the input is over.
+        on_line(line, &buf[..n]);
+        if n == 0 {
+            return Ok(Some(format));
+        }
+    }
+}
+
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(u8::is_ascii_whitespace)
+}
+
+/// One line of JSON lines (line terminator and surrounding whitespace
+/// allowed).
+pub fn json_line(line: u64, text: &[u8]) -> Result<Record, LineError> {
+    let bad = |problem| LineError::new(line, problem);
+    let value: Value = serde_json::from_slice(text).map_err(|e| bad(json_problem(&e)))?;
+    let Value::Object(mut doc) = value else {
+        return Err(bad(Problem::NotObject));
+    };
+    // `shift_remove`: with serde_json's preserve_order, `remove` would move
+    // the last field into the hole and so change the document's field order.
+    let id = match doc.shift_remove("_id") {
+        Some(Value::String(id)) => id,
+        Some(_) => return Err(bad(Problem::IdNotString)),
+        None => return Err(bad(Problem::MissingId)),
+    };
+    let key = LinkKey::parse(&id).map_err(|e| bad(e.into()))?;
+    doc.shift_remove("_rev");
+    record(line, key, doc)
+}
+
+/// Validates a document exactly as the stores' readers do.
+fn record(line: u64, key: LinkKey, doc: Document) -> Result<Record, LineError> {
+    if let Some(field) = doc.keys().find(|k| k.starts_with('_')) {
+        return Err(LineError::new(line, Problem::Reserved(field.clone())));
+    }
+    Link::from_document(&doc).map_err(|e| LineError::new(line, e.into()))?;
+    Ok(Record { line, key, doc })
+}
+
+/// serde_json's message without its "at line 1 column N": every line is
+/// parsed on its own, so only the column means anything.
+fn json_problem(e: &serde_json::Error) -> Problem {
+    let full = e.to_string();
+    let suffix = format!(" at line {} column {}", e.line(), e.column());
+    let message = full.strip_suffix(&suffix).unwrap_or(&full);
+    Problem::Json(format!("{message} (column {})", e.column()))
+}
+
+/// CSV, read line by line through `csv-core` so that a record's number is
+/// the line it starts on, exactly: blank lines between records, CRLF line
+/// ends and quoted fields spanning lines all count as lines. (The `csv`
+/// crate's record positions are off by one after CRLF ends and blank lines.)
+struct Csv {
+    reader: csv_core::Reader,
+    out: Vec<u8>,
+    out_len: usize,
+    ends: Vec<usize>,
+    ends_len: usize,
+    /// The line the record being read started on.
+    start: u64,
+    columns: Option<Columns>,
+    /// After a bad header nothing more can be read.
+    stopped: bool,
+}
+
+impl Default for Csv {
+    fn default() -> Self {
+        Self {
+            reader: csv_core::Reader::new(),
+            out: vec![0; 1024],
+            out_len: 0,
+            ends: vec![0; 8],
+            ends_len: 0,
+            start: 0,
+            columns: None,
+            stopped: false,
+        }
+    }
+}
+
+impl Csv {
+    fn in_record(&self) -> bool {
+        self.out_len > 0 || self.ends_len > 0
+    }
+
+    /// Takes one physical line (empty: the end of input).
+    fn line(
+        &mut self,
+        line: u64,
+        mut text: &[u8],
+        each: &mut impl FnMut(Result<Record, LineError>),
+    ) {
+        if self.stopped {
+            return;
+        }
+        if !self.in_record() {
+            if !text.is_empty() && is_blank(text) {
+                return;
+            }
+            self.start = line;
+        }
+        let at_end = text.is_empty();
+        loop {
+            let (result, read, written, ended) = self.reader.read_record(
+                text,
+                &mut self.out[self.out_len..],
+                &mut self.ends[self.ends_len..],
+            );
+            text = &text[read..];
+            self.out_len += written;
+            self.ends_len += ended;
+            match result {
+                csv_core::ReadRecordResult::InputEmpty | csv_core::ReadRecordResult::End => return,
+                csv_core::ReadRecordResult::OutputFull => {
+                    self.out.resize(self.out.len() * 2, 0);
+                }
+                csv_core::ReadRecordResult::OutputEndsFull => {
+                    self.ends.resize(self.ends.len() * 2, 0);
+                }
+                csv_core::ReadRecordResult::Record => {
+                    self.record(each);
+                    // A lone CR ended the record: the rest starts another on this line.
+                    if !at_end && is_blank(text) {
+                        return;
+                    }
+                    self.start = line;
+                }
+            }
+        }
+    }
+
+    fn record(&mut self, each: &mut impl FnMut(Result<Record, LineError>)) {
+        let mut fields = Vec::with_capacity(self.ends_len);
+        let mut from = 0;
+        for &end in &self.ends[..self.ends_len] {
+            fields.push(self.out[from..end].trim_ascii());
+            from = end;
+        }
+        let line = self.start;
+        match &self.columns {
+            Some(c) => each(c.record(line, &fields)),
+            None => match Columns::from_header(&fields) {
+                Ok(c) => self.columns = Some(c),
+                Err(problem) => {
+                    each(Err(LineError::new(line, problem)));
+                    self.stopped = true;
+                }
+            },
+        }
+        self.out_len = 0;
+        self.ends_len = 0;
+    }
+}
+
+/// Which CSV column holds what.
+#[derive(Debug)]
+struct Columns {
+    count: usize,
+    key: usize,
+    url: usize,
+    inactive: Option<usize>,
+    expires: Option<usize>,
+}
+
+impl Columns {
+    const NAMES: &str = "key, url, inactive, expires";
+
+    fn from_header(header: &[&[u8]]) -> Result<Self, Problem> {
+        let mut found: [Option<usize>; 4] = [None; 4];
+        let mut names = Vec::new();
+        for (i, raw) in header.iter().copied().enumerate() {
+            let name = std::str::from_utf8(raw).map_err(|_| Problem::NotUtf8)?;
+            names.push(name);
+            let slot = match name.to_ascii_lowercase().as_str() {
+                "key" => 0,
+                "url" => 1,
+                "inactive" => 2,
+                "expires" => 3,
+                _ => continue,
+            };
+            if found[slot].replace(i).is_some() {
+                return Err(Problem::CsvHeader(format!(
+                    "the column {name:?} is named twice"
+                )));
+            }
+        }
+        let (Some(key), Some(url)) = (found[0], found[1]) else {
+            return Err(Problem::CsvHeader(format!(
+                "it must name the columns key and url (optional: inactive, expires); found {:?}",
+                names.join(",")
+            )));
+        };
+        if let Some((_, unknown)) = names
+            .iter()
+            .enumerate()
+            .find(|(i, _)| !found.contains(&Some(*i)))
+        {
+            return Err(Problem::CsvHeader(format!(
+                "unknown column {unknown:?} (the columns are {})",
+                Self::NAMES
+            )));
+        }
+        Ok(Self {
+            count: header.len(),
+            key,
+            url,
+            inactive: found[2],
+            expires: found[3],
+        })
+    }
+
+    fn record(&self, line: u64, fields: &[&[u8]]) -> Result<Record, LineError> {
+        let bad = |problem| LineError::new(line, problem);
+        if fields.len() != self.count {
+            return Err(bad(Problem::FieldCount {
+                expected: self.count as u64,
+                found: fields.len() as u64,
+            }));
+        }
+        let field = |i: usize| {
+            std::str::from_utf8(fields.get(i).copied().unwrap_or_default())
+                .map_err(|_| bad(Problem::NotUtf8))
+        };
+        let key = LinkKey::parse(field(self.key)?).map_err(|e| bad(e.into()))?;
+        let inactive = match self.inactive.map(field).transpose()? {
+            None => false,
+            Some(s) => parse_inactive(s).ok_or_else(|| bad(Problem::CsvInactive(s.to_owned())))?,
+        };
+        let mut doc = Document::new();
+        doc.insert("url".into(), Value::String(field(self.url)?.to_owned()));
+        doc.insert("inactive".into(), Value::Bool(inactive));
+        if let Some(expires) = self.expires.map(field).transpose()? {
+            if !expires.is_empty() {
+                doc.insert("expires".into(), Value::String(expires.to_owned()));
+            }
+        }
+        record(line, key, doc)
+    }
+}
+
+fn parse_inactive(s: &str) -> Option<bool> {
+    match s.to_ascii_lowercase().as_str() {
+        "" | "false" | "0" => Some(false),
+        "true" | "1" => Some(true),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests;
