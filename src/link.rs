@@ -91,7 +91,7 @@ pub fn set_expires(doc: &mut Document, expires: Option<DateTime<Utc>>) {
             "expires".into(),
             Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
         ),
-        None => doc.remove("expires"),
+        None => doc.shift_remove("expires"),
     };
 }
 

@@ -305,12 +305,13 @@ pub(crate) fn is_design(id: &str) -> bool {
 
 /// The fields of a stored document, without CouchDB's `_id` and `_rev`.
 /// Everything else, `_attachments` stubs included, is kept so that a rewrite
-/// hands it back unchanged.
+/// hands it back unchanged, in its order (`shift_remove`: with serde_json's
+/// preserve_order, `remove` moves the last field into the hole).
 pub(crate) fn document_of(v: Value) -> Document {
     match v {
         Value::Object(mut m) => {
-            m.remove("_id");
-            m.remove("_rev");
+            m.shift_remove("_id");
+            m.shift_remove("_rev");
             m
         }
         // A document is always an object; anything else is shown as empty,
@@ -508,8 +509,10 @@ mod tests {
             "_attachments": {"a.txt": {"stub": true}}
         }));
         assert_eq!(
-            Value::Object(doc),
+            Value::Object(doc).to_string(),
             json!({"url": "/a", "note": "kept", "_attachments": {"a.txt": {"stub": true}}})
+                .to_string(),
+            "the other fields, in their order"
         );
         assert!(document_of(json!([1, 2])).is_empty());
     }
