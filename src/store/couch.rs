@@ -421,8 +421,35 @@ fn is_reserved(key: &LinkKey) -> bool {
     key.as_str().starts_with('_')
 }
 
+/// Bulk import and export: `_all_docs` with keys, `_bulk_docs`, and a
+/// streamed `_all_docs` read row by row.
+mod bulk;
+
 #[async_trait]
 impl LinkStore for CouchStore {
+    async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
+        self.bulk_existing(keys).await
+    }
+
+    fn batch_size(&self) -> usize {
+        bulk::BATCH
+    }
+
+    async fn write_batch(
+        &self,
+        docs: Vec<super::BulkDoc>,
+        on_existing: super::OnExisting,
+    ) -> Result<Vec<super::BulkOutcome>, StoreError> {
+        self.bulk_write(docs, on_existing).await
+    }
+
+    async fn export(
+        &self,
+        pages: tokio::sync::mpsc::Sender<super::ExportPage>,
+    ) -> Result<(), StoreError> {
+        self.bulk_export(pages).await
+    }
+
     async fn get(&self, key: &LinkKey) -> Result<Option<Stored>, StoreError> {
         if is_reserved(key) {
             return Ok(None);

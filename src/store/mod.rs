@@ -13,6 +13,9 @@ use crate::link::Document;
 use crate::link_key::LinkKey;
 use crate::snapshot::Snapshot;
 
+pub use bulk::{BulkDoc, BulkOutcome, ExportPage, OnExisting};
+
+mod bulk;
 pub mod couch;
 mod couch_follower;
 pub mod couch_setup;
@@ -60,6 +63,30 @@ pub trait LinkStore: Send + Sync + 'static {
 
     /// Every document, by key, including ones that are not valid links.
     async fn list(&self) -> Result<Vec<(String, Document)>, StoreError>;
+
+    /// Whether each key has a document now (a deleted one does not count),
+    /// in the order given; read from one snapshot where the store has them.
+    async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError>;
+
+    /// How many documents one [`write_batch`](Self::write_batch) should carry.
+    fn batch_size(&self) -> usize;
+
+    /// Writes one batch of a bulk import (distinct keys, at most
+    /// [`batch_size`](Self::batch_size)) and says what became of each
+    /// document, in the order given. Revisions and sequence numbers follow
+    /// the rules of the single writes. A refusal of one document (a key that
+    /// exists, a CouchDB conflict or validation) is its outcome; only a
+    /// failure of the whole batch is an error.
+    async fn write_batch(
+        &self,
+        docs: Vec<BulkDoc>,
+        on_existing: OnExisting,
+    ) -> Result<Vec<BulkOutcome>, StoreError>;
+
+    /// Sends every document but deleted and design ones to `pages`, sorted
+    /// by key, a page at a time, all read from one consistent view of the
+    /// store. Stops with an error when `pages` is closed.
+    async fn export(&self, pages: tokio::sync::mpsc::Sender<ExportPage>) -> Result<(), StoreError>;
 
     /// Starts the background task that loads every link into `snapshot` and
     /// keeps it current; it marks the snapshot loaded after the first full load

@@ -160,8 +160,34 @@ impl SqliteStore {
     }
 }
 
+/// Bulk import and export: new code kept apart from the single writes.
+mod bulk;
+
 #[async_trait]
 impl LinkStore for SqliteStore {
+    async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
+        self.bulk_existing(keys).await
+    }
+
+    fn batch_size(&self) -> usize {
+        bulk::BATCH
+    }
+
+    async fn write_batch(
+        &self,
+        docs: Vec<super::BulkDoc>,
+        on_existing: super::OnExisting,
+    ) -> Result<Vec<super::BulkOutcome>, StoreError> {
+        self.bulk_write(docs, on_existing).await
+    }
+
+    async fn export(
+        &self,
+        pages: tokio::sync::mpsc::Sender<super::ExportPage>,
+    ) -> Result<(), StoreError> {
+        self.bulk_export(pages).await
+    }
+
     async fn get(&self, key: &LinkKey) -> Result<Option<Stored>, StoreError> {
         let err = self.sql_err();
         let key = key.as_str().to_owned();
