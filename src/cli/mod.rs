@@ -22,6 +22,7 @@ mod qr;
 mod resolve;
 mod serve;
 mod setup;
+mod transfer;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -175,6 +176,14 @@ pub enum Command {
     },
     /// Scan counts per key from access logs (plain or gzip, any order).
     Stats(crate::stats::StatsArgs),
+    /// Write every link document as JSON lines, one per line, `_id` (the key)
+    /// first, sorted by key, from one consistent read of the store.
+    Export(transfer::ExportArgs),
+    /// Add links from JSON lines (as `export` writes them) or CSV (a header
+    /// naming key,url[,inactive][,expires]). The whole file is checked first:
+    /// one bad line, duplicate key or (without --update) existing key, and
+    /// nothing is written.
+    Import(transfer::ImportArgs),
 }
 
 #[derive(Debug, Clone, Args)]
@@ -288,6 +297,8 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Setup => setup::run(&cli.store.settings()).await,
+        Command::Export(args) => transfer::export(&cli, args).await,
+        Command::Import(args) => transfer::import(&cli, args).await,
         _ => links::run(&cli).await,
     }
 }

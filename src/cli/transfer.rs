@@ -1,0 +1,460 @@
+//! `qrtag export` and `qrtag import`: the shell around [`crate::transfer`].
+//!
+//! Import reads and checks the whole input before the first write, so a bad
+//! line, a duplicate key or (without `--update`) a key that exists means
+//! nothing is written. Then it writes in the store's batches: SQLite
+//! transactions of 10,000 rows, CouchDB `_bulk_docs` requests of 1,000.
+//! Export streams the store's consistent view to standard output or to a
+//! file written under a temporary name and renamed when complete.
+
+use std::fs::File;
+use std::io::{self, BufReader, BufWriter, IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Context;
+use clap::Args;
+use indicatif::{ProgressBar, ProgressStyle};
+
+use super::Cli;
+use crate::link::{Document, Link};
+use crate::link_key::LinkKey;
+use crate::settings::StoreSettings;
+use crate::store::{self, BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting};
+use crate::transfer::check::{Check, Problems};
+use crate::transfer::parse::{self, Format};
+use crate::transfer::{LineError, Problem, export};
+
+#[derive(Debug, Clone, Args)]
+pub struct ExportArgs {
+    /// Write to FILE (atomically: complete or not at all) instead of standard
+    /// output; `-` is standard output.
+    #[arg(short, long, value_name = "FILE")]
+    pub output: Option<PathBuf>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct ImportArgs {
+    /// JSON lines as `qrtag export` writes them, or CSV with a header naming
+    /// key and url (optional: inactive, expires); `-` reads standard input.
+    #[arg(value_name = "FILE")]
+    pub file: PathBuf,
+    /// Overwrite links that exist (by default an existing key stops the import
+    /// before anything is written).
+    #[arg(long)]
+    pub update: bool,
+    /// Check the whole file and report what an import would do; write nothing.
+    #[arg(long)]
+    pub dry_run: bool,
+}
+
+pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
+    let store = store::open(&cli.store.settings()).context("opening the link store")?;
+    let file = match args.output.as_deref() {
+        Some(path) if path != Path::new("-") => {
+            Some(AtomicFile::create(path).with_context(|| format!("creating {}", path.display()))?)
+        }
+        _ => None,
+    };
+    let out: Box<dyn Write> = match &file {
+        Some(f) => Box::new(&f.file),
+        None => Box::new(io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 16, out);
+    let bar = progress(None, "{spinner} {human_pos} links exported ({per_sec})");
+    let mut invalid = Unimportable::default();
+
+    let (pages, mut received) = tokio::sync::mpsc::channel::<ExportPage>(4);
+    let writing = async {
+        let mut count = 0u64;
+        let mut written = Ok(());
+        while let Some(page) = received.recv().await {
+            for (key, doc) in &page {
+                written = export::write(&mut out, key, doc);
+                if written.is_err() {
+                    break;
+                }
+                if let Err(why) = importable(key, doc) {
+                    invalid.note(key, &why);
+                }
+                count += 1;
+            }
+            bar.inc(page.len() as u64);
+            if written.is_err() {
+                break;
+            }
+        }
+        // Closing the channel stops the store's reading when writing failed.
+        drop(received);
+        written.and_then(|()| out.flush()).map(|()| count)
+    };
+    let (read, written) = tokio::join!(store.export(pages), writing);
+    drop(out);
+    bar.finish_and_clear();
+    let target = || match &args.output {
+        Some(p) if p != Path::new("-") => p.display().to_string(),
+        _ => "standard output".into(),
+    };
+    let count = written.with_context(|| format!("writing the export to {}", target()))?;
+    read.context("reading the links to export")?;
+    if let Some(f) = file {
+        f.commit()
+            .with_context(|| format!("writing the export to {}", target()))?;
+    }
+    invalid.warn();
+    if io::stderr().is_terminal() {
+        eprintln!("exported {count} links to {}", target());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Whether `import` would take this document back, and if not why.
+fn importable(key: &str, doc: &Document) -> Result<(), String> {
+    LinkKey::parse(key).map_err(|e| format!("bad key: {e}"))?;
+    if let Some(field) = doc.keys().find(|k| k.starts_with('_')) {
+        return Err(format!("it has the CouchDB field {field:?}"));
+    }
+    Link::from_document(doc)
+        .map(|_| ())
+        .map_err(|e| format!("not a valid link: {e}"))
+}
+
+/// Documents exported as they are but that `import` would refuse: the
+/// first few, and how many.
+#[derive(Default)]
+struct Unimportable {
+    first: Vec<String>,
+    total: u64,
+}
+
+impl Unimportable {
+    fn note(&mut self, key: &str, why: &str) {
+        self.total += 1;
+        if self.first.len() < crate::transfer::check::SHOWN {
+            self.first.push(format!("{key:?}: {why}"));
+        }
+    }
+
+    fn warn(&self) {
+        if self.total == 0 {
+            return;
+        }
+        let mut err = io::stderr().lock();
+        for w in &self.first {
+            let _ = writeln!(err, "qrtag: warning: exported {w}");
+        }
+        let more = self.total - self.first.len() as u64;
+        if more > 0 {
+            let _ = writeln!(err, "qrtag: warning: ... and {more} more");
+        }
+        let _ = writeln!(
+            err,
+            "qrtag: warning: {} exported documents are not valid links; import refuses them until they are fixed",
+            self.total
+        );
+    }
+}
+
+pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
+    let name = if args.file == Path::new("-") {
+        "stdin".to_owned()
+    } else {
+        args.file.display().to_string()
+    };
+    let Some(Input { format, docs }) = read_input(&args.file, &name)? else {
+        println!("{name}: no links");
+        return Ok(ExitCode::SUCCESS);
+    };
+    let total = docs.len() as u64;
+    let on_existing = if args.update {
+        OnExisting::Overwrite
+    } else {
+        OnExisting::Refuse
+    };
+    let settings = cli.store.settings();
+    let store = match &settings {
+        // A dry run creates no database file.
+        StoreSettings::Sqlite { path } if args.dry_run && !path.exists() => None,
+        _ => Some(store::open(&settings).context("opening the link store")?),
+    };
+
+    // Which keys exist: needed to refuse them before writing anything, and
+    // for the dry run's counts. Overwriting learns it batch by batch.
+    let existing = match &store {
+        Some(store) if args.dry_run || !args.update => existing(store.as_ref(), &docs).await?,
+        _ => vec![false; docs.len()],
+    };
+    let exists = existing.iter().filter(|e| **e).count() as u64;
+    let mut refused = Problems::default();
+    if !args.update {
+        for ((line, doc), _) in docs.iter().zip(&existing).filter(|(_, e)| **e) {
+            refused.push(LineError::new(*line, Problem::Exists(doc.key().clone())));
+        }
+    }
+    if args.dry_run {
+        report(&name, &refused);
+        let counts = if args.update {
+            format!("{} to create, {exists} to update", total - exists)
+        } else if exists > 0 {
+            format!(
+                "{} to create, {exists} refused because they exist (--update overwrites them)",
+                total - exists
+            )
+        } else {
+            format!("{total} to create")
+        };
+        println!(
+            "dry run: {name} ({}): {total} links, {counts}; nothing written",
+            format_name(format)
+        );
+        if !refused.is_empty() {
+            anyhow::bail!("{exists} keys of {name} exist already: an import would write nothing");
+        }
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !refused.is_empty() {
+        report(&name, &refused);
+        anyhow::bail!(
+            "{exists} keys of {name} exist already; nothing was imported (--update overwrites them)"
+        );
+    }
+    let Some(store) = store else {
+        anyhow::bail!("internal error: no store to import into");
+    };
+
+    let bar = progress(
+        Some(total),
+        "{bar:40} {human_pos}/{human_len} links written ({per_sec}, ETA {eta})",
+    );
+    let (mut created, mut updated) = (0u64, 0u64);
+    let mut failed = Problems::default();
+    let size = store.batch_size().max(1);
+    let mut docs = docs.into_iter().peekable();
+    while docs.peek().is_some() {
+        let (lines, batch): (Vec<u64>, Vec<BulkDoc>) = docs.by_ref().take(size).unzip();
+        let keys: Vec<LinkKey> = batch.iter().map(|d| d.key().clone()).collect();
+        let outcomes = store
+            .write_batch(batch, on_existing)
+            .await
+            .with_context(|| {
+                format!(
+                    "importing {name}: {} of {total} links were written before this failed (import again with --update to finish)",
+                    created + updated
+                )
+            })?;
+        for ((line, key), outcome) in lines.into_iter().zip(keys).zip(outcomes) {
+            match outcome {
+                BulkOutcome::Created => created += 1,
+                BulkOutcome::Updated => updated += 1,
+                BulkOutcome::Exists => failed.push(LineError::new(line, Problem::Exists(key))),
+                BulkOutcome::Refused(reason) => {
+                    failed.push(LineError::new(line, Problem::NotWritten { key, reason }))
+                }
+            }
+        }
+        bar.set_position(created + updated + failed.total);
+    }
+    bar.finish_and_clear();
+    report(&name, &failed);
+    println!(
+        "{name} ({}): {} of {total} links imported, {created} created, {updated} updated",
+        format_name(format),
+        created + updated
+    );
+    if !failed.is_empty() {
+        anyhow::bail!(
+            "{} links of {name} were not written (see above)",
+            failed.total
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// A checked input file: every document with the line it came from.
+struct Input {
+    format: Format,
+    docs: Vec<(u64, BulkDoc)>,
+}
+
+/// Reads and checks the whole input. `None` for input without a record;
+/// an error, after the problems are reported, when any line is bad.
+fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
+    let (input, size): (Box<dyn io::Read>, Option<u64>) = if file == Path::new("-") {
+        (Box::new(io::stdin().lock()), None)
+    } else {
+        let f = File::open(file).with_context(|| format!("reading {name}"))?;
+        let size = f.metadata().ok().map(|m| m.len());
+        (Box::new(f), size)
+    };
+    let bar = progress(
+        size,
+        match size {
+            Some(_) => "{bar:40} {bytes}/{total_bytes} read and checked ({bytes_per_sec})",
+            None => "{spinner} {bytes} read and checked ({bytes_per_sec})",
+        },
+    );
+    let input = BufReader::with_capacity(1 << 16, bar.wrap_read(input));
+    let mut check = Check::new();
+    let mut docs = Vec::new();
+    let format = parse::read(input, |item| {
+        if let Some(r) = check.take(item) {
+            if !check.failed() {
+                docs.push((r.line, BulkDoc::new(r.key, r.doc)));
+            }
+        } else if !docs.is_empty() {
+            // Nothing will be written: stop holding documents.
+            docs = Vec::new();
+        }
+    })
+    .with_context(|| format!("reading {name}"))?;
+    bar.finish_and_clear();
+    if let Err(problems) = check.finish() {
+        report(name, &problems);
+        anyhow::bail!(
+            "{} bad lines in {name}; nothing was imported",
+            problems.total
+        );
+    }
+    Ok(format.map(|format| Input { format, docs }))
+}
+
+/// Asks the store which keys exist, a batch at a time.
+async fn existing(store: &dyn LinkStore, docs: &[(u64, BulkDoc)]) -> anyhow::Result<Vec<bool>> {
+    let bar = progress(
+        Some(docs.len() as u64),
+        "{bar:40} {human_pos}/{human_len} keys looked up",
+    );
+    let mut found = Vec::with_capacity(docs.len());
+    for batch in docs.chunks(store.batch_size().max(1)) {
+        let keys: Vec<LinkKey> = batch.iter().map(|(_, d)| d.key().clone()).collect();
+        found.extend(
+            store
+                .existing(&keys)
+                .await
+                .context("looking up which keys exist")?,
+        );
+        bar.inc(batch.len() as u64);
+    }
+    bar.finish_and_clear();
+    Ok(found)
+}
+
+/// Each problem as `FILE:LINE: message`, the first few and a count of the rest.
+fn report(name: &str, problems: &Problems) {
+    let mut err = io::stderr().lock();
+    for e in &problems.first {
+        let _ = writeln!(err, "{name}:{}: {}", e.line, e.problem);
+    }
+    if problems.not_shown() > 0 {
+        let _ = writeln!(
+            err,
+            "{name}: ... and {} more like these",
+            problems.not_shown()
+        );
+    }
+}
+
+fn format_name(format: Format) -> &'static str {
+    match format {
+        Format::JsonLines => "JSON lines",
+        Format::Csv => "CSV",
+    }
+}
+
+/// A progress bar on standard error when it is a terminal; hidden otherwise,
+/// so pipes and logs get no control characters. `None`: length unknown.
+fn progress(len: Option<u64>, template: &str) -> ProgressBar {
+    if !io::stderr().is_terminal() {
+        return ProgressBar::hidden();
+    }
+    let bar = match len {
+        Some(n) => ProgressBar::new(n),
+        None => ProgressBar::new_spinner(),
+    };
+    if let Ok(style) = ProgressStyle::with_template(template) {
+        bar.set_style(style);
+    }
+    bar.enable_steady_tick(Duration::from_millis(200));
+    bar
+}
+
+/// A file written under a temporary name beside its destination and renamed
+/// over it only when complete, so readers see the old file or the new one,
+/// never a part. Removed if dropped before [`commit`](Self::commit).
+struct AtomicFile {
+    file: File,
+    temp: PathBuf,
+    dest: PathBuf,
+    committed: bool,
+}
+
+impl AtomicFile {
+    fn create(dest: &Path) -> io::Result<Self> {
+        let name = dest
+            .file_name()
+            .ok_or_else(|| io::Error::other("not a file name"))?;
+        let dir = match dest.parent() {
+            Some(p) if !p.as_os_str().is_empty() => p,
+            _ => Path::new("."),
+        };
+        let mut temp_name = std::ffi::OsString::from(".");
+        temp_name.push(name);
+        temp_name.push(format!(".{}.tmp", std::process::id()));
+        let temp = dir.join(temp_name);
+        let file = File::options().write(true).create_new(true).open(&temp)?;
+        Ok(Self {
+            file,
+            temp,
+            dest: dest.to_owned(),
+            committed: false,
+        })
+    }
+
+    fn commit(mut self) -> io::Result<()> {
+        self.file.sync_all()?;
+        std::fs::rename(&self.temp, &self.dest)?;
+        self.committed = true;
+        // The rename itself reaches the disk with the directory; where a
+        // directory cannot be opened or synced, the file is still complete.
+        if let Some(dir) = self.dest.parent().filter(|p| !p.as_os_str().is_empty()) {
+            let _ = File::open(dir).and_then(|d| d.sync_all());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for AtomicFile {
+    fn drop(&mut self) {
+        if !self.committed {
+            let _ = std::fs::remove_file(&self.temp);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_atomic_file_appears_only_when_committed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let dest = dir.path().join("links.jsonl");
+        std::fs::write(&dest, "old\n").expect("write");
+        let f = AtomicFile::create(&dest).expect("create");
+        (&f.file).write_all(b"new\n").expect("write");
+        assert_eq!(std::fs::read_to_string(&dest).expect("read"), "old\n");
+        f.commit().expect("commit");
+        assert_eq!(std::fs::read_to_string(&dest).expect("read"), "new\n");
+        let f = AtomicFile::create(&dest).expect("create");
+        (&f.file).write_all(b"half").expect("write");
+        drop(f);
+        assert_eq!(std::fs::read_to_string(&dest).expect("read"), "new\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.map(|e| e.file_name()))
+            .collect::<Result<_, _>>()
+            .expect("names");
+        assert_eq!(names, ["links.jsonl"], "no temporary file left behind");
+    }
+}
