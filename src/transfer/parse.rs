@@ -101,6 +101,10 @@ fn is_blank(line: &[u8]) -> bool {
 /// allowed).
 pub fn json_line(line: u64, text: &[u8]) -> Result<Record, LineError> {
     let bad = |problem| LineError::new(line, problem);
+    // Without its line end, so that a line cut short is reported at its
+    // last column rather than at column 0 of a line after it.
+    let text = text.strip_suffix(b"\n").unwrap_or(text);
+    let text = text.strip_suffix(b"\r").unwrap_or(text);
     let value: Value = serde_json::from_slice(text).map_err(|e| bad(json_problem(&e)))?;
     let Value::Object(mut doc) = value else {
         return Err(bad(Problem::NotObject));

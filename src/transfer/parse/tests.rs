@@ -498,3 +498,11 @@ fn long_csv_fields_grow_the_buffers() {
     let got = one_error(&format!("key,url\nk1,/a{}\n", ",".repeat(20)));
     assert_eq!(got, "line 2: expected 2 fields, as in the header, found 22");
 }
+
+#[test]
+fn a_line_cut_short_is_reported_at_its_end() {
+    assert_eq!(
+        one_error("{\"_id\":\"a\",\"url\":\"/a\"}\n{\"_id\":\"b\",\"url\":\"/b\"\r\n"),
+        "line 2: not valid JSON: EOF while parsing an object (column 21)"
+    );
+}

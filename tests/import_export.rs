@@ -1,0 +1,627 @@
+//! `qrtag export` and `qrtag import` as a user runs them: the real binary on
+//! real SQLite files, files and pipes.
+
+mod support;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use serde_json::{Value, json};
+use support::{PUBLIC_URL, qrtag_cmd};
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+fn qrtag_command(db: &Path, args: &[&str]) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qrtag"));
+    cmd.arg("--db")
+        .arg(db)
+        .args(["--public-url", PUBLIC_URL])
+        .args(args)
+        .env_remove("QRTAG_DB")
+        .env_remove("QRTAG_PUBLIC_URL")
+        .env_remove("QRTAG_COUCHDB_URL");
+    cmd
+}
+
+/// Runs qrtag with `input` on its standard input.
+fn qrtag_with_input(db: &Path, args: &[&str], input: &[u8]) -> Output {
+    let mut child = qrtag_command(db, args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run qrtag");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let input = input.to_vec();
+    let writer = std::thread::spawn(move || stdin.write_all(&input));
+    let out = child.wait_with_output().expect("qrtag finishes");
+    writer.join().expect("writer").expect("input written");
+    out
+}
+
+/// `qrtag export` through a real pipe into `qrtag import -`.
+fn pipe_export_into_import(from: &Path, to: &Path, import_args: &[&str]) -> (Output, Output) {
+    let mut export = qrtag_command(from, &["export"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run export");
+    let pipe = export.stdout.take().expect("export's stdout");
+    let mut args = vec!["import"];
+    args.extend_from_slice(import_args);
+    args.push("-");
+    let import = qrtag_command(to, &args)
+        .stdin(pipe)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run import");
+    let import = import.wait_with_output().expect("import finishes");
+    let export = export.wait_with_output().expect("export finishes");
+    (export, import)
+}
+
+fn export(db: &Path) -> String {
+    let out = qrtag_cmd(db, &["export"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "",
+        "nothing on stderr when it is not a terminal"
+    );
+    stdout(&out)
+}
+
+fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, content).expect("write input");
+    path
+}
+
+fn show(db: &Path, key: &str) -> Value {
+    let out = qrtag_cmd(db, &["show", key]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("show prints JSON")
+}
+
+fn max_seq(db: &Path) -> i64 {
+    let conn = rusqlite::Connection::open(db).expect("open database");
+    conn.query_row("SELECT COALESCE(MAX(seq), 0) FROM links", [], |r| r.get(0))
+        .expect("max seq")
+}
+
+/// Documents with everything a person may put in one.
+const RICH: &str = concat!(
+    r#"{"_id":"docs/api","url":"/documentation/api","inactive":false,"note":"printed on the spring poster","_rev":"7-abc"}"#,
+    "\n",
+    r#"{"url":"https://example.com/é?q=a%20b#frag","_id":"H83if","inactive":true,"expires":"2030-01-01T00:00:00Z","owner":{"name":"Zoë","tags":["a",1,2.5,null,true],"z":{},"a":[]}}"#,
+    "\n",
+    r#"{"_id":"n-u_m","url":"http://[::1]:8080/x","count":12345678901234,"ratio":0.1,"tiny":1e-300,"neg":-0.0,"big":1.7976931348623157e308,"esc":"tab\tquote\"slash\\ nl\n \u0001 \ud83d\ude00"}"#,
+    "\n",
+);
+
+#[test]
+fn export_then_import_round_trips_every_document_byte_for_byte() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = dir.path().join("first.db");
+    for args in [
+        &["new", "https://example.com/a"][..],
+        &["new", "/inner", "--key", "zz/top", "--inactive"],
+    ] {
+        let out = qrtag_cmd(&first, args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let rich = write(dir.path(), "rich.jsonl", RICH);
+    let out = qrtag_cmd(&first, &["import", rich.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{} (JSON lines): 3 of 3 links imported, 3 created, 0 updated\n",
+            rich.display()
+        )
+    );
+    assert_eq!(stderr(&out), "");
+
+    let exported = export(&first);
+    let lines: Vec<&str> = exported.lines().collect();
+    assert_eq!(lines.len(), 5, "{exported}");
+    let keys: Vec<String> = lines
+        .iter()
+        .map(|l| {
+            assert!(l.starts_with("{\"_id\":"), "_id first: {l}");
+            let v: Value = serde_json::from_str(l).expect("each line is JSON");
+            v["_id"].as_str().expect("an _id").to_owned()
+        })
+        .collect();
+    let mut sorted = keys.clone();
+    sorted.sort();
+    assert_eq!(keys, sorted, "sorted by key");
+    // The imported documents come out as they went in: _id first, _rev
+    // dropped, every other field in its order with its exact value.
+    assert!(lines.contains(&r#"{"_id":"docs/api","url":"/documentation/api","inactive":false,"note":"printed on the spring poster"}"#));
+    assert!(lines.contains(&r#"{"_id":"H83if","url":"https://example.com/é?q=a%20b#frag","inactive":true,"expires":"2030-01-01T00:00:00Z","owner":{"name":"Zoë","tags":["a",1,2.5,null,true],"z":{},"a":[]}}"#));
+    let n_u_m = lines
+        .iter()
+        .find(|l| l.starts_with(r#"{"_id":"n-u_m""#))
+        .expect("n-u_m exported");
+    let input: Value =
+        serde_json::from_str(RICH.lines().nth(2).expect("third line")).expect("json");
+    let output: Value = serde_json::from_str(n_u_m).expect("json");
+    assert_eq!(input, output, "numbers and escapes survive exactly");
+    assert!(lines.contains(&r#"{"_id":"zz/top","url":"/inner","inactive":true}"#));
+
+    // Into a fresh database and out again: the same bytes.
+    let file = dir.path().join("links.jsonl");
+    let out = qrtag_cmd(&first, &["export", "-o", file.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!((stdout(&out), stderr(&out)), (String::new(), String::new()));
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("export file"),
+        exported
+    );
+    let second = dir.path().join("second.db");
+    let out = qrtag_cmd(&second, &["import", file.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(export(&second), exported);
+    // And once more, so the export is a fixed point.
+    let third = dir.path().join("third.db");
+    let again = write(dir.path(), "again.jsonl", &export(&second));
+    let out = qrtag_cmd(&third, &["import", again.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(export(&third), exported);
+}
+
+#[test]
+fn the_pipe_from_one_store_into_another() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let from = dir.path().join("from.db");
+    let to = dir.path().join("to.db");
+    let out = qrtag_with_input(&from, &["import", "-"], RICH.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "stdin (JSON lines): 3 of 3 links imported, 3 created, 0 updated\n"
+    );
+    let (exported, imported) = pipe_export_into_import(&from, &to, &[]);
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    assert_eq!(export(&to), export(&from));
+}
+
+#[test]
+fn an_export_to_a_file_replaces_it_only_when_complete() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let out = qrtag_cmd(&db, &["new", "/a", "--key", "a"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let file = write(dir.path(), "links.jsonl", "old content\n");
+    let missing_db_dir = dir.path().join("nope").join("links.db");
+    let out = qrtag_cmd(
+        &missing_db_dir,
+        &["export", "-o", file.to_str().expect("utf-8")],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("file"),
+        "old content\n",
+        "a failed export leaves the old file"
+    );
+    let out = qrtag_cmd(&db, &["export", "-o", file.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(&file).expect("file"),
+        "{\"_id\":\"a\",\"url\":\"/a\",\"inactive\":false}\n"
+    );
+    let names: Vec<String> = std::fs::read_dir(dir.path())
+        .expect("list")
+        .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
+        .filter(|n| !n.starts_with("links.db"))
+        .collect();
+    assert_eq!(names, ["links.jsonl"], "no temporary file left");
+    let out = qrtag_cmd(&db, &["export", "-o", "-"]);
+    assert_eq!(
+        stdout(&out),
+        "{\"_id\":\"a\",\"url\":\"/a\",\"inactive\":false}\n"
+    );
+}
+
+#[tokio::test]
+async fn deleted_links_are_not_exported_and_an_import_revives_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    for key in ["keep1", "gone1"] {
+        let out = qrtag_cmd(&db, &["new", "https://example.com/", "--key", key]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let store = qrtag::store::sqlite::SqliteStore::open(&db).expect("open");
+    store
+        .delete(&qrtag::link_key::LinkKey::parse("gone1").expect("key"))
+        .await
+        .expect("delete");
+    drop(store);
+    assert_eq!(
+        export(&db),
+        "{\"_id\":\"keep1\",\"url\":\"https://example.com/\",\"inactive\":false}\n"
+    );
+    let out = qrtag_with_input(
+        &db,
+        &["import", "-"],
+        b"{\"_id\":\"gone1\",\"url\":\"/back\"}\n",
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("1 created"), "{}", stdout(&out));
+    assert_eq!(show(&db, "gone1"), json!({"url": "/back"}));
+}
+
+#[test]
+fn csv_with_a_header() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let csv = write(
+        dir.path(),
+        "links.csv",
+        "\u{feff}Key,URL,Inactive,Expires\r\n\
+         abcde,https://example.com/a,,\r\n\
+         docs/api, /documentation , TRUE ,2030-01-01T00:00:00Z\r\n\
+         \r\n\
+         q1,\"https://example.com/?a=1,2\",0,\r\n\
+         q2,https://example.com/x,1,\r\n",
+    );
+    let out = qrtag_cmd(&db, &["import", csv.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "{} (CSV): 4 of 4 links imported, 4 created, 0 updated\n",
+            csv.display()
+        )
+    );
+    assert_eq!(
+        show(&db, "docs/api"),
+        json!({"url": "/documentation", "inactive": true, "expires": "2030-01-01T00:00:00Z"})
+    );
+    assert_eq!(
+        show(&db, "q1"),
+        json!({"url": "https://example.com/?a=1,2", "inactive": false})
+    );
+    let out = qrtag_cmd(&db, &["list"]);
+    assert_eq!(
+        stdout(&out),
+        "abcde\thttps://example.com/a\tactive\n\
+         docs/api\t/documentation\tinactive\n\
+         q1\thttps://example.com/?a=1,2\tactive\n\
+         q2\thttps://example.com/x\tinactive\n"
+    );
+}
+
+#[test]
+fn bad_lines_are_named_and_nothing_is_written() {
+    let cases: &[(&str, &str, &[&str])] = &[
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\"}\n{\"_id\":\"ok2\",\"url\":\"/a\"\n",
+            &["bad.jsonl:2: not valid JSON: EOF while parsing an object (column 23)"],
+        ),
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\"}\n\n[\"ok2\"]\n",
+            &["bad.jsonl:3: not a JSON object"],
+        ),
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\"}\n{\"url\":\"/b\"}\n",
+            &["bad.jsonl:2: no \"_id\": every line needs the link's key as \"_id\""],
+        ),
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\"}\n{\"_id\":\"no spaces\",\"url\":\"/b\"}\n",
+            &["bad.jsonl:2: bad key: a key is 1 to 64 characters"],
+        ),
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"javascript:alert(1)\"}\n",
+            &[
+                "bad.jsonl:1: not a valid link: bad \"url\": not an absolute http(s) URL with a host",
+            ],
+        ),
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\",\"inactive\":\"yes\"}\n",
+            &["bad.jsonl:1: not a valid link: \"inactive\" must be true or false"],
+        ),
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\",\"expires\":\"next week\"}\n",
+            &["bad.jsonl:1: not a valid link: \"expires\" must be an RFC 3339 time"],
+        ),
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\",\"_attachments\":{}}\n",
+            &["bad.jsonl:1: the field \"_attachments\" is CouchDB metadata and cannot be imported"],
+        ),
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\"}\n{\"_id\":\"ok2\",\"url\":\"/b\"}\n{\"_id\":\"ok1\",\"url\":\"/c\"}\n",
+            &["bad.jsonl:3: the key ok1 is also on line 1"],
+        ),
+        (
+            "bad.csv",
+            "ok1,/a\n",
+            &[
+                "bad.csv:1: bad CSV header: it must name the columns key and url (optional: inactive, expires); found \"ok1,/a\"",
+            ],
+        ),
+        (
+            "bad.csv",
+            "key,url,notes\nok1,/a,x\n",
+            &["bad.csv:1: bad CSV header: unknown column \"notes\""],
+        ),
+        (
+            "bad.csv",
+            "key,url\nok1,/a\nok2\n",
+            &["bad.csv:3: expected 2 fields, as in the header, found 1"],
+        ),
+        (
+            "bad.csv",
+            "key,url,inactive\nok1,/a,no\nok2,/b,maybe\n",
+            &[
+                "bad.csv:2: \"inactive\" must be true, false, 1, 0 or empty, not \"no\"",
+                "bad.csv:3: \"inactive\" must be true, false, 1, 0 or empty, not \"maybe\"",
+            ],
+        ),
+    ];
+    for (name, content, want) in cases {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("links.db");
+        let out = qrtag_cmd(&db, &["new", "/before", "--key", "before"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let before = export(&db);
+        let seq = max_seq(&db);
+        write(dir.path(), name, content);
+        // Run where the file is, so messages name it as given.
+        let out = qrtag_command(&db, &["import", name])
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run qrtag");
+        assert_eq!(out.status.code(), Some(1), "{content:?}: {out:?}");
+        let err = stderr(&out);
+        let lines: Vec<&str> = err.lines().collect();
+        assert_eq!(lines.len(), want.len() + 1, "{content:?}: {err}");
+        for (line, want) in lines.iter().zip(want.iter()) {
+            assert!(
+                line.starts_with(want),
+                "{content:?}:\n{line}\nwanted\n{want}"
+            );
+        }
+        assert_eq!(
+            lines.last().copied(),
+            Some(
+                format!(
+                    "qrtag: {} bad lines in {name}; nothing was imported",
+                    want.len()
+                )
+                .as_str()
+            )
+        );
+        assert_eq!(stdout(&out), "");
+        assert_eq!(export(&db), before, "{content:?}: nothing written");
+        assert_eq!(max_seq(&db), seq, "{content:?}: nothing written");
+    }
+}
+
+#[test]
+fn a_file_of_bad_lines_shows_the_first_twenty_and_counts_the_rest() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let content: String = (0..50)
+        .map(|i| format!("{{\"_id\":\"k{i}\",\"url\":\"ftp://x/\"}}\n"))
+        .collect();
+    let out = qrtag_with_input(&db, &["import", "-"], content.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 22, "{err}");
+    assert!(lines[0].starts_with("stdin:1: not a valid link"), "{err}");
+    assert!(lines[19].starts_with("stdin:20: "), "{err}");
+    assert_eq!(lines[20], "stdin: ... and 30 more like these");
+    assert_eq!(
+        lines[21],
+        "qrtag: 50 bad lines in stdin; nothing was imported"
+    );
+    assert!(
+        !db.exists(),
+        "no database is created for a file that cannot be imported"
+    );
+}
+
+#[test]
+fn a_missing_file_is_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let missing = dir.path().join("missing.jsonl");
+    let out = qrtag_cmd(&db, &["import", missing.to_str().expect("utf-8")]);
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "qrtag: reading {}: No such file or directory (os error 2)\n",
+            missing.display()
+        )
+    );
+    let out = qrtag_cmd(&db, &["import"]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+}
+
+#[test]
+fn existing_keys_are_refused_and_update_overwrites_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    for (key, url) in [
+        ("a", "https://example.com/a"),
+        ("b", "https://example.com/b"),
+    ] {
+        let out = qrtag_cmd(&db, &["new", url, "--key", key]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let before = export(&db);
+    let seq = max_seq(&db);
+    let input =
+        "{\"_id\":\"c\",\"url\":\"/c\"}\n{\"_id\":\"a\",\"url\":\"/new-a\",\"note\":\"n\"}\n";
+
+    let out = qrtag_with_input(&db, &["import", "-"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        "stdin:2: the key a already exists (--update overwrites it)\n\
+         qrtag: 1 keys of stdin exist already; nothing was imported (--update overwrites them)\n"
+    );
+    assert_eq!(export(&db), before, "not even the new key c is written");
+    assert_eq!(max_seq(&db), seq);
+
+    let out = qrtag_with_input(&db, &["import", "--update", "-"], input.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "stdin (JSON lines): 2 of 2 links imported, 1 created, 1 updated\n"
+    );
+    // The imported document replaces the old one whole.
+    assert_eq!(show(&db, "a"), json!({"url": "/new-a", "note": "n"}));
+    assert_eq!(show(&db, "c"), json!({"url": "/c"}));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    let (rev, row_seq): (i64, i64) = conn
+        .query_row("SELECT rev, seq FROM links WHERE key = 'a'", [], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })
+        .expect("row");
+    assert_eq!(rev, 2, "an overwrite is a new revision");
+    assert!(row_seq > seq);
+    // A single write after the import continues the sequence.
+    let out = qrtag_cmd(&db, &["set", "b", "https://example.com/b2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(max_seq(&db), seq + 3);
+}
+
+#[test]
+fn a_dry_run_checks_everything_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let input = "key,url\nx1,/x1\nx2,/x2\na,/a2\n";
+
+    let out = qrtag_with_input(&db, &["import", "--dry-run", "-"], input.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "dry run: stdin (CSV): 3 links, 3 to create; nothing written\n"
+    );
+    assert!(!db.exists(), "a dry run creates no database");
+
+    let out = qrtag_cmd(&db, &["new", "/a", "--key", "a"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let before = export(&db);
+    let seq = max_seq(&db);
+
+    let out = qrtag_with_input(&db, &["import", "--dry-run", "-"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1), "the import would fail");
+    assert_eq!(
+        stdout(&out),
+        "dry run: stdin (CSV): 3 links, 2 to create, 1 refused because they exist (--update overwrites them); nothing written\n"
+    );
+    assert_eq!(
+        stderr(&out),
+        "stdin:4: the key a already exists (--update overwrites it)\n\
+         qrtag: 1 keys of stdin exist already: an import would write nothing\n"
+    );
+
+    let out = qrtag_with_input(
+        &db,
+        &["import", "--dry-run", "--update", "-"],
+        input.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "dry run: stdin (CSV): 3 links, 2 to create, 1 to update; nothing written\n"
+    );
+
+    let out = qrtag_with_input(
+        &db,
+        &["import", "--dry-run", "-"],
+        b"key,url\nx1,/x1\nx1,/again\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("stdin:3: the key x1 is also on line 2\n"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(export(&db), before);
+    assert_eq!(max_seq(&db), seq);
+}
+
+#[test]
+fn empty_input_imports_nothing() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let out = qrtag_with_input(&db, &["import", "-"], b"\n\n");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "stdin: no links\n");
+}
+
+#[test]
+fn more_than_one_batch_in_sequence() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let out = qrtag_cmd(&db, &["new", "/first", "--key", "first"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let n = 25_000;
+    let content: String = (0..n)
+        .map(|i| format!("{{\"_id\":\"k{:05}\",\"url\":\"/{i}\"}}\n", (i * 7919) % n))
+        .collect();
+    let out = qrtag_with_input(&db, &["import", "-"], content.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains(&format!("{n} of {n} links imported")));
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    let mut stmt = conn
+        .prepare("SELECT seq FROM links ORDER BY seq")
+        .expect("query");
+    let seqs: Vec<i64> = stmt
+        .query_map([], |r| r.get(0))
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("seqs");
+    let want: Vec<i64> = (1..=n + 1).collect();
+    assert_eq!(seqs, want, "every write one more, across batches");
+    assert_eq!(export(&db).lines().count() as i64, n + 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_running_server_follows_an_import() {
+    let app = support::spawn_app().await;
+    app.link("H83if", "https://example.com/old").await;
+    app.wait_for_status("/H83if", 302).await;
+    let db = app.db.clone();
+    let input = b"{\"_id\":\"H83if\",\"url\":\"https://example.com/new\"}\n{\"_id\":\"fresh\",\"url\":\"https://example.com/fresh\"}\n";
+    let out = tokio::task::spawn_blocking(move || {
+        qrtag_with_input(&db, &["import", "--update", "-"], input)
+    })
+    .await
+    .expect("import");
+    assert!(out.status.success(), "{}", stderr(&out));
+    app.wait_for_status("/fresh", 302).await;
+    let resp = app.get("/H83if").await;
+    assert_eq!(
+        support::header(&resp, "location"),
+        Some("https://example.com/new")
+    );
+}
