@@ -8,6 +8,7 @@ mod harness;
 mod poll;
 mod pouchdb;
 mod proxy;
+mod transfer;
 
 use std::sync::Arc;
 use std::time::Duration;

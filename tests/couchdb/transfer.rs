@@ -1,0 +1,328 @@
+//! `qrtag export` and `qrtag import` against CouchDB: the move from the
+//! embedded store, revisions with `--update`, per-document refusals from the
+//! validation, and imports of more than one `_bulk_docs` batch.
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::harness::{Couch, qrtag, stderr, stdout};
+use crate::pouchdb::PouchDb;
+
+/// Documents with everything a person may put in one (numbers a JavaScript
+/// server keeps exactly: PouchDB is JavaScript).
+const RICH: &str = concat!(
+    r#"{"_id":"docs/api","url":"/documentation/api","inactive":false,"note":"printed on the spring poster","_rev":"7-abc"}"#,
+    "\n",
+    r#"{"url":"https://example.com/é?q=a%20b#frag","_id":"H83if","inactive":true,"expires":"2030-01-01T00:00:00Z","owner":{"name":"Zoë","tags":["a",1,2.5,null,true],"z":{},"a":[]}}"#,
+    "\n",
+    r#"{"_id":"n-u_m","url":"http://[::1]:8080/x","count":12345678901234,"ratio":0.1,"tiny":1e-300,"esc":"tab\tquote\"slash\\ nl\n \u0001 \ud83d\ude00"}"#,
+    "\n",
+    r#"{"_id":"plain","url":"https://example.com/","inactive":false}"#,
+    "\n",
+);
+
+/// `qrtag export` on the embedded store through a real pipe into `qrtag
+/// import -` on CouchDB: the README's move.
+fn move_to_couchdb(db: &Path, couch_url: &str) -> (Output, Output) {
+    let bin = env!("CARGO_BIN_EXE_qrtag");
+    let mut export = Command::new(bin)
+        .env_clear()
+        .arg("--db")
+        .arg(db)
+        .arg("export")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run export");
+    let pipe = export.stdout.take().expect("export's stdout");
+    let import = Command::new(bin)
+        .env_clear()
+        .args(["--couchdb-url", couch_url, "import", "-"])
+        .stdin(pipe)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run import");
+    let import = import.wait_with_output().expect("import finishes");
+    let export = export.wait_with_output().expect("export finishes");
+    (export, import)
+}
+
+async fn sqlite(db: &Path, args: &[&str]) -> Output {
+    let db = db.to_str().expect("utf-8 path");
+    let mut all = vec!["--db", db];
+    all.extend_from_slice(args);
+    qrtag(&all, &[]).await
+}
+
+fn rev_generation(doc: &Value) -> u64 {
+    doc["_rev"]
+        .as_str()
+        .and_then(|r| r.split('-').next())
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn from_sqlite_to_couchdb_and_back_every_document_is_the_same() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = dir.path().join("first.db");
+    let rich = dir.path().join("rich.jsonl");
+    std::fs::write(&rich, RICH).expect("write");
+    let out = sqlite(&first, &["import", rich.to_str().expect("utf-8")]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sqlite(&first, &["new", "/inner", "--key", "zz/top", "--inactive"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sqlite(&first, &["export"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let from_sqlite = stdout(&out);
+
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let env = [("QRTAG_COUCHDB_URL", url.as_str())];
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let (export, import) = tokio::task::spawn_blocking({
+        let first = first.clone();
+        let url = url.clone();
+        move || move_to_couchdb(&first, &url)
+    })
+    .await
+    .expect("pipe");
+    assert!(export.status.success(), "{}", stderr(&export));
+    assert!(import.status.success(), "{}", stderr(&import));
+    assert_eq!(
+        stdout(&import),
+        "stdin (JSON lines): 5 of 5 links imported, 5 created, 0 updated\n"
+    );
+
+    // CouchDB holds them as documents people and the service can read.
+    let couch = Couch::new(&url, "links");
+    let doc = couch.get("docs/api").await.expect("imported");
+    assert_eq!(doc["note"], "printed on the spring poster");
+    assert_eq!(
+        rev_generation(&doc),
+        1,
+        "a new document, not the file's _rev"
+    );
+
+    let out = qrtag(&["export"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let from_couch = stdout(&out);
+    assert_eq!(
+        from_couch, from_sqlite,
+        "the same documents, fields, order and bytes; no _rev, no design document"
+    );
+
+    // And back into a fresh embedded store.
+    let back = dir.path().join("back.db");
+    let file = dir.path().join("from-couch.jsonl");
+    let out = qrtag(&["export", "-o", file.to_str().expect("utf-8")], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sqlite(&back, &["import", file.to_str().expect("utf-8")]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sqlite(&back, &["export"]).await;
+    assert_eq!(stdout(&out), from_sqlite);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn update_overwrites_at_the_current_revision_and_refusals_are_per_document() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let anyone = Couch::new(&url, "links");
+    let (status, body) = anyone
+        .call(Method::PUT, "_config/admins/boss", Some(json!("boss-pw-1")))
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let admin = Couch::new(&url, "links").with_user("boss", "boss-pw-1");
+    for (name, role) in [("ed", "qrtag_editor"), ("rd", "qrtag_reader")] {
+        let (status, body) = admin
+            .call(
+                Method::PUT,
+                &format!("_users/org.couchdb.user:{name}"),
+                Some(json!({"name": name, "password": format!("{name}-pw-1"),
+                            "roles": [role], "type": "user"})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let as_user = |user: &'static str, password: &'static str| {
+        [
+            ("QRTAG_COUCHDB_URL", url.clone()),
+            ("QRTAG_COUCHDB_USER", user.to_owned()),
+            ("QRTAG_COUCHDB_PASSWORD", password.to_owned()),
+        ]
+    };
+    let run = |args: Vec<String>, env: [(&'static str, String); 3]| async move {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        qrtag(&args, &env).await
+    };
+    let out = run(vec!["setup".into()], as_user("boss", "boss-pw-1")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = |name: &str, content: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).expect("write");
+        path.to_str().expect("utf-8").to_owned()
+    };
+    let first = file(
+        "first.csv",
+        "key,url,inactive\nH83if,https://a.example/one,false\ndocs/api,/api,true\n",
+    );
+    let out = run(vec!["import".into(), first], as_user("ed", "ed-pw-1")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let editor = Couch::new(&url, "links").with_user("ed", "ed-pw-1");
+    let before = editor.get("H83if").await.expect("imported");
+    assert_eq!(rev_generation(&before), 1);
+
+    // Existing keys: refused, and nothing written, not even the new one.
+    let second = file(
+        "second.jsonl",
+        "{\"_id\":\"new01\",\"url\":\"https://a.example/new\"}\n\
+         {\"_id\":\"H83if\",\"url\":\"https://a.example/two\",\"note\":\"moved\"}\n\
+         {\"_id\":\"docs/api\",\"url\":\"/api/v2\"}\n",
+    );
+    let out = run(
+        vec!["import".into(), second.clone()],
+        as_user("ed", "ed-pw-1"),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "{second}:2: the key H83if already exists (--update overwrites it)\n\
+             {second}:3: the key docs/api already exists (--update overwrites it)\n\
+             qrtag: 2 keys of {second} exist already; nothing was imported (--update overwrites them)\n"
+        )
+    );
+    assert!(editor.get("new01").await.is_none());
+    assert_eq!(editor.get("H83if").await, Some(before.clone()));
+
+    let out = run(
+        vec![
+            "import".into(),
+            "--dry-run".into(),
+            "--update".into(),
+            second.clone(),
+        ],
+        as_user("rd", "rd-pw-1"),
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!(
+            "dry run: {second} (JSON lines): 3 links, 1 to create, 2 to update; nothing written\n"
+        )
+    );
+
+    // A reader may look but not write: CouchDB's validation refuses each
+    // document, and each refusal is reported on its line.
+    let out = run(
+        vec!["import".into(), "--update".into(), second.clone()],
+        as_user("rd", "rd-pw-1"),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    for (line, key) in [(1, "new01"), (2, "H83if"), (3, "docs/api")] {
+        assert!(
+            err.contains(&format!(
+                "{second}:{line}: {key} was not written: forbidden: only admins and the qrtag_editor role may change links\n"
+            )),
+            "{err}"
+        );
+    }
+    assert!(
+        err.ends_with(&format!(
+            "qrtag: 3 links of {second} were not written (see above)\n"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        stdout(&out),
+        format!("{second} (JSON lines): 0 of 3 links imported, 0 created, 0 updated\n")
+    );
+    assert!(!err.contains("rd-pw-1"), "{err}");
+    assert_eq!(editor.get("H83if").await, Some(before.clone()));
+
+    // An editor overwrites at the current revision.
+    let out = run(
+        vec!["import".into(), "--update".into(), second.clone()],
+        as_user("ed", "ed-pw-1"),
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{second} (JSON lines): 3 of 3 links imported, 1 created, 2 updated\n")
+    );
+    let after = editor.get("H83if").await.expect("present");
+    assert_eq!(rev_generation(&after), 2);
+    assert_eq!(after["url"], "https://a.example/two");
+    assert_eq!(after["note"], "moved");
+    assert!(
+        after.get("inactive").is_none(),
+        "the document is replaced whole"
+    );
+    assert_eq!(
+        rev_generation(&editor.get("new01").await.expect("created")),
+        1
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn more_than_one_batch_each_way() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let env = [("QRTAG_COUCHDB_URL", url.as_str())];
+    Couch::new(&url, "links").create_db().await;
+    let n = 2500;
+    let content: String = (0..n)
+        .map(|i| format!("{{\"_id\":\"k{i:04}\",\"url\":\"https://a.example/{i}\",\"n\":{i}}}\n"))
+        .collect();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("many.jsonl");
+    std::fs::write(&path, &content).expect("write");
+    let path = path.to_str().expect("utf-8");
+
+    let out = qrtag(&["import", path], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{path} (JSON lines): {n} of {n} links imported, {n} created, 0 updated\n")
+    );
+    let out = qrtag(&["export"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), content, "sorted, whole, as imported");
+
+    let out = qrtag(&["import", "--update", path], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("{path} (JSON lines): {n} of {n} links imported, 0 created, {n} updated\n")
+    );
+    let couch = Couch::new(&url, "links");
+    for key in ["k0000", "k1000", "k2499"] {
+        assert_eq!(rev_generation(&couch.get(key).await.expect("present")), 2);
+    }
+    let out = qrtag(&["import", path], &env).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).ends_with(&format!(
+            "{path}: ... and {} more like these\nqrtag: {n} keys of {path} exist already; nothing was imported (--update overwrites them)\n",
+            n - 20
+        )),
+        "{}",
+        stderr(&out)
+    );
+}
