@@ -625,3 +625,39 @@ async fn a_running_server_follows_an_import() {
         Some("https://example.com/new")
     );
 }
+
+#[test]
+fn documents_import_would_refuse_are_exported_with_a_warning() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let out = qrtag_cmd(&db, &["new", "/ok", "--key", "good"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Written behind qrtag's back, as a hand edit of the file could.
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "INSERT INTO links (key, doc, rev, seq, deleted) VALUES ('broken', '{\"url\":5}', 1, 2, 0)",
+        [],
+    )
+    .expect("insert");
+    drop(conn);
+    let out = qrtag_cmd(&db, &["export"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        "{\"_id\":\"broken\",\"url\":5}\n{\"_id\":\"good\",\"url\":\"/ok\",\"inactive\":false}\n",
+        "exported as it is"
+    );
+    assert_eq!(
+        stderr(&out),
+        "qrtag: warning: exported \"broken\": not a valid link: no \"url\" string\n\
+         qrtag: warning: 1 exported documents are not valid links; import refuses them until they are fixed\n"
+    );
+    let other = dir.path().join("other.db");
+    let out = qrtag_with_input(&other, &["import", "-"], &out.stdout);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with("stdin:1: not a valid link: no \"url\" string\n"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -18,7 +18,6 @@ use clap::Args;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::Cli;
-use crate::link::{Document, Link};
 use crate::link_key::LinkKey;
 use crate::settings::StoreSettings;
 use crate::store::{self, BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting};
@@ -62,7 +61,7 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         None => Box::new(io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 16, out);
-    let bar = progress(None, "{spinner} {human_pos} links exported ({per_sec})");
+    let bar = progress(None, "{spinner} {human_pos} links exported");
     let mut invalid = Unimportable::default();
 
     let (pages, mut received) = tokio::sync::mpsc::channel::<ExportPage>(4);
@@ -75,7 +74,7 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 if written.is_err() {
                     break;
                 }
-                if let Err(why) = importable(key, doc) {
+                if let Err(why) = parse::check_document(key, doc) {
                     invalid.note(key, &why);
                 }
                 count += 1;
@@ -109,17 +108,6 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Whether `import` would take this document back, and if not why.
-fn importable(key: &str, doc: &Document) -> Result<(), String> {
-    LinkKey::parse(key).map_err(|e| format!("bad key: {e}"))?;
-    if let Some(field) = doc.keys().find(|k| k.starts_with('_')) {
-        return Err(format!("it has the CouchDB field {field:?}"));
-    }
-    Link::from_document(doc)
-        .map(|_| ())
-        .map_err(|e| format!("not a valid link: {e}"))
-}
-
 /// Documents exported as they are but that `import` would refuse: the
 /// first few, and how many.
 #[derive(Default)]
@@ -129,7 +117,7 @@ struct Unimportable {
 }
 
 impl Unimportable {
-    fn note(&mut self, key: &str, why: &str) {
+    fn note(&mut self, key: &str, why: &Problem) {
         self.total += 1;
         if self.first.len() < crate::transfer::check::SHOWN {
             self.first.push(format!("{key:?}: {why}"));
@@ -225,7 +213,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
 
     let bar = progress(
         Some(total),
-        "{bar:40} {human_pos}/{human_len} links written ({per_sec}, ETA {eta})",
+        "{bar:40} {human_pos}/{human_len} links written, ETA {eta}",
     );
     let (mut created, mut updated) = (0u64, 0u64);
     let mut failed = Problems::default();

@@ -116,18 +116,21 @@ pub fn json_line(line: u64, text: &[u8]) -> Result<Record, LineError> {
         Some(_) => return Err(bad(Problem::IdNotString)),
         None => return Err(bad(Problem::MissingId)),
     };
-    let key = LinkKey::parse(&id).map_err(|e| bad(e.into()))?;
     doc.shift_remove("_rev");
-    record(line, key, doc)
+    let key = check_document(&id, &doc).map_err(bad)?;
+    Ok(Record { line, key, doc })
 }
 
-/// Validates a document exactly as the stores' readers do.
-fn record(line: u64, key: LinkKey, doc: Document) -> Result<Record, LineError> {
+/// The checks every record passes: a valid key, no CouchDB metadata field,
+/// and a document the stores' readers take as a link. Export asks the same
+/// of what it writes, to warn about documents an import would refuse.
+pub fn check_document(id: &str, doc: &Document) -> Result<LinkKey, Problem> {
+    let key = LinkKey::parse(id)?;
     if let Some(field) = doc.keys().find(|k| k.starts_with('_')) {
-        return Err(LineError::new(line, Problem::Reserved(field.clone())));
+        return Err(Problem::Reserved(field.clone()));
     }
-    Link::from_document(&doc).map_err(|e| LineError::new(line, e.into()))?;
-    Ok(Record { line, key, doc })
+    Link::from_document(doc)?;
+    Ok(key)
 }
 
 /// serde_json's message without its "at line 1 column N": every line is
@@ -314,7 +317,6 @@ impl Columns {
             std::str::from_utf8(fields.get(i).copied().unwrap_or_default())
                 .map_err(|_| bad(Problem::NotUtf8))
         };
-        let key = LinkKey::parse(field(self.key)?).map_err(|e| bad(e.into()))?;
         let inactive = match self.inactive.map(field).transpose()? {
             None => false,
             Some(s) => parse_inactive(s).ok_or_else(|| bad(Problem::CsvInactive(s.to_owned())))?,
@@ -327,7 +329,8 @@ impl Columns {
                 doc.insert("expires".into(), Value::String(expires.to_owned()));
             }
         }
-        record(line, key, doc)
+        let key = check_document(field(self.key)?, &doc).map_err(bad)?;
+        Ok(Record { line, key, doc })
     }
 }
 
