@@ -278,6 +278,23 @@ async fn update_overwrites_at_the_current_revision_and_refusals_are_per_document
         rev_generation(&editor.get("new01").await.expect("created")),
         1
     );
+
+    // A deleted document is created again, its revisions continuing.
+    editor.delete("docs/api").await;
+    let third = file(
+        "third.jsonl",
+        "{\"_id\":\"docs/api\",\"url\":\"/api/v3\"}\n",
+    );
+    let out = run(vec!["import".into(), third], as_user("ed", "ed-pw-1")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("1 created"), "{}", stdout(&out));
+    let revived = editor.get("docs/api").await.expect("created again");
+    assert_eq!(revived["url"], "/api/v3");
+    assert_eq!(
+        rev_generation(&revived),
+        4,
+        "created, updated, deleted, created"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
