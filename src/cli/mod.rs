@@ -176,13 +176,17 @@ pub enum Command {
     },
     /// Scan counts per key from access logs (plain or gzip, any order).
     Stats(crate::stats::StatsArgs),
-    /// Write every link document as JSON lines, one per line, `_id` (the key)
-    /// first, sorted by key, from one consistent read of the store.
+    /// Write every link document as JSON lines, from one consistent read.
+    ///
+    /// One document per line, `_id` (the key) first and then its fields in
+    /// stored order, sorted by key. Deleted and design documents are left out.
     Export(transfer::ExportArgs),
-    /// Add links from JSON lines (as `export` writes them) or CSV (a header
-    /// naming key,url[,inactive][,expires]). The whole file is checked first:
-    /// one bad line, duplicate key or (without --update) existing key, and
-    /// nothing is written.
+    /// Add links from JSON lines (as `export` writes them) or CSV.
+    ///
+    /// The format is told by the first line: `{` for JSON lines, else CSV
+    /// with a header naming key and url (optional: inactive, expires). The
+    /// whole input is checked first: a bad line, a duplicate key or (without
+    /// --update) a key that exists, and nothing is written.
     Import(transfer::ImportArgs),
 }
 
