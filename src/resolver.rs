@@ -756,20 +756,104 @@ mod tests {
         assert_eq!(res.first_key.as_deref(), Some("a"));
     }
 
+    // --- 4b. what is left in the path after the split --------------------
+    //
+    // Only the last '#' and the last '?' are split off; anything before them
+    // stays in the pathname. The reference implementation (FartLabs/go)
+    // concatenates that text into the final URL string and parses it, so a
+    // leftover '?' or '#' starts the query or fragment there. Every expected
+    // value below was worked out from that and checked with `new URL` and
+    // `URLSearchParams` in Node.
+
     #[test]
-    fn leftover_question_mark_in_remaining_path_stays_path() {
-        let rules = [("a", "/k/p?q?r=1"), ("k", "https://d.example/")];
-        let res = run(&rules, "/a", "", "");
-        assert_eq!(res.url.as_str(), "https://d.example/p%3Fq?r=1");
-        assert_eq!(res.url.query(), Some("r=1"));
+    fn issue_8_internal_value_with_two_question_marks() {
+        // "docs?a=1" matches no key, so this ends in the no-match fallback,
+        // whose destination is `new URL("/docs?a=1", origin)`: its own query
+        // ranks lowest, under the split-off "?b=2".
+        let rules = [("k", "/docs?a=1?b=2")];
+        let res = run(&rules, "/k", "", "");
+        assert_eq!(res.url.as_str(), "https://example.com/docs?a=1&b=2");
+        assert!(!res.absolute);
+        // The remaining path goes after the destination's path, not into
+        // its query; the request query still wins.
+        let res = run(&rules, "/k/x", "?a=9&c=3", "");
+        assert_eq!(res.url.as_str(), "https://example.com/docs/x?a=9&b=2&c=3");
     }
 
     #[test]
-    fn leftover_markers_stay_path_in_the_fallback_too() {
-        let rules = [("a", "/x#y?z#f")];
+    fn issue_8_two_hashes_then_an_absolute_rule() {
+        // "#f2" is split off; "/c#f1" is the remaining path, so the final
+        // string is "https://d.example/c#f1#f2": the fragment is "f1#f2".
+        let rules = [("a", "/b/c#f1#f2"), ("b", "https://d.example/")];
         let res = run(&rules, "/a", "", "");
-        // "#f" is the fragment, "?z" the query, "/x#y" the path.
-        assert_eq!(res.url.as_str(), "https://example.com/x%23y?z=#f");
+        assert_eq!(res.url.as_str(), "https://d.example/c#f1#f2");
+        assert_eq!(res.url.fragment(), Some("f1#f2"));
+        assert!(res.absolute);
+        // A request fragment replaces only the split-off part.
+        assert_eq!(
+            run(&rules, "/a", "", "#r").url.as_str(),
+            "https://d.example/c#f1#r"
+        );
+        // The merged query lands after the leftover '#', inside the fragment.
+        let rules = [("a", "/b/c#f1#f2"), ("b", "https://d.example/base?z=1")];
+        let res = run(&rules, "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://d.example/base/c#f1?z=1#f2");
+        assert_eq!(res.url.query(), None);
+    }
+
+    #[test]
+    fn leftover_question_mark_in_remaining_path_starts_the_query() {
+        let rules = [("a", "/k/p?q?r=1"), ("k", "https://d.example/")];
+        let res = run(&rules, "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://d.example/p?q?r=1");
+        assert_eq!(res.url.query(), Some("q?r=1"));
+    }
+
+    #[test]
+    fn hash_before_question_mark_in_remaining_path() {
+        let rules = [("a", "/k/p#h1?q#h2"), ("k", "https://d.example/")];
+        assert_eq!(href(&rules, "/a"), "https://d.example/p#h1?q=#h2");
+        let rules = [("a", "/k/p?x#h1?y#h2"), ("k", "https://d.example/")];
+        assert_eq!(href(&rules, "/a"), "https://d.example/p?x#h1?y=#h2");
+        // A '#' before the only '?' needs no leftover: it is all fragment.
+        let rules = [("a", "/k/p#h?q"), ("k", "https://d.example/")];
+        assert_eq!(href(&rules, "/a"), "https://d.example/p#h?q");
+    }
+
+    #[test]
+    fn leftover_markers_in_the_fallback_are_the_destinations_own() {
+        // `new URL("/x#y", origin)`: path "/x", hash "#y", which the
+        // split-off "#f" outranks.
+        let rules = [("a", "/x#y?z#f")];
+        assert_eq!(href(&rules, "/a"), "https://example.com/x?z=#f");
+        // `new URL("/x?p#y", origin)`: its query "p" ranks lowest.
+        let rules = [("a", "/x?p#y?z#f")];
+        assert_eq!(href(&rules, "/a"), "https://example.com/x?p=&z=#f");
+    }
+
+    #[test]
+    fn leftovers_from_earlier_hops_reach_an_absolute_destination() {
+        // "?1" stays in the remaining path "/x?1" of the second hop; the
+        // third hop's "?3" comes too late to count.
+        let rules = [
+            ("a", "/b/x?1?2"),
+            ("b", "/c/m?3"),
+            ("c", "https://d.example/"),
+        ];
+        let res = run(&rules, "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://d.example/m/x?1?2=");
+        assert_eq!(res.internal_redirects, 2);
+        assert_eq!(
+            run(&rules, "/a", "?r=1", "").url.as_str(),
+            "https://d.example/m/x?1?2=&r=1"
+        );
+        // Leftovers of two hops: "/m?3" + "/x#1" is the remaining path.
+        let rules = [
+            ("a", "/b/x#1#2"),
+            ("b", "/c/m?3?4"),
+            ("c", "https://d.example/"),
+        ];
+        assert_eq!(href(&rules, "/a"), "https://d.example/m?3/x#1?4=#2");
     }
 
     // --- 5. empty key, empty value -----------------------------------------
