@@ -105,8 +105,12 @@ fn check_path(raw_path: &str) -> Result<(), &'static str> {
     if raw_path.bytes().any(|b| b <= b' ' || b == 0x7f) {
         return Err("request path contains whitespace or control characters");
     }
-    // '\' separates segments too in http(s) URLs.
-    if raw_path.split(['/', '\\']).any(is_dot_segment) {
+    // '\' separates segments too in http(s) URLs. So do '?' and '#' here:
+    // the resolver splits the last of each off the path and leaves any
+    // others to end the path of the resolved URL, so "/k/..?a" and
+    // "/k/..?a?b" would climb like "/k/..". (The HTTP layer passes neither
+    // character in a path, but `decide` takes any raw path.)
+    if raw_path.split(['/', '\\', '?', '#']).any(is_dot_segment) {
         return Err("request path contains a dot segment");
     }
     Ok(())
