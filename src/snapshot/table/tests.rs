@@ -70,8 +70,9 @@ proptest::proptest! {
     fn direct_location_agrees_with_the_policy(
         key in "[A-Za-z0-9_-]{1,8}(/[A-Za-z0-9]{1,3})?",
         path in "(/[a-z0-9%~.-]{0,5}){0,3}",
-        query in proptest::option::of("[a-z0-9=&~%+;-]{0,10}"),
-        fragment in proptest::option::of("[a-z]{0,4}"),
+        // '?' and '#' inside the query and fragment, as in issue #8.
+        query in proptest::option::of("[a-z0-9=&~%+;?-]{0,10}"),
+        fragment in proptest::option::of("[a-z?#]{0,4}"),
         others in proptest::collection::vec(("[a-z]{1,3}", "/[a-z/]{0,6}"), 0..4),
     ) {
         let mut url = format!("https://a.example{path}");
