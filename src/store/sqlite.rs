@@ -168,18 +168,30 @@ impl SqliteStore {
     }
 
     /// Every link, page by page into one table, retrying until it succeeds.
+    /// The next page is read (on the blocking pool) while this one is
+    /// parsed, so a full load keeps both cores busy.
     async fn load_all(&self, snapshot: &Snapshot) -> LinkTable {
-        let mut since = 0i64;
         let mut table = TableBuilder::default();
+        let mut since = 0i64;
+        let mut page = self.page_retrying(since, snapshot).await;
+        while let (changes, last) = page
+            && !changes.is_empty()
+        {
+            since = last;
+            let parse = async {
+                for (key, reason) in table.apply(changes) {
+                    tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
+                }
+            };
+            (page, ()) = tokio::join!(self.page_retrying(since, snapshot), parse);
+        }
+        table.build(Some(Value::from(since)))
+    }
+
+    async fn page_retrying(&self, since: i64, snapshot: &Snapshot) -> (Vec<Change>, i64) {
         loop {
             match self.changes_since(since).await {
-                Ok((changes, _)) if changes.is_empty() => break,
-                Ok((changes, last)) => {
-                    for (key, reason) in table.apply(changes) {
-                        tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
-                    }
-                    since = last;
-                }
+                Ok(page) => return page,
                 Err(e) => {
                     tracing::error!(error = %e, "loading links failed; retrying");
                     snapshot.set_problem(Some(e.to_string()));
@@ -187,7 +199,6 @@ impl SqliteStore {
                 }
             }
         }
-        table.build(Some(Value::from(since)))
     }
 
     /// Removes a link (the CLI has no delete command; tests and tools use it).
