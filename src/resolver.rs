@@ -272,19 +272,20 @@ impl Carried<'_> {
         let mut out = destination.origin().ascii_serialization();
         out.push_str(destination.path());
         out.push_str(relative_rest);
+        self.push_query_and_fragment(&mut out, req, &destination);
+        parse_final(out)
+    }
+
+    /// The query (request over extracted over destination, merged) and the
+    /// fragment (by the same precedence), shared by both ways of building.
+    fn push_query_and_fragment(&self, out: &mut String, req: &Parts<'_>, destination: &Url) {
         push_merged_query(
-            &mut out,
+            out,
             destination.query().unwrap_or(""),
             self.initial_query,
             req.query,
         );
-        push_fragment(
-            &mut out,
-            req.fragment,
-            self.initial_hash,
-            destination.fragment(),
-        );
-        parse_final(out)
+        push_fragment(out, req.fragment, self.initial_hash, destination.fragment());
     }
 
     fn build_absolute(&self, req: &Parts<'_>, destination: Url) -> Result<Url, ResolveError> {
@@ -298,18 +299,7 @@ impl Carried<'_> {
         out.push_str(&destination[Position::BeforeHost..Position::AfterPort]);
         out.push_str(path);
         push_seam(&mut out, path, &self.relative);
-        push_merged_query(
-            &mut out,
-            destination.query().unwrap_or(""),
-            self.initial_query,
-            req.query,
-        );
-        push_fragment(
-            &mut out,
-            req.fragment,
-            self.initial_hash,
-            destination.fragment(),
-        );
+        self.push_query_and_fragment(&mut out, req, &destination);
         // The usual case (nothing appended, canonical query) reproduces the
         // destination's own serialization; parsing that again would yield the
         // same URL, so skip the second parse on the hot path.

@@ -110,6 +110,23 @@ fn public_server(
     Ok(builder.run())
 }
 
+/// The line `qrtag serve` prints on stderr once bound, for scripts and
+/// tests that start it on port 0: one stable format whatever the logging.
+pub fn listening_line(public: SocketAddr, admin: SocketAddr) -> String {
+    format!("listening public={public} admin={admin}")
+}
+
+/// Reads a [`listening_line`] back: (public, admin).
+pub fn parse_listening_line(line: &str) -> Option<(SocketAddr, SocketAddr)> {
+    let rest = line.strip_prefix("listening ")?;
+    let addr = |name: &str| {
+        rest.split(' ')
+            .find_map(|f| f.strip_prefix(name))
+            .and_then(|a| a.parse().ok())
+    };
+    Some((addr("public=")?, addr("admin=")?))
+}
+
 /// Serves the links from the snapshot file, if there is one this store can
 /// resume from; returns the sequence to follow the store from. A file that
 /// cannot be believed is reported and left for the next save to replace.
@@ -294,5 +311,21 @@ impl Application {
             "access log closed"
         );
         served
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listening_line_reads_back() {
+        let (p, a): (SocketAddr, SocketAddr) = (
+            "127.0.0.1:8080".parse().expect("addr"),
+            "[::1]:8081".parse().expect("addr"),
+        );
+        assert_eq!(parse_listening_line(&listening_line(p, a)), Some((p, a)));
+        assert_eq!(parse_listening_line("listening public=x admin=y"), None);
+        assert_eq!(parse_listening_line("INFO qrtag is serving"), None);
     }
 }

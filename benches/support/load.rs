@@ -76,31 +76,24 @@ impl Server {
             .expect("spawn qrtag");
         let stderr = child.stderr.take().expect("stderr");
         let mut lines = BufReader::new(stderr).lines();
-        let listening = loop {
+        let (public, admin) = loop {
             let line = lines
                 .next()
                 .expect("qrtag printed its addresses")
                 .expect("read stderr");
-            if let Some(rest) = line.strip_prefix("listening ") {
-                break rest.to_owned();
+            match qrtag::startup::parse_listening_line(&line) {
+                Some(addrs) => break addrs,
+                None => eprintln!("qrtag: {line}"),
             }
-            eprintln!("qrtag: {line}");
         };
         // Keep draining, so the server never blocks on a full pipe.
         std::thread::spawn(move || lines.for_each(drop));
-        let addr = |name: &str| -> SocketAddr {
-            listening
-                .split(' ')
-                .find_map(|f| f.strip_prefix(name))
-                .and_then(|a| a.parse().ok())
-                .expect("an address")
-        };
         (
             Self {
                 child,
-                addr: addr("public="),
+                addr: public,
             },
-            addr("admin="),
+            admin,
         )
     }
 

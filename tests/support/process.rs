@@ -61,8 +61,8 @@ impl ServerProcess {
         // Keeps draining stderr so the child never blocks on a full pipe.
         std::thread::spawn(move || {
             for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-                if let Some(rest) = line.strip_prefix("listening ") {
-                    let _ = tx.send(rest.to_owned());
+                if let Some(addrs) = qrtag::startup::parse_listening_line(&line) {
+                    let _ = tx.send(addrs);
                 }
                 if let Ok(mut s) = keep.lock() {
                     s.push_str(&line);
@@ -70,20 +70,13 @@ impl ServerProcess {
                 }
             }
         });
-        let listening = tokio::task::spawn_blocking(move || rx.recv_timeout(STARTUP))
+        let (public, admin) = tokio::task::spawn_blocking(move || rx.recv_timeout(STARTUP))
             .await
             .expect("join")
             .expect("the server printed its addresses");
-        let addr = |name: &str| -> SocketAddr {
-            listening
-                .split(' ')
-                .find_map(|f| f.strip_prefix(name))
-                .and_then(|a| a.parse().ok())
-                .expect("an address")
-        };
         Self {
-            public: addr("public="),
-            admin: addr("admin="),
+            public,
+            admin,
             child,
             stderr: seen,
         }
