@@ -44,10 +44,13 @@ fn state(log: AccessLog) -> web::Data<PublicState> {
         serde_json::Value::Object(m) => m,
         _ => unreachable!("an object literal"),
     };
-    snapshot.apply(vec![Change::Upsert {
-        key: "H83if".into(),
-        doc,
-    }]);
+    snapshot.apply(
+        vec![Change::Upsert {
+            key: "H83if".into(),
+            doc,
+        }],
+        None,
+    );
     snapshot.mark_loaded();
     web::Data::new(PublicState {
         snapshot,

@@ -13,14 +13,15 @@
 //! snapshot lookup, resolver and policy, tracking cookie (a new ID each time,
 //! the costlier case), and an access-log line written to a real file.
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpStream};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+#[path = "support/load.rs"]
+mod load;
 
-const ROLE_VAR: &str = "QRTAG_LOAD_ROLE";
+use std::time::Duration;
+
+use load::{ROLE_VAR, Server, announce, measure, median, serve_bare};
+
 const KEY: &str = "H83if";
-const DEST: &str = "https://example.com/wp/whelans/?p=14";
+const DEST: &str = load::DEST;
 
 fn main() {
     match std::env::var(ROLE_VAR).as_deref() {
@@ -28,28 +29,6 @@ fn main() {
         Ok("qrtag") => serve_qrtag(),
         _ => drive(),
     }
-}
-
-/// The baseline: the least an actix-web server can do to answer a redirect.
-fn serve_bare() {
-    use actix_web::{App, HttpResponse, HttpServer, web};
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    announce(listener.local_addr().expect("addr"));
-    let server = HttpServer::new(|| {
-        App::new().default_service(web::to(|| async {
-            HttpResponse::Found()
-                .insert_header(("location", DEST))
-                .finish()
-        }))
-    })
-    .workers(1)
-    .disable_signals()
-    .listen(listener)
-    .expect("listen")
-    .run();
-    actix_web::rt::System::new()
-        .block_on(server)
-        .expect("serve");
 }
 
 /// The real application, built exactly as `qrtag serve` builds it.
@@ -90,123 +69,6 @@ fn serve_qrtag() {
     });
 }
 
-fn announce(addr: SocketAddr) {
-    println!("{addr}");
-    let _ = std::io::stdout().flush();
-}
-
-struct Server {
-    child: Child,
-    addr: SocketAddr,
-}
-
-impl Server {
-    fn start(role: &str) -> Self {
-        let exe = std::env::current_exe().expect("current exe");
-        let mut child = Command::new(exe)
-            .env(ROLE_VAR, role)
-            .env("QRTAG_LOG", "warn")
-            .stdout(Stdio::piped())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("spawn server");
-        let mut line = String::new();
-        let stdout = child.stdout.take().expect("stdout");
-        BufReader::new(stdout)
-            .read_line(&mut line)
-            .expect("read address");
-        let addr = line.trim().parse().expect("server printed its address");
-        Self { child, addr }
-    }
-
-    /// CPU time of every thread of the server process, in nanoseconds.
-    fn cpu_ns(&self) -> u64 {
-        let tasks = format!("/proc/{}/task", self.child.id());
-        std::fs::read_dir(tasks)
-            .expect("read /proc tasks")
-            .filter_map(|t| t.ok())
-            .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
-            .filter_map(|s| {
-                s.split_whitespace()
-                    .next()
-                    .and_then(|n| n.parse::<u64>().ok())
-            })
-            .sum()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Sends `n` requests on one keep-alive connection and checks every answer.
-fn client(addr: SocketAddr, n: usize) {
-    let stream = TcpStream::connect(addr).expect("connect");
-    stream.set_nodelay(true).expect("nodelay");
-    let mut writer = stream.try_clone().expect("clone");
-    let mut reader = BufReader::with_capacity(16 * 1024, stream);
-    let request = format!(
-        "GET /{KEY} HTTP/1.1\r\nHost: 0x1f.ie\r\nUser-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)\r\n\r\n"
-    );
-    let mut line = String::new();
-    for _ in 0..n {
-        writer.write_all(request.as_bytes()).expect("send");
-        let mut content_length = 0usize;
-        let mut status_ok = false;
-        loop {
-            line.clear();
-            reader.read_line(&mut line).expect("read header");
-            if line.starts_with("HTTP/1.1 ") {
-                status_ok = line.starts_with("HTTP/1.1 302");
-            } else if let Some(v) = line
-                .to_ascii_lowercase()
-                .strip_prefix("content-length:")
-                .map(|v| v.trim().to_owned())
-            {
-                content_length = v.parse().unwrap_or(0);
-            } else if line == "\r\n" || line.is_empty() {
-                break;
-            }
-        }
-        assert!(status_ok, "expected a 302");
-        let mut body = vec![0; content_length];
-        reader.read_exact(&mut body).expect("body");
-    }
-}
-
-struct Run {
-    cpu_per_request_us: f64,
-    requests_per_s: f64,
-}
-
-fn measure(role: &str, requests: usize, connections: usize) -> Run {
-    let server = Server::start(role);
-    // Warm up caches and connection handling before measuring.
-    client(server.addr, 2000);
-    let cpu0 = server.cpu_ns();
-    let t0 = Instant::now();
-    std::thread::scope(|s| {
-        for _ in 0..connections {
-            s.spawn(|| client(server.addr, requests / connections));
-        }
-    });
-    let wall = t0.elapsed();
-    let cpu = server.cpu_ns() - cpu0;
-    let done = (requests / connections) * connections;
-    Run {
-        cpu_per_request_us: cpu as f64 / 1000.0 / done as f64,
-        requests_per_s: done as f64 / wall.as_secs_f64(),
-    }
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(|a, b| a.total_cmp(b));
-    v[v.len() / 2]
-}
-
 fn drive() {
     // `cargo test --benches` runs bench binaries with `--test`: one quick round.
     let quick = std::env::args().any(|a| a == "--test");
@@ -222,8 +84,9 @@ fn drive() {
     );
     for round in 1..=rounds {
         // Alternate so drift in machine load hits both sides alike.
-        let b = measure("bare", requests, connections);
-        let q = measure("qrtag", requests, connections);
+        let paths = [format!("/{KEY}")];
+        let b = measure(&Server::start("bare"), &paths, requests, connections);
+        let q = measure(&Server::start("qrtag"), &paths, requests, connections);
         let ratio = q.cpu_per_request_us / b.cpu_per_request_us;
         println!(
             "round {round}: bare {:.2} µs/req ({:.0} req/s), qrtag {:.2} µs/req ({:.0} req/s), ratio {ratio:.3}",

@@ -105,8 +105,12 @@ fn check_path(raw_path: &str) -> Result<(), &'static str> {
     if raw_path.bytes().any(|b| b <= b' ' || b == 0x7f) {
         return Err("request path contains whitespace or control characters");
     }
-    // '\' separates segments too in http(s) URLs.
-    if raw_path.split(['/', '\\']).any(is_dot_segment) {
+    // '\' separates segments too in http(s) URLs. So do '?' and '#' here:
+    // the resolver splits the last of each off the path and leaves any
+    // others to end the path of the resolved URL, so "/k/..?a" and
+    // "/k/..?a?b" would climb like "/k/..". (The HTTP layer passes neither
+    // character in a path, but `decide` takes any raw path.)
+    if raw_path.split(['/', '\\', '?', '#']).any(is_dot_segment) {
         return Err("request path contains a dot segment");
     }
     Ok(())
@@ -321,6 +325,16 @@ mod tests {
     }
 
     #[test]
+    fn leftover_question_mark_in_an_internal_value_is_query_on_own_origin() {
+        // Issue #8: the reference keeps "a=1" as the lowest-ranked query.
+        let rules = [("k", "/docs?a=1?b=2")];
+        assert_eq!(
+            decide_with(&rules, "/k", Some("c=3")),
+            redirect("https://0x1f.ie/docs?a=1&b=2&c=3", "k")
+        );
+    }
+
+    #[test]
     fn absolute_rules_may_leave_the_origin() {
         let rules = [("k", "https://other.example/")];
         assert_eq!(
@@ -379,6 +393,26 @@ mod tests {
     }
 
     #[test]
+    fn leftover_markers_do_not_open_a_redirect() {
+        // The value's path is "/" once its leftover query or fragment is cut
+        // off, so the remaining "//evil.example/x" is joined to it exactly
+        // as it would be to the value "/": a foreign origin, refused.
+        for value in ["/?x?y", "/#x#y", "/?x#y#z"] {
+            assert_eq!(
+                decide_with(&[("k", value)], "/k//evil.example/x", None),
+                Decision::NotFound,
+                "{value}"
+            );
+        }
+        // An absolute rule after a hop keeps its host whatever follows.
+        let rules = [("a", "/k//evil.example#x#y"), ("k", "https://d.example/")];
+        assert_eq!(
+            decide_with(&rules, "/a", None),
+            redirect("https://d.example//evil.example#x#y", "a")
+        );
+    }
+
+    #[test]
     fn other_scheme_or_port_on_own_host_is_foreign() {
         let url = Url::parse("http://0x1f.ie/x").unwrap();
         assert!(!is_origin(&url, ORIGIN));
@@ -407,6 +441,10 @@ mod tests {
             "/.",
             "/H83if/..",
             "/a\\..\\b",
+            // A '?' or '#' left in the path ends it in the resolved URL.
+            "/H83if/..?x?y",
+            "/H83if/%2e#x#y",
+            "/H83if/..?x",
         ] {
             assert_eq!(
                 decide_with(&[WHELANS], path, None),

@@ -12,11 +12,27 @@
 //! - A value that is neither `http…` nor `/…` is an error: the pseudocode
 //!   would spin forever on it.
 //! - A value that is the empty string counts as absent (same reason).
-//! - `?` and `#` left inside a path after the per-iteration extraction (only
-//!   possible when a rule value holds several of them) are percent-encoded, so
-//!   that path text can never be re-parsed into the query or fragment and
-//!   bypass the precedence rules. The draft says the pathname "contains only
-//!   path segments" at that point.
+//! - In the no-match fallback, a `?` or `#` left in the pathname by the
+//!   per-iteration extraction (only possible when a value holds several of
+//!   them) makes the pseudocode's `new URL(pathname + relativePathname,
+//!   origin)` swallow the remaining path into a query it then drops, against
+//!   its own Construction Phase ("in both cases: append relativePathname").
+//!   The draft's reference implementation decides instead: the destination
+//!   is `new URL(pathname, origin)`, whose own query and fragment rank lowest
+//!   like an absolute destination's, and the remaining path joins its path.
+//!
+//! Leftover `?` and `#` are otherwise kept as the draft's text has them: they
+//! stay in the pathname and in the remaining path, and so, as in the
+//! reference implementation, which parses the concatenated result, they start
+//! the query or fragment of the final URL (`/k/p?q?r=1` with an absolute `k`
+//! gives the query `q?r=1`). They come after the path in every string that is
+//! parsed, so they cannot choose a host.
+//!
+//! Where the text and the reference disagree on input without leftovers, the
+//! text is followed: a fallback whose joined path starts with `//` (the value
+//! `/` and a remaining path `//host/x`) is read as a host, as the draft's
+//! `new URL(pathname + relativePathname, origin)` reads it, and not as a path
+//! on the request's origin, as the reference's join does.
 
 use std::borrow::Cow;
 
@@ -223,12 +239,22 @@ impl Walk<'_> {
 }
 
 impl Carried<'_> {
-    /// `new URL(pathname + relativePathname, origin)`, then the same
-    /// assembly as for an absolute destination with no query or fragment.
+    /// `new URL(pathname + relativePathname, origin)` for the path, then the
+    /// same assembly as for an absolute destination.
+    ///
+    /// A leftover `?` or `#` ends the path on either side of that join, so it
+    /// cannot swallow the remaining path. What follows it in the pathname is
+    /// the destination's own query and fragment, as in the reference's
+    /// `new URL(pathname, origin)`; what follows it in the remaining path
+    /// goes verbatim after the joined path, as in the reference, where it
+    /// starts the query or fragment of the result.
     fn build_fallback(&self, req: &Parts<'_>, pathname: &str) -> Result<Url, ResolveError> {
-        let mut joined = String::with_capacity(pathname.len() + self.relative.len());
-        push_escaped_path(&mut joined, pathname);
-        push_seam(&mut joined, pathname, &self.relative);
+        let (path, own_query_and_fragment) = split_at_marker(pathname);
+        let (relative_path, relative_rest) = split_at_marker(&self.relative);
+        let mut joined = String::with_capacity(pathname.len() + relative_path.len());
+        joined.push_str(path);
+        push_seam(&mut joined, path, relative_path);
+        joined.push_str(own_query_and_fragment);
 
         let base = Url::parse(req.origin).map_err(|source| ResolveError::InvalidUrl {
             url: req.origin.to_owned(),
@@ -245,9 +271,21 @@ impl Carried<'_> {
         // which is the honest outcome for e.g. a `javascript:` pathname.
         let mut out = destination.origin().ascii_serialization();
         out.push_str(destination.path());
-        push_merged_query(&mut out, "", self.initial_query, req.query);
-        push_fragment(&mut out, req.fragment, self.initial_hash, None);
+        out.push_str(relative_rest);
+        self.push_query_and_fragment(&mut out, req, &destination);
         parse_final(out)
+    }
+
+    /// The query (request over extracted over destination, merged) and the
+    /// fragment (by the same precedence), shared by both ways of building.
+    fn push_query_and_fragment(&self, out: &mut String, req: &Parts<'_>, destination: &Url) {
+        push_merged_query(
+            out,
+            destination.query().unwrap_or(""),
+            self.initial_query,
+            req.query,
+        );
+        push_fragment(out, req.fragment, self.initial_hash, destination.fragment());
     }
 
     fn build_absolute(&self, req: &Parts<'_>, destination: Url) -> Result<Url, ResolveError> {
@@ -261,18 +299,7 @@ impl Carried<'_> {
         out.push_str(&destination[Position::BeforeHost..Position::AfterPort]);
         out.push_str(path);
         push_seam(&mut out, path, &self.relative);
-        push_merged_query(
-            &mut out,
-            destination.query().unwrap_or(""),
-            self.initial_query,
-            req.query,
-        );
-        push_fragment(
-            &mut out,
-            req.fragment,
-            self.initial_hash,
-            destination.fragment(),
-        );
+        self.push_query_and_fragment(&mut out, req, &destination);
         // The usual case (nothing appended, canonical query) reproduces the
         // destination's own serialization; parsing that again would yield the
         // same URL, so skip the second parse on the hot path.
@@ -322,13 +349,23 @@ fn parse_final(out: String) -> Result<Url, ResolveError> {
 }
 
 /// Appends `relative` after `base` (already in `out`) with exactly one `/`
-/// at the join, leaving every other slash alone.
+/// at the join, leaving every other slash alone. `relative` goes in as it
+/// is: a leftover `?` or `#` in it starts the query or fragment once `out`
+/// is parsed, as in the reference implementation.
 fn push_seam(out: &mut String, base: &str, relative: &str) {
     let (slash, tail_start) = seam(base, relative);
     if slash {
         out.push('/');
     }
-    push_escaped_path(out, &relative[tail_start..]);
+    out.push_str(&relative[tail_start..]);
+}
+
+/// Splits `path` where a URL parser would end its path: before the first
+/// `?` or `#` that the per-iteration extraction left behind.
+fn split_at_marker(path: &str) -> (&str, &str) {
+    // '?' and '#' are ASCII, so the index is a char boundary.
+    path.find(['?', '#'])
+        .map_or((path, ""), |idx| path.split_at(idx))
 }
 
 /// How to join `base` and a non-empty `relative` with one `/` between them:
@@ -344,20 +381,6 @@ fn seam(base: &str, relative: &str) -> (bool, usize) {
         (false, false) => (true, 0),
         _ => (false, 0),
     }
-}
-
-fn push_escaped_path(out: &mut String, path: &str) {
-    let mut rest = path;
-    while let Some(idx) = rest.find(['?', '#']) {
-        out.push_str(&rest[..idx]);
-        out.push_str(if rest.as_bytes()[idx] == b'?' {
-            "%3F"
-        } else {
-            "%23"
-        });
-        rest = &rest[idx + 1..];
-    }
-    out.push_str(rest);
 }
 
 /// `URLSearchParams` merge: destination < pathname-embedded < request, then
@@ -756,20 +779,104 @@ mod tests {
         assert_eq!(res.first_key.as_deref(), Some("a"));
     }
 
+    // --- 4b. what is left in the path after the split --------------------
+    //
+    // Only the last '#' and the last '?' are split off; anything before them
+    // stays in the pathname. The reference implementation (FartLabs/go)
+    // concatenates that text into the final URL string and parses it, so a
+    // leftover '?' or '#' starts the query or fragment there. Every expected
+    // value below was worked out from that and checked with `new URL` and
+    // `URLSearchParams` in Node.
+
     #[test]
-    fn leftover_question_mark_in_remaining_path_stays_path() {
-        let rules = [("a", "/k/p?q?r=1"), ("k", "https://d.example/")];
-        let res = run(&rules, "/a", "", "");
-        assert_eq!(res.url.as_str(), "https://d.example/p%3Fq?r=1");
-        assert_eq!(res.url.query(), Some("r=1"));
+    fn issue_8_internal_value_with_two_question_marks() {
+        // "docs?a=1" matches no key, so this ends in the no-match fallback,
+        // whose destination is `new URL("/docs?a=1", origin)`: its own query
+        // ranks lowest, under the split-off "?b=2".
+        let rules = [("k", "/docs?a=1?b=2")];
+        let res = run(&rules, "/k", "", "");
+        assert_eq!(res.url.as_str(), "https://example.com/docs?a=1&b=2");
+        assert!(!res.absolute);
+        // The remaining path goes after the destination's path, not into
+        // its query; the request query still wins.
+        let res = run(&rules, "/k/x", "?a=9&c=3", "");
+        assert_eq!(res.url.as_str(), "https://example.com/docs/x?a=9&b=2&c=3");
     }
 
     #[test]
-    fn leftover_markers_stay_path_in_the_fallback_too() {
-        let rules = [("a", "/x#y?z#f")];
+    fn issue_8_two_hashes_then_an_absolute_rule() {
+        // "#f2" is split off; "/c#f1" is the remaining path, so the final
+        // string is "https://d.example/c#f1#f2": the fragment is "f1#f2".
+        let rules = [("a", "/b/c#f1#f2"), ("b", "https://d.example/")];
         let res = run(&rules, "/a", "", "");
-        // "#f" is the fragment, "?z" the query, "/x#y" the path.
-        assert_eq!(res.url.as_str(), "https://example.com/x%23y?z=#f");
+        assert_eq!(res.url.as_str(), "https://d.example/c#f1#f2");
+        assert_eq!(res.url.fragment(), Some("f1#f2"));
+        assert!(res.absolute);
+        // A request fragment replaces only the split-off part.
+        assert_eq!(
+            run(&rules, "/a", "", "#r").url.as_str(),
+            "https://d.example/c#f1#r"
+        );
+        // The merged query lands after the leftover '#', inside the fragment.
+        let rules = [("a", "/b/c#f1#f2"), ("b", "https://d.example/base?z=1")];
+        let res = run(&rules, "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://d.example/base/c#f1?z=1#f2");
+        assert_eq!(res.url.query(), None);
+    }
+
+    #[test]
+    fn leftover_question_mark_in_remaining_path_starts_the_query() {
+        let rules = [("a", "/k/p?q?r=1"), ("k", "https://d.example/")];
+        let res = run(&rules, "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://d.example/p?q?r=1");
+        assert_eq!(res.url.query(), Some("q?r=1"));
+    }
+
+    #[test]
+    fn hash_before_question_mark_in_remaining_path() {
+        let rules = [("a", "/k/p#h1?q#h2"), ("k", "https://d.example/")];
+        assert_eq!(href(&rules, "/a"), "https://d.example/p#h1?q=#h2");
+        let rules = [("a", "/k/p?x#h1?y#h2"), ("k", "https://d.example/")];
+        assert_eq!(href(&rules, "/a"), "https://d.example/p?x#h1?y=#h2");
+        // A '#' before the only '?' needs no leftover: it is all fragment.
+        let rules = [("a", "/k/p#h?q"), ("k", "https://d.example/")];
+        assert_eq!(href(&rules, "/a"), "https://d.example/p#h?q");
+    }
+
+    #[test]
+    fn leftover_markers_in_the_fallback_are_the_destinations_own() {
+        // `new URL("/x#y", origin)`: path "/x", hash "#y", which the
+        // split-off "#f" outranks.
+        let rules = [("a", "/x#y?z#f")];
+        assert_eq!(href(&rules, "/a"), "https://example.com/x?z=#f");
+        // `new URL("/x?p#y", origin)`: its query "p" ranks lowest.
+        let rules = [("a", "/x?p#y?z#f")];
+        assert_eq!(href(&rules, "/a"), "https://example.com/x?p=&z=#f");
+    }
+
+    #[test]
+    fn leftovers_from_earlier_hops_reach_an_absolute_destination() {
+        // "?1" stays in the remaining path "/x?1" of the second hop; the
+        // third hop's "?3" comes too late to count.
+        let rules = [
+            ("a", "/b/x?1?2"),
+            ("b", "/c/m?3"),
+            ("c", "https://d.example/"),
+        ];
+        let res = run(&rules, "/a", "", "");
+        assert_eq!(res.url.as_str(), "https://d.example/m/x?1?2=");
+        assert_eq!(res.internal_redirects, 2);
+        assert_eq!(
+            run(&rules, "/a", "?r=1", "").url.as_str(),
+            "https://d.example/m/x?1?2=&r=1"
+        );
+        // Leftovers of two hops: "/m?3" + "/x#1" is the remaining path.
+        let rules = [
+            ("a", "/b/x#1#2"),
+            ("b", "/c/m?3?4"),
+            ("c", "https://d.example/"),
+        ];
+        assert_eq!(href(&rules, "/a"), "https://d.example/m?3/x#1?4=#2");
     }
 
     // --- 5. empty key, empty value -----------------------------------------
@@ -980,6 +1087,161 @@ mod tests {
 
     // --- properties ---------------------------------------------------------
 
+    /// The draft's reference implementation (FartLabs/go, `go.ts`) as read,
+    /// step by step over the WHATWG URL API it relies on, written
+    /// independently of `walk` for the differential property: strings are
+    /// sliced and concatenated, and parsed only where the reference calls
+    /// `new URL`. `Some(None)` where the reference throws.
+    ///
+    /// `None` where qrtag departs from it on purpose (module doc): hops'
+    /// remaining paths joined with one `/`, and a fallback whose joined path
+    /// starts with `//` (the draft's `new URL(pathname + relativePathname)`
+    /// reads a host there, the reference a path). Values must be `/…` or
+    /// parsable `https…`, and `pathname` a serialized URL path.
+    fn reference_model(
+        rules: &HashMap<String, String>,
+        pathname: &str,
+        search: &str,
+        hash: &str,
+    ) -> Option<Option<String>> {
+        let origin = Url::parse("https://example.com").expect("fixed origin");
+        let get = |id: &str| rules.get(id).filter(|v| !v.is_empty());
+        let mut pathname = pathname.to_owned();
+        let mut initial_hash: Option<String> = None;
+        let mut initial_query: Option<String> = None;
+        let mut relative = String::new();
+        for _ in 0..256 {
+            if let Some(idx) = pathname.rfind('#') {
+                initial_hash.get_or_insert_with(|| pathname[idx..].to_owned());
+                pathname.truncate(idx);
+            }
+            if let Some(idx) = pathname.rfind('?') {
+                initial_query.get_or_insert_with(|| pathname[idx..].to_owned());
+                pathname.truncate(idx);
+            }
+            let mut id = pathname[1..].to_owned();
+            while !id.is_empty() && get(&id).is_none() {
+                let Some(slash) = id.rfind('/') else { break };
+                id.truncate(slash);
+            }
+            let Some(value) = get(&id) else {
+                let before_marker = |s: &str| s.split(['?', '#']).next().unwrap_or("").to_owned();
+                if model_join(&before_marker(&pathname), &before_marker(&relative))
+                    .starts_with("//")
+                {
+                    return None;
+                }
+                let Ok(destination) = origin.join(&pathname) else {
+                    return Some(None);
+                };
+                return Some(Some(model_assemble(
+                    &destination,
+                    &relative,
+                    initial_query.as_deref(),
+                    initial_hash.as_deref(),
+                    search,
+                    hash,
+                )));
+            };
+            let remaining = pathname.get(id.len() + 1..).unwrap_or("");
+            if !remaining.is_empty()
+                && !relative.is_empty()
+                && remaining.ends_with('/') == relative.starts_with('/')
+            {
+                return None;
+            }
+            relative.insert_str(0, remaining);
+            if value.starts_with("http") {
+                let Ok(destination) = Url::parse(value) else {
+                    return Some(None);
+                };
+                return Some(Some(model_assemble(
+                    &destination,
+                    &relative,
+                    initial_query.as_deref(),
+                    initial_hash.as_deref(),
+                    search,
+                    hash,
+                )));
+            }
+            pathname = value.clone();
+        }
+        Some(None)
+    }
+
+    /// The reference's final step: `dst.origin + join(dst.pathname,
+    /// relative) + query + hash`, parsed as one string.
+    fn model_assemble(
+        destination: &Url,
+        relative: &str,
+        initial_query: Option<&str>,
+        initial_hash: Option<&str>,
+        search: &str,
+        hash: &str,
+    ) -> String {
+        // `URLSearchParams.set` for each pair of the later sources.
+        let parse = |q: &str| -> Vec<(String, String)> {
+            form_urlencoded::parse(q.strip_prefix('?').unwrap_or(q).as_bytes())
+                .into_owned()
+                .collect()
+        };
+        // `dst.search` is "?" + query, and the parser strips that one '?'.
+        let mut params = parse(&format!("?{}", destination.query().unwrap_or("")));
+        for (name, value) in [initial_query.unwrap_or(""), search]
+            .into_iter()
+            .flat_map(parse)
+        {
+            match params.iter().position(|(n, _)| *n == name) {
+                Some(first) => {
+                    params[first].1 = value;
+                    let mut index = 0;
+                    params.retain(|(n, _)| {
+                        let keep = index <= first || *n != name;
+                        index += 1;
+                        keep
+                    });
+                }
+                None => params.push((name, value)),
+            }
+        }
+        let query = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(params)
+            .finish();
+        // `url.hash || initialHash || dst.hash`; `URL.hash` of a bare "#" is "".
+        let request_hash = if hash == "#" { "" } else { hash };
+        let destination_hash = destination.fragment().filter(|f| !f.is_empty());
+        let chosen_hash = if !request_hash.is_empty() {
+            request_hash.to_owned()
+        } else if let Some(initial) = initial_hash {
+            initial.to_owned()
+        } else {
+            destination_hash.map_or(String::new(), |f| format!("#{f}"))
+        };
+        let href = format!(
+            "{}{}{}{}",
+            destination.origin().ascii_serialization(),
+            model_join(destination.path(), relative),
+            if query.is_empty() {
+                String::new()
+            } else {
+                format!("?{query}")
+            },
+            chosen_hash,
+        );
+        Url::parse(&href).expect("the model builds URLs").into()
+    }
+
+    /// The reference's path join: exactly one `/` where the two meet.
+    fn model_join(base: &str, suffix: &str) -> String {
+        match (base.ends_with('/'), suffix.starts_with('/')) {
+            _ if suffix.is_empty() => base.to_owned(),
+            _ if base.is_empty() => suffix.to_owned(),
+            (true, true) => format!("{base}{}", &suffix[1..]),
+            (false, false) => format!("{base}/{suffix}"),
+            _ => format!("{base}{suffix}"),
+        }
+    }
+
     /// Small alphabets so that generated keys actually match generated paths.
     fn small_text() -> impl Strategy<Value = String> {
         "[ab/?#.%é2eE \\\\]{0,10}"
@@ -1061,16 +1323,49 @@ mod tests {
         fn absolute_rule_keeps_its_host(
             key in "[a-zA-Z0-9]{5}",
             host in "[a-z]{1,8}\\.example",
-            rest in "(/[a-z%.é\\\\/ ]{0,6}){0,3}",
+            rest in "(/[a-z%.é\\\\/ ?#]{0,6}){0,3}",
             search in small_text(),
+            hop in any::<bool>(),
         ) {
-            let rules = ruleset(&[(&key, &format!("https://{host}/base"))]);
-            let pathname = format!("/{key}{rest}");
+            let mut rules = ruleset(&[(&key, &format!("https://{host}/base"))]);
+            // Through a hop, `rest` is part of a value, whose leftover '?'
+            // and '#' end up in the final URL string.
+            let (pathname, first) = if hop {
+                rules.insert("hop".into(), format!("/{key}{rest}"));
+                ("/hop".to_owned(), "hop")
+            } else {
+                (format!("/{key}{rest}"), key.as_str())
+            };
             let req = RequestParts { origin: "https://example.com", pathname: &pathname, search: &search, hash: "" };
             let res = resolve(&req, with_rules(&rules)).expect("absolute rules resolve");
             prop_assert_eq!(res.url.host_str(), Some(host.as_str()));
-            prop_assert_eq!(res.first_key.as_deref(), Some(key.as_str()));
+            prop_assert_eq!(res.first_key.as_deref(), Some(first));
             prop_assert!(res.absolute);
+        }
+
+        #[test]
+        fn agrees_with_the_reference_model(
+            // Values mostly start with a likely key, so that the text after
+            // it, '?' and '#' included, becomes a remaining path.
+            rules in prop::collection::hash_map(
+                prop_oneof![3 => "[ab]{1,2}", 1 => "[ab?#.]{0,2}(/[ab?#.]{1,2})?"],
+                prop_oneof![
+                    2 => "/[ab]{1,2}(/[ab?#.]{1,3}){0,3}",
+                    1 => "(/[ab?#.]{1,3}){0,3}".prop_map(|v| if v.is_empty() { "/".to_owned() } else { v }),
+                    2 => "https://d\\.example(/[ab?#.]{0,3}){0,2}",
+                ],
+                0..6,
+            ),
+            pathname in "/|(/[ab]{1,2}){1,3}",
+            search in "|\\?[ab=&?]{0,4}",
+            hash in "|#[ab?#]{0,3}",
+        ) {
+            let Some(expected) = reference_model(&rules, &pathname, &search, &hash) else {
+                return Ok(());
+            };
+            let req = RequestParts { origin: "https://example.com", pathname: &pathname, search: &search, hash: &hash };
+            let actual = resolve(&req, with_rules(&rules)).map(|res| String::from(res.url));
+            prop_assert_eq!(actual.ok(), expected);
         }
     }
 }

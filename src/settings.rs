@@ -268,6 +268,16 @@ pub struct Settings {
     pub tracking: Option<TrackingSettings>,
     /// Proxies whose `X-Forwarded-For` is believed; see [`crate::client_ip`].
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Where the server keeps its copy of the links for a fast restart
+    /// (see [`crate::snapshot::saver`]); `None` turns it off.
+    pub snapshot_file: Option<PathBuf>,
+}
+
+/// The snapshot file beside an embedded database: `qrtag.db.snapshot`.
+pub fn default_snapshot_file(db: &std::path::Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".snapshot");
+    PathBuf::from(name)
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
@@ -289,6 +299,7 @@ impl Settings {
                 https: false,
             },
             access_log: AccessLogTarget::Path(db.with_file_name("access.log")),
+            snapshot_file: Some(default_snapshot_file(&db)),
             access_log_options: WriterOptions::default(),
             store: StoreSettings::Sqlite { path: db },
             workers: None,

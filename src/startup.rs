@@ -20,6 +20,7 @@ use crate::server::request_line::RequestLineIo;
 use crate::server::{admin, public};
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
+use crate::snapshot::saver::{self, Saver};
 use crate::store::{self, StoreError};
 use crate::tracking_cookie::TrackingCookie;
 
@@ -46,6 +47,7 @@ pub struct Application {
     admin: Server,
     snapshot: Arc<Snapshot>,
     follower: tokio::task::JoinHandle<()>,
+    saver: Option<Arc<Saver>>,
     access_log: AccessLog,
     /// Registered in `build`, so a SIGHUP that arrives once the addresses are
     /// known reopens the log instead of killing the process.
@@ -108,6 +110,67 @@ fn public_server(
     Ok(builder.run())
 }
 
+/// The line `qrtag serve` prints on stderr once bound, for scripts and
+/// tests that start it on port 0: one stable format whatever the logging.
+pub fn listening_line(public: SocketAddr, admin: SocketAddr) -> String {
+    format!("listening public={public} admin={admin}")
+}
+
+/// Reads a [`listening_line`] back: (public, admin).
+pub fn parse_listening_line(line: &str) -> Option<(SocketAddr, SocketAddr)> {
+    let rest = line.strip_prefix("listening ")?;
+    let addr = |name: &str| {
+        rest.split(' ')
+            .find_map(|f| f.strip_prefix(name))
+            .and_then(|a| a.parse().ok())
+    };
+    Some((addr("public=")?, addr("admin=")?))
+}
+
+/// Serves the links from the snapshot file, if there is one this store can
+/// resume from; returns the sequence to follow the store from. A file that
+/// cannot be believed is reported and left for the next save to replace.
+async fn restore(
+    path: &std::path::Path,
+    identity: &str,
+    store: &dyn store::LinkStore,
+    snapshot: &Snapshot,
+) -> Option<serde_json::Value> {
+    let started = std::time::Instant::now();
+    let (path_owned, id) = (path.to_owned(), identity.to_owned());
+    let loaded = tokio::task::spawn_blocking(move || saver::load(&path_owned, &id)).await;
+    let table = match loaded {
+        Ok(Ok(Some(table))) => table,
+        Ok(Ok(None)) => return None,
+        Ok(Err(e)) => {
+            tracing::warn!(error = %e, "loading every link from the store instead");
+            return None;
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "reading the snapshot file failed");
+            return None;
+        }
+    };
+    let seq = table.seq().cloned()?;
+    if let Err(why) = store.check_seq(&seq).await {
+        tracing::warn!(path = %path.display(), reason = %why, "ignoring snapshot file; loading every link from the store instead");
+        return None;
+    }
+    tracing::info!(
+        path = %path.display(),
+        links = table.len(),
+        seq = %seq,
+        took = ?started.elapsed(),
+        "serving links from the snapshot file; catching up with the store"
+    );
+    snapshot.publish(table);
+    snapshot.mark_loaded();
+    snapshot.set_problem(Some(format!(
+        "serving the snapshot file (store sequence {seq}); catching up with the store"
+    )));
+    Some(seq)
+}
+
 impl Application {
     /// Opens the store, starts following it and binds both listeners. Must
     /// be called inside a Tokio runtime; nothing is served until
@@ -121,7 +184,16 @@ impl Application {
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
         let snapshot = Snapshot::new();
-        let follower = store.follow(Arc::clone(&snapshot));
+        let identity = store.snapshot_identity();
+        let resume = match &settings.snapshot_file {
+            Some(path) => restore(path, &identity, store.as_ref(), &snapshot).await,
+            None => None,
+        };
+        let saver = settings.snapshot_file.clone().map(|path| {
+            let on_disk = resume.is_some().then(|| snapshot.generation());
+            Saver::new(path, identity, Arc::clone(&snapshot), on_disk)
+        });
+        let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
 
         let public_state = web::Data::new(public::PublicState {
             snapshot: Arc::clone(&snapshot),
@@ -167,6 +239,7 @@ impl Application {
             admin: admin_server.run(),
             snapshot,
             follower,
+            saver,
             access_log,
             hangup,
         })
@@ -203,6 +276,7 @@ impl Application {
                 }
             })
         };
+        let saving = self.saver.as_ref().map(Saver::spawn);
         let public_handle = self.public.handle();
         let admin_handle = self.admin.handle();
         let public = tokio::spawn(self.public);
@@ -215,6 +289,13 @@ impl Application {
         };
         self.follower.abort();
         reopener.abort();
+        if let (Some(task), Some(saver)) = (saving, &self.saver) {
+            task.abort();
+            // The next start then serves exactly what this one last did.
+            if let Err(e) = saver.save_if_changed().await {
+                tracing::warn!(path = %saver.path().display(), error = %e, "cannot write the snapshot file");
+            }
+        }
         // Both listeners have stopped, so no line can be appended any more.
         let log = self.access_log;
         let drained = tokio::task::spawn_blocking(move || log.shutdown())
@@ -230,5 +311,21 @@ impl Application {
             "access log closed"
         );
         served
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listening_line_reads_back() {
+        let (p, a): (SocketAddr, SocketAddr) = (
+            "127.0.0.1:8080".parse().expect("addr"),
+            "[::1]:8081".parse().expect("addr"),
+        );
+        assert_eq!(parse_listening_line(&listening_line(p, a)), Some((p, a)));
+        assert_eq!(parse_listening_line("listening public=x admin=y"), None);
+        assert_eq!(parse_listening_line("INFO qrtag is serving"), None);
     }
 }

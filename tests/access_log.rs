@@ -3,12 +3,15 @@
 
 #[path = "support/poll.rs"]
 mod poll;
+#[path = "support/process.rs"]
+mod process;
+
+use process::ServerProcess;
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc;
@@ -687,96 +690,39 @@ async fn a_failing_log_keeps_redirecting_and_shows_on_readyz() {
 
 // --- The real binary, for signals. ---
 
+/// A server process with its own directory, which holds the database and
+/// (unless the arguments say otherwise) the access log.
 struct Proc {
-    child: Child,
-    public: SocketAddr,
+    server: ServerProcess,
     dir: tempfile::TempDir,
 }
 
-impl Proc {
-    fn url(&self, target: &str) -> String {
-        format!("http://{}{target}", self.public)
+impl std::ops::Deref for Proc {
+    type Target = ServerProcess;
+    fn deref(&self) -> &ServerProcess {
+        &self.server
     }
+}
 
+impl std::ops::DerefMut for Proc {
+    fn deref_mut(&mut self) -> &mut ServerProcess {
+        &mut self.server
+    }
+}
+
+impl Proc {
     fn log(&self) -> PathBuf {
         self.dir.path().join("access.log")
     }
-
-    fn signal(&self, name: &str) {
-        let status = Command::new("kill")
-            .arg(format!("-{name}"))
-            .arg(self.child.id().to_string())
-            .status()
-            .expect("kill runs");
-        assert!(status.success(), "kill -{name} failed");
-    }
-
-    async fn wait_exit(&mut self) -> std::process::ExitStatus {
-        let child = &mut self.child;
-        eventually("the server to exit", || child.try_wait().expect("try_wait")).await
-    }
 }
 
-impl Drop for Proc {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-/// Starts `qrtag serve` on port 0 and reads the bound address from its
-/// `listening public=... admin=...` line. `stdout` is piped when asked.
+/// Starts `qrtag serve` on a fresh database holding one link.
 async fn spawn_qrtag(args: &[&str], envs: &[(&str, &str)], pipe_stdout: bool) -> Proc {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("qrtag.db");
     create_link(&db).await;
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qrtag"));
-    cmd.arg("--db")
-        .arg(&db)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--workers", "2"])
-        .args(args)
-        .env("QRTAG_LOG", "warn")
-        .stdin(Stdio::null())
-        .stdout(if pipe_stdout {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stderr(Stdio::piped());
-    if !args.contains(&"--access-log") {
-        cmd.arg("--access-log").arg(dir.path().join("access.log"));
-    }
-    for (k, v) in envs {
-        cmd.env(k, v);
-    }
-    let mut child = cmd.spawn().expect("spawn qrtag");
-    let stderr = child.stderr.take().expect("stderr");
-    let (tx, rx) = mpsc::channel();
-    // Keeps draining stderr so the child never blocks on a full pipe.
-    std::thread::spawn(move || {
-        for line in BufReader::new(stderr).lines().map_while(Result::ok) {
-            if let Some(rest) = line.strip_prefix("listening ") {
-                let _ = tx.send(rest.to_owned());
-            }
-        }
-    });
-    let listening = tokio::task::spawn_blocking(move || rx.recv_timeout(TIMEOUT))
-        .await
-        .expect("join")
-        .expect("the server printed its addresses");
-    let public = listening
-        .split(' ')
-        .find_map(|f| f.strip_prefix("public="))
-        .and_then(|a| a.parse().ok())
-        .expect("public address");
-    Proc { child, public, dir }
+    let server = ServerProcess::spawn(&db, args, envs, pipe_stdout).await;
+    Proc { server, dir }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -236,6 +236,20 @@ pub struct ServeArgs {
         value_parser = crate::client_ip::parse_trusted_proxy
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// The server's copy of the links, read at start so a restart serves at
+    /// once (then catches up with the store), rewritten in the background.
+    /// Default: beside the database (`qrtag.db.snapshot`), or
+    /// `qrtag-couchdb-DB.snapshot` in the working directory with CouchDB.
+    #[arg(long, env = "QRTAG_SNAPSHOT_FILE", value_name = "PATH")]
+    pub snapshot_file: Option<PathBuf>,
+    /// Keep no snapshot file: every start loads all links from the store.
+    #[arg(
+        long,
+        env = "QRTAG_NO_SNAPSHOT_FILE",
+        conflicts_with = "snapshot_file",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub no_snapshot_file: bool,
 }
 
 impl Cli {
@@ -256,6 +270,17 @@ impl Cli {
                 cookie_name: args.cookie_name.clone(),
             }),
             trusted_proxies: args.trusted_proxies.clone(),
+            snapshot_file: (!args.no_snapshot_file).then(|| {
+                args.snapshot_file
+                    .clone()
+                    .unwrap_or_else(|| match &self.store.couchdb_url {
+                        Some(_) => PathBuf::from(format!(
+                            "qrtag-couchdb-{}.snapshot",
+                            self.store.couchdb_db.as_str().replace('/', "_")
+                        )),
+                        None => crate::settings::default_snapshot_file(&self.store.db),
+                    })
+            }),
         }
     }
 }

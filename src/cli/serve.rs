@@ -21,9 +21,8 @@ pub async fn run(settings: Settings) -> anyhow::Result<ExitCode> {
     // For scripts and tests that start on port 0: one plain line, stable
     // format, whatever the tracing configuration.
     eprintln!(
-        "listening public={} admin={}",
-        app.public_addr(),
-        app.admin_addr()
+        "{}",
+        crate::startup::listening_line(app.public_addr(), app.admin_addr())
     );
     app.run_until_stopped().await.context("serving")?;
     Ok(ExitCode::SUCCESS)

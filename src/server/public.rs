@@ -119,6 +119,15 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
             .content_type("text/plain; charset=utf-8")
             .body("method not implemented: use GET or HEAD\n");
     }
+    // Before the first table is in, every key would look unknown; a 404
+    // could be cached by the scanning phone, a 503 is retried.
+    if !state.snapshot.is_loaded() {
+        return HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
+            .insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")))
+            .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+            .content_type("text/plain; charset=utf-8")
+            .body("starting: links are loading, retry in a second\n");
+    }
     let now_ms = now.timestamp_millis();
     let table = state.snapshot.load();
     let uri = req.uri();

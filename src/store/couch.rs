@@ -498,8 +498,16 @@ impl LinkStore for CouchStore {
         Ok(out)
     }
 
-    fn follow(self: Arc<Self>, snapshot: Arc<Snapshot>) -> tokio::task::JoinHandle<()> {
-        super::couch_follower::spawn(self.http.clone(), snapshot)
+    fn snapshot_identity(&self) -> String {
+        format!("couchdb:{}/{}", self.http.server(), self.http.db())
+    }
+
+    fn follow(
+        self: Arc<Self>,
+        snapshot: Arc<Snapshot>,
+        resume: Option<Value>,
+    ) -> tokio::task::JoinHandle<()> {
+        super::couch_follower::spawn(self.http.clone(), snapshot, resume)
     }
 }
 

@@ -26,7 +26,7 @@ use serde_json::Value;
 
 use super::StoreError;
 use super::couch::{CouchHttp, document_of, is_design};
-use crate::snapshot::{Change, LinkTable, Snapshot};
+use crate::snapshot::{Change, LinkTable, Snapshot, TableBuilder};
 
 /// How often CouchDB sends an empty line on an idle feed.
 const HEARTBEAT: Duration = Duration::from_secs(5);
@@ -40,14 +40,18 @@ const MAX_RETRY: Duration = Duration::from_secs(2);
 /// A changes line longer than this is not a link document.
 const MAX_LINE: usize = 64 << 20;
 
-pub(crate) fn spawn(http: CouchHttp, snapshot: Arc<Snapshot>) -> tokio::task::JoinHandle<()> {
+pub(crate) fn spawn(
+    http: CouchHttp,
+    snapshot: Arc<Snapshot>,
+    resume: Option<Value>,
+) -> tokio::task::JoinHandle<()> {
     let follower = Follower {
         http,
         snapshot,
         backoff: Backoff::default(),
         failing: None,
     };
-    tokio::spawn(follower.run())
+    tokio::spawn(follower.run(resume))
 }
 
 struct Follower {
@@ -71,24 +75,34 @@ enum FeedEnd {
 }
 
 impl Follower {
-    async fn run(mut self) {
+    /// With `resume`, the snapshot already serves the links as of that
+    /// sequence (from the snapshot file): follow from there, and load
+    /// everything only if CouchDB no longer knows the sequence.
+    async fn run(mut self, mut resume: Option<Value>) {
         loop {
-            let (table, since) = self.load_until_done().await;
-            tracing::info!(
-                links = table.len(),
-                invalid = table.invalid_count(),
-                db = %self.http.db(),
-                "links loaded from CouchDB"
-            );
-            self.snapshot.publish(table);
-            self.snapshot.mark_loaded();
+            let since = match resume.take() {
+                Some(since) => since,
+                None => {
+                    let table = self.load_until_done().await;
+                    tracing::info!(
+                        links = table.len(),
+                        invalid = table.invalid_count(),
+                        db = %self.http.db(),
+                        "links loaded from CouchDB"
+                    );
+                    let since = table.seq().cloned().unwrap_or(Value::Null);
+                    self.snapshot.publish(table);
+                    self.snapshot.mark_loaded();
+                    since
+                }
+            };
             let why = self.follow(since).await;
             tracing::warn!(reason = %why, "reloading every link from CouchDB");
             self.snapshot.set_problem(Some(why));
         }
     }
 
-    async fn load_until_done(&mut self) -> (LinkTable, Value) {
+    async fn load_until_done(&mut self) -> LinkTable {
         loop {
             match load(&self.http).await {
                 Ok(done) => {
@@ -237,7 +251,7 @@ impl Follower {
     }
 
     fn publish(&self, batch: Vec<Change>, seq: Option<Value>, since: &mut Value) {
-        self.snapshot.apply(batch);
+        self.snapshot.apply(batch, seq.clone());
         if let Some(seq) = seq {
             *since = seq;
         }
@@ -245,7 +259,7 @@ impl Follower {
 }
 
 /// Loads every link: the sequence first, then `_all_docs` page by page.
-async fn load(http: &CouchHttp) -> Result<(LinkTable, Value), StoreError> {
+async fn load(http: &CouchHttp) -> Result<LinkTable, StoreError> {
     #[derive(Deserialize)]
     struct DbInfo {
         update_seq: Value,
@@ -254,7 +268,7 @@ async fn load(http: &CouchHttp) -> Result<(LinkTable, Value), StoreError> {
     let info: DbInfo = http
         .json(http.request(Method::GET, http.db_url(&[])), &what)
         .await?;
-    let mut table = LinkTable::default();
+    let mut table = TableBuilder::default();
     http.each_page(|docs| {
         let changes = docs.into_iter().map(|(key, doc)| Change::Upsert {
             key,
@@ -265,7 +279,7 @@ async fn load(http: &CouchHttp) -> Result<(LinkTable, Value), StoreError> {
         }
     })
     .await?;
-    Ok((table, info.update_seq))
+    Ok(table.build(Some(info.update_seq)))
 }
 
 /// A sequence as the `since` parameter: strings as they are, anything else

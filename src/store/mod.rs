@@ -88,10 +88,28 @@ pub trait LinkStore: Send + Sync + 'static {
     /// store. Stops with an error when `pages` is closed.
     async fn export(&self, pages: tokio::sync::mpsc::Sender<ExportPage>) -> Result<(), StoreError>;
 
-    /// Starts the background task that loads every link into `snapshot` and
-    /// keeps it current; it marks the snapshot loaded after the first full load
-    /// and records problems there instead of failing.
-    fn follow(self: Arc<Self>, snapshot: Arc<Snapshot>) -> tokio::task::JoinHandle<()>;
+    /// Names this store (which database, not where the process runs), so a
+    /// snapshot file of another database is never taken for this one's.
+    fn snapshot_identity(&self) -> String;
+
+    /// Whether `seq`, read from a snapshot file, can be resumed from: a
+    /// sequence the database has not reached means the file belongs to a
+    /// database that was replaced (a restored backup, say).
+    async fn check_seq(&self, seq: &serde_json::Value) -> Result<(), String> {
+        let _ = seq;
+        Ok(())
+    }
+
+    /// Starts the background task that keeps `snapshot` a mirror of the
+    /// store. With `resume`, the snapshot already holds the links as of that
+    /// sequence (from the snapshot file) and only later changes are read;
+    /// otherwise every link is loaded first and the snapshot marked loaded
+    /// after that. Problems are recorded on the snapshot, never fatal.
+    fn follow(
+        self: Arc<Self>,
+        snapshot: Arc<Snapshot>,
+        resume: Option<serde_json::Value>,
+    ) -> tokio::task::JoinHandle<()>;
 }
 
 /// Opens the store the settings name. Opening must not wait for a remote

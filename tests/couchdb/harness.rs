@@ -2,7 +2,7 @@
 //! plain-HTTP access to CouchDB (as a person with curl would edit it), the
 //! CLI binary, and polling instead of sleeping.
 
-use std::path::PathBuf;
+use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
@@ -22,20 +22,32 @@ pub fn couch_settings(url: &str, db: &str) -> CouchSettings {
 }
 
 /// The real application, on free loopback ports, serving in the background.
+/// Its access log and snapshot file are in its own directory.
 pub struct TestApp {
     pub public: String,
     pub admin: String,
     http: reqwest::Client,
+    _dir: Option<tempfile::TempDir>,
 }
 
 impl TestApp {
     pub async fn spawn(store: CouchSettings) -> Self {
-        let mut settings = Settings::local(PathBuf::from("unused.db"));
+        let dir = tempfile::tempdir().expect("temporary directory");
+        let mut app = Self::spawn_in(store, dir.path()).await;
+        app._dir = Some(dir);
+        app
+    }
+
+    /// An application whose access log and snapshot file are in `dir`, so a
+    /// second one started there finds the first one's snapshot file.
+    pub async fn spawn_in(store: CouchSettings, dir: &Path) -> Self {
+        let mut settings = Settings::local(dir.join("unused.db"));
         settings.listen = "127.0.0.1:0".into();
         settings.admin_listen = "127.0.0.1:0".into();
         settings.public_url = PublicUrl::parse(PUBLIC_URL).expect("public URL");
         settings.store = StoreSettings::CouchDb(store);
         settings.workers = Some(1);
+        settings.snapshot_file = Some(dir.join("links.snapshot"));
         let app = Application::build(settings)
             .await
             .expect("the application starts");
@@ -50,7 +62,19 @@ impl TestApp {
             public,
             admin,
             http,
+            _dir: None,
         }
+    }
+
+    /// The status `/key` answers with.
+    pub async fn status(&self, key: &str) -> u16 {
+        self.http
+            .get(format!("{}/{key}", self.public))
+            .send()
+            .await
+            .expect("the public listener answers")
+            .status()
+            .as_u16()
     }
 
     /// Where `/key` redirects to; `None` for a 404. Anything else fails the test.

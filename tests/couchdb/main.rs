@@ -188,7 +188,8 @@ async fn a_server_started_before_couchdb_becomes_ready_when_it_is() {
     })
     .await;
     assert!(why.contains(&pouch.url()), "{why}");
-    assert_eq!(app.location("H83if").await, None);
+    // Nothing loaded yet: "try again", never "no such tag".
+    assert_eq!(app.status("H83if").await, 503);
 
     pouch.run().await;
     let couch = Couch::new(&pouch.url(), "links");
@@ -697,4 +698,51 @@ async fn unreachable_couchdb_and_bad_settings_are_clear_one_liners_without_secre
         let all = format!("{}{}", stdout(&out), stderr(&out));
         assert!(!all.contains("hunter2"), "a password was printed: {all}");
     }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_while_couchdb_is_down_serves_the_snapshot_file_then_catches_up() {
+    let mut pouch = PouchDb::start_persistent().await;
+    let couch = Couch::new(&pouch.url(), "links");
+    couch.create_db().await;
+    couch
+        .put("H83if", json!({"url": "https://a.example/one"}))
+        .await;
+    couch
+        .put("other", json!({"url": "https://a.example/other"}))
+        .await;
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let first = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), dir.path()).await;
+    first.wait_ready(START).await;
+    let file = dir.path().join("links.snapshot");
+    eventually(RECOVERY, "the snapshot file", || {
+        std::future::ready(file.exists().then_some(()))
+    })
+    .await;
+
+    pouch.stop();
+    // A new server with CouchDB away: serving from the file at once.
+    let second = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), dir.path()).await;
+    assert_eq!(
+        second.location("H83if").await.as_deref(),
+        Some("https://a.example/one")
+    );
+    assert_eq!(
+        second.location("other").await.as_deref(),
+        Some("https://a.example/other")
+    );
+    let (status, body) = second.readyz().await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body.contains("degraded"), "{body}");
+
+    // CouchDB back: edits made since the file's sequence arrive.
+    pouch.run().await;
+    couch
+        .put("H83if", json!({"url": "https://a.example/two"}))
+        .await;
+    couch.delete("other").await;
+    second
+        .wait_location("H83if", Some("https://a.example/two"), RECOVERY)
+        .await;
+    second.wait_location("other", None, PROPAGATION).await;
 }

@@ -1,0 +1,241 @@
+//! Scale benchmark: a million links in the embedded store.
+//!
+//! Run with `cargo bench --bench scale` (`QRTAG_SCALE_LINKS=N` for another
+//! size). It writes N links (5-character keys, ~55-character URLs) as CSV,
+//! loads them with `qrtag import`, and reports, each against a baseline
+//! measured in the same run:
+//!
+//! - start to serving: a full load from SQLite, and a restart from the
+//!   snapshot file (the baseline: an empty store);
+//! - resident bytes per link: the server's RSS after the load minus an empty
+//!   server's, divided by N;
+//! - edit-to-visible latency over 100 edits (median and p99): from the write's
+//!   commit to the first answer with the new destination;
+//! - redirect CPU per request at N links against a bare actix-web handler,
+//!   both with one worker, as `redirect_load` measures it.
+
+#[path = "support/load.rs"]
+mod load;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use load::{Server, measure, median, quantile};
+
+const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+
+/// The i-th key: distinct for every i below 62^5, spread over the space.
+fn key(i: u64) -> String {
+    let mut n = (i.wrapping_mul(387_420_489)) % 916_132_832;
+    let mut k = [0u8; 5];
+    for c in k.iter_mut().rev() {
+        *c = ALPHABET[(n % 62) as usize];
+        n /= 62;
+    }
+    String::from_utf8_lossy(&k).into_owned()
+}
+
+fn url(i: u64) -> String {
+    format!("https://www.example.com/campaigns/spring/poster-{i:07}?src=qr")
+}
+
+fn qrtag(db: &Path) -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_qrtag"));
+    c.arg("--db").arg(db);
+    c
+}
+
+fn serve(db: &Path, extra: &[&str]) -> (Server, SocketAddr) {
+    let mut c = qrtag(db);
+    c.args([
+        "serve",
+        "--listen",
+        "127.0.0.1:0",
+        "--admin-listen",
+        "127.0.0.1:0",
+    ])
+    .args(["--workers", "1", "--access-log"])
+    .arg(db.with_file_name("access.log"))
+    .args(extra);
+    Server::qrtag(c)
+}
+
+/// One HTTP/1.1 GET on a fresh connection: (status, Location).
+fn get(addr: SocketAddr, path: &str) -> Option<(u16, Option<String>)> {
+    use std::io::{Read, Write};
+    let mut s = std::net::TcpStream::connect(addr).ok()?;
+    s.write_all(format!("GET {path} HTTP/1.1\r\nHost: b\r\nConnection: close\r\n\r\n").as_bytes())
+        .ok()?;
+    let mut text = String::new();
+    s.read_to_string(&mut text).ok()?;
+    let status = text.get(9..12)?.parse().ok()?;
+    let location = text
+        .lines()
+        .find_map(|l| l.strip_prefix("location: "))
+        .map(str::to_owned);
+    Some((status, location))
+}
+
+/// Polls every millisecond until `path` redirects to `want`; returns when.
+fn wait_for(addr: SocketAddr, path: &str, want: &str, limit: Duration) -> Instant {
+    let start = Instant::now();
+    loop {
+        if let Some((302, Some(l))) = get(addr, path) {
+            if l == want {
+                return Instant::now();
+            }
+        }
+        assert!(start.elapsed() < limit, "{path} never redirected to {want}");
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+fn time_to_serving(db: &Path, extra: &[&str], probe: &str, want: &str) -> (Duration, Server) {
+    let t0 = Instant::now();
+    let (server, _) = serve(db, extra);
+    wait_for(server.addr, probe, want, Duration::from_secs(600));
+    (t0.elapsed(), server)
+}
+
+fn main() {
+    if std::env::var(load::ROLE_VAR).as_deref() == Ok("bare") {
+        return load::serve_bare();
+    }
+    let quick = std::env::args().any(|a| a == "--test");
+    let n: u64 = std::env::var("QRTAG_SCALE_LINKS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(if quick { 20_000 } else { 1_000_000 });
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("scale.db");
+    let empty_db = dir.path().join("empty").join("empty.db");
+    std::fs::create_dir_all(empty_db.parent().expect("parent")).expect("mkdir");
+
+    // The data set, through `qrtag import`.
+    let csv = dir.path().join("links.csv");
+    let mut text = String::with_capacity(n as usize * 70);
+    text.push_str("key,url\n");
+    for i in 0..n {
+        text.push_str(&format!("{},{}\n", key(i), url(i)));
+    }
+    std::fs::write(&csv, text).expect("write csv");
+    let t0 = Instant::now();
+    let out = qrtag(&db)
+        .arg("import")
+        .arg(&csv)
+        .output()
+        .expect("run import");
+    assert!(
+        out.status.success(),
+        "import: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    println!(
+        "scale: {n} links; qrtag import took {:.1} s",
+        t0.elapsed().as_secs_f64()
+    );
+
+    let probe = format!("/{}", key(n / 2));
+    let want = url(n / 2);
+
+    // Baseline: an empty server.
+    let (empty_start, empty) = {
+        let t0 = Instant::now();
+        let (server, admin) = serve(&empty_db, &[]);
+        while get(admin, "/readyz").map(|r| r.0) != Some(200) {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        (t0.elapsed(), server)
+    };
+    let empty_rss = empty.rss_bytes();
+    empty.terminate();
+
+    // A full load from SQLite, which then writes the snapshot file.
+    let (full, server) = time_to_serving(&db, &[], &probe, &want);
+    let snapshot_file = dir.path().join("scale.db.snapshot");
+    let t0 = Instant::now();
+    while !snapshot_file.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no snapshot file");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let loaded_rss = server.rss_bytes();
+    server.terminate();
+
+    // A restart from the snapshot file.
+    let (restart, server) = time_to_serving(&db, &[], &probe, &want);
+    let restart_rss = server.rss_bytes();
+    println!(
+        "start to serving: empty store {:.3} s; full load {:.3} s ({:.1}x); restart from the snapshot file {:.3} s ({:.1}x)",
+        empty_start.as_secs_f64(),
+        full.as_secs_f64(),
+        full.as_secs_f64() / empty_start.as_secs_f64(),
+        restart.as_secs_f64(),
+        restart.as_secs_f64() / empty_start.as_secs_f64(),
+    );
+    println!(
+        "resident memory: empty {:.1} MB; after the full load {:.1} MB = {:.0} bytes a link; after the restart {:.1} MB = {:.0} bytes a link",
+        empty_rss as f64 / 1e6,
+        loaded_rss as f64 / 1e6,
+        loaded_rss.saturating_sub(empty_rss) as f64 / n as f64,
+        restart_rss as f64 / 1e6,
+        restart_rss.saturating_sub(empty_rss) as f64 / n as f64,
+    );
+
+    // Edits, written as `qrtag set` writes them, timed to the first answer
+    // that shows them.
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let store = qrtag::store::sqlite::SqliteStore::open(&db).expect("open store");
+    let mut latencies = Vec::new();
+    for e in 0..100u64 {
+        let i = (e * 7919) % n;
+        let k = qrtag::link_key::LinkKey::parse(&key(i)).expect("key");
+        let new_url = format!("https://www.example.com/campaigns/summer/poster-{i:07}?e={e}");
+        let dest = qrtag::destination::Destination::parse(&new_url).expect("url");
+        rt.block_on(qrtag::links::set_url(&store, &k, &dest))
+            .expect("set");
+        let written = Instant::now();
+        let seen = wait_for(
+            server.addr,
+            &format!("/{}", key(i)),
+            &new_url,
+            Duration::from_secs(10),
+        );
+        latencies.push((seen - written).as_secs_f64() * 1000.0);
+    }
+    let edited_rss = server.rss_bytes();
+    println!(
+        "edit to visible over 100 edits: median {:.1} ms, p99 {:.1} ms, max {:.1} ms; resident memory after them {:+.1} MB",
+        median(latencies.clone()),
+        quantile(latencies.clone(), 0.99),
+        quantile(latencies, 1.0),
+        (edited_rss as f64 - restart_rss as f64) / 1e6,
+    );
+
+    // Redirect CPU at N links against the bare handler.
+    let requests = if quick { 4_000 } else { 100_000 };
+    let rounds = if quick { 1 } else { 3 };
+    let paths: Vec<String> = (0..10_000u64)
+        .map(|j| format!("/{}", key((j * 104_729) % n)))
+        .collect();
+    let mut ratios = Vec::new();
+    for round in 1..=rounds {
+        let b = measure(&Server::start("bare"), &[String::from("/x")], requests, 4);
+        let q = measure(&server, &paths, requests, 4);
+        let ratio = q.cpu_per_request_us / b.cpu_per_request_us;
+        println!(
+            "round {round}: bare {:.2} µs/req, qrtag at {n} links {:.2} µs/req, ratio {ratio:.3}",
+            b.cpu_per_request_us, q.cpu_per_request_us
+        );
+        ratios.push(ratio);
+    }
+    println!(
+        "redirect CPU at {n} links / bare handler: median {:.3}",
+        median(ratios)
+    );
+    server.terminate();
+}

@@ -1,0 +1,222 @@
+//! Driving a server process over loopback and reading its CPU time: the
+//! shared part of the load benchmarks (`redirect_load`, `scale`). Included
+//! with `#[path]`.
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::time::Instant;
+
+pub const ROLE_VAR: &str = "QRTAG_LOAD_ROLE";
+pub const DEST: &str = "https://example.com/wp/whelans/?p=14";
+
+/// The baseline: the least an actix-web server can do to answer a redirect.
+/// Run by a bench binary re-executed with [`ROLE_VAR`]` = bare`.
+pub fn serve_bare() {
+    use actix_web::{App, HttpResponse, HttpServer, web};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    announce(listener.local_addr().expect("addr"));
+    let server = HttpServer::new(|| {
+        App::new().default_service(web::to(|| async {
+            HttpResponse::Found()
+                .insert_header(("location", DEST))
+                .finish()
+        }))
+    })
+    .workers(1)
+    .disable_signals()
+    .listen(listener)
+    .expect("listen")
+    .run();
+    actix_web::rt::System::new()
+        .block_on(server)
+        .expect("serve");
+}
+
+/// Tells the driving process where this server listens.
+pub fn announce(addr: SocketAddr) {
+    println!("{addr}");
+    let _ = std::io::stdout().flush();
+}
+
+pub struct Server {
+    pub child: Child,
+    pub addr: SocketAddr,
+}
+
+impl Server {
+    /// This bench binary again, as the server `role`; it prints its address.
+    pub fn start(role: &str) -> Self {
+        let exe = std::env::current_exe().expect("current exe");
+        let mut child = Command::new(exe)
+            .env(ROLE_VAR, role)
+            .env("QRTAG_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("spawn server");
+        let mut line = String::new();
+        let stdout = child.stdout.take().expect("stdout");
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read address");
+        let addr = line.trim().parse().expect("server printed its address");
+        Self { child, addr }
+    }
+
+    /// `qrtag serve` itself, which prints `listening public=ADDR admin=ADDR`
+    /// on stderr; returns the server and its admin address.
+    pub fn qrtag(mut cmd: Command) -> (Self, SocketAddr) {
+        let mut child = cmd
+            .env("QRTAG_LOG", "warn")
+            .stdout(Stdio::null())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn qrtag");
+        let stderr = child.stderr.take().expect("stderr");
+        let mut lines = BufReader::new(stderr).lines();
+        let (public, admin) = loop {
+            let line = lines
+                .next()
+                .expect("qrtag printed its addresses")
+                .expect("read stderr");
+            match qrtag::startup::parse_listening_line(&line) {
+                Some(addrs) => break addrs,
+                None => eprintln!("qrtag: {line}"),
+            }
+        };
+        // Keep draining, so the server never blocks on a full pipe.
+        std::thread::spawn(move || lines.for_each(drop));
+        (
+            Self {
+                child,
+                addr: public,
+            },
+            admin,
+        )
+    }
+
+    /// CPU time of every thread of the server process, in nanoseconds.
+    pub fn cpu_ns(&self) -> u64 {
+        let tasks = format!("/proc/{}/task", self.child.id());
+        std::fs::read_dir(tasks)
+            .expect("read /proc tasks")
+            .filter_map(|t| t.ok())
+            .filter_map(|t| std::fs::read_to_string(t.path().join("schedstat")).ok())
+            .filter_map(|s| {
+                s.split_whitespace()
+                    .next()
+                    .and_then(|n| n.parse::<u64>().ok())
+            })
+            .sum()
+    }
+
+    /// Resident memory of the server process, in bytes.
+    pub fn rss_bytes(&self) -> u64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .expect("read /proc status");
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .expect("VmRSS")
+    }
+
+    pub fn terminate(mut self) {
+        let _ = Command::new("kill")
+            .arg("-TERM")
+            .arg(self.child.id().to_string())
+            .status();
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Sends `n` requests on one keep-alive connection, cycling through
+/// `paths`, and checks that every answer is a 302.
+pub fn client(addr: SocketAddr, n: usize, paths: &[String]) {
+    let stream = TcpStream::connect(addr).expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let mut writer = stream.try_clone().expect("clone");
+    let mut reader = BufReader::with_capacity(16 * 1024, stream);
+    let requests: Vec<String> = paths
+        .iter()
+        .map(|p| format!(
+            "GET {p} HTTP/1.1\r\nHost: 0x1f.ie\r\nUser-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)\r\n\r\n"
+        ))
+        .collect();
+    let mut line = String::new();
+    for i in 0..n {
+        writer
+            .write_all(requests[i % requests.len()].as_bytes())
+            .expect("send");
+        let mut content_length = 0usize;
+        let mut status_ok = false;
+        loop {
+            line.clear();
+            reader.read_line(&mut line).expect("read header");
+            if line.starts_with("HTTP/1.1 ") {
+                status_ok = line.starts_with("HTTP/1.1 302");
+            } else if let Some(v) = line
+                .to_ascii_lowercase()
+                .strip_prefix("content-length:")
+                .map(|v| v.trim().to_owned())
+            {
+                content_length = v.parse().unwrap_or(0);
+            } else if line == "\r\n" || line.is_empty() {
+                break;
+            }
+        }
+        assert!(status_ok, "expected a 302, got {line:?}");
+        let mut body = vec![0; content_length];
+        reader.read_exact(&mut body).expect("body");
+    }
+}
+
+pub struct Run {
+    pub cpu_per_request_us: f64,
+    pub requests_per_s: f64,
+}
+
+/// Server CPU per request over `requests` requests on `connections`
+/// keep-alive connections, after a warm-up.
+pub fn measure(server: &Server, paths: &[String], requests: usize, connections: usize) -> Run {
+    client(server.addr, 2000, paths);
+    let cpu0 = server.cpu_ns();
+    let t0 = Instant::now();
+    std::thread::scope(|s| {
+        for c in 0..connections {
+            // Each connection starts elsewhere in the list.
+            let mut mine = paths.to_vec();
+            mine.rotate_left(c * paths.len() / connections);
+            s.spawn(move || client(server.addr, requests / connections, &mine));
+        }
+    });
+    let wall = t0.elapsed();
+    let cpu = server.cpu_ns() - cpu0;
+    let done = (requests / connections) * connections;
+    Run {
+        cpu_per_request_us: cpu as f64 / 1000.0 / done as f64,
+        requests_per_s: done as f64 / wall.as_secs_f64(),
+    }
+}
+
+pub fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    v[v.len() / 2]
+}
+
+/// The value below which `q` of `v` lie.
+pub fn quantile(mut v: Vec<f64>, q: f64) -> f64 {
+    v.sort_by(|a, b| a.total_cmp(b));
+    let i = ((v.len() as f64 - 1.0) * q).round() as usize;
+    v[i.min(v.len() - 1)]
+}

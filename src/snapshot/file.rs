@@ -1,0 +1,394 @@
+//! The snapshot file's format: every link the server serves, the store it
+//! came from and the sequence it reflects, so a restart serves at once and
+//! catches up from that sequence instead of reading the whole store first.
+//!
+//! Pure encoding and decoding; [`super::saver`] does the file I/O. A file is
+//! believed only whole: the magic, the version, a CRC-32 of everything before
+//! it, every length inside the bounds and every string UTF-8. The links in it
+//! were parsed by the run that wrote it, so they are not parsed again (that
+//! would cost seconds at a million links); the checksum vouches for them.
+//!
+//! Layout, integers little-endian:
+//!
+//! ```text
+//! "QRTAGSNP" version:u32
+//! identity_len:u32 identity        (which store: see LinkStore::snapshot_identity)
+//! seq_len:u32 seq                  (JSON text)
+//! links:u64, then per link:
+//!     key_len:u16 flags:u8 url_len:u32 [direct_len:u32] [expires_ms:i64]
+//!     key url [direct]
+//! invalid:u64, then per invalid document: key_len:u16 reason_len:u32 key reason
+//! crc32:u32                        (of every byte before it)
+//! ```
+
+use std::io::{self, Write};
+
+use serde_json::Value;
+
+use super::{LinkTable, LinkView, TableBuilder};
+
+const MAGIC: &[u8; 8] = b"QRTAGSNP";
+const VERSION: u32 = 1;
+
+const INACTIVE: u8 = 1;
+const EXPIRES: u8 = 2;
+const DIRECT_IS_URL: u8 = 4;
+const DIRECT_OWN: u8 = 8;
+const KNOWN_FLAGS: u8 = INACTIVE | EXPIRES | DIRECT_IS_URL | DIRECT_OWN;
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum DecodeError {
+    #[error("not a qrtag snapshot file")]
+    NotASnapshot,
+    #[error("snapshot format version {0}, this qrtag reads version {VERSION}")]
+    Version(u32),
+    #[error("checksum mismatch: the file is damaged or was cut short")]
+    Checksum,
+    #[error("malformed snapshot file: {0}")]
+    Malformed(&'static str),
+    #[error("the snapshot is of another store ({found}), not {expected}")]
+    OtherStore { found: String, expected: String },
+}
+
+/// What a snapshot file holds.
+pub struct Decoded {
+    pub identity: String,
+    pub seq: Value,
+    pub links: TableBuilder,
+}
+
+/// Writes `table` as a snapshot of store `identity` at the table's sequence.
+pub fn encode(table: &LinkTable, identity: &str, out: impl Write) -> io::Result<()> {
+    let mut w = Crc32Writer {
+        inner: out,
+        crc: crc32fast::Hasher::new(),
+    };
+    w.write_all(MAGIC)?;
+    w.write_all(&VERSION.to_le_bytes())?;
+    write_str32(&mut w, identity)?;
+    let seq = table.seq().unwrap_or(&Value::Null).to_string();
+    write_str32(&mut w, &seq)?;
+    w.write_all(&(table.len() as u64).to_le_bytes())?;
+    for link in table.iter() {
+        write_link(&mut w, &link)?;
+    }
+    w.write_all(&(table.invalid_count() as u64).to_le_bytes())?;
+    for (key, reason) in table.invalid() {
+        w.write_all(&len16(key)?.to_le_bytes())?;
+        w.write_all(&len32(reason)?.to_le_bytes())?;
+        w.write_all(key.as_bytes())?;
+        w.write_all(reason.as_bytes())?;
+    }
+    let crc = w.crc.clone().finalize();
+    w.inner.write_all(&crc.to_le_bytes())?;
+    w.inner.flush()
+}
+
+fn write_link(w: &mut impl Write, link: &LinkView<'_>) -> io::Result<()> {
+    let mut flags = 0;
+    let own_direct = match link.direct {
+        Some(d) if d == link.url => {
+            flags |= DIRECT_IS_URL;
+            None
+        }
+        Some(d) => {
+            flags |= DIRECT_OWN;
+            Some(d)
+        }
+        None => None,
+    };
+    if link.inactive {
+        flags |= INACTIVE;
+    }
+    if link.expires_ms.is_some() {
+        flags |= EXPIRES;
+    }
+    w.write_all(&len16(link.key)?.to_le_bytes())?;
+    w.write_all(&[flags])?;
+    w.write_all(&len32(link.url)?.to_le_bytes())?;
+    if let Some(d) = own_direct {
+        w.write_all(&len32(d)?.to_le_bytes())?;
+    }
+    if let Some(ms) = link.expires_ms {
+        w.write_all(&ms.to_le_bytes())?;
+    }
+    w.write_all(link.key.as_bytes())?;
+    w.write_all(link.url.as_bytes())?;
+    if let Some(d) = own_direct {
+        w.write_all(d.as_bytes())?;
+    }
+    Ok(())
+}
+
+fn write_str32(w: &mut impl Write, s: &str) -> io::Result<()> {
+    w.write_all(&len32(s)?.to_le_bytes())?;
+    w.write_all(s.as_bytes())
+}
+
+fn len16(s: &str) -> io::Result<u16> {
+    u16::try_from(s.len()).map_err(|_| io::Error::other("key longer than 65535 bytes"))
+}
+
+fn len32(s: &str) -> io::Result<u32> {
+    u32::try_from(s.len()).map_err(|_| io::Error::other("string longer than 4 GiB"))
+}
+
+/// Reads a snapshot file's bytes; `expected` is the identity of the store
+/// the server is configured with.
+pub fn decode(bytes: &[u8], expected: &str) -> Result<Decoded, DecodeError> {
+    if bytes.len() < MAGIC.len() + 4 + 4 || &bytes[..MAGIC.len()] != MAGIC {
+        return Err(DecodeError::NotASnapshot);
+    }
+    let mut r = Reader {
+        bytes: &bytes[MAGIC.len()..],
+    };
+    let version = r.u32()?;
+    if version != VERSION {
+        return Err(DecodeError::Version(version));
+    }
+    let (body, trailer) = bytes.split_at(bytes.len() - 4);
+    let stored = u32::from_le_bytes([trailer[0], trailer[1], trailer[2], trailer[3]]);
+    if crc32fast::hash(body) != stored {
+        return Err(DecodeError::Checksum);
+    }
+    let mut r = Reader {
+        bytes: &body[MAGIC.len() + 4..],
+    };
+    let identity = r.str32()?.to_owned();
+    if identity != expected {
+        return Err(DecodeError::OtherStore {
+            found: identity,
+            expected: expected.to_owned(),
+        });
+    }
+    let seq: Value = serde_json::from_str(r.str32()?)
+        .map_err(|_| DecodeError::Malformed("the sequence is not JSON"))?;
+    if seq.is_null() {
+        return Err(DecodeError::Malformed("no store sequence"));
+    }
+    let mut links = TableBuilder::default();
+    let count = r.u64()?;
+    for _ in 0..count {
+        let key_len = r.u16()? as usize;
+        let flags = r.u8()?;
+        if flags & !KNOWN_FLAGS != 0 || flags & DIRECT_IS_URL != 0 && flags & DIRECT_OWN != 0 {
+            return Err(DecodeError::Malformed("unknown link flags"));
+        }
+        let url_len = r.u32()? as usize;
+        let direct_len = if flags & DIRECT_OWN != 0 {
+            Some(r.u32()? as usize)
+        } else {
+            None
+        };
+        let expires_ms = if flags & EXPIRES != 0 {
+            Some(r.i64()?)
+        } else {
+            None
+        };
+        let key = r.str(key_len)?;
+        let url = r.str(url_len)?;
+        let direct = match direct_len {
+            Some(n) => Some(r.str(n)?),
+            None if flags & DIRECT_IS_URL != 0 => Some(url),
+            None => None,
+        };
+        if key.is_empty() || url.is_empty() {
+            return Err(DecodeError::Malformed("an empty key or URL"));
+        }
+        links.push_live(
+            key,
+            &LinkView {
+                key,
+                url,
+                inactive: flags & INACTIVE != 0,
+                expires_ms,
+                direct,
+            },
+        );
+    }
+    let invalid = r.u64()?;
+    for _ in 0..invalid {
+        let key_len = r.u16()? as usize;
+        let reason_len = r.u32()? as usize;
+        let key = r.str(key_len)?;
+        let reason = r.str(reason_len)?;
+        links.push_invalid(key, reason.to_owned());
+    }
+    if !r.bytes.is_empty() {
+        return Err(DecodeError::Malformed("bytes after the last record"));
+    }
+    Ok(Decoded {
+        identity,
+        seq,
+        links,
+    })
+}
+
+struct Crc32Writer<W> {
+    inner: W,
+    crc: crc32fast::Hasher,
+}
+
+impl<W: Write> Write for Crc32Writer<W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.crc.update(&buf[..n]);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+struct Reader<'a> {
+    bytes: &'a [u8],
+}
+
+impl<'a> Reader<'a> {
+    fn take(&mut self, n: usize) -> Result<&'a [u8], DecodeError> {
+        if self.bytes.len() < n {
+            return Err(DecodeError::Malformed("a record runs past the end"));
+        }
+        let (head, rest) = self.bytes.split_at(n);
+        self.bytes = rest;
+        Ok(head)
+    }
+
+    fn array<const N: usize>(&mut self) -> Result<[u8; N], DecodeError> {
+        let mut a = [0; N];
+        a.copy_from_slice(self.take(N)?);
+        Ok(a)
+    }
+
+    fn u8(&mut self) -> Result<u8, DecodeError> {
+        Ok(self.array::<1>()?[0])
+    }
+
+    fn u16(&mut self) -> Result<u16, DecodeError> {
+        Ok(u16::from_le_bytes(self.array()?))
+    }
+
+    fn u32(&mut self) -> Result<u32, DecodeError> {
+        Ok(u32::from_le_bytes(self.array()?))
+    }
+
+    fn u64(&mut self) -> Result<u64, DecodeError> {
+        Ok(u64::from_le_bytes(self.array()?))
+    }
+
+    fn i64(&mut self) -> Result<i64, DecodeError> {
+        Ok(i64::from_le_bytes(self.array()?))
+    }
+
+    fn str(&mut self, n: usize) -> Result<&'a str, DecodeError> {
+        std::str::from_utf8(self.take(n)?)
+            .map_err(|_| DecodeError::Malformed("a string is not UTF-8"))
+    }
+
+    fn str32(&mut self) -> Result<&'a str, DecodeError> {
+        let n = self.u32()? as usize;
+        self.str(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::Change;
+    use serde_json::json;
+
+    fn table() -> LinkTable {
+        let mut b = TableBuilder::default();
+        let doc = |v: Value| match v {
+            Value::Object(m) => m,
+            _ => Default::default(),
+        };
+        b.apply([
+            Change::Upsert {
+                key: "H83if".into(),
+                doc: doc(json!({"url": "https://a.example/x?y=1"})),
+            },
+            Change::Upsert {
+                key: "up".into(),
+                doc: doc(json!({"url": "https://B.example"})),
+            },
+            Change::Upsert {
+                key: "docs/api".into(),
+                doc: doc(
+                    json!({"url": "/H83if", "inactive": true, "expires": "2030-01-01T00:00:00Z"}),
+                ),
+            },
+            Change::Upsert {
+                key: "bad01".into(),
+                doc: doc(json!({"url": 3})),
+            },
+        ]);
+        b.build(Some(json!("12-g1AAAA")))
+    }
+
+    fn encoded(t: &LinkTable, identity: &str) -> Vec<u8> {
+        let mut out = Vec::new();
+        encode(t, identity, &mut out).expect("writes to a Vec");
+        out
+    }
+
+    fn links_of(t: &LinkTable) -> Vec<String> {
+        let mut v: Vec<String> = t.iter().map(|l| format!("{l:?}")).collect();
+        v.sort();
+        v
+    }
+
+    #[test]
+    fn round_trips_links_invalid_documents_and_sequence() {
+        let t = table();
+        let bytes = encoded(&t, "sqlite:abc");
+        let d = decode(&bytes, "sqlite:abc").expect("decodes");
+        assert_eq!(d.identity, "sqlite:abc");
+        assert_eq!(d.seq, json!("12-g1AAAA"));
+        let back = d.links.build(Some(d.seq));
+        assert_eq!(links_of(&back), links_of(&t));
+        assert_eq!(back.invalid_count(), 1);
+        assert_eq!(back.direct_location("up", 0), Some("https://b.example/"));
+    }
+
+    #[test]
+    fn refuses_another_store() {
+        let bytes = encoded(&table(), "sqlite:abc");
+        assert!(matches!(
+            decode(&bytes, "sqlite:xyz"),
+            Err(DecodeError::OtherStore { .. })
+        ));
+    }
+
+    #[test]
+    fn refuses_every_damaged_or_cut_file() {
+        let bytes = encoded(&table(), "id");
+        for cut in 0..bytes.len() {
+            assert!(decode(&bytes[..cut], "id").is_err(), "cut at {cut}");
+        }
+        for i in 0..bytes.len() {
+            let mut damaged = bytes.clone();
+            damaged[i] ^= 0x20;
+            assert!(decode(&damaged, "id").is_err(), "byte {i} flipped");
+        }
+        assert_eq!(
+            decode(b"{\"url\": \"not a snapshot\"}", "id").err(),
+            Some(DecodeError::NotASnapshot)
+        );
+        let mut future = bytes.clone();
+        future[8] = 2;
+        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(2)));
+    }
+
+    #[test]
+    fn a_table_without_a_sequence_is_not_restored() {
+        let mut b = TableBuilder::default();
+        b.apply([]);
+        let bytes = encoded(&b.build(None), "id");
+        assert!(matches!(
+            decode(&bytes, "id"),
+            Err(DecodeError::Malformed(_))
+        ));
+    }
+}

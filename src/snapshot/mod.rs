@@ -1,0 +1,148 @@
+//! The in-memory copy of every link that the redirect path reads.
+//!
+//! Requests never wait on a store: they read an immutable [`LinkTable`] through
+//! an `ArcSwap` (a pointer load, no lock), and the store's follower publishes a
+//! new table after each batch of changes. A new table shares all but the
+//! changed shards with the old one ([`table`]), so an edit costs O(1) in the
+//! number of links; [`file`] keeps a copy on disk so a restart serves at once.
+
+use std::sync::Arc;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use arc_swap::ArcSwap;
+use serde_json::Value;
+
+use crate::link::Document;
+
+pub mod file;
+pub mod saver;
+mod shard;
+mod table;
+
+pub use shard::LinkView;
+pub use table::{LinkTable, LiveLink, TableBuilder};
+
+/// One change read from a store.
+#[derive(Debug, Clone)]
+pub enum Change {
+    Upsert { key: String, doc: Document },
+    Delete { key: String },
+}
+
+/// The shared snapshot plus the readiness the admin listener reports.
+#[derive(Debug)]
+pub struct Snapshot {
+    table: ArcSwap<LinkTable>,
+    loaded: AtomicBool,
+    problem: Mutex<Option<String>>,
+    generation: AtomicU64,
+}
+
+impl Default for Snapshot {
+    fn default() -> Self {
+        Self {
+            table: ArcSwap::from_pointee(LinkTable::default()),
+            loaded: AtomicBool::new(false),
+            problem: Mutex::new(Some("links not loaded yet".into())),
+            generation: AtomicU64::new(0),
+        }
+    }
+}
+
+impl Snapshot {
+    pub fn new() -> Arc<Self> {
+        Arc::new(Self::default())
+    }
+
+    /// The current table; cheap enough to call on every request.
+    #[inline]
+    pub fn load(&self) -> arc_swap::Guard<Arc<LinkTable>> {
+        self.table.load()
+    }
+
+    /// Publishes a new table (after the first full load, or a batch of changes).
+    pub fn publish(&self, table: LinkTable) {
+        self.table.store(Arc::new(table));
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// Applies a batch of changes read up to store sequence `seq` to a copy of
+    /// the current table (which shares every untouched shard) and publishes
+    /// it, warning once per invalid document. Only one follower calls this,
+    /// so there is no lost update between the load and the store.
+    pub fn apply(&self, changes: Vec<Change>, seq: Option<Value>) {
+        let current = self.load();
+        let moved = seq.is_some() && seq.as_ref() != current.seq();
+        if changes.is_empty() && !moved {
+            return;
+        }
+        let mut table = LinkTable::clone(&current);
+        drop(current);
+        for (key, reason) in table.apply(changes) {
+            tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
+        }
+        if let Some(seq) = seq {
+            table.set_seq(seq);
+        }
+        self.publish(table);
+    }
+
+    /// Counts publications; tests and metrics use it to see progress.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    pub fn mark_loaded(&self) {
+        self.loaded.store(true, Ordering::Release);
+        self.set_problem(None);
+    }
+
+    pub fn is_loaded(&self) -> bool {
+        self.loaded.load(Ordering::Acquire)
+    }
+
+    /// Records (or clears) why the link source is unhealthy, for `/readyz`.
+    pub fn set_problem(&self, problem: Option<String>) {
+        if let Ok(mut p) = self.problem.lock() {
+            *p = problem;
+        }
+    }
+
+    pub fn problem(&self) -> Option<String> {
+        self.problem.lock().ok().and_then(|p| p.clone())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn publishing_bumps_the_generation() {
+        let s = Snapshot::new();
+        assert!(!s.is_loaded());
+        assert!(s.problem().is_some());
+        let doc = match json!({"url": "/x"}) {
+            Value::Object(m) => m,
+            _ => Document::new(),
+        };
+        s.apply(
+            vec![Change::Upsert {
+                key: "abcde".into(),
+                doc,
+            }],
+            Some(json!(1)),
+        );
+        s.mark_loaded();
+        assert_eq!(s.generation(), 1);
+        assert!(s.is_loaded() && s.problem().is_none());
+        assert_eq!(s.load().live_url("abcde", 0), Some("/x"));
+        assert_eq!(s.load().seq(), Some(&json!(1)));
+        s.apply(Vec::new(), Some(json!(1)));
+        assert_eq!(s.generation(), 1, "nothing new, nothing published");
+        s.apply(Vec::new(), Some(json!(2)));
+        assert_eq!(s.generation(), 2, "a sequence that moved is published");
+    }
+}

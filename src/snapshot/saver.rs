@@ -1,0 +1,247 @@
+//! Keeps the snapshot file current, and reads it back at start.
+//!
+//! Saving runs on the blocking pool from an immutable table (so the links
+//! and the sequence written are one consistent state) and never holds
+//! anything a request needs. A save writes a temporary file beside the
+//! target, syncs it and renames it over the old one, so a crash leaves
+//! either the old file or the new one, never half of one.
+
+use std::fs;
+use std::io::{self, BufWriter};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use super::file::{self, DecodeError};
+use super::{LinkTable, Snapshot};
+
+/// How often the saver looks for a new table.
+const CHECK_EVERY: Duration = Duration::from_secs(1);
+/// The least time between two saves: a save of a million links writes about
+/// 70 MB, so a stream of edits costs at most one such write this often.
+pub const MIN_INTERVAL: Duration = Duration::from_secs(10);
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read snapshot file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("ignoring snapshot file {path}: {source}")]
+    Invalid {
+        path: PathBuf,
+        #[source]
+        source: DecodeError,
+    },
+}
+
+/// Reads the snapshot file at `path` for store `identity`: `Ok(None)` when
+/// there is none, an error (to report, then load from the store) when it
+/// cannot be believed.
+pub fn load(path: &Path, identity: &str) -> Result<Option<LinkTable>, LoadError> {
+    let bytes = match fs::read(path) {
+        Ok(b) => b,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(LoadError::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    let decoded = file::decode(&bytes, identity).map_err(|source| LoadError::Invalid {
+        path: path.to_owned(),
+        source,
+    })?;
+    drop(bytes);
+    Ok(Some(decoded.links.build(Some(decoded.seq))))
+}
+
+/// Writes `table` to `path` atomically.
+pub fn save(path: &Path, identity: &str, table: &LinkTable) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "snapshot".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let f = open_private(&tmp)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        file::encode(table, identity, &mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        // The rename itself is durable only once the directory is synced.
+        fs::File::open(&dir)?.sync_all()
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// The links may be private to the operator: the file is readable by the
+/// service's user only.
+fn open_private(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
+}
+
+/// Saves the snapshot's table whenever it has changed, at most every
+/// [`MIN_INTERVAL`], and once more at shutdown.
+pub struct Saver {
+    path: PathBuf,
+    identity: String,
+    snapshot: Arc<Snapshot>,
+    /// The generation last written (or read from the file).
+    saved: AtomicU64,
+    /// Serialises saves, so the shutdown save waits for one under way.
+    writing: tokio::sync::Mutex<()>,
+}
+
+impl Saver {
+    /// `saved_generation` is the snapshot's generation that is already on
+    /// disk (the one published from the file), or `None`.
+    pub fn new(
+        path: PathBuf,
+        identity: String,
+        snapshot: Arc<Snapshot>,
+        saved_generation: Option<u64>,
+    ) -> Arc<Self> {
+        Arc::new(Self {
+            path,
+            identity,
+            snapshot,
+            saved: AtomicU64::new(saved_generation.unwrap_or(u64::MAX)),
+            writing: tokio::sync::Mutex::new(()),
+        })
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn spawn(self: &Arc<Self>) -> tokio::task::JoinHandle<()> {
+        let this = Arc::clone(self);
+        tokio::spawn(async move {
+            let mut last_save: Option<Instant> = None;
+            let mut failing = false;
+            let mut tick = tokio::time::interval(CHECK_EVERY);
+            tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+            loop {
+                tick.tick().await;
+                if last_save.is_some_and(|t| t.elapsed() < MIN_INTERVAL) {
+                    continue;
+                }
+                match this.save_if_changed().await {
+                    Ok(false) => {}
+                    Ok(true) => {
+                        last_save = Some(Instant::now());
+                        if std::mem::take(&mut failing) {
+                            tracing::info!(path = %this.path.display(), "snapshot file written again");
+                        }
+                    }
+                    Err(e) => {
+                        // Retried at the next interval; redirects are unaffected.
+                        last_save = Some(Instant::now());
+                        if !std::mem::replace(&mut failing, true) {
+                            tracing::warn!(path = %this.path.display(), error = %e, "cannot write the snapshot file");
+                        }
+                    }
+                }
+            }
+        })
+    }
+
+    /// Writes the current table if it is loaded and newer than the file.
+    /// Returns whether it wrote.
+    pub async fn save_if_changed(&self) -> io::Result<bool> {
+        let _writing = self.writing.lock().await;
+        let generation = self.snapshot.generation();
+        if !self.snapshot.is_loaded() || generation == self.saved.load(Ordering::Acquire) {
+            return Ok(false);
+        }
+        let table = Arc::clone(&self.snapshot.load());
+        if table.seq().is_none() {
+            return Ok(false);
+        }
+        let (path, identity) = (self.path.clone(), self.identity.clone());
+        let started = Instant::now();
+        let links = table.len();
+        tokio::task::spawn_blocking(move || save(&path, &identity, &table))
+            .await
+            .map_err(io::Error::other)??;
+        self.saved.store(generation, Ordering::Release);
+        tracing::debug!(links, took = ?started.elapsed(), "snapshot file written");
+        Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::snapshot::{Change, TableBuilder};
+    use serde_json::json;
+
+    fn table() -> LinkTable {
+        let mut b = TableBuilder::default();
+        let doc = match json!({"url": "https://a.example/"}) {
+            serde_json::Value::Object(m) => m,
+            _ => Default::default(),
+        };
+        b.apply([Change::Upsert {
+            key: "abcde".into(),
+            doc,
+        }]);
+        b.build(Some(json!(3)))
+    }
+
+    #[test]
+    fn saves_atomically_and_loads_back() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("links.snapshot");
+        assert!(load(&path, "id").expect("no file is fine").is_none());
+        save(&path, "id", &table()).expect("saves");
+        let back = load(&path, "id").expect("reads").expect("present");
+        assert_eq!(back.live_url("abcde", 0), Some("https://a.example/"));
+        assert_eq!(back.seq(), Some(&json!(3)));
+        let names: Vec<_> = fs::read_dir(dir.path())
+            .expect("list")
+            .map(|e| e.expect("entry").file_name())
+            .collect();
+        assert_eq!(names, ["links.snapshot"], "no temporary file left behind");
+        use std::os::unix::fs::PermissionsExt;
+        let mode = fs::metadata(&path).expect("stat").permissions().mode();
+        assert_eq!(mode & 0o777, 0o600);
+    }
+
+    #[test]
+    fn a_damaged_file_is_reported_not_believed() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let path = dir.path().join("links.snapshot");
+        save(&path, "id", &table()).expect("saves");
+        let mut bytes = fs::read(&path).expect("read");
+        let n = bytes.len();
+        bytes[n / 2] ^= 1;
+        fs::write(&path, &bytes).expect("write");
+        assert!(matches!(
+            load(&path, "id"),
+            Err(LoadError::Invalid {
+                source: DecodeError::Checksum,
+                ..
+            })
+        ));
+    }
+}

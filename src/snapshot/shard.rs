@@ -1,0 +1,310 @@
+//! One shard of the link table: a few hundred links packed into one string
+//! arena and a small open-addressing index.
+//!
+//! Why this shape: a link is a 5-byte key and a ~55-byte URL, so a
+//! `HashMap<Box<str>, struct-of-Box<str>>` spends more on allocation headers,
+//! pointers and padding than on the link (about 340 bytes a link at 1M). Here
+//! every string of a shard lives in one `Box<str>` and an entry is 16 bytes of
+//! offsets and flags, about 20 bytes with the index's slack; the strings cost
+//! what they are. A shard is immutable once built: an edit builds a new one
+//! (a few hundred entries), which is what keeps an edit O(1) in the number of
+//! links (see [`super::table`]).
+
+use std::fmt;
+
+use hashbrown::HashTable;
+
+/// What a link holds for the redirect path; borrowed from a shard's arena.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LinkView<'a> {
+    pub key: &'a str,
+    pub url: &'a str,
+    pub inactive: bool,
+    /// Expiry in milliseconds since the epoch, compared against the request time.
+    pub expires_ms: Option<i64>,
+    /// The `Location` for a request of exactly `/KEY` with no query, worked
+    /// out once when the link is loaded (see
+    /// [`redirect_policy::direct_location`](crate::redirect_policy::direct_location));
+    /// `None` for internal redirects, whose result depends on other links.
+    pub direct: Option<&'a str>,
+}
+
+impl LinkView<'_> {
+    #[inline]
+    pub fn is_live_at(&self, now_ms: i64) -> bool {
+        !self.inactive && self.expires_ms.is_none_or(|e| now_ms < e)
+    }
+}
+
+/// Where an entry's strings are and what it is. The arena holds, from `off`:
+/// the key, the URL, the direct location (when it differs from the URL) and
+/// the expiry as 16 hex digits (when there is one).
+#[derive(Clone, Copy)]
+struct Entry {
+    off: u32,
+    url_len: u32,
+    direct_len: u32,
+    key_len: u16,
+    flags: u16,
+}
+
+const INACTIVE: u16 = 1;
+const EXPIRES: u16 = 2;
+/// The direct location is the URL itself (a URL already in normal form).
+const DIRECT_IS_URL: u16 = 4;
+/// The direct location is stored after the URL.
+const DIRECT_OWN: u16 = 8;
+const EXPIRY_DIGITS: usize = 16;
+
+/// Largest key a shard stores; longer keys are refused as invalid documents.
+pub const MAX_KEY_LEN: usize = u16::MAX as usize;
+
+#[derive(Default)]
+pub struct Shard {
+    index: HashTable<Entry>,
+    arena: Box<str>,
+}
+
+impl fmt::Debug for Shard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shard")
+            .field("links", &self.index.len())
+            .field("arena_bytes", &self.arena.len())
+            .finish()
+    }
+}
+
+/// A link handed to [`Shard::build`], with its key's hash.
+pub type Hashed<'a> = (u64, LinkView<'a>);
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+#[error("a shard holds at most 4 GiB of text")]
+pub struct ShardTooLarge;
+
+impl Shard {
+    /// Packs `links` (unique keys, each with its hash) into a shard. `hash`
+    /// must be the function that produced the hashes.
+    pub fn build(links: &[Hashed<'_>], hash: impl Fn(&str) -> u64) -> Result<Self, ShardTooLarge> {
+        let text: usize = links.iter().map(|(_, l)| stored_len(l)).sum();
+        if u32::try_from(text).is_err() {
+            return Err(ShardTooLarge);
+        }
+        let mut arena = String::with_capacity(text);
+        let mut entries = Vec::with_capacity(links.len());
+        for (h, l) in links {
+            // Every length fits: the total was checked above, keys are checked
+            // by the table before they get here.
+            let off = arena.len() as u32;
+            arena.push_str(l.key);
+            arena.push_str(l.url);
+            let mut flags = 0;
+            let mut direct_len = 0;
+            match l.direct {
+                Some(d) if d == l.url => flags |= DIRECT_IS_URL,
+                Some(d) => {
+                    flags |= DIRECT_OWN;
+                    direct_len = d.len() as u32;
+                    arena.push_str(d);
+                }
+                None => {}
+            }
+            if let Some(ms) = l.expires_ms {
+                flags |= EXPIRES;
+                arena.push_str(&format!("{:016x}", ms as u64));
+            }
+            if l.inactive {
+                flags |= INACTIVE;
+            }
+            entries.push((
+                *h,
+                Entry {
+                    off,
+                    url_len: l.url.len() as u32,
+                    direct_len,
+                    key_len: l.key.len() as u16,
+                    flags,
+                },
+            ));
+        }
+        let arena = arena.into_boxed_str();
+        let mut index = HashTable::with_capacity(entries.len());
+        for (h, e) in entries {
+            index.insert_unique(h, e, |e| hash(key_of(&arena, e)));
+        }
+        Ok(Self { index, arena })
+    }
+
+    #[inline]
+    pub fn get(&self, hash: u64, key: &str) -> Option<LinkView<'_>> {
+        self.index
+            .find(hash, |e| key_of(&self.arena, e) == key)
+            .map(|e| view(&self.arena, e))
+    }
+
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = LinkView<'_>> + '_ {
+        self.index.iter().map(|e| view(&self.arena, e))
+    }
+
+    /// Heap bytes this shard holds (index buckets, control bytes, arena).
+    pub fn heap_bytes(&self) -> usize {
+        let buckets = if self.index.capacity() == 0 {
+            0
+        } else {
+            (self.index.capacity() * 8 / 7).next_power_of_two()
+        };
+        buckets * (size_of::<Entry>() + 1) + self.arena.len()
+    }
+}
+
+/// Bytes `l` takes in an arena.
+fn stored_len(l: &LinkView<'_>) -> usize {
+    let direct = match l.direct {
+        Some(d) if d != l.url => d.len(),
+        _ => 0,
+    };
+    let expiry = if l.expires_ms.is_some() {
+        EXPIRY_DIGITS
+    } else {
+        0
+    };
+    l.key.len() + l.url.len() + direct + expiry
+}
+
+#[inline]
+fn key_of<'a>(arena: &'a str, e: &Entry) -> &'a str {
+    let start = e.off as usize;
+    &arena[start..start + e.key_len as usize]
+}
+
+#[inline]
+fn view<'a>(arena: &'a str, e: &Entry) -> LinkView<'a> {
+    let key_end = e.off as usize + e.key_len as usize;
+    let url_end = key_end + e.url_len as usize;
+    let url = &arena[key_end..url_end];
+    let (direct, direct_end) = if e.flags & DIRECT_IS_URL != 0 {
+        (Some(url), url_end)
+    } else if e.flags & DIRECT_OWN != 0 {
+        let end = url_end + e.direct_len as usize;
+        (Some(&arena[url_end..end]), end)
+    } else {
+        (None, url_end)
+    };
+    let expires_ms = (e.flags & EXPIRES != 0).then(|| {
+        let digits = &arena[direct_end..direct_end + EXPIRY_DIGITS];
+        // Written by `build` as exactly 16 hex digits.
+        u64::from_str_radix(digits, 16).unwrap_or(0) as i64
+    });
+    LinkView {
+        key: &arena[e.off as usize..key_end],
+        url,
+        inactive: e.flags & INACTIVE != 0,
+        expires_ms,
+        direct,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::hash::BuildHasher;
+
+    fn hasher() -> impl Fn(&str) -> u64 {
+        let state = foldhash::fast::FixedState::with_seed(7);
+        move |k: &str| state.hash_one(k)
+    }
+
+    fn link<'a>(key: &'a str, url: &'a str) -> LinkView<'a> {
+        LinkView {
+            key,
+            url,
+            inactive: false,
+            expires_ms: None,
+            direct: Some(url),
+        }
+    }
+
+    #[test]
+    fn every_field_comes_back() {
+        let h = hasher();
+        let links = [
+            link("abcde", "https://a.example/"),
+            LinkView {
+                direct: Some("https://b.example/"),
+                ..link("b", "https://B.example")
+            },
+            LinkView {
+                direct: None,
+                inactive: true,
+                expires_ms: Some(-5),
+                ..link("c/d", "/abcde")
+            },
+            LinkView {
+                expires_ms: Some(1_800_000_000_000),
+                ..link("e", "https://e.example/x")
+            },
+        ];
+        let hashed: Vec<_> = links.iter().map(|l| (h(l.key), *l)).collect();
+        let shard = Shard::build(&hashed, &h).expect("fits");
+        assert_eq!(shard.len(), 4);
+        for l in &links {
+            assert_eq!(shard.get(h(l.key), l.key), Some(*l));
+        }
+        assert_eq!(shard.get(h("zzz"), "zzz"), None);
+        let mut keys: Vec<_> = shard.iter().map(|l| l.key).collect();
+        keys.sort_unstable();
+        assert_eq!(keys, ["abcde", "b", "c/d", "e"]);
+    }
+
+    #[test]
+    fn liveness_uses_flag_and_expiry() {
+        let l = LinkView {
+            expires_ms: Some(100),
+            ..link("a", "/x")
+        };
+        assert!(l.is_live_at(99) && !l.is_live_at(100));
+        assert!(
+            !LinkView {
+                inactive: true,
+                ..link("a", "/x")
+            }
+            .is_live_at(0)
+        );
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn round_trips_any_links(
+            links in proptest::collection::hash_map(
+                "[A-Za-z0-9_/-]{1,12}",
+                ("[ -~]{0,40}", proptest::option::of(proptest::option::of("[ -~]{0,20}")), proptest::bool::ANY, proptest::option::of(proptest::num::i64::ANY)),
+                0..60,
+            )
+        ) {
+            let h = hasher();
+            let views: Vec<LinkView<'_>> = links
+                .iter()
+                .map(|(k, (url, direct, inactive, expires_ms))| LinkView {
+                    key: k,
+                    url,
+                    inactive: *inactive,
+                    expires_ms: *expires_ms,
+                    direct: match direct {
+                        None => None,
+                        Some(None) => Some(url.as_str()),
+                        Some(Some(d)) => Some(d.as_str()),
+                    },
+                })
+                .collect();
+            let hashed: Vec<_> = views.iter().map(|l| (h(l.key), *l)).collect();
+            let shard = Shard::build(&hashed, &h).expect("fits");
+            proptest::prop_assert_eq!(shard.len(), views.len());
+            for l in &views {
+                proptest::prop_assert_eq!(shard.get(h(l.key), l.key), Some(*l));
+            }
+        }
+    }
+}

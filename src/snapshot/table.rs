@@ -1,0 +1,521 @@
+//! The link table the redirect path reads: immutable, and cheap to change.
+//!
+//! A table is a list of shared [`Shard`]s, each holding a few hundred links. A
+//! batch of changes copies the list of shard pointers and rebuilds only the
+//! shards it touches, so an edit costs O(shards + links per shard), about a
+//! millisecond at a million links, and the new table shares every untouched
+//! shard with the old one: memory grows by the changed shards only, and the
+//! old ones are freed when the last request reading them finishes.
+//!
+//! The shard count follows the table's size (about [`TARGET_PER_SHARD`] links
+//! each): when edits grow or shrink the table past a factor of two of that,
+//! the next batch rebuilds it whole, which amortises to O(1) per edit.
+
+use std::collections::HashMap;
+use std::hash::BuildHasher;
+use std::sync::Arc;
+
+use serde_json::Value;
+
+use super::Change;
+use super::shard::{Hashed, LinkView, MAX_KEY_LEN, Shard};
+use crate::link::{Document, Link};
+use crate::link_key::LinkKey;
+use crate::redirect_policy;
+
+/// Links per shard aimed at: about three quarters of the 512 slots the
+/// index then has (its load factor tops out at 7/8), and an edit rebuilds
+/// about 25 KB.
+const TARGET_PER_SHARD: usize = 384;
+
+/// A link as parsed from a document, before it is packed into a shard.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LiveLink {
+    pub url: String,
+    pub inactive: bool,
+    pub expires_ms: Option<i64>,
+    pub direct: Option<String>,
+}
+
+impl LiveLink {
+    pub fn from_link(key: &str, link: &Link) -> Self {
+        let direct = if link.url.is_internal() {
+            None
+        } else {
+            redirect_policy::direct_location(key, link.url.as_str())
+        };
+        Self {
+            url: link.url.as_str().to_owned(),
+            inactive: link.inactive,
+            expires_ms: link.expires.map(|t| t.timestamp_millis()),
+            direct,
+        }
+    }
+
+    /// Parses a stored document under `key`: the one place a change becomes
+    /// a link or a reason why not.
+    pub fn parse(key: &str, doc: &Document) -> Result<Self, String> {
+        LinkKey::parse(key).map_err(|e| e.to_string())?;
+        if key.len() > MAX_KEY_LEN {
+            return Err(format!("a key is at most {MAX_KEY_LEN} bytes"));
+        }
+        let link = Link::from_document(doc).map_err(|e| e.to_string())?;
+        Ok(Self::from_link(key, &link))
+    }
+
+    fn view<'a>(&'a self, key: &'a str) -> LinkView<'a> {
+        LinkView {
+            key,
+            url: &self.url,
+            inactive: self.inactive,
+            expires_ms: self.expires_ms,
+            direct: self.direct.as_deref(),
+        }
+    }
+}
+
+/// The hash every shard of a table (and of the tables derived from it) uses.
+/// Seeded at random per process, so nobody can aim keys at one slot.
+#[derive(Clone)]
+struct KeyHasher(foldhash::fast::FixedState);
+
+impl KeyHasher {
+    fn new() -> Self {
+        Self(foldhash::fast::FixedState::with_seed(rand::random()))
+    }
+
+    #[inline]
+    fn hash(&self, key: &str) -> u64 {
+        self.0.hash_one(key)
+    }
+}
+
+/// Which of `count` shards a key lives in: a multiply-shift over bits 25..57
+/// of the hash, which the shard's own index (low bits for the slot, top seven
+/// for its tag) does not use, so no shard sees clustered hashes.
+#[inline]
+fn shard_of(hash: u64, count: usize) -> usize {
+    ((((hash >> 25) as u32) as u64 * count as u64) >> 32) as usize
+}
+
+fn shard_count_for(links: usize) -> usize {
+    links.div_ceil(TARGET_PER_SHARD).max(1)
+}
+
+/// An immutable set of links, keyed by the exact key string, with the store
+/// position it reflects.
+#[derive(Clone)]
+pub struct LinkTable {
+    hasher: KeyHasher,
+    shards: Arc<Vec<Arc<Shard>>>,
+    len: usize,
+    /// Documents that are not valid links, with the reason; kept so that a fix
+    /// brings them back and so that operators can see them counted.
+    invalid: Arc<HashMap<Box<str>, String>>,
+    /// The store's sequence this table reflects (opaque: CouchDB's are
+    /// strings, SQLite's and PouchDB's numbers); `None` before any load.
+    seq: Option<Value>,
+}
+
+impl std::fmt::Debug for LinkTable {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LinkTable")
+            .field("links", &self.len)
+            .field("shards", &self.shards.len())
+            .field("invalid", &self.invalid.len())
+            .field("seq", &self.seq)
+            .finish()
+    }
+}
+
+impl Default for LinkTable {
+    fn default() -> Self {
+        Self {
+            hasher: KeyHasher::new(),
+            shards: Arc::new(vec![Arc::new(Shard::default())]),
+            len: 0,
+            invalid: Arc::default(),
+            seq: None,
+        }
+    }
+}
+
+impl LinkTable {
+    #[inline]
+    pub fn get(&self, key: &str) -> Option<LinkView<'_>> {
+        let h = self.hasher.hash(key);
+        self.shards[shard_of(h, self.shards.len())].get(h, key)
+    }
+
+    /// The destination of a link that redirects at `now_ms`. Inactive, expired
+    /// and unknown keys all answer `None`, so callers cannot tell them apart.
+    #[inline]
+    pub fn live_url(&self, key: &str, now_ms: i64) -> Option<&str> {
+        self.get(key)
+            .filter(|l| l.is_live_at(now_ms))
+            .map(|l| l.url)
+    }
+
+    /// The precomputed `Location` for a request of exactly `/KEY` and no
+    /// query, if the link is live and absolute: the common scan, answered
+    /// without running the resolver.
+    #[inline]
+    pub fn direct_location(&self, key: &str, now_ms: i64) -> Option<&str> {
+        self.get(key)
+            .filter(|l| l.is_live_at(now_ms))
+            .and_then(|l| l.direct)
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    pub fn invalid_count(&self) -> usize {
+        self.invalid.len()
+    }
+
+    /// Every link, in no particular order.
+    pub fn iter(&self) -> impl Iterator<Item = LinkView<'_>> + '_ {
+        self.shards.iter().flat_map(|s| s.iter())
+    }
+
+    /// Every invalid document's key and reason, in no particular order.
+    pub fn invalid(&self) -> impl Iterator<Item = (&str, &str)> + '_ {
+        self.invalid.iter().map(|(k, r)| (&**k, r.as_str()))
+    }
+
+    pub fn seq(&self) -> Option<&Value> {
+        self.seq.as_ref()
+    }
+
+    pub fn set_seq(&mut self, seq: Value) {
+        self.seq = Some(seq);
+    }
+
+    pub fn shard_count(&self) -> usize {
+        self.shards.len()
+    }
+
+    /// Heap bytes of the links (shards and their pointers), for the memory
+    /// figures in ARCHITECTURE.md and the scale benchmark.
+    pub fn heap_bytes(&self) -> usize {
+        self.shards.iter().map(|s| s.heap_bytes()).sum::<usize>()
+            + self.shards.len() * (size_of::<Arc<Shard>>() + size_of::<Shard>() + 16)
+    }
+
+    /// Applies changes in order, rebuilding only the shards they touch;
+    /// returns the keys whose documents were found invalid in this batch, with
+    /// the reason, for the caller to warn.
+    pub fn apply(&mut self, changes: impl IntoIterator<Item = Change>) -> Vec<(String, String)> {
+        // The last change to a key decides; earlier ones are only reported.
+        let mut last: HashMap<String, Outcome> = HashMap::new();
+        let mut rejected = Vec::new();
+        for change in changes {
+            let (key, outcome) = Outcome::of(change);
+            if let Outcome::Invalid(reason) = &outcome {
+                rejected.push((key.clone(), reason.clone()));
+            }
+            last.insert(key, outcome);
+        }
+        if last.is_empty() {
+            return rejected;
+        }
+
+        let mut by_shard: HashMap<usize, Vec<(u64, &str, &Outcome)>> = HashMap::new();
+        let count = self.shards.len();
+        for (key, outcome) in &last {
+            let h = self.hasher.hash(key);
+            by_shard
+                .entry(shard_of(h, count))
+                .or_default()
+                .push((h, key, outcome));
+        }
+        let hasher = self.hasher.clone();
+        let shards = Arc::make_mut(&mut self.shards);
+        for (index, edits) in by_shard {
+            let old = Arc::clone(&shards[index]);
+            let mut links: Vec<Hashed<'_>> = old
+                .iter()
+                .filter(|l| !last.contains_key(l.key))
+                .map(|l| (hasher.hash(l.key), l))
+                .collect();
+            links.extend(edits.iter().filter_map(|(h, key, outcome)| match outcome {
+                Outcome::Live(link) => Some((*h, link.view(key))),
+                _ => None,
+            }));
+            let new_len = links.len();
+            let old_len = old.len();
+            // A shard over 4 GiB of URLs cannot be built; keep the old one
+            // rather than lose every link in it.
+            match Shard::build(&links, |k| hasher.hash(k)) {
+                Ok(shard) => {
+                    self.len = self.len + new_len - old_len;
+                    shards[index] = Arc::new(shard);
+                }
+                Err(e) => tracing::error!(error = %e, "a change could not be applied"),
+            }
+        }
+
+        let invalid = Arc::make_mut(&mut self.invalid);
+        for (key, outcome) in last {
+            match outcome {
+                Outcome::Invalid(reason) => {
+                    invalid.insert(key.into_boxed_str(), reason);
+                }
+                Outcome::Live(_) | Outcome::Gone => {
+                    invalid.remove(key.as_str());
+                }
+            }
+        }
+
+        let wanted = shard_count_for(self.len);
+        if wanted > 2 * self.shards.len() || 2 * wanted < self.shards.len() {
+            self.reshard(wanted);
+        }
+        rejected
+    }
+
+    /// Rebuilds the table with `count` shards; O(links), run only when the
+    /// size has moved by a factor of two since the last build.
+    fn reshard(&mut self, count: usize) {
+        let hasher = self.hasher.clone();
+        let mut groups: Vec<Vec<Hashed<'_>>> = vec![Vec::new(); count];
+        for link in self.shards.iter().flat_map(|s| s.iter()) {
+            let h = hasher.hash(link.key);
+            groups[shard_of(h, count)].push((h, link));
+        }
+        let built: Result<Vec<_>, _> = groups
+            .iter()
+            .map(|g| Shard::build(g, |k| hasher.hash(k)).map(Arc::new))
+            .collect();
+        match built {
+            Ok(shards) => self.shards = Arc::new(shards),
+            Err(e) => tracing::error!(error = %e, "resharding failed; keeping the old layout"),
+        }
+    }
+}
+
+/// What a change leaves behind for its key.
+enum Outcome {
+    Live(LiveLink),
+    Invalid(String),
+    Gone,
+}
+
+impl Outcome {
+    fn of(change: Change) -> (String, Self) {
+        match change {
+            Change::Delete { key } => (key, Outcome::Gone),
+            Change::Upsert { key, doc } => {
+                let outcome = match LiveLink::parse(&key, &doc) {
+                    Ok(link) => Outcome::Live(link),
+                    Err(reason) => Outcome::Invalid(reason),
+                };
+                (key, outcome)
+            }
+        }
+    }
+}
+
+/// Builds a whole table from a full load (a store scan or the snapshot
+/// file) without the per-batch copying of [`LinkTable::apply`]: links are
+/// packed into one growing arena as they come and sorted into shards once at
+/// the end. The arena and item list are large allocations, returned to the
+/// system when the build is done, so a load leaves no heap behind.
+pub struct TableBuilder {
+    hasher: KeyHasher,
+    arena: String,
+    items: Vec<Item>,
+    reasons: Vec<String>,
+    rejected: usize,
+}
+
+/// One link (or verdict on a key) in the builder's arena.
+struct Item {
+    hash: u64,
+    off: usize,
+    key_len: usize,
+    url_len: usize,
+    /// `None`: no direct location; `Some(None)`: the URL; `Some(Some(n))`: `n`
+    /// bytes after the URL.
+    direct: Option<Option<usize>>,
+    inactive: bool,
+    expires_ms: Option<i64>,
+    state: ItemState,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ItemState {
+    Live,
+    /// Index into `reasons`.
+    Invalid(usize),
+    Deleted,
+}
+
+impl Default for TableBuilder {
+    fn default() -> Self {
+        Self {
+            hasher: KeyHasher::new(),
+            arena: String::new(),
+            items: Vec::new(),
+            reasons: Vec::new(),
+            rejected: 0,
+        }
+    }
+}
+
+impl TableBuilder {
+    /// Adds changes in order (a later change to a key replaces an earlier
+    /// one); returns the invalid documents among them, with the reason.
+    pub fn apply(&mut self, changes: impl IntoIterator<Item = Change>) -> Vec<(String, String)> {
+        let mut rejected = Vec::new();
+        for change in changes {
+            match Outcome::of(change) {
+                (key, Outcome::Live(link)) => self.push_live(&key, &link.view(&key)),
+                (key, Outcome::Invalid(reason)) => {
+                    rejected.push((key.clone(), reason.clone()));
+                    self.push_invalid(&key, reason);
+                }
+                (key, Outcome::Gone) => self.push_state(&key, ItemState::Deleted),
+            }
+        }
+        self.rejected += rejected.len();
+        rejected
+    }
+
+    /// Adds a link already known to be valid (from the snapshot file, whose
+    /// checksum vouches for what a previous run parsed).
+    pub fn push_live(&mut self, key: &str, link: &LinkView<'_>) {
+        let off = self.arena.len();
+        self.arena.push_str(key);
+        self.arena.push_str(link.url);
+        let direct = match link.direct {
+            None => None,
+            Some(d) if d == link.url => Some(None),
+            Some(d) => {
+                self.arena.push_str(d);
+                Some(Some(d.len()))
+            }
+        };
+        self.items.push(Item {
+            hash: self.hasher.hash(key),
+            off,
+            key_len: key.len(),
+            url_len: link.url.len(),
+            direct,
+            inactive: link.inactive,
+            expires_ms: link.expires_ms,
+            state: ItemState::Live,
+        });
+    }
+
+    pub fn push_invalid(&mut self, key: &str, reason: String) {
+        self.reasons.push(reason);
+        self.push_state(key, ItemState::Invalid(self.reasons.len() - 1));
+    }
+
+    fn push_state(&mut self, key: &str, state: ItemState) {
+        let off = self.arena.len();
+        self.arena.push_str(key);
+        self.items.push(Item {
+            hash: self.hasher.hash(key),
+            off,
+            key_len: key.len(),
+            url_len: 0,
+            direct: None,
+            inactive: false,
+            expires_ms: None,
+            state,
+        });
+    }
+
+    pub fn len_hint(&self) -> usize {
+        self.items.len()
+    }
+
+    fn key(&self, item: &Item) -> &str {
+        &self.arena[item.off..item.off + item.key_len]
+    }
+
+    fn view<'a>(&'a self, item: &Item) -> LinkView<'a> {
+        let url_start = item.off + item.key_len;
+        let url_end = url_start + item.url_len;
+        let url = &self.arena[url_start..url_end];
+        LinkView {
+            key: self.key(item),
+            url,
+            inactive: item.inactive,
+            expires_ms: item.expires_ms,
+            direct: item.direct.map(|d| match d {
+                None => url,
+                Some(n) => &self.arena[url_end..url_end + n],
+            }),
+        }
+    }
+
+    /// The finished table at store position `seq`.
+    pub fn build(mut self, seq: Option<Value>) -> LinkTable {
+        // The last word on each key wins: keep the last item per key.
+        let mut latest: HashMap<&str, usize> = HashMap::with_capacity(self.items.len());
+        for (i, item) in self.items.iter().enumerate() {
+            latest.insert(&self.arena[item.off..item.off + item.key_len], i);
+        }
+        let mut winners: Vec<usize> = latest.into_values().collect();
+        winners.sort_unstable();
+        let live = winners
+            .iter()
+            .filter(|&&i| self.items[i].state == ItemState::Live)
+            .count();
+        let count = shard_count_for(live);
+        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); count];
+        let mut invalid = HashMap::new();
+        for &i in &winners {
+            let item = &self.items[i];
+            match item.state {
+                ItemState::Live => groups[shard_of(item.hash, count)].push(i),
+                ItemState::Invalid(r) => {
+                    invalid.insert(
+                        Box::from(self.key(item)),
+                        std::mem::take(&mut self.reasons[r]),
+                    );
+                }
+                ItemState::Deleted => {}
+            }
+        }
+        let hasher = self.hasher.clone();
+        let mut shards = Vec::with_capacity(count);
+        let mut len = 0;
+        for group in &groups {
+            let links: Vec<Hashed<'_>> = group
+                .iter()
+                .map(|&i| (self.items[i].hash, self.view(&self.items[i])))
+                .collect();
+            // A shard is ~384 links; only URLs of megabytes each could
+            // overflow one, and those are dropped rather than the table.
+            match Shard::build(&links, |k| hasher.hash(k)) {
+                Ok(s) => {
+                    len += s.len();
+                    shards.push(Arc::new(s));
+                }
+                Err(e) => {
+                    tracing::error!(error = %e, "links dropped from the table");
+                    shards.push(Arc::new(Shard::default()));
+                }
+            }
+        }
+        LinkTable {
+            hasher,
+            shards: Arc::new(shards),
+            len,
+            invalid: Arc::new(invalid),
+            seq,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,247 @@
+//! The table's behaviour against a plain map, and what makes it cheap.
+
+use super::*;
+use serde_json::json;
+
+fn upsert(key: &str, v: serde_json::Value) -> Change {
+    let doc = match v {
+        serde_json::Value::Object(m) => m,
+        _ => Document::new(),
+    };
+    Change::Upsert {
+        key: key.into(),
+        doc,
+    }
+}
+
+#[test]
+fn inactive_expired_and_unknown_look_alike() {
+    let mut t = LinkTable::default();
+    let rejected = t.apply([
+        upsert("live1", json!({"url": "https://a.example/"})),
+        upsert(
+            "dead1",
+            json!({"url": "https://a.example/", "inactive": true}),
+        ),
+        upsert(
+            "old01",
+            json!({"url": "https://a.example/", "expires": "2020-01-01T00:00:00Z"}),
+        ),
+    ]);
+    assert!(rejected.is_empty());
+    let now = 1_800_000_000_000;
+    assert_eq!(t.live_url("live1", now), Some("https://a.example/"));
+    assert_eq!(t.live_url("dead1", now), None);
+    assert_eq!(t.live_url("old01", now), None);
+    assert_eq!(t.live_url("nope1", now), None);
+    assert!(t.get("dead1").is_some(), "inactive links stay known");
+}
+
+#[test]
+fn invalid_documents_are_skipped_and_come_back_when_fixed() {
+    let mut t = LinkTable::default();
+    t.apply([upsert("good1", json!({"url": "https://a.example/"}))]);
+    let rejected = t.apply([
+        upsert("bad01", json!({"url": "javascript:alert(1)"})),
+        upsert("bad 2", json!({"url": "https://a.example/"})),
+        upsert("good1", json!({"inactive": "yes"})),
+    ]);
+    assert_eq!(rejected.len(), 3);
+    assert_eq!(t.invalid_count(), 3);
+    assert_eq!(t.len(), 0, "a broken edit takes the link out");
+    t.apply([upsert("good1", json!({"url": "https://b.example/"}))]);
+    assert_eq!(t.live_url("good1", 0), Some("https://b.example/"));
+    assert_eq!(t.invalid_count(), 2);
+    t.apply([
+        Change::Delete {
+            key: "bad01".into(),
+        },
+        Change::Delete {
+            key: "good1".into(),
+        },
+    ]);
+    assert_eq!((t.len(), t.invalid_count()), (0, 1));
+}
+
+proptest::proptest! {
+    /// The precomputed answer for `/KEY` is exactly what the policy
+    /// would have answered, whatever else the table holds.
+    #[test]
+    fn direct_location_agrees_with_the_policy(
+        key in "[A-Za-z0-9_-]{1,8}(/[A-Za-z0-9]{1,3})?",
+        path in "(/[a-z0-9%~.-]{0,5}){0,3}",
+        // '?' and '#' inside the query and fragment, as in issue #8.
+        query in proptest::option::of("[a-z0-9=&~%+;?-]{0,10}"),
+        fragment in proptest::option::of("[a-z?#]{0,4}"),
+        others in proptest::collection::vec(("[a-z]{1,3}", "/[a-z/]{0,6}"), 0..4),
+    ) {
+        let mut url = format!("https://a.example{path}");
+        if let Some(q) = query { url.push('?'); url.push_str(&q); }
+        if let Some(f) = fragment { url.push('#'); url.push_str(&f); }
+        proptest::prop_assume!(crate::destination::Destination::parse(&url).is_ok());
+        let mut t = LinkTable::default();
+        let mut changes: Vec<Change> = others
+            .into_iter()
+            .map(|(k, v)| upsert(&k, json!({"url": v})))
+            .collect();
+        changes.push(upsert(&key, json!({"url": url})));
+        t.apply(changes);
+        let request = format!("/{key}");
+        let policy = match redirect_policy::decide("https://0x1f.ie", &request, None, |k| t.live_url(k, 0)) {
+            redirect_policy::Decision::Redirect { location, .. } => Some(location),
+            _ => None,
+        };
+        proptest::prop_assert_eq!(t.direct_location(&key, 0).map(str::to_owned), policy);
+    }
+}
+
+fn link_doc(url: &str) -> Document {
+    match json!({ "url": url }) {
+        serde_json::Value::Object(m) => m,
+        _ => Document::new(),
+    }
+}
+
+fn many(n: usize) -> Vec<Change> {
+    (0..n)
+        .map(|i| Change::Upsert {
+            key: format!("k{i:05}"),
+            doc: link_doc(&format!("https://a.example/{i}")),
+        })
+        .collect()
+}
+
+#[test]
+fn an_edit_rebuilds_one_shard_and_leaves_the_old_table_alone() {
+    let mut b = TableBuilder::default();
+    b.apply(many(10_000));
+    let old = b.build(Some(json!(1)));
+    assert!(old.shard_count() >= 10_000 / TARGET_PER_SHARD);
+    let mut new = old.clone();
+    new.apply([upsert("k00042", json!({"url": "https://b.example/"}))]);
+    let changed = old
+        .shards
+        .iter()
+        .zip(new.shards.iter())
+        .filter(|(a, b)| !Arc::ptr_eq(a, b))
+        .count();
+    assert_eq!(changed, 1, "only the edited key's shard is rebuilt");
+    assert_eq!(old.live_url("k00042", 0), Some("https://a.example/42"));
+    assert_eq!(new.live_url("k00042", 0), Some("https://b.example/"));
+    assert_eq!((old.len(), new.len()), (10_000, 10_000));
+}
+
+#[test]
+fn grows_and_shrinks_by_resharding() {
+    let mut t = LinkTable::default();
+    for chunk in many(5_000).chunks(250) {
+        t.apply(chunk.to_vec());
+    }
+    assert_eq!(t.len(), 5_000);
+    assert!(t.shard_count() * TARGET_PER_SHARD * 2 >= 5_000);
+    assert!(t.shard_count() <= 2 * shard_count_for(5_000));
+    for i in (0..5_000).step_by(97) {
+        assert_eq!(
+            t.live_url(&format!("k{i:05}"), 0),
+            Some(format!("https://a.example/{i}").as_str())
+        );
+    }
+    t.apply((10..5_000).map(|i| Change::Delete {
+        key: format!("k{i:05}"),
+    }));
+    assert_eq!(t.len(), 10);
+    assert!(
+        t.shard_count() <= 2,
+        "{} shards for 10 links",
+        t.shard_count()
+    );
+    assert_eq!(t.iter().count(), 10);
+}
+
+#[test]
+fn memory_per_link_is_about_the_strings() {
+    let mut b = TableBuilder::default();
+    // 5-character keys and 55-character URLs, the issue's shape.
+    b.apply((0..20_000).map(|i| Change::Upsert {
+        key: format!("{i:05}"),
+        doc: link_doc(&format!(
+            "https://www.example.com/posters/spring-{i:05}-campaign/x1"
+        )),
+    }));
+    let t = b.build(None);
+    let per_link = t.heap_bytes() / t.len();
+    // 60 bytes of strings plus the index; the issue's goal is 100.
+    assert!(per_link < 100, "{per_link} bytes a link");
+}
+
+#[test]
+fn the_builder_keeps_the_last_word_on_each_key() {
+    let mut b = TableBuilder::default();
+    let rejected = b.apply([
+        upsert("a", json!({"url": "/1"})),
+        upsert("b", json!({"url": "/1"})),
+        upsert("c", json!({"url": 5})),
+        upsert("a", json!({"url": "/2"})),
+        Change::Delete { key: "b".into() },
+        upsert("d", json!({"url": 5})),
+        upsert("d", json!({"url": "/4"})),
+    ]);
+    assert_eq!(rejected.len(), 2);
+    let t = b.build(Some(json!("7-x")));
+    assert_eq!(t.live_url("a", 0), Some("/2"));
+    assert_eq!(t.live_url("b", 0), None);
+    assert_eq!(t.live_url("d", 0), Some("/4"));
+    assert_eq!((t.len(), t.invalid_count()), (2, 1));
+    assert_eq!(t.seq(), Some(&json!("7-x")));
+}
+
+/// One step of a random history: key index, and a URL (`None`: delete;
+/// `Some(None)`: an invalid document).
+type Step = (u8, Option<Option<u8>>);
+
+fn change_of((k, what): Step) -> Change {
+    let key = format!("key{k}");
+    match what {
+        None => Change::Delete { key },
+        Some(None) => upsert(&key, json!({"url": "javascript:alert(1)"})),
+        Some(Some(u)) => upsert(&key, json!({ "url": format!("https://a.example/{u}") })),
+    }
+}
+
+proptest::proptest! {
+    /// Whatever the history and however it is batched, the table answers
+    /// what a plain map of the last change per key would.
+    #[test]
+    fn agrees_with_a_plain_map(
+        steps in proptest::collection::vec((0u8..40, proptest::option::of(proptest::option::of(0u8..5))), 0..300),
+        batch in 1usize..50,
+    ) {
+        let mut model: std::collections::HashMap<String, Option<String>> = Default::default();
+        for (k, what) in &steps {
+            let key = format!("key{k}");
+            match what {
+                None => { model.remove(&key); }
+                Some(None) => { model.insert(key, None); }
+                Some(Some(u)) => { model.insert(key, Some(format!("https://a.example/{u}"))); }
+            }
+        }
+        let mut applied = LinkTable::default();
+        for chunk in steps.chunks(batch) {
+            applied.apply(chunk.iter().copied().map(change_of));
+        }
+        let mut built = TableBuilder::default();
+        built.apply(steps.iter().copied().map(change_of));
+        let built = built.build(None);
+        let live = model.values().filter(|v| v.is_some()).count();
+        for t in [&applied, &built] {
+            proptest::prop_assert_eq!(t.len(), live);
+            proptest::prop_assert_eq!(t.invalid_count(), model.len() - live);
+            proptest::prop_assert_eq!(t.iter().count(), live);
+            for k in 0u8..40 {
+                let key = format!("key{k}");
+                let want = model.get(&key).cloned().flatten();
+                proptest::prop_assert_eq!(t.live_url(&key, 0).map(str::to_owned), want);
+            }
+        }
+    }
+}

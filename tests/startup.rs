@@ -1,0 +1,229 @@
+//! Starting and restarting: nothing a scanner sees may say "no such tag"
+//! while links load, and a restart serves at once from the snapshot file,
+//! never from a file it should not believe.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, StoreSettings};
+use qrtag::startup::Application;
+use support::process::ServerProcess;
+use support::{header, poll, qrtag_cmd, test_settings};
+
+const WITHIN: Duration = Duration::from_secs(10);
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+fn snapshot_of(db: &Path) -> PathBuf {
+    qrtag::settings::default_snapshot_file(db)
+}
+
+fn cli_ok(db: &Path, args: &[&str]) {
+    let out = qrtag_cmd(db, args);
+    assert!(
+        out.status.success(),
+        "qrtag {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+/// Waits until `path` answers `status` (and, for a redirect, `location`).
+async fn wait_for(srv: &ServerProcess, path: &str, status: u16, location: Option<&str>) {
+    let c = client();
+    poll::until(WITHIN, &format!("{path} to answer {status}"), || async {
+        let r = c.get(srv.url(path)).send().await.ok()?;
+        (r.status().as_u16() == status && header(&r, "location") == location).then_some(())
+    })
+    .await
+}
+
+async fn wait_for_snapshot_file(path: &Path) {
+    poll::until(WITHIN, "the snapshot file to be written", || {
+        std::future::ready(path.exists().then_some(()))
+    })
+    .await
+}
+
+#[tokio::test]
+async fn answers_503_not_404_until_links_are_loaded() {
+    // A CouchDB that never answers: the links never load.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = closed.local_addr().expect("addr").port();
+    drop(closed);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    settings.store = StoreSettings::CouchDb(CouchSettings::new(
+        CouchUrl::parse(&format!("http://127.0.0.1:{port}")).expect("url"),
+        CouchDbName::parse("links").expect("name"),
+    ));
+    settings.snapshot_file = Some(dir.path().join("links.snapshot"));
+    let app = Application::build(settings).await.expect("builds");
+    let (public, admin) = (app.public_addr(), app.admin_addr());
+    tokio::spawn(app.run_until_stopped());
+
+    let c = client();
+    for method in [reqwest::Method::GET, reqwest::Method::HEAD] {
+        let r = c
+            .request(method.clone(), format!("http://{public}/H83if"))
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(r.status(), 503, "{method}");
+        assert_eq!(header(&r, "retry-after"), Some("1"));
+        assert_eq!(header(&r, "cache-control"), Some("no-store"));
+    }
+    let ready = c
+        .get(format!("http://{admin}/readyz"))
+        .send()
+        .await
+        .expect("readyz");
+    assert_eq!(ready.status(), 503);
+    // Logged like any answer.
+    let log = dir.path().join("access.log");
+    poll::until(WITHIN, "two 503 lines in the access log", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let lines: Vec<_> = text
+            .lines()
+            .filter(|l| l.split(' ').nth(5) == Some("503"))
+            .collect();
+        std::future::ready((lines.len() == 2).then_some(()))
+    })
+    .await;
+    assert!(
+        !dir.path().join("links.snapshot").exists(),
+        "nothing loaded, nothing saved"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restart_serves_the_snapshot_file_then_catches_up() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    cli_ok(&db, &["new", "https://a.example/1", "--key", "aaaaa"]);
+    cli_ok(&db, &["new", "https://b.example/1", "--key", "bbbbb"]);
+    cli_ok(&db, &["new", "https://d.example/1", "--key", "ddddd"]);
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/1")).await;
+    wait_for_snapshot_file(&snapshot_of(&db)).await;
+    srv.stop().await;
+
+    // While it is down: ordinary edits, which the restart must catch up on…
+    cli_ok(&db, &["set", "aaaaa", "https://a.example/2"]);
+    cli_ok(&db, &["disable", "bbbbb"]);
+    cli_ok(&db, &["new", "https://c.example/1", "--key", "ccccc"]);
+    // …and one behind the follower's back (the sequence does not move), so
+    // only a server that really served the file still answers the old URL.
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "UPDATE links SET doc = '{\"url\":\"https://d.example/2\"}' WHERE key = 'ddddd'",
+        [],
+    )
+    .expect("update");
+    drop(conn);
+
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/ddddd", 302, Some("https://d.example/1")).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/2")).await;
+    wait_for(&srv, "/bbbbb", 404, None).await;
+    wait_for(&srv, "/ccccc", 302, Some("https://c.example/1")).await;
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_damaged_snapshot_file_is_reported_and_replaced() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    cli_ok(&db, &["new", "https://a.example/1", "--key", "aaaaa"]);
+    let file = snapshot_of(&db);
+    std::fs::write(&file, b"QRTAGSNP\x01\0\0\0 this is not a snapshot").expect("write");
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/1")).await;
+    assert!(
+        srv.stderr().contains("ignoring snapshot file"),
+        "{}",
+        srv.stderr()
+    );
+    srv.stop().await;
+    let bytes = std::fs::read(&file).expect("read");
+    let back = qrtag::snapshot::file::decode(
+        &bytes,
+        &qrtag::store::LinkStore::snapshot_identity(
+            &qrtag::store::sqlite::SqliteStore::open(&db).expect("open"),
+        ),
+    )
+    .expect("rewritten whole");
+    assert_eq!(back.links.build(Some(back.seq)).len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_of_another_database_is_ignored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = dir.path().join("first.db");
+    let second = dir.path().join("second.db");
+    cli_ok(&first, &["new", "https://first.example/", "--key", "xxxxx"]);
+    cli_ok(
+        &second,
+        &["new", "https://second.example/", "--key", "yyyyy"],
+    );
+    let srv = ServerProcess::spawn(&first, &[], &[], false).await;
+    wait_for_snapshot_file(&snapshot_of(&first)).await;
+    srv.stop().await;
+    std::fs::copy(snapshot_of(&first), snapshot_of(&second)).expect("copy");
+
+    let srv = ServerProcess::spawn(&second, &[], &[], false).await;
+    wait_for(&srv, "/yyyyy", 302, Some("https://second.example/")).await;
+    wait_for(&srv, "/xxxxx", 404, None).await;
+    assert!(srv.stderr().contains("another store"), "{}", srv.stderr());
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_ahead_of_a_restored_database_is_ignored() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    let backup = dir.path().join("backup.db");
+    cli_ok(&db, &["new", "https://a.example/", "--key", "aaaaa"]);
+    // A backup taken now (same database, earlier sequence).
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute("VACUUM INTO ?1", [backup.to_str().expect("UTF-8")])
+        .expect("backup");
+    drop(conn);
+    cli_ok(&db, &["new", "https://b.example/", "--key", "bbbbb"]);
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/bbbbb", 302, Some("https://b.example/")).await;
+    wait_for_snapshot_file(&snapshot_of(&db)).await;
+    srv.stop().await;
+
+    // Restore the backup under the same name.
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    std::fs::copy(&backup, &db).expect("restore");
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/")).await;
+    wait_for(&srv, "/bbbbb", 404, None).await;
+    assert!(
+        srv.stderr().contains("restored from a backup"),
+        "{}",
+        srv.stderr()
+    );
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn no_snapshot_file_when_turned_off() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    cli_ok(&db, &["new", "https://a.example/", "--key", "aaaaa"]);
+    let srv = ServerProcess::spawn(&db, &["--no-snapshot-file"], &[], false).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/")).await;
+    srv.stop().await;
+    assert!(!snapshot_of(&db).exists());
+}

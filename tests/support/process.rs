@@ -1,0 +1,128 @@
+//! `qrtag serve` as a real process on port 0, for what only a process shows:
+//! signals, restarts, what it prints. Included with `#[path]` by the test
+//! crates that use it (with `support/poll.rs` beside it as `poll`).
+#![allow(dead_code)]
+
+use std::io::{BufRead, BufReader};
+use std::net::SocketAddr;
+use std::path::Path;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex, mpsc};
+use std::time::Duration;
+
+const STARTUP: Duration = Duration::from_secs(20);
+
+pub struct ServerProcess {
+    pub child: Child,
+    pub public: SocketAddr,
+    pub admin: SocketAddr,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl ServerProcess {
+    /// Starts `qrtag --db DB serve` on loopback port 0 with two workers,
+    /// then `args` (the access log beside the database unless they name one), and reads the bound addresses from its `listening
+    /// public=... admin=...` line. Standard output is piped when asked.
+    pub async fn spawn(db: &Path, args: &[&str], envs: &[(&str, &str)], pipe_stdout: bool) -> Self {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qrtag"));
+        cmd.arg("--db")
+            .arg(db)
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--admin-listen",
+                "127.0.0.1:0",
+            ])
+            .args(["--workers", "2"])
+            .args(args)
+            .env("QRTAG_LOG", "warn")
+            .env_remove("QRTAG_DB")
+            .env_remove("QRTAG_SNAPSHOT_FILE")
+            .stdin(Stdio::null())
+            .stdout(if pipe_stdout {
+                Stdio::piped()
+            } else {
+                Stdio::null()
+            })
+            .stderr(Stdio::piped());
+        // The access log goes beside the database, not into the working directory.
+        if !args.contains(&"--access-log") {
+            cmd.arg("--access-log").arg(db.with_file_name("access.log"));
+        }
+        for (k, v) in envs {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("spawn qrtag");
+        let stderr = child.stderr.take().expect("stderr");
+        let (tx, rx) = mpsc::channel();
+        let seen = Arc::new(Mutex::new(String::new()));
+        let keep = Arc::clone(&seen);
+        // Keeps draining stderr so the child never blocks on a full pipe.
+        std::thread::spawn(move || {
+            for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                if let Some(addrs) = qrtag::startup::parse_listening_line(&line) {
+                    let _ = tx.send(addrs);
+                }
+                if let Ok(mut s) = keep.lock() {
+                    s.push_str(&line);
+                    s.push('\n');
+                }
+            }
+        });
+        let (public, admin) = tokio::task::spawn_blocking(move || rx.recv_timeout(STARTUP))
+            .await
+            .expect("join")
+            .expect("the server printed its addresses");
+        Self {
+            public,
+            admin,
+            child,
+            stderr: seen,
+        }
+    }
+
+    pub fn url(&self, target: &str) -> String {
+        format!("http://{}{target}", self.public)
+    }
+
+    pub fn admin_url(&self, target: &str) -> String {
+        format!("http://{}{target}", self.admin)
+    }
+
+    /// Everything the process wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+
+    pub fn signal(&self, name: &str) {
+        let status = Command::new("kill")
+            .arg(format!("-{name}"))
+            .arg(self.child.id().to_string())
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{name} failed");
+    }
+
+    /// SIGTERM, then waits for a clean exit.
+    pub async fn stop(mut self) {
+        self.signal("TERM");
+        let status = self.wait_exit().await;
+        assert!(status.success(), "qrtag exited with {status}");
+    }
+
+    pub async fn wait_exit(&mut self) -> ExitStatus {
+        let child = &mut self.child;
+        super::poll::until(STARTUP, "the server to exit", || {
+            std::future::ready(child.try_wait().expect("try_wait"))
+        })
+        .await
+    }
+}
+
+impl Drop for ServerProcess {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
