@@ -661,3 +661,37 @@ fn documents_import_would_refuse_are_exported_with_a_warning() {
         stderr(&out)
     );
 }
+
+#[test]
+fn an_export_into_a_reader_that_stops_early_ends_quietly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    // Far more than a pipe buffer, so the export is still writing when the
+    // reader goes away.
+    let content: String = (0..20_000)
+        .map(|i| {
+            format!("{{\"_id\":\"k{i:05}\",\"url\":\"https://example.com/a/long/path/{i}\"}}\n")
+        })
+        .collect();
+    let out = qrtag_with_input(&db, &["import", "-"], content.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut export = qrtag_command(&db, &["export"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run export");
+    let mut first = String::new();
+    {
+        use std::io::BufRead;
+        let stdout = export.stdout.take().expect("stdout");
+        std::io::BufReader::new(stdout)
+            .read_line(&mut first)
+            .expect("one line");
+        // Dropping the reader closes the pipe, as `| head -1` would.
+    }
+    assert!(first.starts_with("{\"_id\":\"k00000\""), "{first}");
+    let out = export.wait_with_output().expect("export ends");
+    assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
+    assert_eq!(stderr(&out), "");
+}

@@ -95,6 +95,11 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         Some(p) if p != Path::new("-") => p.display().to_string(),
         _ => "standard output".into(),
     };
+    // `qrtag export | head`: the reader has all it wanted; stop quietly,
+    // as other Unix tools do.
+    if file.is_none() && matches!(&written, Err(e) if e.kind() == io::ErrorKind::BrokenPipe) {
+        return Ok(ExitCode::SUCCESS);
+    }
     let count = written.with_context(|| format!("writing the export to {}", target()))?;
     read.context("reading the links to export")?;
     if let Some(f) = file {
