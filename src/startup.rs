@@ -137,17 +137,17 @@ async fn restore(
     snapshot: &Snapshot,
 ) -> Option<serde_json::Value> {
     let started = std::time::Instant::now();
-    let (path_owned, id) = (path.to_owned(), identity.to_owned());
-    let loaded = tokio::task::spawn_blocking(move || saver::load(&path_owned, &id)).await;
-    let table = match loaded {
-        Ok(Ok(Some(table))) => table,
-        Ok(Ok(None)) => return None,
-        Ok(Err(e)) => {
-            tracing::warn!(error = %e, "loading every link from the store instead");
-            return None;
-        }
+    // Read on this thread, before anything is served, rather than on the
+    // blocking pool: the follower (on the runtime's thread) later replaces
+    // the table's shards one by one, and glibc returns freed memory to the
+    // arena of the thread that allocated it. Shards built on a pool thread
+    // would leave the freed ones stranded there, growing the resident set
+    // by a shard per edit (measured: 30 KB an edit at 1M links).
+    let table = match saver::load(path, identity) {
+        Ok(Some(table)) => table,
+        Ok(None) => return None,
         Err(e) => {
-            tracing::warn!(error = %e, "reading the snapshot file failed");
+            tracing::warn!(error = %e, "loading every link from the store instead");
             return None;
         }
     };
