@@ -12,7 +12,9 @@
 //! - edit-to-visible latency over 100 edits (median and p99): from the write's
 //!   commit to the first answer with the new destination;
 //! - redirect CPU per request at N links against a bare actix-web handler,
-//!   both with one worker, as `redirect_load` measures it.
+//!   both with one worker, as `redirect_load` measures it; with
+//!   `QRTAG_SCALE_BASELINE_BIN` set to an older `qrtag` binary, that build
+//!   too, serving a copy of the same database, in every round.
 
 #[path = "support/load.rs"]
 mod load;
@@ -234,20 +236,58 @@ fn main() {
     let paths: Vec<String> = (0..10_000u64)
         .map(|j| format!("/{}", key((j * 104_729) % n)))
         .collect();
-    let mut ratios = Vec::new();
+    // QRTAG_SCALE_BASELINE_BIN=/path/to/an/older/qrtag adds that build,
+    // serving the same database, to every round: before/after at N links.
+    let baseline = std::env::var_os("QRTAG_SCALE_BASELINE_BIN").map(|bin| {
+        let copy = dir.path().join("baseline").join("scale.db");
+        std::fs::create_dir_all(copy.parent().expect("parent")).expect("mkdir");
+        std::fs::copy(&db, &copy).expect("copy the database");
+        let mut c = Command::new(bin);
+        c.arg("--db")
+            .arg(&copy)
+            .args([
+                "serve",
+                "--listen",
+                "127.0.0.1:0",
+                "--admin-listen",
+                "127.0.0.1:0",
+            ])
+            .args(["--workers", "1", "--access-log"])
+            .arg(copy.with_file_name("access.log"));
+        let (server, _) = Server::qrtag(c);
+        wait_for(server.addr, &probe, &want, Duration::from_secs(600));
+        server
+    });
+    let (mut ratios, mut before) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
         let b = measure(&Server::start("bare"), &[String::from("/x")], requests, 4);
         let q = measure(&server, &paths, requests, 4);
         let ratio = q.cpu_per_request_us / b.cpu_per_request_us;
-        println!(
+        print!(
             "round {round}: bare {:.2} µs/req, qrtag at {n} links {:.2} µs/req, ratio {ratio:.3}",
             b.cpu_per_request_us, q.cpu_per_request_us
         );
+        if let Some(old) = &baseline {
+            let o = measure(old, &paths, requests, 4);
+            let r = o.cpu_per_request_us / b.cpu_per_request_us;
+            print!(
+                "; baseline build {:.2} µs/req, ratio {r:.3}",
+                o.cpu_per_request_us
+            );
+            before.push(r);
+        }
+        println!();
         ratios.push(ratio);
     }
     println!(
         "redirect CPU at {n} links / bare handler: median {:.3}",
         median(ratios)
     );
+    if !before.is_empty() {
+        println!(
+            "baseline build at {n} links / bare handler: median {:.3}",
+            median(before)
+        );
+    }
     server.terminate();
 }
