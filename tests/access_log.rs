@@ -379,6 +379,21 @@ async fn targets_are_logged_as_received() {
     }
 }
 
+#[tokio::test]
+async fn absolute_form_targets_are_logged_as_the_path_resolved_without_userinfo() {
+    let srv = start(|_| {}).await;
+    let res = raw(
+        srv.public,
+        b"GET http://u:pw@evil.example/abcde?x=1 HTTP/1.1\r\nHost: evil.example\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert_eq!(raw_status(&res), "302", "{res}");
+    let text = wait_for_lines(&srv.log, 1).await;
+    assert!(!text.contains("pw"), "credentials logged: {text}");
+    assert!(!text.contains("evil.example"), "{text}");
+    assert_eq!(lines(&text)[0].target, "/abcde?x=1");
+}
+
 /// One response read off a connection that stays open: status line,
 /// headers (names lower-cased) and a body of `Content-Length` bytes, none
 /// for a HEAD.

@@ -18,7 +18,7 @@
 //! | 2 | client IP   | IPv4 or IPv6 in the usual text form, e.g. `203.0.113.7`, `::1`            |
 //! | 3 | tracking ID | the tracking ID the response carries (the request's or a new one), or `-` |
 //! | 4 | user agent  | `User-Agent` header, strict encoding, or `-`                              |
-//! | 5 | target      | request target (path and query) as received, target encoding              |
+//! | 5 | target      | path and query as received (never a host or userinfo), target encoding     |
 //! | 6 | status      | response status code, decimal, e.g. `302`                                 |
 //! | 7 | location    | for a redirect, the `Location` sent, target encoding; otherwise `-`       |
 //! | 8 | method      | request method, strict encoding, e.g. `GET`, `HEAD`                       |

@@ -67,18 +67,12 @@ fn log_request(
 ) {
     let headers = req.headers();
     let uri = req.uri();
-    // Origin-form (`/H83if?x`) is what clients send and is kept verbatim;
-    // absolute-form (`http://host/H83if`), from proxies, is rebuilt. Raw
-    // non-ASCII bytes arrive here already written `%XX` by
+    // The path and query that were resolved, as received: for the
+    // absolute-form (`GET http://u:pw@host/H83if`, from proxies) that is
+    // `/H83if`, so credentials never reach the log and `qrtag stats` counts
+    // the key. Raw non-ASCII bytes arrive here already written `%XX` by
     // `server::request_line`, exactly as the target encoding would write them.
-    let rebuilt;
-    let target = match uri.path_and_query() {
-        Some(pq) if uri.scheme().is_none() => pq.as_str(),
-        _ => {
-            rebuilt = uri.to_string();
-            rebuilt.as_str()
-        }
-    };
+    let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
     // Only a listener on a Unix socket has no peer address; the public one is TCP.
     let peer = req
         .peer_addr()
