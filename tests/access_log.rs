@@ -744,7 +744,7 @@ async fn spawn_qrtag(args: &[&str], envs: &[(&str, &str)], pipe_stdout: bool) ->
 async fn sigterm_during_load_loses_no_line_of_an_answered_request() {
     // No periodic writes: every line in the file is there because shutdown
     // wrote it.
-    let mut srv = spawn_qrtag(&["--access-log-flush-ms", "3600000"], &[], false).await;
+    let mut srv = spawn_qrtag(&[], &[("QRTAG_ACCESS_LOG_FLUSH_MS", "60000")], false).await;
     let http = client();
     let answered = Arc::new(std::sync::Mutex::new(Vec::new()));
     let count = Arc::new(AtomicUsize::new(0));
