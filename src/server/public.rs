@@ -132,12 +132,11 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
     let table = state.snapshot.load();
     let uri = req.uri();
     // The common scan, `/KEY` with no query, has its answer precomputed.
-    if uri.query().is_none() {
-        if let Some(key) = uri.path().strip_prefix('/') {
-            if let Some(location) = table.direct_location(key, now_ms) {
-                return redirect(location.to_owned(), key, &state.public_url);
-            }
-        }
+    if uri.query().is_none()
+        && let Some(key) = uri.path().strip_prefix('/')
+        && let Some(location) = table.direct_location(key, now_ms)
+    {
+        return redirect(location.to_owned(), key, &state.public_url);
     }
     let decision =
         redirect_policy::decide(state.public_url.origin(), uri.path(), uri.query(), |key| {
