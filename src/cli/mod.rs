@@ -12,11 +12,12 @@ use clap::{Args, Parser, Subcommand};
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
 use crate::settings::{
-    AccessLogTarget, CouchDbName, CouchSettings, CouchUrl, PublicUrl, Secret, Settings,
-    StoreSettings, TrackingSettings, WriterOptions,
+    AccessLogTarget, ApiSettings, CouchDbName, CouchSettings, CouchUrl, PublicUrl, Secret,
+    Settings, StoreSettings, TrackingSettings, WriterOptions,
 };
 use crate::tracking_cookie::CookieName;
 
+mod didcomm;
 mod links;
 mod qr;
 mod resolve;
@@ -135,7 +136,7 @@ impl clap::builder::TypedValueParser for CouchUrlParser {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the redirect service.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Create a link and print its short URL.
     New {
         /// Destination: an absolute http(s) URL or a /path on this service.
@@ -175,6 +176,99 @@ pub enum Command {
     },
     /// Scan counts per key from access logs (plain or gzip, any order).
     Stats(crate::stats::StatsArgs),
+    /// The DIDComm url-shortener's identity.
+    Didcomm {
+        #[command(subcommand)]
+        command: DidcommCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DidcommCommand {
+    /// Print the service's did:peer:2, creating its keys on first use.
+    Did(DidcommIdentityArgs),
+}
+
+/// Where the service's DIDComm identity lives and where agents reach it:
+/// both go into its DID, so `serve` and `didcomm did` read the same options.
+#[derive(Debug, Clone, Args)]
+pub struct DidcommIdentityArgs {
+    /// The DIDComm listener (POST /didcomm); off when unset.
+    #[arg(long, env = "QRTAG_API_LISTEN", value_name = "ADDR")]
+    pub api_listen: Option<String>,
+    /// The origin agents reach the DIDComm listener at; the service DID's
+    /// endpoint is this plus /didcomm. Default: http:// and --api-listen.
+    #[arg(long, env = "QRTAG_API_PUBLIC_URL", value_name = "URL")]
+    pub api_public_url: Option<PublicUrl>,
+    /// The service's DIDComm keys (created with mode 0600 on first use).
+    /// Copy it to every node so that all are the same DID. Default: beside
+    /// the database, `DB.didcomm-keys.json`.
+    #[arg(long, env = "QRTAG_DIDCOMM_KEY_FILE", value_name = "PATH")]
+    pub didcomm_key_file: Option<PathBuf>,
+}
+
+impl DidcommIdentityArgs {
+    pub fn key_file(&self, db: &std::path::Path) -> PathBuf {
+        self.didcomm_key_file
+            .clone()
+            .unwrap_or_else(|| crate::didcomm::identity::default_key_file(db))
+    }
+}
+
+/// The DIDComm listener's rules (`serve` only).
+#[derive(Debug, Clone, Args)]
+pub struct DidcommServeArgs {
+    /// Bearer token that admits plaintext DIDComm messages (v1 JSON, v2
+    /// plain). Prefer the environment variable.
+    #[arg(
+        long,
+        env = "QRTAG_API_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub api_token: Option<Secret>,
+    /// Seconds a DIDComm link lives when the request names no validity; 0 is forever.
+    #[arg(
+        long,
+        env = "QRTAG_DIDCOMM_DEFAULT_VALIDITY",
+        value_name = "SECONDS",
+        default_value_t = 0
+    )]
+    pub didcomm_default_validity: u64,
+    /// The longest validity granted (and no links without expiry).
+    #[arg(long, env = "QRTAG_DIDCOMM_MAX_VALIDITY", value_name = "SECONDS")]
+    pub didcomm_max_validity: Option<u64>,
+    /// Refuse short_url_slug (slugs_not_supported).
+    #[arg(
+        long,
+        env = "QRTAG_DIDCOMM_NO_SLUGS",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub didcomm_no_slugs: bool,
+    /// A sender DID that may request short URLs. Repeatable; the variable
+    /// takes a comma list.
+    #[arg(
+        long = "didcomm-allow",
+        value_name = "DID",
+        env = "QRTAG_DIDCOMM_ALLOW",
+        value_delimiter = ','
+    )]
+    pub didcomm_allow: Vec<crate::didcomm::did::Did>,
+    /// Any authenticated sender may request short URLs.
+    #[arg(
+        long,
+        env = "QRTAG_DIDCOMM_ALLOW_ANY",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub didcomm_allow_any: bool,
+    /// A DID that may request, and invalidate any DIDComm link. Repeatable.
+    #[arg(
+        long = "didcomm-admin",
+        value_name = "DID",
+        env = "QRTAG_DIDCOMM_ADMIN",
+        value_delimiter = ','
+    )]
+    pub didcomm_admin: Vec<crate::didcomm::did::Did>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -237,6 +331,10 @@ pub struct ServeArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub no_snapshot_file: bool,
+    #[command(flatten)]
+    pub didcomm: DidcommIdentityArgs,
+    #[command(flatten)]
+    pub didcomm_rules: DidcommServeArgs,
 }
 
 impl Cli {
@@ -267,6 +365,23 @@ impl Cli {
                         )),
                         None => crate::settings::default_snapshot_file(&self.store.db),
                     })
+            }),
+            api: args.didcomm.api_listen.as_ref().map(|listen| {
+                let rules = &args.didcomm_rules;
+                ApiSettings {
+                    listen: listen.clone(),
+                    public_url: args.didcomm.api_public_url.clone(),
+                    token: rules.api_token.clone(),
+                    key_file: args.didcomm.key_file(&self.store.db),
+                    policy: crate::didcomm::protocol::Policy {
+                        default_validity: rules.didcomm_default_validity,
+                        max_validity: rules.didcomm_max_validity,
+                        slugs: !rules.didcomm_no_slugs,
+                        allow: rules.didcomm_allow.clone(),
+                        allow_any: rules.didcomm_allow_any,
+                        admins: rules.didcomm_admin.clone(),
+                    },
+                }
             }),
         }
     }
@@ -313,6 +428,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Setup => setup::run(&cli.store.settings()).await,
+        Command::Didcomm { command } => didcomm::run(&cli, command),
         _ => links::run(&cli).await,
     }
 }

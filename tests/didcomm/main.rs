@@ -1,0 +1,7 @@
+//! DIDComm Shorten URL 1.0 end to end: the real application on port 0, the
+//! real binary, real sockets.
+
+#[path = "../support/mod.rs"]
+mod support;
+
+mod cli;
