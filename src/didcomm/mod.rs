@@ -6,7 +6,9 @@
 //! Shells: [`identity`] (the key file), and the HTTP listener in
 //! `src/server/api.rs`.
 
+pub mod delivery;
 pub mod did;
+pub mod envelope;
 pub mod identity;
 pub mod message;
 pub mod oob;

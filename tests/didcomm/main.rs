@@ -5,3 +5,7 @@
 mod support;
 
 mod cli;
+mod encrypted;
+mod harness;
+mod plain;
+mod receiver;
