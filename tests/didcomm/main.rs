@@ -8,4 +8,5 @@ mod cli;
 mod encrypted;
 mod harness;
 mod plain;
+mod python;
 mod receiver;
