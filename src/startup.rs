@@ -122,6 +122,7 @@ fn api_server(
     listener: TcpListener,
     addr: SocketAddr,
     store: &Arc<dyn store::LinkStore>,
+    delivery: crate::didcomm::delivery::Delivery,
     settings: &Settings,
 ) -> Result<(Server, crate::didcomm::did::Did), StartupError> {
     use crate::didcomm::identity::{self, ServiceIdentity};
@@ -139,7 +140,7 @@ fn api_server(
         public_url: settings.public_url.clone(),
         token: api.token.clone(),
         policy: api.policy.clone(),
-        delivery: crate::didcomm::delivery::Delivery::new(),
+        delivery,
     });
     let server = HttpServer::new(move || {
         App::new()
@@ -265,9 +266,11 @@ impl Application {
             public_url: settings.public_url.clone(),
             uppercase_prefix: settings.qr_uppercase_prefix,
         });
+        let delivery = crate::didcomm::delivery::Delivery::new();
         let admin_state = web::Data::new(admin::AdminState {
             snapshot: Arc::clone(&snapshot),
             access_log: access_log.clone(),
+            deliveries: settings.api.as_ref().map(|_| delivery.counters()),
         });
         let admin_server = HttpServer::new(move || {
             App::new()
@@ -284,7 +287,7 @@ impl Application {
 
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {
-                let (server, did) = api_server(api, listener, addr, &store, &settings)?;
+                let (server, did) = api_server(api, listener, addr, &store, delivery, &settings)?;
                 (Some(server), Some(addr), Some(did))
             }
             _ => (None, None, None),

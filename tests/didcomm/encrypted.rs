@@ -118,6 +118,49 @@ async fn without_return_route_the_reply_is_delivered_to_the_senders_endpoint() {
             .as_str()
             .is_some_and(|u| u.starts_with("https://0x1f.ie/"))
     );
+    // Counted on /readyz (the failed first try was retried, not a failure).
+    let ready = app
+        .admin_get("/readyz")
+        .await
+        .expect("readyz")
+        .text()
+        .await
+        .expect("body");
+    assert!(
+        ready.contains("didcomm replies delivered: 1, failed: 0"),
+        "{ready}"
+    );
+}
+
+#[tokio::test]
+async fn an_unreachable_endpoint_is_counted_as_a_failed_delivery() {
+    // A port that was free a moment ago: connection refused on every try.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let agent = Agent::new(&format!("http://127.0.0.1:{port}/gone"));
+    let app = spawn_didcomm(|p| p.allow_any = true).await;
+    let r = post(
+        &app,
+        "application/didcomm-encrypted+json",
+        agent.seal(&app, request("g1", "https://e.example/g")),
+        None,
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 202);
+    crate::support::poll::until(
+        Duration::from_secs(15),
+        "the failed delivery is counted",
+        || async {
+            let ready = app.admin_get("/readyz").await?.text().await.ok()?;
+            ready
+                .contains("didcomm replies delivered: 0, failed: 1")
+                .then_some(())
+        },
+    )
+    .await;
 }
 
 #[tokio::test]

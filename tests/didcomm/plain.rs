@@ -278,3 +278,96 @@ async fn a_link_with_two_seconds_of_validity_expires() {
         Some("short_url_invalid")
     );
 }
+
+#[tokio::test]
+async fn wallets_asking_for_json_get_the_invitation_others_the_redirect() {
+    use base64::Engine;
+    let app = spawn_didcomm(|_| {}).await;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let v1 = json!({"@type": "https://didcomm.org/out-of-band/1.1/invitation", "@id": "inv-v1", "label": "Café"});
+    let v2 = json!({"type": "https://didcomm.org/out-of-band/2.0/invitation", "id": "inv-v2", "body": {}});
+    let cases = [
+        (
+            "shorten.oobv1",
+            format!(
+                "https://wallet.example/i?oob={}",
+                b64.encode(v1.to_string())
+            ),
+            v1,
+        ),
+        (
+            "shorten.oobv2",
+            format!(
+                "https://wallet.example/i?_oob={}",
+                b64.encode(v2.to_string())
+            ),
+            v2,
+        ),
+    ];
+    let mut paths = Vec::new();
+    for (goal, url, invitation) in cases {
+        let reply = plain_v2(
+            &app,
+            request_v2(goal, json!({"url": url, "goal_code": goal})),
+        )
+        .await;
+        let short = reply["body"]["shortened_url"]
+            .as_str()
+            .expect("short URL")
+            .to_owned();
+        if goal == "shorten.oobv2" {
+            assert!(short.ends_with("?_oobid=inv-v2"), "{short}");
+        }
+        let path = short
+            .strip_prefix(crate::support::PUBLIC_URL)
+            .expect("on the origin")
+            .to_owned();
+        app.wait_for_status(&path, 302).await;
+        let r = app
+            .client
+            .get(app.url(&path))
+            .header("accept", "application/json")
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(r.status().as_u16(), 200, "{goal}");
+        assert_eq!(header(&r, "content-type"), Some("application/json"));
+        assert_eq!(header(&r, "cache-control"), Some("private, no-store"));
+        assert_eq!(r.json::<Value>().await.expect("json"), invitation);
+        for accept in ["text/html,application/xhtml+xml,*/*;q=0.8", "*/*"] {
+            let r = app
+                .client
+                .get(app.url(&path))
+                .header("accept", accept)
+                .send()
+                .await
+                .expect("GET");
+            assert_eq!(r.status().as_u16(), 302, "{accept}");
+            assert!(
+                header(&r, "location").is_some_and(|l| l.starts_with("https://wallet.example/i?"))
+            );
+        }
+        paths.push(path);
+    }
+    // The invitation answers are logged like any other: 200, no location.
+    let log = app.dir.path().join("access.log");
+    for path in &paths {
+        let needle = format!(" {path} 200 - GET ");
+        crate::support::poll::until(Duration::from_secs(2), "the access log line", || {
+            let found = std::fs::read_to_string(&log).is_ok_and(|t| t.contains(&needle));
+            async move { found.then_some(()) }
+        })
+        .await;
+    }
+    // A plain link asked for JSON still redirects.
+    app.link("plain", "https://example.com/").await;
+    app.wait_for_status("/plain", 302).await;
+    let r = app
+        .client
+        .get(app.url("/plain"))
+        .header("accept", "application/json")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(r.status().as_u16(), 302);
+}
