@@ -2,6 +2,10 @@
 //! stored document the message concerns) to a reply or a store write plus
 //! the reply that follows it. No I/O; the HTTP handler does the reading and
 //! writing (`src/server/api.rs`).
+//!
+//! Every reply's `thid` (v1 `~thread.thid`) is the request's own id, as the
+//! RFC requires; the link document records the request's thread (its
+//! `thid`, or its id when it starts one).
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Value, json};
@@ -186,7 +190,7 @@ pub fn decide(msg: &Incoming, caller: &Caller, ctx: &Context, existing: Option<&
             invalidate(msg, shortened_url.as_deref(), caller, ctx, existing)
         }
     };
-    result.unwrap_or_else(|p| Step::Reply(p.report(msg.version, ctx.reply_id, &msg.thid)))
+    result.unwrap_or_else(|p| Step::Reply(p.report(msg.version, ctx.reply_id, &msg.id)))
 }
 
 fn request(
@@ -322,10 +326,10 @@ fn request(
         key,
         doc,
         version: msg.version,
-        thid: msg.thid.clone(),
+        thid: msg.id.clone(),
         reply_id: ctx.reply_id.to_owned(),
         expires_time: expires.map(|e| e.timestamp()),
-        oobid: oobid.map(|id| id.unwrap_or_else(|| msg.thid.clone())),
+        oobid: oobid.map(|id| id.unwrap_or_else(|| msg.id.clone())),
     }))
 }
 
@@ -362,12 +366,12 @@ fn invalidate(
             "@type": "https://didcomm.org/notification/1.0/ack",
             "@id": ctx.reply_id,
             "status": "OK",
-            "~thread": {"thid": msg.thid},
+            "~thread": {"thid": msg.id},
         }),
         Version::V2 => json!({
             "type": "https://didcomm.org/empty/1.0/empty",
             "id": ctx.reply_id,
-            "thid": msg.thid,
+            "thid": msg.id,
             "ack": [msg.id],
             "body": {},
         }),

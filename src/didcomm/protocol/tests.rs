@@ -103,13 +103,14 @@ fn shortens_in_v1_for_the_token_holder_without_expiry() {
     let p = plan(run(&msg, &Caller::Token, &Policy::default(), None));
     assert!(!p.doc.contains_key("expires"));
     assert_eq!(p.doc["created_by"], "token");
+    assert_eq!(p.doc["thid"], "t-9", "the document records the thread");
     let reply = p.reply(&LinkKey::parse("k1").expect("key"), &public());
     assert_eq!(
         reply,
         json!({
             "@type": "https://didcomm.org/shorten-url/1.0/shortened-url",
             "@id": "reply-1",
-            "~thread": {"thid": "t-9"},
+            "~thread": {"thid": "req-1"},
             "shortened_url": "https://0x1f.ie/k1"
         })
     );
