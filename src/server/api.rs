@@ -182,7 +182,7 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         tracing::warn!(error = %e, "DIDComm request could not reach the link store");
         line(
             HttpResponse::ServiceUnavailable(),
-            "the link store is unavailable; try again shortly",
+            "the link store is unavailable or refused the write; try again later",
         )
     };
     let existing = match protocol::key_of_interest(msg, &state.public_url) {
