@@ -97,9 +97,19 @@ pub fn resolve(did: &Did) -> Result<Resolved, ResolveError> {
                     segment_number: 1,
                 }]
             } else {
-                // An Ed25519 did:key has no X25519 key without a conversion
-                // the crate does not offer; such a sender cannot authcrypt to us.
-                Vec::new()
+                // An Ed25519 did:key agrees with the X25519 key it converts
+                // to (the did:key method's rule), named by that key's
+                // multibase form.
+                let x = ed25519_dalek::VerifyingKey::from_bytes(&public)
+                    .map_err(|_| ResolveError::Malformed("not an Ed25519 point".into()))?
+                    .to_montgomery()
+                    .to_bytes();
+                vec![AgreementKey {
+                    public: x,
+                    multibase: encode_multikey(X25519_PUB, &x),
+                    key_number: 1,
+                    segment_number: 1,
+                }]
             };
             Ok(Resolved {
                 did: did.clone(),
@@ -284,6 +294,30 @@ mod tests {
         assert_eq!(r.agreement[0].public, [3; 32]);
         let kid = KeyId::parse(&format!("{key}#{}", r.agreement[0].multibase)).expect("kid");
         assert!(r.agreement_key(&kid).is_ok());
+    }
+
+    #[test]
+    fn an_ed25519_did_key_agrees_with_its_x25519_conversion() {
+        let signing = ed25519_dalek::SigningKey::from_bytes(&[5; 32]);
+        let ed = signing.verifying_key().to_bytes();
+        let did = format!("did:key:{}", encode_multikey(ED25519_PUB, &ed));
+        let r = resolve(&Did::parse(&did).expect("did")).expect("did:key");
+        // The sender's X25519 private key is its clamped Ed25519 scalar.
+        let x_private = signing.to_scalar_bytes();
+        let x_public =
+            match affinidi_crypto::jose::key_agreement::PrivateKeyAgreement::X25519(x_private)
+                .public_key()
+            {
+                affinidi_crypto::jose::key_agreement::PublicKeyAgreement::X25519(p) => p,
+                _ => [0; 32],
+            };
+        assert_eq!(r.agreement[0].public, x_public);
+        assert!(r.agreement[0].multibase.starts_with("z6LS"));
+        let kid = KeyId::parse(&format!("{did}#{}", r.agreement[0].multibase)).expect("kid");
+        assert!(r.agreement_key(&kid).is_ok());
+        let peer0 = format!("did:peer:0{}", encode_multikey(ED25519_PUB, &ed));
+        let r0 = resolve(&Did::parse(&peer0).expect("did")).expect("did:peer:0");
+        assert_eq!(r0.agreement[0].public, x_public);
     }
 
     #[test]

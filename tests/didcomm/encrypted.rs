@@ -242,3 +242,60 @@ async fn anoncrypt_and_forgeries_are_refused_with_a_400() {
     assert_eq!(r.status().as_u16(), 400);
     assert!(r.text().await.expect("body").contains("did:peer:2"));
 }
+
+#[tokio::test]
+async fn a_did_key_sender_with_an_ed25519_key_is_answered() {
+    use affinidi_crypto::jose::key_agreement::{Curve, PrivateKeyAgreement, PublicKeyAgreement};
+    use affinidi_messaging_didcomm::jwe::decrypt::{SenderKey, decrypt_bound};
+    use qrtag::didcomm::resolve::{ED25519_PUB, X25519_PUB, encode_multikey};
+
+    let signing = ed25519_dalek::SigningKey::from_bytes(&[42; 32]);
+    let did = format!(
+        "did:key:{}",
+        encode_multikey(ED25519_PUB, &signing.verifying_key().to_bytes())
+    );
+    let x_private = PrivateKeyAgreement::X25519(signing.to_scalar_bytes());
+    let x_public = match x_private.public_key() {
+        PublicKeyAgreement::X25519(p) => p,
+        _ => panic!("X25519"),
+    };
+    let kid = format!("{did}#{}", encode_multikey(X25519_PUB, &x_public));
+    let app = spawn_didcomm({
+        let did = qrtag::didcomm::did::Did::parse(&did).expect("did");
+        move |p| p.allow = vec![did]
+    })
+    .await;
+    let service = app.did.clone().expect("did");
+    let service_kid = format!("{service}#key-1");
+    let resolved =
+        qrtag::didcomm::resolve::resolve(&qrtag::didcomm::did::Did::parse(&service).expect("did"))
+            .expect("resolves");
+    let service_key =
+        PublicKeyAgreement::from_raw_bytes(Curve::X25519, &resolved.agreement[0].public)
+            .expect("key");
+
+    let mut msg = request("k1", "https://e.example/did-key");
+    msg["from"] = json!(did);
+    msg["return_route"] = json!("all");
+    let jwe = affinidi_messaging_didcomm::jwe::encrypt::authcrypt(
+        msg.to_string().as_bytes(),
+        &kid,
+        &x_private,
+        &[(service_kid.as_str(), &service_key)],
+    )
+    .expect("authcrypt");
+    let r = post(&app, "application/didcomm-encrypted+json", jwe, None).await;
+    assert_eq!(r.status().as_u16(), 200);
+    let reply = decrypt_bound(
+        &r.text().await.expect("body"),
+        &kid,
+        &x_private,
+        Some(SenderKey::new(&service_kid, &service_key)),
+    )
+    .expect("the reply opens with the converted key");
+    let reply: Value = serde_json::from_slice(&reply.plaintext).expect("json");
+    assert_eq!(reply["thid"], "k1");
+    let key = key_of(reply["body"]["shortened_url"].as_str().expect("url"));
+    let doc: Value = serde_json::from_slice(&app.cli(&["show", &key]).stdout).expect("json");
+    assert_eq!(doc["created_by"], did.as_str());
+}
