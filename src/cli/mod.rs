@@ -460,6 +460,67 @@ mod tests {
     }
 
     #[test]
+    fn didcomm_flags() {
+        assert!(
+            serve(&[]).expect("defaults").api.is_none(),
+            "off unless --api-listen"
+        );
+        let s = serve(&[
+            "--api-listen",
+            "127.0.0.1:0",
+            "--api-public-url",
+            "https://api.example",
+            "--api-token",
+            "hunter2-token",
+            "--didcomm-allow",
+            "did:peer:2.Ez6LSa,did:key:z6Mkb",
+            "--didcomm-admin",
+            "did:peer:2.Ez6LSc",
+            "--didcomm-max-validity",
+            "60",
+            "--didcomm-default-validity",
+            "30",
+            "--didcomm-no-slugs",
+        ])
+        .expect("flags");
+        let api = s.api.expect("on");
+        assert_eq!(api.listen, "127.0.0.1:0");
+        assert_eq!(
+            api.public_url.as_ref().map(|u| u.to_string()),
+            Some("https://api.example".into())
+        );
+        assert_eq!(
+            api.token.as_ref().map(Secret::expose),
+            Some("hunter2-token")
+        );
+        assert!(
+            !format!("{api:?}").contains("hunter2"),
+            "the token in Debug"
+        );
+        assert_eq!(api.key_file, PathBuf::from("qrtag.db.didcomm-keys.json"));
+        let p = api.policy;
+        assert_eq!(p.allow.len(), 2);
+        assert_eq!(p.admins.len(), 1);
+        assert_eq!(
+            (p.max_validity, p.default_validity, p.slugs, p.allow_any),
+            (Some(60), 30, false, false)
+        );
+        for bad in [
+            &["--api-listen", "x", "--didcomm-allow", "alice"][..],
+            &["--api-listen", "x", "--didcomm-admin", "did:peer:2.E#key-1"],
+            &["--api-listen", "x", "--didcomm-max-validity", "-1"],
+            &[
+                "--api-listen",
+                "x",
+                "--api-public-url",
+                "https://a.example/path",
+            ],
+        ] {
+            assert!(serve(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
     fn access_log_and_tracking_flags() {
         let s = serve(&[]).expect("defaults");
         assert_eq!(s.access_log, AccessLogTarget::Path("access.log".into()));

@@ -32,6 +32,12 @@ impl Did {
         }
     }
 
+    /// A DID this crate built itself (the service's `did:peer:2`).
+    pub(crate) fn generated(s: String) -> Self {
+        debug_assert!(Self::parse(&s).is_ok(), "generated an invalid DID: {s}");
+        Self(s)
+    }
+
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -51,7 +51,8 @@ pub struct Policy {
 }
 
 impl Policy {
-    fn may_request(&self, caller: &Caller) -> bool {
+    /// Whether `caller` may request short URLs (and so be sent replies).
+    pub fn may_request(&self, caller: &Caller) -> bool {
         match caller {
             Caller::Token => true,
             Caller::Did(d) => self.allow_any || self.allow.contains(d) || self.admins.contains(d),

@@ -164,12 +164,15 @@ async fn encrypted(text: &str, state: &ApiState) -> HttpResponse {
                 return bad_request(format!("cannot encrypt the reply to the sender: {e}"));
             }
         };
+    // Only senders the operator allows are sent anything: a stranger's DID
+    // must not make the server POST wherever it names.
+    let may_deliver = state.policy.may_request(&caller);
     match (&opened.sender.endpoint, msg.return_route_all) {
-        (Some(endpoint), false) => {
+        (Some(endpoint), false) if may_deliver => {
             state.delivery.send(endpoint.clone(), sealed);
             HttpResponse::Accepted().finish()
         }
-        // Asked for, or nowhere else to send it.
+        // Asked for, or nowhere (or no one we trust) to send it to.
         _ => HttpResponse::Ok().content_type(ENCRYPTED).body(sealed),
     }
 }

@@ -35,6 +35,18 @@ async fn owner_admin_and_stranger() {
         .await;
     assert_eq!(problem_code(&reply), Some("unauthorized"));
     assert_eq!(reply["thid"], "m1");
+    // Without return_route a stranger still gets the answer in the response:
+    // the server posts nothing to an endpoint a stranger chose.
+    let r = post(
+        &app,
+        "application/didcomm-encrypted+json",
+        mallory.seal(&app, request("m1b", "https://e.example/m")),
+        None,
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 200);
+    let reply = mallory.open(&r.text().await.expect("body"));
+    assert_eq!(problem_code(&reply), Some("unauthorized"));
 
     let reply = alice.ask(&app, request("a1", "https://e.example/a")).await;
     assert_eq!(
