@@ -311,3 +311,70 @@ async fn a_did_key_sender_with_an_ed25519_key_is_answered() {
     let doc: Value = serde_json::from_slice(&app.cli(&["show", &key]).stdout).expect("json");
     assert_eq!(doc["created_by"], did.as_str());
 }
+
+#[tokio::test]
+async fn hostile_envelopes_are_400s_and_the_server_goes_on() {
+    use base64::Engine;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let agent = Agent::new("http://127.0.0.1:9/x");
+    let app = spawn_didcomm(|p| p.allow_any = true).await;
+    let mut msg = request("h", "https://e.example/");
+    msg["return_route"] = json!("all");
+    let good: Value = serde_json::from_str(&agent.seal(&app, msg.clone())).expect("json");
+    let header: Value = serde_json::from_slice(
+        &b64.decode(good["protected"].as_str().expect("p"))
+            .expect("b64"),
+    )
+    .expect("json");
+
+    let with_header = |edit: &dyn Fn(&mut Value)| {
+        let mut h = header.clone();
+        edit(&mut h);
+        let mut jwe = good.clone();
+        jwe["protected"] = json!(b64.encode(h.to_string()));
+        jwe
+    };
+    let with_field = |name: &str, value: Value| {
+        let mut jwe = good.clone();
+        jwe[name] = value;
+        jwe
+    };
+    let cases: Vec<Value> = vec![
+        with_header(&|h| h["epk"]["crv"] = json!("P-256")),
+        with_header(&|h| h["epk"]["x"] = json!("AAAA")),
+        with_header(&|h| h["epk"] = json!("nope")),
+        with_header(&|h| h["enc"] = json!("XC20P")),
+        with_header(&|h| h["alg"] = json!("RSA-OAEP")),
+        with_header(&|h| {
+            h.as_object_mut().map(|o| o.remove("alg"));
+        }),
+        with_header(&|h| h["skid"] = json!("no-fragment")),
+        with_header(&|h| h["apu"] = json!(b64.encode("did:peer:2.Ez6LSx#key-1"))),
+        with_header(&|h| h["apv"] = json!("AAAA")),
+        with_field("recipients", json!([])),
+        with_field(
+            "recipients",
+            json!([{"header": {"kid": 5}, "encrypted_key": "x"}]),
+        ),
+        with_field("recipients", json!("all")),
+        with_field("iv", json!("")),
+        with_field("iv", json!(12)),
+        with_field("tag", json!("!!!")),
+        with_field("ciphertext", json!("")),
+        with_field("protected", json!(b64.encode("[]"))),
+    ];
+    for jwe in cases {
+        let r = post(
+            &app,
+            "application/didcomm-encrypted+json",
+            jwe.to_string(),
+            None,
+        )
+        .await;
+        assert_eq!(r.status().as_u16(), 400, "{jwe}");
+        let text = r.text().await.expect("body");
+        assert_eq!(text.lines().count(), 1, "{text}");
+    }
+    let reply = agent.ask(&app, msg).await;
+    assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
+}
