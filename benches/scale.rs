@@ -84,10 +84,10 @@ fn get(addr: SocketAddr, path: &str) -> Option<(u16, Option<String>)> {
 fn wait_for(addr: SocketAddr, path: &str, want: &str, limit: Duration) -> Instant {
     let start = Instant::now();
     loop {
-        if let Some((302, Some(l))) = get(addr, path) {
-            if l == want {
-                return Instant::now();
-            }
+        if let Some((302, Some(l))) = get(addr, path)
+            && l == want
+        {
+            return Instant::now();
         }
         assert!(start.elapsed() < limit, "{path} never redirected to {want}");
         std::thread::sleep(Duration::from_millis(1));

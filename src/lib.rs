@@ -8,6 +8,7 @@ pub mod access_log;
 pub mod cli;
 pub mod client_ip;
 pub mod destination;
+pub mod didcomm;
 pub mod link;
 pub mod link_key;
 pub mod links;

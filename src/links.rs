@@ -32,16 +32,25 @@ pub async fn create(
     key: Option<&LinkKey>,
     inactive: bool,
 ) -> Result<LinkKey, LinkError> {
-    let doc = Link::new_document(url, inactive);
+    create_document(store, &Link::new_document(url, inactive), key).await
+}
+
+/// Creates a link from a whole document (one [`Link::from_document`]
+/// accepts), under `key` or a fresh random [`ShortId`]. Returns the key used.
+pub async fn create_document(
+    store: &dyn LinkStore,
+    doc: &Document,
+    key: Option<&LinkKey>,
+) -> Result<LinkKey, LinkError> {
     if let Some(key) = key {
-        return match store.create(key, &doc).await {
+        return match store.create(key, doc).await {
             Err(StoreError::Conflict(_)) => Err(LinkError::KeyTaken(key.clone())),
             other => other.map(|()| key.clone()).map_err(Into::into),
         };
     }
     for _ in 0..MAX_ATTEMPTS {
         let key = LinkKey::from(ShortId::random());
-        match store.create(&key, &doc).await {
+        match store.create(&key, doc).await {
             Ok(()) => return Ok(key),
             Err(StoreError::Conflict(_)) => continue,
             Err(e) => return Err(e.into()),

@@ -271,6 +271,37 @@ pub struct Settings {
     /// Where the server keeps its copy of the links for a fast restart
     /// (see [`crate::snapshot::saver`]); `None` turns it off.
     pub snapshot_file: Option<PathBuf>,
+    /// The DIDComm listener; `None` when `--api-listen` is not given.
+    pub api: Option<ApiSettings>,
+}
+
+/// The DIDComm listener (`POST /didcomm`) and its rules.
+#[derive(Debug, Clone)]
+pub struct ApiSettings {
+    pub listen: String,
+    /// Where agents reach the listener; its DID's endpoint is this plus
+    /// `/didcomm`. Default: `http://` and the bound address.
+    pub public_url: Option<PublicUrl>,
+    /// Bearer token for plaintext messages; without one, only encrypted
+    /// messages are accepted.
+    pub token: Option<Secret>,
+    pub key_file: PathBuf,
+    pub policy: crate::didcomm::protocol::Policy,
+}
+
+impl ApiSettings {
+    pub fn new(listen: impl Into<String>, key_file: PathBuf) -> Self {
+        Self {
+            listen: listen.into(),
+            public_url: None,
+            token: None,
+            key_file,
+            policy: crate::didcomm::protocol::Policy {
+                slugs: true,
+                ..Default::default()
+            },
+        }
+    }
 }
 
 /// The snapshot file beside an embedded database: `qrtag.db.snapshot`.
@@ -305,6 +336,7 @@ impl Settings {
             workers: None,
             tracking: Some(TrackingSettings::default()),
             trusted_proxies: Vec::new(),
+            api: None,
         }
     }
 }

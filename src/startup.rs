@@ -38,6 +38,8 @@ pub enum StartupError {
     AccessLog(#[from] AccessLogError),
     #[error("cannot listen for SIGHUP: {0}")]
     Signal(#[source] std::io::Error),
+    #[error(transparent)]
+    Identity(#[from] crate::didcomm::identity::IdentityError),
 }
 
 pub struct Application {
@@ -45,6 +47,9 @@ pub struct Application {
     admin_addr: SocketAddr,
     public: Server,
     admin: Server,
+    api_addr: Option<SocketAddr>,
+    api: Option<Server>,
+    didcomm_did: Option<crate::didcomm::did::Did>,
     snapshot: Arc<Snapshot>,
     follower: tokio::task::JoinHandle<()>,
     saver: Option<Arc<Saver>>,
@@ -108,6 +113,47 @@ fn public_server(
         .and_then(h1)
     })?;
     Ok(builder.run())
+}
+
+/// The DIDComm listener: the service identity from its key file, and
+/// `POST /didcomm`. Returns the server and the service's DID.
+fn api_server(
+    api: &crate::settings::ApiSettings,
+    listener: TcpListener,
+    addr: SocketAddr,
+    store: &Arc<dyn store::LinkStore>,
+    delivery: crate::didcomm::delivery::Delivery,
+    settings: &Settings,
+) -> Result<(Server, crate::didcomm::did::Did), StartupError> {
+    use crate::didcomm::identity::{self, ServiceIdentity};
+    let keys = identity::load_or_create(&api.key_file)?;
+    let endpoint = match &api.public_url {
+        Some(url) => format!("{url}/didcomm"),
+        None => format!("http://{addr}/didcomm"),
+    };
+    let me = ServiceIdentity::new(keys, Some(&endpoint));
+    let did = me.did().clone();
+    tracing::info!(%did, %endpoint, "DIDComm url-shortener");
+    let state = web::Data::new(crate::server::api::ApiState {
+        store: Arc::clone(store),
+        identity: me,
+        public_url: settings.public_url.clone(),
+        token: api.token.clone(),
+        policy: api.policy.clone(),
+        delivery,
+    });
+    let server = HttpServer::new(move || {
+        App::new()
+            .app_data(state.clone())
+            .configure(crate::server::api::routes)
+    })
+    .workers(settings.workers.unwrap_or(2).clamp(1, 4))
+    .listen(listener)
+    .map_err(|source| StartupError::Bind {
+        addr: api.listen.clone(),
+        source,
+    })?;
+    Ok((server.run(), did))
 }
 
 /// The line `qrtag serve` prints on stderr once bound, for scripts and
@@ -178,6 +224,11 @@ impl Application {
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
         let (public_listener, public_addr) = bind(&settings.listen)?;
         let (admin_listener, admin_addr) = bind(&settings.admin_listen)?;
+        let api_listener = settings
+            .api
+            .as_ref()
+            .map(|api| bind(&api.listen))
+            .transpose()?;
         let store = store::open(&settings.store)?;
         let access_log =
             AccessLog::open(&settings.access_log, settings.access_log_options.clone())?;
@@ -215,9 +266,11 @@ impl Application {
             public_url: settings.public_url.clone(),
             uppercase_prefix: settings.qr_uppercase_prefix,
         });
+        let delivery = crate::didcomm::delivery::Delivery::new();
         let admin_state = web::Data::new(admin::AdminState {
             snapshot: Arc::clone(&snapshot),
             access_log: access_log.clone(),
+            deliveries: settings.api.as_ref().map(|_| delivery.counters()),
         });
         let admin_server = HttpServer::new(move || {
             App::new()
@@ -232,11 +285,22 @@ impl Application {
             source,
         })?;
 
+        let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
+            (Some(api), Some((listener, addr))) => {
+                let (server, did) = api_server(api, listener, addr, &store, delivery, &settings)?;
+                (Some(server), Some(addr), Some(did))
+            }
+            _ => (None, None, None),
+        };
+
         Ok(Self {
             public_addr,
             admin_addr,
             public: public_server,
             admin: admin_server.run(),
+            api_addr,
+            api,
+            didcomm_did,
             snapshot,
             follower,
             saver,
@@ -251,6 +315,16 @@ impl Application {
 
     pub fn admin_addr(&self) -> SocketAddr {
         self.admin_addr
+    }
+
+    /// The DIDComm listener's address, when `--api-listen` is set.
+    pub fn api_addr(&self) -> Option<SocketAddr> {
+        self.api_addr
+    }
+
+    /// The service's DID, when the DIDComm listener is on.
+    pub fn didcomm_did(&self) -> Option<&crate::didcomm::did::Did> {
+        self.didcomm_did.as_ref()
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {
@@ -279,14 +353,30 @@ impl Application {
         let saving = self.saver.as_ref().map(Saver::spawn);
         let public_handle = self.public.handle();
         let admin_handle = self.admin.handle();
+        let api_handle = self.api.as_ref().map(Server::handle);
         let public = tokio::spawn(self.public);
         let admin = tokio::spawn(self.admin);
-        // Each actix server stops itself on SIGINT/SIGTERM; when either one
-        // ends, stop the other too.
+        let api = self.api.map(tokio::spawn);
+        let api_done = async move {
+            match api {
+                Some(task) => task.await,
+                None => std::future::pending().await,
+            }
+        };
+        // Each actix server stops itself on SIGINT/SIGTERM; when one ends,
+        // stop the others too.
         let first = tokio::select! {
             r = public => { admin_handle.stop(true).await; r }
             r = admin => { public_handle.stop(true).await; r }
+            r = api_done => {
+                public_handle.stop(true).await;
+                admin_handle.stop(true).await;
+                r
+            }
         };
+        if let Some(handle) = api_handle {
+            handle.stop(true).await;
+        }
         self.follower.abort();
         reopener.abort();
         if let (Some(task), Some(saver)) = (saving, &self.saver) {

@@ -60,11 +60,22 @@ function (newDoc, oldDoc, userCtx, secObj) {
     refuse('"inactive" must be true or false');
   }
 
-  var expires = newDoc.expires;
-  if (expires !== undefined && expires !== null) {
-    if (typeof expires !== 'string' ||
-        !/^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/.test(expires)) {
-      refuse('"expires" must be an RFC 3339 time, e.g. 2026-12-31T23:59:59Z');
+  var RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
+  var times = ['expires', 'created_at', 'invalidated_at'];
+  for (var t = 0; t < times.length; t++) {
+    var time = newDoc[times[t]];
+    if (time !== undefined && time !== null && (typeof time !== 'string' || !RFC3339.test(time))) {
+      refuse('"' + times[t] + '" must be an RFC 3339 time, e.g. 2026-12-31T23:59:59Z');
+    }
+  }
+
+  // Where a DIDComm link came from (README, DIDComm): who asked (a DID or
+  // "token"), its goal code and the request's thread; who invalidated it.
+  var texts = ['created_by', 'goal_code', 'thid', 'invalidated_by'];
+  for (var j = 0; j < texts.length; j++) {
+    var text = newDoc[texts[j]];
+    if (text !== undefined && text !== null && typeof text !== 'string') {
+      refuse('"' + texts[j] + '" must be a string');
     }
   }
 }

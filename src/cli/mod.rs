@@ -12,11 +12,12 @@ use clap::{Args, Parser, Subcommand};
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
 use crate::settings::{
-    AccessLogTarget, CouchDbName, CouchSettings, CouchUrl, PublicUrl, Secret, Settings,
-    StoreSettings, TrackingSettings, WriterOptions,
+    AccessLogTarget, ApiSettings, CouchDbName, CouchSettings, CouchUrl, PublicUrl, Secret,
+    Settings, StoreSettings, TrackingSettings, WriterOptions,
 };
 use crate::tracking_cookie::CookieName;
 
+mod didcomm;
 mod links;
 mod qr;
 mod resolve;
@@ -136,7 +137,7 @@ impl clap::builder::TypedValueParser for CouchUrlParser {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the redirect service.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Create a link and print its short URL.
     New {
         /// Destination: an absolute http(s) URL or a /path on this service.
@@ -188,6 +189,99 @@ pub enum Command {
     /// whole input is checked first: a bad line, a duplicate key or (without
     /// --update) a key that exists, and nothing is written.
     Import(transfer::ImportArgs),
+    /// The DIDComm url-shortener's identity.
+    Didcomm {
+        #[command(subcommand)]
+        command: DidcommCommand,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum DidcommCommand {
+    /// Print the service's did:peer:2, creating its keys on first use.
+    Did(DidcommIdentityArgs),
+}
+
+/// Where the service's DIDComm identity lives and where agents reach it:
+/// both go into its DID, so `serve` and `didcomm did` read the same options.
+#[derive(Debug, Clone, Args)]
+pub struct DidcommIdentityArgs {
+    /// The DIDComm listener (POST /didcomm); off when unset.
+    #[arg(long, env = "QRTAG_API_LISTEN", value_name = "ADDR")]
+    pub api_listen: Option<String>,
+    /// The origin agents reach the DIDComm listener at; the service DID's
+    /// endpoint is this plus /didcomm. Default: http:// and --api-listen.
+    #[arg(long, env = "QRTAG_API_PUBLIC_URL", value_name = "URL")]
+    pub api_public_url: Option<PublicUrl>,
+    /// The service's DIDComm keys (created with mode 0600 on first use).
+    /// Copy it to every node so that all are the same DID. Default: beside
+    /// the database, `DB.didcomm-keys.json`.
+    #[arg(long, env = "QRTAG_DIDCOMM_KEY_FILE", value_name = "PATH")]
+    pub didcomm_key_file: Option<PathBuf>,
+}
+
+impl DidcommIdentityArgs {
+    pub fn key_file(&self, db: &std::path::Path) -> PathBuf {
+        self.didcomm_key_file
+            .clone()
+            .unwrap_or_else(|| crate::didcomm::identity::default_key_file(db))
+    }
+}
+
+/// The DIDComm listener's rules (`serve` only).
+#[derive(Debug, Clone, Args)]
+pub struct DidcommServeArgs {
+    /// Bearer token that admits plaintext DIDComm messages (v1 JSON, v2
+    /// plain). Prefer the environment variable.
+    #[arg(
+        long,
+        env = "QRTAG_API_TOKEN",
+        hide_env_values = true,
+        value_name = "TOKEN"
+    )]
+    pub api_token: Option<Secret>,
+    /// Seconds a DIDComm link lives when the request names no validity; 0 is forever.
+    #[arg(
+        long,
+        env = "QRTAG_DIDCOMM_DEFAULT_VALIDITY",
+        value_name = "SECONDS",
+        default_value_t = 0
+    )]
+    pub didcomm_default_validity: u64,
+    /// The longest validity granted (and no links without expiry).
+    #[arg(long, env = "QRTAG_DIDCOMM_MAX_VALIDITY", value_name = "SECONDS")]
+    pub didcomm_max_validity: Option<u64>,
+    /// Refuse short_url_slug (slugs_not_supported).
+    #[arg(
+        long,
+        env = "QRTAG_DIDCOMM_NO_SLUGS",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub didcomm_no_slugs: bool,
+    /// A sender DID that may request short URLs. Repeatable; the variable
+    /// takes a comma list.
+    #[arg(
+        long = "didcomm-allow",
+        value_name = "DID",
+        env = "QRTAG_DIDCOMM_ALLOW",
+        value_delimiter = ','
+    )]
+    pub didcomm_allow: Vec<crate::didcomm::did::Did>,
+    /// Any authenticated sender may request short URLs.
+    #[arg(
+        long,
+        env = "QRTAG_DIDCOMM_ALLOW_ANY",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub didcomm_allow_any: bool,
+    /// A DID that may request, and invalidate any DIDComm link. Repeatable.
+    #[arg(
+        long = "didcomm-admin",
+        value_name = "DID",
+        env = "QRTAG_DIDCOMM_ADMIN",
+        value_delimiter = ','
+    )]
+    pub didcomm_admin: Vec<crate::didcomm::did::Did>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -255,6 +349,10 @@ pub struct ServeArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub no_snapshot_file: bool,
+    #[command(flatten)]
+    pub didcomm: DidcommIdentityArgs,
+    #[command(flatten)]
+    pub didcomm_rules: DidcommServeArgs,
 }
 
 impl Cli {
@@ -285,6 +383,23 @@ impl Cli {
                         )),
                         None => crate::settings::default_snapshot_file(&self.store.db),
                     })
+            }),
+            api: args.didcomm.api_listen.as_ref().map(|listen| {
+                let rules = &args.didcomm_rules;
+                ApiSettings {
+                    listen: listen.clone(),
+                    public_url: args.didcomm.api_public_url.clone(),
+                    token: rules.api_token.clone(),
+                    key_file: args.didcomm.key_file(&self.store.db),
+                    policy: crate::didcomm::protocol::Policy {
+                        default_validity: rules.didcomm_default_validity,
+                        max_validity: rules.didcomm_max_validity,
+                        slugs: !rules.didcomm_no_slugs,
+                        allow: rules.didcomm_allow.clone(),
+                        allow_any: rules.didcomm_allow_any,
+                        admins: rules.didcomm_admin.clone(),
+                    },
+                }
             }),
         }
     }
@@ -333,6 +448,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Setup => setup::run(&cli.store.settings()).await,
         Command::Export(args) => transfer::export(&cli, args).await,
         Command::Import(args) => transfer::import(&cli, args).await,
+        Command::Didcomm { command } => didcomm::run(&cli, command),
         _ => links::run(&cli).await,
     }
 }
@@ -360,6 +476,67 @@ mod tests {
         match &cli.command {
             Command::Serve(a) => Ok(cli.serve_settings(a)),
             other => panic!("parsed as {other:?}"),
+        }
+    }
+
+    #[test]
+    fn didcomm_flags() {
+        assert!(
+            serve(&[]).expect("defaults").api.is_none(),
+            "off unless --api-listen"
+        );
+        let s = serve(&[
+            "--api-listen",
+            "127.0.0.1:0",
+            "--api-public-url",
+            "https://api.example",
+            "--api-token",
+            "hunter2-token",
+            "--didcomm-allow",
+            "did:peer:2.Ez6LSa,did:key:z6Mkb",
+            "--didcomm-admin",
+            "did:peer:2.Ez6LSc",
+            "--didcomm-max-validity",
+            "60",
+            "--didcomm-default-validity",
+            "30",
+            "--didcomm-no-slugs",
+        ])
+        .expect("flags");
+        let api = s.api.expect("on");
+        assert_eq!(api.listen, "127.0.0.1:0");
+        assert_eq!(
+            api.public_url.as_ref().map(|u| u.to_string()),
+            Some("https://api.example".into())
+        );
+        assert_eq!(
+            api.token.as_ref().map(Secret::expose),
+            Some("hunter2-token")
+        );
+        assert!(
+            !format!("{api:?}").contains("hunter2"),
+            "the token in Debug"
+        );
+        assert_eq!(api.key_file, PathBuf::from("qrtag.db.didcomm-keys.json"));
+        let p = api.policy;
+        assert_eq!(p.allow.len(), 2);
+        assert_eq!(p.admins.len(), 1);
+        assert_eq!(
+            (p.max_validity, p.default_validity, p.slugs, p.allow_any),
+            (Some(60), 30, false, false)
+        );
+        for bad in [
+            &["--api-listen", "x", "--didcomm-allow", "alice"][..],
+            &["--api-listen", "x", "--didcomm-admin", "did:peer:2.E#key-1"],
+            &["--api-listen", "x", "--didcomm-max-validity", "-1"],
+            &[
+                "--api-listen",
+                "x",
+                "--api-public-url",
+                "https://a.example/path",
+            ],
+        ] {
+            assert!(serve(bad).is_err(), "{bad:?} accepted");
         }
     }
 

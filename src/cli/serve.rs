@@ -20,10 +20,14 @@ pub async fn run(settings: Settings) -> anyhow::Result<ExitCode> {
     );
     // For scripts and tests that start on port 0: one plain line, stable
     // format, whatever the tracing configuration.
-    eprintln!(
-        "{}",
-        crate::startup::listening_line(app.public_addr(), app.admin_addr())
-    );
+    let mut line = crate::startup::listening_line(app.public_addr(), app.admin_addr());
+    if let Some(api) = app.api_addr() {
+        line.push_str(&format!(" api={api}"));
+    }
+    if let Some(did) = app.didcomm_did() {
+        tracing::info!(%did, "DIDComm listener on");
+    }
+    eprintln!("{line}");
     app.run_until_stopped().await.context("serving")?;
     Ok(ExitCode::SUCCESS)
 }

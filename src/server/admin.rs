@@ -12,6 +12,8 @@ use crate::snapshot::Snapshot;
 pub struct AdminState {
     pub snapshot: Arc<Snapshot>,
     pub access_log: AccessLog,
+    /// DIDComm reply deliveries, when the DIDComm listener is on.
+    pub deliveries: Option<Arc<crate::didcomm::delivery::Counters>>,
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -45,6 +47,14 @@ async fn readyz(state: web::Data<AdminState>) -> HttpResponse {
             body.push_str(&format!("degraded: {p}\n"));
         }
         access_log_status(&state.access_log, &mut body);
+        if let Some(d) = &state.deliveries {
+            use std::sync::atomic::Ordering::Relaxed;
+            body.push_str(&format!(
+                "didcomm replies delivered: {}, failed: {}\n",
+                d.delivered.load(Relaxed),
+                d.failed.load(Relaxed)
+            ));
+        }
         HttpResponse::Ok()
             .content_type("text/plain; charset=utf-8")
             .body(body)

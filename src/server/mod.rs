@@ -2,6 +2,7 @@
 //! [`redirect_policy`](crate::redirect_policy) and the snapshot.
 
 pub mod admin;
+pub mod api;
 pub mod public;
 pub mod qr;
 pub mod request_line;

@@ -39,6 +39,17 @@ const NO_STORE: HeaderValue = HeaderValue::from_static("private, no-store");
 pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResponse {
     let arrived = Utc::now();
     let mut res = answer(&req, &state, arrived);
+    if res.status() == StatusCode::FOUND
+        && req.method() == Method::GET
+        && accepts_json(req.headers())
+        && let Some(invitation) = res
+            .headers()
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .and_then(crate::didcomm::oob::invitation_in)
+    {
+        res = invitation_response(&invitation);
+    }
     let tracking = state.tracking.as_ref().map(|cookie| {
         let cookies = req.headers().get_all(header::COOKIE);
         let id = cookie.find(cookies.map(HeaderValue::as_bytes)).id_to_send();
@@ -49,6 +60,30 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
     });
     log_request(&req, &state, arrived, tracking.as_ref(), &res);
     res
+}
+
+/// Whether the client lists `application/json` among what it accepts, as
+/// wallets do when they resolve a short out-of-band invitation URL.
+fn accepts_json(headers: &header::HeaderMap) -> bool {
+    headers
+        .get_all(header::ACCEPT)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(','))
+        .any(|range| {
+            range
+                .split(';')
+                .next()
+                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
+        })
+}
+
+/// The invitation itself instead of the redirect (DIDComm out-of-band short
+/// URLs): 200 with its JSON, never cached.
+fn invitation_response(invitation: &serde_json::Value) -> HttpResponse {
+    HttpResponse::Ok()
+        .insert_header((header::CACHE_CONTROL, NO_STORE))
+        .content_type("application/json")
+        .body(invitation.to_string())
 }
 
 fn set_cookie_value(cookie: &TrackingCookie, id: &TrackingId) -> Option<HeaderValue> {
@@ -126,12 +161,11 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
     let table = state.snapshot.load();
     let uri = req.uri();
     // The common scan, `/KEY` with no query, has its answer precomputed.
-    if uri.query().is_none() {
-        if let Some(key) = uri.path().strip_prefix('/') {
-            if let Some(location) = table.direct_location(key, now_ms) {
-                return redirect(location.to_owned(), key, &state.public_url);
-            }
-        }
+    if uri.query().is_none()
+        && let Some(key) = uri.path().strip_prefix('/')
+        && let Some(location) = table.direct_location(key, now_ms)
+    {
+        return redirect(location.to_owned(), key, &state.public_url);
     }
     let decision =
         redirect_policy::decide(state.public_url.origin(), uri.path(), uri.query(), |key| {

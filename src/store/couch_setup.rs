@@ -160,12 +160,12 @@ fn desired_security(current: &Value) -> Option<Value> {
                     *entry = json!([]);
                 }
             }
-            if part == "members" {
-                if let Some(Value::Array(roles)) = group.get_mut("roles") {
-                    for role in [READER_ROLE, EDITOR_ROLE] {
-                        if !roles.iter().any(|r| r == role) {
-                            roles.push(Value::String(role.into()));
-                        }
+            if part == "members"
+                && let Some(Value::Array(roles)) = group.get_mut("roles")
+            {
+                for role in [READER_ROLE, EDITOR_ROLE] {
+                    if !roles.iter().any(|r| r == role) {
+                        roles.push(Value::String(role.into()));
                     }
                 }
             }

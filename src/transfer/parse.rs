@@ -324,10 +324,10 @@ impl Columns {
         let mut doc = Document::new();
         doc.insert("url".into(), Value::String(field(self.url)?.to_owned()));
         doc.insert("inactive".into(), Value::Bool(inactive));
-        if let Some(expires) = self.expires.map(field).transpose()? {
-            if !expires.is_empty() {
-                doc.insert("expires".into(), Value::String(expires.to_owned()));
-            }
+        if let Some(expires) = self.expires.map(field).transpose()?
+            && !expires.is_empty()
+        {
+            doc.insert("expires".into(), Value::String(expires.to_owned()));
         }
         let key = check_document(field(self.key)?, &doc).map_err(bad)?;
         Ok(Record { line, key, doc })

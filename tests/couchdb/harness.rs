@@ -26,6 +26,8 @@ pub fn couch_settings(url: &str, db: &str) -> CouchSettings {
 pub struct TestApp {
     pub public: String,
     pub admin: String,
+    /// `http://ADDR/didcomm` when the DIDComm listener is on.
+    pub didcomm: Option<String>,
     http: reqwest::Client,
     _dir: Option<tempfile::TempDir>,
 }
@@ -41,6 +43,15 @@ impl TestApp {
     /// An application whose access log and snapshot file are in `dir`, so a
     /// second one started there finds the first one's snapshot file.
     pub async fn spawn_in(store: CouchSettings, dir: &Path) -> Self {
+        Self::spawn_with_api(store, dir, None).await
+    }
+
+    /// [`spawn_in`](Self::spawn_in), with the DIDComm listener when `api`.
+    pub async fn spawn_with_api(
+        store: CouchSettings,
+        dir: &Path,
+        api: Option<qrtag::settings::ApiSettings>,
+    ) -> Self {
         let mut settings = Settings::local(dir.join("unused.db"));
         settings.listen = "127.0.0.1:0".into();
         settings.admin_listen = "127.0.0.1:0".into();
@@ -48,9 +59,11 @@ impl TestApp {
         settings.store = StoreSettings::CouchDb(store);
         settings.workers = Some(1);
         settings.snapshot_file = Some(dir.join("links.snapshot"));
+        settings.api = api;
         let app = Application::build(settings)
             .await
             .expect("the application starts");
+        let didcomm = app.api_addr().map(|a| format!("http://{a}/didcomm"));
         let public = format!("http://{}", app.public_addr());
         let admin = format!("http://{}", app.admin_addr());
         tokio::spawn(app.run_until_stopped());
@@ -61,6 +74,7 @@ impl TestApp {
         Self {
             public,
             admin,
+            didcomm,
             http,
             _dir: None,
         }

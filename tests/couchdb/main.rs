@@ -561,6 +561,95 @@ async fn only_editors_write_and_the_service_reads_with_a_member_account() {
     assert!(out.status.success(), "{}", stderr(&out));
     app.wait_location("H83if", Some("https://a.example/two"), PROPAGATION)
         .await;
+
+    // DIDComm links are written by the server itself: with the reader
+    // account that is refused (503, nothing written), with an editor's it
+    // works and the validation accepts the provenance fields.
+    let didcomm_request = json!({
+        "@type": "https://didcomm.org/shorten-url/1.0/request-shortened-url",
+        "@id": "couch-req-1",
+        "url": "https://a.example/invite",
+        "goal_code": "shorten",
+        "requested_validity_seconds": 3600
+    });
+    let post = |app_url: String, body: Value| async move {
+        reqwest::Client::new()
+            .post(app_url)
+            .bearer_auth("couch-token")
+            .header("content-type", "application/json")
+            .body(body.to_string())
+            .send()
+            .await
+            .expect("the DIDComm listener answers")
+    };
+    let api = |dir: &std::path::Path| {
+        let mut api = qrtag::settings::ApiSettings::new("127.0.0.1:0", dir.join("keys.json"));
+        api.token = Some(Secret::new("couch-token"));
+        api
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reader = couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1")));
+    let as_reader = TestApp::spawn_with_api(reader, dir.path(), Some(api(dir.path()))).await;
+    let r = post(
+        as_reader.didcomm.clone().expect("listener"),
+        didcomm_request.clone(),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 503);
+    let dir = tempfile::tempdir().expect("tempdir");
+    let editor = couch_settings(&url, "links").with_credentials("ed", Some(Secret::new("ed-pw-1")));
+    let as_editor = TestApp::spawn_with_api(editor, dir.path(), Some(api(dir.path()))).await;
+    as_editor.wait_ready(START).await;
+    let r = post(
+        as_editor.didcomm.clone().expect("listener"),
+        didcomm_request,
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 200);
+    let reply: Value = r.json().await.expect("json");
+    let short = reply["shortened_url"]
+        .as_str()
+        .expect("short URL")
+        .to_owned();
+    let key = short.rsplit('/').next().expect("key").to_owned();
+    let doc = admin.get(&key).await.expect("the document is in CouchDB");
+    assert_eq!(doc["created_by"], "token");
+    assert_eq!(doc["goal_code"], "shorten");
+    assert_eq!(doc["thid"], "couch-req-1");
+    assert!(doc["expires"].is_string());
+    as_editor
+        .wait_location(&key, Some("https://a.example/invite"), PROPAGATION)
+        .await;
+    let r = post(
+        as_editor.didcomm.clone().expect("listener"),
+        json!({"@type": "https://didcomm.org/shorten-url/1.0/invalidate-shortened-url",
+               "@id": "couch-inv-1", "shortened_url": short}),
+    )
+    .await;
+    let ack: Value = r.json().await.expect("json");
+    assert_eq!(ack["status"], "OK");
+    as_editor.wait_location(&key, None, PROPAGATION).await;
+    let doc = admin.get(&key).await.expect("kept");
+    assert_eq!(
+        (doc["inactive"].as_bool(), doc["invalidated_by"].as_str()),
+        (Some(true), Some("token"))
+    );
+    // The validation refuses provenance fields of the wrong shape.
+    let editor_http = Couch::new(&url, "links").with_user("ed", "ed-pw-1");
+    let (status, body) = editor_http
+        .try_put(
+            "badprov",
+            json!({"url": "https://a.example/", "created_by": 5}),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    let (status, body) = editor_http
+        .try_put(
+            "badprov",
+            json!({"url": "https://a.example/", "invalidated_at": "yesterday"}),
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

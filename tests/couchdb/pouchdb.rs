@@ -120,10 +120,10 @@ impl PouchDb {
         let http = reqwest::Client::new();
         let deadline = Instant::now() + START_LIMIT;
         loop {
-            if let Ok(r) = http.get(self.url()).send().await {
-                if r.status().is_success() {
-                    return Ok(());
-                }
+            if let Ok(r) = http.get(self.url()).send().await
+                && r.status().is_success()
+            {
+                return Ok(());
             }
             let exited = self
                 .child

@@ -19,6 +19,10 @@ pub const PUBLIC_URL: &str = "https://0x1f.ie";
 pub struct TestApp {
     pub public: SocketAddr,
     pub admin: SocketAddr,
+    /// The DIDComm listener, when the settings turn it on.
+    pub api: Option<SocketAddr>,
+    /// The service's DID, when the DIDComm listener is on.
+    pub did: Option<String>,
     pub db: PathBuf,
     pub dir: tempfile::TempDir,
     pub client: reqwest::Client,
@@ -45,6 +49,7 @@ pub async fn spawn_with(settings: Settings, dir: tempfile::TempDir) -> TestApp {
         .await
         .expect("application builds");
     let (public, admin) = (app.public_addr(), app.admin_addr());
+    let (api, did) = (app.api_addr(), app.didcomm_did().map(|d| d.to_string()));
     tokio::spawn(app.run_until_stopped());
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -53,6 +58,8 @@ pub async fn spawn_with(settings: Settings, dir: tempfile::TempDir) -> TestApp {
     let t = TestApp {
         public,
         admin,
+        api,
+        did,
         db,
         dir,
         client,
@@ -134,6 +141,9 @@ pub fn qrtag_cmd_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .env_remove("QRTAG_DB")
         .env_remove("QRTAG_PUBLIC_URL")
         .env_remove("QRTAG_QR_UPPERCASE_PREFIX")
+        .env_remove("QRTAG_API_LISTEN")
+        .env_remove("QRTAG_API_PUBLIC_URL")
+        .env_remove("QRTAG_DIDCOMM_KEY_FILE")
         .envs(env.iter().copied())
         .stdin(std::process::Stdio::null())
         .output()

@@ -1,0 +1,260 @@
+//! The DIDComm listener (`--api-listen`): `POST /didcomm`. A thin shell:
+//! media type and bearer token, envelope ([`didcomm::envelope`]), message
+//! ([`didcomm::message`]), then the pure decision ([`didcomm::protocol`])
+//! and the store write it asks for, through [`links`].
+//!
+//! Whatever a client sends gets a 2xx or a 4xx with a one-line body; only an
+//! unreachable store gives a 503.
+
+use std::sync::Arc;
+
+use actix_web::http::header::{self, HeaderMap};
+use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::Utc;
+use serde_json::Value;
+
+use crate::didcomm::delivery::Delivery;
+use crate::didcomm::envelope::{self, Opened};
+use crate::didcomm::identity::ServiceIdentity;
+use crate::didcomm::message::{self, Incoming, Version};
+use crate::didcomm::problem::{Code, Problem};
+use crate::didcomm::protocol::{self, Caller, Context, Policy, Step};
+use crate::links::{self, LinkError};
+use crate::settings::{PublicUrl, Secret};
+use crate::store::LinkStore;
+
+/// The most a message may weigh.
+pub const MAX_BODY: usize = 64 * 1024;
+
+pub const ENCRYPTED: &str = "application/didcomm-encrypted+json";
+pub const PLAIN: &str = "application/didcomm-plain+json";
+pub const JSON: &str = "application/json";
+
+pub struct ApiState {
+    pub store: Arc<dyn LinkStore>,
+    pub identity: ServiceIdentity,
+    pub public_url: PublicUrl,
+    pub token: Option<Secret>,
+    pub policy: Policy,
+    pub delivery: Delivery,
+}
+
+pub fn routes(cfg: &mut web::ServiceConfig) {
+    cfg.app_data(web::PayloadConfig::new(MAX_BODY))
+        .route("/didcomm", web::post().to(didcomm))
+        .default_service(web::to(not_found));
+}
+
+async fn not_found() -> HttpResponse {
+    line(
+        HttpResponse::NotFound(),
+        "not found: DIDComm messages go to POST /didcomm",
+    )
+}
+
+fn line(mut builder: actix_web::HttpResponseBuilder, msg: &str) -> HttpResponse {
+    builder
+        .content_type("text/plain; charset=utf-8")
+        .body(format!("{msg}\n"))
+}
+
+fn bad_request(msg: impl std::fmt::Display) -> HttpResponse {
+    line(HttpResponse::BadRequest(), &msg.to_string())
+}
+
+/// The media type without parameters, lowercased.
+fn media_type(headers: &HeaderMap) -> Option<String> {
+    let v = headers.get(header::CONTENT_TYPE)?.to_str().ok()?;
+    Some(v.split(';').next()?.trim().to_ascii_lowercase())
+}
+
+/// Whether the request carries `Authorization: Bearer <token>`, compared
+/// without an early exit on the first differing byte.
+fn has_token(headers: &HeaderMap, token: Option<&Secret>) -> bool {
+    let Some(token) = token else { return false };
+    let Some(given) = headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.strip_prefix("Bearer "))
+    else {
+        return false;
+    };
+    let (a, b) = (given.trim().as_bytes(), token.expose().as_bytes());
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+async fn didcomm(req: HttpRequest, body: web::Bytes, state: web::Data<ApiState>) -> HttpResponse {
+    let media = media_type(req.headers()).unwrap_or_default();
+    let known = matches!(media.as_str(), ENCRYPTED | PLAIN | JSON);
+    let text = std::str::from_utf8(&body).ok();
+    let value = text.and_then(|t| serde_json::from_str::<Value>(t).ok());
+    let is_jwe = value
+        .as_ref()
+        .is_some_and(|v| v.get("ciphertext").is_some() && v.get("recipients").is_some());
+    // An encrypted message carries its own proof of origin, so one posted
+    // under another media type (some HTTP clients send their default) is
+    // still opened; anything else must say what it is.
+    if !known && !is_jwe {
+        return unsupported();
+    }
+    let (Some(text), Some(value)) = (text, value) else {
+        return bad_request("the body is not JSON");
+    };
+    if media == ENCRYPTED || is_jwe {
+        return encrypted(text, &state).await;
+    }
+    if !has_token(req.headers(), state.token.as_ref()) {
+        return HttpResponse::Unauthorized()
+            .insert_header((header::WWW_AUTHENTICATE, "Bearer"))
+            .content_type("text/plain; charset=utf-8")
+            .body(
+                "plaintext DIDComm needs Authorization: Bearer with the service's API token; agents send authcrypt\n",
+            );
+    }
+    let msg = match message::parse(&value) {
+        Ok(m) => m,
+        Err(e) => return bad_request(e),
+    };
+    let reply = match handle(&msg, &Caller::Token, &state).await {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    // A plaintext caller has no DID to deliver to: the reply is always the
+    // response body.
+    let content_type = match msg.version {
+        Version::V1 => JSON,
+        Version::V2 => PLAIN,
+    };
+    HttpResponse::Ok()
+        .content_type(content_type)
+        .body(reply.to_string())
+}
+
+fn unsupported() -> HttpResponse {
+    line(
+        HttpResponse::UnsupportedMediaType(),
+        "send application/didcomm-encrypted+json (authcrypt), or with the API token application/didcomm-plain+json or application/json",
+    )
+}
+
+async fn encrypted(text: &str, state: &ApiState) -> HttpResponse {
+    let opened: Opened = match envelope::open(text, &state.identity) {
+        Ok(o) => o,
+        Err(e) => return bad_request(e),
+    };
+    let msg = match message::parse(&opened.message) {
+        Ok(m) if m.version == Version::V2 => m,
+        Ok(_) => {
+            return bad_request(
+                "an encrypted message must be DIDComm v2 (\"type\", \"id\", \"body\")",
+            );
+        }
+        Err(e) => return bad_request(e),
+    };
+    let caller = Caller::Did(envelope::sender_did(&opened).clone());
+    let reply = match handle(&msg, &caller, state).await {
+        Ok(r) => r,
+        Err(resp) => return resp,
+    };
+    let sealed =
+        match envelope::seal_reply(&reply, &state.identity, &opened, Utc::now().timestamp()) {
+            Ok(s) => s,
+            Err(e) => {
+                // Only a sender key we could decrypt from but not encrypt to.
+                return bad_request(format!("cannot encrypt the reply to the sender: {e}"));
+            }
+        };
+    // Only senders the operator allows are sent anything: a stranger's DID
+    // must not make the server POST wherever it names.
+    let may_deliver = state.policy.may_request(&caller);
+    match (&opened.sender.endpoint, msg.return_route_all) {
+        (Some(endpoint), false) if may_deliver => {
+            state.delivery.send(endpoint.clone(), sealed);
+            HttpResponse::Accepted().finish()
+        }
+        // Asked for, or nowhere (or no one we trust) to send it to.
+        _ => HttpResponse::Ok().content_type(ENCRYPTED).body(sealed),
+    }
+}
+
+/// Decides and performs one message; the reply to send (plaintext).
+async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Value, HttpResponse> {
+    let store = state.store.as_ref();
+    let reply_id = uuid::Uuid::new_v4().to_string();
+    let unavailable = |e: &dyn std::fmt::Display| {
+        tracing::warn!(error = %e, "DIDComm request could not reach the link store");
+        line(
+            HttpResponse::ServiceUnavailable(),
+            "the link store is unavailable or refused the write; try again later",
+        )
+    };
+    let existing = match protocol::key_of_interest(msg, &state.public_url) {
+        Some(key) => match store.get(&key).await {
+            Ok(found) => found.map(|s| s.doc),
+            Err(e) => return Err(unavailable(&e)),
+        },
+        None => None,
+    };
+    let ctx = Context {
+        public_url: &state.public_url,
+        now: Utc::now(),
+        policy: &state.policy,
+        reply_id: &reply_id,
+    };
+    match protocol::decide(msg, caller, &ctx, existing.as_ref()) {
+        Step::Reply(reply) => {
+            tracing::info!(caller = caller.recorded(), thid = %msg.thid, "DIDComm request answered with a problem report");
+            Ok(reply)
+        }
+        Step::Create(plan) => {
+            match links::create_document(store, &plan.doc, plan.key.as_ref()).await {
+                Ok(key) => {
+                    tracing::info!(caller = caller.recorded(), %key, "DIDComm short URL created");
+                    Ok(plan.reply(&key, &state.public_url))
+                }
+                Err(LinkError::KeyTaken(_)) => Ok(plan.slug_taken()),
+                Err(e) => Err(unavailable(&e)),
+            }
+        }
+        Step::Invalidate(plan) => match links::update(store, &plan.key, |d| plan.apply(d)).await {
+            Ok(_) => {
+                tracing::info!(caller = caller.recorded(), key = %plan.key, "DIDComm short URL invalidated");
+                Ok(plan.ack)
+            }
+            Err(LinkError::NotFound(_)) => Ok(Problem::new(
+                Code::ShortUrlInvalid,
+                "no such short URL here, or it has expired or was invalidated already",
+            )
+            .report(msg.version, &reply_id, &msg.thid)),
+            Err(e) => Err(unavailable(&e)),
+        },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bearer_tokens() {
+        let mut h = HeaderMap::new();
+        let secret = Secret::new("s3cret");
+        assert!(!has_token(&h, Some(&secret)));
+        h.insert(
+            header::AUTHORIZATION,
+            "Bearer s3cret".parse().expect("value"),
+        );
+        assert!(has_token(&h, Some(&secret)));
+        assert!(!has_token(&h, None), "no token configured: nobody has it");
+        h.insert(
+            header::AUTHORIZATION,
+            "Bearer s3cre".parse().expect("value"),
+        );
+        assert!(!has_token(&h, Some(&secret)));
+        h.insert(
+            header::AUTHORIZATION,
+            "Basic s3cret".parse().expect("value"),
+        );
+        assert!(!has_token(&h, Some(&secret)));
+    }
+}
