@@ -33,7 +33,8 @@
 //! it gives the same as percent-decoding the original.
 //!
 //! A value that is absent or empty is written `-`; a value that is exactly `-` is
-//! written `%2D`, so the two cannot be confused. A tracking ID is 19 characters
+//! written `%2D`, so the two cannot be confused. A field longer than 8 KiB
+//! written is cut there and ends in `%~cut` ([`CUT_MARK`]). A tracking ID is 19 characters
 //! `[0-9A-Za-z]` (see [`crate::tracking_id`]).
 //!
 //! A line is written when its request completes but carries the time it arrived,
@@ -168,11 +169,37 @@ pub fn write_record(rec: &Record<'_>, out: &mut Vec<u8>) {
     out.push(b'\n');
 }
 
+/// The most bytes a field takes on a line, marker included: a request head
+/// may be 128 KiB, written as up to 384 KB of escapes, and a handful of those
+/// must not fill the log's buffer.
+pub const MAX_FIELD: usize = 8 * 1024;
+
+/// Ends a field that was cut at [`MAX_FIELD`]. Strict encoding never writes
+/// a `%` that is not followed by two hex digits, so in those fields it cannot
+/// be mistaken for data; in a target field only a client's own target could
+/// contain it.
+pub const CUT_MARK: &str = "%~cut";
+
 fn write_value(value: Option<&[u8]>, keep: &[bool; 256], out: &mut Vec<u8>) {
     match value {
         None | Some(b"") => out.extend_from_slice(ABSENT.as_bytes()),
         Some(b"-") => out.extend_from_slice(b"%2D"),
-        Some(v) => percent_encode_into(v, keep, out),
+        Some(v) => {
+            let start = out.len();
+            // Every byte takes at least one: more than MAX_FIELD never fits.
+            percent_encode_into(&v[..v.len().min(MAX_FIELD + 1)], keep, out);
+            if out.len() - start > MAX_FIELD {
+                let mut end = start + MAX_FIELD - CUT_MARK.len();
+                // Never split an escape.
+                if out[end - 1] == b'%' {
+                    end -= 1;
+                } else if out[end - 2] == b'%' {
+                    end -= 2;
+                }
+                out.truncate(end);
+                out.extend_from_slice(CUT_MARK.as_bytes());
+            }
+        }
     }
 }
 

@@ -440,3 +440,49 @@ fn parse_line_bytes_reports_the_first_bad_byte() {
         })
     );
 }
+
+#[test]
+fn a_huge_field_is_cut_to_the_cap_and_marked() {
+    // 128 KiB of bytes that each become `%XX`: 384 KB uncut.
+    let ua = vec![0xffu8; 128 * 1024];
+    let target = vec![b'/'; 128 * 1024];
+    let line = write(&Record {
+        user_agent: Some(&ua),
+        target: &target,
+        ..record()
+    });
+    let parsed = parse_line(line.trim_end_matches('\n')).expect("still a valid line");
+    let ua_field = parsed.user_agent.expect("a user agent");
+    assert!(ua_field.len() <= MAX_FIELD, "{}", ua_field.len());
+    assert!(ua_field.ends_with(CUT_MARK));
+    assert!(
+        ua_field[..ua_field.len() - CUT_MARK.len()]
+            .split('%')
+            .skip(1)
+            .all(|e| e == "FF"),
+        "no escape split"
+    );
+    assert!(parsed.target.len() <= MAX_FIELD && parsed.target.ends_with(CUT_MARK));
+    assert!(line.len() < 3 * MAX_FIELD, "{} bytes", line.len());
+}
+
+proptest! {
+    /// Whatever its length, a field fits the cap; one that was not cut
+    /// decodes to exactly what was received.
+    #[test]
+    fn fields_fit_the_cap(len in 0usize..12_000, byte in any::<u8>(), cut_at in 0usize..4) {
+        let mut ua = vec![byte; len];
+        // Mix in plain bytes so escapes fall on every offset.
+        for i in (cut_at..ua.len()).step_by(4) {
+            ua[i] = b'a';
+        }
+        let line = write(&Record { user_agent: Some(&ua), ..record() });
+        let parsed = parse_line(line.trim_end_matches('\n')).expect("valid line");
+        let field = parsed.user_agent.unwrap_or("-");
+        prop_assert!(field.len() <= MAX_FIELD);
+        if !field.ends_with(CUT_MARK) && !ua.is_empty() && ua != b"-" {
+            let decoded: Vec<u8> = percent_decode_str(field).collect();
+            prop_assert_eq!(decoded, ua);
+        }
+    }
+}
