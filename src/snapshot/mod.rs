@@ -26,8 +26,19 @@ pub use table::{LinkTable, LiveLink, TableBuilder};
 /// One change read from a store.
 #[derive(Debug, Clone)]
 pub enum Change {
-    Upsert { key: String, doc: Document },
-    Delete { key: String },
+    Upsert {
+        key: String,
+        doc: Document,
+    },
+    Delete {
+        key: String,
+    },
+    /// A document the store could not hand over whole (over the size limit):
+    /// counted as invalid, with the reason, like any document that is not a link.
+    Invalid {
+        key: String,
+        reason: String,
+    },
 }
 
 /// The shared snapshot plus the readiness the admin listener reports.

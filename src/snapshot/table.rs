@@ -310,6 +310,7 @@ impl Outcome {
     fn of(change: Change) -> (String, Self) {
         match change {
             Change::Delete { key } => (key, Outcome::Gone),
+            Change::Invalid { key, reason } => (key, Outcome::Invalid(reason)),
             Change::Upsert { key, doc } => {
                 let outcome = match LiveLink::parse(&key, &doc) {
                     Ok(link) => Outcome::Live(link),

@@ -59,7 +59,8 @@ struct ErrorBody {
 /// key the next page starts at.
 #[derive(Debug)]
 struct Page {
-    docs: Vec<(String, Value)>,
+    /// Each document, or why it was not read (over [`MAX_DOCUMENT`](super::MAX_DOCUMENT)).
+    docs: Vec<(String, Result<Value, String>)>,
     next: Option<String>,
 }
 
@@ -71,7 +72,8 @@ struct AllDocs {
 #[derive(Debug, Deserialize)]
 struct AllDocsRow {
     id: Option<String>,
-    doc: Option<Value>,
+    /// Kept as text until its size is known.
+    doc: Option<Box<serde_json::value::RawValue>>,
 }
 
 impl CouchHttp {
@@ -159,13 +161,38 @@ impl CouchHttp {
         resp: Response,
         what: &str,
     ) -> Result<T, StoreError> {
-        let bytes = resp.bytes().await.map_err(|e| self.transport_error(&e))?;
+        let bytes = self.read_capped(resp, super::MAX_RESPONSE, what).await?;
         serde_json::from_slice(&bytes).map_err(|e| {
             StoreError::Other(format!(
                 "unexpected answer from CouchDB at {} to {what}: {e}",
                 self.server
             ))
         })
+    }
+
+    /// Reads a body of at most `cap` bytes; a longer one is an error, and
+    /// the reading stops there instead of holding it all.
+    pub(crate) async fn read_capped(
+        &self,
+        resp: Response,
+        cap: usize,
+        what: &str,
+    ) -> Result<Vec<u8>, StoreError> {
+        use futures_util::StreamExt;
+        let mut body = resp.bytes_stream();
+        let mut out = Vec::new();
+        while let Some(chunk) = body.next().await {
+            let chunk = chunk.map_err(|e| self.transport_error(&e))?;
+            if out.len() + chunk.len() > cap {
+                return Err(StoreError::Other(format!(
+                    "CouchDB at {} answered {what} with more than {} MiB",
+                    self.server,
+                    cap >> 20
+                )));
+            }
+            out.extend_from_slice(&chunk);
+        }
+        Ok(out)
     }
 
     /// Turns a non-success response into an error that says what was refused
@@ -176,8 +203,8 @@ impl CouchHttp {
         if status == 404 {
             return self.missing_db();
         }
-        let body: Option<ErrorBody> = resp
-            .bytes()
+        let body: Option<ErrorBody> = self
+            .read_capped(resp, 64 << 10, what)
             .await
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok());
@@ -223,7 +250,7 @@ impl CouchHttp {
     /// holds the whole database.
     pub(crate) async fn each_page(
         &self,
-        mut f: impl FnMut(Vec<(String, Value)>),
+        mut f: impl FnMut(Vec<(String, Result<Value, String>)>),
     ) -> Result<(), StoreError> {
         let mut start: Option<String> = None;
         loop {
@@ -270,9 +297,25 @@ impl CouchHttp {
             .into_iter()
             .filter_map(|r| Some((r.id?, r.doc?)))
             .filter(|(id, _)| !is_design(id))
+            .map(|(id, raw)| {
+                let doc = if raw.get().len() > super::MAX_DOCUMENT {
+                    Err(too_large(raw.get().len()))
+                } else {
+                    serde_json::from_str(raw.get()).map_err(|e| format!("unreadable document: {e}"))
+                };
+                (id, doc)
+            })
             .collect();
         Ok(Page { docs, next })
     }
+}
+
+/// Why a document over [`MAX_DOCUMENT`](super::MAX_DOCUMENT) was skipped.
+pub(crate) fn too_large(len: usize) -> String {
+    format!(
+        "document of {len} bytes, over the {} MiB qrtag reads",
+        super::MAX_DOCUMENT >> 20
+    )
 }
 
 fn hint(status: u16) -> &'static str {
@@ -490,7 +533,13 @@ impl LinkStore for CouchStore {
     async fn list(&self) -> Result<Vec<(String, Document)>, StoreError> {
         let mut out = Vec::new();
         self.http
-            .each_page(|docs| out.extend(docs.into_iter().map(|(id, v)| (id, document_of(v)))))
+            .each_page(|docs| {
+                // A document too large to read is listed empty: invalid.
+                out.extend(
+                    docs.into_iter()
+                        .map(|(id, v)| (id, v.map(document_of).unwrap_or_default())),
+                )
+            })
             .await?;
         // CouchDB collates IDs its own way; list in byte order like the
         // embedded store, so both print the same.

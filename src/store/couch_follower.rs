@@ -25,7 +25,8 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use super::StoreError;
-use super::couch::{CouchHttp, document_of, is_design};
+use super::couch::{CouchHttp, document_of, is_design, too_large};
+use super::feed_lines::{self, LineSplitter, id_in_head, seq_in};
 use crate::snapshot::{Change, LinkTable, Snapshot, TableBuilder};
 
 /// How often CouchDB sends an empty line on an idle feed.
@@ -37,8 +38,9 @@ const FIRST_RETRY: Duration = Duration::from_millis(100);
 /// Small enough that the service is back within seconds of CouchDB, large
 /// enough that a dead server sees one request every couple of seconds.
 const MAX_RETRY: Duration = Duration::from_secs(2);
-/// A changes line longer than this is not a link document.
-const MAX_LINE: usize = 64 << 20;
+/// A changes line longer than this holds a document over the limit: it is
+/// counted as invalid from its first bytes, and the rest is not kept.
+const MAX_LINE: usize = super::MAX_DOCUMENT + 4096;
 
 pub(crate) fn spawn(
     http: CouchHttp,
@@ -183,7 +185,7 @@ impl Follower {
         self.recovered();
 
         let mut body = resp.bytes_stream();
-        let mut buf: Vec<u8> = Vec::new();
+        let mut lines = LineSplitter::new(MAX_LINE);
         let mut heard = false;
         loop {
             let chunk = match tokio::time::timeout(IDLE_LIMIT, body.next()).await {
@@ -213,13 +215,17 @@ impl Follower {
                 heard = true;
                 self.backoff.reset();
             }
-            buf.extend_from_slice(&chunk);
             let mut batch = Vec::new();
             let mut batch_seq = None;
             let mut end = None;
-            while let Some(pos) = buf.iter().position(|&b| b == b'\n') {
-                let line: Vec<u8> = buf.drain(..=pos).collect();
-                match parse_line(&line) {
+            for line in lines.push(&chunk) {
+                let parsed = match line {
+                    feed_lines::FeedLine::Whole(line) => parse_line(&line),
+                    feed_lines::FeedLine::TooLong { head, tail, len } => {
+                        parse_long_line(&head, &tail, len)
+                    }
+                };
+                match parsed {
                     Ok(Line::Heartbeat) => {}
                     Ok(Line::Change { seq, change }) => {
                         batch.extend(change);
@@ -241,11 +247,6 @@ impl Follower {
             if let Some(last_seq) = end {
                 *since = last_seq;
                 return FeedEnd::Closed;
-            }
-            if buf.len() > MAX_LINE {
-                return FeedEnd::Failed(StoreError::Other(format!(
-                    "a changes line longer than {MAX_LINE} bytes"
-                )));
             }
         }
     }
@@ -270,9 +271,12 @@ async fn load(http: &CouchHttp) -> Result<LinkTable, StoreError> {
         .await?;
     let mut table = TableBuilder::default();
     http.each_page(|docs| {
-        let changes = docs.into_iter().map(|(key, doc)| Change::Upsert {
-            key,
-            doc: document_of(doc),
+        let changes = docs.into_iter().map(|(key, doc)| match doc {
+            Ok(doc) => Change::Upsert {
+                key,
+                doc: document_of(doc),
+            },
+            Err(reason) => Change::Invalid { key, reason },
         });
         for (key, reason) in table.apply(changes) {
             tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
@@ -311,7 +315,8 @@ struct FeedLine {
     id: Option<String>,
     #[serde(default)]
     deleted: bool,
-    doc: Option<Value>,
+    /// Kept as text until its size is known.
+    doc: Option<Box<serde_json::value::RawValue>>,
     last_seq: Option<Value>,
     error: Option<String>,
     reason: Option<String>,
@@ -346,9 +351,45 @@ fn parse_line(line: &[u8]) -> Result<Line, String> {
     } else {
         // Without a document the change is shown as an empty one, which the
         // snapshot counts as invalid rather than silently keeping the old.
-        let doc = l.doc.map(document_of).unwrap_or_default();
-        Some(Change::Upsert { key, doc })
+        match l.doc {
+            Some(raw) if raw.get().len() > super::MAX_DOCUMENT => Some(Change::Invalid {
+                key,
+                reason: too_large(raw.get().len()),
+            }),
+            // Valid JSON, but serde_json refuses nesting over 128 levels: an
+            // invalid document, not a broken feed (which would be read again
+            // and again).
+            Some(raw) => Some(match serde_json::from_str(raw.get()) {
+                Ok(doc) => Change::Upsert {
+                    key,
+                    doc: document_of(doc),
+                },
+                Err(e) => Change::Invalid {
+                    key,
+                    reason: format!("unreadable document: {e}"),
+                },
+            }),
+            None => Some(Change::Upsert {
+                key,
+                doc: Default::default(),
+            }),
+        }
     };
+    Ok(Line::Change { seq, change })
+}
+
+/// A change whose line is over [`MAX_LINE`]: its sequence and id are read
+/// from the first bytes, and the document is counted as invalid.
+fn parse_long_line(head: &[u8], tail: &[u8], len: usize) -> Result<Line, String> {
+    let (Some(seq), Some(key)) = (seq_in(head, tail), id_in_head(head)) else {
+        return Err(format!(
+            "a changes line of {len} bytes without a readable seq and id"
+        ));
+    };
+    let change = (!is_design(key)).then(|| Change::Invalid {
+        key: key.to_owned(),
+        reason: too_large(len),
+    });
     Ok(Line::Change { seq, change })
 }
 
@@ -409,6 +450,38 @@ mod tests {
         assert!(matches!(
             parse_line(br#"{"last_seq":9,"pending":0}"#),
             Ok(Line::End { last_seq }) if last_seq == json!(9)
+        ));
+    }
+
+    #[test]
+    fn a_line_over_the_limit_is_an_invalid_document() {
+        let head = br#"{"seq":"9-g1AAAA","id":"H83if","changes":[{"rev":"3-a"}],"doc":{"_id":"H83if","url":"https://a.example/","note":"xxxx"#;
+        match parse_long_line(head, b"", 5 << 20) {
+            Ok(Line::Change {
+                seq,
+                change: Some(Change::Invalid { key, reason }),
+            }) => {
+                assert_eq!(seq, json!("9-g1AAAA"));
+                assert_eq!(key, "H83if");
+                assert!(reason.contains("5242880 bytes"), "{reason}");
+            }
+            other => panic!("unexpected {other:?}"),
+        }
+        assert!(matches!(
+            parse_long_line(br#"{"seq":4,"id":"_design/qrtag","#, b"", 2 << 20),
+            Ok(Line::Change { change: None, .. })
+        ));
+        assert!(parse_long_line(b"xxxxxxxx", b"xxxx", 2 << 20).is_err());
+    }
+
+    #[test]
+    fn a_document_nested_too_deep_is_invalid_not_a_broken_feed() {
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        let line =
+            format!(r#"{{"seq":3,"id":"deep1","changes":[],"doc":{{"url":"/x","n":{deep}}}}}"#);
+        assert!(matches!(
+            parse_line(line.as_bytes()),
+            Ok(Line::Change { change: Some(Change::Invalid { key, .. }), .. }) if key == "deep1"
         ));
     }
 

@@ -19,7 +19,18 @@ mod bulk;
 pub mod couch;
 mod couch_follower;
 pub mod couch_setup;
+pub mod feed_lines;
 pub mod sqlite;
+
+/// The largest document the server takes from CouchDB, as JSON text. A link
+/// document is a few hundred bytes; a larger one (notes can grow) is fine up
+/// to this, and one over it is skipped and counted as invalid rather than
+/// read into memory whole.
+pub const MAX_DOCUMENT: usize = 1 << 20;
+
+/// The largest ordinary CouchDB answer read: a page of `_all_docs` (1000
+/// documents) or a single document. A larger one is an error, retried.
+pub const MAX_RESPONSE: usize = 256 << 20;
 
 /// A stored document and the revision it was read at.
 #[derive(Debug, Clone, PartialEq)]

@@ -835,3 +835,41 @@ async fn a_restart_while_couchdb_is_down_serves_the_snapshot_file_then_catches_u
         .await;
     second.wait_location("other", None, PROPAGATION).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_document_over_the_size_limit_is_skipped_and_counted() {
+    let pouch = PouchDb::start().await;
+    let couch = Couch::new(&pouch.url(), "links");
+    couch.create_db().await;
+    let huge = "x".repeat(qrtag::store::MAX_DOCUMENT + 1000);
+    couch
+        .put("H83if", json!({"url": "https://a.example/one"}))
+        .await;
+    couch
+        .put(
+            "big01",
+            json!({"url": "https://a.example/big", "note": huge}),
+        )
+        .await;
+    // In the full load.
+    let app = TestApp::spawn(couch_settings(&pouch.url(), "links")).await;
+    let ready = app.wait_ready(START).await;
+    assert!(ready.contains("1 links, 1 invalid"), "{ready}");
+    assert_eq!(app.location("big01").await, None);
+    assert_eq!(
+        app.location("H83if").await.as_deref(),
+        Some("https://a.example/one")
+    );
+    // And in the changes feed: a link that grows too large leaves the table.
+    let mut doc = couch.get("H83if").await.expect("the document");
+    doc["note"] = json!(huge);
+    couch.put("H83if", doc).await;
+    app.wait_location("H83if", None, PROPAGATION).await;
+    couch
+        .put("after", json!({"url": "https://a.example/after"}))
+        .await;
+    app.wait_location("after", Some("https://a.example/after"), PROPAGATION)
+        .await;
+    let (_, body) = app.readyz().await;
+    assert!(body.contains("1 links, 2 invalid"), "{body}");
+}
