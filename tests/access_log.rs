@@ -885,3 +885,121 @@ async fn stdout_log_and_settings_from_the_environment() {
     off.signal("TERM");
     assert!(off.wait_exit().await.success());
 }
+
+/// What `/readyz` says of the access log: (lines written, write errors,
+/// lines dropped, failing).
+async fn log_health(srv: &ServerProcess) -> (u64, u64, u64, bool) {
+    let body = client()
+        .get(srv.admin_url("/readyz"))
+        .send()
+        .await
+        .expect("readyz")
+        .text()
+        .await
+        .expect("body");
+    let number_before = |what: &str| -> u64 {
+        let at = body
+            .find(what)
+            .unwrap_or_else(|| panic!("{what} in {body}"));
+        body[..at]
+            .trim_end()
+            .rsplit(' ')
+            .next()
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("a count before {what} in {body}"))
+    };
+    (
+        number_before(" lines written"),
+        number_before(" write errors"),
+        number_before(" lines dropped"),
+        body.contains("access log writes failing"),
+    )
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_disk_is_retried_calmly_leaves_no_torn_line_and_recovers() {
+    const LIMIT: u64 = 64 * 1024;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    create_link(&db).await;
+    let log = dir.path().join("access.log");
+    // The file is near the largest this process may write (RLIMIT_FSIZE,
+    // set by prlimit; SIGXFSZ ignored so writes fail with EFBIG as they
+    // would with ENOSPC): a full disk that a test can fill and empty.
+    let prefill = "x\n".repeat(((LIMIT - 2_000) / 2) as usize);
+    std::fs::write(&log, &prefill).expect("prefill");
+    // Only the soft limit: the test raises it again without privileges.
+    let limit = format!("--fsize={LIMIT}:unlimited");
+    let srv = ServerProcess::spawn_wrapped(
+        &[
+            "sh",
+            "-c",
+            "trap '' XFSZ; exec \"$@\"",
+            "sh",
+            "prlimit",
+            &limit,
+            "--",
+        ],
+        &db,
+        &["--no-snapshot-file", "--access-log-flush-ms", "20"],
+        &[],
+        false,
+    )
+    .await;
+    let http = client();
+    let scan = async |n: u64| {
+        for _ in 0..n {
+            let r = http.get(srv.url("/abcde")).send().await.expect("answered");
+            assert_eq!(r.status(), 302, "redirects go on");
+        }
+        n
+    };
+    let mut sent = scan(100).await;
+    poll::until(TIMEOUT, "the log to report failing writes", || async {
+        log_health(&srv).await.3.then_some(())
+    })
+    .await;
+    // While it fails, every request used to wake the writer for another try
+    // once its buffer was half full: thousands a second. Now: at the
+    // interval, backing off to once a second.
+    let (_, errors_before, _, _) = log_health(&srv).await;
+    let window = std::time::Instant::now();
+    while window.elapsed() < Duration::from_secs(2) {
+        sent += scan(200).await;
+    }
+    let (_, errors_after, _, failing) = log_health(&srv).await;
+    assert!(failing);
+    assert!(
+        errors_after - errors_before <= 30,
+        "{} attempts in 2 s",
+        errors_after - errors_before
+    );
+    let text = read(&log);
+    assert!(text.ends_with('\n'), "the file ends in a whole line");
+    assert!(text.len() as u64 <= LIMIT);
+
+    // Space comes back.
+    let status = std::process::Command::new("prlimit")
+        .args(["--pid", &srv.child.id().to_string(), "--fsize=unlimited"])
+        .status()
+        .expect("prlimit runs");
+    assert!(status.success());
+    poll::until(TIMEOUT, "the log to recover", || async {
+        (!log_health(&srv).await.3).then_some(())
+    })
+    .await;
+    sent += scan(5).await;
+    let (written, _, dropped, _) =
+        poll::until(TIMEOUT, "every line written or dropped", || async {
+            let h = log_health(&srv).await;
+            (h.0 + h.2 == sent).then_some(h)
+        })
+        .await;
+    let text = read(&log);
+    let ours: Vec<&str> = text[prefill.len()..].lines().collect();
+    assert_eq!(ours.len() as u64, written, "the count is exact");
+    assert_eq!(written + dropped, sent);
+    for l in &ours {
+        parse_line(l).unwrap_or_else(|e| panic!("{e}: {l:?}"));
+    }
+}

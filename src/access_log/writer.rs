@@ -20,9 +20,13 @@
 //!   dropped only when that wait runs out or writes are failing and the buffer
 //!   is full; every drop is counted, logged at error level and shown on
 //!   `/readyz`.
-//! - *Failures are loud and retried.* A failed write keeps its bytes and is
-//!   retried every interval; the first failure and then one summary every
-//!   [`REPORT_EVERY`] go to the tracing log, and the state is in [`AccessLogStats`].
+//! - *Failures are loud and retried calmly.* A failed write keeps its bytes
+//!   and is retried after the interval, doubling up to [`MAX_RETRY`] (appends
+//!   never wake a failing writer); a line the disk took part of is cut off the
+//!   file again, so the file ends in whole lines and `lines_written` counts
+//!   exactly the newlines written. The first failure and then one summary
+//!   every [`REPORT_EVERY`] go to the tracing log, and the state is in
+//!   [`AccessLogStats`].
 //! - *Drained on shutdown.* [`AccessLog::shutdown`] writes everything queued,
 //!   retries failures for a bounded time, then fsyncs.
 
@@ -39,6 +43,9 @@ use super::format::{Record, write_record};
 
 /// How often repeated failures are summarised in the tracing log.
 pub const REPORT_EVERY: Duration = Duration::from_secs(10);
+
+/// The longest pause between two attempts to write to a failing log.
+pub const MAX_RETRY: Duration = Duration::from_secs(1);
 
 /// The longest [`AccessLog::reopen`] waits for the flusher, which may be in
 /// the middle of a slow write to the old file.
@@ -309,7 +316,9 @@ impl AccessLog {
         }
         q.buf.extend_from_slice(line);
         q.lines += 1;
-        if !q.urgent && q.buf.len() >= shared.capacity / 2 {
+        // A failing flusher retries on its own schedule: waking it for every
+        // line made it retry thousands of times a second.
+        if !q.urgent && !q.stats.failing && q.buf.len() >= shared.capacity / 2 {
             q.urgent = true;
             shared.wake.notify_one();
         }
@@ -456,6 +465,18 @@ impl Sink {
         }
     }
 
+    /// Removes the last `bytes` written (a torn line). Standard output
+    /// cannot be cut: there the line is finished on the next try.
+    fn cut_back(&mut self, bytes: u64) -> io::Result<()> {
+        match self {
+            Sink::File { file, .. } => {
+                let len = file.metadata()?.len();
+                file.set_len(len.saturating_sub(bytes))
+            }
+            Sink::Stdout(_) => Err(io::Error::other("standard output cannot be cut back")),
+        }
+    }
+
     fn sync(&mut self) -> io::Result<()> {
         match self {
             // Pipes, terminals and devices (a path may name one) cannot be
@@ -488,7 +509,9 @@ struct Flusher {
     /// Swapped out of the queue; `pending[done..]` is still to be written.
     pending: Vec<u8>,
     done: usize,
-    pending_lines: u64,
+    /// The pause before the next attempt: the interval, doubled after each
+    /// failed write up to [`MAX_RETRY`], back to the interval on success.
+    retry: Duration,
     /// A reopen was asked for and has not succeeded yet.
     reopen_wanted: bool,
     /// The newest reopen request taken from the queue.
@@ -513,7 +536,7 @@ impl Flusher {
             sink,
             interval: options.flush_interval,
             done: 0,
-            pending_lines: 0,
+            retry: options.flush_interval,
             reopen_wanted: false,
             reopen_ticket: 0,
             errors: ErrorReport::default(),
@@ -526,7 +549,7 @@ impl Flusher {
         let mut next = Instant::now() + self.interval;
         loop {
             let stop = self.wait_and_take(next);
-            next = Instant::now() + self.interval;
+            next = Instant::now() + self.retry;
             if self.reopen_wanted {
                 // What was queued before the signal belongs to the old file.
                 self.write_pending();
@@ -546,7 +569,7 @@ impl Flusher {
     fn wait_and_take(&mut self, deadline: Instant) -> bool {
         let shared = Arc::clone(&self.shared);
         let mut q = lock(&shared.queue);
-        while !(q.stop || q.reopen_requested > q.reopen_handled || q.urgent) {
+        while !(q.stop || q.reopen_requested > q.reopen_handled || q.urgent && !q.stats.failing) {
             let now = Instant::now();
             if now >= deadline {
                 break;
@@ -573,7 +596,7 @@ impl Flusher {
         self.pending.clear();
         self.done = 0;
         std::mem::swap(&mut self.pending, &mut q.buf);
-        self.pending_lines = std::mem::take(&mut q.lines);
+        q.lines = 0;
         if q.waiters > 0 {
             self.shared.room.notify_all();
         }
@@ -598,14 +621,19 @@ impl Flusher {
                     let e = io::Error::from(io::ErrorKind::WriteZero);
                     return self.write_failed(&e);
                 }
-                Ok(n) => self.done += n,
+                Ok(n) => {
+                    // Counted as they reach the file: exact whatever fails later.
+                    let lines =
+                        memchr::memchr_iter(b'\n', &self.pending[self.done..self.done + n]).count();
+                    self.done += n;
+                    lock(&self.shared.queue).stats.lines_written += lines as u64;
+                }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return self.write_failed(&e),
             }
         }
-        let lines = std::mem::take(&mut self.pending_lines);
+        self.retry = self.interval;
         let mut q = lock(&self.shared.queue);
-        q.stats.lines_written += lines;
         if q.stats.failing {
             q.stats.failing = false;
             drop(q);
@@ -619,10 +647,29 @@ impl Flusher {
     }
 
     fn write_failed(&mut self, e: &io::Error) {
-        let message = format!(
+        let mut message = format!(
             "writing the access log {} failed: {e}",
             self.sink.describe()
         );
+        // A full disk takes part of a write: cut the file back to the last
+        // whole line, so it never ends in a torn one, and write that line
+        // again whole on the next try.
+        let line_start = self.pending[..self.done]
+            .iter()
+            .rposition(|&b| b == b'\n')
+            .map_or(0, |i| i + 1);
+        let partial = self.done - line_start;
+        if partial > 0 {
+            match self.sink.cut_back(partial as u64) {
+                Ok(()) => self.done = line_start,
+                Err(cut) => {
+                    message.push_str(&format!(
+                        "; a partly written line could not be removed: {cut}"
+                    ));
+                }
+            }
+        }
+        self.retry = (self.retry * 2).min(MAX_RETRY.max(self.interval));
         lock(&self.shared.queue).stats.failing = true;
         // Appenders waiting for room would wait in vain.
         self.shared.room.notify_all();

@@ -24,7 +24,28 @@ impl ServerProcess {
     /// then `args` (the access log beside the database unless they name one), and reads the bound addresses from its `listening
     /// public=... admin=...` line. Standard output is piped when asked.
     pub async fn spawn(db: &Path, args: &[&str], envs: &[(&str, &str)], pipe_stdout: bool) -> Self {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_qrtag"));
+        Self::spawn_wrapped(&[], db, args, envs, pipe_stdout).await
+    }
+
+    /// As [`spawn`](Self::spawn), run through `wrapper` (a program and its
+    /// arguments that ends by executing the rest of its command line, as
+    /// `prlimit --fsize=N --` does); the process is the server after the exec.
+    pub async fn spawn_wrapped(
+        wrapper: &[&str],
+        db: &Path,
+        args: &[&str],
+        envs: &[(&str, &str)],
+        pipe_stdout: bool,
+    ) -> Self {
+        let bin = env!("CARGO_BIN_EXE_qrtag");
+        let mut cmd = match wrapper.split_first() {
+            Some((program, rest)) => {
+                let mut c = Command::new(program);
+                c.args(rest).arg(bin);
+                c
+            }
+            None => Command::new(bin),
+        };
         cmd.arg("--db")
             .arg(db)
             .args([

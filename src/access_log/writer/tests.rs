@@ -387,3 +387,32 @@ fn a_slow_disk_makes_appends_wait_instead_of_dropping() {
         assert_eq!(l, format!("{i:06} {}", "y".repeat(92)));
     }
 }
+
+#[test]
+fn a_failing_disk_is_retried_at_the_interval_not_at_every_line() {
+    let log = AccessLog::open(
+        &AccessLogTarget::Path("/dev/full".into()),
+        WriterOptions {
+            flush_interval: Duration::from_millis(10),
+            capacity: 4 << 10,
+            ..WriterOptions::default()
+        },
+    )
+    .expect("open");
+    line(&log, "first");
+    assert!(eventually(Duration::from_secs(2), || log.stats().failing));
+    let before = log.stats().write_errors;
+    // Appends past half the buffer used to wake the writer for another try
+    // every time: thousands of attempts a second.
+    let started = Instant::now();
+    let mut i = 0;
+    while started.elapsed() < Duration::from_secs(1) {
+        line(&log, &format!("line {i}"));
+        i += 1;
+    }
+    let attempts = log.stats().write_errors - before;
+    // 10 ms doubling to 1 s: about 8 in a second.
+    assert!(attempts <= 20, "{attempts} attempts for {i} lines in 1 s");
+    assert!(attempts >= 2, "still retried");
+    let _ = log.shutdown();
+}
