@@ -567,6 +567,39 @@ async fn a_request_with_a_body_is_answered_and_ends_its_connection() {
     assert_eq!(logged[0].status, 501);
 }
 
+#[tokio::test]
+async fn a_raw_target_after_a_request_with_a_body_is_answered_and_logged() {
+    // actix-http drains a GET's body it did not read and keeps the
+    // connection; the next request line must still be rewritten.
+    let srv = start(|_| {}).await;
+    let bodies: [&[u8]; 2] = [
+        b"GET /abcde HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n\xe9\n\xe9\r\n0\r\n\r\n",
+        b"GET /abcde HTTP/1.1\r\nHost: a\r\nContent-Length: 4\r\n\r\n\xe9\nGE",
+    ];
+    for first in bodies {
+        let stream = tokio::net::TcpStream::connect(srv.public)
+            .await
+            .expect("connect");
+        let mut conn = tokio::io::BufReader::new(stream);
+        let mut bytes = first.to_vec();
+        bytes.extend_from_slice(b"GET /p/\xe9 HTTP/1.1\r\nHost: a\r\n\r\n");
+        conn.get_mut().write_all(&bytes).await.expect("send");
+        assert_eq!(read_response(&mut conn, false).await.status, 302);
+        assert_eq!(read_response(&mut conn, false).await.status, 404);
+    }
+    let text = wait_for_lines(&srv.log, 4).await;
+    let targets: Vec<_> = lines(&text).iter().map(|l| (l.target, l.status)).collect();
+    assert_eq!(
+        targets,
+        [
+            ("/abcde", 302),
+            ("/p/%E9", 404),
+            ("/abcde", 302),
+            ("/p/%E9", 404)
+        ]
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn concurrent_requests_give_exactly_one_whole_line_each() {
     const N: usize = 2_000;
