@@ -268,6 +268,14 @@ pub struct Settings {
     pub tracking: Option<TrackingSettings>,
     /// Proxies whose `X-Forwarded-For` is believed; see [`crate::client_ip`].
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How long a request may take from its first byte to its last, head
+    /// and body, on the public listener.
+    pub request_timeout: std::time::Duration,
+    /// Open connections one client address may hold on the public listener
+    /// (0: no cap).
+    pub max_connections_per_ip: usize,
+    /// Open connections on the public listener in all.
+    pub max_connections: usize,
     /// Where the server keeps its copy of the links for a fast restart
     /// (see [`crate::snapshot::saver`]); `None` turns it off.
     pub snapshot_file: Option<PathBuf>,
@@ -331,6 +339,9 @@ impl Settings {
             },
             access_log: AccessLogTarget::Path(db.with_file_name("access.log")),
             snapshot_file: Some(default_snapshot_file(&db)),
+            request_timeout: std::time::Duration::from_secs(10),
+            max_connections_per_ip: 256,
+            max_connections: 25_000,
             access_log_options: WriterOptions::default(),
             store: StoreSettings::Sqlite { path: db },
             workers: None,

@@ -85,9 +85,15 @@ fn public_server(
     settings: &Settings,
 ) -> std::io::Result<Server> {
     let mut builder = Server::build();
-    if let Some(n) = settings.workers {
-        builder = builder.workers(n.max(1));
-    }
+    let workers = settings.workers.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    builder = builder
+        .workers(workers.max(1))
+        // actix counts per worker; the setting is for the whole listener.
+        .max_concurrent_connections(settings.max_connections.div_ceil(workers.max(1)).max(1));
+    let limiter = crate::server::limits::ConnectionLimiter::new(settings.max_connections_per_ip);
+    let request_timeout = settings.request_timeout;
     let shutdown = builder.graceful_shutdown_signal();
     let builder = builder.listen("qrtag-public", listener, move || {
         let app = App::new()
@@ -102,13 +108,26 @@ fn public_server(
                 async move { shutdown.notified().await }
             })
             .keep_alive(KeepAlive::default())
-            .client_request_timeout(Duration::from_secs(5))
+            .client_request_timeout(request_timeout)
             .client_disconnect_timeout(Duration::from_secs(1))
             .local_addr(addr)
             .h1(map_config(app, |()| AppConfig::default()));
-        fn_service(|io: tokio::net::TcpStream| {
+        let limiter = std::sync::Arc::clone(&limiter);
+        fn_service(move |io: tokio::net::TcpStream| {
             let peer = io.peer_addr().ok();
-            std::future::ready(Ok::<_, DispatchError>((RequestLineIo::new(io), peer)))
+            let slot = match peer {
+                Some(p) => limiter.acquire(p.ip()).map(Some),
+                None => Some(None),
+            };
+            // Over its share: the connection is closed at once.
+            let io = slot
+                .map(|slot| (RequestLineIo::with_limits(io, request_timeout, slot), peer))
+                .ok_or_else(|| {
+                    DispatchError::Io(std::io::Error::other(
+                        "too many connections from one address",
+                    ))
+                });
+            std::future::ready(io)
         })
         .and_then(h1)
     })?;

@@ -335,6 +335,36 @@ pub struct ServeArgs {
         value_parser = crate::client_ip::parse_trusted_proxy
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Seconds a request may take on the public listener from its first
+    /// byte to its last (head and body); a slower client is disconnected.
+    #[arg(
+        long,
+        env = "QRTAG_REQUEST_TIMEOUT",
+        value_name = "SECONDS",
+        default_value_t = 10,
+        value_parser = clap::value_parser!(u64).range(1..=3600)
+    )]
+    pub request_timeout: u64,
+    /// Open connections one client address may hold on the public listener;
+    /// more are closed at once. Behind a proxy every client has its address:
+    /// raise this or give 0 (no cap).
+    #[arg(
+        long,
+        env = "QRTAG_MAX_CONNECTIONS_PER_IP",
+        value_name = "N",
+        default_value_t = 256
+    )]
+    pub max_connections_per_ip: usize,
+    /// Open connections on the public listener in all; past it new ones
+    /// wait to be accepted.
+    #[arg(
+        long,
+        env = "QRTAG_MAX_CONNECTIONS",
+        value_name = "N",
+        default_value_t = 25_000,
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
+    pub max_connections: u64,
     /// The server's copy of the links, read at start so a restart serves at
     /// once (then catches up with the store), rewritten in the background.
     /// Default: beside the database (`qrtag.db.snapshot`), or
@@ -358,6 +388,9 @@ pub struct ServeArgs {
 impl Cli {
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
         Settings {
+            request_timeout: std::time::Duration::from_secs(args.request_timeout),
+            max_connections_per_ip: args.max_connections_per_ip,
+            max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
             listen: args.listen.clone(),
             qr_uppercase_prefix: args.qr_uppercase_prefix,
             admin_listen: args.admin_listen.clone(),

@@ -3,6 +3,7 @@
 
 pub mod admin;
 pub mod api;
+pub mod limits;
 pub mod public;
 pub mod qr;
 pub mod request_line;

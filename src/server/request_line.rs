@@ -20,9 +20,10 @@
 //! `Transfer-Encoding`, a coding other than chunked, a bad chunk size) turns
 //! the adapter off for the rest of the connection, which actix then closes.
 
+use std::future::Future;
 use std::io;
 use std::pin::Pin;
-use std::task::{Context, Poll, ready};
+use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
@@ -105,6 +106,8 @@ pub struct RequestLines {
     line_len: usize,
     /// What the request whose headers are being read says of its body.
     framing: Framing,
+    /// Requests begun on this connection (their first byte seen).
+    started: u64,
 }
 
 impl Default for RequestLines {
@@ -114,12 +117,29 @@ impl Default for RequestLines {
 }
 
 impl RequestLines {
+    /// Whether a request has begun and not yet been read whole (head and
+    /// body): the time a slow client may take is counted from its start.
+    /// After framing the adapter no longer follows, this says no.
+    pub fn in_request(&self) -> bool {
+        match self.state {
+            State::RequestLine { content } => content,
+            State::Headers | State::Body { .. } | State::Chunked(_) => true,
+            State::PassThrough => false,
+        }
+    }
+
+    /// Requests begun on this connection so far.
+    pub fn started(&self) -> u64 {
+        self.started
+    }
+
     pub fn new() -> Self {
         Self {
             state: State::RequestLine { content: false },
             prefix: [0; LINE_PREFIX],
             line_len: 0,
             framing: Framing::default(),
+            started: 0,
         }
     }
 
@@ -142,13 +162,15 @@ impl RequestLines {
                     };
                 }
                 State::Chunked(chunk) => i += self.chunked(chunk, rest),
-                State::RequestLine { content } => {
+                State::RequestLine { content: was } => {
                     let Some(j) = rest.iter().position(|&b| b >= 0x80 || b == b'\n') else {
-                        let content = content || rest.iter().any(|&b| b != b'\r');
+                        let content = was || rest.iter().any(|&b| b != b'\r');
+                        self.started += u64::from(content && !was);
                         self.state = State::RequestLine { content };
                         return input.len();
                     };
-                    let content = content || rest[..j].iter().any(|&b| b != b'\r');
+                    let content = was || rest[..j].iter().any(|&b| b != b'\r');
+                    self.started += u64::from(content && !was);
                     if rest[j] != b'\n' {
                         self.state = State::RequestLine { content };
                         return i + j;
@@ -302,6 +324,7 @@ impl RequestLines {
             };
             // `pass` stops only before a byte >= 0x80 in a request line.
             out.extend_from_slice(&percent_encoded(b));
+            self.started += u64::from(self.state == State::RequestLine { content: false });
             self.state = State::RequestLine { content: true };
             input = rest;
         }
@@ -376,6 +399,13 @@ pub struct RequestLineIo<T> {
     /// request line needed encoding.
     pending: Vec<u8>,
     pending_from: usize,
+    /// How long a request may take from its first byte to its last (head
+    /// and body); `None`: no limit.
+    request_timeout: Option<std::time::Duration>,
+    /// When the request being read must be complete, and which it is.
+    deadline: Option<(u64, Pin<Box<tokio::time::Sleep>>)>,
+    /// Held for as long as the connection is open.
+    _slot: Option<crate::server::limits::Slot>,
 }
 
 impl<T> RequestLineIo<T> {
@@ -385,6 +415,40 @@ impl<T> RequestLineIo<T> {
             lines: RequestLines::new(),
             pending: Vec::new(),
             pending_from: 0,
+            request_timeout: None,
+            deadline: None,
+            _slot: None,
+        }
+    }
+
+    /// Every request (head and body) must arrive within `timeout` of its
+    /// first byte, or the connection is closed: actix's own timeout covers
+    /// only a connection's first request head, so a client sending a byte
+    /// now and then could otherwise hold a keep-alive connection forever.
+    pub fn with_limits(
+        inner: T,
+        timeout: std::time::Duration,
+        slot: Option<crate::server::limits::Slot>,
+    ) -> Self {
+        Self {
+            request_timeout: Some(timeout),
+            _slot: slot,
+            ..Self::new(inner)
+        }
+    }
+
+    /// Starts, moves or stops the deadline after bytes were read.
+    fn follow_deadline(&mut self) {
+        let Some(timeout) = self.request_timeout else {
+            return;
+        };
+        if !self.lines.in_request() {
+            self.deadline = None;
+            return;
+        }
+        let current = self.lines.started();
+        if self.deadline.as_ref().is_none_or(|(of, _)| *of != current) {
+            self.deadline = Some((current, Box::pin(tokio::time::sleep(timeout))));
         }
     }
 
@@ -417,7 +481,17 @@ impl<T: AsyncRead + Unpin> AsyncRead for RequestLineIo<T> {
             return Poll::Ready(Ok(()));
         }
         let start = buf.filled().len();
-        ready!(Pin::new(&mut this.inner).poll_read(cx, buf))?;
+        if Pin::new(&mut this.inner).poll_read(cx, buf)?.is_pending() {
+            if let Some((_, sleep)) = &mut this.deadline
+                && sleep.as_mut().poll(cx).is_ready()
+            {
+                return Poll::Ready(Err(io::Error::new(
+                    io::ErrorKind::TimedOut,
+                    "a request was not received whole in time",
+                )));
+            }
+            return Poll::Pending;
+        }
         let fresh = &buf.filled()[start..];
         let clean = this.lines.pass(fresh);
         if clean < fresh.len() {
@@ -428,6 +502,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for RequestLineIo<T> {
             buf.set_filled(start + clean);
             this.drain_pending(buf);
         }
+        this.follow_deadline();
         Poll::Ready(Ok(()))
     }
 }

@@ -1,0 +1,128 @@
+//! Slow clients against the public listener, over real sockets: every
+//! request (head and body) has a deadline, not only a connection's first, and
+//! one address cannot hold all the connections. Bounded: a few dozen
+//! connections, each test over in seconds.
+
+mod support;
+
+use std::net::SocketAddr;
+use std::time::{Duration, Instant};
+
+use support::{poll, spawn_with, test_settings};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpSocket, TcpStream};
+
+const REQUEST: &[u8] = b"GET /abcde HTTP/1.1\r\nHost: a\r\n\r\n";
+
+async fn app(timeout: Duration, per_ip: usize) -> support::TestApp {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    settings.request_timeout = timeout;
+    settings.max_connections_per_ip = per_ip;
+    let app = spawn_with(settings, dir).await;
+    app.link("abcde", "https://example.com/").await;
+    app.wait_for_status("/abcde", 302).await;
+    app
+}
+
+async fn connect_from(source: &str, to: SocketAddr) -> TcpStream {
+    let socket = TcpSocket::new_v4().expect("socket");
+    socket
+        .bind(format!("{source}:0").parse().expect("addr"))
+        .expect("bind the source address");
+    socket.connect(to).await.expect("connect")
+}
+
+/// Reads one whole response (status line to the end of its headers; these
+/// redirects have no body); `None` when the server closed instead.
+async fn response(conn: &mut TcpStream) -> Option<String> {
+    let mut got = Vec::new();
+    let mut byte = [0u8; 1];
+    while !got.ends_with(b"\r\n\r\n") {
+        match tokio::time::timeout(Duration::from_secs(5), conn.read(&mut byte)).await {
+            Ok(Ok(1)) => got.push(byte[0]),
+            Ok(_) => return None,
+            Err(_) => panic!("no answer and no close within 5 s"),
+        }
+    }
+    Some(String::from_utf8_lossy(&got).into_owned())
+}
+
+/// Sends `start`, then one more byte every 200 ms; returns how long after
+/// `start` the server closed the connection (it must, well before the 8 s
+/// this client would go on for).
+async fn trickle(mut conn: TcpStream, start: Vec<u8>) -> Duration {
+    conn.write_all(&start).await.expect("send");
+    let began = Instant::now();
+    let mut buf = [0u8; 512];
+    for _ in 0..40 {
+        let closed = tokio::select! {
+            r = conn.read(&mut buf) => matches!(r, Ok(0) | Err(_)),
+            // The pace of a slowloris client, not a wait for the server.
+            () = tokio::time::sleep(Duration::from_millis(200)) => false,
+        };
+        if closed || conn.write_all(b"x").await.is_err() {
+            return began.elapsed();
+        }
+    }
+    panic!("still open after 8 s");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_requests_are_cut_off_and_others_are_answered_meanwhile() {
+    let app = app(Duration::from_secs(1), 0).await;
+    let mut slow = Vec::new();
+    for i in 0..20 {
+        let mut conn = TcpStream::connect(app.public).await.expect("connect");
+        // A second request on a keep-alive connection, or a slow body.
+        let start: Vec<u8> = if i % 2 == 0 {
+            conn.write_all(REQUEST).await.expect("send");
+            let first = response(&mut conn).await.expect("the first is answered");
+            assert!(first.starts_with("HTTP/1.1 302"), "{first}");
+            b"GET /abcde HTTP/1.1\r\nHo".to_vec()
+        } else {
+            b"GET /abcde HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n".to_vec()
+        };
+        slow.push(tokio::spawn(trickle(conn, start)));
+    }
+    // Others are served while the slow ones hang on.
+    for _ in 0..5 {
+        assert_eq!(app.get("/abcde").await.status(), 302);
+    }
+    for task in slow {
+        let took = task.await.expect("join");
+        assert!(
+            took < Duration::from_secs(4),
+            "a slow client kept its connection for {took:?}"
+        );
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_hold_every_connection() {
+    let app = app(Duration::from_secs(30), 4).await;
+    // The harness's own client keeps connections from 127.0.0.1: this test's
+    // client comes from 127.0.0.3.
+    let mut held = Vec::new();
+    for _ in 0..4 {
+        let mut conn = connect_from("127.0.0.3", app.public).await;
+        conn.write_all(REQUEST).await.expect("send");
+        assert!(response(&mut conn).await.is_some(), "within its share");
+        held.push(conn);
+    }
+    let mut fifth = connect_from("127.0.0.3", app.public).await;
+    let _ = fifth.write_all(REQUEST).await;
+    assert_eq!(response(&mut fifth).await, None, "closed without an answer");
+    // Another address is not affected.
+    let mut other = connect_from("127.0.0.2", app.public).await;
+    other.write_all(REQUEST).await.expect("send");
+    assert!(response(&mut other).await.is_some());
+    // A connection that ends gives its slot back.
+    drop(held.pop());
+    poll::until(Duration::from_secs(5), "a slot to come back", || async {
+        let mut conn = connect_from("127.0.0.3", app.public).await;
+        conn.write_all(REQUEST).await.ok()?;
+        response(&mut conn).await
+    })
+    .await;
+}
