@@ -280,9 +280,20 @@ pub fn default_snapshot_file(db: &std::path::Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The tracking-secret file beside an embedded database:
+/// `qrtag.db.tracking-secret`.
+pub fn default_tracking_secret_file(db: &std::path::Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".tracking-secret");
+    PathBuf::from(name)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrackingSettings {
     pub cookie_name: CookieName,
+    /// The secrets that sign and verify cookies (see
+    /// [`crate::tracking_secret`]); created on first use, shared by all nodes.
+    pub secret_file: PathBuf,
 }
 
 impl Settings {
@@ -300,10 +311,13 @@ impl Settings {
             },
             access_log: AccessLogTarget::Path(db.with_file_name("access.log")),
             snapshot_file: Some(default_snapshot_file(&db)),
+            tracking: Some(TrackingSettings {
+                cookie_name: CookieName::default(),
+                secret_file: default_tracking_secret_file(&db),
+            }),
             access_log_options: WriterOptions::default(),
             store: StoreSettings::Sqlite { path: db },
             workers: None,
-            tracking: Some(TrackingSettings::default()),
             trusted_proxies: Vec::new(),
         }
     }
