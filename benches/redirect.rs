@@ -32,10 +32,21 @@ use qrtag::server::public::{self, PublicState};
 use qrtag::server::request_line::RequestLines;
 use qrtag::settings::PublicUrl;
 use qrtag::snapshot::{Change, Snapshot};
-use qrtag::tracking_cookie::{CookieName, TrackingCookie};
+use qrtag::tracking_cookie::{CookieName, Presented, TrackingCookie};
 use qrtag::tracking_id::TrackingId;
+use qrtag::tracking_secret::TrackingKeys;
 
 const ID: &str = "0Vh3kY2s4fLq9ZxA01b";
+
+/// The benchmark's secret: any fixed one will do.
+fn keys() -> TrackingKeys {
+    TrackingKeys::from_secrets(&[[7; 32]]).expect("a secret")
+}
+
+/// The cookie value a returning phone sends: the ID and its MAC.
+fn signed_id() -> String {
+    keys().value(&TrackingId::parse(ID).expect("id"))
+}
 const UA: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
 
 fn state(log: AccessLog) -> web::Data<PublicState> {
@@ -56,7 +67,7 @@ fn state(log: AccessLog) -> web::Data<PublicState> {
         snapshot,
         public_url: PublicUrl::parse("https://0x1f.ie").expect("url"),
         access_log: log,
-        tracking: Some(TrackingCookie::new(CookieName::default(), true)),
+        tracking: Some(TrackingCookie::new(CookieName::default(), true, keys())),
         trusted_proxies: Vec::new(),
     })
 }
@@ -67,7 +78,7 @@ fn request() -> HttpRequest {
         .uri("/H83if")
         .peer_addr(peer)
         .insert_header(("user-agent", UA))
-        .insert_header(("cookie", format!("_ga=GA1.2.3; qrtag={ID}")))
+        .insert_header(("cookie", format!("_ga=GA1.2.3; qrtag={}", signed_id())))
         .insert_header(("referer", "https://www.example.org/"))
         .to_http_request()
 }
@@ -78,7 +89,7 @@ fn phone_request(target: &[u8]) -> Vec<u8> {
     r.extend_from_slice(target);
     r.extend_from_slice(b" HTTP/1.1\r\nHost: 0x1f.ie\r\nAccept: text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8\r\nUser-Agent: ");
     r.extend_from_slice(UA.as_bytes());
-    r.extend_from_slice(format!("\r\nAccept-Language: en-IE,en;q=0.9\r\nAccept-Encoding: gzip, deflate, br\r\nCookie: _ga=GA1.2.3; qrtag={ID}\r\nConnection: keep-alive\r\n\r\n").as_bytes());
+    r.extend_from_slice(format!("\r\nAccept-Language: en-IE,en;q=0.9\r\nAccept-Encoding: gzip, deflate, br\r\nCookie: _ga=GA1.2.3; qrtag={}\r\nConnection: keep-alive\r\n\r\n", signed_id()).as_bytes());
     r
 }
 
@@ -106,8 +117,14 @@ fn benches(c: &mut Criterion) {
     });
     g.finish();
 
-    let cookie = TrackingCookie::new(CookieName::default(), true);
-    let header = HeaderValue::from_str(&format!("_ga=GA1.2.3; qrtag={ID}")).expect("header");
+    let cookie = TrackingCookie::new(CookieName::default(), true, keys());
+    let header =
+        HeaderValue::from_str(&format!("_ga=GA1.2.3; qrtag={}", signed_id())).expect("header");
+    // The echo bench measures a returning phone: its cookie must verify.
+    assert_eq!(
+        cookie.find(std::iter::once(header.as_bytes())),
+        Presented::Valid(TrackingId::parse(ID).expect("id"))
+    );
     let mut g = c.benchmark_group("extras");
     g.bench_function("cookie_echo", |b| {
         b.iter(|| {

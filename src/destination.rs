@@ -6,6 +6,16 @@ use std::fmt;
 /// A destination that the resolver can follow without surprises. Anything that
 /// could turn into an open redirect or a script (`//host`, `/\host`,
 /// `javascript:`) is refused here, at the edge, rather than on every request.
+///
+/// A destination is also refused when a person reading it could be fooled
+/// about where a scan goes: userinfo (`https://bank.example:443@evil.example/`
+/// goes to `evil.example`), dot segments in an internal path (`/..//evil`
+/// normalises to `//evil`), and a host not written the way it is served
+/// (full-width letters, capitals, Unicode labels, percent-escapes): the text
+/// stored, shown by `qrtag show` and printed next to a tag is then always the
+/// host that scans reach. Refusing, with the served spelling in the message,
+/// is kinder than normalising silently: the person sees what will be served
+/// before printing it.
 #[derive(Clone, PartialEq, Eq, Hash)]
 pub struct Destination {
     raw: String,
@@ -18,10 +28,24 @@ pub enum InvalidDestination {
     Empty,
     #[error("a destination must not contain spaces or control characters: {0:?}")]
     Whitespace(String),
+    #[error("a destination must not contain a backslash: {0:?}")]
+    Backslash(String),
     #[error("a destination path must start with exactly one '/': {0:?}")]
     NotOriginRelative(String),
+    #[error("a destination path must not contain '.' or '..' segments: {0:?}")]
+    DotSegment(String),
     #[error("not an absolute http(s) URL with a host: {0:?}")]
     NotHttp(String),
+    #[error(
+        "a destination must not contain a user name or password (an '@' before the host): {0:?}"
+    )]
+    Userinfo(String),
+    #[error("the host of {given:?} is served as {served:?}; did you mean {suggestion}")]
+    HostNotServedForm {
+        given: String,
+        served: String,
+        suggestion: String,
+    },
 }
 
 impl Destination {
@@ -29,13 +53,25 @@ impl Destination {
         if s.is_empty() {
             return Err(InvalidDestination::Empty);
         }
+        // URL parsers drop tabs and newlines anywhere, so `https://ev\til.example`
+        // would be read as `evil.example`: refused with every other control.
         if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(InvalidDestination::Whitespace(s.to_owned()));
         }
+        // WHATWG parsers read `\` as `/` in http(s) URLs (`/\host` is `//host`,
+        // `https://a.example\@evil.example` ends the host at the `\`). It is
+        // never needed unescaped, so it is refused everywhere.
+        if s.contains('\\') {
+            return Err(InvalidDestination::Backslash(s.to_owned()));
+        }
         if let Some(rest) = s.strip_prefix('/') {
-            // WHATWG parsers read `\` as `/` in http(s) URLs, so `/\host` is `//host`.
-            if rest.starts_with('/') || rest.starts_with('\\') {
+            if rest.starts_with('/') {
                 return Err(InvalidDestination::NotOriginRelative(s.to_owned()));
+            }
+            // With no dot segments a path starting with one '/' stays that
+            // way under normalisation, so it can never become `//host`.
+            if has_dot_segment(s) {
+                return Err(InvalidDestination::DotSegment(s.to_owned()));
             }
             return Ok(Self {
                 raw: s.to_owned(),
@@ -44,19 +80,42 @@ impl Destination {
         }
         // The resolver tells absolute values by their first four bytes being
         // "http", so the scheme must be spelled in lower case to be followed.
-        // `https:///x` and `https:/\\x` are read by WHATWG parsers as host `x`:
-        // refuse such spellings rather than guess what was meant.
-        let lower_scheme = ["http://", "https://"].iter().any(|p| {
-            s.strip_prefix(p)
-                .is_some_and(|rest| !rest.starts_with('/') && !rest.starts_with('\\'))
-        });
-        match url::Url::parse(s) {
-            Ok(u) if lower_scheme && u.host_str().is_some_and(|h| !h.is_empty()) => Ok(Self {
-                raw: s.to_owned(),
-                internal: false,
-            }),
-            _ => Err(InvalidDestination::NotHttp(s.to_owned())),
+        // `https:///x` is read by WHATWG parsers as host `x`: refuse such
+        // spellings rather than guess what was meant.
+        let Some((scheme, after)) = ["http://", "https://"]
+            .iter()
+            .find_map(|p| s.strip_prefix(p).map(|rest| (*p, rest)))
+            .filter(|(_, rest)| !rest.starts_with('/'))
+        else {
+            return Err(InvalidDestination::NotHttp(s.to_owned()));
+        };
+        let authority_len = after.find(['/', '?', '#']).unwrap_or(after.len());
+        let authority = &after[..authority_len];
+        if authority.contains('@') {
+            return Err(InvalidDestination::Userinfo(s.to_owned()));
         }
+        let url = match url::Url::parse(s) {
+            Ok(u) => u,
+            Err(_) => return Err(InvalidDestination::NotHttp(s.to_owned())),
+        };
+        let served = match url.host_str() {
+            Some(h) if !h.is_empty() => h,
+            _ => return Err(InvalidDestination::NotHttp(s.to_owned())),
+        };
+        let written = host_of_authority(authority);
+        if written != served {
+            let rest = &after[written.len()..];
+            let slash = if rest.is_empty() { "/" } else { "" };
+            return Err(InvalidDestination::HostNotServedForm {
+                given: s.to_owned(),
+                served: served.to_owned(),
+                suggestion: format!("{scheme}{served}{rest}{slash}"),
+            });
+        }
+        Ok(Self {
+            raw: s.to_owned(),
+            internal: false,
+        })
     }
 
     pub fn as_str(&self) -> &str {
@@ -67,6 +126,29 @@ impl Destination {
     pub fn is_internal(&self) -> bool {
         self.internal
     }
+}
+
+/// The host as written in an authority without userinfo: an IPv6 literal with
+/// its brackets, or everything before the port.
+fn host_of_authority(authority: &str) -> &str {
+    if authority.starts_with('[') {
+        authority
+            .find(']')
+            .map_or(authority, |end| &authority[..=end])
+    } else {
+        authority.split(':').next().unwrap_or(authority)
+    }
+}
+
+/// True if the path (before any query or fragment) has a `.` or `..` segment,
+/// percent-encoded or not (`%2e`, `.%2E`): URL parsers remove them all alike.
+fn has_dot_segment(s: &str) -> bool {
+    let path = s.split(['?', '#']).next().unwrap_or(s);
+    path.split('/').any(|segment| {
+        let decoded = percent_encoding::percent_decode_str(segment);
+        let decoded: Vec<u8> = decoded.collect();
+        decoded == b"." || decoded == b".."
+    })
 }
 
 impl std::str::FromStr for Destination {
@@ -99,8 +181,18 @@ mod tests {
             "http://innerfunction.com/wp/whelans/?p=14",
             "https://example.com",
             "https://xn--bcher-kva.example/",
-            "https://bücher.example/ü",
+            "https://a.example/ü",
+            "https://a.example/@user",
+            "https://a.example/?next=https://b.example@c.example",
+            "https://a.example:8443/x",
+            "http://[::1]:8080/x",
+            "http://127.0.0.1/x",
+            "https://a.example./",
             "/documentation",
+            "/@user",
+            "/a/.well-known/x",
+            "/a/b..c/...",
+            "/docs?p=../..#/..",
             "/a//b?x=1#y",
         ] {
             assert!(Destination::parse(ok).is_ok(), "{ok:?} rejected");
@@ -118,6 +210,8 @@ mod tests {
             "javascript:alert(1)",
             "ftp://example.com/",
             "HTTPS://example.com/",
+            "https:evil.example",
+            "https:/evil.example",
             "http://",
             "https:///path",
             "example.com",
@@ -130,12 +224,107 @@ mod tests {
         }
     }
 
+    #[test]
+    fn refuses_spellings_that_fool_people() {
+        let cases = [
+            ("https://example.com:443@evil.example/", "user name"),
+            ("https://user:pw@a.example/", "user name"),
+            ("https://@evil.example/", "user name"),
+            ("https://a.example@evil.example", "user name"),
+            ("/.//evil.example", "segments"),
+            ("/..//evil.example", "segments"),
+            ("/%2e%2e//evil.example", "segments"),
+            ("/%2E//evil.example", "segments"),
+            ("/.%2e//evil.example", "segments"),
+            ("/a/../b", "segments"),
+            ("/a/.", "segments"),
+            ("/..", "segments"),
+            ("/\\evil.example", "backslash"),
+            ("/\\evil.example", "backslash"),
+            ("/a\\..\\..\\/evil", "backslash"),
+            ("https://a.example\\@evil.example/", "backslash"),
+            ("https:/\\evil.example", "backslash"),
+            ("https://ev\til.example/", "control characters"),
+            ("https://evil.exam\nple/", "control characters"),
+            ("/\t/evil.example", "control characters"),
+            ("/.\n/evil.example", "control characters"),
+        ];
+        for (bad, expected) in cases {
+            match Destination::parse(bad) {
+                Ok(_) => panic!("{bad:?} accepted"),
+                Err(e) => assert!(e.to_string().contains(expected), "{bad:?}: {e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_host_must_be_written_as_it_is_served() {
+        for (given, served, suggestion) in [
+            (
+                "https://ｅｖｉｌ.example/",
+                "evil.example",
+                "https://evil.example/",
+            ),
+            (
+                "https://bücher.example/ü",
+                "xn--bcher-kva.example",
+                "https://xn--bcher-kva.example/ü",
+            ),
+            ("https://Example.com", "example.com", "https://example.com/"),
+            (
+                "http://EVIL.example:8080/x?y",
+                "evil.example",
+                "http://evil.example:8080/x?y",
+            ),
+            (
+                "https://evil%2eexample/",
+                "evil.example",
+                "https://evil.example/",
+            ),
+            ("http://0x7f.1/", "127.0.0.1", "http://127.0.0.1/"),
+            ("http://[0:0::1]/", "[::1]", "http://[::1]/"),
+        ] {
+            let err = Destination::parse(given).expect_err(given);
+            assert_eq!(
+                err,
+                InvalidDestination::HostNotServedForm {
+                    given: given.to_owned(),
+                    served: served.to_owned(),
+                    suggestion: suggestion.to_owned(),
+                }
+            );
+            let msg = err.to_string();
+            assert!(msg.contains(&format!("did you mean {suggestion}")), "{msg}");
+            assert!(Destination::parse(suggestion).is_ok(), "{suggestion}");
+        }
+    }
+
     proptest! {
         #[test]
         fn parse_never_panics_and_keeps_the_text(s in ".{0,60}") {
             if let Ok(d) = Destination::parse(&s) {
                 prop_assert_eq!(d.as_str(), s.as_str());
                 prop_assert!(d.as_str().starts_with('/') || d.as_str().starts_with("http"));
+            }
+        }
+
+        /// What is accepted is what is served: an absolute destination's host
+        /// is the parsed URL's host, and an internal one stays a single-slash
+        /// path on the service's origin when a URL parser normalises it.
+        #[test]
+        fn accepted_means_served_as_written(s in "(https?://|/)[a-zA-Z0-9.%@:/\\\\?#_-]{0,20}") {
+            if let Ok(d) = Destination::parse(&s) {
+                if d.is_internal() {
+                    let base = url::Url::parse("https://0x1f.ie/").expect("base");
+                    let joined = base.join(&s).expect("a path joins");
+                    prop_assert_eq!(joined.host_str(), Some("0x1f.ie"));
+                    prop_assert!(!joined.path().starts_with("//"), "{}", joined);
+                } else {
+                    let u = url::Url::parse(&s).expect("parsed once");
+                    prop_assert_eq!(u.username(), "");
+                    let host = u.host_str().expect("a host");
+                    prop_assert!(s.starts_with(&format!("{}://{}", u.scheme(), host)), "{} vs {}", s, u);
+                }
             }
         }
     }

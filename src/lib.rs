@@ -25,4 +25,5 @@ pub mod stats;
 pub mod store;
 pub mod tracking_cookie;
 pub mod tracking_id;
+pub mod tracking_secret;
 pub mod transfer;

@@ -319,9 +319,20 @@ pub fn default_snapshot_file(db: &std::path::Path) -> PathBuf {
     PathBuf::from(name)
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+/// The tracking-secret file beside an embedded database:
+/// `qrtag.db.tracking-secret`.
+pub fn default_tracking_secret_file(db: &std::path::Path) -> PathBuf {
+    let mut name = db.as_os_str().to_owned();
+    name.push(".tracking-secret");
+    PathBuf::from(name)
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TrackingSettings {
     pub cookie_name: CookieName,
+    /// The secrets that sign and verify cookies (see
+    /// [`crate::tracking_secret`]); created on first use, shared by all nodes.
+    pub secret_file: PathBuf,
 }
 
 impl Settings {
@@ -342,10 +353,13 @@ impl Settings {
             request_timeout: std::time::Duration::from_secs(10),
             max_connections_per_ip: 256,
             max_connections: 25_000,
+            tracking: Some(TrackingSettings {
+                cookie_name: CookieName::default(),
+                secret_file: default_tracking_secret_file(&db),
+            }),
             access_log_options: WriterOptions::default(),
             store: StoreSettings::Sqlite { path: db },
             workers: None,
-            tracking: Some(TrackingSettings::default()),
             trusted_proxies: Vec::new(),
             api: None,
         }

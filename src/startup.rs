@@ -40,6 +40,8 @@ pub enum StartupError {
     Signal(#[source] std::io::Error),
     #[error(transparent)]
     Identity(#[from] crate::didcomm::identity::IdentityError),
+    #[error(transparent)]
+    TrackingSecret(#[from] crate::tracking_secret::SecretFileError),
 }
 
 pub struct Application {
@@ -241,6 +243,15 @@ impl Application {
     /// be called inside a Tokio runtime; nothing is served until
     /// [`run_until_stopped`](Self::run_until_stopped).
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
+        // First, before anything binds: a bad secret file stops the start.
+        let tracking = match &settings.tracking {
+            Some(t) => Some(TrackingCookie::new(
+                t.cookie_name.clone(),
+                settings.public_url.is_https(),
+                crate::tracking_secret::load_or_create(&t.secret_file)?,
+            )),
+            None => None,
+        };
         let (public_listener, public_addr) = bind(&settings.listen)?;
         let (admin_listener, admin_addr) = bind(&settings.admin_listen)?;
         let api_listener = settings
@@ -269,9 +280,7 @@ impl Application {
             snapshot: Arc::clone(&snapshot),
             public_url: settings.public_url.clone(),
             access_log: access_log.clone(),
-            tracking: settings.tracking.as_ref().map(|t| {
-                TrackingCookie::new(t.cookie_name.clone(), settings.public_url.is_https())
-            }),
+            tracking,
             trusted_proxies: settings.trusted_proxies.clone(),
         });
         let public_server = public_server(public_listener, public_addr, public_state, &settings)

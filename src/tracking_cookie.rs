@@ -1,13 +1,19 @@
 //! The tracking cookie: finding the client's ID in a request and the
 //! `Set-Cookie` value that hands it (back) out.
 //!
+//! The value is the ID, `.` and a MAC of the ID under the server's secret
+//! (see [`crate::tracking_secret`]): a value whose MAC does not verify, such
+//! as a well-formed ID a client made up or a bare ID from before MACs, is
+//! replaced like any malformed one and never logged.
+//!
 //! This runs on every public response, so the `Set-Cookie` value is rendered by
-//! the `cookie` crate once, at startup, around a placeholder ID; per request
-//! only the 19-byte ID is spliced in. Reading does not allocate at all.
+//! the `cookie` crate once, at startup, around a placeholder value; per request
+//! only the 42-byte value is spliced in. Reading does not allocate at all.
 
 use std::fmt;
 
 use crate::tracking_id::TrackingId;
+use crate::tracking_secret::{TrackingKeys, VALUE_LEN};
 
 /// How long a browser keeps the cookie: two years, renewed on every visit.
 pub const MAX_AGE_SECS: i64 = 63_072_000;
@@ -67,8 +73,8 @@ impl fmt::Debug for CookieName {
 pub enum Presented {
     /// No cookie of ours.
     Absent,
-    /// At least one cookie of ours, none in the ID format: it is replaced, and
-    /// its value goes nowhere (not the log, not the response).
+    /// At least one cookie of ours, none an ID with a MAC that verifies: it is
+    /// replaced, and its value goes nowhere (not the log, not the response).
     Invalid,
     Valid(TrackingId),
 }
@@ -87,6 +93,8 @@ impl Presented {
 #[derive(Debug, Clone)]
 pub struct TrackingCookie {
     name: CookieName,
+    /// Signs the IDs handed out and verifies the ones presented.
+    keys: TrackingKeys,
     /// `name=` as the cookie crate renders it.
     prefix: Box<[u8]>,
     /// Everything after the value: `; HttpOnly; SameSite=Lax; ...`.
@@ -95,8 +103,9 @@ pub struct TrackingCookie {
 
 impl TrackingCookie {
     /// `secure` adds the `Secure` attribute; pass whether the public URL is https.
-    pub fn new(name: CookieName, secure: bool) -> Self {
-        const PLACEHOLDER: &str = "0000000000000000000";
+    pub fn new(name: CookieName, secure: bool, keys: TrackingKeys) -> Self {
+        const PLACEHOLDER: &str = "0000000000000000000.AAAAAAAAAAAAAAAAAAAAAA";
+        const _: () = assert!(PLACEHOLDER.len() == VALUE_LEN);
         let rendered = render_with_cookie_crate(&name, PLACEHOLDER, secure);
         // The crate renders `name=value` first and does not quote a token
         // value; the tests pin that, so this split cannot miss.
@@ -108,6 +117,7 @@ impl TrackingCookie {
             prefix: format!("{name}=").into_bytes().into(),
             suffix: suffix.as_bytes().into(),
             name,
+            keys,
         }
     }
 
@@ -117,7 +127,8 @@ impl TrackingCookie {
 
     /// Looks through every `Cookie` header value (browsers send one, HTTP/2
     /// clients may split it) for cookies with our name. If several are there
-    /// (say one set for a parent domain), the first valid one wins.
+    /// (say one set for a parent domain), the first valid one wins; valid
+    /// means its MAC verifies under one of the secrets.
     pub fn find<'a>(&self, cookie_headers: impl IntoIterator<Item = &'a [u8]>) -> Presented {
         let name = self.name.as_str().as_bytes();
         let mut found = Presented::Absent;
@@ -131,26 +142,31 @@ impl TrackingCookie {
                     continue;
                 }
                 let value = pair[eq + 1..].trim_ascii_start();
-                match std::str::from_utf8(value).map(TrackingId::parse) {
-                    Ok(Ok(id)) => return Presented::Valid(id),
-                    _ => found = Presented::Invalid,
+                match self.keys.verify(value) {
+                    Some(id) => return Presented::Valid(id),
+                    None => found = Presented::Invalid,
                 }
             }
         }
         found
     }
 
-    /// Appends the `Set-Cookie` value for `id` to `out`.
+    /// Appends the `Set-Cookie` value for `id`, signed, to `out`.
     pub fn write_set_cookie(&self, id: &TrackingId, out: &mut Vec<u8>) {
         out.reserve(self.set_cookie_len());
         out.extend_from_slice(&self.prefix);
-        out.extend_from_slice(id.as_str().as_bytes());
+        self.keys.write_value(id, out);
         out.extend_from_slice(&self.suffix);
     }
 
     /// Length of every `Set-Cookie` value, so callers can allocate once.
     pub fn set_cookie_len(&self) -> usize {
-        self.prefix.len() + TrackingId::LEN + self.suffix.len()
+        self.prefix.len() + VALUE_LEN + self.suffix.len()
+    }
+
+    /// The cookie value (ID and MAC) this server hands out for `id`.
+    pub fn value(&self, id: &TrackingId) -> String {
+        self.keys.value(id)
     }
 }
 
@@ -173,8 +189,17 @@ mod tests {
 
     const ID: &str = "0Vh3kY2s4fLq9ZxA01b";
 
+    fn keys() -> TrackingKeys {
+        TrackingKeys::from_secrets(&[[7; 32]]).expect("a secret")
+    }
+
     fn cookie(name: &str, secure: bool) -> TrackingCookie {
-        TrackingCookie::new(CookieName::parse(name).expect("test name"), secure)
+        TrackingCookie::new(CookieName::parse(name).expect("test name"), secure, keys())
+    }
+
+    /// The signed value of the test ID.
+    fn signed() -> String {
+        keys().value(&id(ID))
     }
 
     fn find(c: &TrackingCookie, headers: &[&[u8]]) -> Presented {
@@ -193,7 +218,7 @@ mod tests {
         let s = String::from_utf8(out).expect("ASCII");
         let parsed = cookie::Cookie::parse(s.as_str()).expect("crate parses it");
         assert_eq!(parsed.name(), "qrtag");
-        assert_eq!(parsed.value(), ID);
+        assert_eq!(parsed.value(), signed());
         assert_eq!(parsed.path(), Some("/"));
         assert_eq!(
             parsed.max_age(),
@@ -226,7 +251,7 @@ mod tests {
                 let id = TrackingId::generate();
                 let mut out = Vec::new();
                 c.write_set_cookie(&id, &mut out);
-                let expected = render_with_cookie_crate(c.name(), id.as_str(), secure);
+                let expected = render_with_cookie_crate(c.name(), &c.value(&id), secure);
                 assert_eq!(String::from_utf8(out).as_deref(), Ok(expected.as_str()));
             }
         }
@@ -236,30 +261,31 @@ mod tests {
     fn finds_our_cookie_among_others() {
         let c = cookie("qrtag", false);
         let valid = Presented::Valid(id(ID));
+        let v = signed();
         assert_eq!(find(&c, &[]), Presented::Absent);
         assert_eq!(find(&c, &[b""]), Presented::Absent);
         assert_eq!(
             find(&c, &[b"other=1; qrtagx=2; xqrtag=3"]),
             Presented::Absent
         );
-        assert_eq!(find(&c, &[format!("qrtag={ID}").as_bytes()]), valid);
+        assert_eq!(find(&c, &[format!("qrtag={v}").as_bytes()]), valid);
         assert_eq!(
-            find(&c, &[format!("a=1; qrtag={ID}; b=2").as_bytes()]),
+            find(&c, &[format!("a=1; qrtag={v}; b=2").as_bytes()]),
             valid
         );
-        assert_eq!(find(&c, &[format!("a=1;qrtag={ID};b=2").as_bytes()]), valid);
+        assert_eq!(find(&c, &[format!("a=1;qrtag={v};b=2").as_bytes()]), valid);
         assert_eq!(
-            find(&c, &[b"a=1", format!("b=2; qrtag={ID}").as_bytes()]),
+            find(&c, &[b"a=1", format!("b=2; qrtag={v}").as_bytes()]),
             valid
         );
         // Several of ours: the first valid one.
         assert_eq!(
-            find(&c, &[format!("qrtag=junk; qrtag={ID}").as_bytes()]),
+            find(&c, &[format!("qrtag=junk; qrtag={v}").as_bytes()]),
             valid
         );
         // Names are case-sensitive.
         assert_eq!(
-            find(&c, &[format!("QRTAG={ID}").as_bytes()]),
+            find(&c, &[format!("QRTAG={v}").as_bytes()]),
             Presented::Absent
         );
         // A cookie without `=` is not ours.
@@ -267,10 +293,20 @@ mod tests {
     }
 
     #[test]
-    fn anything_but_the_id_format_is_invalid() {
+    fn anything_but_a_signed_id_is_invalid() {
         let c = cookie("qrtag", false);
         let long = "a".repeat(500);
+        let other_secret = TrackingKeys::from_secrets(&[[8; 32]]).expect("a secret");
+        let v = signed();
         let forged: Vec<Vec<u8>> = vec![
+            // The old format, and any well-formed ID a client makes up.
+            format!("qrtag={ID}").into_bytes(),
+            // Signed with another secret.
+            format!("qrtag={}", other_secret.value(&id(ID))).into_bytes(),
+            // Tampered: the MAC of one ID on another.
+            format!("qrtag=1{}", &v[1..]).into_bytes(),
+            format!("qrtag={v}x").into_bytes(),
+            format!("qrtag=\"{v}\"").into_bytes(),
             b"qrtag=".to_vec(),
             b"qrtag=-".to_vec(),
             b"qrtag=0Vh3kY2s4fLq9ZxA01".to_vec(),
@@ -303,6 +339,29 @@ mod tests {
         let b = Presented::Invalid.id_to_send();
         assert_ne!(a, b);
         assert_ne!(a, valid);
+    }
+
+    #[test]
+    fn an_old_secret_verifies_during_a_rotation_and_the_new_one_signs() {
+        let old = TrackingKeys::from_secrets(&[[7; 32]]).expect("a secret");
+        let rotated = TrackingCookie::new(
+            CookieName::default(),
+            false,
+            TrackingKeys::from_secrets(&[[9; 32], [7; 32]]).expect("secrets"),
+        );
+        let from_old = format!("qrtag={}", old.value(&id(ID)));
+        assert_eq!(
+            find(&rotated, &[from_old.as_bytes()]),
+            Presented::Valid(id(ID))
+        );
+        let mut out = Vec::new();
+        rotated.write_set_cookie(&id(ID), &mut out);
+        let s = String::from_utf8(out).expect("ASCII");
+        assert!(
+            !s.contains(&old.value(&id(ID))),
+            "signed with the new one: {s}"
+        );
+        assert!(s.starts_with(&format!("qrtag={ID}.")), "{s}");
     }
 
     #[test]

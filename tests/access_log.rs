@@ -130,6 +130,13 @@ fn set_cookies(headers: &HeaderMap) -> Vec<String> {
 
 /// The ID in the one `Set-Cookie` of a response, after checking its attributes.
 fn cookie_id(headers: &HeaderMap, name: &str, secure: bool) -> TrackingId {
+    let value = cookie_value(headers, name, secure);
+    TrackingId::parse(&value[..TrackingId::LEN]).expect("the value starts with a tracking ID")
+}
+
+/// The value of the one `Set-Cookie` of a response (ID, `.`, MAC), to send
+/// back, after checking its attributes.
+fn cookie_value(headers: &HeaderMap, name: &str, secure: bool) -> String {
     let all = set_cookies(headers);
     assert_eq!(all.len(), 1, "exactly one Set-Cookie: {all:?}");
     let c = cookie::Cookie::parse(all[0].as_str()).expect("valid Set-Cookie");
@@ -142,7 +149,16 @@ fn cookie_id(headers: &HeaderMap, name: &str, secure: bool) -> TrackingId {
     assert_eq!(c.http_only(), Some(true));
     assert_eq!(c.same_site(), Some(cookie::SameSite::Lax));
     assert_eq!(c.secure(), secure.then_some(true));
-    TrackingId::parse(c.value()).expect("cookie value is a tracking ID")
+    let value = c.value();
+    assert_eq!(value.len(), 42, "ID, '.', 22 characters of MAC: {value}");
+    assert_eq!(value.as_bytes()[19], b'.', "{value}");
+    assert!(
+        value[20..]
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_'),
+        "{value}"
+    );
+    value.to_owned()
 }
 
 /// Sends raw bytes (which HTTP clients would encode or refuse) and returns the
@@ -169,10 +185,11 @@ async fn cookie_is_set_on_the_first_request_and_echoed_on_the_next() {
     let first = http.get(srv.url("/abcde")).send().await.expect("first");
     assert_eq!(first.status(), 302);
     let id = cookie_id(first.headers(), "qrtag", false);
+    let value = cookie_value(first.headers(), "qrtag", false);
 
     let second = http
         .get(srv.url("/abcde"))
-        .header("cookie", format!("other=1; qrtag={id}; more=2"))
+        .header("cookie", format!("other=1; qrtag={value}; more=2"))
         .send()
         .await
         .expect("second");
@@ -182,7 +199,7 @@ async fn cookie_is_set_on_the_first_request_and_echoed_on_the_next() {
     // A 404 gets it too.
     let third = http
         .get(srv.url("/nope1"))
-        .header("cookie", format!("qrtag={id}"))
+        .header("cookie", format!("qrtag={value}"))
         .send()
         .await
         .expect("third");
@@ -207,6 +224,12 @@ async fn forged_cookies_are_replaced_and_never_logged_or_echoed() {
         "0Vh3kY2s4fLq9ZxA01b0".to_owned(),  // one too long
         "0Vh3kY2s4fLq9ZxA01-".to_owned(),   // outside the alphabet
         long.clone(),                       // 500 characters
+        // Well-formed IDs with no MAC (the old format, or one a client made
+        // up) and with a made-up MAC: "unique scanners" is not what clients
+        // claim.
+        "0Vh3kY2s4fLq9ZxA01b".to_owned(),
+        "0Vh3kY2s4fLq9ZxA01c.AAAAAAAAAAAAAAAAAAAAAA".to_owned(),
+        "0Vh3kY2s4fLq9ZxA01d.0Vh3kY2s4fLq9ZxA01dfLq".to_owned(),
     ];
     let mut ids = HashSet::new();
     for f in &forged {
@@ -502,7 +525,8 @@ async fn raw_non_ascii_targets_are_answered_logged_and_keep_the_connection() {
             let cookies = a.header("set-cookie");
             assert_eq!(cookies.len(), 1, "{cookies:?}");
             let c = cookie::Cookie::parse(cookies[0]).expect("valid Set-Cookie");
-            TrackingId::parse(c.value()).expect("a tracking ID")
+            let id = c.value().split('.').next().unwrap_or_default();
+            TrackingId::parse(id).expect("a tracking ID before the MAC")
         })
         .collect();
 
@@ -669,9 +693,9 @@ async fn no_tracking_sets_no_cookie_and_logs_a_dash() {
 async fn cookie_is_secure_for_an_https_public_url_and_named_as_configured() {
     let srv = start(|s| {
         s.public_url = PublicUrl::parse("https://0x1f.ie").expect("url");
-        s.tracking = Some(qrtag::settings::TrackingSettings {
-            cookie_name: "tid".parse().expect("name"),
-        });
+        if let Some(t) = s.tracking.as_mut() {
+            t.cookie_name = "tid".parse().expect("name");
+        }
     })
     .await;
     let res = client()
@@ -1036,4 +1060,258 @@ async fn a_full_disk_is_retried_calmly_leaves_no_torn_line_and_recovers() {
     for l in &ours {
         parse_line(l).unwrap_or_else(|e| panic!("{e}: {l:?}"));
     }
+}
+
+/// The multi-node promise: servers that share a secret file accept each
+/// other's cookies; a server with another secret replaces them.
+#[tokio::test]
+async fn servers_sharing_a_secret_file_accept_each_others_cookies() {
+    let shared = tempfile::tempdir().expect("tempdir");
+    let secret = shared.path().join("tracking-secret");
+    let with_shared = |s: &mut Settings| {
+        if let Some(t) = s.tracking.as_mut() {
+            t.secret_file = secret.clone();
+        }
+    };
+    let a = start(with_shared).await;
+    let b = start(with_shared).await;
+    let stranger = start(|_| {}).await;
+    let http = client();
+
+    let res = http.get(a.url("/abcde")).send().await.expect("a");
+    let id = cookie_id(res.headers(), "qrtag", false);
+    let value = cookie_value(res.headers(), "qrtag", false);
+
+    let res = http
+        .get(b.url("/abcde"))
+        .header("cookie", format!("qrtag={value}"))
+        .send()
+        .await
+        .expect("b");
+    assert_eq!(cookie_value(res.headers(), "qrtag", false), value);
+
+    let res = http
+        .get(stranger.url("/abcde"))
+        .header("cookie", format!("qrtag={value}"))
+        .send()
+        .await
+        .expect("stranger");
+    let replaced = cookie_id(res.headers(), "qrtag", false);
+    assert_ne!(replaced, id);
+
+    let text = wait_for_lines(&b.log, 1).await;
+    assert_eq!(lines(&text)[0].tracking, Some(id), "b logs a's ID");
+    let text = wait_for_lines(&stranger.log, 1).await;
+    assert_eq!(lines(&text)[0].tracking, Some(replaced));
+    assert!(
+        !text.contains(id.as_str()),
+        "never logged where it fails: {text}"
+    );
+    // The logged field is the bare 19-character ID, as before.
+    assert_eq!(text.split(' ').nth(2), Some(replaced.as_str()));
+}
+
+/// During a rotation the file holds the new secret first and the old one
+/// after it: cookies signed with the old one still count, new ones are signed
+/// with the new one.
+#[tokio::test]
+async fn an_old_secret_is_accepted_during_a_rotation() {
+    let shared = tempfile::tempdir().expect("tempdir");
+    let secret = shared.path().join("tracking-secret");
+    let old = "11".repeat(32);
+    let new = "22".repeat(32);
+    std::fs::write(&secret, format!("{old}\n")).expect("write");
+    let use_file = |s: &mut Settings| {
+        if let Some(t) = s.tracking.as_mut() {
+            t.secret_file = secret.clone();
+        }
+    };
+    let before = start(use_file).await;
+    let http = client();
+    let res = http.get(before.url("/abcde")).send().await.expect("before");
+    let id = cookie_id(res.headers(), "qrtag", false);
+    let old_value = cookie_value(res.headers(), "qrtag", false);
+
+    std::fs::write(&secret, format!("{new}\n{old}\n")).expect("rotate");
+    let after = start(use_file).await;
+    let res = http
+        .get(after.url("/abcde"))
+        .header("cookie", format!("qrtag={old_value}"))
+        .send()
+        .await
+        .expect("after");
+    assert_eq!(cookie_id(res.headers(), "qrtag", false), id, "kept");
+    let new_value = cookie_value(res.headers(), "qrtag", false);
+    assert_ne!(new_value, old_value, "re-signed with the new secret");
+
+    // Once the old secret is dropped, its cookies are replaced.
+    std::fs::write(&secret, format!("{new}\n")).expect("drop the old one");
+    let done = start(use_file).await;
+    let res = http
+        .get(done.url("/abcde"))
+        .header("cookie", format!("qrtag={old_value}"))
+        .send()
+        .await
+        .expect("done");
+    assert_ne!(cookie_id(res.headers(), "qrtag", false), id);
+    let res = http
+        .get(done.url("/abcde"))
+        .header("cookie", format!("qrtag={new_value}"))
+        .send()
+        .await
+        .expect("done, new");
+    assert_eq!(cookie_id(res.headers(), "qrtag", false), id);
+}
+
+/// The real binary: the secret file is created beside the database with mode
+/// 0600 and used again after a restart, so cookies outlive restarts;
+/// `--no-tracking` needs none.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_secret_file_is_created_private_and_survives_restarts() {
+    use std::os::unix::fs::PermissionsExt;
+    let srv = spawn_qrtag(&[], &[], false).await;
+    let secret = srv.dir.path().join("qrtag.db.tracking-secret");
+    let mode = std::fs::metadata(&secret)
+        .expect("created at start")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600);
+    let contents = std::fs::read_to_string(&secret).expect("read");
+    let res = client()
+        .get(srv.url("/abcde"))
+        .send()
+        .await
+        .expect("request");
+    let id = cookie_id(res.headers(), "qrtag", false);
+    let value = cookie_value(res.headers(), "qrtag", false);
+    let Proc { server, dir } = srv;
+    server.stop().await;
+    assert!(
+        !another_file_holds(&dir, &contents),
+        "the secret is never printed"
+    );
+
+    let db = dir.path().join("qrtag.db");
+    let again = ServerProcess::spawn(&db, &[], &[], false).await;
+    let res = client()
+        .get(again.url("/abcde"))
+        .header("cookie", format!("qrtag={value}"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(cookie_id(res.headers(), "qrtag", false), id);
+    assert!(
+        !again.stderr().contains(contents.trim()),
+        "{}",
+        again.stderr()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&secret).expect("read"),
+        contents,
+        "the same secret"
+    );
+    again.stop().await;
+
+    let off = spawn_qrtag(&["--no-tracking"], &[], false).await;
+    let res = client()
+        .get(off.url("/abcde"))
+        .send()
+        .await
+        .expect("request");
+    assert!(set_cookies(res.headers()).is_empty());
+    assert!(
+        !off.dir.path().join("qrtag.db.tracking-secret").exists(),
+        "no secret without tracking"
+    );
+}
+
+/// Whether a file in `dir` other than the secret file holds `secret` (the
+/// access log, the snapshot file: the secret must never reach them).
+fn another_file_holds(dir: &tempfile::TempDir, secret: &str) -> bool {
+    std::fs::read_dir(dir.path())
+        .expect("dir")
+        .filter_map(Result::ok)
+        .filter(|e| !e.file_name().to_string_lossy().ends_with("tracking-secret"))
+        .any(|e| {
+            std::fs::read(e.path())
+                .map(|b| String::from_utf8_lossy(&b).contains(secret.trim()))
+                .unwrap_or(false)
+        })
+}
+
+/// A secret file that cannot be used stops `serve` at once with one line that
+/// names the file, and a non-zero exit.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_bad_secret_file_stops_serve_with_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    create_link(&db).await;
+    let secret = dir.path().join("bad-secret");
+    let cases: [(&[u8], &str); 4] = [
+        (
+            b"0123456789abcdef\n",
+            "line 1 is not a secret of 64 hex digits",
+        ),
+        (b"", "no secret in it"),
+        (&[0xc3, 0x28, b'\n'], "not text"),
+        (
+            b"1111111111111111111111111111111111111111111111111111111111111111\nnope\n",
+            "line 2 is not a secret",
+        ),
+    ];
+    for (contents, says) in cases {
+        std::fs::write(&secret, contents).expect("write");
+        let out = run_serve(&db, &secret).await;
+        assert!(!out.status.success(), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr).into_owned();
+        let ours: Vec<&str> = err.lines().filter(|l| l.starts_with("qrtag:")).collect();
+        assert_eq!(ours.len(), 1, "{err}");
+        assert!(
+            ours[0].contains(&format!("tracking secret file {}", secret.display()))
+                && ours[0].contains(says),
+            "{err}"
+        );
+        assert!(
+            !err.contains("1111111111111111"),
+            "a secret was printed: {err}"
+        );
+    }
+    // Unreadable: a directory where the file should be.
+    let out = run_serve(&db, dir.path()).await;
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(
+        err.contains(&format!(
+            "tracking secret file {}: cannot read it",
+            dir.path().display()
+        )),
+        "{err}"
+    );
+}
+
+/// `qrtag serve` on port 0 with `secret`; it is expected to exit on its own.
+async fn run_serve(db: &Path, secret: &Path) -> std::process::Output {
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .arg("--db")
+        .arg(db)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .arg("--tracking-secret-file")
+        .arg(secret)
+        .env_remove("QRTAG_TRACKING_SECRET_FILE")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("spawn qrtag");
+    tokio::time::timeout(TIMEOUT, child.wait_with_output())
+        .await
+        .expect("serve exits by itself")
+        .expect("output")
 }

@@ -77,6 +77,52 @@ fn bad_arguments_are_one_line_and_exit_2() {
 }
 
 #[test]
+fn destinations_that_fool_people_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    for (args, says) in [
+        (
+            &["new", "https://example.com:443@evil.example/"][..],
+            "user name or password",
+        ),
+        (&["new", "/.//evil.example"], "'.' or '..' segments"),
+        (&["new", "/..//evil.example"], "'.' or '..' segments"),
+        (&["new", "/%2e%2e//evil.example"], "'.' or '..' segments"),
+        (&["new", "/\\evil.example"], "backslash"),
+        (
+            &["new", "https://ｅｖｉｌ.example/"],
+            "did you mean https://evil.example/",
+        ),
+        (
+            &["new", "--key", "books", "https://bücher.example/"],
+            "did you mean https://xn--bcher-kva.example/",
+        ),
+        (
+            &["set", "H83if", "https://EVIL.example/x"],
+            "did you mean https://evil.example/x",
+        ),
+    ] {
+        let out = qrtag_cmd(&db, args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
+        // clap's one error line (then only its "try '--help'" hint).
+        let err = stderr(&out);
+        let first = err.lines().next().unwrap_or_default();
+        assert!(
+            first.starts_with("error:") && first.contains(says),
+            "{args:?}: {err}"
+        );
+        assert!(
+            err.lines()
+                .skip(1)
+                .all(|l| l.is_empty() || l.contains("--help")),
+            "{args:?}: {err}"
+        );
+    }
+    let out = qrtag_cmd(&db, &["list"]);
+    assert_eq!(stdout(&out), "", "nothing was written: {out:?}");
+}
+
+#[test]
 fn missing_keys_are_a_clear_error() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("links.db");

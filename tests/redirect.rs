@@ -205,3 +205,56 @@ async fn raw_get_status(addr: std::net::SocketAddr, path: &str) -> u16 {
         .and_then(|c| c.parse().ok())
         .unwrap_or_else(|| panic!("no status line in {text:?}"))
 }
+
+/// Documents written before destinations were judged strictly (or edited by
+/// hand) that could fool a person are skipped and counted like any invalid
+/// document: the service never redirects through them.
+#[tokio::test]
+async fn stored_destinations_that_fool_people_are_invalid_documents() {
+    use qrtag::store::LinkStore;
+    let app = spawn_app().await;
+    let store = app.store();
+    let bad = [
+        ("userinfo", "https://example.com:443@evil.example/"),
+        ("dot", "/.//evil.example"),
+        ("dotdot", "/..//evil.example"),
+        ("encdot", "/%2e%2e//evil.example"),
+        ("fullwidth", "https://ｅｖｉｌ.example/"),
+        ("upper", "https://EVIL.example/"),
+        ("unicode", "https://bücher.example/"),
+        ("backslash", "/a\\..\\..\\evil.example"),
+    ];
+    for (key, url) in bad {
+        let doc = serde_json::json!({"url": url, "inactive": false});
+        let serde_json::Value::Object(doc) = doc else {
+            unreachable!("an object literal")
+        };
+        store
+            .create(&key.parse().expect("key"), &doc)
+            .await
+            .expect("stored raw");
+    }
+    // Writes reach the snapshot in order: once the last is seen, all are.
+    app.link("good1", "https://xn--bcher-kva.example/").await;
+    app.wait_for_status("/good1", 302).await;
+    for (key, url) in bad {
+        let r = app.get(&format!("/{key}")).await;
+        assert_eq!(
+            r.status(),
+            404,
+            "/{key} -> {url}: {:?}",
+            header(&r, "location")
+        );
+    }
+    let ready = app
+        .admin_get("/readyz")
+        .await
+        .expect("admin listener")
+        .text()
+        .await
+        .expect("body");
+    assert!(
+        ready.contains(&format!("1 links, {} invalid", bad.len())),
+        "{ready}"
+    );
+}

@@ -47,12 +47,42 @@ function (newDoc, oldDoc, userCtx, secObj) {
   if (url.length === 0 || /[\s\u0000-\u001f\u007f-\u009f]/.test(url)) {
     refuse('"url" must not be empty or contain spaces or control characters');
   }
+  // The same rules as the service's Destination::parse (src/destination.rs):
+  // what a person reads in the document is where a scan goes.
+  if (url.indexOf('\\') !== -1) {
+    refuse('"url" must not contain a backslash');
+  }
   if (url.charAt(0) === '/') {
-    if (url.charAt(1) === '/' || url.charAt(1) === '\\') {
+    if (url.charAt(1) === '/') {
       refuse('a "url" path must start with exactly one "/"');
     }
-  } else if (!/^https?:\/\/([^\/\\?#]*@)?(\[[0-9A-Fa-f:.]+\]|[^\/\\?#@:\[\]]+)(:[0-9]*)?([\/?#]|$)/.test(url)) {
-    refuse('"url" must be an absolute http(s) URL with a host, or a path starting with one "/"');
+    // "/..//evil.example" and "/%2e//evil.example" normalise to "//evil.example".
+    var segments = url.split(/[?#]/)[0].split('/');
+    for (var s = 0; s < segments.length; s++) {
+      var seg = segments[s].replace(/%2e/gi, '.');
+      if (seg === '.' || seg === '..') {
+        refuse('a "url" path must not contain "." or ".." segments');
+      }
+    }
+  } else {
+    var m = /^https?:\/\/([^\/?#]*)([\/?#]|$)/.exec(url);
+    if (!m || m[1].length === 0) {
+      refuse('"url" must be an absolute http(s) URL with a host, or a path starting with one "/"');
+    }
+    if (m[1].indexOf('@') !== -1) {
+      refuse('"url" must not contain a user name or password (an "@" before the host)');
+    }
+    // The host as it is served: lower-case ASCII (IDNA "xn--" labels, not
+    // Unicode), a dotted-decimal IPv4 address or a bracketed IPv6 one.
+    var hm = /^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?)(:[0-9]*)?$/.exec(m[1]);
+    if (!hm) {
+      refuse('the host in "url" must be written as it is served: lower case, IDNA (xn--) for non-ASCII names');
+    }
+    var labels = hm[1].replace(/\.$/, '').split('.');
+    if (/^(0x[0-9a-f]*|[0-9]+)$/.test(labels[labels.length - 1]) &&
+        !/^((25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])\.){3}(25[0-5]|2[0-4][0-9]|1[0-9][0-9]|[1-9]?[0-9])$/.test(hm[1])) {
+      refuse('an IPv4 host in "url" must be written as four decimal numbers, e.g. 192.0.2.1');
+    }
   }
 
   var inactive = newDoc.inactive;

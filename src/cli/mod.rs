@@ -325,6 +325,14 @@ pub struct ServeArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub no_tracking: bool,
+    /// The secrets that sign tracking cookies: 64 hex digits a line, the
+    /// current one first, older ones (still accepted) after it. Created with
+    /// one fresh secret, mode 0600, if missing. Every node of one service must
+    /// use the same file. Default: beside the database
+    /// (`qrtag.db.tracking-secret`), or `qrtag-couchdb-DB.tracking-secret` in
+    /// the working directory with CouchDB. Not read with --no-tracking.
+    #[arg(long, env = "QRTAG_TRACKING_SECRET_FILE", value_name = "PATH")]
+    pub tracking_secret_file: Option<PathBuf>,
     /// A proxy (address or CIDR block) whose X-Forwarded-For is believed when
     /// logging client addresses. Repeatable; the variable takes a comma list.
     #[arg(
@@ -404,6 +412,15 @@ impl Cli {
             },
             tracking: (!args.no_tracking).then(|| TrackingSettings {
                 cookie_name: args.cookie_name.clone(),
+                secret_file: args.tracking_secret_file.clone().unwrap_or_else(|| {
+                    match &self.store.couchdb_url {
+                        Some(_) => PathBuf::from(format!(
+                            "qrtag-couchdb-{}.tracking-secret",
+                            self.store.couchdb_db.as_str().replace('/', "_")
+                        )),
+                        None => crate::settings::default_tracking_secret_file(&self.store.db),
+                    }
+                }),
             }),
             trusted_proxies: args.trusted_proxies.clone(),
             snapshot_file: (!args.no_snapshot_file).then(|| {
@@ -602,6 +619,17 @@ mod tests {
         assert_eq!(
             s.tracking.map(|t| t.cookie_name.to_string()),
             Some("tid".into())
+        );
+
+        let s = serve(&[]).expect("defaults");
+        assert_eq!(
+            s.tracking.map(|t| t.secret_file),
+            Some(PathBuf::from("qrtag.db.tracking-secret"))
+        );
+        let s = serve(&["--tracking-secret-file", "/etc/qrtag/secret"]).expect("file");
+        assert_eq!(
+            s.tracking.map(|t| t.secret_file),
+            Some(PathBuf::from("/etc/qrtag/secret"))
         );
 
         for bad in [

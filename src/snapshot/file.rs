@@ -28,7 +28,11 @@ use serde_json::Value;
 use super::{LinkTable, LinkView, TableBuilder};
 
 const MAGIC: &[u8; 8] = b"QRTAGSNP";
-const VERSION: u32 = 1;
+/// 2: destinations are judged by stricter rules (userinfo, dot segments, a
+/// host not in served form are refused). A version-1 file may hold links that
+/// are now invalid, and its links are not parsed again, so it is ignored and
+/// the store read whole once.
+const VERSION: u32 = 2;
 
 const INACTIVE: u8 = 1;
 const EXPIRES: u8 = 2;
@@ -311,7 +315,7 @@ mod tests {
             },
             Change::Upsert {
                 key: "up".into(),
-                doc: doc(json!({"url": "https://B.example"})),
+                doc: doc(json!({"url": "https://b.example"})),
             },
             Change::Upsert {
                 key: "docs/api".into(),
@@ -377,8 +381,12 @@ mod tests {
             Some(DecodeError::NotASnapshot)
         );
         let mut future = bytes.clone();
-        future[8] = 2;
-        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(2)));
+        future[8] = 3;
+        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(3)));
+        // Version 1 held links judged by older, looser destination rules.
+        let mut past = bytes.clone();
+        past[8] = 1;
+        assert_eq!(decode(&past, "id").err(), Some(DecodeError::Version(1)));
     }
 
     #[test]

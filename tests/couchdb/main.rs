@@ -352,6 +352,21 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         ("bad06", json!({"url": "https://a.example/ x"})),
         ("bad07", json!({"url": "ftp://a.example/"})),
         ("bad 8", json!({"url": "https://a.example/"})),
+        // Spellings that fool people (issue #10, item 9), as Destination::parse.
+        (
+            "bad09",
+            json!({"url": "https://example.com:443@evil.example/"}),
+        ),
+        ("bad10", json!({"url": "/.//evil.example"})),
+        ("bad11", json!({"url": "/..//evil.example"})),
+        ("bad12", json!({"url": "/%2E%2e//evil.example"})),
+        ("bad13", json!({"url": "/\\evil.example"})),
+        ("bad14", json!({"url": "/a\\..\\..\\evil.example"})),
+        ("bad15", json!({"url": "https://ｅｖｉｌ.example/"})),
+        ("bad16", json!({"url": "https://EVIL.example/"})),
+        ("bad17", json!({"url": "https://bücher.example/"})),
+        ("bad18", json!({"url": "http://0x7f.1/"})),
+        ("bad19", json!({"url": "https://ev\til.example/"})),
     ];
     for (id, doc) in bad {
         let (status, body) = couch.try_put(id, doc).await;
@@ -369,6 +384,11 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
             "good/3",
             json!({"url": "http://[::1]:8080/x", "inactive": null}),
         ),
+        (
+            "good4",
+            json!({"url": "https://xn--bcher-kva.example/@user"}),
+        ),
+        ("good5", json!({"url": "/a/.well-known/x?next=/../"})),
     ];
     for (id, doc) in good {
         let (status, body) = couch.try_put(id, doc).await;
@@ -441,7 +461,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         "{listing}"
     );
     assert!(!listing.contains("_design"), "{listing}");
-    assert_eq!(listing.lines().count(), 5, "{listing}");
+    assert_eq!(listing.lines().count(), 7, "{listing}");
 
     let out = qrtag(&["set", "zzzzz", "https://x.example/"], &env).await;
     assert_eq!(out.status.code(), Some(1));
@@ -454,7 +474,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     // And the service reads the set-up database.
     let app = TestApp::spawn(couch_settings(&url, "links")).await;
     let ready = app.wait_ready(START).await;
-    assert!(ready.contains("5 links, 0 invalid"), "{ready}");
+    assert!(ready.contains("7 links, 0 invalid"), "{ready}");
     assert_eq!(
         app.location("docs/api").await.as_deref(),
         Some("https://a.example/api")

@@ -60,6 +60,7 @@ impl ServerProcess {
             .env("QRTAG_LOG", "warn")
             .env_remove("QRTAG_DB")
             .env_remove("QRTAG_SNAPSHOT_FILE")
+            .env_remove("QRTAG_TRACKING_SECRET_FILE")
             .stdin(Stdio::null())
             .stdout(if pipe_stdout {
                 Stdio::piped()
