@@ -197,12 +197,7 @@ async fn cookie_is_set_on_the_first_request_and_echoed_on_the_next() {
     assert_eq!(cookie_id(second.headers(), "qrtag", false), id);
 
     // A 404 gets it too.
-    let third = http
-        .get(srv.url("/nope1"))
-        .header("cookie", format!("qrtag={value}"))
-        .send()
-        .await
-        .expect("third");
+    let third = with_cookie(&http, srv.url("/nope1"), &value).await;
     assert_eq!(third.status(), 404);
     assert_eq!(cookie_id(third.headers(), "qrtag", false), id);
 
@@ -233,12 +228,7 @@ async fn forged_cookies_are_replaced_and_never_logged_or_echoed() {
     ];
     let mut ids = HashSet::new();
     for f in &forged {
-        let res = http
-            .get(srv.url("/abcde"))
-            .header("cookie", format!("qrtag={f}"))
-            .send()
-            .await
-            .expect("request");
+        let res = with_cookie(&http, srv.url("/abcde"), f).await;
         assert_eq!(res.status(), 302);
         let id = cookie_id(res.headers(), "qrtag", false);
         assert!(!f.contains(id.as_str()));
@@ -1062,6 +1052,15 @@ async fn a_full_disk_is_retried_calmly_leaves_no_torn_line_and_recovers() {
     }
 }
 
+/// A scan carrying our cookie with `value` (ID, `.`, MAC).
+async fn with_cookie(http: &reqwest::Client, url: String, value: &str) -> reqwest::Response {
+    http.get(url)
+        .header("cookie", format!("qrtag={value}"))
+        .send()
+        .await
+        .expect("answered")
+}
+
 /// The multi-node promise: servers that share a secret file accept each
 /// other's cookies; a server with another secret replaces them.
 #[tokio::test]
@@ -1082,20 +1081,10 @@ async fn servers_sharing_a_secret_file_accept_each_others_cookies() {
     let id = cookie_id(res.headers(), "qrtag", false);
     let value = cookie_value(res.headers(), "qrtag", false);
 
-    let res = http
-        .get(b.url("/abcde"))
-        .header("cookie", format!("qrtag={value}"))
-        .send()
-        .await
-        .expect("b");
+    let res = with_cookie(&http, b.url("/abcde"), &value).await;
     assert_eq!(cookie_value(res.headers(), "qrtag", false), value);
 
-    let res = http
-        .get(stranger.url("/abcde"))
-        .header("cookie", format!("qrtag={value}"))
-        .send()
-        .await
-        .expect("stranger");
+    let res = with_cookie(&http, stranger.url("/abcde"), &value).await;
     let replaced = cookie_id(res.headers(), "qrtag", false);
     assert_ne!(replaced, id);
 
@@ -1134,12 +1123,7 @@ async fn an_old_secret_is_accepted_during_a_rotation() {
 
     std::fs::write(&secret, format!("{new}\n{old}\n")).expect("rotate");
     let after = start(use_file).await;
-    let res = http
-        .get(after.url("/abcde"))
-        .header("cookie", format!("qrtag={old_value}"))
-        .send()
-        .await
-        .expect("after");
+    let res = with_cookie(&http, after.url("/abcde"), &old_value).await;
     assert_eq!(cookie_id(res.headers(), "qrtag", false), id, "kept");
     let new_value = cookie_value(res.headers(), "qrtag", false);
     assert_ne!(new_value, old_value, "re-signed with the new secret");
@@ -1147,19 +1131,9 @@ async fn an_old_secret_is_accepted_during_a_rotation() {
     // Once the old secret is dropped, its cookies are replaced.
     std::fs::write(&secret, format!("{new}\n")).expect("drop the old one");
     let done = start(use_file).await;
-    let res = http
-        .get(done.url("/abcde"))
-        .header("cookie", format!("qrtag={old_value}"))
-        .send()
-        .await
-        .expect("done");
+    let res = with_cookie(&http, done.url("/abcde"), &old_value).await;
     assert_ne!(cookie_id(res.headers(), "qrtag", false), id);
-    let res = http
-        .get(done.url("/abcde"))
-        .header("cookie", format!("qrtag={new_value}"))
-        .send()
-        .await
-        .expect("done, new");
+    let res = with_cookie(&http, done.url("/abcde"), &new_value).await;
     assert_eq!(cookie_id(res.headers(), "qrtag", false), id);
 }
 
