@@ -295,3 +295,40 @@ pub fn stdout(o: &Output) -> String {
 pub fn stderr(o: &Output) -> String {
     String::from_utf8_lossy(&o.stderr).into_owned()
 }
+
+/// Accounts for the role tests: the server admin `boss` (password
+/// `boss-pw-1`), the editor `ed` and the reader `rd` (`ed-pw-1`, `rd-pw-1`).
+/// Returns the admin's client.
+pub async fn accounts(url: &str) -> Couch {
+    let anyone = Couch::new(url, "links");
+    let (status, body) = anyone
+        .call(
+            reqwest::Method::PUT,
+            "_config/admins/boss",
+            Some(json!("boss-pw-1")),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let admin = Couch::new(url, "links").with_user("boss", "boss-pw-1");
+    for (name, role) in [("ed", "qrtag_editor"), ("rd", "qrtag_reader")] {
+        let (status, body) = admin
+            .call(
+                reqwest::Method::PUT,
+                &format!("_users/org.couchdb.user:{name}"),
+                Some(json!({"name": name, "password": format!("{name}-pw-1"),
+                            "roles": [role], "type": "user"})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    admin
+}
+
+/// The environment that points the CLI at CouchDB `url` as `user`.
+pub fn user_env(url: &str, user: &str, password: &str) -> [(&'static str, String); 3] {
+    [
+        ("QRTAG_COUCHDB_URL", url.to_owned()),
+        ("QRTAG_COUCHDB_USER", user.to_owned()),
+        ("QRTAG_COUCHDB_PASSWORD", password.to_owned()),
+    ]
+}

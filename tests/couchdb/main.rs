@@ -19,7 +19,9 @@ use qrtag::store::{self, LinkStore, StoreError};
 use reqwest::Method;
 use serde_json::{Value, json};
 
-use harness::{Couch, TestApp, couch_settings, eventually, qrtag, stderr, stdout};
+use harness::{
+    Couch, TestApp, accounts, couch_settings, eventually, qrtag, stderr, stdout, user_env,
+};
 use pouchdb::PouchDb;
 use proxy::CutProxy;
 
@@ -485,30 +487,8 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
 async fn only_editors_write_and_the_service_reads_with_a_member_account() {
     let pouch = PouchDb::start().await;
     let url = pouch.url();
-    let anyone = Couch::new(&url, "links");
-    let (status, body) = anyone
-        .call(Method::PUT, "_config/admins/boss", Some(json!("boss-pw-1")))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let admin = Couch::new(&url, "links").with_user("boss", "boss-pw-1");
-    for (name, role) in [("ed", "qrtag_editor"), ("rd", "qrtag_reader")] {
-        let (status, body) = admin
-            .call(
-                Method::PUT,
-                &format!("_users/org.couchdb.user:{name}"),
-                Some(json!({"name": name, "password": format!("{name}-pw-1"),
-                            "roles": [role], "type": "user"})),
-            )
-            .await;
-        assert_eq!(status, 201, "{body}");
-    }
-    let as_user = |user: &'static str, password: &'static str| {
-        [
-            ("QRTAG_COUCHDB_URL", url.clone()),
-            ("QRTAG_COUCHDB_USER", user.to_owned()),
-            ("QRTAG_COUCHDB_PASSWORD", password.to_owned()),
-        ]
-    };
+    let admin = accounts(&url).await;
+    let as_user = |user: &'static str, password: &'static str| user_env(&url, user, password);
     let run = |args: &'static [&'static str], env: [(&'static str, String); 3]| async move {
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let out = qrtag(args, &env).await;

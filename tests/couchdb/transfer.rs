@@ -5,10 +5,9 @@
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 
-use reqwest::Method;
-use serde_json::{Value, json};
+use serde_json::Value;
 
-use crate::harness::{Couch, qrtag, stderr, stdout};
+use crate::harness::{Couch, accounts, qrtag, stderr, stdout, user_env};
 use crate::pouchdb::PouchDb;
 
 /// Documents with everything a person may put in one (numbers a JavaScript
@@ -135,30 +134,8 @@ async fn from_sqlite_to_couchdb_and_back_every_document_is_the_same() {
 async fn update_overwrites_at_the_current_revision_and_refusals_are_per_document() {
     let pouch = PouchDb::start().await;
     let url = pouch.url();
-    let anyone = Couch::new(&url, "links");
-    let (status, body) = anyone
-        .call(Method::PUT, "_config/admins/boss", Some(json!("boss-pw-1")))
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let admin = Couch::new(&url, "links").with_user("boss", "boss-pw-1");
-    for (name, role) in [("ed", "qrtag_editor"), ("rd", "qrtag_reader")] {
-        let (status, body) = admin
-            .call(
-                Method::PUT,
-                &format!("_users/org.couchdb.user:{name}"),
-                Some(json!({"name": name, "password": format!("{name}-pw-1"),
-                            "roles": [role], "type": "user"})),
-            )
-            .await;
-        assert_eq!(status, 201, "{body}");
-    }
-    let as_user = |user: &'static str, password: &'static str| {
-        [
-            ("QRTAG_COUCHDB_URL", url.clone()),
-            ("QRTAG_COUCHDB_USER", user.to_owned()),
-            ("QRTAG_COUCHDB_PASSWORD", password.to_owned()),
-        ]
-    };
+    accounts(&url).await;
+    let as_user = |user: &'static str, password: &'static str| user_env(&url, user, password);
     let run = |args: Vec<String>, env: [(&'static str, String); 3]| async move {
         let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
