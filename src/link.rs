@@ -95,17 +95,21 @@ pub fn set_expires(doc: &mut Document, expires: Option<DateTime<Utc>>) {
     };
 }
 
+/// A document from a JSON object literal, for tests across the crate.
+#[cfg(test)]
+pub(crate) fn test_document(v: Value) -> Document {
+    match v {
+        Value::Object(m) => m,
+        _ => Document::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
     use serde_json::json;
 
-    fn doc(v: Value) -> Document {
-        match v {
-            Value::Object(m) => m,
-            _ => Document::new(),
-        }
-    }
+    use super::test_document as doc;
 
     #[test]
     fn reads_the_outline_document() {

@@ -299,34 +299,19 @@ impl<'a> Reader<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::Change;
+    use crate::snapshot::test_upsert;
     use serde_json::json;
 
     fn table() -> LinkTable {
         let mut b = TableBuilder::default();
-        let doc = |v: Value| match v {
-            Value::Object(m) => m,
-            _ => Default::default(),
-        };
         b.apply([
-            Change::Upsert {
-                key: "H83if".into(),
-                doc: doc(json!({"url": "https://a.example/x?y=1"})),
-            },
-            Change::Upsert {
-                key: "up".into(),
-                doc: doc(json!({"url": "https://b.example"})),
-            },
-            Change::Upsert {
-                key: "docs/api".into(),
-                doc: doc(
-                    json!({"url": "/H83if", "inactive": true, "expires": "2030-01-01T00:00:00Z"}),
-                ),
-            },
-            Change::Upsert {
-                key: "bad01".into(),
-                doc: doc(json!({"url": 3})),
-            },
+            test_upsert("H83if", json!({"url": "https://a.example/x?y=1"})),
+            test_upsert("up", json!({"url": "https://b.example"})),
+            test_upsert(
+                "docs/api",
+                json!({"url": "/H83if", "inactive": true, "expires": "2030-01-01T00:00:00Z"}),
+            ),
+            test_upsert("bad01", json!({"url": 3})),
         ]);
         b.build(Some(json!("12-g1AAAA")))
     }

@@ -41,6 +41,15 @@ pub enum Change {
     },
 }
 
+/// An upsert of the document `v` (a JSON object literal), for tests.
+#[cfg(test)]
+pub(crate) fn test_upsert(key: &str, v: Value) -> Change {
+    Change::Upsert {
+        key: key.into(),
+        doc: crate::link::test_document(v),
+    }
+}
+
 /// The shared snapshot plus the readiness the admin listener reports.
 #[derive(Debug)]
 pub struct Snapshot {
@@ -135,15 +144,8 @@ mod tests {
         let s = Snapshot::new();
         assert!(!s.is_loaded());
         assert!(s.problem().is_some());
-        let doc = match json!({"url": "/x"}) {
-            Value::Object(m) => m,
-            _ => Document::new(),
-        };
         s.apply(
-            vec![Change::Upsert {
-                key: "abcde".into(),
-                doc,
-            }],
+            vec![test_upsert("abcde", json!({"url": "/x"}))],
             Some(json!(1)),
         );
         s.mark_loaded();

@@ -192,19 +192,12 @@ impl Saver {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::snapshot::{Change, TableBuilder};
+    use crate::snapshot::{TableBuilder, test_upsert};
     use serde_json::json;
 
     fn table() -> LinkTable {
         let mut b = TableBuilder::default();
-        let doc = match json!({"url": "https://a.example/"}) {
-            serde_json::Value::Object(m) => m,
-            _ => Default::default(),
-        };
-        b.apply([Change::Upsert {
-            key: "abcde".into(),
-            doc,
-        }]);
+        b.apply([test_upsert("abcde", json!({"url": "https://a.example/"}))]);
         b.build(Some(json!(3)))
     }
 

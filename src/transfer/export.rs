@@ -43,14 +43,9 @@ pub fn line(key: &str, doc: &Document) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
+    use serde_json::json;
 
-    fn doc(v: Value) -> Document {
-        match v {
-            Value::Object(m) => m,
-            _ => Document::new(),
-        }
-    }
+    use crate::link::test_document as doc;
 
     #[test]
     fn key_first_then_fields_in_order() {

@@ -3,16 +3,7 @@
 use super::*;
 use serde_json::json;
 
-fn upsert(key: &str, v: serde_json::Value) -> Change {
-    let doc = match v {
-        serde_json::Value::Object(m) => m,
-        _ => Document::new(),
-    };
-    Change::Upsert {
-        key: key.into(),
-        doc,
-    }
-}
+use crate::snapshot::test_upsert as upsert;
 
 #[test]
 fn inactive_expired_and_unknown_look_alike() {
@@ -96,10 +87,7 @@ proptest::proptest! {
 }
 
 fn link_doc(url: &str) -> Document {
-    match json!({ "url": url }) {
-        serde_json::Value::Object(m) => m,
-        _ => Document::new(),
-    }
+    crate::link::test_document(json!({ "url": url }))
 }
 
 fn many(n: usize) -> Vec<Change> {

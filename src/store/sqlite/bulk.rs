@@ -161,12 +161,7 @@ mod tests {
         LinkKey::parse(s).expect("valid key")
     }
 
-    fn doc(v: Value) -> Document {
-        match v {
-            Value::Object(m) => m,
-            _ => Document::new(),
-        }
-    }
+    use crate::link::test_document as doc;
 
     fn bulk(k: &str, v: Value) -> BulkDoc {
         BulkDoc::new(key(k), doc(v))
