@@ -16,7 +16,7 @@ use actix_web::dev::AppConfig;
 use actix_web::{App, HttpServer, web};
 
 use crate::access_log::{AccessLog, AccessLogError};
-use crate::server::request_line::RequestLineIo;
+use crate::server::request_line::{OwnAnswerLog, RequestLineIo};
 use crate::server::{admin, public};
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
@@ -96,6 +96,8 @@ fn public_server(
         .max_concurrent_connections(settings.max_connections.div_ceil(workers.max(1)).max(1));
     let limiter = crate::server::limits::ConnectionLimiter::new(settings.max_connections_per_ip);
     let request_timeout = settings.request_timeout;
+    let log_own_answer =
+        public::own_answer_logger(state.access_log.clone(), state.trusted_proxies.clone());
     let shutdown = builder.graceful_shutdown_signal();
     let builder = builder.listen("qrtag-public", listener, move || {
         let app = App::new()
@@ -113,8 +115,12 @@ fn public_server(
             .client_request_timeout(request_timeout)
             .client_disconnect_timeout(Duration::from_secs(1))
             .local_addr(addr)
+            .on_connect_ext(|io: &RequestLineIo<tokio::net::TcpStream>, ext| {
+                ext.insert(io.answered());
+            })
             .h1(map_config(app, |()| AppConfig::default()));
         let limiter = std::sync::Arc::clone(&limiter);
+        let log_own_answer = Arc::clone(&log_own_answer);
         fn_service(move |io: tokio::net::TcpStream| {
             let peer = io.peer_addr().ok();
             let slot = match peer {
@@ -123,7 +129,15 @@ fn public_server(
             };
             // Over its share: the connection is closed at once.
             let io = slot
-                .map(|slot| (RequestLineIo::with_limits(io, request_timeout, slot), peer))
+                .map(|slot| {
+                    let own_answers = OwnAnswerLog {
+                        log: Arc::clone(&log_own_answer),
+                        peer,
+                    };
+                    let io = RequestLineIo::with_limits(io, request_timeout, slot)
+                        .with_own_answers(own_answers);
+                    (io, peer)
+                })
                 .ok_or_else(|| {
                     DispatchError::Io(std::io::Error::other(
                         "too many connections from one address",

@@ -236,7 +236,8 @@ async fn forged_cookies_are_replaced_and_never_logged_or_echoed() {
     }
 
     // A raw newline inside the value: actix refuses the request itself
-    // (400, before any handler), so it is neither echoed nor logged.
+    // (400, before any handler), so it is not echoed, and its line (every
+    // answer has one) carries no tracking ID.
     let res = raw(
         srv.public,
         b"GET /abcde HTTP/1.1\r\nHost: x\r\nCookie: qrtag=0Vh3kY2s4\nfLq9ZxA01b\r\nConnection: close\r\n\r\n",
@@ -247,10 +248,12 @@ async fn forged_cookies_are_replaced_and_never_logged_or_echoed() {
 
     // A marker request: once its line is there, so are all the earlier ones.
     http.get(srv.url("/marker")).send().await.expect("marker");
-    let text = wait_for_lines(&srv.log, forged.len() + 1).await;
+    let text = wait_for_lines(&srv.log, forged.len() + 2).await;
     let logged = lines(&text);
-    assert_eq!(logged.len(), forged.len() + 1);
-    assert_eq!(logged[forged.len()].target, "/marker");
+    assert_eq!(logged.len(), forged.len() + 2);
+    assert_eq!(logged[forged.len()].status, 400);
+    assert_eq!(logged[forged.len()].tracking, None);
+    assert_eq!(logged[forged.len() + 1].target, "/marker");
     let logged_ids: HashSet<TrackingId> = logged[..forged.len()]
         .iter()
         .map(|l| l.tracking.expect("an ID"))
@@ -390,6 +393,134 @@ async fn targets_are_logged_as_received() {
         // Non-UTF-8 and UTF-8 header bytes both come out escaped.
         assert_eq!(l.user_agent, Some("raw%20%FFUA%20%C3%A9"));
     }
+}
+
+/// What one connection sends, what it must be answered, and the line its
+/// last answer (the one actix gives itself) must get.
+struct OwnCase {
+    send: Vec<u8>,
+    /// Statuses of the responses, in order.
+    statuses: &'static [&'static str],
+    target: &'static str,
+    method: &'static str,
+    user_agent: Option<&'static str>,
+    referer: Option<&'static str>,
+}
+
+/// Answers actix gives before any handler runs (a head it cannot parse, one
+/// too large, one too slow) get their line like every other answer, with what
+/// could be read of the request and `-` for the rest (issue 10, item 1).
+#[tokio::test]
+async fn answers_actix_gives_itself_are_logged_once_with_what_could_be_read() {
+    let srv = start(|s| s.request_timeout = Duration::from_secs(2)).await;
+    let case = |send: &[u8], statuses, target, method| OwnCase {
+        send: send.to_vec(),
+        statuses,
+        target,
+        method,
+        user_agent: None,
+        referer: None,
+    };
+    // A head of exactly actix's limit (128 KiB) and no end: actix has read
+    // all of it when it answers, so closing sends no reset that could
+    // swallow the answer.
+    let mut big = b"GET /big HTTP/1.1\r\nHost: a\r\nX: ".to_vec();
+    big.resize(128 * 1024, b'a');
+    let cases = [
+        OwnCase {
+            user_agent: Some("Phone%201"),
+            ..case(
+                b"GET /p/q?x=\"a\" HTTP/1.1\r\nHost: a\r\nUser-Agent: Phone 1\r\n\r\n",
+                &["400"],
+                "/p/q?x=\"a\"",
+                "GET",
+            )
+        },
+        case(
+            b"GET /p/<>\\^{}|` HTTP/1.1\r\nHost: a\r\n\r\n",
+            &["400"],
+            "/p/<>\\^{}|`",
+            "GET",
+        ),
+        case(b"GET /p/nohost HTTP/1.1\r\n\r\n", &["400"], "/p/nohost", "GET"),
+        case(
+            b"GET /p/twohosts HTTP/1.1\r\nHost: a\r\nHost: b\r\n\r\n",
+            &["400"],
+            "/p/twohosts",
+            "GET",
+        ),
+        OwnCase {
+            referer: Some("http%3A%2F%2Fr.example%2F"),
+            ..case(
+                b"HEAD /p/del HTTP/1.1\r\nHost: a\r\nX: a\x7fb\r\nReferer: http://r.example/\r\n\r\n",
+                &["400"],
+                "/p/del",
+                "HEAD",
+            )
+        },
+        // Credentials in an absolute-form target never reach the log.
+        case(
+            b"GET http://u:pw@evil.example/p/`af HTTP/1.1\r\nHost: a\r\n\r\n",
+            &["400"],
+            "/p/`af",
+            "GET",
+        ),
+        // Pipelined after a good request: that one is the handler's line.
+        case(
+            b"GET /p/first HTTP/1.1\r\nHost: a\r\n\r\nGET /x y z\r\n\r\n",
+            &["404", "400"],
+            "/x%20y%20z",
+            "GET",
+        ),
+        case(&big, &["431"], "/big", "GET"),
+        // Too slow: the head never ends; and a connection that sends nothing.
+        case(b"GET /slow HTTP/1.1\r\nHost: a\r\n", &["408"], "-", "-"),
+        case(b"", &["408"], "-", "-"),
+    ];
+    let answers =
+        futures_util::future::join_all(cases.iter().map(|c| raw(srv.public, &c.send))).await;
+    for (c, answer) in cases.iter().zip(&answers) {
+        let statuses: Vec<&str> = answer
+            .match_indices("HTTP/1.1 ")
+            .map(|(i, _)| &answer[i + 9..i + 12])
+            .collect();
+        assert_eq!(
+            statuses,
+            c.statuses,
+            "{}\n{answer}",
+            String::from_utf8_lossy(&c.send[..c.send.len().min(200)])
+        );
+    }
+
+    // A marker request: once its line is there, so are all the earlier ones.
+    client()
+        .get(srv.url("/marker"))
+        .send()
+        .await
+        .expect("marker");
+    let responses: usize = cases.iter().map(|c| c.statuses.len()).sum();
+    let text = wait_for_lines(&srv.log, responses + 1).await;
+    let logged = lines(&text);
+    assert_eq!(
+        logged.len(),
+        responses + 1,
+        "one line per response:\n{text}"
+    );
+    assert!(!text.contains("pw@") && !text.contains("evil.example"));
+    for c in &cases {
+        let status: u16 = c.statuses[c.statuses.len() - 1].parse().expect("status");
+        let line = logged
+            .iter()
+            .find(|l| l.status == status && l.target == c.target && l.method == c.method)
+            .unwrap_or_else(|| panic!("no {status} line for {}:\n{text}", c.target));
+        assert_eq!(line.tracking, None, "no cookie was read or set");
+        assert_eq!(line.location, None);
+        assert_eq!(line.user_agent, c.user_agent);
+        assert_eq!(line.referer, c.referer);
+        assert_eq!(line.client_ip.to_string(), "127.0.0.1");
+    }
+    // The two 408s, one of them with nothing to read, each have their line.
+    assert_eq!(logged.iter().filter(|l| l.status == 408).count(), 2);
 }
 
 #[tokio::test]

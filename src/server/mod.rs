@@ -4,6 +4,8 @@
 pub mod admin;
 pub mod api;
 pub mod limits;
+pub mod own_answer;
 pub mod public;
 pub mod qr;
+pub mod request_heads;
 pub mod request_line;

@@ -8,7 +8,7 @@
 //! [`handle`] wraps the decision ([`answer`]) with what every response gets,
 //! whatever the decision was: the tracking cookie and an access log line.
 
-use std::net::{IpAddr, Ipv6Addr};
+use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderValue};
@@ -19,6 +19,8 @@ use chrono::{DateTime, Utc};
 use crate::access_log::{AccessLog, Record};
 use crate::client_ip::client_ip;
 use crate::redirect_policy::{self, Decision};
+use crate::server::request_heads::HeadFields;
+use crate::server::request_line::{Answered, LogOwnAnswer};
 use crate::settings::PublicUrl;
 use crate::snapshot::Snapshot;
 use crate::tracking_cookie::TrackingCookie;
@@ -38,6 +40,9 @@ const NO_STORE: HeaderValue = HeaderValue::from_static("private, no-store");
 
 pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResponse {
     let arrived = Utc::now();
+    if let Some(answered) = req.conn_data::<Answered>() {
+        answered.note();
+    }
     let mut res = answer(&req, &state, arrived);
     if res.status() == StatusCode::FOUND
         && req.method() == Method::GET
@@ -59,6 +64,15 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
         id
     });
     log_request(&req, &state, arrived, tracking.as_ref(), &res);
+    // `own_answer` tells actix's answers from ours by this.
+    debug_assert!(
+        !(res.status().is_client_error() || res.status().is_server_error())
+            || !matches!(
+                actix_web::body::MessageBody::size(res.body()),
+                actix_web::body::BodySize::Sized(0) | actix_web::body::BodySize::None
+            ),
+        "an error answer of the handler must have a body"
+    );
     res
 }
 
@@ -102,28 +116,20 @@ fn log_request(
 ) {
     let headers = req.headers();
     let uri = req.uri();
+    let forwarded = headers.get_all(header::X_FORWARDED_FOR);
     // The path and query that were resolved, as received: for the
     // absolute-form (`GET http://u:pw@host/H83if`, from proxies) that is
     // `/H83if`, so credentials never reach the log and `qrtag stats` counts
     // the key. Raw non-ASCII bytes arrive here already written `%XX` by
     // `server::request_line`, exactly as the target encoding would write them.
     let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
-    // Only a listener on a Unix socket has no peer address; the public one is TCP.
-    let peer = req
-        .peer_addr()
-        .map_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED), |a| a.ip());
-    let client_ip = if state.trusted_proxies.is_empty() {
-        peer.to_canonical()
-    } else {
-        let forwarded: Vec<&[u8]> = headers
-            .get_all(header::X_FORWARDED_FOR)
-            .map(HeaderValue::as_bytes)
-            .collect();
-        client_ip(peer, &forwarded, &state.trusted_proxies)
-    };
     state.access_log.append_record(&Record {
         time: arrived,
-        client_ip,
+        client_ip: client_address(
+            req.peer_addr(),
+            forwarded.map(HeaderValue::as_bytes),
+            &state.trusted_proxies,
+        ),
         tracking,
         user_agent: headers.get(header::USER_AGENT).map(HeaderValue::as_bytes),
         target: target.as_bytes(),
@@ -135,6 +141,49 @@ fn log_request(
         method: req.method().as_str(),
         referer: headers.get(header::REFERER).map(HeaderValue::as_bytes),
     });
+}
+
+/// The client's address: the peer, or behind a trusted proxy the nearest
+/// untrusted `X-Forwarded-For` hop.
+fn client_address<'a>(
+    peer: Option<SocketAddr>,
+    forwarded: impl Iterator<Item = &'a [u8]>,
+    trusted_proxies: &[ipnet::IpNet],
+) -> IpAddr {
+    // Only a listener on a Unix socket has no peer address; the public one is TCP.
+    let peer = peer.map_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED), |a| a.ip());
+    if trusted_proxies.is_empty() {
+        peer.to_canonical()
+    } else {
+        let forwarded: Vec<&[u8]> = forwarded.collect();
+        client_ip(peer, &forwarded, trusted_proxies)
+    }
+}
+
+/// The line for an answer actix gave on its own (a 400 for a head it cannot
+/// parse, 431, 408), which no handler saw: what could be read of the request,
+/// `-` for the rest. No cookie was read or set, so no tracking ID.
+pub fn own_answer_logger(
+    access_log: AccessLog,
+    trusted_proxies: Vec<ipnet::IpNet>,
+) -> LogOwnAnswer {
+    Arc::new(move |status, fields: &HeadFields<'_>, peer| {
+        access_log.append_record(&Record {
+            time: Utc::now(),
+            client_ip: client_address(peer, fields.forwarded_for.iter().copied(), &trusted_proxies),
+            tracking: None,
+            user_agent: fields.user_agent,
+            // Empty fields are logged as `-`.
+            target: fields.target.as_deref().unwrap_or_default(),
+            status,
+            location: None,
+            method: fields
+                .method
+                .and_then(|m| std::str::from_utf8(m).ok())
+                .unwrap_or_default(),
+            referer: fields.referer,
+        });
+    })
 }
 
 /// The response for `req`, before the cookie and the log line. `now` is the

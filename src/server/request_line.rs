@@ -27,6 +27,15 @@ use std::task::{Context, Poll};
 
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
+use std::cell::Cell;
+use std::net::SocketAddr;
+use std::rc::Rc;
+use std::sync::Arc;
+use std::task::ready;
+
+use super::own_answer::{WrittenTail, own_answer};
+use super::request_heads::{HeadFields, RequestHeads};
+
 /// How much of a header line is kept to judge it: enough for
 /// `Transfer-Encoding:` and a `Content-Length: 0` with some padding. A longer
 /// `Content-Length` line is taken to announce a body, which only switches the
@@ -108,6 +117,8 @@ pub struct RequestLines {
     framing: Framing,
     /// Requests begun on this connection (their first byte seen).
     started: u64,
+    /// The heads of the latest requests, for logging one actix answers itself.
+    heads: RequestHeads,
 }
 
 impl Default for RequestLines {
@@ -140,6 +151,25 @@ impl RequestLines {
             line_len: 0,
             framing: Framing::default(),
             started: 0,
+            heads: RequestHeads::default(),
+        }
+    }
+
+    /// The heads of the latest requests, numbered from 0 as begun.
+    pub fn heads(&self) -> &RequestHeads {
+        &self.heads
+    }
+
+    pub fn heads_mut(&mut self) -> &mut RequestHeads {
+        &mut self.heads
+    }
+
+    /// Notes the first byte of a request line when `now` (it has content)
+    /// and not `was` (it had none before).
+    fn begin_if(&mut self, was: bool, now: bool) {
+        if now && !was {
+            self.heads.begin(self.started);
+            self.started += 1;
         }
     }
 
@@ -165,15 +195,24 @@ impl RequestLines {
                 State::RequestLine { content: was } => {
                     let Some(j) = rest.iter().position(|&b| b >= 0x80 || b == b'\n') else {
                         let content = was || rest.iter().any(|&b| b != b'\r');
-                        self.started += u64::from(content && !was);
+                        self.begin_if(was, content);
+                        if content {
+                            self.heads.extend(rest);
+                        }
                         self.state = State::RequestLine { content };
                         return input.len();
                     };
                     let content = was || rest[..j].iter().any(|&b| b != b'\r');
-                    self.started += u64::from(content && !was);
+                    self.begin_if(was, content);
                     if rest[j] != b'\n' {
+                        if content {
+                            self.heads.extend(&rest[..j]);
+                        }
                         self.state = State::RequestLine { content };
                         return i + j;
+                    }
+                    if content {
+                        self.heads.extend(&rest[..=j]);
                     }
                     i += j + 1;
                     self.state = if content {
@@ -186,6 +225,8 @@ impl RequestLines {
                 }
                 State::Headers => {
                     let end = memchr::memchr(b'\n', rest);
+                    self.heads
+                        .extend(&rest[..end.map_or(rest.len(), |e| e + 1)]);
                     let part = &rest[..end.unwrap_or(rest.len())];
                     let line = match end {
                         // The common case: the whole line is in this chunk
@@ -324,7 +365,10 @@ impl RequestLines {
             };
             // `pass` stops only before a byte >= 0x80 in a request line.
             out.extend_from_slice(&percent_encoded(b));
-            self.started += u64::from(self.state == State::RequestLine { content: false });
+            let was = self.state != State::RequestLine { content: false };
+            self.begin_if(was, true);
+            // Kept raw: the log encodes it, as it would the rewritten `%XX`.
+            self.heads.extend(&[b]);
             self.state = State::RequestLine { content: true };
             input = rest;
         }
@@ -406,6 +450,48 @@ pub struct RequestLineIo<T> {
     deadline: Option<(u64, Pin<Box<tokio::time::Sleep>>)>,
     /// Held for as long as the connection is open.
     _slot: Option<crate::server::limits::Slot>,
+    /// Requests the handler answered, counted by the handler itself.
+    answered: Answered,
+    /// The end of what was written, to see whether actix answered on its own.
+    written: WrittenTail,
+    /// Where an answer actix gave on its own is logged; `None`: not logged.
+    own_answers: Option<OwnAnswerLog>,
+}
+
+/// The count of this connection's requests a handler answered, shared with
+/// the handler through the connection's extensions: a request actix answers
+/// itself is the first one after those.
+#[derive(Debug, Clone, Default)]
+pub struct Answered(Rc<Cell<u64>>);
+
+impl Answered {
+    /// Called by the handler once per request it answers.
+    pub fn note(&self) {
+        self.0.set(self.0.get() + 1);
+    }
+
+    fn count(&self) -> u64 {
+        self.0.get()
+    }
+}
+
+/// What logging an answer actix gave on its own needs: where the line goes,
+/// and whom the connection came from.
+pub struct OwnAnswerLog {
+    pub log: LogOwnAnswer,
+    pub peer: Option<SocketAddr>,
+}
+
+/// Writes the log line of an answer actix gave on its own: its status, what
+/// could be read of the request, the peer.
+pub type LogOwnAnswer = Arc<dyn Fn(u16, &HeadFields<'_>, Option<SocketAddr>) + Send + Sync>;
+
+impl std::fmt::Debug for OwnAnswerLog {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("OwnAnswerLog")
+            .field("peer", &self.peer)
+            .finish_non_exhaustive()
+    }
 }
 
 impl<T> RequestLineIo<T> {
@@ -418,7 +504,37 @@ impl<T> RequestLineIo<T> {
             request_timeout: None,
             deadline: None,
             _slot: None,
+            answered: Answered::default(),
+            written: WrittenTail::default(),
+            own_answers: None,
         }
+    }
+
+    /// Logs, through `log`, the answer actix gives on its own if the
+    /// connection ends with one: exactly one line for it, with the fields
+    /// that could be read of the request it concerns.
+    pub fn with_own_answers(mut self, log: OwnAnswerLog) -> Self {
+        self.own_answers = Some(log);
+        self
+    }
+
+    /// The handler's count of answered requests, for the connection's
+    /// extensions.
+    pub fn answered(&self) -> Answered {
+        self.answered.clone()
+    }
+
+    /// Logs the answer the connection ended with if actix gave it on its
+    /// own; once, when the connection shuts down or is dropped.
+    fn log_own_answer(&mut self) {
+        let Some(own) = self.own_answers.take() else {
+            return;
+        };
+        let Some(status) = own_answer(self.written.as_slice()) else {
+            return;
+        };
+        let head = self.lines.heads().get(self.answered.count()).unwrap_or(&[]);
+        (own.log)(status, &HeadFields::parse(head), own.peer);
     }
 
     /// Every request (head and body) must arrive within `timeout` of its
@@ -430,11 +546,10 @@ impl<T> RequestLineIo<T> {
         timeout: std::time::Duration,
         slot: Option<crate::server::limits::Slot>,
     ) -> Self {
-        Self {
-            request_timeout: Some(timeout),
-            _slot: slot,
-            ..Self::new(inner)
-        }
+        let mut io = Self::new(inner);
+        io.request_timeout = Some(timeout);
+        io._slot = slot;
+        io
     }
 
     /// Starts, moves or stops the deadline after bytes were read.
@@ -493,6 +608,7 @@ impl<T: AsyncRead + Unpin> AsyncRead for RequestLineIo<T> {
             return Poll::Pending;
         }
         let fresh = &buf.filled()[start..];
+        this.lines.heads_mut().forget_before(this.answered.count());
         let clean = this.lines.pass(fresh);
         if clean < fresh.len() {
             // Rare: the rewritten rest goes through `pending`, since it is
@@ -513,7 +629,12 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for RequestLineIo<T> {
         cx: &mut Context<'_>,
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, buf)
+        let this = self.get_mut();
+        let written = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
+        if this.own_answers.is_some() {
+            this.written.push(&buf[..written.min(buf.len())]);
+        }
+        Poll::Ready(Ok(written))
     }
 
     fn poll_write_vectored(
@@ -521,7 +642,17 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for RequestLineIo<T> {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        let this = self.get_mut();
+        let written = ready!(Pin::new(&mut this.inner).poll_write_vectored(cx, bufs))?;
+        if this.own_answers.is_some() {
+            let mut left = written;
+            for b in bufs {
+                let n = left.min(b.len());
+                this.written.push(&b[..n]);
+                left -= n;
+            }
+        }
+        Poll::Ready(Ok(written))
     }
 
     fn is_write_vectored(&self) -> bool {
@@ -533,7 +664,15 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for RequestLineIo<T> {
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+        let this = self.get_mut();
+        this.log_own_answer();
+        Pin::new(&mut this.inner).poll_shutdown(cx)
+    }
+}
+
+impl<T> Drop for RequestLineIo<T> {
+    fn drop(&mut self) {
+        self.log_own_answer();
     }
 }
 
@@ -553,6 +692,12 @@ mod tests {
     }
 
     fn rewrite_split(input: &[u8], cuts: &[usize]) -> Vec<u8> {
+        feed_split(input, cuts).0
+    }
+
+    /// The rewriting of `input` fed in pieces cut at `cuts`, and the state
+    /// it ends in.
+    fn feed_split(input: &[u8], cuts: &[usize]) -> (Vec<u8>, RequestLines) {
         let mut lines = RequestLines::new();
         let mut out = Vec::new();
         let mut from = 0;
@@ -562,7 +707,7 @@ mod tests {
             lines.rewrite(&input[from..cut], &mut out);
             from = cut;
         }
-        out
+        (out, lines)
     }
 
     #[test]
@@ -727,6 +872,13 @@ mod tests {
         }
 
         fn bytes(&self, encode: bool) -> Vec<u8> {
+            let mut out = self.head(encode);
+            self.body(&mut out);
+            out
+        }
+
+        /// The request line and headers, up to the empty line.
+        fn head(&self, encode: bool) -> Vec<u8> {
             let eol: &[u8] = if self.crlf { b"\r\n" } else { b"\n" };
             let mut out = b"GET ".to_vec();
             for &b in &self.target {
@@ -752,6 +904,11 @@ mod tests {
                 out.extend_from_slice(eol);
             }
             out.extend_from_slice(eol);
+            out
+        }
+
+        fn body(&self, out: &mut Vec<u8>) {
+            let eol: &[u8] = if self.crlf { b"\r\n" } else { b"\n" };
             match &self.body {
                 Body::Length(_, body) => out.extend_from_slice(body),
                 Body::Chunked(chunks, trailers) => {
@@ -775,7 +932,6 @@ mod tests {
                 }
                 Body::None | Body::Refused(_) => {}
             }
-            out
         }
     }
 
@@ -886,6 +1042,26 @@ mod tests {
             cuts in prop::collection::vec(any::<usize>(), 0..8),
         ) {
             prop_assert_eq!(rewrite_split(&input, &cuts), rewrite_whole(&input));
+        }
+
+        #[test]
+        fn each_request_head_is_kept_as_sent(
+            reqs in prop::collection::vec(request(), 1..5),
+            cuts in prop::collection::vec(any::<usize>(), 0..8),
+        ) {
+            let (mut input, mut heads) = (Vec::new(), Vec::new());
+            for r in &reqs {
+                input.extend(r.bytes(false));
+                heads.push(r.head(false));
+                if r.refused() {
+                    break;
+                }
+            }
+            let (_, lines) = feed_split(&input, &cuts);
+            prop_assert_eq!(lines.started(), heads.len() as u64);
+            for (i, head) in heads.iter().enumerate() {
+                prop_assert_eq!(lines.heads().get(i as u64), Some(head.as_slice()), "request {}", i);
+            }
         }
 
         #[test]
