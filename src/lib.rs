@@ -10,6 +10,7 @@ pub mod client_ip;
 pub mod destination;
 pub mod didcomm;
 pub mod link;
+pub mod link_chain;
 pub mod link_key;
 pub mod links;
 pub mod qr;

@@ -257,7 +257,16 @@ impl Application {
     /// be called inside a Tokio runtime; nothing is served until
     /// [`run_until_stopped`](Self::run_until_stopped).
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
-        // First, before anything binds: a bad secret file stops the start.
+        // First the listeners: a port in use stops the start before any
+        // file (database, log, secret) is created.
+        let (public_listener, public_addr) = bind(&settings.listen)?;
+        let (admin_listener, admin_addr) = bind(&settings.admin_listen)?;
+        let api_listener = settings
+            .api
+            .as_ref()
+            .map(|api| bind(&api.listen))
+            .transpose()?;
+        // Then the secret file: a bad one stops the start before the store.
         let tracking = match &settings.tracking {
             Some(t) => Some(TrackingCookie::new(
                 t.cookie_name.clone(),
@@ -266,14 +275,7 @@ impl Application {
             )),
             None => None,
         };
-        let (public_listener, public_addr) = bind(&settings.listen)?;
-        let (admin_listener, admin_addr) = bind(&settings.admin_listen)?;
-        let api_listener = settings
-            .api
-            .as_ref()
-            .map(|api| bind(&api.listen))
-            .transpose()?;
-        let store = store::open(&settings.store)?;
+        let store = store::open(&settings.store, store::Access::Create)?;
         let access_log =
             AccessLog::open(&settings.access_log, settings.access_log_options.clone())?;
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())

@@ -7,7 +7,7 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
@@ -18,6 +18,7 @@ use crate::settings::{
 use crate::tracking_cookie::CookieName;
 
 mod didcomm;
+pub mod edge;
 mod links;
 mod qr;
 mod resolve;
@@ -168,11 +169,19 @@ pub enum Command {
     /// Safe to run again.
     Setup,
     /// Resolve URLs against a rules file offline and print each result.
+    ///
+    /// Prints `URL -> RESULT` a line (`URL -> error: WHY` for one that does
+    /// not resolve); exit code 1 if any does not.
     Resolve {
         /// A JSON object of {key: value}, as in the resolution draft's examples.
         #[arg(long)]
         rules: PathBuf,
-        #[arg(required = true)]
+        /// Print only each result (`-` for a URL that does not resolve, its
+        /// error on standard error), for scripts.
+        #[arg(long)]
+        plain: bool,
+        /// URLs to resolve, e.g. https://0x1f.ie/docs/api.
+        #[arg(required = true, value_name = "URL")]
         urls: Vec<String>,
     },
     /// Scan counts per key from access logs (plain or gzip, any order).
@@ -207,7 +216,7 @@ pub enum DidcommCommand {
 #[derive(Debug, Clone, Args)]
 pub struct DidcommIdentityArgs {
     /// The DIDComm listener (POST /didcomm); off when unset.
-    #[arg(long, env = "QRTAG_API_LISTEN", value_name = "ADDR")]
+    #[arg(long, env = "QRTAG_API_LISTEN", value_name = "ADDR", value_parser = parse_listen)]
     pub api_listen: Option<String>,
     /// The origin agents reach the DIDComm listener at; the service DID's
     /// endpoint is this plus /didcomm. Default: http:// and --api-listen.
@@ -287,7 +296,7 @@ pub struct DidcommServeArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Public listener (every path is a redirect request).
-    #[arg(long, env = "QRTAG_LISTEN", default_value = "127.0.0.1:8080")]
+    #[arg(long, env = "QRTAG_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     pub listen: String,
     /// Admin QR codes write scheme and host in capitals (a smaller code; see README).
     #[arg(
@@ -297,7 +306,7 @@ pub struct ServeArgs {
     )]
     pub qr_uppercase_prefix: bool,
     /// Admin listener (health, readiness); keep it off the public network.
-    #[arg(long, env = "QRTAG_ADMIN_LISTEN", default_value = "127.0.0.1:8081")]
+    #[arg(long, env = "QRTAG_ADMIN_LISTEN", default_value = "127.0.0.1:8081", value_parser = parse_listen)]
     pub admin_listen: String,
     /// Worker threads for the public listener (default: one per core).
     #[arg(long, env = "QRTAG_WORKERS")]
@@ -393,7 +402,38 @@ pub struct ServeArgs {
     pub didcomm_rules: DidcommServeArgs,
 }
 
+/// A listen address as `bind` takes it: `IP:PORT`, `[IPv6]:PORT` or
+/// `HOST:PORT` (a name is resolved when binding). Checked here so that a
+/// typo is a usage error, said before anything starts.
+fn parse_listen(s: &str) -> Result<String, String> {
+    let bad = || {
+        format!(
+            "`{s}` is not an address to listen on: give IP:PORT or HOST:PORT, e.g. 127.0.0.1:8080"
+        )
+    };
+    if s.parse::<std::net::SocketAddr>().is_ok() {
+        return Ok(s.to_owned());
+    }
+    let (host, port) = s.rsplit_once(':').ok_or_else(bad)?;
+    let host_ok = !host.is_empty()
+        && host
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.'));
+    if !host_ok || port.parse::<u16>().is_err() {
+        return Err(bad());
+    }
+    Ok(s.to_owned())
+}
+
 impl Cli {
+    /// The store the options name, opened as the command needs it.
+    pub fn open_store(
+        &self,
+        access: crate::store::Access,
+    ) -> anyhow::Result<std::sync::Arc<dyn crate::store::LinkStore>> {
+        Ok(crate::store::open(&self.store.settings(), access)?)
+    }
+
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
         Settings {
             request_timeout: std::time::Duration::from_secs(args.request_timeout),
@@ -457,20 +497,47 @@ impl Cli {
 
 /// Runs the command line; `main` is just this.
 pub fn main() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) if !e.use_stderr() => {
+            // --help and --version: clap's own output, on stdout.
+            let _ = e.print();
+            return ExitCode::SUCCESS;
+        }
+        Err(e) => {
+            eprintln!("qrtag: {}", edge::clap_line(&e, &subcommand_named()));
+            return ExitCode::from(edge::USAGE);
+        }
+    };
     if let Err(msg) = check_usage(&cli) {
         eprintln!("qrtag: {msg}");
-        return ExitCode::from(2);
+        return ExitCode::from(edge::USAGE);
     }
     init_tracing();
     let result = actix_web::rt::System::new().block_on(run(cli));
     match result {
         Ok(code) => code,
         Err(e) => {
-            eprintln!("qrtag: {e:#}");
-            ExitCode::FAILURE
+            let (line, code) = edge::failure(&e);
+            if let Some(line) = line {
+                eprintln!("qrtag: {line}");
+            }
+            code
         }
     }
+}
+
+/// The subcommand named on the command line, for the help hint of a usage
+/// error (clap does not say which subcommand failed to parse).
+fn subcommand_named() -> String {
+    let names: Vec<String> = Cli::command()
+        .get_subcommands()
+        .map(|c| c.get_name().to_owned())
+        .collect();
+    std::env::args()
+        .skip(1)
+        .find(|a| names.contains(a))
+        .unwrap_or_default()
 }
 
 /// Usage errors clap cannot express (its `requires` misses global arguments
@@ -490,7 +557,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Qr(args) => qr::qr(&cli, args).await,
         Command::Batch(args) => qr::batch(&cli, args).await,
         Command::Serve(args) => serve::run(cli.serve_settings(args)).await,
-        Command::Resolve { rules, urls } => resolve::run(rules, urls),
+        Command::Resolve { rules, urls, plain } => resolve::run(rules, urls, *plain),
         Command::Stats(args) => {
             crate::stats::run(args, &mut std::io::stdout().lock())?;
             Ok(ExitCode::SUCCESS)

@@ -101,7 +101,7 @@ pub async fn qr(cli: &Cli, args: &QrArgs) -> anyhow::Result<ExitCode> {
         options: RenderOptions::new(args.scale, args.margin)?,
         uppercase_prefix: args.tag.uppercase_prefix,
     };
-    let store = store::open(&cli.store.settings()).context("opening the link store")?;
+    let store = cli.open_store(store::Access::Read)?;
     links::get(store.as_ref(), &args.key).await?;
     let image = qr_image::render(&cli.public_url, &args.key, &spec)?;
     match target {
@@ -138,7 +138,7 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
         sheets.open.push((path.clone(), file));
     }
 
-    let store = store::open(&cli.store.settings()).context("opening the link store")?;
+    let store = cli.open_store(store::Access::Create)?;
     let mut out = std::io::stdout().lock();
     let mut items = Vec::with_capacity(count);
     for _ in 0..count {
@@ -157,6 +157,15 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
         file.write_all(crate::qr::render_sheet_svg(chunk).as_bytes())
             .and_then(|()| file.sync_all())
             .with_context(|| format!("writing {}", path.display()))?;
+    }
+    // Standard output is the list of short URLs, for scripts; the sheets
+    // written are said on standard error.
+    for ((path, _), chunk) in sheets
+        .open
+        .iter()
+        .zip(items.chunks(SHEET_FULL_SIZE_CAPACITY))
+    {
+        eprintln!("qrtag: wrote {} ({} tags)", path.display(), chunk.len());
     }
     sheets.open.clear();
     Ok(ExitCode::SUCCESS)

@@ -9,7 +9,10 @@ use anyhow::Context;
 
 use crate::redirect_policy;
 
-pub fn run(rules: &Path, urls: &[String]) -> anyhow::Result<ExitCode> {
+/// Prints `URL -> RESULT` a line, or with `plain` only `RESULT` (a line per
+/// URL, in order; `-` for one that does not resolve, whose error goes to
+/// standard error). Exit code 1 if any URL did not resolve.
+pub fn run(rules: &Path, urls: &[String], plain: bool) -> anyhow::Result<ExitCode> {
     let text =
         std::fs::read_to_string(rules).with_context(|| format!("reading {}", rules.display()))?;
     let rules: HashMap<String, String> = serde_json::from_str(&text).with_context(|| {
@@ -22,7 +25,13 @@ pub fn run(rules: &Path, urls: &[String]) -> anyhow::Result<ExitCode> {
     let mut failed = false;
     for url in urls {
         match redirect_policy::resolve_url_str(url, &rules) {
+            Ok(dest) if plain => writeln!(out, "{dest}")?,
             Ok(dest) => writeln!(out, "{url} -> {dest}")?,
+            Err(e) if plain => {
+                failed = true;
+                writeln!(out, "-")?;
+                eprintln!("qrtag: {url}: {e}");
+            }
             Err(e) => {
                 failed = true;
                 writeln!(out, "{url} -> error: {e}")?;

@@ -49,7 +49,7 @@ pub struct ImportArgs {
 }
 
 pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
-    let store = store::open(&cli.store.settings()).context("opening the link store")?;
+    let store = cli.open_store(store::Access::Read)?;
     let file = match args.output.as_deref() {
         Some(path) if path != Path::new("-") => {
             Some(AtomicFile::create(path).with_context(|| format!("creating {}", path.display()))?)
@@ -169,7 +169,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let store = match &settings {
         // A dry run creates no database file.
         StoreSettings::Sqlite { path } if args.dry_run && !path.exists() => None,
-        _ => Some(store::open(&settings).context("opening the link store")?),
+        _ => Some(cli.open_store(store::Access::Create)?),
     };
 
     // Which keys exist: needed to refuse them before writing anything, and

@@ -220,15 +220,19 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
         redirect_policy::decide(state.public_url.origin(), uri.path(), uri.query(), |key| {
             table.live_url(key, now_ms)
         });
-    respond(decision, &state.public_url)
+    respond(decision, &state.public_url, uri.path())
 }
 
-fn respond(decision: Decision, public_url: &PublicUrl) -> HttpResponse {
+fn respond(decision: Decision, public_url: &PublicUrl, path: &str) -> HttpResponse {
     match decision {
         Decision::Redirect { location, key } => redirect(location, &key, public_url),
         Decision::NotFound => not_found(),
         Decision::Broken(err) => {
-            tracing::warn!(error = %err, "a link's rules could not be resolved");
+            tracing::warn!(
+                path,
+                error = %err,
+                "a scan's chain of links cannot be resolved (answered 404); `qrtag show` its keys"
+            );
             not_found()
         }
         Decision::BadRequest(why) => HttpResponse::build(StatusCode::BAD_REQUEST)

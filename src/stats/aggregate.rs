@@ -290,6 +290,11 @@ impl Aggregator {
         }
     }
 
+    /// Lines read so far, and how many of them were malformed.
+    pub fn counts(&self) -> (u64, u64) {
+        (self.lines_read, self.malformed)
+    }
+
     /// Counts a line that could not be parsed; `error` is only formatted for the
     /// first few, so counting the rest costs nothing.
     pub fn add_malformed(&mut self, file: &Path, line: u64, error: &dyn fmt::Display) {

@@ -2,7 +2,7 @@
 
 use std::path::PathBuf;
 
-use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
+use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 
 use super::aggregate::Period;
 
@@ -17,12 +17,13 @@ pub struct StatsArgs {
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,
 
-    /// Count only requests at or after this time: `YYYY-MM-DD` (UTC midnight) or RFC 3339.
+    /// Count only requests at or after this time: `YYYY-MM-DD` (UTC midnight),
+    /// `YYYY-MM-DD HH:MM:SS[.s]` (UTC, as the report prints times) or RFC 3339.
     #[arg(long, value_name = "TIME", value_parser = parse_since)]
     pub since: Option<DateTime<Utc>>,
 
     /// Count only requests at or before this time: `YYYY-MM-DD` (through the end of
-    /// that UTC day) or RFC 3339.
+    /// that UTC day), `YYYY-MM-DD HH:MM:SS[.s]` (UTC) or RFC 3339.
     #[arg(long, value_name = "TIME", value_parser = parse_until)]
     pub until: Option<DateTime<Utc>>,
 
@@ -35,7 +36,7 @@ pub struct StatsArgs {
     pub format: Format,
 
     /// Draw scans over time (per `--by` period, daily by default) to FILE.svg or FILE.png.
-    #[arg(long, value_name = "FILE")]
+    #[arg(long, value_name = "FILE", value_parser = parse_chart_path)]
     pub chart: Option<PathBuf>,
 }
 
@@ -63,9 +64,26 @@ fn parse_time(s: &str, time_of_day: NaiveTime) -> Result<DateTime<Utc>, String> 
     if let Ok(date) = NaiveDate::parse_from_str(s, "%Y-%m-%d") {
         return Ok(date.and_time(time_of_day).and_utc());
     }
+    // The report's own times (`2026-11-23 20:07:48.4`), and the same with a
+    // `T`, are UTC.
+    for format in ["%Y-%m-%d %H:%M:%S%.f", "%Y-%m-%dT%H:%M:%S%.f"] {
+        if let Ok(t) = NaiveDateTime::parse_from_str(s, format) {
+            return Ok(t.and_utc());
+        }
+    }
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
-        .map_err(|_| format!("`{s}` is neither YYYY-MM-DD nor an RFC 3339 time"))
+        .map_err(|_| {
+            format!("`{s}` is not YYYY-MM-DD, YYYY-MM-DD HH:MM:SS (UTC) or an RFC 3339 time")
+        })
+}
+
+/// The chart's format comes from its extension: checked with the other
+/// arguments, so a typo is a usage error before any log is read.
+fn parse_chart_path(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    super::chart::ChartKind::from_path(&path).map_err(|e| e.to_string())?;
+    Ok(path)
 }
 
 #[cfg(test)]
@@ -95,6 +113,18 @@ mod tests {
                 .to_rfc3339(),
             "2026-11-21T14:30:00+00:00"
         );
+        // The report prints times so; they are read back as UTC.
+        for printed in [
+            "2026-11-23 20:07:48.4",
+            "2026-11-23T20:07:48.4",
+            "2026-11-23 20:07:48",
+        ] {
+            assert_eq!(
+                parse_until(printed).map(|t| t.format("%F %T").to_string()),
+                Ok("2026-11-23 20:07:48".to_owned()),
+                "{printed}"
+            );
+        }
         assert!(parse_since("21/11/2026").is_err());
         assert!(parse_until("2026-11-31").is_err());
     }

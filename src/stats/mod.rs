@@ -28,8 +28,15 @@ const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 /// Reads the logs named in `args` and writes the report to `out`; malformed lines
 /// are summarised on stderr (and included in JSON output).
 pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
-    if let Some(path) = &args.chart {
-        chart::ChartKind::from_path(path)?;
+    if let (Some(since), Some(until)) = (args.since, args.until)
+        && since > until
+    {
+        return Err(crate::cli::edge::UsageError(format!(
+            "--since ({}) is after --until ({}): nothing could match",
+            since.format("%F %T"),
+            until.format("%F %T")
+        ))
+        .into());
     }
     let mut total_bytes = 0;
     for path in &args.files {
@@ -53,7 +60,17 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     let progress = progress_bar(total_bytes);
     let mut agg = Aggregator::new(filter);
     for path in &args.files {
+        let before = agg.counts();
         read_file(path, &mut agg, &progress)?;
+        let (lines, malformed) = agg.counts();
+        let (lines, malformed) = (lines - before.0, malformed - before.1);
+        if lines > 0 && malformed == lines {
+            progress.finish_and_clear();
+            bail!(
+                "{} is not a qrtag access log: none of its {lines} lines is an access-log line",
+                path.display()
+            );
+        }
     }
     progress.finish_and_clear();
     let report = agg.finish();

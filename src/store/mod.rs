@@ -47,6 +47,8 @@ pub enum StoreError {
     Conflict(String),
     #[error("no link with key {0}")]
     NotFound(String),
+    #[error("no database at {0} (create one with qrtag new, or pass --db)")]
+    NoDatabase(String),
     #[error("link database {path}: {source}")]
     Sqlite {
         path: String,
@@ -123,12 +125,29 @@ pub trait LinkStore: Send + Sync + 'static {
     ) -> tokio::task::JoinHandle<()>;
 }
 
+/// What a command does with the embedded store, which decides how its file
+/// is opened: only the commands that add links (and `serve`) may create a
+/// database, so a mistyped `--db` is an error instead of a new empty file;
+/// and reading commands work on a file they cannot write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Access {
+    /// Open, creating the file if there is none.
+    Create,
+    /// Open an existing file to change it.
+    Write,
+    /// Open an existing file read-only.
+    Read,
+}
+
 /// Opens the store the settings name. Opening must not wait for a remote
 /// server to be up: the follower retries, and `/readyz` says why it waits.
-pub fn open(settings: &crate::settings::StoreSettings) -> Result<Arc<dyn LinkStore>, StoreError> {
+pub fn open(
+    settings: &crate::settings::StoreSettings,
+    access: Access,
+) -> Result<Arc<dyn LinkStore>, StoreError> {
     match settings {
         crate::settings::StoreSettings::Sqlite { path } => {
-            Ok(Arc::new(sqlite::SqliteStore::open(path)?))
+            Ok(Arc::new(sqlite::SqliteStore::open_with(path, access)?))
         }
         crate::settings::StoreSettings::CouchDb(couch) => {
             Ok(Arc::new(couch::CouchStore::new(couch)?))

@@ -10,9 +10,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use async_trait::async_trait;
-use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
-use super::{LinkStore, StoreError, Stored};
+use super::{Access, LinkStore, StoreError, Stored};
 use crate::link::Document;
 use crate::link_key::LinkKey;
 use crate::snapshot::{Change, LinkTable, Snapshot, TableBuilder};
@@ -36,11 +36,35 @@ pub struct SqliteStore {
 impl SqliteStore {
     /// Opens (creating if needed) the database file.
     pub fn open(path: &Path) -> Result<Self, StoreError> {
+        Self::open_with(path, Access::Create)
+    }
+
+    /// Opens the database file as `access` allows: only [`Access::Create`]
+    /// makes a missing file, and [`Access::Read`] never writes (so it works
+    /// on a read-only mount or another user's file).
+    pub fn open_with(path: &Path, access: Access) -> Result<Self, StoreError> {
         let err = |source| StoreError::Sqlite {
             path: path.display().to_string(),
             source,
         };
-        let conn = Connection::open(path).map_err(err)?;
+        if access != Access::Create && !path.try_exists().unwrap_or(true) {
+            return Err(StoreError::NoDatabase(path.display().to_string()));
+        }
+        if access == Access::Read {
+            let conn = open_read_only(path).map_err(err)?;
+            // A database from before the identity was kept has none to read.
+            let db_id = conn
+                .query_row("SELECT value FROM meta WHERE name = 'db_id'", [], |r| {
+                    r.get(0)
+                })
+                .unwrap_or_default();
+            return Ok(Self::from_conn(path, conn, db_id));
+        }
+        let flags = match access {
+            Access::Create => OpenFlags::default(),
+            _ => OpenFlags::default() - OpenFlags::SQLITE_OPEN_CREATE,
+        };
+        let conn = Connection::open_with_flags(path, flags).map_err(err)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;
@@ -72,11 +96,15 @@ impl SqliteStore {
                 r.get(0)
             })
             .map_err(err)?;
-        Ok(Self {
+        Ok(Self::from_conn(path, conn, db_id))
+    }
+
+    fn from_conn(path: &Path, conn: Connection, db_id: String) -> Self {
+        Self {
             path: path.to_owned(),
             conn: Arc::new(Mutex::new(conn)),
             db_id,
-        })
+        }
     }
 
     pub fn path(&self) -> &Path {
@@ -384,6 +412,34 @@ impl LinkStore for SqliteStore {
                 }
             }
         })
+    }
+}
+
+/// A read-only connection. A WAL database is read through its `-shm` file,
+/// which SQLite creates when missing; where it cannot (a read-only directory
+/// with no writer running), the file is opened as immutable, which is
+/// exact there because nobody can be writing it.
+fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let conn = Connection::open_with_flags(path, flags)?;
+    conn.busy_timeout(Duration::from_secs(5))?;
+    let probe = conn.query_row("SELECT count(*) FROM sqlite_master", [], |_| Ok(()));
+    match probe {
+        Err(rusqlite::Error::SqliteFailure(e, _))
+            if matches!(
+                e.code,
+                rusqlite::ErrorCode::CannotOpen | rusqlite::ErrorCode::ReadOnly
+            ) =>
+        {
+            let absolute = std::path::absolute(path)
+                .map_err(|_| rusqlite::Error::InvalidPath(path.to_owned()))?;
+            let mut uri = url::Url::from_file_path(&absolute)
+                .map_err(|()| rusqlite::Error::InvalidPath(path.to_owned()))?;
+            uri.set_query(Some("immutable=1"));
+            Connection::open_with_flags(uri.as_str(), flags | OpenFlags::SQLITE_OPEN_URI)
+        }
+        Err(e) => Err(e),
+        Ok(()) => Ok(conn),
     }
 }
 

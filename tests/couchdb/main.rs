@@ -169,10 +169,10 @@ async fn loads_and_lists_more_than_one_page() {
         );
     }
 
-    let store = store::open(&StoreSettings::CouchDb(couch_settings(
-        &pouch.url(),
-        "links",
-    )))
+    let store = store::open(
+        &StoreSettings::CouchDb(couch_settings(&pouch.url(), "links")),
+        store::Access::Write,
+    )
     .expect("open");
     let listed = store.list().await.expect("list");
     assert_eq!(listed.len(), n + 1, "every document but the design one");
@@ -656,10 +656,10 @@ async fn only_editors_write_and_the_service_reads_with_a_member_account() {
 async fn the_store_maps_conflicts_and_concurrent_edits_all_land() {
     let pouch = PouchDb::start().await;
     Couch::new(&pouch.url(), "links").create_db().await;
-    let store: Arc<dyn LinkStore> = store::open(&StoreSettings::CouchDb(couch_settings(
-        &pouch.url(),
-        "links",
-    )))
+    let store: Arc<dyn LinkStore> = store::open(
+        &StoreSettings::CouchDb(couch_settings(&pouch.url(), "links")),
+        store::Access::Write,
+    )
     .expect("open");
     let key = LinkKey::parse("H83if").expect("key");
     let doc = |url: &str| match json!({"url": url, "inactive": false}) {
@@ -709,10 +709,10 @@ async fn the_store_maps_conflicts_and_concurrent_edits_all_land() {
     }
     assert_eq!(last.doc.get("url"), Some(&json!("/c")));
 
-    let missing = store::open(&StoreSettings::CouchDb(couch_settings(
-        &pouch.url(),
-        "nodb",
-    )))
+    let missing = store::open(
+        &StoreSettings::CouchDb(couch_settings(&pouch.url(), "nodb")),
+        store::Access::Write,
+    )
     .expect("open");
     for err in [
         missing.get(&key).await.err(),

@@ -1,0 +1,356 @@
+//! What a person trips over at the command line (issue 12): databases made
+//! by mistake, read-only files, repeated error causes, exit codes, closed
+//! pipes, messages that name the problem. The real binary, real files.
+
+mod support;
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+
+use support::{qrtag_cmd, qrtag_cmd_env};
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// One line on stderr, `qrtag: ...`, and the exit code.
+fn one_line_error(out: &Output, code: i32, what: &str) -> String {
+    let err = stderr(out);
+    assert_eq!(out.status.code(), Some(code), "{what}: {err}");
+    assert_eq!(err.lines().count(), 1, "{what}: {err}");
+    assert!(err.starts_with("qrtag: "), "{what}: {err}");
+    err.trim_end().to_owned()
+}
+
+fn files_in(dir: &Path) -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(dir)
+        .expect("dir")
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .collect();
+    names.sort();
+    names
+}
+
+#[test]
+fn only_commands_that_add_links_create_a_database() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("typo.db");
+    let expected = format!(
+        "qrtag: no database at {} (create one with qrtag new, or pass --db)",
+        db.display()
+    );
+    for args in [
+        &["list"][..],
+        &["show", "abcde"],
+        &["set", "abcde", "https://a.example/"],
+        &["disable", "abcde"],
+        &["enable", "abcde"],
+        &["qr", "abcde", "--format", "svg"],
+        &["export"],
+    ] {
+        let out = qrtag_cmd(&db, args);
+        assert_eq!(one_line_error(&out, 1, &args.join(" ")), expected);
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+    assert_eq!(
+        files_in(dir.path()),
+        Vec::<String>::new(),
+        "nothing created"
+    );
+    // `new` creates it.
+    let out = qrtag_cmd(&db, &["new", "https://a.example/"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(db.exists());
+}
+
+/// Runs `qrtag` as a user who cannot write `dir`: as root, as `nobody`
+/// (the database owned by another user); otherwise with the directory and
+/// file made read-only, as on a read-only mount.
+fn run_without_write_access(dir: &Path, db: &Path, args: &[&str]) -> Output {
+    let bin = env!("CARGO_BIN_EXE_qrtag");
+    // SAFETY-free check of the effective user: `id -u` is on every Unix.
+    let uid = Command::new("id").arg("-u").output().expect("id -u");
+    let root = String::from_utf8_lossy(&uid.stdout).trim() == "0";
+    let mut cmd = if root {
+        let mut c = Command::new("setpriv");
+        c.args(["--reuid=65534", "--regid=65534", "--clear-groups", bin]);
+        c
+    } else {
+        use std::os::unix::fs::PermissionsExt;
+        for (path, mode) in [(db, 0o444), (dir, 0o555)] {
+            std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        }
+        Command::new(bin)
+    };
+    let out = cmd
+        .arg("--db")
+        .arg(db)
+        .args(args)
+        .env_remove("QRTAG_DB")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run qrtag");
+    if !root {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    }
+    out
+}
+
+#[test]
+fn a_database_that_cannot_be_written_can_still_be_read() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Readable by anyone, as a database owned by another user may be.
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir.path(), std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let db = dir.path().join("links.db");
+    assert!(
+        qrtag_cmd(&db, &["new", "--key", "abcde", "https://a.example/"])
+            .status
+            .success()
+    );
+    std::fs::set_permissions(&db, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let before = files_in(dir.path());
+
+    let out = run_without_write_access(dir.path(), &db, &["list"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "abcde\thttps://a.example/\tactive\n");
+    for args in [
+        &["show", "abcde"][..],
+        &["export"],
+        &["qr", "abcde", "--format", "svg"],
+    ] {
+        let out = run_without_write_access(dir.path(), &db, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        assert!(!out.stdout.is_empty(), "{args:?}");
+    }
+    // A write says why it cannot, in one line.
+    let out = run_without_write_access(dir.path(), &db, &["disable", "abcde"]);
+    let err = one_line_error(&out, 1, "disable");
+    assert!(
+        err.contains("readonly") || err.contains("read-only"),
+        "{err}"
+    );
+    assert_eq!(files_in(dir.path()), before, "reading left nothing behind");
+}
+
+#[test]
+fn serve_on_a_taken_port_creates_nothing_and_says_the_cause_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let db = dir.path().join("q.db");
+    let out = qrtag_cmd(
+        &db,
+        &["serve", "--listen", &addr, "--admin-listen", "127.0.0.1:0"],
+    );
+    let err = one_line_error(&out, 1, "serve");
+    assert!(err.contains(&format!("cannot listen on {addr}")), "{err}");
+    assert_eq!(err.matches("Address already in use").count(), 1, "{err}");
+    assert_eq!(
+        files_in(dir.path()),
+        Vec::<String>::new(),
+        "no database, log or secret"
+    );
+}
+
+#[test]
+fn an_error_cause_is_said_once() {
+    let db = Path::new("/nonexistent/dir/q.db");
+    let out = qrtag_cmd(db, &["new", "https://a.example/"]);
+    let err = one_line_error(&out, 1, "new");
+    let parts: Vec<&str> = err.split(": ").collect();
+    let mut seen = std::collections::HashSet::new();
+    assert!(parts.iter().all(|p| seen.insert(*p)), "repeated: {err}");
+    assert!(err.contains("/nonexistent/dir/q.db"), "{err}");
+}
+
+#[test]
+fn usage_errors_exit_2_and_failures_exit_1() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    assert!(
+        qrtag_cmd(&db, &["new", "--key", "abcde", "https://a.example/"])
+            .status
+            .success()
+    );
+    let log = dir.path().join("a.log");
+    std::fs::write(&log, "").expect("log");
+    let log = log.to_str().expect("utf-8");
+    for args in [
+        &["serve", "--listen", "nonsense"][..],
+        &["serve", "--admin-listen", "127.0.0.1:99999"],
+        &["stats", "--chart", "c.gif", log],
+        &[
+            "stats",
+            "--since",
+            "2026-11-02",
+            "--until",
+            "2026-11-01",
+            log,
+        ],
+        &["qr", "abcde", "-o", "x.jpg"],
+        &["new"],
+        &["frobnicate"],
+    ] {
+        one_line_error(&qrtag_cmd(&db, args), 2, &args.join(" "));
+    }
+    // A failure, not a usage error: the command was right.
+    one_line_error(&qrtag_cmd(&db, &["show", "zzzzz"]), 1, "show");
+}
+
+#[test]
+fn a_closed_pipe_ends_quietly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    // Far more than a pipe holds, so the writer meets the closed end.
+    let csv: String = std::iter::once("key,url\n".to_owned())
+        .chain((0..5000).map(|i| format!("k{i},https://example.com/{i}/{}\n", "x".repeat(40))))
+        .collect();
+    let file = dir.path().join("links.csv");
+    std::fs::write(&file, csv).expect("csv");
+    let out = qrtag_cmd(&db, &["import", file.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    for args in [&["list"][..], &["export"]] {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_qrtag"))
+            .arg("--db")
+            .arg(&db)
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("spawn");
+        let mut first = String::new();
+        let mut reader = BufReader::new(child.stdout.take().expect("stdout"));
+        reader.read_line(&mut first).expect("a line");
+        drop(reader); // `| head -1`
+        let out = child.wait_with_output().expect("wait");
+        assert!(!first.is_empty());
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {}", stderr(&out));
+        assert_eq!(stderr(&out), "", "{args:?}");
+    }
+}
+
+#[test]
+fn stats_refuses_what_is_not_an_access_log_and_reads_its_own_dates() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    let binary = dir.path().join("binary.log");
+    std::fs::write(&binary, (0..=255u8).cycle().take(4096).collect::<Vec<u8>>()).expect("bin");
+    let out = qrtag_cmd(&db, &["stats", binary.to_str().expect("utf-8")]);
+    let err = one_line_error(&out, 1, "stats binary");
+    assert!(err.contains("is not a qrtag access log"), "{err}");
+
+    let log = dir.path().join("access.log");
+    std::fs::write(
+        &log,
+        "20261123200748.4 127.0.0.1 - Mozilla%2F5.0%20(iPhone) /abcde 302 https://a.example/ GET -\n\
+         20261124090000.0 127.0.0.1 - Mozilla%2F5.0%20(iPhone) /abcde 302 https://a.example/ GET -\n",
+    )
+    .expect("log");
+    let log = log.to_str().expect("utf-8");
+    let out = qrtag_cmd(&db, &["stats", log]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("2026-11-23 20:07:48.4"),
+        "{}",
+        stdout(&out)
+    );
+    // That printed time reads back, as --until (inclusive) and --since.
+    let out = qrtag_cmd(
+        &db,
+        &[
+            "stats",
+            "--format",
+            "csv",
+            "--until",
+            "2026-11-23 20:07:48.4",
+            log,
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("abcde,1,"), "{}", stdout(&out));
+    let out = qrtag_cmd(
+        &db,
+        &[
+            "stats",
+            "--format",
+            "csv",
+            "--since",
+            "2026-11-23 20:07:48.5",
+            log,
+        ],
+    );
+    assert!(stdout(&out).contains("abcde,1,"), "{}", stdout(&out));
+}
+
+#[test]
+fn a_write_that_makes_a_loop_is_warned_of_by_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    let out = qrtag_cmd(&db, &["new", "--key", "a", "/b"]);
+    assert!(out.status.success());
+    assert_eq!(
+        stderr(&out),
+        "",
+        "b does not exist yet: a dead end, not a loop"
+    );
+    let out = qrtag_cmd(&db, &["new", "--key", "b", "/a"]);
+    assert!(out.status.success(), "the write is done: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("warning: scans of b will answer 404"), "{err}");
+    assert!(err.contains("b -> /a, a -> /b"), "{err}");
+    // Repointing out of the loop is quiet again.
+    let out = qrtag_cmd(&db, &["set", "a", "https://a.example/"]);
+    assert_eq!(stderr(&out), "");
+}
+
+#[test]
+fn batch_says_which_sheets_it_wrote_and_resolve_has_a_plain_form() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    let sheet = dir.path().join("multi.svg");
+    let out = qrtag_cmd(
+        &db,
+        &["batch", "30", "--sheet", sheet.to_str().expect("utf-8")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    for n in [1, 2] {
+        let path = dir.path().join(format!("multi-{n}.svg"));
+        assert!(path.exists());
+        assert!(err.contains(&format!("wrote {}", path.display())), "{err}");
+    }
+    assert_eq!(stdout(&out).lines().count(), 30);
+
+    let rules = dir.path().join("rules.json");
+    std::fs::write(
+        &rules,
+        r#"{"docs": "https://docs.example/", "loop": "/loop"}"#,
+    )
+    .expect("rules");
+    let out = qrtag_cmd_env(
+        &db,
+        &[
+            "resolve",
+            "--plain",
+            "--rules",
+            rules.to_str().expect("utf-8"),
+            "https://0x1f.ie/docs/a",
+            "https://0x1f.ie/loop",
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(stdout(&out), "https://docs.example/a\n-\n");
+    assert!(
+        stderr(&out).contains("https://0x1f.ie/loop: "),
+        "{}",
+        stderr(&out)
+    );
+}
