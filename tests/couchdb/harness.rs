@@ -323,16 +323,7 @@ pub fn stderr(o: &Output) -> String {
 /// `boss-pw-1`), the editor `ed` and the reader `rd` (`ed-pw-1`, `rd-pw-1`).
 /// Returns the admin's client.
 pub async fn accounts(url: &str) -> Couch {
-    let anyone = Couch::new(url, "links");
-    let (status, body) = anyone
-        .call(
-            reqwest::Method::PUT,
-            "_config/admins/boss",
-            Some(json!("boss-pw-1")),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let admin = Couch::new(url, "links").with_user("boss", "boss-pw-1");
+    let admin = server_admin(url, "boss", "boss-pw-1").await;
     for (name, role) in [("ed", "qrtag_editor"), ("rd", "qrtag_reader")] {
         let (status, body) = admin
             .call(
@@ -345,6 +336,20 @@ pub async fn accounts(url: &str) -> Couch {
         assert_eq!(status, 201, "{body}");
     }
     admin
+}
+
+/// Makes `user` a server admin (the first one ends the server's "admin
+/// party") and returns a client for the database `links` as that admin.
+pub async fn server_admin(url: &str, user: &str, password: &str) -> Couch {
+    let (status, body) = Couch::new(url, "links")
+        .call(
+            reqwest::Method::PUT,
+            &format!("_config/admins/{user}"),
+            Some(json!(password)),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    Couch::new(url, "links").with_user(user, password)
 }
 
 /// The environment that points the CLI at CouchDB `url` as `user`.

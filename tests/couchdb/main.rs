@@ -3,6 +3,9 @@
 //! CLI and the access roles. Needs `npm ci` first; without it every test that
 //! needs a server fails and says so.
 
+mod compose;
+#[path = "../support/deploy_kit.rs"]
+mod deploy_kit;
 mod harness;
 mod nodes;
 #[path = "../support/poll.rs"]
