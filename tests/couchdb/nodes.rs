@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use qrtag::tracking_id::TrackingId;
 use serde_json::{Value, json};
 
 use crate::harness::{Couch, PUBLIC_URL, TestApp, eventually, qrtag, stderr, stdout};
@@ -121,6 +122,15 @@ async fn send(
     .await
 }
 
+/// The tracking ID a cookie value (ID, `.`, MAC) carries, as the log has it.
+fn tracking_id(cookie: &str) -> String {
+    let id = cookie.get(..TrackingId::LEN).expect("an ID before the MAC");
+    TrackingId::parse(id)
+        .expect("a tracking ID")
+        .as_str()
+        .to_owned()
+}
+
 /// The per-key counts `qrtag stats` should report for the requests sent,
 /// tallied from what each request got back.
 #[derive(Default)]
@@ -150,7 +160,7 @@ impl Tally {
                     .cookie
                     .as_deref()
                     .expect("every answer sets the cookie");
-                counts.scanners.insert(id[..19].to_owned());
+                counts.scanners.insert(tracking_id(id));
             }
             ("HEAD", _) => counts.head += 1,
             (_, 404) => counts.not_found += 1,
@@ -249,7 +259,7 @@ async fn three_nodes_follow_one_database_and_their_logs_count_together() {
     // Phone 2 only ever meets C.
     let answer = send(&http, &c, &get, "other", None).await;
     let phone2 = answer.cookie.clone().expect("a new cookie");
-    assert_ne!(phone1[..19], phone2[..19]);
+    assert_ne!(tracking_id(&phone1), tracking_id(&phone2));
     tally.record("other", &get, &answer);
     let answer = send(&http, &c, &get, "H83if", Some(&phone2)).await;
     tally.record("H83if", &get, &answer);
