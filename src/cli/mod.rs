@@ -138,6 +138,12 @@ impl clap::builder::TypedValueParser for CouchUrlParser {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the redirect service.
+    // QRTAG_LOG is read before clap runs, so no option carries it; named
+    // here so an operator (and deploy/env.example) finds it in --help.
+    #[command(
+        after_help = "Environment: QRTAG_LOG filters what the server logs on stderr \
+                      (tracing's EnvFilter syntax; default: info,actix_http::h1=warn)."
+    )]
     Serve(Box<ServeArgs>),
     /// Create a link and print its short URL.
     New {

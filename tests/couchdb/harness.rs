@@ -2,6 +2,7 @@
 //! plain-HTTP access to CouchDB (as a person with curl would edit it), the
 //! CLI binary, and polling instead of sleeping.
 
+use std::net::SocketAddr;
 use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
@@ -64,17 +65,24 @@ impl TestApp {
             .await
             .expect("the application starts");
         let didcomm = app.api_addr().map(|a| format!("http://{a}/didcomm"));
-        let public = format!("http://{}", app.public_addr());
-        let admin = format!("http://{}", app.admin_addr());
+        let mut this = Self::at(app.public_addr(), app.admin_addr());
+        this.didcomm = didcomm;
         tokio::spawn(app.run_until_stopped());
+        this
+    }
+
+    /// A server already listening at these addresses, such as a `qrtag
+    /// serve` process, spoken to like the in-process ones. Its public URL
+    /// must be [`PUBLIC_URL`].
+    pub fn at(public: SocketAddr, admin: SocketAddr) -> Self {
         let http = reqwest::Client::builder()
             .redirect(reqwest::redirect::Policy::none())
             .build()
             .expect("HTTP client");
         Self {
-            public,
-            admin,
-            didcomm,
+            public: format!("http://{public}"),
+            admin: format!("http://{admin}"),
+            didcomm: None,
             http,
             _dir: None,
         }
@@ -165,6 +173,21 @@ impl Couch {
             http: reqwest::Client::new(),
             auth: None,
         }
+    }
+
+    /// The database `links`, created with the two links most tests start
+    /// from: `H83if` to `https://a.example/one` and `other` to
+    /// `https://a.example/other`.
+    pub async fn with_two_links(url: &str) -> Self {
+        let couch = Self::new(url, "links");
+        couch.create_db().await;
+        couch
+            .put("H83if", json!({"url": "https://a.example/one"}))
+            .await;
+        couch
+            .put("other", json!({"url": "https://a.example/other"}))
+            .await;
+        couch
     }
 
     pub fn with_user(mut self, user: &str, password: &str) -> Self {
@@ -300,16 +323,7 @@ pub fn stderr(o: &Output) -> String {
 /// `boss-pw-1`), the editor `ed` and the reader `rd` (`ed-pw-1`, `rd-pw-1`).
 /// Returns the admin's client.
 pub async fn accounts(url: &str) -> Couch {
-    let anyone = Couch::new(url, "links");
-    let (status, body) = anyone
-        .call(
-            reqwest::Method::PUT,
-            "_config/admins/boss",
-            Some(json!("boss-pw-1")),
-        )
-        .await;
-    assert_eq!(status, 200, "{body}");
-    let admin = Couch::new(url, "links").with_user("boss", "boss-pw-1");
+    let admin = server_admin(url, "boss", "boss-pw-1").await;
     for (name, role) in [("ed", "qrtag_editor"), ("rd", "qrtag_reader")] {
         let (status, body) = admin
             .call(
@@ -322,6 +336,20 @@ pub async fn accounts(url: &str) -> Couch {
         assert_eq!(status, 201, "{body}");
     }
     admin
+}
+
+/// Makes `user` a server admin (the first one ends the server's "admin
+/// party") and returns a client for the database `links` as that admin.
+pub async fn server_admin(url: &str, user: &str, password: &str) -> Couch {
+    let (status, body) = Couch::new(url, "links")
+        .call(
+            reqwest::Method::PUT,
+            &format!("_config/admins/{user}"),
+            Some(json!(password)),
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    Couch::new(url, "links").with_user(user, password)
 }
 
 /// The environment that points the CLI at CouchDB `url` as `user`.

@@ -3,10 +3,16 @@
 //! CLI and the access roles. Needs `npm ci` first; without it every test that
 //! needs a server fails and says so.
 
+mod compose;
+#[path = "../support/deploy_kit.rs"]
+mod deploy_kit;
 mod harness;
+mod nodes;
 #[path = "../support/poll.rs"]
 mod poll;
 mod pouchdb;
+#[path = "../support/process.rs"]
+mod process;
 mod proxy;
 mod transfer;
 
@@ -213,14 +219,7 @@ async fn a_server_started_before_couchdb_becomes_ready_when_it_is() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn redirects_go_on_while_couchdb_restarts_and_later_edits_arrive() {
     let mut pouch = PouchDb::start_persistent().await;
-    let couch = Couch::new(&pouch.url(), "links");
-    couch.create_db().await;
-    couch
-        .put("H83if", json!({"url": "https://a.example/one"}))
-        .await;
-    couch
-        .put("other", json!({"url": "https://a.example/other"}))
-        .await;
+    let couch = Couch::with_two_links(&pouch.url()).await;
     let app = TestApp::spawn(couch_settings(&pouch.url(), "links")).await;
     app.wait_ready(START).await;
     assert_eq!(
@@ -272,14 +271,7 @@ async fn redirects_go_on_while_couchdb_restarts_and_later_edits_arrive() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn edits_made_while_the_follower_is_cut_off_arrive_when_it_returns() {
     let pouch = PouchDb::start().await;
-    let couch = Couch::new(&pouch.url(), "links");
-    couch.create_db().await;
-    couch
-        .put("H83if", json!({"url": "https://a.example/one"}))
-        .await;
-    couch
-        .put("other", json!({"url": "https://a.example/other"}))
-        .await;
+    let couch = Couch::with_two_links(&pouch.url()).await;
     let proxy = CutProxy::start(pouch.url().replace("http://", "")).await;
     let app = TestApp::spawn(couch_settings(&proxy.url(), "links")).await;
     app.wait_ready(START).await;
@@ -792,14 +784,7 @@ async fn unreachable_couchdb_and_bad_settings_are_clear_one_liners_without_secre
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_restart_while_couchdb_is_down_serves_the_snapshot_file_then_catches_up() {
     let mut pouch = PouchDb::start_persistent().await;
-    let couch = Couch::new(&pouch.url(), "links");
-    couch.create_db().await;
-    couch
-        .put("H83if", json!({"url": "https://a.example/one"}))
-        .await;
-    couch
-        .put("other", json!({"url": "https://a.example/other"}))
-        .await;
+    let couch = Couch::with_two_links(&pouch.url()).await;
     let dir = tempfile::tempdir().expect("temporary directory");
     let first = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), dir.path()).await;
     first.wait_ready(START).await;

@@ -1,0 +1,294 @@
+//! The deploy kit (`deploy/`, the `Dockerfile`) against the binary it ships.
+//! The image is not built here (no image registry is reachable), so these
+//! checks are what keeps the kit from drifting: every `QRTAG_…` variable it
+//! sets is one the real `qrtag … --help` documents, the paths and ports its
+//! files name agree with each other, and the example environment starts a
+//! server. The CouchDB tests run the compose kit's steps against PouchDB
+//! Server (`tests/couchdb/compose.rs`).
+
+#[path = "support/deploy_kit.rs"]
+mod deploy_kit;
+#[path = "support/poll.rs"]
+mod poll;
+#[path = "support/process.rs"]
+mod process;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use deploy_kit::{
+    command, compose, env_file, help, interpolate, qrtag_variables, read, repo_file, service,
+    service_env,
+};
+
+/// The variables `qrtag SUBCOMMAND --help` names.
+fn documented(subcommand: &str) -> BTreeSet<String> {
+    qrtag_variables(&help(subcommand))
+}
+
+fn undocumented(used: &BTreeSet<String>, subcommand: &str) -> BTreeSet<String> {
+    used.difference(&documented(subcommand)).cloned().collect()
+}
+
+fn port(addr: &str) -> u16 {
+    addr.parse::<SocketAddr>()
+        .unwrap_or_else(|e| panic!("{addr}: {e}"))
+        .port()
+}
+
+fn is_loopback(addr: &str) -> bool {
+    addr.parse::<SocketAddr>()
+        .map(|a| a.ip().is_loopback())
+        .unwrap_or(false)
+}
+
+/// The deploy/.env an operator makes from the template.
+fn dot_env_example() -> BTreeMap<String, String> {
+    env_file(&read("deploy/.env.example"))
+}
+
+#[test]
+fn compose_sets_only_variables_the_binary_documents() {
+    let compose = compose();
+    let vars = dot_env_example();
+    for (name, subcommand, at_least) in [("setup", "setup", 4), ("qrtag", "serve", 10)] {
+        let service = service(&compose, name);
+        assert_eq!(
+            service["image"].as_str(),
+            Some("qrtag:local"),
+            "{name} runs qrtag"
+        );
+        assert_eq!(command(service), [subcommand], "{name}'s command");
+        let env = service_env(service, &vars).unwrap_or_else(|e| panic!("{name}: {e}"));
+        let used: BTreeSet<String> = env
+            .keys()
+            .filter(|k| k.starts_with("QRTAG_"))
+            .cloned()
+            .collect();
+        assert!(used.len() >= at_least, "{name} sets {used:?}");
+        assert_eq!(
+            undocumented(&used, subcommand),
+            BTreeSet::new(),
+            "{name} sets variables `qrtag {subcommand} --help` does not name"
+        );
+    }
+}
+
+#[test]
+fn compose_takes_every_value_from_the_env_template_and_it_holds_no_stray_ones() {
+    let text = read("deploy/compose.yaml");
+    let vars = dot_env_example();
+    // Every substitution resolves from the template alone, so an operator
+    // who fills it in has set everything compose asks for.
+    for line in text.lines().filter(|l| !l.trim_start().starts_with('#')) {
+        if let Err(e) = interpolate(line, &vars) {
+            panic!("deploy/.env.example does not cover {line:?}: {e}");
+        }
+    }
+    for name in vars.keys() {
+        assert!(
+            text.contains(&format!("${{{name}")),
+            "deploy/.env.example sets {name}, which compose.yaml never uses"
+        );
+    }
+    let qrtag_own: BTreeSet<String> = vars
+        .keys()
+        .filter(|k| k.starts_with("QRTAG_"))
+        .cloned()
+        .collect();
+    assert_eq!(undocumented(&qrtag_own, "serve"), BTreeSet::new());
+    let ignored = read(".gitignore");
+    assert!(
+        ignored.lines().any(|l| l == "/deploy/.env"),
+        "deploy/.env holds passwords: git must ignore it"
+    );
+}
+
+#[test]
+fn only_the_public_listener_leaves_the_container() {
+    let compose = compose();
+    let qrtag = service(&compose, "qrtag");
+    let env = service_env(qrtag, &dot_env_example()).expect("environment");
+    let public = port(&env["QRTAG_LISTEN"]);
+    assert!(
+        is_loopback(&env["QRTAG_ADMIN_LISTEN"]),
+        "the admin listener stays inside the container: {}",
+        env["QRTAG_ADMIN_LISTEN"]
+    );
+    let ports = qrtag["ports"].as_sequence().expect("ports");
+    assert!(!ports.is_empty());
+    for mapping in ports {
+        let mapping = mapping.as_str().expect("a port mapping string");
+        let container = mapping.rsplit(':').next().unwrap_or_default();
+        assert_eq!(container, public.to_string(), "publishes {mapping}");
+    }
+    // The access log and the files a restart needs are on named volumes.
+    let mounts: Vec<&str> = qrtag["volumes"]
+        .as_sequence()
+        .expect("volumes")
+        .iter()
+        .filter_map(|v| v.as_str()?.split(':').nth(1))
+        .collect();
+    for path in [
+        "QRTAG_ACCESS_LOG",
+        "QRTAG_SNAPSHOT_FILE",
+        "QRTAG_TRACKING_SECRET_FILE",
+    ] {
+        let file = &env[path];
+        assert!(
+            mounts.iter().any(|m| file.starts_with(&format!("{m}/"))),
+            "{path}={file} is not on a volume ({mounts:?})"
+        );
+    }
+
+    // The image compose builds: the Dockerfile it names, exposing that port
+    // only, running as a user of its own, on the toolchain Cargo.toml names.
+    let build = &qrtag["build"];
+    let context = repo_file("deploy").join(build["context"].as_str().expect("context"));
+    let dockerfile = context.join(build["dockerfile"].as_str().expect("dockerfile"));
+    let dockerfile = std::fs::read_to_string(&dockerfile)
+        .unwrap_or_else(|e| panic!("{}: {e}", dockerfile.display()));
+    assert!(context.join(".dockerignore").exists());
+    let instructions: Vec<&str> = dockerfile
+        .lines()
+        .filter(|l| !l.starts_with('#') && !l.starts_with(' '))
+        .collect();
+    let exposed: Vec<&str> = instructions
+        .iter()
+        .filter_map(|l| l.strip_prefix("EXPOSE "))
+        .collect();
+    assert_eq!(exposed, [public.to_string()]);
+    let user = instructions
+        .iter()
+        .filter_map(|l| l.strip_prefix("USER "))
+        .next_back();
+    assert!(
+        user.is_some_and(|u| u != "root" && u != "0"),
+        "runs as {user:?}"
+    );
+    assert!(
+        dockerfile.contains("QRTAG_ADMIN_LISTEN=127.0.0.1:"),
+        "the image's own default keeps the admin listener inside"
+    );
+    let rust_version = read("Cargo.toml")
+        .lines()
+        .find_map(|l| l.strip_prefix("rust-version = "))
+        .map(|v| v.trim_matches('"').to_owned())
+        .expect("rust-version in Cargo.toml");
+    assert!(
+        dockerfile.contains(&format!("ARG RUST_VERSION={rust_version}\n")),
+        "the build stage's Rust is not {rust_version}"
+    );
+}
+
+#[test]
+fn the_unit_its_environment_logrotate_and_nginx_agree() {
+    let example = read("deploy/env.example");
+    let serve_help = help("serve");
+    let mentioned = qrtag_variables(&example);
+    assert!(mentioned.len() >= 20, "{mentioned:?}");
+    assert_eq!(
+        undocumented(&mentioned, "serve"),
+        BTreeSet::new(),
+        "env.example names variables `qrtag serve --help` does not"
+    );
+
+    let unit = read("deploy/qrtag.service");
+    let setting = |name: &str| {
+        unit.lines()
+            .find_map(|l| l.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("the unit has no {name}="))
+            .to_owned()
+    };
+    let exec = setting("ExecStart");
+    let mut words = exec.split_whitespace();
+    assert_eq!(words.next(), Some("/usr/local/bin/qrtag"));
+    assert_eq!(words.next(), Some("serve"));
+    for word in words {
+        let flag = word.split('=').next().unwrap_or(word);
+        assert!(
+            flag.starts_with("--") && serve_help.contains(&format!("{flag} ")),
+            "ExecStart passes {word}, which `qrtag serve --help` does not name"
+        );
+    }
+    assert_eq!(setting("ProtectSystem"), "strict");
+    let env = env_file(&example);
+    let state = format!("/var/lib/{}/", setting("StateDirectory"));
+    let logs = format!("/var/log/{}/", setting("LogsDirectory"));
+    assert!(env["QRTAG_DB"].starts_with(&state), "{}", env["QRTAG_DB"]);
+    assert!(setting("WorkingDirectory").starts_with(state.trim_end_matches('/')));
+    let access_log = &env["QRTAG_ACCESS_LOG"];
+    assert!(access_log.starts_with(&logs), "{access_log}");
+    let rotated = read("deploy/logrotate.conf");
+    assert!(
+        rotated.contains(&format!("\n{access_log} {{\n")),
+        "logrotate.conf rotates another file than {access_log}"
+    );
+    assert!(rotated.contains("--signal=HUP qrtag.service"));
+
+    // Behind the TLS proxy: qrtag on loopback where nginx sends requests,
+    // believing X-Forwarded-For from nginx's address; admin never proxied.
+    let listen = &env["QRTAG_LISTEN"];
+    assert!(is_loopback(listen), "{listen}");
+    assert!(is_loopback(&env["QRTAG_ADMIN_LISTEN"]));
+    assert!(env["QRTAG_PUBLIC_URL"].starts_with("https://"));
+    assert!(
+        env["QRTAG_TRUSTED_PROXIES"]
+            .split(',')
+            .any(|p| p == "127.0.0.1/32"),
+        "{}",
+        env["QRTAG_TRUSTED_PROXIES"]
+    );
+    let nginx = read("deploy/nginx-qrtag.conf");
+    assert!(nginx.contains(&format!("server {listen};")), "{listen}");
+    assert!(nginx.contains("X-Forwarded-For $proxy_add_x_forwarded_for"));
+    assert!(!nginx.contains(&format!(":{}", port(&env["QRTAG_ADMIN_LISTEN"]))));
+}
+
+/// The example environment as systemd would pass it starts a server, and
+/// its trusted proxy setting takes the client's address from the header.
+#[tokio::test]
+async fn the_example_environment_starts_a_server_that_believes_its_proxy() {
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let db = dir.path().join("qrtag.db");
+    let mut env = env_file(&read("deploy/env.example"));
+    // Where it would listen and write on a VM; here the test's own.
+    for name in [
+        "QRTAG_LISTEN",
+        "QRTAG_ADMIN_LISTEN",
+        "QRTAG_DB",
+        "QRTAG_ACCESS_LOG",
+    ] {
+        assert!(env.remove(name).is_some(), "{name}");
+    }
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+    let server = process::ServerProcess::spawn(&db, &[], &env, false).await;
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    poll::until(Duration::from_secs(10), "ready", || async {
+        let r = http.get(server.admin_url("/readyz")).send().await.ok()?;
+        (r.status() == 200).then_some(())
+    })
+    .await;
+    let resp = http
+        .get(server.url("/H83if"))
+        .header("x-forwarded-for", "203.0.113.9")
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(resp.status(), 404);
+    let cookie = resp
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default()
+        .to_owned();
+    assert!(cookie.contains("; Secure"), "an https public URL: {cookie}");
+    server.stop().await;
+    let log = std::fs::read_to_string(dir.path().join("access.log")).expect("access log");
+    assert_eq!(log.lines().count(), 1, "{log}");
+    assert_eq!(log.split(' ').nth(1), Some("203.0.113.9"), "{log}");
+}
