@@ -292,3 +292,19 @@ async fn the_example_environment_starts_a_server_that_believes_its_proxy() {
     assert_eq!(log.lines().count(), 1, "{log}");
     assert_eq!(log.split(' ').nth(1), Some("203.0.113.9"), "{log}");
 }
+
+/// What is shipped: a release binary without its 88 MB of debug info, and
+/// the licence `Cargo.toml` names.
+#[test]
+fn the_release_build_is_stripped_and_the_licence_is_shipped() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let manifest = std::fs::read_to_string(root.join("Cargo.toml")).expect("Cargo.toml");
+    let release = manifest
+        .split("\n[")
+        .find(|section| section.starts_with("profile.release]"))
+        .expect("a [profile.release] section");
+    assert!(release.contains("strip = \"debuginfo\""), "{release}");
+    assert!(manifest.contains("license = \"MIT\""));
+    let licence = std::fs::read_to_string(root.join("LICENSE")).expect("LICENSE");
+    assert!(licence.starts_with("MIT License"), "{licence}");
+}

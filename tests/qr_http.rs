@@ -182,6 +182,15 @@ async fn bad_parameters_are_400_naming_the_parameter() {
             assert_eq!(body.lines().count(), 1, "{path}: {body}");
         }
     }
+    // An unknown parameter (a typo) is named too; `v` busts caches.
+    let r = qr_get(&app, "/qr/H83if.svg?foo=1").await;
+    assert_eq!(r.status(), 400);
+    let body = r.text().await.expect("body");
+    assert!(body.starts_with("unknown parameter \"foo\""), "{body}");
+    assert_eq!(
+        qr_get(&app, "/qr/H83if.svg?v=2&scale=3").await.status(),
+        200
+    );
 }
 
 #[tokio::test]

@@ -96,9 +96,13 @@ pub enum BadParam {
     NotANumber(&'static str, String),
     #[error("bad {0}: {1}")]
     Invalid(&'static str, QrError),
+    #[error("unknown parameter {0:?}: use scale, margin, ec (and v, ignored, to bust caches)")]
+    Unknown(String),
 }
 
-/// Reads `scale`, `margin` and `ec`; anything else (a cache buster) is ignored.
+/// Reads `scale`, `margin` and `ec`, and ignores `v` (a cache buster);
+/// anything else is refused by name, so a typo (`scal=2`) is not silently a
+/// default-sized image.
 fn spec_from_query(
     query: &str,
     format: ImageFormat,
@@ -110,7 +114,8 @@ fn spec_from_query(
             "scale" => ("scale", &mut scale),
             "margin" => ("margin", &mut margin),
             "ec" => ("ec", &mut ec),
-            _ => continue,
+            "v" => continue,
+            other => return Err(BadParam::Unknown(other.to_owned())),
         };
         if slot.replace(value.into_owned()).is_some() {
             return Err(BadParam::Repeated(name));
@@ -196,6 +201,10 @@ mod tests {
 
     #[test]
     fn every_refusal_names_its_parameter() {
+        assert_eq!(
+            spec_from_query("foo=1", ImageFormat::Svg, false),
+            Err(BadParam::Unknown("foo".into()))
+        );
         for (query, name) in [
             ("scale=1", "scale"),
             ("scale=65", "scale"),
