@@ -9,6 +9,7 @@ pub mod cli;
 pub mod client_ip;
 pub mod destination;
 pub mod didcomm;
+pub mod expiry;
 pub mod link;
 pub mod link_chain;
 pub mod link_key;

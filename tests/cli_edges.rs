@@ -354,3 +354,116 @@ fn batch_says_which_sheets_it_wrote_and_resolve_has_a_plain_form() {
         stderr(&out)
     );
 }
+
+fn show(db: &Path, key: &str) -> serde_json::Value {
+    let out = qrtag_cmd(db, &["show", key]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    serde_json::from_str(&stdout(&out)).expect("show prints JSON")
+}
+
+#[test]
+fn expiry_is_set_from_the_command_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    let before = chrono::Utc::now();
+    let out = qrtag_cmd(
+        &db,
+        &[
+            "new",
+            "--key",
+            "poster",
+            "--expires",
+            "30d",
+            "https://a.example/",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let expires = show(&db, "poster")["expires"]
+        .as_str()
+        .expect("expires")
+        .to_owned();
+    let expires = chrono::DateTime::parse_from_rfc3339(&expires).expect("RFC 3339");
+    let days = (expires.with_timezone(&chrono::Utc) - before).num_hours();
+    assert!((30 * 24 - 1..=30 * 24).contains(&days), "{expires}");
+
+    let out = qrtag_cmd(&db, &["set", "poster", "--expires", "2027-01-01T00:00:00Z"]);
+    assert_eq!(stdout(&out), "poster expires 2027-01-01T00:00:00+00:00\n");
+    assert_eq!(show(&db, "poster")["expires"], "2027-01-01T00:00:00Z");
+    assert_eq!(
+        show(&db, "poster")["url"],
+        "https://a.example/",
+        "the URL is kept"
+    );
+    let out = qrtag_cmd(&db, &["set", "poster", "--expires", "never"]);
+    assert!(out.status.success());
+    assert!(show(&db, "poster").get("expires").is_none());
+
+    one_line_error(
+        &qrtag_cmd(&db, &["set", "poster"]),
+        2,
+        "set without a change",
+    );
+    one_line_error(
+        &qrtag_cmd(&db, &["new", "--expires", "soon", "https://a.example/"]),
+        2,
+        "bad expiry",
+    );
+}
+
+#[test]
+fn edit_checks_the_document_before_saving_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    assert!(
+        qrtag_cmd(&db, &["new", "--key", "poster", "https://a.example/"])
+            .status
+            .success()
+    );
+
+    // An "editor" that adds a note and repoints: saved.
+    let editor = r#"sed -i -e 's|a.example|b.example|' -e 's|^{|{"note": "bus stop",|'"#;
+    let out = qrtag_cmd_env(
+        &db,
+        &["edit", "poster"],
+        &[("EDITOR", editor), ("VISUAL", "")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc = show(&db, "poster");
+    assert_eq!(doc["url"], "https://b.example/");
+    assert_eq!(doc["note"], "bus stop");
+
+    // One that breaks the URL: refused, nothing written, the text kept.
+    let editor = r#"sed -i -e 's|https://b.example/|javascript:alert(1)|'"#;
+    let out = qrtag_cmd_env(
+        &db,
+        &["edit", "poster"],
+        &[("EDITOR", editor), ("VISUAL", "")],
+    );
+    let err = one_line_error(&out, 1, "bad edit");
+    assert!(
+        err.contains("poster not saved") && err.contains("bad \"url\""),
+        "{err}"
+    );
+    let kept = err
+        .rsplit("kept in ")
+        .next()
+        .and_then(|s| s.strip_suffix(')'))
+        .expect("path");
+    let text = std::fs::read_to_string(kept).expect("the text survives");
+    assert!(text.contains("javascript:alert(1)"));
+    let _ = std::fs::remove_file(kept);
+    assert_eq!(
+        show(&db, "poster")["url"],
+        "https://b.example/",
+        "unchanged"
+    );
+
+    // An editor that changes nothing: nothing to save.
+    let out = qrtag_cmd_env(
+        &db,
+        &["edit", "poster"],
+        &[("EDITOR", "true"), ("VISUAL", "")],
+    );
+    assert!(out.status.success());
+    assert_eq!(stderr(&out).trim(), "qrtag: poster unchanged");
+}

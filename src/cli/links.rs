@@ -4,7 +4,8 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::{Cli, Command};
-use crate::link::Link;
+use crate::expiry::Expiry;
+use crate::link::{self, Link};
 use crate::link_chain;
 use crate::link_key::LinkKey;
 use crate::links;
@@ -20,14 +21,40 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let store = store.as_ref();
     let mut out = std::io::stdout().lock();
     match &cli.command {
-        Command::New { url, key, inactive } => {
-            let key = links::create(store, url, key.as_ref(), *inactive).await?;
+        Command::New {
+            url,
+            key,
+            inactive,
+            expires,
+        } => {
+            let mut doc = Link::new_document(url, *inactive);
+            link::set_expires(&mut doc, expires.and_then(Expiry::time));
+            let key = links::create_document(store, &doc, key.as_ref()).await?;
             writeln!(out, "{}", cli.public_url.short_url(key.as_str()))?;
             warn_broken_chain(store, cli, &key).await;
         }
-        Command::Set { key, url } => {
-            links::set_url(store, key, url).await?;
-            writeln!(out, "{key} -> {url}")?;
+        Command::Set { key, url, expires } => {
+            links::update(store, key, |doc| {
+                if let Some(url) = url {
+                    link::set_url(doc, url);
+                }
+                if let Some(expires) = expires {
+                    link::set_expires(doc, expires.time());
+                }
+            })
+            .await?;
+            if let Some(url) = url {
+                writeln!(out, "{key} -> {url}")?;
+            }
+            match expires {
+                Some(Expiry::At(t)) => writeln!(out, "{key} expires {}", t.to_rfc3339())?,
+                Some(Expiry::Never) => writeln!(out, "{key} never expires")?,
+                None => {}
+            }
+            warn_broken_chain(store, cli, key).await;
+        }
+        Command::Edit { key } => {
+            super::edit::run(store, key).await?;
             warn_broken_chain(store, cli, key).await;
         }
         Command::Disable { key } => {

@@ -19,6 +19,7 @@ use crate::tracking_cookie::CookieName;
 
 mod didcomm;
 pub mod edge;
+mod edit;
 mod links;
 mod qr;
 mod resolve;
@@ -155,9 +156,29 @@ pub enum Command {
         /// Create it inactive (404 until `qrtag enable`).
         #[arg(long)]
         inactive: bool,
+        /// Stop redirecting at this time: RFC 3339 (2026-12-31T23:59:59Z) or a
+        /// duration from now (90m, 12h, 30d, 2w).
+        #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
+        expires: Option<crate::expiry::Expiry>,
     },
-    /// Repoint a link.
-    Set { key: LinkKey, url: Destination },
+    /// Repoint a link, or change when it expires.
+    Set {
+        /// The link's key, e.g. H83if or docs/api.
+        key: LinkKey,
+        /// The new destination: an absolute http(s) URL or a /path on this service.
+        #[arg(required_unless_present = "expires")]
+        url: Option<Destination>,
+        /// Stop redirecting at this time (RFC 3339, or a duration from now
+        /// such as 30d), or `never` to remove an expiry.
+        #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
+        expires: Option<crate::expiry::Expiry>,
+    },
+    /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
+    /// any field), checked before it is saved.
+    Edit {
+        /// The link's key.
+        key: LinkKey,
+    },
     /// Make a link answer 404 (its document is kept).
     Disable { key: LinkKey },
     /// Make a disabled link redirect again.
