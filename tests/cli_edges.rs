@@ -467,3 +467,98 @@ fn edit_checks_the_document_before_saving_it() {
     assert!(out.status.success());
     assert_eq!(stderr(&out).trim(), "qrtag: poster unchanged");
 }
+
+const COMMANDS: &[&str] = &[
+    "serve",
+    "new",
+    "set",
+    "edit",
+    "disable",
+    "enable",
+    "show",
+    "qr",
+    "batch",
+    "list",
+    "setup",
+    "resolve",
+    "stats",
+    "export",
+    "import",
+    "didcomm did",
+];
+
+fn help_of(command: &str) -> String {
+    let mut args: Vec<&str> = command.split(' ').collect();
+    args.push("--help");
+    let out = qrtag_cmd(Path::new("unused.db"), &args);
+    assert!(out.status.success(), "{command}: {}", stderr(&out));
+    stdout(&out)
+}
+
+#[test]
+fn every_command_describes_every_argument_and_shows_an_example() {
+    for command in COMMANDS {
+        let help = help_of(command);
+        assert!(help.contains("\nExample"), "{command}: no example\n{help}");
+        let lines: Vec<&str> = help
+            .lines()
+            .take_while(|l| !l.starts_with("Example"))
+            .collect();
+        for (i, line) in lines.iter().enumerate() {
+            let trimmed = line.trim_start();
+            let indent = line.len() - trimmed.len();
+            let is_item =
+                (2..=6).contains(&indent) && (trimmed.starts_with('-') || trimmed.starts_with('<'));
+            if is_item {
+                let next = lines.get(i + 1).copied().unwrap_or_default();
+                assert!(
+                    next.starts_with("          ") && !next.trim().is_empty(),
+                    "{command}: {trimmed} has no description\n{help}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn help_shows_only_the_options_a_command_reads_under_headings() {
+    for (command, absent) in [
+        ("stats", &["--db", "--couchdb-url", "--public-url"][..]),
+        ("resolve", &["--db", "--couchdb-url", "--public-url"]),
+        ("setup", &["--db ", "--public-url"]),
+        ("list", &["--public-url"]),
+        ("didcomm did", &["--couchdb-url", "--public-url"]),
+    ] {
+        let help = help_of(command);
+        for option in absent {
+            assert!(!help.contains(option), "{command} --help shows {option}");
+        }
+    }
+    let serve = help_of("serve");
+    for heading in [
+        "Listeners:",
+        "Access log:",
+        "Tracking:",
+        "Limits:",
+        "Store:",
+        "DIDComm:",
+    ] {
+        assert!(
+            serve.contains(&format!("\n{heading}\n")),
+            "no {heading}\n{serve}"
+        );
+    }
+    assert!(
+        serve.contains("/qr/KEY.png"),
+        "the admin listener's QR endpoints"
+    );
+    // Hidden is not refused: a global option before the command still works.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let log = dir.path().join("a.log");
+    std::fs::write(&log, "").expect("log");
+    let out = qrtag_cmd(
+        &dir.path().join("x.db"),
+        &["stats", log.to_str().expect("utf-8")],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+}

@@ -37,12 +37,13 @@ pub struct Cli {
     #[command(flatten)]
     pub store: StoreArgs,
 
-    /// The origin short URLs are printed with.
+    /// The origin short URLs are printed with (and QR codes encode).
     #[arg(
         long,
         global = true,
         env = "QRTAG_PUBLIC_URL",
-        default_value = "http://127.0.0.1:8080"
+        default_value = "http://127.0.0.1:8080",
+        help_heading = "Service"
     )]
     pub public_url: PublicUrl,
 
@@ -52,6 +53,7 @@ pub struct Cli {
 
 /// Where the links live.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "Store")]
 pub struct StoreArgs {
     /// The embedded link database (SQLite file), used when no CouchDB is configured.
     #[arg(long, global = true, env = "QRTAG_DB", default_value = "qrtag.db")]
@@ -143,14 +145,20 @@ pub enum Command {
     // here so an operator (and deploy/env.example) finds it in --help.
     #[command(
         after_help = "Environment: QRTAG_LOG filters what the server logs on stderr \
-                      (tracing's EnvFilter syntax; default: info,actix_http::h1=warn)."
+                      (tracing's EnvFilter syntax; default: info,actix_http::h1=warn).\n\n\
+                      Example:\n  qrtag serve --public-url https://0x1f.ie --listen 0.0.0.0:80"
     )]
     Serve(Box<ServeArgs>),
     /// Create a link and print its short URL.
+    #[command(
+        after_help = "Examples:\n  qrtag new https://example.com/whelans/?p=14\n  \
+                            qrtag new --key docs https://docs.example/ --expires 30d"
+    )]
     New {
         /// Destination: an absolute http(s) URL or a /path on this service.
         url: Destination,
-        /// Use this key instead of a random 5-character ID.
+        /// Use this key instead of a random 5-character ID: letters, digits,
+        /// `-`, `_`, `.`, `~`, segments joined by `/`, not starting with `_`.
         #[arg(long)]
         key: Option<LinkKey>,
         /// Create it inactive (404 until `qrtag enable`).
@@ -162,6 +170,10 @@ pub enum Command {
         expires: Option<crate::expiry::Expiry>,
     },
     /// Repoint a link, or change when it expires.
+    #[command(
+        after_help = "Examples:\n  qrtag set H83if https://example.com/new\n  \
+                            qrtag set H83if --expires never"
+    )]
     Set {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
@@ -175,30 +187,54 @@ pub enum Command {
     },
     /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
     /// any field), checked before it is saved.
+    #[command(after_help = "Example:\n  EDITOR=nano qrtag edit H83if")]
     Edit {
         /// The link's key.
         key: LinkKey,
     },
     /// Make a link answer 404 (its document is kept).
-    Disable { key: LinkKey },
+    #[command(after_help = "Example:\n  qrtag disable H83if")]
+    Disable {
+        /// The link's key, e.g. H83if or docs/api.
+        key: LinkKey,
+    },
     /// Make a disabled link redirect again.
-    Enable { key: LinkKey },
+    #[command(after_help = "Example:\n  qrtag enable H83if")]
+    Enable {
+        /// The link's key, e.g. H83if or docs/api.
+        key: LinkKey,
+    },
     /// Print a link's document as JSON.
-    Show { key: LinkKey },
+    #[command(after_help = "Example:\n  qrtag show H83if")]
+    Show {
+        /// The link's key, e.g. H83if or docs/api.
+        key: LinkKey,
+    },
     /// Write a link's QR code (PNG or SVG), the same bytes the admin listener serves.
+    #[command(after_help = "Examples:\n  qrtag qr H83if -o H83if.png\n  \
+                            qrtag qr H83if --format svg --ec M > H83if.svg")]
     Qr(qr::QrArgs),
     /// Create N inactive links with random keys and an A4 sheet of their QR codes.
+    #[command(after_help = "Example:\n  qrtag batch 24 --sheet posters.svg")]
     Batch(qr::BatchArgs),
-    /// List every link: key, destination, state.
+    /// List every link: key, destination, state (tab-separated).
+    #[command(after_help = "Example:\n  qrtag list | grep inactive")]
     List,
     /// Prepare a CouchDB database for qrtag (needs an admin account):
     /// create it, install the validation, grant the reader and editor roles.
     /// Safe to run again.
+    #[command(
+        after_help = "Example:\n  QRTAG_COUCHDB_PASSWORD=... qrtag --couchdb-url http://127.0.0.1:5984 \\\n      \
+                            --couchdb-user admin setup"
+    )]
     Setup,
     /// Resolve URLs against a rules file offline and print each result.
     ///
     /// Prints `URL -> RESULT` a line (`URL -> error: WHY` for one that does
     /// not resolve); exit code 1 if any does not.
+    #[command(
+        after_help = "Example:\n  qrtag resolve --rules rules.json https://0x1f.ie/docs/api/v1"
+    )]
     Resolve {
         /// A JSON object of {key: value}, as in the resolution draft's examples.
         #[arg(long)]
@@ -212,11 +248,14 @@ pub enum Command {
         urls: Vec<String>,
     },
     /// Scan counts per key from access logs (plain or gzip, any order).
+    #[command(after_help = "Examples:\n  qrtag stats access.log access.log.1.gz\n  \
+                            qrtag stats --by week --chart scans.png --since 2026-11-01 access.log*")]
     Stats(crate::stats::StatsArgs),
     /// Write every link document as JSON lines, from one consistent read.
     ///
     /// One document per line, `_id` (the key) first and then its fields in
     /// stored order, sorted by key. Deleted and design documents are left out.
+    #[command(after_help = "Example:\n  qrtag export -o links.jsonl")]
     Export(transfer::ExportArgs),
     /// Add links from JSON lines (as `export` writes them) or CSV.
     ///
@@ -224,6 +263,9 @@ pub enum Command {
     /// with a header naming key and url (optional: inactive, expires). The
     /// whole input is checked first: a bad line, a duplicate key or (without
     /// --update) a key that exists, and nothing is written.
+    #[command(
+        after_help = "Examples:\n  qrtag import links.jsonl\n  qrtag import --update --dry-run links.csv"
+    )]
     Import(transfer::ImportArgs),
     /// The DIDComm url-shortener's identity.
     Didcomm {
@@ -235,12 +277,14 @@ pub enum Command {
 #[derive(Debug, Subcommand)]
 pub enum DidcommCommand {
     /// Print the service's did:peer:2, creating its keys on first use.
+    #[command(after_help = "Example:\n  qrtag didcomm did --api-listen 127.0.0.1:8082")]
     Did(DidcommIdentityArgs),
 }
 
 /// Where the service's DIDComm identity lives and where agents reach it:
 /// both go into its DID, so `serve` and `didcomm did` read the same options.
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "DIDComm")]
 pub struct DidcommIdentityArgs {
     /// The DIDComm listener (POST /didcomm); off when unset.
     #[arg(long, env = "QRTAG_API_LISTEN", value_name = "ADDR", value_parser = parse_listen)]
@@ -266,6 +310,7 @@ impl DidcommIdentityArgs {
 
 /// The DIDComm listener's rules (`serve` only).
 #[derive(Debug, Clone, Args)]
+#[command(next_help_heading = "DIDComm")]
 pub struct DidcommServeArgs {
     /// Bearer token that admits plaintext DIDComm messages (v1 JSON, v2
     /// plain). Prefer the environment variable.
@@ -323,27 +368,35 @@ pub struct DidcommServeArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ServeArgs {
     /// Public listener (every path is a redirect request).
-    #[arg(long, env = "QRTAG_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
+    #[arg(help_heading = "Listeners", long, env = "QRTAG_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     pub listen: String,
     /// Admin QR codes write scheme and host in capitals (a smaller code; see README).
     #[arg(
+        help_heading = "Listeners",
         long,
         env = "QRTAG_QR_UPPERCASE_PREFIX",
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub qr_uppercase_prefix: bool,
-    /// Admin listener (health, readiness); keep it off the public network.
-    #[arg(long, env = "QRTAG_ADMIN_LISTEN", default_value = "127.0.0.1:8081", value_parser = parse_listen)]
+    /// Admin listener: /healthz, /readyz and the QR codes (/qr/KEY.png,
+    /// /qr/KEY.svg); keep it off the public network.
+    #[arg(help_heading = "Listeners", long, env = "QRTAG_ADMIN_LISTEN", default_value = "127.0.0.1:8081", value_parser = parse_listen)]
     pub admin_listen: String,
     /// Worker threads for the public listener (default: one per core).
-    #[arg(long, env = "QRTAG_WORKERS")]
+    #[arg(help_heading = "Listeners", long, env = "QRTAG_WORKERS")]
     pub workers: Option<usize>,
     /// Access log file, appended to; `-` for standard output. SIGHUP reopens it.
-    #[arg(long, env = "QRTAG_ACCESS_LOG", default_value = "access.log")]
+    #[arg(
+        help_heading = "Access log",
+        long,
+        env = "QRTAG_ACCESS_LOG",
+        default_value = "access.log"
+    )]
     pub access_log: AccessLogTarget,
     /// Milliseconds between access log writes: what a SIGKILL or a power cut
     /// can lose (SIGTERM and SIGINT lose nothing). Lower costs more writes.
     #[arg(
+        help_heading = "Access log",
         long,
         env = "QRTAG_ACCESS_LOG_FLUSH_MS",
         value_name = "MS",
@@ -352,10 +405,11 @@ pub struct ServeArgs {
     )]
     pub access_log_flush_ms: u64,
     /// Name of the tracking cookie.
-    #[arg(long, env = "QRTAG_COOKIE_NAME", default_value = crate::tracking_cookie::DEFAULT_NAME)]
+    #[arg(help_heading = "Tracking", long, env = "QRTAG_COOKIE_NAME", default_value = crate::tracking_cookie::DEFAULT_NAME)]
     pub cookie_name: CookieName,
     /// Set no tracking cookie; the log's tracking field becomes `-`.
     #[arg(
+        help_heading = "Tracking",
         long,
         env = "QRTAG_NO_TRACKING",
         value_parser = clap::builder::BoolishValueParser::new()
@@ -367,11 +421,17 @@ pub struct ServeArgs {
     /// use the same file. Default: beside the database
     /// (`qrtag.db.tracking-secret`), or `qrtag-couchdb-DB.tracking-secret` in
     /// the working directory with CouchDB. Not read with --no-tracking.
-    #[arg(long, env = "QRTAG_TRACKING_SECRET_FILE", value_name = "PATH")]
+    #[arg(
+        help_heading = "Tracking",
+        long,
+        env = "QRTAG_TRACKING_SECRET_FILE",
+        value_name = "PATH"
+    )]
     pub tracking_secret_file: Option<PathBuf>,
     /// A proxy (address or CIDR block) whose X-Forwarded-For is believed when
     /// logging client addresses. Repeatable; the variable takes a comma list.
     #[arg(
+        help_heading = "Access log",
         long = "trusted-proxy",
         value_name = "CIDR",
         env = "QRTAG_TRUSTED_PROXIES",
@@ -382,6 +442,7 @@ pub struct ServeArgs {
     /// Seconds a request may take on the public listener from its first
     /// byte to its last (head and body); a slower client is disconnected.
     #[arg(
+        help_heading = "Limits",
         long,
         env = "QRTAG_REQUEST_TIMEOUT",
         value_name = "SECONDS",
@@ -393,6 +454,7 @@ pub struct ServeArgs {
     /// more are closed at once. Behind a proxy every client has its address:
     /// raise this or give 0 (no cap).
     #[arg(
+        help_heading = "Limits",
         long,
         env = "QRTAG_MAX_CONNECTIONS_PER_IP",
         value_name = "N",
@@ -402,6 +464,7 @@ pub struct ServeArgs {
     /// Open connections on the public listener in all; past it new ones
     /// wait to be accepted.
     #[arg(
+        help_heading = "Limits",
         long,
         env = "QRTAG_MAX_CONNECTIONS",
         value_name = "N",
@@ -413,10 +476,16 @@ pub struct ServeArgs {
     /// once (then catches up with the store), rewritten in the background.
     /// Default: beside the database (`qrtag.db.snapshot`), or
     /// `qrtag-couchdb-DB.snapshot` in the working directory with CouchDB.
-    #[arg(long, env = "QRTAG_SNAPSHOT_FILE", value_name = "PATH")]
+    #[arg(
+        help_heading = "Snapshot",
+        long,
+        env = "QRTAG_SNAPSHOT_FILE",
+        value_name = "PATH"
+    )]
     pub snapshot_file: Option<PathBuf>,
     /// Keep no snapshot file: every start loads all links from the store.
     #[arg(
+        help_heading = "Snapshot",
         long,
         env = "QRTAG_NO_SNAPSHOT_FILE",
         conflicts_with = "snapshot_file",
@@ -523,16 +592,92 @@ impl Cli {
 }
 
 /// Runs the command line; `main` is just this.
+/// The options no command reads, left out of that command's help (they
+/// stay accepted: `--db` and the others are global, and may be set in the
+/// environment for every command at once).
+const UNUSED: &[(&[&str], &[&str])] = &[
+    (&["stats"], &[STORE_DB, STORE_COUCH, SERVICE]),
+    (&["resolve"], &[STORE_DB, STORE_COUCH, SERVICE]),
+    (&["setup"], &[STORE_DB, SERVICE]),
+    (&["didcomm", "did"], &[STORE_COUCH, SERVICE]),
+    (&["disable"], &[SERVICE]),
+    (&["show"], &[SERVICE]),
+    (&["list"], &[SERVICE]),
+    (&["export"], &[SERVICE]),
+    (&["import"], &[SERVICE]),
+];
+const STORE_DB: &str = "db";
+const STORE_COUCH: &str = "couchdb";
+const SERVICE: &str = "public_url";
+
+/// The help of the command at `path` (e.g. `["didcomm", "did"]`), showing
+/// only the options it reads. Rendered from a copy of the parser with the
+/// others hidden: hiding them in the parser itself would break its parsing.
+pub fn help(path: &[String], long: bool) -> Option<String> {
+    let mut cmd = Cli::command();
+    cmd.build();
+    for (at, groups) in UNUSED {
+        cmd = hide_in(cmd, at, groups);
+    }
+    let mut sub = &mut cmd;
+    for name in path {
+        sub = sub.find_subcommand_mut(name)?;
+    }
+    let help = if long {
+        sub.render_long_help()
+    } else {
+        sub.render_help()
+    };
+    // Styled only for a person at a terminal, as clap itself does.
+    Some(if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+        help.ansi().to_string()
+    } else {
+        help.to_string()
+    })
+}
+
+fn hide_in(cmd: clap::Command, path: &[&str], groups: &[&str]) -> clap::Command {
+    match path {
+        [] => {
+            let ids: Vec<String> = cmd
+                .get_arguments()
+                .map(|a| a.get_id().to_string())
+                .filter(|id| {
+                    groups
+                        .iter()
+                        .any(|g| id == g || (*g == STORE_COUCH && id.starts_with("couchdb_")))
+                })
+                .collect();
+            ids.iter()
+                .fold(cmd, |cmd, id| cmd.mut_arg(id, |a| a.hide(true)))
+        }
+        [first, rest @ ..] => cmd.mut_subcommand(*first, |sub| hide_in(sub, rest, groups)),
+    }
+}
+
 pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
+            let long = std::env::args().any(|a| a == "--help");
+            match help(&subcommand_path(), long) {
+                Some(text) => print!("{text}"),
+                None => {
+                    let _ = e.print();
+                }
+            }
+            return ExitCode::SUCCESS;
+        }
         Err(e) if !e.use_stderr() => {
-            // --help and --version: clap's own output, on stdout.
+            // --version, and the command list of a bare `qrtag didcomm`.
             let _ = e.print();
             return ExitCode::SUCCESS;
         }
         Err(e) => {
-            eprintln!("qrtag: {}", edge::clap_line(&e, &subcommand_named()));
+            eprintln!(
+                "qrtag: {}",
+                edge::clap_line(&e, &subcommand_path().join(" "))
+            );
             return ExitCode::from(edge::USAGE);
         }
     };
@@ -554,17 +699,23 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// The subcommand named on the command line, for the help hint of a usage
-/// error (clap does not say which subcommand failed to parse).
-fn subcommand_named() -> String {
-    let names: Vec<String> = Cli::command()
-        .get_subcommands()
-        .map(|c| c.get_name().to_owned())
-        .collect();
-    std::env::args()
-        .skip(1)
-        .find(|a| names.contains(a))
-        .unwrap_or_default()
+/// The subcommands named on the command line (`qrtag didcomm did` gives
+/// both, `qrtag help stats` gives `stats`), for the help to show and the
+/// hint of a usage error: clap's error does not say which one failed.
+fn subcommand_path() -> Vec<String> {
+    let mut cmd = Cli::command();
+    let mut path = Vec::new();
+    for arg in std::env::args().skip(1) {
+        if path.is_empty() && arg == "help" {
+            continue;
+        }
+        let Some(sub) = cmd.find_subcommand(&arg).cloned() else {
+            continue;
+        };
+        path.push(arg);
+        cmd = sub;
+    }
+    path
 }
 
 /// Usage errors clap cannot express (its `requires` misses global arguments
