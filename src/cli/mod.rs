@@ -157,8 +157,8 @@ pub enum Command {
     New {
         /// Destination: an absolute http(s) URL or a /path on this service.
         url: Destination,
-        /// Use this key instead of a random 5-character ID: letters, digits,
-        /// `-`, `_`, `.`, `~`, segments joined by `/`, not starting with `_`.
+        /// Use this key instead of a random 5-character ID: 1 to 64 of
+        /// A-Z a-z 0-9 _ -, segments joined by /, not starting with _.
         #[arg(long)]
         key: Option<LinkKey>,
         /// Create it inactive (404 until `qrtag enable`).
