@@ -1,25 +1,32 @@
-//! Scans over time as an SVG or PNG line chart.
+//! Scans over time as an SVG or PNG bar chart. [`stack`] picks the numbers,
+//! [`axis`] and [`layout`] place them; this file only paints the layout with
+//! plotters.
 
-use std::collections::BTreeMap;
-use std::path::Path;
+pub mod axis;
+pub mod layout;
+pub mod stack;
+
+use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
+use ab_glyph::{Font, FontRef, ScaleFont, point};
 use anyhow::{Context, anyhow, bail};
-use chrono::{Days, Months, NaiveDate};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-use super::aggregate::{Period, Report};
+use super::aggregate::Report;
+use layout::{Align, Rgb, Scene, Shape};
+use stack::Stack;
 
 /// Plotters' `ab_glyph` text backend reads no system fonts, so the chart carries
-/// its own (DejaVu Sans Mono, Bitstream Vera licence: `assets/fonts/DejaVu-LICENSE.txt`).
-static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSansMono.ttf");
+/// its own: DejaVu Sans, proportional, so dates keep their hyphens on the line
+/// (Bitstream Vera licence: `assets/fonts/DejaVu-LICENSE.txt`).
+static FONT: &[u8] = include_bytes!("../../assets/fonts/DejaVuSans.ttf");
+/// Also the family an SVG names, so a viewer without DejaVu still picks a sans.
 const FONT_FAMILY: &str = "sans-serif";
 
-/// Keys drawn as their own line besides the total; more would be unreadable.
-pub const TOP_KEYS: usize = 5;
-
-const SIZE: (u32, u32) = (1000, 500);
+pub const SIZE: (u32, u32) = (1000, 500);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ChartKind {
@@ -43,100 +50,56 @@ impl ChartKind {
     }
 }
 
-/// One line of the chart: a name and scans per period start, zeros filled in.
-struct Line {
-    name: String,
-    points: Vec<(i32, u64)>,
-}
-
-/// Draws the total and the top keys. Needs `report.series`; periods without
-/// scans are drawn as zero so that gaps are visible as such.
-pub fn draw(report: &Report, path: &Path) -> anyhow::Result<()> {
+/// Draws scans per period of `report` (which needs a time series) from the logs
+/// `files` to `path`.
+pub fn draw(report: &Report, files: &[PathBuf], path: &Path) -> anyhow::Result<()> {
     let kind = ChartKind::from_path(path)?;
     let period = report
         .series
         .ok_or_else(|| anyhow!("the report has no time series to chart"))?;
     register_font()?;
-
-    let mut total: BTreeMap<NaiveDate, u64> = BTreeMap::new();
-    for k in &report.keys {
-        for p in &k.series {
-            *total.entry(p.start).or_default() += p.scans;
-        }
-    }
-    let starts = match (total.keys().next(), total.keys().next_back()) {
-        (Some(&first), Some(&last)) => period_starts(period, first, last),
-        _ => Vec::new(),
-    };
-    let origin = starts.first().copied().unwrap_or_default();
-    let x = |d: NaiveDate| (d - origin).num_days() as i32;
-    let line_of = |name: String, counts: &BTreeMap<NaiveDate, u64>| Line {
-        name,
-        points: starts
-            .iter()
-            .map(|&d| (x(d), counts.get(&d).copied().unwrap_or(0)))
-            .collect(),
-    };
-
-    let mut lines = vec![line_of("all keys".to_owned(), &total)];
-    let with_scans = report.keys.iter().filter(|k| k.stats.scans > 0);
-    if with_scans.clone().count() > 1 {
-        for k in with_scans.take(TOP_KEYS) {
-            let counts = k.series.iter().map(|p| (p.start, p.scans)).collect();
-            lines.push(line_of(legend_name(&k.key), &counts));
-        }
-    }
-
-    let title = format!("Scans per {period}");
-    let x_max = starts.last().map_or(1, |&d| x(d).max(1));
-    let label = move |v: &i32| {
-        let d = origin + Days::new(u64::try_from(*v).unwrap_or(0));
-        match period {
-            Period::Month => d.format("%Y-%m").to_string(),
-            Period::Week => d.format("%G-W%V").to_string(),
-            Period::Day => d.format("%Y-%m-%d").to_string(),
-        }
-    };
+    let stack = Stack::from_report(report, period);
+    let scene = layout::layout(&stack, &title(&stack, files), SIZE, &measure);
     let result = match kind {
-        ChartKind::Svg => plot(
+        ChartKind::Svg => paint(
             SVGBackend::new(path, SIZE).into_drawing_area(),
-            &title,
-            &lines,
-            x_max,
-            &label,
+            &scene,
+            None,
         ),
-        ChartKind::Png => plot(
+        ChartKind::Png => paint(
             BitMapBackend::new(path, SIZE).into_drawing_area(),
-            &title,
-            &lines,
-            x_max,
-            &label,
+            &scene,
+            Some(&FontRef::try_from_slice(FONT).context("the chart font could not be loaded")?),
         ),
     };
     result.with_context(|| format!("drawing chart {}", path.display()))
 }
 
-fn legend_name(key: &str) -> String {
-    if key.chars().count() > 24 {
-        key.chars().take(23).chain(['…']).collect()
-    } else {
-        key.to_owned()
-    }
-}
-
-/// Start dates of every period from `first` to `last`, both period starts.
-fn period_starts(period: Period, first: NaiveDate, last: NaiveDate) -> Vec<NaiveDate> {
-    let mut out = Vec::new();
-    let mut d = Some(first);
-    while let Some(day) = d.filter(|&day| day <= last) {
-        out.push(day);
-        d = match period {
-            Period::Day => day.checked_add_days(Days::new(1)),
-            Period::Week => day.checked_add_days(Days::new(7)),
-            Period::Month => day.checked_add_months(Months::new(1)),
-        };
-    }
-    out
+/// "Scans per week, 2026-10-05 – 2026-11-22, access.log + 2 more": what a
+/// chart cut out of a report still has to say.
+pub fn title(stack: &Stack, files: &[PathBuf]) -> String {
+    let span = match (stack.slots.first(), stack.slots.last()) {
+        (Some(&first), Some(&last)) => {
+            let end = axis::last_day(stack.period, last);
+            if first == end {
+                first.to_string()
+            } else {
+                format!("{first} – {end}")
+            }
+        }
+        _ => "no scans".to_owned(),
+    };
+    let first_file = files.first().map_or_else(String::new, |f| {
+        f.file_name().map_or_else(
+            || f.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
+    });
+    let files = match files.len() {
+        0 | 1 => first_file,
+        n => format!("{first_file} + {} more", n - 1),
+    };
+    format!("Scans per {}, {span}, {files}", stack.period)
 }
 
 fn register_font() -> anyhow::Result<()> {
@@ -151,66 +114,129 @@ fn register_font() -> anyhow::Result<()> {
     }
 }
 
-fn plot<DB: DrawingBackend>(
+/// Text widths from the embedded font; a rough per-character width if it
+/// cannot say, which only moves labels.
+fn measure(text: &str, size: u32) -> u32 {
+    (FONT_FAMILY, f64::from(size))
+        .into_font()
+        .box_size(text)
+        .map_or(text.chars().count() as u32 * size * 2 / 3, |(w, _)| w)
+}
+
+fn colour((r, g, b): Rgb) -> RGBColor {
+    RGBColor(r, g, b)
+}
+
+/// Paints `scene` on `root`. Text in an SVG is named and set by the viewer;
+/// with `raster` (a PNG) glyphs are placed here, see [`raster_text`].
+fn paint<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
-    title: &str,
-    lines: &[Line],
-    x_max: i32,
-    label: &dyn Fn(&i32) -> String,
+    scene: &Scene,
+    raster: Option<&FontRef<'_>>,
 ) -> anyhow::Result<()>
 where
     DB::ErrorType: 'static,
 {
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("{e}");
     root.fill(&WHITE).map_err(err)?;
-    let y_max = lines
-        .iter()
-        .flat_map(|l| l.points.iter().map(|p| p.1))
-        .max()
-        .unwrap_or(0);
-    let y_top = (y_max + y_max / 10).max(1);
-
-    let mut chart = ChartBuilder::on(&root)
-        .caption(title, (FONT_FAMILY, 22))
-        .margin(15)
-        .x_label_area_size(40)
-        .y_label_area_size(60)
-        .build_cartesian_2d(0..x_max, 0..y_top)
+    for shape in &scene.shapes {
+        match shape {
+            Shape::Fill { rect, colour: c } => root.draw(&Rectangle::new(
+                [(rect.left, rect.top), (rect.right, rect.bottom)],
+                colour(*c).filled(),
+            )),
+            Shape::Line {
+                from,
+                to,
+                colour: c,
+            } => root.draw(&PathElement::new(vec![*from, *to], colour(*c))),
+            Shape::Text {
+                text,
+                at,
+                size,
+                align,
+                colour: c,
+            } => match raster {
+                Some(font) => raster_text(&root, font, text, *at, *size, *align, *c),
+                None => {
+                    let h = match align {
+                        Align::Left => HPos::Left,
+                        Align::Center => HPos::Center,
+                        Align::Right => HPos::Right,
+                    };
+                    let style = (FONT_FAMILY, f64::from(*size))
+                        .into_font()
+                        .color(&colour(*c))
+                        .pos(Pos::new(h, VPos::Center));
+                    root.draw(&Text::new(text.as_str(), *at, style))
+                }
+            },
+        }
         .map_err(err)?;
-    chart
-        .configure_mesh()
-        .x_labels(8)
-        .x_label_formatter(label)
-        .y_desc("scans")
-        .label_style((FONT_FAMILY, 13))
-        .draw()
-        .map_err(err)?;
-    for (i, line) in lines.iter().enumerate() {
-        let color = Palette99::pick(i).to_rgba();
-        let style = color.stroke_width(if i == 0 { 3 } else { 2 });
-        chart
-            .draw_series(LineSeries::new(line.points.iter().copied(), style))
-            .map_err(err)?
-            .label(line.name.as_str())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .label_font((FONT_FAMILY, 13))
-        .background_style(WHITE.mix(0.85))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
     root.present().map_err(err)?;
+    Ok(())
+}
+
+/// Sets a line of text glyph by glyph at fractional positions, its digits
+/// centred on `at`. Plotters' own bitmap text snaps each glyph to a whole
+/// pixel and each glyph's top to a truncated baseline, which left uneven gaps
+/// and hyphens off the line in dates.
+fn raster_text<DB: DrawingBackend>(
+    root: &DrawingArea<DB, Shift>,
+    font: &FontRef<'_>,
+    text: &str,
+    at: (i32, i32),
+    size: u32,
+    align: Align,
+    c: Rgb,
+) -> Result<(), DrawingAreaErrorKind<DB::ErrorType>> {
+    let scaled = font.as_scaled(size as f32);
+    let mut caret = 0.0f32;
+    let mut placed = Vec::with_capacity(text.len());
+    let mut previous = None;
+    for ch in text.chars() {
+        let id = scaled.glyph_id(ch);
+        if let Some(p) = previous {
+            caret += scaled.kern(p, id);
+        }
+        placed.push((id, caret));
+        caret += scaled.h_advance(id);
+        previous = Some(id);
+    }
+    let left = at.0 as f32
+        - match align {
+            Align::Left => 0.0,
+            Align::Center => caret / 2.0,
+            Align::Right => caret,
+        };
+    let digit_top = font
+        .outline_glyph(scaled.scaled_glyph('0'))
+        .map_or(-(size as f32) * 0.6, |g| g.px_bounds().min.y);
+    let baseline = at.1 as f32 - digit_top / 2.0;
+    for (id, x) in placed {
+        let glyph = id.with_scale_and_position(scaled.scale(), point(left + x, baseline));
+        let Some(outline) = font.outline_glyph(glyph) else {
+            continue;
+        };
+        let origin = outline.px_bounds().min;
+        let mut result = Ok(());
+        outline.draw(|gx, gy, coverage| {
+            if result.is_ok() && coverage > 0.0 {
+                let pixel = (origin.x as i32 + gx as i32, origin.y as i32 + gy as i32);
+                result = root.draw_pixel(pixel, &colour(c).mix(f64::from(coverage.min(1.0))));
+            }
+        });
+        result?;
+    }
     Ok(())
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::stats::aggregate::Period;
+    use chrono::NaiveDate;
 
     fn d(y: i32, m: u32, day: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, day).unwrap()
@@ -230,19 +256,91 @@ mod tests {
         assert!(ChartKind::from_path(Path::new("svg")).is_err());
     }
 
+    /// Ink rows (top, bottom) of each run of inked columns, left to right.
+    fn glyph_rows(text: &str, size: u32) -> Vec<(u32, u32)> {
+        let font = FontRef::try_from_slice(FONT).unwrap();
+        let (w, h) = (120u32, 60u32);
+        let mut buf = vec![255u8; (w * h * 3) as usize];
+        {
+            let root = BitMapBackend::with_buffer(&mut buf, (w, h)).into_drawing_area();
+            raster_text(&root, &font, text, (4, 30), size, Align::Left, (0, 0, 0)).unwrap();
+            root.present().unwrap();
+        }
+        let ink = |x: u32, y: u32| buf[((y * w + x) * 3) as usize] < 128;
+        let mut runs = Vec::new();
+        let mut start = None;
+        for x in 0..=w {
+            let inked = x < w && (0..h).any(|y| ink(x, y));
+            match (inked, start) {
+                (true, None) => start = Some(x),
+                (false, Some(a)) => {
+                    let rows: Vec<u32> = (0..h).filter(|&y| (a..x).any(|x| ink(x, y))).collect();
+                    runs.push((rows[0], rows[rows.len() - 1]));
+                    start = None;
+                }
+                _ => {}
+            }
+        }
+        runs
+    }
+
     #[test]
-    fn gaps_are_filled() {
+    fn raster_dates_keep_hyphens_on_the_line() {
+        for size in [layout::TOTAL_SIZE, layout::LABEL_SIZE, layout::TITLE_SIZE] {
+            let runs = glyph_rows("0-0", size);
+            assert_eq!(runs.len(), 3, "{size}: {runs:?}");
+            let (digit, hyphen) = (runs[0], runs[1]);
+            assert_eq!(digit, runs[2], "{size}");
+            // Digits are centred on the point given.
+            assert!(
+                (i64::from(digit.0 + digit.1) - 60).abs() <= 1,
+                "{size}: {digit:?}"
+            );
+            // DejaVu Sans sets the hyphen a little below the digits' middle;
+            // a pixel higher (the old rendering) is outside this band at every size.
+            let height = f64::from(digit.1 - digit.0 + 1);
+            let above_baseline =
+                f64::from(digit.1) + 0.5 - f64::from(hyphen.0 + hyphen.1 + 1) / 2.0;
+            let at = above_baseline / height;
+            assert!(
+                (0.3..0.42).contains(&at),
+                "{size}: hyphen at {at} of the digits"
+            );
+        }
+    }
+
+    #[test]
+    fn titles_name_period_span_and_files() {
+        let stack = |period, slots: Vec<NaiveDate>| Stack {
+            period,
+            slots,
+            series: Vec::new(),
+        };
+        let files: Vec<PathBuf> = ["/var/log/qrtag/access.log", "access.log.1", "a.2.gz"]
+            .iter()
+            .map(PathBuf::from)
+            .collect();
         assert_eq!(
-            period_starts(Period::Day, d(2026, 2, 27), d(2026, 3, 2)),
-            [d(2026, 2, 27), d(2026, 2, 28), d(2026, 3, 1), d(2026, 3, 2)]
+            title(
+                &stack(
+                    Period::Week,
+                    axis::slots(Period::Week, d(2026, 10, 5), d(2026, 11, 16))
+                ),
+                &files
+            ),
+            "Scans per week, 2026-10-05 – 2026-11-22, access.log + 2 more"
         );
         assert_eq!(
-            period_starts(Period::Week, d(2026, 11, 16), d(2026, 11, 30)).len(),
-            3
+            title(&stack(Period::Day, vec![d(2026, 11, 22)]), &files[1..2]),
+            "Scans per day, 2026-11-22, access.log.1"
         );
         assert_eq!(
-            period_starts(Period::Month, d(2026, 11, 1), d(2027, 2, 1)),
-            [d(2026, 11, 1), d(2026, 12, 1), d(2027, 1, 1), d(2027, 2, 1)]
+            title(&stack(Period::Month, vec![d(2026, 2, 1)]), &files[..1]),
+            "Scans per month, 2026-02-01 – 2026-02-28, access.log"
+        );
+        assert_eq!(
+            title(&stack(Period::Day, Vec::new()), &files[..2]),
+            "Scans per day, no scans, access.log + 1 more"
         );
     }
 }

@@ -79,7 +79,7 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     output::write(&report, args.format, args.by.is_some(), out)?;
     out.flush()?;
     if let Some(path) = &args.chart {
-        chart::draw(&report, path)?;
+        chart::draw(&report, &args.files, path)?;
     }
     Ok(())
 }
