@@ -69,6 +69,7 @@ fn state(log: AccessLog) -> web::Data<PublicState> {
         access_log: log,
         tracking: Some(TrackingCookie::new(CookieName::default(), true, keys())),
         trusted_proxies: Vec::new(),
+        metrics: Default::default(),
     })
 }
 

@@ -249,12 +249,54 @@ impl fmt::Display for CouchDbName {
     }
 }
 
+/// What one node of a several-node service calls itself in its own
+/// diagnostics and metrics. Kept to characters that need no quoting in a log
+/// line, a label value or a file name, so it reads the same everywhere.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeName(String);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("a node name is 1 to 64 letters, digits, '.', '_' or '-': {0:?}")]
+pub struct InvalidNodeName(pub String);
+
+impl NodeName {
+    pub fn parse(s: &str) -> Result<Self, InvalidNodeName> {
+        let valid = (1..=64).contains(&s.len())
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"._-".contains(&b));
+        if valid {
+            Ok(Self(s.to_owned()))
+        } else {
+            Err(InvalidNodeName(s.to_owned()))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for NodeName {
+    type Err = InvalidNodeName;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+impl fmt::Display for NodeName {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
 #[derive(Debug, Clone)]
 pub struct Settings {
     /// Public listener: every path is a redirect request. Port 0 picks a free port.
     pub listen: String,
-    /// Admin listener: health, readiness (and later API, QR, metrics). Never public by default.
+    /// Admin listener: health, readiness, metrics, QR codes. Never public by default.
     pub admin_listen: String,
+    /// This node's name in diagnostics and metrics; the access log does not carry it.
+    pub node_name: Option<NodeName>,
     pub public_url: PublicUrl,
     /// QR codes from the admin listener print scheme and host in capitals.
     pub qr_uppercase_prefix: bool,
@@ -344,6 +386,7 @@ impl Settings {
             listen: "127.0.0.1:8080".into(),
             qr_uppercase_prefix: false,
             admin_listen: "127.0.0.1:8081".into(),
+            node_name: None,
             public_url: PublicUrl {
                 origin: "http://127.0.0.1:8080".into(),
                 https: false,
@@ -369,6 +412,19 @@ impl Settings {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn node_name_needs_no_quoting() {
+        for ok in ["a", "edge-1", "dub_2.example", &"n".repeat(64)] {
+            assert_eq!(
+                NodeName::parse(ok).map(|n| n.to_string()),
+                Ok(ok.to_owned())
+            );
+        }
+        for bad in ["", "edge 1", "a\"b", "node=1", "caf\u{e9}", &"n".repeat(65)] {
+            assert!(NodeName::parse(bad).is_err(), "{bad:?}");
+        }
+    }
 
     #[test]
     fn public_url_is_an_origin() {

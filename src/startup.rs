@@ -292,12 +292,14 @@ impl Application {
         });
         let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
 
+        let requests = Arc::new(crate::metrics::RequestMetrics::default());
         let public_state = web::Data::new(public::PublicState {
             snapshot: Arc::clone(&snapshot),
             public_url: settings.public_url.clone(),
             access_log: access_log.clone(),
             tracking,
             trusted_proxies: settings.trusted_proxies.clone(),
+            metrics: Arc::clone(&requests),
         });
         let public_server = public_server(public_listener, public_addr, public_state, &settings)
             .map_err(|source| StartupError::Bind {
@@ -305,16 +307,24 @@ impl Application {
                 source,
             })?;
 
+        let qr_renders = crate::metrics::QrRenders::default();
         let qr_state = web::Data::new(crate::server::qr::QrState {
             snapshot: Arc::clone(&snapshot),
             public_url: settings.public_url.clone(),
             uppercase_prefix: settings.qr_uppercase_prefix,
+            renders: qr_renders.clone(),
         });
         let delivery = crate::didcomm::delivery::Delivery::new();
-        let admin_state = web::Data::new(admin::AdminState {
+        let health = Arc::new(crate::health::Health {
             snapshot: Arc::clone(&snapshot),
             access_log: access_log.clone(),
             deliveries: settings.api.as_ref().map(|_| delivery.counters()),
+            node: settings.node_name.clone(),
+        });
+        let metrics = crate::metrics::Metrics::new(requests, Arc::clone(&health), &qr_renders);
+        let admin_state = web::Data::new(admin::AdminState {
+            health,
+            metrics: Arc::new(metrics),
         });
         let admin_server = HttpServer::new(move || {
             App::new()

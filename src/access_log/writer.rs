@@ -147,6 +147,9 @@ pub struct AccessLogStats {
     pub backpressure_waits: u64,
     /// Files opened after the first (SIGHUP, or the file was deleted).
     pub reopens: u64,
+    /// Bytes appended and not yet written: the buffer and the batch the
+    /// flusher holds. Filled in by [`AccessLog::stats`].
+    pub bytes_queued: u64,
     /// True from a failed write until the next successful one.
     pub failing: bool,
     /// The most recent error, with its UTC time; kept after recovery.
@@ -196,6 +199,8 @@ struct Queue {
     /// The flusher has exited; nothing appended now would be written.
     closed: bool,
     waiters: u32,
+    /// Bytes of the flusher's batch not yet written, as of its last report.
+    flusher_holds: usize,
     stats: AccessLogStats,
 }
 
@@ -356,7 +361,11 @@ impl AccessLog {
     }
 
     pub fn stats(&self) -> AccessLogStats {
-        lock(&self.inner.shared.queue).stats.clone()
+        let q = lock(&self.inner.shared.queue);
+        AccessLogStats {
+            bytes_queued: (q.buf.len() + q.flusher_holds) as u64,
+            ..q.stats.clone()
+        }
     }
 
     /// Writes every queued line, fsyncs and stops the flusher. Call after the
@@ -596,6 +605,7 @@ impl Flusher {
         self.pending.clear();
         self.done = 0;
         std::mem::swap(&mut self.pending, &mut q.buf);
+        q.flusher_holds = self.pending.len();
         q.lines = 0;
         if q.waiters > 0 {
             self.shared.room.notify_all();
@@ -626,7 +636,9 @@ impl Flusher {
                     let lines =
                         memchr::memchr_iter(b'\n', &self.pending[self.done..self.done + n]).count();
                     self.done += n;
-                    lock(&self.shared.queue).stats.lines_written += lines as u64;
+                    let mut q = lock(&self.shared.queue);
+                    q.stats.lines_written += lines as u64;
+                    q.flusher_holds = self.pending.len() - self.done;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => return self.write_failed(&e),
@@ -670,7 +682,10 @@ impl Flusher {
             }
         }
         self.retry = (self.retry * 2).min(MAX_RETRY.max(self.interval));
-        lock(&self.shared.queue).stats.failing = true;
+        let mut q = lock(&self.shared.queue);
+        q.stats.failing = true;
+        q.flusher_holds = self.pending.len() - self.done;
+        drop(q);
         // Appenders waiting for room would wait in vain.
         self.shared.room.notify_all();
         self.record_error(&message);
@@ -727,6 +742,7 @@ impl Flusher {
             self.record_error(&message);
         }
         let mut q = lock(&self.shared.queue);
+        q.flusher_holds = self.pending.len() - self.done;
         if q.reopen_handled < self.reopen_ticket {
             q.reopen_handled = self.reopen_ticket;
             q.reopen_ok = result.is_ok();

@@ -385,6 +385,10 @@ pub struct ServeArgs {
     /// Worker threads for the public listener (default: one per core).
     #[arg(help_heading = "Listeners", long, env = "QRTAG_WORKERS")]
     pub workers: Option<usize>,
+    /// This node's name when several serve one store: shown in the startup
+    /// line, /readyz and /metrics (`qrtag_node_info`), never in the access log.
+    #[arg(long, env = "QRTAG_NODE_NAME", value_name = "NAME")]
+    pub node_name: Option<crate::settings::NodeName>,
     /// Access log file, appended to; `-` for standard output. SIGHUP reopens it.
     #[arg(
         help_heading = "Access log",
@@ -538,6 +542,7 @@ impl Cli {
             listen: args.listen.clone(),
             qr_uppercase_prefix: args.qr_uppercase_prefix,
             admin_listen: args.admin_listen.clone(),
+            node_name: args.node_name.clone(),
             public_url: self.public_url.clone(),
             store: self.store.settings(),
             workers: args.workers,
@@ -772,6 +777,15 @@ mod tests {
             Command::Serve(a) => Ok(cli.serve_settings(a)),
             other => panic!("parsed as {other:?}"),
         }
+    }
+
+    #[test]
+    fn node_name_flag() {
+        assert_eq!(serve(&[]).expect("defaults").node_name, None);
+        let s = serve(&["--node-name", "edge-1.dub"]).expect("a name");
+        assert_eq!(s.node_name.as_ref().map(|n| n.as_str()), Some("edge-1.dub"));
+        let err = serve(&["--node-name", "edge 1"]).expect_err("a space");
+        assert!(err.to_string().contains("node name"), "{err}");
     }
 
     #[test]

@@ -9,6 +9,7 @@ use crate::startup::Application;
 
 pub async fn run(settings: Settings) -> anyhow::Result<ExitCode> {
     let public_url = settings.public_url.clone();
+    let node = settings.node_name.clone();
     let app = Application::build(settings)
         .await
         .context("starting the server")?;
@@ -16,6 +17,7 @@ pub async fn run(settings: Settings) -> anyhow::Result<ExitCode> {
         public = %app.public_addr(),
         admin = %app.admin_addr(),
         %public_url,
+        node = %node.as_ref().map_or("-", |n| n.as_str()),
         "qrtag is serving"
     );
     // For scripts and tests that start on port 0: one plain line, stable

@@ -1,6 +1,7 @@
 //! The two HTTP listeners. Thin shells: the decisions are made by
 //! [`redirect_policy`](crate::redirect_policy) and the snapshot.
 
+pub mod accept;
 pub mod admin;
 pub mod api;
 pub mod limits;

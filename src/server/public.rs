@@ -18,6 +18,7 @@ use chrono::{DateTime, Utc};
 
 use crate::access_log::{AccessLog, Record};
 use crate::client_ip::client_ip;
+use crate::metrics::RequestMetrics;
 use crate::redirect_policy::{self, Decision};
 use crate::server::request_heads::HeadFields;
 use crate::server::request_line::{Answered, LogOwnAnswer};
@@ -34,11 +35,14 @@ pub struct PublicState {
     /// `None` when tracking is off.
     pub tracking: Option<TrackingCookie>,
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// Counts and times every answer; atomics only (see [`RequestMetrics`]).
+    pub metrics: Arc<RequestMetrics>,
 }
 
 const NO_STORE: HeaderValue = HeaderValue::from_static("private, no-store");
 
 pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResponse {
+    let started = std::time::Instant::now();
     let arrived = Utc::now();
     if let Some(answered) = req.conn_data::<Answered>() {
         answered.note();
@@ -46,7 +50,7 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
     let mut res = answer(&req, &state, arrived);
     if res.status() == StatusCode::FOUND
         && req.method() == Method::GET
-        && accepts_json(req.headers())
+        && super::accept::accepts(req.headers(), "application/json")
         && let Some(invitation) = res
             .headers()
             .get(header::LOCATION)
@@ -64,6 +68,9 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
         id
     });
     log_request(&req, &state, arrived, tracking.as_ref(), &res);
+    state
+        .metrics
+        .record(req.method(), res.status(), started.elapsed());
     // `own_answer` tells actix's answers from ours by this.
     debug_assert!(
         !(res.status().is_client_error() || res.status().is_server_error())
@@ -74,21 +81,6 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
         "an error answer of the handler must have a body"
     );
     res
-}
-
-/// Whether the client lists `application/json` among what it accepts, as
-/// wallets do when they resolve a short out-of-band invitation URL.
-fn accepts_json(headers: &header::HeaderMap) -> bool {
-    headers
-        .get_all(header::ACCEPT)
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(','))
-        .any(|range| {
-            range
-                .split(';')
-                .next()
-                .is_some_and(|m| m.trim().eq_ignore_ascii_case("application/json"))
-        })
 }
 
 /// The invitation itself instead of the redirect (DIDComm out-of-band short

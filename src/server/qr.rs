@@ -20,6 +20,7 @@ pub struct QrState {
     pub snapshot: Arc<Snapshot>,
     pub public_url: PublicUrl,
     pub uppercase_prefix: bool,
+    pub renders: crate::metrics::QrRenders,
 }
 
 const PREFIX: &str = "/qr/";
@@ -53,7 +54,11 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
     // A large PNG at maximum compression takes a while; the admin listener
     // has one worker and must keep answering /healthz meanwhile.
     let state = state.into_inner();
+    let renders = state.renders.clone();
     let rendered = web::block(move || qr_image::render(&state.public_url, &key, &spec)).await;
+    if let Ok(Ok(_)) = &rendered {
+        renders.rendered(format);
+    }
     match rendered {
         Ok(Ok(body)) => HttpResponse::Ok()
             .content_type(format.content_type())

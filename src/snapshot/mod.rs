@@ -16,10 +16,12 @@ use serde_json::Value;
 use crate::link::Document;
 
 pub mod file;
+mod follower;
 pub mod saver;
 mod shard;
 mod table;
 
+pub use follower::FollowerStats;
 pub use shard::LinkView;
 pub use table::{LinkTable, LiveLink, TableBuilder};
 
@@ -57,6 +59,7 @@ pub struct Snapshot {
     loaded: AtomicBool,
     problem: Mutex<Option<String>>,
     generation: AtomicU64,
+    follower: FollowerStats,
 }
 
 impl Default for Snapshot {
@@ -66,6 +69,7 @@ impl Default for Snapshot {
             loaded: AtomicBool::new(false),
             problem: Mutex::new(Some("links not loaded yet".into())),
             generation: AtomicU64::new(0),
+            follower: FollowerStats::new(),
         }
     }
 }
@@ -99,6 +103,9 @@ impl Snapshot {
         }
         let mut table = LinkTable::clone(&current);
         drop(current);
+        if !changes.is_empty() {
+            self.follower.applied(changes.len());
+        }
         for (key, reason) in table.apply(changes) {
             tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
         }
@@ -115,6 +122,7 @@ impl Snapshot {
 
     pub fn mark_loaded(&self) {
         self.loaded.store(true, Ordering::Release);
+        self.follower.applied(0);
         self.set_problem(None);
     }
 
@@ -123,10 +131,18 @@ impl Snapshot {
     }
 
     /// Records (or clears) why the link source is unhealthy, for `/readyz`.
+    /// A problem means the table may be behind the store, so it also marks
+    /// the store away for [`follower`](Self::follower).
     pub fn set_problem(&self, problem: Option<String>) {
         if let Ok(mut p) = self.problem.lock() {
+            self.follower.set_away(problem.is_some());
             *p = problem;
         }
+    }
+
+    /// The follower's counters, read without a lock.
+    pub fn follower(&self) -> &FollowerStats {
+        &self.follower
     }
 
     pub fn problem(&self) -> Option<String> {

@@ -121,7 +121,11 @@ impl Follower {
     /// when a full reload is due, with the reason.
     async fn follow(&mut self, mut since: Value) -> String {
         loop {
-            match self.feed(&mut since).await {
+            let end = self.feed(&mut since).await;
+            if !matches!(end, FeedEnd::Reload(_)) {
+                self.snapshot.follower().reconnected();
+            }
+            match end {
                 // A pause, so a server that ends every feed at once is not
                 // asked again in a tight loop.
                 FeedEnd::Closed => tokio::time::sleep(FIRST_RETRY).await,

@@ -284,6 +284,14 @@ fn failing_writes_are_counted_retried_and_never_block_requests() {
         "a full buffer drops, and counts it"
     );
     assert_eq!(stats.lines_written, 0);
+    // What the buffer and the flusher's failed batch hold: every kept line.
+    // Lines are 9 ("queued 0\n") to 12 bytes long.
+    let kept = stats.lines_appended - stats.lines_dropped;
+    assert!(
+        (9 * kept..=12 * kept).contains(&stats.bytes_queued),
+        "{} bytes queued for {kept} lines",
+        stats.bytes_queued
+    );
     let err = stats.last_error.expect("error kept");
     assert!(err.contains("No space left on device"), "{err}");
 
@@ -293,6 +301,7 @@ fn failing_writes_are_counted_retried_and_never_block_requests() {
     assert!(log.reopen());
     let stats = log.shutdown().expect("everything left is written");
     assert!(!stats.failing);
+    assert_eq!(log.stats().bytes_queued, 0, "nothing left queued");
     assert_eq!(stats.lines_appended, 2_000);
     assert_eq!(stats.lines_written + stats.lines_dropped, 2_000);
     let text = read(&real);

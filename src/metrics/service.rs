@@ -1,0 +1,187 @@
+//! The service's state as gauges and counters, read at scrape time from the
+//! same [`Report`](crate::health::Report) `/readyz` shows: links, the store
+//! follower, the access log, DIDComm deliveries, and who this node is.
+
+use std::fmt;
+use std::sync::Arc;
+
+use prometheus_client::collector::Collector;
+use prometheus_client::encoding::{DescriptorEncoder, EncodeMetric};
+use prometheus_client::metrics::MetricType;
+use prometheus_client::metrics::counter::ConstCounter;
+use prometheus_client::metrics::gauge::ConstGauge;
+use prometheus_client::registry::Unit;
+
+use crate::health::{Health, Status};
+
+#[derive(Debug)]
+pub(super) struct ServiceCollector(pub Arc<Health>);
+
+fn gauge<N: prometheus_client::encoding::EncodeGaugeValue>(
+    e: &mut DescriptorEncoder,
+    name: &str,
+    help: &str,
+    unit: Option<&Unit>,
+    value: N,
+) -> fmt::Result {
+    let g = ConstGauge::new(value);
+    g.encode(e.encode_descriptor(name, help, unit, g.metric_type())?)
+}
+
+fn counter(e: &mut DescriptorEncoder, name: &str, help: &str, value: u64) -> fmt::Result {
+    let c = ConstCounter::new(value);
+    c.encode(e.encode_descriptor(name, help, None, c.metric_type())?)
+}
+
+fn flag(b: bool) -> i64 {
+    i64::from(b)
+}
+
+impl Collector for ServiceCollector {
+    fn encode(&self, mut e: DescriptorEncoder) -> fmt::Result {
+        let r = self.0.report();
+        let secs = Some(&Unit::Seconds);
+
+        let mut info = e.encode_descriptor(
+            "qrtag_build_info",
+            "The running version; always 1.",
+            None,
+            MetricType::Gauge,
+        )?;
+        ConstGauge::new(1).encode(info.encode_family(&[("version", r.version)])?)?;
+        if let Some(node) = &r.node {
+            let mut info = e.encode_descriptor(
+                "qrtag_node_info",
+                "This node's --node-name; always 1.",
+                None,
+                MetricType::Gauge,
+            )?;
+            ConstGauge::new(1).encode(info.encode_family(&[("node", node.as_str())])?)?;
+        }
+
+        gauge(
+            &mut e,
+            "qrtag_ready",
+            "1 once links are loaded and redirects are answered (/readyz is 200).",
+            None,
+            flag(r.status != Status::Starting),
+        )?;
+        gauge(
+            &mut e,
+            "qrtag_degraded",
+            "1 while serving with a problem: the store is away (answers come from the last snapshot) or access log writes fail; /readyz says which.",
+            None,
+            flag(r.status == Status::Degraded),
+        )?;
+        gauge(
+            &mut e,
+            "qrtag_snapshot_links",
+            "Links in the snapshot that answers redirects.",
+            None,
+            r.links as i64,
+        )?;
+        gauge(
+            &mut e,
+            "qrtag_snapshot_invalid_documents",
+            "Stored documents skipped because they are not valid links.",
+            None,
+            r.invalid_documents as i64,
+        )?;
+
+        let s = &r.store;
+        gauge(
+            &mut e,
+            "qrtag_store_up",
+            "1 while the follower is in contact with the store and current.",
+            None,
+            flag(s.up),
+        )?;
+        gauge(
+            &mut e,
+            "qrtag_store_follower_lag",
+            "How long the snapshot may be behind the store: 0 while the follower is current, else the time since it stopped being.",
+            secs,
+            s.follower_lag_seconds,
+        )?;
+        if let Some(age) = s.seconds_since_last_change {
+            gauge(
+                &mut e,
+                "qrtag_store_last_change_age",
+                "Time since a change from the store (or the first load) last reached the snapshot.",
+                secs,
+                age,
+            )?;
+        }
+        counter(
+            &mut e,
+            "qrtag_store_changes_applied",
+            "Changes read from the store and applied to the snapshot (full loads not counted).",
+            s.changes_applied,
+        )?;
+        counter(
+            &mut e,
+            "qrtag_store_reconnects",
+            "Times the follower reconnected to the store's change feed (CouchDB; SQLite is polled).",
+            s.reconnects,
+        )?;
+
+        let l = &r.access_log;
+        counter(
+            &mut e,
+            "qrtag_access_log_lines_written",
+            "Access log lines handed to the operating system.",
+            l.lines_written,
+        )?;
+        counter(
+            &mut e,
+            "qrtag_access_log_lines_dropped",
+            "Access log lines lost: the buffer stayed full or writes were failing.",
+            l.lines_dropped,
+        )?;
+        counter(
+            &mut e,
+            "qrtag_access_log_write_errors",
+            "Failed access log write, reopen or fsync attempts.",
+            l.write_errors,
+        )?;
+        counter(
+            &mut e,
+            "qrtag_access_log_backpressure_waits",
+            "Requests that waited for room in the access log buffer.",
+            l.waits_for_room,
+        )?;
+        counter(
+            &mut e,
+            "qrtag_access_log_reopens",
+            "Access log files opened after the first (SIGHUP, or the file was deleted).",
+            l.reopens,
+        )?;
+        gauge(
+            &mut e,
+            "qrtag_access_log_queued",
+            "Access log bytes appended and not yet written.",
+            Some(&Unit::Bytes),
+            l.bytes_queued as i64,
+        )?;
+        gauge(
+            &mut e,
+            "qrtag_access_log_failing",
+            "1 from a failed access log write until the next one succeeds.",
+            None,
+            flag(!l.healthy),
+        )?;
+
+        if let Some(d) = &r.didcomm {
+            let mut family = e.encode_descriptor(
+                "qrtag_didcomm_replies",
+                "DIDComm replies sent to the sender's endpoint (the 202 path), by outcome.",
+                None,
+                MetricType::Counter,
+            )?;
+            for (outcome, n) in [("delivered", d.delivered), ("failed", d.failed)] {
+                ConstCounter::new(n).encode(family.encode_family(&[("outcome", outcome)])?)?;
+            }
+        }
+        Ok(())
+    }
+}
