@@ -386,7 +386,7 @@ async fn a_node_serving_its_snapshot_file_with_the_store_away_is_degraded_not_do
     let dir = tempfile::tempdir().expect("tempdir");
     let settings = unreachable_couch(dir.path());
     // The snapshot file a previous run against this database left behind.
-    let identity = qrtag::store::open(&settings.store)
+    let identity = qrtag::store::open(&settings.store, qrtag::store::Access::Read)
         .expect("opens without connecting")
         .snapshot_identity();
     let previous = Snapshot::new();

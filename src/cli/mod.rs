@@ -387,7 +387,12 @@ pub struct ServeArgs {
     pub workers: Option<usize>,
     /// This node's name when several serve one store: shown in the startup
     /// line, /readyz and /metrics (`qrtag_node_info`), never in the access log.
-    #[arg(long, env = "QRTAG_NODE_NAME", value_name = "NAME")]
+    #[arg(
+        help_heading = "Listeners",
+        long,
+        env = "QRTAG_NODE_NAME",
+        value_name = "NAME"
+    )]
     pub node_name: Option<crate::settings::NodeName>,
     /// Access log file, appended to; `-` for standard output. SIGHUP reopens it.
     #[arg(
