@@ -310,6 +310,37 @@ fn a_write_that_makes_a_loop_is_warned_of_by_key() {
     assert_eq!(stderr(&out), "");
 }
 
+/// The server answers a scan into a loop 404 and says which path, so an
+/// operator can find the links (`qrtag show`).
+#[tokio::test]
+async fn the_server_names_the_path_of_a_scan_it_cannot_resolve() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    assert!(
+        qrtag_cmd(&db, &["new", "--key", "a", "/b"])
+            .status
+            .success()
+    );
+    assert!(
+        qrtag_cmd(&db, &["new", "--key", "b", "/a"])
+            .status
+            .success()
+    );
+    let srv = support::process::ServerProcess::spawn(&db, &[], &[], false).await;
+    let res = reqwest::get(srv.url("/a")).await.expect("scan");
+    assert_eq!(res.status(), 404);
+    let said = support::poll::until(std::time::Duration::from_secs(5), "the warning", || {
+        let err = srv.stderr();
+        std::future::ready(err.contains("cannot be resolved").then_some(err))
+    })
+    .await;
+    assert!(
+        said.contains("path=\"/a\"") || said.contains("path=/a"),
+        "{said}"
+    );
+    srv.stop().await;
+}
+
 #[test]
 fn batch_says_which_sheets_it_wrote_and_resolve_has_a_plain_form() {
     let dir = tempfile::tempdir().expect("tempdir");
