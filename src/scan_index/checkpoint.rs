@@ -24,7 +24,7 @@
 //! crc32:u32                            (of every byte before it)
 //! ```
 
-use std::io::{self, Read, Write};
+use std::io::{self, BufReader, Read, Write};
 
 use crate::access_log::format::LogTime;
 use crate::snapshot::file::Crc32Writer;
@@ -146,9 +146,9 @@ fn len32(n: usize) -> io::Result<u32> {
     u32::try_from(n).map_err(|_| io::Error::other("more than 4 GiB in one checkpoint field"))
 }
 
-/// Reads a checkpoint made for the access log `log`.
-pub fn decode(input: impl Read, log: &str) -> Result<Decoded, DecodeError> {
-    decode_inner(input, log).map_err(|e| match e {
+/// Reads a checkpoint of `len` bytes made for the access log `log`.
+pub fn decode(input: impl Read, len: u64, log: &str) -> Result<Decoded, DecodeError> {
+    decode_inner(input, len, log).map_err(|e| match e {
         // A count or length pointing past the end: the file was cut short
         // or a damaged byte became a length.
         DecodeError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => DecodeError::Checksum,
@@ -156,11 +156,20 @@ pub fn decode(input: impl Read, log: &str) -> Result<Decoded, DecodeError> {
     })
 }
 
-fn decode_inner(input: impl Read, log: &str) -> Result<Decoded, DecodeError> {
-    let mut r = CrcReader {
-        inner: input,
-        crc: crc32fast::Hasher::new(),
+fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, DecodeError> {
+    let Some(body_left) = len.checked_sub(4) else {
+        return Err(DecodeError::NotACheckpoint);
     };
+    // The checksum is taken of the large blocks the buffer reads, not of
+    // the millions of small reads parsing makes.
+    let mut r = BufReader::with_capacity(
+        1 << 20,
+        Checksummed {
+            inner: input,
+            crc: crc32fast::Hasher::new(),
+            body_left,
+        },
+    );
     let mut magic = [0u8; 8];
     r.read_exact(&mut magic).map_err(|e| match e.kind() {
         io::ErrorKind::UnexpectedEof => DecodeError::NotACheckpoint,
@@ -250,20 +259,20 @@ fn decode_inner(input: impl Read, log: &str) -> Result<Decoded, DecodeError> {
         let stats = read_stats(&mut r)?;
         state.days.insert(day, stats);
     }
-    let computed = r.crc.clone().finalize();
     let mut trailer = [0u8; 4];
-    r.inner.read_exact(&mut trailer)?;
-    if u32::from_le_bytes(trailer) != computed {
-        return Err(DecodeError::Checksum);
+    r.read_exact(&mut trailer)?;
+    let body = r.get_ref();
+    if body.body_left != 0 {
+        return Err(DecodeError::Malformed("bytes after the last record"));
     }
-    if r.inner.read(&mut [0u8; 1])? != 0 {
-        return Err(DecodeError::Malformed("bytes after the checksum"));
+    if u32::from_le_bytes(trailer) != body.crc.clone().finalize() {
+        return Err(DecodeError::Checksum);
     }
     state.recount_uniques();
     Ok(Decoded { state, marks })
 }
 
-fn read_stats(r: &mut CrcReader<impl Read>) -> Result<KeyStats, DecodeError> {
+fn read_stats(r: &mut impl Read) -> Result<KeyStats, DecodeError> {
     let mut s = KeyStats {
         requests: r.u64()?,
         scans: r.u64()?,
@@ -277,7 +286,7 @@ fn read_stats(r: &mut CrcReader<impl Read>) -> Result<KeyStats, DecodeError> {
     Ok(s)
 }
 
-fn read_time(r: &mut CrcReader<impl Read>) -> Result<Option<LogTime>, DecodeError> {
+fn read_time(r: &mut impl Read) -> Result<Option<LogTime>, DecodeError> {
     match r.u64()? {
         0 => Ok(None),
         bits => LogTime::from_bits(bits)
@@ -289,7 +298,7 @@ fn read_time(r: &mut CrcReader<impl Read>) -> Result<Option<LogTime>, DecodeErro
 /// Caps what a count read from the file may reserve before the checksum has
 /// vouched for it: a damaged count must fail, not allocate terabytes.
 fn bounded(count: u64) -> usize {
-    count.min(1 << 20) as usize
+    count.min(1 << 24) as usize
 }
 
 /// Little-endian integers, the layout's only kind.
@@ -304,12 +313,26 @@ trait WriteLe: Write {
 
 impl<W: Write> WriteLe for Crc32Writer<W> {}
 
-struct CrcReader<R> {
+/// Checksums what is read through it, up to the trailer.
+struct Checksummed<R> {
     inner: R,
     crc: crc32fast::Hasher,
+    /// Bytes before the trailer not read yet.
+    body_left: u64,
 }
 
-impl<R: Read> CrcReader<R> {
+impl<R: Read> Read for Checksummed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let body = (n as u64).min(self.body_left) as usize;
+        self.crc.update(&buf[..body]);
+        self.body_left -= body as u64;
+        Ok(n)
+    }
+}
+
+/// The layout's integers and strings.
+trait ReadLe: Read {
     fn u8(&mut self) -> io::Result<u8> {
         let mut b = [0u8; 1];
         self.read_exact(&mut b)?;
@@ -336,13 +359,7 @@ impl<R: Read> CrcReader<R> {
     }
 }
 
-impl<R: Read> Read for CrcReader<R> {
-    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.crc.update(&buf[..n]);
-        Ok(n)
-    }
-}
+impl<R: Read + ?Sized> ReadLe for R {}
 
 #[cfg(test)]
 mod tests;

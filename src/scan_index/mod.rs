@@ -18,7 +18,7 @@ pub mod follow;
 pub mod index;
 
 use std::fs::File;
-use std::io::{self, BufReader};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
@@ -89,8 +89,14 @@ pub fn load_checkpoint(path: &Path, log: &Path) -> Result<Option<checkpoint::Dec
             });
         }
     };
-    let reader = BufReader::with_capacity(1 << 20, file);
-    checkpoint::decode(reader, &log.to_string_lossy())
+    let len = file
+        .metadata()
+        .map_err(|source| LoadError::Read {
+            path: path.to_owned(),
+            source,
+        })?
+        .len();
+    checkpoint::decode(file, len, &log.to_string_lossy())
         .map(Some)
         .map_err(|source| LoadError::Invalid {
             path: path.to_owned(),

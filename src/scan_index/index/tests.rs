@@ -82,7 +82,7 @@ fn feed(state: &mut IndexState, bots: &mut BotFilter, lines: &[String]) {
 fn restart(state: &IndexState) -> IndexState {
     let mut bytes = Vec::new();
     checkpoint::encode(state, &[], "access.log", &mut bytes).expect("encode");
-    checkpoint::decode(&bytes[..], "access.log")
+    checkpoint::decode(&bytes[..], bytes.len() as u64, "access.log")
         .expect("decode")
         .state
 }
