@@ -16,6 +16,8 @@
 //!   `QRTAG_SCALE_BASELINE_BIN` set to an older `qrtag` binary, that build
 //!   too, serving a copy of the same database, in every round.
 
+#[path = "support/keys.rs"]
+mod keys;
 #[path = "support/load.rs"]
 mod load;
 
@@ -24,20 +26,8 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
+use keys::key;
 use load::{Server, measure, median, quantile};
-
-const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-/// The i-th key: distinct for every i below 62^5, spread over the space.
-fn key(i: u64) -> String {
-    let mut n = (i.wrapping_mul(387_420_489)) % 916_132_832;
-    let mut k = [0u8; 5];
-    for c in k.iter_mut().rev() {
-        *c = ALPHABET[(n % 62) as usize];
-        n /= 62;
-    }
-    String::from_utf8_lossy(&k).into_owned()
-}
 
 fn url(i: u64) -> String {
     format!("https://www.example.com/campaigns/spring/poster-{i:07}?src=qr")

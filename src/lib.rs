@@ -20,6 +20,7 @@ pub mod qr;
 pub mod qr_image;
 pub mod redirect_policy;
 pub mod resolver;
+pub mod scan_index;
 pub mod server;
 pub mod settings;
 pub mod short_id;

@@ -323,6 +323,10 @@ pub struct Settings {
     pub snapshot_file: Option<PathBuf>,
     /// The DIDComm listener; `None` when `--api-listen` is not given.
     pub api: Option<ApiSettings>,
+    /// Scan counts kept current from the access log for the console (see
+    /// [`crate::scan_index`]); `None`, the default, reads nothing. Needs an
+    /// access log that is a file.
+    pub scan_index: Option<crate::scan_index::ScanIndexSettings>,
 }
 
 /// The DIDComm listener (`POST /didcomm`) and its rules.
@@ -405,6 +409,7 @@ impl Settings {
             workers: None,
             trusted_proxies: Vec::new(),
             api: None,
+            scan_index: None,
         }
     }
 }

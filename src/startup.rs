@@ -15,7 +15,7 @@ use actix_service::{IntoServiceFactory, ServiceFactoryExt, fn_service, map_confi
 use actix_web::dev::AppConfig;
 use actix_web::{App, HttpServer, web};
 
-use crate::access_log::{AccessLog, AccessLogError};
+use crate::access_log::{AccessLog, AccessLogError, AccessLogTarget};
 use crate::server::request_line::{OwnAnswerLog, RequestLineIo};
 use crate::server::{admin, public};
 use crate::settings::Settings;
@@ -42,6 +42,10 @@ pub enum StartupError {
     Identity(#[from] crate::didcomm::identity::IdentityError),
     #[error(transparent)]
     TrackingSecret(#[from] crate::tracking_secret::SecretFileError),
+    #[error("the scan index follows an access log file, not standard output")]
+    ScanIndexWithoutFile,
+    #[error("cannot start the scan index: {0}")]
+    ScanIndex(#[source] std::io::Error),
 }
 
 pub struct Application {
@@ -56,6 +60,7 @@ pub struct Application {
     follower: tokio::task::JoinHandle<()>,
     saver: Option<Arc<Saver>>,
     access_log: AccessLog,
+    scan_index: Option<crate::scan_index::RunningIndex>,
     /// Registered in `build`, so a SIGHUP that arrives once the addresses are
     /// known reopens the log instead of killing the process.
     hangup: tokio::signal::unix::Signal,
@@ -280,6 +285,14 @@ impl Application {
             AccessLog::open(&settings.access_log, settings.access_log_options.clone())?;
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
+        let scan_index = match (&settings.scan_index, &settings.access_log) {
+            (None, _) => None,
+            (Some(_), AccessLogTarget::Stdout) => return Err(StartupError::ScanIndexWithoutFile),
+            (Some(index), AccessLogTarget::Path(log)) => Some(
+                crate::scan_index::start(log.clone(), index.clone())
+                    .map_err(StartupError::ScanIndex)?,
+            ),
+        };
         let snapshot = Snapshot::new();
         let identity = store.snapshot_identity();
         let resume = match &settings.snapshot_file {
@@ -359,6 +372,7 @@ impl Application {
             follower,
             saver,
             access_log,
+            scan_index,
             hangup,
         })
     }
@@ -387,6 +401,13 @@ impl Application {
 
     pub fn access_log(&self) -> AccessLog {
         self.access_log.clone()
+    }
+
+    /// The scan counts, when `settings.scan_index` turned them on.
+    pub fn scan_index(&self) -> Option<Arc<crate::scan_index::ScanIndex>> {
+        self.scan_index
+            .as_ref()
+            .map(crate::scan_index::RunningIndex::index)
     }
 
     /// Serves until SIGINT or SIGTERM; in-flight requests are finished first,
@@ -446,6 +467,10 @@ impl Application {
             .await
             .map_err(std::io::Error::other)
             .and_then(|r| r.map_err(std::io::Error::other));
+        if let Some(index) = self.scan_index {
+            // After the drain, so its last checkpoint holds every line.
+            let _ = tokio::task::spawn_blocking(move || index.stop()).await;
+        }
         let served = first.map_err(std::io::Error::other)?;
         let stats = drained?;
         tracing::info!(

@@ -112,3 +112,60 @@ fn our_lines(path: &std::path::Path) -> Vec<String> {
         .map(str::to_owned)
         .collect()
 }
+
+/// The same loop with the console's scan index on: it follows the log the
+/// server writes and ends up with `qrtag stats`'s numbers for every key.
+#[tokio::test]
+async fn the_scan_index_follows_the_server_s_log_to_stats_numbers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = support::test_settings(dir.path());
+    let log = dir.path().join("access.log");
+    let mut index_settings = qrtag::scan_index::ScanIndexSettings::beside(&log);
+    index_settings.poll_interval = Duration::from_millis(10);
+    settings.scan_index = Some(index_settings);
+    let app = support::spawn_with(settings, dir).await;
+    let index = app.scan_index.clone().expect("the scan index is on");
+    app.link("tag01", "https://example.com/poster").await;
+    app.wait_for_status("/tag01", 302).await;
+
+    for ua in [IPHONE, ANDROID, GOOGLEBOT] {
+        let r = app
+            .client
+            .get(app.url("/tag01"))
+            .header("user-agent", ua)
+            .send()
+            .await
+            .expect("scan");
+        assert_eq!(r.status(), 302);
+    }
+    let r = app
+        .client
+        .get(app.url("/nope1"))
+        .header("user-agent", IPHONE)
+        .send()
+        .await
+        .expect("404");
+    assert_eq!(r.status(), 404);
+    eventually(Duration::from_secs(2), || async {
+        our_lines(&log).len() == 4
+    })
+    .await;
+
+    // Everything in the log now, harness requests included.
+    let mut agg = qrtag::stats::aggregate::Aggregator::new(Default::default());
+    qrtag::stats::read_file(&log, &mut agg, &indicatif::ProgressBar::hidden()).expect("stats");
+    let report = agg.finish();
+    eventually(Duration::from_secs(5), || {
+        let lines = index.with_state(|s| s.lines_read());
+        async move { lines >= report.lines_read }
+    })
+    .await;
+    // Two phones; the crawler and the harness's waiting requests (no
+    // User-Agent) count as bots.
+    let tag = index.key("tag01");
+    assert_eq!((tag.scans, tag.unique_scanners), (2, 2));
+    assert!(tag.bot >= 1);
+    for k in &report.keys {
+        assert_eq!(index.key(&k.key), k.stats, "key {}", k.key);
+    }
+}

@@ -320,8 +320,21 @@ impl LogTime {
             }
             v = v * 10 + u64::from(d);
         }
+        LogTime::from_bits(v)
+    }
+
+    /// The packed number, for binary files that keep times (the scan index's
+    /// checkpoint): 8 bytes instead of the 16 of the written form.
+    pub fn to_bits(self) -> u64 {
+        self.0
+    }
+
+    /// Reverses [`to_bits`](Self::to_bits); `None` unless the number is a
+    /// time that exists in the calendar, so a damaged file cannot make one.
+    pub fn from_bits(v: u64) -> Option<LogTime> {
         let t = LogTime(v);
-        let valid = (1..=12).contains(&t.month())
+        let valid = t.year() <= 9999
+            && (1..=12).contains(&t.month())
             && (1..=days_in_month(t.year(), t.month())).contains(&t.day())
             && t.hour() < 24
             && t.minute() < 60

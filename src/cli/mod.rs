@@ -501,6 +501,10 @@ pub struct ServeArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub no_snapshot_file: bool,
+    /// Keep scan counts current from the access log, with their checkpoint
+    /// at PATH. Hidden until the console that shows them exists.
+    #[arg(long, value_name = "PATH", hide = true)]
+    pub scan_index_file: Option<PathBuf>,
     #[command(flatten)]
     pub didcomm: DidcommIdentityArgs,
     #[command(flatten)]
@@ -579,6 +583,12 @@ impl Cli {
                         )),
                         None => crate::settings::default_snapshot_file(&self.store.db),
                     })
+            }),
+            scan_index: args.scan_index_file.as_ref().map(|path| {
+                crate::scan_index::ScanIndexSettings {
+                    checkpoint: path.clone(),
+                    ..crate::scan_index::ScanIndexSettings::beside(path)
+                }
             }),
             api: args.didcomm.api_listen.as_ref().map(|listen| {
                 let rules = &args.didcomm_rules;

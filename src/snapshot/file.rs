@@ -228,9 +228,11 @@ pub fn decode(bytes: &[u8], expected: &str) -> Result<Decoded, DecodeError> {
     })
 }
 
-struct Crc32Writer<W> {
-    inner: W,
-    crc: crc32fast::Hasher,
+/// Checksums what it writes; the checksum itself goes to `inner` directly.
+/// Shared with the scan index's checkpoint.
+pub(crate) struct Crc32Writer<W> {
+    pub(crate) inner: W,
+    pub(crate) crc: crc32fast::Hasher,
 }
 
 impl<W: Write> Write for Crc32Writer<W> {

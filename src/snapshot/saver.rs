@@ -62,6 +62,17 @@ pub fn load(path: &Path, identity: &str) -> Result<Option<LinkTable>, LoadError>
 
 /// Writes `table` to `path` atomically.
 pub fn save(path: &Path, identity: &str, table: &LinkTable) -> io::Result<()> {
+    write_atomically(path, |w| file::encode(table, identity, w))
+}
+
+/// Writes a private file (mode 0600) through `write` to a temporary file
+/// beside `path`, syncs it and renames it over `path`, so a crash leaves
+/// the old file or the new one, never half of one. Shared with the scan
+/// index's checkpoint.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<fs::File>) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
         _ => PathBuf::from("."),
@@ -74,7 +85,7 @@ pub fn save(path: &Path, identity: &str, table: &LinkTable) -> io::Result<()> {
     let written = (|| {
         let f = open_private(&tmp)?;
         let mut w = BufWriter::with_capacity(1 << 20, f);
-        file::encode(table, identity, &mut w)?;
+        write(&mut w)?;
         let f = w.into_inner().map_err(|e| e.into_error())?;
         f.sync_all()?;
         fs::rename(&tmp, path)?;

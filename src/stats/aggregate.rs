@@ -214,16 +214,57 @@ struct KeyAcc {
 /// (key, scanner) pair adds up to gigabytes over a large log, and these sets are
 /// where the time goes (cache misses). Among n distinct IDs the expected number of
 /// shared fingerprints is about n²/2^65: 10^-5 at 20 million scanners.
-fn fingerprint(id: &TrackingId) -> u64 {
+pub fn fingerprint(id: &TrackingId) -> u64 {
     foldhash::quality::FixedState::with_seed(0x71a6).hash_one(id.to_u128())
 }
 
-impl KeyAcc {
-    fn scan(&mut self, t: LogTime) {
-        let s = &mut self.stats;
-        s.scans += 1;
-        s.first_scan = Some(s.first_scan.map_or(t, |f| f.min(t)));
-        s.last_scan = Some(s.last_scan.map_or(t, |l| l.max(t)));
+/// What one request counts as. This is the one decision behind every counter:
+/// `qrtag stats` ([`Aggregator`]) and the console's scan index
+/// ([`crate::scan_index`]) both classify through [`classify`] and count through
+/// [`KeyStats::count`], so their numbers cannot drift apart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Counted {
+    pub bot: bool,
+    pub head: bool,
+    pub not_found: bool,
+    /// Counts in `scans`, in the scan's period and in `first_scan`/`last_scan`.
+    pub scan: bool,
+    /// The scanner's [`fingerprint`], for a scan with a tracking ID: what
+    /// `unique_scanners` counts distinct values of.
+    pub scanner: Option<u64>,
+}
+
+/// Classifies one request by the rules in this module's documentation.
+pub fn classify(line: &LogLine<'_>, bots: &mut BotFilter) -> Counted {
+    let bot = bots.is_bot(line.user_agent);
+    let scan = !bot && line.method == "GET" && line.is_redirect();
+    Counted {
+        bot,
+        head: line.method == "HEAD",
+        not_found: line.status == 404,
+        scan,
+        scanner: if scan {
+            line.tracking.as_ref().map(fingerprint)
+        } else {
+            None
+        },
+    }
+}
+
+impl KeyStats {
+    /// Adds one request classified as `c` that arrived at `time`. Leaves
+    /// `unique_scanners` alone: only the caller's set of scanners knows
+    /// whether `c.scanner` is new.
+    pub fn count(&mut self, c: &Counted, time: LogTime) {
+        self.requests += 1;
+        self.bot += u64::from(c.bot);
+        self.head += u64::from(c.head);
+        self.not_found += u64::from(c.not_found);
+        if c.scan {
+            self.scans += 1;
+            self.first_scan = Some(self.first_scan.map_or(time, |f| f.min(time)));
+            self.last_scan = Some(self.last_scan.map_or(time, |l| l.max(time)));
+        }
     }
 }
 
@@ -263,23 +304,17 @@ impl Aggregator {
             return;
         }
 
-        let bot = self.bots.is_bot(line.user_agent);
+        let counted = classify(line, &mut self.bots);
         let acc = match self.keys.get_mut(key) {
             Some(acc) => acc,
             None => self.keys.entry(key.into()).or_default(),
         };
-        let s = &mut acc.stats;
-        s.requests += 1;
-        s.bot += u64::from(bot);
-        s.head += u64::from(line.method == "HEAD");
-        s.not_found += u64::from(line.status == 404);
-
-        if bot || line.method != "GET" || !line.is_redirect() {
+        acc.stats.count(&counted, line.time);
+        if !counted.scan {
             return;
         }
-        acc.scan(line.time);
-        if let Some(id) = &line.tracking {
-            acc.uniques.insert(fingerprint(id));
+        if let Some(fp) = counted.scanner {
+            acc.uniques.insert(fp);
         }
         if let Some(period) = self.filter.series {
             let day = line.time.yyyymmdd();
@@ -369,7 +404,7 @@ impl Aggregator {
 }
 
 /// Adds everything but `unique_scanners`, which does not add up across keys.
-fn add_into(total: &mut KeyStats, s: &KeyStats) {
+pub fn add_into(total: &mut KeyStats, s: &KeyStats) {
     total.scans += s.scans;
     total.head += s.head;
     total.bot += s.bot;

@@ -26,6 +26,8 @@ pub struct TestApp {
     pub db: PathBuf,
     pub dir: tempfile::TempDir,
     pub client: reqwest::Client,
+    /// The scan counts, when the settings turn them on.
+    pub scan_index: Option<std::sync::Arc<qrtag::scan_index::ScanIndex>>,
 }
 
 /// Settings for a test: loopback port 0 for both listeners, a fresh database.
@@ -50,6 +52,7 @@ pub async fn spawn_with(settings: Settings, dir: tempfile::TempDir) -> TestApp {
         .expect("application builds");
     let (public, admin) = (app.public_addr(), app.admin_addr());
     let (api, did) = (app.api_addr(), app.didcomm_did().map(|d| d.to_string()));
+    let scan_index = app.scan_index();
     tokio::spawn(app.run_until_stopped());
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -63,6 +66,7 @@ pub async fn spawn_with(settings: Settings, dir: tempfile::TempDir) -> TestApp {
         db,
         dir,
         client,
+        scan_index,
     };
     eventually(Duration::from_secs(5), || async {
         t.admin_get("/readyz").await.map(|r| r.status()) == Some(reqwest::StatusCode::OK)

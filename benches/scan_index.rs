@@ -1,0 +1,311 @@
+//! The console's scan index at scale: a generated log of 10M lines over 1M
+//! keys (`QRTAG_SCAN_INDEX_LINES`, `QRTAG_SCAN_INDEX_KEYS` for other sizes),
+//! written to a temporary directory. Reports, each against a baseline from
+//! the same run:
+//!
+//! - the first build (rotated file and live file read, every line counted)
+//!   in lines/s, against `qrtag stats` aggregating the same files;
+//! - resident memory the built index adds, per key and per line;
+//! - a restart: loading the checkpoint and catching up with 1% new lines,
+//!   against the first build, and the bytes it read against those appended;
+//! - query times (`key`, a page of 50 `scans_since`, `top_keys(20)`,
+//!   `daily_totals` over 90 days, a key's 90-day series), against a lookup
+//!   in a `HashMap` of the same keys.
+//!
+//! `cargo bench --bench scan_index` (a quick run:
+//! `QRTAG_SCAN_INDEX_LINES=200000 QRTAG_SCAN_INDEX_KEYS=20000 cargo bench --bench scan_index`)
+
+#[path = "support/keys.rs"]
+mod keys;
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::hint::black_box;
+use std::io::{BufWriter, Write};
+use std::net::{IpAddr, Ipv4Addr};
+use std::path::PathBuf;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, NaiveDate, Utc};
+use qrtag::access_log::format::{Record, write_record};
+use qrtag::scan_index::{self, ScanIndex, ScanIndexSettings};
+use qrtag::stats::aggregate::{Aggregator, Filter};
+use qrtag::tracking_id::TrackingId;
+use rand::rngs::StdRng;
+use rand::{Rng, SeedableRng};
+
+use keys::key;
+
+const DAYS: i64 = 365;
+const PHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const ANDROID: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36";
+const BOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+fn env_or(name: &str, default: u64) -> u64 {
+    std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
+/// Lines over a year, in time order: keys skewed (a few posters scanned a
+/// lot, most a little), 80% of phones with a tracking ID from a pool of
+/// twice the keys, 6% bots, 2% HEAD, 3% 404 probes of a thousand paths.
+struct Generator {
+    rng: StdRng,
+    keys: Vec<String>,
+    ids: Vec<TrackingId>,
+    start: DateTime<Utc>,
+    step_ms: i64,
+    n: u64,
+    target: Vec<u8>,
+}
+
+impl Generator {
+    fn new(keys: u64, lines: u64) -> Generator {
+        let mut rng = StdRng::seed_from_u64(13);
+        let ids = (0..keys * 2)
+            .map(|i| TrackingId::generate_at(1_790_000_000_000 + i, &mut rng))
+            .collect();
+        Generator {
+            rng,
+            keys: (0..keys).map(|i| format!("/{}", key(i))).collect(),
+            ids,
+            start: DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default(),
+            step_ms: DAYS * 86_400_000 / lines.max(1) as i64,
+            n: 0,
+            target: Vec::new(),
+        }
+    }
+
+    fn write(&mut self, lines: u64, out: &mut impl Write) -> std::io::Result<u64> {
+        let mut buf = Vec::with_capacity(1 << 20);
+        let mut bytes = 0;
+        for _ in 0..lines {
+            let time = self.start + chrono::Duration::milliseconds(self.step_ms * self.n as i64);
+            self.n += 1;
+            let rng = &mut self.rng;
+            let roll = rng.random_range(0..100);
+            let ua = match roll {
+                0..6 => BOT,
+                _ if rng.random_bool(0.5) => PHONE,
+                _ => ANDROID,
+            };
+            let (status, location, method) = match roll {
+                6..9 => (404, None, "GET"),
+                9..11 => (302, Some("https://example.com/poster"), "HEAD"),
+                _ => (302, Some("https://example.com/poster"), "GET"),
+            };
+            self.target.clear();
+            if status == 404 {
+                write!(self.target, "/wp-login{}.php", rng.random_range(0..1000))?;
+            } else {
+                let k = (rng.random_range(0.0f64..1.0).powi(3) * self.keys.len() as f64) as usize;
+                self.target.extend_from_slice(self.keys[k].as_bytes());
+            }
+            let tracking = (roll >= 6 && rng.random_bool(0.8))
+                .then(|| &self.ids[rng.random_range(0..self.ids.len())]);
+            write_record(
+                &Record {
+                    time,
+                    client_ip: IpAddr::V4(Ipv4Addr::from(rng.random::<u32>())),
+                    tracking,
+                    user_agent: Some(ua.as_bytes()),
+                    target: &self.target,
+                    status,
+                    location,
+                    method,
+                    referer: None,
+                },
+                &mut buf,
+            );
+            if buf.len() > (1 << 20) - 4096 {
+                out.write_all(&buf)?;
+                bytes += buf.len() as u64;
+                buf.clear();
+            }
+        }
+        out.write_all(&buf)?;
+        bytes += buf.len() as u64;
+        Ok(bytes)
+    }
+}
+
+fn rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find_map(|l| l.strip_prefix("VmRSS:"))
+                .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+fn wait(index: &ScanIndex, what: &str, done: impl Fn(&ScanIndex) -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(3600);
+    while !done(index) {
+        assert!(Instant::now() < deadline, "{what} took over an hour");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Mean time of `f` over `runs`, in nanoseconds.
+fn time_ns(runs: u32, mut f: impl FnMut(u32)) -> f64 {
+    let t = Instant::now();
+    for i in 0..runs {
+        f(i);
+    }
+    t.elapsed().as_nanos() as f64 / f64::from(runs)
+}
+
+fn main() -> std::io::Result<()> {
+    let lines = env_or("QRTAG_SCAN_INDEX_LINES", 10_000_000);
+    let keys = env_or("QRTAG_SCAN_INDEX_KEYS", 1_000_000);
+    let dir = tempfile::tempdir()?;
+    let log: PathBuf = dir.path().join("access.log");
+    let rotated = dir.path().join("access.log.1");
+
+    let t = Instant::now();
+    let mut generator = Generator::new(keys, lines);
+    let old = lines * 9 / 10;
+    let mut size = generator.write(old, &mut BufWriter::new(File::create(&rotated)?))?;
+    size += generator.write(lines - old, &mut BufWriter::new(File::create(&log)?))?;
+    println!(
+        "log: {lines} lines over {keys} keys, {:.2} GB in access.log.1 and access.log, generated in {:.1?}",
+        size as f64 / 1e9,
+        t.elapsed()
+    );
+
+    // The first build, with the process's memory before and after.
+    let settings = ScanIndexSettings {
+        checkpoint_interval: Duration::from_secs(3600),
+        ..ScanIndexSettings::beside(&log)
+    };
+    let rss_before = rss();
+    let t = Instant::now();
+    let running = scan_index::start(log.clone(), settings.clone())?;
+    let index = running.index();
+    wait(&index, "the first build", ScanIndex::caught_up);
+    let build = t.elapsed();
+    let rss_added = rss().saturating_sub(rss_before);
+    let t = Instant::now();
+    wait(&index, "the first checkpoint", |i| {
+        i.progress().checkpoints_written.load(Ordering::Relaxed) >= 1
+    });
+    let save = t.elapsed();
+    let (index_keys, approx) = index.with_state(|s| (s.key_count() as u64, s.approx_bytes()));
+    running.stop();
+    drop(index);
+
+    // The baseline: qrtag stats over the same files, on one core too.
+    let t = Instant::now();
+    let mut agg = Aggregator::new(Filter::default());
+    for f in [&rotated, &log] {
+        qrtag::stats::read_file(f, &mut agg, &indicatif::ProgressBar::hidden())
+            .map_err(std::io::Error::other)?;
+    }
+    let report = black_box(agg.finish());
+    let stats_time = t.elapsed();
+    let per_s = |d: Duration| lines as f64 / d.as_secs_f64();
+    println!(
+        "first build: {:.1?}, {:.0} lines/s | baseline qrtag stats: {:.1?}, {:.0} lines/s | ratio {:.2}",
+        build,
+        per_s(build),
+        stats_time,
+        per_s(stats_time),
+        build.as_secs_f64() / stats_time.as_secs_f64()
+    );
+    let checkpoint_size = std::fs::metadata(&settings.checkpoint)?.len();
+    println!(
+        "memory: +{:.0} MB resident ({:.0} B a key, {:.1} B a line; tables {:.0} MB), {index_keys} keys | checkpoint {:.0} MB written in {:.1?}",
+        rss_added as f64 / 1e6,
+        rss_added as f64 / index_keys as f64,
+        rss_added as f64 / lines as f64,
+        approx as f64 / 1e6,
+        checkpoint_size as f64 / 1e6,
+        save,
+    );
+    drop(report);
+
+    // A restart with 1% new lines.
+    let new_lines = (lines / 100).max(1);
+    let appended = generator.write(
+        new_lines,
+        &mut std::fs::OpenOptions::new().append(true).open(&log)?,
+    )?;
+    let t = Instant::now();
+    let running = scan_index::start(log.clone(), settings.clone())?;
+    let index = running.index();
+    wait(&index, "the restart", ScanIndex::caught_up);
+    let restart = t.elapsed();
+    let read = index.progress().bytes_read.load(Ordering::Relaxed);
+    println!(
+        "restart: checkpoint loaded and {new_lines} new lines read in {:.2?} | baseline first build {:.1?} | ratio {:.3}; read {read} bytes for {appended} appended",
+        restart,
+        build,
+        restart.as_secs_f64() / build.as_secs_f64()
+    );
+
+    // Queries, against a HashMap lookup of the same keys.
+    let mut rng = StdRng::seed_from_u64(7);
+    let sample: Vec<String> = (0..100_000)
+        .map(|_| key(rng.random_range(0..keys)))
+        .collect();
+    let map: HashMap<String, u64, foldhash::fast::RandomState> =
+        (0..keys).map(|i| (key(i), i)).collect();
+    let lookup = time_ns(100_000, |i| {
+        black_box(map.get(&sample[i as usize]));
+    });
+    let last_day = NaiveDate::from_ymd_opt(2026, 12, 31).unwrap_or_default();
+    let month_ago = last_day - chrono::Duration::days(29);
+    let quarter_ago = last_day - chrono::Duration::days(89);
+    let key_q = time_ns(100_000, |i| {
+        black_box(index.key(&sample[i as usize]));
+    });
+    let page = time_ns(2_000, |i| {
+        let start = (i as usize * 50) % (sample.len() - 50);
+        let rows: Vec<&str> = sample[start..start + 50]
+            .iter()
+            .map(String::as_str)
+            .collect();
+        black_box(index.scans_since(&rows, month_ago));
+    });
+    let series = time_ns(10_000, |i| {
+        black_box(index.key_days(&sample[i as usize], quarter_ago, last_day));
+    });
+    let top = time_ns(5, |_| {
+        black_box(index.top_keys(20, month_ago));
+    });
+    let pass = time_ns(5, |_| {
+        black_box(map.values().copied().max());
+    });
+    let daily = time_ns(10_000, |_| {
+        black_box(index.daily_totals(quarter_ago, last_day));
+    });
+    println!("queries (mean) | baseline HashMap lookup {lookup:.0} ns");
+    println!(
+        "  key(k)                      {key_q:>12.0} ns  ({:.1}x)",
+        key_q / lookup
+    );
+    println!(
+        "  50 x scans_since(30 days)   {page:>12.0} ns  ({:.1}x 50 lookups)",
+        page / (50.0 * lookup)
+    );
+    println!(
+        "  key_days(k, 90 days)        {series:>12.0} ns  ({:.1}x)",
+        series / lookup
+    );
+    println!(
+        "  top_keys(20, 30 days)       {:>12.2} ms  (one pass over the HashMap: {:.2} ms)",
+        top / 1e6,
+        pass / 1e6
+    );
+    println!(
+        "  daily_totals(90 days)       {daily:>12.0} ns  ({:.1}x)",
+        daily / lookup
+    );
+    running.stop();
+    Ok(())
+}

@@ -1,0 +1,365 @@
+//! The checkpoint file's format: the index's state and which bytes of which
+//! log files it covers, so a restart reads only what was written since.
+//!
+//! Pure encoding and decoding over `Write`/`Read`; [`super::follow`] does the
+//! file I/O. Like the snapshot file, a checkpoint is believed only whole: the
+//! magic, the version, the log path it was made for, a CRC-32 of everything
+//! before it, every count and id in bounds. Decoding streams (a checkpoint of
+//! a million keys is hundreds of megabytes) into a state that is only handed
+//! out once the checksum at the end has matched.
+//!
+//! Layout, integers little-endian:
+//!
+//! ```text
+//! "QRTAGSIX" version:u32
+//! log_len:u32 log                      (the access log's path, as given)
+//! marks:u32, per file: dev:u64 ino:u64 size:u64 offset:u64 head:[u8;16] complete:u8
+//! lines_read:u64 malformed:u64 overflow:u64
+//! keys:u64, per key:
+//!     key_len:u32 key requests scans head bot not_found:u64 first last:u64 (0: none)
+//!     days:u32, per day: day:u32 scans:u32
+//! pairs:u64, per pair: key_id:u32 scanner:u64
+//! scanners:u64, per scanner: scanner:u64
+//! days:u32, per day: day:u32 requests scans head bot not_found:u64 first last:u64
+//! crc32:u32                            (of every byte before it)
+//! ```
+
+use std::io::{self, BufReader, Read, Write};
+
+use crate::access_log::format::LogTime;
+use crate::snapshot::file::Crc32Writer;
+use crate::stats::aggregate::KeyStats;
+
+use super::index::{DayCount, IndexState, Pair, day_date};
+
+const MAGIC: &[u8; 8] = b"QRTAGSIX";
+const VERSION: u32 = 1;
+
+/// Which file a checkpoint's counts came from, and how far.
+///
+/// A file is recognised by the hash of its first line, which survives a
+/// rename and a gzip (the inode does not survive the gzip); `dev`, `ino` and
+/// `size` are what the file was when the mark was made.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileMark {
+    pub dev: u64,
+    pub ino: u64,
+    pub size: u64,
+    /// Bytes of the file's (decompressed) content counted: always the end
+    /// of a line.
+    pub offset: u64,
+    /// The first 16 bytes of the SHA-256 of the first line, `\n` included.
+    pub head: [u8; 16],
+    /// The file was rotated away and read to its end: never read again.
+    pub complete: bool,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum DecodeError {
+    #[error("not a qrtag scan index checkpoint")]
+    NotACheckpoint,
+    #[error("checkpoint format version {0}, this qrtag reads version {VERSION}")]
+    Version(u32),
+    #[error("checksum mismatch: the file is damaged or was cut short")]
+    Checksum,
+    #[error("malformed checkpoint: {0}")]
+    Malformed(&'static str),
+    #[error("the checkpoint is of another access log ({found}), not {expected}")]
+    OtherLog { found: String, expected: String },
+    #[error(transparent)]
+    Io(#[from] io::Error),
+}
+
+/// What a checkpoint holds.
+#[derive(Debug)]
+pub struct Decoded {
+    pub state: IndexState,
+    pub marks: Vec<FileMark>,
+}
+
+/// Writes `state` and `marks` as a checkpoint of the access log `log`.
+pub fn encode(
+    state: &IndexState,
+    marks: &[FileMark],
+    log: &str,
+    out: impl Write,
+) -> io::Result<()> {
+    let mut w = Crc32Writer {
+        inner: out,
+        crc: crc32fast::Hasher::new(),
+    };
+    w.write_all(MAGIC)?;
+    w.u32(VERSION)?;
+    w.u32(len32(log.len())?)?;
+    w.write_all(log.as_bytes())?;
+    w.u32(len32(marks.len())?)?;
+    for m in marks {
+        for v in [m.dev, m.ino, m.size, m.offset] {
+            w.u64(v)?;
+        }
+        w.write_all(&m.head)?;
+        w.write_all(&[u8::from(m.complete)])?;
+    }
+    for v in [state.lines_read, state.malformed, state.overflow] {
+        w.u64(v)?;
+    }
+    w.u64(state.keys.len() as u64)?;
+    for (id, entry) in state.keys.iter().enumerate() {
+        let key = state.key_str(id as u32);
+        w.u32(len32(key.len())?)?;
+        w.write_all(key.as_bytes())?;
+        write_stats(&mut w, &entry.stats)?;
+        w.u32(len32(entry.days.len())?)?;
+        for d in &entry.days {
+            w.u32(d.day)?;
+            w.u32(d.scans)?;
+        }
+    }
+    w.u64(state.pairs.len() as u64)?;
+    for p in &state.pairs {
+        w.u32(p.key())?;
+        w.u64(p.scanner())?;
+    }
+    w.u64(state.scanners.len() as u64)?;
+    for &s in &state.scanners {
+        w.u64(s)?;
+    }
+    w.u32(len32(state.days.len())?)?;
+    for (&day, stats) in &state.days {
+        w.u32(day)?;
+        write_stats(&mut w, stats)?;
+    }
+    let crc = w.crc.clone().finalize();
+    w.inner.write_all(&crc.to_le_bytes())?;
+    w.inner.flush()
+}
+
+fn write_stats(w: &mut Crc32Writer<impl Write>, s: &KeyStats) -> io::Result<()> {
+    for v in [s.requests, s.scans, s.head, s.bot, s.not_found] {
+        w.u64(v)?;
+    }
+    w.u64(s.first_scan.map_or(0, LogTime::to_bits))?;
+    w.u64(s.last_scan.map_or(0, LogTime::to_bits))
+}
+
+fn len32(n: usize) -> io::Result<u32> {
+    u32::try_from(n).map_err(|_| io::Error::other("more than 4 GiB in one checkpoint field"))
+}
+
+/// Reads a checkpoint of `len` bytes made for the access log `log`.
+pub fn decode(input: impl Read, len: u64, log: &str) -> Result<Decoded, DecodeError> {
+    decode_inner(input, len, log).map_err(|e| match e {
+        // A count or length pointing past the end: the file was cut short
+        // or a damaged byte became a length.
+        DecodeError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => DecodeError::Checksum,
+        e => e,
+    })
+}
+
+fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, DecodeError> {
+    let Some(body_left) = len.checked_sub(4) else {
+        return Err(DecodeError::NotACheckpoint);
+    };
+    // The checksum is taken of the large blocks the buffer reads, not of
+    // the millions of small reads parsing makes.
+    let mut r = BufReader::with_capacity(
+        1 << 20,
+        Checksummed {
+            inner: input,
+            crc: crc32fast::Hasher::new(),
+            body_left,
+        },
+    );
+    let mut magic = [0u8; 8];
+    r.read_exact(&mut magic).map_err(|e| match e.kind() {
+        io::ErrorKind::UnexpectedEof => DecodeError::NotACheckpoint,
+        _ => DecodeError::Io(e),
+    })?;
+    if &magic != MAGIC {
+        return Err(DecodeError::NotACheckpoint);
+    }
+    let version = r.u32()?;
+    if version != VERSION {
+        return Err(DecodeError::Version(version));
+    }
+    let found = r.string()?;
+    if found != log {
+        return Err(DecodeError::OtherLog {
+            found,
+            expected: log.to_owned(),
+        });
+    }
+    let mark_count = r.u32()?;
+    let mut marks = Vec::with_capacity(bounded(u64::from(mark_count)));
+    for _ in 0..mark_count {
+        let (dev, ino, size, offset) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+        let mut head = [0u8; 16];
+        r.read_exact(&mut head)?;
+        let complete = match r.u8()? {
+            0 => false,
+            1 => true,
+            _ => return Err(DecodeError::Malformed("a file mark's flag")),
+        };
+        marks.push(FileMark {
+            dev,
+            ino,
+            size,
+            offset,
+            head,
+            complete,
+        });
+    }
+
+    let mut state = IndexState::new();
+    state.lines_read = r.u64()?;
+    state.malformed = r.u64()?;
+    state.overflow = r.u64()?;
+    let key_count = r.u64()?;
+    state.keys.reserve(bounded(key_count));
+    for _ in 0..key_count {
+        let key = r.string()?;
+        let stats = read_stats(&mut r)?;
+        let day_count = r.u32()?;
+        let mut days = Vec::with_capacity(bounded(u64::from(day_count)));
+        for _ in 0..day_count {
+            let d = DayCount {
+                day: r.u32()?,
+                scans: r.u32()?,
+            };
+            let ordered = days.last().is_none_or(|p: &DayCount| p.day < d.day);
+            if !ordered || day_date(d.day).is_none() {
+                return Err(DecodeError::Malformed("a key's days"));
+            }
+            days.push(d);
+        }
+        state
+            .push_key(&key, stats, days)
+            .ok_or(DecodeError::Malformed("a key twice"))?;
+    }
+    let pair_count = r.u64()?;
+    state.pairs.reserve(bounded(pair_count));
+    for _ in 0..pair_count {
+        let (key, scanner) = (r.u32()?, r.u64()?);
+        if key as usize >= state.keys.len() {
+            return Err(DecodeError::Malformed("a scanner of no key"));
+        }
+        state.pairs.insert(Pair::new(key, scanner));
+    }
+    let scanner_count = r.u64()?;
+    state.scanners.reserve(bounded(scanner_count));
+    for _ in 0..scanner_count {
+        state.scanners.insert(r.u64()?);
+    }
+    let day_count = r.u32()?;
+    for _ in 0..day_count {
+        let day = r.u32()?;
+        if day_date(day).is_none() {
+            return Err(DecodeError::Malformed("a day"));
+        }
+        let stats = read_stats(&mut r)?;
+        state.days.insert(day, stats);
+    }
+    let mut trailer = [0u8; 4];
+    r.read_exact(&mut trailer)?;
+    let body = r.get_ref();
+    if body.body_left != 0 {
+        return Err(DecodeError::Malformed("bytes after the last record"));
+    }
+    if u32::from_le_bytes(trailer) != body.crc.clone().finalize() {
+        return Err(DecodeError::Checksum);
+    }
+    state.recount_uniques();
+    Ok(Decoded { state, marks })
+}
+
+fn read_stats(r: &mut impl Read) -> Result<KeyStats, DecodeError> {
+    let mut s = KeyStats {
+        requests: r.u64()?,
+        scans: r.u64()?,
+        head: r.u64()?,
+        bot: r.u64()?,
+        not_found: r.u64()?,
+        ..KeyStats::default()
+    };
+    s.first_scan = read_time(r)?;
+    s.last_scan = read_time(r)?;
+    Ok(s)
+}
+
+fn read_time(r: &mut impl Read) -> Result<Option<LogTime>, DecodeError> {
+    match r.u64()? {
+        0 => Ok(None),
+        bits => LogTime::from_bits(bits)
+            .map(Some)
+            .ok_or(DecodeError::Malformed("a time")),
+    }
+}
+
+/// Caps what a count read from the file may reserve before the checksum has
+/// vouched for it: a damaged count must fail, not allocate terabytes.
+fn bounded(count: u64) -> usize {
+    count.min(1 << 24) as usize
+}
+
+/// Little-endian integers, the layout's only kind.
+trait WriteLe: Write {
+    fn u32(&mut self, v: u32) -> io::Result<()> {
+        self.write_all(&v.to_le_bytes())
+    }
+    fn u64(&mut self, v: u64) -> io::Result<()> {
+        self.write_all(&v.to_le_bytes())
+    }
+}
+
+impl<W: Write> WriteLe for Crc32Writer<W> {}
+
+/// Checksums what is read through it, up to the trailer.
+struct Checksummed<R> {
+    inner: R,
+    crc: crc32fast::Hasher,
+    /// Bytes before the trailer not read yet.
+    body_left: u64,
+}
+
+impl<R: Read> Read for Checksummed<R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        let body = (n as u64).min(self.body_left) as usize;
+        self.crc.update(&buf[..body]);
+        self.body_left -= body as u64;
+        Ok(n)
+    }
+}
+
+/// The layout's integers and strings.
+trait ReadLe: Read {
+    fn u8(&mut self) -> io::Result<u8> {
+        let mut b = [0u8; 1];
+        self.read_exact(&mut b)?;
+        Ok(b[0])
+    }
+    fn u32(&mut self) -> io::Result<u32> {
+        let mut b = [0u8; 4];
+        self.read_exact(&mut b)?;
+        Ok(u32::from_le_bytes(b))
+    }
+    fn u64(&mut self) -> io::Result<u64> {
+        let mut b = [0u8; 8];
+        self.read_exact(&mut b)?;
+        Ok(u64::from_le_bytes(b))
+    }
+    fn string(&mut self) -> Result<String, DecodeError> {
+        let len = self.u32()?;
+        let mut bytes = Vec::with_capacity(bounded(u64::from(len)));
+        Read::take(&mut *self, u64::from(len)).read_to_end(&mut bytes)?;
+        if bytes.len() != len as usize {
+            return Err(io::Error::from(io::ErrorKind::UnexpectedEof).into());
+        }
+        String::from_utf8(bytes).map_err(|_| DecodeError::Malformed("a string is not UTF-8"))
+    }
+}
+
+impl<R: Read + ?Sized> ReadLe for R {}
+
+#[cfg(test)]
+mod tests;

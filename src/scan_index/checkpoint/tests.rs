@@ -1,0 +1,129 @@
+use super::*;
+use crate::access_log::format::parse_line;
+use crate::stats::aggregate::BotFilter;
+
+const IPHONE: &str = "Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%29";
+
+fn sample() -> IndexState {
+    let mut state = IndexState::new();
+    let mut bots = BotFilter::new();
+    for (time, id, key, status) in [
+        ("20261121100000.0", "0Vh3kY2s4fLq9ZxA01b", "/H83if", 302),
+        ("20261122100000.0", "0Vh3kY2s4fLq9ZxA01c", "/H83if", 302),
+        ("20261122110000.0", "-", "/docs/api", 302),
+        ("20261122120000.0", "-", "/nope", 404),
+    ] {
+        let line = format!("{time} 192.0.2.1 {id} {IPHONE} {key} {status} - GET -");
+        state.add(&parse_line(&line).expect("line"), &mut bots);
+    }
+    state.add_malformed();
+    state
+}
+
+fn marks() -> Vec<FileMark> {
+    vec![FileMark {
+        dev: 1,
+        ino: 2,
+        size: 300,
+        offset: 250,
+        head: [7; 16],
+        complete: true,
+    }]
+}
+
+fn encoded() -> Vec<u8> {
+    let mut bytes = Vec::new();
+    encode(&sample(), &marks(), "/var/log/qrtag/access.log", &mut bytes).expect("encode");
+    bytes
+}
+
+#[test]
+fn round_trip_keeps_every_count_and_mark() {
+    let state = sample();
+    let decoded = decode(
+        &encoded()[..],
+        encoded().len() as u64,
+        "/var/log/qrtag/access.log",
+    )
+    .expect("decode");
+    assert_eq!(decoded.marks, marks());
+    let got = decoded.state;
+    assert_eq!(got.totals(), state.totals());
+    assert_eq!((got.lines_read(), got.malformed()), (5, 1));
+    for key in ["H83if", "docs/api", "nope"] {
+        assert_eq!(got.key(key), state.key(key), "{key}");
+    }
+    assert_eq!(got.key("H83if").unique_scanners, 2);
+    let (from, to) = (
+        NaiveDate::from_ymd_opt(2026, 11, 1).expect("date"),
+        NaiveDate::from_ymd_opt(2026, 11, 30).expect("date"),
+    );
+    assert_eq!(got.daily_totals(from, to), state.daily_totals(from, to));
+    assert_eq!(
+        got.key_days("H83if", from, to),
+        state.key_days("H83if", from, to)
+    );
+}
+
+use chrono::NaiveDate;
+
+#[test]
+fn every_damaged_byte_is_refused() {
+    let bytes = encoded();
+    for i in 0..bytes.len() {
+        let mut damaged = bytes.clone();
+        damaged[i] ^= 0x41;
+        assert!(
+            decode(
+                &damaged[..],
+                damaged.len() as u64,
+                "/var/log/qrtag/access.log"
+            )
+            .is_err(),
+            "byte {i} flipped and still believed"
+        );
+    }
+}
+
+#[test]
+fn a_cut_file_is_refused() {
+    let bytes = encoded();
+    for len in [0, 4, 8, 12, bytes.len() / 2, bytes.len() - 1] {
+        let err = decode(&bytes[..len], len as u64, "/var/log/qrtag/access.log").expect_err("cut");
+        assert!(
+            matches!(err, DecodeError::NotACheckpoint | DecodeError::Checksum),
+            "{len}: {err}"
+        );
+    }
+    let mut longer = bytes.clone();
+    longer.push(0);
+    assert!(
+        decode(
+            &longer[..],
+            longer.len() as u64,
+            "/var/log/qrtag/access.log"
+        )
+        .is_err()
+    );
+}
+
+#[test]
+fn a_checkpoint_of_another_log_is_refused() {
+    let err = decode(
+        &encoded()[..],
+        encoded().len() as u64,
+        "/srv/other/access.log",
+    )
+    .expect_err("other log");
+    assert!(matches!(err, DecodeError::OtherLog { .. }), "{err}");
+}
+
+#[test]
+fn another_version_is_refused() {
+    let mut bytes = encoded();
+    bytes[8] = 9;
+    assert!(matches!(
+        decode(&bytes[..], bytes.len() as u64, "/var/log/qrtag/access.log"),
+        Err(DecodeError::Version(9))
+    ));
+}

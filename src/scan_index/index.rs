@@ -1,0 +1,403 @@
+//! The scan index's state: per-key and per-day counts built from parsed log
+//! lines. Pure: the follower feeds it lines, the checkpoint module writes it
+//! and reads it back, the console queries it.
+//!
+//! Every line goes through [`aggregate::classify`] and [`KeyStats::count`],
+//! the functions `qrtag stats` counts with, so a key's numbers here are the
+//! numbers `qrtag stats` prints for the same lines, whatever order or
+//! batches they arrive in.
+//!
+//! Sized for a million keys and tens of millions of lines: keys live back to
+//! back in one string arena behind a hash table of 4-byte ids, a key's scans
+//! per day are a sorted vector of 8-byte entries, and the scanners behind
+//! `unique_scanners` are one set of 12-byte (key id, fingerprint) pairs for
+//! all keys rather than a set per key.
+
+use std::collections::{BTreeMap, BinaryHeap, HashSet};
+use std::hash::BuildHasher;
+
+use chrono::{Datelike, NaiveDate};
+use hashbrown::HashTable;
+
+use crate::access_log::format::LogLine;
+use crate::stats::aggregate::{self, BotFilter, KeyStats};
+
+/// foldhash, as `qrtag stats` uses: these sets are hit for every scan.
+pub(super) type Set<T> = HashSet<T, foldhash::fast::RandomState>;
+
+/// A day as the number `yyyymmdd`: what [`crate::access_log::LogTime`]
+/// gives for free, ordered like the days.
+pub type DayCode = u32;
+
+/// The code of `date`; dates outside years 0–9999 (which no log holds) are
+/// clamped to the nearest day that is.
+pub fn day_code(date: NaiveDate) -> DayCode {
+    match date.year() {
+        y if y < 0 => 101,
+        y if y > 9999 => 99_991_231,
+        y => y as u32 * 10_000 + date.month() * 100 + date.day(),
+    }
+}
+
+/// The date of a code made by [`day_code`] or a log time.
+pub fn day_date(code: DayCode) -> Option<NaiveDate> {
+    NaiveDate::from_ymd_opt((code / 10_000) as i32, code / 100 % 100, code % 100)
+}
+
+/// Scans of one key on one day. `u32` is room for 49,000 scans a second.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct DayCount {
+    pub day: DayCode,
+    pub scans: u32,
+}
+
+/// One key's counters: `stats.unique_scanners` is kept up to date from
+/// [`IndexState::pairs`], the rest by [`KeyStats::count`].
+#[derive(Debug, Clone)]
+pub(super) struct KeyEntry {
+    /// Where the key is in [`IndexState::arena`].
+    pub start: usize,
+    pub len: u32,
+    pub stats: KeyStats,
+    /// Days with at least one scan, in order.
+    pub days: Vec<DayCount>,
+}
+
+/// One scanner of one key. Three `u32`s rather than `(u32, u64)`, whose
+/// padding would make it 16 bytes: this set is the index's largest part.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(super) struct Pair {
+    key: u32,
+    lo: u32,
+    hi: u32,
+}
+
+impl Pair {
+    pub fn new(key: u32, scanner: u64) -> Pair {
+        Pair {
+            key,
+            lo: scanner as u32,
+            hi: (scanner >> 32) as u32,
+        }
+    }
+
+    pub fn key(self) -> u32 {
+        self.key
+    }
+
+    pub fn scanner(self) -> u64 {
+        u64::from(self.hi) << 32 | u64::from(self.lo)
+    }
+}
+
+/// Everything the console asks about one day, across all keys.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DayTotals {
+    pub day: NaiveDate,
+    pub scans: u64,
+    pub requests: u64,
+    pub head: u64,
+    pub bot: u64,
+    pub not_found: u64,
+}
+
+/// Scans of one key on one day.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct DayScans {
+    pub day: NaiveDate,
+    pub scans: u64,
+}
+
+/// A key among the busiest.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TopKey {
+    pub key: String,
+    pub scans: u64,
+}
+
+/// The counts of every line fed so far.
+#[derive(Debug, Default, Clone)]
+pub struct IndexState {
+    pub(super) keys: Vec<KeyEntry>,
+    pub(super) arena: String,
+    /// Ids into `keys`, hashed by the key's text.
+    lookup: HashTable<u32>,
+    pub(super) pairs: Set<Pair>,
+    /// Fingerprints of every scanner of any key: the total's unique scanners.
+    pub(super) scanners: Set<u64>,
+    /// All keys together, per day (`unique_scanners` unused).
+    pub(super) days: BTreeMap<DayCode, KeyStats>,
+    pub(super) lines_read: u64,
+    pub(super) malformed: u64,
+    /// Lines of keys beyond `u32::MAX` ids: counted nowhere else, and
+    /// unreachable before memory runs out, but never a panic.
+    pub(super) overflow: u64,
+}
+
+/// A fixed seed: the table is rebuilt on every load, but a fixed hash keeps
+/// the index's layout the same from run to run.
+fn key_hash(key: &str) -> u64 {
+    foldhash::fast::FixedState::with_seed(0x5ca7).hash_one(key)
+}
+
+impl IndexState {
+    pub fn new() -> IndexState {
+        IndexState::default()
+    }
+
+    /// Counts one parsed line. `bots` is the caller's, so that its cache of
+    /// verdicts outlives a state that is replaced (a checkpoint loaded).
+    pub fn add(&mut self, line: &LogLine<'_>, bots: &mut BotFilter) {
+        self.lines_read += 1;
+        let counted = aggregate::classify(line, bots);
+        let Some(id) = self.intern(line.key()) else {
+            self.overflow += 1;
+            return;
+        };
+        let day = line.time.yyyymmdd();
+        self.days.entry(day).or_default().count(&counted, line.time);
+        let entry = &mut self.keys[id as usize];
+        entry.stats.count(&counted, line.time);
+        if !counted.scan {
+            return;
+        }
+        bump_day(&mut entry.days, day);
+        if let Some(scanner) = counted.scanner {
+            if self.pairs.insert(Pair::new(id, scanner)) {
+                entry.stats.unique_scanners += 1;
+            }
+            self.scanners.insert(scanner);
+        }
+    }
+
+    /// Counts a line that could not be parsed, as `qrtag stats` does.
+    pub fn add_malformed(&mut self) {
+        self.lines_read += 1;
+        self.malformed += 1;
+    }
+
+    fn find(&self, key: &str) -> Option<u32> {
+        self.lookup
+            .find(key_hash(key), |&id| self.key_str(id) == key)
+            .copied()
+    }
+
+    fn intern(&mut self, key: &str) -> Option<u32> {
+        if let Some(id) = self.find(key) {
+            return Some(id);
+        }
+        let id = u32::try_from(self.keys.len()).ok()?;
+        let len = u32::try_from(key.len()).ok()?;
+        self.keys.push(KeyEntry {
+            start: self.arena.len(),
+            len,
+            stats: KeyStats::default(),
+            days: Vec::new(),
+        });
+        self.arena.push_str(key);
+        let (keys, arena) = (&self.keys, &self.arena);
+        self.lookup.insert_unique(key_hash(key), id, |&i| {
+            key_hash(entry_str(arena, &keys[i as usize]))
+        });
+        Some(id)
+    }
+
+    /// Adds a key read back from a checkpoint; `None` if it is there already.
+    pub(super) fn push_key(
+        &mut self,
+        key: &str,
+        stats: KeyStats,
+        days: Vec<DayCount>,
+    ) -> Option<u32> {
+        if self.find(key).is_some() {
+            return None;
+        }
+        let id = self.intern(key)?;
+        let entry = &mut self.keys[id as usize];
+        entry.stats = stats;
+        entry.days = days;
+        Some(id)
+    }
+
+    pub(super) fn key_str(&self, id: u32) -> &str {
+        entry_str(&self.arena, &self.keys[id as usize])
+    }
+
+    /// A key's counts as `qrtag stats --key KEY` reports them: zeros for a
+    /// key never requested.
+    pub fn key(&self, key: &str) -> KeyStats {
+        self.find(key)
+            .map_or_else(KeyStats::default, |id| self.keys[id as usize].stats)
+    }
+
+    /// A key's scans per day in `from..=to`, days without scans left out (as
+    /// `qrtag stats --by day` does).
+    pub fn key_days(&self, key: &str, from: NaiveDate, to: NaiveDate) -> Vec<DayScans> {
+        let Some(id) = self.find(key) else {
+            return Vec::new();
+        };
+        let days = &self.keys[id as usize].days;
+        let (from, to) = (day_code(from), day_code(to));
+        let start = days.partition_point(|d| d.day < from);
+        days[start..]
+            .iter()
+            .take_while(|d| d.day <= to)
+            .filter_map(|d| {
+                Some(DayScans {
+                    day: day_date(d.day)?,
+                    scans: u64::from(d.scans),
+                })
+            })
+            .collect()
+    }
+
+    /// A key's scans on `since` and every day after it: a binary search and
+    /// a sum over the days after it, so a page of rows costs microseconds.
+    pub fn scans_since(&self, key: &str, since: NaiveDate) -> u64 {
+        self.find(key).map_or(0, |id| {
+            sum_since(&self.keys[id as usize].days, day_code(since))
+        })
+    }
+
+    /// The `n` keys with the most scans since `since` (inclusive), most
+    /// first, ties by key. One pass over the keys; a key whose last scan is
+    /// older than `since` is passed over without touching its days.
+    pub fn top_keys(&self, n: usize, since: NaiveDate) -> Vec<TopKey> {
+        if n == 0 {
+            return Vec::new();
+        }
+        let since = day_code(since);
+        // A min-heap of the best n so far: `Reverse` on scans, and on ties
+        // the larger key is the worse one.
+        let mut heap: BinaryHeap<(std::cmp::Reverse<u64>, &str)> = BinaryHeap::new();
+        for entry in &self.keys {
+            if entry
+                .stats
+                .last_scan
+                .is_none_or(|last| last.yyyymmdd() < since)
+            {
+                continue;
+            }
+            let scans = sum_since(&entry.days, since);
+            let key = entry_str(&self.arena, entry);
+            let candidate = (std::cmp::Reverse(scans), key);
+            if heap.len() < n {
+                heap.push(candidate);
+            } else if heap.peek().is_some_and(|worst| candidate < *worst) {
+                heap.pop();
+                heap.push(candidate);
+            }
+        }
+        heap.into_sorted_vec()
+            .into_iter()
+            .map(|(std::cmp::Reverse(scans), key)| TopKey {
+                key: key.to_owned(),
+                scans,
+            })
+            .collect()
+    }
+
+    /// All keys together per day in `from..=to`, days without any request
+    /// left out.
+    pub fn daily_totals(&self, from: NaiveDate, to: NaiveDate) -> Vec<DayTotals> {
+        let (from, to) = (day_code(from), day_code(to));
+        if from > to {
+            return Vec::new();
+        }
+        self.days
+            .range(from..=to)
+            .filter_map(|(&code, s)| {
+                Some(DayTotals {
+                    day: day_date(code)?,
+                    scans: s.scans,
+                    requests: s.requests,
+                    head: s.head,
+                    bot: s.bot,
+                    not_found: s.not_found,
+                })
+            })
+            .collect()
+    }
+
+    /// All keys together, as `qrtag stats` prints its total: unique
+    /// scanners counts each scanner once over all keys.
+    pub fn totals(&self) -> KeyStats {
+        let mut total = KeyStats::default();
+        for entry in &self.keys {
+            aggregate::add_into(&mut total, &entry.stats);
+        }
+        total.unique_scanners = self.scanners.len() as u64;
+        total
+    }
+
+    /// Keys seen, valid or not (every distinct request path).
+    pub fn key_count(&self) -> usize {
+        self.keys.len()
+    }
+
+    /// Every key with its counts, in no particular order.
+    pub fn keys(&self) -> impl Iterator<Item = (&str, &KeyStats)> {
+        self.keys
+            .iter()
+            .map(|e| (entry_str(&self.arena, e), &e.stats))
+    }
+
+    /// Lines counted, malformed ones included (as `qrtag stats`'s `lines_read`).
+    pub fn lines_read(&self) -> u64 {
+        self.lines_read
+    }
+
+    pub fn malformed(&self) -> u64 {
+        self.malformed
+    }
+
+    /// Rebuilds the unique-scanner counts from the pairs, after a load: they
+    /// are not stored, so a checkpoint cannot hold counts that disagree with
+    /// its pairs.
+    pub(super) fn recount_uniques(&mut self) {
+        for entry in &mut self.keys {
+            entry.stats.unique_scanners = 0;
+        }
+        for pair in &self.pairs {
+            self.keys[pair.key() as usize].stats.unique_scanners += 1;
+        }
+    }
+
+    /// Bytes of memory the index holds, by the sizes of its tables (not the
+    /// allocator's overhead): what the benchmark compares with RSS.
+    pub fn approx_bytes(&self) -> usize {
+        use std::mem::size_of;
+        let days: usize = self.keys.iter().map(|e| e.days.capacity()).sum();
+        self.keys.capacity() * size_of::<KeyEntry>()
+            + self.arena.capacity()
+            + self.lookup.capacity() * (size_of::<u32>() + 1)
+            + days * size_of::<DayCount>()
+            + self.pairs.capacity() * (size_of::<Pair>() + 1)
+            + self.scanners.capacity() * (size_of::<u64>() + 1)
+    }
+}
+
+fn entry_str<'a>(arena: &'a str, e: &KeyEntry) -> &'a str {
+    &arena[e.start..e.start + e.len as usize]
+}
+
+fn sum_since(days: &[DayCount], since: DayCode) -> u64 {
+    let start = days.partition_point(|d| d.day < since);
+    days[start..].iter().map(|d| u64::from(d.scans)).sum()
+}
+
+/// Lines arrive nearly in time order, so the day is almost always the last
+/// one or a new last one; an older day is found by binary search.
+fn bump_day(days: &mut Vec<DayCount>, day: DayCode) {
+    match days.last_mut() {
+        Some(last) if last.day == day => last.scans = last.scans.saturating_add(1),
+        Some(last) if last.day > day => match days.binary_search_by_key(&day, |d| d.day) {
+            Ok(i) => days[i].scans = days[i].scans.saturating_add(1),
+            Err(i) => days.insert(i, DayCount { day, scans: 1 }),
+        },
+        _ => days.push(DayCount { day, scans: 1 }),
+    }
+}
+
+#[cfg(test)]
+mod tests;

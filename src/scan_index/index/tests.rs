@@ -1,0 +1,259 @@
+use super::*;
+use crate::access_log::format::{LogTime, parse_line};
+use crate::scan_index::checkpoint;
+use crate::stats::aggregate::{Aggregator, Filter, Period, Report};
+use proptest::prelude::*;
+use std::path::Path;
+
+const IPHONE: &str =
+    "Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%20like%20Mac%20OS%20X%29";
+const GOOGLEBOT: &str = "Mozilla%2F5.0%20%28compatible%3B%20Googlebot%2F2.1%3B%20%2Bhttp%3A%2F%2Fwww.google.com%2Fbot.html%29";
+const IDS: [&str; 3] = ["0Vh3kY2s4fLq9ZxA01b", "0Vh3kY2s4fLq9ZxA01c", "-"];
+const UAS: [&str; 3] = [IPHONE, GOOGLEBOT, "-"];
+const TARGETS: [&str; 6] = [
+    "/H83if",
+    "/H83if?utm=qr",
+    "/zzzzz",
+    "/docs/api",
+    "/",
+    "/a%20b",
+];
+const STATUSES: [u16; 5] = [302, 301, 404, 200, 400];
+const METHODS: [&str; 3] = ["GET", "HEAD", "POST"];
+
+/// A line from the pools above, on one of four days, times out of order;
+/// one in twenty is malformed.
+fn any_line() -> impl Strategy<Value = String> {
+    (
+        0usize..4,
+        0u32..86_400,
+        0usize..IDS.len(),
+        0usize..UAS.len(),
+        0usize..TARGETS.len(),
+        0usize..STATUSES.len(),
+        0usize..METHODS.len(),
+        0u8..20,
+    )
+        .prop_map(|(day, secs, id, ua, target, status, method, bad)| {
+            if bad == 0 {
+                return "20261121 not a line".to_owned();
+            }
+            let status = STATUSES[status];
+            let location = if (300..400).contains(&status) {
+                "https://example.com/"
+            } else {
+                "-"
+            };
+            format!(
+                "202611{:02}{:02}{:02}{:02}.0 192.0.2.1 {} {} {} {status} {location} {} -",
+                20 + day,
+                secs / 3600,
+                secs / 60 % 60,
+                secs % 60,
+                IDS[id],
+                UAS[ua],
+                TARGETS[target],
+                METHODS[method],
+            )
+        })
+}
+
+fn report(lines: &[String], filter: Filter) -> Report {
+    let mut agg = Aggregator::new(filter);
+    for (n, l) in lines.iter().enumerate() {
+        match parse_line(l) {
+            Ok(p) => agg.add(&p),
+            Err(e) => agg.add_malformed(Path::new("t"), n as u64 + 1, &e),
+        }
+    }
+    agg.finish()
+}
+
+fn feed(state: &mut IndexState, bots: &mut BotFilter, lines: &[String]) {
+    for l in lines {
+        match parse_line(l) {
+            Ok(p) => state.add(&p, bots),
+            Err(_) => state.add_malformed(),
+        }
+    }
+}
+
+/// As a restart sees it: the state through a checkpoint, a new bot cache.
+fn restart(state: &IndexState) -> IndexState {
+    let mut bytes = Vec::new();
+    checkpoint::encode(state, &[], "access.log", &mut bytes).expect("encode");
+    checkpoint::decode(&bytes[..], bytes.len() as u64, "access.log")
+        .expect("decode")
+        .state
+}
+
+fn date(s: &str) -> NaiveDate {
+    NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("date")
+}
+
+/// Everything the index answers, against `qrtag stats` over the same lines.
+fn assert_agrees(state: &IndexState, lines: &[String]) {
+    let r = report(
+        lines,
+        Filter {
+            series: Some(Period::Day),
+            ..Filter::default()
+        },
+    );
+    assert_eq!(state.lines_read(), r.lines_read);
+    assert_eq!(state.malformed(), r.malformed);
+    assert_eq!(state.totals(), r.total);
+    assert_eq!(state.key_count(), r.keys.len());
+    let (first, last) = (date("2026-11-01"), date("2026-11-30"));
+    for k in &r.keys {
+        assert_eq!(state.key(&k.key), k.stats, "key {}", k.key);
+        let series: Vec<DayScans> = k
+            .series
+            .iter()
+            .map(|p| DayScans {
+                day: p.start,
+                scans: p.scans,
+            })
+            .collect();
+        assert_eq!(state.key_days(&k.key, first, last), series);
+        for since in ["2026-11-20", "2026-11-22", "2026-11-23", "2026-11-24"] {
+            let since = date(since);
+            let want: u64 = series
+                .iter()
+                .filter(|d| d.day >= since)
+                .map(|d| d.scans)
+                .sum();
+            assert_eq!(state.scans_since(&k.key, since), want);
+        }
+    }
+    // Per day, against `qrtag stats --since DAY --until DAY`.
+    for day in 20..24 {
+        let bound = |t: &str| LogTime::parse(&format!("202611{day}{t}")).expect("time");
+        let want = report(
+            lines,
+            Filter {
+                since: Some(bound("000000.0")),
+                until: Some(bound("235959.9")),
+                ..Filter::default()
+            },
+        )
+        .total;
+        let d = date(&format!("2026-11-{day}"));
+        let got = state.daily_totals(d, d);
+        let got = got.first().copied().unwrap_or(DayTotals {
+            day: d,
+            scans: 0,
+            requests: 0,
+            head: 0,
+            bot: 0,
+            not_found: 0,
+        });
+        assert_eq!(
+            (got.scans, got.requests, got.head, got.bot, got.not_found),
+            (
+                want.scans,
+                want.requests,
+                want.head,
+                want.bot,
+                want.not_found
+            ),
+            "day {day}"
+        );
+    }
+    // The busiest since the 22nd, as the report's series rank them.
+    let since = date("2026-11-22");
+    let mut want: Vec<TopKey> = r
+        .keys
+        .iter()
+        .map(|k| TopKey {
+            key: k.key.clone(),
+            scans: k
+                .series
+                .iter()
+                .filter(|p| p.start >= since)
+                .map(|p| p.scans)
+                .sum(),
+        })
+        .filter(|t| t.scans > 0)
+        .collect();
+    want.sort_by(|a, b| b.scans.cmp(&a.scans).then_with(|| a.key.cmp(&b.key)));
+    want.truncate(3);
+    assert_eq!(state.top_keys(3, since), want);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Split anywhere, each part after a restart from a checkpoint: the
+    /// index still says what `qrtag stats` says over all the lines.
+    #[test]
+    fn index_agrees_with_stats_for_any_split(
+        lines in prop::collection::vec(any_line(), 0..120),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+    ) {
+        let mut cuts: Vec<usize> = cuts.iter().map(|c| c.index(lines.len() + 1)).collect();
+        cuts.sort_unstable();
+        cuts.push(lines.len());
+        let mut state = IndexState::new();
+        let mut start = 0;
+        for cut in cuts {
+            state = restart(&state);
+            feed(&mut state, &mut BotFilter::new(), &lines[start..cut]);
+            start = cut;
+        }
+        assert_agrees(&state, &lines);
+    }
+}
+
+#[test]
+fn an_unknown_key_is_zeros() {
+    let state = IndexState::new();
+    assert_eq!(state.key("nope"), KeyStats::default());
+    assert_eq!(state.scans_since("nope", date("2026-01-01")), 0);
+    assert!(
+        state
+            .key_days("nope", date("2026-01-01"), date("2026-12-31"))
+            .is_empty()
+    );
+    assert!(state.top_keys(10, date("2026-01-01")).is_empty());
+}
+
+#[test]
+fn top_keys_breaks_ties_by_key_and_stops_at_n() {
+    let mut state = IndexState::new();
+    let mut bots = BotFilter::new();
+    let scan = |key: &str| {
+        format!("20261121100000.0 192.0.2.1 - {IPHONE} /{key} 302 https://e.example/ GET -")
+    };
+    let lines: Vec<String> = ["b", "a", "c", "a", "c", "d"]
+        .iter()
+        .map(|k| scan(k))
+        .collect();
+    feed(&mut state, &mut bots, &lines);
+    let top = state.top_keys(3, date("2026-11-21"));
+    let names: Vec<(&str, u64)> = top.iter().map(|t| (t.key.as_str(), t.scans)).collect();
+    assert_eq!(names, [("a", 2), ("c", 2), ("b", 1)]);
+    assert!(state.top_keys(3, date("2026-11-22")).is_empty());
+    assert!(state.top_keys(0, date("2026-11-21")).is_empty());
+}
+
+#[test]
+fn days_arriving_out_of_order_stay_sorted() {
+    let mut days = Vec::new();
+    for d in [20261121, 20261123, 20261122, 20261120, 20261123, 20261122] {
+        bump_day(&mut days, d);
+    }
+    let got: Vec<(u32, u32)> = days.iter().map(|d| (d.day, d.scans)).collect();
+    assert_eq!(
+        got,
+        [(20261120, 1), (20261121, 1), (20261122, 2), (20261123, 2)]
+    );
+}
+
+#[test]
+fn day_codes_round_trip() {
+    let d = date("2026-02-28");
+    assert_eq!(day_code(d), 20260228);
+    assert_eq!(day_date(day_code(d)), Some(d));
+    assert_eq!(day_date(20260230), None);
+}

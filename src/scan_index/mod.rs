@@ -1,0 +1,314 @@
+//! Scan counts for the console, kept current from the access log.
+//!
+//! `qrtag stats` reads whole logs; a page view cannot. The index follows
+//! the log instead ([`follow`]): it reads each line once, as it is written
+//! and across rotations, into counts in memory ([`index`]) that a page
+//! queries in microseconds, and keeps a checkpoint ([`checkpoint`]) so that a
+//! restart reads only the lines written since. Every line is classified and
+//! counted by the same functions as `qrtag stats`
+//! ([`crate::stats::aggregate::classify`], [`KeyStats::count`]).
+//!
+//! One thread does all of it (it is the state's only writer); the console
+//! holds an `Arc<ScanIndex>` and reads under a read lock that the thread
+//! takes for writing only while it counts one chunk of lines, never while it
+//! reads or writes a file.
+
+pub mod checkpoint;
+pub mod follow;
+pub mod index;
+
+use std::fs::File;
+use std::io;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use chrono::NaiveDate;
+
+use crate::stats::aggregate::KeyStats;
+pub use checkpoint::{DecodeError, FileMark};
+pub use follow::Progress;
+pub use index::{DayScans, DayTotals, IndexState, TopKey};
+
+/// How the index follows the log and where it keeps its checkpoint.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ScanIndexSettings {
+    pub checkpoint: PathBuf,
+    /// How often the live file is looked at: the most a count lags behind
+    /// the log (plus the log's own flush interval).
+    pub poll_interval: Duration,
+    /// The least time between two checkpoints: a checkpoint of a million
+    /// keys is hundreds of megabytes, and a restart rereads at most this
+    /// much of the log.
+    pub checkpoint_interval: Duration,
+}
+
+impl ScanIndexSettings {
+    /// The checkpoint beside the log, `access.log.scan-index`.
+    pub fn beside(log: &Path) -> ScanIndexSettings {
+        let mut name = log.as_os_str().to_owned();
+        name.push(".scan-index");
+        ScanIndexSettings {
+            checkpoint: PathBuf::from(name),
+            poll_interval: Duration::from_millis(250),
+            checkpoint_interval: Duration::from_secs(60),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("cannot read scan index checkpoint {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: io::Error,
+    },
+    #[error("ignoring scan index checkpoint {path}: {source}")]
+    Invalid {
+        path: PathBuf,
+        #[source]
+        source: DecodeError,
+    },
+}
+
+/// Reads the checkpoint at `path` made for the log `log`: `Ok(None)` when
+/// there is none, an error (to report, then rebuild) when it cannot be
+/// believed.
+pub fn load_checkpoint(path: &Path, log: &Path) -> Result<Option<checkpoint::Decoded>, LoadError> {
+    let file = match File::open(path) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(source) => {
+            return Err(LoadError::Read {
+                path: path.to_owned(),
+                source,
+            });
+        }
+    };
+    let len = file
+        .metadata()
+        .map_err(|source| LoadError::Read {
+            path: path.to_owned(),
+            source,
+        })?
+        .len();
+    checkpoint::decode(file, len, &log.to_string_lossy())
+        .map(Some)
+        .map_err(|source| LoadError::Invalid {
+            path: path.to_owned(),
+            source,
+        })
+}
+
+/// The counts, shared between the follower thread and the pages that read them.
+#[derive(Debug, Default)]
+pub struct ScanIndex {
+    state: RwLock<IndexState>,
+    progress: Progress,
+    caught_up: AtomicBool,
+}
+
+impl ScanIndex {
+    pub fn new() -> ScanIndex {
+        ScanIndex::default()
+    }
+
+    /// A panic elsewhere cannot leave the counts half updated in a way that
+    /// matters more than stopping the console would, so a poisoned lock is
+    /// used as it is.
+    fn read(&self) -> RwLockReadGuard<'_, IndexState> {
+        self.state.read().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    fn write(&self) -> RwLockWriteGuard<'_, IndexState> {
+        self.state.write().unwrap_or_else(PoisonError::into_inner)
+    }
+
+    /// Runs several queries on one consistent state (a page's numbers all
+    /// from the same moment).
+    pub fn with_state<R>(&self, f: impl FnOnce(&IndexState) -> R) -> R {
+        f(&self.read())
+    }
+
+    /// A key's counts, `qrtag stats --key KEY`'s numbers; zeros for a key
+    /// never requested.
+    pub fn key(&self, key: &str) -> KeyStats {
+        self.read().key(key)
+    }
+
+    /// A key's scans per day in `from..=to` (days without scans left out).
+    pub fn key_days(&self, key: &str, from: NaiveDate, to: NaiveDate) -> Vec<DayScans> {
+        self.read().key_days(key, from, to)
+    }
+
+    /// Scans since `since` (inclusive) of each of `keys`, in order: one
+    /// lock for a page of rows.
+    pub fn scans_since(&self, keys: &[&str], since: NaiveDate) -> Vec<u64> {
+        let state = self.read();
+        keys.iter().map(|k| state.scans_since(k, since)).collect()
+    }
+
+    /// The `n` keys with the most scans since `since`, most first.
+    pub fn top_keys(&self, n: usize, since: NaiveDate) -> Vec<TopKey> {
+        self.read().top_keys(n, since)
+    }
+
+    /// All keys together per day in `from..=to` (days without requests left out).
+    pub fn daily_totals(&self, from: NaiveDate, to: NaiveDate) -> Vec<DayTotals> {
+        self.read().daily_totals(from, to)
+    }
+
+    /// All keys together, as `qrtag stats`'s total line.
+    pub fn totals(&self) -> KeyStats {
+        self.read().totals()
+    }
+
+    /// False until the log as it was at start has been read: until then a
+    /// page should say the counts are still being built.
+    pub fn caught_up(&self) -> bool {
+        self.caught_up.load(Ordering::Acquire)
+    }
+
+    pub fn progress(&self) -> &Progress {
+        &self.progress
+    }
+}
+
+/// The follower thread and the index it fills. Dropping it stops the
+/// thread without waiting; [`stop`](Self::stop) waits for it and its last
+/// checkpoint.
+pub struct RunningIndex {
+    index: Arc<ScanIndex>,
+    stopping: Arc<AtomicBool>,
+    wake: mpsc::Sender<()>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl RunningIndex {
+    pub fn index(&self) -> Arc<ScanIndex> {
+        Arc::clone(&self.index)
+    }
+
+    /// Stops following and writes a last checkpoint. Blocks (a checkpoint
+    /// is a large write): call it off the async runtime's threads.
+    pub fn stop(mut self) {
+        self.signal();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+
+    fn signal(&self) {
+        self.stopping.store(true, Ordering::Release);
+        let _ = self.wake.send(());
+    }
+}
+
+impl Drop for RunningIndex {
+    fn drop(&mut self) {
+        self.signal();
+    }
+}
+
+/// Starts following the access log at `log`: loads the checkpoint (or
+/// rebuilds from the logs), catches up, then polls, all on a new thread.
+pub fn start(log: PathBuf, settings: ScanIndexSettings) -> io::Result<RunningIndex> {
+    let index = Arc::new(ScanIndex::new());
+    let stopping = Arc::new(AtomicBool::new(false));
+    let (wake, woken) = mpsc::channel();
+    let thread = std::thread::Builder::new()
+        .name("scan-index".into())
+        .spawn({
+            let index = Arc::clone(&index);
+            let stopping = Arc::clone(&stopping);
+            move || run(&index, &log, &settings, &stopping, &woken)
+        })?;
+    Ok(RunningIndex {
+        index,
+        stopping,
+        wake,
+        thread: Some(thread),
+    })
+}
+
+fn run(
+    index: &ScanIndex,
+    log: &Path,
+    settings: &ScanIndexSettings,
+    stopping: &AtomicBool,
+    woken: &mpsc::Receiver<()>,
+) {
+    let started = Instant::now();
+    let marks = match load_checkpoint(&settings.checkpoint, log) {
+        Ok(Some(decoded)) => {
+            *index.write() = decoded.state;
+            decoded.marks
+        }
+        Ok(None) => Vec::new(),
+        Err(e) => {
+            tracing::warn!(error = %e, "rebuilding the scan index from the access logs");
+            Vec::new()
+        }
+    };
+    let loaded_lines = index.read().lines_read();
+    let stopped = || stopping.load(Ordering::Acquire);
+    let mut follower = follow::Follower::new(index, log.to_owned(), &stopped);
+    if follower.catch_up(&marks).is_err() {
+        return;
+    }
+    index.caught_up.store(true, Ordering::Release);
+    tracing::info!(
+        lines = index.read().lines_read(),
+        new_lines = index.read().lines_read() - loaded_lines,
+        took = ?started.elapsed(),
+        "scan index caught up with the access log"
+    );
+    let log_key = log.to_string_lossy().into_owned();
+    // Anything read since the checkpoint is worth saving at once: the
+    // catch-up may have been the expensive full build.
+    let mut saved_lines = loaded_lines;
+    let mut last_save: Option<Instant> = None;
+    let mut save = |follower: &follow::Follower<'_>, force: bool| {
+        let lines = index.read().lines_read();
+        let due = last_save.is_none_or(|t| t.elapsed() >= settings.checkpoint_interval);
+        if lines == saved_lines || !(due || force) {
+            return;
+        }
+        let Some(marks) = follower.marks() else {
+            return;
+        };
+        let written = crate::snapshot::saver::write_atomically(&settings.checkpoint, |w| {
+            checkpoint::encode(&index.read(), &marks, &log_key, w)
+        });
+        match written {
+            Ok(()) => {
+                saved_lines = lines;
+                index
+                    .progress
+                    .checkpoints_written
+                    .fetch_add(1, Ordering::Relaxed);
+            }
+            Err(e) => tracing::warn!(
+                path = %settings.checkpoint.display(),
+                error = %e,
+                "cannot write the scan index checkpoint"
+            ),
+        }
+        last_save = Some(Instant::now());
+    };
+    loop {
+        save(&follower, false);
+        match woken.recv_timeout(settings.poll_interval) {
+            Err(RecvTimeoutError::Timeout) if !stopped() => {}
+            _ => break,
+        }
+        if follower.poll().is_err() {
+            break;
+        }
+    }
+    save(&follower, true);
+}
