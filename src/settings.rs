@@ -323,6 +323,19 @@ pub struct Settings {
     pub snapshot_file: Option<PathBuf>,
     /// The DIDComm listener; `None` when `--api-listen` is not given.
     pub api: Option<ApiSettings>,
+    /// The web console on the admin listener; `None` unless `--console`.
+    pub console: Option<ConsoleSettings>,
+}
+
+/// The web console (see [`crate::console`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConsoleSettings {
+    /// Mark the session cookie `Secure`: the console is reached over https
+    /// (a TLS proxy in front of the admin listener). The public URL cannot
+    /// tell: the console is usually reached over plain http on loopback or a
+    /// tunnel even when the tags say https, and a `Secure` cookie over http
+    /// would never come back.
+    pub secure_cookie: bool,
 }
 
 /// The DIDComm listener (`POST /didcomm`) and its rules.
@@ -405,6 +418,7 @@ impl Settings {
             workers: None,
             trusted_proxies: Vec::new(),
             api: None,
+            console: None,
         }
     }
 }
