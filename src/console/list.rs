@@ -6,7 +6,7 @@
 use memchr::memmem;
 
 use super::key_order::SortedKeys;
-use crate::snapshot::LinkTable;
+use crate::snapshot::{LinkTable, LinkView};
 
 /// What the search box searches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -55,60 +55,106 @@ pub struct Page {
 /// The page `query` asks for, at most `size` rows.
 pub fn page(keys: &SortedKeys, table: &LinkTable, query: &Query, size: usize) -> Page {
     let size = size.max(1);
-    let text = query.text.as_str();
-    let finder = memmem::Finder::new(text.as_bytes());
-    let row = |key: &str| -> Option<Row> {
-        let link = table.get(key)?;
-        if query.by == By::Url && !text.is_empty() && finder.find(link.url.as_bytes()).is_none() {
-            return None;
-        }
-        Some(Row {
-            key: key.to_owned(),
-            url: link.url.to_owned(),
-            inactive: link.inactive,
-            expires_ms: link.expires_ms,
-        })
+    let backward = matches!(query.cursor, Cursor::Before(_));
+    // Up to `size + 1` rows in the direction of travel: one more than a
+    // page says whether there is another page that way.
+    let mut rows = if query.by == By::Url && !query.text.is_empty() {
+        destination_matches(table, query, size + 1)
+    } else {
+        key_matches(keys, table, query, size + 1)
     };
-    // Keys with the prefix are one run of the sorted keys.
-    let prefix = if query.by == By::Key { text } else { "" };
-    match &query.cursor {
-        Cursor::Before(end) => {
-            let mut rows: Vec<Row> = keys
-                .before(Some(end))
-                .take_while(|k| k.starts_with(prefix))
-                .filter_map(row)
-                .take(size + 1)
-                .collect();
-            let more = rows.len() > size;
-            rows.truncate(size);
-            rows.reverse();
-            Page {
-                prev: more.then(|| rows.first().map(|r| r.key.clone())).flatten(),
-                next: rows.last().map(|r| r.key.clone()),
-                rows,
-            }
+    let more = rows.len() > size;
+    rows.truncate(size);
+    if backward {
+        rows.reverse();
+        Page {
+            prev: more.then(|| rows.first().map(|r| r.key.clone())).flatten(),
+            next: rows.last().map(|r| r.key.clone()),
+            rows,
         }
-        cursor => {
-            let (start, after) = match cursor {
-                Cursor::After(k) if k.as_str() >= prefix => (k.as_str(), Some(k.as_str())),
-                _ => (prefix, None),
-            };
-            let mut rows: Vec<Row> = keys
-                .from(Some(start))
-                .skip_while(|k| Some(*k) == after)
-                .take_while(|k| k.starts_with(prefix))
-                .filter_map(row)
-                .take(size + 1)
-                .collect();
-            let more = rows.len() > size;
-            rows.truncate(size);
-            Page {
-                prev: after.and(rows.first().map(|r| r.key.clone())),
-                next: more.then(|| rows.last().map(|r| r.key.clone())).flatten(),
-                rows,
-            }
+    } else {
+        let after = matches!(query.cursor, Cursor::After(_));
+        Page {
+            prev: after.then(|| rows.first().map(|r| r.key.clone())).flatten(),
+            next: more.then(|| rows.last().map(|r| r.key.clone())).flatten(),
+            rows,
         }
     }
+}
+
+fn row(key: &str, url: &str, inactive: bool, expires_ms: Option<i64>) -> Row {
+    Row {
+        key: key.to_owned(),
+        url: url.to_owned(),
+        inactive,
+        expires_ms,
+    }
+}
+
+/// Keys with the prefix are one run of the sorted keys: seek, then read on.
+fn key_matches(keys: &SortedKeys, table: &LinkTable, query: &Query, n: usize) -> Vec<Row> {
+    let prefix = if query.by == By::Key {
+        query.text.as_str()
+    } else {
+        ""
+    };
+    let lookup = |key: &str| {
+        table
+            .get(key)
+            .map(|l| row(key, l.url, l.inactive, l.expires_ms))
+    };
+    match &query.cursor {
+        Cursor::Before(end) => keys
+            .before(Some(end))
+            .take_while(|k| k.starts_with(prefix))
+            .filter_map(lookup)
+            .take(n)
+            .collect(),
+        cursor => {
+            let after = match cursor {
+                Cursor::After(k) if k.as_str() >= prefix => Some(k.as_str()),
+                _ => None,
+            };
+            keys.from(Some(after.unwrap_or(prefix)))
+                .skip_while(|k| Some(*k) == after)
+                .take_while(|k| k.starts_with(prefix))
+                .filter_map(lookup)
+                .take(n)
+                .collect()
+        }
+    }
+}
+
+/// Destinations containing the text: one pass over the table in memory
+/// order (a lookup per key in key order misses the cache a million times),
+/// then the `n` nearest keys past the cursor picked out of the matches.
+fn destination_matches(table: &LinkTable, query: &Query, n: usize) -> Vec<Row> {
+    let finder = memmem::Finder::new(query.text.as_bytes());
+    let past_cursor = |key: &str| match &query.cursor {
+        Cursor::First => true,
+        Cursor::After(k) => key > k.as_str(),
+        Cursor::Before(k) => key < k.as_str(),
+    };
+    let mut hits: Vec<LinkView<'_>> = table
+        .iter()
+        .filter(|l| past_cursor(l.key) && finder.find(l.url.as_bytes()).is_some())
+        .collect();
+    let backward = matches!(query.cursor, Cursor::Before(_));
+    let order = |a: &LinkView<'_>, b: &LinkView<'_>| {
+        if backward {
+            b.key.cmp(a.key)
+        } else {
+            a.key.cmp(b.key)
+        }
+    };
+    if hits.len() > n {
+        hits.select_nth_unstable_by(n, order);
+        hits.truncate(n);
+    }
+    hits.sort_unstable_by(order);
+    hits.iter()
+        .map(|l| row(l.key, l.url, l.inactive, l.expires_ms))
+        .collect()
 }
 
 #[cfg(test)]
@@ -185,6 +231,16 @@ mod tests {
         let p = page(&keys, &t, &q, 5);
         assert_eq!(keys_of(&p), ["k050", "k060", "k070", "k080", "k090"]);
         assert_eq!(p.next.as_deref(), Some("k090"));
+        let q = Query {
+            cursor: Cursor::Before("k050".into()),
+            ..q
+        };
+        let back = page(&keys, &t, &q, 3);
+        assert_eq!(keys_of(&back), ["k020", "k030", "k040"]);
+        assert_eq!(
+            (back.prev.as_deref(), back.next.as_deref()),
+            (Some("k020"), Some("k040"))
+        );
         let q = Query {
             text: "zz".into(),
             ..Query::default()
