@@ -10,18 +10,9 @@ use qrtag::redirect_policy::{Decision, decide};
 use url::Url;
 
 const ORIGIN: &str = "https://0x1f.ie";
-const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
-
-/// Five base-62 digits, spread over the key space like real short IDs.
-fn key(i: u64) -> String {
-    let mut n = i.wrapping_mul(2_654_435_761) % 62u64.pow(5);
-    let mut digits = [0u8; 5];
-    for d in digits.iter_mut().rev() {
-        *d = ALPHABET[(n % 62) as usize];
-        n /= 62;
-    }
-    String::from_utf8_lossy(&digits).into_owned()
-}
+#[path = "support/short_keys.rs"]
+mod short_keys;
+use short_keys::key;
 
 fn ruleset() -> HashMap<String, String> {
     (0..10_000u64)

@@ -7,6 +7,7 @@
 pub mod access_log;
 pub mod cli;
 pub mod client_ip;
+pub mod console;
 pub mod destination;
 pub mod didcomm;
 pub mod expiry;

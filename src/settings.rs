@@ -327,6 +327,19 @@ pub struct Settings {
     /// [`crate::scan_index`]); `None`, the default, reads nothing. Needs an
     /// access log that is a file.
     pub scan_index: Option<crate::scan_index::ScanIndexSettings>,
+    /// The web console on the admin listener; `None` unless `--console`.
+    pub console: Option<ConsoleSettings>,
+}
+
+/// The web console (see [`crate::console`]).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConsoleSettings {
+    /// Mark the session cookie `Secure`: the console is reached over https
+    /// (a TLS proxy in front of the admin listener). The public URL cannot
+    /// tell: the console is usually reached over plain http on loopback or a
+    /// tunnel even when the tags say https, and a `Secure` cookie over http
+    /// would never come back.
+    pub secure_cookie: bool,
 }
 
 /// The DIDComm listener (`POST /didcomm`) and its rules.
@@ -410,6 +423,7 @@ impl Settings {
             trusted_proxies: Vec::new(),
             api: None,
             scan_index: None,
+            console: None,
         }
     }
 }

@@ -257,6 +257,37 @@ async fn restore(
     Some(seq)
 }
 
+/// The console's state: logins against the embedded store's password or
+/// CouchDB's accounts, and the snapshot the list reads.
+fn console_state(
+    console: &crate::settings::ConsoleSettings,
+    settings: &Settings,
+    snapshot: &Arc<Snapshot>,
+    store: &Arc<dyn store::LinkStore>,
+    scans: Option<Arc<crate::scan_index::ScanIndex>>,
+) -> Result<crate::console::ConsoleState, StartupError> {
+    use crate::console::auth::Accounts;
+    let accounts = match &settings.store {
+        crate::settings::StoreSettings::Sqlite { path } => Accounts::Password {
+            db: store::sqlite::SqliteStore::open_with(path, store::Access::Write)?,
+            store: Arc::clone(store),
+        },
+        crate::settings::StoreSettings::CouchDb(couch) => Accounts::couch(couch.clone())
+            .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?,
+    };
+    let mut state = crate::console::ConsoleState::new(
+        Arc::clone(snapshot),
+        settings.public_url.clone(),
+        settings.qr_uppercase_prefix,
+        accounts,
+        console.secure_cookie,
+    );
+    if let Some(index) = scans {
+        state.scans = index;
+    }
+    Ok(state)
+}
+
 impl Application {
     /// Opens the store, starts following it and binds both listeners. Must
     /// be called inside a Tokio runtime; nothing is served until
@@ -335,6 +366,18 @@ impl Application {
             node: settings.node_name.clone(),
         });
         let metrics = crate::metrics::Metrics::new(requests, Arc::clone(&health), &qr_renders);
+        let console = match &settings.console {
+            Some(console) => Some(web::Data::new(console_state(
+                console,
+                &settings,
+                &snapshot,
+                &store,
+                scan_index
+                    .as_ref()
+                    .map(crate::scan_index::RunningIndex::index),
+            )?)),
+            None => None,
+        };
         let admin_state = web::Data::new(admin::AdminState {
             health,
             metrics: Arc::new(metrics),
@@ -344,6 +387,11 @@ impl Application {
                 .app_data(admin_state.clone())
                 .configure(admin::routes)
                 .service(crate::server::qr::service(qr_state.clone()))
+                .configure(|cfg| {
+                    if let Some(console) = &console {
+                        crate::console::configure(cfg, console.clone());
+                    }
+                })
         })
         .workers(1)
         .listen(admin_listener)

@@ -17,6 +17,7 @@ use crate::settings::{
 };
 use crate::tracking_cookie::CookieName;
 
+mod console;
 mod didcomm;
 pub mod edge;
 mod edit;
@@ -267,6 +268,15 @@ pub enum Command {
         after_help = "Examples:\n  qrtag import links.jsonl\n  qrtag import --update --dry-run links.csv"
     )]
     Import(transfer::ImportArgs),
+    /// Set the web console's password (embedded store only; with CouchDB
+    /// the console takes CouchDB accounts). Read without echo from the
+    /// terminal, or one line from standard input; stored as an argon2 hash.
+    #[command(
+        name = "console-password",
+        after_help = "Examples:\n  qrtag console-password\n  \
+                      printf '%s\\n' \"$PW\" | qrtag --db /var/lib/qrtag/qrtag.db console-password"
+    )]
+    ConsolePassword,
     /// The DIDComm url-shortener's identity.
     Didcomm {
         #[command(subcommand)]
@@ -502,9 +512,35 @@ pub struct ServeArgs {
     )]
     pub no_snapshot_file: bool,
     /// Keep scan counts current from the access log, with their checkpoint
-    /// at PATH. Hidden until the console that shows them exists.
-    #[arg(long, value_name = "PATH", hide = true)]
+    /// at PATH. Default with --console: beside the access log
+    /// (`ACCESS_LOG.scan-index`).
+    #[arg(
+        long,
+        value_name = "PATH",
+        help_heading = "Console",
+        env = "QRTAG_SCAN_INDEX_FILE"
+    )]
     pub scan_index_file: Option<PathBuf>,
+    /// The web console on the admin listener, at /console (login required:
+    /// `qrtag console-password` on the embedded store, CouchDB accounts on
+    /// CouchDB).
+    #[arg(
+        help_heading = "Console",
+        long,
+        env = "QRTAG_CONSOLE",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub console: bool,
+    /// Mark the console's session cookie Secure: give it when the console
+    /// is reached over https (a TLS proxy in front of the admin listener).
+    #[arg(
+        help_heading = "Console",
+        long,
+        env = "QRTAG_CONSOLE_SECURE_COOKIE",
+        requires = "console",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub console_secure_cookie: bool,
     #[command(flatten)]
     pub didcomm: DidcommIdentityArgs,
     #[command(flatten)]
@@ -535,6 +571,25 @@ fn parse_listen(s: &str) -> Result<String, String> {
 }
 
 impl Cli {
+    /// The scan index: on with the console (its counts), or when a
+    /// checkpoint file is named; it follows the access log, so only when
+    /// that is a file.
+    fn scan_index_settings(
+        &self,
+        args: &ServeArgs,
+    ) -> Option<crate::scan_index::ScanIndexSettings> {
+        let AccessLogTarget::Path(log) = &args.access_log else {
+            return None;
+        };
+        let mut settings = crate::scan_index::ScanIndexSettings::beside(log);
+        match &args.scan_index_file {
+            Some(path) => settings.checkpoint = path.clone(),
+            None if args.console => {}
+            None => return None,
+        }
+        Some(settings)
+    }
+
     /// The store the options name, opened as the command needs it.
     pub fn open_store(
         &self,
@@ -584,11 +639,9 @@ impl Cli {
                         None => crate::settings::default_snapshot_file(&self.store.db),
                     })
             }),
-            scan_index: args.scan_index_file.as_ref().map(|path| {
-                crate::scan_index::ScanIndexSettings {
-                    checkpoint: path.clone(),
-                    ..crate::scan_index::ScanIndexSettings::beside(path)
-                }
+            scan_index: self.scan_index_settings(args),
+            console: args.console.then_some(crate::settings::ConsoleSettings {
+                secure_cookie: args.console_secure_cookie,
             }),
             api: args.didcomm.api_listen.as_ref().map(|listen| {
                 let rules = &args.didcomm_rules;
@@ -625,6 +678,7 @@ const UNUSED: &[(&[&str], &[&str])] = &[
     (&["list"], &[SERVICE]),
     (&["export"], &[SERVICE]),
     (&["import"], &[SERVICE]),
+    (&["console-password"], &[STORE_COUCH, SERVICE]),
 ];
 const STORE_DB: &str = "db";
 const STORE_COUCH: &str = "couchdb";
@@ -764,6 +818,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Export(args) => transfer::export(&cli, args).await,
         Command::Import(args) => transfer::import(&cli, args).await,
         Command::Didcomm { command } => didcomm::run(&cli, command),
+        Command::ConsolePassword => console::run(&cli).await,
         _ => links::run(&cli).await,
     }
 }

@@ -47,7 +47,7 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
     if state.snapshot.load().get(key.as_str()).is_none() {
         return not_found();
     }
-    let spec = match spec_from_query(req.query_string(), format, state.uppercase_prefix) {
+    let spec = match spec_from_query(req.query_string(), format, state.uppercase_prefix, &[]) {
         Ok(spec) => spec,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
     };
@@ -105,13 +105,15 @@ pub enum BadParam {
     Unknown(String),
 }
 
-/// Reads `scale`, `margin` and `ec`, and ignores `v` (a cache buster);
-/// anything else is refused by name, so a typo (`scal=2`) is not silently a
-/// default-sized image.
-fn spec_from_query(
+/// Reads `scale`, `margin` and `ec`, and ignores `v` (a cache buster) and
+/// the names in `also_ignored` (parameters the caller reads itself, such as
+/// the console's `key`); anything else is refused by name, so a typo
+/// (`scal=2`) is not silently a default-sized image.
+pub fn spec_from_query(
     query: &str,
     format: ImageFormat,
     uppercase_prefix: bool,
+    also_ignored: &[&str],
 ) -> Result<ImageSpec, BadParam> {
     let (mut scale, mut margin, mut ec) = (None, None, None);
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
@@ -120,6 +122,7 @@ fn spec_from_query(
             "margin" => ("margin", &mut margin),
             "ec" => ("ec", &mut ec),
             "v" => continue,
+            other if also_ignored.contains(&other) => continue,
             other => return Err(BadParam::Unknown(other.to_owned())),
         };
         if slot.replace(value.into_owned()).is_some() {
@@ -188,7 +191,7 @@ mod tests {
 
     #[test]
     fn query_defaults_and_overrides() {
-        let spec = spec_from_query("", ImageFormat::Svg, true).expect("defaults");
+        let spec = spec_from_query("", ImageFormat::Svg, true, &[]).expect("defaults");
         assert_eq!(
             spec,
             ImageSpec {
@@ -198,8 +201,8 @@ mod tests {
                 uppercase_prefix: true,
             }
         );
-        let spec =
-            spec_from_query("ec=h&scale=2&margin=0&v=3", ImageFormat::Png, false).expect("valid");
+        let spec = spec_from_query("ec=h&scale=2&margin=0&v=3", ImageFormat::Png, false, &[])
+            .expect("valid");
         assert_eq!(spec.ec, EcLevel::H);
         assert_eq!(spec.options, RenderOptions::new(2, 0).expect("valid"));
     }
@@ -207,7 +210,7 @@ mod tests {
     #[test]
     fn every_refusal_names_its_parameter() {
         assert_eq!(
-            spec_from_query("foo=1", ImageFormat::Svg, false),
+            spec_from_query("foo=1", ImageFormat::Svg, false, &[]),
             Err(BadParam::Unknown("foo".into()))
         );
         for (query, name) in [
@@ -225,7 +228,7 @@ mod tests {
             ("ec=L&ec=L", "ec"),
             ("scale=4&margin=1&scale=4", "scale"),
         ] {
-            let err = spec_from_query(query, ImageFormat::Png, false).expect_err(query);
+            let err = spec_from_query(query, ImageFormat::Png, false, &[]).expect_err(query);
             assert!(
                 err.to_string().starts_with(&format!("bad {name}: ")),
                 "{query}: {err}"

@@ -200,6 +200,34 @@ impl LinkTable {
         self.shards.len()
     }
 
+    /// The keys of the shards this table does not share with `older` (the
+    /// table it was derived from): those shards' keys in `older`, then in
+    /// `self`. An edit replaces one shard, so whoever keeps something per
+    /// key (the console's ordered index) updates it from a few hundred keys
+    /// instead of a million. `None` when fewer than half the shards are
+    /// shared (a resize or full reload): read every key again then.
+    pub fn changed_keys<'a>(
+        &'a self,
+        older: &'a LinkTable,
+    ) -> Option<(Vec<&'a str>, Vec<&'a str>)> {
+        if self.shards.len() != older.shards.len() {
+            return None;
+        }
+        let changed: Vec<usize> = (0..self.shards.len())
+            .filter(|&i| !Arc::ptr_eq(&self.shards[i], &older.shards[i]))
+            .collect();
+        if changed.len() * 2 > self.shards.len() && self.shards.len() > 1 {
+            return None;
+        }
+        let keys = |t: &'a LinkTable| -> Vec<&'a str> {
+            changed
+                .iter()
+                .flat_map(|&i| t.shards[i].iter().map(|l| l.key))
+                .collect()
+        };
+        Some((keys(older), keys(self)))
+    }
+
     /// Heap bytes of the links (shards and their pointers), for the memory
     /// figures in ARCHITECTURE.md and the scale benchmark.
     pub fn heap_bytes(&self) -> usize {

@@ -111,6 +111,38 @@ impl SqliteStore {
         &self.path
     }
 
+    /// A value of the database's `meta` table (settings that belong with
+    /// the links, such as the console password's hash).
+    pub async fn meta(&self, name: &str) -> Result<Option<String>, StoreError> {
+        let name = name.to_owned();
+        let err = self.sql_err();
+        self.with_conn(move |conn| {
+            conn.query_row(
+                "SELECT value FROM meta WHERE name = ?1",
+                params![name],
+                |r| r.get(0),
+            )
+            .optional()
+            .map_err(err)
+        })
+        .await
+    }
+
+    pub async fn set_meta(&self, name: &str, value: &str) -> Result<(), StoreError> {
+        let (name, value) = (name.to_owned(), value.to_owned());
+        let err = self.sql_err();
+        self.with_conn(move |conn| {
+            conn.execute(
+                "INSERT INTO meta (name, value) VALUES (?1, ?2)
+                 ON CONFLICT(name) DO UPDATE SET value = excluded.value",
+                params![name, value],
+            )
+            .map(|_| ())
+            .map_err(err)
+        })
+        .await
+    }
+
     /// Runs `f` on the connection on the blocking pool, so no async worker
     /// waits on the disk.
     async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>

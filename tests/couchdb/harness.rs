@@ -53,6 +53,15 @@ impl TestApp {
         dir: &Path,
         api: Option<qrtag::settings::ApiSettings>,
     ) -> Self {
+        Self::spawn_with(store, dir, |s| s.api = api).await
+    }
+
+    /// [`spawn_in`](Self::spawn_in), with `tweak` applied to the settings.
+    pub async fn spawn_with(
+        store: CouchSettings,
+        dir: &Path,
+        tweak: impl FnOnce(&mut Settings),
+    ) -> Self {
         let mut settings = Settings::local(dir.join("unused.db"));
         settings.listen = "127.0.0.1:0".into();
         settings.admin_listen = "127.0.0.1:0".into();
@@ -60,7 +69,7 @@ impl TestApp {
         settings.store = StoreSettings::CouchDb(store);
         settings.workers = Some(1);
         settings.snapshot_file = Some(dir.join("links.snapshot"));
-        settings.api = api;
+        tweak(&mut settings);
         let app = Application::build(settings)
             .await
             .expect("the application starts");

@@ -4,6 +4,7 @@
 //! needs a server fails and says so.
 
 mod compose;
+mod console;
 #[path = "../support/deploy_kit.rs"]
 mod deploy_kit;
 mod harness;

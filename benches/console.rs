@@ -1,0 +1,137 @@
+//! A page of the console's links list at a million links, in memory: the
+//! work the handler does besides rendering HTML (which is per row, not per
+//! link). Baseline in the same run: one table lookup per row of a page,
+//! the least any list of 50 links must cost.
+//!
+//! `cargo bench --bench console` (`QRTAG_CONSOLE_BENCH_LINKS=N` for another size).
+
+use std::hint::black_box;
+use std::sync::Arc;
+use std::time::Instant;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use qrtag::console::PAGE_SIZE;
+use qrtag::console::key_order::KeyOrder;
+use qrtag::console::list::{self, By, Cursor, Query};
+use qrtag::link::Document;
+use qrtag::snapshot::{Change, LinkTable, TableBuilder};
+
+#[path = "support/short_keys.rs"]
+mod short_keys;
+use short_keys::key;
+
+fn doc(url: String) -> Document {
+    let mut d = Document::new();
+    d.insert("url".into(), url.into());
+    d.insert("inactive".into(), false.into());
+    d
+}
+
+fn table(n: u64) -> LinkTable {
+    let mut b = TableBuilder::default();
+    b.apply((0..n).map(|i| Change::Upsert {
+        key: key(i),
+        doc: doc(format!(
+            "https://www.example.com/campaigns/{i}/landing?utm=qr"
+        )),
+    }));
+    b.build(None)
+}
+
+fn bench(c: &mut Criterion) {
+    let n: u64 = std::env::var("QRTAG_CONSOLE_BENCH_LINKS")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(1_000_000);
+    let table = Arc::new(table(n));
+    let mut order = KeyOrder::default();
+    let started = Instant::now();
+    order.follow(&table);
+    eprintln!("ordered index of {n} keys built in {:?}", started.elapsed());
+    let keys = order.follow(&table).clone();
+    let middle = keys.from(None).nth(keys.len() / 2).map(str::to_owned);
+
+    let mut g = c.benchmark_group("list_page");
+    let first = Query::default();
+    g.bench_function("baseline/50_lookups", |b| {
+        let sample: Vec<String> = keys.from(None).take(PAGE_SIZE).map(str::to_owned).collect();
+        b.iter(|| {
+            sample
+                .iter()
+                .filter_map(|k| table.get(k).map(|l| l.url.len()))
+                .sum::<usize>()
+        })
+    });
+    g.bench_function("first_page", |b| {
+        b.iter(|| list::page(&keys, &table, black_box(&first), PAGE_SIZE))
+    });
+    let deep = Query {
+        cursor: Cursor::After(middle.clone().unwrap_or_default()),
+        ..Query::default()
+    };
+    g.bench_function("page_after_the_middle_key", |b| {
+        b.iter(|| list::page(&keys, &table, black_box(&deep), PAGE_SIZE))
+    });
+    let back = Query {
+        cursor: Cursor::Before(middle.unwrap_or_default()),
+        ..Query::default()
+    };
+    g.bench_function("page_before_the_middle_key", |b| {
+        b.iter(|| list::page(&keys, &table, black_box(&back), PAGE_SIZE))
+    });
+    let prefix = Query {
+        text: "Ab".into(),
+        ..Query::default()
+    };
+    g.bench_function("key_prefix_search", |b| {
+        b.iter(|| list::page(&keys, &table, black_box(&prefix), PAGE_SIZE))
+    });
+    let common = Query {
+        text: "campaigns/1".into(),
+        by: By::Url,
+        cursor: Cursor::First,
+    };
+    g.bench_function("destination_search_common", |b| {
+        b.iter(|| list::page(&keys, &table, black_box(&common), PAGE_SIZE))
+    });
+    // Matches nothing: every link's destination is read once.
+    let rare = Query {
+        text: "no-such-text".into(),
+        by: By::Url,
+        cursor: Cursor::First,
+    };
+    g.sample_size(10);
+    g.bench_function("destination_search_no_match_full_scan", |b| {
+        b.iter(|| list::page(&keys, &table, black_box(&rare), PAGE_SIZE))
+    });
+    g.finish();
+
+    // An edit publishes a table sharing all but one shard; the index follows
+    // it by that shard's keys.
+    let mut g = c.benchmark_group("key_order");
+    g.sample_size(20);
+    g.bench_function("follow_one_edit", |b| {
+        let mut current = Arc::clone(&table);
+        let mut i = 0u64;
+        b.iter_custom(|iters| {
+            let mut spent = std::time::Duration::ZERO;
+            for _ in 0..iters {
+                i += 1;
+                let mut next = LinkTable::clone(&current);
+                next.apply([Change::Upsert {
+                    key: format!("new-{i}"),
+                    doc: doc("https://example.com/new".into()),
+                }]);
+                current = Arc::new(next);
+                let t = Instant::now();
+                black_box(order.follow(&current).len());
+                spent += t.elapsed();
+            }
+            spent
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

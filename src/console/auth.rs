@@ -1,0 +1,131 @@
+//! Who may log in, by store: the embedded store has one console password
+//! (set with `qrtag console-password`); CouchDB has its own accounts, and a
+//! console user logs in with theirs (`POST /_session`) so that every write
+//! is made as them and CouchDB's roles and validation decide it.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::password;
+use super::session::User;
+use crate::settings::{CouchSettings, Secret};
+use crate::store::LinkStore;
+use crate::store::couch::CouchStore;
+use crate::store::sqlite::SqliteStore;
+
+/// The roles whose holders see edit forms; CouchDB still decides each write.
+const EDITOR_ROLES: [&str; 2] = ["qrtag_editor", "_admin"];
+
+/// The name shown for the embedded store's one account.
+pub const PASSWORD_USER: &str = "admin";
+
+pub enum Accounts {
+    /// One password, its hash in the database's `meta` table.
+    Password {
+        db: SqliteStore,
+        store: Arc<dyn LinkStore>,
+    },
+    /// CouchDB's own accounts.
+    Couch {
+        settings: CouchSettings,
+        http: reqwest::Client,
+    },
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum LoginError {
+    #[error("wrong user name or password")]
+    Wrong,
+    #[error("no console password is set: run qrtag console-password on the server")]
+    NoPassword,
+    #[error("cannot check the login now: {0}")]
+    Unavailable(String),
+}
+
+#[derive(Deserialize)]
+struct SessionAnswer {
+    #[serde(default)]
+    name: Option<String>,
+    #[serde(default)]
+    roles: Vec<String>,
+}
+
+impl Accounts {
+    pub fn couch(settings: CouchSettings) -> Result<Self, reqwest::Error> {
+        let http = reqwest::Client::builder()
+            .timeout(Duration::from_secs(10))
+            .build()?;
+        Ok(Self::Couch { settings, http })
+    }
+
+    /// Whether the login form asks for a user name.
+    pub fn has_user_names(&self) -> bool {
+        matches!(self, Self::Couch { .. })
+    }
+
+    pub async fn login(&self, name: &str, password: &str) -> Result<User, LoginError> {
+        match self {
+            Self::Password { db, store } => {
+                let stored = db
+                    .meta(password::META_NAME)
+                    .await
+                    .map_err(|e| LoginError::Unavailable(e.to_string()))?
+                    .ok_or(LoginError::NoPassword)?;
+                let given = password.to_owned();
+                let ok = tokio::task::spawn_blocking(move || password::verify(&stored, &given))
+                    .await
+                    .map_err(|e| LoginError::Unavailable(e.to_string()))?;
+                if !ok {
+                    return Err(LoginError::Wrong);
+                }
+                Ok(User {
+                    name: PASSWORD_USER.into(),
+                    can_edit: true,
+                    store: Arc::clone(store),
+                })
+            }
+            Self::Couch { settings, http } => {
+                if name.is_empty() {
+                    return Err(LoginError::Wrong);
+                }
+                let mut url = settings.url.as_url().clone();
+                if let Ok(mut path) = url.path_segments_mut() {
+                    path.clear().push("_session");
+                }
+                let answer = http
+                    .post(url)
+                    .json(&serde_json::json!({"name": name, "password": password}))
+                    .send()
+                    .await
+                    .map_err(|e| LoginError::Unavailable(format!("CouchDB unreachable: {e}")))?;
+                match answer.status().as_u16() {
+                    200 => {}
+                    401 | 403 => return Err(LoginError::Wrong),
+                    other => {
+                        return Err(LoginError::Unavailable(format!("CouchDB answered {other}")));
+                    }
+                }
+                let session: SessionAnswer = answer
+                    .json()
+                    .await
+                    .map_err(|e| LoginError::Unavailable(format!("CouchDB's answer: {e}")))?;
+                let can_edit = session
+                    .roles
+                    .iter()
+                    .any(|r| EDITOR_ROLES.contains(&r.as_str()));
+                let as_user = settings
+                    .clone()
+                    .with_credentials(name, Some(Secret::new(password)));
+                let store = CouchStore::new(&as_user)
+                    .map_err(|e| LoginError::Unavailable(e.to_string()))?;
+                Ok(User {
+                    name: session.name.unwrap_or_else(|| name.to_owned()),
+                    can_edit,
+                    store: Arc::new(store),
+                })
+            }
+        }
+    }
+}

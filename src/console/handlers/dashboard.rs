@@ -1,0 +1,41 @@
+//! The dashboard, and the console's stylesheet.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::Utc;
+
+use crate::console::ConsoleState;
+use crate::console::http::{html, logged_in, viewer};
+use crate::console::pages;
+
+/// Busiest links over this many days, and the chart's width in days.
+const DAYS: u32 = 30;
+
+/// How many busiest links.
+const TOP: usize = 10;
+
+pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
+    let (session, user) = match logged_in(&req, &state) {
+        Ok(ok) => ok,
+        Err(to_login) => return *to_login,
+    };
+    let since = (Utc::now() - chrono::Duration::days(i64::from(DAYS) - 1)).date_naive();
+    let view = pages::dashboard::View {
+        viewer: viewer(&session, &user),
+        days: DAYS,
+        top: state.scans.top_keys(since, TOP),
+        daily: state.scans.daily_totals(since),
+    };
+    html(StatusCode::OK, pages::dashboard::page(&view))
+}
+
+/// Embedded in the binary: no file to deploy, no build step.
+const CSS: &str = include_str!("../../../assets/console/console.css");
+
+pub async fn stylesheet() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/css; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
+        .body(CSS)
+}

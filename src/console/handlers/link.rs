@@ -1,0 +1,244 @@
+//! One link: its page, its edits, and its tag downloads.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header;
+use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::Utc;
+
+use crate::console::ConsoleState;
+use crate::console::http::{
+    Form, checked_write, html, link_path, logged_in, plain, problem, see_other, viewer,
+    write_failure,
+};
+use crate::console::pages::{self, BASE};
+use crate::console::session::{Current, User};
+use crate::destination::Destination;
+use crate::expiry::Expiry;
+use crate::link::{self, Document, Link};
+use crate::link_key::LinkKey;
+use crate::links::{self, LinkError};
+use crate::qr::QrError;
+use crate::qr_image::{self, ImageFormat, ImageSpec};
+
+/// The parameters the link page and the download read besides the QR ones.
+const OWN_PARAMS: [&str; 2] = ["key", "format"];
+
+/// `key` and the image parameters of a link page or download query.
+fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, ImageSpec), String> {
+    let mut key = None;
+    let mut format = ImageFormat::default();
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        match &*name {
+            "key" => key = Some(LinkKey::parse(&value).map_err(|e| format!("bad key: {e}"))?),
+            "format" => format = value.parse().map_err(|e| format!("bad format: {e}"))?,
+            _ => {}
+        }
+    }
+    let key = key.ok_or("no key given")?;
+    let spec = crate::server::qr::spec_from_query(query, format, uppercase_prefix, &OWN_PARAMS)
+        .map_err(|e| e.to_string())?;
+    Ok((key, spec))
+}
+
+/// The document as the user's store has it now (so a page after an edit
+/// shows the edit), or the snapshot's view when the store is away.
+async fn read(state: &ConsoleState, user: &User, key: &LinkKey) -> Result<Document, LinkError> {
+    match links::get(user.store.as_ref(), key).await {
+        Err(LinkError::Store(e)) => {
+            tracing::warn!(error = %e, "console reading the snapshot instead of the store");
+            let table = state.snapshot.load();
+            let view = table
+                .get(key.as_str())
+                .ok_or_else(|| LinkError::NotFound(key.clone()))?;
+            let mut doc = Document::new();
+            doc.insert("url".into(), view.url.into());
+            doc.insert("inactive".into(), view.inactive.into());
+            let expires = view
+                .expires_ms
+                .and_then(chrono::DateTime::from_timestamp_millis);
+            link::set_expires(&mut doc, expires);
+            Ok(doc)
+        }
+        other => other,
+    }
+}
+
+pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
+    let (session, user) = match logged_in(&req, &state) {
+        Ok(ok) => ok,
+        Err(to_login) => return *to_login,
+    };
+    let back = format!("{BASE}/links");
+    let (key, spec) = match key_and_spec(req.query_string(), state.uppercase_prefix) {
+        Ok(ok) => ok,
+        Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
+    };
+    let doc = match read(&state, &user, &key).await {
+        Ok(doc) => doc,
+        Err(e) => {
+            let (status, msg) = write_failure(&e);
+            return problem(&session, &user, status, &msg, &back);
+        }
+    };
+    let link = match Link::from_document(&doc) {
+        Ok(link) => link,
+        Err(e) => {
+            let msg = format!("{key} is not a valid link document: {e}");
+            return problem(
+                &session,
+                &user,
+                StatusCode::UNPROCESSABLE_ENTITY,
+                &msg,
+                &back,
+            );
+        }
+    };
+    let view = pages::link::View {
+        viewer: viewer(&session, &user),
+        key: key.as_str(),
+        short_url: state.public_url.short_url(key.as_str()),
+        url: link.url.as_str(),
+        inactive: link.inactive,
+        expires: link.expires,
+        notes: doc.get("notes").and_then(|n| n.as_str()),
+        spec,
+        scans: state.scans.key(key.as_str()),
+        now: Utc::now(),
+    };
+    html(StatusCode::OK, pages::link::page(&view))
+}
+
+/// The tag as a file, the bytes `qrtag qr` writes for the same parameters.
+pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
+    if let Err(to_login) = logged_in(&req, &state) {
+        return *to_login;
+    }
+    let (key, spec) = match key_and_spec(req.query_string(), state.uppercase_prefix) {
+        Ok(ok) => ok,
+        Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
+    };
+    if state.snapshot.load().get(key.as_str()).is_none() {
+        return plain(StatusCode::NOT_FOUND, "no such link");
+    }
+    let public_url = state.public_url.clone();
+    let file_key = key.clone();
+    let rendered = web::block(move || qr_image::render(&public_url, &key, &spec)).await;
+    match rendered {
+        Ok(Ok(body)) => HttpResponse::Ok()
+            .content_type(spec.format.content_type())
+            .insert_header((
+                header::CONTENT_DISPOSITION,
+                format!(
+                    "attachment; filename=\"{}.{}\"",
+                    file_key.as_str().replace('/', "_"),
+                    spec.format
+                ),
+            ))
+            .insert_header((header::CACHE_CONTROL, "no-store"))
+            .body(body),
+        Ok(Err(QrError::DataTooLong { .. })) => plain(
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "this key is too long for a QR code",
+        ),
+        Ok(Err(e)) => {
+            tracing::error!(error = %e, "QR rendering failed");
+            plain(StatusCode::INTERNAL_SERVER_ERROR, "rendering failed")
+        }
+        Err(e) => {
+            tracing::error!(error = %e, "QR rendering did not finish");
+            plain(StatusCode::INTERNAL_SERVER_ERROR, "rendering failed")
+        }
+    }
+}
+
+/// The shape of every edit: the gate, the key, the change (or why not),
+/// the write through [`links::update`], then back to the link's page.
+async fn edit(
+    req: HttpRequest,
+    state: web::Data<ConsoleState>,
+    body: web::Bytes,
+    change: impl Fn(&Form) -> Result<Box<dyn Fn(&mut Document) + Send + Sync>, String>,
+) -> HttpResponse {
+    let (session, user, form) = match checked_write(&req, &state, &body) {
+        Ok(ok) => ok,
+        Err(refused) => return *refused,
+    };
+    let key = match form.text("key").map(LinkKey::parse) {
+        Some(Ok(key)) => key,
+        Some(Err(e)) => return plain(StatusCode::BAD_REQUEST, &format!("bad key: {e}")),
+        None => return plain(StatusCode::BAD_REQUEST, "no key given"),
+    };
+    let back = link_path(key.as_str());
+    let apply = match change(&form) {
+        Ok(apply) => apply,
+        Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
+    };
+    written(
+        &session,
+        &user,
+        &back,
+        links::update(user.store.as_ref(), &key, |d| apply(d)).await,
+    )
+}
+
+fn written(
+    session: &Current,
+    user: &User,
+    back: &str,
+    result: Result<Document, LinkError>,
+) -> HttpResponse {
+    match result {
+        Ok(_) => see_other(back),
+        Err(e) => {
+            let (status, msg) = write_failure(&e);
+            problem(session, user, status, &msg, back)
+        }
+    }
+}
+
+pub async fn destination(
+    req: HttpRequest,
+    state: web::Data<ConsoleState>,
+    body: web::Bytes,
+) -> HttpResponse {
+    edit(req, state, body, |form| {
+        let url = form.text("url").ok_or("Give a destination.")?;
+        let url = Destination::parse(url).map_err(|e| format!("Destination: {e}"))?;
+        Ok(Box::new(move |d| link::set_url(d, &url)))
+    })
+    .await
+}
+
+pub async fn set_state(
+    req: HttpRequest,
+    state: web::Data<ConsoleState>,
+    body: web::Bytes,
+) -> HttpResponse {
+    edit(req, state, body, |form| {
+        let inactive = match form.get("active") {
+            Some("true") => false,
+            Some("false") => true,
+            _ => return Err("active must be true or false".into()),
+        };
+        Ok(Box::new(move |d| link::set_inactive(d, inactive)))
+    })
+    .await
+}
+
+pub async fn expiry(
+    req: HttpRequest,
+    state: web::Data<ConsoleState>,
+    body: web::Bytes,
+) -> HttpResponse {
+    edit(req, state, body, |form| {
+        // An empty field clears the expiry, as `never` does.
+        let expires = match form.text("expires") {
+            None => None,
+            Some(s) => Expiry::parse(s, Utc::now())
+                .map_err(|e| format!("Expires: {e}"))?
+                .time(),
+        };
+        Ok(Box::new(move |d| link::set_expires(d, expires)))
+    })
+    .await
+}

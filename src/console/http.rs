@@ -1,0 +1,219 @@
+//! What every console handler shares: the session cookie, the login and
+//! CSRF gates, form bodies, and turning a failed write into a page that
+//! says why.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+use cookie::{Cookie, SameSite};
+use maud::Markup;
+
+use super::ConsoleState;
+use super::pages::{self, BASE, Viewer};
+use super::session::{COOKIE, Current, IDLE, User};
+use crate::links::LinkError;
+use crate::store::StoreError;
+
+const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
+
+pub fn html(status: StatusCode, markup: Markup) -> HttpResponse {
+    HttpResponse::build(status)
+        .content_type("text/html; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, NO_STORE))
+        .body(markup.into_string())
+}
+
+/// A short plain answer, one line.
+pub fn plain(status: StatusCode, message: &str) -> HttpResponse {
+    let mut body = message.trim_end().to_owned();
+    body.push('\n');
+    HttpResponse::build(status)
+        .content_type("text/plain; charset=utf-8")
+        .insert_header((header::CACHE_CONTROL, NO_STORE))
+        .body(body)
+}
+
+/// Post/redirect/get: a 303 to a page, so a reload never posts again.
+pub fn see_other(location: &str) -> HttpResponse {
+    HttpResponse::SeeOther()
+        .insert_header((header::LOCATION, location))
+        .insert_header((header::CACHE_CONTROL, NO_STORE))
+        .finish()
+}
+
+/// The session ID the browser sent, if any.
+pub fn session_id(req: &HttpRequest) -> Option<String> {
+    req.headers()
+        .get_all(header::COOKIE)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == COOKIE)
+        .map(|c| c.value().to_owned())
+}
+
+/// The session's live entry, if the browser has one.
+pub fn current(req: &HttpRequest, state: &ConsoleState) -> Option<Current> {
+    state.sessions.get(&session_id(req)?)
+}
+
+/// `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's
+/// page sends it), `Secure` when the console is served over https.
+pub fn session_cookie(id: &str, secure: bool) -> String {
+    Cookie::build((COOKIE, id.to_owned()))
+        .path(BASE)
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(secure)
+        .max_age(cookie::time::Duration::seconds(IDLE.as_secs() as i64))
+        .build()
+        .to_string()
+}
+
+pub fn clear_cookie(secure: bool) -> String {
+    Cookie::build((COOKIE, ""))
+        .path(BASE)
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(secure)
+        .max_age(cookie::time::Duration::ZERO)
+        .build()
+        .to_string()
+}
+
+/// The answer a gate gives instead of letting a request through (boxed:
+/// an `HttpResponse` is large to carry in every `Result`).
+pub type Refusal = Box<HttpResponse>;
+
+/// A logged-in request: its session and user, or the way to the login.
+pub fn logged_in(req: &HttpRequest, state: &ConsoleState) -> Result<(Current, User), Refusal> {
+    let session = current(req, state).ok_or_else(|| Box::new(see_other(&login_path())))?;
+    match session.user.clone() {
+        Some(user) => Ok((session, user)),
+        None => Err(Box::new(see_other(&login_path()))),
+    }
+}
+
+pub fn login_path() -> String {
+    format!("{BASE}/login")
+}
+
+pub fn viewer<'a>(session: &'a Current, user: &'a User) -> Viewer<'a> {
+    Viewer {
+        name: &user.name,
+        can_edit: user.can_edit,
+        csrf: &session.csrf,
+    }
+}
+
+/// A form body's fields, the first of each name.
+pub struct Form(Vec<(String, String)>);
+
+impl Form {
+    pub fn parse(body: &[u8]) -> Self {
+        Self(form_urlencoded::parse(body).into_owned().collect())
+    }
+
+    pub fn get(&self, name: &str) -> Option<&str> {
+        self.0
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// A field with surrounding blanks removed; `None` when empty.
+    pub fn text(&self, name: &str) -> Option<&str> {
+        self.get(name).map(str::trim).filter(|s| !s.is_empty())
+    }
+}
+
+/// A POST's gate: a live session and its CSRF token in the form, or a 403
+/// with one line before anything else is read or written.
+pub fn checked_form(
+    req: &HttpRequest,
+    state: &ConsoleState,
+    body: &web::Bytes,
+) -> Result<(Current, Form), Refusal> {
+    let form = Form::parse(body);
+    match current(req, state) {
+        Some(session) if super::csrf::matches(&session.csrf, form.get(super::csrf::FIELD)) => {
+            Ok((session, form))
+        }
+        _ => Err(Box::new(plain(StatusCode::FORBIDDEN, super::csrf::REFUSED))),
+    }
+}
+
+/// A POST that needs a logged-in user as well.
+pub fn checked_write(
+    req: &HttpRequest,
+    state: &ConsoleState,
+    body: &web::Bytes,
+) -> Result<(Current, User, Form), Refusal> {
+    let (session, form) = checked_form(req, state, body)?;
+    match session.user.clone() {
+        Some(user) => Ok((session, user, form)),
+        None => Err(Box::new(plain(StatusCode::FORBIDDEN, "log in first"))),
+    }
+}
+
+/// A page saying why a request was not done.
+pub fn problem(
+    session: &Current,
+    user: &User,
+    status: StatusCode,
+    message: &str,
+    back: &str,
+) -> HttpResponse {
+    html(
+        status,
+        pages::problem(Some(&viewer(session, user)), message, back),
+    )
+}
+
+/// How a failed write reads to the person who tried it, and its status.
+pub fn write_failure(err: &LinkError) -> (StatusCode, String) {
+    match err {
+        LinkError::KeyTaken(k) => (
+            StatusCode::CONFLICT,
+            format!(
+                "The key {k} is already taken: choose another, or leave it empty for a random one."
+            ),
+        ),
+        LinkError::NotFound(k) => (StatusCode::NOT_FOUND, format!("There is no link {k}.")),
+        LinkError::TooManyConflicts(_) => (
+            StatusCode::CONFLICT,
+            "Someone else keeps changing this link: reload and try again.".into(),
+        ),
+        LinkError::Store(StoreError::Refused {
+            status: 401 | 403,
+            detail,
+        }) => (
+            StatusCode::FORBIDDEN,
+            format!("CouchDB refused this change for your account: {detail}"),
+        ),
+        LinkError::Store(StoreError::Refused { status, detail }) => (
+            StatusCode::BAD_REQUEST,
+            format!("CouchDB refused this change ({status}): {detail}"),
+        ),
+        LinkError::Store(e) => {
+            tracing::warn!(error = %e, "a console write failed");
+            (
+                StatusCode::SERVICE_UNAVAILABLE,
+                format!("The link store did not take the change; try again: {e}"),
+            )
+        }
+    }
+}
+
+/// The page of one link.
+pub fn link_path(key: &str) -> String {
+    format!("{BASE}/link?key={}", pages::q(key))
+}
+
+/// Adds a `Set-Cookie` to an answer.
+pub fn with_cookie(mut res: HttpResponse, cookie: &str) -> HttpResponse {
+    if let Ok(v) = header::HeaderValue::from_str(cookie) {
+        res.headers_mut().append(header::SET_COOKIE, v);
+    }
+    res
+}

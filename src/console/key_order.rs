@@ -1,0 +1,301 @@
+//! Every key in sorted order, for the console's paged list.
+//!
+//! The snapshot's table is hashed, so it cannot page. This index keeps the
+//! keys sorted in blocks of a few hundred, each block one string (about 9
+//! bytes a 5-character key, 9 MB at a million), and follows the table by
+//! the shards an edit replaced ([`LinkTable::changed_keys`]): an edit costs
+//! the index a few hundred keys, not a sort of all of them. It lives in the
+//! console, off the redirect path: only a console request updates it.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::snapshot::LinkTable;
+
+/// Keys per block when built; a block splits at twice this.
+const BLOCK: usize = 256;
+
+/// Sorted keys in blocks: `text` holds them back to back, `ends[i]` is where
+/// key `i` ends.
+#[derive(Debug, Default, Clone)]
+struct Block {
+    text: String,
+    ends: Vec<u32>,
+}
+
+impl Block {
+    fn from_keys<'a>(keys: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut b = Block::default();
+        for k in keys {
+            b.text.push_str(k);
+            b.ends.push(b.text.len() as u32);
+        }
+        b
+    }
+
+    fn len(&self) -> usize {
+        self.ends.len()
+    }
+
+    fn key(&self, i: usize) -> &str {
+        let start = if i == 0 { 0 } else { self.ends[i - 1] as usize };
+        &self.text[start..self.ends[i] as usize]
+    }
+
+    fn keys(&self) -> impl Iterator<Item = &str> {
+        (0..self.len()).map(|i| self.key(i))
+    }
+
+    /// Index of the first key not less than `key`.
+    fn lower_bound(&self, key: &str) -> usize {
+        let (mut lo, mut hi) = (0, self.len());
+        while lo < hi {
+            let mid = (lo + hi) / 2;
+            if self.key(mid) < key {
+                lo = mid + 1;
+            } else {
+                hi = mid;
+            }
+        }
+        lo
+    }
+}
+
+/// A position between keys: block, then index in the block.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Pos(usize, usize);
+
+/// The sorted keys.
+#[derive(Debug, Default, Clone)]
+pub struct SortedKeys {
+    blocks: Vec<Block>,
+    len: usize,
+}
+
+impl SortedKeys {
+    /// From keys in any order, each once.
+    pub fn build<'a>(keys: impl IntoIterator<Item = &'a str>) -> Self {
+        let mut all: Vec<&str> = keys.into_iter().collect();
+        all.sort_unstable();
+        let blocks = all
+            .chunks(BLOCK)
+            .map(|c| Block::from_keys(c.iter().copied()))
+            .collect();
+        Self {
+            blocks,
+            len: all.len(),
+        }
+    }
+
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Removes `removed` and adds `added` (neither need be present/absent).
+    pub fn update(&mut self, removed: &[&str], added: &[&str]) {
+        for k in removed {
+            self.remove(k);
+        }
+        for k in added {
+            self.insert(k);
+        }
+    }
+
+    /// The block that holds, or would hold, `key`.
+    fn block_for(&self, key: &str) -> usize {
+        // The last block whose first key is not greater than `key`.
+        let after = self.blocks.partition_point(|b| b.key(0) <= key);
+        after.saturating_sub(1)
+    }
+
+    fn insert(&mut self, key: &str) {
+        if self.blocks.is_empty() {
+            self.blocks.push(Block::from_keys([key]));
+            self.len = 1;
+            return;
+        }
+        let b = self.block_for(key);
+        let block = &self.blocks[b];
+        let at = block.lower_bound(key);
+        if at < block.len() && block.key(at) == key {
+            return;
+        }
+        let keys: Vec<&str> = block.keys().collect();
+        let mut rebuilt: Vec<&str> = Vec::with_capacity(keys.len() + 1);
+        rebuilt.extend_from_slice(&keys[..at]);
+        rebuilt.push(key);
+        rebuilt.extend_from_slice(&keys[at..]);
+        let replacement: Vec<Block> = if rebuilt.len() >= 2 * BLOCK {
+            let (a, z) = rebuilt.split_at(rebuilt.len() / 2);
+            vec![
+                Block::from_keys(a.iter().copied()),
+                Block::from_keys(z.iter().copied()),
+            ]
+        } else {
+            vec![Block::from_keys(rebuilt.iter().copied())]
+        };
+        self.blocks.splice(b..=b, replacement);
+        self.len += 1;
+    }
+
+    fn remove(&mut self, key: &str) {
+        if self.blocks.is_empty() {
+            return;
+        }
+        let b = self.block_for(key);
+        let block = &self.blocks[b];
+        let at = block.lower_bound(key);
+        if at >= block.len() || block.key(at) != key {
+            return;
+        }
+        let rebuilt = Block::from_keys(
+            block
+                .keys()
+                .enumerate()
+                .filter(|&(i, _)| i != at)
+                .map(|(_, k)| k),
+        );
+        if rebuilt.len() == 0 {
+            self.blocks.remove(b);
+        } else {
+            self.blocks[b] = rebuilt;
+        }
+        self.len -= 1;
+    }
+
+    /// The position of the first key not less than `key`.
+    fn seek(&self, key: &str) -> Pos {
+        if self.blocks.is_empty() {
+            return Pos(0, 0);
+        }
+        let b = self.block_for(key);
+        let i = self.blocks[b].lower_bound(key);
+        if i == self.blocks[b].len() {
+            Pos(b + 1, 0)
+        } else {
+            Pos(b, i)
+        }
+    }
+
+    /// Keys from `start` on (all keys when `None`), in order.
+    pub fn from(&self, start: Option<&str>) -> impl Iterator<Item = &str> {
+        let Pos(b, i) = start.map_or(Pos(0, 0), |k| self.seek(k));
+        self.blocks
+            .iter()
+            .enumerate()
+            .skip(b)
+            .flat_map(move |(bi, block)| {
+                let from = if bi == b { i } else { 0 };
+                (from..block.len()).map(move |j| block.key(j))
+            })
+    }
+
+    /// Keys before `end` (all keys when `None`), last first.
+    pub fn before(&self, end: Option<&str>) -> impl Iterator<Item = &str> {
+        let Pos(b, i) = end.map_or(Pos(self.blocks.len(), 0), |k| self.seek(k));
+        // Blocks 0..=b (b only up to i, and only if it exists).
+        let last = (b + 1).min(self.blocks.len());
+        self.blocks[..last]
+            .iter()
+            .enumerate()
+            .rev()
+            .flat_map(move |(bi, block)| {
+                let to = if bi == b { i } else { block.len() };
+                (0..to).rev().map(move |j| block.key(j))
+            })
+    }
+}
+
+/// [`SortedKeys`] kept up to date with the snapshot's tables.
+#[derive(Debug, Default)]
+pub struct KeyOrder {
+    keys: SortedKeys,
+    /// The table `keys` reflects.
+    base: Option<Arc<LinkTable>>,
+}
+
+impl KeyOrder {
+    /// Brings the keys up to `table` and returns them.
+    pub fn follow(&mut self, table: &Arc<LinkTable>) -> &SortedKeys {
+        let changes = match &self.base {
+            Some(base) if Arc::ptr_eq(base, table) => Some((Vec::new(), Vec::new())),
+            Some(base) => table.changed_keys(base),
+            None => None,
+        };
+        match changes {
+            Some((old, new)) => {
+                let old_set: HashSet<&str> = old.iter().copied().collect();
+                let new_set: HashSet<&str> = new.iter().copied().collect();
+                let removed: Vec<&str> = old.into_iter().filter(|k| !new_set.contains(k)).collect();
+                let added: Vec<&str> = new.into_iter().filter(|k| !old_set.contains(k)).collect();
+                self.keys.update(&removed, &added);
+            }
+            None => self.keys = SortedKeys::build(table.iter().map(|l| l.key)),
+        }
+        self.base = Some(Arc::clone(table));
+        &self.keys
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn check(keys: &SortedKeys, model: &std::collections::BTreeSet<String>) {
+        assert_eq!(keys.len(), model.len());
+        let all: Vec<&str> = keys.from(None).collect();
+        let want: Vec<&str> = model.iter().map(String::as_str).collect();
+        assert_eq!(all, want);
+        let back: Vec<&str> = keys.before(None).collect();
+        let want_back: Vec<&str> = model.iter().rev().map(String::as_str).collect();
+        assert_eq!(back, want_back);
+    }
+
+    proptest! {
+        #[test]
+        fn matches_a_btreeset_through_inserts_removes_and_seeks(
+            initial in proptest::collection::vec("[a-d]{1,3}", 0..600),
+            ops in proptest::collection::vec((any::<bool>(), "[a-d]{1,3}"), 0..800),
+            probe in "[a-e]{0,3}",
+        ) {
+            let mut model: std::collections::BTreeSet<String> = initial.iter().cloned().collect();
+            let mut keys = SortedKeys::build(model.iter().map(String::as_str));
+            for (add, k) in &ops {
+                if *add {
+                    keys.update(&[], &[k]);
+                    model.insert(k.clone());
+                } else {
+                    keys.update(&[k], &[]);
+                    model.remove(k);
+                }
+            }
+            check(&keys, &model);
+            let from: Vec<&str> = keys.from(Some(&probe)).collect();
+            let want: Vec<&str> = model.range(probe.clone()..).map(String::as_str).collect();
+            prop_assert_eq!(from, want);
+            let before: Vec<&str> = keys.before(Some(&probe)).collect();
+            let want: Vec<&str> = model.range(..probe.clone()).rev().map(String::as_str).collect();
+            prop_assert_eq!(before, want);
+        }
+    }
+
+    #[test]
+    fn blocks_split_and_empty_blocks_go() {
+        let mut keys = SortedKeys::default();
+        let names: Vec<String> = (0..2000).map(|i| format!("k{i:05}")).collect();
+        for n in &names {
+            keys.update(&[], &[n]);
+        }
+        assert!(keys.blocks.len() > 2, "{} blocks", keys.blocks.len());
+        for n in &names[..1990] {
+            keys.update(&[n], &[]);
+        }
+        assert_eq!(keys.from(None).count(), 10);
+        assert!(keys.blocks.iter().all(|b| b.len() > 0));
+    }
+}

@@ -1,0 +1,112 @@
+//! The web console on the admin listener (`qrtag serve --console`): links,
+//! tags, print sheets and scans for people who do not use the command line.
+//!
+//! Server-rendered HTML ([`pages`]), forms and links only, so it works
+//! without JavaScript. Every write goes through [`crate::links`], the CLI's
+//! code path, as the logged-in user's store ([`auth`]); every read of the
+//! list comes from the snapshot the redirect path serves ([`key_order`],
+//! [`list`]); scan numbers come only through [`scans::ScanCounts`], and the
+//! console never reads the access log.
+
+use std::sync::{Arc, Mutex};
+
+use actix_web::middleware::DefaultHeaders;
+use actix_web::{HttpResponse, web};
+
+use crate::settings::PublicUrl;
+use crate::snapshot::Snapshot;
+
+pub mod auth;
+pub mod csrf;
+mod handlers;
+pub mod http;
+pub mod key_order;
+pub mod limiter;
+pub mod list;
+pub mod pages;
+pub mod password;
+pub mod scans;
+pub mod session;
+
+pub use handlers::links::PAGE_SIZE;
+
+/// No inline script or style, nothing from elsewhere, never in a frame.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data:; \
+     style-src 'self'; script-src 'self'; form-action 'self'; base-uri 'none'; \
+     frame-ancestors 'none'";
+
+pub struct ConsoleState {
+    pub snapshot: Arc<Snapshot>,
+    pub public_url: PublicUrl,
+    pub uppercase_prefix: bool,
+    pub accounts: auth::Accounts,
+    pub sessions: session::Sessions,
+    pub limiter: limiter::LoginLimiter,
+    pub order: Mutex<key_order::KeyOrder>,
+    pub scans: Arc<dyn scans::ScanCounts>,
+    /// Whether the session cookie is `Secure` (the console is reached over https).
+    pub secure_cookie: bool,
+}
+
+impl ConsoleState {
+    pub fn new(
+        snapshot: Arc<Snapshot>,
+        public_url: PublicUrl,
+        uppercase_prefix: bool,
+        accounts: auth::Accounts,
+        secure_cookie: bool,
+    ) -> Self {
+        Self {
+            snapshot,
+            public_url,
+            uppercase_prefix,
+            accounts,
+            sessions: session::Sessions::default(),
+            limiter: limiter::LoginLimiter::default(),
+            order: Mutex::default(),
+            scans: Arc::new(scans::NoScanCounts),
+            secure_cookie,
+        }
+    }
+}
+
+/// Everything under `/console`, with the security headers on every answer.
+pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
+    use handlers::{auth, dashboard, link, links, sheet};
+    let headers = DefaultHeaders::new()
+        .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
+        .add(("X-Content-Type-Options", "nosniff"))
+        .add(("Referrer-Policy", "same-origin"))
+        .add(("X-Frame-Options", "DENY"));
+    cfg.service(
+        web::scope(pages::BASE)
+            .app_data(state)
+            .wrap(headers)
+            .route("", web::get().to(to_links))
+            .route("/", web::get().to(to_links))
+            .route("/login", web::get().to(auth::form))
+            .route("/login", web::post().to(auth::login))
+            .route("/logout", web::post().to(auth::logout))
+            .route("/links", web::get().to(links::list))
+            .route("/links", web::post().to(links::create))
+            .route("/link", web::get().to(link::page))
+            .route("/link/download", web::get().to(link::download))
+            .route("/link/destination", web::post().to(link::destination))
+            .route("/link/state", web::post().to(link::set_state))
+            .route("/link/expiry", web::post().to(link::expiry))
+            .route("/sheet", web::get().to(sheet::page))
+            .route("/sheet", web::post().to(sheet::create))
+            .route("/sheet/download", web::get().to(sheet::download))
+            .route("/dashboard", web::get().to(dashboard::page))
+            .route("/assets/console.css", web::get().to(dashboard::stylesheet))
+            .default_service(web::to(not_found)),
+    );
+}
+
+async fn to_links() -> HttpResponse {
+    http::see_other(&format!("{}/links", pages::BASE))
+}
+
+async fn not_found() -> HttpResponse {
+    http::plain(actix_web::http::StatusCode::NOT_FOUND, "no such page")
+}

@@ -1,0 +1,66 @@
+//! The dashboard: busiest links and scans per day across all links, with a
+//! bar chart drawn as inline SVG (attributes only, no style, so the strict
+//! Content-Security-Policy holds).
+
+use chrono::NaiveDate;
+use maud::{Markup, html};
+
+use super::{BASE, Viewer, layout, q};
+
+pub struct View<'a> {
+    pub viewer: Viewer<'a>,
+    pub days: u32,
+    pub top: Option<Vec<(String, u64)>>,
+    pub daily: Option<Vec<(NaiveDate, u64)>>,
+}
+
+pub fn page(v: &View<'_>) -> Markup {
+    layout(
+        "Dashboard",
+        Some(&v.viewer),
+        html! {
+            h1 { "Dashboard" }
+            h2 { "Scans per day, last " (v.days) " days" }
+            @match &v.daily {
+                Some(daily) => (bars(daily)),
+                None => p #daily.muted data-available="false" { "Scan counts not available." },
+            }
+            h2 { "Busiest links" }
+            @match &v.top {
+                Some(top) if !top.is_empty() => {
+                    table #top {
+                        thead { tr { th { "Key" } th { "Scans" } } }
+                        tbody { @for (key, n) in top {
+                            tr data-key=(key) { td { a href={ (BASE) "/link?key=" (q(key)) } { (key) } } td data-scans=(n) { (n) } }
+                        } }
+                    }
+                }
+                Some(_) => p #top.muted { "No scans yet." },
+                None => p #top.muted data-available="false" { "Scan counts not available." },
+            }
+        },
+    )
+}
+
+/// Scans per day as bars, tallest at full height, each with its day and
+/// count in a `<title>` (a tooltip, and text for screen readers).
+pub fn bars(daily: &[(NaiveDate, u64)]) -> Markup {
+    const W: f64 = 600.0;
+    const H: f64 = 160.0;
+    let max = daily.iter().map(|d| d.1).max().unwrap_or(0).max(1) as f64;
+    let slot = W / daily.len().max(1) as f64;
+    html! {
+        svg.chart #daily xmlns="http://www.w3.org/2000/svg" viewBox={ "0 0 " (W) " " (H + 16.0) } role="img" aria-label="Scans per day" {
+            @for (i, (day, n)) in daily.iter().enumerate() {
+                @let h = (*n as f64 / max) * H;
+                rect x=(format!("{:.1}", i as f64 * slot + 1.0)) y=(format!("{:.1}", H - h)) width=(format!("{:.1}", (slot - 2.0).max(1.0))) height=(format!("{h:.1}")) fill="#2a6f97" data-day=(day) data-scans=(n) {
+                    title { (day) ": " (n) }
+                }
+            }
+            @if let (Some(first), Some(last)) = (daily.first(), daily.last()) {
+                text x="0" y=(H + 14.0) font-size="11" fill="#555" { (first.0) }
+                text x=(W) y=(H + 14.0) font-size="11" fill="#555" text-anchor="end" { (last.0) }
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+//! One link: what it is, its edits, its tag at print size with downloads,
+//! and its scans.
+
+use chrono::{DateTime, Utc};
+use maud::{Markup, html};
+
+use super::{BASE, Viewer, csrf_field, layout, q, state};
+use crate::console::scans::KeyScans;
+use crate::qr::EcLevel;
+use crate::qr_image::{ImageFormat, ImageSpec};
+
+pub struct View<'a> {
+    pub viewer: Viewer<'a>,
+    pub key: &'a str,
+    pub short_url: String,
+    pub url: &'a str,
+    pub inactive: bool,
+    pub expires: Option<DateTime<Utc>>,
+    pub notes: Option<&'a str>,
+    pub spec: ImageSpec,
+    pub scans: Option<KeyScans>,
+    pub now: DateTime<Utc>,
+}
+
+/// The QR parameters as a query string (without the format).
+fn params(spec: &ImageSpec) -> String {
+    format!(
+        "ec={}&scale={}&margin={}",
+        spec.ec,
+        spec.options.scale(),
+        spec.options.margin()
+    )
+}
+
+pub fn page(v: &View<'_>) -> Markup {
+    let (state_text, state_value) =
+        state(v.inactive, v.expires.map(|t| t.timestamp_millis()), v.now);
+    let key_q = q(v.key);
+    let spec = &v.spec;
+    let download = |format: ImageFormat| {
+        format!(
+            "{BASE}/link/download?key={key_q}&format={format}&{}",
+            params(spec)
+        )
+    };
+    layout(
+        v.key,
+        Some(&v.viewer),
+        html! {
+            h1 #key data-key=(v.key) { (v.key) }
+            p.short { a #short-url href=(v.short_url) { (v.short_url) } }
+            dl.facts {
+                dt { "Destination" } dd #destination data-url=(v.url) { (v.url) }
+                dt { "State" } dd #state data-state=(state_value) { (state_text) }
+                @if let Some(notes) = v.notes { dt { "Notes" } dd #notes { (notes) } }
+            }
+            @if v.viewer.can_edit {
+                (edit_forms(v))
+            }
+            h2 { "QR code" }
+            form.card.qr-options #qr-options method="get" action={ (BASE) "/link" } {
+                input type="hidden" name="key" value=(v.key);
+                label for="format" { "Format" }
+                select #format name="format" {
+                    @for f in [ImageFormat::Png, ImageFormat::Svg] {
+                        option value=(f) selected[spec.format == f] { (f.extension().to_uppercase()) }
+                    }
+                }
+                label for="ec" { "Error correction" }
+                select #ec name="ec" {
+                    @for ec in EcLevel::ALL {
+                        option value=(ec) selected[spec.ec == ec] { (ec) }
+                    }
+                }
+                label for="scale" { "Pixels per module (2–64)" }
+                input #scale type="number" name="scale" min="2" max="64" value=(spec.options.scale());
+                label for="margin" { "Quiet zone in modules (0–16)" }
+                input #margin type="number" name="margin" min="0" max="16" value=(spec.options.margin());
+                button type="submit" { "Show" }
+            }
+            figure.tag {
+                img #tag src={ "/qr/" (v.key) "." (spec.format) "?" (params(spec)) } alt={ "QR code of " (v.short_url) };
+            }
+            p.downloads {
+                a.button #download-png href=(download(ImageFormat::Png)) download { "Download PNG" }
+                " "
+                a.button #download-svg href=(download(ImageFormat::Svg)) download { "Download SVG" }
+            }
+            h2 { "Scans" }
+            (scans(v.scans.as_ref()))
+        },
+    )
+}
+
+fn edit_forms(v: &View<'_>) -> Markup {
+    let csrf = v.viewer.csrf;
+    html! {
+        form.card #edit-destination method="post" action={ (BASE) "/link/destination" } {
+            (csrf_field(csrf))
+            input type="hidden" name="key" value=(v.key);
+            label for="url" { "New destination" }
+            input #url type="text" name="url" value=(v.url) required;
+            button type="submit" { "Save destination" }
+        }
+        form.card #edit-state method="post" action={ (BASE) "/link/state" } {
+            (csrf_field(csrf))
+            input type="hidden" name="key" value=(v.key);
+            @if v.inactive {
+                input type="hidden" name="active" value="true";
+                button type="submit" { "Enable" }
+            } @else {
+                input type="hidden" name="active" value="false";
+                button type="submit" { "Disable" }
+            }
+        }
+        form.card #edit-expiry method="post" action={ (BASE) "/link/expiry" } {
+            (csrf_field(csrf))
+            input type="hidden" name="key" value=(v.key);
+            label for="expires" { "Expires (30d, 12h, 2w, 2026-12-31T23:59:59Z, or never)" }
+            input #expires type="text" name="expires" value=[v.expires.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))];
+            button type="submit" { "Set expiry" }
+        }
+        @if v.expires.is_some() {
+            form.card #clear-expiry method="post" action={ (BASE) "/link/expiry" } {
+                (csrf_field(csrf))
+                input type="hidden" name="key" value=(v.key);
+                input type="hidden" name="expires" value="never";
+                button type="submit" { "Never expire" }
+            }
+        }
+    }
+}
+
+fn scans(s: Option<&KeyScans>) -> Markup {
+    match s {
+        None => html! { p #scans.muted data-available="false" { "Scan counts not available." } },
+        Some(s) => html! {
+            dl #scans.facts data-available="true" {
+                dt { "Scans" } dd data-scans=(s.scans) { (s.scans) }
+                dt { "Unique scanners" } dd data-unique=(s.unique_scanners) { (s.unique_scanners) }
+                dt { "HEAD requests" } dd { (s.head) }
+                dt { "Bot requests" } dd { (s.bots) }
+                dt { "404s" } dd { (s.not_found) }
+            }
+            (super::dashboard::bars(&s.daily))
+        },
+    }
+}

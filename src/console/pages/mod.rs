@@ -1,0 +1,133 @@
+//! The console's HTML, one module per page, as pure functions of what the
+//! page shows (no request, no store), so they can be read and tested alone.
+//!
+//! The markup is for people and for browser tests alike: every form has a
+//! `name`d field per value and an `id`, rows and figures carry `data-`
+//! attributes with the raw values, and nothing needs JavaScript.
+
+use chrono::{DateTime, Utc};
+use maud::{DOCTYPE, Markup, html};
+
+pub mod dashboard;
+pub mod link;
+pub mod links;
+pub mod login;
+pub mod sheet;
+
+/// Where the console is mounted on the admin listener.
+pub const BASE: &str = "/console";
+
+/// The logged-in user, as the navigation shows them.
+pub struct Viewer<'a> {
+    pub name: &'a str,
+    pub can_edit: bool,
+    pub csrf: &'a str,
+}
+
+/// Every page: head, navigation (when logged in), content.
+pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                title { (title) " · qrtag" }
+                link rel="stylesheet" href={ (BASE) "/assets/console.css" };
+            }
+            body {
+                header.top {
+                    a.brand href={ (BASE) "/links" } { "qrtag" }
+                    @if let Some(v) = viewer {
+                        nav {
+                            a href={ (BASE) "/links" } { "Links" }
+                            a href={ (BASE) "/sheet" } { "Print sheet" }
+                            a href={ (BASE) "/dashboard" } { "Dashboard" }
+                        }
+                        form.logout #logout method="post" action={ (BASE) "/logout" } {
+                            (csrf_field(v.csrf))
+                            span.user data-user=(v.name) data-can-edit=(v.can_edit) {
+                                (v.name) @if !v.can_edit { " (read-only)" }
+                            }
+                            button type="submit" { "Log out" }
+                        }
+                    }
+                }
+                main { (content) }
+            }
+        }
+    }
+}
+
+/// The hidden synchronizer token every form carries.
+pub fn csrf_field(token: &str) -> Markup {
+    html! { input type="hidden" name=(super::csrf::FIELD) value=(token); }
+}
+
+/// A page that says what went wrong, with a way back.
+pub fn problem(viewer: Option<&Viewer<'_>>, message: &str, back: &str) -> Markup {
+    layout(
+        "Not done",
+        viewer,
+        html! {
+            h1 { "Not done" }
+            p.problem #problem role="alert" { (message) }
+            p { a href=(back) { "Back" } }
+        },
+    )
+}
+
+/// A link's state as a word or two, and as a machine-readable value.
+pub fn state(
+    inactive: bool,
+    expires_ms: Option<i64>,
+    now: DateTime<Utc>,
+) -> (String, &'static str) {
+    let expires = expires_ms.and_then(DateTime::<Utc>::from_timestamp_millis);
+    match expires {
+        _ if inactive => ("inactive".into(), "inactive"),
+        Some(t) if t <= now => (format!("expired {}", when(t)), "expired"),
+        Some(t) => (format!("active, expires {}", when(t)), "expires"),
+        None => ("active".into(), "active"),
+    }
+}
+
+pub fn when(t: DateTime<Utc>) -> String {
+    t.format("%Y-%m-%d %H:%M UTC").to_string()
+}
+
+/// A scan count, or the dash that says it is not available.
+pub fn count(n: Option<u64>) -> String {
+    n.map_or_else(|| "—".to_owned(), |n| n.to_string())
+}
+
+/// A URL query component.
+pub fn q(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn states_read_as_words() {
+        let now = DateTime::<Utc>::from_timestamp(1_800_000_000, 0).expect("time");
+        let ms = now.timestamp_millis();
+        assert_eq!(state(false, None, now).1, "active");
+        assert_eq!(state(true, Some(ms + 1000), now).1, "inactive");
+        assert_eq!(state(false, Some(ms), now).1, "expired");
+        let (text, v) = state(false, Some(ms + 60_000), now);
+        assert_eq!(v, "expires");
+        assert!(text.starts_with("active, expires 2027-01-15"), "{text}");
+        assert_eq!(count(None), "—");
+        assert_eq!(q("a b/c&"), "a+b%2Fc%26");
+    }
+
+    #[test]
+    fn text_is_escaped() {
+        let html = problem(None, "<script>x</script>", "/console").into_string();
+        assert!(!html.contains("<script>x"), "{html}");
+        assert!(html.contains("&lt;script&gt;"));
+    }
+}

@@ -1,0 +1,46 @@
+//! The print sheet: how many new tags, then the sheets to download.
+
+use maud::{Markup, html};
+
+use super::{BASE, Viewer, csrf_field, layout};
+
+/// A print run already made, to download.
+pub struct Batch<'a> {
+    pub number: usize,
+    pub keys: &'a [String],
+    pub sheets: usize,
+}
+
+pub fn page(viewer: &Viewer<'_>, max: u16, batch: Option<&Batch<'_>>) -> Markup {
+    layout(
+        "Print sheet",
+        Some(viewer),
+        html! {
+            h1 { "Print sheet" }
+            @if let Some(b) = batch {
+                section #batch data-count=(b.keys.len()) data-sheets=(b.sheets) {
+                    p { (b.keys.len()) " new inactive links. Print at 100 % (actual size); set each link's destination and enable it when its poster goes up." }
+                    ul.sheets {
+                        @for page in 0..b.sheets {
+                            li { a.button.sheet-download href={ (BASE) "/sheet/download?batch=" (b.number) "&page=" (page) } download { "Download sheet " (page + 1) " (SVG)" } }
+                        }
+                    }
+                    details { summary { "Keys" }
+                        ul.keys { @for k in b.keys { li { a href={ (BASE) "/link?key=" (super::q(k)) } { (k) } } } }
+                    }
+                }
+            }
+            @if viewer.can_edit {
+                form.card #sheet method="post" action={ (BASE) "/sheet" } {
+                    (csrf_field(viewer.csrf))
+                    p { "Creates that many inactive links with random keys (like qrtag batch) and an A4 sheet of their codes, 24 to a sheet." }
+                    label for="count" { "How many (1–" (max) ")" }
+                    input #count type="number" name="count" min="1" max=(max) value="24" required;
+                    button type="submit" { "Create and make sheets" }
+                }
+            } @else {
+                p.muted { "Your account may not create links." }
+            }
+        },
+    )
+}

@@ -1,0 +1,146 @@
+//! The scan numbers the console shows, behind one trait.
+//!
+//! The numbers come from the access log, read incrementally by an index that
+//! is built elsewhere; the console never reads the log itself. Until that
+//! index is plugged in, [`NoScanCounts`] answers "not available" everywhere
+//! and the pages say so, so the console is whole without it. Every method
+//! answers `None` for "not available", which pages show as "—", never as 0.
+
+use chrono::NaiveDate;
+
+/// One link's scan numbers, by the definitions `qrtag stats` uses.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeyScans {
+    pub scans: u64,
+    pub unique_scanners: u64,
+    pub head: u64,
+    pub bots: u64,
+    pub not_found: u64,
+    /// Scans per day, oldest first, quiet days included as 0.
+    pub daily: Vec<(NaiveDate, u64)>,
+}
+
+pub trait ScanCounts: Send + Sync + 'static {
+    /// All numbers for one key.
+    fn key(&self, key: &str) -> Option<KeyScans>;
+
+    /// Scans of each key since `day` (inclusive), in the order given.
+    fn scans_since(&self, keys: &[&str], day: NaiveDate) -> Option<Vec<u64>>;
+
+    /// The `n` keys with the most scans since `day`, busiest first.
+    fn top_keys(&self, day: NaiveDate, n: usize) -> Option<Vec<(String, u64)>>;
+
+    /// Scans per day across all keys since `day`, oldest first.
+    fn daily_totals(&self, day: NaiveDate) -> Option<Vec<(NaiveDate, u64)>>;
+}
+
+/// No index yet: every number is "not available".
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoScanCounts;
+
+impl ScanCounts for NoScanCounts {
+    fn key(&self, _: &str) -> Option<KeyScans> {
+        None
+    }
+
+    fn scans_since(&self, _: &[&str], _: NaiveDate) -> Option<Vec<u64>> {
+        None
+    }
+
+    fn top_keys(&self, _: NaiveDate, _: usize) -> Option<Vec<(String, u64)>> {
+        None
+    }
+
+    fn daily_totals(&self, _: NaiveDate) -> Option<Vec<(NaiveDate, u64)>> {
+        None
+    }
+}
+
+/// Days a link's page charts.
+const KEY_DAYS: u64 = 90;
+
+/// The scan index behind the console: the counts `qrtag stats` would give
+/// over the same log. "Not available" until its first pass over the log is
+/// done, so a page never shows a partial count as if it were the total.
+impl ScanCounts for crate::scan_index::ScanIndex {
+    fn key(&self, key: &str) -> Option<KeyScans> {
+        if !self.caught_up() {
+            return None;
+        }
+        let to = chrono::Utc::now().date_naive();
+        let from = to.checked_sub_days(chrono::Days::new(KEY_DAYS - 1))?;
+        let stats = crate::scan_index::ScanIndex::key(self, key);
+        let days = self.key_days(key, from, to);
+        Some(KeyScans {
+            scans: stats.scans,
+            unique_scanners: stats.unique_scanners,
+            head: stats.head,
+            bots: stats.bot,
+            not_found: stats.not_found,
+            daily: with_quiet_days(from, to, days.iter().map(|d| (d.day, d.scans))),
+        })
+    }
+
+    fn scans_since(&self, keys: &[&str], day: NaiveDate) -> Option<Vec<u64>> {
+        self.caught_up()
+            .then(|| crate::scan_index::ScanIndex::scans_since(self, keys, day))
+    }
+
+    fn top_keys(&self, day: NaiveDate, n: usize) -> Option<Vec<(String, u64)>> {
+        self.caught_up().then(|| {
+            crate::scan_index::ScanIndex::top_keys(self, n, day)
+                .into_iter()
+                .map(|t| (t.key, t.scans))
+                .collect()
+        })
+    }
+
+    fn daily_totals(&self, day: NaiveDate) -> Option<Vec<(NaiveDate, u64)>> {
+        if !self.caught_up() {
+            return None;
+        }
+        let to = chrono::Utc::now().date_naive().max(day);
+        let totals = crate::scan_index::ScanIndex::daily_totals(self, day, to);
+        Some(with_quiet_days(
+            day,
+            to,
+            totals.iter().map(|t| (t.day, t.scans)),
+        ))
+    }
+}
+
+/// Every day from `from` to `to`, with the counts of `days` (sorted, days
+/// with nothing left out) and 0 for the rest.
+fn with_quiet_days(
+    from: NaiveDate,
+    to: NaiveDate,
+    days: impl Iterator<Item = (NaiveDate, u64)>,
+) -> Vec<(NaiveDate, u64)> {
+    let mut days = days.peekable();
+    from.iter_days()
+        .take_while(|d| *d <= to)
+        .map(|d| {
+            while days.next_if(|(day, _)| *day < d).is_some() {}
+            (d, days.next_if(|(day, _)| *day == d).map_or(0, |(_, n)| n))
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn quiet_days_are_zeros_and_days_outside_are_left_out() {
+        let day = |d: u32| NaiveDate::from_ymd_opt(2026, 11, d).expect("date");
+        let got = with_quiet_days(
+            day(2),
+            day(5),
+            [(day(1), 9), (day(3), 4), (day(5), 1)].into_iter(),
+        );
+        assert_eq!(
+            got,
+            vec![(day(2), 0), (day(3), 4), (day(4), 0), (day(5), 1)]
+        );
+    }
+}

@@ -1,0 +1,159 @@
+//! Console sessions, kept in memory on the server: the browser holds only a
+//! random ID. What a session carries (a CouchDB account's store, with its
+//! password) must never reach the browser, and a restart logging everyone
+//! out is a fair price for that.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use base64::Engine as _;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use crate::link_key::LinkKey;
+use crate::store::LinkStore;
+
+/// The console's cookie.
+pub const COOKIE: &str = "qrtag_console";
+
+/// How long a session lives without a request.
+pub const IDLE: Duration = Duration::from_secs(8 * 3600);
+
+/// Sessions held at once; past it, expired ones are dropped, and if none
+/// are, new ones refused, so a flood of login pages cannot fill memory.
+const CAP: usize = 10_000;
+
+/// Print runs a session remembers for download.
+const BATCHES: usize = 20;
+
+/// Who is logged in, and the store their writes go to (the server's own,
+/// or CouchDB as that account).
+#[derive(Clone)]
+pub struct User {
+    pub name: String,
+    /// Whether to show edit forms; the store still decides every write.
+    pub can_edit: bool,
+    pub store: Arc<dyn LinkStore>,
+}
+
+impl std::fmt::Debug for User {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("User")
+            .field("name", &self.name)
+            .field("can_edit", &self.can_edit)
+            .finish_non_exhaustive()
+    }
+}
+
+/// A copy of what a request needs from its session.
+#[derive(Debug, Clone)]
+pub struct Current {
+    pub id: String,
+    pub csrf: String,
+    pub user: Option<User>,
+}
+
+struct Entry {
+    csrf: String,
+    user: Option<User>,
+    last_seen: Instant,
+    batches: Vec<Vec<LinkKey>>,
+}
+
+#[derive(Default)]
+pub struct Sessions {
+    inner: Mutex<HashMap<String, Entry>>,
+}
+
+/// 256 random bits, URL-safe: a session ID or a CSRF token.
+pub fn random_token() -> String {
+    URL_SAFE_NO_PAD.encode(rand::random::<[u8; 32]>())
+}
+
+impl Sessions {
+    /// Starts a session (anonymous for the login form, or logged in);
+    /// `None` when the store is full of live sessions.
+    pub fn start(&self, user: Option<User>) -> Option<Current> {
+        let mut map = self.inner.lock().ok()?;
+        if map.len() >= CAP {
+            let now = Instant::now();
+            map.retain(|_, e| now.duration_since(e.last_seen) < IDLE);
+            if map.len() >= CAP {
+                return None;
+            }
+        }
+        let current = Current {
+            id: random_token(),
+            csrf: random_token(),
+            user,
+        };
+        map.insert(
+            current.id.clone(),
+            Entry {
+                csrf: current.csrf.clone(),
+                user: current.user.clone(),
+                last_seen: Instant::now(),
+                batches: Vec::new(),
+            },
+        );
+        Some(current)
+    }
+
+    /// The live session with this ID, its idle time restarted.
+    pub fn get(&self, id: &str) -> Option<Current> {
+        let mut map = self.inner.lock().ok()?;
+        let entry = map.get_mut(id)?;
+        let now = Instant::now();
+        if now.duration_since(entry.last_seen) >= IDLE {
+            map.remove(id);
+            return None;
+        }
+        entry.last_seen = now;
+        Some(Current {
+            id: id.to_owned(),
+            csrf: entry.csrf.clone(),
+            user: entry.user.clone(),
+        })
+    }
+
+    pub fn end(&self, id: &str) {
+        if let Ok(mut map) = self.inner.lock() {
+            map.remove(id);
+        }
+    }
+
+    /// Remembers a print run; returns its number in this session.
+    pub fn add_batch(&self, id: &str, keys: Vec<LinkKey>) -> Option<usize> {
+        let mut map = self.inner.lock().ok()?;
+        let entry = map.get_mut(id)?;
+        if entry.batches.len() >= BATCHES {
+            entry.batches.remove(0);
+        }
+        entry.batches.push(keys);
+        Some(entry.batches.len() - 1)
+    }
+
+    pub fn batch(&self, id: &str, n: usize) -> Option<Vec<LinkKey>> {
+        let map = self.inner.lock().ok()?;
+        map.get(id)?.batches.get(n).cloned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sessions_start_find_and_end() {
+        let s = Sessions::default();
+        let a = s.start(None).expect("room");
+        let b = s.start(None).expect("room");
+        assert_ne!(a.id, b.id);
+        assert_ne!(a.csrf, b.csrf);
+        assert_eq!(s.get(&a.id).map(|c| c.csrf), Some(a.csrf.clone()));
+        s.end(&a.id);
+        assert!(s.get(&a.id).is_none());
+        assert!(s.get("made-up").is_none());
+        assert_eq!(random_token().len(), 43);
+    }
+}

@@ -1,0 +1,666 @@
+//! The web console over HTTP: the real application on port 0, a client
+//! with a cookie store as a browser has, and the real binary where the
+//! console must agree with the CLI.
+
+mod support;
+
+use std::time::Duration;
+
+use qrtag::console::password;
+use qrtag::destination::Destination;
+use qrtag::link_key::LinkKey;
+use qrtag::scan_index::ScanIndexSettings;
+use qrtag::settings::{AccessLogTarget, ConsoleSettings};
+use qrtag::store::LinkStore;
+use reqwest::StatusCode;
+use support::{TestApp, eventually, header, qrtag_cmd, spawn_with, test_settings};
+
+const PASSWORD: &str = "poster-printing-42";
+/// The promise: a console edit reaches scans within a second.
+const PROPAGATION: Duration = Duration::from_secs(1);
+
+struct Console {
+    app: TestApp,
+    http: reqwest::Client,
+}
+
+async fn console_with(secure_cookie: bool) -> Console {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    settings.console = Some(ConsoleSettings { secure_cookie });
+    let app = spawn_with(settings, dir).await;
+    password::set(&app.store(), PASSWORD)
+        .await
+        .expect("password set");
+    Console {
+        app,
+        http: reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client"),
+    }
+}
+
+async fn console() -> Console {
+    console_with(false).await
+}
+
+/// The number in `data-NAME="N"` after `#id` on a page.
+fn data_after(html: &str, id: &str, name: &str) -> Option<u64> {
+    let from = html.find(&format!(r#"id="{id}""#))?;
+    let rest = &html[from..];
+    let at = rest.find(&format!(r#"data-{name}=""#))? + name.len() + 7;
+    rest[at..].split('"').next()?.parse().ok()
+}
+
+/// With the scan index on (as `serve --console` turns it), a link's page,
+/// the list and the dashboard show the numbers `qrtag stats` gives for the
+/// same log.
+#[tokio::test]
+async fn scan_numbers_come_from_the_log_and_agree_with_qrtag_stats() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    settings.console = Some(ConsoleSettings::default());
+    let AccessLogTarget::Path(log) = settings.access_log.clone() else {
+        panic!("a log file");
+    };
+    let mut index = ScanIndexSettings::beside(&log);
+    index.poll_interval = Duration::from_millis(20);
+    settings.scan_index = Some(index);
+    let app = spawn_with(settings, dir).await;
+    password::set(&app.store(), PASSWORD)
+        .await
+        .expect("password set");
+    let c = Console {
+        app,
+        http: reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client"),
+    };
+    c.app.link("poster", "https://example.com/poster").await;
+    c.app.wait_for_status("/poster", 302).await;
+    c.login().await;
+    let phone = |n: u32| {
+        c.app
+            .client
+            .get(c.app.url("/poster"))
+            .header("user-agent", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0)")
+            .header("cookie", format!("x={n}"))
+            .send()
+    };
+    for n in 0..7 {
+        assert_eq!(phone(n).await.expect("scan").status(), StatusCode::FOUND);
+    }
+    // A bot and a HEAD are counted apart.
+    let bot = c
+        .app
+        .client
+        .get(c.app.url("/poster"))
+        .header("user-agent", "curl/8")
+        .send();
+    assert_eq!(bot.await.expect("bot").status(), StatusCode::FOUND);
+
+    let page = eventually_page(&c, "/link?key=poster", |html| {
+        data_after(html, "scans", "scans") == Some(7)
+    })
+    .await;
+    assert_eq!(
+        data_after(&page, "scans", "unique"),
+        Some(7),
+        "each scan had a fresh cookie"
+    );
+
+    let out = qrtag_cmd(
+        &c.app.db,
+        &[
+            "stats",
+            "--format",
+            "csv",
+            "--key",
+            "poster",
+            log.to_str().expect("utf-8"),
+        ],
+    );
+    let csv = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(csv.contains("\nposter,7,7,"), "qrtag stats agrees: {csv}");
+
+    let list = c.page("/links").await;
+    assert!(
+        list.contains(r#"data-scans="7""#),
+        "the list's 30-day column: {list}"
+    );
+    let dashboard = c.page("/dashboard").await;
+    assert!(dashboard.contains(r#"data-key="poster""#), "{dashboard}");
+}
+
+/// Polls a console page until `ok` holds of it.
+async fn eventually_page(c: &Console, path: &str, ok: impl Fn(&str) -> bool) -> String {
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    loop {
+        let html = c.page(path).await;
+        if ok(&html) {
+            return html;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{path} never got there:\n{html}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// The synchronizer token in a page's first form.
+fn csrf(html: &str) -> String {
+    let at = html
+        .find(r#"name="csrf" value=""#)
+        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
+    let rest = &html[at + r#"name="csrf" value=""#.len()..];
+    rest[..rest.find('"').expect("end of value")].to_owned()
+}
+
+fn rows(html: &str) -> Vec<String> {
+    html.split(r#"<tr data-key=""#)
+        .skip(1)
+        .map(|r| r[..r.find('"').expect("end of key")].to_owned())
+        .collect()
+}
+
+impl Console {
+    fn url(&self, path: &str) -> String {
+        format!("http://{}/console{path}", self.app.admin)
+    }
+
+    async fn get(&self, path: &str) -> reqwest::Response {
+        self.http.get(self.url(path)).send().await.expect("GET")
+    }
+
+    async fn page(&self, path: &str) -> String {
+        let res = self.get(path).await;
+        assert_eq!(res.status(), StatusCode::OK, "GET {path}");
+        res.text().await.expect("body")
+    }
+
+    async fn post_raw(&self, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
+        self.http
+            .post(self.url(path))
+            .form(form)
+            .send()
+            .await
+            .expect("POST")
+    }
+
+    /// Posts a form with the token of the page the form is on.
+    async fn post(&self, from: &str, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
+        let token = csrf(&self.page(from).await);
+        let mut fields = vec![("csrf", token.as_str())];
+        fields.extend_from_slice(form);
+        self.post_raw(path, &fields).await
+    }
+
+    async fn login_with(&self, password: &str) -> reqwest::Response {
+        self.post("/login", "/login", &[("password", password)])
+            .await
+    }
+
+    async fn login(&self) {
+        let res = self.login_with(PASSWORD).await;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER);
+        assert_eq!(header(&res, "location"), Some("/console/links"));
+    }
+
+    async fn location(&self, key: &str) -> Option<String> {
+        let res = self.app.get(&format!("/{key}")).await;
+        (res.status() == StatusCode::FOUND)
+            .then(|| header(&res, "location").map(str::to_owned))
+            .flatten()
+    }
+
+    async fn wait_location(&self, key: &str, want: Option<&str>) {
+        eventually(PROPAGATION, || async {
+            self.location(key).await.as_deref() == want
+        })
+        .await;
+    }
+
+    fn key(s: &str) -> LinkKey {
+        LinkKey::parse(s).expect("key")
+    }
+}
+
+#[tokio::test]
+async fn login_with_the_right_password_only_and_logout_ends_the_session() {
+    let c = console().await;
+    let res = c.get("/links").await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "no login, no list");
+    assert_eq!(header(&res, "location"), Some("/console/login"));
+
+    let res = c.login_with("not-the-password").await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let body = res.text().await.expect("body");
+    assert!(
+        body.contains(r#"id="problem""#) && body.contains("wrong"),
+        "{body}"
+    );
+    assert_eq!(c.get("/links").await.status(), StatusCode::SEE_OTHER);
+
+    c.login().await;
+    let list = c.page("/links").await;
+    assert!(list.contains(r#"data-user="admin""#), "{list}");
+
+    let res = c.post("/links", "/logout", &[]).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(c.get("/links").await.status(), StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn the_password_is_set_with_the_cli_from_standard_input_and_stored_hashed() {
+    let c = console().await;
+    let mut child = std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .arg("--db")
+        .arg(&c.app.db)
+        .arg("console-password")
+        .env_remove("QRTAG_COUCHDB_URL")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("run qrtag");
+    {
+        use std::io::Write;
+        let mut stdin = child.stdin.take().expect("stdin");
+        stdin.write_all(b"a-new-password-7\n").expect("write");
+    }
+    let out = child.wait_with_output().expect("wait");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let printed = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!printed.contains("a-new-password-7"), "{printed}");
+    let stored = c
+        .app
+        .store()
+        .meta(password::META_NAME)
+        .await
+        .expect("read")
+        .expect("set");
+    assert!(stored.starts_with("$argon2id$") && !stored.contains("a-new-password-7"));
+
+    assert_eq!(
+        c.login_with(PASSWORD).await.status(),
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        c.login_with("a-new-password-7").await.status(),
+        StatusCode::SEE_OTHER
+    );
+
+    let short = c.app.cli(&["console-password"]);
+    assert_eq!(short.status.code(), Some(1), "an empty password is refused");
+}
+
+#[tokio::test]
+async fn a_post_without_the_csrf_token_is_403_and_writes_nothing() {
+    let c = console().await;
+    c.login().await;
+    let form = [("url", "https://example.com/csrf"), ("key", "csrf-test")];
+    let res = c.post_raw("/links", &form).await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let body = res.text().await.expect("body");
+    assert_eq!(body.lines().count(), 1, "{body}");
+    let res = c
+        .post_raw("/links", &[("csrf", "made-up"), form[0], form[1]])
+        .await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let res = c.post_raw("/login", &[("password", PASSWORD)]).await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN, "the login form too");
+    assert!(
+        c.app
+            .store()
+            .get(&Console::key("csrf-test"))
+            .await
+            .expect("read")
+            .is_none()
+    );
+}
+
+#[tokio::test]
+async fn create_repoint_expire_disable_and_enable_reach_scans_within_a_second() {
+    let c = console().await;
+    c.login().await;
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[
+                ("url", "https://example.com/spring"),
+                ("key", "spring/poster"),
+                ("notes", "bus stop, Main St"),
+                ("expires", ""),
+            ],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        header(&res, "location"),
+        Some("/console/link?key=spring%2Fposter")
+    );
+    c.wait_location("spring/poster", Some("https://example.com/spring"))
+        .await;
+    let page = c.page("/link?key=spring%2Fposter").await;
+    assert!(page.contains(r#"data-state="active""#), "{page}");
+    assert!(page.contains("bus stop, Main St"));
+
+    let key = [("key", "spring/poster")];
+    let from = "/link?key=spring%2Fposter";
+    let res = c
+        .post(
+            from,
+            "/link/destination",
+            &[key[0], ("url", "https://example.com/summer")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    c.wait_location("spring/poster", Some("https://example.com/summer"))
+        .await;
+
+    let res = c
+        .post(from, "/link/expiry", &[key[0], ("expires", "30d")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let page = c.page(from).await;
+    assert!(page.contains(r#"data-state="expires""#), "{page}");
+    let doc = c
+        .app
+        .store()
+        .get(&Console::key("spring/poster"))
+        .await
+        .expect("read")
+        .expect("exists")
+        .doc;
+    assert!(doc.contains_key("expires"), "{doc:?}");
+    assert_eq!(
+        doc.get("notes").and_then(|n| n.as_str()),
+        Some("bus stop, Main St")
+    );
+
+    let res = c
+        .post(from, "/link/expiry", &[key[0], ("expires", "yesterday")])
+        .await;
+    assert_eq!(
+        res.status(),
+        StatusCode::BAD_REQUEST,
+        "a bad expiry is said"
+    );
+    assert!(res.text().await.expect("body").contains("30d"));
+
+    let res = c
+        .post(from, "/link/expiry", &[key[0], ("expires", "never")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert!(c.page(from).await.contains(r#"data-state="active""#));
+
+    let res = c
+        .post(from, "/link/state", &[key[0], ("active", "false")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    c.app.wait_for_status("/spring/poster", 404).await;
+    assert!(c.page(from).await.contains(r#"data-state="inactive""#));
+
+    let res = c
+        .post(from, "/link/state", &[key[0], ("active", "true")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    c.wait_location("spring/poster", Some("https://example.com/summer"))
+        .await;
+
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[("url", "https://example.com/x"), ("key", "spring/poster")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::CONFLICT, "a taken key is said");
+    let res = c
+        .post("/links", "/links", &[("url", "//evil.example/")])
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn tag_downloads_are_the_bytes_qrtag_qr_writes() {
+    let c = console().await;
+    c.app.link("H83if", "https://example.com/a").await;
+    c.app.wait_for_status("/H83if", 302).await;
+    c.login().await;
+    let page = c
+        .page("/link?key=H83if&format=svg&ec=M&scale=4&margin=2")
+        .await;
+    assert!(
+        page.contains(r#"src="/qr/H83if.svg?ec=M&amp;scale=4&amp;margin=2""#),
+        "the preview shows the chosen parameters: {page}"
+    );
+    for (format, ext) in [("png", "png"), ("svg", "svg")] {
+        let res = c
+            .get(&format!(
+                "/link/download?key=H83if&format={format}&ec=M&scale=4&margin=2"
+            ))
+            .await;
+        assert_eq!(res.status(), StatusCode::OK);
+        assert_eq!(
+            header(&res, "content-disposition"),
+            Some(format!("attachment; filename=\"H83if.{ext}\"").as_str())
+        );
+        let got = res.bytes().await.expect("body");
+        let file = c.app.dir.path().join(format!("cli.{ext}"));
+        let out = c.app.cli(&[
+            "qr",
+            "H83if",
+            "--ec",
+            "M",
+            "--scale",
+            "4",
+            "--margin",
+            "2",
+            "-o",
+            file.to_str().expect("path"),
+        ]);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(
+            got.as_ref(),
+            std::fs::read(&file).expect("file"),
+            "{format}"
+        );
+    }
+    let res = c.get("/link/download?key=H83if&scale=1").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert!(res.text().await.expect("body").starts_with("bad scale"));
+    let res = c.get("/link/download?key=nope1").await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn a_print_run_makes_inactive_links_and_sheets_of_their_codes() {
+    let c = console().await;
+    c.login().await;
+    let res = c.post("/sheet", "/sheet", &[("count", "30")]).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let location = header(&res, "location").expect("to the run").to_owned();
+    let page = c.page(location.trim_start_matches("/console")).await;
+    assert!(
+        page.contains(r#"data-count="30" data-sheets="2""#),
+        "{page}"
+    );
+    let mut keys = Vec::new();
+    for (sheet, want) in [(0, 24), (1, 6)] {
+        let res = c
+            .get(&format!("/sheet/download?batch=0&page={sheet}"))
+            .await;
+        assert_eq!(res.status(), StatusCode::OK);
+        assert!(header(&res, "content-disposition").is_some_and(|d| d.starts_with("attachment")));
+        let svg = res.text().await.expect("svg");
+        let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
+        let labels: Vec<String> = doc
+            .descendants()
+            .filter(|n| n.has_tag_name("text"))
+            .filter_map(|n| n.text().map(str::to_owned))
+            .collect();
+        let codes = doc.descendants().filter(|n| n.has_tag_name("path")).count();
+        assert_eq!((labels.len(), codes), (want, want));
+        keys.extend(labels);
+    }
+    let store = c.app.store();
+    for key in &keys {
+        let doc = store
+            .get(&Console::key(key))
+            .await
+            .expect("read")
+            .expect("created")
+            .doc;
+        assert_eq!(doc.get("inactive"), Some(&serde_json::Value::Bool(true)));
+    }
+    let res = c.post("/sheet", "/sheet", &[("count", "1001")]).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+}
+
+#[tokio::test]
+async fn login_attempts_past_the_limit_get_429_with_retry_after() {
+    let c = console().await;
+    for _ in 0..qrtag::console::limiter::PER_ADDRESS {
+        assert_eq!(
+            c.login_with("guess").await.status(),
+            StatusCode::UNAUTHORIZED
+        );
+    }
+    let res = c.login_with(PASSWORD).await;
+    assert_eq!(res.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = header(&res, "retry-after")
+        .and_then(|s| s.parse().ok())
+        .expect("Retry-After in seconds");
+    assert!((1..=60).contains(&wait), "{wait}");
+    assert_eq!(c.get("/links").await.status(), StatusCode::SEE_OTHER);
+}
+
+#[tokio::test]
+async fn pages_carry_a_strict_policy_and_the_cookie_its_flags() {
+    let c = console().await;
+    let res = c.get("/login").await;
+    let csp = header(&res, "content-security-policy").expect("CSP");
+    for part in [
+        "default-src 'self'",
+        "img-src 'self' data:",
+        "frame-ancestors 'none'",
+    ] {
+        assert!(csp.contains(part), "{csp}");
+    }
+    assert!(!csp.contains("unsafe-inline"), "{csp}");
+    assert_eq!(header(&res, "x-content-type-options"), Some("nosniff"));
+    assert_eq!(header(&res, "referrer-policy"), Some("same-origin"));
+    let cookie = header(&res, "set-cookie").expect("a session cookie");
+    assert!(
+        cookie.contains("HttpOnly") && cookie.contains("SameSite=Strict"),
+        "{cookie}"
+    );
+    assert!(
+        !cookie.contains("Secure"),
+        "plain http by default: {cookie}"
+    );
+    let html = res.text().await.expect("body");
+    assert!(
+        !html.contains("<script") && !html.contains("style="),
+        "{html}"
+    );
+
+    let secure = console_with(true).await;
+    let res = secure.get("/login").await;
+    let cookie = header(&res, "set-cookie").expect("a session cookie");
+    assert!(cookie.contains("Secure"), "{cookie}");
+
+    // The QR and health endpoints need no login.
+    c.app.link("H83if", "https://example.com/a").await;
+    eventually(PROPAGATION, || async {
+        c.app.admin_get("/qr/H83if.svg").await.map(|r| r.status()) == Some(StatusCode::OK)
+    })
+    .await;
+    assert_eq!(
+        c.app.admin_get("/healthz").await.map(|r| r.status()),
+        Some(StatusCode::OK)
+    );
+}
+
+#[tokio::test]
+async fn the_console_is_off_unless_asked_for() {
+    let app = support::spawn_app().await;
+    let res = app.admin_get("/console/login").await.expect("answer");
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_list_pages_forward_and_back_and_searches_keys_and_destinations() {
+    let c = console().await;
+    let store = c.app.store();
+    for i in 0..120 {
+        let url = if i % 10 == 0 {
+            format!("https://shop.example/tens/{i}")
+        } else {
+            format!("https://example.com/{i}")
+        };
+        qrtag::links::create(
+            &store,
+            &Destination::parse(&url).expect("url"),
+            Some(&Console::key(&format!("p{i:03}"))),
+            i % 7 == 0,
+        )
+        .await
+        .expect("create");
+    }
+    c.login().await;
+    eventually(Duration::from_secs(2), || async {
+        c.page("/links").await.contains(r#"data-total="120""#)
+    })
+    .await;
+
+    let first = c.page("/links").await;
+    assert_eq!(rows(&first).len(), qrtag::console::PAGE_SIZE);
+    assert_eq!(rows(&first)[0], "p000");
+    assert!(!first.contains(r#"id="prev""#));
+    assert!(first.contains(r#"data-state="inactive""#));
+    let second = c.page("/links?q=&by=key&after=p049").await;
+    assert_eq!(rows(&second)[0], "p050");
+    assert!(second.contains(r#"href="/console/links?q=&amp;by=key&amp;after=p099""#));
+    let third = c.page("/links?q=&by=key&after=p099").await;
+    assert_eq!(rows(&third).len(), 20);
+    assert!(!third.contains(r#"id="next""#));
+    let back = c.page("/links?q=&by=key&before=p100").await;
+    assert_eq!(rows(&back), rows(&second));
+
+    let prefix = c.page("/links?q=p10&by=key").await;
+    assert_eq!(
+        rows(&prefix),
+        (100..110).map(|i| format!("p{i}")).collect::<Vec<_>>()
+    );
+    let tens = c.page("/links?q=shop.example%2Ftens&by=url").await;
+    assert_eq!(
+        rows(&tens),
+        (0..12)
+            .map(|i| format!("p{:03}", i * 10))
+            .collect::<Vec<_>>()
+    );
+    let none = c.page("/links?q=zzz&by=key").await;
+    assert!(none.contains(r#"id="empty""#) && rows(&none).is_empty());
+    assert!(first.contains(r#"src="/qr/p000.svg?scale=2&amp;margin=1""#));
+    assert!(first.contains(r#"data-scans="—""#), "no scan index yet");
+}

@@ -1,0 +1,147 @@
+//! The web console on CouchDB: users log in with their CouchDB accounts,
+//! and every write is made as them, so CouchDB's roles decide.
+
+use qrtag::settings::{ConsoleSettings, Secret};
+use reqwest::StatusCode;
+
+use crate::harness::{TestApp, accounts, couch_settings, qrtag, stderr, user_env};
+use crate::pouchdb::PouchDb;
+use crate::{PROPAGATION, START};
+
+struct Browser {
+    admin: String,
+    http: reqwest::Client,
+}
+
+impl Browser {
+    fn new(app: &TestApp) -> Self {
+        Self {
+            admin: app.admin.clone(),
+            http: reqwest::Client::builder()
+                .cookie_store(true)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+        }
+    }
+
+    async fn get(&self, path: &str) -> (StatusCode, String) {
+        let res = self
+            .http
+            .get(format!("{}/console{path}", self.admin))
+            .send()
+            .await
+            .expect("GET");
+        (res.status(), res.text().await.expect("body"))
+    }
+
+    /// Posts a form with the token of the page `from`.
+    async fn post(&self, from: &str, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
+        let (_, page) = self.get(from).await;
+        let marker = r#"name="csrf" value=""#;
+        let at = page.find(marker).expect("a form") + marker.len();
+        let token = &page[at..at + page[at..].find('"').expect("end")];
+        let mut fields = vec![("csrf", token)];
+        fields.extend_from_slice(form);
+        let res = self
+            .http
+            .post(format!("{}/console{path}", self.admin))
+            .form(&fields)
+            .send()
+            .await
+            .expect("POST");
+        (res.status(), res.text().await.expect("body"))
+    }
+
+    async fn login(&self, user: &str, password: &str) -> StatusCode {
+        self.post(
+            "/login",
+            "/login",
+            &[("user", user), ("password", password)],
+        )
+        .await
+        .0
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    accounts(&url).await;
+    let env = user_env(&url, "boss", "boss-pw-1");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let env = user_env(&url, "ed", "ed-pw-1");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = qrtag(&["new", "--key", "H83if", "https://a.example/one"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let service =
+        couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1")));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = TestApp::spawn_with(service, dir.path(), |s| {
+        s.console = Some(ConsoleSettings::default());
+    })
+    .await;
+    app.wait_ready(START).await;
+
+    let reader = Browser::new(&app);
+    let (_, form) = reader.get("/login").await;
+    assert!(
+        form.contains(r#"name="user""#),
+        "CouchDB accounts have names"
+    );
+    assert_eq!(reader.login("rd", "wrong").await, StatusCode::UNAUTHORIZED);
+    assert_eq!(reader.login("rd", "rd-pw-1").await, StatusCode::SEE_OTHER);
+    let (status, list) = reader.get("/links").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(list.contains(r#"data-can-edit="false""#), "{list}");
+    assert!(list.contains(r#"data-key="H83if""#), "{list}");
+    assert!(
+        !list.contains(r#"id="create""#),
+        "no create form for a reader"
+    );
+    let (_, page) = reader.get("/link?key=H83if").await;
+    assert!(
+        page.contains(r#"data-url="https://a.example/one""#),
+        "{page}"
+    );
+    assert!(!page.contains(r#"id="edit-destination""#), "no edit forms");
+
+    // A write made anyway is CouchDB's to refuse, and the refusal is said.
+    let (status, body) = reader
+        .post(
+            "/link?key=H83if",
+            "/link/destination",
+            &[("key", "H83if"), ("url", "https://evil.example/")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+    assert!(
+        body.contains(r#"id="problem""#)
+            && body.contains("CouchDB refused this change for your account"),
+        "{body}"
+    );
+    assert!(!body.contains("rd-pw-1"));
+    assert_eq!(
+        app.location("H83if").await.as_deref(),
+        Some("https://a.example/one")
+    );
+
+    let editor = Browser::new(&app);
+    assert_eq!(editor.login("ed", "ed-pw-1").await, StatusCode::SEE_OTHER);
+    let (_, list) = editor.get("/links").await;
+    assert!(list.contains(r#"id="create""#), "{list}");
+    let (status, _) = editor
+        .post(
+            "/link?key=H83if",
+            "/link/destination",
+            &[("key", "H83if"), ("url", "https://a.example/two")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::SEE_OTHER);
+    app.wait_location("H83if", Some("https://a.example/two"), PROPAGATION)
+        .await;
+}
