@@ -34,16 +34,22 @@ async fn console_with(secure_cookie: bool) -> Console {
         .expect("password set");
     Console {
         app,
-        http: reqwest::Client::builder()
-            .cookie_store(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("client"),
+        http: browser(),
     }
 }
 
 async fn console() -> Console {
     console_with(false).await
+}
+
+/// A client that keeps cookies and does not follow redirects, as a browser
+/// session seen from the test.
+fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
 }
 
 /// The number in `data-NAME="N"` after `#id` on a page.
@@ -74,11 +80,7 @@ async fn scan_numbers_come_from_the_log_and_agree_with_qrtag_stats() {
         .expect("password set");
     let c = Console {
         app,
-        http: reqwest::Client::builder()
-            .cookie_store(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("client"),
+        http: browser(),
     };
     c.app.link("poster", "https://example.com/poster").await;
     c.app.wait_for_status("/poster", 302).await;
