@@ -9,11 +9,13 @@ use std::time::Duration;
 use qrtag::console::password;
 use qrtag::destination::Destination;
 use qrtag::link_key::LinkKey;
-use qrtag::scan_index::ScanIndexSettings;
-use qrtag::settings::{AccessLogTarget, ConsoleSettings};
+use qrtag::settings::ConsoleSettings;
 use qrtag::store::LinkStore;
 use reqwest::StatusCode;
-use support::{TestApp, eventually, header, qrtag_cmd, spawn_with, test_settings};
+use support::{
+    TestApp, eventually, header, qrtag_cmd, spawn_console_with_scan_index, spawn_with,
+    test_settings,
+};
 
 const PASSWORD: &str = "poster-printing-42";
 /// The promise: a console edit reaches scans within a second.
@@ -65,19 +67,7 @@ fn data_after(html: &str, id: &str, name: &str) -> Option<u64> {
 /// same log.
 #[tokio::test]
 async fn scan_numbers_come_from_the_log_and_agree_with_qrtag_stats() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let mut settings = test_settings(dir.path());
-    settings.console = Some(ConsoleSettings::default());
-    let AccessLogTarget::Path(log) = settings.access_log.clone() else {
-        panic!("a log file");
-    };
-    let mut index = ScanIndexSettings::beside(&log);
-    index.poll_interval = Duration::from_millis(20);
-    settings.scan_index = Some(index);
-    let app = spawn_with(settings, dir).await;
-    password::set(&app.store(), PASSWORD)
-        .await
-        .expect("password set");
+    let (app, log) = spawn_console_with_scan_index(PASSWORD).await;
     let c = Console {
         app,
         http: browser(),

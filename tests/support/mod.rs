@@ -75,6 +75,26 @@ pub async fn spawn_with(settings: Settings, dir: tempfile::TempDir) -> TestApp {
     t
 }
 
+/// The application as `serve --console` runs it: the console on, with
+/// `password` set, and the scan index following the access log (polled every
+/// 20 ms). Returns the application and the log's path.
+pub async fn spawn_console_with_scan_index(password: &str) -> (TestApp, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    settings.console = Some(qrtag::settings::ConsoleSettings::default());
+    let qrtag::settings::AccessLogTarget::Path(log) = settings.access_log.clone() else {
+        panic!("a log file");
+    };
+    let mut index = qrtag::scan_index::ScanIndexSettings::beside(&log);
+    index.poll_interval = Duration::from_millis(20);
+    settings.scan_index = Some(index);
+    let app = spawn_with(settings, dir).await;
+    qrtag::console::password::set(&app.store(), password)
+        .await
+        .expect("password set");
+    (app, log)
+}
+
 pub async fn spawn_app() -> TestApp {
     let dir = tempfile::tempdir().expect("tempdir");
     let settings = test_settings(dir.path());

@@ -1,0 +1,121 @@
+"""A headless Chromium that tests/console_browser.rs steers one command at a
+time: a JSON object per line on standard input, a JSON answer per line on
+standard output ({"ok": ...} or {"error": "..."}). The journey and its
+checks live in the Rust test; this only does what a person's browser does.
+
+Usage: driver.py CHROMIUM CHROMEDRIVER USER_DATA_DIR
+"""
+
+import base64
+import json
+import sys
+
+from selenium import webdriver
+from selenium.common.exceptions import TimeoutException
+from selenium.webdriver.chrome.service import Service
+from selenium.webdriver.common.by import By
+from selenium.webdriver.support import expected_conditions as ec
+from selenium.webdriver.support.ui import WebDriverWait
+
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-dev-shm-usage",
+    "--window-size=1100,1400",
+]
+
+# fetch() from the page: the browser's own cookies, origin and CSP apply.
+FETCH = """
+const done = arguments[arguments.length - 1];
+fetch(arguments[0], {credentials: "same-origin"})
+  .then(r => r.arrayBuffer().then(b => {
+    let s = "";
+    const bytes = new Uint8Array(b);
+    for (let i = 0; i < bytes.length; i++) s += String.fromCharCode(bytes[i]);
+    done({status: r.status, type: r.headers.get("content-type"), body: btoa(s)});
+  }))
+  .catch(e => done({error: String(e)}));
+"""
+
+
+def main():
+    chromium, chromedriver, profile = sys.argv[1:4]
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in FLAGS + [f"--user-data-dir={profile}"]:
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(executable_path=chromedriver), options=options)
+    driver.set_page_load_timeout(15)
+    driver.set_script_timeout(15)
+    reply({"ok": driver.capabilities.get("browserVersion")})
+    try:
+        for line in sys.stdin:
+            cmd = json.loads(line)
+            if cmd["op"] == "quit":
+                reply({"ok": None})
+                break
+            try:
+                reply({"ok": run(driver, cmd)})
+            except Exception as e:  # reported to the test, which fails with it
+                reply({"error": f"{type(e).__name__}: {e}", "url": driver.current_url})
+    finally:
+        driver.quit()
+
+
+def run(driver, cmd):
+    op = cmd["op"]
+    css = cmd.get("css")
+    if op == "get":
+        driver.get(cmd["url"])
+        return driver.current_url
+    if op == "wait":
+        try:
+            WebDriverWait(driver, cmd.get("timeout", 10), poll_frequency=0.02).until(
+                ec.presence_of_element_located((By.CSS_SELECTOR, css))
+            )
+        except TimeoutException:
+            raise TimeoutException(f"no {css} on {driver.current_url}:\n{driver.page_source}")
+        return driver.current_url
+    if op == "count":
+        return len(driver.find_elements(By.CSS_SELECTOR, css))
+    if op == "type":
+        field = driver.find_element(By.CSS_SELECTOR, css)
+        field.clear()
+        field.send_keys(cmd["text"])
+        return None
+    if op == "click":
+        driver.find_element(By.CSS_SELECTOR, css).click()
+        return None
+    if op == "attr":
+        return driver.find_element(By.CSS_SELECTOR, css).get_attribute(cmd["name"])
+    if op == "text":
+        return driver.find_element(By.CSS_SELECTOR, css).text
+    if op == "url":
+        return driver.current_url
+    if op == "source":
+        return driver.page_source
+    if op == "fetch":
+        got = driver.execute_async_script(FETCH, cmd["url"])
+        if "error" in got:
+            raise RuntimeError(got["error"])
+        return got
+    if op == "screenshot":
+        if not driver.save_screenshot(cmd["path"]):
+            raise RuntimeError(f"screenshot to {cmd['path']} failed")
+        return None
+    raise ValueError(f"unknown op {op}")
+
+
+def reply(obj):
+    sys.stdout.write(json.dumps(obj) + "\n")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
