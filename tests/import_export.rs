@@ -48,25 +48,10 @@ fn qrtag_with_input(db: &Path, args: &[&str], input: &[u8]) -> Output {
 
 /// `qrtag export` through a real pipe into `qrtag import -`.
 fn pipe_export_into_import(from: &Path, to: &Path, import_args: &[&str]) -> (Output, Output) {
-    let mut export = qrtag_command(from, &["export"])
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run export");
-    let pipe = export.stdout.take().expect("export's stdout");
     let mut args = vec!["import"];
     args.extend_from_slice(import_args);
     args.push("-");
-    let import = qrtag_command(to, &args)
-        .stdin(pipe)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run import");
-    let import = import.wait_with_output().expect("import finishes");
-    let export = export.wait_with_output().expect("export finishes");
-    (export, import)
+    support::pipe::pipe(qrtag_command(from, &["export"]), qrtag_command(to, &args))
 }
 
 fn export(db: &Path) -> String {

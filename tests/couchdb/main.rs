@@ -9,6 +9,8 @@ mod console;
 mod deploy_kit;
 mod harness;
 mod nodes;
+#[path = "../support/pipe.rs"]
+mod pipe;
 #[path = "../support/poll.rs"]
 mod poll;
 mod pouchdb;

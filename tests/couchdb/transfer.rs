@@ -3,7 +3,7 @@
 //! validation, and imports of more than one `_bulk_docs` batch.
 
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Command, Output};
 
 use serde_json::Value;
 
@@ -27,28 +27,13 @@ const RICH: &str = concat!(
 /// import -` on CouchDB: the README's move.
 fn move_to_couchdb(db: &Path, couch_url: &str) -> (Output, Output) {
     let bin = env!("CARGO_BIN_EXE_qrtag");
-    let mut export = Command::new(bin)
+    let mut export = Command::new(bin);
+    export.env_clear().arg("--db").arg(db).arg("export");
+    let mut import = Command::new(bin);
+    import
         .env_clear()
-        .arg("--db")
-        .arg(db)
-        .arg("export")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run export");
-    let pipe = export.stdout.take().expect("export's stdout");
-    let import = Command::new(bin)
-        .env_clear()
-        .args(["--couchdb-url", couch_url, "import", "-"])
-        .stdin(pipe)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run import");
-    let import = import.wait_with_output().expect("import finishes");
-    let export = export.wait_with_output().expect("export finishes");
-    (export, import)
+        .args(["--couchdb-url", couch_url, "import", "-"]);
+    crate::pipe::pipe(export, import)
 }
 
 async fn sqlite(db: &Path, args: &[&str]) -> Output {

@@ -174,6 +174,7 @@ pub fn qrtag_cmd_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .expect("run qrtag")
 }
 
+pub mod pipe;
 pub mod poll;
 pub mod process;
 
