@@ -296,6 +296,24 @@ async fn a_first_start_reads_rotated_files_oldest_first_plain_or_gzip() {
 }
 
 #[tokio::test]
+async fn date_named_rotations_are_read_too() {
+    // logrotate's `dateext`: `access.log-YYYYMMDD`, compressed a day later.
+    let log = Log::new();
+    fs::write(log.rotated("-20261122.gz"), gzip(lines(0, 5).as_bytes())).expect("write");
+    fs::write(log.rotated("-20261123"), lines(5, 6)).expect("write");
+    append(&log.path, &lines(11, 3));
+    let running = log.start();
+    let index = running.index();
+    settle(&index, 14).await;
+    let files: Vec<PathBuf> = ["-20261122.gz", "-20261123", ""]
+        .iter()
+        .map(|s| log.rotated(s))
+        .collect();
+    assert_agrees(&index, &files);
+    running.stop();
+}
+
+#[tokio::test]
 async fn a_damaged_checkpoint_is_reported_and_the_logs_read_again() {
     let log = Log::new();
     append(&log.path, &lines(0, 40));

@@ -187,9 +187,54 @@ fn probe_head(file: &File, counter: &AtomicU64) -> io::Result<Option<[u8; 16]>> 
     Ok(Some(head))
 }
 
-/// The rotated files of `log` (`access.log.1`, `access.log.2.gz`, …, as
-/// logrotate names them), oldest first; a plain file before a gzip one of
-/// the same number, which is the one logrotate is still compressing.
+/// Where a rotated file stands among the others: logrotate numbers them
+/// (`access.log.1`, higher is older) or, with `dateext`, dates them
+/// (`access.log-20261124`, or another `dateformat` such as `-%Y-%m-%d` or
+/// `.%Y-%m-%d`: later is newer).
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Rotation {
+    /// Dated files sort before numbered ones: a log that has both switched
+    /// to numbers last, as nothing renames a numbered file to a date.
+    Dated(String),
+    /// Stored negated, so that the derived order is oldest first.
+    Numbered(std::cmp::Reverse<u64>),
+}
+
+/// A name in the log's directory read as a rotation of `log_name`, and
+/// whether it is gzip: `None` for the live file, the index's checkpoint
+/// and anything else. A dated name needs at least eight digits (a day);
+/// all digits after a `.` is a number, as logrotate writes without
+/// `dateext`.
+pub fn rotation_of(log_name: &str, file_name: &str) -> Option<(Rotation, bool)> {
+    let rest = file_name.strip_prefix(log_name)?;
+    let (body, gz) = match rest.strip_suffix(".gz") {
+        Some(b) => (b, true),
+        None => (rest, false),
+    };
+    let mut chars = body.chars();
+    let separator = chars.next()?;
+    let stamp = chars.as_str();
+    let digits = stamp.bytes().filter(u8::is_ascii_digit).count();
+    if digits == 0
+        || !stamp
+            .bytes()
+            .all(|b| b.is_ascii_digit() || b == b'-' || b == b'_')
+    {
+        return None;
+    }
+    match separator {
+        '.' if digits == stamp.len() => stamp
+            .parse::<u64>()
+            .ok()
+            .map(|n| (Rotation::Numbered(std::cmp::Reverse(n)), gz)),
+        '.' | '-' if digits >= 8 => Some((Rotation::Dated(stamp.to_owned()), gz)),
+        _ => None,
+    }
+}
+
+/// The rotated files of `log` ([`rotation_of`]), oldest first; a plain
+/// file before a gzip one of the same name, which is the one logrotate is
+/// still compressing.
 pub fn rotated_files(log: &Path) -> io::Result<Vec<PathBuf>> {
     let Some(name) = log.file_name().and_then(|n| n.to_str()) else {
         return Ok(Vec::new());
@@ -202,25 +247,11 @@ pub fn rotated_files(log: &Path) -> io::Result<Vec<PathBuf>> {
     for entry in std::fs::read_dir(dir)? {
         let entry = entry?;
         let file_name = entry.file_name();
-        let Some(rest) = file_name
-            .to_str()
-            .and_then(|f| f.strip_prefix(name))
-            .and_then(|r| r.strip_prefix('.'))
-        else {
-            continue;
-        };
-        let (digits, gz) = match rest.strip_suffix(".gz") {
-            Some(d) => (d, true),
-            None => (rest, false),
-        };
-        if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        if let Ok(n) = digits.parse::<u64>() {
-            found.push((n, gz, entry.path()));
+        if let Some((rotation, gz)) = file_name.to_str().and_then(|f| rotation_of(name, f)) {
+            found.push((rotation, gz, entry.path()));
         }
     }
-    found.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+    found.sort();
     Ok(found.into_iter().map(|(_, _, p)| p).collect())
 }
 

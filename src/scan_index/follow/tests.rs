@@ -64,10 +64,22 @@ fn an_unfinished_line_waits_and_is_not_counted() {
     assert_eq!((lines.offset, lines.position()), (8, 8));
 }
 
+/// The names `rotated_files` lists for `access.log` in a directory of `names`.
+fn listed(names: &[&str]) -> Vec<String> {
+    let dir = tempfile::tempdir().expect("dir");
+    for name in names {
+        std::fs::write(dir.path().join(name), b"").expect("write");
+    }
+    rotated_files(&dir.path().join("access.log"))
+        .expect("list")
+        .iter()
+        .filter_map(|p| Some(p.file_name()?.to_str()?.to_owned()))
+        .collect()
+}
+
 #[test]
 fn rotated_files_are_listed_oldest_first() {
-    let dir = tempfile::tempdir().expect("dir");
-    for name in [
+    let names = listed(&[
         "access.log",
         "access.log.1",
         "access.log.2.gz",
@@ -76,14 +88,7 @@ fn rotated_files_are_listed_oldest_first() {
         "access.log.scan-index",
         "access.log.x",
         "other.log.3",
-    ] {
-        std::fs::write(dir.path().join(name), b"").expect("write");
-    }
-    let names: Vec<String> = rotated_files(&dir.path().join("access.log"))
-        .expect("list")
-        .iter()
-        .filter_map(|p| Some(p.file_name()?.to_str()?.to_owned()))
-        .collect();
+    ]);
     assert_eq!(
         names,
         [
@@ -93,6 +98,77 @@ fn rotated_files_are_listed_oldest_first() {
             "access.log.1"
         ]
     );
+}
+
+#[test]
+fn date_named_rotations_are_listed_oldest_first() {
+    let names = listed(&[
+        "access.log",
+        "access.log-20261124",
+        "access.log-20261123.gz",
+        "access.log-20261122.gz",
+        "access.log-20261124.gz",
+        "access.log-2026112",
+        "access.log-x20261121",
+        "access.log.scan-index",
+    ]);
+    assert_eq!(
+        names,
+        [
+            "access.log-20261122.gz",
+            "access.log-20261123.gz",
+            "access.log-20261124",
+            "access.log-20261124.gz",
+        ]
+    );
+}
+
+#[test]
+fn rotation_names_as_logrotate_writes_them() {
+    use std::cmp::Reverse;
+    let dated = |s: &str| Some((Rotation::Dated(s.into()), false));
+    assert_eq!(
+        rotation_of("a.log", "a.log.1"),
+        Some((Rotation::Numbered(Reverse(1)), false))
+    );
+    assert_eq!(
+        rotation_of("a.log", "a.log.12.gz"),
+        Some((Rotation::Numbered(Reverse(12)), true))
+    );
+    assert_eq!(rotation_of("a.log", "a.log-20261124"), dated("20261124"));
+    assert_eq!(
+        rotation_of("a.log", "a.log-2026112413"),
+        dated("2026112413")
+    );
+    assert_eq!(
+        rotation_of("a.log", "a.log-2026-11-24"),
+        dated("2026-11-24")
+    );
+    assert_eq!(
+        rotation_of("a.log", "a.log.2026-11-24"),
+        dated("2026-11-24")
+    );
+    assert_eq!(
+        rotation_of("a.log", "a.log-2026_11_24_1330"),
+        dated("2026_11_24_1330")
+    );
+    for not_one in [
+        "a.log",
+        "a.log.",
+        "a.log.gz",
+        "a.log-1",
+        "a.log-",
+        "a.log.scan-index",
+        "a.log.1.tmp",
+        "a.log.x",
+        "b.log.1",
+        "a.log..1",
+        "a.log-2026-11-2x",
+    ] {
+        assert_eq!(rotation_of("a.log", not_one), None, "{not_one}");
+    }
+    assert!(Rotation::Dated("20261124".into()) < Rotation::Numbered(Reverse(3)));
+    assert!(Rotation::Numbered(Reverse(3)) < Rotation::Numbered(Reverse(1)));
 }
 
 #[test]
