@@ -496,21 +496,17 @@ async fn a_print_run_makes_inactive_links_and_sheets_of_their_codes() {
         page.contains(r#"data-count="30" data-sheets="2""#),
         "{page}"
     );
+    let run = location
+        .strip_prefix("/console/sheet?batch=")
+        .expect("the run's number");
     let mut keys = Vec::new();
     for (sheet, want) in [(0, 24), (1, 6)] {
         let res = c
-            .get(&format!("/sheet/download?batch=0&page={sheet}"))
+            .get(&format!("/sheet/download?batch={run}&page={sheet}"))
             .await;
         assert_eq!(res.status(), StatusCode::OK);
         assert!(header(&res, "content-disposition").is_some_and(|d| d.starts_with("attachment")));
-        let svg = res.text().await.expect("svg");
-        let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
-        let labels: Vec<String> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("text"))
-            .filter_map(|n| n.text().map(str::to_owned))
-            .collect();
-        let codes = doc.descendants().filter(|n| n.has_tag_name("path")).count();
+        let (labels, codes) = sheet_labels_and_codes(&res.text().await.expect("svg"));
         assert_eq!((labels.len(), codes), (want, want));
         keys.extend(labels);
     }
@@ -526,6 +522,86 @@ async fn a_print_run_makes_inactive_links_and_sheets_of_their_codes() {
     }
     let res = c.post("/sheet", "/sheet", &[("count", "1001")]).await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+}
+
+/// The key labels on a sheet and the number of codes drawn.
+fn sheet_labels_and_codes(svg: &str) -> (Vec<String>, usize) {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    let labels = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::to_owned))
+        .collect();
+    let codes = doc.descendants().filter(|n| n.has_tag_name("path")).count();
+    (labels, codes)
+}
+
+/// A session keeps its last print runs, each under the number its page
+/// showed: past the cap, an old run's download is a 404 that says so,
+/// never another run's sheet.
+#[tokio::test]
+async fn print_runs_past_the_cap_keep_their_numbers_and_old_ones_say_they_are_gone() {
+    let c = console().await;
+    c.login().await;
+    let cap = qrtag::console::session::BATCHES;
+    let mut runs = Vec::new();
+    for _ in 0..=cap {
+        let res = c.post("/sheet", "/sheet", &[("count", "1")]).await;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER);
+        let location = header(&res, "location").expect("to the run").to_owned();
+        let page = c.page(location.trim_start_matches("/console")).await;
+        let at = page.find(r#"<ul class="keys"><li><a href="/console/link?key="#);
+        let key = at
+            .map(|at| &page[at..])
+            .and_then(|rest| rest.split('>').nth(3))
+            .and_then(|k| k.split('<').next())
+            .unwrap_or_else(|| panic!("the run's key on {page}"))
+            .to_owned();
+        let number = location
+            .strip_prefix("/console/sheet?batch=")
+            .expect("the run's number")
+            .to_owned();
+        runs.push((number, key));
+    }
+    let (first, _) = &runs[0];
+    let res = c
+        .get(&format!("/sheet/download?batch={first}&page=0"))
+        .await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    let body = res.text().await.expect("body");
+    assert!(body.contains("no longer kept"), "{body}");
+    let res = c.get(&format!("/sheet?batch={first}")).await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    let page = res.text().await.expect("body");
+    assert!(page.contains(r#"id="problem""#) && page.contains("no longer kept"));
+    assert!(page.contains(r#"id="sheet""#), "the form to make a new one");
+
+    for (number, key) in &runs[1..] {
+        let res = c
+            .get(&format!("/sheet/download?batch={number}&page=0"))
+            .await;
+        assert_eq!(res.status(), StatusCode::OK, "run {number}");
+        let (labels, _) = sheet_labels_and_codes(&res.text().await.expect("svg"));
+        assert_eq!(labels, vec![key.clone()], "run {number} is the run it was");
+    }
+
+    let res = c.get("/sheet/download?batch=999&page=0").await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    assert!(
+        res.text()
+            .await
+            .expect("body")
+            .contains("no such print run")
+    );
+    let (last, _) = &runs[cap];
+    let res = c.get(&format!("/sheet/download?batch={last}&page=1")).await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND, "one sheet only");
+    let res = c.get("/sheet/download?batch=x&page=0").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        c.get("/sheet?batch=-1").await.status(),
+        StatusCode::BAD_REQUEST
+    );
 }
 
 #[tokio::test]
