@@ -85,6 +85,66 @@ pub fn set_inactive(doc: &mut Document, inactive: bool) {
     doc.insert("inactive".into(), Value::Bool(inactive));
 }
 
+/// Longest notes qrtag writes, in characters: a line or two about where a
+/// tag hangs, not a document store. (A document edited by hand may hold
+/// more; it is read as it is.)
+pub const MAX_NOTES: usize = 2000;
+
+/// A link's `notes` as a person gives them: blanks around them trimmed,
+/// line breaks as `\n` (a browser's textarea sends `\r\n`), at most
+/// [`MAX_NOTES`] characters. Empty notes are a request to clear the field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Notes(String);
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("notes may be at most {MAX_NOTES} characters, not {0}")]
+pub struct NotesTooLong(pub usize);
+
+impl Notes {
+    pub fn parse(s: &str) -> Result<Self, NotesTooLong> {
+        let text = s.trim().replace("\r\n", "\n");
+        match text.chars().count() {
+            n if n > MAX_NOTES => Err(NotesTooLong(n)),
+            _ => Ok(Self(text)),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+impl std::str::FromStr for Notes {
+    type Err = NotesTooLong;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Self::parse(s)
+    }
+}
+
+/// Sets the `notes` field, or removes it for empty notes.
+pub fn set_notes(doc: &mut Document, notes: &Notes) {
+    if notes.is_empty() {
+        doc.shift_remove("notes");
+    } else {
+        doc.insert("notes".into(), Value::String(notes.0.clone()));
+    }
+}
+
+/// The `notes` field as text: a string as it is, anything else someone
+/// stored there by hand as its JSON.
+pub fn notes(doc: &Document) -> Option<std::borrow::Cow<'_, str>> {
+    match doc.get("notes")? {
+        Value::Null => None,
+        Value::String(s) => Some(s.as_str().into()),
+        other => Some(other.to_string().into()),
+    }
+}
+
 pub fn set_expires(doc: &mut Document, expires: Option<DateTime<Utc>>) {
     match expires {
         Some(t) => doc.insert(
@@ -159,6 +219,33 @@ mod tests {
         let after = parse_expires("2026-01-01T00:00:00Z").expect("time");
         assert!(l.is_live_at(before));
         assert!(!l.is_live_at(after));
+    }
+
+    #[test]
+    fn notes_are_trimmed_capped_and_cleared_when_empty() {
+        let mut d = doc(json!({"url": "/x", "inactive": false, "tag": 1}));
+        let given = Notes::parse("  bus stop,\r\nMain St \n").expect("short");
+        set_notes(&mut d, &given);
+        assert_eq!(notes(&d).as_deref(), Some("bus stop,\nMain St"));
+        assert_eq!(
+            Value::Object(d.clone()),
+            json!({"url": "/x", "inactive": false, "tag": 1, "notes": "bus stop,\nMain St"})
+        );
+        set_notes(&mut d, &Notes::parse(" \r\n ").expect("empty"));
+        assert_eq!(
+            Value::Object(d.clone()),
+            json!({"url": "/x", "inactive": false, "tag": 1})
+        );
+        assert_eq!(notes(&d), None);
+
+        let at_most = "é".repeat(MAX_NOTES);
+        assert!(Notes::parse(&at_most).is_ok(), "characters, not bytes");
+        assert_eq!(
+            Notes::parse(&format!("{at_most}x")),
+            Err(NotesTooLong(MAX_NOTES + 1))
+        );
+        let hand_made = doc(json!({"url": "/x", "notes": ["a", 1]}));
+        assert_eq!(notes(&hand_made).as_deref(), Some(r#"["a",1]"#));
     }
 
     #[test]

@@ -30,6 +30,14 @@ pub struct BrokenChain {
     pub links: Vec<(String, String)>,
 }
 
+impl BrokenChain {
+    /// What the person who wrote `key` is told, by the CLI and the console
+    /// alike: `scans of b will answer 404: too many internal redirects: ...`.
+    pub fn warning(&self, key: &LinkKey) -> String {
+        format!("scans of {key} will answer 404: {self}")
+    }
+}
+
 impl std::fmt::Display for BrokenChain {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.reason)?;

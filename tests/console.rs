@@ -217,6 +217,15 @@ impl Console {
         .await;
     }
 
+    /// Creates a link with the form; returns the link page it leads to.
+    async fn create(&self, key: &str, url: &str) -> String {
+        let res = self
+            .post("/links", "/links", &[("key", key), ("url", url)])
+            .await;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER, "create {key}");
+        header(&res, "location").expect("to the link").to_owned()
+    }
+
     fn key(s: &str) -> LinkKey {
         LinkKey::parse(s).expect("key")
     }
@@ -384,6 +393,14 @@ async fn create_repoint_expire_disable_and_enable_reach_scans_within_a_second() 
         Some("bus stop, Main St")
     );
 
+    let res = c.post(from, "/link/expiry", &[key[0]]).await;
+    assert_eq!(
+        res.status(),
+        StatusCode::BAD_REQUEST,
+        "a form without the field clears nothing"
+    );
+    assert!(c.page(from).await.contains(r#"data-state="expires""#));
+
     let res = c
         .post(from, "/link/expiry", &[key[0], ("expires", "yesterday")])
         .await;
@@ -496,21 +513,17 @@ async fn a_print_run_makes_inactive_links_and_sheets_of_their_codes() {
         page.contains(r#"data-count="30" data-sheets="2""#),
         "{page}"
     );
+    let run = location
+        .strip_prefix("/console/sheet?batch=")
+        .expect("the run's number");
     let mut keys = Vec::new();
     for (sheet, want) in [(0, 24), (1, 6)] {
         let res = c
-            .get(&format!("/sheet/download?batch=0&page={sheet}"))
+            .get(&format!("/sheet/download?batch={run}&page={sheet}"))
             .await;
         assert_eq!(res.status(), StatusCode::OK);
         assert!(header(&res, "content-disposition").is_some_and(|d| d.starts_with("attachment")));
-        let svg = res.text().await.expect("svg");
-        let doc = roxmltree::Document::parse(&svg).expect("well-formed SVG");
-        let labels: Vec<String> = doc
-            .descendants()
-            .filter(|n| n.has_tag_name("text"))
-            .filter_map(|n| n.text().map(str::to_owned))
-            .collect();
-        let codes = doc.descendants().filter(|n| n.has_tag_name("path")).count();
+        let (labels, codes) = sheet_labels_and_codes(&res.text().await.expect("svg"));
         assert_eq!((labels.len(), codes), (want, want));
         keys.extend(labels);
     }
@@ -526,6 +539,281 @@ async fn a_print_run_makes_inactive_links_and_sheets_of_their_codes() {
     }
     let res = c.post("/sheet", "/sheet", &[("count", "1001")]).await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+}
+
+/// The key labels on a sheet and the number of codes drawn.
+fn sheet_labels_and_codes(svg: &str) -> (Vec<String>, usize) {
+    let doc = roxmltree::Document::parse(svg).expect("well-formed SVG");
+    let labels = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("text"))
+        .filter_map(|n| n.text().map(str::to_owned))
+        .collect();
+    let codes = doc.descendants().filter(|n| n.has_tag_name("path")).count();
+    (labels, codes)
+}
+
+/// A session keeps its last print runs, each under the number its page
+/// showed: past the cap, an old run's download is a 404 that says so,
+/// never another run's sheet.
+#[tokio::test]
+async fn print_runs_past_the_cap_keep_their_numbers_and_old_ones_say_they_are_gone() {
+    let c = console().await;
+    c.login().await;
+    let cap = qrtag::console::session::BATCHES;
+    let mut runs = Vec::new();
+    for _ in 0..=cap {
+        let res = c.post("/sheet", "/sheet", &[("count", "1")]).await;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER);
+        let location = header(&res, "location").expect("to the run").to_owned();
+        let page = c.page(location.trim_start_matches("/console")).await;
+        let at = page.find(r#"<ul class="keys"><li><a href="/console/link?key="#);
+        let key = at
+            .map(|at| &page[at..])
+            .and_then(|rest| rest.split('>').nth(3))
+            .and_then(|k| k.split('<').next())
+            .unwrap_or_else(|| panic!("the run's key on {page}"))
+            .to_owned();
+        let number = location
+            .strip_prefix("/console/sheet?batch=")
+            .expect("the run's number")
+            .to_owned();
+        runs.push((number, key));
+    }
+    let (first, _) = &runs[0];
+    let res = c
+        .get(&format!("/sheet/download?batch={first}&page=0"))
+        .await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    let body = res.text().await.expect("body");
+    assert!(body.contains("no longer kept"), "{body}");
+    let res = c.get(&format!("/sheet?batch={first}")).await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    let page = res.text().await.expect("body");
+    assert!(page.contains(r#"id="problem""#) && page.contains("no longer kept"));
+    assert!(page.contains(r#"id="sheet""#), "the form to make a new one");
+
+    for (number, key) in &runs[1..] {
+        let res = c
+            .get(&format!("/sheet/download?batch={number}&page=0"))
+            .await;
+        assert_eq!(res.status(), StatusCode::OK, "run {number}");
+        let (labels, _) = sheet_labels_and_codes(&res.text().await.expect("svg"));
+        assert_eq!(labels, vec![key.clone()], "run {number} is the run it was");
+    }
+
+    let res = c.get("/sheet/download?batch=999&page=0").await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    assert!(
+        res.text()
+            .await
+            .expect("body")
+            .contains("no such print run")
+    );
+    let (last, _) = &runs[cap];
+    let res = c.get(&format!("/sheet/download?batch={last}&page=1")).await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND, "one sheet only");
+    let res = c.get("/sheet/download?batch=x&page=0").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        c.get("/sheet?batch=-1").await.status(),
+        StatusCode::BAD_REQUEST
+    );
+}
+
+/// Notes are edited on the link's page (as `qrtag set --notes` does), shown
+/// escaped, cleared by an empty field, and never written without the
+/// form's token.
+#[tokio::test]
+async fn notes_are_edited_shown_and_cleared_on_the_link_page() {
+    let c = console().await;
+    c.app.link("poster", "https://example.com/p").await;
+    c.login().await;
+    let from = "/link?key=poster";
+    let page = c.page(from).await;
+    assert!(page.contains(r#"id="edit-notes""#), "{page}");
+    assert!(!page.contains(r#"id="notes""#), "no notes yet");
+    let stored = || async {
+        c.app
+            .store()
+            .get(&Console::key("poster"))
+            .await
+            .expect("read")
+            .expect("exists")
+            .doc
+    };
+
+    let res = c
+        .post(
+            from,
+            "/link/notes",
+            &[("key", "poster"), ("notes", " <b>bus</b> stop\r\nMain St ")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(header(&res, "location"), Some("/console/link?key=poster"));
+    let doc = stored().await;
+    assert_eq!(
+        doc.get("notes").and_then(|n| n.as_str()),
+        Some("<b>bus</b> stop\nMain St")
+    );
+    assert_eq!(
+        doc.get("url").and_then(|u| u.as_str()),
+        Some("https://example.com/p"),
+        "the other fields are kept"
+    );
+    let page = c.page(from).await;
+    assert!(
+        page.contains("&lt;b&gt;bus&lt;/b&gt; stop\nMain St</dd>"),
+        "shown escaped: {page}"
+    );
+    assert!(!page.contains("<b>bus"), "{page}");
+
+    let before = stored().await;
+    let too_long = "x".repeat(qrtag::link::MAX_NOTES + 1);
+    let res = c
+        .post(
+            from,
+            "/link/notes",
+            &[("key", "poster"), ("notes", &too_long)],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert!(res.text().await.expect("body").contains("at most 2000"));
+    let res = c.post(from, "/link/notes", &[("key", "poster")]).await;
+    assert_eq!(
+        res.status(),
+        StatusCode::BAD_REQUEST,
+        "no notes field at all"
+    );
+    let res = c
+        .post_raw("/link/notes", &[("key", "poster"), ("notes", "")])
+        .await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN, "no token");
+    let res = c
+        .post_raw(
+            "/link/notes",
+            &[("csrf", "made-up"), ("key", "poster"), ("notes", "")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN, "a wrong token");
+    assert_eq!(stored().await, before, "nothing was written");
+
+    let res = c
+        .post(from, "/link/notes", &[("key", "poster"), ("notes", "  ")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let doc = stored().await;
+    assert!(!doc.contains_key("notes"), "cleared: {doc:?}");
+    assert!(!c.page(from).await.contains(r#"id="notes""#));
+
+    // The CLI takes the same notes, under the same rule.
+    let out = c
+        .app
+        .cli(&["set", "poster", "--notes", "from the terminal"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(c.page(from).await.contains("from the terminal</dd>"));
+    let out = c.app.cli(&["set", "poster", "--notes", &too_long]);
+    assert_eq!(out.status.code(), Some(2), "a usage error");
+    let out = c.app.cli(&["set", "poster", "--notes", ""]);
+    assert!(out.status.success());
+    assert!(!stored().await.contains_key("notes"));
+    let res = c
+        .post(
+            "/link?key=poster",
+            "/link/notes",
+            &[("key", "nope1"), ("notes", "x")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+}
+
+/// Text as maud writes it into a page.
+fn escaped(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// A console create, repoint or enable that leaves a key in a loop of
+/// internal redirects is done, and the link's page says so in the words
+/// the CLI uses, for as long as the loop lasts.
+#[tokio::test]
+async fn a_loop_made_in_the_console_is_warned_of_on_the_link_page() {
+    let c = console().await;
+    c.login().await;
+    let warning = |page: &str| page.contains(r#"id="chain-warning""#);
+
+    let a_page = c.create("a", "https://a.example/").await;
+    let b_page = c.create("b", "/a").await;
+    assert!(!warning(
+        &c.page(b_page.trim_start_matches("/console")).await
+    ));
+    c.wait_location("b", Some("https://a.example/")).await;
+
+    // Repoint: a -> /b closes the loop.
+    let a_from = a_page.trim_start_matches("/console");
+    let res = c
+        .post(a_from, "/link/destination", &[("key", "a"), ("url", "/b")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "the write is done");
+    let page = c.page(a_from).await;
+    assert!(
+        page.contains(
+            "scans of a will answer 404: too many internal redirects: a -&gt; /b, b -&gt; /a"
+        ),
+        "{page}"
+    );
+    let out = c.app.cli(&["enable", "a"]);
+    let cli = String::from_utf8_lossy(&out.stderr);
+    let said = cli
+        .trim()
+        .strip_prefix("qrtag: warning: ")
+        .unwrap_or_else(|| panic!("the CLI warns too: {cli}"));
+    assert!(page.contains(&escaped(said)), "the CLI's words: {said}");
+    c.wait_location("b", None).await;
+    assert_eq!(c.app.get("/b").await.status(), StatusCode::NOT_FOUND);
+    assert_eq!(c.app.get("/a").await.status(), StatusCode::NOT_FOUND);
+    // b's page says it too: the check is of the link as it is, whoever wrote it.
+    let b_from = b_page.trim_start_matches("/console");
+    assert!(c.page(b_from).await.contains("scans of b will answer 404"));
+
+    // Disabled, b ends the chain (a dead end, not a loop); enabling it again
+    // brings the loop and the warning back.
+    let res = c
+        .post(b_from, "/link/state", &[("key", "b"), ("active", "false")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert!(!warning(&c.page(b_from).await));
+    assert!(!warning(&c.page(a_from).await));
+    let res = c
+        .post(b_from, "/link/state", &[("key", "b"), ("active", "true")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert!(c.page(b_from).await.contains("scans of b will answer 404"));
+
+    // Create: a link that points at itself.
+    let self_page = c.create("self", "/self").await;
+    let page = c.page(self_page.trim_start_matches("/console")).await;
+    assert!(page.contains("scans of self will answer 404"), "{page}");
+
+    // Repointed out of the loop, the warning goes.
+    let res = c
+        .post(
+            a_from,
+            "/link/destination",
+            &[("key", "a"), ("url", "https://a.example/")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert!(!warning(&c.page(a_from).await));
+    assert!(!warning(&c.page(b_from).await));
+    c.wait_location("b", Some("https://a.example/")).await;
 }
 
 #[tokio::test]

@@ -33,13 +33,21 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             writeln!(out, "{}", cli.public_url.short_url(key.as_str()))?;
             warn_broken_chain(store, cli, &key).await;
         }
-        Command::Set { key, url, expires } => {
+        Command::Set {
+            key,
+            url,
+            expires,
+            notes,
+        } => {
             links::update(store, key, |doc| {
                 if let Some(url) = url {
                     link::set_url(doc, url);
                 }
                 if let Some(expires) = expires {
                     link::set_expires(doc, expires.time());
+                }
+                if let Some(notes) = notes {
+                    link::set_notes(doc, notes);
                 }
             })
             .await?;
@@ -49,6 +57,11 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             match expires {
                 Some(Expiry::At(t)) => writeln!(out, "{key} expires {}", t.to_rfc3339())?,
                 Some(Expiry::Never) => writeln!(out, "{key} never expires")?,
+                None => {}
+            }
+            match notes {
+                Some(n) if n.is_empty() => writeln!(out, "{key} has no notes")?,
+                Some(_) => writeln!(out, "{key} notes set")?,
                 None => {}
             }
             warn_broken_chain(store, cli, key).await;
@@ -95,9 +108,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 /// will refuse (a loop, too many hops) is said at once, naming its links.
 async fn warn_broken_chain(store: &dyn store::LinkStore, cli: &Cli, key: &LinkKey) {
     match link_chain::check(store, cli.public_url.origin(), key).await {
-        Ok(Some(broken)) => {
-            eprintln!("qrtag: warning: scans of {key} will answer 404: {broken}");
-        }
+        Ok(Some(broken)) => eprintln!("qrtag: warning: {}", broken.warning(key)),
         Ok(None) => {}
         Err(e) => eprintln!("qrtag: warning: could not check where {key} leads: {e}"),
     }

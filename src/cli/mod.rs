@@ -170,21 +170,26 @@ pub enum Command {
         #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
         expires: Option<crate::expiry::Expiry>,
     },
-    /// Repoint a link, or change when it expires.
+    /// Repoint a link, or change when it expires, or its notes.
     #[command(
         after_help = "Examples:\n  qrtag set H83if https://example.com/new\n  \
-                            qrtag set H83if --expires never"
+                            qrtag set H83if --expires never\n  \
+                            qrtag set H83if --notes 'bus stop, Main St'"
     )]
     Set {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
         /// The new destination: an absolute http(s) URL or a /path on this service.
-        #[arg(required_unless_present = "expires")]
+        #[arg(required_unless_present_any = ["expires", "notes"])]
         url: Option<Destination>,
         /// Stop redirecting at this time (RFC 3339, or a duration from now
         /// such as 30d), or `never` to remove an expiry.
         #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
         expires: Option<crate::expiry::Expiry>,
+        /// The link's notes (where the tag hangs, who asked for it), at most
+        /// 2000 characters; an empty TEXT removes them.
+        #[arg(long, value_name = "TEXT")]
+        notes: Option<crate::link::Notes>,
     },
     /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
     /// any field), checked before it is saved.

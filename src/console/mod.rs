@@ -94,6 +94,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/link/destination", web::post().to(link::destination))
             .route("/link/state", web::post().to(link::set_state))
             .route("/link/expiry", web::post().to(link::expiry))
+            .route("/link/notes", web::post().to(link::notes))
             .route("/sheet", web::get().to(sheet::page))
             .route("/sheet", web::post().to(sheet::create))
             .route("/sheet/download", web::get().to(sheet::download))

@@ -3,7 +3,7 @@
 //! password) must never reach the browser, and a restart logging everyone
 //! out is a fair price for that.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,7 +24,7 @@ pub const IDLE: Duration = Duration::from_secs(8 * 3600);
 const CAP: usize = 10_000;
 
 /// Print runs a session remembers for download.
-const BATCHES: usize = 20;
+pub const BATCHES: usize = 20;
 
 /// Who is logged in, and the store their writes go to (the server's own,
 /// or CouchDB as that account).
@@ -57,7 +57,49 @@ struct Entry {
     csrf: String,
     user: Option<User>,
     last_seen: Instant,
-    batches: Vec<Vec<LinkKey>>,
+    runs: PrintRuns,
+}
+
+/// A session's print runs: the last [`BATCHES`], each under the number it
+/// was given, never reused, so a download link on an older page names its
+/// run or none, never another one.
+#[derive(Default)]
+struct PrintRuns {
+    /// `(number, keys)`, oldest first.
+    kept: VecDeque<(u64, Vec<LinkKey>)>,
+    /// Runs made so far, which is the number of the latest (the first is 1).
+    made: u64,
+}
+
+/// What a print run number names in a session.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PrintRun {
+    Kept(Vec<LinkKey>),
+    /// A run this session made but no longer keeps (it keeps the last
+    /// [`BATCHES`]).
+    Evicted,
+    /// No run of this session (or no session) has this number.
+    Unknown,
+}
+
+impl PrintRuns {
+    fn add(&mut self, keys: Vec<LinkKey>) -> u64 {
+        self.made += 1;
+        let number = self.made;
+        if self.kept.len() >= BATCHES {
+            self.kept.pop_front();
+        }
+        self.kept.push_back((number, keys));
+        number
+    }
+
+    fn get(&self, number: u64) -> PrintRun {
+        match self.kept.iter().find(|(n, _)| *n == number) {
+            Some((_, keys)) => PrintRun::Kept(keys.clone()),
+            None if (1..=self.made).contains(&number) => PrintRun::Evicted,
+            None => PrintRun::Unknown,
+        }
+    }
 }
 
 #[derive(Default)]
@@ -93,7 +135,7 @@ impl Sessions {
                 csrf: current.csrf.clone(),
                 user: current.user.clone(),
                 last_seen: Instant::now(),
-                batches: Vec::new(),
+                runs: PrintRuns::default(),
             },
         );
         Some(current)
@@ -122,20 +164,19 @@ impl Sessions {
         }
     }
 
-    /// Remembers a print run; returns its number in this session.
-    pub fn add_batch(&self, id: &str, keys: Vec<LinkKey>) -> Option<usize> {
+    /// Remembers a print run; returns its number in this session, or
+    /// `None` when the session has ended meanwhile.
+    pub fn add_batch(&self, id: &str, keys: Vec<LinkKey>) -> Option<u64> {
         let mut map = self.inner.lock().ok()?;
-        let entry = map.get_mut(id)?;
-        if entry.batches.len() >= BATCHES {
-            entry.batches.remove(0);
-        }
-        entry.batches.push(keys);
-        Some(entry.batches.len() - 1)
+        Some(map.get_mut(id)?.runs.add(keys))
     }
 
-    pub fn batch(&self, id: &str, n: usize) -> Option<Vec<LinkKey>> {
-        let map = self.inner.lock().ok()?;
-        map.get(id)?.batches.get(n).cloned()
+    pub fn batch(&self, id: &str, number: u64) -> PrintRun {
+        let Ok(map) = self.inner.lock() else {
+            return PrintRun::Unknown;
+        };
+        map.get(id)
+            .map_or(PrintRun::Unknown, |entry| entry.runs.get(number))
     }
 }
 
@@ -155,5 +196,27 @@ mod tests {
         assert!(s.get(&a.id).is_none());
         assert!(s.get("made-up").is_none());
         assert_eq!(random_token().len(), 43);
+    }
+
+    #[test]
+    fn a_print_run_keeps_its_number_until_it_is_evicted() {
+        let s = Sessions::default();
+        let id = s.start(None).expect("room").id;
+        let run = |i: usize| vec![LinkKey::parse(&format!("run{i}")).expect("key")];
+        let numbers: Vec<u64> = (0..BATCHES + 5)
+            .map(|i| s.add_batch(&id, run(i)).expect("session"))
+            .collect();
+        // Each number still names the run it was given for, or none.
+        for (i, n) in numbers.iter().enumerate() {
+            let want = if i < 5 {
+                PrintRun::Evicted
+            } else {
+                PrintRun::Kept(run(i))
+            };
+            assert_eq!(s.batch(&id, *n), want, "run {i}, number {n}");
+        }
+        let next = numbers.last().expect("made") + 1;
+        assert_eq!(s.batch(&id, next), PrintRun::Unknown);
+        assert_eq!(s.batch("made-up", numbers[5]), PrintRun::Unknown);
     }
 }

@@ -77,6 +77,8 @@ async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let out = qrtag(&["new", "--key", "H83if", "https://a.example/one"], &env).await;
     assert!(out.status.success(), "{}", stderr(&out));
+    let out = qrtag(&["set", "H83if", "--notes", "by the <door>"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
 
     let service =
         couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1")));
@@ -109,6 +111,11 @@ async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
         "{page}"
     );
     assert!(!page.contains(r#"id="edit-destination""#), "no edit forms");
+    assert!(
+        page.contains("by the &lt;door&gt;</dd>"),
+        "notes shown: {page}"
+    );
+    assert!(!page.contains(r#"id="edit-notes""#), "but not editable");
 
     // A write made anyway is CouchDB's to refuse, and the refusal is said.
     let (status, body) = reader
@@ -134,6 +141,16 @@ async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
     assert_eq!(editor.login("ed", "ed-pw-1").await, StatusCode::SEE_OTHER);
     let (_, list) = editor.get("/links").await;
     assert!(list.contains(r#"id="create""#), "{list}");
+    let (status, _) = editor
+        .post(
+            "/link?key=H83if",
+            "/link/notes",
+            &[("key", "H83if"), ("notes", "by the side door")],
+        )
+        .await;
+    assert_eq!(status, StatusCode::SEE_OTHER, "notes written as the editor");
+    let (_, page) = reader.get("/link?key=H83if").await;
+    assert!(page.contains("by the side door</dd>"), "{page}");
     let (status, _) = editor
         .post(
             "/link?key=H83if",

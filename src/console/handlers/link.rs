@@ -14,7 +14,8 @@ use crate::console::pages::{self, BASE};
 use crate::console::session::{Current, User};
 use crate::destination::Destination;
 use crate::expiry::Expiry;
-use crate::link::{self, Document, Link};
+use crate::link::{self, Document, Link, Notes};
+use crate::link_chain;
 use crate::link_key::LinkKey;
 use crate::links::{self, LinkError};
 use crate::qr::QrError;
@@ -40,10 +41,25 @@ fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, ImageSp
     Ok((key, spec))
 }
 
+/// Where a page's document came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// The user's store: the whole document, as written.
+    Store,
+    /// The snapshot, because the store did not answer: only the fields the
+    /// redirect path keeps (no notes).
+    Snapshot,
+}
+
 /// The document as the user's store has it now (so a page after an edit
 /// shows the edit), or the snapshot's view when the store is away.
-async fn read(state: &ConsoleState, user: &User, key: &LinkKey) -> Result<Document, LinkError> {
+async fn read(
+    state: &ConsoleState,
+    user: &User,
+    key: &LinkKey,
+) -> Result<(Document, Source), LinkError> {
     match links::get(user.store.as_ref(), key).await {
+        Ok(doc) => Ok((doc, Source::Store)),
         Err(LinkError::Store(e)) => {
             tracing::warn!(error = %e, "console reading the snapshot instead of the store");
             let table = state.snapshot.load();
@@ -57,9 +73,23 @@ async fn read(state: &ConsoleState, user: &User, key: &LinkKey) -> Result<Docume
                 .expires_ms
                 .and_then(chrono::DateTime::from_timestamp_millis);
             link::set_expires(&mut doc, expires);
-            Ok(doc)
+            Ok((doc, Source::Snapshot))
         }
-        other => other,
+        Err(e) => Err(e),
+    }
+}
+
+/// Whether a scan of `key` meets a chain the resolver refuses (a loop of
+/// internal redirects, too many hops), said as the CLI says it after a
+/// write. Run on every render rather than remembered from the edit, so the
+/// warning is right after a reload and also covers loops others made.
+async fn chain_warning(state: &ConsoleState, user: &User, key: &LinkKey) -> Option<String> {
+    match link_chain::check(user.store.as_ref(), state.public_url.origin(), key).await {
+        Ok(broken) => broken.map(|b| b.warning(key)),
+        Err(e) => {
+            tracing::warn!(error = %e, %key, "console could not check where a link leads");
+            None
+        }
     }
 }
 
@@ -73,8 +103,8 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(ok) => ok,
         Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
     };
-    let doc = match read(&state, &user, &key).await {
-        Ok(doc) => doc,
+    let (doc, source) = match read(&state, &user, &key).await {
+        Ok(read) => read,
         Err(e) => {
             let (status, msg) = write_failure(&e);
             return problem(&session, &user, status, &msg, &back);
@@ -93,6 +123,11 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
             );
         }
     };
+    let chain_warning = match source {
+        Source::Store => chain_warning(&state, &user, &key).await,
+        Source::Snapshot => None,
+    };
+    let notes = link::notes(&doc);
     let view = pages::link::View {
         viewer: viewer(&session, &user),
         key: key.as_str(),
@@ -100,7 +135,9 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         url: link.url.as_str(),
         inactive: link.inactive,
         expires: link.expires,
-        notes: doc.get("notes").and_then(|n| n.as_str()),
+        notes: notes.as_deref(),
+        store_away: source == Source::Snapshot,
+        chain_warning: chain_warning.as_deref(),
         spec,
         scans: state.scans.key(key.as_str()),
         now: Utc::now(),
@@ -231,14 +268,31 @@ pub async fn expiry(
     body: web::Bytes,
 ) -> HttpResponse {
     edit(req, state, body, |form| {
-        // An empty field clears the expiry, as `never` does.
-        let expires = match form.text("expires") {
-            None => None,
-            Some(s) => Expiry::parse(s, Utc::now())
+        // An empty field clears the expiry, as `never` does; a form without
+        // the field at all is not one of ours, and must not clear it.
+        let given = form.get("expires").ok_or("Give the expires field.")?;
+        let expires = match given.trim() {
+            "" => None,
+            s => Expiry::parse(s, Utc::now())
                 .map_err(|e| format!("Expires: {e}"))?
                 .time(),
         };
         Ok(Box::new(move |d| link::set_expires(d, expires)))
+    })
+    .await
+}
+
+pub async fn notes(
+    req: HttpRequest,
+    state: web::Data<ConsoleState>,
+    body: web::Bytes,
+) -> HttpResponse {
+    edit(req, state, body, |form| {
+        // Empty notes clear the field; a form without the field at all is
+        // not one of ours, and must not clear anything.
+        let notes = form.get("notes").ok_or("Give the notes field.")?;
+        let notes = Notes::parse(notes).map_err(|e| format!("Notes: {e}."))?;
+        Ok(Box::new(move |d| link::set_notes(d, &notes)))
     })
     .await
 }

@@ -14,16 +14,12 @@ use crate::console::list::{self, By, Cursor, Query};
 use crate::console::pages::{self, BASE};
 use crate::destination::Destination;
 use crate::expiry::Expiry;
-use crate::link::{self, Link};
+use crate::link::{self, Link, Notes};
 use crate::link_key::LinkKey;
 use crate::links;
 
 /// Rows a page shows.
 pub const PAGE_SIZE: usize = 50;
-
-/// Longest notes field taken, in characters: a line or two about where a
-/// tag hangs, not a document store.
-const MAX_NOTES: usize = 2000;
 
 /// Days of scans the list shows per link.
 const SCAN_DAYS: i64 = 30;
@@ -112,14 +108,13 @@ pub async fn create(
         Some(Err(e)) => return bad(format!("Expires: {e}")),
         None => None,
     };
+    let notes = match Notes::parse(form.get("notes").unwrap_or_default()) {
+        Ok(notes) => notes,
+        Err(e) => return bad(format!("Notes: {e}.")),
+    };
     let mut doc = Link::new_document(&url, false);
     link::set_expires(&mut doc, expires);
-    if let Some(notes) = form.text("notes") {
-        if notes.chars().count() > MAX_NOTES {
-            return bad(format!("Notes: at most {MAX_NOTES} characters."));
-        }
-        doc.insert("notes".into(), serde_json::Value::String(notes.to_owned()));
-    }
+    link::set_notes(&mut doc, &notes);
     match links::create_document(user.store.as_ref(), &doc, key.as_ref()).await {
         Ok(key) => crate::console::http::see_other(&link_path(key.as_str())),
         Err(e) => {

@@ -10,6 +10,7 @@ use crate::console::http::{
     checked_write, html, logged_in, plain, problem, see_other, viewer, write_failure,
 };
 use crate::console::pages::{self, BASE};
+use crate::console::session::{BATCHES, PrintRun};
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
 use crate::links;
@@ -19,10 +20,27 @@ use crate::qr_image;
 /// As `qrtag batch`: a typo of an extra zero is caught.
 pub const MAX: u16 = 1000;
 
-fn batch_param(req: &HttpRequest, name: &str) -> Option<usize> {
-    form_urlencoded::parse(req.query_string().as_bytes())
-        .find(|(n, _)| n == name)
-        .and_then(|(_, v)| v.parse().ok())
+/// A whole-number query parameter: `Ok(None)` when absent, an error that
+/// names it when it is not a number.
+fn number_param(req: &HttpRequest, name: &str) -> Result<Option<u64>, String> {
+    match form_urlencoded::parse(req.query_string().as_bytes()).find(|(n, _)| n == name) {
+        None => Ok(None),
+        Some((_, v)) => v
+            .parse()
+            .map(Some)
+            .map_err(|_| format!("bad {name}: `{v}` is not a whole number")),
+    }
+}
+
+/// Why a print run's number names nothing to show, as one line.
+fn not_kept(run: &PrintRun) -> String {
+    match run {
+        PrintRun::Evicted => format!(
+            "This print run is no longer kept (a session keeps its last {BATCHES} runs); \
+             make a new one. Its links are still in the list."
+        ),
+        _ => "There is no such print run in this session.".to_owned(),
+    }
 }
 
 pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
@@ -30,21 +48,32 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(ok) => ok,
         Err(to_login) => return *to_login,
     };
-    let number = batch_param(&req, "batch");
-    let keys: Option<Vec<String>> = number
-        .and_then(|n| state.sessions.batch(&session.id, n))
-        .map(|keys| keys.iter().map(ToString::to_string).collect());
-    let batch = match (number, &keys) {
-        (Some(number), Some(keys)) => Some(pages::sheet::Batch {
-            number,
-            keys,
-            sheets: keys.len().div_ceil(SHEET_FULL_SIZE_CAPACITY),
-        }),
-        _ => None,
+    let back = format!("{BASE}/sheet");
+    let number = match number_param(&req, "batch") {
+        Ok(number) => number,
+        Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
     };
+    let (status, kept, missing) = match number.map(|n| (n, state.sessions.batch(&session.id, n))) {
+        None => (StatusCode::OK, None, None),
+        Some((n, PrintRun::Kept(keys))) => {
+            let keys: Vec<String> = keys.iter().map(ToString::to_string).collect();
+            (StatusCode::OK, Some((n, keys)), None)
+        }
+        Some((_, gone)) => (StatusCode::NOT_FOUND, None, Some(not_kept(&gone))),
+    };
+    let batch = kept.as_ref().map(|(number, keys)| pages::sheet::Batch {
+        number: *number,
+        keys,
+        sheets: keys.len().div_ceil(SHEET_FULL_SIZE_CAPACITY),
+    });
     html(
-        StatusCode::OK,
-        pages::sheet::page(&viewer(&session, &user), MAX, batch.as_ref()),
+        status,
+        pages::sheet::page(
+            &viewer(&session, &user),
+            MAX,
+            batch.as_ref(),
+            missing.as_deref(),
+        ),
     )
 }
 
@@ -79,15 +108,20 @@ pub async fn create(
             Ok(key) => keys.push(key),
             Err(e) => {
                 let (status, msg) = write_failure(&e);
-                let made = if keys.is_empty() {
-                    String::new()
-                } else {
-                    format!(" ({} links were made before this.)", keys.len())
-                };
-                if !keys.is_empty() {
-                    state.sessions.add_batch(&session.id, keys);
+                if keys.is_empty() {
+                    return problem(&session, &user, status, &msg, &back);
                 }
-                return problem(&session, &user, status, &format!("{msg}{made}"), &back);
+                // What was made is a run of its own, so its sheets can
+                // still be printed: the way back leads to it.
+                let made = keys.len();
+                let back = state
+                    .sessions
+                    .add_batch(&session.id, keys)
+                    .map_or(back, |n| format!("{BASE}/sheet?batch={n}"));
+                let msg = format!(
+                    "{msg} ({made} links were made before this: Back leads to their sheets.)"
+                );
+                return problem(&session, &user, status, &msg, &back);
             }
         }
     }
@@ -103,14 +137,21 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
         Ok(ok) => ok,
         Err(to_login) => return *to_login,
     };
-    let (Some(number), Some(page)) = (batch_param(&req, "batch"), batch_param(&req, "page")) else {
-        return plain(StatusCode::BAD_REQUEST, "give batch and page");
+    let params = number_param(&req, "batch").and_then(|b| Ok((b, number_param(&req, "page")?)));
+    let (number, page) = match params {
+        Ok((Some(number), Some(page))) => (number, page),
+        Ok(_) => return plain(StatusCode::BAD_REQUEST, "give batch and page"),
+        Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
-    let Some(keys) = state.sessions.batch(&session.id, number) else {
-        return plain(StatusCode::NOT_FOUND, "no such print run in this session");
+    let keys = match state.sessions.batch(&session.id, number) {
+        PrintRun::Kept(keys) => keys,
+        missing => return plain(StatusCode::NOT_FOUND, &not_kept(&missing)),
     };
-    let Some(chunk) = keys.chunks(SHEET_FULL_SIZE_CAPACITY).nth(page) else {
-        return plain(StatusCode::NOT_FOUND, "no such sheet");
+    let sheet = usize::try_from(page)
+        .ok()
+        .and_then(|p| keys.chunks(SHEET_FULL_SIZE_CAPACITY).nth(p));
+    let Some(chunk) = sheet else {
+        return plain(StatusCode::NOT_FOUND, "no such sheet in this print run");
     };
     let mut items = Vec::with_capacity(chunk.len());
     for key in chunk {
@@ -125,8 +166,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
         .insert_header((
             header::CONTENT_DISPOSITION,
             format!(
-                "attachment; filename=\"qrtag-sheet-{}-{}.svg\"",
-                number + 1,
+                "attachment; filename=\"qrtag-sheet-{number}-{}.svg\"",
                 page + 1
             ),
         ))

@@ -6,6 +6,7 @@ use maud::{Markup, html};
 
 use super::{BASE, Viewer, csrf_field, layout, q, state};
 use crate::console::scans::KeyScans;
+use crate::link::MAX_NOTES;
 use crate::qr::EcLevel;
 use crate::qr_image::{ImageFormat, ImageSpec};
 
@@ -17,6 +18,12 @@ pub struct View<'a> {
     pub inactive: bool,
     pub expires: Option<DateTime<Utc>>,
     pub notes: Option<&'a str>,
+    /// The store did not answer: the page shows the snapshot's copy, which
+    /// has no notes, so the notes cannot be edited from it.
+    pub store_away: bool,
+    /// Why a scan of this key answers 404 although the link is live (a loop
+    /// of internal redirects), as [`crate::link_chain::BrokenChain::warning`] says it.
+    pub chain_warning: Option<&'a str>,
     pub spec: ImageSpec,
     pub scans: Option<KeyScans>,
     pub now: DateTime<Utc>,
@@ -49,10 +56,18 @@ pub fn page(v: &View<'_>) -> Markup {
         html! {
             h1 #key data-key=(v.key) { (v.key) }
             p.short { a #short-url href=(v.short_url) { (v.short_url) } }
+            @if let Some(warning) = v.chain_warning {
+                p.warning #chain-warning role="alert" { strong { "Warning: " } (warning) }
+            }
+            @if v.store_away {
+                p.warning #store-away role="status" {
+                    "The link store did not give this link (see the server's log): this is the copy scans are served from, without its notes. Changes may fail until the store answers."
+                }
+            }
             dl.facts {
                 dt { "Destination" } dd #destination data-url=(v.url) { (v.url) }
                 dt { "State" } dd #state data-state=(state_value) { (state_text) }
-                @if let Some(notes) = v.notes { dt { "Notes" } dd #notes { (notes) } }
+                @if let Some(notes) = v.notes { dt { "Notes" } dd.notes #notes { (notes) } }
             }
             @if v.viewer.can_edit {
                 (edit_forms(v))
@@ -119,6 +134,15 @@ fn edit_forms(v: &View<'_>) -> Markup {
             label for="expires" { "Expires (30d, 12h, 2w, 2026-12-31T23:59:59Z, or never)" }
             input #expires type="text" name="expires" value=[v.expires.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))];
             button type="submit" { "Set expiry" }
+        }
+        @if !v.store_away {
+            form.card #edit-notes method="post" action={ (BASE) "/link/notes" } {
+                (csrf_field(csrf))
+                input type="hidden" name="key" value=(v.key);
+                label for="notes-text" { "Notes (empty to remove them)" }
+                textarea #notes-text name="notes" rows="3" maxlength=(MAX_NOTES) { (v.notes.unwrap_or_default()) }
+                button type="submit" { "Save notes" }
+            }
         }
         @if v.expires.is_some() {
             form.card #clear-expiry method="post" action={ (BASE) "/link/expiry" } {

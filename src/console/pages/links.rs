@@ -5,6 +5,7 @@ use maud::{Markup, html};
 
 use super::{BASE, Viewer, count, csrf_field, layout, q, state};
 use crate::console::list::{By, Page, Query};
+use crate::link::MAX_NOTES;
 
 pub struct View<'a> {
     pub viewer: Viewer<'a>,
@@ -90,7 +91,7 @@ fn create_form(csrf: &str) -> Markup {
             label for="new-expires" { "Expires (optional: 30d, 12h, 2w or 2026-12-31T23:59:59Z)" }
             input #new-expires type="text" name="expires";
             label for="new-notes" { "Notes (optional)" }
-            textarea #new-notes name="notes" rows="2" {}
+            textarea #new-notes name="notes" rows="2" maxlength=(MAX_NOTES) {}
             button type="submit" { "Create" }
         }
     }

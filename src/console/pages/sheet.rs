@@ -6,17 +6,27 @@ use super::{BASE, Viewer, csrf_field, layout};
 
 /// A print run already made, to download.
 pub struct Batch<'a> {
-    pub number: usize,
+    pub number: u64,
     pub keys: &'a [String],
     pub sheets: usize,
 }
 
-pub fn page(viewer: &Viewer<'_>, max: u16, batch: Option<&Batch<'_>>) -> Markup {
+/// The form, and the run asked for: its sheets, or `missing`, why it
+/// cannot be shown.
+pub fn page(
+    viewer: &Viewer<'_>,
+    max: u16,
+    batch: Option<&Batch<'_>>,
+    missing: Option<&str>,
+) -> Markup {
     layout(
         "Print sheet",
         Some(viewer),
         html! {
             h1 { "Print sheet" }
+            @if let Some(missing) = missing {
+                p.problem #problem role="alert" { (missing) }
+            }
             @if let Some(b) = batch {
                 section #batch data-count=(b.keys.len()) data-sheets=(b.sheets) {
                     p { (b.keys.len()) " new inactive links. Print at 100 % (actual size); set each link's destination and enable it when its poster goes up." }
