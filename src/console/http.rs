@@ -199,7 +199,7 @@ pub fn write_failure(err: &LinkError) -> (StatusCode, String) {
             tracing::warn!(error = %e, "a console write failed");
             (
                 StatusCode::SERVICE_UNAVAILABLE,
-                format!("The link store did not take the change; try again: {e}"),
+                "The link store did not take the change; try again in a moment.".into(),
             )
         }
     }

@@ -147,15 +147,25 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
 
 /// The tag as a file, the bytes `qrtag qr` writes for the same parameters.
 pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
-    if let Err(to_login) = logged_in(&req, &state) {
-        return *to_login;
-    }
+    let user = match logged_in(&req, &state) {
+        Ok((_, user)) => user,
+        Err(to_login) => return *to_login,
+    };
     let (key, spec) = match key_and_spec(req.query_string(), state.uppercase_prefix) {
         Ok(ok) => ok,
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
-    if state.snapshot.load().get(key.as_str()).is_none() {
-        return plain(StatusCode::NOT_FOUND, "no such link");
+    // The store, as the link's page reads it: a link created a moment ago
+    // is downloadable before the snapshot the redirects use has it.
+    match read(&state, &user, &key).await {
+        Ok(_) => {}
+        Err(LinkError::NotFound(_)) => return plain(StatusCode::NOT_FOUND, "no such link"),
+        Err(e) => {
+            return plain(
+                write_failure(&e).0,
+                "the link cannot be read now; try again",
+            );
+        }
     }
     let public_url = state.public_url.clone();
     let file_key = key.clone();
