@@ -61,6 +61,8 @@ pub struct Application {
     saver: Option<Arc<Saver>>,
     access_log: AccessLog,
     scan_index: Option<crate::scan_index::RunningIndex>,
+    /// The console's first-run setup link, when it offers one.
+    console_setup_url: Option<String>,
     /// Registered in `build`, so a SIGHUP that arrives once the addresses are
     /// known reopens the log instead of killing the process.
     hangup: tokio::signal::unix::Signal,
@@ -378,6 +380,10 @@ impl Application {
             )?)),
             None => None,
         };
+        let console_setup_url = match &console {
+            Some(console) => console.offer_setup(admin_addr).await?,
+            None => None,
+        };
         let admin_state = web::Data::new(admin::AdminState {
             health,
             metrics: Arc::new(metrics),
@@ -421,6 +427,7 @@ impl Application {
             saver,
             access_log,
             scan_index,
+            console_setup_url,
             hangup,
         })
     }
@@ -456,6 +463,13 @@ impl Application {
         self.scan_index
             .as_ref()
             .map(crate::scan_index::RunningIndex::index)
+    }
+
+    /// The console's first-run setup link (`/console/setup?token=…` on the
+    /// admin listener's bound address), when `--console` runs on the
+    /// embedded store with no password set. It works once; never log it.
+    pub fn console_setup_url(&self) -> Option<&str> {
+        self.console_setup_url.as_deref()
     }
 
     /// Serves until SIGINT or SIGTERM; in-flight requests are finished first,

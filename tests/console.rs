@@ -4,6 +4,9 @@
 
 mod support;
 
+#[path = "console/setup.rs"]
+mod setup;
+
 use std::time::Duration;
 
 use qrtag::console::password;
@@ -26,18 +29,23 @@ struct Console {
     http: reqwest::Client,
 }
 
-async fn console_with(secure_cookie: bool) -> Console {
+/// The console as a newcomer finds it: no password set yet.
+async fn first_run_console(secure_cookie: bool) -> Console {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
     settings.console = Some(ConsoleSettings { secure_cookie });
-    let app = spawn_with(settings, dir).await;
-    password::set(&app.store(), PASSWORD)
-        .await
-        .expect("password set");
     Console {
-        app,
+        app: spawn_with(settings, dir).await,
         http: browser(),
     }
+}
+
+async fn console_with(secure_cookie: bool) -> Console {
+    let c = first_run_console(secure_cookie).await;
+    password::set(&c.app.store(), PASSWORD)
+        .await
+        .expect("password set");
+    c
 }
 
 async fn console() -> Console {

@@ -273,7 +273,7 @@ pub enum Command {
         after_help = "Examples:\n  qrtag import links.jsonl\n  qrtag import --update --dry-run links.csv"
     )]
     Import(transfer::ImportArgs),
-    /// Set the web console's password (embedded store only; with CouchDB
+    /// Set or reset the web console's password (embedded store only; with CouchDB
     /// the console takes CouchDB accounts). Read without echo from the
     /// terminal, or one line from standard input; stored as an argon2 hash.
     #[command(
@@ -527,8 +527,9 @@ pub struct ServeArgs {
     )]
     pub scan_index_file: Option<PathBuf>,
     /// The web console on the admin listener, at /console (login required:
-    /// `qrtag console-password` on the embedded store, CouchDB accounts on
-    /// CouchDB).
+    /// on the embedded store a password chosen through the one-time setup
+    /// link serve prints while none is set, or set with `qrtag
+    /// console-password`; CouchDB accounts on CouchDB).
     #[arg(
         help_heading = "Console",
         long,

@@ -30,6 +30,9 @@ pub async fn run(settings: Settings) -> anyhow::Result<ExitCode> {
         tracing::info!(%did, "DIDComm listener on");
     }
     eprintln!("{line}");
+    if let Some(url) = app.console_setup_url() {
+        eprintln!("{}", crate::console::setup::announcement(url));
+    }
     app.run_until_stopped().await.context("serving")?;
     Ok(ExitCode::SUCCESS)
 }

@@ -38,7 +38,10 @@ pub enum Accounts {
 pub enum LoginError {
     #[error("wrong user name or password")]
     Wrong,
-    #[error("no console password is set: run qrtag console-password on the server")]
+    #[error(
+        "no console password is set yet: open the setup link qrtag serve printed in its \
+         terminal, or run qrtag console-password on the server"
+    )]
     NoPassword,
     #[error("cannot check the login now: {0}")]
     Unavailable(String),
@@ -60,6 +63,36 @@ impl Accounts {
         Ok(Self::Couch { settings, http })
     }
 
+    /// The database holding the one console password, when logins are by
+    /// it (not CouchDB's accounts): where the first-run setup stores it.
+    pub fn password_db(&self) -> Option<&SqliteStore> {
+        match self {
+            Self::Password { db, .. } => Some(db),
+            Self::Couch { .. } => None,
+        }
+    }
+
+    /// Whether logins are by the console password and none is set yet: the
+    /// first run, when `serve` offers a setup link.
+    pub async fn password_missing(&self) -> Result<bool, crate::store::StoreError> {
+        match self.password_db() {
+            Some(db) => Ok(!password::is_set(db).await?),
+            None => Ok(false),
+        }
+    }
+
+    /// The user the console password logs in as; `None` on CouchDB.
+    pub fn password_user(&self) -> Option<User> {
+        match self {
+            Self::Password { store, .. } => Some(User {
+                name: PASSWORD_USER.into(),
+                can_edit: true,
+                store: Arc::clone(store),
+            }),
+            Self::Couch { .. } => None,
+        }
+    }
+
     /// Whether the login form asks for a user name.
     pub fn has_user_names(&self) -> bool {
         matches!(self, Self::Couch { .. })
@@ -67,7 +100,7 @@ impl Accounts {
 
     pub async fn login(&self, name: &str, password: &str) -> Result<User, LoginError> {
         match self {
-            Self::Password { db, store } => {
+            Self::Password { db, .. } => {
                 let stored = db
                     .meta(password::META_NAME)
                     .await
@@ -80,11 +113,7 @@ impl Accounts {
                 if !ok {
                     return Err(LoginError::Wrong);
                 }
-                Ok(User {
-                    name: PASSWORD_USER.into(),
-                    can_edit: true,
-                    store: Arc::clone(store),
-                })
+                self.password_user().ok_or(LoginError::Wrong)
             }
             Self::Couch { settings, http } => {
                 if name.is_empty() {

@@ -85,6 +85,66 @@ pub fn clear_cookie(secure: bool) -> String {
 /// an `HttpResponse` is large to carry in every `Result`).
 pub type Refusal = Box<HttpResponse>;
 
+/// A page for someone not logged in (the login and setup forms), in the
+/// browser's session or a new anonymous one whose CSRF token the form's
+/// POST must bring back; `page` renders it from that token.
+pub fn anonymous_page(
+    req: &HttpRequest,
+    state: &ConsoleState,
+    status: StatusCode,
+    page: impl FnOnce(&str) -> Markup,
+) -> HttpResponse {
+    if let Some(s) = current(req, state) {
+        return html(status, page(&s.csrf));
+    }
+    match state.sessions.start(None) {
+        Some(s) => with_cookie(
+            html(status, page(&s.csrf)),
+            &session_cookie(&s.id, state.secure_cookie),
+        ),
+        None => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many sessions; try again later",
+        ),
+    }
+}
+
+/// Counts a password or setup attempt against the client's address (a
+/// 429 with `Retry-After` when over the limit).
+pub fn attempt(req: &HttpRequest, state: &ConsoleState) -> Result<(), Refusal> {
+    // Without a peer address (not on TCP) every such client shares one slot.
+    let addr = req
+        .peer_addr()
+        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |a| a.ip());
+    state
+        .limiter
+        .attempt(addr, std::time::Instant::now())
+        .map_err(|wait| {
+            Box::new(
+                HttpResponse::TooManyRequests()
+                    .insert_header((header::RETRY_AFTER, wait.to_string()))
+                    .content_type("text/plain; charset=utf-8")
+                    .body("too many login attempts; wait and try again\n"),
+            )
+        })
+}
+
+/// Logs `user` in under a new session ID (so an ID planted before is
+/// worth nothing), ends the session the form came from, and goes to the list.
+pub fn log_in(state: &ConsoleState, before: &Current, user: User) -> HttpResponse {
+    state.sessions.end(&before.id);
+    match state.sessions.start(Some(user)) {
+        Some(logged_in) => with_cookie(
+            see_other(&format!("{BASE}/links")),
+            &session_cookie(&logged_in.id, state.secure_cookie),
+        ),
+        None => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "too many sessions; try again later",
+        ),
+    }
+}
+
 /// A logged-in request: its session and user, or the way to the login.
 pub fn logged_in(req: &HttpRequest, state: &ConsoleState) -> Result<(Current, User), Refusal> {
     let session = current(req, state).ok_or_else(|| Box::new(see_other(&login_path())))?;

@@ -27,6 +27,7 @@ pub mod pages;
 pub mod password;
 pub mod scans;
 pub mod session;
+pub mod setup;
 
 pub use handlers::links::PAGE_SIZE;
 
@@ -46,6 +47,8 @@ pub struct ConsoleState {
     pub scans: Arc<dyn scans::ScanCounts>,
     /// Whether the session cookie is `Secure` (the console is reached over https).
     pub secure_cookie: bool,
+    /// The first-run setup link; closed unless startup found no password.
+    pub setup: setup::SetupLink,
 }
 
 impl ConsoleState {
@@ -66,13 +69,30 @@ impl ConsoleState {
             order: Mutex::default(),
             scans: Arc::new(scans::NoScanCounts),
             secure_cookie,
+            setup: setup::SetupLink::default(),
         }
+    }
+
+    /// At startup: when logins are by the console password and none is set,
+    /// opens the one-time setup link and returns it for `serve` to print
+    /// (`admin` is the admin listener's bound address).
+    pub async fn offer_setup(
+        &self,
+        admin: std::net::SocketAddr,
+    ) -> Result<Option<String>, crate::store::StoreError> {
+        if !self.accounts.password_missing().await? {
+            return Ok(None);
+        }
+        let token = session::random_token();
+        let url = setup::url(admin, &token);
+        self.setup.offer(token);
+        Ok(Some(url))
     }
 }
 
 /// Everything under `/console`, with the security headers on every answer.
 pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
-    use handlers::{auth, dashboard, link, links, sheet};
+    use handlers::{auth, dashboard, link, links, setup, sheet};
     let headers = DefaultHeaders::new()
         .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
         .add(("X-Content-Type-Options", "nosniff"))
@@ -87,6 +107,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/login", web::get().to(auth::form))
             .route("/login", web::post().to(auth::login))
             .route("/logout", web::post().to(auth::logout))
+            .route("/setup", web::get().to(setup::form))
+            .route("/setup", web::post().to(setup::set))
             .route("/links", web::get().to(links::list))
             .route("/links", web::post().to(links::create))
             .route("/link", web::get().to(link::page))

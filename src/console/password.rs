@@ -48,11 +48,33 @@ pub fn verify(stored: &str, password: &str) -> bool {
     })
 }
 
+/// [`hash`] on the blocking pool: argon2 takes tens of milliseconds of CPU
+/// that an async worker (the console's only one) must not spend.
+async fn hash_off_workers(password: &str) -> Result<String, PasswordError> {
+    let password = password.to_owned();
+    tokio::task::spawn_blocking(move || hash(&password))
+        .await
+        .map_err(|e| PasswordError::Hash(e.to_string()))?
+}
+
 /// Stores the hash of `password` as the console password.
 pub async fn set(store: &SqliteStore, password: &str) -> Result<(), PasswordError> {
-    let phc = hash(password)?;
+    let phc = hash_off_workers(password).await?;
     store.set_meta(META_NAME, &phc).await?;
     Ok(())
+}
+
+/// Stores the hash of `password` only if no console password is set yet
+/// (the first-run setup page must not replace one `qrtag console-password`
+/// set meanwhile); whether it did.
+pub async fn set_first(store: &SqliteStore, password: &str) -> Result<bool, PasswordError> {
+    let phc = hash_off_workers(password).await?;
+    Ok(store.insert_meta(META_NAME, &phc).await?)
+}
+
+/// Whether a console password is set.
+pub async fn is_set(store: &SqliteStore) -> Result<bool, StoreError> {
+    Ok(store.meta(META_NAME).await?.is_some())
 }
 
 #[cfg(test)]

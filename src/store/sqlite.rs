@@ -143,6 +143,22 @@ impl SqliteStore {
         .await
     }
 
+    /// Sets a `meta` value only if the name has none; whether it did. One
+    /// statement, so of two processes setting it at once exactly one wins.
+    pub async fn insert_meta(&self, name: &str, value: &str) -> Result<bool, StoreError> {
+        let (name, value) = (name.to_owned(), value.to_owned());
+        let err = self.sql_err();
+        self.with_conn(move |conn| {
+            conn.execute(
+                "INSERT INTO meta (name, value) VALUES (?1, ?2) ON CONFLICT(name) DO NOTHING",
+                params![name, value],
+            )
+            .map(|rows| rows == 1)
+            .map_err(err)
+        })
+        .await
+    }
+
     /// Runs `f` on the connection on the blocking pool, so no async worker
     /// waits on the disk.
     async fn with_conn<T, F>(&self, f: F) -> Result<T, StoreError>

@@ -95,6 +95,12 @@ async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
         form.contains(r#"name="user""#),
         "CouchDB accounts have names"
     );
+    // No console password, so no first-run setup either.
+    assert!(!form.contains(r#"id="first-run""#), "{form}");
+    assert_eq!(
+        reader.get("/setup?token=anything").await.0,
+        StatusCode::NOT_FOUND
+    );
     assert_eq!(reader.login("rd", "wrong").await, StatusCode::UNAUTHORIZED);
     assert_eq!(reader.login("rd", "rd-pw-1").await, StatusCode::SEE_OTHER);
     let (status, list) = reader.get("/links").await;

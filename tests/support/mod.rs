@@ -28,6 +28,8 @@ pub struct TestApp {
     pub client: reqwest::Client,
     /// The scan counts, when the settings turn them on.
     pub scan_index: Option<std::sync::Arc<qrtag::scan_index::ScanIndex>>,
+    /// The console's first-run setup link, when it offers one.
+    pub console_setup_url: Option<String>,
 }
 
 /// Settings for a test: loopback port 0 for both listeners, a fresh database.
@@ -53,6 +55,7 @@ pub async fn spawn_with(settings: Settings, dir: tempfile::TempDir) -> TestApp {
     let (public, admin) = (app.public_addr(), app.admin_addr());
     let (api, did) = (app.api_addr(), app.didcomm_did().map(|d| d.to_string()));
     let scan_index = app.scan_index();
+    let console_setup_url = app.console_setup_url().map(str::to_owned);
     tokio::spawn(app.run_until_stopped());
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -67,6 +70,7 @@ pub async fn spawn_with(settings: Settings, dir: tempfile::TempDir) -> TestApp {
         dir,
         client,
         scan_index,
+        console_setup_url,
     };
     eventually(Duration::from_secs(5), || async {
         t.admin_get("/readyz").await.map(|r| r.status()) == Some(reqwest::StatusCode::OK)

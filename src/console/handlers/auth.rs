@@ -1,40 +1,24 @@
 //! Logging in and out.
 
-use std::time::Instant;
-
 use actix_web::http::StatusCode;
-use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::console::ConsoleState;
 use crate::console::auth::LoginError;
-use crate::console::http::{
-    self, checked_form, clear_cookie, html, plain, see_other, session_cookie, with_cookie,
-};
+use crate::console::http::{self, anonymous_page, checked_form, clear_cookie, html, see_other};
 use crate::console::pages::{self, BASE};
 
-/// The form, in an anonymous session whose token the POST must bring back.
+/// The form, in an anonymous session whose token the POST must bring back;
+/// before any password is set it says how to set one.
 pub async fn form(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
-    match http::current(&req, &state) {
-        Some(s) if s.user.is_some() => see_other(&format!("{BASE}/links")),
-        Some(s) => html(
-            StatusCode::OK,
-            pages::login::page(&s.csrf, state.accounts.has_user_names(), None),
-        ),
-        None => match state.sessions.start(None) {
-            Some(s) => with_cookie(
-                html(
-                    StatusCode::OK,
-                    pages::login::page(&s.csrf, state.accounts.has_user_names(), None),
-                ),
-                &session_cookie(&s.id, state.secure_cookie),
-            ),
-            None => plain(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "too many sessions; try again later",
-            ),
-        },
+    if http::current(&req, &state).is_some_and(|s| s.user.is_some()) {
+        return see_other(&format!("{BASE}/links"));
     }
+    let first_run = state.accounts.password_missing().await.unwrap_or(false);
+    let ask_name = state.accounts.has_user_names();
+    anonymous_page(&req, &state, StatusCode::OK, |csrf| {
+        pages::login::page(csrf, ask_name, None, first_run)
+    })
 }
 
 pub async fn login(
@@ -46,34 +30,14 @@ pub async fn login(
         Ok(ok) => ok,
         Err(refused) => return *refused,
     };
-    // Without a peer address (not on TCP) every such client shares one slot.
-    let addr = req
-        .peer_addr()
-        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |a| a.ip());
-    if let Err(wait) = state.limiter.attempt(addr, Instant::now()) {
-        return HttpResponse::TooManyRequests()
-            .insert_header((header::RETRY_AFTER, wait.to_string()))
-            .content_type("text/plain; charset=utf-8")
-            .body("too many login attempts; wait and try again\n");
+    if let Err(refused) = http::attempt(&req, &state) {
+        return *refused;
     }
     let user = form.get("user").unwrap_or_default().trim();
     let password = form.get("password").unwrap_or_default();
     let ask_name = state.accounts.has_user_names();
     match state.accounts.login(user, password).await {
-        Ok(user) => {
-            // A new ID at login, so an ID planted before it is worth nothing.
-            state.sessions.end(&session.id);
-            let Some(logged_in) = state.sessions.start(Some(user)) else {
-                return plain(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "too many sessions; try again later",
-                );
-            };
-            with_cookie(
-                see_other(&format!("{BASE}/links")),
-                &session_cookie(&logged_in.id, state.secure_cookie),
-            )
-        }
+        Ok(user) => http::log_in(&state, &session, user),
         Err(e) => {
             let status = match e {
                 LoginError::Wrong => StatusCode::UNAUTHORIZED,
@@ -84,9 +48,12 @@ pub async fn login(
             if let LoginError::Unavailable(why) = &e {
                 tracing::warn!(reason = %why, "console login could not be checked");
             }
+            // No password yet: the first-run hint says it all, and more.
+            let first_run = matches!(e, LoginError::NoPassword);
+            let problem = (!first_run).then(|| e.to_string());
             html(
                 status,
-                pages::login::page(&session.csrf, ask_name, Some(&e.to_string())),
+                pages::login::page(&session.csrf, ask_name, problem.as_deref(), first_run),
             )
         }
     }
@@ -102,7 +69,7 @@ pub async fn logout(
         Err(refused) => return *refused,
     };
     state.sessions.end(&session.id);
-    with_cookie(
+    http::with_cookie(
         see_other(&http::login_path()),
         &clear_cookie(state.secure_cookie),
     )

@@ -4,4 +4,5 @@ pub mod auth;
 pub mod dashboard;
 pub mod link;
 pub mod links;
+pub mod setup;
 pub mod sheet;

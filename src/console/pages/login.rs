@@ -4,7 +4,8 @@ use maud::{Markup, html};
 
 use super::{BASE, csrf_field, layout};
 
-pub fn page(csrf: &str, ask_user_name: bool, problem: Option<&str>) -> Markup {
+/// `first_run`: no console password is set yet, so say how to set one.
+pub fn page(csrf: &str, ask_user_name: bool, problem: Option<&str>, first_run: bool) -> Markup {
     layout(
         "Log in",
         None,
@@ -12,6 +13,9 @@ pub fn page(csrf: &str, ask_user_name: bool, problem: Option<&str>) -> Markup {
             h1 { "Log in" }
             @if let Some(p) = problem {
                 p.problem #problem role="alert" { (p) }
+            }
+            @if first_run {
+                (super::setup::first_run_hint())
             }
             form.card #login method="post" action={ (BASE) "/login" } {
                 (csrf_field(csrf))

@@ -12,6 +12,7 @@ pub mod dashboard;
 pub mod link;
 pub mod links;
 pub mod login;
+pub mod setup;
 pub mod sheet;
 
 /// Where the console is mounted on the admin listener.
