@@ -8,6 +8,7 @@
 //! - every page on a phone screen and a desktop one, measured by
 //!   `tests/console/browser/fits.js` (no sideways scrolling, controls inside
 //!   the screen and tall enough to tap, text large enough to read);
+//! - a form whose CSRF token is taken out, refused and writing nothing.
 //!
 //! Screenshots (`list`, `link`, `dashboard` from the journey, and
 //! `phone-*`/`desktop-*` of every page) are written to
@@ -262,4 +263,63 @@ async fn every_page_fits_a_phone_and_a_desktop() {
     }
     drop(b);
     eprintln!("every page fits, checked in {:?}", started.elapsed());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_form_without_its_csrf_token_is_refused_and_changes_nothing() {
+    let (app, _log) = spawn_console_with_scan_index(PASSWORD).await;
+    let console = |path: &str| format!("http://{}/console{path}", app.admin);
+    let (key, old, new) = (
+        "poster",
+        "https://example.com/old",
+        "https://example.com/new",
+    );
+    app.link(key, old).await;
+    let stored = || async {
+        let key = qrtag::link_key::LinkKey::parse(key).expect("key");
+        qrtag::store::LinkStore::get(&app.store(), &key)
+            .await
+            .expect("read")
+            .expect("the link")
+    };
+    let before = stored().await;
+    let mut b = Browser::start();
+    b.get(&console("/login"));
+    b.wait("form#login");
+    log_in(&mut b);
+
+    // The destination form as a forged one from another site would arrive:
+    // everything but the token.
+    let link_page = console(&format!("/link?key={key}"));
+    b.get(&link_page);
+    b.wait("form#edit-destination");
+    let removed = b.script(
+        "const t = document.querySelectorAll('form#edit-destination input[name=csrf]');\
+         t.forEach(e => e.remove()); return t.length;",
+        json!([]),
+    );
+    assert_eq!(removed, json!(1), "the form carried one token");
+    b.fill("#url", new);
+    b.click("form#edit-destination button[type=submit]");
+    b.wait_text("body", "CSRF token");
+    assert_eq!(
+        b.text("body"),
+        qrtag::console::csrf::REFUSED.trim(),
+        "the 403's one line and nothing else"
+    );
+
+    // Nothing written: the same revision in the store, scans go where they went.
+    assert_eq!(stored().await.rev, before.rev, "the link was written");
+    assert_eq!(
+        location(&app, key).await,
+        (StatusCode::FOUND, Some(old.to_owned()))
+    );
+
+    // The same form with its token goes through: the token was all it lacked.
+    b.get(&link_page);
+    b.wait("form#edit-destination");
+    b.fill("#url", new);
+    b.click("form#edit-destination button[type=submit]");
+    b.wait(&format!(r#"#destination[data-url="{new}"]"#));
+    wait_location(&app, key, new).await;
 }
