@@ -4,7 +4,10 @@
 use qrtag::settings::{ConsoleSettings, Secret};
 use reqwest::StatusCode;
 
-use crate::harness::{TestApp, accounts, couch_settings, qrtag, stderr, user_env};
+use serde_json::json;
+
+use crate::browser::{self, Browser as Chromium};
+use crate::harness::{Couch, TestApp, accounts, couch_settings, qrtag, stderr, user_env};
 use crate::pouchdb::PouchDb;
 use crate::{PROPAGATION, START};
 
@@ -64,11 +67,22 @@ impl Browser {
     }
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
+/// The console on CouchDB, as the role tests need it: `qrtag setup` done,
+/// the accounts of [`accounts`], the link `H83if` to
+/// `https://a.example/one` made by the editor, and the service (reading as
+/// `rd`) ready with the console on.
+struct ConsoleOnCouch {
+    app: TestApp,
+    /// The server admin `boss`, to read what is really stored.
+    admin: Couch,
+    _dir: tempfile::TempDir,
+    _pouch: PouchDb,
+}
+
+async fn console_on_couchdb() -> ConsoleOnCouch {
     let pouch = PouchDb::start().await;
     let url = pouch.url();
-    accounts(&url).await;
+    let admin = accounts(&url).await;
     let env = user_env(&url, "boss", "boss-pw-1");
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let out = qrtag(&["setup"], &env).await;
@@ -88,8 +102,19 @@ async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
     })
     .await;
     app.wait_ready(START).await;
+    ConsoleOnCouch {
+        app,
+        admin,
+        _dir: dir,
+        _pouch: pouch,
+    }
+}
 
-    let reader = Browser::new(&app);
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
+    let ConsoleOnCouch { app, .. } = &console_on_couchdb().await;
+
+    let reader = Browser::new(app);
     let (_, form) = reader.get("/login").await;
     assert!(
         form.contains(r#"name="user""#),
@@ -143,7 +168,7 @@ async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
         Some("https://a.example/one")
     );
 
-    let editor = Browser::new(&app);
+    let editor = Browser::new(app);
     assert_eq!(editor.login("ed", "ed-pw-1").await, StatusCode::SEE_OTHER);
     let (_, list) = editor.get("/links").await;
     assert!(list.contains(r#"id="create""#), "{list}");
@@ -167,4 +192,70 @@ async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
     assert_eq!(status, StatusCode::SEE_OTHER);
     app.wait_location("H83if", Some("https://a.example/two"), PROPAGATION)
         .await;
+}
+
+/// Writes into the page the destination form an editor's page has (the
+/// session's own token taken from the logout form), so the console passes
+/// the edit on to CouchDB as an editor's would be.
+const EDITOR_FORM: &str = "
+const [action, key] = arguments;
+const token = document.querySelector('form#logout input[name=csrf]').value;
+const form = document.createElement('form');
+form.id = 'edit-destination';
+form.method = 'post';
+form.action = action;
+for (const [type, name, value] of [['hidden', 'csrf', token], ['hidden', 'key', key], ['text', 'url', '']]) {
+  const input = document.createElement('input');
+  Object.assign(input, {type, name, value, id: name});
+  form.append(input);
+}
+const button = document.createElement('button');
+button.type = 'submit';
+button.textContent = 'Save destination';
+form.append(button);
+document.querySelector('main').append(form);
+";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_in_a_real_browser_is_told_couchdb_refused_an_edit() {
+    let ConsoleOnCouch { app, admin, .. } = &console_on_couchdb().await;
+    let console = |path: &str| format!("{}/console{path}", app.admin);
+    let stored = admin.get("H83if").await.expect("H83if is stored");
+    let mut b = Chromium::start();
+
+    b.get(&console("/login"));
+    b.wait("form#login");
+    b.fill("#user", "rd");
+    b.fill("#password", "rd-pw-1");
+    b.click("form#login button[type=submit]");
+    b.wait(r#"tr[data-key="H83if"]"#);
+    assert_eq!(b.attr("[data-user]", "data-can-edit"), "false");
+    assert!(b.text("header.top").contains("rd (read-only)"));
+    assert_eq!(b.count("form#create"), 0, "no create form for a reader");
+
+    b.get(&console("/link?key=H83if"));
+    b.wait(r#"#destination[data-url="https://a.example/one"]"#);
+    assert_eq!(
+        b.count(r#"main form[method="post"]"#),
+        0,
+        "no edit forms for a reader"
+    );
+
+    // The edit made anyway, through the real server path: token, session,
+    // then CouchDB as rd, which refuses it; the page says so.
+    let written = b.script(EDITOR_FORM, json!([console("/link/destination"), "H83if"]));
+    assert!(written.is_null(), "{written}");
+    b.fill("#url", "https://evil.example/");
+    b.click("form#edit-destination button[type=submit]");
+    b.wait_text("#problem", "CouchDB refused this change for your account");
+    b.screenshot(&browser::screenshots().join("couchdb-reader-refused.png"));
+    assert!(!b.text("body").contains("rd-pw-1"), "the password shown");
+
+    // Nothing changed, in CouchDB or where scans go.
+    let after = admin.get("H83if").await.expect("H83if is stored");
+    assert_eq!(after["_rev"], stored["_rev"], "written: {after}");
+    assert_eq!(
+        app.location("H83if").await.as_deref(),
+        Some("https://a.example/one")
+    );
 }

@@ -3,6 +3,8 @@
 //! CLI and the access roles. Needs `npm ci` first; without it every test that
 //! needs a server fails and says so.
 
+#[path = "../support/browser.rs"]
+mod browser;
 mod compose;
 mod console;
 #[path = "../support/deploy_kit.rs"]

@@ -43,23 +43,26 @@ pub fn page(v: &View<'_>) -> Markup {
 }
 
 /// Scans per day as bars, tallest at full height, each with its day and
-/// count in a `<title>` (a tooltip, and text for screen readers).
+/// count in a `<title>` (a tooltip, and text for screen readers). The first
+/// and last day are HTML under the drawing, not SVG text, so they stay
+/// readable when a phone shrinks the drawing.
 pub fn bars(daily: &[(NaiveDate, u64)]) -> Markup {
     const W: f64 = 600.0;
     const H: f64 = 160.0;
     let max = daily.iter().map(|d| d.1).max().unwrap_or(0).max(1) as f64;
     let slot = W / daily.len().max(1) as f64;
     html! {
-        svg.chart #daily xmlns="http://www.w3.org/2000/svg" viewBox={ "0 0 " (W) " " (H + 16.0) } role="img" aria-label="Scans per day" {
-            @for (i, (day, n)) in daily.iter().enumerate() {
-                @let h = (*n as f64 / max) * H;
-                rect x=(format!("{:.1}", i as f64 * slot + 1.0)) y=(format!("{:.1}", H - h)) width=(format!("{:.1}", (slot - 2.0).max(1.0))) height=(format!("{h:.1}")) fill="#2a6f97" data-day=(day) data-scans=(n) {
-                    title { (day) ": " (n) }
+        figure.chart {
+            svg.chart #daily xmlns="http://www.w3.org/2000/svg" viewBox={ "0 0 " (W) " " (H) } role="img" aria-label="Scans per day" {
+                @for (i, (day, n)) in daily.iter().enumerate() {
+                    @let h = (*n as f64 / max) * H;
+                    rect x=(format!("{:.1}", i as f64 * slot + 1.0)) y=(format!("{:.1}", H - h)) width=(format!("{:.1}", (slot - 2.0).max(1.0))) height=(format!("{h:.1}")) fill="#2a6f97" data-day=(day) data-scans=(n) {
+                        title { (day) ": " (n) }
+                    }
                 }
             }
             @if let (Some(first), Some(last)) = (daily.first(), daily.last()) {
-                text x="0" y=(H + 14.0) font-size="11" fill="#555" { (first.0) }
-                text x=(W) y=(H + 14.0) font-size="11" fill="#555" text-anchor="end" { (last.0) }
+                figcaption.axis { span { (first.0) } span { (last.0) } }
             }
         }
     }

@@ -1,5 +1,5 @@
-"""A headless Chromium that tests/console_browser.rs steers one command at a
-time: a JSON object per line on standard input, a JSON answer per line on
+"""A headless Chromium that the console's browser tests (tests/support/browser.rs)
+steer one command at a time: a JSON object per line on standard input, a JSON answer per line on
 standard output ({"ok": ...} or {"error": "..."}). The journey and its
 checks live in the Rust test; this only does what a person's browser does.
 
@@ -82,6 +82,14 @@ def run(driver, cmd):
         except TimeoutException:
             raise TimeoutException(f"no {css} on {driver.current_url}:\n{driver.page_source}")
         return driver.current_url
+    if op == "wait_text":
+        try:
+            WebDriverWait(driver, cmd.get("timeout", 10), poll_frequency=0.02).until(
+                ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), cmd["text"])
+            )
+        except TimeoutException:
+            raise TimeoutException(f"no {cmd['text']!r} in {css} on {driver.current_url}:\n{driver.page_source}")
+        return driver.current_url
     if op == "count":
         return len(driver.find_elements(By.CSS_SELECTOR, css))
     if op == "type":
@@ -105,11 +113,45 @@ def run(driver, cmd):
         if "error" in got:
             raise RuntimeError(got["error"])
         return got
+    if op == "script":
+        return driver.execute_script(cmd["js"], *cmd.get("args", []))
+    if op == "screen":
+        return screen(driver, cmd)
     if op == "screenshot":
-        if not driver.save_screenshot(cmd["path"]):
-            raise RuntimeError(f"screenshot to {cmd['path']} failed")
-        return None
+        return screenshot(driver, cmd["path"])
     raise ValueError(f"unknown op {op}")
+
+
+def screen(driver, cmd):
+    """Chromium's device emulation: the layout viewport, pixel ratio, and for
+    a phone the meta viewport and touch, kept across page loads."""
+    driver.execute_cdp_cmd(
+        "Emulation.setDeviceMetricsOverride",
+        {
+            "width": cmd["width"],
+            "height": cmd["height"],
+            "deviceScaleFactor": cmd["scale"],
+            "mobile": cmd["mobile"],
+        },
+    )
+    driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": cmd["mobile"]})
+    return None
+
+
+def screenshot(driver, path):
+    """The whole page, scrolled parts too, as a PNG file."""
+    size = driver.execute_cdp_cmd("Page.getLayoutMetrics", {})["cssContentSize"]
+    shot = driver.execute_cdp_cmd(
+        "Page.captureScreenshot",
+        {
+            "format": "png",
+            "captureBeyondViewport": True,
+            "clip": {"x": 0, "y": 0, "width": size["width"], "height": size["height"], "scale": 1},
+        },
+    )
+    with open(path, "wb") as f:
+        f.write(base64.b64decode(shot["data"]))
+    return None
 
 
 def reply(obj):
