@@ -27,7 +27,10 @@ use std::time::{Duration, Instant};
 use browser::{Browser, DESKTOP, PHONE, Screen, screenshots};
 use reqwest::StatusCode;
 use serde_json::json;
-use support::{PUBLIC_URL, TestApp, eventually, header, spawn_console_with_scan_index};
+use support::{
+    PUBLIC_URL, TestApp, eventually, header, spawn_console_with_scan_index,
+    spawn_first_run_console_with_scan_index,
+};
 
 const PASSWORD: &str = "poster-printing-42";
 /// The promise: a console edit reaches scans within a second.
@@ -79,23 +82,34 @@ fn log_in(b: &mut Browser) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_manages_a_tag_in_a_real_browser() {
     let started = Instant::now();
-    let (app, _log) = spawn_console_with_scan_index(PASSWORD).await;
+    // A first start: no password, and the setup link serve prints.
+    let (app, _log) = spawn_first_run_console_with_scan_index().await;
+    let setup = app
+        .console_setup_url
+        .clone()
+        .expect("a first-run setup link");
     let console = |path: &str| format!("http://{}/console{path}", app.admin);
     let shots = screenshots();
     let mut b = Browser::start();
 
-    // Not logged in: the list sends the browser to the login page, where a
-    // wrong password is refused with a message.
+    // Not logged in: the list sends the browser to the login page, which
+    // says where the first-run link is.
     b.get(&console("/links"));
     b.wait("form#login");
     assert!(b.current_url().ends_with("/console/login"));
-    b.fill("#password", "not-the-password");
-    b.click("form#login button[type=submit]");
-    b.wait("#problem");
-    assert!(b.text("#problem").contains("wrong"), "the login error");
+    assert!(b.text("#first-run").contains("setup link"), "the hint");
 
+    // The link: the password chosen there (a typo first) logs the person in.
+    b.get(&setup);
+    b.wait("form#setup");
     b.fill("#password", PASSWORD);
-    b.click("form#login button[type=submit]");
+    b.fill("#again", "poster-printing-24");
+    b.click("form#setup button[type=submit]");
+    b.wait("#problem");
+    assert!(b.text("#problem").contains("differ"), "the typo is said");
+    b.fill("#password", PASSWORD);
+    b.fill("#again", PASSWORD);
+    b.click("form#setup button[type=submit]");
     b.wait("form#create");
     assert!(b.current_url().ends_with("/console/links"));
 
@@ -155,12 +169,25 @@ async fn a_person_manages_a_tag_in_a_real_browser() {
     })
     .await;
 
-    // Logged out: the login page, and the list is closed again.
+    // Logged out: the login page, and the list is closed again; the setup
+    // link is spent, a wrong password is refused, the chosen one logs in.
     b.click("form#logout button[type=submit]");
     b.wait("form#login");
     b.get(&console("/links"));
     b.wait("form#login");
     assert!(b.current_url().ends_with("/console/login"));
+    assert_eq!(b.count("#first-run"), 0, "no hint once a password is set");
+    b.fill("#password", "not-the-password");
+    b.click("form#login button[type=submit]");
+    b.wait("#problem");
+    assert!(b.text("#problem").contains("wrong"), "the login error");
+    log_in(&mut b);
+    b.get(&setup);
+    b.wait("#problem");
+    assert!(
+        b.text("#problem").contains("used already"),
+        "the spent link"
+    );
 
     drop(b);
     eprintln!(

@@ -109,9 +109,20 @@ pub fn anonymous_page(
     }
 }
 
+/// A password or setup attempt counted against a client's address, to be
+/// given back with [`Attempt::succeeded`] when it turns out right.
+#[must_use]
+pub struct Attempt(std::net::IpAddr);
+
+impl Attempt {
+    pub fn succeeded(self, state: &ConsoleState) {
+        state.limiter.succeeded(self.0, std::time::Instant::now());
+    }
+}
+
 /// Counts a password or setup attempt against the client's address (a
 /// 429 with `Retry-After` when over the limit).
-pub fn attempt(req: &HttpRequest, state: &ConsoleState) -> Result<(), Refusal> {
+pub fn attempt(req: &HttpRequest, state: &ConsoleState) -> Result<Attempt, Refusal> {
     // Without a peer address (not on TCP) every such client shares one slot.
     let addr = req
         .peer_addr()
@@ -119,6 +130,7 @@ pub fn attempt(req: &HttpRequest, state: &ConsoleState) -> Result<(), Refusal> {
     state
         .limiter
         .attempt(addr, std::time::Instant::now())
+        .map(|()| Attempt(addr))
         .map_err(|wait| {
             Box::new(
                 HttpResponse::TooManyRequests()

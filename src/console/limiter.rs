@@ -1,6 +1,11 @@
 //! Login attempts per client address, and in all, per minute: a password
 //! guesser gets a handful of tries a minute from one address and the whole
 //! console a bounded number, answered 429 with `Retry-After`.
+//!
+//! An attempt is counted before the password is checked (so that parallel
+//! guesses cannot all pass while the slow hash runs) and given back when
+//! it succeeds: only failures use up the limit, and a person who types
+//! their password right is never held up by having logged in before.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
@@ -57,6 +62,21 @@ impl LoginLimiter {
         let global = state.global.get_or_insert((now, 0));
         count(global, now, GLOBAL)
     }
+
+    /// Gives back an attempt from `addr` that succeeded (in the window it
+    /// was counted in; a window that has ended has nothing to give back).
+    pub fn succeeded(&self, addr: IpAddr, now: Instant) {
+        let Ok(mut state) = self.inner.lock() else {
+            return;
+        };
+        let state = &mut *state;
+        let slots = state.per_address.get_mut(&addr).into_iter();
+        for slot in slots.chain(state.global.as_mut()) {
+            if now.duration_since(slot.0) < WINDOW {
+                slot.1 = slot.1.saturating_sub(1);
+            }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -76,6 +96,26 @@ mod tests {
         assert!((1..=60).contains(&wait), "{wait}");
         assert_eq!(l.attempt(b, t0), Ok(()), "another address is not held up");
         assert_eq!(l.attempt(a, t0 + WINDOW), Ok(()), "a new window");
+    }
+
+    #[test]
+    fn successes_give_their_attempt_back() {
+        let l = LoginLimiter::default();
+        let a: IpAddr = [192, 0, 2, 1].into();
+        let t0 = Instant::now();
+        for _ in 0..(3 * PER_ADDRESS) {
+            assert_eq!(l.attempt(a, t0), Ok(()));
+            l.succeeded(a, t0);
+        }
+        for _ in 0..PER_ADDRESS {
+            assert_eq!(l.attempt(a, t0), Ok(()), "failures still have their tries");
+        }
+        assert!(l.attempt(a, t0).is_err());
+        l.succeeded([192, 0, 2, 9].into(), t0);
+        assert!(
+            l.attempt(a, t0).is_err(),
+            "another address gives nothing back"
+        );
     }
 
     #[test]

@@ -83,6 +83,16 @@ pub async fn spawn_with(settings: Settings, dir: tempfile::TempDir) -> TestApp {
 /// `password` set, and the scan index following the access log (polled every
 /// 20 ms). Returns the application and the log's path.
 pub async fn spawn_console_with_scan_index(password: &str) -> (TestApp, PathBuf) {
+    let (app, log) = spawn_first_run_console_with_scan_index().await;
+    qrtag::console::password::set(&app.store(), password)
+        .await
+        .expect("password set");
+    (app, log)
+}
+
+/// The console with its scan index and no password yet: the first run,
+/// with the setup link `qrtag serve --console` prints.
+pub async fn spawn_first_run_console_with_scan_index() -> (TestApp, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
     settings.console = Some(qrtag::settings::ConsoleSettings::default());
@@ -92,11 +102,7 @@ pub async fn spawn_console_with_scan_index(password: &str) -> (TestApp, PathBuf)
     let mut index = qrtag::scan_index::ScanIndexSettings::beside(&log);
     index.poll_interval = Duration::from_millis(20);
     settings.scan_index = Some(index);
-    let app = spawn_with(settings, dir).await;
-    qrtag::console::password::set(&app.store(), password)
-        .await
-        .expect("password set");
-    (app, log)
+    (spawn_with(settings, dir).await, log)
 }
 
 pub async fn spawn_app() -> TestApp {

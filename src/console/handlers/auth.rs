@@ -30,14 +30,18 @@ pub async fn login(
         Ok(ok) => ok,
         Err(refused) => return *refused,
     };
-    if let Err(refused) = http::attempt(&req, &state) {
-        return *refused;
-    }
+    let attempt = match http::attempt(&req, &state) {
+        Ok(attempt) => attempt,
+        Err(refused) => return *refused,
+    };
     let user = form.get("user").unwrap_or_default().trim();
     let password = form.get("password").unwrap_or_default();
     let ask_name = state.accounts.has_user_names();
     match state.accounts.login(user, password).await {
-        Ok(user) => http::log_in(&state, &session, user),
+        Ok(user) => {
+            attempt.succeeded(&state);
+            http::log_in(&state, &session, user)
+        }
         Err(e) => {
             let status = match e {
                 LoginError::Wrong => StatusCode::UNAUTHORIZED,

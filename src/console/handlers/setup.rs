@@ -23,14 +23,17 @@ pub async fn form(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     let Some(db) = state.accounts.password_db() else {
         return no_setup();
     };
-    if let Err(refused) = http::attempt(&req, &state) {
-        return *refused;
-    }
+    let attempt = match http::attempt(&req, &state) {
+        Ok(attempt) => attempt,
+        Err(refused) => return *refused,
+    };
     let query = Form::parse(req.query_string().as_bytes());
     let token = query.get(TOKEN_FIELD);
     if let Err(refused) = still_open(&state, db, token).await {
         return *refused;
     }
+    // The right token: not a guess.
+    attempt.succeeded(&state);
     let token = token.unwrap_or_default();
     private(anonymous_page(&req, &state, StatusCode::OK, |csrf| {
         pages::setup::page(csrf, token, None)
@@ -49,13 +52,16 @@ pub async fn set(
         Ok(ok) => ok,
         Err(refused) => return *refused,
     };
-    if let Err(refused) = http::attempt(&req, &state) {
-        return *refused;
-    }
+    let attempt = match http::attempt(&req, &state) {
+        Ok(attempt) => attempt,
+        Err(refused) => return *refused,
+    };
     let token = form.get(TOKEN_FIELD);
     if let Err(refused) = still_open(&state, db, token).await {
         return *refused;
     }
+    // The right token: a typo in the passwords is not a guess.
+    attempt.succeeded(&state);
     let chosen = form.get("password").unwrap_or_default();
     let again = form.get("again").unwrap_or_default();
     if let Err(e) = check_passwords(chosen, again) {
