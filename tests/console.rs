@@ -883,6 +883,25 @@ async fn pages_carry_a_strict_policy_and_the_cookie_its_flags() {
         !html.contains("<script") && !html.contains("style="),
         "{html}"
     );
+    // The stylesheet, by an address that names its version.
+    let href = html
+        .split(r#"rel="stylesheet" href=""#)
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .expect("a stylesheet link");
+    assert!(href.starts_with("/console/assets/console.css?v="), "{href}");
+    let res = c
+        .http
+        .get(format!("http://{}{href}", c.app.admin))
+        .send()
+        .await
+        .expect("GET the stylesheet");
+    assert_eq!(res.status(), StatusCode::OK);
+    assert_eq!(
+        header(&res, "content-type"),
+        Some("text/css; charset=utf-8")
+    );
+    assert!(res.text().await.expect("css").contains("body"));
 
     let secure = console_with(true).await;
     let res = secure.get("/login").await;

@@ -28,6 +28,7 @@ pub mod password;
 pub mod scans;
 pub mod session;
 pub mod setup;
+pub mod stylesheet;
 
 pub use handlers::links::PAGE_SIZE;
 
@@ -121,7 +122,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/sheet", web::post().to(sheet::create))
             .route("/sheet/download", web::get().to(sheet::download))
             .route("/dashboard", web::get().to(dashboard::page))
-            .route("/assets/console.css", web::get().to(dashboard::stylesheet))
+            .route(stylesheet::PATH, web::get().to(stylesheet::serve))
             .default_service(web::to(not_found)),
     );
 }

@@ -1,9 +1,8 @@
-//! The dashboard, and the console's stylesheet.
+//! The dashboard.
 
 use std::sync::Arc;
 
 use actix_web::http::StatusCode;
-use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
 
@@ -41,14 +40,4 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         daily,
     };
     html(StatusCode::OK, pages::dashboard::page(&view))
-}
-
-/// Embedded in the binary: no file to deploy, no build step.
-const CSS: &str = include_str!("../../../assets/console/console.css");
-
-pub async fn stylesheet() -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/css; charset=utf-8")
-        .insert_header((header::CACHE_CONTROL, "public, max-age=3600"))
-        .body(CSS)
 }

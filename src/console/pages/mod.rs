@@ -34,7 +34,7 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · qrtag" }
-                link rel="stylesheet" href={ (BASE) "/assets/console.css" };
+                link rel="stylesheet" href=(super::stylesheet::href());
             }
             body {
                 header.top {
