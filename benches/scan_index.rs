@@ -12,6 +12,9 @@
 //!   `daily_totals` over 90 days, a key's 90-day series), against a lookup
 //!   in a `HashMap` of the same keys.
 //!
+//! `QRTAG_SCAN_INDEX_JUNK=P` makes P% of the lines 404s of random paths,
+//! as scanners send a long-running server.
+//!
 //! `cargo bench --bench scan_index` (a quick run:
 //! `QRTAG_SCAN_INDEX_LINES=200000 QRTAG_SCAN_INDEX_KEYS=20000 cargo bench --bench scan_index`)
 
@@ -77,6 +80,7 @@ fn time_ns(runs: u32, mut f: impl FnMut(u32)) -> f64 {
 fn main() -> std::io::Result<()> {
     let lines = env_or("QRTAG_SCAN_INDEX_LINES", 10_000_000);
     let keys = env_or("QRTAG_SCAN_INDEX_KEYS", 1_000_000);
+    let junk = env_or("QRTAG_SCAN_INDEX_JUNK", 0) as u32;
     let dir = tempfile::tempdir()?;
     let log: PathBuf = dir.path().join("access.log");
     let rotated = dir.path().join("access.log.1");
@@ -87,12 +91,13 @@ fn main() -> std::io::Result<()> {
         lines,
         DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default(),
         DAYS,
-    );
+    )
+    .with_junk(junk);
     let old = lines * 9 / 10;
     let mut size = generator.write(old, &mut BufWriter::new(File::create(&rotated)?))?;
     size += generator.write(lines - old, &mut BufWriter::new(File::create(&log)?))?;
     println!(
-        "log: {lines} lines over {keys} keys, {:.2} GB in access.log.1 and access.log, generated in {:.1?}",
+        "log: {lines} lines over {keys} keys, {junk}% random 404 paths, {:.2} GB in access.log.1 and access.log, generated in {:.1?}",
         size as f64 / 1e9,
         t.elapsed()
     );

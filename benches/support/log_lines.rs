@@ -14,13 +14,15 @@ use rand::{Rng, SeedableRng};
 
 const PHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
 const ANDROID: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36";
+const ALPHABET: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 const BOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 
 /// Lines over `days` days from `start`, in time order: keys skewed (a few
 /// posters scanned a lot, most a little; key 0 the most), 80% of phones with
 /// a tracking ID from a pool of twice the keys, 6% bots, 2% HEAD, 3% 404
 /// probes of a thousand paths, and `junk` percent 404s of random paths
-/// never seen twice (scanners probing a long-running server).
+/// (scanners probing a long-running server): half no key could be
+/// (`/5f3a….php`), half random 6-character IDs, valid keys of no link.
 pub struct Generator {
     rng: StdRng,
     keys: Vec<String>,
@@ -79,8 +81,13 @@ impl Generator {
                 _ => (302, Some("https://example.com/poster"), "GET"),
             };
             self.target.clear();
-            if junk {
-                write!(self.target, "/probe/{:016x}", rng.random::<u64>())?;
+            if junk && rng.random_bool(0.5) {
+                write!(self.target, "/{:016x}.php", rng.random::<u64>())?;
+            } else if junk {
+                let id: String = (0..6)
+                    .map(|_| char::from(ALPHABET[rng.random_range(0..ALPHABET.len())]))
+                    .collect();
+                write!(self.target, "/{id}")?;
             } else if status == 404 {
                 write!(self.target, "/wp-login{}.php", rng.random_range(0..1000))?;
             } else {
