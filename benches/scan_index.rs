@@ -12,124 +12,41 @@
 //!   `daily_totals` over 90 days, a key's 90-day series), against a lookup
 //!   in a `HashMap` of the same keys.
 //!
+//! `QRTAG_SCAN_INDEX_JUNK=P` makes P% of the lines 404s of random paths,
+//! as scanners send a long-running server.
+//!
 //! `cargo bench --bench scan_index` (a quick run:
 //! `QRTAG_SCAN_INDEX_LINES=200000 QRTAG_SCAN_INDEX_KEYS=20000 cargo bench --bench scan_index`)
 
 #[path = "support/keys.rs"]
 mod keys;
+#[path = "support/log_lines.rs"]
+mod log_lines;
 
 use std::collections::HashMap;
 use std::fs::File;
 use std::hint::black_box;
-use std::io::{BufWriter, Write};
-use std::net::{IpAddr, Ipv4Addr};
+use std::io::BufWriter;
 use std::path::PathBuf;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use chrono::{DateTime, NaiveDate, Utc};
-use qrtag::access_log::format::{Record, write_record};
+use chrono::{DateTime, NaiveDate};
 use qrtag::scan_index::{self, ScanIndex, ScanIndexSettings};
 use qrtag::stats::aggregate::{Aggregator, Filter};
-use qrtag::tracking_id::TrackingId;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use keys::key;
+use log_lines::Generator;
 
 const DAYS: i64 = 365;
-const PHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
-const ANDROID: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36";
-const BOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
 
 fn env_or(name: &str, default: u64) -> u64 {
     std::env::var(name)
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(default)
-}
-
-/// Lines over a year, in time order: keys skewed (a few posters scanned a
-/// lot, most a little), 80% of phones with a tracking ID from a pool of
-/// twice the keys, 6% bots, 2% HEAD, 3% 404 probes of a thousand paths.
-struct Generator {
-    rng: StdRng,
-    keys: Vec<String>,
-    ids: Vec<TrackingId>,
-    start: DateTime<Utc>,
-    step_ms: i64,
-    n: u64,
-    target: Vec<u8>,
-}
-
-impl Generator {
-    fn new(keys: u64, lines: u64) -> Generator {
-        let mut rng = StdRng::seed_from_u64(13);
-        let ids = (0..keys * 2)
-            .map(|i| TrackingId::generate_at(1_790_000_000_000 + i, &mut rng))
-            .collect();
-        Generator {
-            rng,
-            keys: (0..keys).map(|i| format!("/{}", key(i))).collect(),
-            ids,
-            start: DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default(),
-            step_ms: DAYS * 86_400_000 / lines.max(1) as i64,
-            n: 0,
-            target: Vec::new(),
-        }
-    }
-
-    fn write(&mut self, lines: u64, out: &mut impl Write) -> std::io::Result<u64> {
-        let mut buf = Vec::with_capacity(1 << 20);
-        let mut bytes = 0;
-        for _ in 0..lines {
-            let time = self.start + chrono::Duration::milliseconds(self.step_ms * self.n as i64);
-            self.n += 1;
-            let rng = &mut self.rng;
-            let roll = rng.random_range(0..100);
-            let ua = match roll {
-                0..6 => BOT,
-                _ if rng.random_bool(0.5) => PHONE,
-                _ => ANDROID,
-            };
-            let (status, location, method) = match roll {
-                6..9 => (404, None, "GET"),
-                9..11 => (302, Some("https://example.com/poster"), "HEAD"),
-                _ => (302, Some("https://example.com/poster"), "GET"),
-            };
-            self.target.clear();
-            if status == 404 {
-                write!(self.target, "/wp-login{}.php", rng.random_range(0..1000))?;
-            } else {
-                let k = (rng.random_range(0.0f64..1.0).powi(3) * self.keys.len() as f64) as usize;
-                self.target.extend_from_slice(self.keys[k].as_bytes());
-            }
-            let tracking = (roll >= 6 && rng.random_bool(0.8))
-                .then(|| &self.ids[rng.random_range(0..self.ids.len())]);
-            write_record(
-                &Record {
-                    time,
-                    client_ip: IpAddr::V4(Ipv4Addr::from(rng.random::<u32>())),
-                    tracking,
-                    user_agent: Some(ua.as_bytes()),
-                    target: &self.target,
-                    status,
-                    location,
-                    method,
-                    referer: None,
-                },
-                &mut buf,
-            );
-            if buf.len() > (1 << 20) - 4096 {
-                out.write_all(&buf)?;
-                bytes += buf.len() as u64;
-                buf.clear();
-            }
-        }
-        out.write_all(&buf)?;
-        bytes += buf.len() as u64;
-        Ok(bytes)
-    }
 }
 
 fn rss() -> u64 {
@@ -163,17 +80,24 @@ fn time_ns(runs: u32, mut f: impl FnMut(u32)) -> f64 {
 fn main() -> std::io::Result<()> {
     let lines = env_or("QRTAG_SCAN_INDEX_LINES", 10_000_000);
     let keys = env_or("QRTAG_SCAN_INDEX_KEYS", 1_000_000);
+    let junk = env_or("QRTAG_SCAN_INDEX_JUNK", 0) as u32;
     let dir = tempfile::tempdir()?;
     let log: PathBuf = dir.path().join("access.log");
     let rotated = dir.path().join("access.log.1");
 
     let t = Instant::now();
-    let mut generator = Generator::new(keys, lines);
+    let mut generator = Generator::new(
+        (0..keys).map(|i| format!("/{}", key(i))).collect(),
+        lines,
+        DateTime::from_timestamp(1_767_225_600, 0).unwrap_or_default(),
+        DAYS,
+    )
+    .with_junk(junk);
     let old = lines * 9 / 10;
     let mut size = generator.write(old, &mut BufWriter::new(File::create(&rotated)?))?;
     size += generator.write(lines - old, &mut BufWriter::new(File::create(&log)?))?;
     println!(
-        "log: {lines} lines over {keys} keys, {:.2} GB in access.log.1 and access.log, generated in {:.1?}",
+        "log: {lines} lines over {keys} keys, {junk}% random 404 paths, {:.2} GB in access.log.1 and access.log, generated in {:.1?}",
         size as f64 / 1e9,
         t.elapsed()
     );

@@ -25,20 +25,25 @@ pub struct InvalidKey(pub String);
 
 impl LinkKey {
     pub fn parse(s: &str) -> Result<Self, InvalidKey> {
+        if Self::is_valid(s) {
+            Ok(Self(s.to_owned()))
+        } else {
+            Err(InvalidKey(s.to_owned()))
+        }
+    }
+
+    /// Whether [`parse`](Self::parse) accepts `s`, without allocating: the
+    /// scan index asks it of every log line.
+    pub fn is_valid(s: &str) -> bool {
         // CouchDB reserves IDs that start with `_`, so no store may hold one.
-        let valid = !s.is_empty()
+        !s.is_empty()
             && !s.starts_with('_')
             && s.split('/').all(|seg| {
                 (1..=MAX_SEGMENT).contains(&seg.len())
                     && seg
                         .bytes()
                         .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-            });
-        if valid {
-            Ok(Self(s.to_owned()))
-        } else {
-            Err(InvalidKey(s.to_owned()))
-        }
+            })
     }
 
     pub fn as_str(&self) -> &str {

@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
+use qrtag::link_key::LinkKey;
 use qrtag::scan_index::{self, RunningIndex, ScanIndex, ScanIndexSettings};
 use qrtag::stats::aggregate::{Aggregator, Filter, Report};
 
@@ -80,15 +81,22 @@ fn stats(files: &[PathBuf]) -> Report {
     agg.finish()
 }
 
+/// The totals, and every path that can be a link key, as `qrtag stats`
+/// counts them; other paths only in the totals.
 fn assert_agrees(index: &ScanIndex, files: &[PathBuf]) {
     let report = stats(files);
+    let links: Vec<_> = report
+        .keys
+        .iter()
+        .filter(|k| LinkKey::is_valid(&k.key))
+        .collect();
     index.with_state(|s| {
         assert_eq!(s.lines_read(), report.lines_read, "lines");
         assert_eq!(s.malformed(), report.malformed, "malformed lines");
-        assert_eq!(s.key_count(), report.keys.len(), "keys");
+        assert_eq!(s.key_count(), links.len(), "keys");
     });
     assert_eq!(index.totals(), report.total, "totals");
-    for k in &report.keys {
+    for k in links {
         assert_eq!(index.key(&k.key), k.stats, "key {}", k.key);
     }
 }
@@ -175,6 +183,46 @@ async fn appended_lines_are_counted_and_a_partial_line_waits() {
     append(&log.path, tail);
     settle(&index, 31).await;
     assert_agrees(&index, std::slice::from_ref(&log.path));
+    running.stop();
+}
+
+/// Scanners probing paths that are no link keys (with dots, percent
+/// signs, `_`, the root) get no key each: every link still agrees with
+/// `qrtag stats`, and so do the totals, across a restart.
+#[tokio::test]
+async fn junk_paths_are_in_the_totals_without_a_key_each() {
+    let log = Log::new();
+    let junk = |from: usize, n: usize| -> String {
+        (from..from + n)
+            .map(|i| {
+                let path = match i % 4 {
+                    0 => format!("/wp-login{i}.php"),
+                    1 => format!("/.env{i}"),
+                    2 => format!("/_probe{i}"),
+                    _ => "/".to_owned(),
+                };
+                format!(
+                    "2026111{}0{}0000.0 192.0.2.9 - {IPHONE} {path} 404 - GET -\n",
+                    i % 10,
+                    i % 10
+                )
+            })
+            .collect()
+    };
+    append(&log.path, &(lines(0, 40) + &junk(0, 200) + &lines(40, 40)));
+    let running = log.start();
+    let index = running.index();
+    settle(&index, 280).await;
+    assert_agrees(&index, std::slice::from_ref(&log.path));
+    assert_eq!(index.with_state(|s| s.key_count()), 4, "only the link keys");
+    running.stop();
+
+    append(&log.path, &(junk(200, 50) + &lines(80, 20)));
+    let running = log.start();
+    let index = running.index();
+    settle(&index, 350).await;
+    assert_agrees(&index, std::slice::from_ref(&log.path));
+    assert_eq!(index.with_state(|s| s.other_paths().requests), 250);
     running.stop();
 }
 

@@ -14,9 +14,10 @@
 //! "QRTAGSIX" version:u32
 //! log_len:u32 log                      (the access log's path, as given)
 //! marks:u32, per file: dev:u64 ino:u64 size:u64 offset:u64 head:[u8;16] complete:u8
-//! lines_read:u64 malformed:u64 overflow:u64
+//! lines_read:u64 malformed:u64 overflow:u64 folded:u64
+//! other: requests scans head bot not_found:u64 first last:u64
 //! keys:u64, per key:
-//!     key_len:u32 key requests scans head bot not_found:u64 first last:u64 (0: none)
+//!     key_len:u32 key redirected:u8 requests scans head bot not_found:u64 first last:u64 (0: none)
 //!     days:u32, per day: day:u32 scans:u32
 //! pairs:u64, per pair: key_id:u32 scanner:u64
 //! scanners:u64, per scanner: scanner:u64
@@ -33,7 +34,9 @@ use crate::stats::aggregate::KeyStats;
 use super::index::{DayCount, IndexState, Pair, day_date};
 
 const MAGIC: &[u8; 8] = b"QRTAGSIX";
-const VERSION: u32 = 1;
+/// 2: the "other paths" bucket and a key's `redirected` flag. A file of
+/// another version is ignored and the index rebuilt from the logs.
+const VERSION: u32 = 2;
 
 /// Which file a checkpoint's counts came from, and how far.
 ///
@@ -100,14 +103,21 @@ pub fn encode(
         w.write_all(&m.head)?;
         w.write_all(&[u8::from(m.complete)])?;
     }
-    for v in [state.lines_read, state.malformed, state.overflow] {
+    for v in [
+        state.lines_read,
+        state.malformed,
+        state.overflow,
+        state.folded,
+    ] {
         w.u64(v)?;
     }
+    write_stats(&mut w, &state.other)?;
     w.u64(state.keys.len() as u64)?;
     for (id, entry) in state.keys.iter().enumerate() {
         let key = state.key_str(id as u32);
         w.u32(len32(key.len())?)?;
         w.write_all(key.as_bytes())?;
+        w.write_all(&[u8::from(entry.redirected)])?;
         write_stats(&mut w, &entry.stats)?;
         w.u32(len32(entry.days.len())?)?;
         for d in &entry.days {
@@ -195,11 +205,7 @@ fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, Decode
         let (dev, ino, size, offset) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
         let mut head = [0u8; 16];
         r.read_exact(&mut head)?;
-        let complete = match r.u8()? {
-            0 => false,
-            1 => true,
-            _ => return Err(DecodeError::Malformed("a file mark's flag")),
-        };
+        let complete = r.flag("a file mark's flag")?;
         marks.push(FileMark {
             dev,
             ino,
@@ -214,10 +220,13 @@ fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, Decode
     state.lines_read = r.u64()?;
     state.malformed = r.u64()?;
     state.overflow = r.u64()?;
+    state.folded = r.u64()?;
+    state.other = read_stats(&mut r)?;
     let key_count = r.u64()?;
     state.keys.reserve(bounded(key_count));
     for _ in 0..key_count {
         let key = r.string()?;
+        let redirected = r.flag("a key's flag")?;
         let stats = read_stats(&mut r)?;
         let day_count = r.u32()?;
         let mut days = Vec::with_capacity(bounded(u64::from(day_count)));
@@ -233,7 +242,7 @@ fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, Decode
             days.push(d);
         }
         state
-            .push_key(&key, stats, days)
+            .push_key(&key, redirected, stats, days)
             .ok_or(DecodeError::Malformed("a key twice"))?;
     }
     let pair_count = r.u64()?;
@@ -347,6 +356,13 @@ trait ReadLe: Read {
         let mut b = [0u8; 8];
         self.read_exact(&mut b)?;
         Ok(u64::from_le_bytes(b))
+    }
+    fn flag(&mut self, what: &'static str) -> Result<bool, DecodeError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            _ => Err(DecodeError::Malformed(what)),
+        }
     }
     fn string(&mut self) -> Result<String, DecodeError> {
         let len = self.u32()?;

@@ -12,6 +12,17 @@
 //! per day are a sorted vector of 8-byte entries, and the scanners behind
 //! `unique_scanners` are one set of 12-byte (key id, fingerprint) pairs for
 //! all keys rather than a set per key.
+//!
+//! Only paths that can be links get a key of their own: the console shows
+//! numbers per link and in total, and every distinct path of a long-running
+//! server's log (vulnerability scanners, random probes) would otherwise be
+//! a key for ever. A path that is not a valid [`LinkKey`] is counted in one
+//! "other paths" bucket; so is a line of a new key that was not redirected
+//! once [`MAX_PROBE_KEYS`] keys that were never redirected have been seen
+//! (short-ID guessing). Every line is still in the totals and the days, so
+//! those agree with `qrtag stats` exactly; so does every key that was
+//! redirected the first time it was requested, or while fewer keys than the
+//! cap had gone unanswered.
 
 use std::collections::{BTreeMap, BinaryHeap, HashSet};
 use std::hash::BuildHasher;
@@ -20,6 +31,7 @@ use chrono::{Datelike, NaiveDate};
 use hashbrown::HashTable;
 
 use crate::access_log::format::LogLine;
+use crate::link_key::LinkKey;
 use crate::stats::aggregate::{self, BotFilter, KeyStats};
 
 /// foldhash, as `qrtag stats` uses: these sets are hit for every scan.
@@ -44,6 +56,13 @@ pub fn day_date(code: DayCode) -> Option<NaiveDate> {
     NaiveDate::from_ymd_opt((code / 10_000) as i32, code / 100 % 100, code % 100)
 }
 
+/// Most keys kept that were never answered with a redirect (a printed tag
+/// scanned before its link was made or while it is inactive, or a probe of
+/// a short ID that does not exist). Past it, a line of a new key that is
+/// not a redirect goes to the "other paths" bucket: about 13 MB of keys at
+/// most, however long the server runs.
+pub const MAX_PROBE_KEYS: u64 = 100_000;
+
 /// Scans of one key on one day. `u32` is room for 49,000 scans a second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(super) struct DayCount {
@@ -58,6 +77,9 @@ pub(super) struct KeyEntry {
     /// Where the key is in [`IndexState::arena`].
     pub start: usize,
     pub len: u32,
+    /// Some request of this key was answered with a redirect: it is (or
+    /// was) a link, not a probe.
+    pub redirected: bool,
     pub stats: KeyStats,
     /// Days with at least one scan, in order.
     pub days: Vec<DayCount>,
@@ -116,7 +138,7 @@ pub struct TopKey {
 }
 
 /// The counts of every line fed so far.
-#[derive(Debug, Default, Clone)]
+#[derive(Debug, Clone)]
 pub struct IndexState {
     pub(super) keys: Vec<KeyEntry>,
     pub(super) arena: String,
@@ -127,11 +149,38 @@ pub struct IndexState {
     pub(super) scanners: Set<u64>,
     /// All keys together, per day (`unique_scanners` unused).
     pub(super) days: BTreeMap<DayCode, KeyStats>,
+    /// Lines of paths without a key of their own (`unique_scanners` unused).
+    pub(super) other: KeyStats,
+    /// Keys never answered with a redirect: what [`MAX_PROBE_KEYS`] caps.
+    probe_keys: u64,
+    probe_cap: u64,
+    /// Lines of valid keys in `other` because the cap was reached.
+    pub(super) folded: u64,
     pub(super) lines_read: u64,
     pub(super) malformed: u64,
-    /// Lines of keys beyond `u32::MAX` ids: counted nowhere else, and
-    /// unreachable before memory runs out, but never a panic.
+    /// Lines of keys beyond `u32::MAX` ids: in `other`, and unreachable
+    /// before memory runs out, but never a panic.
     pub(super) overflow: u64,
+}
+
+impl Default for IndexState {
+    fn default() -> IndexState {
+        IndexState {
+            keys: Vec::new(),
+            arena: String::new(),
+            lookup: HashTable::new(),
+            pairs: Set::default(),
+            scanners: Set::default(),
+            days: BTreeMap::new(),
+            other: KeyStats::default(),
+            probe_keys: 0,
+            probe_cap: MAX_PROBE_KEYS,
+            folded: 0,
+            lines_read: 0,
+            malformed: 0,
+            overflow: 0,
+        }
+    }
 }
 
 /// A fixed seed: the table is rebuilt on every load, but a fixed hash keeps
@@ -145,29 +194,64 @@ impl IndexState {
         IndexState::default()
     }
 
+    /// The same state with another cap on never-redirected keys (tests).
+    pub fn with_probe_cap(mut self, cap: u64) -> IndexState {
+        self.probe_cap = cap;
+        self
+    }
+
     /// Counts one parsed line. `bots` is the caller's, so that its cache of
     /// verdicts outlives a state that is replaced (a checkpoint loaded).
     pub fn add(&mut self, line: &LogLine<'_>, bots: &mut BotFilter) {
         self.lines_read += 1;
         let counted = aggregate::classify(line, bots);
-        let Some(id) = self.intern(line.key()) else {
-            self.overflow += 1;
-            return;
-        };
         let day = line.time.yyyymmdd();
         self.days.entry(day).or_default().count(&counted, line.time);
+        if let Some(scanner) = counted.scanner {
+            self.scanners.insert(scanner);
+        }
+        let redirect = line.is_redirect();
+        let Some(id) = self.detail_id(line.key(), redirect) else {
+            self.other.count(&counted, line.time);
+            return;
+        };
         let entry = &mut self.keys[id as usize];
+        if redirect && !entry.redirected {
+            entry.redirected = true;
+            self.probe_keys -= 1;
+        }
         entry.stats.count(&counted, line.time);
         if !counted.scan {
             return;
         }
         bump_day(&mut entry.days, day);
-        if let Some(scanner) = counted.scanner {
-            if self.pairs.insert(Pair::new(id, scanner)) {
-                entry.stats.unique_scanners += 1;
-            }
-            self.scanners.insert(scanner);
+        if let Some(scanner) = counted.scanner
+            && self.pairs.insert(Pair::new(id, scanner))
+        {
+            entry.stats.unique_scanners += 1;
         }
+    }
+
+    /// The id of the key a line counts under, interned if new; `None` for
+    /// the "other paths" bucket (see the module's documentation).
+    fn detail_id(&mut self, key: &str, redirect: bool) -> Option<u32> {
+        if !LinkKey::is_valid(key) {
+            return None;
+        }
+        if let Some(id) = self.find(key) {
+            return Some(id);
+        }
+        if !redirect && self.probe_keys >= self.probe_cap {
+            self.folded += 1;
+            return None;
+        }
+        let Some(id) = self.intern_new(key) else {
+            self.overflow += 1;
+            return None;
+        };
+        // Not redirected yet: `add` marks it if this line is a redirect.
+        self.probe_keys += 1;
+        Some(id)
     }
 
     /// Counts a line that could not be parsed, as `qrtag stats` does.
@@ -182,15 +266,14 @@ impl IndexState {
             .copied()
     }
 
-    fn intern(&mut self, key: &str) -> Option<u32> {
-        if let Some(id) = self.find(key) {
-            return Some(id);
-        }
+    /// Adds a key not in the table yet.
+    fn intern_new(&mut self, key: &str) -> Option<u32> {
         let id = u32::try_from(self.keys.len()).ok()?;
         let len = u32::try_from(key.len()).ok()?;
         self.keys.push(KeyEntry {
             start: self.arena.len(),
             len,
+            redirected: false,
             stats: KeyStats::default(),
             days: Vec::new(),
         });
@@ -206,16 +289,19 @@ impl IndexState {
     pub(super) fn push_key(
         &mut self,
         key: &str,
+        redirected: bool,
         stats: KeyStats,
         days: Vec<DayCount>,
     ) -> Option<u32> {
         if self.find(key).is_some() {
             return None;
         }
-        let id = self.intern(key)?;
+        let id = self.intern_new(key)?;
         let entry = &mut self.keys[id as usize];
+        entry.redirected = redirected;
         entry.stats = stats;
         entry.days = days;
+        self.probe_keys += u64::from(!redirected);
         Some(id)
     }
 
@@ -320,19 +406,32 @@ impl IndexState {
     }
 
     /// All keys together, as `qrtag stats` prints its total: unique
-    /// scanners counts each scanner once over all keys.
+    /// scanners counts each scanner once over all keys. Summed from the
+    /// days, which count every line (the "other paths" too): O(days).
     pub fn totals(&self) -> KeyStats {
         let mut total = KeyStats::default();
-        for entry in &self.keys {
-            aggregate::add_into(&mut total, &entry.stats);
+        for day in self.days.values() {
+            aggregate::add_into(&mut total, day);
         }
         total.unique_scanners = self.scanners.len() as u64;
         total
     }
 
-    /// Keys seen, valid or not (every distinct request path).
+    /// Keys with counts of their own (see the module's documentation).
     pub fn key_count(&self) -> usize {
         self.keys.len()
+    }
+
+    /// The lines of paths without a key of their own, together
+    /// (`unique_scanners` not kept).
+    pub fn other_paths(&self) -> KeyStats {
+        self.other
+    }
+
+    /// Lines of valid keys counted only in the totals because
+    /// [`MAX_PROBE_KEYS`] never-redirected keys had been seen.
+    pub fn folded_lines(&self) -> u64 {
+        self.folded
     }
 
     /// Every key with its counts, in no particular order.

@@ -10,13 +10,14 @@ const IPHONE: &str =
 const GOOGLEBOT: &str = "Mozilla%2F5.0%20%28compatible%3B%20Googlebot%2F2.1%3B%20%2Bhttp%3A%2F%2Fwww.google.com%2Fbot.html%29";
 const IDS: [&str; 3] = ["0Vh3kY2s4fLq9ZxA01b", "0Vh3kY2s4fLq9ZxA01c", "-"];
 const UAS: [&str; 3] = [IPHONE, GOOGLEBOT, "-"];
-const TARGETS: [&str; 6] = [
+const TARGETS: [&str; 7] = [
     "/H83if",
     "/H83if?utm=qr",
     "/zzzzz",
     "/docs/api",
     "/",
     "/a%20b",
+    "/wp-login.php",
 ];
 const STATUSES: [u16; 5] = [302, 301, 404, 200, 400];
 const METHODS: [&str; 3] = ["GET", "HEAD", "POST"];
@@ -91,7 +92,9 @@ fn date(s: &str) -> NaiveDate {
     NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("date")
 }
 
-/// Everything the index answers, against `qrtag stats` over the same lines.
+/// Everything the index answers, against `qrtag stats` over the same lines:
+/// the totals and days, and every key that can be a link; the other paths
+/// only together.
 fn assert_agrees(state: &IndexState, lines: &[String]) {
     let r = report(
         lines,
@@ -103,9 +106,21 @@ fn assert_agrees(state: &IndexState, lines: &[String]) {
     assert_eq!(state.lines_read(), r.lines_read);
     assert_eq!(state.malformed(), r.malformed);
     assert_eq!(state.totals(), r.total);
-    assert_eq!(state.key_count(), r.keys.len());
+    let (links, others): (Vec<_>, Vec<_>) = r.keys.iter().partition(|k| LinkKey::is_valid(&k.key));
+    assert_eq!(state.key_count(), links.len());
+    let mut other = KeyStats::default();
+    for k in &others {
+        aggregate::add_into(&mut other, &k.stats);
+        assert_eq!(
+            state.key(&k.key),
+            KeyStats::default(),
+            "{} has no key",
+            k.key
+        );
+    }
+    assert_eq!(state.other_paths(), other);
     let (first, last) = (date("2026-11-01"), date("2026-11-30"));
-    for k in &r.keys {
+    for k in &links {
         assert_eq!(state.key(&k.key), k.stats, "key {}", k.key);
         let series: Vec<DayScans> = k
             .series
@@ -162,8 +177,7 @@ fn assert_agrees(state: &IndexState, lines: &[String]) {
     }
     // The busiest since the 22nd, as the report's series rank them.
     let since = date("2026-11-22");
-    let mut want: Vec<TopKey> = r
-        .keys
+    let mut want: Vec<TopKey> = links
         .iter()
         .map(|k| TopKey {
             key: k.key.clone(),
@@ -203,6 +217,66 @@ proptest! {
         }
         assert_agrees(&state, &lines);
     }
+}
+
+/// Past the cap, a new key's 404s go to the other paths; a key redirected
+/// at its first request always gets its own counts, and the totals stay
+/// exact.
+#[test]
+fn never_redirected_keys_are_capped_and_links_are_not() {
+    let line = |key: &str, status: u16| {
+        let location = if status == 302 {
+            "https://e.example/"
+        } else {
+            "-"
+        };
+        format!(
+            "20261121100000.0 192.0.2.1 0Vh3kY2s4fLq9ZxA01b {IPHONE} /{key} {status} {location} GET -"
+        )
+    };
+    let lines: Vec<String> = [
+        ("probe1", 404),
+        ("probe2", 404),
+        ("probe3", 404),
+        ("probe3", 404),
+        ("link1", 302),
+        ("probe1", 302),
+        ("link1", 404),
+        ("probe4", 404),
+        ("link2", 302),
+        ("probe3", 302),
+        ("wp-login.php", 404),
+    ]
+    .iter()
+    .map(|&(k, s)| line(k, s))
+    .collect();
+    let mut state = IndexState::new().with_probe_cap(2);
+    feed(&mut state, &mut BotFilter::new(), &lines);
+    let r = report(&lines, Filter::default());
+    assert_eq!(state.totals(), r.total);
+    let want = |key: &str| {
+        r.keys
+            .iter()
+            .find(|k| k.key == key)
+            .map(|k| k.stats)
+            .expect("in the report")
+    };
+    // probe1 (under the cap, later a link), probe4 (a slot freed by
+    // probe1's redirect) and the links are whole.
+    for key in ["probe1", "probe2", "probe4", "link1", "link2"] {
+        assert_eq!(state.key(key), want(key), "{key}");
+    }
+    // probe3's two 404s came past the cap: only its redirect is its own.
+    assert_eq!(state.key("probe3").requests, 1);
+    assert_eq!(state.folded_lines(), 2);
+    assert_eq!(state.other_paths().requests, 3);
+    assert_eq!(state.key_count(), 6);
+    // A restart keeps the count of never-redirected keys (probe2, probe4).
+    let mut state = restart(&state).with_probe_cap(2);
+    feed(&mut state, &mut BotFilter::new(), &[line("probe5", 404)]);
+    assert_eq!(state.key("probe5"), KeyStats::default());
+    feed(&mut state, &mut BotFilter::new(), &[line("link3", 302)]);
+    assert_eq!(state.key("link3").scans, 1);
 }
 
 #[test]
