@@ -46,6 +46,8 @@ pub enum StartupError {
     ScanIndexWithoutFile,
     #[error("cannot start the scan index: {0}")]
     ScanIndex(#[source] std::io::Error),
+    #[error("cannot start the console's key order: {0}")]
+    ConsoleKeys(#[source] std::io::Error),
 }
 
 pub struct Application {
@@ -287,6 +289,8 @@ fn console_state(
     if let Some(index) = scans {
         state.scans = index;
     }
+    crate::console::key_order::keep_following(&state.order, Arc::clone(snapshot))
+        .map_err(StartupError::ConsoleKeys)?;
     Ok(state)
 }
 

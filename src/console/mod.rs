@@ -44,7 +44,9 @@ pub struct ConsoleState {
     pub accounts: auth::Accounts,
     pub sessions: session::Sessions,
     pub limiter: limiter::LoginLimiter,
-    pub order: Mutex<key_order::KeyOrder>,
+    /// Shared with the thread that keeps it following the snapshot
+    /// ([`key_order::keep_following`]).
+    pub order: Arc<Mutex<key_order::KeyOrder>>,
     pub scans: Arc<dyn scans::ScanCounts>,
     /// Whether the session cookie is `Secure` (the console is reached over https).
     pub secure_cookie: bool,
@@ -67,7 +69,7 @@ impl ConsoleState {
             accounts,
             sessions: session::Sessions::default(),
             limiter: limiter::LoginLimiter::default(),
-            order: Mutex::default(),
+            order: Arc::default(),
             scans: Arc::new(scans::NoScanCounts),
             secure_cookie,
             setup: setup::SetupLink::default(),

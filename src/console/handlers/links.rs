@@ -44,8 +44,9 @@ pub async fn list(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Err(to_login) => return *to_login,
     };
     let query = query_from(&req);
-    // Off the admin listener's one worker: the first page after a start
-    // sorts every key, and a destination search may scan them all.
+    // Off the admin listener's one worker: a destination search scans every
+    // link, and a page asked for before `key_order::keep_following` has
+    // sorted the keys after a start sorts them itself.
     let work = {
         let state = state.clone().into_inner();
         let query = query.clone();
