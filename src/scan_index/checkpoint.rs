@@ -241,6 +241,12 @@ fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, Decode
             }
             days.push(d);
         }
+        // `top_keys` relies on a key's days never adding up to more than
+        // its scans (the buckets are by scans).
+        let day_scans: u64 = days.iter().map(|d| u64::from(d.scans)).sum();
+        if day_scans > stats.scans {
+            return Err(DecodeError::Malformed("a key's days"));
+        }
         state
             .push_key(&key, redirected, stats, days)
             .ok_or(DecodeError::Malformed("a key twice"))?;

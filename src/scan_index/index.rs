@@ -34,6 +34,8 @@ use crate::access_log::format::LogLine;
 use crate::link_key::LinkKey;
 use crate::stats::aggregate::{self, BotFilter, KeyStats};
 
+use super::buckets::ScanBuckets;
+
 /// foldhash, as `qrtag stats` uses: these sets are hit for every scan.
 pub(super) type Set<T> = HashSet<T, foldhash::fast::RandomState>;
 
@@ -144,6 +146,8 @@ pub struct IndexState {
     pub(super) arena: String,
     /// Ids into `keys`, hashed by the key's text.
     lookup: HashTable<u32>,
+    /// The keys with scans by their all-time scans, for [`Self::top_keys`].
+    buckets: ScanBuckets,
     pub(super) pairs: Set<Pair>,
     /// Fingerprints of every scanner of any key: the total's unique scanners.
     pub(super) scanners: Set<u64>,
@@ -169,6 +173,7 @@ impl Default for IndexState {
             keys: Vec::new(),
             arena: String::new(),
             lookup: HashTable::new(),
+            buckets: ScanBuckets::default(),
             pairs: Set::default(),
             scanners: Set::default(),
             days: BTreeMap::new(),
@@ -224,6 +229,7 @@ impl IndexState {
         if !counted.scan {
             return;
         }
+        self.buckets.counted(id, entry.stats.scans);
         bump_day(&mut entry.days, day);
         if let Some(scanner) = counted.scanner
             && self.pairs.insert(Pair::new(id, scanner))
@@ -301,6 +307,7 @@ impl IndexState {
         entry.redirected = redirected;
         entry.stats = stats;
         entry.days = days;
+        self.buckets.place(id, stats.scans);
         self.probe_keys += u64::from(!redirected);
         Some(id)
     }
@@ -346,41 +353,41 @@ impl IndexState {
     }
 
     /// The `n` keys with the most scans since `since` (inclusive), most
-    /// first, ties by key. One pass over the keys; a key whose last scan is
-    /// older than `since` is passed over without touching its days.
+    /// first, ties by key. Visits the keys by their scans of all time, the
+    /// busiest bucket first, and stops at the first bucket whose keys cannot
+    /// reach the `n`th best count so far ([`super::buckets`]); a key whose
+    /// last scan is older than `since` is passed over without touching its
+    /// days.
     pub fn top_keys(&self, n: usize, since: NaiveDate) -> Vec<TopKey> {
-        if n == 0 {
-            return Vec::new();
+        let mut top = TopN::new(n, day_code(since));
+        for (bound, ids) in self.buckets.busiest_first() {
+            if top.full_at_least(bound) {
+                break;
+            }
+            for &id in ids {
+                top.offer(&self.arena, &self.keys[id as usize]);
+            }
         }
-        let since = day_code(since);
-        // A min-heap of the best n so far: `Reverse` on scans, and on ties
-        // the larger key is the worse one.
-        let mut heap: BinaryHeap<(std::cmp::Reverse<u64>, &str)> = BinaryHeap::new();
+        top.into_sorted()
+    }
+
+    /// [`Self::top_keys`] by one pass over every key: what the buckets
+    /// must agree with (tests).
+    #[cfg(test)]
+    pub(super) fn top_keys_full_scan(&self, n: usize, since: NaiveDate) -> Vec<TopKey> {
+        let mut top = TopN::new(n, day_code(since));
         for entry in &self.keys {
-            if entry
-                .stats
-                .last_scan
-                .is_none_or(|last| last.yyyymmdd() < since)
-            {
-                continue;
-            }
-            let scans = sum_since(&entry.days, since);
-            let key = entry_str(&self.arena, entry);
-            let candidate = (std::cmp::Reverse(scans), key);
-            if heap.len() < n {
-                heap.push(candidate);
-            } else if heap.peek().is_some_and(|worst| candidate < *worst) {
-                heap.pop();
-                heap.push(candidate);
-            }
+            top.offer(&self.arena, entry);
         }
-        heap.into_sorted_vec()
-            .into_iter()
-            .map(|(std::cmp::Reverse(scans), key)| TopKey {
-                key: key.to_owned(),
-                scans,
-            })
-            .collect()
+        top.into_sorted()
+    }
+
+    /// Whether the buckets hold every key with scans where its scans say
+    /// (tests).
+    #[cfg(test)]
+    pub(super) fn buckets_consistent(&self) -> bool {
+        self.buckets
+            .consistent_with(self.keys.iter().map(|e| e.stats.scans))
     }
 
     /// All keys together per day in `from..=to`, days without any request
@@ -473,6 +480,66 @@ impl IndexState {
             + days * size_of::<DayCount>()
             + self.pairs.capacity() * (size_of::<Pair>() + 1)
             + self.scanners.capacity() * (size_of::<u64>() + 1)
+            + self.buckets.approx_bytes()
+    }
+}
+
+/// The best `n` keys offered so far by scans since a day, ties by key.
+struct TopN<'a> {
+    n: usize,
+    since: DayCode,
+    /// A min-heap of the best n so far: `Reverse` on scans, and on ties
+    /// the larger key is the worse one.
+    heap: BinaryHeap<(std::cmp::Reverse<u64>, &'a str)>,
+}
+
+impl<'a> TopN<'a> {
+    fn new(n: usize, since: DayCode) -> TopN<'a> {
+        TopN {
+            n,
+            since,
+            heap: BinaryHeap::with_capacity(n.min(1 << 16)),
+        }
+    }
+
+    /// Whether `n` keys are in and the worst of them has at least `scans`
+    /// (so a key with fewer cannot get in). Always true for `n` = 0.
+    fn full_at_least(&self, scans: u128) -> bool {
+        self.heap.len() >= self.n
+            && self
+                .heap
+                .peek()
+                .is_none_or(|worst| u128::from(worst.0.0) >= scans)
+    }
+
+    fn offer(&mut self, arena: &'a str, entry: &KeyEntry) {
+        if self.n == 0
+            || entry
+                .stats
+                .last_scan
+                .is_none_or(|last| last.yyyymmdd() < self.since)
+        {
+            return;
+        }
+        let scans = sum_since(&entry.days, self.since);
+        let candidate = (std::cmp::Reverse(scans), entry_str(arena, entry));
+        if self.heap.len() < self.n {
+            self.heap.push(candidate);
+        } else if self.heap.peek().is_some_and(|worst| candidate < *worst) {
+            self.heap.pop();
+            self.heap.push(candidate);
+        }
+    }
+
+    fn into_sorted(self) -> Vec<TopKey> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(std::cmp::Reverse(scans), key)| TopKey {
+                key: key.to_owned(),
+                scans,
+            })
+            .collect()
     }
 }
 
