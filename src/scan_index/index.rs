@@ -10,8 +10,8 @@
 //! Sized for a million keys and tens of millions of lines: keys live back to
 //! back in one string arena behind a hash table of 4-byte ids, a key's scans
 //! per day are a sorted vector of 8-byte entries, and the scanners behind
-//! `unique_scanners` are one set of 12-byte (key id, fingerprint) pairs for
-//! all keys rather than a set per key.
+//! `unique_scanners` are one table of 12-byte (key id, fingerprint) pairs
+//! for all keys rather than a set per key ([`super::pairs`]).
 //!
 //! Only paths that can be links get a key of their own: the console shows
 //! numbers per link and in total, and every distinct path of a long-running
@@ -35,6 +35,7 @@ use crate::link_key::LinkKey;
 use crate::stats::aggregate::{self, BotFilter, KeyStats};
 
 use super::buckets::ScanBuckets;
+use super::pairs::{MAX_KEY_ID, Pair, PairSet};
 
 /// foldhash, as `qrtag stats` uses: these sets are hit for every scan.
 pub(super) type Set<T> = HashSet<T, foldhash::fast::RandomState>;
@@ -87,33 +88,6 @@ pub(super) struct KeyEntry {
     pub days: Vec<DayCount>,
 }
 
-/// One scanner of one key. Three `u32`s rather than `(u32, u64)`, whose
-/// padding would make it 16 bytes: this set is the index's largest part.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) struct Pair {
-    key: u32,
-    lo: u32,
-    hi: u32,
-}
-
-impl Pair {
-    pub fn new(key: u32, scanner: u64) -> Pair {
-        Pair {
-            key,
-            lo: scanner as u32,
-            hi: (scanner >> 32) as u32,
-        }
-    }
-
-    pub fn key(self) -> u32 {
-        self.key
-    }
-
-    pub fn scanner(self) -> u64 {
-        u64::from(self.hi) << 32 | u64::from(self.lo)
-    }
-}
-
 /// Everything the console asks about one day, across all keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DayTotals {
@@ -148,7 +122,7 @@ pub struct IndexState {
     lookup: HashTable<u32>,
     /// The keys with scans by their all-time scans, for [`Self::top_keys`].
     buckets: ScanBuckets,
-    pub(super) pairs: Set<Pair>,
+    pub(super) pairs: PairSet,
     /// Fingerprints of every scanner of any key: the total's unique scanners.
     pub(super) scanners: Set<u64>,
     /// All keys together, per day (`unique_scanners` unused).
@@ -174,7 +148,7 @@ impl Default for IndexState {
             arena: String::new(),
             lookup: HashTable::new(),
             buckets: ScanBuckets::default(),
-            pairs: Set::default(),
+            pairs: PairSet::default(),
             scanners: Set::default(),
             days: BTreeMap::new(),
             other: KeyStats::default(),
@@ -274,7 +248,9 @@ impl IndexState {
 
     /// Adds a key not in the table yet.
     fn intern_new(&mut self, key: &str) -> Option<u32> {
-        let id = u32::try_from(self.keys.len()).ok()?;
+        let id = u32::try_from(self.keys.len())
+            .ok()
+            .filter(|&id| id <= MAX_KEY_ID)?;
         let len = u32::try_from(key.len()).ok()?;
         self.keys.push(KeyEntry {
             start: self.arena.len(),
@@ -464,7 +440,7 @@ impl IndexState {
         for entry in &mut self.keys {
             entry.stats.unique_scanners = 0;
         }
-        for pair in &self.pairs {
+        for pair in self.pairs.iter() {
             self.keys[pair.key() as usize].stats.unique_scanners += 1;
         }
     }
@@ -478,7 +454,7 @@ impl IndexState {
             + self.arena.capacity()
             + self.lookup.capacity() * (size_of::<u32>() + 1)
             + days * size_of::<DayCount>()
-            + self.pairs.capacity() * (size_of::<Pair>() + 1)
+            + self.pairs.approx_bytes()
             + self.scanners.capacity() * (size_of::<u64>() + 1)
             + self.buckets.approx_bytes()
     }

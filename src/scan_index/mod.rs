@@ -17,6 +17,7 @@ mod buckets;
 pub mod checkpoint;
 pub mod follow;
 pub mod index;
+mod pairs;
 
 use std::fs::File;
 use std::io;
