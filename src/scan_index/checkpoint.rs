@@ -8,6 +8,10 @@
 //! a million keys is hundreds of megabytes) into a state that is only handed
 //! out once the checksum at the end has matched.
 //!
+//! The (key, scanner) pairs, most of the file, are the raw slots of their
+//! table ([`super::pairs`]): written in order and read back as they are,
+//! checked in one pass, never re-inserted.
+//!
 //! Layout, integers little-endian:
 //!
 //! ```text
@@ -19,24 +23,26 @@
 //! keys:u64, per key:
 //!     key_len:u32 key redirected:u8 requests scans head bot not_found:u64 first last:u64 (0: none)
 //!     days:u32, per day: day:u32 scans:u32
-//! pairs:u64, per pair: key_id:u32 scanner:u64
+//! pair_bits:u32 slots:u64, per slot: key_id:u32 scanner:u64 (key_id u32::MAX, scanner 0: empty)
 //! scanners:u64, per scanner: scanner:u64
 //! days:u32, per day: day:u32 requests scans head bot not_found:u64 first last:u64
 //! crc32:u32                            (of every byte before it)
 //! ```
 
-use std::io::{self, BufReader, Read, Write};
+use std::io::{self, BufReader, BufWriter, Read, Write};
 
 use crate::access_log::format::LogTime;
 use crate::snapshot::file::Crc32Writer;
 use crate::stats::aggregate::KeyStats;
 
-use super::index::{DayCount, IndexState, Pair, day_date};
+use super::index::{DayCount, IndexState, day_date};
+use super::pairs::{Pair, PairSet};
 
 const MAGIC: &[u8; 8] = b"QRTAGSIX";
-/// 2: the "other paths" bucket and a key's `redirected` flag. A file of
-/// another version is ignored and the index rebuilt from the logs.
-const VERSION: u32 = 2;
+/// 2: the "other paths" bucket and a key's `redirected` flag; 3: the pairs
+/// as their table's raw slots. A file of another version is ignored and the
+/// index rebuilt from the logs.
+const VERSION: u32 = 3;
 
 /// Which file a checkpoint's counts came from, and how far.
 ///
@@ -87,10 +93,15 @@ pub fn encode(
     log: &str,
     out: impl Write,
 ) -> io::Result<()> {
-    let mut w = Crc32Writer {
-        inner: out,
-        crc: crc32fast::Hasher::new(),
-    };
+    // Buffered before the checksum, so that it is taken of 64 KiB blocks
+    // rather than of millions of 4- and 8-byte writes.
+    let mut w = BufWriter::with_capacity(
+        1 << 16,
+        Crc32Writer {
+            inner: out,
+            crc: crc32fast::Hasher::new(),
+        },
+    );
     w.write_all(MAGIC)?;
     w.u32(VERSION)?;
     w.u32(len32(log.len())?)?;
@@ -125,8 +136,10 @@ pub fn encode(
             w.u32(d.scans)?;
         }
     }
-    w.u64(state.pairs.len() as u64)?;
-    for p in &state.pairs {
+    let (bits, slots) = state.pairs.raw();
+    w.u32(bits)?;
+    w.u64(slots.len() as u64)?;
+    for p in slots {
         w.u32(p.key())?;
         w.u64(p.scanner())?;
     }
@@ -139,12 +152,13 @@ pub fn encode(
         w.u32(day)?;
         write_stats(&mut w, stats)?;
     }
+    let mut w = w.into_inner().map_err(|e| e.into_error())?;
     let crc = w.crc.clone().finalize();
     w.inner.write_all(&crc.to_le_bytes())?;
     w.inner.flush()
 }
 
-fn write_stats(w: &mut Crc32Writer<impl Write>, s: &KeyStats) -> io::Result<()> {
+fn write_stats(w: &mut impl Write, s: &KeyStats) -> io::Result<()> {
     for v in [s.requests, s.scans, s.head, s.bot, s.not_found] {
         w.u64(v)?;
     }
@@ -241,19 +255,24 @@ fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, Decode
             }
             days.push(d);
         }
+        // `top_keys` relies on a key's days never adding up to more than
+        // its scans (the buckets are by scans).
+        let day_scans: u64 = days.iter().map(|d| u64::from(d.scans)).sum();
+        if day_scans > stats.scans {
+            return Err(DecodeError::Malformed("a key's days"));
+        }
         state
             .push_key(&key, redirected, stats, days)
             .ok_or(DecodeError::Malformed("a key twice"))?;
     }
-    let pair_count = r.u64()?;
-    state.pairs.reserve(bounded(pair_count));
-    for _ in 0..pair_count {
-        let (key, scanner) = (r.u32()?, r.u64()?);
-        if key as usize >= state.keys.len() {
-            return Err(DecodeError::Malformed("a scanner of no key"));
-        }
-        state.pairs.insert(Pair::new(key, scanner));
+    let pair_bits = r.u32()?;
+    let slot_count = r.u64()?;
+    let mut slots = Vec::with_capacity(bounded(slot_count));
+    for _ in 0..slot_count {
+        slots.push(Pair::new(r.u32()?, r.u64()?));
     }
+    state.pairs = PairSet::from_raw(pair_bits, slots, state.keys.len())
+        .map_err(|e| DecodeError::Malformed(e.0))?;
     let scanner_count = r.u64()?;
     state.scanners.reserve(bounded(scanner_count));
     for _ in 0..scanner_count {
@@ -320,7 +339,7 @@ trait WriteLe: Write {
     }
 }
 
-impl<W: Write> WriteLe for Crc32Writer<W> {}
+impl<W: Write + ?Sized> WriteLe for W {}
 
 /// Checksums what is read through it, up to the trailer.
 struct Checksummed<R> {

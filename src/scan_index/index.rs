@@ -10,8 +10,8 @@
 //! Sized for a million keys and tens of millions of lines: keys live back to
 //! back in one string arena behind a hash table of 4-byte ids, a key's scans
 //! per day are a sorted vector of 8-byte entries, and the scanners behind
-//! `unique_scanners` are one set of 12-byte (key id, fingerprint) pairs for
-//! all keys rather than a set per key.
+//! `unique_scanners` are one table of 12-byte (key id, fingerprint) pairs
+//! for all keys rather than a set per key ([`super::pairs`]).
 //!
 //! Only paths that can be links get a key of their own: the console shows
 //! numbers per link and in total, and every distinct path of a long-running
@@ -33,6 +33,9 @@ use hashbrown::HashTable;
 use crate::access_log::format::LogLine;
 use crate::link_key::LinkKey;
 use crate::stats::aggregate::{self, BotFilter, KeyStats};
+
+use super::buckets::ScanBuckets;
+use super::pairs::{MAX_KEY_ID, Pair, PairSet};
 
 /// foldhash, as `qrtag stats` uses: these sets are hit for every scan.
 pub(super) type Set<T> = HashSet<T, foldhash::fast::RandomState>;
@@ -85,33 +88,6 @@ pub(super) struct KeyEntry {
     pub days: Vec<DayCount>,
 }
 
-/// One scanner of one key. Three `u32`s rather than `(u32, u64)`, whose
-/// padding would make it 16 bytes: this set is the index's largest part.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub(super) struct Pair {
-    key: u32,
-    lo: u32,
-    hi: u32,
-}
-
-impl Pair {
-    pub fn new(key: u32, scanner: u64) -> Pair {
-        Pair {
-            key,
-            lo: scanner as u32,
-            hi: (scanner >> 32) as u32,
-        }
-    }
-
-    pub fn key(self) -> u32 {
-        self.key
-    }
-
-    pub fn scanner(self) -> u64 {
-        u64::from(self.hi) << 32 | u64::from(self.lo)
-    }
-}
-
 /// Everything the console asks about one day, across all keys.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct DayTotals {
@@ -144,7 +120,9 @@ pub struct IndexState {
     pub(super) arena: String,
     /// Ids into `keys`, hashed by the key's text.
     lookup: HashTable<u32>,
-    pub(super) pairs: Set<Pair>,
+    /// The keys with scans by their all-time scans, for [`Self::top_keys`].
+    buckets: ScanBuckets,
+    pub(super) pairs: PairSet,
     /// Fingerprints of every scanner of any key: the total's unique scanners.
     pub(super) scanners: Set<u64>,
     /// All keys together, per day (`unique_scanners` unused).
@@ -169,7 +147,8 @@ impl Default for IndexState {
             keys: Vec::new(),
             arena: String::new(),
             lookup: HashTable::new(),
-            pairs: Set::default(),
+            buckets: ScanBuckets::default(),
+            pairs: PairSet::default(),
             scanners: Set::default(),
             days: BTreeMap::new(),
             other: KeyStats::default(),
@@ -224,6 +203,7 @@ impl IndexState {
         if !counted.scan {
             return;
         }
+        self.buckets.counted(id, entry.stats.scans);
         bump_day(&mut entry.days, day);
         if let Some(scanner) = counted.scanner
             && self.pairs.insert(Pair::new(id, scanner))
@@ -268,7 +248,9 @@ impl IndexState {
 
     /// Adds a key not in the table yet.
     fn intern_new(&mut self, key: &str) -> Option<u32> {
-        let id = u32::try_from(self.keys.len()).ok()?;
+        let id = u32::try_from(self.keys.len())
+            .ok()
+            .filter(|&id| id <= MAX_KEY_ID)?;
         let len = u32::try_from(key.len()).ok()?;
         self.keys.push(KeyEntry {
             start: self.arena.len(),
@@ -301,6 +283,7 @@ impl IndexState {
         entry.redirected = redirected;
         entry.stats = stats;
         entry.days = days;
+        self.buckets.place(id, stats.scans);
         self.probe_keys += u64::from(!redirected);
         Some(id)
     }
@@ -346,41 +329,41 @@ impl IndexState {
     }
 
     /// The `n` keys with the most scans since `since` (inclusive), most
-    /// first, ties by key. One pass over the keys; a key whose last scan is
-    /// older than `since` is passed over without touching its days.
+    /// first, ties by key. Visits the keys by their scans of all time, the
+    /// busiest bucket first, and stops at the first bucket whose keys cannot
+    /// reach the `n`th best count so far ([`super::buckets`]); a key whose
+    /// last scan is older than `since` is passed over without touching its
+    /// days.
     pub fn top_keys(&self, n: usize, since: NaiveDate) -> Vec<TopKey> {
-        if n == 0 {
-            return Vec::new();
+        let mut top = TopN::new(n, day_code(since));
+        for (bound, ids) in self.buckets.busiest_first() {
+            if top.full_at_least(bound) {
+                break;
+            }
+            for &id in ids {
+                top.offer(&self.arena, &self.keys[id as usize]);
+            }
         }
-        let since = day_code(since);
-        // A min-heap of the best n so far: `Reverse` on scans, and on ties
-        // the larger key is the worse one.
-        let mut heap: BinaryHeap<(std::cmp::Reverse<u64>, &str)> = BinaryHeap::new();
+        top.into_sorted()
+    }
+
+    /// [`Self::top_keys`] by one pass over every key: what the buckets
+    /// must agree with (tests).
+    #[cfg(test)]
+    pub(super) fn top_keys_full_scan(&self, n: usize, since: NaiveDate) -> Vec<TopKey> {
+        let mut top = TopN::new(n, day_code(since));
         for entry in &self.keys {
-            if entry
-                .stats
-                .last_scan
-                .is_none_or(|last| last.yyyymmdd() < since)
-            {
-                continue;
-            }
-            let scans = sum_since(&entry.days, since);
-            let key = entry_str(&self.arena, entry);
-            let candidate = (std::cmp::Reverse(scans), key);
-            if heap.len() < n {
-                heap.push(candidate);
-            } else if heap.peek().is_some_and(|worst| candidate < *worst) {
-                heap.pop();
-                heap.push(candidate);
-            }
+            top.offer(&self.arena, entry);
         }
-        heap.into_sorted_vec()
-            .into_iter()
-            .map(|(std::cmp::Reverse(scans), key)| TopKey {
-                key: key.to_owned(),
-                scans,
-            })
-            .collect()
+        top.into_sorted()
+    }
+
+    /// Whether the buckets hold every key with scans where its scans say
+    /// (tests).
+    #[cfg(test)]
+    pub(super) fn buckets_consistent(&self) -> bool {
+        self.buckets
+            .consistent_with(self.keys.iter().map(|e| e.stats.scans))
     }
 
     /// All keys together per day in `from..=to`, days without any request
@@ -457,7 +440,7 @@ impl IndexState {
         for entry in &mut self.keys {
             entry.stats.unique_scanners = 0;
         }
-        for pair in &self.pairs {
+        for pair in self.pairs.iter() {
             self.keys[pair.key() as usize].stats.unique_scanners += 1;
         }
     }
@@ -471,8 +454,68 @@ impl IndexState {
             + self.arena.capacity()
             + self.lookup.capacity() * (size_of::<u32>() + 1)
             + days * size_of::<DayCount>()
-            + self.pairs.capacity() * (size_of::<Pair>() + 1)
+            + self.pairs.approx_bytes()
             + self.scanners.capacity() * (size_of::<u64>() + 1)
+            + self.buckets.approx_bytes()
+    }
+}
+
+/// The best `n` keys offered so far by scans since a day, ties by key.
+struct TopN<'a> {
+    n: usize,
+    since: DayCode,
+    /// A min-heap of the best n so far: `Reverse` on scans, and on ties
+    /// the larger key is the worse one.
+    heap: BinaryHeap<(std::cmp::Reverse<u64>, &'a str)>,
+}
+
+impl<'a> TopN<'a> {
+    fn new(n: usize, since: DayCode) -> TopN<'a> {
+        TopN {
+            n,
+            since,
+            heap: BinaryHeap::with_capacity(n.min(1 << 16)),
+        }
+    }
+
+    /// Whether `n` keys are in and the worst of them has at least `scans`
+    /// (so a key with fewer cannot get in). Always true for `n` = 0.
+    fn full_at_least(&self, scans: u128) -> bool {
+        self.heap.len() >= self.n
+            && self
+                .heap
+                .peek()
+                .is_none_or(|worst| u128::from(worst.0.0) >= scans)
+    }
+
+    fn offer(&mut self, arena: &'a str, entry: &KeyEntry) {
+        if self.n == 0
+            || entry
+                .stats
+                .last_scan
+                .is_none_or(|last| last.yyyymmdd() < self.since)
+        {
+            return;
+        }
+        let scans = sum_since(&entry.days, self.since);
+        let candidate = (std::cmp::Reverse(scans), entry_str(arena, entry));
+        if self.heap.len() < self.n {
+            self.heap.push(candidate);
+        } else if self.heap.peek().is_some_and(|worst| candidate < *worst) {
+            self.heap.pop();
+            self.heap.push(candidate);
+        }
+    }
+
+    fn into_sorted(self) -> Vec<TopKey> {
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|(std::cmp::Reverse(scans), key)| TopKey {
+                key: key.to_owned(),
+                scans,
+            })
+            .collect()
     }
 }
 

@@ -13,9 +13,11 @@
 //! takes for writing only while it counts one chunk of lines, never while it
 //! reads or writes a file.
 
+mod buckets;
 pub mod checkpoint;
 pub mod follow;
 pub mod index;
+mod pairs;
 
 use std::fs::File;
 use std::io;

@@ -331,3 +331,63 @@ fn day_codes_round_trip() {
     assert_eq!(day_date(day_code(d)), Some(d));
     assert_eq!(day_date(20260230), None);
 }
+
+const TOP_KEYS: [&str; 12] = ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l"];
+
+/// A line of one of [`TOP_KEYS`], the first ones far more often (the least
+/// of three draws), on one of six days; mostly scans, some not.
+fn skewed_line() -> impl Strategy<Value = String> {
+    (
+        (0usize..12, 0usize..12, 0usize..12),
+        0u32..6,
+        0u32..86_400,
+        0u8..10,
+    )
+        .prop_map(|((x, y, z), day, secs, kind)| {
+            let key = TOP_KEYS[x.min(y).min(z)];
+            let (ua, status, location, method) = match kind {
+                0 => (GOOGLEBOT, 302, "https://e.example/", "GET"),
+                1 => (IPHONE, 302, "https://e.example/", "HEAD"),
+                2 => (IPHONE, 404, "-", "GET"),
+                _ => (IPHONE, 302, "https://e.example/", "GET"),
+            };
+            format!(
+                "202611{:02}{:02}{:02}{:02}.0 192.0.2.1 - {ua} /{key} {status} {location} {method} -",
+                20 + day,
+                secs / 3600,
+                secs / 60 % 60,
+                secs % 60,
+            )
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    /// The buckets change how many keys `top_keys` looks at, never what it
+    /// answers: the same keys, counts and order (ties by key) as a pass over
+    /// every key, for any `n` and any day, before and after a restart.
+    #[test]
+    fn top_keys_by_buckets_equals_a_full_scan(
+        lines in prop::collection::vec(skewed_line(), 0..400),
+        cut in any::<prop::sample::Index>(),
+    ) {
+        let cut = cut.index(lines.len() + 1);
+        let mut state = IndexState::new();
+        feed(&mut state, &mut BotFilter::new(), &lines[..cut]);
+        state = restart(&state);
+        prop_assert!(state.buckets_consistent());
+        feed(&mut state, &mut BotFilter::new(), &lines[cut..]);
+        prop_assert!(state.buckets_consistent());
+        for day in 19..=27 {
+            let since = date(&format!("2026-11-{day}"));
+            for n in 0..=13 {
+                prop_assert_eq!(
+                    state.top_keys(n, since),
+                    state.top_keys_full_scan(n, since),
+                    "n {} since {}", n, since
+                );
+            }
+        }
+    }
+}
