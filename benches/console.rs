@@ -11,7 +11,7 @@ use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use qrtag::console::PAGE_SIZE;
-use qrtag::console::key_order::KeyOrder;
+use qrtag::console::key_order::{KeyOrder, SortedKeys};
 use qrtag::console::list::{self, By, Cursor, Query};
 use qrtag::link::Document;
 use qrtag::snapshot::{Change, LinkTable, TableBuilder};
@@ -109,6 +109,15 @@ fn bench(c: &mut Criterion) {
     // An edit publishes a table sharing all but one shard; the index follows
     // it by that shard's keys.
     let mut g = c.benchmark_group("key_order");
+    g.sample_size(10);
+    // The sort a start (or a full reload) costs, against gathering the same
+    // keys unsorted.
+    g.bench_function("baseline/gather_keys", |b| {
+        b.iter(|| black_box(table.iter().map(|l| l.key).collect::<Vec<_>>().len()))
+    });
+    g.bench_function("build_sorted_keys", |b| {
+        b.iter(|| black_box(SortedKeys::build(table.iter().map(|l| l.key)).len()))
+    });
     g.sample_size(20);
     g.bench_function("follow_one_edit", |b| {
         let mut current = Arc::clone(&table);
