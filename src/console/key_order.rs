@@ -233,42 +233,47 @@ pub struct KeyOrder {
 }
 
 impl KeyOrder {
-    /// Whether following `table` means sorting every key: nothing followed
-    /// yet, or a table replaced wholesale (a full reload, a resize).
-    pub fn needs_sort(&self, table: &Arc<LinkTable>) -> bool {
-        match &self.base {
-            Some(base) => !Arc::ptr_eq(base, table) && table.changed_keys(base).is_none(),
-            None => true,
-        }
-    }
-
     /// Takes `keys`, sorted from `table` elsewhere (off the lock), as the
     /// order of `table`.
-    pub fn replace(&mut self, keys: SortedKeys, table: Arc<LinkTable>) {
+    fn replace(&mut self, keys: SortedKeys, table: Arc<LinkTable>) {
         self.keys = keys;
         self.base = Some(table);
     }
 
-    /// Brings the keys up to `table` and returns them.
-    pub fn follow(&mut self, table: &Arc<LinkTable>) -> &SortedKeys {
+    /// Brings the keys up to `table` by the shards an edit replaced; false,
+    /// changing nothing, when that takes a sort of every key instead
+    /// (nothing followed yet, or a table replaced wholesale: a full
+    /// reload, a resize).
+    pub fn try_follow(&mut self, table: &Arc<LinkTable>) -> bool {
         let changes = match &self.base {
-            Some(base) if Arc::ptr_eq(base, table) => Some((Vec::new(), Vec::new())),
+            Some(base) if Arc::ptr_eq(base, table) => return true,
             Some(base) => table.changed_keys(base),
             None => None,
         };
-        match changes {
-            Some((old, new)) => {
-                let old_set: HashSet<&str> = old.iter().copied().collect();
-                let new_set: HashSet<&str> = new.iter().copied().collect();
-                let removed: Vec<&str> = old.into_iter().filter(|k| !new_set.contains(k)).collect();
-                let added: Vec<&str> = new.into_iter().filter(|k| !old_set.contains(k)).collect();
-                self.keys.update(&removed, &added);
-            }
-            None => self.keys = SortedKeys::build(table.iter().map(|l| l.key)),
-        }
+        let Some((old, new)) = changes else {
+            return false;
+        };
+        let old_set: HashSet<&str> = old.iter().copied().collect();
+        let new_set: HashSet<&str> = new.iter().copied().collect();
+        let removed: Vec<&str> = old.into_iter().filter(|k| !new_set.contains(k)).collect();
+        let added: Vec<&str> = new.into_iter().filter(|k| !old_set.contains(k)).collect();
+        self.keys.update(&removed, &added);
         self.base = Some(Arc::clone(table));
+        true
+    }
+
+    /// Brings the keys up to `table` and returns them.
+    pub fn follow(&mut self, table: &Arc<LinkTable>) -> &SortedKeys {
+        if !self.try_follow(table) {
+            self.replace(sort(table), Arc::clone(table));
+        }
         &self.keys
     }
+}
+
+/// Every key of `table`, sorted.
+fn sort(table: &LinkTable) -> SortedKeys {
+    SortedKeys::build(table.iter().map(|l| l.key))
 }
 
 /// How often [`keep_following`] looks for a new table.
@@ -292,17 +297,17 @@ pub fn keep_following(
                 let generation = snapshot.generation();
                 if snapshot.is_loaded() && seen != Some(generation) {
                     let table = Arc::clone(&snapshot.load());
-                    let sort = order
+                    let followed = order
                         .lock()
                         .unwrap_or_else(|p| p.into_inner())
-                        .needs_sort(&table);
-                    let sorted = sort.then(|| SortedKeys::build(table.iter().map(|l| l.key)));
-                    let mut current = order.lock().unwrap_or_else(|p| p.into_inner());
-                    match sorted {
-                        Some(keys) => current.replace(keys, table),
-                        None => {
-                            current.follow(&table);
-                        }
+                        .try_follow(&table);
+                    if !followed {
+                        // The sort outside the lock: list requests go on.
+                        let keys = sort(&table);
+                        order
+                            .lock()
+                            .unwrap_or_else(|p| p.into_inner())
+                            .replace(keys, table);
                     }
                     seen = Some(generation);
                 }
@@ -386,7 +391,10 @@ mod tests {
             order.lock().expect("lock").keys.from(None).next() == Some("a-new-one")
         });
         let table = Arc::clone(&snapshot.load());
-        assert!(!order.lock().expect("lock").needs_sort(&table));
+        assert!(
+            order.lock().expect("lock").try_follow(&table),
+            "already there"
+        );
     }
 
     #[test]
