@@ -215,6 +215,17 @@ pub fn checked_form(
     }
 }
 
+/// A POST of a password or setup form: the CSRF gate, then the attempt
+/// counted against the client's address.
+pub fn checked_attempt(
+    req: &HttpRequest,
+    state: &ConsoleState,
+    body: &web::Bytes,
+) -> Result<(Current, Form, Attempt), Refusal> {
+    let (session, form) = checked_form(req, state, body)?;
+    Ok((session, form, attempt(req, state)?))
+}
+
 /// A POST that needs a logged-in user as well.
 pub fn checked_write(
     req: &HttpRequest,

@@ -26,12 +26,8 @@ pub async fn login(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let (session, form) = match checked_form(&req, &state, &body) {
+    let (session, form, attempt) = match http::checked_attempt(&req, &state, &body) {
         Ok(ok) => ok,
-        Err(refused) => return *refused,
-    };
-    let attempt = match http::attempt(&req, &state) {
-        Ok(attempt) => attempt,
         Err(refused) => return *refused,
     };
     let user = form.get("user").unwrap_or_default().trim();

@@ -13,7 +13,7 @@ use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::console::ConsoleState;
-use crate::console::http::{self, Form, anonymous_page, checked_form, html};
+use crate::console::http::{self, Form, anonymous_page, html};
 use crate::console::pages;
 use crate::console::password;
 use crate::console::setup::{SetupError, TOKEN_FIELD, check_passwords};
@@ -48,12 +48,8 @@ pub async fn set(
     let Some(db) = state.accounts.password_db() else {
         return no_setup();
     };
-    let (session, form) = match checked_form(&req, &state, &body) {
+    let (session, form, attempt) = match http::checked_attempt(&req, &state, &body) {
         Ok(ok) => ok,
-        Err(refused) => return *refused,
-    };
-    let attempt = match http::attempt(&req, &state) {
-        Ok(attempt) => attempt,
         Err(refused) => return *refused,
     };
     let token = form.get(TOKEN_FIELD);
