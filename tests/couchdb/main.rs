@@ -3,6 +3,7 @@
 //! CLI and the access roles. Needs `npm ci` first; without it every test that
 //! needs a server fails and says so.
 
+mod apache;
 #[path = "../support/browser.rs"]
 mod browser;
 mod compose;
