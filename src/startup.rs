@@ -294,6 +294,20 @@ fn console_state(
     Ok(state)
 }
 
+/// A file-size limit (`RLIMIT_FSIZE`, `ulimit -f`, systemd's `LimitFSIZE`)
+/// makes the kernel send SIGXFSZ on a write past it, whose default action
+/// kills the process mid-line with nothing said. With a handler installed
+/// the write fails with `EFBIG` instead, which the access log treats like a
+/// full disk (reported, retried, the file cut back to whole lines). Tokio
+/// keeps a handler registered for the life of the process, so the stream
+/// itself can be dropped.
+fn ignore_file_size_signal() -> Result<(), StartupError> {
+    let kind = tokio::signal::unix::SignalKind::from_raw(libc::SIGXFSZ);
+    tokio::signal::unix::signal(kind)
+        .map(drop)
+        .map_err(StartupError::Signal)
+}
+
 impl Application {
     /// Opens the store, starts following it and binds both listeners. Must
     /// be called inside a Tokio runtime; nothing is served until
@@ -322,6 +336,7 @@ impl Application {
             AccessLog::open(&settings.access_log, settings.access_log_options.clone())?;
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
+        ignore_file_size_signal()?;
         let scan_index = match (&settings.scan_index, &settings.access_log) {
             (None, _) => None,
             (Some(_), AccessLogTarget::Stdout) => return Err(StartupError::ScanIndexWithoutFile),
