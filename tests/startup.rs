@@ -227,3 +227,76 @@ async fn no_snapshot_file_when_turned_off() {
     srv.stop().await;
     assert!(!snapshot_of(&db).exists());
 }
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .permissions()
+        .mode()
+        & 0o777
+}
+
+/// Issue 19, item 11: the database holds the console password's hash and
+/// the log clients' addresses; under the usual umask 022 both were 0644.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn files_the_server_creates_are_readable_by_its_owner_only() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    let srv = ServerProcess::spawn_wrapped(
+        &["sh", "-c", "umask 022; exec \"$@\"", "sh"],
+        &db,
+        &[],
+        &[],
+        false,
+    )
+    .await;
+    wait_for(&srv, "/nothere", 404, None).await;
+    wait_for_snapshot_file(&snapshot_of(&db)).await;
+    let wal = db.with_file_name("qrtag.db-wal");
+    for path in [
+        db.clone(),
+        wal,
+        db.with_file_name("access.log"),
+        snapshot_of(&db),
+        qrtag::settings::default_tracking_secret_file(&db),
+    ] {
+        assert_eq!(mode(&path), 0o600, "{}", path.display());
+    }
+    // A log that exists keeps the mode it was given (a group may read it).
+    drop(srv);
+    let log = dir.path().join("shared.log");
+    std::fs::write(&log, "").expect("log");
+    std::fs::set_permissions(&log, std::os::unix::fs::PermissionsExt::from_mode(0o640))
+        .expect("chmod");
+    let log_arg = log.to_string_lossy().into_owned();
+    let srv = ServerProcess::spawn(&db, &["--access-log", &log_arg], &[], false).await;
+    wait_for(&srv, "/nothere", 404, None).await;
+    assert_eq!(mode(&log), 0o640);
+}
+
+/// Issue 19, item 11: a start cut short by a full disk left a 0-byte
+/// database that later commands read as "no such table: links".
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_unfinished_database_is_named_and_the_next_start_finishes_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    std::fs::write(&db, "").expect("an empty file");
+    let out = qrtag_cmd(&db, &["list"]);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(
+        err.starts_with("qrtag: ") && err.contains("not a finished qrtag database"),
+        "{err}"
+    );
+    assert!(!err.contains("no such table"), "{err}");
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/nothere", 404, None).await;
+    drop(srv);
+    let out = qrtag_cmd(&db, &["list"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

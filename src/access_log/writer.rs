@@ -506,8 +506,17 @@ impl Sink {
     }
 }
 
+/// Appends to the log, creating it readable by its owner only: its lines
+/// hold clients' addresses. A file that exists keeps its mode, so a log
+/// that a group reads is made so once (logrotate's `create 0640 …` does it
+/// at each rotation, see deploy/logrotate.conf).
 fn open_append(path: &Path) -> io::Result<File> {
-    OpenOptions::new().create(true).append(true).open(path)
+    use std::os::unix::fs::OpenOptionsExt;
+    OpenOptions::new()
+        .create(true)
+        .append(true)
+        .mode(0o600)
+        .open(path)
 }
 
 /// The state the flusher thread owns; nothing here is shared.

@@ -52,6 +52,14 @@ impl SqliteStore {
         }
         if access == Access::Read {
             let conn = open_read_only(path).map_err(err)?;
+            if !has_links_table(&conn).map_err(err)? {
+                return Err(StoreError::Other(format!(
+                    "{} is not a finished qrtag database (no links table; an empty file \
+                     is what a start cut short by a full disk leaves): any command that \
+                     writes, such as qrtag serve, finishes it",
+                    path.display()
+                )));
+            }
             // A database from before the identity was kept has none to read.
             let db_id = conn
                 .query_row("SELECT value FROM meta WHERE name = 'db_id'", [], |r| {
@@ -60,18 +68,23 @@ impl SqliteStore {
                 .unwrap_or_default();
             return Ok(Self::from_conn(path, conn, db_id));
         }
-        let flags = match access {
-            Access::Create => OpenFlags::default(),
-            _ => OpenFlags::default() - OpenFlags::SQLITE_OPEN_CREATE,
-        };
+        if access == Access::Create {
+            create_private(path)
+                .map_err(|e| StoreError::Other(format!("{}: {e}", path.display())))?;
+        }
+        let flags = OpenFlags::default() - OpenFlags::SQLITE_OPEN_CREATE;
         let conn = Connection::open_with_flags(path, flags).map_err(err)?;
         conn.busy_timeout(Duration::from_secs(5)).map_err(err)?;
         conn.pragma_update(None, "journal_mode", "WAL")
             .map_err(err)?;
         conn.pragma_update(None, "synchronous", "NORMAL")
             .map_err(err)?;
-        conn.execute_batch(
-            "CREATE TABLE IF NOT EXISTS links (
+        // One transaction: a start that fails halfway (a full disk) leaves
+        // no half-made schema, and the next writer makes it whole.
+        let fresh_id = format!("{:032x}", rand::random::<u128>());
+        conn.execute_batch(&format!(
+            "BEGIN IMMEDIATE;
+            CREATE TABLE IF NOT EXISTS links (
                 key     TEXT PRIMARY KEY,
                 doc     TEXT NOT NULL,
                 rev     INTEGER NOT NULL,
@@ -82,14 +95,10 @@ impl SqliteStore {
             CREATE TABLE IF NOT EXISTS meta (
                 name  TEXT PRIMARY KEY,
                 value TEXT NOT NULL
-            );",
-        )
-        .map_err(err)?;
-        let fresh_id = format!("{:032x}", rand::random::<u128>());
-        conn.execute(
-            "INSERT OR IGNORE INTO meta (name, value) VALUES ('db_id', ?1)",
-            params![fresh_id],
-        )
+            );
+            INSERT OR IGNORE INTO meta (name, value) VALUES ('db_id', '{fresh_id}');
+            COMMIT;"
+        ))
         .map_err(err)?;
         let db_id = conn
             .query_row("SELECT value FROM meta WHERE name = 'db_id'", [], |r| {
@@ -461,6 +470,32 @@ impl LinkStore for SqliteStore {
             }
         })
     }
+}
+
+/// Makes the database file, if missing, readable by its owner only: it
+/// holds the console password's hash and every link. SQLite gives its WAL
+/// and shared-memory files the mode of the database file.
+fn create_private(path: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(path)
+    {
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
+        Err(e) => Err(e),
+    }
+}
+
+fn has_links_table(conn: &Connection) -> rusqlite::Result<bool> {
+    conn.query_row(
+        "SELECT count(*) FROM sqlite_master WHERE type = 'table' AND name = 'links'",
+        [],
+        |r| r.get::<_, i64>(0),
+    )
+    .map(|n| n > 0)
 }
 
 /// A read-only connection. A WAL database is read through its `-shm` file,
