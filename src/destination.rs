@@ -40,6 +40,17 @@ pub enum InvalidDestination {
         "a destination must not contain a user name or password (an '@' before the host): {0:?}"
     )]
     Userinfo(String),
+    #[error(
+        "a destination must not contain invisible or text-direction characters \
+         (U+{codepoint:04X}): they make a URL read differently from where it goes; \
+         percent-encode it if it is meant: {given:?}"
+    )]
+    Invisible { given: String, codepoint: u32 },
+    #[error(
+        "the port of {given:?} must be written as it is served (a number without \
+         leading zeros, or none); did you mean {suggestion}"
+    )]
+    PortNotServedForm { given: String, suggestion: String },
     #[error("the host of {given:?} is served as {served:?}; did you mean {suggestion}")]
     HostNotServedForm {
         given: String,
@@ -57,6 +68,15 @@ impl Destination {
         // would be read as `evil.example`: refused with every other control.
         if s.chars().any(|c| c.is_whitespace() || c.is_control()) {
             return Err(InvalidDestination::Whitespace(s.to_owned()));
+        }
+        // Bidirectional overrides reorder what a reader sees (`/\u{202E}fdp.exe`
+        // shows as `/exe.pdf`), and zero-width characters hide in plain
+        // sight; the console and `list` show a destination as stored.
+        if let Some(c) = s.chars().find(|&c| is_invisible(c)) {
+            return Err(InvalidDestination::Invisible {
+                given: s.to_owned(),
+                codepoint: u32::from(c),
+            });
         }
         // WHATWG parsers read `\` as `/` in http(s) URLs (`/\host` is `//host`,
         // `https://a.example\@evil.example` ends the host at the `\`). It is
@@ -112,6 +132,25 @@ impl Destination {
                 suggestion: format!("{scheme}{served}{rest}{slash}"),
             });
         }
+        // `:0443` and a bare `:` are served as `:443` and no port: the text
+        // would not be the address scans reach.
+        let port = &authority[written.len()..];
+        let port_as_served = match port.strip_prefix(':') {
+            None => port.is_empty(),
+            Some(digits) => {
+                !digits.starts_with('0')
+                    && digits.parse::<u16>().ok() == url.port_or_known_default()
+            }
+        };
+        if !port_as_served {
+            let rest = &after[authority.len()..];
+            let slash = if rest.is_empty() { "/" } else { "" };
+            let port = url.port().map(|p| format!(":{p}")).unwrap_or_default();
+            return Err(InvalidDestination::PortNotServedForm {
+                given: s.to_owned(),
+                suggestion: format!("{scheme}{served}{port}{rest}{slash}"),
+            });
+        }
         Ok(Self {
             raw: s.to_owned(),
             internal: false,
@@ -126,6 +165,33 @@ impl Destination {
     pub fn is_internal(&self) -> bool {
         self.internal
     }
+}
+
+/// Characters that change how a text reads without being seen: Unicode's
+/// format characters (general category Cf: bidirectional embeddings,
+/// overrides and isolates, zero-width spaces and joiners, the byte-order
+/// mark, soft hyphen, tags), variation selectors and the Hangul fillers
+/// that render as blanks. `validate_doc_update.js` refuses the same set.
+fn is_invisible(c: char) -> bool {
+    matches!(
+        u32::from(c),
+        0x00AD
+            | 0x034F
+            | 0x061C
+            | 0x115F..=0x1160
+            | 0x17B4..=0x17B5
+            | 0x180B..=0x180F
+            | 0x200B..=0x200F
+            | 0x202A..=0x202E
+            | 0x2060..=0x206F
+            | 0x3164
+            | 0xFE00..=0xFE0F
+            | 0xFEFF
+            | 0xFFA0
+            | 0xFFF0..=0xFFFB
+            | 0x1D173..=0x1D17A
+            | 0xE0000..=0xE0FFF
+    )
 }
 
 /// The host as written in an authority without userinfo: an IPv6 literal with
@@ -248,6 +314,14 @@ mod tests {
             ("https://evil.exam\nple/", "control characters"),
             ("/\t/evil.example", "control characters"),
             ("/.\n/evil.example", "control characters"),
+            // Issue 19, item 13: shown as stored, they read as something else.
+            ("https://a.example/\u{202E}fdp.exe", "U+202E"),
+            ("https://a.example/a\u{2066}b", "U+2066"),
+            ("https://a.example/\u{FEFF}x", "U+FEFF"),
+            ("https://a.example/pay\u{200B}pal", "U+200B"),
+            ("/docs\u{200D}", "U+200D"),
+            ("https://a.example/?q=\u{E0041}", "U+E0041"),
+            ("https://a.example/\u{00AD}", "U+00AD"),
         ];
         for (bad, expected) in cases {
             match Destination::parse(bad) {
@@ -297,6 +371,37 @@ mod tests {
             assert!(msg.contains(&format!("did you mean {suggestion}")), "{msg}");
             assert!(Destination::parse(suggestion).is_ok(), "{suggestion}");
         }
+    }
+
+    #[test]
+    fn a_port_must_be_written_as_it_is_served() {
+        for (given, suggestion) in [
+            ("https://a.example:0443/x", "https://a.example/x"),
+            ("https://a.example:/x", "https://a.example/x"),
+            ("https://a.example:", "https://a.example/"),
+            ("http://a.example:08080/?q", "http://a.example:8080/?q"),
+            ("http://[::1]:0080/", "http://[::1]/"),
+        ] {
+            let err = Destination::parse(given).expect_err(given);
+            assert_eq!(
+                err,
+                InvalidDestination::PortNotServedForm {
+                    given: given.to_owned(),
+                    suggestion: suggestion.to_owned(),
+                }
+            );
+            assert!(Destination::parse(suggestion).is_ok(), "{suggestion}");
+        }
+        for ok in [
+            "https://a.example:443/x",
+            "https://a.example:8443",
+            "http://[::1]:8080/x",
+            "http://a.example:80/",
+        ] {
+            assert!(Destination::parse(ok).is_ok(), "{ok:?} refused");
+        }
+        // Percent-encoded, they are shown encoded, and taken.
+        assert!(Destination::parse("https://a.example/%E2%80%AEfdp.exe").is_ok());
     }
 
     proptest! {

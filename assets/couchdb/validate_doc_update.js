@@ -49,6 +49,10 @@ function (newDoc, oldDoc, userCtx, secObj) {
   }
   // The same rules as the service's Destination::parse (src/destination.rs):
   // what a person reads in the document is where a scan goes.
+  // Invisible and text-direction characters (is_invisible there), as UTF-16.
+  if (/[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]|\ud834[\udd73-\udd7a]|[\udb40-\udb43][\udc00-\udfff]/.test(url)) {
+    refuse('"url" must not contain invisible or text-direction characters (percent-encode them)');
+  }
   if (url.indexOf('\\') !== -1) {
     refuse('"url" must not contain a backslash');
   }
@@ -74,9 +78,9 @@ function (newDoc, oldDoc, userCtx, secObj) {
     }
     // The host as it is served: lower-case ASCII (IDNA "xn--" labels, not
     // Unicode), a dotted-decimal IPv4 address or a bracketed IPv6 one.
-    var hm = /^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?)(:[0-9]*)?$/.exec(m[1]);
+    var hm = /^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?)(:[1-9][0-9]{0,4})?$/.exec(m[1]);
     if (!hm) {
-      refuse('the host in "url" must be written as it is served: lower case, IDNA (xn--) for non-ASCII names');
+      refuse('the host in "url" must be written as it is served: lower case, IDNA (xn--) for non-ASCII names, a port without leading zeros');
     }
     var labels = hm[1].replace(/\.$/, '').split('.');
     if (/^(0x[0-9a-f]*|[0-9]+)$/.test(labels[labels.length - 1]) &&

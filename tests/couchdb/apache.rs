@@ -232,6 +232,9 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
             json!({"url": "https://a.example/", "expires": "soon"}),
         ),
         ("_bad05", json!({"url": "https://a.example/"})),
+        ("bad06", json!({"url": "https://a.example/\u{202E}fdp.exe"})),
+        ("bad07", json!({"url": "https://a.example/?t=\u{E0041}"})),
+        ("bad08", json!({"url": "https://a.example:0443/"})),
     ] {
         let (status, body) = editor.try_put(id, doc).await;
         assert!(

@@ -367,6 +367,12 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         ("bad17", json!({"url": "https://bücher.example/"})),
         ("bad18", json!({"url": "http://0x7f.1/"})),
         ("bad19", json!({"url": "https://ev\til.example/"})),
+        // Issue 19, item 13: read differently from where they go.
+        ("bad20", json!({"url": "https://a.example/\u{202E}fdp.exe"})),
+        ("bad21", json!({"url": "https://a.example/\u{FEFF}x"})),
+        ("bad22", json!({"url": "https://a.example/?t=\u{E0041}"})),
+        ("bad23", json!({"url": "https://a.example:0443/"})),
+        ("bad24", json!({"url": "https://a.example:/"})),
     ];
     for (id, doc) in bad {
         let (status, body) = couch.try_put(id, doc).await;
