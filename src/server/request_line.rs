@@ -17,8 +17,12 @@
 //! actix-http drains a body the handler did not read and keeps the connection
 //! open, so the next request line is rewritten like the first. Framing actix
 //! itself refuses (an unreadable or repeated `Content-Length`, one beside
-//! `Transfer-Encoding`, a coding other than chunked, a bad chunk size) turns
-//! the adapter off for the rest of the connection, which actix then closes.
+//! `Transfer-Encoding`, a coding other than chunked, a chunk size over a
+//! `u64`) turns the rewriting off for the rest of the connection, which
+//! actix then closes; the deadline of the request that had it keeps running,
+//! so no framing, understood here or not, lifts a connection's protection.
+//! Padding is read as actix reads it (blanks around a value, leading zeros),
+//! in a fixed 64-byte prefix per connection.
 
 use std::future::Future;
 use std::io;
@@ -36,10 +40,12 @@ use std::task::ready;
 use super::own_answer::{WrittenTail, own_answer};
 use super::request_heads::{HeadFields, RequestHeads};
 
-/// How much of a header line is kept to judge it: enough for
-/// `Transfer-Encoding:` and a `Content-Length: 0` with some padding. A longer
-/// `Content-Length` line is taken to announce a body, which only switches the
-/// adapter off; so the per-connection memory stays fixed whatever is sent.
+/// How much of a header line is kept to judge it, after [`LinePrefix`]
+/// squeezed out what cannot change its meaning (blanks around the value,
+/// leading zeros of a number): enough for any `Transfer-Encoding` actix
+/// reads and any `Content-Length` that fits a `u64`, however padded. So the
+/// per-connection memory stays fixed whatever is sent, and no padding can
+/// make a framing unreadable here that actix reads.
 const LINE_PREFIX: usize = 64;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -56,7 +62,9 @@ enum State {
         left: u64,
     },
     Chunked(Chunk),
-    /// After framing actix refuses: everything passes unchanged.
+    /// After framing actix refuses (and answers 400 and closes on):
+    /// everything passes unchanged, and the request's deadline keeps
+    /// running, so a framing misjudged here can never lift the protection.
     PassThrough,
 }
 
@@ -109,10 +117,10 @@ impl Framing {
 #[derive(Debug, Clone)]
 pub struct RequestLines {
     state: State,
-    prefix: [u8; LINE_PREFIX],
-    /// Length so far of a header line cut by a chunk boundary (0 between
-    /// lines); may exceed what `prefix` holds.
-    line_len: usize,
+    /// A header line cut by a chunk boundary, as far as it came.
+    line: LinePrefix,
+    /// Whether such a line is in progress.
+    in_line: bool,
     /// What the request whose headers are being read says of its body.
     framing: Framing,
     /// Requests begun on this connection (their first byte seen).
@@ -130,12 +138,12 @@ impl Default for RequestLines {
 impl RequestLines {
     /// Whether a request has begun and not yet been read whole (head and
     /// body): the time a slow client may take is counted from its start.
-    /// After framing the adapter no longer follows, this says no.
+    /// After framing the adapter does not follow, it stays yes: the
+    /// connection ends at the deadline of the request that had it.
     pub fn in_request(&self) -> bool {
         match self.state {
             State::RequestLine { content } => content,
-            State::Headers | State::Body { .. } | State::Chunked(_) => true,
-            State::PassThrough => false,
+            State::Headers | State::Body { .. } | State::Chunked(_) | State::PassThrough => true,
         }
     }
 
@@ -147,8 +155,8 @@ impl RequestLines {
     pub fn new() -> Self {
         Self {
             state: State::RequestLine { content: false },
-            prefix: [0; LINE_PREFIX],
-            line_len: 0,
+            line: LinePrefix::default(),
+            in_line: false,
             framing: Framing::default(),
             started: 0,
             heads: RequestHeads::default(),
@@ -216,7 +224,7 @@ impl RequestLines {
                     }
                     i += j + 1;
                     self.state = if content {
-                        self.line_len = 0;
+                        self.in_line = false;
                         self.framing = Framing::default();
                         State::Headers
                     } else {
@@ -230,23 +238,23 @@ impl RequestLines {
                     let part = &rest[..end.unwrap_or(rest.len())];
                     let line = match end {
                         // The common case: the whole line is in this chunk
-                        // and is judged where it lies, without a copy.
-                        Some(_) if self.line_len == 0 => judge(
-                            &part[..part.len().min(LINE_PREFIX)],
-                            part.len() <= LINE_PREFIX,
-                        ),
+                        // and short, and is judged where it lies, without a copy.
+                        Some(_) if !self.in_line && part.len() <= LINE_PREFIX => judge(part, true),
+                        Some(_) if !self.in_line => {
+                            let mut line = LinePrefix::default();
+                            line.push(part);
+                            line.judge()
+                        }
                         _ => {
-                            if self.line_len < LINE_PREFIX {
-                                let n = part.len().min(LINE_PREFIX - self.line_len);
-                                self.prefix[self.line_len..self.line_len + n]
-                                    .copy_from_slice(&part[..n]);
+                            if !std::mem::replace(&mut self.in_line, true) {
+                                self.line = LinePrefix::default();
                             }
-                            self.line_len = self.line_len.saturating_add(part.len());
+                            self.line.push(part);
                             if end.is_none() {
                                 return input.len();
                             }
-                            let len = std::mem::take(&mut self.line_len);
-                            judge(&self.prefix[..len.min(LINE_PREFIX)], len <= LINE_PREFIX)
+                            self.in_line = false;
+                            self.line.judge()
                         }
                     };
                     i += part.len() + 1;
@@ -332,12 +340,15 @@ impl RequestLines {
                         continue;
                     }
                     match (b as char).to_digit(16) {
-                        // 16 hex digits already fill a u64.
-                        Some(_) if digits >= 16 => return refuse(self),
-                        Some(d) => {
-                            size = size * 16 + u64::from(d);
-                            digits += 1;
-                        }
+                        // Leading zeros are read by actix as they are here:
+                        // only a size over a u64 is refused.
+                        Some(d) => match size.checked_mul(16) {
+                            Some(shifted) => {
+                                size = shifted + u64::from(d);
+                                digits = digits.saturating_add(1);
+                            }
+                            None => return refuse(self),
+                        },
                         None if digits > 0 && matches!(b, b';' | b' ' | b'\t' | b'\r') => {
                             rest_of_line = true
                         }
@@ -372,6 +383,71 @@ impl RequestLines {
             self.state = State::RequestLine { content: true };
             input = rest;
         }
+    }
+}
+
+/// The start of a header line as it is judged: the name as sent, then the
+/// value with blanks before it, runs of blanks inside it and leading zeros
+/// of a number squeezed out, so padding (`Content-Length:` and 60 spaces,
+/// or 70 zeros) cannot push the meaning past what is kept. Only a value
+/// that means something else (a number over a `u64`, a list of codings)
+/// is longer than [`LINE_PREFIX`], and such framing actix refuses too.
+#[derive(Debug, Clone, Copy)]
+struct LinePrefix {
+    kept: [u8; LINE_PREFIX],
+    len: usize,
+    /// Where the value starts in `kept`, once the `:` is kept.
+    value_at: Option<usize>,
+    /// Something was not kept for want of room.
+    cut: bool,
+}
+
+impl Default for LinePrefix {
+    fn default() -> Self {
+        Self {
+            kept: [0; LINE_PREFIX],
+            len: 0,
+            value_at: None,
+            cut: false,
+        }
+    }
+}
+
+impl LinePrefix {
+    fn push(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            let Some(at) = self.value_at else {
+                self.keep(b);
+                if b == b':' {
+                    self.value_at = Some(self.len);
+                }
+                continue;
+            };
+            let value = &self.kept[at..self.len];
+            let blank = matches!(b, b' ' | b'\t');
+            if blank && value.last().is_none_or(|c| matches!(c, b' ' | b'\t')) {
+                continue;
+            }
+            if value == b"0" && b.is_ascii_digit() {
+                self.kept[at] = b;
+                continue;
+            }
+            self.keep(b);
+        }
+    }
+
+    fn keep(&mut self, b: u8) {
+        match self.kept.get_mut(self.len) {
+            Some(slot) => {
+                *slot = b;
+                self.len += 1;
+            }
+            None => self.cut = true,
+        }
+    }
+
+    fn judge(&self) -> Line {
+        judge(&self.kept[..self.len], !self.cut)
     }
 }
 
@@ -817,12 +893,51 @@ mod tests {
         }
     }
 
+    /// Issue 19, item 1: padding that actix reads past turned the adapter
+    /// (and with it the deadline) off for the rest of the connection.
     #[test]
-    fn a_content_length_line_too_long_to_judge_counts_as_a_body() {
-        let mut input = b"GET /a HTTP/1.1\r\nContent-Length: ".to_vec();
-        input.extend_from_slice(&[b' '; LINE_PREFIX]);
-        input.extend_from_slice(b"0\r\n\r\nGET /\xe9 HTTP/1.1\r\n\r\n");
-        assert_eq!(rewrite_whole(&input), input);
+    fn padded_framing_is_read_as_actix_reads_it_at_any_split() {
+        let zeros = "0".repeat(70);
+        let spaces = " ".repeat(60);
+        let cases: [(String, &[u8]); 5] = [
+            (format!("Content-Length: {zeros}\r\n"), b""),
+            (format!("Content-Length:{spaces}0{spaces}\r\n"), b""),
+            (format!("content-length: {zeros}3\r\n"), b"\xe9\xe9\xe9"),
+            (
+                format!("Transfer-Encoding:{spaces}chunked{spaces}\r\n"),
+                b"2\r\n\xe9\xe9\r\n0\r\n\r\n",
+            ),
+            (
+                "Transfer-Encoding: chunked\r\n".to_owned(),
+                b"00000000000000000002\r\n\xe9\xe9\r\n0000000000000000000\r\n\r\n",
+            ),
+        ];
+        for (header, body) in cases {
+            let mut input = b"POST /a HTTP/1.1\r\n".to_vec();
+            input.extend_from_slice(header.as_bytes());
+            input.extend_from_slice(b"\r\n");
+            input.extend_from_slice(body);
+            let second = input.len();
+            input.extend_from_slice(b"GET /\xe9 HTTP/1.1\r\n\r\n");
+            let mut expected = input[..second].to_vec();
+            expected.extend_from_slice(b"GET /%E9 HTTP/1.1\r\n\r\n");
+            for cut in 0..=input.len() {
+                assert_eq!(
+                    rewrite_split(&input, &[cut]),
+                    expected,
+                    "{header:?} cut at {cut}"
+                );
+            }
+            let (_, lines) = feed_split(&input, &[]);
+            assert_eq!(lines.started(), 2, "{header:?}");
+        }
+    }
+
+    #[test]
+    fn after_framing_it_cannot_follow_the_deadline_keeps_running() {
+        let input = b"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\nxx";
+        let (_, lines) = feed_split(input, &[]);
+        assert!(lines.in_request());
     }
 
     #[test]
@@ -950,20 +1065,19 @@ mod tests {
     }
 
     fn body() -> impl Strategy<Value = Body> {
-        let length =
-            (0usize..40, any::<bool>(), any::<bool>()).prop_flat_map(|(n, zeros, space)| {
+        // Padded as attackers pad it (issue 19, item 1): blanks around the
+        // number and leading zeros, up to well past the judged prefix.
+        let length = (0usize..40, 0usize..90, 0usize..90, 0usize..90).prop_flat_map(
+            |(n, zeros, before, after)| {
                 prop::collection::vec(any::<u8>(), n).prop_map(move |bytes| {
-                    let mut spelled = Vec::new();
-                    if space {
-                        spelled.push(b' ');
-                    }
-                    if zeros {
-                        spelled.extend_from_slice(b"00");
-                    }
+                    let mut spelled = vec![b' '; before];
+                    spelled.extend(std::iter::repeat_n(b'0', zeros));
                     spelled.extend_from_slice(n.to_string().as_bytes());
+                    spelled.extend(std::iter::repeat_n(b'\t', after));
                     Body::Length(spelled, bytes)
                 })
-            });
+            },
+        );
         let chunked = (
             prop::collection::vec(
                 (prop::collection::vec(any::<u8>(), 1..30), any::<bool>()),
@@ -984,8 +1098,11 @@ mod tests {
                 ("Transfer-Encoding", b"chunked".to_vec()),
                 ("Content-Length", b"2".to_vec()),
             ],
-            // Longer than the prefix that is judged.
-            vec![("Content-Length", [vec![b' '; 60], b"0".to_vec()].concat())],
+            // More than a u64, however it is padded.
+            vec![(
+                "Content-Length",
+                [vec![b' '; 60], b"18446744073709551616".to_vec()].concat(),
+            )],
         ])
         .prop_map(Body::Refused);
         prop_oneof![3 => Just(Body::None), 2 => length, 2 => chunked, 1 => refused]
