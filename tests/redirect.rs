@@ -258,3 +258,46 @@ async fn stored_destinations_that_fool_people_are_invalid_documents() {
         "{ready}"
     );
 }
+
+/// Issue 19, item 3: thousands of query parameters or path segments made
+/// each request cost tens of milliseconds (quadratic merging, a key lookup
+/// per segment). Past the caps it is a 400, logged like any answer; at the
+/// caps it redirects.
+#[tokio::test]
+async fn requests_past_the_parameter_and_segment_caps_are_a_logged_400() {
+    use qrtag::redirect_policy::{MAX_PATH_SEGMENTS, MAX_QUERY_PARAMS};
+    let app = spawn_app().await;
+    app.link("docs", "https://docs.example/").await;
+    app.wait_for_status("/docs", 302).await;
+
+    let many = (0..7_000)
+        .map(|i| format!("p{i}=1"))
+        .collect::<Vec<_>>()
+        .join("&");
+    let r = app.get(&format!("/docs?{many}")).await;
+    assert_eq!(r.status(), 400);
+    let deep = format!("/docs{}", "/a".repeat(30_000));
+    let r = app.get(&deep).await;
+    assert_eq!(r.status(), 400);
+
+    let most = vec!["p=1"; MAX_QUERY_PARAMS].join("&");
+    let r = app.get(&format!("/docs?{most}")).await;
+    assert_eq!(r.status(), 302);
+    let deepest = format!("/docs{}", "/a".repeat(MAX_PATH_SEGMENTS - 1));
+    let r = app.get(&deepest).await;
+    assert_eq!(r.status(), 302);
+    assert_eq!(
+        header(&r, "location"),
+        Some(format!("https://docs.example{}", &deepest[5..]).as_str())
+    );
+
+    let log = app.dir.path().join("access.log");
+    eventually(Duration::from_secs(5), || async {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.lines()
+            .filter(|l| l.split(' ').nth(5) == Some("400"))
+            .count()
+            == 2
+    })
+    .await;
+}

@@ -115,6 +115,11 @@ pub struct LinkTable {
     /// The store's sequence this table reflects (opaque: CouchDB's are
     /// strings, SQLite's and PouchDB's numbers); `None` before any load.
     seq: Option<Value>,
+    /// At least the length of the longest key (edits only raise it): a
+    /// longer candidate is answered without hashing it, so the resolver's
+    /// longest-prefix match costs O(path) however long the path a client
+    /// sends (issue 19, item 3).
+    longest_key: usize,
 }
 
 impl std::fmt::Debug for LinkTable {
@@ -136,6 +141,7 @@ impl Default for LinkTable {
             len: 0,
             invalid: Arc::default(),
             seq: None,
+            longest_key: 0,
         }
     }
 }
@@ -143,6 +149,9 @@ impl Default for LinkTable {
 impl LinkTable {
     #[inline]
     pub fn get(&self, key: &str) -> Option<LinkView<'_>> {
+        if key.len() > self.longest_key {
+            return None;
+        }
         let h = self.hasher.hash(key);
         self.shards[shard_of(h, self.shards.len())].get(h, key)
     }
@@ -275,6 +284,10 @@ impl LinkTable {
                 Outcome::Live(link) => Some((*h, link.view(key))),
                 _ => None,
             }));
+            self.longest_key = links
+                .iter()
+                .map(|(_, l)| l.key.len())
+                .fold(self.longest_key, usize::max);
             let new_len = links.len();
             let old_len = old.len();
             // A shard over 4 GiB of URLs cannot be built; keep the old one
@@ -518,6 +531,12 @@ impl TableBuilder {
         let hasher = self.hasher.clone();
         let mut shards = Vec::with_capacity(count);
         let mut len = 0;
+        let longest_key = groups
+            .iter()
+            .flatten()
+            .map(|&i| self.items[i].key_len)
+            .max()
+            .unwrap_or(0);
         for group in &groups {
             let links: Vec<Hashed<'_>> = group
                 .iter()
@@ -542,6 +561,7 @@ impl TableBuilder {
             len,
             invalid: Arc::new(invalid),
             seq,
+            longest_key,
         }
     }
 }
