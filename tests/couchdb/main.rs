@@ -10,6 +10,7 @@ mod console;
 #[path = "../support/deploy_kit.rs"]
 mod deploy_kit;
 mod harness;
+mod lifecycle;
 mod nodes;
 #[path = "../support/pipe.rs"]
 mod pipe;
