@@ -160,7 +160,7 @@ fn edit_forms(v: &View<'_>) -> Markup {
         form.card #edit-expiry method="post" action={ (BASE) "/link/expiry" } {
             (csrf_field(csrf))
             input type="hidden" name="key" value=(v.key);
-            label for="expires" { "Expires (30d, 12h, 2w, 2026-12-31T23:59:59Z, or never)" }
+            label for="expires" { "Expires (30d, 12h, 2w, a date such as 2026-12-31, 2026-12-31T23:59:59Z, or never)" }
             input #expires type="text" name="expires" value=[v.expires.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))];
             button type="submit" { "Set expiry" }
         }
