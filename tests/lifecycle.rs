@@ -326,3 +326,56 @@ async fn set_on_an_inactive_link_says_scans_still_get_404_and_enable_does_it() {
     let out = ok(app.cli(&["set", "k", "--enable"]));
     assert_eq!(out, "k enabled\n");
 }
+
+/// At a terminal (a pseudo-terminal from `script`), delete asks first and
+/// does nothing unless the answer is yes.
+#[test]
+fn at_a_terminal_delete_asks_first() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("t.db");
+    ok(qrtag_cmd(
+        &db,
+        &["new", "https://example.com/", "--key", "k"],
+    ));
+    let at_terminal = |answer: &str| {
+        use std::io::Write;
+        let command = format!(
+            "{} --db {} --public-url {PUBLIC_URL} delete k",
+            env!("CARGO_BIN_EXE_qrtag"),
+            db.display()
+        );
+        let mut child = std::process::Command::new("script")
+            .args(["-qec", &command, "/dev/null"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("script runs");
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(answer.as_bytes())
+            .expect("answer");
+        child.wait_with_output().expect("finished")
+    };
+    let out = at_terminal("n\n");
+    let text = stdout(&out);
+    assert!(
+        text.contains(&format!(
+            "Delete k? Scans of {PUBLIC_URL}/k will answer 404, and the key is never used again. [y/N]"
+        )),
+        "{text}"
+    );
+    assert!(text.contains("qrtag: k not deleted"), "{text}");
+    assert_eq!(out.status.code(), Some(1));
+    assert!(show(&db, "k").get("deleted_at").is_none());
+
+    let out = at_terminal("y\n");
+    assert!(out.status.success(), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("deleted k: scans of"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(show(&db, "k")["deleted_at"].is_string());
+}
