@@ -60,6 +60,34 @@ fn bench(c: &mut Criterion) {
         b.iter(|| decide(ORIGIN, black_box("/zzzzz"), None, lookup))
     });
     group.finish();
+
+    // Issue 19, item 3: the work per request must grow linearly with the
+    // parameters merged and the segments matched. Read each figure against
+    // the 16-item case of its group: linear is about 16 times at 256.
+    let mut group = c.benchmark_group("resolver_growth");
+    for n in [16, 64, 256] {
+        // Every name twice in the destination, then set by the request.
+        let destination = format!(
+            "https://a.example/?{}",
+            (0..n)
+                .map(|i| format!("p{i}=d&p{i}=e"))
+                .collect::<Vec<_>>()
+                .join("&")
+        );
+        let query = (0..n)
+            .map(|i| format!("p{i}=r"))
+            .collect::<Vec<_>>()
+            .join("&");
+        let merge_rules = |k: &str| (k == "m").then_some(destination.as_str());
+        group.bench_function(format!("query_params_{n}"), |b| {
+            b.iter(|| decide(ORIGIN, "/m", Some(black_box(&query)), merge_rules))
+        });
+        let deep = format!("/{hit}{}", "/segment".repeat(n.min(127)));
+        group.bench_function(format!("path_segments_{}", n.min(127)), |b| {
+            b.iter(|| decide(ORIGIN, black_box(&deep), None, lookup))
+        });
+    }
+    group.finish();
 }
 
 criterion_group! {

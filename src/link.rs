@@ -31,6 +31,8 @@ pub enum InvalidLink {
     BadInactive,
     #[error("\"expires\" must be an RFC 3339 time, e.g. 2026-12-31T23:59:59Z")]
     BadExpires,
+    #[error("\"{0}\" must be an RFC 3339 time, e.g. 2026-12-31T23:59:59Z")]
+    BadTime(&'static str),
 }
 
 impl Link {
@@ -44,6 +46,9 @@ impl Link {
             Some(Value::Bool(b)) => *b,
             Some(_) => return Err(InvalidLink::BadInactive),
         };
+        // A tombstone is never live, whatever its `inactive` says (a hand
+        // edit could clear that; `deleted_at` is what makes it a tombstone).
+        let inactive = inactive || is_tombstone(doc);
         let expires = match doc.get("expires") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(parse_expires(s)?),
@@ -74,6 +79,87 @@ pub fn parse_expires(s: &str) -> Result<DateTime<Utc>, InvalidLink> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|_| InvalidLink::BadExpires)
+}
+
+/// A time as qrtag writes it into a document: RFC 3339 UTC, whole seconds.
+pub fn time_text(t: DateTime<Utc>) -> String {
+    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+}
+
+/// A time field of the document, `None` when absent or not an RFC 3339 time.
+fn time_field(doc: &Document, name: &str) -> Option<DateTime<Utc>> {
+    doc.get(name)
+        .and_then(Value::as_str)
+        .and_then(|s| parse_expires(s).ok())
+}
+
+/// When the link was created (set once, by the write that created it).
+pub fn created_at(doc: &Document) -> Option<DateTime<Utc>> {
+    time_field(doc, "created_at")
+}
+
+/// When qrtag last wrote the document (any edit, the creation, the deletion).
+pub fn changed_at(doc: &Document) -> Option<DateTime<Utc>> {
+    time_field(doc, "changed_at")
+}
+
+/// When the link was deleted, for a tombstone.
+pub fn deleted_at(doc: &Document) -> Option<DateTime<Utc>> {
+    time_field(doc, "deleted_at")
+}
+
+/// Whether the document is a deleted link's tombstone: any `deleted_at` at
+/// all, even one that is not a time, so a hand-made value never revives it.
+pub fn is_tombstone(doc: &Document) -> bool {
+    doc.get("deleted_at").is_some_and(|v| !v.is_null())
+}
+
+/// The time fields besides `expires`, as `assets/couchdb/validate_doc_update.js`
+/// checks them: RFC 3339 strings when present.
+pub const TIME_FIELDS: [&str; 4] = ["created_at", "changed_at", "deleted_at", "invalidated_at"];
+
+/// Whether every time field is absent, null or an RFC 3339 time: what
+/// CouchDB's validation asks, so an import is refused before the store would.
+pub fn check_times(doc: &Document) -> Result<(), InvalidLink> {
+    for name in TIME_FIELDS {
+        match doc.get(name) {
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if parse_expires(s).is_ok() => {}
+            Some(_) => return Err(InvalidLink::BadTime(name)),
+        }
+    }
+    Ok(())
+}
+
+/// Why a deleted key is not used again, in one wording for every command.
+pub fn deleted_message(key: &impl std::fmt::Display, on: Option<DateTime<Utc>>) -> String {
+    let on = on
+        .map(|t| format!(" on {}", t.format("%Y-%m-%d")))
+        .unwrap_or_default();
+    format!(
+        "key {key} was deleted{on}; a deleted key is never reused, so a printed tag can't lead somewhere else"
+    )
+}
+
+/// Stamps a new document: `created_at` unless it has one (DIDComm and an
+/// import bring their own), and `changed_at`.
+pub fn stamp_created(doc: &mut Document, now: DateTime<Utc>) {
+    if doc.get("created_at").is_none_or(Value::is_null) {
+        doc.insert("created_at".into(), Value::String(time_text(now)));
+    }
+    stamp_changed(doc, now);
+}
+
+/// Stamps a write: `changed_at` is now.
+pub fn stamp_changed(doc: &mut Document, now: DateTime<Utc>) {
+    doc.insert("changed_at".into(), Value::String(time_text(now)));
+}
+
+/// Turns the document into a tombstone: `deleted_at`, `inactive: true`;
+/// the destination and every other field stay, to show what the key was.
+pub fn set_deleted(doc: &mut Document, now: DateTime<Utc>) {
+    set_inactive(doc, true);
+    doc.insert("deleted_at".into(), Value::String(time_text(now)));
 }
 
 /// Field edits the commands make; each touches only the field it owns.
@@ -147,10 +233,7 @@ pub fn notes(doc: &Document) -> Option<std::borrow::Cow<'_, str>> {
 
 pub fn set_expires(doc: &mut Document, expires: Option<DateTime<Utc>>) {
     match expires {
-        Some(t) => doc.insert(
-            "expires".into(),
-            Value::String(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)),
-        ),
+        Some(t) => doc.insert("expires".into(), Value::String(time_text(t))),
         None => doc.shift_remove("expires"),
     };
 }
@@ -246,6 +329,37 @@ mod tests {
         );
         let hand_made = doc(json!({"url": "/x", "notes": ["a", 1]}));
         assert_eq!(notes(&hand_made).as_deref(), Some(r#"["a",1]"#));
+    }
+
+    #[test]
+    fn a_tombstone_is_never_live_and_keeps_its_fields() {
+        let now = parse_expires("2026-11-25T13:40:00.7Z").expect("time");
+        let mut d = doc(json!({"url": "/x", "inactive": false, "tag": 1}));
+        stamp_created(&mut d, now);
+        assert_eq!(created_at(&d), parse_expires("2026-11-25T13:40:00Z").ok());
+        assert_eq!(changed_at(&d), created_at(&d));
+        set_deleted(&mut d, now);
+        assert!(is_tombstone(&d));
+        assert_eq!(deleted_at(&d), created_at(&d));
+        assert_eq!(d.get("deleted_at"), Some(&json!("2026-11-25T13:40:00Z")));
+        assert_eq!(d.get("tag"), Some(&json!(1)));
+        d.insert("inactive".into(), json!(false));
+        let l = Link::from_document(&d).expect("still a valid document");
+        assert!(!l.is_live_at(now), "deleted_at alone makes it dead");
+        d.insert("deleted_at".into(), json!("yesterday"));
+        assert!(is_tombstone(&d) && deleted_at(&d).is_none());
+    }
+
+    #[test]
+    fn created_at_is_kept_changed_at_is_not() {
+        let t1 = parse_expires("2026-01-01T00:00:00Z").expect("time");
+        let t2 = parse_expires("2026-02-01T00:00:00Z").expect("time");
+        let mut d = doc(json!({"url": "/x"}));
+        stamp_created(&mut d, t1);
+        stamp_created(&mut d, t2);
+        assert_eq!((created_at(&d), changed_at(&d)), (Some(t1), Some(t2)));
+        stamp_changed(&mut d, t1);
+        assert_eq!(changed_at(&d), Some(t1));
     }
 
     #[test]

@@ -1,6 +1,13 @@
 //! Creating and editing links on any store, with the retry rules both stores
 //! share: a taken random ID draws a fresh one, and a stale revision re-reads
-//! and applies the edit again. The CLI and the API call these.
+//! and applies the edit again. The CLI, the console and the API call these.
+//!
+//! Every write here stamps the document (`created_at` once, `changed_at`
+//! each time), and none of them touches a tombstone: a deleted key keeps
+//! its document so that it is never handed out again, since a printed tag
+//! must not lead somewhere else by accident.
+
+use chrono::{DateTime, Utc};
 
 use crate::destination::Destination;
 use crate::link::{self, Document, Link};
@@ -18,6 +25,11 @@ pub enum LinkError {
     KeyTaken(LinkKey),
     #[error("no link with key {0}")]
     NotFound(LinkKey),
+    #[error("{}", link::deleted_message(.key, *.on))]
+    Deleted {
+        key: LinkKey,
+        on: Option<DateTime<Utc>>,
+    },
     #[error("gave up after {MAX_ATTEMPTS} conflicting writes to {0}")]
     TooManyConflicts(String),
     #[error(transparent)]
@@ -42,25 +54,61 @@ pub async fn create_document(
     doc: &Document,
     key: Option<&LinkKey>,
 ) -> Result<LinkKey, LinkError> {
+    let mut doc = doc.clone();
+    link::stamp_created(&mut doc, Utc::now());
+    let doc = &doc;
     if let Some(key) = key {
         return match store.create(key, doc).await {
-            Err(StoreError::Conflict(_)) => Err(LinkError::KeyTaken(key.clone())),
-            other => other.map(|()| key.clone()).map_err(Into::into),
+            Ok(()) => Ok(key.clone()),
+            Err(e) => Err(not_created(store, key, e).await),
         };
     }
+    // A random key that hits a tombstone is taken like any other, and is
+    // redrawn.
     for _ in 0..MAX_ATTEMPTS {
         let key = LinkKey::from(ShortId::random());
         match store.create(&key, doc).await {
             Ok(()) => return Ok(key),
-            Err(StoreError::Conflict(_)) => continue,
-            Err(e) => return Err(e.into()),
+            Err(e) => match not_created(store, &key, e).await {
+                LinkError::KeyTaken(_) | LinkError::Deleted { .. } => continue,
+                e => return Err(e),
+            },
         }
     }
     Err(LinkError::TooManyConflicts("a new random key".into()))
 }
 
+/// Why `key` could not be created: taken, a tombstone (said as such, with
+/// its date), or the store's own error. CouchDB's validation may refuse a
+/// create over a tombstone (403) before its conflict check (409), so a
+/// refusal is also looked into; a failed read to tell leaves the error as
+/// it was.
+async fn not_created(store: &dyn LinkStore, key: &LinkKey, err: StoreError) -> LinkError {
+    if !matches!(err, StoreError::Conflict(_) | StoreError::Refused { .. }) {
+        return err.into();
+    }
+    let tombstone = match store.get(key).await {
+        Ok(Some(stored)) => deleted(key, &stored.doc),
+        _ => None,
+    };
+    match (tombstone, err) {
+        (Some(deleted), _) => deleted,
+        (None, StoreError::Conflict(_)) => LinkError::KeyTaken(key.clone()),
+        (None, err) => err.into(),
+    }
+}
+
+/// [`LinkError::Deleted`] for a tombstone, `None` for any other document.
+pub fn deleted(key: &LinkKey, doc: &Document) -> Option<LinkError> {
+    link::is_tombstone(doc).then(|| LinkError::Deleted {
+        key: key.clone(),
+        on: link::deleted_at(doc),
+    })
+}
+
 /// Applies `edit` to the stored document, re-reading and retrying when
-/// someone else wrote in between. Returns the document as written.
+/// someone else wrote in between, and stamps `changed_at`. A tombstone is
+/// refused. Returns the document as written.
 pub async fn update(
     store: &dyn LinkStore,
     key: &LinkKey,
@@ -70,8 +118,12 @@ pub async fn update(
         let Some(stored) = store.get(key).await? else {
             return Err(LinkError::NotFound(key.clone()));
         };
+        if let Some(e) = deleted(key, &stored.doc) {
+            return Err(e);
+        }
         let mut doc = stored.doc;
         edit(&mut doc);
+        link::stamp_changed(&mut doc, Utc::now());
         match store.replace(key, &doc, &stored.rev).await {
             Ok(()) => return Ok(doc),
             Err(StoreError::Conflict(_)) => continue,
@@ -96,6 +148,12 @@ pub async fn set_inactive(
     inactive: bool,
 ) -> Result<Document, LinkError> {
     update(store, key, |d| link::set_inactive(d, inactive)).await
+}
+
+/// Deletes a link: its document becomes a tombstone (`deleted_at`,
+/// inactive), which answers 404 and keeps the key from ever being reused.
+pub async fn delete(store: &dyn LinkStore, key: &LinkKey) -> Result<Document, LinkError> {
+    update(store, key, |d| link::set_deleted(d, Utc::now())).await
 }
 
 pub async fn get(store: &dyn LinkStore, key: &LinkKey) -> Result<Document, LinkError> {
@@ -131,10 +189,31 @@ mod tests {
         ));
         let doc = set_inactive(&store, &slug, true).await.expect("disable");
         assert_eq!(doc.get("inactive"), Some(&serde_json::Value::Bool(true)));
+        assert!(link::created_at(&doc).is_some() && link::changed_at(&doc).is_some());
         let missing = LinkKey::parse("zzzzz").expect("key");
         assert!(matches!(
             set_url(&store, &missing, &url).await,
             Err(LinkError::NotFound(_))
         ));
+    }
+
+    #[tokio::test]
+    async fn a_tombstone_refuses_every_write_and_its_key() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(&dir.path().join("t.db")).expect("open");
+        let url = Destination::parse("https://example.com/").expect("url");
+        let key = LinkKey::parse("gone").expect("key");
+        create(&store, &url, Some(&key), false)
+            .await
+            .expect("create");
+        let doc = delete(&store, &key).await.expect("delete");
+        assert!(link::is_tombstone(&doc));
+        let refused = |e: Option<LinkError>| matches!(e, Some(LinkError::Deleted { .. }));
+        assert!(refused(create(&store, &url, Some(&key), false).await.err()));
+        assert!(refused(set_url(&store, &key, &url).await.err()));
+        assert!(refused(set_inactive(&store, &key, false).await.err()));
+        assert!(refused(delete(&store, &key).await.err()));
+        let msg = delete(&store, &key).await.expect_err("twice").to_string();
+        assert!(msg.starts_with("key gone was deleted on 20"), "{msg}");
     }
 }

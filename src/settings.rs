@@ -340,6 +340,8 @@ pub struct ConsoleSettings {
     /// tunnel even when the tags say https, and a `Secure` cookie over http
     /// would never come back.
     pub secure_cookie: bool,
+    /// Where a bare expiry date ends (`--time-zone`).
+    pub time_zone: chrono_tz::Tz,
 }
 
 /// The DIDComm listener (`POST /didcomm`) and its rules.

@@ -286,6 +286,7 @@ fn console_state(
         accounts,
         console.secure_cookie,
     );
+    state.time_zone = console.time_zone;
     if let Some(index) = scans {
         state.scans = index;
     }

@@ -33,7 +33,10 @@ struct Console {
 async fn first_run_console(secure_cookie: bool) -> Console {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
-    settings.console = Some(ConsoleSettings { secure_cookie });
+    settings.console = Some(ConsoleSettings {
+        secure_cookie,
+        ..ConsoleSettings::default()
+    });
     Console {
         app: spawn_with(settings, dir).await,
         http: browser(),
@@ -982,4 +985,105 @@ async fn the_list_pages_forward_and_back_and_searches_keys_and_destinations() {
     assert!(none.contains(r#"id="empty""#) && rows(&none).is_empty());
     assert!(first.contains(r#"src="/qr/p000.svg?scale=2&amp;margin=1""#));
     assert!(first.contains(r#"data-scans="—""#), "no scan index yet");
+}
+
+/// Issue 18: the console deletes a link after a second step (a ticked box),
+/// the page then says when, scans get 404, and the key is never taken
+/// again; a past expiry is refused in the form with the time and now.
+#[tokio::test]
+async fn delete_takes_a_ticked_box_and_leaves_a_tombstone_page() {
+    let c = console().await;
+    c.login().await;
+    let page = c.create("menu", "https://example.com/menu").await;
+    assert_eq!(page, "/console/link?key=menu");
+    let from = "/link?key=menu";
+    c.wait_location("menu", Some("https://example.com/menu"))
+        .await;
+    let html = c.page(from).await;
+    assert!(html.contains(r#"id="delete-link""#), "{html}");
+
+    let res = c.post(from, "/link/delete", &[("key", "menu")]).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST, "not without the box");
+    let body = res.text().await.expect("body");
+    assert!(
+        body.contains("menu was not deleted: tick the box"),
+        "{body}"
+    );
+    assert_eq!(
+        c.location("menu").await.as_deref(),
+        Some("https://example.com/menu")
+    );
+
+    let res = c
+        .post(from, "/link/delete", &[("key", "menu"), ("confirm", "yes")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(header(&res, "location"), Some("/console/link?key=menu"));
+    c.app.wait_for_status("/menu", 404).await;
+    let html = c.page(from).await;
+    let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    assert!(html.contains(r#"data-state="deleted""#), "{html}");
+    assert!(
+        html.contains(&format!("This link was deleted on {day}")),
+        "{html}"
+    );
+    assert!(
+        !html.contains(r#"id="edit-destination""#),
+        "no edits: {html}"
+    );
+    assert!(!html.contains(r#"id="tag""#), "no tag: {html}");
+    let res = c.get("/link/download?key=menu&format=png").await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[("url", "https://other.example/"), ("key", "menu")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::CONFLICT);
+    let body = res.text().await.expect("body");
+    assert!(
+        body.contains(&format!(
+            "Key menu was deleted on {day}; a deleted key is never reused"
+        )),
+        "{body}"
+    );
+    let res = c
+        .post(from, "/link/state", &[("key", "menu"), ("active", "true")])
+        .await;
+    assert_eq!(res.status(), StatusCode::CONFLICT, "no edit revives it");
+    let out = qrtag_cmd(&c.app.db, &["list", "--deleted"]);
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        listed.starts_with("menu\thttps://example.com/menu\tdeleted "),
+        "{listed}"
+    );
+
+    c.create("later", "https://example.com/later").await;
+    let res = c
+        .post(
+            "/link?key=later",
+            "/link/expiry",
+            &[("key", "later"), ("expires", "2020-01-01")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let body = res.text().await.expect("body");
+    assert!(
+        body.contains("Expires: 2020-01-01 23:59 UTC is in the past (it is now "),
+        "{body}"
+    );
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[
+                ("url", "https://example.com/"),
+                ("expires", "2020-01-01T00:00:00Z"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 }

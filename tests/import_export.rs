@@ -62,7 +62,27 @@ fn export(db: &Path) -> String {
         "",
         "nothing on stderr when it is not a terminal"
     );
-    stdout(&out)
+    unstamped(&stdout(&out))
+}
+
+/// Export text without the times qrtag stamps on the documents it creates
+/// (`created_at`, `changed_at`: the clock's, checked in tests/lifecycle.rs),
+/// byte for byte otherwise.
+fn unstamped(text: &str) -> String {
+    text.split_inclusive('\n')
+        .map(|line| {
+            let mut line = line.to_owned();
+            for field in ["created_at", "changed_at"] {
+                let pattern = format!(",\"{field}\":\"");
+                if let Some(at) = line.find(&pattern) {
+                    let value = at + pattern.len();
+                    let end = value + line[value..].find('"').expect("end of the time");
+                    line.replace_range(at..=end, "");
+                }
+            }
+            line
+        })
+        .collect()
 }
 
 fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
@@ -74,7 +94,12 @@ fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
 fn show(db: &Path, key: &str) -> Value {
     let out = qrtag_cmd(db, &["show", key]);
     assert!(out.status.success(), "{}", stderr(&out));
-    serde_json::from_str(&stdout(&out)).expect("show prints JSON")
+    let mut doc: Value = serde_json::from_str(&stdout(&out)).expect("show prints JSON");
+    if let Some(fields) = doc.as_object_mut() {
+        fields.shift_remove("created_at");
+        fields.shift_remove("changed_at");
+    }
+    doc
 }
 
 fn max_seq(db: &Path) -> i64 {
@@ -150,7 +175,7 @@ fn export_then_import_round_trips_every_document_byte_for_byte() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!((stdout(&out), stderr(&out)), (String::new(), String::new()));
     assert_eq!(
-        std::fs::read_to_string(&file).expect("export file"),
+        unstamped(&std::fs::read_to_string(&file).expect("export file")),
         exported
     );
     let second = dir.path().join("second.db");
@@ -204,7 +229,7 @@ fn an_export_to_a_file_replaces_it_only_when_complete() {
     let out = qrtag_cmd(&db, &["export", "-o", file.to_str().expect("utf-8")]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
-        std::fs::read_to_string(&file).expect("file"),
+        unstamped(&std::fs::read_to_string(&file).expect("file")),
         "{\"_id\":\"a\",\"url\":\"/a\",\"inactive\":false}\n"
     );
     let names: Vec<String> = std::fs::read_dir(dir.path())
@@ -215,7 +240,7 @@ fn an_export_to_a_file_replaces_it_only_when_complete() {
     assert_eq!(names, ["links.jsonl"], "no temporary file left");
     let out = qrtag_cmd(&db, &["export", "-o", "-"]);
     assert_eq!(
-        stdout(&out),
+        unstamped(&stdout(&out)),
         "{\"_id\":\"a\",\"url\":\"/a\",\"inactive\":false}\n"
     );
 }
@@ -343,13 +368,13 @@ fn bad_lines_are_named_and_nothing_is_written() {
             "bad.csv",
             "ok1,/a\n",
             &[
-                "bad.csv:1: bad CSV header: it must name the columns key and url (optional: inactive, expires); found \"ok1,/a\"",
+                "bad.csv:1: bad CSV header: it must name the columns key and url (optional: inactive, expires, notes, created_at, changed_at, deleted_at); found \"ok1,/a\"",
             ],
         ),
         (
             "bad.csv",
-            "key,url,notes\nok1,/a,x\n",
-            &["bad.csv:1: bad CSV header: unknown column \"notes\""],
+            "key,url,note\nok1,/a,x\n",
+            &["bad.csv:1: bad CSV header: unknown column \"note\""],
         ),
         (
             "bad.csv",
@@ -628,7 +653,7 @@ fn documents_import_would_refuse_are_exported_with_a_warning() {
     let out = qrtag_cmd(&db, &["export"]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(
-        stdout(&out),
+        unstamped(&stdout(&out)),
         "{\"_id\":\"broken\",\"url\":5}\n{\"_id\":\"good\",\"url\":\"/ok\",\"inactive\":false}\n",
         "exported as it is"
     );
@@ -679,4 +704,101 @@ fn an_export_into_a_reader_that_stops_early_ends_quietly() {
     let out = export.wait_with_output().expect("export ends");
     assert!(out.status.success(), "{:?}: {}", out.status, stderr(&out));
     assert_eq!(stderr(&out), "");
+}
+
+/// Issue 18: a CSV `notes` column was refused, and problems came in rounds
+/// (bad lines first, existing keys only once those were fixed).
+#[test]
+fn csv_takes_notes_and_one_run_names_every_problem_of_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    for args in [
+        &["new", "/a", "--key", "a"][..],
+        &["new", "/g", "--key", "gone"],
+        &["delete", "--yes", "gone"],
+    ] {
+        let out = qrtag_cmd(&db, args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let day = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    let before = export(&db);
+    let input = "key,url,notes,inactive,expires\n\
+                 new1,/n,\"bus stop, Main St\",0,2099-01-01T00:00:00Z\n\
+                 a,/x,,,\n\
+                 bad,ftp://x/,,,\n\
+                 gone,/y,,,\n\
+                 new1,/z,,,\n";
+    let out = qrtag_with_input(&db, &["import", "-"], input.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 5, "{err}");
+    assert_eq!(
+        lines[0],
+        "stdin:3: the key a already exists (--update overwrites it)"
+    );
+    assert!(
+        lines[1].starts_with("stdin:4: not a valid link: bad \"url\""),
+        "{err}"
+    );
+    assert_eq!(
+        lines[2],
+        format!(
+            "stdin:5: key gone was deleted on {day}; a deleted key is never reused, \
+             so a printed tag can't lead somewhere else"
+        )
+    );
+    assert_eq!(lines[3], "stdin:6: the key new1 is also on line 2");
+    assert_eq!(
+        lines[4],
+        "qrtag: 2 bad lines, 1 keys that exist already, 1 deleted keys in stdin; \
+         nothing was imported (--update overwrites existing keys)"
+    );
+    assert_eq!(export(&db), before, "nothing written");
+
+    // --update overwrites a live key, never a tombstone.
+    let out = qrtag_with_input(
+        &db,
+        &["import", "--update", "-"],
+        b"key,url\na,/x\ngone,/y\n",
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "stdin:3: key gone was deleted on {day}; a deleted key is never reused, \
+             so a printed tag can't lead somewhere else\n\
+             qrtag: 1 deleted keys in stdin; nothing was imported\n"
+        )
+    );
+    assert_eq!(export(&db), before, "nothing written");
+
+    let input = "key,url,notes,inactive,expires,created_at\n\
+                 new1,/n,\" bus stop, Main St \",1,2099-01-01T00:00:00Z,\n\
+                 old1,/o,,,,2020-01-01T00:00:00Z\n";
+    let out = qrtag_with_input(&db, &["import", "-"], input.as_bytes());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let new1 = qrtag_cmd(&db, &["show", "new1"]);
+    let new1: Value = serde_json::from_slice(&new1.stdout).expect("JSON");
+    assert_eq!(new1["notes"], "bus stop, Main St");
+    assert_eq!(new1["inactive"], true);
+    assert_eq!(new1["expires"], "2099-01-01T00:00:00Z");
+    assert!(
+        new1["created_at"]
+            .as_str()
+            .is_some_and(|t| t.starts_with(&day)),
+        "{new1}"
+    );
+    assert_eq!(new1["changed_at"], new1["created_at"]);
+    let old1 = qrtag_cmd(&db, &["show", "old1"]);
+    let old1: Value = serde_json::from_slice(&old1.stdout).expect("JSON");
+    assert_eq!(
+        old1["created_at"], "2020-01-01T00:00:00Z",
+        "its own time kept"
+    );
+    assert_eq!(
+        old1.get("changed_at"),
+        None,
+        "a document with its times is as it is"
+    );
 }

@@ -32,6 +32,12 @@ function (newDoc, oldDoc, userCtx, secObj) {
   if (!isAdmin && !has(roles, EDITOR_ROLE)) {
     throw ({ forbidden: 'only admins and the ' + EDITOR_ROLE + ' role may change links' });
   }
+  // A deleted link's tombstone keeps its key from ever being handed out
+  // again (`qrtag delete`): only an admin may revive or remove one.
+  var tombstone = !!oldDoc && !oldDoc._deleted && oldDoc.deleted_at !== undefined && oldDoc.deleted_at !== null;
+  if (tombstone && !isAdmin && (newDoc._deleted === true || newDoc.deleted_at !== oldDoc.deleted_at)) {
+    throw ({ forbidden: 'the key ' + newDoc._id + ' was deleted; a deleted key is never reused, so a printed tag cannot lead somewhere else' });
+  }
   if (newDoc._deleted === true) {
     return;
   }
@@ -95,7 +101,8 @@ function (newDoc, oldDoc, userCtx, secObj) {
   }
 
   var RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
-  var times = ['expires', 'created_at', 'invalidated_at'];
+  // The same list as link::TIME_FIELDS (src/link.rs), plus expires.
+  var times = ['expires', 'created_at', 'changed_at', 'deleted_at', 'invalidated_at'];
   for (var t = 0; t < times.length; t++) {
     var time = newDoc[times[t]];
     if (time !== undefined && time !== null && (typeof time !== 'string' || !RFC3339.test(time))) {

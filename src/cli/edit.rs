@@ -19,6 +19,11 @@ pub async fn run(store: &dyn LinkStore, key: &LinkKey) -> anyhow::Result<()> {
     let Some(stored) = store.get(key).await? else {
         return Err(StoreError::NotFound(key.to_string()).into());
     };
+    // A tombstone stays one: removing `deleted_at` by hand would hand the
+    // key out again.
+    if let Some(deleted) = crate::links::deleted(key, &stored.doc) {
+        return Err(deleted.into());
+    }
     let original = serde_json::to_string_pretty(&serde_json::Value::Object(stored.doc.clone()))?;
     let file = EditFile::create(key, &original)?;
     let doc = loop {
@@ -38,6 +43,8 @@ pub async fn run(store: &dyn LinkStore, key: &LinkKey) -> anyhow::Result<()> {
             ),
         }
     };
+    let mut doc = doc;
+    crate::link::stamp_changed(&mut doc, chrono::Utc::now());
     match store.replace(key, &doc, &stored.rev).await {
         Ok(()) => {
             eprintln!("qrtag: {key} saved");

@@ -1,8 +1,12 @@
-//! The link commands: `new`, `set`, `disable`, `enable`, `show`, `list`.
+//! The link commands: `new`, `set`, `disable`, `enable`, `delete`, `show`, `list`.
 
 use std::io::Write;
 use std::process::ExitCode;
 
+use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+
+use super::edge::UsageError;
 use super::{Cli, Command};
 use crate::expiry::Expiry;
 use crate::link::{self, Link};
@@ -14,21 +18,30 @@ use crate::store;
 pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let access = match &cli.command {
         Command::New { .. } => store::Access::Create,
-        Command::Show { .. } | Command::List => store::Access::Read,
+        Command::Show { .. } | Command::List { .. } => store::Access::Read,
         _ => store::Access::Write,
     };
+    let tz = cli.time_zone;
+    // Said before the store is opened: a past expiry is a mistake in the
+    // command, not a failure of the store.
+    let expiry = match &cli.command {
+        Command::New { expires, force, .. } | Command::Set { expires, force, .. } => {
+            future_expiry(*expires, *force, tz)?
+        }
+        _ => None,
+    };
+    if let Command::Delete { key, yes: false } = &cli.command {
+        confirm_delete(cli, key)?;
+    }
     let store = cli.open_store(access)?;
     let store = store.as_ref();
     let mut out = std::io::stdout().lock();
     match &cli.command {
         Command::New {
-            url,
-            key,
-            inactive,
-            expires,
+            url, key, inactive, ..
         } => {
             let mut doc = Link::new_document(url, *inactive);
-            link::set_expires(&mut doc, expires.and_then(Expiry::time));
+            link::set_expires(&mut doc, expiry.flatten());
             let key = links::create_document(store, &doc, key.as_ref()).await?;
             writeln!(out, "{}", cli.public_url.short_url(key.as_str()))?;
             warn_broken_chain(store, cli, &key).await;
@@ -36,33 +49,40 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Set {
             key,
             url,
-            expires,
             notes,
+            enable,
+            ..
         } => {
-            links::update(store, key, |doc| {
+            let doc = links::update(store, key, |doc| {
                 if let Some(url) = url {
                     link::set_url(doc, url);
                 }
-                if let Some(expires) = expires {
-                    link::set_expires(doc, expires.time());
+                if let Some(expires) = expiry {
+                    link::set_expires(doc, expires);
                 }
                 if let Some(notes) = notes {
                     link::set_notes(doc, notes);
                 }
+                if *enable {
+                    link::set_inactive(doc, false);
+                }
             })
             .await?;
             if let Some(url) = url {
-                writeln!(out, "{key} -> {url}")?;
+                writeln!(out, "{}", repointed(key, url, &doc))?;
             }
-            match expires {
-                Some(Expiry::At(t)) => writeln!(out, "{key} expires {}", t.to_rfc3339())?,
-                Some(Expiry::Never) => writeln!(out, "{key} never expires")?,
+            match expiry {
+                Some(Some(t)) => writeln!(out, "{key} expires {}", t.to_rfc3339())?,
+                Some(None) => writeln!(out, "{key} never expires")?,
                 None => {}
             }
             match notes {
                 Some(n) if n.is_empty() => writeln!(out, "{key} has no notes")?,
                 Some(_) => writeln!(out, "{key} notes set")?,
                 None => {}
+            }
+            if *enable {
+                writeln!(out, "{key} enabled")?;
             }
             warn_broken_chain(store, cli, key).await;
         }
@@ -79,22 +99,29 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             writeln!(out, "{key} enabled")?;
             warn_broken_chain(store, cli, key).await;
         }
+        Command::Delete { key, .. } => {
+            links::delete(store, key).await?;
+            writeln!(
+                out,
+                "deleted {key}: scans of {} answer 404 from now on; \
+                 the key is kept as a tombstone and never reused",
+                cli.public_url.short_url(key.as_str())
+            )?;
+        }
         Command::Show { key } => {
             let doc = links::get(store, key).await?;
             let json = serde_json::to_string_pretty(&serde_json::Value::Object(doc))?;
             writeln!(out, "{json}")?;
         }
         Command::Qr(_) | Command::Batch(_) => anyhow::bail!("internal error: not a link command"),
-        Command::List => {
+        Command::List { deleted, all } => {
             let now = chrono::Utc::now();
             for (key, doc) in store.list().await? {
-                let line = match Link::from_document(&doc) {
-                    Ok(link) if link.is_live_at(now) => format!("{key}\t{}\tactive", link.url),
-                    Ok(link) if link.inactive => format!("{key}\t{}\tinactive", link.url),
-                    Ok(link) => format!("{key}\t{}\texpired", link.url),
-                    Err(e) => format!("{key}\t-\tinvalid: {e}"),
-                };
-                writeln!(out, "{line}")?;
+                let tombstone = link::is_tombstone(&doc);
+                if tombstone && !(*deleted || *all) || !tombstone && *deleted {
+                    continue;
+                }
+                writeln!(out, "{}", list_line(&key, &doc, now, tz))?;
             }
         }
         _ => {
@@ -102,6 +129,84 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// The `--expires` to write (`Some(None)` removes it), or a usage error for
+/// a time already past unless `--force`.
+fn future_expiry(
+    expires: Option<Expiry>,
+    force: bool,
+    tz: Tz,
+) -> anyhow::Result<Option<Option<DateTime<Utc>>>> {
+    let Some(expires) = expires else {
+        return Ok(None);
+    };
+    let time = expires.time(tz);
+    if let Some(t) = time.filter(|_| !force) {
+        crate::expiry::check_future(t, Utc::now(), tz)
+            .map_err(|e| UsageError(format!("--expires {e}; give --force to set it anyway")))?;
+    }
+    Ok(Some(time))
+}
+
+/// What `set KEY URL` says: the new destination, and that scans still get
+/// 404 when the link is inactive (a repoint does not enable it).
+fn repointed(key: &LinkKey, url: &crate::destination::Destination, doc: &link::Document) -> String {
+    match Link::from_document(doc) {
+        Ok(l) if l.inactive => format!(
+            "{key} -> {url} (inactive: scans answer 404 until qrtag enable {key}, or set --enable)"
+        ),
+        _ => format!("{key} -> {url}"),
+    }
+}
+
+/// One line of `qrtag list`: key, destination and state, tab-separated;
+/// the state's own spaces never hold a tab.
+fn list_line(key: &str, doc: &link::Document, now: DateTime<Utc>, tz: Tz) -> String {
+    let show = |t: DateTime<Utc>| crate::expiry::show(t, tz);
+    if link::is_tombstone(doc) {
+        let url = doc.get("url").and_then(|u| u.as_str()).unwrap_or("-");
+        let when = link::deleted_at(doc).map(show).unwrap_or_default();
+        return format!("{key}\t{url}\tdeleted {when}")
+            .trim_end()
+            .to_owned();
+    }
+    match Link::from_document(doc) {
+        Ok(link) if link.is_live_at(now) => match link.expires {
+            Some(t) => format!("{key}\t{}\tactive until {}", link.url, show(t)),
+            None => format!("{key}\t{}\tactive", link.url),
+        },
+        Ok(link) if link.inactive => format!("{key}\t{}\tinactive", link.url),
+        Ok(link) => {
+            let when = link.expires.map(show).unwrap_or_default();
+            format!("{key}\t{}\texpired {when}", link.url)
+        }
+        Err(e) => format!("{key}\t-\tinvalid: {e}"),
+    }
+}
+
+/// Deleting is for good (the key is never reused), so a person at a
+/// terminal is asked; a script must say `--yes`, as there is nobody to ask.
+fn confirm_delete(cli: &Cli, key: &LinkKey) -> anyhow::Result<()> {
+    use std::io::IsTerminal;
+    if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
+        return Err(UsageError(format!(
+            "delete is for good and asks for confirmation at a terminal: \
+             give --yes to delete {key} from a script"
+        ))
+        .into());
+    }
+    eprint!(
+        "Delete {key}? Scans of {} will answer 404, and the key is never used again. [y/N] ",
+        cli.public_url.short_url(key.as_str())
+    );
+    std::io::stderr().flush()?;
+    let mut answer = String::new();
+    std::io::stdin().read_line(&mut answer)?;
+    match answer.trim().to_ascii_lowercase().as_str() {
+        "y" | "yes" => Ok(()),
+        _ => anyhow::bail!("{key} not deleted"),
+    }
 }
 
 /// The write is done either way; a chain of internal redirects the server

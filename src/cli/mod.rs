@@ -48,6 +48,20 @@ pub struct Cli {
     )]
     pub public_url: PublicUrl,
 
+    /// The time zone dates are read and shown in: a bare --expires date
+    /// ends at 23:59:59 there, and `list` shows expiry times in it. An IANA
+    /// name, e.g. Europe/Dublin.
+    #[arg(
+        long,
+        global = true,
+        env = "QRTAG_TIME_ZONE",
+        value_name = "ZONE",
+        default_value = "UTC",
+        value_parser = parse_time_zone,
+        help_heading = "Service"
+    )]
+    pub time_zone: chrono_tz::Tz,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -165,10 +179,14 @@ pub enum Command {
         /// Create it inactive (404 until `qrtag enable`).
         #[arg(long)]
         inactive: bool,
-        /// Stop redirecting at this time: RFC 3339 (2026-12-31T23:59:59Z) or a
+        /// Stop redirecting at this time: RFC 3339 (2026-12-31T23:59:59Z), a
+        /// date (2026-12-31: the end of that day in --time-zone) or a
         /// duration from now (90m, 12h, 30d, 2w).
         #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
         expires: Option<crate::expiry::Expiry>,
+        /// Take an --expires time in the past (the link answers 404 at once).
+        #[arg(long)]
+        force: bool,
     },
     /// Repoint a link, or change when it expires, or its notes.
     #[command(
@@ -180,12 +198,19 @@ pub enum Command {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
         /// The new destination: an absolute http(s) URL or a /path on this service.
-        #[arg(required_unless_present_any = ["expires", "notes"])]
+        #[arg(required_unless_present_any = ["expires", "notes", "enable"])]
         url: Option<Destination>,
-        /// Stop redirecting at this time (RFC 3339, or a duration from now
-        /// such as 30d), or `never` to remove an expiry.
+        /// Stop redirecting at this time (RFC 3339, a date for the end of
+        /// that day, or a duration from now such as 30d), or `never` to
+        /// remove an expiry.
         #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
         expires: Option<crate::expiry::Expiry>,
+        /// Take an --expires time in the past (the link answers 404 at once).
+        #[arg(long)]
+        force: bool,
+        /// Also make an inactive link redirect again, as `qrtag enable` does.
+        #[arg(long)]
+        enable: bool,
         /// The link's notes (where the tag hangs, who asked for it), at most
         /// 2000 characters; an empty TEXT removes them.
         #[arg(long, value_name = "TEXT")]
@@ -210,6 +235,17 @@ pub enum Command {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
     },
+    /// Delete a link: scans answer 404, and the key is kept as a tombstone
+    /// so that it is never handed out again (a printed tag must not lead
+    /// somewhere else). Asks for confirmation at a terminal.
+    #[command(after_help = "Examples:\n  qrtag delete H83if\n  qrtag delete --yes H83if")]
+    Delete {
+        /// The link's key, e.g. H83if or docs/api.
+        key: LinkKey,
+        /// Do not ask (for scripts); without a terminal this is required.
+        #[arg(long)]
+        yes: bool,
+    },
     /// Print a link's document as JSON.
     #[command(after_help = "Example:\n  qrtag show H83if")]
     Show {
@@ -224,8 +260,19 @@ pub enum Command {
     #[command(after_help = "Example:\n  qrtag batch 24 --sheet posters.svg")]
     Batch(qr::BatchArgs),
     /// List every link: key, destination, state (tab-separated).
+    ///
+    /// The state is `active`, `active until TIME`, `inactive`, `expired
+    /// TIME`, `deleted TIME` or `invalid: WHY`; times in --time-zone.
+    /// Deleted links are left out unless asked for.
     #[command(after_help = "Example:\n  qrtag list | grep inactive")]
-    List,
+    List {
+        /// Only the deleted links (tombstones).
+        #[arg(long, conflicts_with = "all")]
+        deleted: bool,
+        /// The deleted links too.
+        #[arg(long)]
+        all: bool,
+    },
     /// Prepare a CouchDB database for qrtag (needs an admin account):
     /// create it, install the validation, grant the reader and editor roles.
     /// Safe to run again.
@@ -553,6 +600,14 @@ pub struct ServeArgs {
     pub didcomm_rules: DidcommServeArgs,
 }
 
+/// An IANA time zone name, said as one line when unknown (chrono-tz's own
+/// error is the whole parse failure).
+fn parse_time_zone(s: &str) -> Result<chrono_tz::Tz, String> {
+    s.parse().map_err(|_| {
+        format!("`{s}` is not a time zone: give an IANA name, e.g. UTC or Europe/Dublin")
+    })
+}
+
 /// A listen address as `bind` takes it: `IP:PORT`, `[IPv6]:PORT` or
 /// `HOST:PORT` (a name is resolved when binding). Checked here so that a
 /// typo is a usage error, said before anything starts.
@@ -648,6 +703,7 @@ impl Cli {
             scan_index: self.scan_index_settings(args),
             console: args.console.then_some(crate::settings::ConsoleSettings {
                 secure_cookie: args.console_secure_cookie,
+                time_zone: self.time_zone,
             }),
             api: args.didcomm.api_listen.as_ref().map(|listen| {
                 let rules = &args.didcomm_rules;
@@ -675,20 +731,26 @@ impl Cli {
 /// stay accepted: `--db` and the others are global, and may be set in the
 /// environment for every command at once).
 const UNUSED: &[(&[&str], &[&str])] = &[
-    (&["stats"], &[STORE_DB, STORE_COUCH, SERVICE]),
-    (&["resolve"], &[STORE_DB, STORE_COUCH, SERVICE]),
-    (&["setup"], &[STORE_DB, SERVICE]),
-    (&["didcomm", "did"], &[STORE_COUCH, SERVICE]),
-    (&["disable"], &[SERVICE]),
-    (&["show"], &[SERVICE]),
+    (&["stats"], &[STORE_DB, STORE_COUCH, SERVICE, TIME_ZONE]),
+    (&["resolve"], &[STORE_DB, STORE_COUCH, SERVICE, TIME_ZONE]),
+    (&["setup"], &[STORE_DB, SERVICE, TIME_ZONE]),
+    (&["didcomm", "did"], &[STORE_COUCH, SERVICE, TIME_ZONE]),
+    (&["disable"], &[SERVICE, TIME_ZONE]),
+    (&["show"], &[SERVICE, TIME_ZONE]),
     (&["list"], &[SERVICE]),
-    (&["export"], &[SERVICE]),
-    (&["import"], &[SERVICE]),
-    (&["console-password"], &[STORE_COUCH, SERVICE]),
+    (&["export"], &[SERVICE, TIME_ZONE]),
+    (&["import"], &[SERVICE, TIME_ZONE]),
+    (&["console-password"], &[STORE_COUCH, SERVICE, TIME_ZONE]),
+    (&["edit"], &[TIME_ZONE]),
+    (&["enable"], &[TIME_ZONE]),
+    (&["qr"], &[TIME_ZONE]),
+    (&["batch"], &[TIME_ZONE]),
+    (&["delete"], &[TIME_ZONE]),
 ];
 const STORE_DB: &str = "db";
 const STORE_COUCH: &str = "couchdb";
 const SERVICE: &str = "public_url";
+const TIME_ZONE: &str = "time_zone";
 
 /// The help of the command at `path` (e.g. `["didcomm", "did"]`), showing
 /// only the options it reads. Rendered from a copy of the parser with the

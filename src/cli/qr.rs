@@ -102,7 +102,11 @@ pub async fn qr(cli: &Cli, args: &QrArgs) -> anyhow::Result<ExitCode> {
         uppercase_prefix: args.tag.uppercase_prefix,
     };
     let store = cli.open_store(store::Access::Read)?;
-    links::get(store.as_ref(), &args.key).await?;
+    let doc = links::get(store.as_ref(), &args.key).await?;
+    // A deleted key's tag is never printed again: it could only lead to a 404.
+    if let Some(deleted) = links::deleted(&args.key, &doc) {
+        return Err(deleted.into());
+    }
     let image = qr_image::render(&cli.public_url, &args.key, &spec)?;
     match target {
         Target::File(path) => {

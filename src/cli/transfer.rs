@@ -155,7 +155,12 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.file.display().to_string()
     };
-    let Some(Input { format, docs }) = read_input(&args.file, &name)? else {
+    let Some(Input {
+        format,
+        docs,
+        problems: bad_lines,
+    }) = read_input(&args.file, &name)?
+    else {
         println!("{name}: no links");
         return Ok(ExitCode::SUCCESS);
     };
@@ -168,25 +173,39 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let settings = cli.store.settings();
     let store = match &settings {
         // A dry run creates no database file.
-        StoreSettings::Sqlite { path } if args.dry_run && !path.exists() => None,
+        // Nor does an import that will write nothing for bad lines.
+        StoreSettings::Sqlite { path }
+            if (args.dry_run || !bad_lines.is_empty()) && !path.exists() =>
+        {
+            None
+        }
         _ => Some(cli.open_store(store::Access::Create)?),
     };
 
-    // Which keys exist: needed to refuse them before writing anything, and
-    // for the dry run's counts. Overwriting learns it batch by batch.
+    // Which keys exist: needed to refuse them before writing anything
+    // (tombstones even with --update), and for the dry run's counts. The
+    // file's own problems and the store's are found in the same run, so one
+    // report names them all.
     let existing = match &store {
-        Some(store) if args.dry_run || !args.update => existing(store.as_ref(), &docs).await?,
-        _ => vec![false; docs.len()],
+        Some(store) => existing(store.as_ref(), &docs).await?,
+        None => vec![false; docs.len()],
     };
     let exists = existing.iter().filter(|e| **e).count() as u64;
-    let mut refused = Problems::default();
-    if !args.update {
-        for ((line, doc), _) in docs.iter().zip(&existing).filter(|(_, e)| **e) {
-            refused.push(LineError::new(*line, Problem::Exists(doc.key().clone())));
-        }
+    let (refused, deleted) = match &store {
+        Some(store) => refusals(store.as_ref(), &docs, &existing, args.update).await?,
+        None => (Problems::default(), 0),
+    };
+    let (bad, refused_total) = (bad_lines.total, refused.total);
+    let problems = bad_lines.merge(refused);
+    if !args.dry_run && !problems.is_empty() {
+        report(&name, &problems);
+        anyhow::bail!(
+            "{}",
+            refusal_line(&name, bad, refused_total, deleted, false)
+        );
     }
     if args.dry_run {
-        report(&name, &refused);
+        report(&name, &problems);
         let counts = if args.update {
             format!("{} to create, {exists} to update", total - exists)
         } else if exists > 0 {
@@ -201,16 +220,10 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
             "dry run: {name} ({}): {total} links, {counts}; nothing written",
             format_name(format)
         );
-        if !refused.is_empty() {
-            anyhow::bail!("{exists} keys of {name} exist already: an import would write nothing");
+        if !problems.is_empty() {
+            anyhow::bail!("{}", refusal_line(&name, bad, refused_total, deleted, true));
         }
         return Ok(ExitCode::SUCCESS);
-    }
-    if !refused.is_empty() {
-        report(&name, &refused);
-        anyhow::bail!(
-            "{exists} keys of {name} exist already; nothing was imported (--update overwrites them)"
-        );
     }
     let Some(store) = store else {
         anyhow::bail!("internal error: no store to import into");
@@ -264,14 +277,18 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// A checked input file: every document with the line it came from.
+/// A checked input file: every valid document with the line it came from,
+/// and the file's problems (bad lines, duplicate keys).
 struct Input {
     format: Format,
     docs: Vec<(u64, BulkDoc)>,
+    problems: Problems,
 }
 
-/// Reads and checks the whole input. `None` for input without a record;
-/// an error, after the problems are reported, when any line is bad.
+/// Reads and checks the whole input. `None` for input without a record.
+/// Documents without a `created_at` get one, and a `changed_at`: the
+/// import creates them; a document with its own times (an export) is
+/// written as it is.
 fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
     let (input, size): (Box<dyn io::Read>, Option<u64>) = if file == Path::new("-") {
         (Box::new(io::stdin().lock()), None)
@@ -290,26 +307,104 @@ fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
     let input = BufReader::with_capacity(1 << 16, bar.wrap_read(input));
     let mut check = Check::new();
     let mut docs = Vec::new();
+    let now = chrono::Utc::now();
+    // The valid records are kept even after a bad line: their keys are
+    // looked up in the store, so every problem is said in one run.
     let format = parse::read(input, |item| {
-        if let Some(r) = check.take(item) {
-            if !check.failed() {
-                docs.push((r.line, BulkDoc::new(r.key, r.doc)));
+        if let Some(mut r) = check.take(item) {
+            if r.doc.get("created_at").is_none() {
+                crate::link::stamp_created(&mut r.doc, now);
             }
-        } else if !docs.is_empty() {
-            // Nothing will be written: stop holding documents.
-            docs = Vec::new();
+            docs.push((r.line, BulkDoc::new(r.key, r.doc)));
         }
     })
     .with_context(|| format!("reading {name}"))?;
     bar.finish_and_clear();
-    if let Err(problems) = check.finish() {
-        report(name, &problems);
-        anyhow::bail!(
-            "{} bad lines in {name}; nothing was imported",
-            problems.total
-        );
+    let problems = check.finish().err().unwrap_or_default();
+    Ok(format.map(|format| Input {
+        format,
+        docs,
+        problems,
+    }))
+}
+
+/// The last line of an import refused (or a dry run that would be): what
+/// was wrong, counted by kind.
+fn refusal_line(name: &str, bad: u64, refused: u64, deleted: u64, dry_run: bool) -> String {
+    let exists = refused - deleted;
+    let outcome = if dry_run {
+        ": an import would write nothing"
+    } else {
+        "; nothing was imported"
+    };
+    let mut parts = Vec::new();
+    if bad > 0 {
+        parts.push(format!("{bad} bad lines"));
     }
-    Ok(format.map(|format| Input { format, docs }))
+    if exists > 0 && parts.is_empty() && deleted == 0 {
+        let hint = if dry_run {
+            ""
+        } else {
+            " (--update overwrites them)"
+        };
+        return format!("{exists} keys of {name} exist already{outcome}{hint}");
+    }
+    if exists > 0 {
+        parts.push(format!("{exists} keys that exist already"));
+    }
+    if deleted > 0 {
+        parts.push(format!("{deleted} deleted keys"));
+    }
+    let hint = if exists > 0 && !dry_run {
+        " (--update overwrites existing keys)"
+    } else {
+        ""
+    };
+    format!("{} in {name}{outcome}{hint}", parts.join(", "))
+}
+
+/// The keys the import may not write: every existing key without
+/// `--update`, and with it a deleted link's tombstone (unless the file
+/// brings the tombstone itself, as an export does). Tombstones are told
+/// apart by reading the existing documents, all of them with `--update`
+/// and, without it, only as many as the report shows.
+async fn refusals(
+    store: &dyn LinkStore,
+    docs: &[(u64, BulkDoc)],
+    existing: &[bool],
+    update: bool,
+) -> anyhow::Result<(Problems, u64)> {
+    let mut refused = Problems::default();
+    let mut deleted = 0;
+    for ((line, doc), _) in docs.iter().zip(existing).filter(|(_, e)| **e) {
+        let key = doc.key();
+        if !update && refused.first.len() >= crate::transfer::check::SHOWN {
+            refused.push(LineError::new(*line, Problem::Exists(key.clone())));
+            continue;
+        }
+        let stored = store
+            .get(key)
+            .await
+            .with_context(|| format!("reading {key}"))?;
+        let tombstone = stored
+            .as_ref()
+            .filter(|s| crate::link::is_tombstone(&s.doc))
+            .map(|s| crate::link::deleted_at(&s.doc));
+        let problem = match tombstone {
+            Some(_) if update && crate::link::is_tombstone(&doc.document()) => continue,
+            Some(on) => {
+                deleted += 1;
+                Problem::Deleted {
+                    key: key.clone(),
+                    on,
+                }
+            }
+            None if update => continue,
+            None => Problem::Exists(key.clone()),
+        };
+        refused.push(LineError::new(*line, problem));
+    }
+    Ok((refused, deleted))
 }
 
 /// Asks the store which keys exist, a batch at a time.

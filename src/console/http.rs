@@ -254,6 +254,13 @@ pub fn problem(
 }
 
 /// How a failed write reads to the person who tried it, and its status.
+/// A CLI sentence as a page says it: capital first, full stop last.
+fn capitalised(s: &str) -> String {
+    let mut chars = s.chars();
+    let first = chars.next().map(|c| c.to_uppercase().collect::<String>());
+    format!("{}{}.", first.unwrap_or_default(), chars.as_str())
+}
+
 pub fn write_failure(err: &LinkError) -> (StatusCode, String) {
     match err {
         LinkError::KeyTaken(k) => (
@@ -263,6 +270,7 @@ pub fn write_failure(err: &LinkError) -> (StatusCode, String) {
             ),
         ),
         LinkError::NotFound(k) => (StatusCode::NOT_FOUND, format!("There is no link {k}.")),
+        e @ LinkError::Deleted { .. } => (StatusCode::CONFLICT, capitalised(&e.to_string())),
         LinkError::TooManyConflicts(_) => (
             StatusCode::CONFLICT,
             "Someone else keeps changing this link: reload and try again.".into(),

@@ -52,6 +52,8 @@ pub struct ConsoleState {
     pub secure_cookie: bool,
     /// The first-run setup link; closed unless startup found no password.
     pub setup: setup::SetupLink,
+    /// Where a bare expiry date ends (`--time-zone`).
+    pub time_zone: chrono_tz::Tz,
 }
 
 impl ConsoleState {
@@ -73,6 +75,7 @@ impl ConsoleState {
             scans: Arc::new(scans::NoScanCounts),
             secure_cookie,
             setup: setup::SetupLink::default(),
+            time_zone: chrono_tz::Tz::UTC,
         }
     }
 
@@ -120,6 +123,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/link/state", web::post().to(link::set_state))
             .route("/link/expiry", web::post().to(link::expiry))
             .route("/link/notes", web::post().to(link::notes))
+            .route("/link/delete", web::post().to(link::delete))
             .route("/sheet", web::get().to(sheet::page))
             .route("/sheet", web::post().to(sheet::create))
             .route("/sheet/download", web::get().to(sheet::download))

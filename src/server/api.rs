@@ -212,7 +212,8 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
                     tracing::info!(caller = caller.recorded(), %key, "DIDComm short URL created");
                     Ok(plan.reply(&key, &state.public_url))
                 }
-                Err(LinkError::KeyTaken(_)) => Ok(plan.slug_taken()),
+                // A tombstone's key is taken for good.
+                Err(LinkError::KeyTaken(_) | LinkError::Deleted { .. }) => Ok(plan.slug_taken()),
                 Err(e) => Err(unavailable(&e)),
             }
         }
@@ -221,7 +222,7 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
                 tracing::info!(caller = caller.recorded(), key = %plan.key, "DIDComm short URL invalidated");
                 Ok(plan.ack)
             }
-            Err(LinkError::NotFound(_)) => Ok(Problem::new(
+            Err(LinkError::NotFound(_) | LinkError::Deleted { .. }) => Ok(Problem::new(
                 Code::ShortUrlInvalid,
                 "no such short URL here, or it has expired or was invalidated already",
             )

@@ -352,6 +352,9 @@ impl Outcome {
         match change {
             Change::Delete { key } => (key, Outcome::Gone),
             Change::Invalid { key, reason } => (key, Outcome::Invalid(reason)),
+            // A tombstone is a deleted link: gone from the table, so it
+            // answers (and its tag renders) as an unknown key does.
+            Change::Upsert { key, doc } if crate::link::is_tombstone(&doc) => (key, Outcome::Gone),
             Change::Upsert { key, doc } => {
                 let outcome = match LiveLink::parse(&key, &doc) {
                     Ok(link) => Outcome::Live(link),

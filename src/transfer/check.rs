@@ -29,6 +29,19 @@ impl Problems {
         self.total == 0
     }
 
+    /// Both lists as one, in line order: the first [`SHOWN`] of the two
+    /// (each holds its own first ones, so theirs are among them) and the sum.
+    pub fn merge(self, other: Problems) -> Problems {
+        let mut first = self.first;
+        first.extend(other.first);
+        first.sort_by_key(|e| e.line);
+        first.truncate(SHOWN);
+        Problems {
+            first,
+            total: self.total + other.total,
+        }
+    }
+
     /// How many problems were counted but not kept.
     pub fn not_shown(&self) -> u64 {
         self.total - self.first.len() as u64

@@ -73,12 +73,21 @@ pub enum Problem {
     FieldCount { expected: u64, found: u64 },
     #[error("\"inactive\" must be true, false, 1, 0 or empty, not {0:?}")]
     CsvInactive(String),
+    #[error("{0}")]
+    Notes(#[from] crate::link::NotesTooLong),
     #[error("the key {key} is also on line {first}")]
     Duplicate { key: LinkKey, first: u64 },
     /// Not a problem of the file: the store already has the key and the
     /// import does not overwrite.
     #[error("the key {0} already exists (--update overwrites it)")]
     Exists(LinkKey),
+    /// Not a problem of the file either: the store keeps the key as a
+    /// deleted link's tombstone, which no import replaces.
+    #[error("{}", crate::link::deleted_message(.key, *.on))]
+    Deleted {
+        key: LinkKey,
+        on: Option<chrono::DateTime<chrono::Utc>>,
+    },
     /// The store refused to write this one document (a CouchDB conflict or
     /// validation).
     #[error("{key} was not written: {reason}")]

@@ -12,12 +12,15 @@
 //! mean something else, or be refused, in CouchDB, so such a line is refused.
 //! Blank lines are skipped.
 //!
-//! **CSV**: a header naming the columns `key` and `url`, optionally `inactive`
-//! and `expires`, in any order and any letter case; no other columns (a
-//! misspelt `inactiv` is an error, not a silently dropped column). Fields are
-//! trimmed. `inactive` is `true`/`false`, `1`/`0` (any case) or empty for
-//! false; an empty `expires` means none. A record becomes the document
-//! `{"url": ..., "inactive": ..., "expires": ...}`, as `qrtag new` writes it.
+//! **CSV**: a header naming the columns `key` and `url`, optionally
+//! `inactive`, `expires`, `notes`, `created_at`, `changed_at` and
+//! `deleted_at` (every field qrtag keeps), in any order and any letter case;
+//! no other columns (a misspelt `inactiv` is an error, not a silently dropped
+//! column). Fields are trimmed. `inactive` is `true`/`false`, `1`/`0` (any
+//! case) or empty for false; an empty cell leaves its field out; times are
+//! RFC 3339; notes follow `qrtag set --notes`'s rules. A record becomes the
+//! document `{"url": ..., "inactive": ..., "expires": ..., "notes": ...}`, as
+//! `qrtag new` writes it.
 //!
 //! A UTF-8 byte order mark at the start (spreadsheets write one) is skipped.
 
@@ -26,7 +29,7 @@ use std::io::{self, BufRead};
 use serde_json::Value;
 
 use super::{LineError, Problem, Record};
-use crate::link::{Document, Link};
+use crate::link::{self, Document, Link, Notes};
 use crate::link_key::LinkKey;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
@@ -130,6 +133,7 @@ pub fn check_document(id: &str, doc: &Document) -> Result<LinkKey, Problem> {
         return Err(Problem::Reserved(field.clone()));
     }
     Link::from_document(doc)?;
+    link::check_times(doc)?;
     Ok(key)
 }
 
@@ -248,60 +252,68 @@ impl Csv {
     }
 }
 
-/// Which CSV column holds what.
+/// The CSV columns, every field the store keeps that fits in a cell; `key`
+/// and `url` are required. Times are RFC 3339; an empty cell leaves the
+/// field out.
+const COLUMNS: [&str; 8] = [
+    "key",
+    "url",
+    "inactive",
+    "expires",
+    "notes",
+    "created_at",
+    "changed_at",
+    "deleted_at",
+];
+const KEY: usize = 0;
+const URL: usize = 1;
+const INACTIVE: usize = 2;
+const NOTES: usize = 4;
+
+/// Which CSV column holds what: for each of [`COLUMNS`], its index.
 #[derive(Debug)]
 struct Columns {
     count: usize,
-    key: usize,
-    url: usize,
-    inactive: Option<usize>,
-    expires: Option<usize>,
+    at: [Option<usize>; COLUMNS.len()],
 }
 
 impl Columns {
-    const NAMES: &str = "key, url, inactive, expires";
-
     fn from_header(header: &[&[u8]]) -> Result<Self, Problem> {
-        let mut found: [Option<usize>; 4] = [None; 4];
+        let mut at: [Option<usize>; COLUMNS.len()] = [None; COLUMNS.len()];
         let mut names = Vec::new();
         for (i, raw) in header.iter().copied().enumerate() {
             let name = std::str::from_utf8(raw).map_err(|_| Problem::NotUtf8)?;
             names.push(name);
-            let slot = match name.to_ascii_lowercase().as_str() {
-                "key" => 0,
-                "url" => 1,
-                "inactive" => 2,
-                "expires" => 3,
-                _ => continue,
+            let lower = name.to_ascii_lowercase();
+            let Some(slot) = COLUMNS.iter().position(|c| *c == lower) else {
+                continue;
             };
-            if found[slot].replace(i).is_some() {
+            if at[slot].replace(i).is_some() {
                 return Err(Problem::CsvHeader(format!(
                     "the column {name:?} is named twice"
                 )));
             }
         }
-        let (Some(key), Some(url)) = (found[0], found[1]) else {
+        let optional = COLUMNS[2..].join(", ");
+        if at[KEY].is_none() || at[URL].is_none() {
             return Err(Problem::CsvHeader(format!(
-                "it must name the columns key and url (optional: inactive, expires); found {:?}",
+                "it must name the columns key and url (optional: {optional}); found {:?}",
                 names.join(",")
             )));
-        };
+        }
         if let Some((_, unknown)) = names
             .iter()
             .enumerate()
-            .find(|(i, _)| !found.contains(&Some(*i)))
+            .find(|(i, _)| !at.contains(&Some(*i)))
         {
             return Err(Problem::CsvHeader(format!(
                 "unknown column {unknown:?} (the columns are {})",
-                Self::NAMES
+                COLUMNS.join(", ")
             )));
         }
         Ok(Self {
             count: header.len(),
-            key,
-            url,
-            inactive: found[2],
-            expires: found[3],
+            at,
         })
     }
 
@@ -313,23 +325,35 @@ impl Columns {
                 found: fields.len() as u64,
             }));
         }
-        let field = |i: usize| {
+        let field = |column: usize| {
+            let Some(i) = self.at[column] else {
+                return Ok(None);
+            };
             std::str::from_utf8(fields.get(i).copied().unwrap_or_default())
+                .map(Some)
                 .map_err(|_| bad(Problem::NotUtf8))
         };
-        let inactive = match self.inactive.map(field).transpose()? {
+        let inactive = match field(INACTIVE)? {
             None => false,
             Some(s) => parse_inactive(s).ok_or_else(|| bad(Problem::CsvInactive(s.to_owned())))?,
         };
         let mut doc = Document::new();
-        doc.insert("url".into(), Value::String(field(self.url)?.to_owned()));
+        let url = field(URL)?.unwrap_or_default();
+        doc.insert("url".into(), Value::String(url.to_owned()));
         doc.insert("inactive".into(), Value::Bool(inactive));
-        if let Some(expires) = self.expires.map(field).transpose()?
-            && !expires.is_empty()
-        {
-            doc.insert("expires".into(), Value::String(expires.to_owned()));
+        for (column, name) in COLUMNS.iter().enumerate().skip(INACTIVE + 1) {
+            let Some(text) = field(column)?.filter(|t| !t.is_empty()) else {
+                continue;
+            };
+            let text = if column == NOTES {
+                let notes = Notes::parse(text).map_err(|e| bad(Problem::Notes(e)))?;
+                notes.as_str().to_owned()
+            } else {
+                text.to_owned()
+            };
+            doc.insert((*name).into(), Value::String(text));
         }
-        let key = check_document(field(self.key)?, &doc).map_err(bad)?;
+        let key = check_document(field(KEY)?.unwrap_or_default(), &doc).map_err(bad)?;
         Ok(Record { line, key, doc })
     }
 }

@@ -11,6 +11,7 @@ mod console;
 #[path = "../support/deploy_kit.rs"]
 mod deploy_kit;
 mod harness;
+mod lifecycle;
 mod nodes;
 #[path = "../support/pipe.rs"]
 mod pipe;
@@ -448,7 +449,12 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     let out = qrtag(&["enable", "docs/api"], &env).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let out = qrtag(&["show", &key], &env).await;
-    let shown: Value = serde_json::from_str(&stdout(&out)).expect("show prints JSON");
+    let mut shown: Value = serde_json::from_str(&stdout(&out)).expect("show prints JSON");
+    // The times qrtag stamps (tests/couchdb/lifecycle.rs checks them).
+    for time in ["created_at", "changed_at"] {
+        let stamped = shown.as_object_mut().and_then(|d| d.shift_remove(time));
+        assert!(stamped.is_some_and(|t| t.is_string()), "{time}");
+    }
     assert_eq!(
         shown,
         json!({"url": "https://a.example/two", "inactive": true, "note": "poster at the bus stop"})

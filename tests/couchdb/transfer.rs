@@ -267,7 +267,8 @@ async fn more_than_one_batch_each_way() {
     Couch::new(&url, "links").create_db().await;
     let n = 2500;
     let content: String = (0..n)
-        .map(|i| format!("{{\"_id\":\"k{i:04}\",\"url\":\"https://a.example/{i}\",\"n\":{i}}}\n"))
+        // With their own created_at, the documents are written as they are.
+        .map(|i| format!("{{\"_id\":\"k{i:04}\",\"url\":\"https://a.example/{i}\",\"n\":{i},\"created_at\":\"2026-01-01T00:00:00Z\"}}\n"))
         .collect();
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("many.jsonl");

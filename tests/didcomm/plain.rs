@@ -230,7 +230,14 @@ async fn every_request_problem_code_over_http() {
         reply["body"]["expires_time"].is_i64(),
         "the maximum applies by default"
     );
-    let reply = plain_v2(&app, request_v2("s2", body)).await;
+    let reply = plain_v2(&app, request_v2("s2", body.clone())).await;
+    assert_eq!(problem_code(&reply), Some("invalid_slug"));
+    // A deleted link's slug stays taken: its tombstone keeps the key.
+    let key = qrtag::link_key::LinkKey::parse("my-invite").expect("key");
+    qrtag::links::delete(&app.store(), &key)
+        .await
+        .expect("delete");
+    let reply = plain_v2(&app, request_v2("s3", body)).await;
     assert_eq!(problem_code(&reply), Some("invalid_slug"));
     // Invalidation of what does not exist.
     let inv =

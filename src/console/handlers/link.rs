@@ -13,7 +13,7 @@ use crate::console::http::{
 use crate::console::pages::{self, BASE};
 use crate::console::session::{Current, User};
 use crate::destination::Destination;
-use crate::expiry::Expiry;
+use crate::expiry::parse_future;
 use crate::link::{self, Document, Link, Notes};
 use crate::link_chain;
 use crate::link_key::LinkKey;
@@ -141,6 +141,7 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         spec,
         scans: state.scans.key(key.as_str()),
         now: Utc::now(),
+        deleted: link::is_tombstone(&doc).then(|| link::deleted_at(&doc)),
     };
     html(StatusCode::OK, pages::link::page(&view))
 }
@@ -158,6 +159,9 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
     // The store, as the link's page reads it: a link created a moment ago
     // is downloadable before the snapshot the redirects use has it.
     match read(&state, &user, &key).await {
+        Ok((doc, _)) if link::is_tombstone(&doc) => {
+            return plain(StatusCode::NOT_FOUND, "this link was deleted");
+        }
         Ok(_) => {}
         Err(LinkError::NotFound(_)) => return plain(StatusCode::NOT_FOUND, "no such link"),
         Err(e) => {
@@ -277,17 +281,32 @@ pub async fn expiry(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, |form| {
+    let tz = state.time_zone;
+    edit(req, state, body, move |form| {
         // An empty field clears the expiry, as `never` does; a form without
         // the field at all is not one of ours, and must not clear it.
         let given = form.get("expires").ok_or("Give the expires field.")?;
-        let expires = match given.trim() {
-            "" => None,
-            s => Expiry::parse(s, Utc::now())
-                .map_err(|e| format!("Expires: {e}"))?
-                .time(),
-        };
+        let expires = parse_future(given, Utc::now(), tz).map_err(|e| format!("Expires: {e}"))?;
         Ok(Box::new(move |d| link::set_expires(d, expires)))
+    })
+    .await
+}
+
+/// Deletes the link, once the form's box says so (deleting is for good:
+/// the key is never used again); its page then says when.
+pub async fn delete(
+    req: HttpRequest,
+    state: web::Data<ConsoleState>,
+    body: web::Bytes,
+) -> HttpResponse {
+    edit(req, state, body, |form| {
+        if form.get("confirm") != Some("yes") {
+            return Err(format!(
+                "{} was not deleted: tick the box to confirm (deleting is for good, the key is never used again).",
+                form.get("key").unwrap_or_default()
+            ));
+        }
+        Ok(Box::new(|d| link::set_deleted(d, Utc::now())))
     })
     .await
 }

@@ -13,7 +13,7 @@ use crate::console::http::{
 use crate::console::list::{self, By, Cursor, Query};
 use crate::console::pages::{self, BASE};
 use crate::destination::Destination;
-use crate::expiry::Expiry;
+use crate::expiry::parse_future;
 use crate::link::{self, Link, Notes};
 use crate::link_key::LinkKey;
 use crate::links;
@@ -104,8 +104,11 @@ pub async fn create(
         Some(Err(e)) => return bad(format!("Key: {e}")),
         None => None,
     };
-    let expires = match form.text("expires").map(|s| Expiry::parse(s, Utc::now())) {
-        Some(Ok(e)) => e.time(),
+    let expires = match form
+        .text("expires")
+        .map(|s| parse_future(s, Utc::now(), state.time_zone))
+    {
+        Some(Ok(e)) => e,
         Some(Err(e)) => return bad(format!("Expires: {e}")),
         None => None,
     };

@@ -27,6 +27,9 @@ pub struct View<'a> {
     pub spec: ImageSpec,
     pub scans: Option<KeyScans>,
     pub now: DateTime<Utc>,
+    /// A deleted link's tombstone, and when it was deleted (`None` inside
+    /// for a hand-made `deleted_at` that is not a time).
+    pub deleted: Option<Option<DateTime<Utc>>>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -40,6 +43,9 @@ fn params(spec: &ImageSpec) -> String {
 }
 
 pub fn page(v: &View<'_>) -> Markup {
+    if let Some(on) = v.deleted {
+        return deleted_page(v, on);
+    }
     let (state_text, state_value) =
         state(v.inactive, v.expires.map(|t| t.timestamp_millis()), v.now);
     let key_q = q(v.key);
@@ -107,6 +113,29 @@ pub fn page(v: &View<'_>) -> Markup {
     )
 }
 
+/// A tombstone's page: what the key was and when it was deleted, with no
+/// edits and no tag (the key is never used again).
+fn deleted_page(v: &View<'_>, on: Option<DateTime<Utc>>) -> Markup {
+    let when = on.map(super::when);
+    layout(
+        v.key,
+        Some(&v.viewer),
+        html! {
+            h1 #key data-key=(v.key) { (v.key) }
+            p.warning #deleted role="status" data-deleted-at=[when.as_deref()] {
+                "This link was deleted"
+                @if let Some(when) = &when { " on " (when) }
+                ": scans of " (v.short_url) " answer 404, and the key is kept so that it is never used again."
+            }
+            dl.facts {
+                dt { "Destination before deletion" } dd #destination data-url=(v.url) { (v.url) }
+                dt { "State" } dd #state data-state="deleted" { "deleted" }
+                @if let Some(notes) = v.notes { dt { "Notes" } dd.notes #notes { (notes) } }
+            }
+        },
+    )
+}
+
 fn edit_forms(v: &View<'_>) -> Markup {
     let csrf = v.viewer.csrf;
     html! {
@@ -131,7 +160,7 @@ fn edit_forms(v: &View<'_>) -> Markup {
         form.card #edit-expiry method="post" action={ (BASE) "/link/expiry" } {
             (csrf_field(csrf))
             input type="hidden" name="key" value=(v.key);
-            label for="expires" { "Expires (30d, 12h, 2w, 2026-12-31T23:59:59Z, or never)" }
+            label for="expires" { "Expires (30d, 12h, 2w, a date such as 2026-12-31, 2026-12-31T23:59:59Z, or never)" }
             input #expires type="text" name="expires" value=[v.expires.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))];
             button type="submit" { "Set expiry" }
         }
@@ -151,6 +180,17 @@ fn edit_forms(v: &View<'_>) -> Markup {
                 input type="hidden" name="expires" value="never";
                 button type="submit" { "Never expire" }
             }
+        }
+        // Deleting is for good, so it takes a second step: the box must be
+        // ticked (the server checks it; `required` only saves a round trip).
+        form.card #delete-link method="post" action={ (BASE) "/link/delete" } {
+            (csrf_field(csrf))
+            input type="hidden" name="key" value=(v.key);
+            label for="confirm-delete" {
+                input #confirm-delete type="checkbox" name="confirm" value="yes" required;
+                " Delete " (v.key) " for good: scans answer 404 and the key is never used again"
+            }
+            button.danger type="submit" { "Delete link" }
         }
     }
 }

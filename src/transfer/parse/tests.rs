@@ -271,7 +271,7 @@ fn bad_csv_names_the_line_and_the_reason() {
     let cases = [
         (
             "abcde,https://a.example/\n",
-            "line 1: bad CSV header: it must name the columns key and url (optional: inactive, expires); found \"abcde,https://a.example/\"",
+            "line 1: bad CSV header: it must name the columns key and url (optional: inactive, expires, notes, created_at, changed_at, deleted_at); found \"abcde,https://a.example/\"",
         ),
         (
             "key,link\nk,/a\n",
@@ -279,7 +279,7 @@ fn bad_csv_names_the_line_and_the_reason() {
         ),
         (
             "key,url,note\nk,/a,x\n",
-            "line 1: bad CSV header: unknown column \"note\" (the columns are key, url, inactive, expires)",
+            "line 1: bad CSV header: unknown column \"note\" (the columns are key, url, inactive, expires, notes, created_at, changed_at, deleted_at)",
         ),
         (
             "key,url,URL\n",
@@ -504,5 +504,30 @@ fn a_line_cut_short_is_reported_at_its_end() {
     assert_eq!(
         one_error("{\"_id\":\"a\",\"url\":\"/a\"}\n{\"_id\":\"b\",\"url\":\"/b\"\r\n"),
         "line 2: not valid JSON: EOF while parsing an object (column 21)"
+    );
+}
+
+#[test]
+fn csv_takes_every_field_the_store_keeps() {
+    let csv = "key,url,notes,created_at,expires\n\
+               k1,/a,\" bus stop, Main St \",2026-01-02T03:04:05Z,\n\
+               k2,/b,,,2030-01-01T00:00:00Z\n\
+               k3,/c,x,yesterday,\n";
+    let mut got = Vec::new();
+    read(csv.as_bytes(), |r| got.push(r)).expect("read");
+    let ok: Vec<_> = got.iter().filter_map(|r| r.as_ref().ok()).collect();
+    assert_eq!(ok.len(), 2);
+    assert_eq!(
+        serde_json::Value::Object(ok[0].doc.clone()),
+        json!({"url": "/a", "inactive": false, "notes": "bus stop, Main St", "created_at": "2026-01-02T03:04:05Z"})
+    );
+    assert_eq!(
+        serde_json::Value::Object(ok[1].doc.clone()),
+        json!({"url": "/b", "inactive": false, "expires": "2030-01-01T00:00:00Z"})
+    );
+    let bad = got.iter().find_map(|r| r.as_ref().err()).expect("k3");
+    assert_eq!(
+        bad.to_string(),
+        "line 4: not a valid link: \"created_at\" must be an RFC 3339 time, e.g. 2026-12-31T23:59:59Z"
     );
 }
