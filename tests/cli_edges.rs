@@ -310,6 +310,35 @@ fn a_write_that_makes_a_loop_is_warned_of_by_key() {
     assert_eq!(stderr(&out), "");
 }
 
+/// A link to its own short URL (issue 18) is a loop like `a -> /a`, and so
+/// is a chain through short URLs written in full: both are warned of.
+#[test]
+fn a_link_to_its_own_short_url_is_warned_of_as_a_loop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    let own = "https://0x1f.ie/selfie";
+    let out = qrtag_cmd(&db, &["new", own, "--key", "selfie"]);
+    assert!(out.status.success(), "the write is done: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: scans of selfie will answer 404: too many internal redirects"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("selfie -> {own}")), "{err}");
+    // The default port written out is the same origin.
+    let out = qrtag_cmd(&db, &["new", "--key", "c", "https://0x1f.ie:443/d"]);
+    assert_eq!(stderr(&out), "", "d does not exist yet: a dead end");
+    let out = qrtag_cmd(&db, &["new", "--key", "d", "/c"]);
+    assert!(
+        stderr(&out).contains("scans of d will answer 404"),
+        "{}",
+        stderr(&out)
+    );
+    // Another port is another service: no loop.
+    let out = qrtag_cmd(&db, &["set", "selfie", "https://0x1f.ie:8443/selfie"]);
+    assert_eq!(stderr(&out), "");
+}
+
 /// The server answers a scan into a loop 404 and says which path, so an
 /// operator can find the links (`qrtag show`).
 #[tokio::test]

@@ -204,7 +204,7 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
     // The common scan, `/KEY` with no query, has its answer precomputed.
     if uri.query().is_none()
         && let Some(key) = uri.path().strip_prefix('/')
-        && let Some(location) = table.direct_location(key, now_ms)
+        && let Some(location) = table.direct_location(key, now_ms, state.public_url.origin())
     {
         return redirect(location.to_owned(), key, &state.public_url);
     }
