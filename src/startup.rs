@@ -26,9 +26,10 @@ use crate::tracking_cookie::TrackingCookie;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr} ({}, {}): {source}", listener.option(), listener.env())]
     Bind {
         addr: String,
+        listener: Listener,
         #[source]
         source: std::io::Error,
     },
@@ -48,6 +49,43 @@ pub enum StartupError {
     ScanIndex(#[source] std::io::Error),
     #[error("cannot start the console's key order: {0}")]
     ConsoleKeys(#[source] std::io::Error),
+}
+
+/// Which listener an address is for, so a port clash names the setting to
+/// change: every listener's default is a fixed port, and two services (or two
+/// qrtag instances) on one machine meet on the admin port first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    Public,
+    Admin,
+    Api,
+}
+
+impl Listener {
+    pub fn option(self) -> &'static str {
+        match self {
+            Self::Public => "--listen",
+            Self::Admin => "--admin-listen",
+            Self::Api => "--api-listen",
+        }
+    }
+
+    pub fn env(self) -> &'static str {
+        match self {
+            Self::Public => "QRTAG_LISTEN",
+            Self::Admin => "QRTAG_ADMIN_LISTEN",
+            Self::Api => "QRTAG_API_LISTEN",
+        }
+    }
+
+    fn bind_error(self, addr: &str) -> impl FnOnce(std::io::Error) -> StartupError {
+        let addr = addr.to_owned();
+        move |source| StartupError::Bind {
+            addr,
+            listener: self,
+            source,
+        }
+    }
 }
 
 pub struct Application {
@@ -70,13 +108,9 @@ pub struct Application {
     hangup: tokio::signal::unix::Signal,
 }
 
-fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), StartupError> {
-    let err = |source| StartupError::Bind {
-        addr: addr.to_owned(),
-        source,
-    };
-    let listener = TcpListener::bind(addr).map_err(err)?;
-    let local = listener.local_addr().map_err(err)?;
+fn bind(addr: &str, which: Listener) -> Result<(TcpListener, SocketAddr), StartupError> {
+    let listener = TcpListener::bind(addr).map_err(which.bind_error(addr))?;
+    let local = listener.local_addr().map_err(which.bind_error(addr))?;
     Ok((listener, local))
 }
 
@@ -193,10 +227,7 @@ fn api_server(
     })
     .workers(settings.workers.unwrap_or(2).clamp(1, 4))
     .listen(listener)
-    .map_err(|source| StartupError::Bind {
-        addr: api.listen.clone(),
-        source,
-    })?;
+    .map_err(Listener::Api.bind_error(&api.listen))?;
     Ok((server.run(), did))
 }
 
@@ -301,12 +332,12 @@ impl Application {
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
         // First the listeners: a port in use stops the start before any
         // file (database, log, secret) is created.
-        let (public_listener, public_addr) = bind(&settings.listen)?;
-        let (admin_listener, admin_addr) = bind(&settings.admin_listen)?;
+        let (public_listener, public_addr) = bind(&settings.listen, Listener::Public)?;
+        let (admin_listener, admin_addr) = bind(&settings.admin_listen, Listener::Admin)?;
         let api_listener = settings
             .api
             .as_ref()
-            .map(|api| bind(&api.listen))
+            .map(|api| bind(&api.listen, Listener::Api))
             .transpose()?;
         // Then the secret file: a bad one stops the start before the store.
         let tracking = match &settings.tracking {
@@ -352,10 +383,7 @@ impl Application {
             metrics: Arc::clone(&requests),
         });
         let public_server = public_server(public_listener, public_addr, public_state, &settings)
-            .map_err(|source| StartupError::Bind {
-                addr: settings.listen.clone(),
-                source,
-            })?;
+            .map_err(Listener::Public.bind_error(&settings.listen))?;
 
         let qr_renders = crate::metrics::QrRenders::default();
         let qr_state = web::Data::new(crate::server::qr::QrState {
@@ -405,10 +433,7 @@ impl Application {
         })
         .workers(1)
         .listen(admin_listener)
-        .map_err(|source| StartupError::Bind {
-            addr: settings.admin_listen.clone(),
-            source,
-        })?;
+        .map_err(Listener::Admin.bind_error(&settings.admin_listen))?;
 
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {

@@ -159,6 +159,46 @@ fn serve_on_a_taken_port_creates_nothing_and_says_the_cause_once() {
     );
 }
 
+/// A port clash names the option and the variable that set the address, for
+/// each listener: the admin port (8081) is the one two services meet on.
+#[test]
+fn a_taken_port_names_the_option_that_chose_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let db = dir.path().join("q.db");
+    let free = "127.0.0.1:0";
+    for (args, named) in [
+        (
+            ["--listen", free, "--admin-listen", &addr],
+            "--admin-listen, QRTAG_ADMIN_LISTEN",
+        ),
+        (
+            ["--listen", &addr, "--admin-listen", free],
+            "--listen, QRTAG_LISTEN",
+        ),
+    ] {
+        let out = qrtag_cmd(&db, &[&["serve"][..], &args[..]].concat());
+        let err = one_line_error(&out, 1, "serve");
+        assert!(
+            err.contains(&format!("cannot listen on {addr} ({named}): ")),
+            "{err}"
+        );
+    }
+    let out = qrtag_cmd_env(
+        &db,
+        &["serve", "--listen", free, "--admin-listen", free],
+        &[("QRTAG_API_LISTEN", &addr)],
+    );
+    let err = one_line_error(&out, 1, "serve");
+    assert!(
+        err.contains(&format!(
+            "cannot listen on {addr} (--api-listen, QRTAG_API_LISTEN): "
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_error_cause_is_said_once() {
     let db = Path::new("/nonexistent/dir/q.db");
