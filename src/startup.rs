@@ -419,6 +419,7 @@ impl Application {
         let admin_state = web::Data::new(admin::AdminState {
             health,
             metrics: Arc::new(metrics),
+            console: console.is_some(),
         });
         let admin_server = HttpServer::new(move || {
             App::new()

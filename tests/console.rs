@@ -983,3 +983,12 @@ async fn the_list_pages_forward_and_back_and_searches_keys_and_destinations() {
     assert!(first.contains(r#"src="/qr/p000.svg?scale=2&amp;margin=1""#));
     assert!(first.contains(r#"data-scans="—""#), "no scan index yet");
 }
+
+/// With the console on, `/` on the admin listener leads to it (issue 18).
+#[tokio::test]
+async fn the_admin_root_leads_to_the_console() {
+    let c = console().await;
+    let r = c.app.admin_get("/").await.expect("answered");
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(support::header(&r, "location"), Some("/console"));
+}
