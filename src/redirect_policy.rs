@@ -47,6 +47,7 @@ pub fn decide<'r>(
     }
     let parts = Parts {
         origin: public_origin,
+        own_origin_internal: true,
         pathname: raw_path,
         query: raw_query.unwrap_or(""),
         // Browsers never send the fragment.
@@ -71,7 +72,7 @@ pub fn decide<'r>(
     // Only an absolute rule is a deliberate choice of another origin; a
     // foreign origin reached otherwise came from `//host` or `/\host` text
     // in the request or a value, i.e. an open redirect.
-    if !resolution.absolute && !is_origin(&resolution.url, public_origin) {
+    if !resolution.absolute && !resolver::is_on_origin(&resolution.url, public_origin) {
         return Decision::NotFound;
     }
     Decision::Redirect {
@@ -85,6 +86,10 @@ pub fn decide<'r>(
 /// `key` in the first iteration and stops there, so no other link takes part
 /// and the answer can be computed once, when the link is loaded, by the very
 /// same function. `None` if that answer is not a redirect.
+///
+/// The public origin is not known here (the table is built without it), so
+/// a value on that origin gets the answer as if it were not; the caller
+/// drops such an answer with [`is_on_public_origin`].
 pub fn direct_location(key: &str, value: &str) -> Option<String> {
     let path = format!("/{key}");
     // The origin plays no part for an absolute rule.
@@ -104,6 +109,16 @@ pub const MAX_PATH_SEGMENTS: usize = 128;
 /// The most query parameters a request may carry (each is merged into the
 /// destination's query).
 pub const MAX_QUERY_PARAMS: usize = 256;
+/// Whether `location`, a `Location` [`decide`] or [`direct_location`] gave
+/// (a serialised URL, so in normal form), is on `public_origin`. Such a
+/// destination is one of the service's own URLs, which [`decide`] follows
+/// as an internal redirect: the answer precomputed without the origin then
+/// does not hold, and the request must go through [`decide`].
+pub fn is_on_public_origin(location: &str, public_origin: &str) -> bool {
+    location
+        .strip_prefix(public_origin)
+        .is_some_and(|rest| rest.starts_with('/'))
+}
 
 /// Rejects paths whose meaning would change when the resolved URL is parsed:
 /// dot segments would climb out of the destination path the rule chose.
@@ -145,14 +160,6 @@ fn is_dot_segment(segment: &str) -> bool {
     [1, 3]
         .iter()
         .any(|&split| s.len() > split && dot(&s[..split]) && dot(&s[split..]))
-}
-
-fn is_origin(url: &Url, origin: &str) -> bool {
-    url.username().is_empty()
-        && url.password().is_none()
-        && origin
-            .strip_prefix(&url[..Position::BeforeUsername])
-            .is_some_and(|host_port| host_port == &url[Position::BeforeHost..Position::AfterPort])
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -456,15 +463,63 @@ mod tests {
     #[test]
     fn other_scheme_or_port_on_own_host_is_foreign() {
         let url = Url::parse("http://0x1f.ie/x").unwrap();
-        assert!(!is_origin(&url, ORIGIN));
+        assert!(!resolver::is_on_origin(&url, ORIGIN));
         let url = Url::parse("https://0x1f.ie:8443/x").unwrap();
-        assert!(!is_origin(&url, ORIGIN));
+        assert!(!resolver::is_on_origin(&url, ORIGIN));
         let url = Url::parse("https://0x1f.ie.evil.example/x").unwrap();
-        assert!(!is_origin(&url, ORIGIN));
+        assert!(!resolver::is_on_origin(&url, ORIGIN));
         let url = Url::parse("https://u@0x1f.ie/x").unwrap();
-        assert!(!is_origin(&url, ORIGIN));
+        assert!(!resolver::is_on_origin(&url, ORIGIN));
         let url = Url::parse("https://0x1f.ie:443/x").unwrap();
-        assert!(is_origin(&url, ORIGIN));
+        assert!(resolver::is_on_origin(&url, ORIGIN));
+    }
+
+    #[test]
+    fn a_destination_on_the_public_origin_is_an_internal_redirect() {
+        // Its own short URL: a loop the resolver sees, not a 302 to itself.
+        for value in ["https://0x1f.ie/selfie", "https://0x1f.ie:443/selfie?x=1"] {
+            assert_eq!(
+                decide_with(&[("selfie", value)], "/selfie", None),
+                Decision::Broken(ResolveError::TooManyInternalRedirects),
+                "{value}"
+            );
+        }
+        // A chain through short URLs ends at the off-site destination.
+        let rules = [
+            ("a", "https://0x1f.ie/b/x?q=1"),
+            ("b", "https://d.example/base"),
+        ];
+        assert_eq!(
+            decide_with(&rules, "/a/y", None),
+            redirect("https://d.example/base/x/y?q=1", "a")
+        );
+        // Another scheme or port is another origin: an ordinary redirect.
+        for value in ["http://0x1f.ie/a", "https://0x1f.ie:8443/a"] {
+            assert_eq!(
+                decide_with(&[("a", value)], "/a", None),
+                redirect(value, "a"),
+                "{value}"
+            );
+        }
+        // Nothing matches on the own origin: a redirect there, as for "/c".
+        assert_eq!(
+            decide_with(&[("a", "https://0x1f.ie/c")], "/a", None),
+            redirect("https://0x1f.ie/c", "a")
+        );
+    }
+
+    #[test]
+    fn the_precomputed_answer_is_dropped_on_the_public_origin() {
+        assert!(is_on_public_origin("https://0x1f.ie/a", ORIGIN));
+        assert!(is_on_public_origin("https://0x1f.ie/", ORIGIN));
+        assert!(!is_on_public_origin(
+            "https://0x1f.ie.evil.example/",
+            ORIGIN
+        ));
+        assert!(!is_on_public_origin("https://0x1f.ie:8443/", ORIGIN));
+        assert!(!is_on_public_origin("http://0x1f.ie/", ORIGIN));
+        let location = direct_location("a", "https://0x1f.ie:443/a").expect("a redirect");
+        assert!(is_on_public_origin(&location, ORIGIN), "{location}");
     }
 
     // --- bad requests ----------------------------------------------------------
@@ -600,6 +655,30 @@ mod tests {
                 prop_assert!(matches!(url.scheme(), "http" | "https"));
                 prop_assert!(path[1..].starts_with(key.as_str()));
             }
+        }
+
+        /// A value on the public origin decides exactly like its path
+        /// written as an internal value, whichever links are spelled so.
+        #[test]
+        fn own_origin_values_decide_like_their_paths(
+            rules in prop::collection::hash_map(
+                "[ab/]{0,4}",
+                ("/[ab/?#]{0,8}", any::<bool>()),
+                0..8,
+            ),
+            path in "/[ab/?#]{0,10}",
+            query in proptest::option::of("[ab=&]{0,4}"),
+        ) {
+            let as_paths: HashMap<String, String> =
+                rules.iter().map(|(k, (v, _))| (k.clone(), v.clone())).collect();
+            let mixed: HashMap<String, String> = rules
+                .iter()
+                .map(|(k, (v, own))| (k.clone(), if *own { format!("{ORIGIN}{v}") } else { v.clone() }))
+                .collect();
+            prop_assert_eq!(
+                decide(ORIGIN, &path, query.as_deref(), |k| mixed.get(k).map(String::as_str)),
+                decide(ORIGIN, &path, query.as_deref(), |k| as_paths.get(k).map(String::as_str))
+            );
         }
 
         #[test]

@@ -96,6 +96,7 @@ pub fn resolve<'r>(
 ) -> Result<Resolution, ResolveError> {
     let parts = Parts {
         origin: req.origin,
+        own_origin_internal: false,
         pathname: req.pathname,
         query: req.search.strip_prefix('?').unwrap_or(req.search),
         fragment: req.hash.strip_prefix('#').unwrap_or(req.hash),
@@ -109,6 +110,13 @@ pub fn resolve<'r>(
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Parts<'a> {
     pub(crate) origin: &'a str,
+    /// Whether an absolute value on `origin` (same scheme, host and port) is
+    /// followed like the path it names instead of ending the walk. The
+    /// service sets it: a destination that is one of its own short URLs
+    /// would otherwise be a 302 back to itself, and a chain of them a loop
+    /// the browser runs instead of the resolver. The draft's bare algorithm
+    /// (`qrtag resolve`) does not.
+    pub(crate) own_origin_internal: bool,
     pub(crate) pathname: &'a str,
     pub(crate) query: &'a str,
     pub(crate) fragment: &'a str,
@@ -126,14 +134,14 @@ pub(crate) struct Walk<'a> {
 /// What earlier iterations hand to URL construction.
 struct Carried<'a> {
     relative: String,
-    initial_query: Option<&'a str>,
-    initial_hash: Option<&'a str>,
+    initial_query: Option<Cow<'a, str>>,
+    initial_hash: Option<Cow<'a, str>>,
 }
 
 enum End<'a> {
     /// No key matched `pathname` (after query/fragment extraction).
     NoMatch {
-        pathname: &'a str,
+        pathname: Cow<'a, str>,
     },
     Absolute {
         destination: Url,
@@ -147,36 +155,31 @@ pub(crate) fn walk<'a, 'r: 'a>(
     // Empty values count as absent: the draft would otherwise loop on them.
     let get = |key: &str| lookup(key).filter(|value| !value.is_empty());
 
-    let mut pathname: &'a str = req.pathname;
+    // Borrowed from the request or a value, except after a hop through an
+    // absolute value on the own origin, whose normalised path is owned.
+    let mut pathname: Cow<'a, str> = Cow::Borrowed(req.pathname);
     // Only allocated when a match leaves a remaining path behind.
     let mut relative = String::new();
-    let mut initial_query: Option<&'a str> = None;
-    let mut initial_hash: Option<&'a str> = None;
+    let mut initial_query: Option<Cow<'a, str>> = None;
+    let mut initial_hash: Option<Cow<'a, str>> = None;
     let mut first_key: Option<String> = None;
     let mut redirects: u16 = 0;
 
-    loop {
+    let end = loop {
         // '#' and '?' are ASCII, so these byte indices are char boundaries.
         if let Some(idx) = pathname.rfind('#') {
-            initial_hash.get_or_insert(&pathname[idx..]);
-            pathname = &pathname[..idx];
+            let (path, hash) = split_cow(pathname, idx);
+            initial_hash.get_or_insert(hash);
+            pathname = path;
         }
         if let Some(idx) = pathname.rfind('?') {
-            initial_query.get_or_insert(&pathname[idx..]);
-            pathname = &pathname[..idx];
+            let (path, query) = split_cow(pathname, idx);
+            initial_query.get_or_insert(query);
+            pathname = path;
         }
 
-        let Some((key, value, remaining)) = longest_prefix_match(pathname, &get) else {
-            return Ok(Walk {
-                end: End::NoMatch { pathname },
-                carried: Carried {
-                    relative,
-                    initial_query,
-                    initial_hash,
-                },
-                first_key,
-                redirects,
-            });
+        let Some((key, value, remaining)) = longest_prefix_match(&pathname, &get) else {
+            break End::NoMatch { pathname };
         };
 
         if redirects == 0 {
@@ -191,31 +194,61 @@ pub(crate) fn walk<'a, 'r: 'a>(
         }
 
         // Byte-wise prefix test, as the draft's `value.slice(0, 4) == "http"`.
-        if value.starts_with("http") {
+        let next = if value.starts_with("http") {
             let destination = Url::parse(value)
                 .ok()
                 .filter(|url| matches!(url.scheme(), "http" | "https"))
                 .ok_or_else(|| invalid_rule(key, value))?;
-            return Ok(Walk {
-                end: End::Absolute { destination },
-                carried: Carried {
-                    relative,
-                    initial_query,
-                    initial_hash,
-                },
-                first_key,
-                redirects,
-            });
-        }
-        if !value.starts_with('/') {
+            if !(req.own_origin_internal && is_on_origin(&destination, req.origin)) {
+                break End::Absolute { destination };
+            }
+            // What a client sent there would ask for: the normalised path,
+            // query and fragment, followed here like an internal value.
+            Cow::Owned(destination[Position::BeforePath..].to_owned())
+        } else if value.starts_with('/') {
+            Cow::Borrowed(value)
+        } else {
             return Err(invalid_rule(key, value));
-        }
+        };
         if redirects >= MAX_INTERNAL_REDIRECTS {
             return Err(ResolveError::TooManyInternalRedirects);
         }
         redirects += 1;
-        pathname = value;
+        pathname = next;
+    };
+    Ok(Walk {
+        end,
+        carried: Carried {
+            relative,
+            initial_query,
+            initial_hash,
+        },
+        first_key,
+        redirects,
+    })
+}
+
+/// `path` cut at `idx` into what comes before and from there on, borrowed
+/// when `path` is.
+fn split_cow(path: Cow<'_, str>, idx: usize) -> (Cow<'_, str>, Cow<'_, str>) {
+    match path {
+        Cow::Borrowed(p) => (Cow::Borrowed(&p[..idx]), Cow::Borrowed(&p[idx..])),
+        Cow::Owned(mut p) => {
+            let tail = p.split_off(idx);
+            (Cow::Owned(p), Cow::Owned(tail))
+        }
     }
+}
+
+/// Whether `url` is on `origin` (an ASCII-serialised origin such as
+/// `https://0x1f.ie`): same scheme, host and port, compared in the parsed,
+/// normalised form (default port elided, host lower-case), and no userinfo.
+pub(crate) fn is_on_origin(url: &Url, origin: &str) -> bool {
+    url.username().is_empty()
+        && url.password().is_none()
+        && origin
+            .strip_prefix(&url[..Position::BeforeUsername])
+            .is_some_and(|host_port| host_port == &url[Position::BeforeHost..Position::AfterPort])
 }
 
 impl Walk<'_> {
@@ -227,7 +260,7 @@ impl Walk<'_> {
             redirects,
         } = self;
         let (url, absolute) = match end {
-            End::NoMatch { pathname } => (carried.build_fallback(req, pathname)?, false),
+            End::NoMatch { pathname } => (carried.build_fallback(req, &pathname)?, false),
             End::Absolute { destination } => (carried.build_absolute(req, destination)?, true),
         };
         Ok(Resolution {
@@ -283,10 +316,15 @@ impl Carried<'_> {
         push_merged_query(
             out,
             destination.query().unwrap_or(""),
-            self.initial_query,
+            self.initial_query.as_deref(),
             req.query,
         );
-        push_fragment(out, req.fragment, self.initial_hash, destination.fragment());
+        push_fragment(
+            out,
+            req.fragment,
+            self.initial_hash.as_deref(),
+            destination.fragment(),
+        );
     }
 
     fn build_absolute(&self, req: &Parts<'_>, destination: Url) -> Result<Url, ResolveError> {

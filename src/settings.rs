@@ -311,12 +311,12 @@ pub struct Settings {
     /// Proxies whose `X-Forwarded-For` is believed; see [`crate::client_ip`].
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// How long a request may take from its first byte to its last, head
-    /// and body, on the public listener.
+    /// and body, on the public and the admin listener.
     pub request_timeout: std::time::Duration,
-    /// Open connections one client address may hold on the public listener
-    /// (0: no cap).
+    /// Open connections one client address may hold on each of the public
+    /// and the admin listener (0: no cap).
     pub max_connections_per_ip: usize,
-    /// Open connections on the public listener in all.
+    /// Open connections on each of the public and the admin listener in all.
     pub max_connections: usize,
     /// Where the server keeps its copy of the links for a fast restart
     /// (see [`crate::snapshot::saver`]); `None` turns it off.

@@ -8,15 +8,18 @@ use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::Duration;
 
+use actix_http::body::MessageBody;
 use actix_http::error::DispatchError;
 use actix_http::{HttpService, KeepAlive};
 use actix_server::Server;
-use actix_service::{IntoServiceFactory, ServiceFactoryExt, fn_service, map_config};
+use actix_service::{
+    IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt, fn_service, map_config,
+};
 use actix_web::dev::AppConfig;
 use actix_web::{App, HttpServer, web};
 
 use crate::access_log::{AccessLog, AccessLogError, AccessLogTarget};
-use crate::server::request_line::{OwnAnswerLog, RequestLineIo};
+use crate::server::request_line::{LogOwnAnswer, OwnAnswerLog, RequestLineIo};
 use crate::server::{admin, public};
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
@@ -26,9 +29,10 @@ use crate::tracking_cookie::TrackingCookie;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
-    #[error("cannot listen on {addr}: {source}")]
+    #[error("cannot listen on {addr} ({}, {}): {source}", listener.option(), listener.env())]
     Bind {
         addr: String,
+        listener: Listener,
         #[source]
         source: std::io::Error,
     },
@@ -48,6 +52,43 @@ pub enum StartupError {
     ScanIndex(#[source] std::io::Error),
     #[error("cannot start the console's key order: {0}")]
     ConsoleKeys(#[source] std::io::Error),
+}
+
+/// Which listener an address is for, so a port clash names the setting to
+/// change: every listener's default is a fixed port, and two services (or two
+/// qrtag instances) on one machine meet on the admin port first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    Public,
+    Admin,
+    Api,
+}
+
+impl Listener {
+    pub fn option(self) -> &'static str {
+        match self {
+            Self::Public => "--listen",
+            Self::Admin => "--admin-listen",
+            Self::Api => "--api-listen",
+        }
+    }
+
+    pub fn env(self) -> &'static str {
+        match self {
+            Self::Public => "QRTAG_LISTEN",
+            Self::Admin => "QRTAG_ADMIN_LISTEN",
+            Self::Api => "QRTAG_API_LISTEN",
+        }
+    }
+
+    fn bind_error(self, addr: &str) -> impl FnOnce(std::io::Error) -> StartupError {
+        let addr = addr.to_owned();
+        move |source| StartupError::Bind {
+            addr,
+            listener: self,
+            source,
+        }
+    }
 }
 
 pub struct Application {
@@ -70,50 +111,79 @@ pub struct Application {
     hangup: tokio::signal::unix::Signal,
 }
 
-fn bind(addr: &str) -> Result<(TcpListener, SocketAddr), StartupError> {
-    let err = |source| StartupError::Bind {
-        addr: addr.to_owned(),
-        source,
-    };
-    let listener = TcpListener::bind(addr).map_err(err)?;
-    let local = listener.local_addr().map_err(err)?;
+fn bind(addr: &str, which: Listener) -> Result<(TcpListener, SocketAddr), StartupError> {
+    let listener = TcpListener::bind(addr).map_err(which.bind_error(addr))?;
+    let local = listener.local_addr().map_err(which.bind_error(addr))?;
     Ok((listener, local))
 }
 
-/// The public listener, served by actix-http directly rather than through
+/// What a listener's connections are held to: slow clients cannot hold
+/// connections open (a deadline from a request's first byte to its last),
+/// nor can one address take them all (a cap per address) or everyone
+/// together exhaust the process (a cap in all).
+struct Guards {
+    workers: usize,
+    request_timeout: Duration,
+    max_connections: usize,
+    max_connections_per_ip: usize,
+}
+
+impl Guards {
+    fn from_settings(settings: &Settings, workers: usize) -> Self {
+        Self {
+            workers: workers.max(1),
+            request_timeout: settings.request_timeout,
+            max_connections: settings.max_connections,
+            max_connections_per_ip: settings.max_connections_per_ip,
+        }
+    }
+}
+
+/// A listener served by actix-http directly rather than through
 /// `HttpServer`, which offers no way to wrap a connection: every connection
-/// goes through [`RequestLineIo`] so that a raw non-ASCII target reaches the
-/// handler (and the access log) instead of being refused by actix's parser.
+/// goes through [`RequestLineIo`], which gives each request its deadline
+/// (and on the public listener lets a raw non-ASCII target reach the handler
+/// and the access log instead of being refused by actix's parser), after
+/// the per-address cap took its slot. The public and the admin listener are
+/// both built here, so neither lacks what the other has.
 ///
 /// The settings are `HttpServer`'s defaults, spelled out; so is its graceful
 /// shutdown signal, which lets idle keep-alive connections close at once.
 /// `AppConfig::default()` stands in for the host and address `HttpServer`
-/// would give the app: nothing on this listener builds URLs from them.
-fn public_server(
+/// would give the app: nothing on either listener builds URLs from them.
+/// `own_answers` logs the answers actix gives on its own (the public
+/// listener's access log).
+fn guarded_server<F, I, S, B>(
+    name: &str,
     listener: TcpListener,
     addr: SocketAddr,
-    state: web::Data<public::PublicState>,
-    settings: &Settings,
-) -> std::io::Result<Server> {
+    guards: &Guards,
+    own_answers: Option<LogOwnAnswer>,
+    app: F,
+) -> std::io::Result<Server>
+where
+    F: Fn() -> I + Send + Clone + 'static,
+    I: IntoServiceFactory<S, actix_http::Request>,
+    S: ServiceFactory<actix_http::Request, Config = AppConfig> + 'static,
+    S::Error: Into<actix_web::Error> + 'static,
+    S::InitError: std::fmt::Debug,
+    S::Response: Into<actix_http::Response<B>> + 'static,
+    <S::Service as Service<actix_http::Request>>::Future: 'static,
+    S::Service: 'static,
+    B: MessageBody + 'static,
+{
     let mut builder = Server::build();
-    let workers = settings.workers.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
     builder = builder
-        .workers(workers.max(1))
+        .workers(guards.workers)
         // actix counts per worker; the setting is for the whole listener.
-        .max_concurrent_connections(settings.max_connections.div_ceil(workers.max(1)).max(1));
-    let limiter = crate::server::limits::ConnectionLimiter::new(settings.max_connections_per_ip);
-    let request_timeout = settings.request_timeout;
-    let log_own_answer =
-        public::own_answer_logger(state.access_log.clone(), state.trusted_proxies.clone());
+        .max_concurrent_connections(guards.max_connections.div_ceil(guards.workers).max(1));
+    let limiter = crate::server::limits::ConnectionLimiter::new(guards.max_connections_per_ip);
+    let request_timeout = guards.request_timeout;
     let shutdown = builder.graceful_shutdown_signal();
-    let builder = builder.listen("qrtag-public", listener, move || {
-        let app = App::new()
-            .app_data(state.clone())
-            .default_service(web::to(public::handle))
+    let builder = builder.listen(name, listener, move || {
+        let app = app()
             .into_factory()
-            .map_err(|err: actix_web::Error| err.error_response());
+            .map_err(|err: S::Error| err.into().error_response());
         let shutdown = shutdown.clone();
         let h1 = HttpService::build()
             .graceful_shutdown_signal(move || {
@@ -129,7 +199,7 @@ fn public_server(
             })
             .h1(map_config(app, |()| AppConfig::default()));
         let limiter = std::sync::Arc::clone(&limiter);
-        let log_own_answer = Arc::clone(&log_own_answer);
+        let own_answers = own_answers.clone();
         fn_service(move |io: tokio::net::TcpStream| {
             let peer = io.peer_addr().ok();
             let slot = match peer {
@@ -139,12 +209,14 @@ fn public_server(
             // Over its share: the connection is closed at once.
             let io = slot
                 .map(|slot| {
-                    let own_answers = OwnAnswerLog {
-                        log: Arc::clone(&log_own_answer),
-                        peer,
+                    let io = RequestLineIo::with_limits(io, request_timeout, slot);
+                    let io = match &own_answers {
+                        Some(log) => io.with_own_answers(OwnAnswerLog {
+                            log: Arc::clone(log),
+                            peer,
+                        }),
+                        None => io,
                     };
-                    let io = RequestLineIo::with_limits(io, request_timeout, slot)
-                        .with_own_answers(own_answers);
                     (io, peer)
                 })
                 .ok_or_else(|| {
@@ -157,6 +229,32 @@ fn public_server(
         .and_then(h1)
     })?;
     Ok(builder.run())
+}
+
+/// The public listener: every path is a redirect request.
+fn public_server(
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: web::Data<public::PublicState>,
+    settings: &Settings,
+) -> std::io::Result<Server> {
+    let workers = settings.workers.unwrap_or_else(|| {
+        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+    });
+    let log_own_answer =
+        public::own_answer_logger(state.access_log.clone(), state.trusted_proxies.clone());
+    guarded_server(
+        "qrtag-public",
+        listener,
+        addr,
+        &Guards::from_settings(settings, workers),
+        Some(log_own_answer),
+        move || {
+            App::new()
+                .app_data(state.clone())
+                .default_service(web::to(public::handle))
+        },
+    )
 }
 
 /// The DIDComm listener: the service identity from its key file, and
@@ -193,10 +291,7 @@ fn api_server(
     })
     .workers(settings.workers.unwrap_or(2).clamp(1, 4))
     .listen(listener)
-    .map_err(|source| StartupError::Bind {
-        addr: api.listen.clone(),
-        source,
-    })?;
+    .map_err(Listener::Api.bind_error(&api.listen))?;
     Ok((server.run(), did))
 }
 
@@ -316,12 +411,12 @@ impl Application {
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
         // First the listeners: a port in use stops the start before any
         // file (database, log, secret) is created.
-        let (public_listener, public_addr) = bind(&settings.listen)?;
-        let (admin_listener, admin_addr) = bind(&settings.admin_listen)?;
+        let (public_listener, public_addr) = bind(&settings.listen, Listener::Public)?;
+        let (admin_listener, admin_addr) = bind(&settings.admin_listen, Listener::Admin)?;
         let api_listener = settings
             .api
             .as_ref()
-            .map(|api| bind(&api.listen))
+            .map(|api| bind(&api.listen, Listener::Api))
             .transpose()?;
         // Then the secret file: a bad one stops the start before the store.
         let tracking = match &settings.tracking {
@@ -368,10 +463,7 @@ impl Application {
             metrics: Arc::clone(&requests),
         });
         let public_server = public_server(public_listener, public_addr, public_state, &settings)
-            .map_err(|source| StartupError::Bind {
-                addr: settings.listen.clone(),
-                source,
-            })?;
+            .map_err(Listener::Public.bind_error(&settings.listen))?;
 
         let qr_renders = crate::metrics::QrRenders::default();
         let qr_state = web::Data::new(crate::server::qr::QrState {
@@ -407,24 +499,29 @@ impl Application {
         let admin_state = web::Data::new(admin::AdminState {
             health,
             metrics: Arc::new(metrics),
+            console: console.is_some(),
         });
-        let admin_server = HttpServer::new(move || {
-            App::new()
-                .app_data(admin_state.clone())
-                .configure(admin::routes)
-                .service(crate::server::qr::service(qr_state.clone()))
-                .configure(|cfg| {
-                    if let Some(console) = &console {
-                        crate::console::configure(cfg, console.clone());
-                    }
-                })
-        })
-        .workers(1)
-        .listen(admin_listener)
-        .map_err(|source| StartupError::Bind {
-            addr: settings.admin_listen.clone(),
-            source,
-        })?;
+        // One worker: nothing here is a scan. The same guards as the public
+        // listener, since the console behind a proxy is as exposed.
+        let admin_server = guarded_server(
+            "qrtag-admin",
+            admin_listener,
+            admin_addr,
+            &Guards::from_settings(&settings, 1),
+            None,
+            move || {
+                App::new()
+                    .app_data(admin_state.clone())
+                    .configure(admin::routes)
+                    .service(crate::server::qr::service(qr_state.clone()))
+                    .configure(|cfg| {
+                        if let Some(console) = &console {
+                            crate::console::configure(cfg, console.clone());
+                        }
+                    })
+            },
+        )
+        .map_err(Listener::Admin.bind_error(&settings.admin_listen))?;
 
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {
@@ -438,7 +535,7 @@ impl Application {
             public_addr,
             admin_addr,
             public: public_server,
-            admin: admin_server.run(),
+            admin: admin_server,
             api_addr,
             api,
             didcomm_did,

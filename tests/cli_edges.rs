@@ -159,6 +159,46 @@ fn serve_on_a_taken_port_creates_nothing_and_says_the_cause_once() {
     );
 }
 
+/// A port clash names the option and the variable that set the address, for
+/// each listener: the admin port (8081) is the one two services meet on.
+#[test]
+fn a_taken_port_names_the_option_that_chose_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = taken.local_addr().expect("addr").to_string();
+    let db = dir.path().join("q.db");
+    let free = "127.0.0.1:0";
+    for (args, named) in [
+        (
+            ["--listen", free, "--admin-listen", &addr],
+            "--admin-listen, QRTAG_ADMIN_LISTEN",
+        ),
+        (
+            ["--listen", &addr, "--admin-listen", free],
+            "--listen, QRTAG_LISTEN",
+        ),
+    ] {
+        let out = qrtag_cmd(&db, &[&["serve"][..], &args[..]].concat());
+        let err = one_line_error(&out, 1, "serve");
+        assert!(
+            err.contains(&format!("cannot listen on {addr} ({named}): ")),
+            "{err}"
+        );
+    }
+    let out = qrtag_cmd_env(
+        &db,
+        &["serve", "--listen", free, "--admin-listen", free],
+        &[("QRTAG_API_LISTEN", &addr)],
+    );
+    let err = one_line_error(&out, 1, "serve");
+    assert!(
+        err.contains(&format!(
+            "cannot listen on {addr} (--api-listen, QRTAG_API_LISTEN): "
+        )),
+        "{err}"
+    );
+}
+
 #[test]
 fn an_error_cause_is_said_once() {
     let db = Path::new("/nonexistent/dir/q.db");
@@ -307,6 +347,35 @@ fn a_write_that_makes_a_loop_is_warned_of_by_key() {
     assert!(err.contains("b -> /a, a -> /b"), "{err}");
     // Repointing out of the loop is quiet again.
     let out = qrtag_cmd(&db, &["set", "a", "https://a.example/"]);
+    assert_eq!(stderr(&out), "");
+}
+
+/// A link to its own short URL (issue 18) is a loop like `a -> /a`, and so
+/// is a chain through short URLs written in full: both are warned of.
+#[test]
+fn a_link_to_its_own_short_url_is_warned_of_as_a_loop() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    let own = "https://0x1f.ie/selfie";
+    let out = qrtag_cmd(&db, &["new", own, "--key", "selfie"]);
+    assert!(out.status.success(), "the write is done: {}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("warning: scans of selfie will answer 404: too many internal redirects"),
+        "{err}"
+    );
+    assert!(err.contains(&format!("selfie -> {own}")), "{err}");
+    // The default port written out is the same origin.
+    let out = qrtag_cmd(&db, &["new", "--key", "c", "https://0x1f.ie:443/d"]);
+    assert_eq!(stderr(&out), "", "d does not exist yet: a dead end");
+    let out = qrtag_cmd(&db, &["new", "--key", "d", "/c"]);
+    assert!(
+        stderr(&out).contains("scans of d will answer 404"),
+        "{}",
+        stderr(&out)
+    );
+    // Another port is another service: no loop.
+    let out = qrtag_cmd(&db, &["set", "selfie", "https://0x1f.ie:8443/selfie"]);
     assert_eq!(stderr(&out), "");
 }
 

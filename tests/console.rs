@@ -1087,3 +1087,12 @@ async fn delete_takes_a_ticked_box_and_leaves_a_tombstone_page() {
         .await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 }
+
+/// With the console on, `/` on the admin listener leads to it (issue 18).
+#[tokio::test]
+async fn the_admin_root_leads_to_the_console() {
+    let c = console().await;
+    let r = c.app.admin_get("/").await.expect("answered");
+    assert_eq!(r.status(), StatusCode::SEE_OTHER);
+    assert_eq!(support::header(&r, "location"), Some("/console"));
+}

@@ -557,3 +557,26 @@ async fn the_grafana_dashboard_queries_only_metrics_the_server_exports() {
         );
     }
 }
+
+/// `/` on the admin listener without the console lists what it serves
+/// (issue 18: it was an empty 404).
+#[tokio::test]
+async fn the_admin_root_lists_its_endpoints() {
+    let app = spawn_app().await;
+    let r = app.admin_get("/").await.expect("answered");
+    assert_eq!(r.status(), 200);
+    assert_eq!(
+        support::header(&r, "content-type"),
+        Some("text/plain; charset=utf-8")
+    );
+    let body = r.text().await.expect("body");
+    for endpoint in [
+        "/healthz",
+        "/readyz",
+        "/metrics",
+        "/qr/KEY.png|svg",
+        "--console",
+    ] {
+        assert!(body.contains(endpoint), "{endpoint}: {body}");
+    }
+}

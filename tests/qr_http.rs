@@ -132,9 +132,6 @@ async fn unknown_keys_and_other_spellings_are_404() {
         "/qr/nope1.svg",
         "/qr/docs/H83if.png",
         "/qr/H83if",
-        "/qr/H83if.",
-        "/qr/H83if.gif",
-        "/qr/H83if.PNG",
         "/qr/H83if.png.png",
         "/qr/H8%33if.png",
         "/qr/.png",
@@ -150,6 +147,30 @@ async fn unknown_keys_and_other_spellings_are_404() {
         );
         assert_eq!(header(&r, "cache-control"), Some("no-store"), "{path}");
         assert_eq!(r.text().await.expect("body"), "no such link\n", "{path}");
+    }
+}
+
+/// A format other than the two served is named, not "no such link"
+/// (issue 18): the key may well exist.
+#[tokio::test]
+async fn other_image_formats_are_400_naming_the_format() {
+    let app = spawn_app().await;
+    link(&app, "H83if", false).await;
+    for (path, ext) in [
+        ("/qr/H83if.jpg", "jpg"),
+        ("/qr/nope1.jpg", "jpg"),
+        ("/qr/H83if.PNG", "PNG"),
+        ("/qr/H83if.gif?scale=4", "gif"),
+        ("/qr/H83if.", ""),
+    ] {
+        let r = qr_get(&app, path).await;
+        assert_eq!(r.status(), 400, "{path}");
+        assert_eq!(header(&r, "cache-control"), Some("no-store"), "{path}");
+        assert_eq!(
+            r.text().await.expect("body"),
+            format!("unsupported image format \"{ext}\": use .png or .svg\n"),
+            "{path}"
+        );
     }
 }
 

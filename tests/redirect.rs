@@ -301,3 +301,27 @@ async fn requests_past_the_parameter_and_segment_caps_are_a_logged_400() {
     })
     .await;
 }
+
+/// A destination that is one of the service's own short URLs is followed
+/// as an internal redirect: a chain of them is one 302 to where it ends, and
+/// a link to itself is a loop answered 404, not a 302 to itself forever.
+#[tokio::test]
+async fn a_destination_on_the_public_origin_is_followed_here() {
+    let app = spawn_app().await;
+    app.link("b", "https://d.example/x").await;
+    app.link("a", &format!("{PUBLIC_URL}/b/y?q=1")).await;
+    app.link("selfie", &format!("{PUBLIC_URL}/selfie")).await;
+    app.link("other", "https://0x1f.ie:8443/b").await;
+    app.wait_for_status("/other", 302).await;
+
+    let r = app.get("/a").await;
+    assert_eq!(r.status(), 302);
+    assert_eq!(header(&r, "location"), Some("https://d.example/x/y?q=1"));
+    let r = app.get("/a/z").await;
+    assert_eq!(header(&r, "location"), Some("https://d.example/x/y/z?q=1"));
+    let r = app.get("/selfie").await;
+    assert_eq!(r.status(), 404, "{:?}", header(&r, "location"));
+    // Another port is another origin.
+    let r = app.get("/other").await;
+    assert_eq!(header(&r, "location"), Some("https://0x1f.ie:8443/b"));
+}

@@ -12,8 +12,6 @@ use support::{poll, spawn_with, test_settings};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
-const REQUEST: &[u8] = b"GET /abcde HTTP/1.1\r\nHost: a\r\n\r\n";
-
 async fn app(timeout: Duration, per_ip: usize) -> support::TestApp {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
@@ -68,26 +66,70 @@ async fn trickle(mut conn: TcpStream, start: Vec<u8>) -> Duration {
     panic!("still open after 8 s");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn slow_requests_are_cut_off_and_others_are_answered_meanwhile() {
-    let app = app(Duration::from_secs(1), 0).await;
+/// A listener under test: where it is, a request it answers and how.
+#[derive(Clone, Copy)]
+struct Target {
+    addr: SocketAddr,
+    path: &'static str,
+    status: &'static str,
+}
+
+impl Target {
+    fn public(app: &support::TestApp) -> Self {
+        Self {
+            addr: app.public,
+            path: "/abcde",
+            status: "302",
+        }
+    }
+
+    /// The admin listener (issue 18: it had none of these guards).
+    fn admin(app: &support::TestApp) -> Self {
+        Self {
+            addr: app.admin,
+            path: "/healthz",
+            status: "200",
+        }
+    }
+
+    fn request(&self) -> Vec<u8> {
+        format!("GET {} HTTP/1.1\r\nHost: a\r\n\r\n", self.path).into_bytes()
+    }
+}
+
+/// Twenty slow clients on `to` (a second request on a keep-alive connection,
+/// or a slow body), each cut off at the 1 s deadline, while others are
+/// answered meanwhile.
+async fn slow_requests_are_cut_off(app: &support::TestApp, to: Target) {
     let mut slow = Vec::new();
     for i in 0..20 {
-        let mut conn = TcpStream::connect(app.public).await.expect("connect");
-        // A second request on a keep-alive connection, or a slow body.
+        let mut conn = TcpStream::connect(to.addr).await.expect("connect");
         let start: Vec<u8> = if i % 2 == 0 {
-            conn.write_all(REQUEST).await.expect("send");
+            conn.write_all(&to.request()).await.expect("send");
             let first = response(&mut conn).await.expect("the first is answered");
-            assert!(first.starts_with("HTTP/1.1 302"), "{first}");
-            b"GET /abcde HTTP/1.1\r\nHo".to_vec()
+            assert!(
+                first.starts_with(&format!("HTTP/1.1 {}", to.status)),
+                "{first}"
+            );
+            format!("GET {} HTTP/1.1\r\nHo", to.path).into_bytes()
         } else {
-            b"GET /abcde HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n".to_vec()
+            format!(
+                "GET {} HTTP/1.1\r\nHost: a\r\nTransfer-Encoding: chunked\r\n\r\n1\r\n",
+                to.path
+            )
+            .into_bytes()
         };
         slow.push(tokio::spawn(trickle(conn, start)));
     }
     // Others are served while the slow ones hang on.
     for _ in 0..5 {
-        assert_eq!(app.get("/abcde").await.status(), 302);
+        let r = app
+            .client
+            .get(format!("http://{}{}", to.addr, to.path))
+            .send()
+            .await
+            .expect("answered");
+        assert!(r.status().as_str() == to.status, "{}", r.status());
     }
     for task in slow {
         let took = task.await.expect("join");
@@ -99,29 +141,42 @@ async fn slow_requests_are_cut_off_and_others_are_answered_meanwhile() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn one_address_cannot_hold_every_connection() {
-    let app = app(Duration::from_secs(30), 4).await;
+async fn slow_requests_are_cut_off_and_others_are_answered_meanwhile() {
+    let app = app(Duration::from_secs(1), 0).await;
+    slow_requests_are_cut_off(&app, Target::public(&app)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn slow_requests_to_the_admin_listener_are_cut_off_too() {
+    let app = app(Duration::from_secs(1), 0).await;
+    slow_requests_are_cut_off(&app, Target::admin(&app)).await;
+}
+
+/// With a share of 4 connections an address: a fifth from 127.0.0.3 is
+/// closed unanswered, another address is served, and a slot comes back.
+async fn one_address_gets_its_share(to: Target) {
     // The harness's own client keeps connections from 127.0.0.1: this test's
     // client comes from 127.0.0.3.
+    let request = to.request();
     let mut held = Vec::new();
     for _ in 0..4 {
-        let mut conn = connect_from("127.0.0.3", app.public).await;
-        conn.write_all(REQUEST).await.expect("send");
+        let mut conn = connect_from("127.0.0.3", to.addr).await;
+        conn.write_all(&request).await.expect("send");
         assert!(response(&mut conn).await.is_some(), "within its share");
         held.push(conn);
     }
-    let mut fifth = connect_from("127.0.0.3", app.public).await;
-    let _ = fifth.write_all(REQUEST).await;
+    let mut fifth = connect_from("127.0.0.3", to.addr).await;
+    let _ = fifth.write_all(&request).await;
     assert_eq!(response(&mut fifth).await, None, "closed without an answer");
     // Another address is not affected.
-    let mut other = connect_from("127.0.0.2", app.public).await;
-    other.write_all(REQUEST).await.expect("send");
+    let mut other = connect_from("127.0.0.2", to.addr).await;
+    other.write_all(&request).await.expect("send");
     assert!(response(&mut other).await.is_some());
     // A connection that ends gives its slot back.
     drop(held.pop());
     poll::until(Duration::from_secs(5), "a slot to come back", || async {
-        let mut conn = connect_from("127.0.0.3", app.public).await;
-        conn.write_all(REQUEST).await.ok()?;
+        let mut conn = connect_from("127.0.0.3", to.addr).await;
+        conn.write_all(&request).await.ok()?;
         response(&mut conn).await
     })
     .await;
@@ -188,4 +243,16 @@ async fn padded_framing_keeps_the_deadline_and_the_encoding() {
         },
     )
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_hold_every_connection() {
+    let app = app(Duration::from_secs(30), 4).await;
+    one_address_gets_its_share(Target::public(&app)).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_address_cannot_hold_every_admin_connection() {
+    let app = app(Duration::from_secs(30), 4).await;
+    one_address_gets_its_share(Target::admin(&app)).await;
 }

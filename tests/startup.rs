@@ -51,9 +51,13 @@ async fn wait_for_snapshot_file(path: &Path) {
     .await
 }
 
-#[tokio::test]
-async fn answers_503_not_404_until_links_are_loaded() {
-    // A CouchDB that never answers: the links never load.
+/// A server whose links never load (a CouchDB that never answers), with a
+/// snapshot file path it must not write: (public, admin, its directory).
+async fn never_loading() -> (
+    std::net::SocketAddr,
+    std::net::SocketAddr,
+    tempfile::TempDir,
+) {
     let closed = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
     let port = closed.local_addr().expect("addr").port();
     drop(closed);
@@ -67,6 +71,12 @@ async fn answers_503_not_404_until_links_are_loaded() {
     let app = Application::build(settings).await.expect("builds");
     let (public, admin) = (app.public_addr(), app.admin_addr());
     tokio::spawn(app.run_until_stopped());
+    (public, admin, dir)
+}
+
+#[tokio::test]
+async fn answers_503_not_404_until_links_are_loaded() {
+    let (public, admin, dir) = never_loading().await;
 
     let c = client();
     for method in [reqwest::Method::GET, reqwest::Method::HEAD] {
@@ -100,6 +110,25 @@ async fn answers_503_not_404_until_links_are_loaded() {
         !dir.path().join("links.snapshot").exists(),
         "nothing loaded, nothing saved"
     );
+}
+
+/// The admin listener's tag images, too, say "retry" rather than "no such
+/// link" while links load (issue 18): a print run started with the server
+/// must not take a 404 for a dead tag.
+#[tokio::test]
+async fn tag_images_are_503_until_links_are_loaded() {
+    let (_public, admin, _dir) = never_loading().await;
+    let c = client();
+    for path in ["/qr/H83if.png", "/qr/docs/api.svg?scale=4"] {
+        let r = c
+            .get(format!("http://{admin}{path}"))
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(r.status(), 503, "{path}");
+        assert_eq!(header(&r, "retry-after"), Some("1"), "{path}");
+        assert_eq!(header(&r, "cache-control"), Some("no-store"), "{path}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -510,7 +510,7 @@ pub struct ServeArgs {
         value_parser = crate::client_ip::parse_trusted_proxy
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
-    /// Seconds a request may take on the public listener from its first
+    /// Seconds a request may take on either listener (public, admin) from its first
     /// byte to its last (head and body); a slower client is disconnected.
     #[arg(
         help_heading = "Limits",
@@ -521,7 +521,7 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u64).range(1..=3600)
     )]
     pub request_timeout: u64,
-    /// Open connections one client address may hold on the public listener;
+    /// Open connections one client address may hold on each listener;
     /// more are closed at once. Behind a proxy every client has its address:
     /// raise this or give 0 (no cap).
     #[arg(
@@ -532,7 +532,7 @@ pub struct ServeArgs {
         default_value_t = 256
     )]
     pub max_connections_per_ip: usize,
-    /// Open connections on the public listener in all; past it new ones
+    /// Open connections on each listener in all; past it new ones
     /// wait to be accepted.
     #[arg(
         help_heading = "Limits",

@@ -1,6 +1,7 @@
 //! `qrtag serve`.
 
 use std::process::ExitCode;
+use std::time::{Duration, Instant};
 
 use anyhow::Context;
 
@@ -31,8 +32,24 @@ pub async fn run(settings: Settings) -> anyhow::Result<ExitCode> {
     }
     eprintln!("{line}");
     if let Some(url) = app.console_setup_url() {
-        eprintln!("{}", crate::console::setup::announcement(url));
+        tokio::spawn(announce_setup(url.to_owned(), app.snapshot()));
     }
     app.run_until_stopped().await.context("serving")?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Prints the console's one-time setup link once the start has settled, so
+/// it is the last thing on a person's terminal rather than lost among the
+/// log lines of the start: after the links are loaded (their line is logged
+/// before they are marked so; with the embedded store, the only one with a
+/// setup link, that is milliseconds), and a moment for the listeners' own
+/// start lines. Bounded, so a slow load still shows the link.
+async fn announce_setup(url: String, snapshot: std::sync::Arc<crate::snapshot::Snapshot>) {
+    const TICK: Duration = Duration::from_millis(20);
+    let give_up = Instant::now() + Duration::from_secs(5);
+    while !snapshot.is_loaded() && Instant::now() < give_up {
+        tokio::time::sleep(TICK).await;
+    }
+    tokio::time::sleep(5 * TICK).await;
+    eprintln!("{}", crate::console::setup::framed(&url));
 }

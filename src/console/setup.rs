@@ -127,11 +127,21 @@ pub fn url(admin: SocketAddr, token: &str) -> String {
     )
 }
 
-/// The line `qrtag serve --console` prints beside its listening line.
+/// The line that carries the link, kept whole on one line so a script (or a
+/// test) finds it by its start.
 pub fn announcement(url: &str) -> String {
     format!(
         "console: first-time setup at {url}  (the link works once; or run qrtag console-password)"
     )
+}
+
+/// What `qrtag serve --console` prints last of its start: the
+/// [`announcement`] between a blank line and a rule above and below, so a
+/// person finds it among the log lines of the start.
+pub fn framed(url: &str) -> String {
+    let line = announcement(url);
+    let rule = "=".repeat(line.chars().count());
+    format!("\n{rule}\n{line}\n{rule}\n")
 }
 
 #[cfg(test)]
@@ -212,5 +222,8 @@ mod tests {
             line.starts_with("console: first-time setup at http://x/"),
             "{line}"
         );
+        let framed = framed("http://x/console/setup?token=t");
+        let rule = "=".repeat(line.len());
+        assert_eq!(framed, format!("\n{rule}\n{line}\n{rule}\n"));
     }
 }

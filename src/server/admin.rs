@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use super::accept::accepts;
@@ -14,13 +15,39 @@ use crate::metrics::{Format, Metrics, exposition};
 pub struct AdminState {
     pub health: Arc<Health>,
     pub metrics: Arc<Metrics>,
+    /// Whether `serve --console` put the console on this listener.
+    pub console: bool,
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/healthz", web::get().to(healthz))
+    cfg.route("/", web::get().to(index))
+        .route("/healthz", web::get().to(healthz))
         .route("/readyz", web::get().to(readyz))
         .route("/metrics", web::get().to(metrics));
 }
+
+/// What a person opening the admin address in a browser lands on: the
+/// console when it is on, otherwise what this listener serves, so an empty
+/// 404 does not read as a broken install.
+async fn index(state: web::Data<AdminState>) -> HttpResponse {
+    if state.console {
+        return HttpResponse::SeeOther()
+            .insert_header((header::LOCATION, crate::console::pages::BASE))
+            .finish();
+    }
+    HttpResponse::Ok()
+        .content_type("text/plain; charset=utf-8")
+        .body(ENDPOINTS)
+}
+
+const ENDPOINTS: &str = "\
+qrtag admin listener
+/healthz           the process is up
+/readyz            links loaded (503 until then), and any problem; ?format=json
+/metrics           Prometheus metrics
+/qr/KEY.png|svg    a link's tag image (?scale=, margin=, ec=)
+/console           the web console, when serve runs with --console
+";
 
 /// The process is up and answering.
 async fn healthz() -> HttpResponse {

@@ -29,6 +29,34 @@ pub const MAX_BODY: usize = 64 * 1024;
 pub const ENCRYPTED: &str = "application/didcomm-encrypted+json";
 pub const PLAIN: &str = "application/didcomm-plain+json";
 pub const JSON: &str = "application/json";
+/// What Indicio's library writes as an envelope's `typ`, so what a client
+/// built on it may well send as the media type too.
+const ENCRYPTED_ALIAS: &str = "application/didcomm+encrypted";
+/// What HTTP clients send for bytes when told nothing (aiohttp, fetch of a
+/// `Uint8Array`); an envelope says what it is, so it is read as one.
+const OCTET_STREAM: &str = "application/octet-stream";
+
+/// How a body is read, by its media type and whether it is an envelope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Reading {
+    Encrypted,
+    Plaintext,
+    /// 415: a type the endpoint does not take.
+    Unsupported,
+}
+
+/// An encrypted message carries its own proof of origin, so it is opened
+/// under its own media types, `application/json`, a generic byte type or
+/// none; plaintext needs one of its two. Any other type (`text/plain`, a
+/// form) is a client that does not know what it sends: 415, naming ours.
+fn reading(media: &str, is_jwe: bool) -> Reading {
+    match media {
+        ENCRYPTED | ENCRYPTED_ALIAS => Reading::Encrypted,
+        PLAIN | JSON | OCTET_STREAM | "" if is_jwe => Reading::Encrypted,
+        PLAIN | JSON => Reading::Plaintext,
+        _ => Reading::Unsupported,
+    }
+}
 
 pub struct ApiState {
     pub store: Arc<dyn LinkStore>,
@@ -85,22 +113,19 @@ fn has_token(headers: &HeaderMap, token: Option<&Secret>) -> bool {
 
 async fn didcomm(req: HttpRequest, body: web::Bytes, state: web::Data<ApiState>) -> HttpResponse {
     let media = media_type(req.headers()).unwrap_or_default();
-    let known = matches!(media.as_str(), ENCRYPTED | PLAIN | JSON);
     let text = std::str::from_utf8(&body).ok();
     let value = text.and_then(|t| serde_json::from_str::<Value>(t).ok());
     let is_jwe = value
         .as_ref()
         .is_some_and(|v| v.get("ciphertext").is_some() && v.get("recipients").is_some());
-    // An encrypted message carries its own proof of origin, so one posted
-    // under another media type (some HTTP clients send their default) is
-    // still opened; anything else must say what it is.
-    if !known && !is_jwe {
+    let reading = reading(&media, is_jwe);
+    if reading == Reading::Unsupported {
         return unsupported();
     }
     let (Some(text), Some(value)) = (text, value) else {
         return bad_request("the body is not JSON");
     };
-    if media == ENCRYPTED || is_jwe {
+    if reading == Reading::Encrypted {
         return encrypted(text, &state).await;
     }
     if !has_token(req.headers(), state.token.as_ref()) {
@@ -133,7 +158,7 @@ async fn didcomm(req: HttpRequest, body: web::Bytes, state: web::Data<ApiState>)
 fn unsupported() -> HttpResponse {
     line(
         HttpResponse::UnsupportedMediaType(),
-        "send application/didcomm-encrypted+json (authcrypt), or with the API token application/didcomm-plain+json or application/json",
+        "unsupported media type: send application/didcomm-encrypted+json (authcrypt), or with the API token application/didcomm-plain+json or application/json",
     )
 }
 
@@ -235,6 +260,28 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_envelope_is_read_under_the_types_clients_send_and_no_others() {
+        for media in [ENCRYPTED, ENCRYPTED_ALIAS, JSON, PLAIN, OCTET_STREAM, ""] {
+            assert_eq!(reading(media, true), Reading::Encrypted, "{media:?}");
+        }
+        assert_eq!(reading(ENCRYPTED, false), Reading::Encrypted, "then a 400");
+        for media in [PLAIN, JSON] {
+            assert_eq!(reading(media, false), Reading::Plaintext, "{media}");
+        }
+        for media in [
+            "text/plain",
+            "application/x-www-form-urlencoded",
+            "application/xml",
+        ] {
+            for is_jwe in [true, false] {
+                assert_eq!(reading(media, is_jwe), Reading::Unsupported, "{media}");
+            }
+        }
+        assert_eq!(reading(OCTET_STREAM, false), Reading::Unsupported);
+        assert_eq!(reading("", false), Reading::Unsupported);
+    }
 
     #[test]
     fn bearer_tokens() {

@@ -1,6 +1,7 @@
-//! How many connections one client address may hold open on the public
-//! listener. A slow client holds a connection for as long as it likes to
-//! take; without a cap per address, one machine can hold them all.
+//! How many connections one client address may hold open on a listener
+//! (public or admin, each its own count). A slow client holds a connection
+//! for as long as it likes to take; without a cap per address, one machine
+//! can hold them all.
 
 use std::collections::HashMap;
 use std::net::IpAddr;

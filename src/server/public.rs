@@ -192,11 +192,7 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
     // Before the first table is in, every key would look unknown; a 404
     // could be cached by the scanning phone, a 503 is retried.
     if !state.snapshot.is_loaded() {
-        return HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
-            .insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")))
-            .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
-            .content_type("text/plain; charset=utf-8")
-            .body("starting: links are loading, retry in a second\n");
+        return links_loading();
     }
     let now_ms = now.timestamp_millis();
     let table = state.snapshot.load();
@@ -204,7 +200,7 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
     // The common scan, `/KEY` with no query, has its answer precomputed.
     if uri.query().is_none()
         && let Some(key) = uri.path().strip_prefix('/')
-        && let Some(location) = table.direct_location(key, now_ms)
+        && let Some(location) = table.direct_location(key, now_ms, state.public_url.origin())
     {
         return redirect(location.to_owned(), key, &state.public_url);
     }
@@ -213,6 +209,17 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
             table.live_url(key, now_ms)
         });
     respond(decision, &state.public_url, uri.path())
+}
+
+/// The answer for any request about a link before the first table is
+/// published, on either listener: every key would look unknown, and a 404
+/// could be cached (by a phone, or a print run's script), a 503 is retried.
+pub fn links_loading() -> HttpResponse {
+    HttpResponse::build(StatusCode::SERVICE_UNAVAILABLE)
+        .insert_header((header::RETRY_AFTER, HeaderValue::from_static("1")))
+        .insert_header((header::CACHE_CONTROL, HeaderValue::from_static("no-store")))
+        .content_type("text/plain; charset=utf-8")
+        .body("starting: links are loading, retry in a second\n")
 }
 
 fn respond(decision: Decision, public_url: &PublicUrl, path: &str) -> HttpResponse {

@@ -41,9 +41,19 @@ pub fn service(state: web::Data<QrState>) -> actix_web::Resource {
 async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
     // The raw path, as on the public listener: keys need no percent-encoding,
     // so an encoded one is not a key.
-    let Some((key, format)) = req.path().strip_prefix(PREFIX).and_then(split_extension) else {
-        return not_found();
+    let (key, format) = match req.path().strip_prefix(PREFIX).map(split_extension) {
+        Some(Ok(found)) => found,
+        Some(Err(BadTail::Format(ext))) => {
+            return plain(
+                StatusCode::BAD_REQUEST,
+                &format!("unsupported image format {ext:?}: use .png or .svg\n"),
+            );
+        }
+        Some(Err(BadTail::NotAKey)) | None => return not_found(),
     };
+    if !state.snapshot.is_loaded() {
+        return super::public::links_loading();
+    }
     if state.snapshot.load().get(key.as_str()).is_none() {
         return not_found();
     }
@@ -79,17 +89,27 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
     }
 }
 
+/// Why a `/qr/` path names no image.
+#[derive(Debug, PartialEq, Eq)]
+enum BadTail {
+    /// No extension, or not a key before it: no such link.
+    NotAKey,
+    /// An extension other than the two served, named back to the caller.
+    Format(String),
+}
+
 /// `docs/api.png` → (`docs/api`, PNG). Keys cannot contain a dot, so the
 /// last one always starts the extension.
-fn split_extension(tail: &str) -> Option<(LinkKey, ImageFormat)> {
-    let (key, ext) = tail.rsplit_once('.')?;
+fn split_extension(tail: &str) -> Result<(LinkKey, ImageFormat), BadTail> {
+    let (key, ext) = tail.rsplit_once('.').ok_or(BadTail::NotAKey)?;
     // Exactly as written in the docs: `/qr/K.PNG` is not a second spelling.
     let format = match ext {
         "png" => ImageFormat::Png,
         "svg" => ImageFormat::Svg,
-        _ => return None,
+        other => return Err(BadTail::Format(other.to_owned())),
     };
-    Some((LinkKey::parse(key).ok()?, format))
+    let key = LinkKey::parse(key).map_err(|_| BadTail::NotAKey)?;
+    Ok((key, format))
 }
 
 /// A query parameter that was refused, named so the caller can fix it.
@@ -169,23 +189,24 @@ mod tests {
     #[test]
     fn the_extension_picks_the_format_and_the_rest_is_the_key() {
         let ok = |tail: &str| split_extension(tail).map(|(k, f)| (k.to_string(), f));
-        assert_eq!(ok("H83if.png"), Some(("H83if".into(), ImageFormat::Png)));
+        assert_eq!(ok("H83if.png"), Ok(("H83if".into(), ImageFormat::Png)));
         assert_eq!(
             ok("docs/api.svg"),
-            Some(("docs/api".into(), ImageFormat::Svg))
+            Ok(("docs/api".into(), ImageFormat::Svg))
         );
         for bad in [
             "H83if",
-            "H83if.",
-            "H83if.PNG",
-            "H83if.gif",
             ".png",
             "a.b.png",
             "a//b.png",
             "%41.png",
             "docs/.png",
         ] {
-            assert_eq!(ok(bad), None, "{bad:?}");
+            assert_eq!(ok(bad), Err(BadTail::NotAKey), "{bad:?}");
+        }
+        // Another format is named, whether the key exists or not.
+        for (bad, ext) in [("H83if.", ""), ("H83if.PNG", "PNG"), ("a.b.gif", "gif")] {
+            assert_eq!(ok(bad), Err(BadTail::Format(ext.into())), "{bad:?}");
         }
     }
 

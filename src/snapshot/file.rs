@@ -340,7 +340,10 @@ mod tests {
         let back = d.links.build(Some(d.seq));
         assert_eq!(links_of(&back), links_of(&t));
         assert_eq!(back.invalid_count(), 1);
-        assert_eq!(back.direct_location("up", 0), Some("https://b.example/"));
+        assert_eq!(
+            back.direct_location("up", 0, "https://0x1f.ie"),
+            Some("https://b.example/")
+        );
     }
 
     #[test]

@@ -167,12 +167,14 @@ impl LinkTable {
 
     /// The precomputed `Location` for a request of exactly `/KEY` and no
     /// query, if the link is live and absolute: the common scan, answered
-    /// without running the resolver.
+    /// without running the resolver. `None` for a destination on
+    /// `public_origin`, which the policy follows as an internal redirect.
     #[inline]
-    pub fn direct_location(&self, key: &str, now_ms: i64) -> Option<&str> {
+    pub fn direct_location(&self, key: &str, now_ms: i64, public_origin: &str) -> Option<&str> {
         self.get(key)
             .filter(|l| l.is_live_at(now_ms))
             .and_then(|l| l.direct)
+            .filter(|location| !redirect_policy::is_on_public_origin(location, public_origin))
     }
 
     pub fn len(&self) -> usize {

@@ -309,3 +309,41 @@ async fn qrtag_serve_prints_the_link_and_the_password_chosen_there_logs_in() {
     assert!(!log.contains(token), "{log}");
     srv.stop().await;
 }
+
+/// The link is printed last of the start, on its own between a blank line
+/// and a rule above and below (issue 18: it was lost among the log lines):
+/// after the listening line and the links' loading.
+#[tokio::test]
+async fn the_setup_link_is_printed_last_and_framed() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    let srv = ServerProcess::spawn(&db, &["--console"], &[("QRTAG_LOG", "info")], false).await;
+    let lines: Vec<String> = poll::until(Duration::from_secs(5), "the framed setup link", || {
+        let lines: Vec<String> = srv.stderr().lines().map(str::to_owned).collect();
+        let at = lines.iter().position(|l| l.starts_with(ANNOUNCED));
+        let closed = at.is_some_and(|i| lines.len() > i + 1);
+        std::future::ready(closed.then_some(lines))
+    })
+    .await;
+    let at = lines
+        .iter()
+        .position(|l| l.starts_with(ANNOUNCED))
+        .expect("the link");
+    assert!(at >= 3, "{lines:#?}");
+    let rule = "=".repeat(lines[at].chars().count());
+    assert_eq!(
+        &lines[at - 2..=at + 1],
+        ["", rule.as_str(), lines[at].as_str(), rule.as_str()],
+        "{lines:#?}"
+    );
+    let before = &lines[..at - 2];
+    assert!(
+        before.iter().any(|l| l.starts_with("listening public=")),
+        "{lines:#?}"
+    );
+    assert!(
+        before.iter().any(|l| l.contains("links loaded")),
+        "after the links are loaded: {lines:#?}"
+    );
+    srv.stop().await;
+}

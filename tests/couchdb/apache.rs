@@ -101,7 +101,7 @@ impl ApacheCouch {
             .map_err(|_| format!("no answer within {START_LIMIT:?}"))?
             .map_err(|e| format!("cannot run start-couchdb: {e}"))?;
         if out.status.success() {
-            return Ok(());
+            return self.system_databases().await;
         }
         let log = std::fs::read_to_string(self.dir.path().join("couchdb.log")).unwrap_or_default();
         self.stop();
@@ -110,6 +110,26 @@ impl ApacheCouch {
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         ))
+    }
+
+    /// A single node makes `_users` and `_replicator` just after `/_up`
+    /// first answers; accounts can be made once they are there.
+    async fn system_databases(&self) -> Result<(), String> {
+        let admin = self.admin();
+        let deadline = Instant::now() + START_LIMIT;
+        loop {
+            let (users, _) = admin.call(reqwest::Method::GET, "_users", None).await;
+            let (replicator, _) = admin.call(reqwest::Method::GET, "_replicator", None).await;
+            if (users, replicator) == (200, 200) {
+                return Ok(());
+            }
+            if Instant::now() > deadline {
+                return Err(format!(
+                    "no _users and _replicator within {START_LIMIT:?} ({users}, {replicator})"
+                ));
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
     }
 
     /// Kills the server and waits until its port is free, as a crash would

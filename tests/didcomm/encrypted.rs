@@ -378,3 +378,41 @@ async fn hostile_envelopes_are_400s_and_the_server_goes_on() {
     let reply = agent.ask(&app, msg).await;
     assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
 }
+
+/// A valid envelope under a media type the endpoint does not take is a 415
+/// naming the ones it does (issue 18: `text/plain` was accepted), and
+/// nothing is created; the types agents send still work.
+#[tokio::test]
+async fn an_envelope_under_a_foreign_media_type_is_415() {
+    let agent = Agent::new("http://127.0.0.1:9/x");
+    let app = spawn_didcomm(|p| p.allow_any = true).await;
+    let mut msg = request("t1", "https://e.example/t");
+    msg["return_route"] = json!("all");
+    for media in [
+        "text/plain",
+        "text/plain; charset=utf-8",
+        "application/x-www-form-urlencoded",
+    ] {
+        let r = post(&app, media, agent.seal(&app, msg.clone()), None).await;
+        assert_eq!(r.status().as_u16(), 415, "{media}");
+        let text = r.text().await.expect("body");
+        assert_eq!(text.lines().count(), 1, "{text}");
+        for ours in [
+            "application/didcomm-encrypted+json",
+            "application/didcomm-plain+json",
+            "application/json",
+        ] {
+            assert!(text.contains(ours), "{media}: {text}");
+        }
+    }
+    let out = app.cli(&["list"]);
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "nothing created");
+    for media in [
+        "application/didcomm-encrypted+json",
+        "application/json",
+        "application/octet-stream",
+    ] {
+        let r = post(&app, media, agent.seal(&app, msg.clone()), None).await;
+        assert_eq!(r.status().as_u16(), 200, "{media}");
+    }
+}
