@@ -7,6 +7,7 @@
 
 pub mod aggregate;
 pub mod args;
+pub mod attribute;
 pub mod chart;
 pub mod output;
 pub mod read;
