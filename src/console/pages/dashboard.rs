@@ -10,7 +10,8 @@ use super::{BASE, Viewer, layout, q};
 pub struct View<'a> {
     pub viewer: Viewer<'a>,
     pub days: u32,
-    pub top: Option<Vec<(String, u64)>>,
+    /// Key, scans, and whether the key is a link now.
+    pub top: Option<Vec<(String, u64, bool)>>,
     pub daily: Option<Vec<(NaiveDate, u64)>>,
 }
 
@@ -30,8 +31,17 @@ pub fn page(v: &View<'_>) -> Markup {
                 Some(top) if !top.is_empty() => {
                     table #top {
                         thead { tr { th { "Key" } th { "Scans" } } }
-                        tbody { @for (key, n) in top {
-                            tr data-key=(key) { td { a href={ (BASE) "/link?key=" (q(key)) } { (key) } } td data-scans=(n) { (n) } }
+                        tbody { @for (key, n, is_link) in top {
+                            tr data-key=(key) data-link=(is_link) {
+                                td {
+                                    @if *is_link {
+                                        a href={ (BASE) "/link?key=" (q(key)) } { (key) }
+                                    } @else {
+                                        (key) " " span.muted { "(no longer a link)" }
+                                    }
+                                }
+                                td data-scans=(n) { (n) }
+                            }
                         } }
                     }
                 }
