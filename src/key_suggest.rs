@@ -56,6 +56,12 @@ pub fn suggest<'k>(
             Closeness::Case
         } else if kb.len() == folded.len() && kb.iter().zip(&folded).all(|(&a, &b)| fold(a) == b) {
             Closeness::LookAlike
+        } else if bound == 1 {
+            // Short keys, most of a large store: a linear check, no table.
+            if !one_edit_apart(&folded, kb) {
+                continue;
+            }
+            Closeness::Edits(1)
         } else {
             match scratch.edits_within(&folded, kb, bound) {
                 Some(d) => Closeness::Edits(d),
@@ -76,6 +82,31 @@ pub fn suggest<'k>(
     }
     found.truncate(max);
     found.into_iter().map(|(_, k)| k).collect()
+}
+
+/// Whether `b` (folded here) is exactly one edit from `a` (folded, and not
+/// equal to it): one byte replaced, inserted or deleted, or two adjacent
+/// bytes swapped. Equal to an edit distance of 1, in one pass.
+fn one_edit_apart(a: &[u8], b: &[u8]) -> bool {
+    let same =
+        |x: &[u8], y: &[u8]| x.len() == y.len() && x.iter().zip(y).all(|(&p, &q)| p == fold(q));
+    let i = a
+        .iter()
+        .zip(b)
+        .position(|(&p, &q)| p != fold(q))
+        .unwrap_or(a.len().min(b.len()));
+    match a.len().cmp(&b.len()) {
+        std::cmp::Ordering::Equal => {
+            i < a.len()
+                && (same(&a[i + 1..], &b[i + 1..])
+                    || (i + 1 < a.len()
+                        && a[i] == fold(b[i + 1])
+                        && a[i + 1] == fold(b[i])
+                        && same(&a[i + 2..], &b[i + 2..])))
+        }
+        std::cmp::Ordering::Greater => a.len() == b.len() + 1 && same(&a[i + 1..], &b[i..]),
+        std::cmp::Ordering::Less => b.len() == a.len() + 1 && same(&a[i..], &b[i + 1..]),
+    }
 }
 
 /// The rows of the distance table, kept across keys.
@@ -196,6 +227,17 @@ mod tests {
     }
 
     proptest! {
+        /// The linear check says what the table says at a bound of one.
+        #[test]
+        fn one_edit_apart_is_a_distance_of_one(
+            a in "[ab01lIoO]{0,6}",
+            b in "[ab01lIoO]{0,6}",
+        ) {
+            let folded: Vec<u8> = a.bytes().map(fold).collect();
+            let by_table = Scratch::default().edits_within(&folded, b.as_bytes(), 1) == Some(1);
+            prop_assert_eq!(one_edit_apart(&folded, b.as_bytes()), by_table);
+        }
+
         /// Every key is suggested exactly when it is in another case, a
         /// look-alike, or within the edit bound after folding (strsim's
         /// distance as the reference), never the typed key, ranked by
