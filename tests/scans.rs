@@ -344,9 +344,10 @@ fn unknown_keys_name_the_keys_meant() {
             &["qr", "hR2Ej", "-o", utf8(&png)],
             "no link hR2Ej (did you mean hR2EJ?)",
         ),
+        (&["edit", "Od1Ie"], "no link Od1Ie (did you mean Od1le?)"),
         (&["show", "zzzzz"], "no link zzzzz"),
     ] {
-        let out = qrtag_cmd(&db, args);
+        let out = support::qrtag_cmd_env(&db, args, &[("EDITOR", "true")]);
         assert_eq!(out.status.code(), Some(1), "{args:?}");
         assert_eq!(stderr(&out), format!("qrtag: {says}\n"), "{args:?}");
     }

@@ -4,7 +4,7 @@
 use super::Cli;
 use crate::key_suggest::{SUGGESTIONS, did_you_mean, suggest};
 use crate::links::LinkError;
-use crate::store;
+use crate::store::{self, StoreError};
 
 /// `result`, with a "no link" failure said as `no link KEY (did you mean
 /// …?)`. Finding suggestions reads every key, which is only worth it once
@@ -15,13 +15,7 @@ pub async fn explain<T>(cli: &Cli, result: anyhow::Result<T>) -> anyhow::Result<
         Ok(value) => return Ok(value),
         Err(err) => err,
     };
-    let Some(key) = err
-        .chain()
-        .find_map(|e| match e.downcast_ref::<LinkError>() {
-            Some(LinkError::NotFound(key)) => Some(key.as_str().to_owned()),
-            _ => None,
-        })
-    else {
+    let Some(key) = err.chain().find_map(not_found) else {
         return Err(err);
     };
     let keys = match cli.open_store(store::Access::Read) {
@@ -33,4 +27,15 @@ pub async fn explain<T>(cli: &Cli, result: anyhow::Result<T>) -> anyhow::Result<
         "no link {key}{}",
         did_you_mean(&suggestions)
     ))
+}
+
+/// The key of a "no link" error, from the link layer or (`edit`) the store.
+fn not_found(e: &(dyn std::error::Error + 'static)) -> Option<String> {
+    if let Some(LinkError::NotFound(key)) = e.downcast_ref::<LinkError>() {
+        return Some(key.as_str().to_owned());
+    }
+    match e.downcast_ref::<StoreError>() {
+        Some(StoreError::NotFound(key)) => Some(key.clone()),
+        _ => None,
+    }
 }
