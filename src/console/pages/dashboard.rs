@@ -77,3 +77,39 @@ pub fn bars(daily: &[(NaiveDate, u64)]) -> Markup {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key whose link is gone is listed as such, with no way to a page
+    /// that would only say it is unknown.
+    #[test]
+    fn a_key_that_is_no_longer_a_link_is_marked_not_linked() {
+        let view = View {
+            viewer: Viewer {
+                name: "admin",
+                can_edit: true,
+                csrf: "t",
+            },
+            days: 30,
+            top: Some(vec![("docs".into(), 5, true), ("gone".into(), 2, false)]),
+            daily: None,
+        };
+        let html = page(&view).into_string();
+        assert!(
+            html.contains(r#"data-key="docs" data-link="true""#),
+            "{html}"
+        );
+        assert!(
+            html.contains(&format!(r#"href="{BASE}/link?key=docs""#)),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"data-key="gone" data-link="false""#),
+            "{html}"
+        );
+        assert!(!html.contains("key=gone"), "{html}");
+        assert!(html.contains("(no longer a link)"), "{html}");
+    }
+}
