@@ -12,6 +12,7 @@ pub mod destination;
 pub mod didcomm;
 pub mod expiry;
 pub mod health;
+pub mod key_suggest;
 pub mod link;
 pub mod link_chain;
 pub mod link_key;

@@ -433,15 +433,19 @@ impl Application {
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
         ignore_file_size_signal()?;
+        let snapshot = Snapshot::new();
         let scan_index = match (&settings.scan_index, &settings.access_log) {
             (None, _) => None,
             (Some(_), AccessLogTarget::Stdout) => return Err(StartupError::ScanIndexWithoutFile),
             (Some(index), AccessLogTarget::Path(log)) => Some(
-                crate::scan_index::start(log.clone(), index.clone())
-                    .map_err(StartupError::ScanIndex)?,
+                crate::scan_index::start_with_links(
+                    log.clone(),
+                    index.clone(),
+                    Arc::clone(&snapshot) as Arc<dyn crate::scan_index::Links>,
+                )
+                .map_err(StartupError::ScanIndex)?,
             ),
         };
-        let snapshot = Snapshot::new();
         let identity = store.snapshot_identity();
         let resume = match &settings.snapshot_file {
             Some(path) => restore(path, &identity, store.as_ref(), &snapshot).await,

@@ -134,11 +134,7 @@ fn missing_keys_are_a_clear_error() {
         };
         let out = qrtag_cmd(&db, args);
         assert_eq!(out.status.code(), Some(1), "{cmd}");
-        assert_eq!(
-            stderr(&out).trim(),
-            "qrtag: no link with key zzzzz",
-            "{cmd}"
-        );
+        assert_eq!(stderr(&out).trim(), "qrtag: no link zzzzz", "{cmd}");
     }
 }
 

@@ -623,7 +623,7 @@ fn every_command_describes_every_argument_and_shows_an_example() {
 #[test]
 fn help_shows_only_the_options_a_command_reads_under_headings() {
     for (command, absent) in [
-        ("stats", &["--db", "--couchdb-url", "--public-url"][..]),
+        ("stats", &["--public-url"][..]),
         ("resolve", &["--db", "--couchdb-url", "--public-url"]),
         ("setup", &["--db ", "--public-url"]),
         ("list", &["--public-url"]),

@@ -193,7 +193,7 @@ async fn a_deleted_link_answers_404_and_its_key_is_never_reused() {
     );
     assert_eq!(
         refused(&app.cli(&["delete", "--yes", "nope"]), 1),
-        "qrtag: no link with key nope"
+        "qrtag: no link nope"
     );
 }
 

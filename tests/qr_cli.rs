@@ -147,7 +147,7 @@ fn qr_refuses_missing_keys_and_unknown_formats() {
 
     let out = qrtag_cmd_env(&db, &["qr", "zzzzz", "-o", &path("z.png")], &[]);
     assert_eq!(out.status.code(), Some(1));
-    assert_eq!(stderr(&out), "qrtag: no link with key zzzzz\n");
+    assert_eq!(stderr(&out), "qrtag: no link zzzzz\n");
     assert!(!dir.path().join("z.png").exists());
 
     let out = qrtag_cmd_env(&db, &["qr", "H83if", "-o", &path("tag.txt")], &[]);

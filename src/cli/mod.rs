@@ -26,7 +26,9 @@ mod qr;
 mod resolve;
 mod serve;
 mod setup;
+mod stats;
 mod transfer;
+mod unknown_key;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -565,7 +567,7 @@ pub struct ServeArgs {
     pub no_snapshot_file: bool,
     /// Keep scan counts current from the access log, with their checkpoint
     /// at PATH. Default with --console: beside the access log
-    /// (`ACCESS_LOG.scan-index`).
+    /// (`.ACCESS_LOG.scan-index`, hidden so `ACCESS_LOG*` never names it).
     #[arg(
         long,
         value_name = "PATH",
@@ -731,7 +733,7 @@ impl Cli {
 /// stay accepted: `--db` and the others are global, and may be set in the
 /// environment for every command at once).
 const UNUSED: &[(&[&str], &[&str])] = &[
-    (&["stats"], &[STORE_DB, STORE_COUCH, SERVICE, TIME_ZONE]),
+    (&["stats"], &[SERVICE, TIME_ZONE]),
     (&["resolve"], &[STORE_DB, STORE_COUCH, SERVICE, TIME_ZONE]),
     (&["setup"], &[STORE_DB, SERVICE, TIME_ZONE]),
     (&["didcomm", "did"], &[STORE_COUCH, SERVICE, TIME_ZONE]),
@@ -874,20 +876,17 @@ fn check_usage(cli: &Cli) -> Result<(), &'static str> {
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
-        Command::Qr(args) => qr::qr(&cli, args).await,
+        Command::Qr(args) => unknown_key::explain(&cli, qr::qr(&cli, args).await).await,
         Command::Batch(args) => qr::batch(&cli, args).await,
         Command::Serve(args) => serve::run(cli.serve_settings(args)).await,
         Command::Resolve { rules, urls, plain } => resolve::run(rules, urls, *plain),
-        Command::Stats(args) => {
-            crate::stats::run(args, &mut std::io::stdout().lock())?;
-            Ok(ExitCode::SUCCESS)
-        }
+        Command::Stats(args) => stats::run(&cli, args).await,
         Command::Setup => setup::run(&cli.store.settings()).await,
         Command::Export(args) => transfer::export(&cli, args).await,
         Command::Import(args) => transfer::import(&cli, args).await,
         Command::Didcomm { command } => didcomm::run(&cli, command),
         Command::ConsolePassword => console::run(&cli).await,
-        _ => links::run(&cli).await,
+        _ => unknown_key::explain(&cli, links::run(&cli).await).await,
     }
 }
 

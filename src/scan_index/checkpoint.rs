@@ -39,10 +39,17 @@ use super::index::{DayCount, IndexState, day_date};
 use super::pairs::{Pair, PairSet};
 
 const MAGIC: &[u8; 8] = b"QRTAGSIX";
+/// Whether `head`, a file's first bytes, begins like a checkpoint: how
+/// `qrtag stats` tells one from a log given among its files.
+pub fn is_checkpoint(head: &[u8]) -> bool {
+    head.starts_with(MAGIC)
+}
+
 /// 2: the "other paths" bucket and a key's `redirected` flag; 3: the pairs
-/// as their table's raw slots. A file of another version is ignored and the
-/// index rebuilt from the logs.
-const VERSION: u32 = 3;
+/// as their table's raw slots; 4: lines counted under the link that
+/// answered them, not their path. A file of another version is ignored and
+/// the index rebuilt from the logs.
+const VERSION: u32 = 4;
 
 /// Which file a checkpoint's counts came from, and how far.
 ///

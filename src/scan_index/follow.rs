@@ -27,6 +27,9 @@ use sha2::{Digest, Sha256};
 
 use crate::access_log::format::parse_line_bytes;
 use crate::stats::aggregate::BotFilter;
+use crate::stats::attribute::link_key;
+
+use super::Links;
 use crate::stats::read::{LineError, MAX_LINE};
 
 use super::ScanIndex;
@@ -121,9 +124,20 @@ impl Lines {
     }
 }
 
-fn count(state: &mut IndexState, bots: &mut BotFilter, line: Result<&[u8], LineError>) {
+fn count(
+    state: &mut IndexState,
+    bots: &mut BotFilter,
+    links: Option<&dyn Links>,
+    line: Result<&[u8], LineError>,
+) {
     match line.ok().map(parse_line_bytes) {
-        Some(Ok(parsed)) => state.add(&parsed, bots),
+        Some(Ok(parsed)) => {
+            let key = match links {
+                Some(links) => link_key(parsed.key(), |k| links.is_link(k)),
+                None => parsed.key(),
+            };
+            state.add_as(&parsed, key, bots);
+        }
         _ => state.add_malformed(),
     }
 }
@@ -328,6 +342,8 @@ pub(super) struct Follower<'a> {
     /// now would count its lines again after a restart.
     unmarked: bool,
     stop: &'a dyn Fn() -> bool,
+    /// What lines count under; each under its path without.
+    links: Option<&'a dyn Links>,
 }
 
 impl<'a> Follower<'a> {
@@ -342,7 +358,14 @@ impl<'a> Follower<'a> {
             done: Vec::new(),
             unmarked: false,
             stop,
+            links: None,
         }
+    }
+
+    /// Counts each line under the link among `links` that answered it.
+    pub fn with_links(mut self, links: &'a dyn Links) -> Follower<'a> {
+        self.links = Some(links);
+        self
     }
 
     fn progress(&self) -> &'a Progress {
@@ -450,9 +473,9 @@ impl<'a> Follower<'a> {
             f.seek(SeekFrom::Start(start))?;
             self.pump(&mut Counting { inner: f, counter }, &mut lines)?;
         }
-        let (index, bots) = (self.index, &mut self.bots);
+        let (index, bots, links) = (self.index, &mut self.bots, self.links);
         let mut state = index.write();
-        lines.finish(|l| count(&mut state, bots, l));
+        lines.finish(|l| count(&mut state, bots, links, l));
         drop(state);
         self.done.push(FileMark {
             dev: meta.dev(),
@@ -481,9 +504,9 @@ impl<'a> Follower<'a> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
             };
-            let (index, bots) = (self.index, &mut self.bots);
+            let (index, bots, links) = (self.index, &mut self.bots, self.links);
             let mut state = index.write();
-            lines.feed(&self.buf[..n], |l| count(&mut state, bots, l));
+            lines.feed(&self.buf[..n], |l| count(&mut state, bots, links, l));
         }
     }
 
@@ -556,9 +579,9 @@ impl<'a> Follower<'a> {
 
     fn finish_draining(&mut self, mut old: Tracked) -> Result<(), ReadError> {
         self.read_appended(&mut old)?;
-        let (index, bots) = (self.index, &mut self.bots);
+        let (index, bots, links) = (self.index, &mut self.bots, self.links);
         let mut state = index.write();
-        old.lines.finish(|l| count(&mut state, bots, l));
+        old.lines.finish(|l| count(&mut state, bots, links, l));
         drop(state);
         if old.head.is_none() {
             old.head = probe_head(&old.file, &self.progress().probe_bytes)?;

@@ -182,6 +182,12 @@ impl IndexState {
     /// Counts one parsed line. `bots` is the caller's, so that its cache of
     /// verdicts outlives a state that is replaced (a checkpoint loaded).
     pub fn add(&mut self, line: &LogLine<'_>, bots: &mut BotFilter) {
+        self.add_as(line, line.key(), bots);
+    }
+
+    /// Counts one parsed line under `key`, the link that answered it
+    /// ([`crate::stats::attribute`]).
+    pub fn add_as(&mut self, line: &LogLine<'_>, key: &str, bots: &mut BotFilter) {
         self.lines_read += 1;
         let counted = aggregate::classify(line, bots);
         let day = line.time.yyyymmdd();
@@ -190,7 +196,7 @@ impl IndexState {
             self.scanners.insert(scanner);
         }
         let redirect = line.is_redirect();
-        let Some(id) = self.detail_id(line.key(), redirect) else {
+        let Some(id) = self.detail_id(key, redirect) else {
             self.other.count(&counted, line.time);
             return;
         };

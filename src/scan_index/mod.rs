@@ -49,15 +49,53 @@ pub struct ScanIndexSettings {
 }
 
 impl ScanIndexSettings {
-    /// The checkpoint beside the log, `access.log.scan-index`.
+    /// The checkpoint beside the log, [`default_checkpoint`].
     pub fn beside(log: &Path) -> ScanIndexSettings {
-        let mut name = log.as_os_str().to_owned();
-        name.push(".scan-index");
         ScanIndexSettings {
-            checkpoint: PathBuf::from(name),
+            checkpoint: default_checkpoint(log),
             poll_interval: Duration::from_millis(250),
             checkpoint_interval: Duration::from_secs(60),
         }
+    }
+}
+
+/// The default checkpoint beside `log`, hidden: `.access.log.scan-index`.
+/// A pattern for the log's files (`access.log*`) never names it, so
+/// `qrtag stats access.log*` reads only logs.
+pub fn default_checkpoint(log: &Path) -> PathBuf {
+    let mut name = std::ffi::OsString::from(".");
+    name.push(log.file_name().unwrap_or(log.as_os_str()));
+    name.push(".scan-index");
+    log.with_file_name(name)
+}
+
+/// Where versions before the hidden name kept the checkpoint,
+/// `access.log.scan-index`: matched by `access.log*`.
+fn old_default_checkpoint(log: &Path) -> PathBuf {
+    let mut name = log.as_os_str().to_owned();
+    name.push(".scan-index");
+    PathBuf::from(name)
+}
+
+/// Moves a checkpoint from its old default name to the new one, so an
+/// upgrade keeps its counts instead of rereading every log; only when
+/// the checkpoint is the default one and none is at the new name.
+fn move_old_checkpoint(log: &Path, checkpoint: &Path) {
+    let old = old_default_checkpoint(log);
+    if checkpoint != default_checkpoint(log) || checkpoint.exists() || !old.exists() {
+        return;
+    }
+    match std::fs::rename(&old, checkpoint) {
+        Ok(()) => tracing::info!(
+            from = %old.display(),
+            to = %checkpoint.display(),
+            "moved the scan index checkpoint to its new name"
+        ),
+        Err(e) => tracing::warn!(
+            from = %old.display(),
+            error = %e,
+            "cannot move the scan index checkpoint to its new name"
+        ),
     }
 }
 
@@ -104,6 +142,29 @@ pub fn load_checkpoint(path: &Path, log: &Path) -> Result<Option<checkpoint::Dec
             path: path.to_owned(),
             source,
         })
+}
+
+/// The links lines are counted under ([`crate::stats::attribute`]): a
+/// path below a hierarchical key counts under that key, as `qrtag stats`
+/// with the store counts it.
+pub trait Links: Send + Sync {
+    /// False until the links are known: counting before would put every
+    /// path under itself.
+    fn ready(&self) -> bool;
+    fn is_link(&self, key: &str) -> bool;
+}
+
+/// The server's own links: the table its answers come from, so a line
+/// counts under the link that answered it (or, read after a restart, the
+/// link that would answer it now).
+impl Links for crate::snapshot::Snapshot {
+    fn ready(&self) -> bool {
+        self.is_loaded()
+    }
+
+    fn is_link(&self, key: &str) -> bool {
+        self.load().get(key).is_some()
+    }
 }
 
 /// The counts, shared between the follower thread and the pages that read them.
@@ -218,7 +279,27 @@ impl Drop for RunningIndex {
 
 /// Starts following the access log at `log`: loads the checkpoint (or
 /// rebuilds from the logs), catches up, then polls, all on a new thread.
+/// Each line counts under its path; [`start_with_links`] counts it under
+/// its link.
 pub fn start(log: PathBuf, settings: ScanIndexSettings) -> io::Result<RunningIndex> {
+    start_following(log, settings, None)
+}
+
+/// [`start`], counting each line under the link among `links` that
+/// answered it, once `links` are [ready](Links::ready).
+pub fn start_with_links(
+    log: PathBuf,
+    settings: ScanIndexSettings,
+    links: Arc<dyn Links>,
+) -> io::Result<RunningIndex> {
+    start_following(log, settings, Some(links))
+}
+
+fn start_following(
+    log: PathBuf,
+    settings: ScanIndexSettings,
+    links: Option<Arc<dyn Links>>,
+) -> io::Result<RunningIndex> {
     let index = Arc::new(ScanIndex::new());
     let stopping = Arc::new(AtomicBool::new(false));
     let (wake, woken) = mpsc::channel();
@@ -227,7 +308,7 @@ pub fn start(log: PathBuf, settings: ScanIndexSettings) -> io::Result<RunningInd
         .spawn({
             let index = Arc::clone(&index);
             let stopping = Arc::clone(&stopping);
-            move || run(&index, &log, &settings, &stopping, &woken)
+            move || run(&index, &log, &settings, links.as_deref(), &stopping, &woken)
         })?;
     Ok(RunningIndex {
         index,
@@ -241,10 +322,21 @@ fn run(
     index: &ScanIndex,
     log: &Path,
     settings: &ScanIndexSettings,
+    links: Option<&dyn Links>,
     stopping: &AtomicBool,
     woken: &mpsc::Receiver<()>,
 ) {
+    let stopped = || stopping.load(Ordering::Acquire);
+    if let Some(links) = links {
+        while !links.ready() {
+            match woken.recv_timeout(settings.poll_interval) {
+                Err(RecvTimeoutError::Timeout) if !stopped() => {}
+                _ => return,
+            }
+        }
+    }
     let started = Instant::now();
+    move_old_checkpoint(log, &settings.checkpoint);
     let marks = match load_checkpoint(&settings.checkpoint, log) {
         Ok(Some(decoded)) => {
             *index.write() = decoded.state;
@@ -257,8 +349,10 @@ fn run(
         }
     };
     let loaded_lines = index.read().lines_read();
-    let stopped = || stopping.load(Ordering::Acquire);
     let mut follower = follow::Follower::new(index, log.to_owned(), &stopped);
+    if let Some(links) = links {
+        follower = follower.with_links(links);
+    }
     if follower.catch_up(&marks).is_err() {
         return;
     }

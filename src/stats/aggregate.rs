@@ -22,6 +22,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{Datelike, NaiveDate, Weekday};
 
+use super::attribute::LinkKeys;
 use crate::access_log::format::{LogLine, LogTime, decode_lossy};
 use crate::tracking_id::TrackingId;
 
@@ -279,24 +280,59 @@ pub struct Aggregator {
     /// Last (yyyymmdd, period code): computing an ISO week goes through the
     /// calendar, and consecutive scans nearly always fall on the same day.
     last_period: (u32, u32),
+    /// The links lines count under ([`super::attribute`]); without them a
+    /// line counts under its path.
+    links: Option<LinkKeys>,
+    /// With a key filter: every key seen (at any time), for suggestions
+    /// when the key asked for is not among them.
+    seen: Option<Set<Box<str>>>,
+    /// With a key filter: whether a line of that key was read.
+    seen_wanted: bool,
+    /// Without links: whether a path with a `/` was redirected, which may
+    /// have been a path below a hierarchical key.
+    redirected_below: bool,
 }
 
 impl Aggregator {
     pub fn new(filter: Filter) -> Aggregator {
         Aggregator {
-            filter,
             bots: BotFilter::new(),
             keys: Map::default(),
             lines_read: 0,
             malformed: 0,
             malformed_examples: Vec::new(),
             last_period: (0, 0),
+            seen: filter.key.is_some().then(Set::default),
+            filter,
+            links: None,
+            seen_wanted: false,
+            redirected_below: false,
         }
+    }
+
+    /// Counts each line under the link that answered it, found among
+    /// `links` ([`LinkKeys::link_key`]).
+    pub fn with_links(mut self, links: LinkKeys) -> Aggregator {
+        self.links = Some(links);
+        self
     }
 
     pub fn add(&mut self, line: &LogLine<'_>) {
         self.lines_read += 1;
-        let key = line.key();
+        let key = match &self.links {
+            Some(links) => links.link_key(line.key()),
+            None => {
+                self.redirected_below |= line.is_redirect() && line.key().contains('/');
+                line.key()
+            }
+        };
+        if let (Some(seen), Some(wanted)) = (&mut self.seen, &self.filter.key) {
+            if key == wanted {
+                self.seen_wanted = true;
+            } else if !seen.contains(key) {
+                seen.insert(key.into());
+            }
+        }
         if self.filter.key.as_deref().is_some_and(|k| k != key)
             || self.filter.since.is_some_and(|s| line.time < s)
             || self.filter.until.is_some_and(|u| line.time > u)
@@ -323,6 +359,29 @@ impl Aggregator {
             }
             *acc.series.entry(self.last_period.1).or_default() += 1;
         }
+    }
+
+    /// With a key filter, whether its key is in no line read (at any time)
+    /// and is not a link either: then the keys seen, to suggest from.
+    pub fn unknown_key(&self) -> Option<Vec<&str>> {
+        let wanted = self.filter.key.as_deref()?;
+        let seen = self.seen.as_ref()?;
+        // A line of the key outside --since/--until was seen, just not
+        // counted; a link with no line has truly no scans.
+        if self.seen_wanted || self.links.as_ref().is_some_and(|l| l.contains(wanted)) {
+            return None;
+        }
+        let mut keys: Vec<&str> = seen.iter().map(|k| &**k).collect();
+        if let Some(links) = &self.links {
+            keys.extend(links.iter().filter(|k| !seen.contains(*k)));
+        }
+        Some(keys)
+    }
+
+    /// Without links, whether a path with a `/` was redirected: maybe one
+    /// below a hierarchical key, counted under its own path.
+    pub fn redirected_below_a_key(&self) -> bool {
+        self.redirected_below
     }
 
     /// Lines read so far, and how many of them were malformed.

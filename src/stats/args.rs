@@ -6,14 +6,17 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 
 use super::aggregate::Period;
 
-/// Scan counts per short-URL key, from one or more access logs.
+/// Scan counts per link key, from one or more access logs. The keys of the
+/// links come from the store (`--db`, or CouchDB) when it exists, so a path
+/// below a hierarchical key counts under that key.
 #[derive(Debug, Clone, clap::Args)]
 pub struct StatsArgs {
     /// Access log files, plain or gzip-compressed (detected from the content), in any order.
     #[arg(required = true, value_name = "FILE")]
     pub files: Vec<PathBuf>,
 
-    /// Report only this key (the short URL's path, e.g. `H83if`).
+    /// Report only this link key (e.g. `H83if`, or `docs` for every path
+    /// below it); a key in no line of the logs, and no link, is an error.
     #[arg(long, value_name = "KEY")]
     pub key: Option<String>,
 

@@ -7,12 +7,13 @@
 
 pub mod aggregate;
 pub mod args;
+pub mod attribute;
 pub mod chart;
 pub mod output;
 pub mod read;
 
 use std::fs::File;
-use std::io::{BufRead, IsTerminal, Write};
+use std::io::{BufRead, IsTerminal, Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, bail};
@@ -21,13 +22,27 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::access_log::format::{LogTime, parse_line_bytes};
 use aggregate::{Aggregator, Filter, Period, Report};
 pub use args::{Format, StatsArgs};
+use attribute::LinkKeys;
 
 /// Below this much input a progress bar would only flicker.
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
 
 /// Reads the logs named in `args` and writes the report to `out`; malformed lines
-/// are summarised on stderr (and included in JSON output).
+/// are summarised on stderr (and included in JSON output). Each line counts
+/// under its path: [`run_with_links`] counts it under its link.
 pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
+    run_with_links(args, Err(String::new()), out)
+}
+
+/// [`run`], counting each line under the link among `links` that answered
+/// it ([`attribute`]); `Err(why)` when the links are not known, `why`
+/// naming what was not there for the note said when a path under a
+/// hierarchical key is then counted as a key of its own.
+pub fn run_with_links(
+    args: &StatsArgs,
+    links: Result<LinkKeys, String>,
+    out: &mut dyn Write,
+) -> anyhow::Result<()> {
     if let (Some(since), Some(until)) = (args.since, args.until)
         && since > until
     {
@@ -39,13 +54,24 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         .into());
     }
     let mut total_bytes = 0;
+    let mut files = Vec::with_capacity(args.files.len());
     for path in &args.files {
         let meta = std::fs::metadata(path)
             .with_context(|| format!("cannot read log file {}", path.display()))?;
         if meta.is_dir() {
             bail!("log file {} is a directory", path.display());
         }
+        if is_scan_index_checkpoint(path)
+            .with_context(|| format!("cannot read log file {}", path.display()))?
+        {
+            eprintln!(
+                "qrtag: note: skipping {}: the console's scan index checkpoint, not a log",
+                path.display()
+            );
+            continue;
+        }
         total_bytes += meta.len();
+        files.push(path.clone());
     }
 
     let filter = Filter {
@@ -59,7 +85,14 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
     };
     let progress = progress_bar(total_bytes);
     let mut agg = Aggregator::new(filter);
-    for path in &args.files {
+    let no_links = match links {
+        Ok(links) => {
+            agg = agg.with_links(links);
+            None
+        }
+        Err(why) => Some(why),
+    };
+    for path in &files {
         let before = agg.counts();
         read_file(path, &mut agg, &progress)?;
         let (lines, malformed) = agg.counts();
@@ -73,15 +106,42 @@ pub fn run(args: &StatsArgs, out: &mut dyn Write) -> anyhow::Result<()> {
         }
     }
     progress.finish_and_clear();
+    if let Some(seen) = agg.unknown_key() {
+        let key = args.key.as_deref().unwrap_or_default();
+        let key = key.strip_prefix('/').unwrap_or(key);
+        let suggestions = crate::key_suggest::suggest(key, seen, crate::key_suggest::SUGGESTIONS);
+        bail!(
+            "no requests for key {key} in the logs read{}",
+            crate::key_suggest::did_you_mean(&suggestions)
+        );
+    }
+    if let Some(why) = no_links
+        && agg.redirected_below_a_key()
+    {
+        eprintln!(
+            "qrtag: note: {why}a path below a hierarchical key (docs/api/v1) counts as a key of its own; give --db (or the CouchDB options) to count it under its link"
+        );
+    }
     let report = agg.finish();
 
     report_malformed(&report);
-    output::write(&report, args.format, args.by.is_some(), out)?;
-    out.flush()?;
+    // The chart is written even when standard output is closed early
+    // (`| head`): a file asked for does not depend on who reads the rest.
+    let written =
+        output::write(&report, args.format, args.by.is_some(), out).and_then(|()| out.flush());
     if let Some(path) = &args.chart {
-        chart::draw(&report, &args.files, path)?;
+        chart::draw(&report, &files, path)?;
     }
-    Ok(())
+    Ok(written?)
+}
+
+/// Whether `path` begins like a scan index checkpoint
+/// ([`crate::scan_index::checkpoint::is_checkpoint`]): one given among the
+/// logs (an old one matching `access.log*`) is skipped, not a failure.
+fn is_scan_index_checkpoint(path: &Path) -> std::io::Result<bool> {
+    let mut head = Vec::with_capacity(8);
+    File::open(path)?.take(8).read_to_end(&mut head)?;
+    Ok(crate::scan_index::checkpoint::is_checkpoint(&head))
 }
 
 /// Feeds every line of one file to `agg`.

@@ -77,6 +77,12 @@ pub trait LinkStore: Send + Sync + 'static {
     /// Every document, by key, including ones that are not valid links.
     async fn list(&self) -> Result<Vec<(String, Document)>, StoreError>;
 
+    /// The key of every document, in no order: what `qrtag stats` counts
+    /// under and key suggestions are drawn from, without the documents.
+    async fn keys(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self.list().await?.into_iter().map(|(k, _)| k).collect())
+    }
+
     /// Whether each key has a document now (a deleted one does not count),
     /// in the order given; read from one snapshot where the store has them.
     async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError>;

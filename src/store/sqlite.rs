@@ -397,6 +397,20 @@ impl LinkStore for SqliteStore {
         .await
     }
 
+    async fn keys(&self) -> Result<Vec<String>, StoreError> {
+        let err = self.sql_err();
+        self.with_conn(move |c| {
+            let mut stmt = c
+                .prepare("SELECT key FROM links WHERE deleted = 0")
+                .map_err(&err)?;
+            let rows = stmt
+                .query_map([], |r| r.get::<_, String>(0))
+                .map_err(&err)?;
+            rows.collect::<Result<_, _>>().map_err(&err)
+        })
+        .await
+    }
+
     fn snapshot_identity(&self) -> String {
         format!("sqlite:{}", self.db_id)
     }

@@ -33,6 +33,17 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
             (None, None)
         }
     };
+    // A key with scans was a link when it was counted; one deleted since
+    // is shown as such, not linked to a page that would say it is unknown.
+    let table = state.snapshot.load();
+    let top = top.map(|top| {
+        top.into_iter()
+            .map(|(key, n)| {
+                let is_link = table.get(&key).is_some();
+                (key, n, is_link)
+            })
+            .collect()
+    });
     let view = pages::dashboard::View {
         viewer: viewer(&session, &user),
         days: DAYS,

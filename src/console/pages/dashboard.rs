@@ -10,7 +10,8 @@ use super::{BASE, Viewer, layout, q};
 pub struct View<'a> {
     pub viewer: Viewer<'a>,
     pub days: u32,
-    pub top: Option<Vec<(String, u64)>>,
+    /// Key, scans, and whether the key is a link now.
+    pub top: Option<Vec<(String, u64, bool)>>,
     pub daily: Option<Vec<(NaiveDate, u64)>>,
 }
 
@@ -30,8 +31,17 @@ pub fn page(v: &View<'_>) -> Markup {
                 Some(top) if !top.is_empty() => {
                     table #top {
                         thead { tr { th { "Key" } th { "Scans" } } }
-                        tbody { @for (key, n) in top {
-                            tr data-key=(key) { td { a href={ (BASE) "/link?key=" (q(key)) } { (key) } } td data-scans=(n) { (n) } }
+                        tbody { @for (key, n, is_link) in top {
+                            tr data-key=(key) data-link=(is_link) {
+                                td {
+                                    @if *is_link {
+                                        a href={ (BASE) "/link?key=" (q(key)) } { (key) }
+                                    } @else {
+                                        (key) " " span.muted { "(no longer a link)" }
+                                    }
+                                }
+                                td data-scans=(n) { (n) }
+                            }
                         } }
                     }
                 }
@@ -65,5 +75,41 @@ pub fn bars(daily: &[(NaiveDate, u64)]) -> Markup {
                 figcaption.axis { span { (first.0) } span { (last.0) } }
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A key whose link is gone is listed as such, with no way to a page
+    /// that would only say it is unknown.
+    #[test]
+    fn a_key_that_is_no_longer_a_link_is_marked_not_linked() {
+        let view = View {
+            viewer: Viewer {
+                name: "admin",
+                can_edit: true,
+                csrf: "t",
+            },
+            days: 30,
+            top: Some(vec![("docs".into(), 5, true), ("gone".into(), 2, false)]),
+            daily: None,
+        };
+        let html = page(&view).into_string();
+        assert!(
+            html.contains(r#"data-key="docs" data-link="true""#),
+            "{html}"
+        );
+        assert!(
+            html.contains(&format!(r#"href="{BASE}/link?key=docs""#)),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"data-key="gone" data-link="false""#),
+            "{html}"
+        );
+        assert!(!html.contains("key=gone"), "{html}");
+        assert!(html.contains("(no longer a link)"), "{html}");
     }
 }

@@ -2,6 +2,7 @@ use super::*;
 use crate::access_log::format::{LogTime, parse_line};
 use crate::scan_index::checkpoint;
 use crate::stats::aggregate::{Aggregator, Filter, Period, Report};
+use crate::stats::attribute::LinkKeys;
 use proptest::prelude::*;
 use std::path::Path;
 
@@ -10,11 +11,12 @@ const IPHONE: &str =
 const GOOGLEBOT: &str = "Mozilla%2F5.0%20%28compatible%3B%20Googlebot%2F2.1%3B%20%2Bhttp%3A%2F%2Fwww.google.com%2Fbot.html%29";
 const IDS: [&str; 3] = ["0Vh3kY2s4fLq9ZxA01b", "0Vh3kY2s4fLq9ZxA01c", "-"];
 const UAS: [&str; 3] = [IPHONE, GOOGLEBOT, "-"];
-const TARGETS: [&str; 7] = [
+const TARGETS: [&str; 8] = [
     "/H83if",
     "/H83if?utm=qr",
     "/zzzzz",
     "/docs/api",
+    "/docs/api/v1?x=1",
     "/",
     "/a%20b",
     "/wp-login.php",
@@ -60,7 +62,12 @@ fn any_line() -> impl Strategy<Value = String> {
 }
 
 fn report(lines: &[String], filter: Filter) -> Report {
-    let mut agg = Aggregator::new(filter);
+    report_with(lines, filter, &LinkKeys::default())
+}
+
+/// `qrtag stats` with the store's links.
+fn report_with(lines: &[String], filter: Filter, links: &LinkKeys) -> Report {
+    let mut agg = Aggregator::new(filter).with_links(links.clone());
     for (n, l) in lines.iter().enumerate() {
         match parse_line(l) {
             Ok(p) => agg.add(&p),
@@ -71,9 +78,14 @@ fn report(lines: &[String], filter: Filter) -> Report {
 }
 
 fn feed(state: &mut IndexState, bots: &mut BotFilter, lines: &[String]) {
+    feed_with(state, bots, lines, &LinkKeys::default());
+}
+
+/// As the follower counts with the server's links.
+fn feed_with(state: &mut IndexState, bots: &mut BotFilter, lines: &[String], links: &LinkKeys) {
     for l in lines {
         match parse_line(l) {
-            Ok(p) => state.add(&p, bots),
+            Ok(p) => state.add_as(&p, links.link_key(p.key()), bots),
             Err(_) => state.add_malformed(),
         }
     }
@@ -95,7 +107,8 @@ fn date(s: &str) -> NaiveDate {
 /// Everything the index answers, against `qrtag stats` over the same lines:
 /// the totals and days, and every key that can be a link; the other paths
 /// only together.
-fn assert_agrees(state: &IndexState, lines: &[String]) {
+fn assert_agrees(state: &IndexState, lines: &[String], links: &LinkKeys) {
+    let report = |lines: &[String], filter: Filter| report_with(lines, filter, links);
     let r = report(
         lines,
         Filter {
@@ -199,12 +212,16 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
     /// Split anywhere, each part after a restart from a checkpoint: the
-    /// index still says what `qrtag stats` says over all the lines.
+    /// index still says what `qrtag stats` says over all the lines, both
+    /// counting each line under the same links (none, or some of the
+    /// hierarchical ones).
     #[test]
     fn index_agrees_with_stats_for_any_split(
         lines in prop::collection::vec(any_line(), 0..120),
         cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+        links in prop::sample::subsequence(vec!["docs", "docs/api", "H83if"], 0..=3),
     ) {
+        let links: LinkKeys = links.into_iter().collect();
         let mut cuts: Vec<usize> = cuts.iter().map(|c| c.index(lines.len() + 1)).collect();
         cuts.sort_unstable();
         cuts.push(lines.len());
@@ -212,10 +229,10 @@ proptest! {
         let mut start = 0;
         for cut in cuts {
             state = restart(&state);
-            feed(&mut state, &mut BotFilter::new(), &lines[start..cut]);
+            feed_with(&mut state, &mut BotFilter::new(), &lines[start..cut], &links);
             start = cut;
         }
-        assert_agrees(&state, &lines);
+        assert_agrees(&state, &lines, &links);
     }
 }
 
