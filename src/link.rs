@@ -155,6 +155,26 @@ pub fn set_expires(doc: &mut Document, expires: Option<DateTime<Utc>>) {
     };
 }
 
+/// When the link was created (`created_at`, written once by qrtag), if the
+/// document says so in RFC 3339; older and hand-written documents do not.
+pub fn created_at(doc: &Document) -> Option<DateTime<Utc>> {
+    time_field(doc, "created_at")
+}
+
+/// When qrtag last wrote the link (`changed_at`), if the document says so.
+pub fn changed_at(doc: &Document) -> Option<DateTime<Utc>> {
+    time_field(doc, "changed_at")
+}
+
+/// A time field read leniently: these fields only order the console's list,
+/// so a malformed one is treated as absent rather than making the link invalid.
+fn time_field(doc: &Document, name: &str) -> Option<DateTime<Utc>> {
+    match doc.get(name)? {
+        Value::String(s) => parse_expires(s).ok(),
+        _ => None,
+    }
+}
+
 /// A document from a JSON object literal, for tests across the crate.
 #[cfg(test)]
 pub(crate) fn test_document(v: Value) -> Document {
@@ -246,6 +266,14 @@ mod tests {
         );
         let hand_made = doc(json!({"url": "/x", "notes": ["a", 1]}));
         assert_eq!(notes(&hand_made).as_deref(), Some(r#"["a",1]"#));
+    }
+
+    #[test]
+    fn times_are_read_when_well_formed_and_absent_otherwise() {
+        let d = doc(json!({"url": "/x", "created_at": "2026-11-25T10:00:00Z", "changed_at": 5}));
+        assert_eq!(created_at(&d), parse_expires("2026-11-25T10:00:00Z").ok());
+        assert_eq!(changed_at(&d), None);
+        assert_eq!(created_at(&doc(json!({"url": "/x"}))), None);
     }
 
     #[test]
