@@ -69,6 +69,7 @@ pub fn page(v: &View<'_>) -> Markup {
                     "The link store did not give this link (see the server's log): this is the copy scans are served from, without its notes. Changes may fail until the store answers."
                 }
             }
+            (form_problem(v.refused.as_ref().map(|(r, _)| r), v.viewer.can_edit))
             dl.facts {
                 dt { "Destination" } dd #destination data-url=(v.url) { (v.url) }
                 dt { "State" } dd #state data-state=(state_value) { (state_text) }
@@ -127,7 +128,6 @@ fn edit_forms(v: &View<'_>) -> Markup {
     let (exp_invalid, exp_class, exp_described) = fault(r, "expires", "expires");
     let (notes_invalid, notes_class, notes_described) = fault(r, "notes", "notes-text");
     html! {
-        (form_problem(r))
         form.card #edit-destination method="post" action={ (BASE) "/link/destination" } {
             (csrf_field(csrf))
             input type="hidden" name="key" value=(v.key);

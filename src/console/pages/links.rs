@@ -77,7 +77,7 @@ fn state_label(state: StateFilter) -> &'static str {
 /// A time the shard keeps (seconds), as the pages write times.
 fn stamp(secs: Option<u32>) -> String {
     secs.and_then(|s| DateTime::from_timestamp(s.into(), 0))
-        .map_or_else(|| "unknown".to_owned(), when)
+        .map_or_else(|| "not recorded".to_owned(), when)
 }
 
 pub fn page(v: &View<'_>) -> Markup {
@@ -87,6 +87,8 @@ pub fn page(v: &View<'_>) -> Markup {
         Some(&v.viewer),
         html! {
             h1 { "Links " small #total data-total=(v.total) { "(" (v.total) ")" } }
+            // Above the form, so a refusal shows to a reader too (CouchDB's).
+            (form_problem(v.create.refused.as_ref(), v.viewer.can_edit))
             @if v.viewer.can_edit {
                 (create_form(v.viewer.csrf, &v.create))
             }
@@ -97,13 +99,15 @@ pub fn page(v: &View<'_>) -> Markup {
                     option value="key" selected[query.by == By::Key] { "key starts with" }
                     option value="url" selected[query.by == By::Url] { "destination contains" }
                 }
-                span.list-choices {
+                span.choice {
                     label for="sort" { "Sort" }
                     select #sort name="sort" {
                         @for s in Sort::ALL {
                             option value=(s.name()) selected[query.sort == s] { (sort_label(s)) }
                         }
                     }
+                }
+                span.choice {
                     label for="state" { "Show" }
                     select #state name="state" {
                         @for s in StateFilter::ALL {
@@ -167,7 +171,6 @@ fn create_form(csrf: &str, f: &CreateForm<'_>) -> Markup {
         h2 { "New link" }
         form.card #create method="post" action={ (BASE) "/links" } {
             (csrf_field(csrf))
-            (form_problem(r))
             label for="new-url" { "Destination" }
             input #new-url type="text" name="url" required placeholder="https://example.com/poster" value=(f.url) aria-invalid=[url_invalid] class=[url_class] aria-describedby=[url_described];
             (field_problem(r, "url", "new-url"))

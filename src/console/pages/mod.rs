@@ -106,10 +106,12 @@ pub fn field_problem(refused: Option<&Refused<'_>>, name: &str, id: &str) -> Mar
 }
 
 /// The message of a refusal no one field is at fault for, above the form
-/// (`#problem`, as on the page that says what went wrong).
-pub fn form_problem(refused: Option<&Refused<'_>>) -> Markup {
+/// (`#problem`, as on the page that says what went wrong); every refusal
+/// when the form is not shown (`form_shown` false: a reader's page), so a
+/// message is never lost with its field.
+pub fn form_problem(refused: Option<&Refused<'_>>, form_shown: bool) -> Markup {
     html! {
-        @if let Some(r) = refused.filter(|r| r.field.is_none()) {
+        @if let Some(r) = refused.filter(|r| r.field.is_none() || !form_shown) {
             p.problem #problem role="alert" { (r.message) }
         }
     }
