@@ -220,14 +220,18 @@ pub fn page(keys: &SortedKeys, table: &LinkTable, query: &Query, size: usize, at
     let backward = matches!(query.cursor, Cursor::Before(_));
     // Up to `size + 1` rows in the direction of travel: one more than a
     // page says whether there is another page that way.
-    let by_key_range = query.sort == Sort::Key
-        && query.state == StateFilter::All
-        && (query.by == By::Key || query.text.is_empty());
-    let mut rows = if by_key_range {
-        key_matches(keys, table, query, size + 1)
-    } else {
-        scan_matches(table, query, size + 1, at)
+    let in_key_order = query.sort == Sort::Key && (query.by == By::Key || query.text.is_empty());
+    // A state filter in key order reads the sorted keys until a page is
+    // full, which is quick while the state is common; a rare one falls back
+    // to the pass in memory order after `KEY_WALK_BUDGET` keys.
+    let budget = match query.state {
+        StateFilter::All => usize::MAX,
+        _ => KEY_WALK_BUDGET,
     };
+    let mut rows = in_key_order
+        .then(|| key_matches(keys, table, query, size + 1, at, budget))
+        .flatten()
+        .unwrap_or_else(|| scan_matches(table, query, size + 1, at));
     let more = rows.len() > size;
     rows.truncate(size);
     let position = |r: Option<&Row>| r.map(|r| r.position.clone());
@@ -265,39 +269,54 @@ fn row(l: &LinkView<'_>, sort: Sort) -> Row {
     }
 }
 
-/// Keys with the prefix are one run of the sorted keys: seek, then read on.
-fn key_matches(keys: &SortedKeys, table: &LinkTable, query: &Query, n: usize) -> Vec<Row> {
+/// Keys a filtered page in key order reads before it gives up on the
+/// sorted keys for one pass in memory order: about as long as a twentieth of
+/// a pass over a million links in memory order takes, so a rare state costs
+/// at most that much more than the pass alone.
+const KEY_WALK_BUDGET: usize = 20_000;
+
+/// Keys with the prefix are one run of the sorted keys: seek, then read on,
+/// keeping the links the state filter admits. `None` when `budget` keys
+/// were read without filling the page.
+fn key_matches(
+    keys: &SortedKeys,
+    table: &LinkTable,
+    query: &Query,
+    n: usize,
+    at: &At<'_>,
+    budget: usize,
+) -> Option<Vec<Row>> {
     let prefix = if query.by == By::Key {
         query.text.as_str()
     } else {
         ""
     };
-    let lookup = |key: &str| {
-        table
-            .get(key)
-            .filter(|l| !l.deleted)
-            .map(|l| row(&l, Sort::Key))
-    };
-    match &query.cursor {
-        Cursor::Before(end) => keys
-            .before(Some(end))
-            .take_while(|k| k.starts_with(prefix))
-            .filter_map(lookup)
-            .take(n)
-            .collect(),
+    let in_order: Box<dyn Iterator<Item = &str>> = match &query.cursor {
+        Cursor::Before(end) => Box::new(keys.before(Some(end))),
         cursor => {
             let after = match cursor {
                 Cursor::After(k) if k.as_str() >= prefix => Some(k.as_str()),
                 _ => None,
             };
-            keys.from(Some(after.unwrap_or(prefix)))
-                .skip_while(|k| Some(*k) == after)
-                .take_while(|k| k.starts_with(prefix))
-                .filter_map(lookup)
-                .take(n)
-                .collect()
+            Box::new(
+                keys.from(Some(after.unwrap_or(prefix)))
+                    .skip_while(move |k| Some(*k) == after),
+            )
+        }
+    };
+    let mut rows = Vec::with_capacity(n);
+    for (read, key) in in_order.take_while(|k| k.starts_with(prefix)).enumerate() {
+        if read == budget {
+            return None;
+        }
+        if let Some(l) = table.get(key).filter(|l| query.state.admits(l, at)) {
+            rows.push(row(&l, Sort::Key));
+            if rows.len() == n {
+                break;
+            }
         }
     }
+    Some(rows)
 }
 
 /// A link in the heap, ordered by its place in the page's order.
@@ -643,6 +662,20 @@ mod tests {
             ["t00", "t03", "t06", "t09"],
             "no time: last, by key"
         );
+    }
+
+    #[test]
+    fn a_rare_state_in_key_order_falls_back_to_the_pass_with_the_same_rows() {
+        let t = varied(60);
+        let keys = SortedKeys::build(t.iter().map(|l| l.key));
+        let q = Query {
+            state: StateFilter::Expired,
+            ..Query::default()
+        };
+        assert_eq!(key_matches(&keys, &t, &q, 5, &AT, 4), None, "gave up");
+        let walked = key_matches(&keys, &t, &q, 5, &AT, usize::MAX).expect("no budget");
+        assert_eq!(walked, scan_matches(&t, &q, 5, &AT));
+        assert_eq!(walked.len(), 5);
     }
 
     #[test]
