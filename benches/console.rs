@@ -12,7 +12,7 @@ use std::time::Instant;
 use criterion::{Criterion, criterion_group, criterion_main};
 use qrtag::console::PAGE_SIZE;
 use qrtag::console::key_order::{KeyOrder, SortedKeys};
-use qrtag::console::list::{self, By, Cursor, Query};
+use qrtag::console::list::{self, At, By, Cursor, Query, Sort};
 use qrtag::link::Document;
 use qrtag::snapshot::{Change, LinkTable, TableBuilder};
 
@@ -20,20 +20,32 @@ use qrtag::snapshot::{Change, LinkTable, TableBuilder};
 mod short_keys;
 use short_keys::key;
 
-fn doc(url: String) -> Document {
+/// A link document as qrtag writes it, created `i` minutes after a start.
+fn doc(url: String, i: u64) -> Document {
     let mut d = Document::new();
     d.insert("url".into(), url.into());
     d.insert("inactive".into(), false.into());
+    let at = chrono::DateTime::from_timestamp(1_700_000_000 + 60 * i as i64, 0)
+        .unwrap_or_default()
+        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+    d.insert("created_at".into(), at.clone().into());
+    d.insert("changed_at".into(), at.into());
     d
 }
+
+const AT: At<'static> = At {
+    now_ms: 1_800_000_000_000,
+    all_time_scans: &|_| 0,
+};
 
 fn table(n: u64) -> LinkTable {
     let mut b = TableBuilder::default();
     b.apply((0..n).map(|i| Change::Upsert {
         key: key(i),
-        doc: doc(format!(
-            "https://www.example.com/campaigns/{i}/landing?utm=qr"
-        )),
+        doc: doc(
+            format!("https://www.example.com/campaigns/{i}/landing?utm=qr"),
+            i,
+        ),
     }));
     b.build(None)
 }
@@ -63,46 +75,54 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("first_page", |b| {
-        b.iter(|| list::page(&keys, &table, black_box(&first), PAGE_SIZE))
+        b.iter(|| list::page(&keys, &table, black_box(&first), PAGE_SIZE, &AT))
     });
     let deep = Query {
         cursor: Cursor::After(middle.clone().unwrap_or_default()),
         ..Query::default()
     };
     g.bench_function("page_after_the_middle_key", |b| {
-        b.iter(|| list::page(&keys, &table, black_box(&deep), PAGE_SIZE))
+        b.iter(|| list::page(&keys, &table, black_box(&deep), PAGE_SIZE, &AT))
     });
     let back = Query {
         cursor: Cursor::Before(middle.unwrap_or_default()),
         ..Query::default()
     };
     g.bench_function("page_before_the_middle_key", |b| {
-        b.iter(|| list::page(&keys, &table, black_box(&back), PAGE_SIZE))
+        b.iter(|| list::page(&keys, &table, black_box(&back), PAGE_SIZE, &AT))
     });
     let prefix = Query {
         text: "Ab".into(),
         ..Query::default()
     };
     g.bench_function("key_prefix_search", |b| {
-        b.iter(|| list::page(&keys, &table, black_box(&prefix), PAGE_SIZE))
+        b.iter(|| list::page(&keys, &table, black_box(&prefix), PAGE_SIZE, &AT))
     });
     let common = Query {
         text: "campaigns/1".into(),
         by: By::Url,
-        cursor: Cursor::First,
+        ..Query::default()
     };
     g.bench_function("destination_search_common", |b| {
-        b.iter(|| list::page(&keys, &table, black_box(&common), PAGE_SIZE))
+        b.iter(|| list::page(&keys, &table, black_box(&common), PAGE_SIZE, &AT))
+    });
+    // A time order: one pass over every link, a heap of a page.
+    let newest = Query {
+        sort: Sort::Created,
+        ..Query::default()
+    };
+    g.bench_function("first_page_newest_first", |b| {
+        b.iter(|| list::page(&keys, &table, black_box(&newest), PAGE_SIZE, &AT))
     });
     // Matches nothing: every link's destination is read once.
     let rare = Query {
         text: "no-such-text".into(),
         by: By::Url,
-        cursor: Cursor::First,
+        ..Query::default()
     };
     g.sample_size(10);
     g.bench_function("destination_search_no_match_full_scan", |b| {
-        b.iter(|| list::page(&keys, &table, black_box(&rare), PAGE_SIZE))
+        b.iter(|| list::page(&keys, &table, black_box(&rare), PAGE_SIZE, &AT))
     });
     g.finish();
 
@@ -129,7 +149,7 @@ fn bench(c: &mut Criterion) {
                 let mut next = LinkTable::clone(&current);
                 next.apply([Change::Upsert {
                     key: format!("new-{i}"),
-                    doc: doc("https://example.com/new".into()),
+                    doc: doc("https://example.com/new".into(), i),
                 }]);
                 current = Arc::new(next);
                 let t = Instant::now();

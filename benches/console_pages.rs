@@ -11,7 +11,7 @@
 //! issue's bound).
 //!
 //! The links and the log are generated once per size and kept under the
-//! target directory (`CARGO_TARGET_TMPDIR/console-pages-LINKS-LINES/`), with
+//! target directory (`CARGO_TARGET_TMPDIR/console-pages-LINKS-LINES-timed/`), with
 //! the index's checkpoint beside the log, so a re-run starts in seconds.
 //! The log spans the 365 days before it was generated.
 //!
@@ -91,7 +91,10 @@ where
 }
 
 async fn data(links: u64, lines: u64) -> Result<Data, Error> {
-    let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("console-pages-{links}-{lines}"));
+    // "-timed": the links carry creation and change times (a cache of an
+    // older build's links, without them, is not reused).
+    let dir =
+        Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("console-pages-{links}-{lines}-timed"));
     std::fs::create_dir_all(&dir)?;
     let db = dir.join("links.db");
     cached(&db, &format!("{links} links"), |part| async move {
@@ -101,7 +104,13 @@ async fn data(links: u64, lines: u64) -> Result<Data, Error> {
         for from in (0..links).step_by(batch as usize) {
             let docs = (from..(from + batch).min(links))
                 .map(|i| -> Result<BulkDoc, Error> {
-                    let doc = Link::new_document(&Destination::parse(&url(i))?, false);
+                    let mut doc = Link::new_document(&Destination::parse(&url(i))?, false);
+                    // Created a minute apart, as the list's time orders read.
+                    let at = (chrono::DateTime::UNIX_EPOCH
+                        + chrono::Duration::minutes(28_000_000 + i as i64))
+                    .to_rfc3339_opts(chrono::SecondsFormat::Secs, true);
+                    doc.insert("created_at".into(), at.clone().into());
+                    doc.insert("changed_at".into(), at.into());
                     Ok(BulkDoc::new(LinkKey::parse(&key(i))?, doc))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
@@ -262,6 +271,14 @@ async fn run() -> Result<(), Error> {
         (
             "links, middle page (cursor)",
             format!("{console}/links?{}", query(&[("after", middle)])),
+        ),
+        (
+            "links, newest first",
+            format!("{console}/links?{}", query(&[("sort", "created")])),
+        ),
+        (
+            "links, never scanned",
+            format!("{console}/links?{}", query(&[("state", "never-scanned")])),
         ),
         (
             "key prefix search",

@@ -363,6 +363,14 @@ mod tests {
     }
 
     #[test]
+    fn times_are_read_when_well_formed_and_absent_otherwise() {
+        let d = doc(json!({"url": "/x", "created_at": "2026-11-25T10:00:00Z", "changed_at": 5}));
+        assert_eq!(created_at(&d), parse_expires("2026-11-25T10:00:00Z").ok());
+        assert_eq!(changed_at(&d), None);
+        assert_eq!(created_at(&doc(json!({"url": "/x"}))), None);
+    }
+
+    #[test]
     fn edits_keep_unknown_fields() {
         let mut d = doc(json!({"url": "/x", "note": "poster at the bus stop", "inactive": false}));
         set_url(

@@ -987,6 +987,424 @@ async fn the_list_pages_forward_and_back_and_searches_keys_and_destinations() {
     assert!(first.contains(r#"data-scans="—""#), "no scan index yet");
 }
 
+/// The element with `id="ID"`: its opening tag, to read its attributes.
+fn tag_of<'a>(html: &'a str, id: &str) -> &'a str {
+    let at = html
+        .find(&format!(r#"id="{id}""#))
+        .unwrap_or_else(|| panic!("no #{id} in {html}"));
+    let start = html[..at].rfind('<').expect("tag start");
+    let end = at + html[at..].find('>').expect("tag end");
+    &html[start..=end]
+}
+
+/// The field `id` is marked as the one at fault: `aria-invalid`, the
+/// `invalid` class, and its message beside it, which says `says`.
+fn assert_marked(html: &str, id: &str, says: &str) {
+    let tag = tag_of(html, id);
+    assert!(
+        tag.contains(r#"aria-invalid="true""#) && tag.contains(r#"class="invalid""#),
+        "#{id} is not marked: {tag}"
+    );
+    assert!(
+        tag.contains(&format!(r#"aria-describedby="{id}-problem""#)),
+        "{tag}"
+    );
+    let message = tag_of(html, &format!("{id}-problem"));
+    assert!(message.contains(r#"role="alert""#), "{message}");
+    let from = html
+        .find(&format!(r#"id="{id}-problem""#))
+        .expect("message");
+    let text = &html[from..from + html[from..].find("</p>").expect("end")];
+    assert!(text.contains(says), "#{id}'s message: {text}");
+}
+
+fn assert_unmarked(html: &str, id: &str) {
+    let tag = tag_of(html, id);
+    assert!(!tag.contains("aria-invalid"), "#{id} is marked: {tag}");
+}
+
+/// A create, an edit or a print run the server refuses comes back with
+/// what was typed, the field at fault marked (message beside it,
+/// `aria-invalid`, a class), and nothing written.
+#[tokio::test]
+async fn a_refused_form_keeps_what_was_typed_and_marks_the_field_at_fault() {
+    let c = console().await;
+    c.app.link("taken", "https://example.com/t").await;
+    c.login().await;
+    let typed = [
+        ("url", "https://example.com/spring"),
+        ("key", "bad key!"),
+        ("expires", "30d"),
+        ("notes", "bus stop & <Main St>"),
+    ];
+    let res = c.post("/links", "/links", &typed).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("body");
+    assert_marked(&page, "new-key", "Key:");
+    assert_unmarked(&page, "new-url");
+    assert!(tag_of(&page, "new-url").contains(r#"value="https://example.com/spring""#));
+    assert!(tag_of(&page, "new-key").contains(r#"value="bad key!""#));
+    assert!(tag_of(&page, "new-expires").contains(r#"value="30d""#));
+    assert!(
+        page.contains(">bus stop &amp; &lt;Main St&gt;</textarea>"),
+        "the notes, escaped: {page}"
+    );
+    assert!(
+        c.app.store().list().await.expect("list").len() == 1,
+        "nothing written"
+    );
+
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[
+                ("url", "https://example.com/x"),
+                ("key", "taken"),
+                ("expires", "2w"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::CONFLICT);
+    let page = res.text().await.expect("body");
+    assert_marked(&page, "new-key", "already taken");
+    assert!(tag_of(&page, "new-expires").contains(r#"value="2w""#));
+
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[("url", "//evil.example/"), ("key", "fine")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("body");
+    assert_marked(&page, "new-url", "Destination:");
+    assert!(tag_of(&page, "new-url").contains(r#"value="//evil.example/""#));
+    assert!(tag_of(&page, "new-key").contains(r#"value="fine""#));
+
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[("url", "https://example.com/y"), ("expires", "yesterday")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert_marked(&res.text().await.expect("body"), "new-expires", "Expires:");
+
+    // The link's own forms.
+    let from = "/link?key=taken";
+    let res = c
+        .post(
+            from,
+            "/link/destination",
+            &[("key", "taken"), ("url", "https://user@evil.example/")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("body");
+    assert_marked(&page, "url", "Destination:");
+    assert!(
+        tag_of(&page, "url").contains(r#"value="https://user@evil.example/""#),
+        "{page}"
+    );
+    assert!(
+        page.contains(r#"data-url="https://example.com/t""#),
+        "the stored one is still shown"
+    );
+    let res = c
+        .post(
+            from,
+            "/link/expiry",
+            &[("key", "taken"), ("expires", "next week")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("body");
+    assert_marked(&page, "expires", "30d");
+    assert!(tag_of(&page, "expires").contains(r#"value="next week""#));
+    assert_unmarked(&page, "url");
+    let too_long = format!("{} end", "x".repeat(qrtag::link::MAX_NOTES));
+    let res = c
+        .post(
+            from,
+            "/link/notes",
+            &[("key", "taken"), ("notes", &too_long)],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("body");
+    assert_marked(&page, "notes-text", "at most 2000");
+    assert!(
+        page.contains(&format!("{too_long}</textarea>")),
+        "the notes typed"
+    );
+    let doc = c
+        .app
+        .store()
+        .get(&Console::key("taken"))
+        .await
+        .expect("read")
+        .expect("exists")
+        .doc;
+    assert_eq!(
+        doc.get("url").and_then(|u| u.as_str()),
+        Some("https://example.com/t")
+    );
+    assert!(
+        !doc.contains_key("notes") && !doc.contains_key("expires"),
+        "{doc:?}"
+    );
+
+    // A print run.
+    let res = c.post("/sheet", "/sheet", &[("count", "5000")]).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("body");
+    assert_marked(&page, "count", "1 to 1000");
+    assert!(tag_of(&page, "count").contains(r#"value="5000""#), "{page}");
+    assert_eq!(
+        c.app.store().list().await.expect("list").len(),
+        1,
+        "nothing made"
+    );
+}
+
+/// The embedded store has one password and no user name: a wrong one is
+/// called a wrong password.
+#[tokio::test]
+async fn a_wrong_password_is_called_that_where_there_is_no_user_name() {
+    let c = console().await;
+    let res = c.login_with("not-the-password").await;
+    assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
+    let body = res.text().await.expect("body");
+    assert!(!body.contains(r#"name="user""#), "no user name field");
+    let problem = tag_of(&body, "problem");
+    assert!(problem.contains("alert"), "{problem}");
+    assert!(body.contains(">wrong password</p>"), "{body}");
+    assert!(!body.contains("user name"), "{body}");
+}
+
+/// A link document as qrtag writes it, with its times (`None`: a document
+/// from before times were kept) and other fields.
+fn timed(
+    url: &str,
+    created: Option<&str>,
+    changed: Option<&str>,
+    more: serde_json::Value,
+) -> qrtag::link::Document {
+    let mut doc = serde_json::json!({ "url": url, "inactive": false });
+    if let Some(t) = created {
+        doc["created_at"] = t.into();
+    }
+    if let Some(t) = changed {
+        doc["changed_at"] = t.into();
+    }
+    if let (Some(doc), serde_json::Value::Object(more)) = (doc.as_object_mut(), more) {
+        doc.extend(more);
+    }
+    match doc {
+        serde_json::Value::Object(m) => m,
+        _ => unreachable!("an object literal"),
+    }
+}
+
+/// The list sorts by creation and change time both ways (links without
+/// times last), filters by state (deleted links in no list, never
+/// scanned from the scan index), keeps the choices in the pager's and the
+/// search's addresses, and has the create form above the table.
+#[tokio::test]
+async fn the_list_sorts_by_time_filters_by_state_and_keeps_the_choices() {
+    let (app, _log) = spawn_console_with_scan_index(PASSWORD).await;
+    let c = Console {
+        app,
+        http: browser(),
+    };
+    let store = c.app.store();
+    let day = |d: &str| format!("2026-{d}T00:00:00Z");
+    let links = [
+        (
+            "a-old",
+            Some(day("01-01")),
+            Some(day("03-01")),
+            serde_json::json!({}),
+        ),
+        (
+            "b-mid",
+            Some(day("01-02")),
+            Some(day("01-02")),
+            serde_json::json!({}),
+        ),
+        (
+            "c-new",
+            Some(day("01-03")),
+            Some(day("01-05")),
+            serde_json::json!({}),
+        ),
+        ("d-hand", None, None, serde_json::json!({})),
+        (
+            "e-past",
+            Some(day("01-04")),
+            Some(day("01-04")),
+            serde_json::json!({"expires": "2020-01-01T00:00:00Z"}),
+        ),
+        (
+            "f-soon",
+            Some(day("01-06")),
+            Some(day("01-06")),
+            serde_json::json!({"expires": "2099-01-01T00:00:00Z"}),
+        ),
+        (
+            "g-off",
+            Some(day("01-07")),
+            Some(day("01-07")),
+            serde_json::json!({"inactive": true}),
+        ),
+        (
+            "h-gone",
+            Some(day("01-08")),
+            Some(day("01-08")),
+            serde_json::json!({"deleted_at": day("01-08")}),
+        ),
+    ];
+    for (key, created, changed, more) in links {
+        let doc = timed(
+            "https://example.com/",
+            created.as_deref(),
+            changed.as_deref(),
+            more,
+        );
+        store
+            .create(&Console::key(key), &doc)
+            .await
+            .expect("create");
+    }
+    // Sixty more, created a minute apart in February: past a page.
+    for i in 0..60 {
+        let t = format!("2026-02-01T00:{i:02}:00Z");
+        let doc = timed(
+            "https://example.com/p",
+            Some(&t),
+            Some(&t),
+            serde_json::json!({}),
+        );
+        store
+            .create(&Console::key(&format!("p{i:02}")), &doc)
+            .await
+            .expect("create");
+    }
+    c.login().await;
+    c.app.wait_for_status("/c-new", 302).await;
+    let scan = c
+        .app
+        .client
+        .get(c.app.url("/c-new"))
+        .header("user-agent", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0)")
+        .send()
+        .await
+        .expect("scan");
+    assert_eq!(scan.status(), StatusCode::FOUND);
+    let scanned = eventually_page(&c, "/link?key=c-new", |html| {
+        data_after(html, "scans", "scans") == Some(1)
+    })
+    .await;
+    assert!(scanned.contains(r#"id="scans""#));
+
+    let plain = c.page("/links").await;
+    assert!(
+        plain.find(r#"id="create""#) < plain.find(r#"id="links""#),
+        "the form is above the table"
+    );
+    let first: Vec<String> = rows(&plain);
+    assert_eq!(
+        first[..7],
+        [
+            "a-old", "b-mid", "c-new", "d-hand", "e-past", "f-soon", "g-off"
+        ],
+        "no deleted link"
+    );
+
+    let feb: Vec<String> = (0..60).rev().map(|i| format!("p{i:02}")).collect();
+    let newest = c.page("/links?sort=created&state=active").await;
+    assert_eq!(rows(&newest), feb[..50]);
+    assert!(
+        newest.contains(r#"<option value="created" selected>"#),
+        "{newest}"
+    );
+    assert!(newest.contains(r#"<option value="active" selected>"#));
+    let next = newest
+        .split(r#"id="next" rel="next" href=""#)
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("a next page")
+        .replace("&amp;", "&");
+    assert!(next.contains("sort=created&state=active&after="), "{next}");
+    let second = c.page(next.trim_start_matches("/console")).await;
+    let mut want: Vec<&str> = feb[50..].iter().map(String::as_str).collect();
+    want.extend(["f-soon", "c-new", "b-mid", "a-old", "d-hand"]);
+    assert_eq!(rows(&second), want, "active, newest first, no time last");
+    let prev = second
+        .split(r#"id="prev" rel="prev" href=""#)
+        .nth(1)
+        .and_then(|s| s.split('"').next())
+        .expect("a previous page")
+        .replace("&amp;", "&");
+    assert_eq!(
+        rows(&c.page(prev.trim_start_matches("/console")).await),
+        feb[..50]
+    );
+
+    let oldest = c.page("/links?q=&by=key&sort=created-oldest").await;
+    assert_eq!(
+        rows(&oldest)[..6],
+        ["a-old", "b-mid", "c-new", "e-past", "f-soon", "g-off"]
+    );
+    let changed = c.page("/links?sort=changed&q=").await;
+    assert_eq!(rows(&changed)[0], "a-old", "changed last in March");
+    assert_eq!(rows(&changed)[1..5], ["p59", "p58", "p57", "p56"]);
+    let least = c.page("/links?sort=changed-oldest&state=all").await;
+    assert_eq!(rows(&least)[..3], ["b-mid", "e-past", "c-new"]);
+    for (state, want) in [
+        ("inactive", vec!["g-off"]),
+        ("expiring", vec!["f-soon"]),
+        ("expired", vec!["e-past"]),
+    ] {
+        let page = c.page(&format!("/links?state={state}")).await;
+        assert_eq!(rows(&page), want, "state={state}");
+    }
+    let never = eventually_page(&c, "/links?state=never-scanned&q=p5", |html| {
+        !rows(html).is_empty()
+    })
+    .await;
+    assert_eq!(
+        rows(&never),
+        (50..60).map(|i| format!("p{i}")).collect::<Vec<_>>()
+    );
+    let never = c
+        .page("/links?state=never-scanned&by=url&q=example.com%2F&sort=created-oldest")
+        .await;
+    let never = rows(&never);
+    assert!(
+        !never.contains(&"c-new".to_owned()) && never.contains(&"a-old".to_owned()),
+        "{never:?}"
+    );
+    assert_eq!(never[..2], ["a-old", "b-mid"]);
+
+    for bad in [
+        "/links?sort=size",
+        "/links?state=lost",
+        "/links?state=deleted",
+    ] {
+        let res = c.get(bad).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{bad}");
+        let body = res.text().await.expect("body");
+        assert!(
+            body.starts_with("bad ") && body.lines().count() == 1,
+            "{body}"
+        );
+    }
+}
+
 /// Issue 18: the console deletes a link after a second step (a ticked box),
 /// the page then says when, scans get 404, and the key is never taken
 /// again; a past expiry is refused in the form with the time and now.

@@ -113,10 +113,20 @@ async fn a_person_manages_a_tag_in_a_real_browser() {
     b.wait("form#create");
     assert!(b.current_url().ends_with("/console/links"));
 
-    // A link with a chosen key, through the form: its page opens.
+    // A link with a chosen key, through the form (a bad key first: the
+    // form comes back with what was typed, the key marked): its page opens.
     let key = "spring-poster";
     let first = "https://example.com/spring";
     b.fill("#new-url", first);
+    b.fill("#new-key", "spring poster");
+    b.fill("#new-notes", "bus stop, Main St");
+    b.click("form#create button[type=submit]");
+    b.wait("#new-key-problem");
+    assert_eq!(b.attr("#new-key", "aria-invalid"), "true");
+    assert_eq!(b.attr("#new-key", "value"), "spring poster");
+    assert_eq!(b.attr("#new-url", "value"), first, "kept");
+    assert_eq!(b.attr("#new-notes", "value"), "bus stop, Main St", "kept");
+    assert_eq!(b.count("[aria-invalid]"), 1, "only the key is marked");
     b.fill("#new-key", key);
     b.click("form#create button[type=submit]");
     b.wait(&format!(r#"h1#key[data-key="{key}"]"#));
@@ -275,6 +285,11 @@ async fn every_page_fits_a_phone_and_a_desktop() {
         ("link", link_page, r#"#scans dd[data-scans="3"]"#.to_owned()),
         ("sheet", print_run, "section#batch".to_owned()),
         (
+            "links-newest-active",
+            console("/links?sort=created&state=active"),
+            format!(r#"tr[data-key="{LONG_KEY}"]"#),
+        ),
+        (
             "dashboard",
             console("/dashboard"),
             format!(r#"tr[data-key="{LONG_KEY}"] td[data-scans="3"]"#),
@@ -287,6 +302,15 @@ async fn every_page_fits_a_phone_and_a_desktop() {
             b.wait(shown);
             assert_fits(&mut b, screen, name);
         }
+        // A refused create: the list again, the field marked, its message
+        // beside it.
+        b.get(&console("/links"));
+        b.wait("form#create");
+        b.fill("#new-url", LONG_URL);
+        b.fill("#new-key", LONG_KEY);
+        b.click("form#create button[type=submit]");
+        b.wait("#new-key-problem");
+        assert_fits(&mut b, screen, "links-refused-create");
     }
     drop(b);
     eprintln!("every page fits, checked in {:?}", started.elapsed());

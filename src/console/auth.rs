@@ -36,6 +36,11 @@ pub enum Accounts {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoginError {
+    /// The embedded store's one password did not match (there is no
+    /// user name to get wrong).
+    #[error("wrong password")]
+    WrongPassword,
+    /// CouchDB refused the user name and password (it does not say which).
     #[error("wrong user name or password")]
     Wrong,
     #[error(
@@ -111,9 +116,9 @@ impl Accounts {
                     .await
                     .map_err(|e| LoginError::Unavailable(e.to_string()))?;
                 if !ok {
-                    return Err(LoginError::Wrong);
+                    return Err(LoginError::WrongPassword);
                 }
-                self.password_user().ok_or(LoginError::Wrong)
+                self.password_user().ok_or(LoginError::WrongPassword)
             }
             Self::Couch { settings, http } => {
                 if name.is_empty() {

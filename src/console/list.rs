@@ -1,11 +1,21 @@
 //! One page of the links list: a search over the sorted keys and the
-//! snapshot's table, cut at a page by key cursors (`after`/`before` a key),
-//! so every page costs the same however deep it is and an edit between two
-//! clicks never shifts a row onto the wrong page.
+//! snapshot's table, cut at a page by cursors (`after`/`before` a row's
+//! position), so every page costs the same however deep it is and an edit
+//! between two clicks never shifts a row onto the wrong page.
+//!
+//! In key order with no state filter a page is a run of the sorted keys
+//! ([`super::key_order`]). Any other page (a destination search, a state
+//! filter, newest or oldest first) is one pass over the table in memory
+//! order that keeps the page's rows in a heap bounded by the page size:
+//! O(links × log page), no sort of every link and no memory per link.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
 
 use memchr::memmem;
 
 use super::key_order::SortedKeys;
+use super::scans::AllTimeScans;
 use crate::snapshot::{LinkTable, LinkView};
 
 /// What the search box searches.
@@ -19,10 +29,142 @@ pub enum By {
     Url,
 }
 
+/// The list's order. Links without the time asked for (made before qrtag
+/// recorded times, or written by hand) come last either way, by key.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Sort {
+    #[default]
+    Key,
+    /// Newest first.
+    Created,
+    CreatedOldest,
+    /// Most recently changed first.
+    Changed,
+    ChangedOldest,
+}
+
+impl Sort {
+    pub const ALL: [Sort; 5] = [
+        Sort::Key,
+        Sort::Created,
+        Sort::CreatedOldest,
+        Sort::Changed,
+        Sort::ChangedOldest,
+    ];
+
+    /// The query parameter's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            Sort::Key => "key",
+            Sort::Created => "created",
+            Sort::CreatedOldest => "created-oldest",
+            Sort::Changed => "changed",
+            Sort::ChangedOldest => "changed-oldest",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Sort> {
+        Sort::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    /// A link's place in this order before its key: smaller comes first.
+    fn rank(self, l: &LinkView<'_>) -> u64 {
+        let (time, newest_first) = match self {
+            Sort::Key => return 0,
+            Sort::Created => (l.created, true),
+            Sort::CreatedOldest => (l.created, false),
+            Sort::Changed => (l.changed, true),
+            Sort::ChangedOldest => (l.changed, false),
+        };
+        match time {
+            None => u64::MAX,
+            Some(t) if newest_first => u64::from(u32::MAX - t),
+            Some(t) => u64::from(t),
+        }
+    }
+
+    /// The time behind a rank, as a cursor shows it (`-` for none).
+    fn time_of(self, rank: u64) -> String {
+        match self {
+            _ if rank == u64::MAX => "-".into(),
+            Sort::Created | Sort::Changed => (u64::from(u32::MAX) - rank).to_string(),
+            _ => rank.to_string(),
+        }
+    }
+
+    fn rank_of(self, time: &str) -> Option<u64> {
+        if time == "-" {
+            return Some(u64::MAX);
+        }
+        let t: u32 = time.parse().ok()?;
+        Some(match self {
+            Sort::Created | Sort::Changed => u64::from(u32::MAX - t),
+            _ => u64::from(t),
+        })
+    }
+}
+
+/// Which links the list shows, by state. Deleted links (tombstones) are
+/// not in the snapshot, so in no list.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum StateFilter {
+    #[default]
+    All,
+    /// Redirecting now: enabled and not past an expiry.
+    Active,
+    Inactive,
+    /// Enabled, with an expiry not yet passed.
+    Expiring,
+    /// Enabled, and past its expiry.
+    Expired,
+    /// No scan of all time.
+    NeverScanned,
+}
+
+impl StateFilter {
+    pub const ALL: [StateFilter; 6] = [
+        StateFilter::All,
+        StateFilter::Active,
+        StateFilter::Inactive,
+        StateFilter::Expiring,
+        StateFilter::Expired,
+        StateFilter::NeverScanned,
+    ];
+
+    /// The query parameter's value.
+    pub fn name(self) -> &'static str {
+        match self {
+            StateFilter::All => "all",
+            StateFilter::Active => "active",
+            StateFilter::Inactive => "inactive",
+            StateFilter::Expiring => "expiring",
+            StateFilter::Expired => "expired",
+            StateFilter::NeverScanned => "never-scanned",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<StateFilter> {
+        StateFilter::ALL.into_iter().find(|v| v.name() == s)
+    }
+
+    fn admits(self, l: &LinkView<'_>, at: &At<'_>) -> bool {
+        let expired = |e: i64| e <= at.now_ms;
+        match self {
+            StateFilter::All => true,
+            StateFilter::Active => l.is_live_at(at.now_ms),
+            StateFilter::Inactive => l.inactive,
+            StateFilter::Expiring => !l.inactive && l.expires_ms.is_some_and(|e| !expired(e)),
+            StateFilter::Expired => !l.inactive && l.expires_ms.is_some_and(expired),
+            StateFilter::NeverScanned => (at.all_time_scans)(l.key) == 0,
+        }
+    }
+}
+
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub enum Cursor {
     #[default]
     First,
+    /// After a row's [`Row::position`].
     After(String),
     Before(String),
 }
@@ -31,7 +173,16 @@ pub enum Cursor {
 pub struct Query {
     pub text: String,
     pub by: By,
+    pub sort: Sort,
+    pub state: StateFilter,
     pub cursor: Cursor,
+}
+
+/// What a page is judged against besides the links: the time (for
+/// expiries) and the scans of all time (for "never scanned").
+pub struct At<'a> {
+    pub now_ms: i64,
+    pub all_time_scans: &'a AllTimeScans<'a>,
 }
 
 /// A row, copied out of the table.
@@ -41,120 +192,223 @@ pub struct Row {
     pub url: String,
     pub inactive: bool,
     pub expires_ms: Option<i64>,
+    pub created: Option<u32>,
+    pub changed: Option<u32>,
+    /// Where the row stands in the page's order, as a cursor names it: the
+    /// key in key order, `TIME:KEY` in a time order.
+    pub position: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Page {
     pub rows: Vec<Row>,
-    /// The cursor for the previous page (`before` this key), if there is one.
+    /// The cursor for the previous page (`before` this position), if there is one.
     pub prev: Option<String>,
-    /// The cursor for the next page (`after` this key), if there is one.
+    /// The cursor for the next page (`after` this position), if there is one.
     pub next: Option<String>,
 }
 
 /// The page `query` asks for, at most `size` rows.
-pub fn page(keys: &SortedKeys, table: &LinkTable, query: &Query, size: usize) -> Page {
+pub fn page(keys: &SortedKeys, table: &LinkTable, query: &Query, size: usize, at: &At<'_>) -> Page {
     let size = size.max(1);
     let backward = matches!(query.cursor, Cursor::Before(_));
     // Up to `size + 1` rows in the direction of travel: one more than a
     // page says whether there is another page that way.
-    let mut rows = if query.by == By::Url && !query.text.is_empty() {
-        destination_matches(table, query, size + 1)
-    } else {
-        key_matches(keys, table, query, size + 1)
+    let in_key_order = query.sort == Sort::Key && (query.by == By::Key || query.text.is_empty());
+    // A state filter in key order reads the sorted keys until a page is
+    // full, which is quick while the state is common; a rare one falls back
+    // to the pass in memory order after `KEY_WALK_BUDGET` keys.
+    let budget = match query.state {
+        StateFilter::All => usize::MAX,
+        _ => KEY_WALK_BUDGET,
     };
+    let mut rows = in_key_order
+        .then(|| key_matches(keys, table, query, size + 1, at, budget))
+        .flatten()
+        .unwrap_or_else(|| scan_matches(table, query, size + 1, at));
     let more = rows.len() > size;
     rows.truncate(size);
+    let position = |r: Option<&Row>| r.map(|r| r.position.clone());
     if backward {
         rows.reverse();
         Page {
-            prev: more.then(|| rows.first().map(|r| r.key.clone())).flatten(),
-            next: rows.last().map(|r| r.key.clone()),
+            prev: more.then(|| position(rows.first())).flatten(),
+            next: position(rows.last()),
             rows,
         }
     } else {
         let after = matches!(query.cursor, Cursor::After(_));
         Page {
-            prev: after.then(|| rows.first().map(|r| r.key.clone())).flatten(),
-            next: more.then(|| rows.last().map(|r| r.key.clone())).flatten(),
+            prev: after.then(|| position(rows.first())).flatten(),
+            next: more.then(|| position(rows.last())).flatten(),
             rows,
         }
     }
 }
 
-fn row(key: &str, url: &str, inactive: bool, expires_ms: Option<i64>) -> Row {
+fn row(l: &LinkView<'_>, sort: Sort) -> Row {
+    let position = match sort {
+        Sort::Key => l.key.to_owned(),
+        _ => format!("{}:{}", sort.time_of(sort.rank(l)), l.key),
+    };
     Row {
-        key: key.to_owned(),
-        url: url.to_owned(),
-        inactive,
-        expires_ms,
+        key: l.key.to_owned(),
+        url: l.url.to_owned(),
+        inactive: l.inactive,
+        expires_ms: l.expires_ms,
+        created: l.created,
+        changed: l.changed,
+        position,
     }
 }
 
-/// Keys with the prefix are one run of the sorted keys: seek, then read on.
-fn key_matches(keys: &SortedKeys, table: &LinkTable, query: &Query, n: usize) -> Vec<Row> {
+/// Keys a filtered page in key order reads before it gives up on the
+/// sorted keys for one pass in memory order: about as long as a twentieth of
+/// a pass over a million links in memory order takes, so a rare state costs
+/// at most that much more than the pass alone.
+const KEY_WALK_BUDGET: usize = 20_000;
+
+/// Keys with the prefix are one run of the sorted keys: seek, then read on,
+/// keeping the links the state filter admits. `None` when `budget` keys
+/// were read without filling the page.
+fn key_matches(
+    keys: &SortedKeys,
+    table: &LinkTable,
+    query: &Query,
+    n: usize,
+    at: &At<'_>,
+    budget: usize,
+) -> Option<Vec<Row>> {
     let prefix = if query.by == By::Key {
         query.text.as_str()
     } else {
         ""
     };
-    let lookup = |key: &str| {
-        table
-            .get(key)
-            .map(|l| row(key, l.url, l.inactive, l.expires_ms))
-    };
-    match &query.cursor {
-        Cursor::Before(end) => keys
-            .before(Some(end))
-            .take_while(|k| k.starts_with(prefix))
-            .filter_map(lookup)
-            .take(n)
-            .collect(),
+    let in_order: Box<dyn Iterator<Item = &str>> = match &query.cursor {
+        Cursor::Before(end) => Box::new(keys.before(Some(end))),
         cursor => {
             let after = match cursor {
                 Cursor::After(k) if k.as_str() >= prefix => Some(k.as_str()),
                 _ => None,
             };
-            keys.from(Some(after.unwrap_or(prefix)))
-                .skip_while(|k| Some(*k) == after)
-                .take_while(|k| k.starts_with(prefix))
-                .filter_map(lookup)
-                .take(n)
-                .collect()
+            Box::new(
+                keys.from(Some(after.unwrap_or(prefix)))
+                    .skip_while(move |k| Some(*k) == after),
+            )
         }
+    };
+    let mut rows = Vec::with_capacity(n);
+    for (read, key) in in_order.take_while(|k| k.starts_with(prefix)).enumerate() {
+        if read == budget {
+            return None;
+        }
+        if let Some(l) = table.get(key).filter(|l| query.state.admits(l, at)) {
+            rows.push(row(&l, Sort::Key));
+            if rows.len() == n {
+                break;
+            }
+        }
+    }
+    Some(rows)
+}
+
+/// A link in the heap, ordered by its place in the page's order.
+struct Ranked<'a> {
+    rank: u64,
+    view: LinkView<'a>,
+    /// Walking backward the heap keeps the last rows before the cursor, so
+    /// the order is turned around.
+    backward: bool,
+}
+
+impl Ranked<'_> {
+    fn place(&self) -> (u64, &str) {
+        (self.rank, self.view.key)
     }
 }
 
-/// Destinations containing the text: one pass over the table in memory
-/// order (a lookup per key in key order misses the cache a million times),
-/// then the `n` nearest keys past the cursor picked out of the matches.
-fn destination_matches(table: &LinkTable, query: &Query, n: usize) -> Vec<Row> {
-    let finder = memmem::Finder::new(query.text.as_bytes());
-    let past_cursor = |key: &str| match &query.cursor {
-        Cursor::First => true,
-        Cursor::After(k) => key > k.as_str(),
-        Cursor::Before(k) => key < k.as_str(),
-    };
-    let mut hits: Vec<LinkView<'_>> = table
-        .iter()
-        .filter(|l| past_cursor(l.key) && finder.find(l.url.as_bytes()).is_some())
-        .collect();
-    let backward = matches!(query.cursor, Cursor::Before(_));
-    let order = |a: &LinkView<'_>, b: &LinkView<'_>| {
-        if backward {
-            b.key.cmp(a.key)
-        } else {
-            a.key.cmp(b.key)
-        }
-    };
-    if hits.len() > n {
-        hits.select_nth_unstable_by(n, order);
-        hits.truncate(n);
+impl Ord for Ranked<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let o = self.place().cmp(&other.place());
+        if self.backward { o.reverse() } else { o }
     }
-    hits.sort_unstable_by(order);
-    hits.iter()
-        .map(|l| row(l.key, l.url, l.inactive, l.expires_ms))
+}
+
+impl PartialOrd for Ranked<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Ranked<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Ranked<'_> {}
+
+/// One pass over the table in memory order (a lookup per key in key order
+/// misses the cache a million times): the links the search and the state
+/// filter admit past the cursor, of which a max-heap keeps the `n` nearest.
+fn scan_matches(table: &LinkTable, query: &Query, n: usize, at: &At<'_>) -> Vec<Row> {
+    let sort = query.sort;
+    let text = query.text.as_bytes();
+    let finder = memmem::Finder::new(text);
+    let backward = matches!(query.cursor, Cursor::Before(_));
+    let cursor = match &query.cursor {
+        Cursor::First => None,
+        Cursor::After(p) | Cursor::Before(p) => Some(parse_position(sort, p)),
+    };
+    let past_cursor = |place: (u64, &str)| match &cursor {
+        None => true,
+        Some((rank, key)) if backward => place < (*rank, key.as_str()),
+        Some((rank, key)) => place > (*rank, key.as_str()),
+    };
+    let searched = |l: &LinkView<'_>| {
+        text.is_empty()
+            || match query.by {
+                By::Key => l.key.as_bytes().starts_with(text),
+                By::Url => finder.find(l.url.as_bytes()).is_some(),
+            }
+    };
+    let mut heap: BinaryHeap<Ranked<'_>> = BinaryHeap::with_capacity(n + 1);
+    for view in table.iter() {
+        let rank = sort.rank(&view);
+        if !past_cursor((rank, view.key)) || !searched(&view) || !query.state.admits(&view, at) {
+            continue;
+        }
+        let hit = Ranked {
+            rank,
+            view,
+            backward,
+        };
+        if heap.len() < n {
+            heap.push(hit);
+        } else if heap.peek().is_some_and(|worst| hit < *worst) {
+            heap.pop();
+            heap.push(hit);
+        }
+    }
+    heap.into_sorted_vec()
+        .iter()
+        .map(|r| row(&r.view, sort))
         .collect()
+}
+
+/// A cursor's position in `sort`'s order: a key, or `TIME:KEY`. A cursor
+/// from another order (a bookmark edited by hand) is read as a key.
+fn parse_position(sort: Sort, p: &str) -> (u64, String) {
+    if sort == Sort::Key {
+        return (0, p.to_owned());
+    }
+    match p
+        .split_once(':')
+        .and_then(|(t, k)| Some((sort.rank_of(t)?, k)))
+    {
+        Some((rank, key)) => (rank, key.to_owned()),
+        None => (0, p.to_owned()),
+    }
 }
 
 #[cfg(test)]
@@ -174,6 +428,11 @@ mod tests {
         b.build(None)
     }
 
+    const AT: At<'static> = At {
+        now_ms: 1_800_000_000_000,
+        all_time_scans: &|_| 0,
+    };
+
     fn keys_of(p: &Page) -> Vec<&str> {
         p.rows.iter().map(|r| r.key.as_str()).collect()
     }
@@ -183,23 +442,23 @@ mod tests {
         let t = table(120);
         let keys = SortedKeys::build(t.iter().map(|l| l.key));
         let mut q = Query::default();
-        let p1 = page(&keys, &t, &q, 50);
+        let p1 = page(&keys, &t, &q, 50, &AT);
         assert_eq!(p1.rows.len(), 50);
         assert_eq!(
             (p1.prev.as_deref(), p1.next.as_deref()),
             (None, Some("k049"))
         );
         q.cursor = Cursor::After("k049".into());
-        let p2 = page(&keys, &t, &q, 50);
+        let p2 = page(&keys, &t, &q, 50, &AT);
         assert_eq!(keys_of(&p2)[0], "k050");
         q.cursor = Cursor::After(p2.next.clone().expect("more"));
-        let p3 = page(&keys, &t, &q, 50);
+        let p3 = page(&keys, &t, &q, 50, &AT);
         assert_eq!(p3.rows.len(), 20);
         assert_eq!(p3.next, None);
         q.cursor = Cursor::Before(p3.prev.clone().expect("back"));
-        assert_eq!(page(&keys, &t, &q, 50), p2);
+        assert_eq!(page(&keys, &t, &q, 50, &AT), p2);
         q.cursor = Cursor::Before("k050".into());
-        let back = page(&keys, &t, &q, 50);
+        let back = page(&keys, &t, &q, 50, &AT);
         assert_eq!(keys_of(&back), keys_of(&p1));
         assert_eq!(back.prev, None);
     }
@@ -212,7 +471,7 @@ mod tests {
             text: "k10".into(),
             ..Query::default()
         };
-        let p = page(&keys, &t, &q, 50);
+        let p = page(&keys, &t, &q, 50, &AT);
         assert_eq!(
             keys_of(&p),
             (100..110).map(|i| format!("k{i}")).collect::<Vec<_>>()
@@ -220,22 +479,22 @@ mod tests {
         let q = Query {
             text: "ten".into(),
             by: By::Url,
-            cursor: Cursor::First,
+            ..Query::default()
         };
-        let p = page(&keys, &t, &q, 5);
+        let p = page(&keys, &t, &q, 5, &AT);
         assert_eq!(keys_of(&p), ["k000", "k010", "k020", "k030", "k040"]);
         let q = Query {
             cursor: Cursor::After("k040".into()),
             ..q
         };
-        let p = page(&keys, &t, &q, 5);
+        let p = page(&keys, &t, &q, 5, &AT);
         assert_eq!(keys_of(&p), ["k050", "k060", "k070", "k080", "k090"]);
         assert_eq!(p.next.as_deref(), Some("k090"));
         let q = Query {
             cursor: Cursor::Before("k050".into()),
             ..q
         };
-        let back = page(&keys, &t, &q, 3);
+        let back = page(&keys, &t, &q, 3, &AT);
         assert_eq!(keys_of(&back), ["k020", "k030", "k040"]);
         assert_eq!(
             (back.prev.as_deref(), back.next.as_deref()),
@@ -245,6 +504,193 @@ mod tests {
             text: "zz".into(),
             ..Query::default()
         };
-        assert_eq!(page(&keys, &t, &q, 5), Page::default());
+        assert_eq!(page(&keys, &t, &q, 5, &AT), Page::default());
+    }
+
+    /// Links whose times, states and scans are all different, in one table:
+    /// key `tNN` was created NN hours after a start and changed in the
+    /// opposite order; every third has no times; a few are expired,
+    /// expiring, inactive or deleted.
+    fn varied(n: u32) -> LinkTable {
+        let start = 1_790_000_000i64;
+        let time = |h: u32| {
+            chrono::DateTime::from_timestamp(start + i64::from(h) * 3600, 0)
+                .expect("time")
+                .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+        };
+        let mut b = TableBuilder::default();
+        b.apply((0..n).map(|i| {
+            let mut doc = serde_json::json!({ "url": format!("https://example.com/{i}") });
+            if i % 3 != 0 {
+                doc["created_at"] = time(i).into();
+                doc["changed_at"] = time(n - i).into();
+            }
+            match i % 7 {
+                1 => doc["expires"] = "2020-01-01T00:00:00Z".into(),
+                2 => doc["expires"] = "2099-01-01T00:00:00Z".into(),
+                3 => doc["inactive"] = true.into(),
+                4 if i % 2 == 0 => doc["deleted_at"] = time(n).into(),
+                _ => {}
+            }
+            Change::Upsert {
+                key: format!("t{i:02}"),
+                doc: crate::link::test_document(doc),
+            }
+        }));
+        b.build(None)
+    }
+
+    /// Every page of a query, walked forward, then walked back from the end.
+    fn walk(keys: &SortedKeys, t: &LinkTable, q: &Query, size: usize, at: &At<'_>) -> Vec<String> {
+        let mut q = q.clone();
+        let mut pages = vec![page(keys, t, &q, size, at)];
+        while let Some(next) = pages.last().and_then(|p| p.next.clone()) {
+            q.cursor = Cursor::After(next);
+            pages.push(page(keys, t, &q, size, at));
+        }
+        let forward: Vec<String> = pages
+            .iter()
+            .flat_map(|p| keys_of(p))
+            .map(str::to_owned)
+            .collect();
+        let mut back = Vec::new();
+        let mut p = pages.last().cloned().unwrap_or_default();
+        loop {
+            back.splice(0..0, keys_of(&p).into_iter().map(str::to_owned));
+            match p.prev.clone() {
+                Some(prev) => {
+                    q.cursor = Cursor::Before(prev);
+                    p = page(keys, t, &q, size, at);
+                }
+                None => break,
+            }
+        }
+        assert_eq!(back, forward, "back and forth agree for {q:?}");
+        forward
+    }
+
+    /// What a sort of every link and a filter would give, the slow way.
+    fn expected(t: &LinkTable, q: &Query, at: &At<'_>) -> Vec<String> {
+        let mut all: Vec<LinkView<'_>> = t
+            .iter()
+            .filter(|l| q.state.admits(l, at) && (q.text.is_empty() || l.key.starts_with(&q.text)))
+            .collect();
+        all.sort_by_key(|l| (q.sort.rank(l), l.key));
+        all.iter().map(|l| l.key.to_owned()).collect()
+    }
+
+    #[test]
+    fn time_orders_and_state_filters_page_as_a_full_sort_would() {
+        let t = varied(60);
+        let keys = SortedKeys::build(t.iter().map(|l| l.key));
+        let scanned = |k: &str| u64::from(k.ends_with('5'));
+        let at = At {
+            now_ms: 1_800_000_000_000,
+            all_time_scans: &scanned,
+        };
+        for sort in Sort::ALL {
+            for state in StateFilter::ALL {
+                for text in ["", "t1"] {
+                    let q = Query {
+                        text: text.into(),
+                        sort,
+                        state,
+                        ..Query::default()
+                    };
+                    for size in [1, 4, 50] {
+                        assert_eq!(
+                            walk(&keys, &t, &q, size, &at),
+                            expected(&t, &q, &at),
+                            "{q:?} by {size}"
+                        );
+                    }
+                }
+            }
+        }
+        let newest = page(
+            &keys,
+            &t,
+            &Query {
+                sort: Sort::Created,
+                ..Query::default()
+            },
+            3,
+            &at,
+        );
+        assert_eq!(keys_of(&newest), ["t59", "t58", "t56"]);
+        let oldest = page(
+            &keys,
+            &t,
+            &Query {
+                sort: Sort::CreatedOldest,
+                ..Query::default()
+            },
+            3,
+            &at,
+        );
+        assert_eq!(keys_of(&oldest), ["t01", "t02", "t05"], "t04 is deleted");
+        let changed = page(
+            &keys,
+            &t,
+            &Query {
+                sort: Sort::Changed,
+                ..Query::default()
+            },
+            2,
+            &at,
+        );
+        assert_eq!(keys_of(&changed), ["t01", "t02"]);
+        assert!(
+            changed.next.as_deref().is_some_and(|n| n.ends_with(":t02")),
+            "{changed:?}"
+        );
+        let undated = Query {
+            sort: Sort::Created,
+            text: "t0".into(),
+            ..Query::default()
+        };
+        let walked = walk(&keys, &t, &undated, 3, &at);
+        assert_eq!(
+            walked[walked.len() - 4..],
+            ["t00", "t03", "t06", "t09"],
+            "no time: last, by key"
+        );
+    }
+
+    #[test]
+    fn a_rare_state_in_key_order_falls_back_to_the_pass_with_the_same_rows() {
+        let t = varied(60);
+        let keys = SortedKeys::build(t.iter().map(|l| l.key));
+        let q = Query {
+            state: StateFilter::Expired,
+            ..Query::default()
+        };
+        assert_eq!(key_matches(&keys, &t, &q, 5, &AT, 4), None, "gave up");
+        let walked = key_matches(&keys, &t, &q, 5, &AT, usize::MAX).expect("no budget");
+        assert_eq!(walked, scan_matches(&t, &q, 5, &AT));
+        assert_eq!(walked.len(), 5);
+    }
+
+    #[test]
+    fn deleted_links_are_in_no_list() {
+        let t = varied(30);
+        let keys = SortedKeys::build(t.iter().map(|l| l.key));
+        for state in StateFilter::ALL {
+            let q = Query {
+                state,
+                ..Query::default()
+            };
+            let listed = walk(&keys, &t, &q, 50, &AT);
+            assert!(
+                !listed.contains(&"t04".to_owned()) && !listed.contains(&"t18".to_owned()),
+                "{state:?}: {listed:?}"
+            );
+        }
+        assert_eq!(Sort::parse("created-oldest"), Some(Sort::CreatedOldest));
+        assert_eq!(
+            StateFilter::parse("never-scanned"),
+            Some(StateFilter::NeverScanned)
+        );
+        assert_eq!(StateFilter::parse("bogus"), None);
     }
 }

@@ -20,6 +20,9 @@ pub struct KeyScans {
     pub daily: Vec<(NaiveDate, u64)>,
 }
 
+/// A key's scans of all time.
+pub type AllTimeScans<'a> = dyn Fn(&str) -> u64 + 'a;
+
 pub trait ScanCounts: Send + Sync + 'static {
     /// All numbers for one key.
     fn key(&self, key: &str) -> Option<KeyScans>;
@@ -32,6 +35,11 @@ pub trait ScanCounts: Send + Sync + 'static {
 
     /// Scans per day across all keys since `day`, oldest first.
     fn daily_totals(&self, day: NaiveDate) -> Option<Vec<(NaiveDate, u64)>>;
+
+    /// Runs `f` with a lookup of each key's scans of all time, every answer
+    /// from the same moment (the list's "never scanned" filter asks for
+    /// every link in one pass). `false`, and `f` not run, when not available.
+    fn with_all_time(&self, f: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool;
 }
 
 /// No index yet: every number is "not available".
@@ -53,6 +61,10 @@ impl ScanCounts for NoScanCounts {
 
     fn daily_totals(&self, _: NaiveDate) -> Option<Vec<(NaiveDate, u64)>> {
         None
+    }
+
+    fn with_all_time(&self, _: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool {
+        false
     }
 }
 
@@ -106,6 +118,14 @@ impl ScanCounts for crate::scan_index::ScanIndex {
             to,
             totals.iter().map(|t| (t.day, t.scans)),
         ))
+    }
+
+    fn with_all_time(&self, f: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool {
+        if !self.caught_up() {
+            return false;
+        }
+        self.with_state(|s| f(&|key| s.key(key).scans));
+        true
     }
 }
 

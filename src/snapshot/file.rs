@@ -16,6 +16,7 @@
 //! seq_len:u32 seq                  (JSON text)
 //! links:u64, then per link:
 //!     key_len:u16 flags:u8 url_len:u32 [direct_len:u32] [expires_ms:i64]
+//!     [created:u32] [changed:u32]  (seconds since the epoch)
 //!     key url [direct]
 //! invalid:u64, then per invalid document: key_len:u16 reason_len:u32 key reason
 //! crc32:u32                        (of every byte before it)
@@ -32,13 +33,17 @@ const MAGIC: &[u8; 8] = b"QRTAGSNP";
 /// host not in served form are refused). A version-1 file may hold links that
 /// are now invalid, and its links are not parsed again, so it is ignored and
 /// the store read whole once.
-const VERSION: u32 = 2;
+/// 3: a link carries its creation and change times and whether it is a
+/// tombstone; a version-2 file has none of them, so it is ignored the same way.
+const VERSION: u32 = 3;
 
 const INACTIVE: u8 = 1;
 const EXPIRES: u8 = 2;
 const DIRECT_IS_URL: u8 = 4;
 const DIRECT_OWN: u8 = 8;
-const KNOWN_FLAGS: u8 = INACTIVE | EXPIRES | DIRECT_IS_URL | DIRECT_OWN;
+const CREATED: u8 = 16;
+const CHANGED: u8 = 32;
+const KNOWN_FLAGS: u8 = INACTIVE | EXPIRES | DIRECT_IS_URL | DIRECT_OWN | CREATED | CHANGED;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DecodeError {
@@ -107,6 +112,12 @@ fn write_link(w: &mut impl Write, link: &LinkView<'_>) -> io::Result<()> {
     if link.expires_ms.is_some() {
         flags |= EXPIRES;
     }
+    if link.created.is_some() {
+        flags |= CREATED;
+    }
+    if link.changed.is_some() {
+        flags |= CHANGED;
+    }
     w.write_all(&len16(link.key)?.to_le_bytes())?;
     w.write_all(&[flags])?;
     w.write_all(&len32(link.url)?.to_le_bytes())?;
@@ -115,6 +126,9 @@ fn write_link(w: &mut impl Write, link: &LinkView<'_>) -> io::Result<()> {
     }
     if let Some(ms) = link.expires_ms {
         w.write_all(&ms.to_le_bytes())?;
+    }
+    for t in [link.created, link.changed].into_iter().flatten() {
+        w.write_all(&t.to_le_bytes())?;
     }
     w.write_all(link.key.as_bytes())?;
     w.write_all(link.url.as_bytes())?;
@@ -189,6 +203,17 @@ pub fn decode(bytes: &[u8], expected: &str) -> Result<Decoded, DecodeError> {
         } else {
             None
         };
+        let mut time = |flag: u8| -> Result<Option<u32>, DecodeError> {
+            if flags & flag == 0 {
+                return Ok(None);
+            }
+            match r.u32()? {
+                0 => Err(DecodeError::Malformed("a time of 0")),
+                t => Ok(Some(t)),
+            }
+        };
+        let created = time(CREATED)?;
+        let changed = time(CHANGED)?;
         let key = r.str(key_len)?;
         let url = r.str(url_len)?;
         let direct = match direct_len {
@@ -207,6 +232,8 @@ pub fn decode(bytes: &[u8], expected: &str) -> Result<Decoded, DecodeError> {
                 inactive: flags & INACTIVE != 0,
                 expires_ms,
                 direct,
+                created,
+                changed,
             },
         );
     }
@@ -314,6 +341,15 @@ mod tests {
                 json!({"url": "/H83if", "inactive": true, "expires": "2030-01-01T00:00:00Z"}),
             ),
             test_upsert("bad01", json!({"url": 3})),
+            test_upsert(
+                "gone1",
+                json!({"url": "https://c.example/", "created_at": "2026-01-02T03:04:05Z",
+                       "changed_at": "2026-02-03T04:05:06Z"}),
+            ),
+            test_upsert(
+                "new01",
+                json!({"url": "https://d.example/", "changed_at": "2026-02-03T04:05:06Z"}),
+            ),
         ]);
         b.build(Some(json!("12-g1AAAA")))
     }
@@ -344,6 +380,13 @@ mod tests {
             back.direct_location("up", 0, "https://0x1f.ie"),
             Some("https://b.example/")
         );
+        let gone = back.get("gone1").expect("kept");
+        assert_eq!(
+            (gone.created, gone.changed),
+            (Some(1_767_323_045), Some(1_770_091_506))
+        );
+        let new = back.get("new01").expect("kept");
+        assert_eq!((new.created, new.changed), (None, Some(1_770_091_506)));
     }
 
     #[test]
@@ -371,12 +414,18 @@ mod tests {
             Some(DecodeError::NotASnapshot)
         );
         let mut future = bytes.clone();
-        future[8] = 3;
-        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(3)));
-        // Version 1 held links judged by older, looser destination rules.
-        let mut past = bytes.clone();
-        past[8] = 1;
-        assert_eq!(decode(&past, "id").err(), Some(DecodeError::Version(1)));
+        future[8] = 4;
+        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(4)));
+        // Version 1 held links judged by older, looser destination rules,
+        // version 2 links without their times.
+        for old in [1, 2] {
+            let mut past = bytes.clone();
+            past[8] = old;
+            assert_eq!(
+                decode(&past, "id").err(),
+                Some(DecodeError::Version(old.into()))
+            );
+        }
     }
 
     #[test]

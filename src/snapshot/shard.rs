@@ -4,8 +4,8 @@
 //! Why this shape: a link is a 5-byte key and a ~55-byte URL, so a
 //! `HashMap<Box<str>, struct-of-Box<str>>` spends more on allocation headers,
 //! pointers and padding than on the link (about 340 bytes a link at 1M). Here
-//! every string of a shard lives in one `Box<str>` and an entry is 16 bytes of
-//! offsets and flags, about 20 bytes with the index's slack; the strings cost
+//! every string of a shard lives in one `Box<str>` and an entry is 24 bytes of
+//! offsets, flags and two times, about 33 bytes with the index's slack; the strings cost
 //! what they are. A shard is immutable once built: an edit builds a new one
 //! (a few hundred entries), which is what keeps an edit O(1) in the number of
 //! links (see [`super::table`]).
@@ -27,6 +27,11 @@ pub struct LinkView<'a> {
     /// [`redirect_policy::direct_location`](crate::redirect_policy::direct_location));
     /// `None` for internal redirects, whose result depends on other links.
     pub direct: Option<&'a str>,
+    /// Creation and last-change times, seconds since the epoch: only the
+    /// console's list reads them (to sort), so they are kept as compactly as
+    /// sorting needs; `None` for documents without them.
+    pub created: Option<u32>,
+    pub changed: Option<u32>,
 }
 
 impl LinkView<'_> {
@@ -46,6 +51,9 @@ struct Entry {
     direct_len: u32,
     key_len: u16,
     flags: u16,
+    /// Seconds since the epoch, 0 for none (no link was made in 1970).
+    created: u32,
+    changed: u32,
 }
 
 const INACTIVE: u16 = 1;
@@ -123,6 +131,8 @@ impl Shard {
                     direct_len,
                     key_len: l.key.len() as u16,
                     flags,
+                    created: l.created.unwrap_or(0),
+                    changed: l.changed.unwrap_or(0),
                 },
             ));
         }
@@ -204,6 +214,8 @@ fn view<'a>(arena: &'a str, e: &Entry) -> LinkView<'a> {
         inactive: e.flags & INACTIVE != 0,
         expires_ms,
         direct,
+        created: (e.created != 0).then_some(e.created),
+        changed: (e.changed != 0).then_some(e.changed),
     }
 }
 
@@ -224,6 +236,8 @@ mod tests {
             inactive: false,
             expires_ms: None,
             direct: Some(url),
+            created: None,
+            changed: None,
         }
     }
 
@@ -244,6 +258,8 @@ mod tests {
             },
             LinkView {
                 expires_ms: Some(1_800_000_000_000),
+                created: Some(1_764_000_000),
+                changed: Some(u32::MAX),
                 ..link("e", "https://e.example/x")
             },
         ];
@@ -280,14 +296,14 @@ mod tests {
         fn round_trips_any_links(
             links in proptest::collection::hash_map(
                 "[A-Za-z0-9_/-]{1,12}",
-                ("[ -~]{0,40}", proptest::option::of(proptest::option::of("[ -~]{0,20}")), proptest::bool::ANY, proptest::option::of(proptest::num::i64::ANY)),
+                ("[ -~]{0,40}", proptest::option::of(proptest::option::of("[ -~]{0,20}")), proptest::bool::ANY, proptest::option::of(proptest::num::i64::ANY), proptest::option::of(1..=u32::MAX), proptest::option::of(1..=u32::MAX)),
                 0..60,
             )
         ) {
             let h = hasher();
             let views: Vec<LinkView<'_>> = links
                 .iter()
-                .map(|(k, (url, direct, inactive, expires_ms))| LinkView {
+                .map(|(k, (url, direct, inactive, expires_ms, created, changed))| LinkView {
                     key: k,
                     url,
                     inactive: *inactive,
@@ -297,6 +313,8 @@ mod tests {
                         Some(None) => Some(url.as_str()),
                         Some(Some(d)) => Some(d.as_str()),
                     },
+                    created: *created,
+                    changed: *changed,
                 })
                 .collect();
             let hashed: Vec<_> = views.iter().map(|l| (h(l.key), *l)).collect();

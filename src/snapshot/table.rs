@@ -19,7 +19,7 @@ use serde_json::Value;
 
 use super::Change;
 use super::shard::{Hashed, LinkView, MAX_KEY_LEN, Shard};
-use crate::link::{Document, Link};
+use crate::link::{self, Document, Link};
 use crate::link_key::LinkKey;
 use crate::redirect_policy;
 
@@ -35,9 +35,20 @@ pub struct LiveLink {
     pub inactive: bool,
     pub expires_ms: Option<i64>,
     pub direct: Option<String>,
+    pub created: Option<u32>,
+    pub changed: Option<u32>,
+}
+
+/// A time as the shard keeps it: whole seconds since the epoch in a `u32`
+/// (1970 to 2106), `None` outside that range or at 0, which means "none".
+fn stamp(t: Option<chrono::DateTime<chrono::Utc>>) -> Option<u32> {
+    t.and_then(|t| u32::try_from(t.timestamp()).ok())
+        .filter(|&s| s != 0)
 }
 
 impl LiveLink {
+    /// The link as the redirect path needs it; the times are the
+    /// document's, added by [`LiveLink::parse`].
     pub fn from_link(key: &str, link: &Link) -> Self {
         let direct = if link.url.is_internal() {
             None
@@ -49,6 +60,8 @@ impl LiveLink {
             inactive: link.inactive,
             expires_ms: link.expires.map(|t| t.timestamp_millis()),
             direct,
+            created: None,
+            changed: None,
         }
     }
 
@@ -60,7 +73,11 @@ impl LiveLink {
             return Err(format!("a key is at most {MAX_KEY_LEN} bytes"));
         }
         let link = Link::from_document(doc).map_err(|e| e.to_string())?;
-        Ok(Self::from_link(key, &link))
+        Ok(Self {
+            created: stamp(link::created_at(doc)),
+            changed: stamp(link::changed_at(doc)),
+            ..Self::from_link(key, &link)
+        })
     }
 
     fn view<'a>(&'a self, key: &'a str) -> LinkView<'a> {
@@ -70,6 +87,8 @@ impl LiveLink {
             inactive: self.inactive,
             expires_ms: self.expires_ms,
             direct: self.direct.as_deref(),
+            created: self.created,
+            changed: self.changed,
         }
     }
 }
@@ -392,6 +411,8 @@ struct Item {
     direct: Option<Option<usize>>,
     inactive: bool,
     expires_ms: Option<i64>,
+    created: Option<u32>,
+    changed: Option<u32>,
     state: ItemState,
 }
 
@@ -456,6 +477,8 @@ impl TableBuilder {
             direct,
             inactive: link.inactive,
             expires_ms: link.expires_ms,
+            created: link.created,
+            changed: link.changed,
             state: ItemState::Live,
         });
     }
@@ -476,6 +499,8 @@ impl TableBuilder {
             direct: None,
             inactive: false,
             expires_ms: None,
+            created: None,
+            changed: None,
             state,
         });
     }
@@ -501,6 +526,8 @@ impl TableBuilder {
                 None => url,
                 Some(n) => &self.arena[url_end..url_end + n],
             }),
+            created: item.created,
+            changed: item.changed,
         }
     }
 

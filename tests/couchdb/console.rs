@@ -126,7 +126,14 @@ async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
         reader.get("/setup?token=anything").await.0,
         StatusCode::NOT_FOUND
     );
-    assert_eq!(reader.login("rd", "wrong").await, StatusCode::UNAUTHORIZED);
+    let (status, refused) = reader
+        .post("/login", "/login", &[("user", "rd"), ("password", "wrong")])
+        .await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert!(
+        refused.contains(">wrong user name or password</p>"),
+        "CouchDB does not say which: {refused}"
+    );
     assert_eq!(reader.login("rd", "rd-pw-1").await, StatusCode::SEE_OTHER);
     let (status, list) = reader.get("/links").await;
     assert_eq!(status, StatusCode::OK);

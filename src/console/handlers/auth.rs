@@ -40,7 +40,7 @@ pub async fn login(
         }
         Err(e) => {
             let status = match e {
-                LoginError::Wrong => StatusCode::UNAUTHORIZED,
+                LoginError::Wrong | LoginError::WrongPassword => StatusCode::UNAUTHORIZED,
                 LoginError::NoPassword | LoginError::Unavailable(_) => {
                     StatusCode::SERVICE_UNAVAILABLE
                 }

@@ -10,7 +10,7 @@ use crate::console::http::{
     Form, checked_write, html, link_path, logged_in, plain, problem, see_other, viewer,
     write_failure,
 };
-use crate::console::pages::{self, BASE};
+use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{Current, User};
 use crate::destination::Destination;
 use crate::expiry::parse_future;
@@ -103,33 +103,42 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(ok) => ok,
         Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
     };
-    let (doc, source) = match read(&state, &user, &key).await {
+    render(&state, &session, &user, &key, spec, StatusCode::OK, None).await
+}
+
+/// The link's page as it is in the store now, with an edit the server
+/// refused (`refused`: why, and what was typed) shown in its form.
+async fn render(
+    state: &ConsoleState,
+    session: &Current,
+    user: &User,
+    key: &LinkKey,
+    spec: ImageSpec,
+    status: StatusCode,
+    refused: Option<(Refused<'_>, &str)>,
+) -> HttpResponse {
+    let back = format!("{BASE}/links");
+    let (doc, source) = match read(state, user, key).await {
         Ok(read) => read,
         Err(e) => {
             let (status, msg) = write_failure(&e);
-            return problem(&session, &user, status, &msg, &back);
+            return problem(session, user, status, &msg, &back);
         }
     };
     let link = match Link::from_document(&doc) {
         Ok(link) => link,
         Err(e) => {
             let msg = format!("{key} is not a valid link document: {e}");
-            return problem(
-                &session,
-                &user,
-                StatusCode::UNPROCESSABLE_ENTITY,
-                &msg,
-                &back,
-            );
+            return problem(session, user, StatusCode::UNPROCESSABLE_ENTITY, &msg, &back);
         }
     };
     let chain_warning = match source {
-        Source::Store => chain_warning(&state, &user, &key).await,
+        Source::Store => chain_warning(state, user, key).await,
         Source::Snapshot => None,
     };
     let notes = link::notes(&doc);
     let view = pages::link::View {
-        viewer: viewer(&session, &user),
+        viewer: viewer(session, user),
         key: key.as_str(),
         short_url: state.public_url.short_url(key.as_str()),
         url: link.url.as_str(),
@@ -142,8 +151,9 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         scans: state.scans.key(key.as_str()),
         now: Utc::now(),
         deleted: link::is_tombstone(&doc).then(|| link::deleted_at(&doc)),
+        refused,
     };
-    html(StatusCode::OK, pages::link::page(&view))
+    html(status, pages::link::page(&view))
 }
 
 /// The tag as a file, the bytes `qrtag qr` writes for the same parameters.
@@ -202,13 +212,19 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
     }
 }
 
+/// The change an edit asks for, applied to the stored document.
+type Change = Box<dyn Fn(&mut Document) + Send + Sync>;
+
 /// The shape of every edit: the gate, the key, the change (or why not),
-/// the write through [`links::update`], then back to the link's page.
+/// the write through [`links::update`], then back to the link's page; a
+/// refused edit shows the page again with what was typed in `field` (the
+/// form's one text field, by `name`; `None` for the state buttons).
 async fn edit(
     req: HttpRequest,
     state: web::Data<ConsoleState>,
     body: web::Bytes,
-    change: impl Fn(&Form) -> Result<Box<dyn Fn(&mut Document) + Send + Sync>, String>,
+    field: Option<&'static str>,
+    change: impl Fn(&Form) -> Result<Change, String>,
 ) -> HttpResponse {
     let (session, user, form) = match checked_write(&req, &state, &body) {
         Ok(ok) => ok,
@@ -220,31 +236,35 @@ async fn edit(
         None => return plain(StatusCode::BAD_REQUEST, "no key given"),
     };
     let back = link_path(key.as_str());
-    let apply = match change(&form) {
-        Ok(apply) => apply,
-        Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
+    let (status, at_fault, msg) = match change(&form) {
+        Ok(apply) => match links::update(user.store.as_ref(), &key, |d| apply(d)).await {
+            Ok(_) => return see_other(&back),
+            Err(e @ LinkError::NotFound(_)) => {
+                let (status, msg) = write_failure(&e);
+                return problem(&session, &user, status, &msg, &back);
+            }
+            Err(e) => {
+                let (status, msg) = write_failure(&e);
+                (status, None, msg)
+            }
+        },
+        Err(msg) => (StatusCode::BAD_REQUEST, field, msg),
     };
-    written(
+    let refused = Refused {
+        field: at_fault,
+        message: &msg,
+    };
+    let typed = field.and_then(|f| form.get(f)).unwrap_or_default();
+    render(
+        &state,
         &session,
         &user,
-        &back,
-        links::update(user.store.as_ref(), &key, |d| apply(d)).await,
+        &key,
+        ImageSpec::default(),
+        status,
+        Some((refused, typed)),
     )
-}
-
-fn written(
-    session: &Current,
-    user: &User,
-    back: &str,
-    result: Result<Document, LinkError>,
-) -> HttpResponse {
-    match result {
-        Ok(_) => see_other(back),
-        Err(e) => {
-            let (status, msg) = write_failure(&e);
-            problem(session, user, status, &msg, back)
-        }
-    }
+    .await
 }
 
 pub async fn destination(
@@ -252,7 +272,7 @@ pub async fn destination(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, |form| {
+    edit(req, state, body, Some("url"), |form| {
         let url = form.text("url").ok_or("Give a destination.")?;
         let url = Destination::parse(url).map_err(|e| format!("Destination: {e}"))?;
         Ok(Box::new(move |d| link::set_url(d, &url)))
@@ -265,7 +285,7 @@ pub async fn set_state(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, |form| {
+    edit(req, state, body, None, |form| {
         let inactive = match form.get("active") {
             Some("true") => false,
             Some("false") => true,
@@ -282,7 +302,7 @@ pub async fn expiry(
     body: web::Bytes,
 ) -> HttpResponse {
     let tz = state.time_zone;
-    edit(req, state, body, move |form| {
+    edit(req, state, body, Some("expires"), move |form| {
         // An empty field clears the expiry, as `never` does; a form without
         // the field at all is not one of ours, and must not clear it.
         let given = form.get("expires").ok_or("Give the expires field.")?;
@@ -299,7 +319,7 @@ pub async fn delete(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, |form| {
+    edit(req, state, body, None, |form| {
         if form.get("confirm") != Some("yes") {
             return Err(format!(
                 "{} was not deleted: tick the box to confirm (deleting is for good, the key is never used again).",
@@ -316,7 +336,7 @@ pub async fn notes(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, |form| {
+    edit(req, state, body, Some("notes"), |form| {
         // Empty notes clear the field; a form without the field at all is
         // not one of ours, and must not clear anything.
         let notes = form.get("notes").ok_or("Give the notes field.")?;

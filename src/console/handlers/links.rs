@@ -8,15 +8,16 @@ use chrono::Utc;
 
 use crate::console::ConsoleState;
 use crate::console::http::{
-    checked_write, html, link_path, logged_in, plain, problem, viewer, write_failure,
+    Form, checked_write, html, link_path, logged_in, plain, viewer, write_failure,
 };
-use crate::console::list::{self, By, Cursor, Query};
-use crate::console::pages::{self, BASE};
+use crate::console::list::{self, At, By, Cursor, Query, Sort, StateFilter};
+use crate::console::pages::{self, Refused, links::CreateForm};
+use crate::console::session::{Current, User};
 use crate::destination::Destination;
 use crate::expiry::parse_future;
 use crate::link::{self, Link, Notes};
 use crate::link_key::LinkKey;
-use crate::links;
+use crate::links::{self, LinkError};
 
 /// Rows a page shows.
 pub const PAGE_SIZE: usize = 50;
@@ -24,18 +25,41 @@ pub const PAGE_SIZE: usize = 50;
 /// Days of scans the list shows per link.
 const SCAN_DAYS: i64 = 30;
 
-fn query_from(req: &HttpRequest) -> Query {
+/// The list's query: text, where to search, order, state and cursor, all
+/// query parameters so a sorted, filtered page is an address to keep. An
+/// order or state the console does not know is the client's mistake.
+fn query_from(req: &HttpRequest) -> Result<Query, String> {
     let mut query = Query::default();
     for (name, value) in form_urlencoded::parse(req.query_string().as_bytes()) {
         match &*name {
             "q" => query.text = value.trim().to_owned(),
             "by" if value == "url" => query.by = By::Url,
+            "sort" => {
+                query.sort = Sort::parse(&value).ok_or_else(|| {
+                    format!(
+                        "bad sort: `{value}`; one of {}",
+                        names(Sort::ALL.map(Sort::name))
+                    )
+                })?;
+            }
+            "state" => {
+                query.state = StateFilter::parse(&value).ok_or_else(|| {
+                    format!(
+                        "bad state: `{value}`; one of {}",
+                        names(StateFilter::ALL.map(StateFilter::name))
+                    )
+                })?;
+            }
             "after" if !value.is_empty() => query.cursor = Cursor::After(value.into_owned()),
             "before" if !value.is_empty() => query.cursor = Cursor::Before(value.into_owned()),
             _ => {}
         }
     }
-    query
+    Ok(query)
+}
+
+fn names<const N: usize>(names: [&str; N]) -> String {
+    names.join(", ")
 }
 
 pub async fn list(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
@@ -43,10 +67,35 @@ pub async fn list(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(ok) => ok,
         Err(to_login) => return *to_login,
     };
-    let query = query_from(&req);
-    // Off the admin listener's one worker: a destination search scans every
-    // link, and a page asked for before `key_order::keep_following` has
-    // sorted the keys after a start sorts them itself.
+    let query = match query_from(&req) {
+        Ok(query) => query,
+        Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
+    };
+    list_page(
+        &state,
+        &session,
+        &user,
+        query,
+        StatusCode::OK,
+        CreateForm::default(),
+    )
+    .await
+}
+
+/// The list page for `query`, with the create form as given (empty, or
+/// refused and filled in again).
+async fn list_page(
+    state: &web::Data<ConsoleState>,
+    session: &Current,
+    user: &User,
+    query: Query,
+    status: StatusCode,
+    create: CreateForm<'_>,
+) -> HttpResponse {
+    // Off the admin listener's one worker: a destination search, a state
+    // filter or a time order scans every link, and a page asked for before
+    // `key_order::keep_following` has sorted the keys after a start sorts
+    // them itself.
     let work = {
         let state = state.clone().into_inner();
         let query = query.clone();
@@ -54,7 +103,25 @@ pub async fn list(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
             let table = Arc::clone(&state.snapshot.load());
             let mut order = state.order.lock().unwrap_or_else(|p| p.into_inner());
             let keys = order.follow(&table);
-            (list::page(keys, &table, &query, PAGE_SIZE), table.len())
+            let now_ms = Utc::now().timestamp_millis();
+            let page = if query.state == StateFilter::NeverScanned {
+                let mut page = None;
+                state.scans.with_all_time(&mut |scans| {
+                    let at = At {
+                        now_ms,
+                        all_time_scans: scans,
+                    };
+                    page = Some(list::page(keys, &table, &query, PAGE_SIZE, &at));
+                });
+                page
+            } else {
+                let at = At {
+                    now_ms,
+                    all_time_scans: &|_| 0,
+                };
+                Some(list::page(keys, &table, &query, PAGE_SIZE, &at))
+            };
+            (page, table.len())
         }
     };
     let (page, total) = match web::block(work).await {
@@ -67,20 +134,24 @@ pub async fn list(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
             );
         }
     };
+    let filter_unavailable = page.is_none();
+    let page = page.unwrap_or_default();
     let since = (Utc::now() - chrono::Duration::days(SCAN_DAYS - 1)).date_naive();
     let keys: Vec<&str> = page.rows.iter().map(|r| r.key.as_str()).collect();
     let scans = state.scans.scans_since(&keys, since);
     let short_url = |k: &str| state.public_url.short_url(k);
     let view = pages::links::View {
-        viewer: viewer(&session, &user),
+        viewer: viewer(session, user),
         total,
         query: &query,
         page: &page,
         scans,
+        filter_unavailable,
         short_url: &short_url,
         now: Utc::now(),
+        create,
     };
-    html(StatusCode::OK, pages::links::page(&view))
+    html(status, pages::links::page(&view))
 }
 
 pub async fn create(
@@ -92,16 +163,40 @@ pub async fn create(
         Ok(ok) => ok,
         Err(refused) => return *refused,
     };
-    let back = format!("{BASE}/links");
-    let bad = |msg: String| problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back);
+    let (status, field, msg) = match create_link(&state, &user, &form).await {
+        Ok(key) => return crate::console::http::see_other(&link_path(key.as_str())),
+        Err(refused) => refused,
+    };
+    // The list again with what was typed, the field at fault marked.
+    let typed = |name: &str| form.get(name).unwrap_or_default();
+    let create = CreateForm {
+        url: typed("url"),
+        key: typed("key"),
+        expires: typed("expires"),
+        notes: typed("notes"),
+        refused: Some(Refused {
+            field,
+            message: &msg,
+        }),
+    };
+    list_page(&state, &session, &user, Query::default(), status, create).await
+}
+
+/// A refused form: the status, the field at fault (`None`: no one field's
+/// fault), and the message.
+type Refusal = (StatusCode, Option<&'static str>, String);
+
+/// The create form's fields checked, then the write.
+async fn create_link(state: &ConsoleState, user: &User, form: &Form) -> Result<LinkKey, Refusal> {
+    let bad = |field, msg: String| (StatusCode::BAD_REQUEST, Some(field), msg);
     let url = match form.text("url").map(Destination::parse) {
         Some(Ok(url)) => url,
-        Some(Err(e)) => return bad(format!("Destination: {e}")),
-        None => return bad("Give a destination.".into()),
+        Some(Err(e)) => return Err(bad("url", format!("Destination: {e}"))),
+        None => return Err(bad("url", "Give a destination.".into())),
     };
     let key = match form.text("key").map(LinkKey::parse) {
         Some(Ok(key)) => Some(key),
-        Some(Err(e)) => return bad(format!("Key: {e}")),
+        Some(Err(e)) => return Err(bad("key", format!("Key: {e}"))),
         None => None,
     };
     let expires = match form
@@ -109,21 +204,19 @@ pub async fn create(
         .map(|s| parse_future(s, Utc::now(), state.time_zone))
     {
         Some(Ok(e)) => e,
-        Some(Err(e)) => return bad(format!("Expires: {e}")),
+        Some(Err(e)) => return Err(bad("expires", format!("Expires: {e}"))),
         None => None,
     };
-    let notes = match Notes::parse(form.get("notes").unwrap_or_default()) {
-        Ok(notes) => notes,
-        Err(e) => return bad(format!("Notes: {e}.")),
-    };
+    let notes = Notes::parse(form.get("notes").unwrap_or_default())
+        .map_err(|e| bad("notes", format!("Notes: {e}.")))?;
     let mut doc = Link::new_document(&url, false);
     link::set_expires(&mut doc, expires);
     link::set_notes(&mut doc, &notes);
-    match links::create_document(user.store.as_ref(), &doc, key.as_ref()).await {
-        Ok(key) => crate::console::http::see_other(&link_path(key.as_str())),
-        Err(e) => {
+    links::create_document(user.store.as_ref(), &doc, key.as_ref())
+        .await
+        .map_err(|e| {
             let (status, msg) = write_failure(&e);
-            problem(&session, &user, status, &msg, &back)
-        }
-    }
+            let field = matches!(e, LinkError::KeyTaken(_)).then_some("key");
+            (status, field, msg)
+        })
 }

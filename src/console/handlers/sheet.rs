@@ -9,7 +9,7 @@ use crate::console::ConsoleState;
 use crate::console::http::{
     checked_write, html, logged_in, plain, problem, see_other, viewer, write_failure,
 };
-use crate::console::pages::{self, BASE};
+use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{BATCHES, PrintRun};
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
@@ -73,6 +73,7 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
             MAX,
             batch.as_ref(),
             missing.as_deref(),
+            None,
         ),
     )
 }
@@ -87,11 +88,27 @@ pub async fn create(
         Err(refused) => return *refused,
     };
     let back = format!("{BASE}/sheet");
+    // The form again, with the number typed and why it was not made.
+    let again = |status: StatusCode, field: Option<&str>, msg: &str| {
+        let refused = Refused {
+            field,
+            message: msg,
+        };
+        let typed = form.get("count").unwrap_or_default();
+        let page = pages::sheet::page(
+            &viewer(&session, &user),
+            MAX,
+            None,
+            None,
+            Some((refused, typed)),
+        );
+        html(status, page)
+    };
     let count = match form.text("count").and_then(|c| c.parse::<u16>().ok()) {
         Some(n) if (1..=MAX).contains(&n) => n,
         _ => {
             let msg = format!("How many: a whole number from 1 to {MAX}.");
-            return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back);
+            return again(StatusCode::BAD_REQUEST, Some("count"), &msg);
         }
     };
     // The service's own root, which answers 404: a tag enabled before its
@@ -109,7 +126,7 @@ pub async fn create(
             Err(e) => {
                 let (status, msg) = write_failure(&e);
                 if keys.is_empty() {
-                    return problem(&session, &user, status, &msg, &back);
+                    return again(status, None, &msg);
                 }
                 // What was made is a run of its own, so its sheets can
                 // still be printed: the way back leads to it.

@@ -4,7 +4,9 @@
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
-use super::{BASE, Viewer, csrf_field, layout, q, state};
+use super::{
+    BASE, Refused, Viewer, csrf_field, fault, field_problem, form_problem, layout, q, state,
+};
 use crate::console::scans::KeyScans;
 use crate::link::MAX_NOTES;
 use crate::qr::EcLevel;
@@ -30,6 +32,9 @@ pub struct View<'a> {
     /// A deleted link's tombstone, and when it was deleted (`None` inside
     /// for a hand-made `deleted_at` that is not a time).
     pub deleted: Option<Option<DateTime<Utc>>>,
+    /// An edit the server refused: why, and what was typed into its field
+    /// (`url`, `expires` or `notes`), shown instead of the stored value.
+    pub refused: Option<(Refused<'a>, &'a str)>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -70,6 +75,7 @@ pub fn page(v: &View<'_>) -> Markup {
                     "The link store did not give this link (see the server's log): this is the copy scans are served from, without its notes. Changes may fail until the store answers."
                 }
             }
+            (form_problem(v.refused.as_ref().map(|(r, _)| r), v.viewer.can_edit))
             dl.facts {
                 dt { "Destination" } dd #destination data-url=(v.url) { (v.url) }
                 dt { "State" } dd #state data-state=(state_value) { (state_text) }
@@ -138,12 +144,25 @@ fn deleted_page(v: &View<'_>, on: Option<DateTime<Utc>>) -> Markup {
 
 fn edit_forms(v: &View<'_>) -> Markup {
     let csrf = v.viewer.csrf;
+    let r = v.refused.as_ref().map(|(r, _)| r);
+    // What a refused field had typed in it, or else the stored value.
+    let shown = |name: &str, stored: Option<String>| match v.refused {
+        Some((r, typed)) if r.field == Some(name) => Some(typed.to_owned()),
+        _ => stored,
+    };
+    let expires = v
+        .expires
+        .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
+    let (url_invalid, url_class, url_described) = fault(r, "url", "url");
+    let (exp_invalid, exp_class, exp_described) = fault(r, "expires", "expires");
+    let (notes_invalid, notes_class, notes_described) = fault(r, "notes", "notes-text");
     html! {
         form.card #edit-destination method="post" action={ (BASE) "/link/destination" } {
             (csrf_field(csrf))
             input type="hidden" name="key" value=(v.key);
             label for="url" { "New destination" }
-            input #url type="text" name="url" value=(v.url) required;
+            input #url type="text" name="url" value=[shown("url", Some(v.url.to_owned()))] required aria-invalid=[url_invalid] class=[url_class] aria-describedby=[url_described];
+            (field_problem(r, "url", "url"))
             button type="submit" { "Save destination" }
         }
         form.card #edit-state method="post" action={ (BASE) "/link/state" } {
@@ -161,7 +180,8 @@ fn edit_forms(v: &View<'_>) -> Markup {
             (csrf_field(csrf))
             input type="hidden" name="key" value=(v.key);
             label for="expires" { "Expires (30d, 12h, 2w, a date such as 2026-12-31, 2026-12-31T23:59:59Z, or never)" }
-            input #expires type="text" name="expires" value=[v.expires.map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true))];
+            input #expires type="text" name="expires" value=[shown("expires", expires)] aria-invalid=[exp_invalid] class=[exp_class] aria-describedby=[exp_described];
+            (field_problem(r, "expires", "expires"))
             button type="submit" { "Set expiry" }
         }
         @if !v.store_away {
@@ -169,7 +189,8 @@ fn edit_forms(v: &View<'_>) -> Markup {
                 (csrf_field(csrf))
                 input type="hidden" name="key" value=(v.key);
                 label for="notes-text" { "Notes (empty to remove them)" }
-                textarea #notes-text name="notes" rows="3" maxlength=(MAX_NOTES) { (v.notes.unwrap_or_default()) }
+                textarea #notes-text name="notes" rows="3" maxlength=(MAX_NOTES) aria-invalid=[notes_invalid] class=[notes_class] aria-describedby=[notes_described] { (shown("notes", v.notes.map(str::to_owned)).unwrap_or_default()) }
+                (field_problem(r, "notes", "notes-text"))
                 button type="submit" { "Save notes" }
             }
         }

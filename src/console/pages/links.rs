@@ -1,10 +1,14 @@
-//! The links list: search, a page of rows, the pager, and the create form.
+//! The links list: the create form, search and choices, a page of rows, and
+//! the pager.
 
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
-use super::{BASE, Viewer, count, csrf_field, layout, q, state};
-use crate::console::list::{By, Page, Query};
+use super::{
+    BASE, Refused, Viewer, count, csrf_field, fault, field_problem, form_problem, layout, q, state,
+    when,
+};
+use crate::console::list::{By, Page, Query, Sort, StateFilter};
 use crate::link::MAX_NOTES;
 
 pub struct View<'a> {
@@ -14,34 +18,107 @@ pub struct View<'a> {
     pub page: &'a Page,
     /// Scans in the last 30 days, per row; `None` when not available.
     pub scans: Option<Vec<u64>>,
+    /// The "never scanned" filter was asked for while scan numbers are not
+    /// available: the page says so instead of listing nothing.
+    pub filter_unavailable: bool,
     pub short_url: &'a dyn Fn(&str) -> String,
     pub now: DateTime<Utc>,
+    pub create: CreateForm<'a>,
+}
+
+/// The create form's values: empty, or what was typed into a form the
+/// server refused, with why.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct CreateForm<'a> {
+    pub url: &'a str,
+    pub key: &'a str,
+    pub expires: &'a str,
+    pub notes: &'a str,
+    pub refused: Option<Refused<'a>>,
+}
+
+/// The list's address for `query`'s text and choices and one cursor. The
+/// sort and the state are left out at their defaults, so the plain list's
+/// addresses stay as they were.
+fn list_href(query: &Query, cursor: &str, position: &str) -> String {
+    let mut href = format!("{BASE}/links?q={}&by={}", q(&query.text), by_name(query.by));
+    if query.sort != Sort::default() {
+        href.push_str(&format!("&sort={}", query.sort.name()));
+    }
+    if query.state != StateFilter::default() {
+        href.push_str(&format!("&state={}", query.state.name()));
+    }
+    href.push_str(&format!("&{cursor}={}", q(position)));
+    href
+}
+
+fn sort_label(sort: Sort) -> &'static str {
+    match sort {
+        Sort::Key => "key",
+        Sort::Created => "newest first",
+        Sort::CreatedOldest => "oldest first",
+        Sort::Changed => "last changed first",
+        Sort::ChangedOldest => "least recently changed first",
+    }
+}
+
+fn state_label(state: StateFilter) -> &'static str {
+    match state {
+        StateFilter::All => "all links",
+        StateFilter::Active => "active",
+        StateFilter::Inactive => "inactive",
+        StateFilter::Expiring => "expiring",
+        StateFilter::Expired => "expired",
+        StateFilter::NeverScanned => "never scanned",
+    }
+}
+
+/// A time the shard keeps (seconds), as the pages write times.
+fn stamp(secs: Option<u32>) -> String {
+    secs.and_then(|s| DateTime::from_timestamp(s.into(), 0))
+        .map_or_else(|| "not recorded".to_owned(), when)
 }
 
 pub fn page(v: &View<'_>) -> Markup {
-    let search = |cursor: &str, key: &str| {
-        format!(
-            "{BASE}/links?q={}&by={}&{cursor}={}",
-            q(&v.query.text),
-            by_name(v.query.by),
-            q(key)
-        )
-    };
+    let query = v.query;
     layout(
         "Links",
         Some(&v.viewer),
         html! {
             h1 { "Links " small #total data-total=(v.total) { "(" (v.total) ")" } }
+            // Above the form, so a refusal shows to a reader too (CouchDB's).
+            (form_problem(v.create.refused.as_ref(), v.viewer.can_edit))
+            @if v.viewer.can_edit {
+                (create_form(v.viewer.csrf, &v.create))
+            }
             form.search #search method="get" action={ (BASE) "/links" } {
                 label for="q" { "Search" }
-                input #q type="search" name="q" value=(v.query.text) placeholder="key or destination";
-                select #by name="by" {
-                    option value="key" selected[v.query.by == By::Key] { "key starts with" }
-                    option value="url" selected[v.query.by == By::Url] { "destination contains" }
+                input #q type="search" name="q" value=(query.text) placeholder="key or destination";
+                select #by name="by" aria-label="Search in" {
+                    option value="key" selected[query.by == By::Key] { "key starts with" }
+                    option value="url" selected[query.by == By::Url] { "destination contains" }
+                }
+                span.choice {
+                    label for="sort" { "Sort" }
+                    select #sort name="sort" {
+                        @for s in Sort::ALL {
+                            option value=(s.name()) selected[query.sort == s] { (sort_label(s)) }
+                        }
+                    }
+                }
+                span.choice {
+                    label for="state" { "Show" }
+                    select #state name="state" {
+                        @for s in StateFilter::ALL {
+                            option value=(s.name()) selected[query.state == s] { (state_label(s)) }
+                        }
+                    }
                 }
                 button type="submit" { "Search" }
             }
-            @if v.page.rows.is_empty() {
+            @if v.filter_unavailable {
+                p.muted #empty { "Scan counts are not available yet, so links cannot be filtered by them." }
+            } @else if v.page.rows.is_empty() {
                 p #empty { "No links match." }
             } @else {
                 table #links {
@@ -50,11 +127,18 @@ pub fn page(v: &View<'_>) -> Markup {
                         @for (i, row) in v.page.rows.iter().enumerate() {
                             @let (state_text, state_value) = state(row.inactive, row.expires_ms, v.now);
                             @let scans = v.scans.as_ref().and_then(|s| s.get(i).copied());
-                            tr data-key=(row.key) data-state=(state_value) {
+                            tr data-key=(row.key) data-state=(state_value) data-created=[row.created] data-changed=[row.changed] {
                                 td.thumb { img src={ "/qr/" (row.key) ".svg?scale=2&margin=1" } alt={ "QR code of " (row.key) } width="64" height="64" loading="lazy"; }
                                 td.key { a href={ (BASE) "/link?key=" (q(&row.key)) } { (row.key) } br; small { ((v.short_url)(&row.key)) } }
                                 td.url { (row.url) }
-                                td.state { (state_text) }
+                                td.state {
+                                    (state_text)
+                                    @match query.sort {
+                                        Sort::Created | Sort::CreatedOldest => { br; small.when { "created " (stamp(row.created)) } }
+                                        Sort::Changed | Sort::ChangedOldest => { br; small.when { "changed " (stamp(row.changed)) } }
+                                        Sort::Key => {}
+                                    }
+                                }
                                 td.scans data-scans=(count(scans)) { (count(scans)) }
                             }
                         }
@@ -62,11 +146,8 @@ pub fn page(v: &View<'_>) -> Markup {
                 }
             }
             nav.pager #pager {
-                @if let Some(k) = &v.page.prev { a #prev rel="prev" href=(search("before", k)) { "← Previous" } }
-                @if let Some(k) = &v.page.next { a #next rel="next" href=(search("after", k)) { "Next →" } }
-            }
-            @if v.viewer.can_edit {
-                (create_form(v.viewer.csrf))
+                @if let Some(k) = &v.page.prev { a #prev rel="prev" href=(list_href(query, "before", k)) { "← Previous" } }
+                @if let Some(k) = &v.page.next { a #next rel="next" href=(list_href(query, "after", k)) { "Next →" } }
             }
         },
     )
@@ -79,19 +160,28 @@ fn by_name(by: By) -> &'static str {
     }
 }
 
-fn create_form(csrf: &str) -> Markup {
+fn create_form(csrf: &str, f: &CreateForm<'_>) -> Markup {
+    let r = f.refused.as_ref();
+    let (url_invalid, url_class, url_described) = fault(r, "url", "new-url");
+    let (key_invalid, key_class, key_described) = fault(r, "key", "new-key");
+    let (exp_invalid, exp_class, exp_described) = fault(r, "expires", "new-expires");
+    let (notes_invalid, notes_class, notes_described) = fault(r, "notes", "new-notes");
     html! {
         h2 { "New link" }
         form.card #create method="post" action={ (BASE) "/links" } {
             (csrf_field(csrf))
             label for="new-url" { "Destination" }
-            input #new-url type="text" name="url" required placeholder="https://example.com/poster";
+            input #new-url type="text" name="url" required placeholder="https://example.com/poster" value=(f.url) aria-invalid=[url_invalid] class=[url_class] aria-describedby=[url_described];
+            (field_problem(r, "url", "new-url"))
             label for="new-key" { "Key (empty for a random one)" }
-            input #new-key type="text" name="key" placeholder="spring-poster";
+            input #new-key type="text" name="key" placeholder="spring-poster" value=(f.key) aria-invalid=[key_invalid] class=[key_class] aria-describedby=[key_described];
+            (field_problem(r, "key", "new-key"))
             label for="new-expires" { "Expires (optional: 30d, 12h, 2w or 2026-12-31T23:59:59Z)" }
-            input #new-expires type="text" name="expires";
+            input #new-expires type="text" name="expires" value=(f.expires) aria-invalid=[exp_invalid] class=[exp_class] aria-describedby=[exp_described];
+            (field_problem(r, "expires", "new-expires"))
             label for="new-notes" { "Notes (optional)" }
-            textarea #new-notes name="notes" rows="2" maxlength=(MAX_NOTES) {}
+            textarea #new-notes name="notes" rows="2" maxlength=(MAX_NOTES) aria-invalid=[notes_invalid] class=[notes_class] aria-describedby=[notes_described] { (f.notes) }
+            (field_problem(r, "notes", "new-notes"))
             button type="submit" { "Create" }
         }
     }

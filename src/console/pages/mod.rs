@@ -78,6 +78,59 @@ pub fn problem(viewer: Option<&Viewer<'_>>, message: &str, back: &str) -> Markup
     )
 }
 
+/// A form the server refused, shown again with what was typed: the field at
+/// fault (by its `name`) gets the message beside it, `aria-invalid` and the
+/// `invalid` class; a fault of no one field (the store is away) is said
+/// above the form.
+#[derive(Debug, Clone, Copy)]
+pub struct Refused<'a> {
+    pub field: Option<&'a str>,
+    pub message: &'a str,
+}
+
+impl Refused<'_> {
+    /// Whether the field named `name` is the one at fault.
+    pub fn blames(refused: Option<&Refused<'_>>, name: &str) -> bool {
+        refused.is_some_and(|r| r.field == Some(name))
+    }
+}
+
+/// The message beside field `name` (whose element has `id`), if it is at
+/// fault; the field points at it with `aria-describedby="ID-problem"`.
+pub fn field_problem(refused: Option<&Refused<'_>>, name: &str, id: &str) -> Markup {
+    html! {
+        @if let Some(r) = refused.filter(|r| r.field == Some(name)) {
+            p.problem.field-problem id={ (id) "-problem" } role="alert" { (r.message) }
+        }
+    }
+}
+
+/// The message of a refusal no one field is at fault for, above the form
+/// (`#problem`, as on the page that says what went wrong); every refusal
+/// when the form is not shown (`form_shown` false: a reader's page), so a
+/// message is never lost with its field.
+pub fn form_problem(refused: Option<&Refused<'_>>, form_shown: bool) -> Markup {
+    html! {
+        @if let Some(r) = refused.filter(|r| r.field.is_none() || !form_shown) {
+            p.problem #problem role="alert" { (r.message) }
+        }
+    }
+}
+
+/// The attributes of a field that may be at fault: `(aria-invalid, class,
+/// aria-describedby)`, each `None` when it is not.
+pub fn fault(
+    refused: Option<&Refused<'_>>,
+    name: &str,
+    id: &str,
+) -> (Option<&'static str>, Option<&'static str>, Option<String>) {
+    if Refused::blames(refused, name) {
+        (Some("true"), Some("invalid"), Some(format!("{id}-problem")))
+    } else {
+        (None, None, None)
+    }
+}
+
 /// A link's state as a word or two, and as a machine-readable value.
 pub fn state(
     inactive: bool,

@@ -2,7 +2,7 @@
 
 use maud::{Markup, html};
 
-use super::{BASE, Viewer, csrf_field, layout};
+use super::{BASE, Refused, Viewer, csrf_field, fault, field_problem, form_problem, layout};
 
 /// A print run already made, to download.
 pub struct Batch<'a> {
@@ -12,18 +12,24 @@ pub struct Batch<'a> {
 }
 
 /// The form, and the run asked for: its sheets, or `missing`, why it
-/// cannot be shown.
+/// cannot be shown. `refused`: a run the server did not make, why, and the
+/// number typed.
 pub fn page(
     viewer: &Viewer<'_>,
     max: u16,
     batch: Option<&Batch<'_>>,
     missing: Option<&str>,
+    refused: Option<(Refused<'_>, &str)>,
 ) -> Markup {
+    let r = refused.as_ref().map(|(r, _)| r);
+    let count = refused.map_or("24", |(_, typed)| typed);
+    let (invalid, class, described) = fault(r, "count", "count");
     layout(
         "Print sheet",
         Some(viewer),
         html! {
             h1 { "Print sheet" }
+            (form_problem(r, viewer.can_edit))
             @if let Some(missing) = missing {
                 p.problem #problem role="alert" { (missing) }
             }
@@ -45,7 +51,8 @@ pub fn page(
                     (csrf_field(viewer.csrf))
                     p { "Creates that many inactive links with random keys (like qrtag batch) and an A4 sheet of their codes, 24 to a sheet." }
                     label for="count" { "How many (1–" (max) ")" }
-                    input #count type="number" name="count" min="1" max=(max) value="24" required;
+                    input #count type="number" name="count" min="1" max=(max) value=(count) required aria-invalid=[invalid] class=[class] aria-describedby=[described];
+                    (field_problem(r, "count", "count"))
                     button type="submit" { "Create and make sheets" }
                 }
             } @else {

@@ -212,8 +212,17 @@ fn change_of((k, what): Step) -> Change {
     match what {
         None => Change::Delete { key },
         Some(None) => upsert(&key, json!({"url": "javascript:alert(1)"})),
-        Some(Some(u)) => upsert(&key, json!({ "url": format!("https://a.example/{u}") })),
+        Some(Some(u)) => upsert(
+            &key,
+            json!({ "url": format!("https://a.example/{u}"), "created_at": created_at(u) }),
+        ),
     }
+}
+
+/// A creation time for odd URL numbers, none (a document from before the
+/// times were kept) for even ones.
+fn created_at(u: u8) -> Option<String> {
+    (u % 2 == 1).then(|| format!("2026-01-{:02}T00:00:00Z", u + 1))
 }
 
 proptest::proptest! {
@@ -248,7 +257,13 @@ proptest::proptest! {
             for k in 0u8..40 {
                 let key = format!("key{k}");
                 let want = model.get(&key).cloned().flatten();
-                proptest::prop_assert_eq!(t.live_url(&key, 0).map(str::to_owned), want);
+                proptest::prop_assert_eq!(t.live_url(&key, 0).map(str::to_owned), want.clone());
+                let created = t.get(&key).and_then(|l| l.created);
+                let want_created = want.and_then(|w| w.rsplit('/').next()?.parse::<u8>().ok()).and_then(created_at);
+                proptest::prop_assert_eq!(
+                    created.and_then(|s| chrono::DateTime::from_timestamp(s.into(), 0)),
+                    want_created.and_then(|c| crate::link::parse_expires(&c).ok())
+                );
             }
         }
     }
