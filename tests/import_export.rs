@@ -26,7 +26,11 @@ fn qrtag_command(db: &Path, args: &[&str]) -> Command {
         .args(args)
         .env_remove("QRTAG_DB")
         .env_remove("QRTAG_PUBLIC_URL")
-        .env_remove("QRTAG_COUCHDB_URL");
+        .env_remove("QRTAG_COUCHDB_URL")
+        .env("QRTAG_CONFIG", support::NO_CONFIG);
+    if support::adds_links(args) {
+        support::init_db(db);
+    }
     cmd
 }
 

@@ -13,7 +13,7 @@ use crate::store;
 
 pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let access = match &cli.command {
-        Command::New { .. } => store::Access::Create,
+        Command::New { .. } => store::Access::Write,
         Command::Show { .. } | Command::List => store::Access::Read,
         _ => store::Access::Write,
     };
@@ -27,10 +27,11 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             inactive,
             expires,
         } => {
+            let public_url = super::public_url::for_tags(cli, store, true).await?;
             let mut doc = Link::new_document(url, *inactive);
             link::set_expires(&mut doc, expires.and_then(Expiry::time));
             let key = links::create_document(store, &doc, key.as_ref()).await?;
-            writeln!(out, "{}", cli.public_url.short_url(key.as_str()))?;
+            writeln!(out, "{}", public_url.short_url(key.as_str()))?;
             warn_broken_chain(store, cli, &key).await;
         }
         Command::Set {
@@ -107,7 +108,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
 /// The write is done either way; a chain of internal redirects the server
 /// will refuse (a loop, too many hops) is said at once, naming its links.
 async fn warn_broken_chain(store: &dyn store::LinkStore, cli: &Cli, key: &LinkKey) {
-    match link_chain::check(store, cli.public_url.origin(), key).await {
+    let origin = super::public_url::for_checks(cli, store).await;
+    let origin = origin.as_ref().map_or("", |u| u.origin());
+    match link_chain::check(store, origin, key).await {
         Ok(Some(broken)) => eprintln!("qrtag: warning: {}", broken.warning(key)),
         Ok(None) => {}
         Err(e) => eprintln!("qrtag: warning: could not check where {key} leads: {e}"),

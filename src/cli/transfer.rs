@@ -169,7 +169,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let store = match &settings {
         // A dry run creates no database file.
         StoreSettings::Sqlite { path } if args.dry_run && !path.exists() => None,
-        _ => Some(cli.open_store(store::Access::Create)?),
+        _ => Some(cli.open_store(store::Access::Write)?),
     };
 
     // Which keys exist: needed to refuse them before writing anything, and

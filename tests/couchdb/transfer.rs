@@ -28,11 +28,19 @@ const RICH: &str = concat!(
 fn move_to_couchdb(db: &Path, couch_url: &str) -> (Output, Output) {
     let bin = env!("CARGO_BIN_EXE_qrtag");
     let mut export = Command::new(bin);
-    export.env_clear().arg("--db").arg(db).arg("export");
-    let mut import = Command::new(bin);
-    import
+    export
         .env_clear()
-        .args(["--couchdb-url", couch_url, "import", "-"]);
+        .env("QRTAG_CONFIG", "/dev/null")
+        .arg("--db")
+        .arg(db)
+        .arg("export");
+    let mut import = Command::new(bin);
+    import.env_clear().env("QRTAG_CONFIG", "/dev/null").args([
+        "--couchdb-url",
+        couch_url,
+        "import",
+        "-",
+    ]);
     crate::pipe::pipe(export, import)
 }
 
