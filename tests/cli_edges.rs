@@ -185,8 +185,9 @@ fn serve_on_a_taken_port_creates_nothing_and_says_the_cause_once() {
 #[test]
 fn an_error_cause_is_said_once() {
     let db = Path::new("/nonexistent/dir/q.db");
-    let out = qrtag_cmd(db, &["new", "https://a.example/"]);
-    let err = one_line_error(&out, 1, "new");
+    // `init`: the command that creates a database (`new` no longer does).
+    let out = qrtag_cmd(db, &["init"]);
+    let err = one_line_error(&out, 1, "init");
     let parts: Vec<&str> = err.split(": ").collect();
     let mut seen = std::collections::HashSet::new();
     assert!(parts.iter().all(|p| seen.insert(*p)), "repeated: {err}");

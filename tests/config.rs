@@ -401,3 +401,50 @@ fn the_file_its_mistakes_and_qrtag_config() {
         "{out:?}"
     );
 }
+
+/// `serve` records the public URL it is given the first time, and refuses
+/// to start with a different one from its environment.
+#[tokio::test]
+async fn serve_records_its_public_url_and_refuses_another() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    let db_arg = db.to_str().expect("utf-8");
+    let srv = ServerProcess::spawn(&db, &[], &[("QRTAG_PUBLIC_URL", PUBLIC_URL)], false).await;
+    let ready = srv.admin_url("/readyz");
+    support::poll::until(std::time::Duration::from_secs(10), "ready", || {
+        let ready = ready.clone();
+        async move {
+            let r = reqwest::get(ready).await.ok()?;
+            (r.status() == 200).then_some(())
+        }
+    })
+    .await;
+    srv.stop().await;
+    let out = run_in(dir.path(), &["--db", db_arg, "config"], &[]);
+    assert!(
+        stdout(&out).contains(&format!(
+            "# public URL recorded with the links: {PUBLIC_URL}"
+        )),
+        "{out:?}"
+    );
+    let out = run_in(
+        dir.path(),
+        &[
+            "--db",
+            db_arg,
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ],
+        &[("QRTAG_PUBLIC_URL", "https://other.example")],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        stderr(&out).starts_with(
+            "qrtag: the public URL https://other.example (from QRTAG_PUBLIC_URL) is not https://0x1f.ie"
+        ),
+        "{out:?}"
+    );
+}
