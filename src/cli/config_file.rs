@@ -70,7 +70,8 @@ impl Origin {
     pub fn how_to_set(&self, key: &str) -> String {
         let env = format!("QRTAG_{}", key.to_ascii_uppercase());
         let flag = format!("--{}", key.replace('_', "-"));
-        match self.config.path() {
+        // `/dev/null` (no file, said explicitly) is not a file to edit.
+        match self.config.path().filter(|p| p.is_file()) {
             Some(path) => format!("set {key} in {}, or {env}, or pass {flag}", path.display()),
             None => format!(
                 "set {key} in a configuration file ({}), or {env}, or pass {flag}",

@@ -307,13 +307,16 @@ fn enc(id: &str) -> String {
     }
 }
 
-/// Runs the `qrtag` binary with only the given environment (plus PATH).
+/// Runs the `qrtag` binary with only the given environment (plus PATH, no
+/// configuration file and the tests' public URL).
 pub async fn qrtag(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_qrtag"));
     cmd.args(args)
         .env_clear()
         .env("QRTAG_LOG", "warn")
-        .env("QRTAG_CONFIG", "/dev/null");
+        .env("QRTAG_CONFIG", "/dev/null")
+        // The tests' public URL unless `env` names another.
+        .env("QRTAG_PUBLIC_URL", PUBLIC_URL);
     if let Some(path) = std::env::var_os("PATH") {
         cmd.env("PATH", path);
     }
