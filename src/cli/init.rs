@@ -41,7 +41,7 @@ pub async fn run(cli: &Cli, force: bool) -> anyhow::Result<ExitCode> {
     match (recorded, given) {
         (None, None) => writeln!(
             out,
-            "public URL: none recorded ({} before printing tags)",
+            "public URL: none recorded; to print tags, {}",
             cli.origin.how_to_set("public_url")
         )?,
         (Some(r), None) => writeln!(out, "public URL: {r} (recorded)")?,
