@@ -139,7 +139,14 @@ async fn serve_without_a_public_url_answers_with_its_own_address() {
             .await
             .expect("create");
     }
-    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    let token = "walkthrough-token-1";
+    let srv = ServerProcess::spawn(
+        &db,
+        &["--api-listen", "127.0.0.1:0", "--api-token", token],
+        &[],
+        false,
+    )
+    .await;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -156,6 +163,37 @@ async fn serve_without_a_public_url_answers_with_its_own_address() {
     assert_eq!(
         link,
         format!("<http://{}/poster>; rel=\"shortlink\"", srv.public)
+    );
+    // DIDComm answers with the same origin.
+    let api = srv
+        .stderr()
+        .split_whitespace()
+        .find_map(|w| w.strip_prefix("api="))
+        .expect("the DIDComm listener's address")
+        .to_owned();
+    let msg = serde_json::json!({
+        "@type": "https://didcomm.org/shorten-url/1.0/request-shortened-url",
+        "@id": "req-1",
+        "url": "https://example.com/invite?oob=eyJ9",
+        "goal_code": "shorten.oobv1",
+        "requested_validity_seconds": 0,
+        "~transport": {"return_route": "all"}
+    });
+    let reply: serde_json::Value = client
+        .post(format!("http://{api}/didcomm"))
+        .header("content-type", "application/json")
+        .bearer_auth(token)
+        .body(msg.to_string())
+        .send()
+        .await
+        .expect("DIDComm request")
+        .json()
+        .await
+        .expect("a JSON reply");
+    let short = reply["shortened_url"].as_str().unwrap_or_default();
+    assert!(
+        short.starts_with(&format!("http://{}/", srv.public)),
+        "{reply}"
     );
     assert!(
         srv.stderr().contains(&format!(
