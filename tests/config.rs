@@ -307,6 +307,16 @@ fn a_different_public_url_is_refused_unless_typed() {
     );
     let list = run_in(d, &["list"], &[]);
     assert!(list.stdout.is_empty(), "nothing written: {list:?}");
+    // The environment beats the file.
+    let out = run_in(
+        d,
+        &["--config", "other.toml", "new", "https://example.com/a"],
+        &[("QRTAG_PUBLIC_URL", PUBLIC_URL)],
+    );
+    assert!(
+        stdout(&out).starts_with(&format!("{PUBLIC_URL}/")),
+        "{out:?}"
+    );
     // Typed on the command line: a one-off, said on stderr.
     let out = run_in(
         d,
