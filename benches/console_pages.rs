@@ -209,7 +209,7 @@ async fn run() -> Result<(), Error> {
     let mut settings = Settings::local(db.clone());
     settings.listen = "127.0.0.1:0".into();
     settings.admin_listen = "127.0.0.1:0".into();
-    settings.public_url = PublicUrl::parse("https://0x1f.ie")?;
+    settings.public_url = Some(PublicUrl::parse("https://0x1f.ie")?);
     settings.access_log = AccessLogTarget::Path(data.log.clone());
     settings.console = Some(ConsoleSettings::default());
     settings.scan_index = Some(ScanIndexSettings::beside(&data.log));

@@ -7,6 +7,7 @@
 pub mod access_log;
 pub mod cli;
 pub mod client_ip;
+pub mod config;
 pub mod console;
 pub mod destination;
 pub mod didcomm;
@@ -20,6 +21,7 @@ pub mod links;
 pub mod metrics;
 pub mod qr;
 pub mod qr_image;
+pub mod recorded_url;
 pub mod redirect_policy;
 pub mod resolver;
 pub mod scan_index;

@@ -54,6 +54,54 @@ impl PublicUrl {
     pub fn short_url(&self, key: &str) -> String {
         format!("{}/{}", self.origin, key)
     }
+
+    /// The origin a listener answers on when no public URL is configured:
+    /// `http://` and its bound address (an unspecified address is not one
+    /// anybody can reach, so it stays as bound and counts as local).
+    pub fn of_listener(addr: std::net::SocketAddr) -> Self {
+        Self {
+            origin: format!("http://{addr}"),
+            https: false,
+        }
+    }
+
+    /// Whether a tag printed with this origin can only work on this machine
+    /// or its own network: a loopback, private-range, link-local or
+    /// unspecified address (IPv4 or IPv6), or `localhost` and its
+    /// subdomains. Printing one needs `--allow-local-url`.
+    pub fn is_local(&self) -> bool {
+        let Ok(u) = url::Url::parse(&self.origin) else {
+            return false;
+        };
+        match u.host() {
+            Some(url::Host::Domain(d)) => {
+                let d = d.trim_end_matches('.').to_ascii_lowercase();
+                d == "localhost" || d.ends_with(".localhost")
+            }
+            Some(url::Host::Ipv4(ip)) => is_local_v4(ip),
+            Some(url::Host::Ipv6(ip)) => match ip.to_ipv4_mapped() {
+                Some(v4) => is_local_v4(v4),
+                None => {
+                    let first = ip.segments()[0];
+                    ip.is_loopback()
+                        || ip.is_unspecified()
+                        || (first & 0xfe00) == 0xfc00 // unique local, fc00::/7
+                        || (first & 0xffc0) == 0xfe80 // link-local, fe80::/10
+                }
+            },
+            None => false,
+        }
+    }
+}
+
+fn is_local_v4(ip: std::net::Ipv4Addr) -> bool {
+    let [a, b, ..] = ip.octets();
+    ip.is_loopback()
+        || ip.is_private()
+        || ip.is_link_local()
+        || ip.is_unspecified()
+        // Carrier-grade NAT, 100.64.0.0/10: no more reachable from outside.
+        || (a == 100 && (64..128).contains(&b))
 }
 
 impl std::str::FromStr for PublicUrl {
@@ -297,7 +345,9 @@ pub struct Settings {
     pub admin_listen: String,
     /// This node's name in diagnostics and metrics; the access log does not carry it.
     pub node_name: Option<NodeName>,
-    pub public_url: PublicUrl,
+    /// The origin short URLs are printed with; `None` answers with the
+    /// public listener's own address (`http://` and the bound address).
+    pub public_url: Option<PublicUrl>,
     /// QR codes from the admin listener print scheme and host in capitals.
     pub qr_uppercase_prefix: bool,
     pub store: StoreSettings,
@@ -397,6 +447,15 @@ pub struct TrackingSettings {
 }
 
 impl Settings {
+    /// The public URL once [`Application::build`](crate::startup::Application::build)
+    /// has filled it in from the bound address if it was `None`.
+    pub fn public_url(&self) -> PublicUrl {
+        self.public_url.clone().unwrap_or_else(|| PublicUrl {
+            origin: format!("http://{}", self.listen),
+            https: false,
+        })
+    }
+
     /// Settings for a local run on the embedded store at `db`. The access log
     /// goes beside the database (not into the working directory), so tests
     /// that use a temporary database leave nothing behind.
@@ -406,10 +465,7 @@ impl Settings {
             qr_uppercase_prefix: false,
             admin_listen: "127.0.0.1:8081".into(),
             node_name: None,
-            public_url: PublicUrl {
-                origin: "http://127.0.0.1:8080".into(),
-                https: false,
-            },
+            public_url: None,
             access_log: AccessLogTarget::Path(db.with_file_name("access.log")),
             snapshot_file: Some(default_snapshot_file(&db)),
             request_timeout: std::time::Duration::from_secs(10),
@@ -444,6 +500,44 @@ mod tests {
         }
         for bad in ["", "edge 1", "a\"b", "node=1", "caf\u{e9}", &"n".repeat(65)] {
             assert!(NodeName::parse(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn local_origins() {
+        for local in [
+            "http://127.0.0.1:8080",
+            "http://127.9.9.9",
+            "http://10.1.2.3",
+            "http://172.16.0.1",
+            "http://192.168.1.10:8080",
+            "http://169.254.1.1",
+            "http://0.0.0.0:8080",
+            "http://100.64.0.1",
+            "http://[::1]:8080",
+            "http://[::]",
+            "http://[fd00::1]",
+            "http://[fe80::1]",
+            "http://[::ffff:192.168.0.1]",
+            "http://localhost:8080",
+            "http://LOCALHOST",
+            "http://qrtag.localhost",
+        ] {
+            assert!(PublicUrl::parse(local).expect(local).is_local(), "{local}");
+        }
+        for public in [
+            "https://0x1f.ie",
+            "http://93.184.215.14",
+            "http://172.32.0.1",
+            "http://100.128.0.1",
+            "http://[2001:db8::1]",
+            "https://localhost.example",
+            "https://mylocalhost",
+        ] {
+            assert!(
+                !PublicUrl::parse(public).expect(public).is_local(),
+                "{public}"
+            );
         }
     }
 

@@ -21,7 +21,7 @@ use actix_web::{App, HttpServer, web};
 use crate::access_log::{AccessLog, AccessLogError, AccessLogTarget};
 use crate::server::request_line::{LogOwnAnswer, OwnAnswerLog, RequestLineIo};
 use crate::server::{admin, public};
-use crate::settings::Settings;
+use crate::settings::{PublicUrl, Settings};
 use crate::snapshot::Snapshot;
 use crate::snapshot::saver::{self, Saver};
 use crate::store::{self, StoreError};
@@ -106,6 +106,9 @@ pub struct Application {
     scan_index: Option<crate::scan_index::RunningIndex>,
     /// The console's first-run setup link, when it offers one.
     console_setup_url: Option<String>,
+    /// The origin short URLs are answered with (configured, or the bound
+    /// public address).
+    public_url: PublicUrl,
     /// Registered in `build`, so a SIGHUP that arrives once the addresses are
     /// known reopens the log instead of killing the process.
     hangup: tokio::signal::unix::Signal,
@@ -279,7 +282,7 @@ fn api_server(
     let state = web::Data::new(crate::server::api::ApiState {
         store: Arc::clone(store),
         identity: me,
-        public_url: settings.public_url.clone(),
+        public_url: settings.public_url(),
         token: api.token.clone(),
         policy: api.policy.clone(),
         delivery,
@@ -376,7 +379,7 @@ fn console_state(
     };
     let mut state = crate::console::ConsoleState::new(
         Arc::clone(snapshot),
-        settings.public_url.clone(),
+        settings.public_url(),
         settings.qr_uppercase_prefix,
         accounts,
         console.secure_cookie,
@@ -412,6 +415,13 @@ impl Application {
         // First the listeners: a port in use stops the start before any
         // file (database, log, secret) is created.
         let (public_listener, public_addr) = bind(&settings.listen, Listener::Public)?;
+        // No public URL configured: answer with the address actually bound,
+        // so `--listen 127.0.0.1:8280` says 8280 (and port 0 its real port).
+        let mut settings = settings;
+        let public_url = settings
+            .public_url
+            .get_or_insert_with(|| PublicUrl::of_listener(public_addr))
+            .clone();
         let (admin_listener, admin_addr) = bind(&settings.admin_listen, Listener::Admin)?;
         let api_listener = settings
             .api
@@ -422,7 +432,7 @@ impl Application {
         let tracking = match &settings.tracking {
             Some(t) => Some(TrackingCookie::new(
                 t.cookie_name.clone(),
-                settings.public_url.is_https(),
+                public_url.is_https(),
                 crate::tracking_secret::load_or_create(&t.secret_file)?,
             )),
             None => None,
@@ -460,7 +470,7 @@ impl Application {
         let requests = Arc::new(crate::metrics::RequestMetrics::default());
         let public_state = web::Data::new(public::PublicState {
             snapshot: Arc::clone(&snapshot),
-            public_url: settings.public_url.clone(),
+            public_url: public_url.clone(),
             access_log: access_log.clone(),
             tracking,
             trusted_proxies: settings.trusted_proxies.clone(),
@@ -472,7 +482,7 @@ impl Application {
         let qr_renders = crate::metrics::QrRenders::default();
         let qr_state = web::Data::new(crate::server::qr::QrState {
             snapshot: Arc::clone(&snapshot),
-            public_url: settings.public_url.clone(),
+            public_url: public_url.clone(),
             uppercase_prefix: settings.qr_uppercase_prefix,
             renders: qr_renders.clone(),
         });
@@ -549,8 +559,13 @@ impl Application {
             access_log,
             scan_index,
             console_setup_url,
+            public_url,
             hangup,
         })
+    }
+
+    pub fn public_url(&self) -> &PublicUrl {
+        &self.public_url
     }
 
     pub fn public_addr(&self) -> SocketAddr {

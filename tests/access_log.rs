@@ -813,7 +813,7 @@ async fn no_tracking_sets_no_cookie_and_logs_a_dash() {
 #[tokio::test]
 async fn cookie_is_secure_for_an_https_public_url_and_named_as_configured() {
     let srv = start(|s| {
-        s.public_url = PublicUrl::parse("https://0x1f.ie").expect("url");
+        s.public_url = Some(PublicUrl::parse("https://0x1f.ie").expect("url"));
         if let Some(t) = s.tracking.as_mut() {
             t.cookie_name = "tid".parse().expect("name");
         }
@@ -1402,6 +1402,7 @@ async fn run_serve(db: &Path, secret: &Path) -> std::process::Output {
         .arg("--tracking-secret-file")
         .arg(secret)
         .env_remove("QRTAG_TRACKING_SECRET_FILE")
+        .env("QRTAG_CONFIG", "/dev/null")
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

@@ -37,13 +37,16 @@ fn files_in(dir: &Path) -> Vec<String> {
 }
 
 #[test]
-fn only_commands_that_add_links_create_a_database() {
+fn only_init_and_serve_create_a_database() {
     let dir = tempfile::tempdir().expect("tempdir");
     let db = dir.path().join("typo.db");
     let expected = format!(
-        "qrtag: no database at {} (create one with qrtag new, or pass --db)",
+        "qrtag: no database at {} (db from --db); create it with qrtag init, or start qrtag serve",
         db.display()
     );
+    let csv = dir.path().join("in.csv");
+    std::fs::write(&csv, "key,url\nabc,https://a.example/\n").expect("csv");
+    let csv = csv.to_str().expect("utf-8");
     for args in [
         &["list"][..],
         &["show", "abcde"],
@@ -52,20 +55,39 @@ fn only_commands_that_add_links_create_a_database() {
         &["enable", "abcde"],
         &["qr", "abcde", "--format", "svg"],
         &["export"],
+        &["new", "https://a.example/"],
+        &["batch", "2", "--sheet", "s.svg"],
+        &["import", csv],
     ] {
-        let out = qrtag_cmd(&db, args);
+        // Not through `qrtag_cmd`, which creates the database for `new`.
+        let out = support::qrtag_bin()
+            .arg("--db")
+            .arg(&db)
+            .args(["--public-url", support::PUBLIC_URL])
+            .args(args)
+            .current_dir(dir.path())
+            .stdin(Stdio::null())
+            .output()
+            .expect("run qrtag");
         assert_eq!(one_line_error(&out, 1, &args.join(" ")), expected);
         assert!(out.stdout.is_empty(), "{args:?}");
     }
-    assert_eq!(
-        files_in(dir.path()),
-        Vec::<String>::new(),
-        "nothing created"
-    );
-    // `new` creates it.
-    let out = qrtag_cmd(&db, &["new", "https://a.example/"]);
+    assert_eq!(files_in(dir.path()), ["in.csv"], "nothing created");
+    // `init` creates it, and says so; run again, it says it exists.
+    let out = qrtag_cmd(&db, &["init"]);
     assert!(out.status.success(), "{out:?}");
     assert!(db.exists());
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        said.contains("created") && said.contains("public URL: https://0x1f.ie (recorded)"),
+        "{said}"
+    );
+    let out = qrtag_cmd(&db, &["init"]);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(": exists"),
+        "{out:?}"
+    );
 }
 
 /// Runs `qrtag` as a user who cannot write `dir`: as root, as `nobody`
@@ -92,6 +114,7 @@ fn run_without_write_access(dir: &Path, db: &Path, args: &[&str]) -> Output {
         .arg(db)
         .args(args)
         .env_remove("QRTAG_DB")
+        .env("QRTAG_CONFIG", "/dev/null")
         .stdin(Stdio::null())
         .output()
         .expect("run qrtag");
@@ -202,8 +225,9 @@ fn a_taken_port_names_the_option_that_chose_it() {
 #[test]
 fn an_error_cause_is_said_once() {
     let db = Path::new("/nonexistent/dir/q.db");
-    let out = qrtag_cmd(db, &["new", "https://a.example/"]);
-    let err = one_line_error(&out, 1, "new");
+    // `init`: the command that creates a database (`new` no longer does).
+    let out = qrtag_cmd(db, &["init"]);
+    let err = one_line_error(&out, 1, "init");
     let parts: Vec<&str> = err.split(": ").collect();
     let mut seen = std::collections::HashSet::new();
     assert!(parts.iter().all(|p| seen.insert(*p)), "repeated: {err}");
@@ -258,6 +282,7 @@ fn a_closed_pipe_ends_quietly() {
     assert!(out.status.success(), "{}", stderr(&out));
     for args in [&["list"][..], &["export"]] {
         let mut child = Command::new(env!("CARGO_BIN_EXE_qrtag"))
+            .env("QRTAG_CONFIG", "/dev/null")
             .arg("--db")
             .arg(&db)
             .args(args)

@@ -275,6 +275,7 @@ async fn the_password_is_set_with_the_cli_from_standard_input_and_stored_hashed(
         .arg(&c.app.db)
         .arg("console-password")
         .env_remove("QRTAG_COUCHDB_URL")
+        .env("QRTAG_CONFIG", "/dev/null")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())

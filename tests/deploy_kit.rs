@@ -183,16 +183,22 @@ fn only_the_public_listener_leaves_the_container() {
 }
 
 #[test]
-fn the_unit_its_environment_logrotate_and_nginx_agree() {
+fn the_unit_its_configuration_logrotate_and_nginx_agree() {
     let example = read("deploy/env.example");
-    let serve_help = help("serve");
     let mentioned = qrtag_variables(&example);
-    assert!(mentioned.len() >= 20, "{mentioned:?}");
     assert_eq!(
         undocumented(&mentioned, "serve"),
         BTreeSet::new(),
         "env.example names variables `qrtag serve --help` does not"
     );
+    let config = config_example();
+    let setting_of = |key: &str| {
+        config
+            .get(key)
+            .and_then(toml::Value::as_str)
+            .unwrap_or_else(|| panic!("qrtag.toml.example has no {key}"))
+            .to_owned()
+    };
 
     let unit = read("deploy/qrtag.service");
     let setting = |name: &str| {
@@ -205,6 +211,7 @@ fn the_unit_its_environment_logrotate_and_nginx_agree() {
     let mut words = exec.split_whitespace();
     assert_eq!(words.next(), Some("/usr/local/bin/qrtag"));
     assert_eq!(words.next(), Some("serve"));
+    let serve_help = help("serve");
     for word in words {
         let flag = word.split('=').next().unwrap_or(word);
         assert!(
@@ -212,13 +219,14 @@ fn the_unit_its_environment_logrotate_and_nginx_agree() {
             "ExecStart passes {word}, which `qrtag serve --help` does not name"
         );
     }
+    assert_eq!(setting("Environment"), "QRTAG_CONFIG=/etc/qrtag/qrtag.toml");
     assert_eq!(setting("ProtectSystem"), "strict");
-    let env = env_file(&example);
     let state = format!("/var/lib/{}/", setting("StateDirectory"));
     let logs = format!("/var/log/{}/", setting("LogsDirectory"));
-    assert!(env["QRTAG_DB"].starts_with(&state), "{}", env["QRTAG_DB"]);
+    let db = setting_of("db");
+    assert!(db.starts_with(&state), "{db}");
     assert!(setting("WorkingDirectory").starts_with(state.trim_end_matches('/')));
-    let access_log = &env["QRTAG_ACCESS_LOG"];
+    let access_log = setting_of("access_log");
     assert!(access_log.starts_with(&logs), "{access_log}");
     let rotated = read("deploy/logrotate.conf");
     assert!(
@@ -229,39 +237,90 @@ fn the_unit_its_environment_logrotate_and_nginx_agree() {
 
     // Behind the TLS proxy: qrtag on loopback where nginx sends requests,
     // believing X-Forwarded-For from nginx's address; admin never proxied.
-    let listen = &env["QRTAG_LISTEN"];
-    assert!(is_loopback(listen), "{listen}");
-    assert!(is_loopback(&env["QRTAG_ADMIN_LISTEN"]));
-    assert!(env["QRTAG_PUBLIC_URL"].starts_with("https://"));
+    let listen = setting_of("listen");
+    assert!(is_loopback(&listen), "{listen}");
+    assert!(is_loopback(&setting_of("admin_listen")));
+    assert!(setting_of("public_url").starts_with("https://"));
+    let proxies = config
+        .get("trusted_proxies")
+        .and_then(toml::Value::as_array);
     assert!(
-        env["QRTAG_TRUSTED_PROXIES"]
-            .split(',')
-            .any(|p| p == "127.0.0.1/32"),
-        "{}",
-        env["QRTAG_TRUSTED_PROXIES"]
+        proxies.is_some_and(|p| p.iter().any(|p| p.as_str() == Some("127.0.0.1/32"))),
+        "{proxies:?}"
     );
     let nginx = read("deploy/nginx-qrtag.conf");
     assert!(nginx.contains(&format!("server {listen};")), "{listen}");
     assert!(nginx.contains("X-Forwarded-For $proxy_add_x_forwarded_for"));
-    assert!(!nginx.contains(&format!(":{}", port(&env["QRTAG_ADMIN_LISTEN"]))));
+    assert!(!nginx.contains(&format!(":{}", port(&setting_of("admin_listen")))));
 }
 
-/// The example environment as systemd would pass it starts a server, and
-/// its trusted proxy setting takes the client's address from the header.
+/// deploy/qrtag.toml.example, parsed.
+fn config_example() -> toml::Table {
+    read("deploy/qrtag.toml.example")
+        .parse()
+        .expect("qrtag.toml.example is TOML")
+}
+
+/// Every key of the example configuration, the commented-out ones too, is
+/// one `qrtag config` takes and reports as coming from the file; the file
+/// holds no secret.
+#[test]
+fn every_key_of_the_example_configuration_is_accepted() {
+    let text = read("deploy/qrtag.toml.example");
+    // Each commented-out `#key = value` line, switched on.
+    let all: String = text
+        .lines()
+        .map(|l| match l.strip_prefix('#') {
+            Some(rest)
+                if rest
+                    .split_once(" = ")
+                    .is_some_and(|(k, _)| !k.contains(' ')) =>
+            {
+                rest
+            }
+            _ => l,
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let table: toml::Table = all.parse().expect("TOML with every key on");
+    assert!(table.len() >= 20, "{table:?}");
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let path = dir.path().join("qrtag.toml");
+    std::fs::write(&path, &all).expect("write");
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .env("QRTAG_CONFIG", &path)
+        .env_remove("QRTAG_DB")
+        .arg("config")
+        .output()
+        .expect("qrtag config");
+    let said = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "{out:?}");
+    let from = format!("  # file {}", path.display());
+    for key in table.keys() {
+        assert!(
+            said.lines()
+                .any(|l| l.starts_with(&format!("{key} = ")) && l.ends_with(&from)),
+            "{key} is not taken from the file:\n{said}"
+        );
+    }
+    assert!(
+        !said.contains("(set)"),
+        "the example holds a secret: it goes in /etc/qrtag/env\n{said}"
+    );
+}
+
+/// The example configuration (and environment) as the unit passes them
+/// starts a server, and its trusted proxy setting takes the client's
+/// address from the header.
 #[tokio::test]
-async fn the_example_environment_starts_a_server_that_believes_its_proxy() {
+async fn the_example_configuration_starts_a_server_that_believes_its_proxy() {
     let dir = tempfile::tempdir().expect("temporary directory");
     let db = dir.path().join("qrtag.db");
     let mut env = env_file(&read("deploy/env.example"));
-    // Where it would listen and write on a VM; here the test's own.
-    for name in [
-        "QRTAG_LISTEN",
-        "QRTAG_ADMIN_LISTEN",
-        "QRTAG_DB",
-        "QRTAG_ACCESS_LOG",
-    ] {
-        assert!(env.remove(name).is_some(), "{name}");
-    }
+    let config = repo_file("deploy/qrtag.toml.example");
+    env.insert("QRTAG_CONFIG".into(), config.display().to_string());
+    // Where it would listen and write on a VM the server's flags replace
+    // with the test's own (--listen, --admin-listen, --db, --access-log).
     let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
     let server = process::ServerProcess::spawn(&db, &[], &env, false).await;
     let http = reqwest::Client::builder()

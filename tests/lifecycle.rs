@@ -218,7 +218,11 @@ fn a_past_expiry_is_refused_unless_forced() {
             && err.ends_with("): the tag would answer 404 at once; give --force to set it anyway"),
         "{err}"
     );
-    assert!(!db.exists(), "refused before anything was written");
+    assert_eq!(
+        ok(qrtag_cmd(&db, &["list", "--all"])),
+        "",
+        "refused before anything was written"
+    );
 
     ok(qrtag_cmd(
         &db,
@@ -361,9 +365,9 @@ fn at_a_terminal_delete_asks_first() {
     let out = at_terminal("n\n");
     let text = stdout(&out);
     assert!(
-        text.contains(&format!(
-            "Delete k? Scans of {PUBLIC_URL}/k will answer 404, and the key is never used again. [y/N]"
-        )),
+        text.contains(
+            "Delete k? Its scans will answer 404, and the key is never used again. [y/N]"
+        ),
         "{text}"
     );
     assert!(text.contains("qrtag: k not deleted"), "{text}");

@@ -315,10 +315,13 @@ fn batch_refuses_bad_requests_before_creating_anything() {
         assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
         assert!(err.starts_with("qrtag: "), "{err}");
     }
-    // Nothing at all: no sheet, and not even a database.
+    // Nothing at all: no sheet, and no link in the database (which the
+    // helper made with `qrtag init`, as a user does once).
     let left: Vec<_> = std::fs::read_dir(dir.path())
         .expect("dir")
         .filter_map(|e| e.ok()?.file_name().into_string().ok())
         .collect();
-    assert!(left.is_empty(), "{left:?}");
+    assert!(left.iter().all(|f| f.starts_with("links.db")), "{left:?}");
+    let list = qrtag_cmd_env(&db, &["list"], &[]);
+    assert!(list.status.success() && list.stdout.is_empty(), "{list:?}");
 }

@@ -56,6 +56,7 @@ fn chart(logs: &[String], options: &[&str], ext: &str) -> Vec<u8> {
         .collect();
     let out_path = dir.path().join(format!("scans.{ext}"));
     let out = Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .env("QRTAG_CONFIG", "/dev/null")
         .arg("stats")
         .args(&files)
         .args(options)

@@ -17,7 +17,7 @@ use crate::store;
 
 pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let access = match &cli.command {
-        Command::New { .. } => store::Access::Create,
+        Command::New { .. } => store::Access::Write,
         Command::Show { .. } | Command::List { .. } => store::Access::Read,
         _ => store::Access::Write,
     };
@@ -31,7 +31,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         _ => None,
     };
     if let Command::Delete { key, yes: false } = &cli.command {
-        confirm_delete(cli, key)?;
+        confirm_delete(key)?;
     }
     let store = cli.open_store(access)?;
     let store = store.as_ref();
@@ -40,10 +40,11 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::New {
             url, key, inactive, ..
         } => {
+            let public_url = super::public_url::for_tags(cli, store, true).await?;
             let mut doc = Link::new_document(url, *inactive);
             link::set_expires(&mut doc, expiry.flatten());
             let key = links::create_document(store, &doc, key.as_ref()).await?;
-            writeln!(out, "{}", cli.public_url.short_url(key.as_str()))?;
+            writeln!(out, "{}", public_url.short_url(key.as_str()))?;
             warn_broken_chain(store, cli, &key).await;
         }
         Command::Set {
@@ -101,11 +102,14 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Delete { key, .. } => {
             links::delete(store, key).await?;
+            let scanned = match super::public_url::for_checks(cli, store).await {
+                Some(url) => url.short_url(key.as_str()),
+                None => format!("/{key}"),
+            };
             writeln!(
                 out,
-                "deleted {key}: scans of {} answer 404 from now on; \
-                 the key is kept as a tombstone and never reused",
-                cli.public_url.short_url(key.as_str())
+                "deleted {key}: scans of {scanned} answer 404 from now on; \
+                 the key is kept as a tombstone and never reused"
             )?;
         }
         Command::Show { key } => {
@@ -187,7 +191,7 @@ fn list_line(key: &str, doc: &link::Document, now: DateTime<Utc>, tz: Tz) -> Str
 
 /// Deleting is for good (the key is never reused), so a person at a
 /// terminal is asked; a script must say `--yes`, as there is nobody to ask.
-fn confirm_delete(cli: &Cli, key: &LinkKey) -> anyhow::Result<()> {
+fn confirm_delete(key: &LinkKey) -> anyhow::Result<()> {
     use std::io::IsTerminal;
     if !std::io::stdin().is_terminal() || !std::io::stderr().is_terminal() {
         return Err(UsageError(format!(
@@ -196,10 +200,7 @@ fn confirm_delete(cli: &Cli, key: &LinkKey) -> anyhow::Result<()> {
         ))
         .into());
     }
-    eprint!(
-        "Delete {key}? Scans of {} will answer 404, and the key is never used again. [y/N] ",
-        cli.public_url.short_url(key.as_str())
-    );
+    eprint!("Delete {key}? Its scans will answer 404, and the key is never used again. [y/N] ");
     std::io::stderr().flush()?;
     let mut answer = String::new();
     std::io::stdin().read_line(&mut answer)?;
@@ -212,7 +213,9 @@ fn confirm_delete(cli: &Cli, key: &LinkKey) -> anyhow::Result<()> {
 /// The write is done either way; a chain of internal redirects the server
 /// will refuse (a loop, too many hops) is said at once, naming its links.
 async fn warn_broken_chain(store: &dyn store::LinkStore, cli: &Cli, key: &LinkKey) {
-    match link_chain::check(store, cli.public_url.origin(), key).await {
+    let origin = super::public_url::for_checks(cli, store).await;
+    let origin = origin.as_ref().map_or("", |u| u.origin());
+    match link_chain::check(store, origin, key).await {
         Ok(Some(broken)) => eprintln!("qrtag: warning: {}", broken.warning(key)),
         Ok(None) => {}
         Err(e) => eprintln!("qrtag: warning: could not check where {key} leads: {e}"),

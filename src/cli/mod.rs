@@ -17,11 +17,14 @@ use crate::settings::{
 };
 use crate::tracking_cookie::CookieName;
 
+mod config_file;
 mod console;
 mod didcomm;
 pub mod edge;
 mod edit;
+mod init;
 mod links;
+mod public_url;
 mod qr;
 mod resolve;
 mod serve;
@@ -41,14 +44,36 @@ pub struct Cli {
     pub store: StoreArgs,
 
     /// The origin short URLs are printed with (and QR codes encode).
+    /// Recorded with the links the first time it is set; given on the
+    /// command line with another one recorded, it is used once.
     #[arg(
         long,
         global = true,
         env = "QRTAG_PUBLIC_URL",
-        default_value = "http://127.0.0.1:8080",
         help_heading = "Service"
     )]
-    pub public_url: PublicUrl,
+    pub public_url: Option<PublicUrl>,
+
+    /// Print and encode short URLs whose origin is a local address
+    /// (loopback, private range, link-local, localhost): tags that work
+    /// only on this machine or its network.
+    #[arg(
+        long,
+        global = true,
+        env = "QRTAG_ALLOW_LOCAL_URL",
+        help_heading = "Service",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub allow_local_url: bool,
+
+    /// The configuration file (TOML). Default: ./qrtag.toml, else
+    /// /etc/qrtag/qrtag.toml, if there is one.
+    #[arg(long, global = true, env = "QRTAG_CONFIG", value_name = "PATH")]
+    pub config: Option<PathBuf>,
+
+    /// Where each setting came from (the file, the environment, a flag).
+    #[arg(skip)]
+    pub origin: config_file::Origin,
 
     /// The time zone dates are read and shown in: a bare --expires date
     /// ends at 23:59:59 there, and `list` shows expiry times in it. An IANA
@@ -157,6 +182,22 @@ impl clap::builder::TypedValueParser for CouchUrlParser {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Create the embedded database and record the public URL with the
+    /// links (with CouchDB: record it in a database `qrtag setup` made).
+    /// Safe to run again: it says what exists.
+    #[command(
+        after_help = "Examples:\n  qrtag init --public-url https://0x1f.ie\n  \
+                            qrtag init --public-url https://new.example --force"
+    )]
+    Init {
+        /// Replace a public URL already recorded. Tags printed with the old
+        /// origin stop working unless it still reaches this service.
+        #[arg(long)]
+        force: bool,
+    },
+    /// Print the settings in force, each with where it came from.
+    #[command(after_help = "Example:\n  qrtag config")]
+    Config,
     /// Run the redirect service.
     // QRTAG_LOG is read before clap runs, so no option carries it; named
     // here so an operator (and deploy/env.example) finds it in --help.
@@ -463,6 +504,7 @@ pub struct ServeArgs {
         help_heading = "Access log",
         long,
         env = "QRTAG_ACCESS_LOG",
+        value_hint = clap::ValueHint::FilePath,
         default_value = "access.log"
     )]
     pub access_log: AccessLogTarget,
@@ -653,12 +695,19 @@ impl Cli {
         Some(settings)
     }
 
-    /// The store the options name, opened as the command needs it.
+    /// The store the options name, opened as the command needs it. A
+    /// missing database names where `--db` came from.
     pub fn open_store(
         &self,
         access: crate::store::Access,
     ) -> anyhow::Result<std::sync::Arc<dyn crate::store::LinkStore>> {
-        Ok(crate::store::open(&self.store.settings(), access)?)
+        match crate::store::open(&self.store.settings(), access) {
+            Err(crate::store::StoreError::NoDatabase(path)) => Err(anyhow::anyhow!(
+                "no database at {path} (db from {}); create it with qrtag init, or start qrtag serve",
+                self.origin.source("db")
+            )),
+            other => Ok(other?),
+        }
     }
 
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
@@ -800,7 +849,20 @@ fn hide_in(cmd: clap::Command, path: &[&str], groups: &[&str]) -> clap::Command 
 }
 
 pub fn main() -> ExitCode {
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let (cmd, config) = match config_file::load(Cli::command(), &args) {
+        Ok(loaded) => loaded,
+        Err(e) => {
+            eprintln!("qrtag: {e}");
+            return ExitCode::from(edge::USAGE);
+        }
+    };
+    let parsed = cmd.try_get_matches_from(&args).and_then(|m| {
+        let mut cli = <Cli as clap::FromArgMatches>::from_arg_matches(&m)?;
+        cli.origin = config_file::Origin::new(config, &m);
+        Ok(cli)
+    });
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelp => {
             let long = std::env::args().any(|a| a == "--help");
@@ -878,7 +940,9 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Qr(args) => unknown_key::explain(&cli, qr::qr(&cli, args).await).await,
         Command::Batch(args) => qr::batch(&cli, args).await,
-        Command::Serve(args) => serve::run(cli.serve_settings(args)).await,
+        Command::Serve(args) => serve::run(&cli, cli.serve_settings(args)).await,
+        Command::Init { force } => init::run(&cli, *force).await,
+        Command::Config => config_file::run(&cli).await,
         Command::Resolve { rules, urls, plain } => resolve::run(rules, urls, *plain),
         Command::Stats(args) => stats::run(&cli, args).await,
         Command::Setup => setup::run(&cli.store.settings()).await,

@@ -107,7 +107,8 @@ pub async fn qr(cli: &Cli, args: &QrArgs) -> anyhow::Result<ExitCode> {
     if let Some(deleted) = links::deleted(&args.key, &doc) {
         return Err(deleted.into());
     }
-    let image = qr_image::render(&cli.public_url, &args.key, &spec)?;
+    let public_url = super::public_url::for_tags(cli, store.as_ref(), false).await?;
+    let image = qr_image::render(&public_url, &args.key, &spec)?;
     match target {
         Target::File(path) => {
             std::fs::write(path, &image).with_context(|| format!("writing {}", path.display()))?
@@ -128,9 +129,12 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
             args.sheet.display()
         )));
     }
+    // The store and the public URL first: a refusal writes nothing.
+    let store = cli.open_store(store::Access::Write)?;
+    let public_url = super::public_url::for_tags(cli, store.as_ref(), true).await?;
     let placeholder = match &args.url {
         Some(url) => url.clone(),
-        None => default_placeholder(&cli.public_url)?,
+        None => default_placeholder(&public_url)?,
     };
     let count = usize::from(args.count);
 
@@ -142,15 +146,14 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
         sheets.open.push((path.clone(), file));
     }
 
-    let store = cli.open_store(store::Access::Create)?;
     let mut out = std::io::stdout().lock();
     let mut items = Vec::with_capacity(count);
     for _ in 0..count {
         let key = links::create(store.as_ref(), &placeholder, None, true).await?;
         // Printed as soon as it exists, so a failure part-way still tells
         // which inactive links were made.
-        writeln!(out, "{}", cli.public_url.short_url(key.as_str()))?;
-        let text = qr_image::tag_text(&cli.public_url, &key, args.tag.uppercase_prefix);
+        writeln!(out, "{}", public_url.short_url(key.as_str()))?;
+        let text = qr_image::tag_text(&public_url, &key, args.tag.uppercase_prefix);
         items.push((key.to_string(), crate::qr::encode(&text, args.tag.ec)?));
     }
     for ((path, file), chunk) in sheets

@@ -8,12 +8,23 @@ use anyhow::Context;
 use crate::settings::Settings;
 use crate::startup::Application;
 
-pub async fn run(settings: Settings) -> anyhow::Result<ExitCode> {
-    let public_url = settings.public_url.clone();
+pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<ExitCode> {
+    let (chosen, record) = super::public_url::for_serve(cli).await?;
+    settings.public_url = chosen;
     let node = settings.node_name.clone();
     let app = Application::build(settings)
         .await
         .context("starting the server")?;
+    let public_url = app.public_url().clone();
+    if record {
+        super::public_url::record_after_start(cli, &public_url).await;
+    }
+    if public_url.is_local() {
+        eprintln!(
+            "qrtag: warning: serving with the local public URL {public_url}: tags for it work only on this machine or its network ({})",
+            cli.origin.how_to_set("public_url")
+        );
+    }
     tracing::info!(
         public = %app.public_addr(),
         admin = %app.admin_addr(),

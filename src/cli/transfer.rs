@@ -179,7 +179,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         {
             None
         }
-        _ => Some(cli.open_store(store::Access::Create)?),
+        _ => Some(cli.open_store(store::Access::Write)?),
     };
 
     // Which keys exist: needed to refuse them before writing anything

@@ -47,7 +47,7 @@ pub enum StoreError {
     Conflict(String),
     #[error("no link with key {0}")]
     NotFound(String),
-    #[error("no database at {0} (create one with qrtag new, or pass --db)")]
+    #[error("no database at {0}; create it with qrtag init, or start qrtag serve")]
     NoDatabase(String),
     #[error("link database {path}: {source}")]
     Sqlite {
@@ -106,6 +106,15 @@ pub trait LinkStore: Send + Sync + 'static {
     /// by key, a page at a time, all read from one consistent view of the
     /// store. Stops with an error when `pages` is closed.
     async fn export(&self, pages: tokio::sync::mpsc::Sender<ExportPage>) -> Result<(), StoreError>;
+
+    /// The public URL recorded with the links: the origin every tag of
+    /// this store was printed with, kept with the links so that no command
+    /// prints one for another origin. `None` until one is recorded.
+    async fn public_url(&self) -> Result<Option<String>, StoreError>;
+
+    /// Records the public URL: only if none is recorded yet, or with
+    /// `replace` whatever was. Says whether it wrote.
+    async fn record_public_url(&self, url: &str, replace: bool) -> Result<bool, StoreError>;
 
     /// Names this store (which database, not where the process runs), so a
     /// snapshot file of another database is never taken for this one's.

@@ -303,6 +303,9 @@ impl SqliteStore {
 /// Bulk import and export: new code kept apart from the single writes.
 mod bulk;
 
+/// The `meta` row of the recorded public URL.
+const PUBLIC_URL_META: &str = "public_url";
+
 #[async_trait]
 impl LinkStore for SqliteStore {
     async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
@@ -409,6 +412,18 @@ impl LinkStore for SqliteStore {
             rows.collect::<Result<_, _>>().map_err(&err)
         })
         .await
+    }
+
+    async fn public_url(&self) -> Result<Option<String>, StoreError> {
+        self.meta(PUBLIC_URL_META).await
+    }
+
+    async fn record_public_url(&self, url: &str, replace: bool) -> Result<bool, StoreError> {
+        if replace {
+            self.set_meta(PUBLIC_URL_META, url).await.map(|()| true)
+        } else {
+            self.insert_meta(PUBLIC_URL_META, url).await
+        }
     }
 
     fn snapshot_identity(&self) -> String {

@@ -65,7 +65,7 @@ impl TestApp {
         let mut settings = Settings::local(dir.join("unused.db"));
         settings.listen = "127.0.0.1:0".into();
         settings.admin_listen = "127.0.0.1:0".into();
-        settings.public_url = PublicUrl::parse(PUBLIC_URL).expect("public URL");
+        settings.public_url = Some(PublicUrl::parse(PUBLIC_URL).expect("public URL"));
         settings.store = StoreSettings::CouchDb(store);
         settings.workers = Some(1);
         settings.snapshot_file = Some(dir.join("links.snapshot"));
@@ -307,10 +307,16 @@ fn enc(id: &str) -> String {
     }
 }
 
-/// Runs the `qrtag` binary with only the given environment (plus PATH).
+/// Runs the `qrtag` binary with only the given environment (plus PATH, no
+/// configuration file and the tests' public URL).
 pub async fn qrtag(args: &[&str], env: &[(&str, &str)]) -> Output {
     let mut cmd = tokio::process::Command::new(env!("CARGO_BIN_EXE_qrtag"));
-    cmd.args(args).env_clear().env("QRTAG_LOG", "warn");
+    cmd.args(args)
+        .env_clear()
+        .env("QRTAG_LOG", "warn")
+        .env("QRTAG_CONFIG", "/dev/null")
+        // The tests' public URL unless `env` names another.
+        .env("QRTAG_PUBLIC_URL", PUBLIC_URL);
     if let Some(path) = std::env::var_os("PATH") {
         cmd.env("PATH", path);
     }

@@ -433,6 +433,28 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     assert_eq!(out.status.code(), Some(1));
     assert!(stderr(&out).contains("already taken"), "{}", stderr(&out));
 
+    // The first `new` recorded the public URL with the links, in a local
+    // document: not a link (the listing below counts 7), not in `_changes`.
+    let (status, service) = couch
+        .call(Method::GET, "links/_local/qrtag-service", None)
+        .await;
+    assert_eq!(status, 200, "{service}");
+    assert_eq!(service["public_url"], json!(harness::PUBLIC_URL));
+    let (_, changes) = couch.call(Method::GET, "links/_changes", None).await;
+    assert!(!changes.to_string().contains("qrtag-service"), "{changes}");
+    let out = qrtag(&["init"], &env).await;
+    assert!(
+        stdout(&out).contains(&format!("public URL: {} (recorded)", harness::PUBLIC_URL)),
+        "{out:?}"
+    );
+    let other = [env[0], ("QRTAG_PUBLIC_URL", "https://other.example")];
+    let out = qrtag(&["new", "https://a.example/x"], &other).await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert!(
+        stderr(&out).contains("is not http://qr.test, the one recorded with the links"),
+        "{out:?}"
+    );
+
     // set keeps the fields it does not own
     let mut doc = couch.get(&key).await.expect("created");
     doc["note"] = json!("poster at the bus stop");

@@ -28,16 +28,33 @@ const RICH: &str = concat!(
 fn move_to_couchdb(db: &Path, couch_url: &str) -> (Output, Output) {
     let bin = env!("CARGO_BIN_EXE_qrtag");
     let mut export = Command::new(bin);
-    export.env_clear().arg("--db").arg(db).arg("export");
-    let mut import = Command::new(bin);
-    import
+    export
         .env_clear()
-        .args(["--couchdb-url", couch_url, "import", "-"]);
+        .env("QRTAG_CONFIG", "/dev/null")
+        .arg("--db")
+        .arg(db)
+        .arg("export");
+    let mut import = Command::new(bin);
+    import.env_clear().env("QRTAG_CONFIG", "/dev/null").args([
+        "--couchdb-url",
+        couch_url,
+        "import",
+        "-",
+    ]);
     crate::pipe::pipe(export, import)
 }
 
+/// `qrtag --db DB ARGS`; a command that adds links gets the database made
+/// first with `qrtag init`, as a user does once.
 async fn sqlite(db: &Path, args: &[&str]) -> Output {
+    let adds = args
+        .iter()
+        .any(|a| matches!(*a, "new" | "batch" | "import"));
     let db = db.to_str().expect("utf-8 path");
+    if adds && !Path::new(db).exists() {
+        let out = qrtag(&["--db", db, "init"], &[]).await;
+        assert!(out.status.success(), "{out:?}");
+    }
     let mut all = vec!["--db", db];
     all.extend_from_slice(args);
     qrtag(&all, &[]).await

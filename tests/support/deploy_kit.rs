@@ -164,6 +164,7 @@ pub fn help(subcommand: &str) -> String {
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
         .args([subcommand, "--help"])
         .env_clear()
+        .env("QRTAG_CONFIG", "/dev/null")
         .output()
         .expect("qrtag runs");
     assert!(out.status.success(), "qrtag {subcommand} --help failed");

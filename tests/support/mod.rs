@@ -37,7 +37,7 @@ pub fn test_settings(dir: &Path) -> Settings {
     let mut s = Settings::local(dir.join("qrtag.db"));
     s.listen = "127.0.0.1:0".into();
     s.admin_listen = "127.0.0.1:0".into();
-    s.public_url = PublicUrl::parse(PUBLIC_URL).expect("valid public URL");
+    s.public_url = Some(PublicUrl::parse(PUBLIC_URL).expect("valid public URL"));
     s.workers = Some(2);
     s
 }
@@ -164,10 +164,56 @@ pub fn qrtag_cmd(db: &Path, args: &[&str]) -> Output {
     qrtag_cmd_env(db, args, &[])
 }
 
+/// The configuration file every test runs the binary with: an empty one,
+/// so neither a developer's `./qrtag.toml` nor `/etc/qrtag/qrtag.toml` is
+/// read. A test of the file names its own.
+pub const NO_CONFIG: &str = "/dev/null";
+
+/// The binary, isolated from the caller: no configuration file (see
+/// [`NO_CONFIG`]) and none of the caller's qrtag variables.
+pub fn qrtag_bin() -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"));
+    for (name, _) in std::env::vars_os() {
+        if name.to_string_lossy().starts_with("QRTAG_") {
+            cmd.env_remove(name);
+        }
+    }
+    cmd.env("QRTAG_CONFIG", NO_CONFIG);
+    cmd
+}
+
+/// Creates the embedded database at `db` the way a user does, `qrtag init`
+/// with the tests' public URL, unless it exists. Only `init` and `serve`
+/// create one.
+pub fn init_db(db: &Path) {
+    if db.exists() {
+        return;
+    }
+    let out = qrtag_bin()
+        .arg("--db")
+        .arg(db)
+        .args(["--public-url", PUBLIC_URL, "init"])
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run qrtag init");
+    assert!(out.status.success(), "qrtag init: {out:?}");
+}
+
+/// Whether `args` is a command that adds links to a database (which must
+/// exist): the helpers create it first, as a user runs `qrtag init` once.
+pub fn adds_links(args: &[&str]) -> bool {
+    args.iter().any(|a| matches!(*a, "new" | "batch"))
+        || (args.contains(&"import") && !args.contains(&"--dry-run"))
+}
+
 /// Runs the binary with stdout captured (so never a terminal), no standard
-/// input, none of the caller's qrtag variables, and then `env`.
+/// input, none of the caller's qrtag variables, and then `env`. A command
+/// that adds links gets its database created first ([`init_db`]).
 pub fn qrtag_cmd_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
-    std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+    if adds_links(args) {
+        init_db(db);
+    }
+    qrtag_bin()
         .arg("--db")
         .arg(db)
         .args(["--public-url", PUBLIC_URL])

@@ -58,6 +58,9 @@ impl ServerProcess {
             .args(["--workers", "2"])
             .args(args)
             .env("QRTAG_LOG", "warn")
+            // No configuration file: not a developer's ./qrtag.toml, nor
+            // /etc/qrtag/qrtag.toml.
+            .env("QRTAG_CONFIG", "/dev/null")
             .env_remove("QRTAG_DB")
             .env_remove("QRTAG_SNAPSHOT_FILE")
             .env_remove("QRTAG_TRACKING_SECRET_FILE")
