@@ -1515,3 +1515,55 @@ async fn the_admin_root_leads_to_the_console() {
     assert_eq!(r.status(), StatusCode::SEE_OTHER);
     assert_eq!(support::header(&r, "location"), Some("/console"));
 }
+
+#[tokio::test]
+async fn ten_thousand_anonymous_visits_leave_room_for_a_login() {
+    let c = console().await;
+    // Each visit a new visitor: no cookie kept, so each is given one.
+    let visitor = reqwest::Client::new();
+    for i in 0..10_050 {
+        let res = visitor
+            .get(c.url("/login"))
+            .send()
+            .await
+            .expect("GET /login");
+        assert_eq!(res.status(), StatusCode::OK, "visit {i}");
+    }
+    c.login().await;
+    assert_eq!(c.get("/links").await.status(), StatusCode::OK);
+}
+
+/// A browser whose connections come from `source` (a loopback address).
+pub(crate) fn browser_from(source: [u8; 4]) -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .local_address(std::net::IpAddr::from(source))
+        .build()
+        .expect("client")
+}
+
+#[tokio::test]
+async fn the_login_form_s_token_belongs_to_its_cookie() {
+    let c = console().await;
+    let token = csrf(&c.page("/login").await);
+    // Another visitor's cookie with this token: refused.
+    let other = Console {
+        app: c.app,
+        http: browser(),
+    };
+    let _ = other.page("/login").await;
+    let res = other
+        .post_raw("/login", &[("csrf", &token), ("password", PASSWORD)])
+        .await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    // No cookie at all: refused.
+    let res = reqwest::Client::new()
+        .post(other.url("/login"))
+        .form(&[("csrf", token.as_str()), ("password", PASSWORD)])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    other.login().await;
+}

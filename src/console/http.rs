@@ -8,7 +8,10 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use cookie::{Cookie, SameSite};
 use maud::Markup;
 
+use std::time::{Duration, SystemTime};
+
 use super::ConsoleState;
+use super::csrf::ANONYMOUS_LIFETIME;
 use super::pages::{self, BASE, Viewer};
 use super::session::{COOKIE, Current, IDLE, User};
 use crate::links::LinkError;
@@ -52,20 +55,35 @@ pub fn session_id(req: &HttpRequest) -> Option<String> {
         .map(|c| c.value().to_owned())
 }
 
-/// The session's live entry, if the browser has one.
+/// The browser's session: a live logged-in one, or an anonymous one from a
+/// signed cookie this process issued and that has not expired.
 pub fn current(req: &HttpRequest, state: &ConsoleState) -> Option<Current> {
-    state.sessions.get(&session_id(req)?)
+    let id = session_id(req)?;
+    if let Some(pass) = state.signer.verify(&id, SystemTime::now()) {
+        return Some(Current {
+            id: pass.cookie,
+            csrf: pass.csrf,
+            user: None,
+        });
+    }
+    state.sessions.get(&id)
 }
 
 /// `HttpOnly` (no script reads it), `SameSite=Strict` (no other site's
 /// page sends it), `Secure` when the console is served over https.
 pub fn session_cookie(id: &str, secure: bool) -> String {
-    Cookie::build((COOKIE, id.to_owned()))
+    cookie_for(id, IDLE, secure)
+}
+
+fn cookie_for(value: &str, lifetime: Duration, secure: bool) -> String {
+    Cookie::build((COOKIE, value.to_owned()))
         .path(BASE)
         .http_only(true)
         .same_site(SameSite::Strict)
         .secure(secure)
-        .max_age(cookie::time::Duration::seconds(IDLE.as_secs() as i64))
+        .max_age(cookie::time::Duration::seconds(
+            i64::try_from(lifetime.as_secs()).unwrap_or(i64::MAX),
+        ))
         .build()
         .to_string()
 }
@@ -86,8 +104,9 @@ pub fn clear_cookie(secure: bool) -> String {
 pub type Refusal = Box<HttpResponse>;
 
 /// A page for someone not logged in (the login and setup forms), in the
-/// browser's session or a new anonymous one whose CSRF token the form's
-/// POST must bring back; `page` renders it from that token.
+/// browser's session or under a new signed anonymous cookie whose CSRF
+/// token the form's POST must bring back; `page` renders it from that
+/// token. Nothing is stored for the visitor.
 pub fn anonymous_page(
     req: &HttpRequest,
     state: &ConsoleState,
@@ -97,16 +116,11 @@ pub fn anonymous_page(
     if let Some(s) = current(req, state) {
         return html(status, page(&s.csrf));
     }
-    match state.sessions.start(None) {
-        Some(s) => with_cookie(
-            html(status, page(&s.csrf)),
-            &session_cookie(&s.id, state.secure_cookie),
-        ),
-        None => plain(
-            StatusCode::SERVICE_UNAVAILABLE,
-            "too many sessions; try again later",
-        ),
-    }
+    let pass = state.signer.issue(SystemTime::now());
+    with_cookie(
+        html(status, page(&pass.csrf)),
+        &cookie_for(&pass.cookie, ANONYMOUS_LIFETIME, state.secure_cookie),
+    )
 }
 
 /// A password or setup attempt counted against a client's address, to be
@@ -145,7 +159,7 @@ pub fn attempt(req: &HttpRequest, state: &ConsoleState) -> Result<Attempt, Refus
 /// worth nothing), ends the session the form came from, and goes to the list.
 pub fn log_in(state: &ConsoleState, before: &Current, user: User) -> HttpResponse {
     state.sessions.end(&before.id);
-    match state.sessions.start(Some(user)) {
+    match state.sessions.start(user) {
         Some(logged_in) => with_cookie(
             see_other(&format!("{BASE}/links")),
             &session_cookie(&logged_in.id, state.secure_cookie),

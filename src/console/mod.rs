@@ -43,6 +43,8 @@ pub struct ConsoleState {
     pub uppercase_prefix: bool,
     pub accounts: auth::Accounts,
     pub sessions: session::Sessions,
+    /// Signs the anonymous cookies of the login and setup forms.
+    pub signer: csrf::Signer,
     pub limiter: limiter::LoginLimiter,
     /// Shared with the thread that keeps it following the snapshot
     /// ([`key_order::keep_following`]).
@@ -70,6 +72,7 @@ impl ConsoleState {
             uppercase_prefix,
             accounts,
             sessions: session::Sessions::default(),
+            signer: csrf::Signer::default(),
             limiter: limiter::LoginLimiter::default(),
             order: Arc::default(),
             scans: Arc::new(scans::NoScanCounts),

@@ -2,6 +2,10 @@
 //! random ID. What a session carries (a CouchDB account's store, with its
 //! password) must never reach the browser, and a restart logging everyone
 //! out is a fair price for that.
+//!
+//! A session is started only by a successful login: a visitor who is not
+//! logged in holds a signed cookie ([`crate::console::csrf::Signer`]) and
+//! no entry here, so anonymous requests can never fill the table.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Mutex};
@@ -20,7 +24,8 @@ pub const COOKIE: &str = "qrtag_console";
 pub const IDLE: Duration = Duration::from_secs(8 * 3600);
 
 /// Sessions held at once; past it, expired ones are dropped, and if none
-/// are, new ones refused, so a flood of login pages cannot fill memory.
+/// are, the one idle longest, so memory stays bounded and a login always
+/// gets in.
 const CAP: usize = 10_000;
 
 /// Print runs a session remembers for download.
@@ -45,7 +50,9 @@ impl std::fmt::Debug for User {
     }
 }
 
-/// A copy of what a request needs from its session.
+/// A copy of what a request needs from its session: a logged-in one from
+/// the table, or an anonymous one (`user` is `None`) read from its signed
+/// cookie, whose `id` is that cookie and is in no table.
 #[derive(Debug, Clone)]
 pub struct Current {
     pub id: String,
@@ -55,7 +62,7 @@ pub struct Current {
 
 struct Entry {
     csrf: String,
-    user: Option<User>,
+    user: User,
     last_seen: Instant,
     runs: PrintRuns,
 }
@@ -113,27 +120,32 @@ pub fn random_token() -> String {
 }
 
 impl Sessions {
-    /// Starts a session (anonymous for the login form, or logged in);
-    /// `None` when the store is full of live sessions.
-    pub fn start(&self, user: Option<User>) -> Option<Current> {
+    /// Starts a session for a user who has just logged in.
+    pub fn start(&self, user: User) -> Option<Current> {
         let mut map = self.inner.lock().ok()?;
         if map.len() >= CAP {
             let now = Instant::now();
             map.retain(|_, e| now.duration_since(e.last_seen) < IDLE);
-            if map.len() >= CAP {
-                return None;
+        }
+        if map.len() >= CAP {
+            let idlest = map
+                .iter()
+                .min_by_key(|(_, e)| e.last_seen)
+                .map(|(id, _)| id.clone());
+            if let Some(id) = idlest {
+                map.remove(&id);
             }
         }
         let current = Current {
             id: random_token(),
             csrf: random_token(),
-            user,
+            user: Some(user.clone()),
         };
         map.insert(
             current.id.clone(),
             Entry {
                 csrf: current.csrf.clone(),
-                user: current.user.clone(),
+                user,
                 last_seen: Instant::now(),
                 runs: PrintRuns::default(),
             },
@@ -154,7 +166,7 @@ impl Sessions {
         Some(Current {
             id: id.to_owned(),
             csrf: entry.csrf.clone(),
-            user: entry.user.clone(),
+            user: Some(entry.user.clone()),
         })
     }
 
@@ -183,12 +195,25 @@ impl Sessions {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::store::sqlite::SqliteStore;
+
+    fn someone() -> (tempfile::TempDir, User) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(&dir.path().join("q.db")).expect("store");
+        let user = User {
+            name: "admin".into(),
+            can_edit: true,
+            store: Arc::new(store),
+        };
+        (dir, user)
+    }
 
     #[test]
     fn sessions_start_find_and_end() {
+        let (_dir, user) = someone();
         let s = Sessions::default();
-        let a = s.start(None).expect("room");
-        let b = s.start(None).expect("room");
+        let a = s.start(user.clone()).expect("room");
+        let b = s.start(user).expect("room");
         assert_ne!(a.id, b.id);
         assert_ne!(a.csrf, b.csrf);
         assert_eq!(s.get(&a.id).map(|c| c.csrf), Some(a.csrf.clone()));
@@ -200,8 +225,9 @@ mod tests {
 
     #[test]
     fn a_print_run_keeps_its_number_until_it_is_evicted() {
+        let (_dir, user) = someone();
         let s = Sessions::default();
-        let id = s.start(None).expect("room").id;
+        let id = s.start(user).expect("room").id;
         let run = |i: usize| vec![LinkKey::parse(&format!("run{i}")).expect("key")];
         let numbers: Vec<u64> = (0..BATCHES + 5)
             .map(|i| s.add_batch(&id, run(i)).expect("session"))
@@ -218,5 +244,21 @@ mod tests {
         let next = numbers.last().expect("made") + 1;
         assert_eq!(s.batch(&id, next), PrintRun::Unknown);
         assert_eq!(s.batch("made-up", numbers[5]), PrintRun::Unknown);
+    }
+
+    #[test]
+    fn a_full_table_makes_room_for_a_login_by_ending_the_idlest_session() {
+        let (_dir, user) = someone();
+        let s = Sessions::default();
+        let first = s.start(user.clone()).expect("room").id;
+        let ids: Vec<String> = (1..CAP)
+            .map(|_| s.start(user.clone()).expect("room").id)
+            .collect();
+        assert!(s.get(&first).is_some(), "used again: no longer the idlest");
+        let newest = s.start(user).expect("a login always gets in");
+        assert!(s.get(&newest.id).is_some());
+        assert!(s.get(&first).is_some());
+        assert!(s.get(&ids[0]).is_none(), "the idlest went");
+        assert_eq!(s.inner.lock().expect("lock").len(), CAP);
     }
 }

@@ -16,7 +16,7 @@ use reqwest::StatusCode;
 
 use super::support::process::ServerProcess;
 use super::support::{header, poll, spawn_with, test_settings};
-use super::{Console, PASSWORD, browser, csrf, first_run_console};
+use super::{Console, PASSWORD, browser, browser_from, csrf, first_run_console};
 
 const ANNOUNCED: &str = "console: first-time setup at ";
 
@@ -209,6 +209,39 @@ async fn setup_attempts_past_the_limit_get_429() {
         "even the right one"
     );
     assert!(header(&res, "retry-after").is_some());
+}
+
+/// The attack that locked the administrator out every minute: twelve
+/// addresses spend their tries on wrong tokens; the right one, from an
+/// address with no failures, still sets the password.
+#[tokio::test]
+async fn wrong_tokens_from_twelve_addresses_do_not_lock_out_a_thirteenth() {
+    let mut c = first_run_console(false).await;
+    let url = c.setup_url();
+    for last in 1..=12 {
+        c.http = browser_from([127, 0, 0, last]);
+        for _ in 0..PER_ADDRESS {
+            let res = c.get("/setup?token=guess").await;
+            assert_eq!(res.status(), StatusCode::FORBIDDEN, "127.0.0.{last}");
+        }
+        let res = c.open(&url).await;
+        assert_eq!(
+            res.status(),
+            StatusCode::TOO_MANY_REQUESTS,
+            "127.0.0.{last}"
+        );
+    }
+    c.http = browser_from([127, 0, 0, 13]);
+    let res = c.open(&url).await;
+    assert_eq!(
+        res.status(),
+        StatusCode::OK,
+        "the right token from a clean address"
+    );
+    let csrf = csrf(&res.text().await.expect("body"));
+    let res = c.choose(&csrf, token_of(&url), PASSWORD, PASSWORD).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(c.get("/links").await.status(), StatusCode::OK);
 }
 
 #[tokio::test]
