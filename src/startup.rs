@@ -331,7 +331,18 @@ async fn restore(
     // arena of the thread that allocated it. Shards built on a pool thread
     // would leave the freed ones stranded there, growing the resident set
     // by a shard per edit (measured: 30 KB an edit at 1M links).
-    let table = match saver::load(path, identity) {
+    for leftover in saver::remove_leftovers(path) {
+        tracing::info!(path = %leftover.display(), "removed a snapshot file a stopped save left unfinished");
+    }
+    let mark = match store.snapshot_mark(&saver::mark_name(path)).await {
+        Ok(mark) => mark,
+        Err(e) => {
+            tracing::warn!(error = %e, "cannot read the snapshot file's marker; loading every link from the store instead");
+            return None;
+        }
+    };
+    let identity = crate::snapshot::file::marked_identity(identity, mark.as_deref());
+    let table = match saver::load(path, &identity) {
         Ok(Some(table)) => table,
         Ok(None) => return None,
         Err(e) => {
@@ -463,7 +474,7 @@ impl Application {
         };
         let saver = settings.snapshot_file.clone().map(|path| {
             let on_disk = resume.is_some().then(|| snapshot.generation());
-            Saver::new(path, identity, Arc::clone(&snapshot), on_disk)
+            Saver::new(path, Arc::clone(&store), Arc::clone(&snapshot), on_disk)
         });
         let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
 

@@ -44,6 +44,21 @@ async fn wait_for(srv: &ServerProcess, path: &str, status: u16, location: Option
     .await
 }
 
+/// A backup of the database as `VACUUM INTO` makes one.
+fn back_up(db: &Path, backup: &Path) {
+    let conn = rusqlite::Connection::open(db).expect("open");
+    conn.execute("VACUUM INTO ?1", [backup.to_str().expect("UTF-8")])
+        .expect("backup");
+}
+
+/// The backup put back under the database's name, its WAL gone.
+fn restore_backup(db: &Path, backup: &Path) {
+    for suffix in ["", "-wal", "-shm"] {
+        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
+    }
+    std::fs::copy(backup, db).expect("restore");
+}
+
 async fn wait_for_snapshot_file(path: &Path) {
     poll::until(WITHIN, "the snapshot file to be written", || {
         std::future::ready(path.exists().then_some(()))
@@ -180,15 +195,25 @@ async fn a_damaged_snapshot_file_is_reported_and_replaced() {
         srv.stderr()
     );
     srv.stop().await;
-    let bytes = std::fs::read(&file).expect("read");
-    let back = qrtag::snapshot::file::decode(
-        &bytes,
-        &qrtag::store::LinkStore::snapshot_identity(
-            &qrtag::store::sqlite::SqliteStore::open(&db).expect("open"),
-        ),
-    )
-    .expect("rewritten whole");
+    let back = read_snapshot(&db).await;
     assert_eq!(back.links.build(Some(back.seq)).len(), 1);
+}
+
+/// The snapshot file of `db`, decoded as the server checks it: of this
+/// database, in the state its marker names.
+async fn read_snapshot(db: &Path) -> qrtag::snapshot::file::Decoded {
+    use qrtag::snapshot::{file, saver};
+    use qrtag::store::LinkStore;
+    let path = snapshot_of(db);
+    let store = qrtag::store::sqlite::SqliteStore::open(db).expect("open");
+    let mark = store
+        .snapshot_mark(&saver::mark_name(&path))
+        .await
+        .expect("meta");
+    assert!(mark.is_some(), "a save marks the database");
+    let identity = file::marked_identity(&store.snapshot_identity(), mark.as_deref());
+    let bytes = std::fs::read(&path).expect("read");
+    file::decode(&bytes, &identity).expect("whole, and of this state")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -220,10 +245,7 @@ async fn a_snapshot_ahead_of_a_restored_database_is_ignored() {
     let backup = dir.path().join("backup.db");
     cli_ok(&db, &["new", "https://a.example/", "--key", "aaaaa"]);
     // A backup taken now (same database, earlier sequence).
-    let conn = rusqlite::Connection::open(&db).expect("open");
-    conn.execute("VACUUM INTO ?1", [backup.to_str().expect("UTF-8")])
-        .expect("backup");
-    drop(conn);
+    back_up(&db, &backup);
     cli_ok(&db, &["new", "https://b.example/", "--key", "bbbbb"]);
     let srv = ServerProcess::spawn(&db, &[], &[], false).await;
     wait_for(&srv, "/bbbbb", 302, Some("https://b.example/")).await;
@@ -231,10 +253,7 @@ async fn a_snapshot_ahead_of_a_restored_database_is_ignored() {
     srv.stop().await;
 
     // Restore the backup under the same name.
-    for suffix in ["", "-wal", "-shm"] {
-        let _ = std::fs::remove_file(format!("{}{suffix}", db.display()));
-    }
-    std::fs::copy(&backup, &db).expect("restore");
+    restore_backup(&db, &backup);
     let srv = ServerProcess::spawn(&db, &[], &[], false).await;
     wait_for(&srv, "/aaaaa", 302, Some("https://a.example/")).await;
     wait_for(&srv, "/bbbbb", 404, None).await;
@@ -243,6 +262,132 @@ async fn a_snapshot_ahead_of_a_restored_database_is_ignored() {
         "{}",
         srv.stderr()
     );
+    srv.stop().await;
+}
+
+/// A backup restored and then edited past the snapshot's sequence: the
+/// sequence alone would take the file for current; its marker does not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_restored_database_edited_past_the_snapshot_serves_its_edits() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    let backup = dir.path().join("backup.db");
+    cli_ok(&db, &["new", "https://a.example/1", "--key", "aaaaa"]);
+    cli_ok(&db, &["new", "https://e.example/1", "--key", "eeeee"]);
+    back_up(&db, &backup);
+    cli_ok(&db, &["new", "https://b.example/1", "--key", "bbbbb"]);
+    cli_ok(&db, &["set", "aaaaa", "https://a.example/2"]);
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/2")).await;
+    wait_for_snapshot_file(&snapshot_of(&db)).await;
+    srv.stop().await;
+
+    restore_backup(&db, &backup);
+    // Edited past the file's sequence (4): 5 writes after the backup's 2.
+    cli_ok(&db, &["set", "aaaaa", "https://a.example/restored"]);
+    cli_ok(&db, &["disable", "eeeee"]);
+    cli_ok(&db, &["new", "https://c.example/1", "--key", "ccccc"]);
+    cli_ok(&db, &["new", "https://d.example/1", "--key", "ddddd"]);
+    cli_ok(&db, &["new", "https://f.example/1", "--key", "fffff"]);
+
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/fffff", 302, Some("https://f.example/1")).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/restored")).await;
+    wait_for(&srv, "/eeeee", 404, None).await;
+    wait_for(&srv, "/bbbbb", 404, None).await;
+    wait_for(&srv, "/ccccc", 302, Some("https://c.example/1")).await;
+    assert!(
+        srv.stderr().contains("restored from a backup"),
+        "{}",
+        srv.stderr()
+    );
+    srv.stop().await;
+}
+
+/// A snapshot file rewritten with a destination no store write takes and
+/// its checksum made right: the file is believed, that link is not served.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rewritten_snapshot_file_cannot_add_a_bad_destination() {
+    use qrtag::snapshot::{LinkView, file};
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    cli_ok(&db, &["new", "https://a.example/1", "--key", "aaaaa"]);
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for_snapshot_file(&snapshot_of(&db)).await;
+    srv.stop().await;
+
+    let read = read_snapshot(&db).await;
+    let mut links = read.links;
+    for (key, url) in [
+        ("evil1", "//evil.example/phish"),
+        ("evil2", "javascript:alert(1)"),
+    ] {
+        let forged = LinkView {
+            key,
+            url,
+            inactive: false,
+            expires_ms: None,
+            direct: Some(url),
+            created: None,
+            changed: None,
+        };
+        links.push_live(key, &forged);
+    }
+    let mut bytes = Vec::new();
+    file::encode(&links.build(Some(read.seq)), &read.identity, &mut bytes).expect("encode");
+    std::fs::write(snapshot_of(&db), bytes).expect("rewrite");
+
+    // Behind the follower's back (the sequence does not move), so that
+    // only a server that believed the file answers the old URL.
+    let conn = rusqlite::Connection::open(&db).expect("open");
+    conn.execute(
+        "UPDATE links SET doc = '{\"url\":\"https://a.example/2\"}' WHERE key = 'aaaaa'",
+        [],
+    )
+    .expect("update");
+    drop(conn);
+
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/1")).await;
+    for key in ["evil1", "evil2"] {
+        let res = client()
+            .get(srv.url(&format!("/{key}")))
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(
+            res.status().as_u16(),
+            404,
+            "{key}: {:?}",
+            header(&res, "location")
+        );
+    }
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_temporary_file_a_killed_save_left_is_removed_at_start() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    cli_ok(&db, &["new", "https://a.example/1", "--key", "aaaaa"]);
+    // The ID of a process that has ended, as a killed server's is.
+    let mut gone = std::process::Command::new("true").spawn().expect("spawn");
+    let pid = gone.id();
+    gone.wait().expect("wait");
+    let name = snapshot_of(&db)
+        .file_name()
+        .expect("name")
+        .to_string_lossy()
+        .into_owned();
+    let leftover = dir.path().join(format!(".{name}.{pid}.tmp"));
+    std::fs::write(&leftover, vec![0u8; 4096]).expect("write");
+    let unrelated = dir.path().join(format!(".{name}.notapid.tmp"));
+    std::fs::write(&unrelated, b"keep").expect("write");
+
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/1")).await;
+    assert!(!leftover.exists(), "{} is still there", leftover.display());
+    assert!(unrelated.exists(), "only a save's own files are removed");
     srv.stop().await;
 }
 

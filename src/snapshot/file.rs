@@ -4,9 +4,10 @@
 //!
 //! Pure encoding and decoding; [`super::saver`] does the file I/O. A file is
 //! believed only whole: the magic, the version, a CRC-32 of everything before
-//! it, every length inside the bounds and every string UTF-8. The links in it
-//! were parsed by the run that wrote it, so they are not parsed again (that
-//! would cost seconds at a million links); the checksum vouches for them.
+//! it, every length inside the bounds and every string UTF-8. A CRC says the
+//! file is whole, not who wrote it, so every link is judged again as a store
+//! write is ([`LiveLink::recheck`]): one that fails is loaded as an invalid
+//! document, reported and never served.
 //!
 //! Layout, integers little-endian:
 //!
@@ -26,6 +27,7 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
+use super::table::LiveLink;
 use super::{LinkTable, LinkView, TableBuilder};
 
 const MAGIC: &[u8; 8] = b"QRTAGSNP";
@@ -57,6 +59,31 @@ pub enum DecodeError {
     Malformed(&'static str),
     #[error("the snapshot is of another store ({found}), not {expected}")]
     OtherStore { found: String, expected: String },
+    #[error(
+        "the snapshot was taken from another state of this database \
+         (restored from a backup?)"
+    )]
+    OtherState,
+}
+
+/// Between a store's identity and the marker of its state in a file's
+/// identity.
+const STATE: &str = " state ";
+
+/// What a snapshot file records as its store: the store's identity and,
+/// where the store keeps one, the marker of the database state the file
+/// was taken from (see [`crate::store::LinkStore::mark_snapshot`]).
+pub fn marked_identity(identity: &str, mark: Option<&str>) -> String {
+    match mark {
+        Some(mark) => format!("{identity}{STATE}{mark}"),
+        None => identity.to_owned(),
+    }
+}
+
+fn store_part(identity: &str) -> &str {
+    identity
+        .split_once(STATE)
+        .map_or(identity, |(store, _)| store)
 }
 
 /// What a snapshot file holds.
@@ -173,6 +200,9 @@ pub fn decode(bytes: &[u8], expected: &str) -> Result<Decoded, DecodeError> {
         bytes: &body[MAGIC.len() + 4..],
     };
     let identity = r.str32()?.to_owned();
+    if identity != expected && store_part(&identity) == store_part(expected) {
+        return Err(DecodeError::OtherState);
+    }
     if identity != expected {
         return Err(DecodeError::OtherStore {
             found: identity,
@@ -224,18 +254,19 @@ pub fn decode(bytes: &[u8], expected: &str) -> Result<Decoded, DecodeError> {
         if key.is_empty() || url.is_empty() {
             return Err(DecodeError::Malformed("an empty key or URL"));
         }
-        links.push_live(
+        let read = LinkView {
             key,
-            &LinkView {
-                key,
-                url,
-                inactive: flags & INACTIVE != 0,
-                expires_ms,
-                direct,
-                created,
-                changed,
-            },
-        );
+            url,
+            inactive: flags & INACTIVE != 0,
+            expires_ms,
+            direct,
+            created,
+            changed,
+        };
+        match LiveLink::recheck(&read) {
+            Ok(link) => links.push_live(key, &link.view(key)),
+            Err(reason) => links.push_invalid(key, reason),
+        }
     }
     let invalid = r.u64()?;
     for _ in 0..invalid {
@@ -399,6 +430,26 @@ mod tests {
     }
 
     #[test]
+    fn refuses_another_state_of_the_same_store() {
+        let bytes = encoded(&table(), &marked_identity("sqlite:abc", Some("m1")));
+        for expected in [
+            marked_identity("sqlite:abc", Some("m0")),
+            marked_identity("sqlite:abc", None),
+        ] {
+            assert_eq!(
+                decode(&bytes, &expected).err(),
+                Some(DecodeError::OtherState)
+            );
+        }
+        let same = marked_identity("sqlite:abc", Some("m1"));
+        assert!(decode(&bytes, &same).is_ok());
+        assert!(matches!(
+            decode(&bytes, &marked_identity("sqlite:xyz", Some("m1"))),
+            Err(DecodeError::OtherStore { .. })
+        ));
+    }
+
+    #[test]
     fn refuses_every_damaged_or_cut_file() {
         let bytes = encoded(&table(), "id");
         for cut in 0..bytes.len() {
@@ -437,5 +488,49 @@ mod tests {
             decode(&bytes, "id"),
             Err(DecodeError::Malformed(_))
         ));
+    }
+
+    /// A file rewritten by hand, its checksum made right: what a store
+    /// write would refuse is loaded as invalid, never served.
+    #[test]
+    fn links_a_store_would_refuse_are_invalid_whatever_the_checksum() {
+        let mut b = TableBuilder::default();
+        let forged =
+            |key: &'static str, url: &'static str, direct: Option<&'static str>| LinkView {
+                key,
+                url,
+                inactive: false,
+                expires_ms: None,
+                direct,
+                created: None,
+                changed: None,
+            };
+        for link in [
+            forged(
+                "evil1",
+                "//evil.example/phish",
+                Some("//evil.example/phish"),
+            ),
+            forged("evil2", "javascript:alert(1)", Some("javascript:alert(1)")),
+            forged("bad key!", "https://a.example/", Some("https://a.example/")),
+            forged("good1", "https://a.example/", Some("//evil.example/x")),
+        ] {
+            b.push_live(link.key, &link);
+        }
+        let bytes = encoded(&b.build(Some(json!(7))), "id");
+        let back = decode(&bytes, "id")
+            .expect("whole")
+            .links
+            .build(Some(json!(7)));
+        assert_eq!(back.invalid_count(), 3);
+        for key in ["evil1", "evil2", "bad key!"] {
+            assert!(back.get(key).is_none(), "{key} served");
+            assert_eq!(back.direct_location(key, 0, "https://0x1f.ie"), None);
+        }
+        assert_eq!(
+            back.direct_location("good1", 0, "https://0x1f.ie"),
+            Some("https://a.example/"),
+            "the direct location is worked out again, not read"
+        );
     }
 }

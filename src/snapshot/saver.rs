@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use super::file::{self, DecodeError};
 use super::{LinkTable, Snapshot};
+use crate::store::LinkStore;
 
 /// How often the saver looks for a new table.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -58,6 +59,60 @@ pub fn load(path: &Path, identity: &str) -> Result<Option<LinkTable>, LoadError>
     })?;
     drop(bytes);
     Ok(Some(decoded.links.build(Some(decoded.seq))))
+}
+
+/// The name a store's marker for the file at `path` goes under.
+pub fn mark_name(path: &Path) -> String {
+    std::path::absolute(path)
+        .unwrap_or_else(|_| path.to_owned())
+        .display()
+        .to_string()
+}
+
+/// Removes the temporary files that saves of `path` killed before their
+/// rename left behind (`.NAME.PID.tmp`), unless their process still runs.
+/// Returns what it removed.
+pub fn remove_leftovers(path: &Path) -> Vec<PathBuf> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Vec::new();
+    };
+    let Ok(entries) = fs::read_dir(&dir) else {
+        return Vec::new();
+    };
+    let prefix = format!(".{name}.");
+    let mut removed = Vec::new();
+    for entry in entries.flatten() {
+        let file = entry.file_name().to_string_lossy().into_owned();
+        let Some(pid) = file
+            .strip_prefix(&prefix)
+            .and_then(|rest| rest.strip_suffix(".tmp"))
+            .and_then(|pid| pid.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        if pid != std::process::id() && process_runs(pid) {
+            continue;
+        }
+        if fs::remove_file(entry.path()).is_ok() {
+            removed.push(entry.path());
+        }
+    }
+    removed
+}
+
+/// Whether a process with this ID exists (another server saving the same
+/// file right now keeps its temporary file).
+fn process_runs(pid: u32) -> bool {
+    let Ok(pid) = libc::pid_t::try_from(pid) else {
+        return false;
+    };
+    // SAFETY: signal 0 only checks that the process exists; nothing is sent.
+    let rc = unsafe { libc::kill(pid, 0) };
+    rc == 0 || io::Error::last_os_error().raw_os_error() == Some(libc::EPERM)
 }
 
 /// Writes `table` to `path` atomically.
@@ -115,6 +170,8 @@ fn open_private(path: &Path) -> io::Result<fs::File> {
 pub struct Saver {
     path: PathBuf,
     identity: String,
+    /// Marks the database state each file is taken from.
+    store: Arc<dyn LinkStore>,
     snapshot: Arc<Snapshot>,
     /// The generation last written (or read from the file).
     saved: AtomicU64,
@@ -127,13 +184,14 @@ impl Saver {
     /// disk (the one published from the file), or `None`.
     pub fn new(
         path: PathBuf,
-        identity: String,
+        store: Arc<dyn LinkStore>,
         snapshot: Arc<Snapshot>,
         saved_generation: Option<u64>,
     ) -> Arc<Self> {
         Arc::new(Self {
             path,
-            identity,
+            identity: store.snapshot_identity(),
+            store,
             snapshot,
             saved: AtomicU64::new(saved_generation.unwrap_or(u64::MAX)),
             writing: tokio::sync::Mutex::new(()),
@@ -188,7 +246,15 @@ impl Saver {
         if table.seq().is_none() {
             return Ok(false);
         }
-        let (path, identity) = (self.path.clone(), self.identity.clone());
+        // The marker is written before the file: a crash between the two
+        // leaves a file that is not believed, never one that is wrongly.
+        let mark = self
+            .store
+            .mark_snapshot(&mark_name(&self.path))
+            .await
+            .map_err(io::Error::other)?;
+        let identity = file::marked_identity(&self.identity, mark.as_deref());
+        let path = self.path.clone();
         let started = Instant::now();
         let links = table.len();
         tokio::task::spawn_blocking(move || save(&path, &identity, &table))

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::Change;
 use super::shard::{Hashed, LinkView, MAX_KEY_LEN, Shard};
+use crate::destination::Destination;
 use crate::link::{self, Document, Link};
 use crate::link_key::LinkKey;
 use crate::redirect_policy;
@@ -68,10 +69,7 @@ impl LiveLink {
     /// Parses a stored document under `key`: the one place a change becomes
     /// a link or a reason why not.
     pub fn parse(key: &str, doc: &Document) -> Result<Self, String> {
-        LinkKey::parse(key).map_err(|e| e.to_string())?;
-        if key.len() > MAX_KEY_LEN {
-            return Err(format!("a key is at most {MAX_KEY_LEN} bytes"));
-        }
+        check_key(key)?;
         let link = Link::from_document(doc).map_err(|e| e.to_string())?;
         Ok(Self {
             created: stamp(link::created_at(doc)),
@@ -80,7 +78,30 @@ impl LiveLink {
         })
     }
 
-    fn view<'a>(&'a self, key: &'a str) -> LinkView<'a> {
+    /// A link read back from a snapshot file, judged again by the rules a
+    /// store write passes (its key, its destination) and its direct
+    /// location worked out again: a checksum says only that the file is
+    /// whole, not who wrote it, so a rewritten file cannot serve
+    /// `//evil.example` or `javascript:`.
+    pub fn recheck(link: &LinkView<'_>) -> Result<Self, String> {
+        check_key(link.key)?;
+        let url = Destination::parse(link.url).map_err(|e| e.to_string())?;
+        let direct = if url.is_internal() {
+            None
+        } else {
+            redirect_policy::direct_location(link.key, url.as_str())
+        };
+        Ok(Self {
+            url: url.as_str().to_owned(),
+            inactive: link.inactive,
+            expires_ms: link.expires_ms,
+            direct,
+            created: link.created,
+            changed: link.changed,
+        })
+    }
+
+    pub(crate) fn view<'a>(&'a self, key: &'a str) -> LinkView<'a> {
         LinkView {
             key,
             url: &self.url,
@@ -91,6 +112,15 @@ impl LiveLink {
             changed: self.changed,
         }
     }
+}
+
+/// A key as a store write takes it.
+fn check_key(key: &str) -> Result<(), String> {
+    LinkKey::parse(key).map_err(|e| e.to_string())?;
+    if key.len() > MAX_KEY_LEN {
+        return Err(format!("a key is at most {MAX_KEY_LEN} bytes"));
+    }
+    Ok(())
 }
 
 /// The hash every shard of a table (and of the tables derived from it) uses.

@@ -120,6 +120,23 @@ pub trait LinkStore: Send + Sync + 'static {
     /// snapshot file of another database is never taken for this one's.
     fn snapshot_identity(&self) -> String;
 
+    /// Records, just before a snapshot file is written, a fresh marker of
+    /// the database's state for that file (`file` names it) and returns it
+    /// to go into the file. A database restored from a backup taken before
+    /// the save has an older marker, or none, so the file is not believed
+    /// for it even once it has been edited past the file's sequence.
+    /// `None`: this store keeps no marker.
+    async fn mark_snapshot(&self, file: &str) -> Result<Option<String>, StoreError> {
+        let _ = file;
+        Ok(None)
+    }
+
+    /// The marker [`LinkStore::mark_snapshot`] last recorded for `file`.
+    async fn snapshot_mark(&self, file: &str) -> Result<Option<String>, StoreError> {
+        let _ = file;
+        Ok(None)
+    }
+
     /// Whether `seq`, read from a snapshot file, can be resumed from: a
     /// sequence the database has not reached means the file belongs to a
     /// database that was replaced (a restored backup, say).

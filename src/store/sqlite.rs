@@ -306,6 +306,11 @@ mod bulk;
 /// The `meta` row of the recorded public URL.
 const PUBLIC_URL_META: &str = "public_url";
 
+/// The `meta` row that holds a snapshot file's marker.
+fn snapshot_meta_name(file: &str) -> String {
+    format!("snapshot_mark:{file}")
+}
+
 #[async_trait]
 impl LinkStore for SqliteStore {
     async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
@@ -428,6 +433,19 @@ impl LinkStore for SqliteStore {
 
     fn snapshot_identity(&self) -> String {
         format!("sqlite:{}", self.db_id)
+    }
+
+    /// A random value in `meta`, one per snapshot file: written before the
+    /// file, so a copy of the database taken after it has the file's state
+    /// or a later one, and a copy taken before it has another value.
+    async fn mark_snapshot(&self, file: &str) -> Result<Option<String>, StoreError> {
+        let mark = format!("{:032x}", rand::random::<u128>());
+        self.set_meta(&snapshot_meta_name(file), &mark).await?;
+        Ok(Some(mark))
+    }
+
+    async fn snapshot_mark(&self, file: &str) -> Result<Option<String>, StoreError> {
+        self.meta(&snapshot_meta_name(file)).await
     }
 
     async fn check_seq(&self, seq: &Value) -> Result<(), String> {
