@@ -378,3 +378,57 @@ async fn wallets_asking_for_json_get_the_invitation_others_the_redirect() {
         .expect("GET");
     assert_eq!(r.status().as_u16(), 302);
 }
+
+/// Issue 19, item 7: the JSON answer is the invitation stored with the link,
+/// never one the scanned URL's query carries.
+#[tokio::test]
+async fn an_invitation_in_the_query_is_never_served() {
+    use base64::Engine;
+    let app = spawn_didcomm(|_| {}).await;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let stored =
+        json!({"@type": "https://didcomm.org/out-of-band/1.1/invitation", "@id": "inv-stored"});
+    let evil = json!({"@type": "https://didcomm.org/out-of-band/1.1/invitation", "@id": "inv-evil", "services": ["https://evil.example"]});
+    let evil_q = b64.encode(evil.to_string());
+    let reply = plain_v2(
+        &app,
+        request_v2(
+            "oob-stored",
+            json!({
+                "url": format!("https://wallet.example/i?oob={}", b64.encode(stored.to_string())),
+                "goal_code": "shorten.oobv1",
+            }),
+        ),
+    )
+    .await;
+    let key = key_of(reply["body"]["shortened_url"].as_str().expect("short URL"));
+    app.link("plain", "https://example.com/").await;
+    app.wait_for_status(&format!("/{key}"), 302).await;
+    app.wait_for_status("/plain", 302).await;
+    let get_json = |path: String| {
+        app.client
+            .get(app.url(&path))
+            .header("accept", "application/json")
+            .send()
+    };
+
+    for param in ["oob", "_oob"] {
+        let r = get_json(format!("/plain?{param}={evil_q}"))
+            .await
+            .expect("GET");
+        assert_eq!(
+            r.status().as_u16(),
+            302,
+            "a plain link serves no JSON of the query's"
+        );
+        assert_ne!(header(&r, "content-type"), Some("application/json"));
+
+        let r = get_json(format!("/{key}?{param}={evil_q}"))
+            .await
+            .expect("GET");
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(header(&r, "content-type"), Some("application/json"));
+        assert_eq!(header(&r, "x-content-type-options"), Some("nosniff"));
+        assert_eq!(r.json::<Value>().await.expect("json"), stored, "{param}");
+    }
+}
