@@ -227,6 +227,11 @@ pub enum Command {
         /// duration from now (90m, 12h, 30d, 2w).
         #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
         expires: Option<crate::expiry::Expiry>,
+        /// Create a --key even when it takes over URLs of a shorter link
+        /// (docs/api/v1 while docs/api exists: /docs/api/v1 then leads here,
+        /// no longer to docs/api with /v1 appended).
+        #[arg(long, requires = "key")]
+        take_over: bool,
         /// Take an --expires time in the past (the link answers 404 at once).
         #[arg(long)]
         force: bool,

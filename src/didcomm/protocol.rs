@@ -136,6 +136,18 @@ impl CreatePlan {
             &self.thid,
         )
     }
+
+    /// The answer when the slug would take over the URLs of the existing
+    /// link `parent` (the store tells, [`crate::links::taken_parent`]).
+    pub fn slug_unavailable(&self, parent: &LinkKey) -> Value {
+        Problem::new(
+            Code::SlugUnavailable,
+            format!(
+                "the slug would change where URLs under the existing short URL {parent} lead; choose a slug outside {parent}/"
+            ),
+        )
+        .report(self.version, &self.reply_id, &self.thid)
+    }
 }
 
 /// A link to invalidate, and the ack to send once it is.

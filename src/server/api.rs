@@ -239,6 +239,7 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
                 }
                 // A tombstone's key is taken for good.
                 Err(LinkError::KeyTaken(_) | LinkError::Deleted { .. }) => Ok(plan.slug_taken()),
+                Err(LinkError::TakesOver { parent, .. }) => Ok(plan.slug_unavailable(&parent)),
                 Err(e) => Err(unavailable(&e)),
             }
         }

@@ -432,3 +432,41 @@ async fn an_invitation_in_the_query_is_never_served() {
         assert_eq!(r.json::<Value>().await.expect("json"), stored, "{param}");
     }
 }
+
+/// Issue 19, item 8: a slug below an existing link would make that link's
+/// printed sub-paths lead to the requester's URL.
+#[tokio::test]
+async fn a_slug_that_takes_over_a_links_urls_is_unavailable() {
+    let app = spawn_didcomm(|_| {}).await;
+    app.link("docs/api", "https://docs.example/api").await;
+    app.link("a", "https://a.example/").await;
+    for slug in ["docs/api/v1", "a/login"] {
+        let reply = plain_v2(
+            &app,
+            request_v2(
+                slug,
+                json!({"url": "https://evil.example/phish", "goal_code": "shorten", "short_url_slug": slug}),
+            ),
+        )
+        .await;
+        assert_eq!(problem_code(&reply), Some("slug_unavailable"), "{reply}");
+        let key = qrtag::link_key::LinkKey::parse(slug).expect("key");
+        let stored = qrtag::store::LinkStore::get(&app.store(), &key)
+            .await
+            .expect("read");
+        assert!(stored.is_none(), "{slug} was not created");
+    }
+    app.wait_for_status("/docs/api/v1", 302).await;
+    let r = app.get("/docs/api/v1").await;
+    assert_eq!(header(&r, "location"), Some("https://docs.example/api/v1"));
+    // A slug beside the link is free.
+    let reply = plain_v2(
+        &app,
+        request_v2(
+            "beside",
+            json!({"url": "https://b.example/", "goal_code": "shorten", "short_url_slug": "docs/apis"}),
+        ),
+    )
+    .await;
+    assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
+}
