@@ -473,6 +473,15 @@ pub struct DidcommServeArgs {
         value_delimiter = ','
     )]
     pub didcomm_admin: Vec<crate::didcomm::did::Did>,
+    /// Post replies to senders' endpoints on loopback, private-range and
+    /// link-local addresses too (agents on this host or network); without
+    /// it such a reply is the response body.
+    #[arg(
+        long,
+        env = "QRTAG_DIDCOMM_ALLOW_PRIVATE_ENDPOINTS",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub didcomm_allow_private_endpoints: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -776,6 +785,7 @@ impl Cli {
                         allow_any: rules.didcomm_allow_any,
                         admins: rules.didcomm_admin.clone(),
                     },
+                    allow_private_endpoints: rules.didcomm_allow_private_endpoints,
                 }
             }),
         }

@@ -18,7 +18,8 @@ use crate::didcomm::envelope::{self, Opened};
 use crate::didcomm::identity::ServiceIdentity;
 use crate::didcomm::message::{self, Incoming, Version};
 use crate::didcomm::problem::{Code, Problem};
-use crate::didcomm::protocol::{self, Caller, Context, Policy, Step};
+use crate::didcomm::protocol::{self, Caller, Context, Policy, Refusal, Step};
+use crate::didcomm::replay::{self, Seen};
 use crate::links::{self, LinkError};
 use crate::settings::{PublicUrl, Secret};
 use crate::store::LinkStore;
@@ -65,6 +66,8 @@ pub struct ApiState {
     pub token: Option<Secret>,
     pub policy: Policy,
     pub delivery: Delivery,
+    /// Authcrypt message ids within their validity window.
+    pub seen: Seen,
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -190,10 +193,18 @@ async fn encrypted(text: &str, state: &ApiState) -> HttpResponse {
             }
         };
     // Only senders the operator allows are sent anything: a stranger's DID
-    // must not make the server POST wherever it names.
+    // must not make the server POST wherever it names; nor may an allowed
+    // one make it POST into its own network.
     let may_deliver = state.policy.may_request(&caller);
+    let refused = |endpoint: &str| {
+        let why = state.delivery.refuses(endpoint);
+        if let Some(why) = &why {
+            tracing::warn!(%endpoint, reason = %why, "DIDComm reply not posted to a private endpoint (--didcomm-allow-private-endpoints allows it); sent as the response body");
+        }
+        why.is_some()
+    };
     match (&opened.sender.endpoint, msg.return_route_all) {
-        (Some(endpoint), false) if may_deliver => {
+        (Some(endpoint), false) if may_deliver && !refused(endpoint) => {
             state.delivery.send(endpoint.clone(), sealed);
             HttpResponse::Accepted().finish()
         }
@@ -220,13 +231,45 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         },
         None => None,
     };
+    let now = Utc::now();
+    // Authcrypt messages only: a plaintext one carries the token itself.
+    let tracked = match caller {
+        Caller::Did(did) => Some(did.as_str()),
+        Caller::Token => None,
+    };
+    let until = replay::valid_until(msg.created_time, msg.expires_time, now.timestamp());
+    let repeat = match tracked.map(|d| state.seen.first_time(d, &msg.id, until, now.timestamp())) {
+        Some(Ok(first)) => !first,
+        Some(Err(full)) => {
+            tracing::warn!("{full}");
+            return Err(line(HttpResponse::ServiceUnavailable(), &full.to_string()));
+        }
+        None => false,
+    };
+    // A message the store never saw may be sent again.
+    let unavailable = |e: &dyn std::fmt::Display| {
+        if !repeat && let Some(did) = tracked {
+            state.seen.forget(did, &msg.id);
+        }
+        unavailable(e)
+    };
     let ctx = Context {
         public_url: &state.public_url,
-        now: Utc::now(),
+        now,
         policy: &state.policy,
         reply_id: &reply_id,
+        service_did: state.identity.did(),
+        repeat,
     };
     match protocol::decide(msg, caller, &ctx, existing.as_ref()) {
+        Step::Refuse(refusal) => {
+            tracing::info!(caller = caller.recorded(), id = %msg.id, reason = refusal.reason(), "DIDComm message refused");
+            let status = match refusal {
+                Refusal::Repeat => HttpResponse::Conflict(),
+                Refusal::Expired | Refusal::NotForUs => HttpResponse::BadRequest(),
+            };
+            Err(line(status, refusal.reason()))
+        }
         Step::Reply(reply) => {
             tracing::info!(caller = caller.recorded(), thid = %msg.thid, "DIDComm request answered with a problem report");
             Ok(reply)

@@ -470,3 +470,59 @@ async fn a_slug_that_takes_over_a_links_urls_is_unavailable() {
     .await;
     assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
 }
+
+/// Issue 19, item 9: an expired message and one addressed to another DID
+/// are refused with a line saying why, and write nothing. A plaintext
+/// message may be sent again (it carries the token itself).
+#[tokio::test]
+async fn expired_and_misaddressed_messages_are_refused() {
+    let app = spawn_didcomm(|_| {}).await;
+    let service = app.did.clone().expect("service DID");
+    let body = json!({"url": "https://e.example/late", "goal_code": "shorten"});
+    let mut cases = Vec::new();
+    for (extra, want) in [
+        (json!({"expires_time": 1}), "the message has expired"),
+        (
+            json!({"expires_time": "1970-01-01T00:00:01Z"}),
+            "the message has expired",
+        ),
+        (
+            json!({"created_time": chrono::Utc::now().timestamp() - 7200}),
+            "the message has expired",
+        ),
+        (
+            json!({"to": ["did:peer:2.Ez6LSbysY2xFMRpGMhb7tFTLMpeuPRaqaWM1yECx2AtzE3KCc"]}),
+            "does not name this service's DID",
+        ),
+    ] {
+        let mut msg = request_v2("late", body.clone());
+        for (k, v) in extra.as_object().expect("object") {
+            msg[k] = v.clone();
+        }
+        cases.push((msg, want));
+    }
+    for (msg, want) in cases {
+        let r = post(
+            &app,
+            "application/didcomm-plain+json",
+            msg.to_string(),
+            Some(TOKEN),
+        )
+        .await;
+        assert_eq!(r.status().as_u16(), 400, "{msg}");
+        let text = r.text().await.expect("body");
+        assert!(
+            text.contains(want) && text.lines().count() == 1,
+            "{msg}: {text}"
+        );
+    }
+    let list = String::from_utf8_lossy(&app.cli(&["list"]).stdout).into_owned();
+    assert!(!list.contains("e.example/late"), "{list}");
+    for to in [json!([service]), json!([format!("{service}#key-1")])] {
+        let mut msg = request_v2("late", body.clone());
+        msg["to"] = to;
+        msg["expires_time"] = json!(chrono::Utc::now().timestamp() + 60);
+        let reply = plain_v2(&app, msg).await;
+        assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
+    }
+}
