@@ -233,9 +233,11 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
     };
     let now = Utc::now();
     // Authcrypt messages only: a plaintext one carries the token itself.
+    // And only from senders that may act: a stranger's message is answered
+    // `unauthorized` however often it comes, and must not fill the table.
     let tracked = match caller {
-        Caller::Did(did) => Some(did.as_str()),
-        Caller::Token => None,
+        Caller::Did(did) if state.policy.may_request(caller) => Some(did.as_str()),
+        _ => None,
     };
     let until = replay::valid_until(msg.created_time, msg.expires_time, now.timestamp());
     let repeat = match tracked.map(|d| state.seen.first_time(d, &msg.id, until, now.timestamp())) {
