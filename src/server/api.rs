@@ -248,11 +248,15 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         }
         None => false,
     };
-    // A message the store never saw may be sent again.
-    let unavailable = |e: &dyn std::fmt::Display| {
+    // A message that was not acted on (refused, or the store was away) may
+    // be sent again, corrected or as it was.
+    let release = || {
         if !repeat && let Some(did) = tracked {
             state.seen.forget(did, &msg.id);
         }
+    };
+    let unavailable = |e: &dyn std::fmt::Display| {
+        release();
         unavailable(e)
     };
     let ctx = Context {
@@ -268,7 +272,10 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
             tracing::info!(caller = caller.recorded(), id = %msg.id, reason = refusal.reason(), "DIDComm message refused");
             let status = match refusal {
                 Refusal::Repeat => HttpResponse::Conflict(),
-                Refusal::Expired | Refusal::NotForUs => HttpResponse::BadRequest(),
+                Refusal::Expired | Refusal::NotForUs => {
+                    release();
+                    HttpResponse::BadRequest()
+                }
             };
             Err(line(status, refusal.reason()))
         }

@@ -481,4 +481,21 @@ async fn a_replayed_envelope_makes_one_link() {
         .ask(&app, request("r2", "https://e.example/replayed"))
         .await;
     assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
+
+    // A refused message was not acted on: corrected, its id is new.
+    let mut late = request("r3", "https://e.example/late");
+    late["return_route"] = json!("all");
+    late["expires_time"] = json!(1);
+    let r = post(
+        &app,
+        "application/didcomm-encrypted+json",
+        agent.seal(&app, late),
+        None,
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 400);
+    let reply = agent
+        .ask(&app, request("r3", "https://e.example/late"))
+        .await;
+    assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
 }
