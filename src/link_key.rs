@@ -49,6 +49,35 @@ impl LinkKey {
     pub fn as_str(&self) -> &str {
         &self.0
     }
+
+    /// The shorter keys a request for this key's URL falls back to when this
+    /// key does not exist, longest first, as the resolver's longest-prefix
+    /// match tries them: `docs/api/v1` → `docs/api`, `docs`. One per `/`.
+    pub fn parents(&self) -> impl Iterator<Item = LinkKey> + '_ {
+        self.0
+            .rmatch_indices('/')
+            .map(|(at, _)| LinkKey(self.0[..at].to_owned()))
+    }
+}
+
+/// The existing link whose URLs a new key would take over, if any: the
+/// longest of `existing_parents` that is one of `new`'s [parents]. With
+/// `docs/api` stored, `/docs/api/v1` leads to `docs/api` with `/v1`
+/// appended; a new key `docs/api/v1` would make that printed URL lead
+/// elsewhere, which only an editor may decide (issue 19, item 8). Keys
+/// below `new` (`docs/api/v1/x`) are not affected: the longer key still
+/// matches first.
+///
+/// [parents]: LinkKey::parents
+pub fn taken_over<'a>(new: &LinkKey, existing_parents: &'a [LinkKey]) -> Option<&'a LinkKey> {
+    existing_parents
+        .iter()
+        .filter(|p| {
+            new.0
+                .strip_prefix(p.as_str())
+                .is_some_and(|rest| rest.starts_with('/'))
+        })
+        .max_by_key(|p| p.0.len())
 }
 
 impl From<ShortId> for LinkKey {
@@ -78,6 +107,24 @@ impl fmt::Debug for LinkKey {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn parents_and_the_link_a_key_takes_over() {
+        let key = |s: &str| super::LinkKey::parse(s).expect("key");
+        let new = key("docs/api/v1");
+        let parents: Vec<_> = new.parents().collect();
+        assert_eq!(parents, [key("docs/api"), key("docs")]);
+        assert_eq!(key("H83if").parents().count(), 0);
+        let none: [super::LinkKey; 0] = [];
+        assert_eq!(super::taken_over(&new, &none), None);
+        let existing = [key("docs"), key("docs/api")];
+        assert_eq!(super::taken_over(&new, &existing), Some(&key("docs/api")));
+        assert_eq!(super::taken_over(&new, &existing[..1]), Some(&key("docs")));
+        // Not at a `/`, or not a prefix at all: nothing is taken over.
+        let unrelated = [key("docs/ap"), key("docs/api/v1/x"), key("doc")];
+        assert_eq!(super::taken_over(&new, &unrelated), None);
+        assert_eq!(super::taken_over(&key("docs"), &existing), None);
+    }
+
     use super::*;
     use proptest::prelude::*;
 

@@ -30,6 +30,10 @@ pub enum LinkError {
         key: LinkKey,
         on: Option<DateTime<Utc>>,
     },
+    #[error(
+        "the key {key} would take over URLs of the link {parent}: /{key} now leads to {parent}'s destination with the rest of the path appended"
+    )]
+    TakesOver { key: LinkKey, parent: LinkKey },
     #[error("gave up after {MAX_ATTEMPTS} conflicting writes to {0}")]
     TooManyConflicts(String),
     #[error(transparent)]
@@ -47,17 +51,46 @@ pub async fn create(
     create_document(store, &Link::new_document(url, inactive), key).await
 }
 
+/// Whether a new key may take over the URLs of a shorter existing link
+/// ([`link_key::taken_over`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TakeOver {
+    /// [`LinkError::TakesOver`]: the default for every caller.
+    Refuse,
+    /// An editor said so explicitly (`qrtag new --take-over`).
+    Allow,
+}
+
 /// Creates a link from a whole document (one [`Link::from_document`]
 /// accepts), under `key` or a fresh random [`ShortId`]. Returns the key used.
+/// A key that would take over a shorter link's URLs is refused.
 pub async fn create_document(
     store: &dyn LinkStore,
     doc: &Document,
     key: Option<&LinkKey>,
 ) -> Result<LinkKey, LinkError> {
+    create_document_with(store, doc, key, TakeOver::Refuse).await
+}
+
+/// [`create_document`], with the editor's word on taking over.
+pub async fn create_document_with(
+    store: &dyn LinkStore,
+    doc: &Document,
+    key: Option<&LinkKey>,
+    take_over: TakeOver,
+) -> Result<LinkKey, LinkError> {
     let mut doc = doc.clone();
     link::stamp_created(&mut doc, Utc::now());
     let doc = &doc;
     if let Some(key) = key {
+        if take_over == TakeOver::Refuse
+            && let Some(parent) = taken_parent(store, key).await?
+        {
+            return Err(LinkError::TakesOver {
+                key: key.clone(),
+                parent,
+            });
+        }
         return match store.create(key, doc).await {
             Ok(()) => Ok(key.clone()),
             Err(e) => Err(not_created(store, key, e).await),
@@ -76,6 +109,27 @@ pub async fn create_document(
         }
     }
     Err(LinkError::TooManyConflicts("a new random key".into()))
+}
+
+/// The stored link whose URLs `key` would take over: one lookup of all
+/// its [parents](LinkKey::parents), at most one per `/`. Any document
+/// counts, an inactive or deleted link's too: its printed URLs must not
+/// come back leading somewhere else.
+pub async fn taken_parent(
+    store: &dyn LinkStore,
+    key: &LinkKey,
+) -> Result<Option<LinkKey>, StoreError> {
+    let parents: Vec<LinkKey> = key.parents().collect();
+    if parents.is_empty() {
+        return Ok(None);
+    }
+    let found = store.existing(&parents).await?;
+    let existing: Vec<LinkKey> = parents
+        .into_iter()
+        .zip(found)
+        .filter_map(|(k, e)| e.then_some(k))
+        .collect();
+    Ok(crate::link_key::taken_over(key, &existing).cloned())
 }
 
 /// Why `key` could not be created: taken, a tombstone (said as such, with
@@ -190,6 +244,19 @@ mod tests {
         let doc = set_inactive(&store, &slug, true).await.expect("disable");
         assert_eq!(doc.get("inactive"), Some(&serde_json::Value::Bool(true)));
         assert!(link::created_at(&doc).is_some() && link::changed_at(&doc).is_some());
+        let below = LinkKey::parse("docs/api/v1").expect("key");
+        assert!(matches!(
+            create(&store, &url, Some(&below), false).await,
+            Err(LinkError::TakesOver { parent, .. }) if parent == slug
+        ));
+        create_document_with(
+            &store,
+            &Link::new_document(&url, false),
+            Some(&below),
+            TakeOver::Allow,
+        )
+        .await
+        .expect("an editor's explicit word");
         let missing = LinkKey::parse("zzzzz").expect("key");
         assert!(matches!(
             set_url(&store, &missing, &url).await,

@@ -406,6 +406,9 @@ pub struct ApiSettings {
     pub token: Option<Secret>,
     pub key_file: PathBuf,
     pub policy: crate::didcomm::protocol::Policy,
+    /// Deliver replies to loopback and private-range endpoints too
+    /// (`didcomm::delivery`).
+    pub allow_private_endpoints: bool,
 }
 
 impl ApiSettings {
@@ -419,6 +422,7 @@ impl ApiSettings {
                 slugs: true,
                 ..Default::default()
             },
+            allow_private_endpoints: false,
         }
     }
 }

@@ -286,6 +286,7 @@ fn api_server(
         token: api.token.clone(),
         policy: api.policy.clone(),
         delivery,
+        seen: crate::didcomm::replay::Seen::default(),
     });
     let server = HttpServer::new(move || {
         App::new()
@@ -497,7 +498,12 @@ impl Application {
             uppercase_prefix: settings.qr_uppercase_prefix,
             renders: qr_renders.clone(),
         });
-        let delivery = crate::didcomm::delivery::Delivery::new();
+        let delivery = crate::didcomm::delivery::Delivery::new(
+            settings
+                .api
+                .as_ref()
+                .is_some_and(|a| a.allow_private_endpoints),
+        );
         let health = Arc::new(crate::health::Health {
             snapshot: Arc::clone(&snapshot),
             access_log: access_log.clone(),

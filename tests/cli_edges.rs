@@ -687,3 +687,75 @@ fn help_shows_only_the_options_a_command_reads_under_headings() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
 }
+
+/// Issue 19, item 8: a key below an existing link (`docs/api/v1` while
+/// `docs/api` exists) would change where the printed `/docs/api/v1` leads;
+/// `new` and `import` refuse it unless told `--take-over`.
+#[test]
+fn a_key_that_takes_over_a_links_urls_needs_take_over() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("q.db");
+    let ok = |args: &[&str]| {
+        let out = qrtag_cmd(&db, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        out
+    };
+    ok(&["new", "--key", "docs/api", "https://docs.example/api"]);
+    let out = qrtag_cmd(
+        &db,
+        &["new", "--key", "docs/api/v1", "https://evil.example/phish"],
+    );
+    let err = one_line_error(&out, 1, "new under docs/api");
+    assert_eq!(
+        err,
+        "qrtag: the key docs/api/v1 would take over URLs of the link docs/api: /docs/api/v1 now leads to docs/api's destination with the rest of the path appended (--take-over creates it anyway)"
+    );
+    // Keys beside or above it are no one's URLs yet.
+    ok(&["new", "--key", "docs/apis", "https://a.example/"]);
+    ok(&["new", "--key", "docs", "https://a.example/"]);
+
+    let csv = dir.path().join("in.csv");
+    std::fs::write(
+        &csv,
+        "key,url\nfresh,https://a.example/\nfresh/login,https://b.example/\ndocs/api/v2/x,https://evil.example/\n",
+    )
+    .expect("csv");
+    let csv = csv.to_str().expect("utf-8");
+    let out = qrtag_cmd(&db, &["import", csv]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains(&format!(
+            "{csv}:4: the key docs/api/v2/x would take over URLs of the existing link docs/api (--take-over imports it anyway)\n"
+        )),
+        "{err}"
+    );
+    assert_eq!(
+        err.lines().last(),
+        Some(
+            format!(
+                "qrtag: 1 keys that would take over URLs of existing links (--take-over imports them) in {csv}; nothing was imported"
+            )
+            .as_str()
+        ),
+        "{err}"
+    );
+    let shown = qrtag_cmd(&db, &["show", "fresh"]);
+    assert!(!shown.status.success(), "nothing was imported");
+
+    // An editor's explicit word; a file's own keys never count against it.
+    ok(&["import", "--take-over", csv]);
+    ok(&[
+        "new",
+        "--take-over",
+        "--key",
+        "docs/api/v1",
+        "https://docs.example/v1",
+    ]);
+    let out = ok(&["show", "docs/api/v1"]);
+    assert!(
+        stdout(&out).contains("https://docs.example/v1"),
+        "{}",
+        stdout(&out)
+    );
+}

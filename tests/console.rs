@@ -1071,6 +1071,23 @@ async fn a_refused_form_keeps_what_was_typed_and_marks_the_field_at_fault() {
     assert_marked(&page, "new-key", "already taken");
     assert!(tag_of(&page, "new-expires").contains(r#"value="2w""#));
 
+    // Issue 19, item 8: a key below an existing link would take over its
+    // URLs (`/taken/login` now leads to taken's destination + `/login`).
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[
+                ("url", "https://evil.example/phish"),
+                ("key", "taken/login"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::CONFLICT);
+    let page = res.text().await.expect("body");
+    assert_marked(&page, "new-key", "would change where /taken/login leads");
+    assert!(tag_of(&page, "new-key").contains(r#"value="taken/login""#));
+
     let res = c
         .post(
             "/links",

@@ -38,12 +38,28 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     match &cli.command {
         Command::New {
-            url, key, inactive, ..
+            url,
+            key,
+            inactive,
+            take_over,
+            ..
         } => {
             let public_url = super::public_url::for_tags(cli, store, true).await?;
             let mut doc = Link::new_document(url, *inactive);
             link::set_expires(&mut doc, expiry.flatten());
-            let key = links::create_document(store, &doc, key.as_ref()).await?;
+            let take_over = if *take_over {
+                links::TakeOver::Allow
+            } else {
+                links::TakeOver::Refuse
+            };
+            let key = links::create_document_with(store, &doc, key.as_ref(), take_over)
+                .await
+                .map_err(|e| match e {
+                    e @ links::LinkError::TakesOver { .. } => {
+                        anyhow::anyhow!("{e} (--take-over creates it anyway)")
+                    }
+                    e => e.into(),
+                })?;
             writeln!(out, "{}", public_url.short_url(key.as_str()))?;
             warn_broken_chain(store, cli, &key).await;
         }

@@ -227,6 +227,11 @@ pub enum Command {
         /// duration from now (90m, 12h, 30d, 2w).
         #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
         expires: Option<crate::expiry::Expiry>,
+        /// Create a --key even when it takes over URLs of a shorter link
+        /// (docs/api/v1 while docs/api exists: /docs/api/v1 then leads here,
+        /// no longer to docs/api with /v1 appended).
+        #[arg(long, requires = "key")]
+        take_over: bool,
         /// Take an --expires time in the past (the link answers 404 at once).
         #[arg(long)]
         force: bool,
@@ -468,6 +473,15 @@ pub struct DidcommServeArgs {
         value_delimiter = ','
     )]
     pub didcomm_admin: Vec<crate::didcomm::did::Did>,
+    /// Post replies to senders' endpoints on loopback, private-range and
+    /// link-local addresses too (agents on this host or network); without
+    /// it such a reply is the response body.
+    #[arg(
+        long,
+        env = "QRTAG_DIDCOMM_ALLOW_PRIVATE_ENDPOINTS",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub didcomm_allow_private_endpoints: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -771,6 +785,7 @@ impl Cli {
                         allow_any: rules.didcomm_allow_any,
                         admins: rules.didcomm_admin.clone(),
                     },
+                    allow_private_endpoints: rules.didcomm_allow_private_endpoints,
                 }
             }),
         }

@@ -46,6 +46,11 @@ pub struct ImportArgs {
     /// Check the whole file and report what an import would do; write nothing.
     #[arg(long)]
     pub dry_run: bool,
+    /// Import new keys even when they take over URLs of a shorter link the
+    /// store has (docs/api/v1 while docs/api exists: /docs/api/v1 then leads
+    /// to the imported link, no longer to docs/api with /v1 appended).
+    #[arg(long)]
+    pub take_over: bool,
 }
 
 pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
@@ -195,14 +200,20 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         Some(store) => refusals(store.as_ref(), &docs, &existing, args.update).await?,
         None => (Problems::default(), 0),
     };
-    let (bad, refused_total) = (bad_lines.total, refused.total);
-    let problems = bad_lines.merge(refused);
+    let taking_over = match &store {
+        Some(store) if !args.take_over => take_overs(store.as_ref(), &docs, &existing).await?,
+        _ => Problems::default(),
+    };
+    let refusal = Refused {
+        bad: bad_lines.total,
+        exist: refused.total - deleted,
+        deleted,
+        take_over: taking_over.total,
+    };
+    let problems = bad_lines.merge(refused).merge(taking_over);
     if !args.dry_run && !problems.is_empty() {
         report(&name, &problems);
-        anyhow::bail!(
-            "{}",
-            refusal_line(&name, bad, refused_total, deleted, false)
-        );
+        anyhow::bail!("{}", refusal_line(&name, &refusal, false));
     }
     if args.dry_run {
         report(&name, &problems);
@@ -221,7 +232,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
             format_name(format)
         );
         if !problems.is_empty() {
-            anyhow::bail!("{}", refusal_line(&name, bad, refused_total, deleted, true));
+            anyhow::bail!("{}", refusal_line(&name, &refusal, true));
         }
         return Ok(ExitCode::SUCCESS);
     }
@@ -330,8 +341,21 @@ fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
 
 /// The last line of an import refused (or a dry run that would be): what
 /// was wrong, counted by kind.
-fn refusal_line(name: &str, bad: u64, refused: u64, deleted: u64, dry_run: bool) -> String {
-    let exists = refused - deleted;
+/// How many records of a file are refused, by reason.
+struct Refused {
+    bad: u64,
+    exist: u64,
+    deleted: u64,
+    take_over: u64,
+}
+
+fn refusal_line(name: &str, counts: &Refused, dry_run: bool) -> String {
+    let Refused {
+        bad,
+        exist: exists,
+        deleted,
+        take_over,
+    } = *counts;
     let outcome = if dry_run {
         ": an import would write nothing"
     } else {
@@ -341,7 +365,7 @@ fn refusal_line(name: &str, bad: u64, refused: u64, deleted: u64, dry_run: bool)
     if bad > 0 {
         parts.push(format!("{bad} bad lines"));
     }
-    if exists > 0 && parts.is_empty() && deleted == 0 {
+    if exists > 0 && parts.is_empty() && deleted == 0 && take_over == 0 {
         let hint = if dry_run {
             ""
         } else {
@@ -354,6 +378,11 @@ fn refusal_line(name: &str, bad: u64, refused: u64, deleted: u64, dry_run: bool)
     }
     if deleted > 0 {
         parts.push(format!("{deleted} deleted keys"));
+    }
+    if take_over > 0 {
+        parts.push(format!(
+            "{take_over} keys that would take over URLs of existing links (--take-over imports them)"
+        ));
     }
     let hint = if exists > 0 && !dry_run {
         " (--update overwrites existing keys)"
@@ -405,6 +434,60 @@ async fn refusals(
         refused.push(LineError::new(*line, problem));
     }
     Ok((refused, deleted))
+}
+
+/// The new keys of the file that would take over URLs of a link the store
+/// has now (keys the file brings itself do not count: an export of
+/// `docs/api` and `docs/api/v1` restores as it was). Every parent of every
+/// new key is looked up once, a batch at a time.
+async fn take_overs(
+    store: &dyn LinkStore,
+    docs: &[(u64, BulkDoc)],
+    existing: &[bool],
+) -> anyhow::Result<Problems> {
+    let new = || {
+        docs.iter()
+            .zip(existing)
+            .filter(|(_, e)| !**e)
+            .map(|((line, doc), _)| (*line, doc.key()))
+    };
+    let mut parents: Vec<LinkKey> = new().flat_map(|(_, k)| k.parents()).collect();
+    parents.sort_unstable();
+    parents.dedup();
+    let mut stored = Vec::new();
+    for batch in parents.chunks(store.batch_size().max(1)) {
+        let found = store
+            .existing(batch)
+            .await
+            .context("looking up which keys exist")?;
+        stored.extend(
+            batch
+                .iter()
+                .zip(found)
+                .filter(|(_, e)| *e)
+                .map(|(k, _)| k.clone()),
+        );
+    }
+    let mut problems = Problems::default();
+    if stored.is_empty() {
+        return Ok(problems);
+    }
+    for (line, key) in new() {
+        let mine: Vec<LinkKey> = key
+            .parents()
+            .filter(|p| stored.binary_search(p).is_ok())
+            .collect();
+        if let Some(parent) = crate::link_key::taken_over(key, &mine) {
+            problems.push(LineError::new(
+                line,
+                Problem::TakesOver {
+                    key: key.clone(),
+                    parent: parent.clone(),
+                },
+            ));
+        }
+    }
+    Ok(problems)
 }
 
 /// Asks the store which keys exist, a batch at a time.

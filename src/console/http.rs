@@ -284,6 +284,12 @@ pub fn write_failure(err: &LinkError) -> (StatusCode, String) {
             ),
         ),
         LinkError::NotFound(k) => (StatusCode::NOT_FOUND, format!("There is no link {k}.")),
+        LinkError::TakesOver { key, parent } => (
+            StatusCode::CONFLICT,
+            format!(
+                "The key {key} would change where /{key} leads: it now reaches the link {parent} with the rest of the path appended. Choose a key outside {parent}/."
+            ),
+        ),
         e @ LinkError::Deleted { .. } => (StatusCode::CONFLICT, capitalised(&e.to_string())),
         LinkError::TooManyConflicts(_) => (
             StatusCode::CONFLICT,

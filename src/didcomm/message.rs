@@ -29,6 +29,13 @@ pub struct Incoming {
     pub from: Option<String>,
     /// Whether the sender asked for the reply on this HTTP response.
     pub return_route_all: bool,
+    /// v2 `to`: the DIDs (or DID URLs) the message is for; `None` when the
+    /// message names none (v1, most plaintext).
+    pub to: Option<Vec<String>>,
+    /// v2 `created_time` (v1 `~timing.out_time`), epoch seconds.
+    pub created_time: Option<i64>,
+    /// v2 `expires_time` (v1 `~timing.expires_time`), epoch seconds.
+    pub expires_time: Option<i64>,
     pub kind: Kind,
 }
 
@@ -63,6 +70,10 @@ pub enum MessageError {
     NotAString(&'static str),
     #[error("\"requested_validity_seconds\" must be a non-negative integer")]
     BadValidity,
+    #[error("\"{0}\" must be epoch seconds or an RFC 3339 time")]
+    BadTime(&'static str),
+    #[error("\"to\" must be a list of DIDs")]
+    BadTo,
 }
 
 fn text(map: &Map<String, Value>, name: &'static str) -> Result<Option<String>, MessageError> {
@@ -87,6 +98,46 @@ fn seconds(v: Option<&Value>) -> Result<Option<u64>, MessageError> {
     }
 }
 
+/// A `_time` field: epoch seconds as DIDComm v2 says, or (as Credo and v1
+/// `~timing` write them) an RFC 3339 string or a string of seconds.
+fn time(v: Option<&Value>, name: &'static str) -> Result<Option<i64>, MessageError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::Number(n)) => n
+            .as_i64()
+            .or_else(|| n.as_f64().filter(|f| f.is_finite()).map(|f| f as i64))
+            .map(Some)
+            .ok_or(MessageError::BadTime(name)),
+        Some(Value::String(s)) => {
+            let s = s.trim();
+            s.parse::<i64>()
+                .ok()
+                .or_else(|| {
+                    chrono::DateTime::parse_from_rfc3339(s)
+                        .ok()
+                        .map(|t| t.timestamp())
+                })
+                .map(Some)
+                .ok_or(MessageError::BadTime(name))
+        }
+        Some(_) => Err(MessageError::BadTime(name)),
+    }
+}
+
+/// `to`: a list of strings (a lone string is read as a list of one).
+fn recipients(v: Option<&Value>) -> Result<Option<Vec<String>>, MessageError> {
+    match v {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Ok(Some(vec![s.clone()])),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|i| i.as_str().map(str::to_owned).ok_or(MessageError::BadTo))
+            .collect::<Result<Vec<_>, _>>()
+            .map(Some),
+        Some(_) => Err(MessageError::BadTo),
+    }
+}
+
 fn message_name(typ: &str) -> Option<&str> {
     typ.strip_prefix(PIURI)
         .or_else(|| typ.strip_prefix(OLD_PIURI))
@@ -103,6 +154,19 @@ pub fn parse(value: &Value) -> Result<Incoming, MessageError> {
     let typ = typ.ok_or(MessageError::NoType)?;
     let id = id.filter(|s| !s.is_empty()).ok_or(MessageError::NoId)?;
     let name = message_name(&typ).ok_or_else(|| MessageError::UnknownType(clip(&typ)))?;
+    let (created, expires) = match version {
+        Version::V1 => {
+            let timing = obj.get("~timing");
+            (
+                time(timing.and_then(|t| t.get("out_time")), "out_time")?,
+                time(timing.and_then(|t| t.get("expires_time")), "expires_time")?,
+            )
+        }
+        Version::V2 => (
+            time(obj.get("created_time"), "created_time")?,
+            time(obj.get("expires_time"), "expires_time")?,
+        ),
+    };
     let (fields, thid, return_route) = match version {
         Version::V1 => {
             let thid = obj
@@ -151,6 +215,12 @@ pub fn parse(value: &Value) -> Result<Incoming, MessageError> {
             Version::V1 => None,
         },
         return_route_all: return_route.as_deref() == Some("all"),
+        to: match version {
+            Version::V2 => recipients(obj.get("to"))?,
+            Version::V1 => None,
+        },
+        created_time: created,
+        expires_time: expires,
         kind,
     })
 }
@@ -237,6 +307,29 @@ mod tests {
                 ..
             })
         ));
+    }
+
+    #[test]
+    fn addressing_and_times() {
+        let t = "https://didcomm.org/shorten-url/1.0/request-shortened-url";
+        let m = parse(
+            &json!({"type": t, "id": "x", "body": {}, "to": ["did:peer:2.Ea"],
+            "created_time": 1_700_000_000, "expires_time": "2026-11-25T10:00:00Z"}),
+        )
+        .expect("v2");
+        assert_eq!(m.to, Some(vec!["did:peer:2.Ea".to_owned()]));
+        assert_eq!(m.created_time, Some(1_700_000_000));
+        assert_eq!(m.expires_time, Some(1_795_600_800));
+        let m =
+            parse(&json!({"@type": t, "@id": "x", "~timing": {"expires_time": "1"}})).expect("v1");
+        assert_eq!((m.to, m.expires_time), (None, Some(1)));
+        for bad in [
+            json!({"type": t, "id": "x", "body": {}, "expires_time": "soon"}),
+            json!({"type": t, "id": "x", "body": {}, "to": [5]}),
+            json!({"type": t, "id": "x", "body": {}, "to": {}}),
+        ] {
+            assert!(parse(&bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

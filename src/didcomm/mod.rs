@@ -14,4 +14,5 @@ pub mod message;
 pub mod oob;
 pub mod problem;
 pub mod protocol;
+pub mod replay;
 pub mod resolve;

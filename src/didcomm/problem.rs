@@ -12,6 +12,10 @@ pub enum Code {
     InvalidGoalCode,
     SlugsNotSupported,
     InvalidSlug,
+    /// Not one of the RFC's codes: a valid, free slug that would take over
+    /// the URLs under an existing link (`docs/api/v1` while `docs/api`
+    /// exists).
+    SlugUnavailable,
     ShortUrlInvalid,
     RejectedInvalidation,
     /// Not one of the RFC's codes: the sender may not request short URLs here.
@@ -27,6 +31,7 @@ impl Code {
             Code::InvalidGoalCode => "invalid_goal_code",
             Code::SlugsNotSupported => "slugs_not_supported",
             Code::InvalidSlug => "invalid_slug",
+            Code::SlugUnavailable => "slug_unavailable",
             Code::ShortUrlInvalid => "short_url_invalid",
             Code::RejectedInvalidation => "rejected_invalidation",
             Code::Unauthorized => "unauthorized",

@@ -71,11 +71,68 @@ pub struct Context<'a> {
     pub policy: &'a Policy,
     /// The id the reply will carry.
     pub reply_id: &'a str,
+    /// The service's own DID: a message whose `to` names others is not ours.
+    pub service_did: &'a Did,
+    /// Whether this sender's message with this id was accepted before and
+    /// is still within its validity window ([`super::replay`]).
+    pub repeat: bool,
+}
+
+/// Why a message is refused without an answer in the protocol: the
+/// transport says no (a 4xx with one line), nothing is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Refusal {
+    /// Its `expires_time` has passed, or it was created longer ago than
+    /// [`super::replay::WINDOW`] (or further ahead than the clock skew).
+    Expired,
+    /// Its `to` does not name the service's DID.
+    NotForUs,
+    /// The same sender's message with the same id was accepted already.
+    Repeat,
+}
+
+impl Refusal {
+    pub fn reason(self) -> &'static str {
+        match self {
+            Refusal::Expired => {
+                "the message has expired (its expires_time has passed, or its created_time is over an hour away)"
+            }
+            Refusal::NotForUs => "the message's \"to\" does not name this service's DID",
+            Refusal::Repeat => "a message with this id was already accepted from this sender",
+        }
+    }
+}
+
+/// Whether `msg` may be acted on at all at `now`: addressed to `service`,
+/// within its validity window, not a repeat.
+fn admissible(msg: &Incoming, ctx: &Context) -> Result<(), Refusal> {
+    if let Some(to) = &msg.to
+        && !to.iter().any(|r| {
+            r.split_once('#').map_or(r.as_str(), |(did, _)| did) == ctx.service_did.as_str()
+        })
+    {
+        return Err(Refusal::NotForUs);
+    }
+    let now = ctx.now.timestamp();
+    let expired = msg.expires_time.is_some_and(|e| e <= now)
+        || msg.created_time.is_some_and(|c| {
+            c < now.saturating_sub(super::replay::WINDOW)
+                || c > now.saturating_add(super::replay::SKEW)
+        });
+    if expired {
+        return Err(Refusal::Expired);
+    }
+    if ctx.repeat {
+        return Err(Refusal::Repeat);
+    }
+    Ok(())
 }
 
 /// What to do about a message.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Step {
+    /// Refuse it at the transport; write nothing.
+    Refuse(Refusal),
     /// Answer with this message; write nothing.
     Reply(Value),
     Create(CreatePlan),
@@ -136,6 +193,18 @@ impl CreatePlan {
             &self.thid,
         )
     }
+
+    /// The answer when the slug would take over the URLs of the existing
+    /// link `parent` (the store tells, [`crate::links::taken_parent`]).
+    pub fn slug_unavailable(&self, parent: &LinkKey) -> Value {
+        Problem::new(
+            Code::SlugUnavailable,
+            format!(
+                "the slug would change where URLs under the existing short URL {parent} lead; choose a slug outside {parent}/"
+            ),
+        )
+        .report(self.version, &self.reply_id, &self.thid)
+    }
 }
 
 /// A link to invalidate, and the ack to send once it is.
@@ -185,6 +254,9 @@ fn key_of_short_url(short: &str, public_url: &PublicUrl) -> Option<LinkKey> {
 /// Decides what `msg` from `caller` asks for. `existing` is the stored
 /// document under [`key_of_interest`] (`None` when there is none or no key).
 pub fn decide(msg: &Incoming, caller: &Caller, ctx: &Context, existing: Option<&Document>) -> Step {
+    if let Err(refusal) = admissible(msg, ctx) {
+        return Step::Refuse(refusal);
+    }
     let result = match &msg.kind {
         Kind::Request(r) => request(msg, r, caller, ctx, existing),
         Kind::Invalidate { shortened_url } => {

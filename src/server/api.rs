@@ -18,7 +18,8 @@ use crate::didcomm::envelope::{self, Opened};
 use crate::didcomm::identity::ServiceIdentity;
 use crate::didcomm::message::{self, Incoming, Version};
 use crate::didcomm::problem::{Code, Problem};
-use crate::didcomm::protocol::{self, Caller, Context, Policy, Step};
+use crate::didcomm::protocol::{self, Caller, Context, Policy, Refusal, Step};
+use crate::didcomm::replay::{self, Seen};
 use crate::links::{self, LinkError};
 use crate::settings::{PublicUrl, Secret};
 use crate::store::LinkStore;
@@ -65,6 +66,8 @@ pub struct ApiState {
     pub token: Option<Secret>,
     pub policy: Policy,
     pub delivery: Delivery,
+    /// Authcrypt message ids within their validity window.
+    pub seen: Seen,
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -190,10 +193,18 @@ async fn encrypted(text: &str, state: &ApiState) -> HttpResponse {
             }
         };
     // Only senders the operator allows are sent anything: a stranger's DID
-    // must not make the server POST wherever it names.
+    // must not make the server POST wherever it names; nor may an allowed
+    // one make it POST into its own network.
     let may_deliver = state.policy.may_request(&caller);
+    let refused = |endpoint: &str| {
+        let why = state.delivery.refuses(endpoint);
+        if let Some(why) = &why {
+            tracing::warn!(%endpoint, reason = %why, "DIDComm reply not posted to a private endpoint (--didcomm-allow-private-endpoints allows it); sent as the response body");
+        }
+        why.is_some()
+    };
     match (&opened.sender.endpoint, msg.return_route_all) {
-        (Some(endpoint), false) if may_deliver => {
+        (Some(endpoint), false) if may_deliver && !refused(endpoint) => {
             state.delivery.send(endpoint.clone(), sealed);
             HttpResponse::Accepted().finish()
         }
@@ -220,13 +231,54 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         },
         None => None,
     };
+    let now = Utc::now();
+    // Authcrypt messages only: a plaintext one carries the token itself.
+    // And only from senders that may act: a stranger's message is answered
+    // `unauthorized` however often it comes, and must not fill the table.
+    let tracked = match caller {
+        Caller::Did(did) if state.policy.may_request(caller) => Some(did.as_str()),
+        _ => None,
+    };
+    let until = replay::valid_until(msg.created_time, msg.expires_time, now.timestamp());
+    let repeat = match tracked.map(|d| state.seen.first_time(d, &msg.id, until, now.timestamp())) {
+        Some(Ok(first)) => !first,
+        Some(Err(full)) => {
+            tracing::warn!("{full}");
+            return Err(line(HttpResponse::ServiceUnavailable(), &full.to_string()));
+        }
+        None => false,
+    };
+    // A message that was not acted on (refused, or the store was away) may
+    // be sent again, corrected or as it was.
+    let release = || {
+        if !repeat && let Some(did) = tracked {
+            state.seen.forget(did, &msg.id);
+        }
+    };
+    let unavailable = |e: &dyn std::fmt::Display| {
+        release();
+        unavailable(e)
+    };
     let ctx = Context {
         public_url: &state.public_url,
-        now: Utc::now(),
+        now,
         policy: &state.policy,
         reply_id: &reply_id,
+        service_did: state.identity.did(),
+        repeat,
     };
     match protocol::decide(msg, caller, &ctx, existing.as_ref()) {
+        Step::Refuse(refusal) => {
+            tracing::info!(caller = caller.recorded(), id = %msg.id, reason = refusal.reason(), "DIDComm message refused");
+            let status = match refusal {
+                Refusal::Repeat => HttpResponse::Conflict(),
+                Refusal::Expired | Refusal::NotForUs => {
+                    release();
+                    HttpResponse::BadRequest()
+                }
+            };
+            Err(line(status, refusal.reason()))
+        }
         Step::Reply(reply) => {
             tracing::info!(caller = caller.recorded(), thid = %msg.thid, "DIDComm request answered with a problem report");
             Ok(reply)
@@ -239,6 +291,7 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
                 }
                 // A tombstone's key is taken for good.
                 Err(LinkError::KeyTaken(_) | LinkError::Deleted { .. }) => Ok(plan.slug_taken()),
+                Err(LinkError::TakesOver { parent, .. }) => Ok(plan.slug_unavailable(&parent)),
                 Err(e) => Err(unavailable(&e)),
             }
         }

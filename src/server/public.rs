@@ -47,14 +47,19 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
     if let Some(answered) = req.conn_data::<Answered>() {
         answered.note();
     }
-    let mut res = answer(&req, &state, arrived);
+    let (mut res, key) = answer(&req, &state, arrived);
+    // The invitation is the one stored with the link the client asked for,
+    // never one in the request's query: the query is merged into the
+    // `Location`, so reading it there would serve whatever JSON a crafted
+    // URL carries from this origin (issue 19, item 7).
     if res.status() == StatusCode::FOUND
         && req.method() == Method::GET
         && super::accept::accepts(req.headers(), "application/json")
-        && let Some(invitation) = res
-            .headers()
-            .get(header::LOCATION)
-            .and_then(|v| v.to_str().ok())
+        && let Some(key) = key
+        && let Some(invitation) = state
+            .snapshot
+            .load()
+            .live_url(&key, arrived.timestamp_millis())
             .and_then(crate::didcomm::oob::invitation_in)
     {
         res = invitation_response(&invitation);
@@ -88,6 +93,10 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
 fn invitation_response(invitation: &serde_json::Value) -> HttpResponse {
     HttpResponse::Ok()
         .insert_header((header::CACHE_CONTROL, NO_STORE))
+        .insert_header((
+            header::X_CONTENT_TYPE_OPTIONS,
+            HeaderValue::from_static("nosniff"),
+        ))
         .content_type("application/json")
         .body(invitation.to_string())
 }
@@ -178,21 +187,27 @@ pub fn own_answer_logger(
     })
 }
 
-/// The response for `req`, before the cookie and the log line. `now` is the
-/// arrival time, also logged: one clock read serves both, and the line shows
-/// the time the link's expiry was judged at.
-pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> HttpResponse {
+/// The response for `req`, before the cookie and the log line, and for a
+/// redirect the key the client asked for. `now` is the arrival time, also
+/// logged: one clock read serves both, and the line shows the time the
+/// link's expiry was judged at.
+pub fn answer(
+    req: &HttpRequest,
+    state: &PublicState,
+    now: DateTime<Utc>,
+) -> (HttpResponse, Option<String>) {
     let method = req.method();
     if method != Method::GET && method != Method::HEAD {
-        return HttpResponse::build(StatusCode::NOT_IMPLEMENTED)
+        let res = HttpResponse::build(StatusCode::NOT_IMPLEMENTED)
             .insert_header((header::ALLOW, HeaderValue::from_static("GET, HEAD")))
             .content_type("text/plain; charset=utf-8")
             .body("method not implemented: use GET or HEAD\n");
+        return (res, None);
     }
     // Before the first table is in, every key would look unknown; a 404
     // could be cached by the scanning phone, a 503 is retried.
     if !state.snapshot.is_loaded() {
-        return links_loading();
+        return (links_loading(), None);
     }
     let now_ms = now.timestamp_millis();
     let table = state.snapshot.load();
@@ -202,13 +217,18 @@ pub fn answer(req: &HttpRequest, state: &PublicState, now: DateTime<Utc>) -> Htt
         && let Some(key) = uri.path().strip_prefix('/')
         && let Some(location) = table.direct_location(key, now_ms, state.public_url.origin())
     {
-        return redirect(location.to_owned(), key, &state.public_url);
+        let res = redirect(location.to_owned(), key, &state.public_url);
+        return (res, Some(key.to_owned()));
     }
     let decision =
         redirect_policy::decide(state.public_url.origin(), uri.path(), uri.query(), |key| {
             table.live_url(key, now_ms)
         });
-    respond(decision, &state.public_url, uri.path())
+    let key = match &decision {
+        Decision::Redirect { key, .. } => Some(key.clone()),
+        _ => None,
+    };
+    (respond(decision, &state.public_url, uri.path()), key)
 }
 
 /// The answer for any request about a link before the first table is

@@ -88,6 +88,12 @@ pub enum Problem {
         key: LinkKey,
         on: Option<chrono::DateTime<chrono::Utc>>,
     },
+    /// Not a problem of the file: the key would take over the URLs of a
+    /// shorter link the store has ([`crate::link_key::taken_over`]).
+    #[error(
+        "the key {key} would take over URLs of the existing link {parent} (--take-over imports it anyway)"
+    )]
+    TakesOver { key: LinkKey, parent: LinkKey },
     /// The store refused to write this one document (a CouchDB conflict or
     /// validation).
     #[error("{key} was not written: {reason}")]

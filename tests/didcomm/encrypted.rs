@@ -131,13 +131,7 @@ async fn without_return_route_the_reply_is_delivered_to_the_senders_endpoint() {
             .is_some_and(|u| u.starts_with("https://0x1f.ie/"))
     );
     // Counted on /readyz (the failed first try was retried, not a failure).
-    let ready = app
-        .admin_get("/readyz")
-        .await
-        .expect("readyz")
-        .text()
-        .await
-        .expect("body");
+    let ready = readyz(&app).await;
     assert!(
         ready.contains("didcomm replies delivered: 1, failed: 0"),
         "{ready}"
@@ -407,12 +401,101 @@ async fn an_envelope_under_a_foreign_media_type_is_415() {
     }
     let out = app.cli(&["list"]);
     assert_eq!(String::from_utf8_lossy(&out.stdout), "", "nothing created");
-    for media in [
+    // Each its own message: the same id again would be a replay (409).
+    for (n, media) in [
         "application/didcomm-encrypted+json",
         "application/json",
         "application/octet-stream",
-    ] {
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        msg["id"] = json!(format!("t1-{n}"));
         let r = post(&app, media, agent.seal(&app, msg.clone()), None).await;
         assert_eq!(r.status().as_u16(), 200, "{media}");
     }
+}
+
+/// Issue 19, item 9: without `--didcomm-allow-private-endpoints` an allowed
+/// sender's loopback endpoint is posted nothing; the reply is the response
+/// body instead.
+#[tokio::test]
+async fn a_private_endpoint_is_not_posted_to_without_the_flag() {
+    let (addr, received) = receiver::start(0).await;
+    let agent = Agent::new(&format!("http://{addr}/inbox"));
+    let app = spawn_didcomm_api(|api| api.policy.allow_any = true).await;
+    let r = post(
+        &app,
+        "application/didcomm-encrypted+json",
+        agent.seal(&app, request("p1", "https://e.example/p")),
+        None,
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 200, "not 202: nothing is posted");
+    let reply = agent.open(&r.text().await.expect("body"));
+    assert_eq!(reply["thid"], "p1");
+    assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
+    assert!(received.all().is_empty());
+    let ready = readyz(&app).await;
+    assert!(
+        ready.contains("didcomm replies delivered: 0, failed: 0"),
+        "{ready}"
+    );
+}
+
+/// Issue 19, item 9: the same sealed request sent again is refused (409),
+/// once per sender and id; another id from the same sender is new.
+#[tokio::test]
+async fn a_replayed_envelope_makes_one_link() {
+    let agent = Agent::new("http://127.0.0.1:9/x");
+    let app = spawn_didcomm(|p| p.allow_any = true).await;
+    let mut msg = request("r1", "https://e.example/replayed");
+    msg["return_route"] = json!("all");
+    let sealed = agent.seal(&app, msg);
+    let mut statuses = Vec::new();
+    for _ in 0..3 {
+        let r = post(
+            &app,
+            "application/didcomm-encrypted+json",
+            sealed.clone(),
+            None,
+        )
+        .await;
+        statuses.push(r.status().as_u16());
+        if r.status().as_u16() == 409 {
+            let text = r.text().await.expect("body");
+            assert_eq!(
+                text,
+                "a message with this id was already accepted from this sender\n"
+            );
+        }
+    }
+    assert_eq!(statuses, [200, 409, 409]);
+    let list = String::from_utf8_lossy(&app.cli(&["list"]).stdout).into_owned();
+    assert_eq!(
+        list.matches("https://e.example/replayed").count(),
+        1,
+        "{list}"
+    );
+    let reply = agent
+        .ask(&app, request("r2", "https://e.example/replayed"))
+        .await;
+    assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
+
+    // A refused message was not acted on: corrected, its id is new.
+    let mut late = request("r3", "https://e.example/late");
+    late["return_route"] = json!("all");
+    late["expires_time"] = json!(1);
+    let r = post(
+        &app,
+        "application/didcomm-encrypted+json",
+        agent.seal(&app, late),
+        None,
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 400);
+    let reply = agent
+        .ask(&app, request("r3", "https://e.example/late"))
+        .await;
+    assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
 }

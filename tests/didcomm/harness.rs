@@ -16,12 +16,23 @@ pub const REQUEST: &str = "https://didcomm.org/shorten-url/1.0/request-shortened
 pub const INVALIDATE: &str = "https://didcomm.org/shorten-url/1.0/invalidate-shortened-url";
 
 /// Starts the service with the DIDComm listener; `policy` edits the rules.
+/// The test agents' endpoints are on loopback, so replies may be posted to
+/// private addresses (`--didcomm-allow-private-endpoints`).
 pub async fn spawn_didcomm(policy: impl FnOnce(&mut Policy)) -> TestApp {
+    spawn_didcomm_api(|api| {
+        api.allow_private_endpoints = true;
+        policy(&mut api.policy);
+    })
+    .await
+}
+
+/// Starts the service with the DIDComm listener as `edit` sets it up.
+pub async fn spawn_didcomm_api(edit: impl FnOnce(&mut ApiSettings)) -> TestApp {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
     let mut api = ApiSettings::new("127.0.0.1:0", dir.path().join("didcomm-keys.json"));
     api.token = Some(Secret::new(TOKEN));
-    policy(&mut api.policy);
+    edit(&mut api);
     settings.api = Some(api);
     spawn_with(settings, dir).await
 }
@@ -150,4 +161,14 @@ pub async fn until_status(app: &TestApp, path: &str, status: u16, within: Durati
         (app.get(path).await.status().as_u16() == status).then_some(())
     })
     .await;
+}
+
+/// The admin listener's `/readyz` text (delivery counts among it).
+pub async fn readyz(app: &TestApp) -> String {
+    app.admin_get("/readyz")
+        .await
+        .expect("readyz")
+        .text()
+        .await
+        .expect("body")
 }

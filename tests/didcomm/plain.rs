@@ -378,3 +378,151 @@ async fn wallets_asking_for_json_get_the_invitation_others_the_redirect() {
         .expect("GET");
     assert_eq!(r.status().as_u16(), 302);
 }
+
+/// Issue 19, item 7: the JSON answer is the invitation stored with the link,
+/// never one the scanned URL's query carries.
+#[tokio::test]
+async fn an_invitation_in_the_query_is_never_served() {
+    use base64::Engine;
+    let app = spawn_didcomm(|_| {}).await;
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let stored =
+        json!({"@type": "https://didcomm.org/out-of-band/1.1/invitation", "@id": "inv-stored"});
+    let evil = json!({"@type": "https://didcomm.org/out-of-band/1.1/invitation", "@id": "inv-evil", "services": ["https://evil.example"]});
+    let evil_q = b64.encode(evil.to_string());
+    let reply = plain_v2(
+        &app,
+        request_v2(
+            "oob-stored",
+            json!({
+                "url": format!("https://wallet.example/i?oob={}", b64.encode(stored.to_string())),
+                "goal_code": "shorten.oobv1",
+            }),
+        ),
+    )
+    .await;
+    let key = key_of(reply["body"]["shortened_url"].as_str().expect("short URL"));
+    app.link("plain", "https://example.com/").await;
+    app.wait_for_status(&format!("/{key}"), 302).await;
+    app.wait_for_status("/plain", 302).await;
+    let get_json = |path: String| {
+        app.client
+            .get(app.url(&path))
+            .header("accept", "application/json")
+            .send()
+    };
+
+    for param in ["oob", "_oob"] {
+        let r = get_json(format!("/plain?{param}={evil_q}"))
+            .await
+            .expect("GET");
+        assert_eq!(
+            r.status().as_u16(),
+            302,
+            "a plain link serves no JSON of the query's"
+        );
+        assert_ne!(header(&r, "content-type"), Some("application/json"));
+
+        let r = get_json(format!("/{key}?{param}={evil_q}"))
+            .await
+            .expect("GET");
+        assert_eq!(r.status().as_u16(), 200);
+        assert_eq!(header(&r, "content-type"), Some("application/json"));
+        assert_eq!(header(&r, "x-content-type-options"), Some("nosniff"));
+        assert_eq!(r.json::<Value>().await.expect("json"), stored, "{param}");
+    }
+}
+
+/// Issue 19, item 8: a slug below an existing link would make that link's
+/// printed sub-paths lead to the requester's URL.
+#[tokio::test]
+async fn a_slug_that_takes_over_a_links_urls_is_unavailable() {
+    let app = spawn_didcomm(|_| {}).await;
+    app.link("docs/api", "https://docs.example/api").await;
+    app.link("a", "https://a.example/").await;
+    for slug in ["docs/api/v1", "a/login"] {
+        let reply = plain_v2(
+            &app,
+            request_v2(
+                slug,
+                json!({"url": "https://evil.example/phish", "goal_code": "shorten", "short_url_slug": slug}),
+            ),
+        )
+        .await;
+        assert_eq!(problem_code(&reply), Some("slug_unavailable"), "{reply}");
+        let key = qrtag::link_key::LinkKey::parse(slug).expect("key");
+        let stored = qrtag::store::LinkStore::get(&app.store(), &key)
+            .await
+            .expect("read");
+        assert!(stored.is_none(), "{slug} was not created");
+    }
+    app.wait_for_status("/docs/api/v1", 302).await;
+    let r = app.get("/docs/api/v1").await;
+    assert_eq!(header(&r, "location"), Some("https://docs.example/api/v1"));
+    // A slug beside the link is free.
+    let reply = plain_v2(
+        &app,
+        request_v2(
+            "beside",
+            json!({"url": "https://b.example/", "goal_code": "shorten", "short_url_slug": "docs/apis"}),
+        ),
+    )
+    .await;
+    assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
+}
+
+/// Issue 19, item 9: an expired message and one addressed to another DID
+/// are refused with a line saying why, and write nothing. A plaintext
+/// message may be sent again (it carries the token itself).
+#[tokio::test]
+async fn expired_and_misaddressed_messages_are_refused() {
+    let app = spawn_didcomm(|_| {}).await;
+    let service = app.did.clone().expect("service DID");
+    let body = json!({"url": "https://e.example/late", "goal_code": "shorten"});
+    let mut cases = Vec::new();
+    for (extra, want) in [
+        (json!({"expires_time": 1}), "the message has expired"),
+        (
+            json!({"expires_time": "1970-01-01T00:00:01Z"}),
+            "the message has expired",
+        ),
+        (
+            json!({"created_time": chrono::Utc::now().timestamp() - 7200}),
+            "the message has expired",
+        ),
+        (
+            json!({"to": ["did:peer:2.Ez6LSbysY2xFMRpGMhb7tFTLMpeuPRaqaWM1yECx2AtzE3KCc"]}),
+            "does not name this service's DID",
+        ),
+    ] {
+        let mut msg = request_v2("late", body.clone());
+        for (k, v) in extra.as_object().expect("object") {
+            msg[k] = v.clone();
+        }
+        cases.push((msg, want));
+    }
+    for (msg, want) in cases {
+        let r = post(
+            &app,
+            "application/didcomm-plain+json",
+            msg.to_string(),
+            Some(TOKEN),
+        )
+        .await;
+        assert_eq!(r.status().as_u16(), 400, "{msg}");
+        let text = r.text().await.expect("body");
+        assert!(
+            text.contains(want) && text.lines().count() == 1,
+            "{msg}: {text}"
+        );
+    }
+    let list = String::from_utf8_lossy(&app.cli(&["list"]).stdout).into_owned();
+    assert!(!list.contains("e.example/late"), "{list}");
+    for to in [json!([service]), json!([format!("{service}#key-1")])] {
+        let mut msg = request_v2("late", body.clone());
+        msg["to"] = to;
+        msg["expires_time"] = json!(chrono::Utc::now().timestamp() + 60);
+        let reply = plain_v2(&app, msg).await;
+        assert!(reply["body"]["shortened_url"].is_string(), "{reply}");
+    }
+}

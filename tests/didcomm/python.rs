@@ -116,7 +116,7 @@ async fn common_checks(app: &crate::support::TestApp, lines: &[Value], prefix: &
 async fn an_agent_on_sicpa_didcomm_shortens_and_invalidates() {
     let app = spawn_didcomm(|p| p.allow_any = true).await;
     let lines = run_agent("sicpa", "sicpa_agent.py", app.did.as_deref().expect("did")).await;
-    assert_eq!(lines.len(), 7, "{lines:?}");
+    assert_eq!(lines.len(), 9, "{lines:?}");
     let our_kid = common_checks(&app, &lines, "sicpa").await;
     // peerdid names our key by 8 characters of its multibase value.
     assert_eq!(our_kid.len(), 8, "{our_kid}");
@@ -144,6 +144,35 @@ async fn an_agent_on_sicpa_didcomm_shortens_and_invalidates() {
             .as_str()
             .is_some_and(|u| u.starts_with(PUBLIC_URL))
     );
+    refused_replays(&app, &lines[7..]);
+}
+
+/// Issue 19, item 9: one packed request posted three times makes one link;
+/// an expired message (and, where the library lets one be sent, one
+/// addressed to another DID) is refused with a line saying why.
+fn refused_replays(app: &crate::support::TestApp, lines: &[Value]) {
+    assert_eq!(
+        lines[0]["replay"],
+        serde_json::json!([200, 409, 409]),
+        "{}",
+        lines[0]
+    );
+    let list = String::from_utf8_lossy(&app.cli(&["list"]).stdout).into_owned();
+    assert_eq!(
+        list.matches("https://example.com/replayed").count(),
+        1,
+        "{list}"
+    );
+    for line in &lines[1..] {
+        assert_eq!(line["status"], 400, "{line}");
+        let text = line["text"].as_str().unwrap_or_default();
+        let want = match line["label"].as_str() {
+            Some("expired") => "the message has expired",
+            _ => "does not name this service's DID",
+        };
+        assert!(text.contains(want), "{line}");
+    }
+    assert!(!list.contains("https://example.com/expired"), "{list}");
 }
 
 #[tokio::test]
@@ -155,7 +184,7 @@ async fn an_agent_on_indicio_didcomm_messaging_shortens_and_invalidates() {
         app.did.as_deref().expect("did"),
     )
     .await;
-    assert_eq!(lines.len(), 6, "{lines:?}");
+    assert_eq!(lines.len(), 9, "{lines:?}");
     let our_kid = common_checks(&app, &lines, "indicio").await;
     assert_eq!(our_kid, "key-1");
     // Its own agreement key is #key-2 (verification key first).
@@ -182,4 +211,6 @@ async fn an_agent_on_indicio_didcomm_messaging_shortens_and_invalidates() {
         "posted as octet-stream: {}",
         lines[5]
     );
+    assert_eq!(lines[8]["label"], "misaddressed", "{}", lines[8]);
+    refused_replays(&app, &lines[6..]);
 }

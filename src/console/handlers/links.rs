@@ -216,7 +216,8 @@ async fn create_link(state: &ConsoleState, user: &User, form: &Form) -> Result<L
         .await
         .map_err(|e| {
             let (status, msg) = write_failure(&e);
-            let field = matches!(e, LinkError::KeyTaken(_)).then_some("key");
+            let field =
+                matches!(e, LinkError::KeyTaken(_) | LinkError::TakesOver { .. }).then_some("key");
             (status, field, msg)
         })
 }

@@ -35,15 +35,72 @@ fn v1(mut fields: Value) -> Incoming {
     parse(&fields).expect("v1 message")
 }
 
+fn service() -> Did {
+    Did::parse("did:peer:2.Ez6LSservice").expect("did")
+}
+
 fn run(msg: &Incoming, caller: &Caller, policy: &Policy, existing: Option<&Document>) -> Step {
+    run_as(msg, caller, policy, existing, false)
+}
+
+fn run_as(
+    msg: &Incoming,
+    caller: &Caller,
+    policy: &Policy,
+    existing: Option<&Document>,
+    repeat: bool,
+) -> Step {
     let public = public();
+    let service = service();
     let ctx = Context {
         public_url: &public,
         now: now(),
         policy,
         reply_id: "reply-1",
+        service_did: &service,
+        repeat,
     };
     decide(msg, caller, &ctx, existing)
+}
+
+#[test]
+fn expired_misaddressed_and_repeated_messages_are_refused() {
+    let at = now().timestamp();
+    let body = json!({"url": "https://a.example", "goal_code": "shorten"});
+    let msg = |extra: Value| {
+        let mut m = json!({"type": REQ, "id": "req-1", "body": body});
+        for (k, v) in extra.as_object().expect("object") {
+            m[k] = v.clone();
+        }
+        parse(&m).expect("v2 message")
+    };
+    let caller = Caller::Did(alice());
+    let refused = |m: &Incoming, repeat| match run_as(m, &caller, &policy(), None, repeat) {
+        Step::Refuse(r) => Some(r),
+        _ => None,
+    };
+    let ok = [
+        json!({}),
+        json!({"to": [service().as_str()]}),
+        json!({"to": [format!("{}#key-1", service())]}),
+        json!({"expires_time": at + 1, "created_time": at - 3500}),
+        json!({"created_time": at + 60}),
+    ];
+    for extra in ok {
+        assert_eq!(refused(&msg(extra.clone()), false), None, "{extra}");
+    }
+    let cases = [
+        (json!({"expires_time": 1}), Refusal::Expired),
+        (json!({"expires_time": at}), Refusal::Expired),
+        (json!({"created_time": at - 3601}), Refusal::Expired),
+        (json!({"created_time": at + 301}), Refusal::Expired),
+        (json!({"to": ["did:peer:2.Ez6LSother"]}), Refusal::NotForUs),
+        (json!({"to": []}), Refusal::NotForUs),
+    ];
+    for (extra, want) in cases {
+        assert_eq!(refused(&msg(extra.clone()), false), Some(want), "{extra}");
+    }
+    assert_eq!(refused(&msg(json!({})), true), Some(Refusal::Repeat));
 }
 
 /// The problem code a step reports, in either version's spelling.

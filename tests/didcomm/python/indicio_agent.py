@@ -108,5 +108,20 @@ async def main():
                     {"url": "https://example.com/plain", "goal_code": "shorten"}, "indicio-req-3",
                     content_type="application/octet-stream"))
 
+    # One packed request posted three times: only the first is acted on.
+    message = {"type": PIURI + "request-shortened-url", "id": "indicio-replayed", "from": did,
+               "to": [service_did], "return_route": "all",
+               "body": {"url": "https://example.com/replayed", "goal_code": "shorten"}}
+    packed = await dmp.pack(message=message, to=service_did, frm=did)
+    emit({"replay": [post(packed.get_endpoint("http"), packed.message,
+                          "application/didcomm-encrypted+json")[0] for _ in range(3)]})
+    # Expired long ago, and addressed to another DID (though encrypted to us).
+    for label, extra in (("expired", {"expires_time": 1}), ("misaddressed", {"to": [stranger]})):
+        packed = await dmp.pack(message=dict(message, id="indicio-" + label, **extra),
+                                to=service_did, frm=did)
+        status, text = post(packed.get_endpoint("http"), packed.message,
+                            "application/didcomm-encrypted+json")
+        emit({"label": label, "status": status, "text": text})
+
 
 asyncio.run(main())

@@ -182,6 +182,22 @@ async def main():
         emit(delivered)
     else:
         emit({"delivered": None})
+
+    # One packed request posted three times: only the first is acted on.
+    msg = Message(type=PIURI + "request-shortened-url", id="sicpa-replayed", frm=did,
+                  to=[service_did], custom_headers={"return_route": "all"},
+                  body={"url": "https://example.com/replayed", "goal_code": "shorten"})
+    packed = await pack_encrypted(resolvers_config=config, message=msg, frm=did, to=service_did,
+                                  pack_config=PackEncryptedConfig(forward=False))
+    emit({"replay": [post(api_url, packed.packed_msg)[0] for _ in range(3)]})
+    # Expired long ago.
+    msg = Message(type=PIURI + "request-shortened-url", id="sicpa-expired", frm=did,
+                  to=[service_did], custom_headers={"return_route": "all"}, expires_time=1,
+                  body={"url": "https://example.com/expired", "goal_code": "shorten"})
+    packed = await pack_encrypted(resolvers_config=config, message=msg, frm=did, to=service_did,
+                                  pack_config=PackEncryptedConfig(forward=False))
+    status, text = post(api_url, packed.packed_msg)
+    emit({"label": "expired", "status": status, "text": text})
     inbox.shutdown()
 
 
