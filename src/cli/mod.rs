@@ -554,8 +554,9 @@ pub struct ServeArgs {
         value_parser = crate::client_ip::parse_trusted_proxy
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
-    /// Seconds a request may take on either listener (public, admin) from its first
-    /// byte to its last (head and body); a slower client is disconnected.
+    /// Seconds a request may take on every listener (public, admin, DIDComm)
+    /// from its first byte to its last (head and body); a slower client is
+    /// disconnected.
     #[arg(
         help_heading = "Limits",
         long,
@@ -577,7 +578,9 @@ pub struct ServeArgs {
     )]
     pub max_connections_per_ip: usize,
     /// Open connections on each listener in all; past it new ones
-    /// wait to be accepted.
+    /// wait to be accepted. Lowered at start (and said) to what the
+    /// open-file limit leaves once the store, logs and admin listener have
+    /// their descriptors.
     #[arg(
         help_heading = "Limits",
         long,
