@@ -468,13 +468,6 @@ impl Application {
         let connection_warning = caps
             .lowered(&needs)
             .then(|| crate::fd_budget::lowered_line(&caps, &needs));
-        tracing::info!(
-            limit = caps.limit,
-            public = caps.public.total,
-            admin = caps.admin.total,
-            api = caps.api.total,
-            "connection caps from the open-file limit"
-        );
         let public_url = settings
             .public_url
             .get_or_insert_with(|| PublicUrl::of_listener(public_addr))
@@ -609,6 +602,14 @@ impl Application {
             _ => (None, None, None),
         };
 
+        // Logged once the start succeeded: a failed start says one line.
+        tracing::info!(
+            limit = caps.limit,
+            public = caps.public.total,
+            admin = caps.admin.total,
+            api = caps.api.total,
+            "connection caps from the open-file limit"
+        );
         Ok(Self {
             public_addr,
             admin_addr,

@@ -240,3 +240,29 @@ async fn one_address_cannot_hold_every_didcomm_connection() {
     drop(conns);
     srv.stop().await;
 }
+
+#[test]
+fn a_limit_too_low_to_serve_stops_the_start_in_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = std::process::Command::new("prlimit")
+        .args(["--nofile=40:40", "--", env!("CARGO_BIN_EXE_qrtag"), "--db"])
+        .arg(dir.path().join("qrtag.db"))
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .env("QRTAG_CONFIG", "/dev/null")
+        .env("QRTAG_LOG", "warn")
+        .output()
+        .expect("prlimit runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.starts_with("qrtag: starting the server: the open-file limit is 40, too low to serve"),
+        "{err}"
+    );
+}
