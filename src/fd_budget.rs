@@ -242,6 +242,19 @@ mod tests {
         assert!(line.contains("LimitNOFILE="), "{line}");
     }
 
+    /// The line README.md shows (two public workers, the admin one, SQLite).
+    #[test]
+    fn the_readme_shows_the_line_as_printed() {
+        let n = Needs {
+            worker_threads: 3,
+            ..needs(25_000, false)
+        };
+        let c = split(1024, &n).expect("fits");
+        let line = lowered_line(&c, &n);
+        let readme = include_str!("../README.md");
+        assert!(readme.contains(&format!("  {line}\n")), "{line}");
+    }
+
     #[test]
     fn no_per_address_cap_stays_none() {
         let mut n = needs(25_000, true);

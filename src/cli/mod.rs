@@ -567,8 +567,9 @@ pub struct ServeArgs {
     )]
     pub request_timeout: u64,
     /// Open connections one client address may hold on each listener;
-    /// more are closed at once. Behind a proxy every client has its address:
-    /// raise this or give 0 (no cap).
+    /// more are closed at once. At most an eighth of the listener's cap
+    /// (at least 4). Behind a proxy every client has its address: raise
+    /// this or give 0 (no cap).
     #[arg(
         help_heading = "Limits",
         long,
