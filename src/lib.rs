@@ -12,6 +12,7 @@ pub mod console;
 pub mod destination;
 pub mod didcomm;
 pub mod expiry;
+pub mod fd_budget;
 pub mod health;
 pub mod key_suggest;
 pub mod link;

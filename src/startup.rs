@@ -16,12 +16,12 @@ use actix_service::{
     IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt, fn_service, map_config,
 };
 use actix_web::dev::AppConfig;
-use actix_web::{App, HttpServer, web};
+use actix_web::{App, web};
 
 use crate::access_log::{AccessLog, AccessLogError, AccessLogTarget};
 use crate::server::request_line::{LogOwnAnswer, OwnAnswerLog, RequestLineIo};
 use crate::server::{admin, public};
-use crate::settings::{PublicUrl, Settings};
+use crate::settings::{PublicUrl, Settings, StoreSettings};
 use crate::snapshot::Snapshot;
 use crate::snapshot::saver::{self, Saver};
 use crate::store::{self, StoreError};
@@ -52,6 +52,8 @@ pub enum StartupError {
     ScanIndex(#[source] std::io::Error),
     #[error("cannot start the console's key order: {0}")]
     ConsoleKeys(#[source] std::io::Error),
+    #[error(transparent)]
+    Descriptors(#[from] crate::fd_budget::TooFewDescriptors),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -109,6 +111,9 @@ pub struct Application {
     /// The origin short URLs are answered with (configured, or the bound
     /// public address).
     public_url: PublicUrl,
+    /// What `serve` says at start when the open-file limit lowered the
+    /// public listener's cap ([`crate::fd_budget::lowered_line`]).
+    connection_warning: Option<String>,
     /// Registered in `build`, so a SIGHUP that arrives once the addresses are
     /// known reopens the log instead of killing the process.
     hangup: tokio::signal::unix::Signal,
@@ -132,14 +137,49 @@ struct Guards {
 }
 
 impl Guards {
-    fn from_settings(settings: &Settings, workers: usize) -> Self {
+    /// `caps` is the listener's share of the descriptor limit
+    /// ([`crate::fd_budget::split`]), not the bare settings.
+    fn new(settings: &Settings, workers: usize, caps: crate::fd_budget::ListenerCaps) -> Self {
         Self {
             workers: workers.max(1),
             request_timeout: settings.request_timeout,
-            max_connections: settings.max_connections,
-            max_connections_per_ip: settings.max_connections_per_ip,
+            max_connections: caps.total,
+            max_connections_per_ip: caps.per_ip,
         }
     }
+}
+
+/// Worker threads of the public listener (`--workers`, else one per core).
+fn public_workers(settings: &Settings) -> usize {
+    settings
+        .workers
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        })
+        .max(1)
+}
+
+/// Worker threads of the DIDComm listener: a few, whatever the cores.
+fn api_workers(settings: &Settings) -> usize {
+    settings.workers.unwrap_or(2).clamp(1, 4)
+}
+
+/// The connection caps of every listener from the open-file limit the
+/// process has (its soft limit raised to the hard one first).
+fn connection_caps(
+    settings: &Settings,
+) -> Result<(crate::fd_budget::Caps, crate::fd_budget::Needs), StartupError> {
+    let needs = crate::fd_budget::Needs {
+        max_connections: settings.max_connections,
+        max_connections_per_ip: settings.max_connections_per_ip,
+        worker_threads: public_workers(settings)
+            + 1
+            + settings.api.as_ref().map_or(0, |_| api_workers(settings)),
+        api: settings.api.is_some(),
+        couchdb: matches!(settings.store, StoreSettings::CouchDb(_)),
+    };
+    let caps = crate::fd_budget::split(crate::fd_budget::open_file_limit(), &needs)?;
+    Ok((caps, needs))
 }
 
 /// A listener served by actix-http directly rather than through
@@ -240,17 +280,15 @@ fn public_server(
     addr: SocketAddr,
     state: web::Data<public::PublicState>,
     settings: &Settings,
+    caps: crate::fd_budget::ListenerCaps,
 ) -> std::io::Result<Server> {
-    let workers = settings.workers.unwrap_or_else(|| {
-        std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
-    });
     let log_own_answer =
         public::own_answer_logger(state.access_log.clone(), state.trusted_proxies.clone());
     guarded_server(
         "qrtag-public",
         listener,
         addr,
-        &Guards::from_settings(settings, workers),
+        &Guards::new(settings, public_workers(settings), caps),
         Some(log_own_answer),
         move || {
             App::new()
@@ -269,6 +307,7 @@ fn api_server(
     store: &Arc<dyn store::LinkStore>,
     delivery: crate::didcomm::delivery::Delivery,
     settings: &Settings,
+    caps: crate::fd_budget::ListenerCaps,
 ) -> Result<(Server, crate::didcomm::did::Did), StartupError> {
     use crate::didcomm::identity::{self, ServiceIdentity};
     let keys = identity::load_or_create(&api.key_file)?;
@@ -288,15 +327,22 @@ fn api_server(
         delivery,
         seen: crate::didcomm::replay::Seen::default(),
     });
-    let server = HttpServer::new(move || {
-        App::new()
-            .app_data(state.clone())
-            .configure(crate::server::api::routes)
-    })
-    .workers(settings.workers.unwrap_or(2).clamp(1, 4))
-    .listen(listener)
+    // The same guards as the other listeners: a slow body or one address
+    // must not hold the connections (and descriptors) agents need.
+    let server = guarded_server(
+        "qrtag-api",
+        listener,
+        addr,
+        &Guards::new(settings, api_workers(settings), caps),
+        None,
+        move || {
+            App::new()
+                .app_data(state.clone())
+                .configure(crate::server::api::routes)
+        },
+    )
     .map_err(Listener::Api.bind_error(&api.listen))?;
-    Ok((server.run(), did))
+    Ok((server, did))
 }
 
 /// The line `qrtag serve` prints on stderr once bound, for scripts and
@@ -430,6 +476,10 @@ impl Application {
         // No public URL configured: answer with the address actually bound,
         // so `--listen 127.0.0.1:8280` says 8280 (and port 0 its real port).
         let mut settings = settings;
+        let (caps, needs) = connection_caps(&settings)?;
+        let connection_warning = caps
+            .lowered(&needs)
+            .then(|| crate::fd_budget::lowered_line(&caps, &needs));
         let public_url = settings
             .public_url
             .get_or_insert_with(|| PublicUrl::of_listener(public_addr))
@@ -488,8 +538,14 @@ impl Application {
             trusted_proxies: settings.trusted_proxies.clone(),
             metrics: Arc::clone(&requests),
         });
-        let public_server = public_server(public_listener, public_addr, public_state, &settings)
-            .map_err(Listener::Public.bind_error(&settings.listen))?;
+        let public_server = public_server(
+            public_listener,
+            public_addr,
+            public_state,
+            &settings,
+            caps.public,
+        )
+        .map_err(Listener::Public.bind_error(&settings.listen))?;
 
         let qr_renders = crate::metrics::QrRenders::default();
         let qr_state = web::Data::new(crate::server::qr::QrState {
@@ -538,7 +594,7 @@ impl Application {
             "qrtag-admin",
             admin_listener,
             admin_addr,
-            &Guards::from_settings(&settings, 1),
+            &Guards::new(&settings, 1, caps.admin),
             None,
             move || {
                 App::new()
@@ -556,12 +612,21 @@ impl Application {
 
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {
-                let (server, did) = api_server(api, listener, addr, &store, delivery, &settings)?;
+                let (server, did) =
+                    api_server(api, listener, addr, &store, delivery, &settings, caps.api)?;
                 (Some(server), Some(addr), Some(did))
             }
             _ => (None, None, None),
         };
 
+        // Logged once the start succeeded: a failed start says one line.
+        tracing::info!(
+            limit = caps.limit,
+            public = caps.public.total,
+            admin = caps.admin.total,
+            api = caps.api.total,
+            "connection caps from the open-file limit"
+        );
         Ok(Self {
             public_addr,
             admin_addr,
@@ -578,7 +643,14 @@ impl Application {
             console_setup_url,
             public_url,
             hangup,
+            connection_warning,
         })
+    }
+
+    /// One line naming the open-file limit, the public listener's cap in
+    /// force and how to raise it, when the limit lowered the cap.
+    pub fn connection_warning(&self) -> Option<&str> {
+        self.connection_warning.as_deref()
     }
 
     pub fn public_url(&self) -> &PublicUrl {

@@ -254,6 +254,32 @@ fn the_unit_its_configuration_logrotate_and_nginx_agree() {
     assert!(!nginx.contains(&format!(":{}", port(&setting_of("admin_listen")))));
 }
 
+/// The unit's `LimitNOFILE=` holds the default `--max-connections` on the
+/// public listener whole (with the DIDComm listener and many cores), so the
+/// server starts without lowering its caps; systemd's own 1,024 would not.
+#[test]
+fn the_units_open_file_limit_keeps_the_default_connection_cap() {
+    let unit = read("deploy/qrtag.service");
+    let limit: u64 = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("LimitNOFILE="))
+        .expect("the unit sets LimitNOFILE=")
+        .parse()
+        .expect("LimitNOFILE= is a number");
+    let defaults = qrtag::settings::Settings::local("qrtag.db".into());
+    let needs = qrtag::fd_budget::Needs {
+        max_connections: defaults.max_connections,
+        max_connections_per_ip: defaults.max_connections_per_ip,
+        worker_threads: 64 + 1 + 4,
+        api: true,
+        couchdb: true,
+    };
+    let caps = qrtag::fd_budget::split(limit, &needs).expect("the limit is enough to start");
+    assert!(!caps.lowered(&needs), "{caps:?}");
+    let systemd = qrtag::fd_budget::split(1024, &needs).expect("1,024 starts");
+    assert!(systemd.lowered(&needs), "the test would tell nothing");
+}
+
 /// deploy/qrtag.toml.example, parsed.
 fn config_example() -> toml::Table {
     read("deploy/qrtag.toml.example")

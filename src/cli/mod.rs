@@ -568,8 +568,9 @@ pub struct ServeArgs {
         value_parser = crate::client_ip::parse_trusted_proxy
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
-    /// Seconds a request may take on either listener (public, admin) from its first
-    /// byte to its last (head and body); a slower client is disconnected.
+    /// Seconds a request may take on every listener (public, admin, DIDComm)
+    /// from its first byte to its last (head and body); a slower client is
+    /// disconnected.
     #[arg(
         help_heading = "Limits",
         long,
@@ -580,8 +581,9 @@ pub struct ServeArgs {
     )]
     pub request_timeout: u64,
     /// Open connections one client address may hold on each listener;
-    /// more are closed at once. Behind a proxy every client has its address:
-    /// raise this or give 0 (no cap).
+    /// more are closed at once. At most an eighth of the listener's cap
+    /// (at least 4). Behind a proxy every client has its address: raise
+    /// this or give 0 (no cap).
     #[arg(
         help_heading = "Limits",
         long,
@@ -591,7 +593,9 @@ pub struct ServeArgs {
     )]
     pub max_connections_per_ip: usize,
     /// Open connections on each listener in all; past it new ones
-    /// wait to be accepted.
+    /// wait to be accepted. Lowered at start (and said) to what the
+    /// open-file limit leaves once the store, logs and admin listener have
+    /// their descriptors.
     #[arg(
         help_heading = "Limits",
         long,

@@ -19,6 +19,9 @@ pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<Exi
     if record {
         super::public_url::record_after_start(cli, &public_url).await;
     }
+    if let Some(line) = app.connection_warning() {
+        eprintln!("{line}");
+    }
     if public_url.is_local() {
         eprintln!(
             "qrtag: warning: serving with the local public URL {public_url}: tags for it work only on this machine or its network ({})",
