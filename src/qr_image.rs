@@ -5,6 +5,9 @@
 use std::fmt;
 use std::path::Path;
 use std::str::FromStr;
+use std::sync::Arc;
+
+use tokio::sync::Semaphore;
 
 use crate::link_key::LinkKey;
 use crate::qr::{self, EcLevel, QrError, RenderOptions};
@@ -84,14 +87,104 @@ pub fn tag_text(public_url: &PublicUrl, key: &LinkKey, uppercase_prefix: bool) -
     qr::short_url_text(public_url.origin(), key.as_str(), uppercase_prefix)
 }
 
-/// Renders the tag for `key`. Fails only for a key too long for any QR code
-/// (hierarchical keys have no overall length limit) or if PNG encoding does.
-pub fn render(public_url: &PublicUrl, key: &LinkKey, spec: &ImageSpec) -> Result<Vec<u8>, QrError> {
+/// The widest PNG a server renders, in pixels a side. A render holds one
+/// byte a pixel while it deflates them, so this bounds one render to 16 MiB
+/// (a version-40 symbol at the default scale and margin is 1,480 pixels; a
+/// short key fits at scale 64). An SVG has no pixels to hold: its size
+/// follows the modules, whatever the scale says.
+pub const MAX_PNG_SIDE: usize = 4096;
+
+/// How large a PNG [`render`] may make.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SizeLimit {
+    /// [`MAX_PNG_SIDE`]: the admin listener and the console, where anyone
+    /// who reaches them may ask for many at once.
+    Served,
+    /// Any size the options allow: `qrtag qr` runs one render for the
+    /// person who asked, on their machine.
+    Unbounded,
+}
+
+/// Renders the tag for `key`. Fails for a key too long for any QR code
+/// (hierarchical keys have no overall length limit), for a PNG over `limit`,
+/// or if PNG encoding does.
+pub fn render(
+    public_url: &PublicUrl,
+    key: &LinkKey,
+    spec: &ImageSpec,
+    limit: SizeLimit,
+) -> Result<Vec<u8>, QrError> {
     let text = tag_text(public_url, key, spec.uppercase_prefix);
     let code = qr::encode(&text, spec.ec)?;
     match spec.format {
-        ImageFormat::Png => qr::render_png(&code, &spec.options),
+        ImageFormat::Png => {
+            if limit == SizeLimit::Served {
+                spec.options.check_png_side(&code, MAX_PNG_SIDE)?;
+            }
+            qr::render_png(&code, &spec.options)
+        }
         ImageFormat::Svg => Ok(qr::render_svg(&code, &spec.options).into_bytes()),
+    }
+}
+
+/// Why a served render gave no image.
+#[derive(Debug, thiserror::Error)]
+pub enum RenderError {
+    #[error(transparent)]
+    Qr(#[from] QrError),
+    /// Every render slot is taken: the caller is asked to come back rather
+    /// than queued, so a burst costs neither memory nor blocking threads.
+    #[error("too many images are being rendered; try again in a moment")]
+    Busy,
+    #[error("rendering did not finish: {0}")]
+    Aborted(String),
+}
+
+/// The renders a server runs at once, shared by the admin listener's `/qr/`
+/// and the console's downloads: each one is CPU work of up to
+/// [`MAX_PNG_SIDE`]² bytes, so more of them than cores only adds memory.
+#[derive(Clone, Debug)]
+pub struct RenderGate {
+    slots: Arc<Semaphore>,
+}
+
+impl RenderGate {
+    /// At most this many at once, however many cores: the bound on memory
+    /// ([`MAX_PNG_SIDE`]² bytes each) is what the gate is for.
+    pub const MAX_SLOTS: usize = 4;
+
+    pub fn new(slots: usize) -> Self {
+        Self {
+            slots: Arc::new(Semaphore::new(slots.max(1))),
+        }
+    }
+
+    /// One slot per core, at most [`Self::MAX_SLOTS`].
+    pub fn for_cores() -> Self {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZero::get);
+        Self::new(cores.min(Self::MAX_SLOTS))
+    }
+
+    /// Renders within [`SizeLimit::Served`] on the blocking pool (a large
+    /// PNG at maximum compression takes a while, and the listener must keep
+    /// answering meanwhile), or says [`RenderError::Busy`] at once when
+    /// every slot is taken.
+    pub async fn render(
+        &self,
+        public_url: PublicUrl,
+        key: LinkKey,
+        spec: ImageSpec,
+    ) -> Result<Vec<u8>, RenderError> {
+        let slot = Arc::clone(&self.slots)
+            .try_acquire_owned()
+            .map_err(|_| RenderError::Busy)?;
+        let rendered = tokio::task::spawn_blocking(move || {
+            let _slot = slot;
+            render(&public_url, &key, &spec, SizeLimit::Served)
+        })
+        .await
+        .map_err(|e| RenderError::Aborted(e.to_string()))?;
+        Ok(rendered?)
     }
 }
 
@@ -133,13 +226,13 @@ mod tests {
     fn each_format_has_its_signature() {
         let url = PublicUrl::parse("https://0x1f.ie").expect("valid");
         let key = LinkKey::parse("H83if").expect("valid");
-        let png = render(&url, &key, &ImageSpec::default()).expect("renders");
+        let png = render(&url, &key, &ImageSpec::default(), SizeLimit::Served).expect("renders");
         assert!(png.starts_with(b"\x89PNG\r\n\x1a\n"));
         let spec = ImageSpec {
             format: ImageFormat::Svg,
             ..ImageSpec::default()
         };
-        let svg = render(&url, &key, &spec).expect("renders");
+        let svg = render(&url, &key, &spec, SizeLimit::Served).expect("renders");
         assert!(svg.starts_with(b"<svg "));
     }
 
@@ -149,8 +242,44 @@ mod tests {
         let long = vec!["k".repeat(64); 60].join("/");
         let key = LinkKey::parse(&long).expect("valid key");
         assert!(matches!(
-            render(&url, &key, &ImageSpec::default()),
+            render(&url, &key, &ImageSpec::default(), SizeLimit::Served),
             Err(QrError::DataTooLong { .. })
         ));
+    }
+
+    #[test]
+    fn only_a_served_png_is_bounded() {
+        let url = PublicUrl::parse("https://0x1f.ie").expect("valid");
+        let key = LinkKey::parse(&vec!["k".repeat(64); 5].join("/")).expect("valid key");
+        let spec = ImageSpec {
+            ec: EcLevel::H,
+            options: RenderOptions::new(64, 16).expect("valid"),
+            ..ImageSpec::default()
+        };
+        assert!(matches!(
+            render(&url, &key, &spec, SizeLimit::Served),
+            Err(QrError::TooLarge {
+                max: MAX_PNG_SIDE,
+                ..
+            })
+        ));
+        let svg = ImageSpec {
+            format: ImageFormat::Svg,
+            ..spec
+        };
+        assert!(render(&url, &key, &svg, SizeLimit::Served).is_ok());
+    }
+
+    #[tokio::test]
+    async fn a_full_gate_answers_busy_at_once() {
+        let url = PublicUrl::parse("https://0x1f.ie").expect("valid");
+        let key = LinkKey::parse("H83if").expect("valid");
+        let gate = RenderGate::new(1);
+        let held = Arc::clone(&gate.slots).try_acquire_owned().expect("free");
+        let busy = gate.render(url.clone(), key.clone(), ImageSpec::default());
+        assert!(matches!(busy.await, Err(RenderError::Busy)));
+        drop(held);
+        let png = gate.render(url, key, ImageSpec::default()).await;
+        assert!(png.expect("renders").starts_with(b"\x89PNG"));
     }
 }

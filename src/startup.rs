@@ -425,6 +425,7 @@ fn console_state(
     snapshot: &Arc<Snapshot>,
     store: &Arc<dyn store::LinkStore>,
     scans: Option<Arc<crate::scan_index::ScanIndex>>,
+    renders: crate::qr_image::RenderGate,
 ) -> Result<crate::console::ConsoleState, StartupError> {
     use crate::console::auth::Accounts;
     let accounts = match &settings.store {
@@ -443,6 +444,7 @@ fn console_state(
         console.secure_cookie,
     );
     state.time_zone = console.time_zone;
+    state.renders = renders;
     if let Some(index) = scans {
         state.scans = index;
     }
@@ -548,11 +550,13 @@ impl Application {
         .map_err(Listener::Public.bind_error(&settings.listen))?;
 
         let qr_renders = crate::metrics::QrRenders::default();
+        let render_gate = crate::qr_image::RenderGate::for_cores();
         let qr_state = web::Data::new(crate::server::qr::QrState {
             snapshot: Arc::clone(&snapshot),
             public_url: public_url.clone(),
             uppercase_prefix: settings.qr_uppercase_prefix,
             renders: qr_renders.clone(),
+            gate: render_gate.clone(),
         });
         let delivery = crate::didcomm::delivery::Delivery::new(
             settings
@@ -576,6 +580,7 @@ impl Application {
                 scan_index
                     .as_ref()
                     .map(crate::scan_index::RunningIndex::index),
+                render_gate,
             )?)),
             None => None,
         };

@@ -49,6 +49,13 @@ fn lines(text: &str) -> Vec<LogLine<'_>> {
         .collect()
 }
 
+/// Waits for `n` lines and checks there are no more: one per response.
+async fn wait_for_exactly(path: &Path, n: usize) -> String {
+    let text = wait_for_lines(path, n).await;
+    assert_eq!(text.lines().count(), n, "one line per response:\n{text}");
+    text
+}
+
 /// Waits until the log holds at least `n` lines and returns its text.
 async fn wait_for_lines(path: &Path, n: usize) -> String {
     eventually(&format!("{n} lines in {}", path.display()), || {
@@ -499,13 +506,8 @@ async fn answers_actix_gives_itself_are_logged_once_with_what_could_be_read() {
         .await
         .expect("marker");
     let responses: usize = cases.iter().map(|c| c.statuses.len()).sum();
-    let text = wait_for_lines(&srv.log, responses + 1).await;
+    let text = wait_for_exactly(&srv.log, responses + 1).await;
     let logged = lines(&text);
-    assert_eq!(
-        logged.len(),
-        responses + 1,
-        "one line per response:\n{text}"
-    );
     assert!(!text.contains("pw@") && !text.contains("evil.example"));
     for c in &cases {
         let status: u16 = c.statuses[c.statuses.len() - 1].parse().expect("status");
@@ -536,6 +538,71 @@ async fn absolute_form_targets_are_logged_as_the_path_resolved_without_userinfo(
     assert!(!text.contains("pw"), "credentials logged: {text}");
     assert!(!text.contains("evil.example"), "{text}");
     assert_eq!(lines(&text)[0].target, "/abcde?x=1");
+}
+
+/// Issue 19, item 12: a malformed request followed by four or more in one
+/// packet was logged `- - - 400 - - -` (the heads kept per connection had
+/// dropped it), and a `CONNECT host:443` target was logged as `/`.
+#[tokio::test]
+async fn a_malformed_request_keeps_its_fields_whatever_is_pipelined_after_it() {
+    let srv = start(|_| {}).await;
+    let more = "GET /p/after HTTP/1.1\r\nHost: a\r\n\r\n".repeat(6);
+    let packets = [
+        // Refused by actix alone (no Host), then six.
+        (
+            format!("GET /p/nohost HTTP/1.1\r\nUser-Agent: Phone 1\r\n\r\n{more}"),
+            vec!["400"],
+            "/p/nohost",
+        ),
+        // Refused by the parser, then six.
+        (
+            format!("GET /p/<>`{{}} HTTP/1.1\r\nHost: a\r\nUser-Agent: Phone 1\r\n\r\n{more}"),
+            vec!["400"],
+            "/p/<>`{}",
+        ),
+        // After five good ones, then six.
+        (
+            format!(
+                "{}GET /p/x y z\r\nUser-Agent: Phone 1\r\n\r\n{more}",
+                "GET /p/good HTTP/1.1\r\nHost: a\r\n\r\n".repeat(5)
+            ),
+            vec!["404"; 5].into_iter().chain(["400"]).collect(),
+            "/p/x%20y%20z",
+        ),
+    ];
+    let mut responses = 0;
+    for (send, statuses, _) in &packets {
+        let answer = raw(srv.public, send.as_bytes()).await;
+        let got: Vec<&str> = answer
+            .match_indices("HTTP/1.1 ")
+            .map(|(i, _)| &answer[i + 9..i + 12])
+            .collect();
+        assert_eq!(&got, statuses, "{send}\n{answer}");
+        responses += statuses.len();
+    }
+    let connect = raw(
+        srv.public,
+        b"CONNECT u:pw@example.com:443 HTTP/1.1\r\nHost: example.com:443\r\nConnection: close\r\n\r\n",
+    )
+    .await;
+    assert!(!raw_status(&connect).is_empty(), "{connect}");
+    let text = wait_for_exactly(&srv.log, responses + 1).await;
+    let logged = lines(&text);
+    for (_, _, target) in &packets {
+        let line = logged
+            .iter()
+            .find(|l| l.status == 400 && l.target == *target)
+            .unwrap_or_else(|| panic!("no 400 line for {target}:\n{text}"));
+        assert_eq!(line.method, "GET", "{text}");
+        assert_eq!(line.user_agent, Some("Phone%201"), "{text}");
+    }
+    assert!(!text.contains(" - - - 400 "), "{text}");
+    let line = logged
+        .iter()
+        .find(|l| l.method == "CONNECT")
+        .unwrap_or_else(|| panic!("no CONNECT line:\n{text}"));
+    assert_eq!(line.target, "example.com:443", "{text}");
+    assert!(!text.contains("pw@"), "{text}");
 }
 
 /// One response read off a connection that stays open: status line,

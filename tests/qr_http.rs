@@ -244,3 +244,38 @@ async fn the_public_listener_serves_no_images() {
         assert!(header(&r, "content-type").is_some_and(|t| t.starts_with("text/plain")));
     }
 }
+
+/// Issue 19: a 1,234-character key at scale 64, margin 16, level H was a
+/// 13,376-pixel square PNG (179 MB of pixels), rendered for anyone who
+/// asked. Past 4096 pixels a side the PNG is refused, naming the bound and
+/// a scale that fits; the SVG, which holds no pixels, is still served.
+#[tokio::test]
+async fn a_png_over_the_pixel_bound_is_a_400_naming_it() {
+    let app = spawn_app().await;
+    let long = vec!["k".repeat(64); 19].join("/");
+    assert_eq!(long.len(), 1234);
+    link(&app, &long, false).await;
+    link(&app, "H83if", false).await;
+
+    let r = qr_get(&app, &format!("/qr/{long}.png?scale=64&margin=16&ec=H")).await;
+    assert_eq!(r.status(), 400);
+    assert_eq!(header(&r, "cache-control"), Some("no-store"));
+    let body = r.text().await.expect("body");
+    assert!(body.starts_with("bad scale: "), "{body}");
+    assert!(body.contains("over the limit of 4096×4096"), "{body}");
+    assert_eq!(body.lines().count(), 1, "{body}");
+    // The scale it offers is one that is served.
+    let fits = body
+        .split("use scale ")
+        .nth(1)
+        .and_then(|rest| rest.split(' ').next())
+        .expect("a scale to use");
+    let r = qr_get(&app, &format!("/qr/{long}.png?scale={fits}&margin=16&ec=H")).await;
+    assert_eq!(r.status(), 200, "scale {fits}");
+
+    let r = qr_get(&app, &format!("/qr/{long}.svg?scale=64&margin=16&ec=H")).await;
+    assert_eq!(r.status(), 200);
+    // A short key fits at the largest scale.
+    let r = qr_get(&app, "/qr/H83if.png?scale=64&margin=16&ec=H").await;
+    assert_eq!(r.status(), 200);
+}

@@ -2,6 +2,8 @@
 //!
 //! Images go through [`qr_image::render`], the function the admin listener
 //! uses, so a file written here and `GET /qr/{key}.png` are the same bytes.
+//! Unlike the server, `qrtag qr` makes a PNG of any size the options allow
+//! ([`SizeLimit::Unbounded`]): it runs one render, for the person asking.
 
 use std::fs::File;
 use std::io::{IsTerminal, Write};
@@ -16,7 +18,7 @@ use crate::destination::Destination;
 use crate::link_key::LinkKey;
 use crate::links;
 use crate::qr::{EcLevel, RenderOptions, SHEET_FULL_SIZE_CAPACITY};
-use crate::qr_image::{self, ImageFormat, ImageSpec};
+use crate::qr_image::{self, ImageFormat, ImageSpec, SizeLimit};
 use crate::settings::PublicUrl;
 use crate::store;
 
@@ -108,7 +110,7 @@ pub async fn qr(cli: &Cli, args: &QrArgs) -> anyhow::Result<ExitCode> {
         return Err(deleted.into());
     }
     let public_url = super::public_url::for_tags(cli, store.as_ref(), false).await?;
-    let image = qr_image::render(&public_url, &args.key, &spec)?;
+    let image = qr_image::render(&public_url, &args.key, &spec, SizeLimit::Unbounded)?;
     match target {
         Target::File(path) => {
             std::fs::write(path, &image).with_context(|| format!("writing {}", path.display()))?

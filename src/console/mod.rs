@@ -56,6 +56,9 @@ pub struct ConsoleState {
     pub setup: setup::SetupLink,
     /// Where a bare expiry date ends (`--time-zone`).
     pub time_zone: chrono_tz::Tz,
+    /// Downloads render through the admin listener's gate
+    /// ([`crate::qr_image::RenderGate`]), set at startup.
+    pub renders: crate::qr_image::RenderGate,
 }
 
 impl ConsoleState {
@@ -79,6 +82,7 @@ impl ConsoleState {
             secure_cookie,
             setup: setup::SetupLink::default(),
             time_zone: chrono_tz::Tz::UTC,
+            renders: crate::qr_image::RenderGate::for_cores(),
         }
     }
 

@@ -91,6 +91,14 @@ pub enum QrError {
         max = RenderOptions::MAX_MARGIN
     )]
     MarginOutOfRange(u32),
+    /// A PNG over the served bound ([`crate::qr_image::MAX_PNG_SIDE`]); the
+    /// advice is computed for the symbol at hand, so it can be followed.
+    #[error("an image of {side}×{side} pixels is over the limit of {max}×{max}: {advice}")]
+    TooLarge {
+        side: usize,
+        max: usize,
+        advice: String,
+    },
     /// `qrcode` refused a plan; that would be a bug in the planner.
     #[error("QR symbol construction failed: {0}")]
     Symbol(#[from] qrcode::types::QrError),

@@ -54,6 +54,28 @@ impl RenderOptions {
     fn modules(&self, code: &QrCode) -> usize {
         code.width() + 2 * self.margin as usize
     }
+
+    /// Pixels a side of the PNG of `code`: what its render holds in memory
+    /// (one byte a pixel) and works through.
+    pub fn png_side(&self, code: &QrCode) -> usize {
+        self.modules(code) * self.scale as usize
+    }
+
+    /// Refuses a PNG of `code` wider than `max` pixels, saying which scale
+    /// would fit, so a caller can ask again instead of guessing.
+    pub fn check_png_side(&self, code: &QrCode, max: usize) -> Result<(), QrError> {
+        let side = self.png_side(code);
+        if side <= max {
+            return Ok(());
+        }
+        let fitting = max / self.modules(code);
+        let advice = if fitting >= Self::MIN_SCALE as usize {
+            format!("use scale {fitting} or less for this key")
+        } else {
+            "use a smaller margin, or the SVG".to_owned()
+        };
+        Err(QrError::TooLarge { side, max, advice })
+    }
 }
 
 impl Default for RenderOptions {
@@ -82,7 +104,7 @@ const UNFILTERED_MAX_ROW: usize = 512;
 pub fn render_png(code: &QrCode, opts: &RenderOptions) -> Result<Vec<u8>, QrError> {
     let scale = opts.scale as usize;
     let margin = opts.margin as usize;
-    let side = opts.modules(code) * scale;
+    let side = opts.png_side(code);
     let mut pixels = vec![u8::MAX; side * side];
     for y in 0..code.width() {
         let top = (y + margin) * scale * side;
@@ -176,6 +198,32 @@ mod tests {
         assert_eq!(
             RenderOptions::default(),
             RenderOptions::new(8, 4).expect("valid")
+        );
+    }
+
+    #[test]
+    fn a_png_over_the_bound_is_refused_with_a_scale_that_fits() {
+        let code = QrCode::new(b"https://0x1f.ie/H83if").expect("fits");
+        let modules = code.width() + 2 * 4;
+        let opts = RenderOptions::new(8, 4).expect("valid");
+        assert_eq!(opts.png_side(&code), modules * 8);
+        assert_eq!(opts.check_png_side(&code, modules * 8), Ok(()));
+        let err = opts
+            .check_png_side(&code, modules * 8 - 1)
+            .expect_err("one pixel over");
+        assert_eq!(
+            err,
+            QrError::TooLarge {
+                side: modules * 8,
+                max: modules * 8 - 1,
+                advice: "use scale 7 or less for this key".into(),
+            }
+        );
+        let err = opts.check_png_side(&code, modules).expect_err("over");
+        assert!(
+            err.to_string()
+                .ends_with("use a smaller margin, or the SVG"),
+            "{err}"
         );
     }
 

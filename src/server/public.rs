@@ -108,6 +108,20 @@ fn set_cookie_value(cookie: &TrackingCookie, id: &TrackingId) -> Option<HeaderVa
     HeaderValue::from_maybe_shared(web::Bytes::from(value)).ok()
 }
 
+/// The target as the log writes it: path and query as received, or for
+/// `CONNECT host:443` (authority form, no path) the authority as sent, less
+/// any credentials.
+fn logged_target(uri: &actix_web::http::Uri) -> &str {
+    match (uri.path_and_query(), uri.authority()) {
+        (Some(pq), _) => pq.as_str(),
+        (None, Some(authority)) => authority
+            .as_str()
+            .rsplit_once('@')
+            .map_or(authority.as_str(), |(_, host)| host),
+        (None, None) => "/",
+    }
+}
+
 fn log_request(
     req: &HttpRequest,
     state: &PublicState,
@@ -123,7 +137,7 @@ fn log_request(
     // `/H83if`, so credentials never reach the log and `qrtag stats` counts
     // the key. Raw non-ASCII bytes arrive here already written `%XX` by
     // `server::request_line`, exactly as the target encoding would write them.
-    let target = uri.path_and_query().map_or("/", |pq| pq.as_str());
+    let target = logged_target(uri);
     state.access_log.append_record(&Record {
         time: arrived,
         client_ip: client_address(

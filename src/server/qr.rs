@@ -12,7 +12,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::link_key::LinkKey;
 use crate::qr::{EcLevel, QrError, RenderOptions};
-use crate::qr_image::{self, ImageFormat, ImageSpec};
+use crate::qr_image::{ImageFormat, ImageSpec, RenderError, RenderGate};
 use crate::settings::PublicUrl;
 use crate::snapshot::Snapshot;
 
@@ -21,6 +21,8 @@ pub struct QrState {
     pub public_url: PublicUrl,
     pub uppercase_prefix: bool,
     pub renders: crate::metrics::QrRenders,
+    /// Shared with the console's downloads.
+    pub gate: RenderGate,
 }
 
 const PREFIX: &str = "/qr/";
@@ -61,29 +63,39 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
         Ok(spec) => spec,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
     };
-    // A large PNG at maximum compression takes a while; the admin listener
-    // has one worker and must keep answering /healthz meanwhile.
-    let state = state.into_inner();
-    let renders = state.renders.clone();
-    let rendered = web::block(move || qr_image::render(&state.public_url, &key, &spec)).await;
-    if let Ok(Ok(_)) = &rendered {
-        renders.rendered(format);
-    }
+    let rendered = state.gate.render(state.public_url.clone(), key, spec).await;
     match rendered {
-        Ok(Ok(body)) => HttpResponse::Ok()
-            .content_type(format.content_type())
-            .insert_header((header::CACHE_CONTROL, CACHEABLE))
-            .body(body),
-        Ok(Err(QrError::DataTooLong { .. })) => plain(
+        Ok(body) => {
+            state.renders.rendered(format);
+            HttpResponse::Ok()
+                .content_type(format.content_type())
+                .insert_header((header::CACHE_CONTROL, CACHEABLE))
+                .body(body)
+        }
+        Err(e) => refused(&e),
+    }
+}
+
+/// The answer to a render that gave no image, for `/qr/` and the console's
+/// downloads alike: a busy gate is 503 with `Retry-After`, an image over the
+/// bound a 400 naming it, a key no QR code holds a 422.
+pub fn refused(e: &RenderError) -> HttpResponse {
+    match e {
+        RenderError::Busy => {
+            let mut res = plain(StatusCode::SERVICE_UNAVAILABLE, &format!("{e}\n"));
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            res
+        }
+        RenderError::Qr(QrError::TooLarge { .. }) => {
+            plain(StatusCode::BAD_REQUEST, &format!("bad scale: {e}\n"))
+        }
+        RenderError::Qr(QrError::DataTooLong { .. }) => plain(
             StatusCode::UNPROCESSABLE_ENTITY,
             "this key is too long for a QR code\n",
         ),
-        Ok(Err(e)) => {
+        RenderError::Qr(_) | RenderError::Aborted(_) => {
             tracing::error!(error = %e, "QR image rendering failed");
-            plain(StatusCode::INTERNAL_SERVER_ERROR, "rendering failed\n")
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "QR image rendering did not finish");
             plain(StatusCode::INTERNAL_SERVER_ERROR, "rendering failed\n")
         }
     }

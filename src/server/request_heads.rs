@@ -42,15 +42,32 @@ pub struct RequestHeads {
 
 impl RequestHeads {
     /// Starts the head of request `index` (0 for a connection's first).
+    /// When [`KEPT`] heads are held, one goes that no own answer can concern
+    /// ([`Self::expendable`]), so a malformed request followed by more in one
+    /// packet keeps its fields (issue 19).
     pub fn begin(&mut self, index: u64) {
         if self.heads.len() == KEPT
-            && let Some(old) = self.heads.pop_front()
+            && let Some(old) = self.heads.remove(self.expendable())
         {
             self.spare = Some(old.bytes);
         }
         let mut bytes = self.spare.take().unwrap_or_default();
         bytes.clear();
         self.heads.push_back(Head { index, bytes });
+    }
+
+    /// The head to let go of when full. Actix answers on its own only the
+    /// first head it cannot take, and stops reading there; the heads before
+    /// it are answered by handlers (and forgotten). So the front, the oldest
+    /// head not answered, is kept, and so is the first one `httparse` (the
+    /// parser under actix's) refuses; of the others, the oldest goes. A head
+    /// actix refuses for its own reasons (no `Host`) is kept while it is the
+    /// front, which covers a malformed request followed by any number.
+    fn expendable(&self) -> usize {
+        let first_refused = self.heads.iter().position(|h| refused(&h.bytes));
+        (1..self.heads.len())
+            .find(|&i| Some(i) != first_refused)
+            .unwrap_or(0)
     }
 
     /// Adds bytes of the head begun last.
@@ -77,6 +94,14 @@ impl RequestHeads {
             .find(|h| h.index == index)
             .map(|h| h.bytes.as_slice())
     }
+}
+
+/// Whether `head` is one the HTTP/1 parser refuses outright: not a head
+/// still being received or cut at [`HEAD_BYTES`], which it cannot judge.
+fn refused(head: &[u8]) -> bool {
+    // actix-http's limit on header lines; more is refused there too.
+    let mut headers = [httparse::EMPTY_HEADER; 96];
+    httparse::Request::new(&mut headers).parse(head).is_err()
 }
 
 /// What the access log needs of a head that no handler saw. Every field is
@@ -273,14 +298,46 @@ mod tests {
             heads.extend(format!("GET /{i} HTTP/1.1\r\n").as_bytes());
             heads.extend(b"\r\n");
         }
-        // Only the latest few are kept.
-        assert_eq!(heads.get(0), None);
+        // Only a few are kept: the oldest unanswered and the latest.
+        assert!(heads.get(0).is_some());
         assert_eq!(heads.get(1), None);
         assert_eq!(heads.get(5), Some(&b"GET /5 HTTP/1.1\r\n\r\n"[..]));
-        assert_eq!(heads.get(2), Some(&b"GET /2 HTTP/1.1\r\n\r\n"[..]));
+        assert_eq!(heads.get(2), None);
+        assert_eq!(heads.get(3), Some(&b"GET /3 HTTP/1.1\r\n\r\n"[..]));
         heads.forget_before(5);
         assert_eq!(heads.get(4), None);
         assert!(heads.get(5).is_some());
+    }
+
+    #[test]
+    fn the_oldest_unanswered_and_the_first_refused_head_outlive_pipelining() {
+        let mut heads = RequestHeads::default();
+        let send = |heads: &mut RequestHeads, i: u64, head: &[u8]| {
+            heads.begin(i);
+            heads.extend(head);
+        };
+        let good = |heads: &mut RequestHeads, from: u64, to: u64| {
+            for i in from..to {
+                send(
+                    heads,
+                    i,
+                    format!("GET /{i} HTTP/1.1\r\nHost: a\r\n\r\n").as_bytes(),
+                );
+            }
+        };
+        // A malformed first request, then many.
+        send(&mut heads, 0, b"GET /p/nohost HTTP/1.1\r\n\r\n");
+        good(&mut heads, 1, 10);
+        assert_eq!(heads.get(0), Some(&b"GET /p/nohost HTTP/1.1\r\n\r\n"[..]));
+        assert!(heads.get(9).is_some());
+        // Good requests, one the parser refuses, then many more.
+        let mut heads = RequestHeads::default();
+        good(&mut heads, 0, 6);
+        send(&mut heads, 6, b"GET /x y z\r\n\r\n");
+        good(&mut heads, 7, 20);
+        assert_eq!(heads.get(6), Some(&b"GET /x y z\r\n\r\n"[..]));
+        assert!(heads.get(0).is_some(), "the oldest unanswered");
+        assert_eq!(heads.heads.len(), KEPT);
     }
 
     #[test]

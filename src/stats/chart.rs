@@ -50,16 +50,20 @@ impl ChartKind {
     }
 }
 
-/// Draws scans per period of `report` (which needs a time series) from the logs
-/// `files` to `path`.
-pub fn draw(report: &Report, files: &[PathBuf], path: &Path) -> anyhow::Result<()> {
-    let kind = ChartKind::from_path(path)?;
+/// The bars of a chart of `report` (which needs a time series): at most one
+/// period per pixel across, refused otherwise, before anything is written.
+pub fn stack(report: &Report) -> anyhow::Result<Stack> {
     let period = report
         .series
         .ok_or_else(|| anyhow!("the report has no time series to chart"))?;
+    Ok(Stack::from_report(report, period, u64::from(SIZE.0))?)
+}
+
+/// Draws `stack`, scans per period from the logs `files`, to `path`.
+pub fn draw(stack: &Stack, files: &[PathBuf], path: &Path) -> anyhow::Result<()> {
+    let kind = ChartKind::from_path(path)?;
     register_font()?;
-    let stack = Stack::from_report(report, period);
-    let scene = layout::layout(&stack, &title(&stack, files), SIZE, &measure);
+    let scene = layout::layout(stack, &title(stack, files), SIZE, &measure);
     let result = match kind {
         ChartKind::Svg => paint(
             SVGBackend::new(path, SIZE).into_drawing_area(),

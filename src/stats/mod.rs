@@ -125,12 +125,18 @@ pub fn run_with_links(
     let report = agg.finish();
 
     report_malformed(&report);
+    // A chart that cannot be drawn fails the run before any output.
+    let stack = args
+        .chart
+        .as_ref()
+        .map(|_| chart::stack(&report))
+        .transpose()?;
     // The chart is written even when standard output is closed early
     // (`| head`): a file asked for does not depend on who reads the rest.
     let written =
         output::write(&report, args.format, args.by.is_some(), out).and_then(|()| out.flush());
-    if let Some(path) = &args.chart {
-        chart::draw(&report, &files, path)?;
+    if let (Some(path), Some(stack)) = (&args.chart, &stack) {
+        chart::draw(stack, &files, path)?;
     }
     Ok(written?)
 }

@@ -18,8 +18,7 @@ use crate::link::{self, Document, Link, Notes};
 use crate::link_chain;
 use crate::link_key::LinkKey;
 use crate::links::{self, LinkError};
-use crate::qr::QrError;
-use crate::qr_image::{self, ImageFormat, ImageSpec};
+use crate::qr_image::{ImageFormat, ImageSpec};
 
 /// The parameters the link page and the download read besides the QR ones.
 const OWN_PARAMS: [&str; 2] = ["key", "format"];
@@ -181,11 +180,13 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
             );
         }
     }
-    let public_url = state.public_url.clone();
     let file_key = key.clone();
-    let rendered = web::block(move || qr_image::render(&public_url, &key, &spec)).await;
-    match rendered {
-        Ok(Ok(body)) => HttpResponse::Ok()
+    match state
+        .renders
+        .render(state.public_url.clone(), key, spec)
+        .await
+    {
+        Ok(body) => HttpResponse::Ok()
             .content_type(spec.format.content_type())
             .insert_header((
                 header::CONTENT_DISPOSITION,
@@ -197,18 +198,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
             ))
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .body(body),
-        Ok(Err(QrError::DataTooLong { .. })) => plain(
-            StatusCode::UNPROCESSABLE_ENTITY,
-            "this key is too long for a QR code",
-        ),
-        Ok(Err(e)) => {
-            tracing::error!(error = %e, "QR rendering failed");
-            plain(StatusCode::INTERNAL_SERVER_ERROR, "rendering failed")
-        }
-        Err(e) => {
-            tracing::error!(error = %e, "QR rendering did not finish");
-            plain(StatusCode::INTERNAL_SERVER_ERROR, "rendering failed")
-        }
+        Err(e) => crate::server::qr::refused(&e),
     }
 }
 

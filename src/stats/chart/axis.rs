@@ -27,6 +27,72 @@ pub fn slots(period: Period, first: NaiveDate, last: NaiveDate) -> Vec<NaiveDate
     out
 }
 
+/// How many slots [`slots`] would make from `first` to `last`, counted
+/// without making them: a span of ten thousand years is millions of days.
+pub fn slot_count(period: Period, first: NaiveDate, last: NaiveDate) -> u64 {
+    if last < first {
+        return 0;
+    }
+    let days = (last - first).num_days().unsigned_abs();
+    match period {
+        Period::Day => days + 1,
+        Period::Week => days / 7 + 1,
+        Period::Month => {
+            let month = |d: NaiveDate| i64::from(d.year()) * 12 + i64::from(d.month0());
+            (month(last) - month(first)).unsigned_abs() + 1
+        }
+    }
+}
+
+/// A chart whose periods outnumber its pixels across: each bar would be
+/// under a pixel, and making them costs memory and time without bound.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "a chart by {period} from {first} to {last} needs {count} bars, more than its {max} pixels across: narrow it with --since and --until{coarser}"
+)]
+pub struct TooManySlots {
+    pub period: Period,
+    pub first: NaiveDate,
+    pub last: NaiveDate,
+    pub count: u64,
+    pub max: u64,
+    /// A coarser `--by` that fits, when one does.
+    coarser: String,
+}
+
+/// Refuses a span of more than `max` slots, suggesting the coarser periods
+/// that would fit.
+pub fn check_slot_count(
+    period: Period,
+    first: NaiveDate,
+    last: NaiveDate,
+    max: u64,
+) -> Result<(), TooManySlots> {
+    let count = slot_count(period, first, last);
+    if count <= max {
+        return Ok(());
+    }
+    let coarser: &[Period] = match period {
+        Period::Day => &[Period::Week, Period::Month],
+        Period::Week => &[Period::Month],
+        Period::Month => &[],
+    };
+    let coarser = coarser
+        .iter()
+        .filter(|&&p| slot_count(p, first, last) <= max)
+        .map(|p| format!(", or use --by {p}"))
+        .next()
+        .unwrap_or_default();
+    Err(TooManySlots {
+        period,
+        first,
+        last,
+        count,
+        max,
+        coarser,
+    })
+}
+
 /// The last day of the period starting at `start`, for the title's date span.
 pub fn last_day(period: Period, start: NaiveDate) -> NaiveDate {
     next_start(period, start)
@@ -141,6 +207,44 @@ mod tests {
 
     fn d(y: i32, m: u32, day: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, day).unwrap()
+    }
+
+    #[test]
+    fn a_span_of_more_slots_than_pixels_is_refused_with_what_fits() {
+        let (first, last) = (d(0, 1, 1), d(9999, 12, 31));
+        assert_eq!(slot_count(Period::Day, first, last), 3_652_425);
+        let err = check_slot_count(Period::Day, first, last, 1000).expect_err("too many");
+        assert_eq!(err.count, 3_652_425);
+        assert!(
+            err.to_string()
+                .ends_with("narrow it with --since and --until"),
+            "{err}"
+        );
+        let (first, last) = (d(2020, 1, 6), d(2026, 1, 5));
+        let err = check_slot_count(Period::Day, first, last, 1000).expect_err("too many");
+        assert!(err.to_string().ends_with(", or use --by week"), "{err}");
+        assert_eq!(check_slot_count(Period::Week, first, last, 1000), Ok(()));
+    }
+
+    proptest! {
+        #[test]
+        fn slot_count_is_the_number_of_slots(from in 0i64..20_000, days in 0u64..2_000) {
+            let first = d(1970, 1, 5) + chrono::Duration::days(from);
+            let last = first + chrono::Duration::days(days as i64);
+            for period in [Period::Day, Period::Week, Period::Month] {
+                let (a, b) = (start_of(period, first), start_of(period, last));
+                prop_assert_eq!(slot_count(period, a, b), slots(period, a, b).len() as u64);
+            }
+        }
+    }
+
+    /// The start of the period holding `day`.
+    fn start_of(period: Period, day: NaiveDate) -> NaiveDate {
+        match period {
+            Period::Day => day,
+            Period::Week => day - Days::new(u64::from(day.weekday().num_days_from_monday())),
+            Period::Month => day.with_day(1).expect("day 1"),
+        }
     }
 
     #[test]

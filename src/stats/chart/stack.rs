@@ -34,11 +34,20 @@ pub struct Stack {
 }
 
 impl Stack {
-    pub fn from_report(report: &Report, period: Period) -> Stack {
+    /// The stack of `report` by `period`, or why it would not fit `max_slots`
+    /// bars (the chart's width in pixels), found before any slot is made.
+    pub fn from_report(
+        report: &Report,
+        period: Period,
+        max_slots: u64,
+    ) -> Result<Stack, axis::TooManySlots> {
         let keys: Vec<_> = report.keys.iter().filter(|k| k.stats.scans > 0).collect();
         let starts = keys.iter().flat_map(|k| k.series.iter().map(|p| p.start));
         let slots = match (starts.clone().min(), starts.max()) {
-            (Some(first), Some(last)) => axis::slots(period, first, last),
+            (Some(first), Some(last)) => {
+                axis::check_slot_count(period, first, last, max_slots)?;
+                axis::slots(period, first, last)
+            }
             _ => Vec::new(),
         };
         let counts_of = |reports: &[&crate::stats::aggregate::KeyReport]| {
@@ -72,11 +81,11 @@ impl Stack {
                 counts: counts_of(rest),
             });
         }
-        Stack {
+        Ok(Stack {
             period,
             slots,
             series,
-        }
+        })
     }
 
     /// Scans per slot over all series: the height of each bar.
@@ -137,7 +146,7 @@ mod tests {
             key("b", &[(d(2026, 11, 30), 2)]),
             key("idle", &[]),
         ]);
-        let s = Stack::from_report(&r, Period::Day);
+        let s = Stack::from_report(&r, Period::Day, 1000).expect("fits");
         assert_eq!(s.slots.len(), 5);
         assert_eq!(s.series.len(), 2);
         assert_eq!(s.series[0].counts, [3, 0, 0, 0, 1]);
@@ -157,7 +166,7 @@ mod tests {
 
     #[test]
     fn keys_past_the_top_are_one_series() {
-        let s = Stack::from_report(&one_day_keys(8), Period::Day);
+        let s = Stack::from_report(&one_day_keys(8), Period::Day, 1000).expect("fits");
         let names: Vec<&str> = s.series.iter().map(|s| s.name.as_str()).collect();
         assert_eq!(names, ["k8", "k7", "k6", "k5", "k4", OTHER_KEYS]);
         assert_eq!(s.series[5].scans, 1 + 2 + 3);
@@ -166,14 +175,15 @@ mod tests {
 
     #[test]
     fn a_sixth_key_keeps_its_name() {
-        let s = Stack::from_report(&one_day_keys(6), Period::Day);
+        let s = Stack::from_report(&one_day_keys(6), Period::Day, 1000).expect("fits");
         assert_eq!(s.series.len(), 6);
         assert!(s.series.iter().all(|s| s.name != OTHER_KEYS));
     }
 
     #[test]
     fn no_scans_no_slots() {
-        let s = Stack::from_report(&report(vec![key("idle", &[])]), Period::Week);
+        let s =
+            Stack::from_report(&report(vec![key("idle", &[])]), Period::Week, 1000).expect("fits");
         assert!(s.slots.is_empty() && s.series.is_empty());
     }
 }
