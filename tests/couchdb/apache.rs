@@ -13,7 +13,9 @@ use std::time::{Duration, Instant};
 use qrtag::settings::Secret;
 use serde_json::json;
 
-use crate::harness::{Couch, TestApp, couch_settings, qrtag, stderr, stdout, user_env};
+use crate::harness::{
+    Couch, TestApp, couch_settings, editor_and_reader, qrtag, stderr, stdout, user_env,
+};
 
 /// Apache CouchDB takes about 3 s to start; more on a busy machine.
 const START_LIMIT: Duration = Duration::from_secs(60);
@@ -158,21 +160,6 @@ impl ApacheCouch {
 impl Drop for ApacheCouch {
     fn drop(&mut self) {
         self.stop();
-    }
-}
-
-/// The editor `ed` and the reader `rd` in `_users`.
-async fn editor_and_reader(admin: &Couch) {
-    for (name, role) in [("ed", "qrtag_editor"), ("rd", "qrtag_reader")] {
-        let (status, body) = admin
-            .call(
-                reqwest::Method::PUT,
-                &format!("_users/org.couchdb.user:{name}"),
-                Some(json!({"name": name, "password": format!("{name}-pw-1"),
-                            "roles": [role], "type": "user"})),
-            )
-            .await;
-        assert_eq!(status, 201, "{body}");
     }
 }
 

@@ -339,6 +339,13 @@ pub fn stderr(o: &Output) -> String {
 /// Returns the admin's client.
 pub async fn accounts(url: &str) -> Couch {
     let admin = server_admin(url, "boss", "boss-pw-1").await;
+    editor_and_reader(&admin).await;
+    admin
+}
+
+/// The editor `ed` and the reader `rd` (`ed-pw-1`, `rd-pw-1`) in `_users`,
+/// made by `admin`.
+pub async fn editor_and_reader(admin: &Couch) {
     for (name, role) in [("ed", "qrtag_editor"), ("rd", "qrtag_reader")] {
         let (status, body) = admin
             .call(
@@ -350,7 +357,6 @@ pub async fn accounts(url: &str) -> Couch {
             .await;
         assert_eq!(status, 201, "{body}");
     }
-    admin
 }
 
 /// Makes `user` a server admin (the first one ends the server's "admin
