@@ -176,7 +176,7 @@ fn create_form(csrf: &str, f: &CreateForm<'_>) -> Markup {
             label for="new-key" { "Key (empty for a random one)" }
             input #new-key type="text" name="key" placeholder="spring-poster" value=(f.key) aria-invalid=[key_invalid] class=[key_class] aria-describedby=[key_described];
             (field_problem(r, "key", "new-key"))
-            label for="new-expires" { "Expires (optional: 30d, 12h, 2w or 2026-12-31T23:59:59Z)" }
+            label for="new-expires" { "Expires (optional: 30d, 12h, 2w, a date such as 2026-12-31, or 2026-12-31T23:59:59Z)" }
             input #new-expires type="text" name="expires" value=(f.expires) aria-invalid=[exp_invalid] class=[exp_class] aria-describedby=[exp_described];
             (field_problem(r, "expires", "new-expires"))
             label for="new-notes" { "Notes (optional)" }
