@@ -363,14 +363,14 @@ pub fn parse_listening_line(line: &str) -> Option<(SocketAddr, SocketAddr)> {
 }
 
 /// Serves the links from the snapshot file, if there is one this store can
-/// resume from; returns the sequence to follow the store from. A file that
+/// resume from; returns where to follow the store from. A file that
 /// cannot be believed is reported and left for the next save to replace.
 async fn restore(
     path: &std::path::Path,
     identity: &str,
     store: &dyn store::LinkStore,
     snapshot: &Snapshot,
-) -> Option<serde_json::Value> {
+) -> Option<crate::store::Resume> {
     let started = std::time::Instant::now();
     // Read on this thread, before anything is served, rather than on the
     // blocking pool: the follower (on the runtime's thread) later replaces
@@ -381,16 +381,30 @@ async fn restore(
     for leftover in saver::remove_leftovers(path) {
         tracing::info!(path = %leftover.display(), "removed a snapshot file a stopped save left unfinished");
     }
-    let mark = match store.snapshot_mark(&saver::mark_name(path)).await {
-        Ok(mark) => mark,
-        Err(e) => {
-            tracing::warn!(error = %e, "cannot read the snapshot file's marker; loading every link from the store instead");
-            return None;
-        }
+    let file = saver::mark_name(path);
+    let loaded = if store.checks_mark_when_following() {
+        saver::load_any_state(path, identity).map(|found| {
+            found.map(|(table, in_file)| {
+                let mark = crate::store::FileMark {
+                    file: file.clone(),
+                    in_file,
+                };
+                (table, Some(mark))
+            })
+        })
+    } else {
+        let mark = match store.snapshot_mark(&file).await {
+            Ok(mark) => mark,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the snapshot file's marker; loading every link from the store instead");
+                return None;
+            }
+        };
+        let identity = crate::snapshot::file::marked_identity(identity, mark.as_deref());
+        saver::load(path, &identity).map(|found| found.map(|table| (table, None)))
     };
-    let identity = crate::snapshot::file::marked_identity(identity, mark.as_deref());
-    let table = match saver::load(path, &identity) {
-        Ok(Some(table)) => table,
+    let (table, unchecked_mark) = match loaded {
+        Ok(Some(found)) => found,
         Ok(None) => return None,
         Err(e) => {
             tracing::warn!(error = %e, "loading every link from the store instead");
@@ -414,7 +428,10 @@ async fn restore(
     snapshot.set_problem(Some(format!(
         "serving the snapshot file (store sequence {seq}); catching up with the store"
     )));
-    Some(seq)
+    Some(crate::store::Resume {
+        seq,
+        unchecked_mark,
+    })
 }
 
 /// The console's state: logins against the embedded store's password or

@@ -93,6 +93,13 @@ pub struct Decoded {
     pub links: TableBuilder,
 }
 
+impl Decoded {
+    /// The marker of the store's state the file was saved with, if any.
+    pub fn mark(&self) -> Option<&str> {
+        self.identity.split_once(STATE).map(|(_, mark)| mark)
+    }
+}
+
 /// Writes `table` as a snapshot of store `identity` at the table's sequence.
 pub fn encode(table: &LinkTable, identity: &str, out: impl Write) -> io::Result<()> {
     let mut w = Crc32Writer {
@@ -181,6 +188,17 @@ fn len32(s: &str) -> io::Result<u32> {
 /// Reads a snapshot file's bytes; `expected` is the identity of the store
 /// the server is configured with.
 pub fn decode(bytes: &[u8], expected: &str) -> Result<Decoded, DecodeError> {
+    decode_checking(bytes, expected, true)
+}
+
+/// Like [`decode`], but takes a file of any state of the store `store`
+/// (see [`Decoded::mark`]), for a store whose follower compares the marker
+/// once it reaches the store ([`crate::store::LinkStore::checks_mark_when_following`]).
+pub fn decode_any_state(bytes: &[u8], store: &str) -> Result<Decoded, DecodeError> {
+    decode_checking(bytes, store, false)
+}
+
+fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded, DecodeError> {
     if bytes.len() < MAGIC.len() + 4 + 4 || &bytes[..MAGIC.len()] != MAGIC {
         return Err(DecodeError::NotASnapshot);
     }
@@ -200,10 +218,11 @@ pub fn decode(bytes: &[u8], expected: &str) -> Result<Decoded, DecodeError> {
         bytes: &body[MAGIC.len() + 4..],
     };
     let identity = r.str32()?.to_owned();
-    if identity != expected && store_part(&identity) == store_part(expected) {
+    let same_store = store_part(&identity) == store_part(expected);
+    if same_store && identity != expected && state {
         return Err(DecodeError::OtherState);
     }
-    if identity != expected {
+    if !same_store {
         return Err(DecodeError::OtherStore {
             found: identity,
             expected: expected.to_owned(),
@@ -441,6 +460,15 @@ mod tests {
                 Some(DecodeError::OtherState)
             );
         }
+        for other in ["m0", "m1"] {
+            let d = decode_any_state(&bytes, &marked_identity("sqlite:abc", Some(other)))
+                .expect("any state of the same store");
+            assert_eq!(d.mark(), Some("m1"));
+        }
+        assert!(matches!(
+            decode_any_state(&bytes, "sqlite:xyz"),
+            Err(DecodeError::OtherStore { .. })
+        ));
         let same = marked_identity("sqlite:abc", Some("m1"));
         assert!(decode(&bytes, &same).is_ok());
         assert!(matches!(

@@ -43,6 +43,23 @@ pub enum LoadError {
 /// there is none, an error (to report, then load from the store) when it
 /// cannot be believed.
 pub fn load(path: &Path, identity: &str) -> Result<Option<LinkTable>, LoadError> {
+    Ok(read(path, |bytes| file::decode(bytes, identity))?.map(|(table, _)| table))
+}
+
+/// Reads the snapshot file of any state of the store `store`, with the
+/// marker it was saved with, for the follower to compare
+/// ([`crate::store::Resume::unchecked_mark`]).
+pub fn load_any_state(
+    path: &Path,
+    store: &str,
+) -> Result<Option<(LinkTable, Option<String>)>, LoadError> {
+    read(path, |bytes| file::decode_any_state(bytes, store))
+}
+
+fn read(
+    path: &Path,
+    decode: impl FnOnce(&[u8]) -> Result<file::Decoded, file::DecodeError>,
+) -> Result<Option<(LinkTable, Option<String>)>, LoadError> {
     let bytes = match fs::read(path) {
         Ok(b) => b,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -53,12 +70,13 @@ pub fn load(path: &Path, identity: &str) -> Result<Option<LinkTable>, LoadError>
             });
         }
     };
-    let decoded = file::decode(&bytes, identity).map_err(|source| LoadError::Invalid {
+    let decoded = decode(&bytes).map_err(|source| LoadError::Invalid {
         path: path.to_owned(),
         source,
     })?;
     drop(bytes);
-    Ok(Some(decoded.links.build(Some(decoded.seq))))
+    let mark = decoded.mark().map(str::to_owned);
+    Ok(Some((decoded.links.build(Some(decoded.seq)), mark)))
 }
 
 /// The name a store's marker for the file at `path` goes under.
@@ -175,8 +193,9 @@ pub struct Saver {
     snapshot: Arc<Snapshot>,
     /// The generation last written (or read from the file).
     saved: AtomicU64,
-    /// Serialises saves, so the shutdown save waits for one under way.
-    writing: tokio::sync::Mutex<()>,
+    /// Serialises saves, so the shutdown save waits for one under way; holds
+    /// the marker of the last save, which the next one replaces.
+    writing: tokio::sync::Mutex<Option<String>>,
 }
 
 impl Saver {
@@ -194,7 +213,7 @@ impl Saver {
             store,
             snapshot,
             saved: AtomicU64::new(saved_generation.unwrap_or(u64::MAX)),
-            writing: tokio::sync::Mutex::new(()),
+            writing: tokio::sync::Mutex::new(None),
         })
     }
 
@@ -237,7 +256,7 @@ impl Saver {
     /// Writes the current table if it is loaded and newer than the file.
     /// Returns whether it wrote.
     pub async fn save_if_changed(&self) -> io::Result<bool> {
-        let _writing = self.writing.lock().await;
+        let mut last_mark = self.writing.lock().await;
         let generation = self.snapshot.generation();
         if !self.snapshot.is_loaded() || generation == self.saved.load(Ordering::Acquire) {
             return Ok(false);
@@ -250,10 +269,11 @@ impl Saver {
         // leaves a file that is not believed, never one that is wrongly.
         let mark = self
             .store
-            .mark_snapshot(&mark_name(&self.path))
+            .mark_snapshot(&mark_name(&self.path), last_mark.as_deref())
             .await
             .map_err(io::Error::other)?;
         let identity = file::marked_identity(&self.identity, mark.as_deref());
+        *last_mark = mark;
         let path = self.path.clone();
         let started = Instant::now();
         let links = table.len();

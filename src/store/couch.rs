@@ -619,10 +619,26 @@ impl LinkStore for CouchStore {
         format!("couchdb:{}/{}", self.http.server(), self.http.db())
     }
 
+    /// One list for every server's files (`couch_mark`): `file` names no
+    /// document, as every server of a database has the same default path.
+    async fn mark_snapshot(
+        &self,
+        _file: &str,
+        previous: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
+        super::couch_mark::renew(&self.http, previous)
+            .await
+            .map(Some)
+    }
+
+    fn checks_mark_when_following(&self) -> bool {
+        true
+    }
+
     fn follow(
         self: Arc<Self>,
         snapshot: Arc<Snapshot>,
-        resume: Option<Value>,
+        resume: Option<super::Resume>,
     ) -> tokio::task::JoinHandle<()> {
         super::couch_follower::spawn(self.http.clone(), snapshot, resume)
     }

@@ -24,9 +24,9 @@ use reqwest::header::ACCEPT_ENCODING;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::StoreError;
 use super::couch::{CouchHttp, document_of, is_design, too_large};
 use super::feed_lines::{self, LineSplitter, id_in_head, seq_in};
+use super::{FileMark, Resume, StoreError};
 use crate::snapshot::{Change, LinkTable, Snapshot, TableBuilder};
 
 /// How often CouchDB sends an empty line on an idle feed.
@@ -45,7 +45,7 @@ const MAX_LINE: usize = super::MAX_DOCUMENT + 4096;
 pub(crate) fn spawn(
     http: CouchHttp,
     snapshot: Arc<Snapshot>,
-    resume: Option<Value>,
+    resume: Option<Resume>,
 ) -> tokio::task::JoinHandle<()> {
     let follower = Follower {
         http,
@@ -79,10 +79,19 @@ enum FeedEnd {
 impl Follower {
     /// With `resume`, the snapshot already serves the links as of that
     /// sequence (from the snapshot file): follow from there, and load
-    /// everything only if CouchDB no longer knows the sequence.
-    async fn run(mut self, mut resume: Option<Value>) {
+    /// everything only if CouchDB no longer knows the sequence, or holds
+    /// another marker than the file (a restored or re-created database).
+    async fn run(mut self, mut resume: Option<Resume>) {
         loop {
-            let since = match resume.take() {
+            let resumed = match resume.take() {
+                Some(Resume {
+                    seq,
+                    unchecked_mark: Some(mark),
+                }) => self.same_state(&mark).await.then_some(seq),
+                Some(Resume { seq, .. }) => Some(seq),
+                None => None,
+            };
+            let since = match resumed {
                 Some(since) => since,
                 None => {
                     let table = self.load_until_done().await;
@@ -102,6 +111,33 @@ impl Follower {
             tracing::warn!(reason = %why, "reloading every link from CouchDB");
             self.snapshot.set_problem(Some(why));
         }
+    }
+
+    /// Whether the database holds the marker the snapshot file was saved
+    /// with, asked until CouchDB answers (the file serves meanwhile).
+    async fn same_state(&mut self, mark: &FileMark) -> bool {
+        let holds = loop {
+            match super::couch_mark::holds(&self.http, mark.in_file.as_deref()).await {
+                Ok(holds) => {
+                    self.backoff.reset();
+                    self.recovered();
+                    break holds;
+                }
+                Err(e) => {
+                    self.retry_after("reading the snapshot file's marker", &e)
+                        .await;
+                }
+            }
+        };
+        if holds {
+            return true;
+        }
+        let why = "the snapshot file was taken from another state of this database \
+                   (restored from a backup, or re-created?)";
+        tracing::warn!(file = %mark.file, "{why}; reloading every link from CouchDB");
+        self.snapshot
+            .set_problem(Some(format!("{why}: reloading every link from CouchDB")));
+        false
     }
 
     async fn load_until_done(&mut self) -> LinkTable {

@@ -18,6 +18,7 @@ pub use bulk::{BulkDoc, BulkOutcome, ExportPage, OnExisting};
 mod bulk;
 pub mod couch;
 mod couch_follower;
+mod couch_mark;
 pub mod couch_setup;
 pub mod feed_lines;
 pub mod sqlite;
@@ -125,9 +126,14 @@ pub trait LinkStore: Send + Sync + 'static {
     /// to go into the file. A database restored from a backup taken before
     /// the save has an older marker, or none, so the file is not believed
     /// for it even once it has been edited past the file's sequence.
-    /// `None`: this store keeps no marker.
-    async fn mark_snapshot(&self, file: &str) -> Result<Option<String>, StoreError> {
-        let _ = file;
+    /// `previous` is the marker this server's last save returned, which the
+    /// new one replaces. `None`: this store keeps no marker.
+    async fn mark_snapshot(
+        &self,
+        file: &str,
+        previous: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
+        let _ = (file, previous);
         Ok(None)
     }
 
@@ -135,6 +141,15 @@ pub trait LinkStore: Send + Sync + 'static {
     async fn snapshot_mark(&self, file: &str) -> Result<Option<String>, StoreError> {
         let _ = file;
         Ok(None)
+    }
+
+    /// Whether the follower compares a snapshot file's marker with the
+    /// store's once it reaches the store ([`Resume::unchecked_mark`]),
+    /// rather than `serve` before it starts. A server on CouchDB must start
+    /// serving from its file while CouchDB is away, so it cannot wait to
+    /// read the marker first.
+    fn checks_mark_when_following(&self) -> bool {
+        false
     }
 
     /// Whether `seq`, read from a snapshot file, can be resumed from: a
@@ -153,8 +168,30 @@ pub trait LinkStore: Send + Sync + 'static {
     fn follow(
         self: Arc<Self>,
         snapshot: Arc<Snapshot>,
-        resume: Option<serde_json::Value>,
+        resume: Option<Resume>,
     ) -> tokio::task::JoinHandle<()>;
+}
+
+/// Where a follower starts when the snapshot already serves the links of a
+/// snapshot file.
+#[derive(Debug, Clone)]
+pub struct Resume {
+    /// The store sequence the file was saved at.
+    pub seq: serde_json::Value,
+    /// The file's marker, when it is for the follower to compare (see
+    /// [`LinkStore::checks_mark_when_following`]): a difference means the
+    /// database is not the one the file was taken from, and every link is
+    /// loaded again instead of following from `seq`.
+    pub unchecked_mark: Option<FileMark>,
+}
+
+/// A snapshot file's marker, as read from the file.
+#[derive(Debug, Clone)]
+pub struct FileMark {
+    /// The name the store keeps the file's marker under (`saver::mark_name`).
+    pub file: String,
+    /// The marker in the file (`None`: it was saved without one).
+    pub in_file: Option<String>,
 }
 
 /// What a command does with the embedded store, which decides how its file

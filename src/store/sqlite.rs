@@ -438,7 +438,11 @@ impl LinkStore for SqliteStore {
     /// A random value in `meta`, one per snapshot file: written before the
     /// file, so a copy of the database taken after it has the file's state
     /// or a later one, and a copy taken before it has another value.
-    async fn mark_snapshot(&self, file: &str) -> Result<Option<String>, StoreError> {
+    async fn mark_snapshot(
+        &self,
+        file: &str,
+        _previous: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
         let mark = format!("{:032x}", rand::random::<u128>());
         self.set_meta(&snapshot_meta_name(file), &mark).await?;
         Ok(Some(mark))
@@ -471,10 +475,12 @@ impl LinkStore for SqliteStore {
     fn follow(
         self: Arc<Self>,
         snapshot: Arc<Snapshot>,
-        resume: Option<Value>,
+        resume: Option<super::Resume>,
     ) -> tokio::task::JoinHandle<()> {
+        // The file's marker was compared at start (`checks_mark_when_following`
+        // is false here): a local file is always there to be read.
         tokio::spawn(async move {
-            let mut since = match resume.as_ref().and_then(Value::as_i64) {
+            let mut since = match resume.as_ref().and_then(|r| r.seq.as_i64()) {
                 Some(since) => since,
                 None => {
                     let table = self.load_all(&snapshot).await;

@@ -285,6 +285,17 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
     app.wait_location("H83if", None, PROPAGATION).await;
     admin.delete("by-hand").await;
     app.wait_location("by-hand", None, PROPAGATION).await;
+
+    // The reader records the marker of its snapshot file's state: a member
+    // may write local documents, which validate_doc_update does not see.
+    crate::harness::eventually(Duration::from_secs(20), "the snapshot marker", || async {
+        let marks = admin.get("_local/qrtag-snapshot-marks").await?;
+        marks["marks"]
+            .as_array()
+            .is_some_and(|m| !m.is_empty())
+            .then_some(())
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -857,6 +857,65 @@ async fn a_restart_while_couchdb_is_down_serves_the_snapshot_file_then_catches_u
     second.wait_location("other", None, PROPAGATION).await;
 }
 
+/// Issue 19, item 10: a snapshot file of a database that has since been
+/// replaced (restored from a backup, re-created) and edited past the file's
+/// sequence was believed: old destinations, a disabled link served, a new
+/// one 404, until each key was edited again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_snapshot_file_is_not_believed_for_a_replaced_database() {
+    let pouch = PouchDb::start().await;
+    let couch = Couch::with_two_links(&pouch.url()).await;
+    for n in 0..10 {
+        couch
+            .put("pad01", json!({"url": format!("https://a.example/{n}")}))
+            .await;
+    }
+    let first_dir = tempfile::tempdir().expect("temporary directory");
+    let first = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), first_dir.path()).await;
+    first.wait_ready(START).await;
+    let saved = first_dir.path().join("links.snapshot");
+    eventually(RECOVERY, "the snapshot file", || {
+        std::future::ready(saved.exists().then_some(()))
+    })
+    .await;
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::copy(&saved, dir.path().join("links.snapshot")).expect("a copy of the file");
+
+    // The database replaced by another state, with more changes than the
+    // file's sequence.
+    let (status, body) = couch.call(Method::DELETE, "links", None).await;
+    assert_eq!(status, 200, "{body}");
+    couch.create_db().await;
+    couch
+        .put("H83if", json!({"url": "https://a.example/two"}))
+        .await;
+    couch
+        .put(
+            "other",
+            json!({"url": "https://a.example/other", "inactive": true}),
+        )
+        .await;
+    couch
+        .put("fresh", json!({"url": "https://a.example/fresh"}))
+        .await;
+    for n in 0..20 {
+        couch
+            .put("pad01", json!({"url": format!("https://a.example/{n}")}))
+            .await;
+    }
+
+    let second = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), dir.path()).await;
+    second
+        .wait_location("fresh", Some("https://a.example/fresh"), RECOVERY)
+        .await;
+    assert_eq!(
+        second.location("H83if").await.as_deref(),
+        Some("https://a.example/two")
+    );
+    assert_eq!(second.location("other").await, None);
+    second.wait_ready(START).await;
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_document_over_the_size_limit_is_skipped_and_counted() {
     let pouch = PouchDb::start().await;
