@@ -124,7 +124,8 @@ impl Follower {
                     break holds;
                 }
                 Err(e) => {
-                    self.retry_after("reading the snapshot file's marker", &e)
+                    self.snapshot.follower().reconnected();
+                    self.retry_after("reading the snapshot file's marker from CouchDB", &e)
                         .await;
                 }
             }

@@ -56,11 +56,11 @@ async fn read(http: &CouchHttp) -> Result<Marks, StoreError> {
 }
 
 /// Whether `mark`, read from a snapshot file, is one the database holds.
+/// Asked of CouchDB even for a file saved without one (by an older
+/// version), so the answer waits for CouchDB like any other.
 pub(crate) async fn holds(http: &CouchHttp, mark: Option<&str>) -> Result<bool, StoreError> {
-    let Some(mark) = mark else {
-        return Ok(false);
-    };
-    Ok(read(http).await?.marks.iter().any(|m| m == mark))
+    let marks = read(http).await?.marks;
+    Ok(mark.is_some_and(|mark| marks.iter().any(|m| m == mark)))
 }
 
 /// The list after a save that replaces `previous` (its own last marker)
