@@ -20,6 +20,10 @@ pub struct Health {
     /// DIDComm reply deliveries, when the DIDComm listener is on.
     pub deliveries: Option<Arc<Counters>>,
     pub node: Option<NodeName>,
+    /// Set on SIGTERM: `/readyz` says 503 "draining" while the listeners
+    /// still serve for `--shutdown-grace`, so a load balancer stops sending
+    /// before the process stops answering.
+    pub draining: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Health {
@@ -40,6 +44,15 @@ pub enum Status {
     /// Serving, but from a table that may be behind the store, or without
     /// access log lines reaching the disk. Still the right node to ask.
     Degraded,
+    /// Shutting down: still answering, but to be taken out of rotation (503).
+    Draining,
+}
+
+impl Status {
+    /// Whether `/readyz` asks for traffic (200) in this state.
+    pub fn takes_traffic(self) -> bool {
+        matches!(self, Status::Ready | Status::Degraded)
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -95,6 +108,11 @@ impl Health {
         let log = self.access_log.stats();
         let loaded = snapshot.is_loaded();
         let mut reasons = Vec::new();
+        let draining = self.draining.load(Relaxed);
+        if draining {
+            reasons
+                .push("draining: shutting down; the listeners stop after the grace period".into());
+        }
         if let Some(problem) = snapshot.problem() {
             reasons.push(problem);
         } else if !loaded {
@@ -105,6 +123,7 @@ impl Health {
             reasons.push(format!("access log writes failing: {err}"));
         }
         let status = match (loaded, reasons.is_empty()) {
+            _ if draining => Status::Draining,
             (false, _) => Status::Starting,
             (true, true) => Status::Ready,
             (true, false) => Status::Degraded,
@@ -202,7 +221,20 @@ mod tests {
             .expect("open /dev/null"),
             deliveries: None,
             node: NodeName::parse("edge-1").ok(),
+            draining: std::sync::atomic::AtomicBool::new(false),
         }
+    }
+
+    #[test]
+    fn draining_outranks_every_other_state_and_takes_no_traffic() {
+        let h = health();
+        h.snapshot.mark_loaded();
+        assert!(h.report().status.takes_traffic());
+        h.draining.store(true, Relaxed);
+        let r = h.report();
+        assert_eq!(r.status, Status::Draining);
+        assert!(!r.status.takes_traffic());
+        assert!(r.reasons[0].starts_with("draining"), "{:?}", r.reasons);
     }
 
     #[test]

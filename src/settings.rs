@@ -363,6 +363,8 @@ pub struct Settings {
     /// How long a request may take from its first byte to its last, head
     /// and body, on the public and the admin listener.
     pub request_timeout: std::time::Duration,
+    /// From SIGTERM to the listeners stopping, `/readyz` draining meanwhile.
+    pub shutdown_grace: std::time::Duration,
     /// Open connections one client address may hold on each of the public
     /// and the admin listener (0: no cap).
     pub max_connections_per_ip: usize,
@@ -473,6 +475,7 @@ impl Settings {
             access_log: AccessLogTarget::Path(db.with_file_name("access.log")),
             snapshot_file: Some(default_snapshot_file(&db)),
             request_timeout: std::time::Duration::from_secs(10),
+            shutdown_grace: std::time::Duration::from_secs(5),
             max_connections_per_ip: 256,
             max_connections: 25_000,
             tracking: Some(TrackingSettings {

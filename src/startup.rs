@@ -117,6 +117,35 @@ pub struct Application {
     /// Registered in `build`, so a SIGHUP that arrives once the addresses are
     /// known reopens the log instead of killing the process.
     hangup: tokio::signal::unix::Signal,
+    /// SIGTERM and SIGINT, handled here rather than by each actix server,
+    /// so the listeners keep serving through the drain.
+    stop_signals: StopSignals,
+    health: Arc<crate::health::Health>,
+    shutdown_grace: Duration,
+}
+
+/// The signals that stop the server.
+struct StopSignals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn register() -> Result<Self, StartupError> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            terminate: signal(SignalKind::terminate()).map_err(StartupError::Signal)?,
+            interrupt: signal(SignalKind::interrupt()).map_err(StartupError::Signal)?,
+        })
+    }
+
+    /// The next SIGTERM or SIGINT.
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+    }
 }
 
 fn bind(addr: &str, which: Listener) -> Result<(TcpListener, SocketAddr), StartupError> {
@@ -217,6 +246,8 @@ where
 {
     let mut builder = Server::build();
     builder = builder
+        // `run_until_stopped` handles SIGTERM and SIGINT: a drain first.
+        .disable_signals()
         .workers(guards.workers)
         // actix counts per worker; the setting is for the whole listener.
         .max_concurrent_connections(guards.max_connections.div_ceil(guards.workers).max(1));
@@ -523,6 +554,7 @@ impl Application {
             AccessLog::open(&settings.access_log, settings.access_log_options.clone())?;
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
+        let stop_signals = StopSignals::register()?;
         ignore_file_size_signal()?;
         let snapshot = Snapshot::new();
         let scan_index = match (&settings.scan_index, &settings.access_log) {
@@ -586,6 +618,7 @@ impl Application {
             access_log: access_log.clone(),
             deliveries: settings.api.as_ref().map(|_| delivery.counters()),
             node: settings.node_name.clone(),
+            draining: std::sync::atomic::AtomicBool::new(false),
         });
         let metrics = crate::metrics::Metrics::new(requests, Arc::clone(&health), &qr_renders);
         let console = match &settings.console {
@@ -606,7 +639,7 @@ impl Application {
             None => None,
         };
         let admin_state = web::Data::new(admin::AdminState {
-            health,
+            health: Arc::clone(&health),
             metrics: Arc::new(metrics),
             console: console.is_some(),
         });
@@ -665,6 +698,9 @@ impl Application {
             console_setup_url,
             public_url,
             hangup,
+            stop_signals,
+            health,
+            shutdown_grace: settings.shutdown_grace,
             connection_warning,
         })
     }
@@ -747,20 +783,41 @@ impl Application {
                 None => std::future::pending().await,
             }
         };
-        // Each actix server stops itself on SIGINT/SIGTERM; when one ends,
-        // stop the others too.
-        let first = tokio::select! {
-            r = public => { admin_handle.stop(true).await; r }
-            r = admin => { public_handle.stop(true).await; r }
-            r = api_done => {
-                public_handle.stop(true).await;
-                admin_handle.stop(true).await;
-                r
+        // On SIGTERM or SIGINT: draining (every listener serving, `/readyz`
+        // 503) for the grace period or until a second signal, then every
+        // listener stops, finishing its requests in flight. A listener that
+        // ends on its own stops the others too.
+        let mut signals = self.stop_signals;
+        let health = self.health;
+        let grace = self.shutdown_grace;
+        let drain = async move {
+            signals.next().await;
+            health
+                .draining
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            tracing::info!(grace = ?grace, "draining: /readyz answers 503 while the listeners serve on");
+            tokio::select! {
+                _ = tokio::time::sleep(grace) => {}
+                _ = signals.next() => tracing::info!("a second signal: stopping now"),
             }
         };
+        let mut public = public;
+        let mut admin = admin;
+        let first = tokio::select! {
+            () = drain => None,
+            r = &mut public => Some(r),
+            r = &mut admin => Some(r),
+            r = api_done => Some(r),
+        };
+        public_handle.stop(true).await;
+        admin_handle.stop(true).await;
         if let Some(handle) = api_handle {
             handle.stop(true).await;
         }
+        let first = match first {
+            Some(r) => r,
+            None => public.await,
+        };
         self.follower.abort();
         reopener.abort();
         if let (Some(task), Some(saver)) = (saving, &self.saver) {

@@ -474,3 +474,67 @@ async fn an_unfinished_database_is_named_and_the_next_start_finishes_it() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+/// Issue 23, item 4: SIGTERM closed the listeners at once, so a node
+/// refused connections for the ~2 s its shutdown took and a load balancer
+/// learnt of it only from failures. Now `/readyz` says 503 "draining" at
+/// once while every listener keeps answering for `--shutdown-grace`; then
+/// the process stops, and a second signal cuts the grace short.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigterm_drains_with_readyz_503_while_scans_are_still_answered() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    cli_ok(&db, &["init", "--public-url", "https://0x1f.ie"]);
+    cli_ok(&db, &["new", "https://a.example/1", "--key", "aaaaa"]);
+    let mut srv = ServerProcess::spawn(&db, &[], &[("QRTAG_SHUTDOWN_GRACE", "30")], false).await;
+    wait_for(&srv, "/aaaaa", 302, Some("https://a.example/1")).await;
+    let c = client();
+    let ready = c
+        .get(srv.admin_url("/readyz"))
+        .send()
+        .await
+        .expect("readyz");
+    assert_eq!(ready.status(), 200);
+
+    srv.signal("TERM");
+    let body = poll::until(WITHIN, "/readyz to say draining", || async {
+        let r = c.get(srv.admin_url("/readyz")).send().await.ok()?;
+        let status = r.status().as_u16();
+        let body = r.text().await.ok()?;
+        (status == 503).then_some(body)
+    })
+    .await;
+    assert!(body.contains("draining"), "{body}");
+    // Scans on new connections are still answered, and the process runs on.
+    for _ in 0..3 {
+        let fresh = client();
+        let r = fresh
+            .get(srv.url("/aaaaa"))
+            .send()
+            .await
+            .expect("a scan while draining");
+        assert_eq!(r.status(), 302);
+    }
+    assert!(
+        srv.child.try_wait().expect("try_wait").is_none(),
+        "stopped before its grace"
+    );
+    let json = c
+        .get(srv.admin_url("/readyz?format=json"))
+        .send()
+        .await
+        .expect("readyz")
+        .text()
+        .await
+        .expect("body");
+    assert!(json.contains(r#""status":"draining""#), "{json}");
+
+    // A second signal: stopping now, cleanly, well before the 30 s grace.
+    srv.signal("TERM");
+    let status = srv.wait_exit().await;
+    assert!(status.success(), "qrtag exited with {status}");
+    assert!(
+        c.get(srv.url("/aaaaa")).send().await.is_err(),
+        "the listener still accepts after the exit"
+    );
+}

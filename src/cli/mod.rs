@@ -580,6 +580,20 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u64).range(1..=3600)
     )]
     pub request_timeout: u64,
+    /// Seconds between SIGTERM (or SIGINT) and the listeners stopping:
+    /// `/readyz` answers 503 "draining" at once while every listener keeps
+    /// serving, so a load balancer takes the node out of rotation before
+    /// it refuses a connection. Longer than the health check's interval
+    /// times its fall count; 0 stops at once. A second signal cuts it short.
+    #[arg(
+        help_heading = "Listeners",
+        long,
+        env = "QRTAG_SHUTDOWN_GRACE",
+        value_name = "SECONDS",
+        default_value_t = 5,
+        value_parser = clap::value_parser!(u64).range(0..=600)
+    )]
+    pub shutdown_grace: u64,
     /// Open connections one client address may hold on each listener;
     /// more are closed at once. At most an eighth of the listener's cap
     /// (at least 4). Behind a proxy every client has its address: raise
@@ -731,6 +745,7 @@ impl Cli {
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
         Settings {
             request_timeout: std::time::Duration::from_secs(args.request_timeout),
+            shutdown_grace: std::time::Duration::from_secs(args.shutdown_grace),
             max_connections_per_ip: args.max_connections_per_ip,
             max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
             listen: args.listen.clone(),

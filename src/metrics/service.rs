@@ -62,9 +62,9 @@ impl Collector for ServiceCollector {
         gauge(
             &mut e,
             "qrtag_ready",
-            "1 once links are loaded and redirects are answered (/readyz is 200).",
+            "1 once links are loaded and redirects are answered (/readyz is 200); 0 again while draining at shutdown.",
             None,
-            flag(r.status != Status::Starting),
+            flag(r.status.takes_traffic()),
         )?;
         gauge(
             &mut e,

@@ -9,7 +9,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use super::accept::accepts;
 
-use crate::health::{Health, Status};
+use crate::health::Health;
 use crate::metrics::{Format, Metrics, exposition};
 
 pub struct AdminState {
@@ -63,10 +63,10 @@ async fn healthz() -> HttpResponse {
 /// text for people and scripts, JSON for anything that asks for it.
 async fn readyz(req: HttpRequest, state: web::Data<AdminState>) -> HttpResponse {
     let report = state.health.report();
-    let mut res = if report.status == Status::Starting {
-        HttpResponse::ServiceUnavailable()
-    } else {
+    let mut res = if report.status.takes_traffic() {
         HttpResponse::Ok()
+    } else {
+        HttpResponse::ServiceUnavailable()
     };
     if wants_json(&req) {
         res.json(&report)

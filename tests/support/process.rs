@@ -61,6 +61,8 @@ impl ServerProcess {
             // No configuration file: not a developer's ./qrtag.toml, nor
             // /etc/qrtag/qrtag.toml.
             .env("QRTAG_CONFIG", "/dev/null")
+            // Tests stop servers at once; the drain has its own test.
+            .env("QRTAG_SHUTDOWN_GRACE", "0")
             .env_remove("QRTAG_DB")
             .env_remove("QRTAG_SNAPSHOT_FILE")
             .env_remove("QRTAG_TRACKING_SECRET_FILE")
