@@ -326,9 +326,9 @@ pub enum Command {
     /// Safe to run again.
     #[command(
         after_help = "Example:\n  QRTAG_COUCHDB_PASSWORD=... qrtag --couchdb-url http://127.0.0.1:5984 \\\n      \
-                            --couchdb-user admin setup"
+                            --couchdb-user admin setup --replicas 3 --shards 2"
     )]
-    Setup,
+    Setup(setup::SetupArgs),
     /// Resolve URLs against a rules file offline and print each result.
     ///
     /// Prints `URL -> RESULT` a line (`URL -> error: WHY` for one that does
@@ -964,7 +964,7 @@ fn check_usage(cli: &Cli) -> Result<(), &'static str> {
     if cli.store.couchdb_password.is_some() && cli.store.couchdb_user.is_none() {
         return Err("a CouchDB password needs a user: give --couchdb-user (or QRTAG_COUCHDB_USER)");
     }
-    if matches!(cli.command, Command::Setup) && cli.store.couchdb_url.is_none() {
+    if matches!(cli.command, Command::Setup(_)) && cli.store.couchdb_url.is_none() {
         return Err("setup prepares a CouchDB database: give --couchdb-url (or QRTAG_COUCHDB_URL)");
     }
     Ok(())
@@ -979,7 +979,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Config => config_file::run(&cli).await,
         Command::Resolve { rules, urls, plain } => resolve::run(rules, urls, *plain),
         Command::Stats(args) => stats::run(&cli, args).await,
-        Command::Setup => setup::run(&cli.store.settings()).await,
+        Command::Setup(args) => setup::run(&cli.store.settings(), args).await,
         Command::Export(args) => transfer::export(&cli, args).await,
         Command::Import(args) => transfer::import(&cli, args).await,
         Command::Didcomm { command } => didcomm::run(&cli, command),

@@ -5,18 +5,59 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::settings::StoreSettings;
-use crate::store::couch_setup::{self, DESIGN_ID, EDITOR_ROLE, READER_ROLE};
+use clap::Args;
 
-pub async fn run(store: &StoreSettings) -> anyhow::Result<ExitCode> {
+use crate::settings::StoreSettings;
+use crate::store::couch_setup::{self, DESIGN_ID, EDITOR_ROLE, READER_ROLE, Requested};
+
+#[derive(Debug, Clone, Args)]
+pub struct SetupArgs {
+    /// Copies of each document (CouchDB's n) when setup creates the
+    /// database: 3 on a cluster of three or more nodes. Default: the
+    /// server's `[cluster] n`.
+    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
+    pub replicas: Option<u32>,
+    /// Shards the database is split into (CouchDB's q) when setup creates
+    /// it. Default: the server's `[cluster] q`.
+    #[arg(long, value_name = "Q", value_parser = clap::value_parser!(u32).range(1..=1024))]
+    pub shards: Option<u32>,
+}
+
+pub async fn run(store: &StoreSettings, args: &SetupArgs) -> anyhow::Result<ExitCode> {
     let StoreSettings::CouchDb(couch) = store else {
         anyhow::bail!("setup prepares a CouchDB database: give --couchdb-url");
     };
-    let report = couch_setup::setup(couch)
+    let requested = Requested {
+        n: args.replicas,
+        q: args.shards,
+    };
+    let report = couch_setup::setup(couch, requested)
         .await
         .with_context(|| format!("setting up {} on {}", couch.db, couch.url))?;
     let mut out = std::io::stdout().lock();
     writeln!(out, "database {}: {}", couch.db, report.database)?;
+    if let Some(p) = report.placement {
+        let nodes = report
+            .cluster_nodes
+            .map(|c| format!(" on a cluster of {c} node{}", if c == 1 { "" } else { "s" }))
+            .unwrap_or_default();
+        writeln!(
+            out,
+            "database {}: n = {} (copies of each link), q = {} (shards){nodes}",
+            couch.db, p.n, p.q
+        )?;
+        if let Some(warning) = report
+            .cluster_nodes
+            .and_then(|c| couch_setup::placement_warning(p, c))
+        {
+            eprintln!("qrtag: warning: {warning}");
+        }
+    } else if args.replicas.is_some() || args.shards.is_some() {
+        eprintln!(
+            "qrtag: warning: this server reports no copies or shards (not a CouchDB cluster?): \
+             --replicas and --shards had no effect"
+        );
+    }
     writeln!(out, "{DESIGN_ID} (validation): {}", report.design)?;
     writeln!(
         out,

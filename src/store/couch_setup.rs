@@ -52,23 +52,135 @@ pub struct SetupReport {
     pub database: Outcome,
     pub design: Outcome,
     pub security: Outcome,
+    /// The database's copies and shards, where the server says (Apache
+    /// CouchDB does; PouchDB Server has no cluster).
+    pub placement: Option<Placement>,
+    /// Nodes the cluster is configured with (`_membership`), where the
+    /// account may read it.
+    pub cluster_nodes: Option<usize>,
+}
+
+/// How CouchDB spreads a database: `n` copies of each of `q` shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub n: u32,
+    pub q: u32,
+}
+
+/// What the person running `setup` asked for (`--replicas`, `--shards`);
+/// CouchDB's defaults (`[cluster] n` and `q`) for what they did not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Requested {
+    pub n: Option<u32>,
+    pub q: Option<u32>,
+}
+
+impl Requested {
+    /// What an existing database has that differs from the request: CouchDB
+    /// fixes both when it creates a database, so setup cannot apply them.
+    fn unmet(self, has: Placement) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.n.is_some_and(|n| n != has.n) {
+            parts.push(format!(
+                "--replicas {} (it has n = {})",
+                self.n.unwrap_or_default(),
+                has.n
+            ));
+        }
+        if self.q.is_some_and(|q| q != has.q) {
+            parts.push(format!(
+                "--shards {} (it has q = {})",
+                self.q.unwrap_or_default(),
+                has.q
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join(" and "))
+    }
+}
+
+/// A warning about copies that do not match the cluster: one copy on a
+/// cluster (losing one node loses links), or more copies than nodes (every
+/// write is accepted with fewer copies than asked for, a 202).
+pub fn placement_warning(placement: Placement, cluster_nodes: usize) -> Option<String> {
+    let Placement { n, .. } = placement;
+    if n == 1 && cluster_nodes > 1 {
+        return Some(format!(
+            "n = 1 on a cluster of {cluster_nodes} nodes: each link is on one node only, and losing that node loses it; \
+             create the database with --replicas {}",
+            cluster_nodes.min(3)
+        ));
+    }
+    if n as usize > cluster_nodes {
+        return Some(format!(
+            "n = {n} on a cluster of {cluster_nodes} node{}: every write keeps fewer copies than asked for \
+             (CouchDB answers 202)",
+            if cluster_nodes == 1 { "" } else { "s" }
+        ));
+    }
+    None
 }
 
 /// Creates the database, installs the validation and sets `_security`.
 /// Needs a server admin account.
-pub async fn setup(settings: &CouchSettings) -> Result<SetupReport, StoreError> {
+pub async fn setup(
+    settings: &CouchSettings,
+    requested: Requested,
+) -> Result<SetupReport, StoreError> {
     let http = CouchHttp::new(settings)?;
-    let database = ensure_database(&http).await?;
+    let database = ensure_database(&http, requested).await?;
+    let placement = placement(&http).await?;
+    if let (Outcome::Unchanged, Some(has)) = (database, placement)
+        && let Some(unmet) = requested.unmet(has)
+    {
+        return Err(StoreError::Other(format!(
+            "database {} exists, so {unmet} cannot be applied: CouchDB sets copies and shards \
+             when it creates a database (replicate into a new one to change them)",
+            http.db()
+        )));
+    }
     let design = ensure_design(&http).await?;
     let security = ensure_security(&http).await?;
     Ok(SetupReport {
         database,
         design,
         security,
+        placement,
+        cluster_nodes: cluster_nodes(&http).await,
     })
 }
 
-async fn ensure_database(http: &CouchHttp) -> Result<Outcome, StoreError> {
+/// `cluster.n` and `cluster.q` of the database's information.
+async fn placement(http: &CouchHttp) -> Result<Option<Placement>, StoreError> {
+    let info: Value = http
+        .json(
+            http.request(Method::GET, http.db_url(&[])),
+            "reading the database's information",
+        )
+        .await?;
+    let number = |name: &str| {
+        info.pointer(&format!("/cluster/{name}"))
+            .and_then(Value::as_u64)
+            .and_then(|v| u32::try_from(v).ok())
+    };
+    Ok(number("n")
+        .zip(number("q"))
+        .map(|(n, q)| Placement { n, q }))
+}
+
+/// The nodes the cluster is configured with; `None` where `_membership` is
+/// not offered or not readable by the account.
+async fn cluster_nodes(http: &CouchHttp) -> Option<usize> {
+    let mut url = http.server().as_url().clone();
+    url.set_path("/_membership");
+    let resp = http.send(http.request(Method::GET, url)).await.ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    let body: Value = http.read_json(resp, "reading _membership").await.ok()?;
+    body.get("cluster_nodes")?.as_array().map(Vec::len)
+}
+
+async fn ensure_database(http: &CouchHttp, requested: Requested) -> Result<Outcome, StoreError> {
     // Look before creating: only a server admin may PUT a database, even one
     // that exists, and a database admin should be able to re-run setup.
     let head = http
@@ -78,9 +190,13 @@ async fn ensure_database(http: &CouchHttp) -> Result<Outcome, StoreError> {
         return Ok(Outcome::Unchanged);
     }
     let what = format!("creating database {}", http.db());
-    let resp = http
-        .send(http.request(Method::PUT, http.db_url(&[])))
-        .await?;
+    let mut url = http.db_url(&[]);
+    for (name, value) in [("n", requested.n), ("q", requested.q)] {
+        if let Some(value) = value {
+            url.query_pairs_mut().append_pair(name, &value.to_string());
+        }
+    }
+    let resp = http.send(http.request(Method::PUT, url)).await?;
     match resp.status().as_u16() {
         200..=299 => Ok(Outcome::Created),
         // 412 file_exists: CouchDB's answer for a database that is there.
@@ -193,6 +309,57 @@ async fn ensure_security(http: &CouchHttp) -> Result<Outcome, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn copies_that_do_not_match_the_cluster_are_named() {
+        let one = Placement { n: 1, q: 2 };
+        assert_eq!(placement_warning(one, 1), None);
+        let w = placement_warning(one, 3).expect("one copy on three nodes");
+        assert!(
+            w.contains("n = 1 on a cluster of 3 nodes") && w.contains("--replicas 3"),
+            "{w}"
+        );
+        let three = Placement { n: 3, q: 2 };
+        assert_eq!(placement_warning(three, 3), None);
+        assert_eq!(placement_warning(three, 5), None);
+        let w = placement_warning(three, 1).expect("three copies on one node");
+        assert!(
+            w.contains("n = 3 on a cluster of 1 node:") && w.contains("202"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn an_existing_database_names_what_setup_cannot_change() {
+        let has = Placement { n: 1, q: 2 };
+        assert_eq!(Requested::default().unmet(has), None);
+        assert_eq!(
+            Requested {
+                n: Some(1),
+                q: Some(2)
+            }
+            .unmet(has),
+            None
+        );
+        assert_eq!(
+            Requested {
+                n: Some(3),
+                q: Some(2)
+            }
+            .unmet(has)
+            .as_deref(),
+            Some("--replicas 3 (it has n = 1)")
+        );
+        assert_eq!(
+            Requested {
+                n: Some(3),
+                q: Some(8)
+            }
+            .unmet(has)
+            .as_deref(),
+            Some("--replicas 3 (it has n = 1) and --shards 8 (it has q = 2)")
+        );
+    }
 
     #[test]
     fn the_validation_knows_the_editor_role() {

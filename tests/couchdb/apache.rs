@@ -182,13 +182,36 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
     let admin = server.admin();
     editor_and_reader(&admin).await;
 
-    let out = run_as(&url, ADMIN.0, ADMIN.1, &["setup"]).await;
+    // Issue 23, item 3: the copies and shards asked for, and said.
+    let out = run_as(
+        &url,
+        ADMIN.0,
+        ADMIN.1,
+        &["setup", "--replicas", "1", "--shards", "2"],
+    )
+    .await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stdout(&out).contains("database links: created"),
+        stdout(&out).contains("database links: created\n")
+            && stdout(&out).contains(
+                "database links: n = 1 (copies of each link), q = 2 (shards) on a cluster of 1 node\n"
+            ),
         "{}",
         stdout(&out)
     );
+    assert_eq!(stderr(&out), "", "no warning for one copy on one node");
+    // An existing database keeps what it was created with: said, exit 1.
+    let out = run_as(&url, ADMIN.0, ADMIN.1, &["setup", "--replicas", "3"]).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--replicas 3 (it has n = 1) cannot be applied"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_as(&url, ADMIN.0, ADMIN.1, &["setup"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("q = 2 (shards)"), "{}", stdout(&out));
 
     let out = run_as(
         &url,

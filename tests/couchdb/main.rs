@@ -334,6 +334,15 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         "database links: unchanged\n_design/qrtag (validation): unchanged\n\
          _security (members: roles qrtag_reader, qrtag_editor): unchanged\n"
     );
+    // PouchDB Server has no cluster: copies and shards asked for are said
+    // to have had no effect rather than silently dropped.
+    let shards = qrtag(&["setup", "--shards", "4"], &env).await;
+    assert!(shards.status.success(), "{}", stderr(&shards));
+    assert!(
+        stderr(&shards).contains("warning: this server reports no copies or shards"),
+        "{}",
+        stderr(&shards)
+    );
     let (_, security) = couch.call(Method::GET, "links/_security", None).await;
     assert_eq!(
         security["members"]["roles"],
