@@ -4,10 +4,14 @@
 //! makes a tag scan from further away; so the encoder picks the segmentation
 //! and version itself rather than trusting `qrcode`'s greedy optimizer.
 
+pub mod brand;
+pub mod dots;
+pub mod printer_media;
 mod render;
 mod segment;
 mod sheet;
 mod text;
+pub mod zpl;
 
 use std::fmt;
 use std::str::FromStr;
