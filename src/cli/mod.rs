@@ -26,6 +26,7 @@ mod init;
 mod links;
 mod public_url;
 mod qr;
+mod qr_output;
 mod resolve;
 mod serve;
 mod setup;

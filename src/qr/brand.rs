@@ -190,7 +190,7 @@ pub fn level_allows(ec: EcLevel, area: f64) -> bool {
 /// exactly (same parity as the symbol).
 pub fn logo_box(modules: u32, percent: u32) -> u32 {
     let side = (modules * percent).div_ceil(100).max(1);
-    if (modules - side) % 2 == 0 {
+    if (modules - side).is_multiple_of(2) {
         side
     } else {
         side + 1
@@ -366,10 +366,19 @@ impl Branded<'_> {
             Ok((_, read)) => Err(BrandError::DoesNotDecode(format!(
                 "it reads {read:?}, not {text:?}"
             ))),
-            Err(e) => Err(BrandError::DoesNotDecode(format!(
-                "{e} (the logo covers more than error correction {} restores): use a smaller --logo-size",
-                level_letter(self.code.error_correction_level())
-            ))),
+            Err(e) => {
+                let why = match e {
+                    rqrr::DeQRError::DataEcc => format!(
+                        "the logo hides more codewords than error correction {} restores",
+                        level_letter(self.code.error_correction_level())
+                    ),
+                    rqrr::DeQRError::FormatEcc => "the logo hides its format information".into(),
+                    other => format!("the decoder says {other:?}"),
+                };
+                Err(BrandError::DoesNotDecode(format!(
+                    "{why}: use a smaller --logo-size"
+                )))
+            }
         }
     }
 }

@@ -60,8 +60,8 @@ pub fn native_label(text: &str, ec: EcLevel, layout: &Layout) -> String {
     let _ = write!(
         out,
         "^FO{},{}^BQN,2,{magnification}^FH_^FD{ec}A,{}^FS\n^PQ1\n^XZ\n",
-        (layout.width - side) / 2,
-        (layout.height - side) / 2,
+        layout.width.saturating_sub(side) / 2,
+        layout.height.saturating_sub(side) / 2,
         field_hex(text)
     );
     out
@@ -125,7 +125,10 @@ mod tests {
         );
         assert!(zpl.contains(&want), "{zpl}");
         assert!(zpl.starts_with("^XA\n") && zpl.ends_with("^XZ\n"));
-        let big = Layout { module: 14, ..l };
-        assert!(native_label("x", EcLevel::L, &big).contains("^BQN,2,10^"));
+        let media = Media::find("zebra-4x6").expect("known");
+        let big = layout(media, 600, 21).expect("fits");
+        assert!(big.module > MAX_NATIVE_MAGNIFICATION);
+        let zpl = native_label("x", EcLevel::L, &big);
+        assert!(zpl.contains("^FO1095,1695^BQN,2,10^"), "{zpl}");
     }
 }
