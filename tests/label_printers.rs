@@ -492,3 +492,63 @@ fn branded_codes_decode_and_unreadable_ones_are_refused() {
     assert!(err.contains("not a PNG"), "{err}");
     refused(&db.qr(&[KEY, "--dark", "navy", "-o", s(&big)]), 2);
 }
+
+/// The admin listener serves codes in colours (`?dark=&light=`), the same
+/// bytes `qrtag qr --dark --light` writes, and refuses an unreadable pair.
+#[tokio::test]
+async fn colours_over_http_are_the_command_lines_bytes() {
+    let app = support::spawn_app().await;
+    ok(app.cli(&["new", "https://example.com/", "--key", KEY]));
+    app.wait_for_status(&format!("/{KEY}"), 302).await;
+    let want = format!("{PUBLIC_URL}/{KEY}");
+    for (ext, query, flags) in [
+        (
+            "png",
+            "?dark=%231e3a8a&light=%23fefce8",
+            &["--dark", "#1e3a8a", "--light", "#fefce8"][..],
+        ),
+        (
+            "svg",
+            "?dark=7f1d1d&scale=4",
+            &["--dark", "7f1d1d", "--scale", "4"],
+        ),
+    ] {
+        let r = app
+            .admin_get(&format!("/qr/{KEY}.{ext}{query}"))
+            .await
+            .expect("admin listener answers");
+        assert_eq!(r.status(), 200, "{ext}{query}");
+        let http = r.bytes().await.expect("body").to_vec();
+        let mut args = vec!["qr", KEY, "--format", ext];
+        args.extend_from_slice(flags);
+        let cli = ok(qrtag_cmd_env(&app.db, &args, &[])).stdout;
+        assert!(cli == http, "{ext}: the command line and HTTP differ");
+        if ext == "png" {
+            let file = app.dir.path().join("http.png");
+            std::fs::write(&file, &http).expect("written");
+            decodes_everywhere(&file, &want);
+            let img = image::load_from_memory(&http).expect("a PNG").to_rgb8();
+            assert_eq!(img.get_pixel(0, 0).0, [0xfe, 0xfc, 0xe8]);
+        } else {
+            let svg = String::from_utf8(http).expect("utf-8");
+            assert!(svg.contains(r##"fill="#7f1d1d""##), "{svg}");
+            assert_eq!(qr_decode::decode_svg(&svg), want);
+        }
+    }
+    for (query, says) in [
+        ("dark=%23999", "contrast ratio of 2.85:1"),
+        ("dark=%23fff&light=%23000", "inverted"),
+        ("light=pink", "not a colour"),
+    ] {
+        let r = app
+            .admin_get(&format!("/qr/{KEY}.png?{query}"))
+            .await
+            .expect("admin listener answers");
+        assert_eq!(r.status(), 400, "{query}");
+        let body = r.text().await.expect("body");
+        assert!(
+            body.contains(says) && body.lines().count() == 1,
+            "{query}: {body}"
+        );
+    }
+}

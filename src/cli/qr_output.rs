@@ -123,17 +123,22 @@ pub struct Logo {
 
 /// What one `qrtag qr` run makes, decided before the store is opened.
 pub enum Job {
-    /// The served image: same bytes as `/qr/KEY.png|svg`.
-    Plain(ImageFormat),
+    /// The served image, in colours if asked: the same bytes as
+    /// `/qr/KEY.png|svg` with the same parameters.
+    Plain {
+        format: ImageFormat,
+        palette: Option<Palette>,
+    },
     Label {
         media: &'static Media,
         dpi: u32,
         zpl: Option<bool>,
     },
-    Branded {
+    /// A logo: only the command line draws one.
+    Logo {
         format: ImageFormat,
         palette: Palette,
-        logo: Option<Logo>,
+        logo: Logo,
     },
 }
 
@@ -168,23 +173,25 @@ impl Job {
                 ));
             }
         };
-        if brand.dark.is_none() && brand.light.is_none() && brand.logo.is_none() {
-            return Ok(Job::Plain(format));
-        }
-        let palette = Palette::new(
-            brand.dark.unwrap_or(Colour::BLACK),
-            brand.light.unwrap_or(Colour::WHITE),
-            brand.allow_inverted,
-        )
-        .map_err(|e| usage(&e.to_string()))?;
-        let logo = match &brand.logo {
-            Some(path) => Some(read_logo(path, brand.logo_size)?),
-            None => None,
+        let palette = if brand.dark.is_none() && brand.light.is_none() && !brand.allow_inverted {
+            None
+        } else {
+            Some(
+                Palette::new(
+                    brand.dark.unwrap_or(Colour::BLACK),
+                    brand.light.unwrap_or(Colour::WHITE),
+                    brand.allow_inverted,
+                )
+                .map_err(|e| usage(&e.to_string()))?,
+            )
         };
-        Ok(Job::Branded {
-            format,
-            palette,
-            logo,
+        Ok(match &brand.logo {
+            Some(path) => Job::Logo {
+                format,
+                palette: palette.unwrap_or_default(),
+                logo: read_logo(path, brand.logo_size)?,
+            },
+            None => Job::Plain { format, palette },
         })
     }
 
@@ -200,12 +207,13 @@ impl Job {
         let text = qr_image::tag_text(public_url, key, tag.uppercase_prefix);
         let (text, ec) = (text.as_str(), tag.ec);
         match self {
-            Job::Plain(format) => {
+            Job::Plain { format, palette } => {
                 let spec = ImageSpec {
                     format: *format,
                     ec,
                     options,
                     uppercase_prefix: tag.uppercase_prefix,
+                    palette: *palette,
                 };
                 Ok(qr_image::render(
                     public_url,
@@ -224,23 +232,17 @@ impl Job {
                     Some(true) => zpl::native_label(text, ec, &layout).into_bytes(),
                 })
             }
-            Job::Branded {
+            Job::Logo {
                 format,
                 palette,
                 logo,
             } => {
-                let (code, logo_box) = match logo {
-                    Some(logo) => {
-                        let (code, side) = brand::plan_logo(text, logo.percent, ec)?;
-                        (code, Some((&logo.image, side)))
-                    }
-                    None => (encode(text, ec)?, None),
-                };
+                let (code, side) = brand::plan_logo(text, logo.percent, ec)?;
                 let branded = Branded {
                     code,
                     palette: *palette,
                     options,
-                    logo: logo_box,
+                    logo: Some((&logo.image, side)),
                 };
                 // A PNG is checked in the pixels written; an SVG has none,
                 // so at the default scale a viewer shows it at.
@@ -251,9 +253,7 @@ impl Job {
                 branded.check(text, scale)?;
                 Ok(match format {
                     ImageFormat::Png => branded.png()?,
-                    ImageFormat::Svg => branded
-                        .svg(logo.as_ref().map(|l| l.png.as_slice()))
-                        .into_bytes(),
+                    ImageFormat::Svg => branded.svg(Some(&logo.png)).into_bytes(),
                 })
             }
         }

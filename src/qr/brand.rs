@@ -105,7 +105,7 @@ pub fn contrast_ratio(a: Colour, b: Colour) -> f64 {
 
 /// The two colours of a branded code, checked; only [`Palette::new`] makes
 /// one, so a render never meets colours a camera cannot read.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Palette {
     dark: Colour,
     light: Colour,
@@ -152,7 +152,7 @@ pub enum BrandError {
     #[error("{0:?} is not a colour: give CSS hex, #rgb or #rrggbb")]
     BadColour(String),
     #[error(
-        "--dark {dark} on --light {light} has a contrast ratio of {ratio:.2}:1, below the {MIN_CONTRAST}:1 phone cameras read reliably"
+        "dark {dark} on light {light} has a contrast ratio of {ratio:.2}:1, below the {MIN_CONTRAST}:1 phone cameras read reliably"
     )]
     LowContrast {
         dark: Colour,
@@ -160,7 +160,7 @@ pub enum BrandError {
         ratio: f64,
     },
     #[error(
-        "--dark {dark} is lighter than --light {light}: an inverted code, which many scanners do not read; swap them, or give --allow-inverted"
+        "dark {dark} is lighter than light {light}: an inverted code, which many scanners do not read; swap them (the command line takes --allow-inverted)"
     )]
     Inverted { dark: Colour, light: Colour },
     #[error("the branded code does not read back: {0}")]
@@ -283,8 +283,13 @@ impl Branded<'_> {
         img
     }
 
-    /// An RGB PNG at the options' scale.
+    /// The PNG at the options' scale: with a logo, RGB; without, two
+    /// indexed colours at one bit a pixel (a served image's memory bound
+    /// is one byte a pixel, and this stays under it).
     pub fn png(&self) -> Result<Vec<u8>, QrError> {
+        if self.logo.is_none() {
+            return self.indexed_png();
+        }
         let img = self.raster(self.options.scale());
         let mut png = Vec::new();
         image::codecs::png::PngEncoder::new_with_quality(
@@ -300,6 +305,41 @@ impl Branded<'_> {
         )
         .map_err(|e| QrError::Png(e.to_string()))?;
         Ok(png)
+    }
+
+    fn indexed_png(&self) -> Result<Vec<u8>, QrError> {
+        let scale = self.options.scale();
+        let margin = self.options.margin();
+        let side = self.modules() * scale;
+        let row_bytes = (side as usize).div_ceil(8);
+        // Index 0 light, 1 dark.
+        let mut data = vec![0u8; row_bytes * side as usize];
+        let n = self.code.width() as u32;
+        for y in 0..n {
+            for x in 0..n {
+                if self.code[(x as usize, y as usize)] != Color::Dark {
+                    continue;
+                }
+                for py in 0..scale {
+                    let row = ((y + margin) * scale + py) as usize * row_bytes;
+                    for px in 0..scale {
+                        let dot = (x + margin) * scale + px;
+                        data[row + dot as usize / 8] |= 0x80 >> (dot % 8);
+                    }
+                }
+            }
+        }
+        let png_err = |e: png::EncodingError| QrError::Png(e.to_string());
+        let mut out = Vec::new();
+        let mut encoder = png::Encoder::new(&mut out, side, side);
+        encoder.set_color(png::ColorType::Indexed);
+        encoder.set_depth(png::BitDepth::One);
+        encoder.set_palette([self.palette.light.0, self.palette.dark.0].concat());
+        encoder.set_compression(png::Compression::High);
+        let mut writer = encoder.write_header().map_err(png_err)?;
+        writer.write_image_data(&data).map_err(png_err)?;
+        writer.finish().map_err(png_err)?;
+        Ok(out)
     }
 
     /// A standalone SVG: ground, the dark modules outside the cleared
@@ -467,6 +507,10 @@ mod tests {
         let err = Palette::new(c("#999"), Colour::WHITE, false).expect_err("too light");
         assert!(matches!(err, BrandError::LowContrast { .. }));
         assert!(err.to_string().contains("2.85:1, below the 4:1"), "{err}");
+        assert!(
+            err.to_string().starts_with("dark #999999 on light #ffffff"),
+            "{err}"
+        );
         let err = Palette::new(Colour::WHITE, c("#123"), false).expect_err("inverted");
         assert!(matches!(err, BrandError::Inverted { .. }));
         let inverted = Palette::new(Colour::WHITE, c("#123"), true).expect("asked for");

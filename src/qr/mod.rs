@@ -109,6 +109,9 @@ pub enum QrError {
     /// Kept as text so the error stays comparable in tests.
     #[error("PNG encoding failed: {0}")]
     Png(String),
+    /// A branded code that did not decode from its own pixels.
+    #[error("the code does not read back: {0}")]
+    Unreadable(String),
 }
 
 /// Encodes `text` in the smallest QR symbol the standard allows at level `ec`.
