@@ -366,6 +366,7 @@ fn printer_outputs_refuse_what_they_cannot_make() {
         &[KEY, "--printer", "zebra-4x6", "--scale", "4"],
         &[KEY, "--printer", "zebra-4x6", "--dark", "#123"],
         &[KEY, "--dpi", "300"],
+        &[KEY, "--allow-inverted"],
     ] {
         let out = db.qr(args);
         refused(&out, 2);

@@ -54,9 +54,9 @@ pub struct BrandArgs {
     /// Colour of the light modules and the quiet zone [default: #fff].
     #[arg(long, value_name = "COLOR", value_parser = parse_colour, conflicts_with = "printer")]
     pub light: Option<Colour>,
-    /// Accept a dark colour lighter than the light one (many scanners read
-    /// such codes only when told to).
-    #[arg(long, conflicts_with = "printer")]
+    /// Accept a --dark colour lighter than the light one (many scanners
+    /// read such codes only when told to).
+    #[arg(long, requires = "dark", conflicts_with = "printer")]
     pub allow_inverted: bool,
     /// A PNG logo in the centre; error correction is raised to what it covers.
     #[arg(long, value_name = "FILE.png", conflicts_with = "printer")]
@@ -173,7 +173,7 @@ impl Job {
                 ));
             }
         };
-        let palette = if brand.dark.is_none() && brand.light.is_none() && !brand.allow_inverted {
+        let palette = if brand.dark.is_none() && brand.light.is_none() {
             None
         } else {
             Some(
@@ -277,4 +277,30 @@ fn read_logo(path: &std::path::Path, percent: u32) -> anyhow::Result<Logo> {
         png,
         percent,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    #[test]
+    fn formats_parse_from_names_and_extensions() {
+        assert_eq!("ZPL".parse(), Ok(QrFormat::Zpl));
+        assert_eq!("png".parse(), Ok(QrFormat::Png));
+        assert!(
+            "pdf"
+                .parse::<QrFormat>()
+                .is_err_and(|e| e.contains("png, svg or zpl"))
+        );
+        assert_eq!(
+            QrFormat::from_path(Path::new("out/label.zpl")),
+            Some(QrFormat::Zpl)
+        );
+        assert_eq!(
+            QrFormat::from_path(Path::new("tag.SVG")),
+            Some(QrFormat::Svg)
+        );
+        assert_eq!(QrFormat::from_path(Path::new("tag")), None);
+    }
 }

@@ -189,7 +189,7 @@ pub fn level_allows(ec: EcLevel, area: f64) -> bool {
 /// `modules`-wide symbol: whole modules, at least the asked share, centred
 /// exactly (same parity as the symbol).
 pub fn logo_box(modules: u32, percent: u32) -> u32 {
-    let side = (modules * percent).div_ceil(100).max(1);
+    let side = (modules * percent).div_ceil(100).clamp(1, modules);
     if (modules - side).is_multiple_of(2) {
         side
     } else {
