@@ -246,14 +246,12 @@ impl Job {
                 };
                 // A PNG is checked in the pixels written; an SVG has none,
                 // so at the default scale a viewer shows it at.
-                let scale = match format {
-                    ImageFormat::Png => options.scale(),
-                    ImageFormat::Svg => RenderOptions::DEFAULT_SCALE,
-                };
-                branded.check(text, scale)?;
                 Ok(match format {
-                    ImageFormat::Png => branded.png()?,
-                    ImageFormat::Svg => branded.svg(Some(&logo.png)).into_bytes(),
+                    ImageFormat::Png => branded.checked_png(text)?,
+                    ImageFormat::Svg => {
+                        branded.check(text, RenderOptions::DEFAULT_SCALE)?;
+                        branded.svg(Some(&logo.png)).into_bytes()
+                    }
                 })
             }
         }

@@ -290,21 +290,20 @@ impl Branded<'_> {
         if self.logo.is_none() {
             return self.indexed_png();
         }
+        rgb_png(&self.raster(self.options.scale()))
+    }
+
+    /// The PNG, decoded first from the very pixels it holds (one raster,
+    /// not two: at a large scale a logo code's raster is the bulk of the
+    /// memory a run takes).
+    pub fn checked_png(&self, text: &str) -> Result<Vec<u8>, BrandError> {
+        if self.logo.is_none() {
+            self.check(text, self.options.scale())?;
+            return Ok(self.indexed_png()?);
+        }
         let img = self.raster(self.options.scale());
-        let mut png = Vec::new();
-        image::codecs::png::PngEncoder::new_with_quality(
-            &mut png,
-            image::codecs::png::CompressionType::Best,
-            image::codecs::png::FilterType::Adaptive,
-        )
-        .write_image(
-            img.as_raw(),
-            img.width(),
-            img.height(),
-            ExtendedColorType::Rgb8,
-        )
-        .map_err(|e| QrError::Png(e.to_string()))?;
-        Ok(png)
+        self.check_image(&img, text)?;
+        Ok(rgb_png(&img)?)
     }
 
     fn indexed_png(&self) -> Result<Vec<u8>, QrError> {
@@ -389,7 +388,11 @@ impl Branded<'_> {
     /// Decodes the code from its own pixels at `scale` and compares the
     /// text with `text`: the promise that a branded code reads.
     pub fn check(&self, text: &str, scale: u32) -> Result<(), BrandError> {
-        let mut gray = image::DynamicImage::ImageRgb8(self.raster(scale)).to_luma8();
+        self.check_image(&self.raster(scale), text)
+    }
+
+    fn check_image(&self, img: &RgbImage, text: &str) -> Result<(), BrandError> {
+        let mut gray = image::imageops::grayscale(img);
         if self.palette.is_inverted() {
             image::imageops::invert(&mut gray);
         }
@@ -421,6 +424,24 @@ impl Branded<'_> {
             }
         }
     }
+}
+
+/// An 8-bit RGB PNG at the best compression.
+fn rgb_png(img: &RgbImage) -> Result<Vec<u8>, QrError> {
+    let mut png = Vec::new();
+    image::codecs::png::PngEncoder::new_with_quality(
+        &mut png,
+        image::codecs::png::CompressionType::Best,
+        image::codecs::png::FilterType::Adaptive,
+    )
+    .write_image(
+        img.as_raw(),
+        img.width(),
+        img.height(),
+        ExtendedColorType::Rgb8,
+    )
+    .map_err(|e| QrError::Png(e.to_string()))?;
+    Ok(png)
 }
 
 fn level_letter(ec: qrcode::EcLevel) -> &'static str {
