@@ -10,6 +10,7 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 use crate::link_key::LinkKey;
+use crate::qr::brand::{BrandError, Branded, Palette};
 use crate::qr::{self, EcLevel, QrError, RenderOptions};
 use crate::settings::PublicUrl;
 
@@ -79,6 +80,9 @@ pub struct ImageSpec {
     pub ec: EcLevel,
     pub options: RenderOptions,
     pub uppercase_prefix: bool,
+    /// Colours other than black on white (`qr::brand`): checked for
+    /// contrast when made, decoded before the image is returned.
+    pub palette: Option<Palette>,
 }
 
 /// What the tag for `key` encodes: the short URL, with scheme and host in
@@ -93,6 +97,10 @@ pub fn tag_text(public_url: &PublicUrl, key: &LinkKey, uppercase_prefix: bool) -
 /// short key fits at scale 64). An SVG has no pixels to hold: its size
 /// follows the modules, whatever the scale says.
 pub const MAX_PNG_SIDE: usize = 4096;
+
+/// Pixels a module at which a code in colours without a logo is decoded
+/// before it is served or written.
+const BRANDED_CHECK_SCALE: u32 = 4;
 
 /// How large a PNG [`render`] may make.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,6 +124,29 @@ pub fn render(
 ) -> Result<Vec<u8>, QrError> {
     let text = tag_text(public_url, key, spec.uppercase_prefix);
     let code = qr::encode(&text, spec.ec)?;
+    if let Some(palette) = spec.palette {
+        if spec.format == ImageFormat::Png && limit == SizeLimit::Served {
+            spec.options.check_png_side(&code, MAX_PNG_SIDE)?;
+        }
+        let branded = Branded {
+            code,
+            palette,
+            options: spec.options,
+            logo: None,
+        };
+        // Without a logo the geometry is the plain code's at any scale, so
+        // it is checked at a small one; the colours are what is tested.
+        branded
+            .check(&text, BRANDED_CHECK_SCALE)
+            .map_err(|e| match e {
+                BrandError::DoesNotDecode(why) => QrError::Unreadable(why),
+                other => QrError::Unreadable(other.to_string()),
+            })?;
+        return match spec.format {
+            ImageFormat::Png => branded.png(),
+            ImageFormat::Svg => Ok(branded.svg(None).into_bytes()),
+        };
+    }
     match spec.format {
         ImageFormat::Png => {
             if limit == SizeLimit::Served {

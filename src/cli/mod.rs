@@ -26,6 +26,7 @@ mod init;
 mod links;
 mod public_url;
 mod qr;
+mod qr_output;
 mod resolve;
 mod serve;
 mod setup;
@@ -300,9 +301,12 @@ pub enum Command {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
     },
-    /// Write a link's QR code (PNG or SVG), the same bytes the admin listener serves.
+    /// Write a link's QR code (PNG or SVG), the same bytes the admin listener
+    /// serves; or a label printer's PNG or ZPL, or a branded code.
     #[command(after_help = "Examples:\n  qrtag qr H83if -o H83if.png\n  \
-                            qrtag qr H83if --format svg --ec M > H83if.svg")]
+                            qrtag qr H83if --format svg --ec M > H83if.svg\n  \
+                            qrtag qr H83if --printer zebra-4x6 --dpi 203 -o H83if.zpl\n  \
+                            qrtag qr H83if --dark '#1e3a8a' --logo logo.png -o H83if.png")]
     Qr(qr::QrArgs),
     /// Create N inactive links with random keys and an A4 sheet of their QR codes.
     #[command(after_help = "Example:\n  qrtag batch 24 --sheet posters.svg")]

@@ -14,11 +14,12 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Cli;
+use super::qr_output::{BrandArgs, Job, LabelArgs, QrFormat};
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
 use crate::links;
 use crate::qr::{EcLevel, RenderOptions, SHEET_FULL_SIZE_CAPACITY};
-use crate::qr_image::{self, ImageFormat, ImageSpec, SizeLimit};
+use crate::qr_image;
 use crate::settings::PublicUrl;
 use crate::store;
 
@@ -49,9 +50,9 @@ pub struct QrArgs {
     /// Write here instead of standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
-    /// Image format [default: from the -o extension, else png].
-    #[arg(long, value_name = "png|svg")]
-    pub format: Option<ImageFormat>,
+    /// Format [default: from the -o extension, else png]; zpl with --printer.
+    #[arg(long, value_name = "png|svg|zpl")]
+    pub format: Option<QrFormat>,
     /// Pixels per module.
     #[arg(
         long,
@@ -71,6 +72,10 @@ pub struct QrArgs {
     pub margin: u32,
     #[command(flatten)]
     pub tag: TagArgs,
+    #[command(flatten)]
+    pub label: LabelArgs,
+    #[command(flatten)]
+    pub brand: BrandArgs,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -97,12 +102,8 @@ pub async fn qr(cli: &Cli, args: &QrArgs) -> anyhow::Result<ExitCode> {
             Ok(plan) => plan,
             Err(msg) => return Ok(usage(&msg)),
         };
-    let spec = ImageSpec {
-        format,
-        ec: args.tag.ec,
-        options: RenderOptions::new(args.scale, args.margin)?,
-        uppercase_prefix: args.tag.uppercase_prefix,
-    };
+    let job = Job::plan(format, &args.label, &args.brand)?;
+    let options = RenderOptions::new(args.scale, args.margin)?;
     let store = cli.open_store(store::Access::Read)?;
     let doc = links::get(store.as_ref(), &args.key).await?;
     // A deleted key's tag is never printed again: it could only lead to a 404.
@@ -110,7 +111,7 @@ pub async fn qr(cli: &Cli, args: &QrArgs) -> anyhow::Result<ExitCode> {
         return Err(deleted.into());
     }
     let public_url = super::public_url::for_tags(cli, store.as_ref(), false).await?;
-    let image = qr_image::render(&public_url, &args.key, &spec, SizeLimit::Unbounded)?;
+    let image = job.render(&public_url, &args.key, &args.tag, options)?;
     match target {
         Target::File(path) => {
             std::fs::write(path, &image).with_context(|| format!("writing {}", path.display()))?
@@ -204,21 +205,21 @@ enum Target<'a> {
 /// Decides the format and where the image goes, before the store is touched:
 /// these are usage errors.
 fn plan_output(
-    format: Option<ImageFormat>,
+    format: Option<QrFormat>,
     output: Option<&Path>,
     stdout_is_terminal: bool,
-) -> Result<(ImageFormat, Target<'_>), String> {
+) -> Result<(QrFormat, Target<'_>), String> {
     match output {
-        Some(path) => match format.or_else(|| ImageFormat::from_path(path)) {
+        Some(path) => match format.or_else(|| QrFormat::from_path(path)) {
             Some(format) => Ok((format, Target::File(path))),
             None => Err(format!(
-                "cannot tell the image format from {}: name it .png or .svg, or give --format",
+                "cannot tell the image format from {}: name it .png, .svg or .zpl, or give --format",
                 path.display()
             )),
         },
         None => {
             let format = format.unwrap_or_default();
-            if format == ImageFormat::Png && stdout_is_terminal {
+            if format == QrFormat::Png && stdout_is_terminal {
                 Err(
                     "not writing a PNG to a terminal: give -o FILE or redirect standard output"
                         .into(),
@@ -272,15 +273,15 @@ mod tests {
         let txt = Path::new("tag.txt");
         assert_eq!(
             plan_output(None, Some(png), true),
-            Ok((ImageFormat::Png, Target::File(png)))
+            Ok((QrFormat::Png, Target::File(png)))
         );
         assert_eq!(
-            plan_output(Some(ImageFormat::Svg), Some(png), false),
-            Ok((ImageFormat::Svg, Target::File(png)))
+            plan_output(Some(QrFormat::Svg), Some(png), false),
+            Ok((QrFormat::Svg, Target::File(png)))
         );
         assert_eq!(
-            plan_output(Some(ImageFormat::Svg), Some(txt), false),
-            Ok((ImageFormat::Svg, Target::File(txt)))
+            plan_output(Some(QrFormat::Svg), Some(txt), false),
+            Ok((QrFormat::Svg, Target::File(txt)))
         );
         assert!(
             plan_output(None, Some(txt), false).is_err_and(|e| e.contains("--format")),
@@ -292,13 +293,13 @@ mod tests {
     fn png_goes_to_standard_output_only_when_it_is_not_a_terminal() {
         assert_eq!(
             plan_output(None, None, false),
-            Ok((ImageFormat::Png, Target::Stdout))
+            Ok((QrFormat::Png, Target::Stdout))
         );
         assert!(plan_output(None, None, true).is_err());
-        assert!(plan_output(Some(ImageFormat::Png), None, true).is_err());
+        assert!(plan_output(Some(QrFormat::Png), None, true).is_err());
         assert_eq!(
-            plan_output(Some(ImageFormat::Svg), None, true),
-            Ok((ImageFormat::Svg, Target::Stdout)),
+            plan_output(Some(QrFormat::Svg), None, true),
+            Ok((QrFormat::Svg, Target::Stdout)),
             "SVG is text"
         );
     }

@@ -4,10 +4,14 @@
 //! makes a tag scan from further away; so the encoder picks the segmentation
 //! and version itself rather than trusting `qrcode`'s greedy optimizer.
 
+pub mod brand;
+pub mod dots;
+pub mod printer_media;
 mod render;
 mod segment;
 mod sheet;
 mod text;
+pub mod zpl;
 
 use std::fmt;
 use std::str::FromStr;
@@ -105,6 +109,9 @@ pub enum QrError {
     /// Kept as text so the error stays comparable in tests.
     #[error("PNG encoding failed: {0}")]
     Png(String),
+    /// A branded code that did not decode from its own pixels.
+    #[error("the code does not read back: {0}")]
+    Unreadable(String),
 }
 
 /// Encodes `text` in the smallest QR symbol the standard allows at level `ec`.

@@ -157,17 +157,28 @@ pub fn render_svg(code: &QrCode, opts: &RenderOptions) -> String {
 /// Horizontal runs become one rectangle each, which keeps the path several
 /// times shorter than one square per module; the sheet reuses it.
 pub(crate) fn dark_path(code: &QrCode, offset: usize) -> String {
+    dark_path_where(code, offset, |_, _| true)
+}
+
+/// [`dark_path`] of the dark modules at which `keep(x, y)` holds: a
+/// branded code leaves out the ones under its logo.
+pub(crate) fn dark_path_where(
+    code: &QrCode,
+    offset: usize,
+    keep: impl Fn(usize, usize) -> bool,
+) -> String {
     let width = code.width();
+    let dark = |x: usize, y: usize| code[(x, y)] == Color::Dark && keep(x, y);
     let mut d = String::with_capacity(width * width);
     for y in 0..width {
         let mut x = 0;
         while x < width {
-            if code[(x, y)] != Color::Dark {
+            if !dark(x, y) {
                 x += 1;
                 continue;
             }
             let start = x;
-            while x < width && code[(x, y)] == Color::Dark {
+            while x < width && dark(x, y) {
                 x += 1;
             }
             let run = x - start;

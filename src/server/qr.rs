@@ -11,6 +11,7 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::link_key::LinkKey;
+use crate::qr::brand::{Colour, Palette};
 use crate::qr::{EcLevel, QrError, RenderOptions};
 use crate::qr_image::{ImageFormat, ImageSpec, RenderError, RenderGate};
 use crate::settings::PublicUrl;
@@ -133,7 +134,13 @@ pub enum BadParam {
     NotANumber(&'static str, String),
     #[error("bad {0}: {1}")]
     Invalid(&'static str, QrError),
-    #[error("unknown parameter {0:?}: use scale, margin, ec (and v, ignored, to bust caches)")]
+    /// A colour that is not CSS hex, or a pair a camera cannot read; kept
+    /// as text so the error stays comparable.
+    #[error("bad {0}: {1}")]
+    Colours(&'static str, String),
+    #[error(
+        "unknown parameter {0:?}: use scale, margin, ec, dark, light (and v, ignored, to bust caches)"
+    )]
     Unknown(String),
 }
 
@@ -148,11 +155,14 @@ pub fn spec_from_query(
     also_ignored: &[&str],
 ) -> Result<ImageSpec, BadParam> {
     let (mut scale, mut margin, mut ec) = (None, None, None);
+    let (mut dark, mut light) = (None, None);
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
         let (name, slot) = match &*name {
             "scale" => ("scale", &mut scale),
             "margin" => ("margin", &mut margin),
             "ec" => ("ec", &mut ec),
+            "dark" => ("dark", &mut dark),
+            "light" => ("light", &mut light),
             "v" => continue,
             other if also_ignored.contains(&other) => continue,
             other => return Err(BadParam::Unknown(other.to_owned())),
@@ -180,7 +190,28 @@ pub fn spec_from_query(
         ec,
         options,
         uppercase_prefix,
+        palette: palette_from(dark, light)?,
     })
+}
+
+/// `dark` and `light` as CSS hex (`%23` for the `#`, or none), checked for
+/// contrast; neither given is the plain black on white. Inverted pairs are
+/// refused here: the command line's `--allow-inverted` has no parameter.
+fn palette_from(dark: Option<String>, light: Option<String>) -> Result<Option<Palette>, BadParam> {
+    if dark.is_none() && light.is_none() {
+        return Ok(None);
+    }
+    let colour = |name: &'static str, value: Option<String>, default: Colour| match value {
+        None => Ok(default),
+        Some(v) => v
+            .parse::<Colour>()
+            .map_err(|e| BadParam::Colours(name, e.to_string())),
+    };
+    let dark = colour("dark", dark, Colour::BLACK)?;
+    let light = colour("light", light, Colour::WHITE)?;
+    Palette::new(dark, light, false)
+        .map(Some)
+        .map_err(|e| BadParam::Colours("dark", e.to_string()))
 }
 
 fn plain(status: StatusCode, body: &str) -> HttpResponse {
@@ -232,12 +263,20 @@ mod tests {
                 ec: EcLevel::L,
                 options: RenderOptions::default(),
                 uppercase_prefix: true,
+                palette: None,
             }
         );
         let spec = spec_from_query("ec=h&scale=2&margin=0&v=3", ImageFormat::Png, false, &[])
             .expect("valid");
         assert_eq!(spec.ec, EcLevel::H);
         assert_eq!(spec.options, RenderOptions::new(2, 0).expect("valid"));
+        let spec = spec_from_query("dark=%231e3a8a", ImageFormat::Png, false, &[])
+            .expect("readable colours");
+        let navy = "#1e3a8a".parse().expect("a colour");
+        let want = Palette::new(navy, Colour::WHITE, false).expect("readable");
+        assert_eq!(spec.palette, Some(want));
+        let spec = spec_from_query("light=fefce8", ImageFormat::Png, false, &[]).expect("valid");
+        assert_eq!(spec.palette.map(|p| p.dark()), Some(Colour::BLACK));
     }
 
     #[test]
@@ -260,6 +299,11 @@ mod tests {
             ("ec=LL", "ec"),
             ("ec=L&ec=L", "ec"),
             ("scale=4&margin=1&scale=4", "scale"),
+            ("dark=navy", "dark"),
+            ("light=%23ffff", "light"),
+            ("dark=%23999", "dark"),
+            ("dark=%23fff&light=%23000", "dark"),
+            ("dark=%23000&dark=%23000", "dark"),
         ] {
             let err = spec_from_query(query, ImageFormat::Png, false, &[]).expect_err(query);
             assert!(
