@@ -360,6 +360,8 @@ pub struct Settings {
     pub tracking: Option<TrackingSettings>,
     /// Proxies whose `X-Forwarded-For` is believed; see [`crate::client_ip`].
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How much of a client's address the access log keeps.
+    pub client_ip_mode: crate::client_ip::ClientIpMode,
     /// How long a request may take from its first byte to its last, head
     /// and body, on the public and the admin listener.
     pub request_timeout: std::time::Duration,
@@ -483,6 +485,7 @@ impl Settings {
             store: StoreSettings::Sqlite { path: db },
             workers: None,
             trusted_proxies: Vec::new(),
+            client_ip_mode: crate::client_ip::ClientIpMode::Full,
             api: None,
             scan_index: None,
             console: None,

@@ -282,8 +282,11 @@ fn public_server(
     settings: &Settings,
     caps: crate::fd_budget::ListenerCaps,
 ) -> std::io::Result<Server> {
-    let log_own_answer =
-        public::own_answer_logger(state.access_log.clone(), state.trusted_proxies.clone());
+    let log_own_answer = public::own_answer_logger(
+        state.access_log.clone(),
+        state.trusted_proxies.clone(),
+        state.client_ip_mode,
+    );
     guarded_server(
         "qrtag-public",
         listener,
@@ -538,6 +541,7 @@ impl Application {
             access_log: access_log.clone(),
             tracking,
             trusted_proxies: settings.trusted_proxies.clone(),
+            client_ip_mode: settings.client_ip_mode,
             metrics: Arc::clone(&requests),
         });
         let public_server = public_server(

@@ -568,6 +568,18 @@ pub struct ServeArgs {
         value_parser = crate::client_ip::parse_trusted_proxy
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How much of a client's address the access log keeps: `full`,
+    /// `truncated` (IPv4 to its /24, IPv6 to its /48, before the line is
+    /// written: still enough for a country) or `none` (`-`).
+    #[arg(
+        help_heading = "Access log",
+        long,
+        env = "QRTAG_CLIENT_IP",
+        value_name = "WHAT",
+        value_enum,
+        default_value_t = crate::client_ip::ClientIpMode::Full
+    )]
+    pub client_ip: crate::client_ip::ClientIpMode,
     /// Seconds a request may take on every listener (public, admin, DIDComm)
     /// from its first byte to its last (head and body); a slower client is
     /// disconnected.
@@ -758,6 +770,7 @@ impl Cli {
                 }),
             }),
             trusted_proxies: args.trusted_proxies.clone(),
+            client_ip_mode: args.client_ip,
             snapshot_file: (!args.no_snapshot_file).then(|| {
                 args.snapshot_file
                     .clone()
