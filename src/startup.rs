@@ -46,7 +46,9 @@ pub enum StartupError {
     Identity(#[from] crate::didcomm::identity::IdentityError),
     #[error(transparent)]
     TrackingSecret(#[from] crate::tracking_secret::SecretFileError),
-    #[error("the scan index follows an access log file, not standard output")]
+    #[error(
+        "the scan index follows an access log file, not standard output: give --scan-log PATTERN"
+    )]
     ScanIndexWithoutFile,
     #[error("cannot start the scan index: {0}")]
     ScanIndex(#[source] std::io::Error),
@@ -511,12 +513,17 @@ impl Application {
             .map_err(StartupError::Signal)?;
         ignore_file_size_signal()?;
         let snapshot = Snapshot::new();
-        let scan_index = match (&settings.scan_index, &settings.access_log) {
-            (None, _) => None,
-            (Some(_), AccessLogTarget::Stdout) => return Err(StartupError::ScanIndexWithoutFile),
-            (Some(index), AccessLogTarget::Path(log)) => Some(
+        let scan_index = match &settings.scan_index {
+            None => None,
+            Some(index) => Some(
                 crate::scan_index::start_with_links(
-                    log.clone(),
+                    match (&index.logs, &settings.access_log) {
+                        (Some(logs), _) => logs.clone(),
+                        (None, AccessLogTarget::Path(log)) => log.clone().into(),
+                        (None, AccessLogTarget::Stdout) => {
+                            return Err(StartupError::ScanIndexWithoutFile);
+                        }
+                    },
                     index.clone(),
                     Arc::clone(&snapshot) as Arc<dyn crate::scan_index::Links>,
                 )
