@@ -1,7 +1,7 @@
 //! Every node's scans on one console (issue 21): three real `qrtag serve`
 //! nodes on one SQLite database, each writing its own access log into the
 //! directory a central rsyslog would fill (`nodes/NAME.log`); the first is
-//! also the console host, following `--scan-log 'nodes/*.log'`. One node
+//! also the console host, following `--scan-log 'nodes/*'`. One node
 //! starts only after the console has caught up (a new file picked up while
 //! running), one log is rotated mid-traffic. The console's numbers, read
 //! over HTTP logged in, must equal `qrtag stats` over the same files, and
@@ -65,7 +65,9 @@ impl Cluster {
 
     /// The console host: node `a`, following every node's log.
     async fn console_host(&self) -> ServerProcess {
-        let pattern = format!("{}/*.log", self.nodes().display());
+        // `*`, not `*.log`: rotations and the checkpoint match too, and
+        // must still count once.
+        let pattern = format!("{}/*", self.nodes().display());
         self.node("a", &["--console", "--scan-log", pattern.as_str()])
             .await
     }

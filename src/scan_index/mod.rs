@@ -452,7 +452,14 @@ impl<'a> Logs<'a> {
     /// each live log the patterns name that has none yet.
     fn follow_new(&mut self, sources: &LogSources) -> Result<(), follow::Stopped> {
         for path in sources.expand() {
-            if self.followers.iter().any(|(p, _)| *p == path) {
+            // A followed log's rotation is read by its follower, also in
+            // the moment between logrotate's rename and its new file, when
+            // `nodes/*` names the rotation alone.
+            if self
+                .followers
+                .iter()
+                .any(|(p, _)| *p == path || sources::is_rotation_of(p, &path))
+            {
                 continue;
             }
             let name = path.to_string_lossy();

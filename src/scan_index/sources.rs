@@ -112,26 +112,30 @@ fn is_glob(pattern: &str) -> bool {
     pattern.contains(['*', '?', '['])
 }
 
+/// Whether `path` is a rotation ([`rotation_of`]) of the live log `live`:
+/// same directory, a rotated name of it.
+pub fn is_rotation_of(live: &Path, path: &Path) -> bool {
+    let name = |p: &Path| p.file_name().and_then(|n| n.to_str()).map(str::to_owned);
+    match (name(live), name(path)) {
+        (Some(live_name), Some(path_name)) => {
+            live != path
+                && live.parent() == path.parent()
+                && rotation_of(&live_name, &path_name).is_some()
+        }
+        _ => false,
+    }
+}
+
 /// The live logs among `paths` (pure): sorted, each once, and without any
-/// path that is a rotation ([`rotation_of`]) of another path in the same
-/// directory, which its live log's follower reads.
+/// path that is a rotation of another path, which its live log's follower
+/// reads.
 pub fn live_logs(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
     paths.sort();
     paths.dedup();
-    let is_rotation = |p: &PathBuf| {
-        let (Some(dir), Some(name)) = (p.parent(), p.file_name().and_then(|n| n.to_str())) else {
-            return false;
-        };
-        paths.iter().any(|other| {
-            other != p
-                && other.parent() == Some(dir)
-                && other
-                    .file_name()
-                    .and_then(|n| n.to_str())
-                    .is_some_and(|live| rotation_of(live, name).is_some())
-        })
-    };
-    let keep: Vec<bool> = paths.iter().map(|p| !is_rotation(p)).collect();
+    let keep: Vec<bool> = paths
+        .iter()
+        .map(|p| !paths.iter().any(|live| is_rotation_of(live, p)))
+        .collect();
     paths
         .into_iter()
         .zip(keep)
@@ -167,6 +171,18 @@ mod tests {
         );
         // Without its live file, a rotated file is the log.
         assert_eq!(live_logs(paths(&["/n/a.log.1"])), paths(&["/n/a.log.1"]));
+        assert!(is_rotation_of(
+            Path::new("/n/a.log"),
+            Path::new("/n/a.log.1")
+        ));
+        assert!(!is_rotation_of(
+            Path::new("/n/a.log"),
+            Path::new("/n/a.log")
+        ));
+        assert!(!is_rotation_of(
+            Path::new("/n/a.log"),
+            Path::new("/m/a.log.1")
+        ));
     }
 
     #[test]
