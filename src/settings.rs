@@ -376,8 +376,9 @@ pub struct Settings {
     /// The DIDComm listener; `None` when `--api-listen` is not given.
     pub api: Option<ApiSettings>,
     /// Scan counts kept current from the access log for the console (see
-    /// [`crate::scan_index`]); `None`, the default, reads nothing. Needs an
-    /// access log that is a file.
+    /// [`crate::scan_index`]); `None`, the default, reads nothing. Follows
+    /// the access log, which must then be a file, unless its `logs` name
+    /// others (`--scan-log`).
     pub scan_index: Option<crate::scan_index::ScanIndexSettings>,
     /// The web console on the admin listener; `None` unless `--console`.
     pub console: Option<ConsoleSettings>,
