@@ -16,7 +16,7 @@ fn bench(c: &mut Criterion) {
     let id = TrackingId::generate();
     let v4 = Record {
         time: Utc::now(),
-        client_ip: IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7)),
+        client_ip: Some(IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7))),
         tracking: Some(&id),
         user_agent: Some(IPHONE),
         target: b"/H83if?utm_source=qr",
@@ -26,7 +26,9 @@ fn bench(c: &mut Criterion) {
         referer: Some(b"https://search.example/?q=whelans"),
     };
     let v6 = Record {
-        client_ip: IpAddr::V6(Ipv6Addr::new(0x2001, 0xdb8, 0, 0, 0x8a2e, 0x370, 0x7334, 1)),
+        client_ip: Some(IpAddr::V6(Ipv6Addr::new(
+            0x2001, 0xdb8, 0, 0, 0x8a2e, 0x370, 0x7334, 1,
+        ))),
         ..v4
     };
 

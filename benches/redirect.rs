@@ -69,6 +69,7 @@ fn state(log: AccessLog) -> web::Data<PublicState> {
         access_log: log,
         tracking: Some(TrackingCookie::new(CookieName::default(), true, keys())),
         trusted_proxies: Vec::new(),
+        client_ip_mode: Default::default(),
         metrics: Default::default(),
     })
 }
@@ -148,7 +149,7 @@ fn benches(c: &mut Criterion) {
     let id = TrackingId::parse(ID).expect("id");
     let rec = Record {
         time: chrono::Utc::now(),
-        client_ip: "203.0.113.7".parse().expect("ip"),
+        client_ip: Some("203.0.113.7".parse().expect("ip")),
         tracking: Some(&id),
         user_agent: Some(UA.as_bytes()),
         target: b"/H83if",

@@ -89,7 +89,7 @@ fn generate_log(lines: usize) -> Vec<u8> {
         let tracking = (!bot && rng.random_bool(0.8)).then(|| &ids[rng.random_range(0..ids.len())]);
         let rec = Record {
             time,
-            client_ip: IpAddr::V4(Ipv4Addr::from(rng.random::<u32>())),
+            client_ip: Some(IpAddr::V4(Ipv4Addr::from(rng.random::<u32>()))),
             tracking,
             user_agent: Some(ua.as_bytes()),
             target: &target,

@@ -88,6 +88,48 @@ pub fn parse_trusted_proxy(s: &str) -> Result<IpNet, InvalidTrustedProxy> {
         .map_err(|_| InvalidTrustedProxy(s.to_owned()))
 }
 
+/// How much of a client's address the access log keeps (`serve
+/// --client-ip`). Applied before the line is written, so a truncated or
+/// dropped address is never on disk, not even for the flush interval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum ClientIpMode {
+    /// The address as received (behind a trusted proxy, the client's).
+    #[default]
+    Full,
+    /// IPv4 to its /24 and IPv6 to its /48: still the network, and so the
+    /// country a GeoIP database gives, but no longer one household.
+    Truncated,
+    /// No address at all: the log's field is `-`.
+    None,
+}
+
+/// The /24 of an IPv4 address, and the /48 of an IPv6 one.
+pub const TRUNCATED_V4_PREFIX: u8 = 24;
+pub const TRUNCATED_V6_PREFIX: u8 = 48;
+
+impl ClientIpMode {
+    /// What the log writes for a client at `ip`: the address, its network
+    /// (host bits zero) or nothing. An IPv4-mapped IPv6 address is truncated
+    /// as the IPv4 address it is, so its /24 is kept and not a /48 that
+    /// would keep all of it.
+    pub fn logged(self, ip: IpAddr) -> Option<IpAddr> {
+        match self {
+            ClientIpMode::Full => Some(ip),
+            ClientIpMode::None => None,
+            ClientIpMode::Truncated => {
+                let prefix = match ip.to_canonical() {
+                    IpAddr::V4(_) => TRUNCATED_V4_PREFIX,
+                    IpAddr::V6(_) => TRUNCATED_V6_PREFIX,
+                };
+                // The prefixes are in range for their family, so this cannot fail.
+                IpNet::new(ip.to_canonical(), prefix)
+                    .ok()
+                    .map(|net| net.network())
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -343,6 +385,51 @@ mod tests {
         );
         for bad in ["", "10.0.0.0/33", "example.com", "10.0.0.0/8,", "::/129"] {
             assert!(parse_trusted_proxy(bad).is_err(), "{bad:?} accepted");
+        }
+    }
+
+    #[test]
+    fn full_keeps_the_address() {
+        for a in ["203.0.113.7", "2001:db8:1:2:3:4:5:6", "::"] {
+            assert_eq!(ClientIpMode::Full.logged(ip(a)), Some(ip(a)));
+        }
+    }
+
+    #[test]
+    fn truncated_keeps_ipv4_slash_24_and_ipv6_slash_48() {
+        let t = |a: &str| ClientIpMode::Truncated.logged(ip(a));
+        assert_eq!(t("203.0.113.7"), Some(ip("203.0.113.0")));
+        assert_eq!(t("203.0.113.255"), Some(ip("203.0.113.0")));
+        assert_eq!(t("10.0.0.0"), Some(ip("10.0.0.0")));
+        assert_eq!(t("2001:db8:abcd:12:3:4:5:6"), Some(ip("2001:db8:abcd::")));
+        assert_eq!(t("2001:db8:abcd:ffff::1"), Some(ip("2001:db8:abcd::")));
+        assert_eq!(t("::1"), Some(ip("::")));
+        // A mapped IPv4 address is truncated as IPv4.
+        assert_eq!(t("::ffff:198.51.100.9"), Some(ip("198.51.100.0")));
+    }
+
+    #[test]
+    fn none_keeps_nothing() {
+        assert_eq!(ClientIpMode::None.logged(ip("203.0.113.7")), None);
+        assert_eq!(ClientIpMode::None.logged(ip("2001:db8::1")), None);
+    }
+
+    proptest::proptest! {
+        /// Truncation only zeroes host bits: the result is inside the
+        /// client's network, the same for every host in it, and idempotent.
+        #[test]
+        fn truncation_is_the_network(bits: u128, v4: bool) {
+            let a = if v4 {
+                IpAddr::V4(std::net::Ipv4Addr::from(bits as u32))
+            } else {
+                IpAddr::V6(std::net::Ipv6Addr::from(bits))
+            };
+            let t = ClientIpMode::Truncated.logged(a).expect("an address");
+            let prefix = if a.to_canonical().is_ipv4() { 24 } else { 48 };
+            let net = IpNet::new(a.to_canonical(), prefix).expect("prefix");
+            proptest::prop_assert!(net.contains(&t));
+            proptest::prop_assert_eq!(ClientIpMode::Truncated.logged(t), Some(t));
+            proptest::prop_assert_eq!(net.network(), t);
         }
     }
 }

@@ -360,6 +360,8 @@ pub struct Settings {
     pub tracking: Option<TrackingSettings>,
     /// Proxies whose `X-Forwarded-For` is believed; see [`crate::client_ip`].
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How much of a client's address the access log keeps.
+    pub client_ip_mode: crate::client_ip::ClientIpMode,
     /// How long a request may take from its first byte to its last, head
     /// and body, on the public and the admin listener.
     pub request_timeout: std::time::Duration,
@@ -376,8 +378,9 @@ pub struct Settings {
     /// The DIDComm listener; `None` when `--api-listen` is not given.
     pub api: Option<ApiSettings>,
     /// Scan counts kept current from the access log for the console (see
-    /// [`crate::scan_index`]); `None`, the default, reads nothing. Needs an
-    /// access log that is a file.
+    /// [`crate::scan_index`]); `None`, the default, reads nothing. Follows
+    /// the access log, which must then be a file, unless its `logs` name
+    /// others (`--scan-log`).
     pub scan_index: Option<crate::scan_index::ScanIndexSettings>,
     /// The web console on the admin listener; `None` unless `--console`.
     pub console: Option<ConsoleSettings>,
@@ -486,6 +489,7 @@ impl Settings {
             store: StoreSettings::Sqlite { path: db },
             workers: None,
             trusted_proxies: Vec::new(),
+            client_ip_mode: crate::client_ip::ClientIpMode::Full,
             api: None,
             scan_index: None,
             console: None,

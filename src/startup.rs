@@ -46,7 +46,9 @@ pub enum StartupError {
     Identity(#[from] crate::didcomm::identity::IdentityError),
     #[error(transparent)]
     TrackingSecret(#[from] crate::tracking_secret::SecretFileError),
-    #[error("the scan index follows an access log file, not standard output")]
+    #[error(
+        "the scan index follows an access log file, not standard output: give --scan-log PATTERN"
+    )]
     ScanIndexWithoutFile,
     #[error("cannot start the scan index: {0}")]
     ScanIndex(#[source] std::io::Error),
@@ -313,8 +315,11 @@ fn public_server(
     settings: &Settings,
     caps: crate::fd_budget::ListenerCaps,
 ) -> std::io::Result<Server> {
-    let log_own_answer =
-        public::own_answer_logger(state.access_log.clone(), state.trusted_proxies.clone());
+    let log_own_answer = public::own_answer_logger(
+        state.access_log.clone(),
+        state.trusted_proxies.clone(),
+        state.client_ip_mode,
+    );
     guarded_server(
         "qrtag-public",
         listener,
@@ -557,12 +562,17 @@ impl Application {
         let stop_signals = StopSignals::register()?;
         ignore_file_size_signal()?;
         let snapshot = Snapshot::new();
-        let scan_index = match (&settings.scan_index, &settings.access_log) {
-            (None, _) => None,
-            (Some(_), AccessLogTarget::Stdout) => return Err(StartupError::ScanIndexWithoutFile),
-            (Some(index), AccessLogTarget::Path(log)) => Some(
+        let scan_index = match &settings.scan_index {
+            None => None,
+            Some(index) => Some(
                 crate::scan_index::start_with_links(
-                    log.clone(),
+                    match (&index.logs, &settings.access_log) {
+                        (Some(logs), _) => logs.clone(),
+                        (None, AccessLogTarget::Path(log)) => log.clone().into(),
+                        (None, AccessLogTarget::Stdout) => {
+                            return Err(StartupError::ScanIndexWithoutFile);
+                        }
+                    },
                     index.clone(),
                     Arc::clone(&snapshot) as Arc<dyn crate::scan_index::Links>,
                 )
@@ -587,6 +597,7 @@ impl Application {
             access_log: access_log.clone(),
             tracking,
             trusted_proxies: settings.trusted_proxies.clone(),
+            client_ip_mode: settings.client_ip_mode,
             metrics: Arc::clone(&requests),
         });
         let public_server = public_server(

@@ -323,7 +323,10 @@ async fn every_field_is_logged_as_specified() {
         floor(before) <= t && t <= after,
         "{t} not in [{before}, {after}]"
     );
-    assert_eq!(l.client_ip.to_string(), "127.0.0.1");
+    assert_eq!(
+        l.client_ip.map(|ip| ip.to_string()).as_deref(),
+        Some("127.0.0.1")
+    );
     assert_eq!(l.tracking, Some(id));
     assert_eq!(l.user_agent_decoded().as_deref(), Some(ua));
     assert!(!l.user_agent.expect("UA").contains(' '));
@@ -368,7 +371,10 @@ async fn an_ipv6_peer_is_logged() {
     assert_eq!(res.status(), 302);
     let text = wait_for_lines(&srv.log, 1).await;
     let logged = lines(&text);
-    assert_eq!(logged[0].client_ip.to_string(), "::1");
+    assert_eq!(
+        logged[0].client_ip.map(|ip| ip.to_string()).as_deref(),
+        Some("::1")
+    );
     assert_eq!(text.split(' ').nth(1), Some("::1"));
 }
 
@@ -519,7 +525,10 @@ async fn answers_actix_gives_itself_are_logged_once_with_what_could_be_read() {
         assert_eq!(line.location, None);
         assert_eq!(line.user_agent, c.user_agent);
         assert_eq!(line.referer, c.referer);
-        assert_eq!(line.client_ip.to_string(), "127.0.0.1");
+        assert_eq!(
+            line.client_ip.map(|ip| ip.to_string()).as_deref(),
+            Some("127.0.0.1")
+        );
     }
     // The two 408s, one of them with nothing to read, each have their line.
     assert_eq!(logged.iter().filter(|l| l.status == 408).count(), 2);
@@ -739,7 +748,10 @@ async fn raw_non_ascii_targets_are_answered_logged_and_keep_the_connection() {
     for ((l, want), id) in logged.iter().zip(expected).zip(&ids) {
         assert_eq!((l.target, l.status, l.location, l.method), want);
         assert_eq!(l.tracking.as_ref(), Some(id));
-        assert_eq!(l.client_ip.to_string(), "127.0.0.1");
+        assert_eq!(
+            l.client_ip.map(|ip| ip.to_string()).as_deref(),
+            Some("127.0.0.1")
+        );
     }
     for (raw_line, (target, ..)) in text.lines().zip(expected) {
         assert_eq!(raw_line.split(' ').nth(4), Some(target));
@@ -917,9 +929,21 @@ async fn forwarded_for_is_believed_only_from_trusted_proxies() {
         assert_eq!(res.status(), 302);
     }
     let text = wait_for_lines(&trusted.log, 1).await;
-    assert_eq!(lines(&text)[0].client_ip.to_string(), "198.51.100.7");
+    assert_eq!(
+        lines(&text)[0]
+            .client_ip
+            .map(|ip| ip.to_string())
+            .as_deref(),
+        Some("198.51.100.7")
+    );
     let text = wait_for_lines(&untrusted.log, 1).await;
-    assert_eq!(lines(&text)[0].client_ip.to_string(), "127.0.0.1");
+    assert_eq!(
+        lines(&text)[0]
+            .client_ip
+            .map(|ip| ip.to_string())
+            .as_deref(),
+        Some("127.0.0.1")
+    );
 }
 
 #[tokio::test]
@@ -1114,7 +1138,10 @@ async fn stdout_log_and_settings_from_the_environment() {
         .expect("a line on standard output");
     let l = parse_line(&line).expect("well-formed");
     assert_eq!(l.tracking, Some(id));
-    assert_eq!(l.client_ip.to_string(), "192.0.2.44");
+    assert_eq!(
+        l.client_ip.map(|ip| ip.to_string()).as_deref(),
+        Some("192.0.2.44")
+    );
     assert!(!srv.log().exists(), "no file in stdout mode");
     srv.signal("TERM");
     assert!(srv.wait_exit().await.success());
@@ -1480,4 +1507,139 @@ async fn run_serve(db: &Path, secret: &Path) -> std::process::Output {
         .await
         .expect("serve exits by itself")
         .expect("output")
+}
+
+/// A phone's browser: `qrtag stats` counts a request without a User-Agent as a bot.
+fn phone() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .user_agent("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
+        .build()
+        .expect("client")
+}
+
+/// `qrtag stats --format json` over `log`, parsed.
+fn stats_json(log: &Path) -> serde_json::Value {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .env("QRTAG_CONFIG", "/dev/null")
+        .args(["stats", "--format", "json"])
+        .arg(log)
+        .output()
+        .expect("qrtag stats");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).expect("JSON")
+}
+
+#[tokio::test]
+async fn client_ip_truncated_or_none_never_reaches_the_file() {
+    // Behind a trusted proxy, so the test can send any client address.
+    let mut truncated = spawn_qrtag(
+        &["--client-ip", "truncated", "--trusted-proxy", "127.0.0.1"],
+        &[],
+        false,
+    )
+    .await;
+    let mut none = spawn_qrtag(
+        &["--trusted-proxy", "127.0.0.1"],
+        &[("QRTAG_CLIENT_IP", "none")],
+        false,
+    )
+    .await;
+    let clients = [
+        "203.0.113.77",
+        "2001:db8:abcd:12:3:4:5:6",
+        "::ffff:198.51.100.9",
+    ];
+    for srv in [&truncated, &none] {
+        for c in clients {
+            let res = phone()
+                .get(srv.url("/abcde"))
+                .header("x-forwarded-for", c)
+                .send()
+                .await
+                .expect("request");
+            assert_eq!(res.status(), 302);
+        }
+    }
+    // A malformed request actix answers itself is logged the same way.
+    let own = raw(
+        truncated.public,
+        b"GET /abcde HTTP/1.1\r\nX-Forwarded-For: 203.0.113.78\r\nBad Header\r\n\r\n",
+    )
+    .await;
+    assert_eq!(raw_status(&own), "400");
+    let text = wait_for_lines(&truncated.log(), 4).await;
+    let logged: Vec<Option<String>> = lines(&text)
+        .iter()
+        .map(|l| l.client_ip.map(|ip| ip.to_string()))
+        .collect();
+    assert_eq!(
+        logged,
+        [
+            "203.0.113.0",
+            "2001:db8:abcd::",
+            "198.51.100.0",
+            "203.0.113.0"
+        ]
+        .map(|s| Some(s.to_owned()))
+    );
+    for c in ["203.0.113.77", "203.0.113.78", "12:3:4", "198.51.100.9"] {
+        assert!(!text.contains(c), "{c} in the log: {text}");
+    }
+    let text = wait_for_lines(&none.log(), 3).await;
+    for l in text.lines() {
+        assert_eq!(l.split(' ').nth(1), Some("-"), "{l}");
+    }
+    // `qrtag stats` reads such lines as scans, not malformed lines.
+    for srv in [&truncated, &none] {
+        let report = stats_json(&srv.log());
+        assert_eq!(report["malformed"]["count"], 0, "{report}");
+        assert_eq!(report["keys"][0]["scans"], 3, "{report}");
+    }
+    for srv in [&mut truncated, &mut none] {
+        srv.signal("TERM");
+        assert!(srv.wait_exit().await.success());
+    }
+}
+
+#[tokio::test]
+async fn global_privacy_control_gets_no_cookie_and_still_counts() {
+    let mut srv = spawn_qrtag(&[], &[], false).await;
+    let http = phone();
+    // A returning scanner with a cookie, then the same browser with GPC on,
+    // then a new one with GPC on and no cookie.
+    let res = http.get(srv.url("/abcde")).send().await.expect("request");
+    let id = cookie_id(res.headers(), "qrtag", false);
+    let value = cookie_value(res.headers(), "qrtag", false);
+    for cookie in [Some(value.as_str()), None] {
+        let mut req = http.get(srv.url("/abcde")).header("sec-gpc", "1");
+        if let Some(v) = cookie {
+            req = req.header("cookie", format!("qrtag={v}"));
+        }
+        let res = req.send().await.expect("request");
+        assert_eq!(res.status(), 302);
+        assert!(set_cookies(res.headers()).is_empty(), "GPC: no cookie");
+    }
+    // `Sec-GPC: 0` is no signal.
+    let res = http
+        .get(srv.url("/abcde"))
+        .header("sec-gpc", "0")
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(set_cookies(res.headers()).len(), 1);
+    let text = wait_for_lines(&srv.log(), 4).await;
+    let tracking: Vec<Option<TrackingId>> = lines(&text).iter().map(|l| l.tracking).collect();
+    assert_eq!(tracking[0], Some(id));
+    assert_eq!(tracking[1..3], [None, None]);
+    assert!(tracking[3].is_some());
+    let report = stats_json(&srv.log());
+    assert_eq!(report["keys"][0]["scans"], 4, "{report}");
+    srv.signal("TERM");
+    assert!(srv.wait_exit().await.success());
 }

@@ -261,6 +261,9 @@ fn usage_errors_exit_2_and_failures_exit_1() {
         &["qr", "abcde", "-o", "x.jpg"],
         &["new"],
         &["frobnicate"],
+        &["serve", "--client-ip", "half"],
+        &["serve", "--scan-log", "/var/log/qrtag/nodes/[a.log"],
+        &["serve", "--scan-log", ""],
     ] {
         one_line_error(&qrtag_cmd(&db, args), 2, &args.join(" "));
     }

@@ -73,11 +73,9 @@ fn data_after(html: &str, id: &str, name: &str) -> Option<u64> {
     rest[at..].split('"').next()?.parse().ok()
 }
 
-/// With the scan index on (as `serve --console` turns it), a link's page,
-/// the list and the dashboard show the numbers `qrtag stats` gives for the
-/// same log.
-#[tokio::test]
-async fn scan_numbers_come_from_the_log_and_agree_with_qrtag_stats() {
+/// A logged-in console with its scan index, a link `poster` and `n` scans
+/// of it by phones, each with a fresh cookie; and the access log's path.
+async fn console_with_scans(n: u32) -> (Console, std::path::PathBuf) {
     let (app, log) = spawn_console_with_scan_index(PASSWORD).await;
     let c = Console {
         app,
@@ -86,17 +84,27 @@ async fn scan_numbers_come_from_the_log_and_agree_with_qrtag_stats() {
     c.app.link("poster", "https://example.com/poster").await;
     c.app.wait_for_status("/poster", 302).await;
     c.login().await;
-    let phone = |n: u32| {
-        c.app
+    for i in 0..n {
+        let scan = c
+            .app
             .client
             .get(c.app.url("/poster"))
             .header("user-agent", "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0)")
-            .header("cookie", format!("x={n}"))
+            .header("cookie", format!("x={i}"))
             .send()
-    };
-    for n in 0..7 {
-        assert_eq!(phone(n).await.expect("scan").status(), StatusCode::FOUND);
+            .await
+            .expect("scan");
+        assert_eq!(scan.status(), StatusCode::FOUND);
     }
+    (c, log)
+}
+
+/// With the scan index on (as `serve --console` turns it), a link's page,
+/// the list and the dashboard show the numbers `qrtag stats` gives for the
+/// same log.
+#[tokio::test]
+async fn scan_numbers_come_from_the_log_and_agree_with_qrtag_stats() {
+    let (c, log) = console_with_scans(7).await;
     // A bot and a HEAD are counted apart.
     let bot = c
         .app
@@ -137,6 +145,93 @@ async fn scan_numbers_come_from_the_log_and_agree_with_qrtag_stats() {
     );
     let dashboard = c.page("/dashboard").await;
     assert!(dashboard.contains(r#"data-key="poster""#), "{dashboard}");
+}
+
+/// Every chart has a value axis, labelled periods, its numbers in a table
+/// under it, and a period picker of plain links (7, 30, 90 days, a year);
+/// a period not offered is a 400 that names the ones that are.
+#[tokio::test]
+async fn charts_have_an_axis_numbers_a_table_and_a_period_picker() {
+    let (c, _log) = console_with_scans(3).await;
+    eventually_page(&c, "/link?key=poster", |html| {
+        data_after(html, "scans", "scans") == Some(3)
+    })
+    .await;
+    let today = chrono::Utc::now().date_naive().to_string();
+    for (page, base) in [
+        ("/dashboard", "/console/dashboard?days="),
+        ("/link?key=poster", "/console/link?key=poster&amp;days="),
+    ] {
+        let sep = if page.contains('?') { '&' } else { '?' };
+        for (days, bars, unit) in [
+            ("", 30, "day"),
+            ("7", 7, "day"),
+            ("30", 30, "day"),
+            ("90", 0, "week"),
+            ("365", 0, "month"),
+        ] {
+            let path = if days.is_empty() {
+                page.to_owned()
+            } else {
+                format!("{page}{sep}days={days}")
+            };
+            let html = c.page(&path).await;
+            let chart = &html[html.find(r#"<svg class="chart""#).expect("a chart")..];
+            let chart = &chart[..chart.find("</figure>").expect("its end")];
+            assert!(
+                chart.contains(&format!(r#"data-unit="{unit}""#)),
+                "{path}: {chart}"
+            );
+            if bars > 0 {
+                assert_eq!(chart.matches("<rect").count(), bars, "{path}");
+            } else {
+                let n = chart.matches("<rect").count();
+                assert!((12..=14).contains(&n), "{path}: {n} bars");
+            }
+            // The axis: 0 to 3 in steps of 1, labelled.
+            for t in 0..=3 {
+                assert!(
+                    chart.contains(&format!(r#"data-tick="{t}">{t}</text>"#)),
+                    "{path}: {chart}"
+                );
+            }
+            assert!(chart.contains(r#"class="period""#), "{path}: period labels");
+            // The table: every bar's number, the total, today's scans.
+            assert_eq!(
+                chart.matches("<tr data-period=").count(),
+                chart.matches("<rect").count()
+            );
+            assert!(chart.contains(r#"data-total="3""#), "{path}");
+            assert!(chart.contains("3 in all"), "{path}: the summary");
+            // The picker: four links, the current one marked.
+            let current = if days.is_empty() { "30" } else { days };
+            for d in ["7", "30", "90", "365"] {
+                let link = format!(r#"href="{base}{d}""#);
+                assert!(html.contains(&link), "{path}: {link}");
+            }
+            assert!(
+                html.contains(&format!(r#"aria-current="page" data-days="{current}""#)),
+                "{path}"
+            );
+            if days == "7" || days == "30" || days.is_empty() {
+                assert!(
+                    chart.contains(&format!(r#"<tr data-period="{today}"><td>{today}</td><td data-scans="3">3</td></tr>"#)),
+                    "{path}: {chart}"
+                );
+            }
+            if days == "7" {
+                // A week's bars carry their numbers.
+                assert!(chart.contains(r#"class="value""#), "{path}: {chart}");
+                assert!(chart.contains(">3</text>"), "{path}");
+            }
+        }
+        for bad in ["14", "0", "x"] {
+            let res = c.get(&format!("{page}{sep}days={bad}")).await;
+            assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{page} days={bad}");
+            let body = res.text().await.expect("body");
+            assert!(body.contains("give 7, 30, 90 or 365"), "{body}");
+        }
+    }
 }
 
 /// Polls a console page until `ok` holds of it.

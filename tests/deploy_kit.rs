@@ -393,3 +393,44 @@ fn the_release_build_is_stripped_and_the_licence_is_shipped() {
     let licence = std::fs::read_to_string(root.join("LICENSE")).expect("LICENSE");
     assert!(licence.starts_with("MIT License"), "{licence}");
 }
+
+/// The rsyslog pair ships what qrtag writes to where the console host's
+/// `--scan-log` looks: the node reads the access log the example
+/// configuration writes, both ends use one port and let a whole line
+/// through (about 40 KB at most), the central file per node is matched by
+/// the pattern the README gives, and it holds the bare line.
+#[test]
+fn the_rsyslog_pair_ships_the_access_log_to_the_scan_log_pattern() {
+    let node = read("deploy/rsyslog/qrtag-node.conf");
+    let central = read("deploy/rsyslog/qrtag-central.conf");
+    let access_log = config_example()
+        .get("access_log")
+        .and_then(toml::Value::as_str)
+        .expect("access_log")
+        .to_owned();
+    assert!(
+        node.contains(&format!("File=\"{access_log}\"")),
+        "{access_log}"
+    );
+    let port = |text: &str, key: &str| -> String {
+        let at = text.find(key).unwrap_or_else(|| panic!("{key} in {text}"));
+        let rest = &text[at + key.len()..];
+        rest[..rest.find('"').expect("end")].to_owned()
+    };
+    assert_eq!(port(&node, "Port=\""), port(&central, "port=\""));
+    for text in [&node, &central] {
+        assert!(text.contains("maxMessageSize=\"64k\""), "{text}");
+    }
+    let tag = port(&node, "Tag=\"");
+    assert!(central.contains(&format!("$programname == \"{tag}\"")));
+    assert!(central.contains(r#"string="%msg%\n""#), "the bare line");
+    let file = port(&central, "string=\"/var/log/qrtag/nodes/");
+    assert_eq!(file, "%HOSTNAME%.log");
+    let readme = read("README.md");
+    assert!(
+        readme.contains("--scan-log '/var/log/qrtag/nodes/*.log'"),
+        "the README's pattern names the central files"
+    );
+    let glob = glob::Pattern::new("/var/log/qrtag/nodes/*.log").expect("pattern");
+    assert!(glob.matches("/var/log/qrtag/nodes/node-1.example.log"));
+}

@@ -99,7 +99,7 @@ impl Generator {
             write_record(
                 &Record {
                     time,
-                    client_ip: IpAddr::V4(Ipv4Addr::from(rng.random::<u32>())),
+                    client_ip: Some(IpAddr::V4(Ipv4Addr::from(rng.random::<u32>()))),
                     tracking,
                     user_agent: Some(ua.as_bytes()),
                     target: &self.target,

@@ -132,7 +132,8 @@ impl fmt::Display for Field {
 #[derive(Debug, Clone, Copy)]
 pub struct Record<'a> {
     pub time: DateTime<Utc>,
-    pub client_ip: IpAddr,
+    /// `None` when the server keeps no addresses (`--client-ip none`): `-`.
+    pub client_ip: Option<IpAddr>,
     pub tracking: Option<&'a TrackingId>,
     pub user_agent: Option<&'a [u8]>,
     pub target: &'a [u8],
@@ -148,7 +149,10 @@ pub struct Record<'a> {
 pub fn write_record(rec: &Record<'_>, out: &mut Vec<u8>) {
     LogTime::from_datetime(&rec.time).write_to(out);
     out.push(b' ');
-    write_ip(rec.client_ip, out);
+    match rec.client_ip {
+        Some(ip) => write_ip(ip, out),
+        None => out.extend_from_slice(ABSENT.as_bytes()),
+    }
     out.push(b' ');
     match rec.tracking {
         Some(id) => out.extend_from_slice(id.as_str().as_bytes()),
@@ -425,7 +429,8 @@ impl fmt::Display for LogTime {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct LogLine<'a> {
     pub time: LogTime,
-    pub client_ip: IpAddr,
+    /// `None` for `-`: a server that keeps no addresses (`--client-ip none`).
+    pub client_ip: Option<IpAddr>,
     pub tracking: Option<TrackingId>,
     pub user_agent: Option<&'a str>,
     /// `-` if the request target was empty (HTTP does not allow that).
@@ -539,7 +544,10 @@ pub fn parse_line(line: &str) -> Result<LogLine<'_>, ParseError> {
     let invalid = ParseError::Invalid;
     Ok(LogLine {
         time: LogTime::parse(time).ok_or(invalid(Field::Time))?,
-        client_ip: ip.parse().map_err(|_| invalid(Field::ClientIp))?,
+        client_ip: match ip {
+            ABSENT => None,
+            ip => Some(ip.parse().map_err(|_| invalid(Field::ClientIp))?),
+        },
         tracking: match tracking {
             ABSENT => None,
             t => Some(TrackingId::parse(t).map_err(|_| invalid(Field::Tracking))?),

@@ -572,6 +572,18 @@ pub struct ServeArgs {
         value_parser = crate::client_ip::parse_trusted_proxy
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How much of a client's address the access log keeps: `full`,
+    /// `truncated` (IPv4 to its /24, IPv6 to its /48, before the line is
+    /// written: still enough for a country) or `none` (`-`).
+    #[arg(
+        help_heading = "Access log",
+        long,
+        env = "QRTAG_CLIENT_IP",
+        value_name = "WHAT",
+        value_enum,
+        default_value_t = crate::client_ip::ClientIpMode::Full
+    )]
+    pub client_ip: crate::client_ip::ClientIpMode,
     /// Seconds a request may take on every listener (public, admin, DIDComm)
     /// from its first byte to its last (head and body); a slower client is
     /// disconnected.
@@ -643,6 +655,19 @@ pub struct ServeArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub no_snapshot_file: bool,
+    /// Count the scans of these logs instead of this server's own access
+    /// log: a path or a glob (`/var/log/qrtag/nodes/*.log`), each with its
+    /// rotations; files a glob matches later are picked up. Repeatable; the
+    /// variable takes a comma list. Turns the scan index on.
+    #[arg(
+        long = "scan-log",
+        value_name = "PATTERN",
+        help_heading = "Console",
+        env = "QRTAG_SCAN_LOGS",
+        value_delimiter = ',',
+        value_parser = parse_scan_log
+    )]
+    pub scan_logs: Vec<String>,
     /// Keep scan counts current from the access log, with their checkpoint
     /// at PATH. Default with --console: beside the access log
     /// (`.ACCESS_LOG.scan-index`, hidden so `ACCESS_LOG*` never names it).
@@ -688,6 +713,13 @@ fn parse_time_zone(s: &str) -> Result<chrono_tz::Tz, String> {
     })
 }
 
+/// A `--scan-log` pattern, checked before anything starts.
+fn parse_scan_log(s: &str) -> Result<String, String> {
+    crate::scan_index::LogSources::parse([s.to_owned()])
+        .map(|_| s.to_owned())
+        .map_err(|e| e.to_string())
+}
+
 /// A listen address as `bind` takes it: `IP:PORT`, `[IPv6]:PORT` or
 /// `HOST:PORT` (a name is resolved when binding). Checked here so that a
 /// typo is a usage error, said before anything starts.
@@ -713,21 +745,29 @@ fn parse_listen(s: &str) -> Result<String, String> {
 
 impl Cli {
     /// The scan index: on with the console (its counts), or when a
-    /// checkpoint file is named; it follows the access log, so only when
-    /// that is a file.
+    /// checkpoint file or logs to follow are named; it follows the access
+    /// log unless `--scan-log` names others, so without them only when that
+    /// is a file. The checkpoint is beside the access log, or beside the
+    /// first `--scan-log` pattern's files when the log goes to standard output.
     fn scan_index_settings(
         &self,
         args: &ServeArgs,
     ) -> Option<crate::scan_index::ScanIndexSettings> {
-        let AccessLogTarget::Path(log) = &args.access_log else {
-            return None;
+        let logs = crate::scan_index::LogSources::parse(args.scan_logs.clone()).ok();
+        let mut settings = match (&args.access_log, &logs) {
+            (AccessLogTarget::Path(log), _) => crate::scan_index::ScanIndexSettings::beside(log),
+            (AccessLogTarget::Stdout, Some(logs)) => crate::scan_index::ScanIndexSettings {
+                checkpoint: logs.default_checkpoint(),
+                ..crate::scan_index::ScanIndexSettings::beside(std::path::Path::new("-"))
+            },
+            (AccessLogTarget::Stdout, None) => return None,
         };
-        let mut settings = crate::scan_index::ScanIndexSettings::beside(log);
         match &args.scan_index_file {
             Some(path) => settings.checkpoint = path.clone(),
-            None if args.console => {}
+            None if args.console || logs.is_some() => {}
             None => return None,
         }
+        settings.logs = logs;
         Some(settings)
     }
 
@@ -777,6 +817,7 @@ impl Cli {
                 }),
             }),
             trusted_proxies: args.trusted_proxies.clone(),
+            client_ip_mode: args.client_ip,
             snapshot_file: (!args.no_snapshot_file).then(|| {
                 args.snapshot_file
                     .clone()

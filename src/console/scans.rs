@@ -24,8 +24,8 @@ pub struct KeyScans {
 pub type AllTimeScans<'a> = dyn Fn(&str) -> u64 + 'a;
 
 pub trait ScanCounts: Send + Sync + 'static {
-    /// All numbers for one key.
-    fn key(&self, key: &str) -> Option<KeyScans>;
+    /// All numbers for one key, its scans per day since `day` (inclusive).
+    fn key(&self, key: &str, day: NaiveDate) -> Option<KeyScans>;
 
     /// Scans of each key since `day` (inclusive), in the order given.
     fn scans_since(&self, keys: &[&str], day: NaiveDate) -> Option<Vec<u64>>;
@@ -47,7 +47,7 @@ pub trait ScanCounts: Send + Sync + 'static {
 pub struct NoScanCounts;
 
 impl ScanCounts for NoScanCounts {
-    fn key(&self, _: &str) -> Option<KeyScans> {
+    fn key(&self, _: &str, _: NaiveDate) -> Option<KeyScans> {
         None
     }
 
@@ -68,19 +68,15 @@ impl ScanCounts for NoScanCounts {
     }
 }
 
-/// Days a link's page charts.
-const KEY_DAYS: u64 = 90;
-
 /// The scan index behind the console: the counts `qrtag stats` would give
 /// over the same log. "Not available" until its first pass over the log is
 /// done, so a page never shows a partial count as if it were the total.
 impl ScanCounts for crate::scan_index::ScanIndex {
-    fn key(&self, key: &str) -> Option<KeyScans> {
+    fn key(&self, key: &str, from: NaiveDate) -> Option<KeyScans> {
         if !self.caught_up() {
             return None;
         }
-        let to = chrono::Utc::now().date_naive();
-        let from = to.checked_sub_days(chrono::Days::new(KEY_DAYS - 1))?;
+        let to = chrono::Utc::now().date_naive().max(from);
         let stats = crate::scan_index::ScanIndex::key(self, key);
         let days = self.key_days(key, from, to);
         Some(KeyScans {

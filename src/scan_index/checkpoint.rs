@@ -16,8 +16,10 @@
 //!
 //! ```text
 //! "QRTAGSIX" version:u32
-//! log_len:u32 log                      (the access log's path, as given)
-//! marks:u32, per file: dev:u64 ino:u64 size:u64 offset:u64 head:[u8;16] complete:u8
+//! sources_len:u32 sources              (the followed patterns, one a line: the access log's path, as given, by default)
+//! logs:u32, per live log:
+//!     path_len:u32 path
+//!     marks:u32, per file: dev:u64 ino:u64 size:u64 offset:u64 head:[u8;16] complete:u8
 //! lines_read:u64 malformed:u64 overflow:u64 folded:u64
 //! other: requests scans head bot not_found:u64 first last:u64
 //! keys:u64, per key:
@@ -47,9 +49,10 @@ pub fn is_checkpoint(head: &[u8]) -> bool {
 
 /// 2: the "other paths" bucket and a key's `redirected` flag; 3: the pairs
 /// as their table's raw slots; 4: lines counted under the link that
-/// answered them, not their path. A file of another version is ignored and
-/// the index rebuilt from the logs.
-const VERSION: u32 = 4;
+/// answered them, not their path; 5: several logs (`--scan-log`), the marks
+/// of each under its path. A file of another version is ignored and the
+/// index rebuilt from the logs.
+const VERSION: u32 = 5;
 
 /// Which file a checkpoint's counts came from, and how far.
 ///
@@ -80,24 +83,33 @@ pub enum DecodeError {
     Checksum,
     #[error("malformed checkpoint: {0}")]
     Malformed(&'static str),
-    #[error("the checkpoint is of another access log ({found}), not {expected}")]
+    #[error("the checkpoint is of other access logs ({found:?}), not {expected:?}")]
     OtherLog { found: String, expected: String },
     #[error(transparent)]
     Io(#[from] io::Error),
+}
+
+/// How far one followed log (its live path) and its rotations were counted.
+/// Marks are looked up by log: two nodes' files may begin with the same line.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LogMarks {
+    pub log: String,
+    pub marks: Vec<FileMark>,
 }
 
 /// What a checkpoint holds.
 #[derive(Debug)]
 pub struct Decoded {
     pub state: IndexState,
-    pub marks: Vec<FileMark>,
+    pub logs: Vec<LogMarks>,
 }
 
-/// Writes `state` and `marks` as a checkpoint of the access log `log`.
+/// Writes `state` and each log's marks as a checkpoint of the logs that
+/// `sources` ([`super::LogSources::checkpoint_key`]) names.
 pub fn encode(
     state: &IndexState,
-    marks: &[FileMark],
-    log: &str,
+    logs: &[LogMarks],
+    sources: &str,
     out: impl Write,
 ) -> io::Result<()> {
     // Buffered before the checksum, so that it is taken of 64 KiB blocks
@@ -111,15 +123,20 @@ pub fn encode(
     );
     w.write_all(MAGIC)?;
     w.u32(VERSION)?;
-    w.u32(len32(log.len())?)?;
-    w.write_all(log.as_bytes())?;
-    w.u32(len32(marks.len())?)?;
-    for m in marks {
-        for v in [m.dev, m.ino, m.size, m.offset] {
-            w.u64(v)?;
+    w.u32(len32(sources.len())?)?;
+    w.write_all(sources.as_bytes())?;
+    w.u32(len32(logs.len())?)?;
+    for log in logs {
+        w.u32(len32(log.log.len())?)?;
+        w.write_all(log.log.as_bytes())?;
+        w.u32(len32(log.marks.len())?)?;
+        for m in &log.marks {
+            for v in [m.dev, m.ino, m.size, m.offset] {
+                w.u64(v)?;
+            }
+            w.write_all(&m.head)?;
+            w.write_all(&[u8::from(m.complete)])?;
         }
-        w.write_all(&m.head)?;
-        w.write_all(&[u8::from(m.complete)])?;
     }
     for v in [
         state.lines_read,
@@ -177,9 +194,9 @@ fn len32(n: usize) -> io::Result<u32> {
     u32::try_from(n).map_err(|_| io::Error::other("more than 4 GiB in one checkpoint field"))
 }
 
-/// Reads a checkpoint of `len` bytes made for the access log `log`.
-pub fn decode(input: impl Read, len: u64, log: &str) -> Result<Decoded, DecodeError> {
-    decode_inner(input, len, log).map_err(|e| match e {
+/// Reads a checkpoint of `len` bytes made for the logs `sources` names.
+pub fn decode(input: impl Read, len: u64, sources: &str) -> Result<Decoded, DecodeError> {
+    decode_inner(input, len, sources).map_err(|e| match e {
         // A count or length pointing past the end: the file was cut short
         // or a damaged byte became a length.
         DecodeError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => DecodeError::Checksum,
@@ -187,7 +204,7 @@ pub fn decode(input: impl Read, len: u64, log: &str) -> Result<Decoded, DecodeEr
     })
 }
 
-fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, DecodeError> {
+fn decode_inner(input: impl Read, len: u64, sources: &str) -> Result<Decoded, DecodeError> {
     let Some(body_left) = len.checked_sub(4) else {
         return Err(DecodeError::NotACheckpoint);
     };
@@ -214,27 +231,33 @@ fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, Decode
         return Err(DecodeError::Version(version));
     }
     let found = r.string()?;
-    if found != log {
+    if found != sources {
         return Err(DecodeError::OtherLog {
             found,
-            expected: log.to_owned(),
+            expected: sources.to_owned(),
         });
     }
-    let mark_count = r.u32()?;
-    let mut marks = Vec::with_capacity(bounded(u64::from(mark_count)));
-    for _ in 0..mark_count {
-        let (dev, ino, size, offset) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
-        let mut head = [0u8; 16];
-        r.read_exact(&mut head)?;
-        let complete = r.flag("a file mark's flag")?;
-        marks.push(FileMark {
-            dev,
-            ino,
-            size,
-            offset,
-            head,
-            complete,
-        });
+    let log_count = r.u32()?;
+    let mut logs = Vec::with_capacity(bounded(u64::from(log_count)));
+    for _ in 0..log_count {
+        let log = r.string()?;
+        let mark_count = r.u32()?;
+        let mut marks = Vec::with_capacity(bounded(u64::from(mark_count)));
+        for _ in 0..mark_count {
+            let (dev, ino, size, offset) = (r.u64()?, r.u64()?, r.u64()?, r.u64()?);
+            let mut head = [0u8; 16];
+            r.read_exact(&mut head)?;
+            let complete = r.flag("a file mark's flag")?;
+            marks.push(FileMark {
+                dev,
+                ino,
+                size,
+                offset,
+                head,
+                complete,
+            });
+        }
+        logs.push(LogMarks { log, marks });
     }
 
     let mut state = IndexState::new();
@@ -304,7 +327,7 @@ fn decode_inner(input: impl Read, len: u64, log: &str) -> Result<Decoded, Decode
         return Err(DecodeError::Checksum);
     }
     state.recount_uniques();
-    Ok(Decoded { state, marks })
+    Ok(Decoded { state, logs })
 }
 
 fn read_stats(r: &mut impl Read) -> Result<KeyStats, DecodeError> {

@@ -318,7 +318,8 @@ pub struct Progress {
     pub rotations: AtomicU64,
     pub truncations: AtomicU64,
     pub checkpoints_written: AtomicU64,
-    /// Polls of the live file since the start: a test waits for one more
+    /// Polls of the live files since the start (each a round over every
+    /// followed log, then a look for new ones): a test waits for one more
     /// to know everything written before it has been read.
     pub polls: AtomicU64,
 }
@@ -514,7 +515,6 @@ impl<'a> Follower<'a> {
     /// to a new file after a rotation.
     pub fn poll(&mut self) -> Result<(), Stopped> {
         let result = self.poll_inner();
-        self.progress().polls.fetch_add(1, Ordering::Relaxed);
         match result {
             Ok(()) => Ok(()),
             Err(ReadError::Stopped) => Err(Stopped),

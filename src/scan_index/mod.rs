@@ -18,6 +18,7 @@ pub mod checkpoint;
 pub mod follow;
 pub mod index;
 mod pairs;
+pub mod sources;
 
 use std::fs::File;
 use std::io;
@@ -31,9 +32,10 @@ use std::time::{Duration, Instant};
 use chrono::NaiveDate;
 
 use crate::stats::aggregate::KeyStats;
-pub use checkpoint::{DecodeError, FileMark};
+pub use checkpoint::{DecodeError, FileMark, LogMarks};
 pub use follow::Progress;
 pub use index::{DayScans, DayTotals, IndexState, TopKey};
+pub use sources::{LogSources, SourceError};
 
 /// How the index follows the log and where it keeps its checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -46,6 +48,8 @@ pub struct ScanIndexSettings {
     /// keys is hundreds of megabytes, and a restart rereads at most this
     /// much of the log.
     pub checkpoint_interval: Duration,
+    /// The logs to follow (`--scan-log`); `None`: the server's own access log.
+    pub logs: Option<LogSources>,
 }
 
 impl ScanIndexSettings {
@@ -55,6 +59,7 @@ impl ScanIndexSettings {
             checkpoint: default_checkpoint(log),
             poll_interval: Duration::from_millis(250),
             checkpoint_interval: Duration::from_secs(60),
+            logs: None,
         }
     }
 }
@@ -115,10 +120,13 @@ pub enum LoadError {
     },
 }
 
-/// Reads the checkpoint at `path` made for the log `log`: `Ok(None)` when
-/// there is none, an error (to report, then rebuild) when it cannot be
-/// believed.
-pub fn load_checkpoint(path: &Path, log: &Path) -> Result<Option<checkpoint::Decoded>, LoadError> {
+/// Reads the checkpoint at `path` made for the logs `sources` names:
+/// `Ok(None)` when there is none, an error (to report, then rebuild) when it
+/// cannot be believed.
+pub fn load_checkpoint(
+    path: &Path,
+    sources: &LogSources,
+) -> Result<Option<checkpoint::Decoded>, LoadError> {
     let file = match File::open(path) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
@@ -136,7 +144,7 @@ pub fn load_checkpoint(path: &Path, log: &Path) -> Result<Option<checkpoint::Dec
             source,
         })?
         .len();
-    checkpoint::decode(file, len, &log.to_string_lossy())
+    checkpoint::decode(file, len, &sources.checkpoint_key())
         .map(Some)
         .map_err(|source| LoadError::Invalid {
             path: path.to_owned(),
@@ -277,26 +285,29 @@ impl Drop for RunningIndex {
     }
 }
 
-/// Starts following the access log at `log`: loads the checkpoint (or
-/// rebuilds from the logs), catches up, then polls, all on a new thread.
-/// Each line counts under its path; [`start_with_links`] counts it under
-/// its link.
-pub fn start(log: PathBuf, settings: ScanIndexSettings) -> io::Result<RunningIndex> {
-    start_following(log, settings, None)
+/// Starts following the logs `sources` names (an access log's path, or
+/// [`LogSources`]): loads the checkpoint (or rebuilds from the logs),
+/// catches up, then polls, all on a new thread. Each line counts under its
+/// path; [`start_with_links`] counts it under its link.
+pub fn start(
+    sources: impl Into<LogSources>,
+    settings: ScanIndexSettings,
+) -> io::Result<RunningIndex> {
+    start_following(sources.into(), settings, None)
 }
 
 /// [`start`], counting each line under the link among `links` that
 /// answered it, once `links` are [ready](Links::ready).
 pub fn start_with_links(
-    log: PathBuf,
+    sources: impl Into<LogSources>,
     settings: ScanIndexSettings,
     links: Arc<dyn Links>,
 ) -> io::Result<RunningIndex> {
-    start_following(log, settings, Some(links))
+    start_following(sources.into(), settings, Some(links))
 }
 
 fn start_following(
-    log: PathBuf,
+    sources: LogSources,
     settings: ScanIndexSettings,
     links: Option<Arc<dyn Links>>,
 ) -> io::Result<RunningIndex> {
@@ -308,7 +319,16 @@ fn start_following(
         .spawn({
             let index = Arc::clone(&index);
             let stopping = Arc::clone(&stopping);
-            move || run(&index, &log, &settings, links.as_deref(), &stopping, &woken)
+            move || {
+                run(
+                    &index,
+                    &sources,
+                    &settings,
+                    links.as_deref(),
+                    &stopping,
+                    &woken,
+                )
+            }
         })?;
     Ok(RunningIndex {
         index,
@@ -320,7 +340,7 @@ fn start_following(
 
 fn run(
     index: &ScanIndex,
-    log: &Path,
+    sources: &LogSources,
     settings: &ScanIndexSettings,
     links: Option<&dyn Links>,
     stopping: &AtomicBool,
@@ -336,11 +356,13 @@ fn run(
         }
     }
     let started = Instant::now();
-    move_old_checkpoint(log, &settings.checkpoint);
-    let marks = match load_checkpoint(&settings.checkpoint, log) {
+    if let [only] = sources.patterns() {
+        move_old_checkpoint(Path::new(only), &settings.checkpoint);
+    }
+    let loaded = match load_checkpoint(&settings.checkpoint, sources) {
         Ok(Some(decoded)) => {
             *index.write() = decoded.state;
-            decoded.marks
+            decoded.logs
         }
         Ok(None) => Vec::new(),
         Err(e) => {
@@ -349,36 +371,41 @@ fn run(
         }
     };
     let loaded_lines = index.read().lines_read();
-    let mut follower = follow::Follower::new(index, log.to_owned(), &stopped);
-    if let Some(links) = links {
-        follower = follower.with_links(links);
-    }
-    if follower.catch_up(&marks).is_err() {
+    let mut logs = Logs {
+        index,
+        links,
+        stopped: &stopped,
+        loaded,
+        followers: Vec::new(),
+    };
+    if logs.follow_new(sources).is_err() {
         return;
     }
+    index.progress.polls.fetch_add(1, Ordering::Relaxed);
     index.caught_up.store(true, Ordering::Release);
     tracing::info!(
         lines = index.read().lines_read(),
         new_lines = index.read().lines_read() - loaded_lines,
+        logs = logs.followers.len(),
         took = ?started.elapsed(),
-        "scan index caught up with the access log"
+        "scan index caught up with the access logs"
     );
-    let log_key = log.to_string_lossy().into_owned();
+    let sources_key = sources.checkpoint_key();
     // Anything read since the checkpoint is worth saving at once: the
     // catch-up may have been the expensive full build.
     let mut saved_lines = loaded_lines;
     let mut last_save: Option<Instant> = None;
-    let mut save = |follower: &follow::Follower<'_>, force: bool| {
+    let mut save = |logs: &Logs<'_>, force: bool| {
         let lines = index.read().lines_read();
         let due = last_save.is_none_or(|t| t.elapsed() >= settings.checkpoint_interval);
         if lines == saved_lines || !(due || force) {
             return;
         }
-        let Some(marks) = follower.marks() else {
+        let Some(marks) = logs.marks() else {
             return;
         };
         let written = crate::snapshot::saver::write_atomically(&settings.checkpoint, |w| {
-            checkpoint::encode(&index.read(), &marks, &log_key, w)
+            checkpoint::encode(&index.read(), &marks, &sources_key, w)
         });
         match written {
             Ok(()) => {
@@ -397,14 +424,84 @@ fn run(
         last_save = Some(Instant::now());
     };
     loop {
-        save(&follower, false);
+        save(&logs, false);
         match woken.recv_timeout(settings.poll_interval) {
             Err(RecvTimeoutError::Timeout) if !stopped() => {}
             _ => break,
         }
-        if follower.poll().is_err() {
+        if logs.poll(sources).is_err() {
             break;
         }
     }
-    save(&follower, true);
+    save(&logs, true);
+}
+
+/// The followers of every live log the sources name, one each, sharing
+/// the index; a log that appears later gets its follower at the next poll.
+struct Logs<'a> {
+    index: &'a ScanIndex,
+    links: Option<&'a dyn Links>,
+    stopped: &'a dyn Fn() -> bool,
+    /// The checkpoint's marks, by log, for each log's first catch-up.
+    loaded: Vec<LogMarks>,
+    followers: Vec<(PathBuf, follow::Follower<'a>)>,
+}
+
+impl<'a> Logs<'a> {
+    /// Starts a follower (reading its rotations and its file so far) for
+    /// each live log the patterns name that has none yet.
+    fn follow_new(&mut self, sources: &LogSources) -> Result<(), follow::Stopped> {
+        for path in sources.expand() {
+            // A followed log's rotation is read by its follower, also in
+            // the moment between logrotate's rename and its new file, when
+            // `nodes/*` names the rotation alone.
+            if self
+                .followers
+                .iter()
+                .any(|(p, _)| *p == path || sources::is_rotation_of(p, &path))
+            {
+                continue;
+            }
+            let name = path.to_string_lossy();
+            let marks = self
+                .loaded
+                .iter()
+                .position(|l| l.log == name)
+                .map(|i| self.loaded.swap_remove(i).marks)
+                .unwrap_or_default();
+            let mut follower = follow::Follower::new(self.index, path.clone(), self.stopped);
+            if let Some(links) = self.links {
+                follower = follower.with_links(links);
+            }
+            if !self.followers.is_empty() {
+                tracing::info!(log = %path.display(), "the scan index follows a new log");
+            }
+            follower.catch_up(&marks)?;
+            self.followers.push((path, follower));
+        }
+        Ok(())
+    }
+
+    /// Reads what every log gained, then looks for new logs.
+    fn poll(&mut self, sources: &LogSources) -> Result<(), follow::Stopped> {
+        for (_, follower) in &mut self.followers {
+            follower.poll()?;
+        }
+        self.follow_new(sources)?;
+        self.index.progress.polls.fetch_add(1, Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Every log's marks, or `None` while one may not be checkpointed.
+    fn marks(&self) -> Option<Vec<LogMarks>> {
+        self.followers
+            .iter()
+            .map(|(path, f)| {
+                f.marks().map(|marks| LogMarks {
+                    log: path.to_string_lossy().into_owned(),
+                    marks,
+                })
+            })
+            .collect()
+    }
 }

@@ -17,7 +17,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, Utc};
 
 use crate::access_log::{AccessLog, Record};
-use crate::client_ip::client_ip;
+use crate::client_ip::{ClientIpMode, client_ip};
 use crate::metrics::RequestMetrics;
 use crate::redirect_policy::{self, Decision};
 use crate::server::request_heads::HeadFields;
@@ -35,6 +35,8 @@ pub struct PublicState {
     /// `None` when tracking is off.
     pub tracking: Option<TrackingCookie>,
     pub trusted_proxies: Vec<ipnet::IpNet>,
+    /// How much of the client's address reaches the log.
+    pub client_ip_mode: ClientIpMode,
     /// Counts and times every answer; atomics only (see [`RequestMetrics`]).
     pub metrics: Arc<RequestMetrics>,
 }
@@ -64,14 +66,20 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
     {
         res = invitation_response(&invitation);
     }
-    let tracking = state.tracking.as_ref().map(|cookie| {
-        let cookies = req.headers().get_all(header::COOKIE);
-        let id = cookie.find(cookies.map(HeaderValue::as_bytes)).id_to_send();
-        if let Some(value) = set_cookie_value(cookie, &id) {
-            res.headers_mut().append(header::SET_COOKIE, value);
-        }
-        id
-    });
+    // A browser saying "do not sell or share" (Global Privacy Control) gets
+    // no cookie and its line no ID; the scan still counts.
+    let tracking = state
+        .tracking
+        .as_ref()
+        .filter(|_| !asks_no_tracking(&req))
+        .map(|cookie| {
+            let cookies = req.headers().get_all(header::COOKIE);
+            let id = cookie.find(cookies.map(HeaderValue::as_bytes)).id_to_send();
+            if let Some(value) = set_cookie_value(cookie, &id) {
+                res.headers_mut().append(header::SET_COOKIE, value);
+            }
+            id
+        });
     log_request(&req, &state, arrived, tracking.as_ref(), &res);
     state
         .metrics
@@ -86,6 +94,14 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
         "an error answer of the handler must have a body"
     );
     res
+}
+
+/// `Sec-GPC: 1`, the Global Privacy Control signal: the only value the
+/// specification defines; anything else is no signal.
+fn asks_no_tracking(req: &HttpRequest) -> bool {
+    req.headers()
+        .get("sec-gpc")
+        .is_some_and(|v| v.as_bytes().trim_ascii() == b"1")
 }
 
 /// The invitation itself instead of the redirect (DIDComm out-of-band short
@@ -144,6 +160,7 @@ fn log_request(
             req.peer_addr(),
             forwarded.map(HeaderValue::as_bytes),
             &state.trusted_proxies,
+            state.client_ip_mode,
         ),
         tracking,
         user_agent: headers.get(header::USER_AGENT).map(HeaderValue::as_bytes),
@@ -158,21 +175,26 @@ fn log_request(
     });
 }
 
-/// The client's address: the peer, or behind a trusted proxy the nearest
-/// untrusted `X-Forwarded-For` hop.
+/// The client's address as the log keeps it (`mode`): the peer, or behind
+/// a trusted proxy the nearest untrusted `X-Forwarded-For` hop.
 fn client_address<'a>(
     peer: Option<SocketAddr>,
     forwarded: impl Iterator<Item = &'a [u8]>,
     trusted_proxies: &[ipnet::IpNet],
-) -> IpAddr {
+    mode: ClientIpMode,
+) -> Option<IpAddr> {
+    if mode == ClientIpMode::None {
+        return None;
+    }
     // Only a listener on a Unix socket has no peer address; the public one is TCP.
     let peer = peer.map_or(IpAddr::V6(Ipv6Addr::UNSPECIFIED), |a| a.ip());
-    if trusted_proxies.is_empty() {
+    let ip = if trusted_proxies.is_empty() {
         peer.to_canonical()
     } else {
         let forwarded: Vec<&[u8]> = forwarded.collect();
         client_ip(peer, &forwarded, trusted_proxies)
-    }
+    };
+    mode.logged(ip)
 }
 
 /// The line for an answer actix gave on its own (a 400 for a head it cannot
@@ -181,11 +203,17 @@ fn client_address<'a>(
 pub fn own_answer_logger(
     access_log: AccessLog,
     trusted_proxies: Vec<ipnet::IpNet>,
+    mode: ClientIpMode,
 ) -> LogOwnAnswer {
     Arc::new(move |status, fields: &HeadFields<'_>, peer| {
         access_log.append_record(&Record {
             time: Utc::now(),
-            client_ip: client_address(peer, fields.forwarded_for.iter().copied(), &trusted_proxies),
+            client_ip: client_address(
+                peer,
+                fields.forwarded_for.iter().copied(),
+                &trusted_proxies,
+                mode,
+            ),
             tracking: None,
             user_agent: fields.user_agent,
             // Empty fields are logged as `-`.

@@ -20,7 +20,7 @@ fn write(rec: &Record<'_>) -> String {
 fn record<'a>() -> Record<'a> {
     Record {
         time: at(2026, 11, 21, 14, 30, 15, 399),
-        client_ip: IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7)),
+        client_ip: Some(IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7))),
         tracking: None,
         user_agent: None,
         target: b"/H83if",
@@ -36,7 +36,7 @@ fn documented_example_parses() {
     let l = parse_line(EXAMPLE).unwrap();
     assert_eq!(l.time.to_string(), "20261121143015.3");
     assert_eq!(l.time.to_datetime(), at(2026, 11, 21, 14, 30, 15, 300));
-    assert_eq!(l.client_ip, IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7)));
+    assert_eq!(l.client_ip, Some(IpAddr::V4(Ipv4Addr::new(203, 0, 113, 7))));
     assert_eq!(l.tracking.unwrap().as_str(), "0Vh3kY2s4fLq9ZxA01b");
     assert_eq!(
         l.user_agent_decoded().unwrap(),
@@ -110,12 +110,22 @@ fn ipv6_and_mapped_addresses() {
         IpAddr::V4(Ipv4Addr::new(255, 255, 255, 255)),
     ] {
         let line = write(&Record {
-            client_ip: ip,
+            client_ip: Some(ip),
             ..record()
         });
         assert_eq!(line.split(' ').nth(1).unwrap(), ip.to_string());
-        assert_eq!(parse_line(&line).unwrap().client_ip, ip);
+        assert_eq!(parse_line(&line).unwrap().client_ip, Some(ip));
     }
+}
+
+#[test]
+fn no_address_is_a_dash_and_parses_back() {
+    let line = write(&Record {
+        client_ip: None,
+        ..record()
+    });
+    assert_eq!(line.split(' ').nth(1), Some("-"));
+    assert_eq!(parse_line(&line).map(|l| l.client_ip), Ok(None));
 }
 
 #[test]
@@ -347,7 +357,7 @@ proptest! {
     fn write_then_parse_round_trips(o in arb_owned()) {
         let rec = Record {
             time: o.time,
-            client_ip: o.ip,
+            client_ip: Some(o.ip),
             tracking: o.tracking.as_ref(),
             user_agent: o.ua.as_deref(),
             target: &o.target,
@@ -374,7 +384,7 @@ proptest! {
         let truncated = o.time.timestamp_millis().div_euclid(100) * 100;
         prop_assert_eq!(l.time.to_datetime().timestamp_millis(), truncated);
         prop_assert_eq!(l.time, LogTime::from_datetime(&o.time));
-        prop_assert_eq!(l.client_ip, o.ip);
+        prop_assert_eq!(l.client_ip, Some(o.ip));
         prop_assert_eq!(l.tracking, o.tracking);
         prop_assert_eq!(decoded_strict(l.user_agent), expect_strict(&o.ua));
         if o.target.is_empty() {

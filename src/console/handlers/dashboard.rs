@@ -7,11 +7,9 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
 
 use crate::console::ConsoleState;
-use crate::console::http::{html, logged_in, viewer};
+use crate::console::http::{html, logged_in, problem, viewer};
 use crate::console::pages;
-
-/// Busiest links over this many days, and the chart's width in days.
-const DAYS: u32 = 30;
+use crate::console::pages::chart::Period;
 
 /// How many busiest links.
 const TOP: usize = 10;
@@ -21,7 +19,14 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(ok) => ok,
         Err(to_login) => return *to_login,
     };
-    let since = (Utc::now() - chrono::Duration::days(i64::from(DAYS) - 1)).date_naive();
+    let period = match period(req.query_string()) {
+        Ok(p) => p,
+        Err(msg) => {
+            let back = format!("{}/dashboard", pages::BASE);
+            return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back);
+        }
+    };
+    let since = period.since(Utc::now().date_naive());
     // Off the admin listener's worker: ranking every key takes tens of
     // milliseconds at a million, and `/readyz` and `/metrics` share it.
     let scans = Arc::clone(&state.scans);
@@ -46,9 +51,21 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     });
     let view = pages::dashboard::View {
         viewer: viewer(&session, &user),
-        days: DAYS,
+        period,
         top,
         daily,
     };
     html(StatusCode::OK, pages::dashboard::page(&view))
+}
+
+/// The `days` parameter of a page's query (the period picker's links): the
+/// default period without one.
+pub fn period(query: &str) -> Result<Period, String> {
+    let mut period = Period::default();
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        if name == "days" {
+            period = Period::parse(&value)?;
+        }
+    }
+    Ok(period)
 }

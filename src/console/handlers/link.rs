@@ -10,6 +10,7 @@ use crate::console::http::{
     Form, checked_write, html, link_path, logged_in, plain, problem, see_other, viewer,
     write_failure,
 };
+use crate::console::pages::chart::Period;
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{Current, User};
 use crate::destination::Destination;
@@ -20,11 +21,21 @@ use crate::link_key::LinkKey;
 use crate::links::{self, LinkError};
 use crate::qr_image::{ImageFormat, ImageSpec};
 
-/// The parameters the link page and the download read besides the QR ones.
-const OWN_PARAMS: [&str; 2] = ["key", "format"];
+/// The parameters the link page and the download read besides the QR ones
+/// (`days`: the scan chart's period, which the download ignores).
+const OWN_PARAMS: [&str; 3] = ["key", "format", "days"];
 
-/// `key` and the image parameters of a link page or download query.
-fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, ImageSpec), String> {
+/// What a link page shows besides the link: the tag's image parameters and
+/// the scan chart's period.
+#[derive(Debug, Clone, Copy, Default)]
+struct Shown {
+    spec: ImageSpec,
+    period: Period,
+}
+
+/// `key`, the image parameters and the chart's period of a link page or
+/// download query.
+fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, Shown), String> {
     let mut key = None;
     let mut format = ImageFormat::default();
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
@@ -37,7 +48,8 @@ fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, ImageSp
     let key = key.ok_or("no key given")?;
     let spec = crate::server::qr::spec_from_query(query, format, uppercase_prefix, &OWN_PARAMS)
         .map_err(|e| e.to_string())?;
-    Ok((key, spec))
+    let period = super::dashboard::period(query)?;
+    Ok((key, Shown { spec, period }))
 }
 
 /// Where a page's document came from.
@@ -98,11 +110,11 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Err(to_login) => return *to_login,
     };
     let back = format!("{BASE}/links");
-    let (key, spec) = match key_and_spec(req.query_string(), state.uppercase_prefix) {
+    let (key, shown) = match key_and_spec(req.query_string(), state.uppercase_prefix) {
         Ok(ok) => ok,
         Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
     };
-    render(&state, &session, &user, &key, spec, StatusCode::OK, None).await
+    render(&state, &session, &user, &key, shown, StatusCode::OK, None).await
 }
 
 /// The link's page as it is in the store now, with an edit the server
@@ -112,7 +124,7 @@ async fn render(
     session: &Current,
     user: &User,
     key: &LinkKey,
-    spec: ImageSpec,
+    shown: Shown,
     status: StatusCode,
     refused: Option<(Refused<'_>, &str)>,
 ) -> HttpResponse {
@@ -146,8 +158,11 @@ async fn render(
         notes: notes.as_deref(),
         store_away: source == Source::Snapshot,
         chain_warning: chain_warning.as_deref(),
-        spec,
-        scans: state.scans.key(key.as_str()),
+        spec: shown.spec,
+        period: shown.period,
+        scans: state
+            .scans
+            .key(key.as_str(), shown.period.since(Utc::now().date_naive())),
         now: Utc::now(),
         deleted: link::is_tombstone(&doc).then(|| link::deleted_at(&doc)),
         refused,
@@ -161,7 +176,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
         Ok((_, user)) => user,
         Err(to_login) => return *to_login,
     };
-    let (key, spec) = match key_and_spec(req.query_string(), state.uppercase_prefix) {
+    let (key, Shown { spec, .. }) = match key_and_spec(req.query_string(), state.uppercase_prefix) {
         Ok(ok) => ok,
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
@@ -250,7 +265,7 @@ async fn edit(
         &session,
         &user,
         &key,
-        ImageSpec::default(),
+        Shown::default(),
         status,
         Some((refused, typed)),
     )

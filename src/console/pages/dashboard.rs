@@ -1,15 +1,15 @@
-//! The dashboard: busiest links and scans per day across all links, with a
-//! bar chart drawn as inline SVG (attributes only, no style, so the strict
-//! Content-Security-Policy holds).
+//! The dashboard: busiest links and scans across all links over the period
+//! picked, charted by [`super::chart`].
 
 use chrono::NaiveDate;
 use maud::{Markup, html};
 
+use super::chart::{self, Period};
 use super::{BASE, Viewer, layout, q};
 
 pub struct View<'a> {
     pub viewer: Viewer<'a>,
-    pub days: u32,
+    pub period: Period,
     /// Key, scans, and whether the key is a link now.
     pub top: Option<Vec<(String, u64, bool)>>,
     pub daily: Option<Vec<(NaiveDate, u64)>>,
@@ -21,12 +21,13 @@ pub fn page(v: &View<'_>) -> Markup {
         Some(&v.viewer),
         html! {
             h1 { "Dashboard" }
-            h2 { "Scans per day, last " (v.days) " days" }
+            (chart::picker(v.period, |days| format!("{BASE}/dashboard?days={days}")))
+            h2 { "Scans per " (v.period.unit_noun()) ", " (v.period.words()) }
             @match &v.daily {
-                Some(daily) => (bars(daily)),
+                Some(daily) => (chart::chart("daily", "Scans", v.period, daily)),
                 None => p #daily.muted data-available="false" { "Scan counts not available." },
             }
-            h2 { "Busiest links" }
+            h2 { "Busiest links, " (v.period.words()) }
             @match &v.top {
                 Some(top) if !top.is_empty() => {
                     table #top {
@@ -52,32 +53,6 @@ pub fn page(v: &View<'_>) -> Markup {
     )
 }
 
-/// Scans per day as bars, tallest at full height, each with its day and
-/// count in a `<title>` (a tooltip, and text for screen readers). The first
-/// and last day are HTML under the drawing, not SVG text, so they stay
-/// readable when a phone shrinks the drawing.
-pub fn bars(daily: &[(NaiveDate, u64)]) -> Markup {
-    const W: f64 = 600.0;
-    const H: f64 = 160.0;
-    let max = daily.iter().map(|d| d.1).max().unwrap_or(0).max(1) as f64;
-    let slot = W / daily.len().max(1) as f64;
-    html! {
-        figure.chart {
-            svg.chart #daily xmlns="http://www.w3.org/2000/svg" viewBox={ "0 0 " (W) " " (H) } role="img" aria-label="Scans per day" {
-                @for (i, (day, n)) in daily.iter().enumerate() {
-                    @let h = (*n as f64 / max) * H;
-                    rect x=(format!("{:.1}", i as f64 * slot + 1.0)) y=(format!("{:.1}", H - h)) width=(format!("{:.1}", (slot - 2.0).max(1.0))) height=(format!("{h:.1}")) fill="#2a6f97" data-day=(day) data-scans=(n) {
-                        title { (day) ": " (n) }
-                    }
-                }
-            }
-            @if let (Some(first), Some(last)) = (daily.first(), daily.last()) {
-                figcaption.axis { span { (first.0) } span { (last.0) } }
-            }
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,7 +67,7 @@ mod tests {
                 can_edit: true,
                 csrf: "t",
             },
-            days: 30,
+            period: Period::Month,
             top: Some(vec![("docs".into(), 5, true), ("gone".into(), 2, false)]),
             daily: None,
         };

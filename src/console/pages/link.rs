@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
+use super::chart::Period;
 use super::{
     BASE, Refused, Viewer, csrf_field, fault, field_problem, form_problem, layout, q, state,
 };
@@ -27,6 +28,8 @@ pub struct View<'a> {
     /// of internal redirects), as [`crate::link_chain::BrokenChain::warning`] says it.
     pub chain_warning: Option<&'a str>,
     pub spec: ImageSpec,
+    /// The scan chart's period (the picker's `days`).
+    pub period: Period,
     pub scans: Option<KeyScans>,
     pub now: DateTime<Utc>,
     /// A deleted link's tombstone, and when it was deleted (`None` inside
@@ -114,7 +117,7 @@ pub fn page(v: &View<'_>) -> Markup {
                 a.button #download-svg href=(download(ImageFormat::Svg)) download { "Download SVG" }
             }
             h2 { "Scans" }
-            (scans(v.scans.as_ref()))
+            (scans(v.key, v.period, v.scans.as_ref()))
         },
     )
 }
@@ -216,7 +219,7 @@ fn edit_forms(v: &View<'_>) -> Markup {
     }
 }
 
-fn scans(s: Option<&KeyScans>) -> Markup {
+fn scans(key: &str, period: Period, s: Option<&KeyScans>) -> Markup {
     match s {
         None => html! { p #scans.muted data-available="false" { "Scan counts not available." } },
         Some(s) => html! {
@@ -227,7 +230,8 @@ fn scans(s: Option<&KeyScans>) -> Markup {
                 dt { "Bot requests" } dd { (s.bots) }
                 dt { "404s" } dd { (s.not_found) }
             }
-            (super::dashboard::bars(&s.daily))
+            (super::chart::picker(period, |days| format!("{BASE}/link?key={}&days={days}", q(key))))
+            (super::chart::chart("daily", "Scans", period, &s.daily))
         },
     }
 }

@@ -20,15 +20,33 @@ fn sample() -> IndexState {
     state
 }
 
-fn marks() -> Vec<FileMark> {
-    vec![FileMark {
+fn marks() -> Vec<LogMarks> {
+    let mark = FileMark {
         dev: 1,
         ino: 2,
         size: 300,
         offset: 250,
         head: [7; 16],
         complete: true,
-    }]
+    };
+    vec![
+        LogMarks {
+            log: "/var/log/qrtag/nodes/a.log".into(),
+            marks: vec![mark],
+        },
+        // Another node's file may begin with the same line.
+        LogMarks {
+            log: "/var/log/qrtag/nodes/b.log".into(),
+            marks: vec![
+                mark,
+                FileMark {
+                    offset: 10,
+                    complete: false,
+                    ..mark
+                },
+            ],
+        },
+    ]
 }
 
 fn encoded() -> Vec<u8> {
@@ -46,7 +64,7 @@ fn round_trip_keeps_every_count_and_mark() {
         "/var/log/qrtag/access.log",
     )
     .expect("decode");
-    assert_eq!(decoded.marks, marks());
+    assert_eq!(decoded.logs, marks());
     let got = decoded.state;
     assert_eq!(got.totals(), state.totals());
     assert_eq!((got.lines_read(), got.malformed()), (5, 1));

@@ -35,7 +35,7 @@ if (pageWidth > screenWidth) {
 
 // Everything a thumb presses: inside the screen and tall enough to hit.
 const targets =
-  'input:not([type="hidden"]), select, textarea, button, a.button, summary, header.top a, nav.pager a';
+  'input:not([type="hidden"]), select, textarea, button, a.button, summary, header.top a, nav.pager a, nav.periods a';
 for (const el of document.querySelectorAll(targets)) {
   if (!shown(el)) continue;
   const r = el.getBoundingClientRect();
