@@ -618,6 +618,7 @@ impl Application {
             access_log: access_log.clone(),
             deliveries: settings.api.as_ref().map(|_| delivery.counters()),
             node: settings.node_name.clone(),
+            cluster: store.cluster(),
             draining: std::sync::atomic::AtomicBool::new(false),
         });
         let metrics = crate::metrics::Metrics::new(requests, Arc::clone(&health), &qr_renders);
