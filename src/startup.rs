@@ -481,8 +481,10 @@ fn console_state(
             db: store::sqlite::SqliteStore::open_with(path, store::Access::Write)?,
             store: Arc::clone(store),
         },
-        crate::settings::StoreSettings::CouchDb(couch) => Accounts::couch(couch.clone())
-            .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?,
+        crate::settings::StoreSettings::CouchDb(couch) => {
+            Accounts::couch(couch.clone(), store.cluster())
+                .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?
+        }
     };
     let mut state = crate::console::ConsoleState::new(
         Arc::clone(snapshot),

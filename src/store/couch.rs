@@ -423,6 +423,13 @@ impl CouchStore {
         })
     }
 
+    /// This store, recording what it sees of the cluster in `cluster`
+    /// (the service's, for a console user's store) instead of its own.
+    pub fn sharing(mut self, cluster: Arc<ClusterStats>) -> Self {
+        self.http.cluster = cluster;
+        self
+    }
+
     /// Writes one document with `PUT`, recording a 202 (stored with fewer
     /// copies than n) in the cluster stats.
     async fn put(

@@ -123,6 +123,38 @@ async fn served_after(
     .await
 }
 
+/// Posts a console form with the CSRF token of the page `from`, follows
+/// the redirect and returns the page it ends on.
+async fn console_post(
+    http: &reqwest::Client,
+    app: &TestApp,
+    from: &str,
+    path: &str,
+    form: &[(&str, &str)],
+) -> String {
+    let page = http
+        .get(format!("{}/console{from}", app.admin))
+        .send()
+        .await
+        .expect("GET")
+        .text()
+        .await
+        .expect("page");
+    let marker = r#"name="csrf" value=""#;
+    let at = page.find(marker).expect("a form") + marker.len();
+    let token = &page[at..at + page[at..].find('"').expect("end")];
+    let mut fields = vec![("csrf", token)];
+    fields.extend_from_slice(form);
+    http.post(format!("{}/console{path}", app.admin))
+        .form(&fields)
+        .send()
+        .await
+        .expect("POST")
+        .text()
+        .await
+        .expect("page")
+}
+
 async fn readyz_json(app: &TestApp) -> Value {
     reqwest::get(format!("{}/readyz?format=json", app.admin))
         .await
@@ -419,7 +451,12 @@ async fn a_cluster_under_crash_freeze_and_lost_quorum_keeps_answering_302() {
         password: Some(qrtag::settings::Secret::new(ADMIN.1)),
     });
     let app_dir = tempfile::tempdir().expect("temporary directory");
-    let app = Arc::new(TestApp::spawn_in(store, app_dir.path()).await);
+    let app = Arc::new(
+        TestApp::spawn_with(store, app_dir.path(), |s| {
+            s.console = Some(qrtag::settings::ConsoleSettings::default());
+        })
+        .await,
+    );
     app.wait_ready(Duration::from_secs(30)).await;
 
     // Scans throughout, paced so that they leave the CPUs to the nodes.
@@ -521,12 +558,40 @@ async fn a_cluster_under_crash_freeze_and_lost_quorum_keeps_answering_302() {
     .await;
     eprintln!("{test}: an edit without quorum was served after {quorum:?}");
     assert!(quorum <= QUORUM_BOUND, "{quorum:?}");
+    // The console says it on the page after the write, and /readyz counts it.
+    let console = reqwest::Client::builder()
+        .cookie_store(true)
+        .build()
+        .expect("client");
+    let page = console_post(
+        &console,
+        &app,
+        "/login",
+        "/login",
+        &[("user", ADMIN.0), ("password", ADMIN.1)],
+    )
+    .await;
+    assert!(page.contains("data-can-edit"), "logged in: {page}");
+    let page = console_post(
+        &console,
+        &app,
+        "/link?key=edit2",
+        "/link/destination",
+        &[("key", "edit2"), ("url", "https://console.example/")],
+    )
+    .await;
+    assert!(
+        page.contains(r#"id="fewer-copies""#)
+            && page.contains("fewer copies than the database's n"),
+        "{page}"
+    );
     crate::harness::eventually(
         Duration::from_secs(15),
         "/readyz names the missing nodes",
         || async {
             let r = readyz_json(&app).await;
             (r["cluster"]["nodes_connected"] == json!(1)
+                && r["cluster"]["fewer_copy_writes"] == json!(1)
                 && r["cluster"]["nodes_configured"] == json!(3)
                 && r["status"] == json!("degraded"))
             .then_some(())
