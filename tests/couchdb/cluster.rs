@@ -7,7 +7,9 @@
 //! must be said, and the access log must equal the answers.
 //!
 //! Skipped, with a note, where `../shared/couchdb` or `haproxy` is missing
-//! (`.ci/test` installs HAProxy).
+//! (`.ci/test` installs HAProxy). Beside it, a server that accepts and never
+//! answers (a frozen node seen from outside) holds the CLI and `/readyz` to
+//! the 10 s limit for a response head.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -633,4 +635,48 @@ async fn a_cluster_under_crash_freeze_and_lost_quorum_keeps_answering_302() {
         answers.len(),
         logged()
     );
+}
+
+/// A server that accepts connections and never answers, as a frozen
+/// CouchDB node (or a frozen proxy) looks from outside.
+async fn hung_server() -> (String, tokio::task::JoinHandle<()>) {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}", listener.local_addr().expect("address"));
+    let task = tokio::spawn(async move {
+        let mut held = Vec::new();
+        while let Ok((socket, _)) = listener.accept().await {
+            held.push(socket);
+        }
+    });
+    (url, task)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hung_couchdb_is_given_up_on_within_the_head_limit() {
+    let (url, hung) = hung_server().await;
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let app = TestApp::spawn_in(couch_settings(&url, "links"), dir.path()).await;
+    let start = Instant::now();
+    let out = qrtag(&["show", "abcde"], &[("QRTAG_COUCHDB_URL", url.as_str())]).await;
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("no answer within 10s"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(took < Duration::from_secs(15), "the CLI waited {took:?}");
+    let reason =
+        crate::harness::eventually(Duration::from_secs(15), "/readyz says why", || async {
+            let r = readyz_json(&app).await;
+            r["reasons"][0]
+                .as_str()
+                .filter(|r| r.contains("no answer within 10s"))
+                .map(str::to_owned)
+        })
+        .await;
+    assert!(reason.contains("loading links"), "{reason}");
+    hung.abort();
 }
