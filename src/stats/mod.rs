@@ -8,7 +8,9 @@
 pub mod aggregate;
 pub mod args;
 pub mod attribute;
+pub mod breakdown;
 pub mod chart;
+pub mod dimensions;
 pub mod output;
 pub mod read;
 
@@ -20,9 +22,13 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::access_log::format::{LogTime, parse_line_bytes};
+use crate::cli::edge::UsageError;
 use aggregate::{Aggregator, Filter, Period, Report};
 pub use args::{Format, StatsArgs};
 use attribute::LinkKeys;
+use breakdown::{Breakdowns, Wanted};
+use dimensions::place::GeoDb;
+use dimensions::{Deriver, Dimension};
 
 /// Below this much input a progress bar would only flicker.
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
@@ -46,11 +52,19 @@ pub fn run_with_links(
     if let (Some(since), Some(until)) = (args.since, args.until)
         && since > until
     {
-        return Err(crate::cli::edge::UsageError(format!(
+        return Err(UsageError(format!(
             "--since ({}) is after --until ({}): nothing could match",
             since.format("%F %T"),
             until.format("%F %T")
         ))
+        .into());
+    }
+    let period = args.period().map_err(UsageError)?;
+    let breakdowns = breakdowns(args)?;
+    if args.format == Format::Csv && period.is_some() && breakdowns.is_some() {
+        return Err(UsageError(
+            "CSV holds one table: give --by a period (day, week, month) or breakdowns, not both, or use --format json".to_owned(),
+        )
         .into());
     }
     let mut total_bytes = 0;
@@ -81,10 +95,13 @@ pub fn run_with_links(
             .map(|k| k.strip_prefix('/').unwrap_or(k).to_owned()),
         since: args.since.as_ref().map(LogTime::from_datetime),
         until: args.until.as_ref().map(LogTime::from_datetime),
-        series: args.by.or(args.chart.is_some().then_some(Period::Day)),
+        series: period.or(args.chart.is_some().then_some(Period::Day)),
     };
     let progress = progress_bar(total_bytes);
     let mut agg = Aggregator::new(filter);
+    if let Some(b) = breakdowns {
+        agg = agg.with_breakdowns(b);
+    }
     let no_links = match links {
         Ok(links) => {
             agg = agg.with_links(links);
@@ -134,11 +151,46 @@ pub fn run_with_links(
     // The chart is written even when standard output is closed early
     // (`| head`): a file asked for does not depend on who reads the rest.
     let written =
-        output::write(&report, args.format, args.by.is_some(), out).and_then(|()| out.flush());
+        output::write(&report, args.format, period.is_some(), out).and_then(|()| out.flush());
     if let (Some(path), Some(stack)) = (&args.chart, &stack) {
         chart::draw(stack, &files, path)?;
     }
     Ok(written?)
+}
+
+/// The breakdowns `--by` asks for, with what they need opened and checked
+/// before any log is read: the uap-core rules, the GeoIP database (a
+/// missing or wrong one is a usage error, as an unknown `--by` is).
+fn breakdowns(args: &StatsArgs) -> anyhow::Result<Option<Breakdowns>> {
+    let dims = args.dimensions();
+    if let Some(d) = dims.iter().find(|d| d.is_place())
+        && args.geoip_db.is_none()
+    {
+        return Err(UsageError(format!(
+            "--by {d} needs --geoip-db FILE: a MaxMind-format database (GeoLite2 Country or City, DB-IP Lite)"
+        ))
+        .into());
+    }
+    let geo = match &args.geoip_db {
+        Some(path) => Some(GeoDb::open(path).map_err(|e| UsageError(e.to_string()))?),
+        None => None,
+    };
+    if dims.is_empty() {
+        return Ok(None);
+    }
+    let parser = if dims.iter().any(|d| d.is_device()) {
+        Some(dimensions::device::Parser::new()?)
+    } else {
+        None
+    };
+    let heat_map = dims.contains(&Dimension::Hour) && dims.contains(&Dimension::Weekday);
+    let deriver = Deriver::new(args.time_zone, parser, geo);
+    let wanted = Wanted {
+        dimensions: dims,
+        bots: args.bots,
+        time_zone: args.time_zone,
+    };
+    Ok(Some(Breakdowns::new(wanted, deriver, heat_map)))
 }
 
 /// Whether `path` begins like a scan index checkpoint
