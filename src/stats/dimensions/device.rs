@@ -146,29 +146,6 @@ const PHONE_OSES: &[&str] = &[
     "webOS",
 ];
 
-/// Operating systems of desktops and laptops.
-const DESKTOP_OSES: &[&str] = &[
-    "Windows",
-    "Mac OS X",
-    "Mac OS",
-    "Linux",
-    "Ubuntu",
-    "Debian",
-    "Fedora",
-    "Red Hat",
-    "SUSE",
-    "Mint",
-    "Gentoo",
-    "Slackware",
-    "Mandriva",
-    "Arch Linux",
-    "Chrome OS",
-    "FreeBSD",
-    "OpenBSD",
-    "NetBSD",
-    "Solaris",
-];
-
 /// The class of a device that is not a bot.
 fn class_of(ua: &str, os: &str, device: &str, browser: &str) -> DeviceClass {
     if TABLET_DEVICES.contains(&device)
@@ -176,7 +153,8 @@ fn class_of(ua: &str, os: &str, device: &str, browser: &str) -> DeviceClass {
         // Android's convention: a tablet's browser leaves out "Mobile".
         || (os == "Android" && !ua.contains("Mobile") && browser != "Firefox Mobile")
         || (os == "Firefox OS" && !browser.contains("Mobile"))
-        || (os == "Windows" && ua.contains("Windows NT 6.2; ARM"))
+        // Windows RT: Windows on an ARM tablet.
+        || (os == "Windows" && ua.contains("; ARM;"))
     {
         return DeviceClass::Tablet;
     }
@@ -188,15 +166,15 @@ fn class_of(ua: &str, os: &str, device: &str, browser: &str) -> DeviceClass {
         || PHONE_OSES.contains(&os)
         || browser.contains("Mobile")
         || browser == "Opera Mini"
+        || ua.contains("Windows CE")
         || ua.contains("J2ME")
         || ua.contains("MIDP")
     {
         return DeviceClass::Phone;
     }
-    if DESKTOP_OSES.contains(&os)
-        || os.starts_with("Windows")
-        || (ua.contains("X11") && ua.contains("Linux"))
-    {
+    // Linux and the BSDs run servers, TVs and HTTP libraries as well: only
+    // a browser on a desktop's window system (X11) names one.
+    if os.starts_with("Windows") || matches!(os, "Mac OS X" | "Chrome OS") || ua.contains("X11") {
         return DeviceClass::Desktop;
     }
     DeviceClass::Other
