@@ -382,3 +382,73 @@ fn bad_input_is_one_line_and_exit_code_2() {
         assert!(!chart.exists(), "{args:?}");
     }
 }
+
+/// `--chart` with a breakdown draws its bars (an "other" row past the top
+/// values), with `--by hour,weekday` the heat map; a chart of two
+/// breakdowns, or of a breakdown and a period, is refused before anything
+/// is written.
+#[test]
+fn charts_of_breakdowns() {
+    let (dir, log) = log_dir();
+    let svg = dir.path().join("devices.svg");
+    let svg_arg = svg.display().to_string();
+    let out = qrtag(
+        dir.path(),
+        &["stats", "--by", "os", "--chart", &svg_arg, &log],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&svg).expect("chart written");
+    // plotters writes each text on a line of its own.
+    let texts: Vec<&str> = text.lines().map(str::trim).collect();
+    for said in [
+        "Scans by os, bots left out, access.log",
+        "iOS 17",
+        "Windows 10",
+        "2",
+    ] {
+        assert!(texts.contains(&said), "{said}: {text}");
+    }
+    let heat = dir.path().join("heat.svg");
+    let heat_arg = heat.display().to_string();
+    let out = qrtag(
+        dir.path(),
+        &[
+            "stats",
+            "--by",
+            "weekday,hour",
+            "--tz",
+            "Europe/Dublin",
+            "--chart",
+            &heat_arg,
+            &log,
+        ],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let text = std::fs::read_to_string(&heat).expect("heat map written");
+    let texts: Vec<&str> = text.lines().map(str::trim).collect();
+    for said in [
+        "Scans by weekday and hour (Europe/Dublin), bots left out, access.log",
+        "Thursday",
+        "23",
+        // Thursday 09:00 and 09:10 in one cell.
+        "2",
+    ] {
+        assert!(texts.contains(&said), "{said}: {text}");
+    }
+
+    let refused = dir.path().join("refused.svg");
+    let refused_arg = refused.display().to_string();
+    for by in ["device,os", "week,device"] {
+        let out = qrtag(
+            dir.path(),
+            &["stats", "--by", by, "--chart", &refused_arg, &log],
+        );
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{by}: {err}");
+        assert!(
+            err.starts_with("qrtag: --chart draws") && err.lines().count() == 1,
+            "{err}"
+        );
+        assert!(out.stdout.is_empty() && !refused.exists(), "{by}");
+    }
+}

@@ -61,6 +61,19 @@ pub fn run_with_links(
     }
     let period = args.period().map_err(UsageError)?;
     let breakdowns = breakdowns(args)?;
+    let breakdown_chart = match (&args.chart, breakdowns.is_some()) {
+        (Some(_), true) if period.is_some() => {
+            return Err(UsageError(
+                "--chart draws scans over time (--by day, week or month) or a breakdown, not both"
+                    .to_owned(),
+            )
+            .into());
+        }
+        (Some(_), true) => {
+            Some(chart::BreakdownChart::for_dimensions(&args.dimensions()).map_err(UsageError)?)
+        }
+        _ => None,
+    };
     if args.format == Format::Csv && period.is_some() && breakdowns.is_some() {
         return Err(UsageError(
             "CSV holds one table: give --by a period (day, week, month) or breakdowns, not both, or use --format json".to_owned(),
@@ -95,7 +108,8 @@ pub fn run_with_links(
             .map(|k| k.strip_prefix('/').unwrap_or(k).to_owned()),
         since: args.since.as_ref().map(LogTime::from_datetime),
         until: args.until.as_ref().map(LogTime::from_datetime),
-        series: period.or(args.chart.is_some().then_some(Period::Day)),
+        series: period
+            .or((args.chart.is_some() && breakdown_chart.is_none()).then_some(Period::Day)),
     };
     let progress = progress_bar(total_bytes);
     let mut agg = Aggregator::new(filter);
@@ -146,6 +160,7 @@ pub fn run_with_links(
     let stack = args
         .chart
         .as_ref()
+        .filter(|_| breakdown_chart.is_none())
         .map(|_| chart::stack(&report))
         .transpose()?;
     // The chart is written even when standard output is closed early
@@ -154,6 +169,9 @@ pub fn run_with_links(
         output::write(&report, args.format, period.is_some(), out).and_then(|()| out.flush());
     if let (Some(path), Some(stack)) = (&args.chart, &stack) {
         chart::draw(stack, &files, path)?;
+    }
+    if let (Some(path), Some(which)) = (&args.chart, &breakdown_chart) {
+        chart::draw_breakdown(which, &report, &files, path)?;
     }
     Ok(written?)
 }

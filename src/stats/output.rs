@@ -118,27 +118,13 @@ fn csv_breakdowns(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
-/// What a breakdown's heading says it counted: bots or not, in which zone.
-fn breakdown_heading(b: &Breakdown) -> String {
-    let mut heading = format!("Scans by {}", b.dimension);
-    if let Some(tz) = b.time_zone {
-        heading.push_str(&format!(" ({tz})"));
-    }
-    heading.push_str(if b.bots {
-        ", bots included:"
-    } else {
-        ", bots left out:"
-    });
-    heading
-}
-
 /// How wide a breakdown's value column is at most: referrers and browsers
 /// can be long.
 const VALUE_WIDTH: usize = 40;
 
 fn breakdown_tables(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for b in &report.breakdowns {
-        writeln!(out, "\n{}", breakdown_heading(b))?;
+        writeln!(out, "\n{}:", super::chart::heading(b))?;
         let total: u64 = b.rows.iter().map(|r| r.scans).sum();
         let name = b.dimension.to_string().to_uppercase();
         let values: Vec<String> = b.rows.iter().map(|r| cut(&r.value, VALUE_WIDTH)).collect();

@@ -225,6 +225,9 @@ impl Deriver {
     /// database record.
     pub fn place(&mut self, ip: IpAddr) -> Option<&Place> {
         let geo = self.geo.as_ref()?;
+        // An IPv4 client of a dual-stack socket is `::ffff:a.b.c.d`: the
+        // database files it under its IPv4 address.
+        let ip = ip.to_canonical();
         let index = match self.places_by_ip.get(&ip) {
             Some(&i) => i,
             None => {
