@@ -89,15 +89,7 @@ const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) App
 const PIXEL: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36";
 const WINDOWS: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
 
-/// Runs the real binary in `dir` with no database there.
-fn qrtag(dir: &Path, args: &[&str]) -> Output {
-    support::qrtag_bin()
-        .current_dir(dir)
-        .args(args)
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run qrtag")
-}
+use support::qrtag_in as qrtag;
 
 fn json(out: &Output) -> serde_json::Value {
     assert!(out.status.success(), "{out:?}");

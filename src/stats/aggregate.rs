@@ -297,6 +297,7 @@ pub struct Aggregator {
     /// have been a path below a hierarchical key.
     redirected_below: bool,
     breakdowns: Option<Breakdowns>,
+    export: Option<super::export::Exporter>,
 }
 
 impl Aggregator {
@@ -314,7 +315,20 @@ impl Aggregator {
             seen_wanted: false,
             redirected_below: false,
             breakdowns: None,
+            export: None,
         }
+    }
+
+    /// Also writes a row per line counted to `export`
+    /// ([`super::export`]); [`Aggregator::finish_export`] ends it.
+    pub fn with_export(mut self, export: super::export::Exporter) -> Aggregator {
+        self.export = Some(export);
+        self
+    }
+
+    /// Ends the export file, if any: the rows written.
+    pub fn finish_export(&mut self) -> anyhow::Result<Option<u64>> {
+        self.export.take().map(|e| e.finish()).transpose()
     }
 
     /// Also counts the scans reported per value of some dimensions.
@@ -364,6 +378,9 @@ impl Aggregator {
         acc.stats.count(&counted, line.time);
         if let Some(b) = &mut self.breakdowns {
             b.add(line, &counted);
+        }
+        if let Some(e) = &mut self.export {
+            e.row(line, key, &counted);
         }
         if !counted.scan {
             return;

@@ -43,6 +43,12 @@ pub struct StatsArgs {
     #[arg(long, value_name = "FILE")]
     pub geoip_db: Option<PathBuf>,
 
+    /// Also write one row per request counted (time, key, status, method,
+    /// scan, bot, scanner, device, OS, browser, with --geoip-db country,
+    /// region and city, referrer) to FILE.parquet or FILE.csv.
+    #[arg(long, value_name = "FILE", value_parser = parse_export_path)]
+    pub export: Option<PathBuf>,
+
     /// Count bots' requests (GET answered by a redirect) in the --by
     /// breakdowns too, under a device class of their own.
     #[arg(long)]
@@ -164,6 +170,13 @@ fn parse_time(s: &str, time_of_day: NaiveTime) -> Result<DateTime<Utc>, String> 
         .map_err(|_| {
             format!("`{s}` is not YYYY-MM-DD, YYYY-MM-DD HH:MM:SS (UTC) or an RFC 3339 time")
         })
+}
+
+/// The export's format comes from its extension, checked before any log is read.
+fn parse_export_path(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    super::export::ExportKind::from_path(&path)?;
+    Ok(path)
 }
 
 /// The chart's format comes from its extension: checked with the other

@@ -11,6 +11,7 @@ pub mod attribute;
 pub mod breakdown;
 pub mod chart;
 pub mod dimensions;
+pub mod export;
 pub mod output;
 pub mod read;
 
@@ -60,7 +61,8 @@ pub fn run_with_links(
         .into());
     }
     let period = args.period().map_err(UsageError)?;
-    let breakdowns = breakdowns(args)?;
+    let (parser, geo) = dimension_inputs(args)?;
+    let breakdowns = breakdowns(args, parser.clone(), geo.clone());
     let breakdown_chart = match (&args.chart, breakdowns.is_some()) {
         (Some(_), true) if period.is_some() => {
             return Err(UsageError(
@@ -116,6 +118,15 @@ pub fn run_with_links(
     if let Some(b) = breakdowns {
         agg = agg.with_breakdowns(b);
     }
+    if let Some(path) = &args.export {
+        let parser = match parser {
+            Some(p) => p,
+            None => dimensions::device::Parser::new()?,
+        };
+        let places = geo.is_some();
+        let deriver = Deriver::new(args.time_zone, Some(parser), geo);
+        agg = agg.with_export(export::Exporter::create(path, deriver, places)?);
+    }
     let no_links = match links {
         Ok(links) => {
             agg = agg.with_links(links);
@@ -137,6 +148,7 @@ pub fn run_with_links(
         }
     }
     progress.finish_and_clear();
+    agg.finish_export()?;
     if let Some(seen) = agg.unknown_key() {
         let key = args.key.as_deref().unwrap_or_default();
         let key = key.strip_prefix('/').unwrap_or(key);
@@ -176,10 +188,13 @@ pub fn run_with_links(
     Ok(written?)
 }
 
-/// The breakdowns `--by` asks for, with what they need opened and checked
-/// before any log is read: the uap-core rules, the GeoIP database (a
-/// missing or wrong one is a usage error, as an unknown `--by` is).
-fn breakdowns(args: &StatsArgs) -> anyhow::Result<Option<Breakdowns>> {
+/// What the dimensions need, opened and checked before any log is read:
+/// the uap-core rules (for a device breakdown or an export), the GeoIP
+/// database (a missing or wrong one is a usage error, as an unknown `--by`
+/// is).
+fn dimension_inputs(
+    args: &StatsArgs,
+) -> anyhow::Result<(Option<dimensions::device::Parser>, Option<GeoDb>)> {
     let dims = args.dimensions();
     if let Some(d) = dims.iter().find(|d| d.is_place())
         && args.geoip_db.is_none()
@@ -193,14 +208,24 @@ fn breakdowns(args: &StatsArgs) -> anyhow::Result<Option<Breakdowns>> {
         Some(path) => Some(GeoDb::open(path).map_err(|e| UsageError(e.to_string()))?),
         None => None,
     };
-    if dims.is_empty() {
-        return Ok(None);
-    }
-    let parser = if dims.iter().any(|d| d.is_device()) {
+    let parser = if dims.iter().any(|d| d.is_device()) || args.export.is_some() {
         Some(dimensions::device::Parser::new()?)
     } else {
         None
     };
+    Ok((parser, geo))
+}
+
+/// The breakdowns `--by` asks for, if any.
+fn breakdowns(
+    args: &StatsArgs,
+    parser: Option<dimensions::device::Parser>,
+    geo: Option<GeoDb>,
+) -> Option<Breakdowns> {
+    let dims = args.dimensions();
+    if dims.is_empty() {
+        return None;
+    }
     let heat_map = dims.contains(&Dimension::Hour) && dims.contains(&Dimension::Weekday);
     let deriver = Deriver::new(args.time_zone, parser, geo);
     let wanted = Wanted {
@@ -208,7 +233,7 @@ fn breakdowns(args: &StatsArgs) -> anyhow::Result<Option<Breakdowns>> {
         bots: args.bots,
         time_zone: args.time_zone,
     };
-    Ok(Some(Breakdowns::new(wanted, deriver, heat_map)))
+    Some(Breakdowns::new(wanted, deriver, heat_map))
 }
 
 /// Whether `path` begins like a scan index checkpoint

@@ -34,7 +34,7 @@ pub fn write(
 }
 
 /// RFC 3339 in UTC, to the tenth of a second the log records.
-fn rfc3339(t: LogTime) -> String {
+pub(super) fn rfc3339(t: LogTime) -> String {
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{}Z",
         t.year(),
@@ -56,7 +56,7 @@ fn human(t: Option<LogTime>) -> String {
 
 /// Quotes a CSV field when needed; log fields cannot hold line breaks, so only
 /// commas and quotes matter.
-fn csv_field(s: &str) -> String {
+pub(super) fn csv_field(s: &str) -> String {
     if s.contains([',', '"']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {

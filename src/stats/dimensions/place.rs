@@ -51,9 +51,10 @@ pub enum GeoDbError {
     },
 }
 
-/// An opened database.
+/// An opened database, shared by the breakdowns and the export.
+#[derive(Clone)]
 pub struct GeoDb {
-    reader: Reader<Vec<u8>>,
+    reader: std::sync::Arc<Reader<Vec<u8>>>,
 }
 
 impl GeoDb {
@@ -68,7 +69,9 @@ impl GeoDb {
             path: path.to_owned(),
             source,
         })?;
-        Ok(GeoDb { reader })
+        Ok(GeoDb {
+            reader: std::sync::Arc::new(reader),
+        })
     }
 
     /// The place of `ip`, and the database record it came from (`None` for
