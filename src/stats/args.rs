@@ -63,7 +63,9 @@ pub struct StatsArgs {
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
-    /// Draw scans over time (per `--by` period, daily by default) to FILE.svg or FILE.png.
+    /// Draw scans over time (per `--by` period, daily by default) to FILE.svg
+    /// or FILE.png; with one `--by` breakdown its bars, with `--by
+    /// hour,weekday` the hour × weekday heat map.
     #[arg(long, value_name = "FILE", value_parser = parse_chart_path)]
     pub chart: Option<PathBuf>,
 }
