@@ -82,10 +82,11 @@ pub struct Cli {
     pub clusters: std::sync::Mutex<Vec<std::sync::Arc<crate::store::ClusterStats>>>,
 
     /// The time zone dates are read and shown in: a bare --expires date
-    /// ends at 23:59:59 there, and `list` shows expiry times in it. An IANA
-    /// name, e.g. Europe/Dublin.
+    /// ends at 23:59:59 there, `list` shows expiry times in it, and `stats
+    /// --by hour|weekday` counts in it. An IANA name, e.g. Europe/Dublin.
     #[arg(
         long,
+        visible_alias = "tz",
         global = true,
         env = "QRTAG_TIME_ZONE",
         value_name = "ZONE",
@@ -878,7 +879,7 @@ impl Cli {
 /// stay accepted: `--db` and the others are global, and may be set in the
 /// environment for every command at once).
 const UNUSED: &[(&[&str], &[&str])] = &[
-    (&["stats"], &[SERVICE, TIME_ZONE]),
+    (&["stats"], &[SERVICE]),
     (&["resolve"], &[STORE_DB, STORE_COUCH, SERVICE, TIME_ZONE]),
     (&["setup"], &[STORE_DB, SERVICE, TIME_ZONE]),
     (&["didcomm", "did"], &[STORE_COUCH, SERVICE, TIME_ZONE]),
