@@ -24,6 +24,7 @@ pub mod edge;
 mod edit;
 mod init;
 mod links;
+mod print;
 mod public_url;
 mod qr;
 mod resolve;
@@ -307,6 +308,13 @@ pub enum Command {
     /// Create N inactive links with random keys and an A4 sheet of their QR codes.
     #[command(after_help = "Example:\n  qrtag batch 24 --sheet posters.svg")]
     Batch(qr::BatchArgs),
+    /// Write links' tags as a print-ready PDF: on label stock, or as posters.
+    #[command(
+        after_help = "Examples:\n  qrtag print H83if docs/api --template L7163 -o tags.pdf\n  \
+                            qrtag list | cut -f1 | qrtag print - --template 5160 --skip 4 -o tags.pdf\n  \
+                            qrtag print H83if --poster A3 --bleed 3mm --crop-marks -o poster.pdf"
+    )]
+    Print(print::PrintArgs),
     /// List every link: key, destination, state (tab-separated).
     ///
     /// The state is `active`, `active until TIME`, `inactive`, `expired
@@ -815,6 +823,7 @@ const UNUSED: &[(&[&str], &[&str])] = &[
     (&["enable"], &[TIME_ZONE]),
     (&["qr"], &[TIME_ZONE]),
     (&["batch"], &[TIME_ZONE]),
+    (&["print"], &[TIME_ZONE]),
     (&["delete"], &[TIME_ZONE]),
 ];
 const STORE_DB: &str = "db";
@@ -959,6 +968,7 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Qr(args) => unknown_key::explain(&cli, qr::qr(&cli, args).await).await,
         Command::Batch(args) => qr::batch(&cli, args).await,
+        Command::Print(args) => unknown_key::explain(&cli, print::run(&cli, args).await).await,
         Command::Serve(args) => serve::run(&cli, cli.serve_settings(args)).await,
         Command::Init { force } => init::run(&cli, *force).await,
         Command::Config => config_file::run(&cli).await,
