@@ -43,7 +43,7 @@ pub struct PrintArgs {
     #[arg(long, value_name = "SIZE")]
     pub poster: Option<Paper>,
     /// Show the built-in templates and exit.
-    #[arg(long, exclusive = true)]
+    #[arg(long)]
     pub list_templates: bool,
     /// The PDF to write [default: standard output, when not a terminal].
     #[arg(short, long, value_name = "FILE.pdf")]

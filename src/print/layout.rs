@@ -100,7 +100,7 @@ pub enum CodeSize {
 #[derive(Debug, thiserror::Error, PartialEq)]
 pub enum FitError {
     #[error(
-        "a {size:.1} mm code does not fit a {w:.1} x {h:.1} mm label with its quiet zone{caption}: at most {max:.1} mm fits"
+        "a {size:.1} mm code does not fit a {w:.1} x {h:.1} mm area with its quiet zone{caption}: at most {max:.1} mm fits"
     )]
     TooBig {
         size: f64,
@@ -147,11 +147,72 @@ pub fn fit_code(
     caption_h: f64,
     size: CodeSize,
 ) -> Result<CodeBox, FitError> {
-    let total = (modules + 2 * QUIET_MODULES) as f64;
-    let avail_w = area.w - 2.0 * padding;
-    let avail_h = area.h - 2.0 * padding - caption_h;
-    let max_side = avail_w.min(avail_h).max(0.0);
+    let max_side = (area.w - 2.0 * padding)
+        .min(area.h - 2.0 * padding - caption_h)
+        .max(0.0);
     let caption = if caption_h > 0.0 { " and caption" } else { "" };
+    let side = code_side(area, modules, max_side, size, caption)?;
+    let x = area.x + (area.w - side) / 2.0;
+    let y = area.y + (area.h - side - caption_h) / 2.0;
+    Ok(code_box(x, y, side, modules))
+}
+
+/// Labels at least this many times as wide as tall take the caption beside
+/// the code, which leaves the code the label's whole height.
+pub const BESIDE_RATIO: f64 = 2.0;
+/// The share of a label's width a code beside its caption may take.
+const BESIDE_CODE_SHARE: f64 = 0.6;
+
+/// A code with its caption beside it: the code vertically centred, code,
+/// gap and text together centred across `area`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Beside {
+    pub code: CodeBox,
+    pub size_pt: f64,
+    /// Where the text starts, and its baseline.
+    pub text_x: f64,
+    pub baseline: f64,
+    pub text_w: f64,
+}
+
+/// Places a code on a wide label with a caption of `em_width` ems beside
+/// it, at `asked_pt` shrunk to the width left.
+pub fn fit_beside(
+    area: Rect,
+    padding: f64,
+    modules: usize,
+    size: CodeSize,
+    em_width: f64,
+    asked_pt: f64,
+) -> Result<Beside, FitError> {
+    let max_side = (area.h - 2.0 * padding)
+        .min(area.w * BESIDE_CODE_SHARE - padding)
+        .max(0.0);
+    let side = code_side(area, modules, max_side, size, " beside its caption")?;
+    let size_pt = caption_size(asked_pt, em_width, area.w - side - 3.0 * padding);
+    let text_w = em_width * size_pt * PT;
+    let x = area.x + (area.w - (side + padding + text_w)) / 2.0;
+    let y = area.y + (area.h - side) / 2.0;
+    Ok(Beside {
+        code: code_box(x, y, side, modules),
+        size_pt,
+        text_x: x + side + padding,
+        // Cap height is about 0.73 em: this centres capitals on the code.
+        baseline: area.y + area.h / 2.0 + 0.36 * size_pt * PT,
+        text_w,
+    })
+}
+
+/// The code box's side (quiet zone included) for `size`, at most
+/// `max_side`, with modules no finer than the minimum.
+fn code_side(
+    area: Rect,
+    modules: usize,
+    max_side: f64,
+    size: CodeSize,
+    caption: &'static str,
+) -> Result<f64, FitError> {
+    let total = (modules + 2 * QUIET_MODULES) as f64;
     let side = match size {
         CodeSize::Fill => max_side,
         CodeSize::Exact(symbol) => {
@@ -170,24 +231,26 @@ pub fn fit_code(
     };
     let module = side / total;
     if module < MIN_MODULE_MM - 1e-9 {
-        let hint = match (size, caption_h > 0.0) {
+        let hint = match (size, caption.is_empty()) {
             (CodeSize::Exact(_), _) => " or a larger --code-size",
-            (CodeSize::Fill, true) => ", or --caption none",
-            (CodeSize::Fill, false) => "",
+            (CodeSize::Fill, false) => ", or --caption none",
+            (CodeSize::Fill, true) => "",
         };
         return Err(FitError::ModuleTooSmall { module, hint });
     }
-    let x = area.x + (area.w - side) / 2.0;
-    let y = area.y + (area.h - side - caption_h) / 2.0;
-    Ok(CodeBox {
+    Ok(side)
+}
+
+fn code_box(x: f64, y: f64, side: f64, modules: usize) -> CodeBox {
+    CodeBox {
         rect: Rect {
             x,
             y,
             w: side,
             h: side,
         },
-        module,
-    })
+        module: side / (modules + 2 * QUIET_MODULES) as f64,
+    }
 }
 
 /// The caption's font size in points: the one asked for, shrunk until the
@@ -348,6 +411,26 @@ mod tests {
                 prop_assert!(label.contains(&below));
                 prop_assert!((code.rect.centre().0 - label.centre().0).abs() < 1e-9);
                 prop_assert!(code.module >= MIN_MODULE_MM - 1e-9);
+            }
+        }
+
+        /// Beside its caption, a code and the text stay inside the label,
+        /// the code centred down it.
+        #[test]
+        fn codes_beside_captions_stay_inside_their_label(
+            stock in 0..STOCK.len(),
+            modules in prop::sample::select(vec![21usize, 25, 29, 33]),
+            chars in 1usize..40,
+        ) {
+            let g = STOCK[stock].grid;
+            let label = g.label(0);
+            let em = chars as f64 * 0.6;
+            if let Ok(b) = fit_beside(label, LABEL_PADDING, modules, CodeSize::Fill, em, 8.0) {
+                prop_assert!(label.contains(&b.code.rect));
+                prop_assert!(b.text_x >= b.code.rect.x + b.code.rect.w);
+                prop_assert!(b.text_x + b.text_w <= label.x + label.w + 1e-9);
+                prop_assert!((b.code.rect.centre().1 - label.centre().1).abs() < 1e-9);
+                prop_assert!(b.size_pt <= 8.0);
             }
         }
     }

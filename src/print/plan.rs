@@ -103,21 +103,37 @@ fn sheet<'a>(
     for ((tag, code), (page, slot)) in job.tags.iter().zip(codes).zip(slots) {
         let label = grid.label(slot);
         let text = tag.caption.as_str();
-        let inner = label.w - 2.0 * LABEL_PADDING;
-        let size_pt = match job.options.caption_pt {
-            _ if text.is_empty() => 0.0,
-            Some(asked) => caption_size(asked, font::em_width(text), inner),
-            None => caption_size(LABEL_CAPTION_PT, font::em_width(text), inner),
-        };
-        if size_pt > 0.0 && size_pt < MIN_CAPTION_PT {
-            return Err(PrintError::CaptionTooLong {
-                text: text.to_owned(),
-                width: inner,
+        let asked = job.options.caption_pt.unwrap_or(LABEL_CAPTION_PT);
+        let plan = &mut pages[page];
+        if !text.is_empty() && label.w >= layout::BESIDE_RATIO * label.h {
+            let em = font::em_width(text);
+            let beside = layout::fit_beside(
+                label,
+                LABEL_PADDING,
+                code.width(),
+                job.options.code_size,
+                em,
+                asked,
+            )?;
+            check_caption(text, beside.size_pt, label.w - beside.code.rect.w)?;
+            plan.codes.push((beside.code, code));
+            plan.captions.push(Caption {
+                text,
+                size_pt: beside.size_pt,
+                centre_x: beside.text_x + beside.text_w / 2.0,
+                baseline: beside.baseline,
             });
+            continue;
         }
+        let inner = label.w - 2.0 * LABEL_PADDING;
+        let size_pt = if text.is_empty() {
+            0.0
+        } else {
+            caption_size(asked, font::em_width(text), inner)
+        };
+        check_caption(text, size_pt, inner)?;
         let band = caption_height(size_pt);
         let code_box = fit_code(label, code, band, job.options.code_size)?;
-        let plan = &mut pages[page];
         plan.codes.push((code_box, code));
         if size_pt > 0.0 {
             plan.captions.push(caption_under(&code_box, text, size_pt));
@@ -167,6 +183,17 @@ fn poster<'a>(
         plan.lines = layout::crop_marks(&page);
     }
     Ok(plan)
+}
+
+/// A caption shrunk below a readable size is refused, not printed.
+fn check_caption(text: &str, size_pt: f64, width: f64) -> Result<(), PrintError> {
+    if !text.is_empty() && size_pt < MIN_CAPTION_PT {
+        return Err(PrintError::CaptionTooLong {
+            text: text.to_owned(),
+            width,
+        });
+    }
+    Ok(())
 }
 
 fn fit_code(area: Rect, code: &QrCode, band: f64, size: CodeSize) -> Result<CodeBox, FitError> {

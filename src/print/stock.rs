@@ -237,7 +237,7 @@ pub fn closest(name: &str) -> Vec<&'static str> {
         .iter()
         .map(|s| {
             let candidate = s.name.to_ascii_lowercase();
-            let distance = strsim::levenshtein(&lower, &candidate);
+            let distance = strsim::damerau_levenshtein(&lower, &candidate);
             // A bare part number ("7163") or a brand ("brother") is close.
             let bonus = usize::from(candidate.contains(&lower) || lower.contains(&candidate));
             (distance.saturating_sub(bonus * 3), s.name)
