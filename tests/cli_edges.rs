@@ -603,6 +603,7 @@ const COMMANDS: &[&str] = &[
     "show",
     "qr",
     "batch",
+    "print",
     "list",
     "setup",
     "resolve",
