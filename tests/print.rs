@@ -814,3 +814,46 @@ fn the_template_list_names_every_template() {
         );
     }
 }
+
+#[test]
+fn batch_writes_its_new_tags_on_label_stock() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("batch.db");
+    let pdf = dir.path().join("run.pdf");
+    let out = qrtag_cmd(&db, &["batch", "3", "--template", "L7163", "-o", s(&pdf)]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let urls: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    assert_eq!(urls.len(), 3);
+    let text = run("pdftotext", &[s(&pdf), "-"]);
+    for url in &urls {
+        assert!(text.contains(url.as_str()), "{url} not in {text}");
+    }
+    let stock = STOCK.iter().find(|s| s.name == "L7163").expect("built in");
+    let labels = our_labels(stock);
+    let (zbar, zxing) = decode_labels(&pdf, 300, &[labels[..3].to_vec()]).remove(0);
+    let expected: BTreeSet<String> = urls.into_iter().collect();
+    assert_eq!(zbar, expected);
+    assert_eq!(zxing, expected);
+
+    // A stock too small for a code is refused before any link is made.
+    let tiny = dir.path().join("tiny.pdf");
+    let out = qrtag_cmd(
+        &db,
+        &[
+            "batch",
+            "3",
+            "--template",
+            "custom:label=8x8mm",
+            "-o",
+            s(&tiny),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("does not fit"), "{}", stderr(&out));
+    assert!(!tiny.exists());
+    let list = qrtag_cmd(&db, &["list"]);
+    assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 3);
+}

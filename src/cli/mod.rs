@@ -306,7 +306,9 @@ pub enum Command {
                             qrtag qr H83if --format svg --ec M > H83if.svg")]
     Qr(qr::QrArgs),
     /// Create N inactive links with random keys and an A4 sheet of their QR codes.
-    #[command(after_help = "Example:\n  qrtag batch 24 --sheet posters.svg")]
+    #[command(
+        after_help = "Examples:\n  qrtag batch 24 --sheet posters.svg\n  qrtag batch 140 --template L7163 -o run.pdf"
+    )]
     Batch(qr::BatchArgs),
     /// Write links' tags as a print-ready PDF: on label stock, or as posters.
     #[command(

@@ -130,11 +130,7 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
             ec: args.tag.ec,
         },
     };
-    let pdf = match print::render(&job) {
-        Ok(pdf) => pdf,
-        Err(e) if e.is_usage() => return Err(UsageError(e.to_string()).into()),
-        Err(e) => return Err(e.into()),
-    };
+    let pdf = render(&job)?;
     match &args.output {
         Some(path) => {
             std::fs::write(path, &pdf).with_context(|| format!("writing {}", path.display()))?
@@ -146,6 +142,29 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// [`print::render`], a job the layout refuses said as a usage error.
+pub fn render(job: &Job) -> anyhow::Result<Vec<u8>> {
+    print::render(job).map_err(|e| {
+        if e.is_usage() {
+            UsageError(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    })
+}
+
+/// `qrtag batch --template`'s job: the new tags with `print`'s defaults.
+pub fn batch_job(template: &Template, tags: Vec<Tag>, ec: crate::qr::EcLevel) -> Job {
+    Job {
+        target: Target::Sheet(template.clone()),
+        tags,
+        options: Options {
+            ec,
+            ..Options::default()
+        },
+    }
 }
 
 fn usage(msg: &str) -> anyhow::Error {
