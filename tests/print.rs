@@ -857,3 +857,55 @@ fn batch_writes_its_new_tags_on_label_stock() {
     let list = qrtag_cmd(&db, &["list"]);
     assert_eq!(String::from_utf8_lossy(&list.stdout).lines().count(), 3);
 }
+
+#[test]
+fn an_exact_code_size_notes_captions_and_an_alignment_page() {
+    let links = links(2);
+    let set = qrtag_cmd(
+        &links.db,
+        &[
+            "set",
+            &links.keys[0],
+            "--notes",
+            "Front door, level 2\nsecond line",
+        ],
+    );
+    assert!(set.status.success(), "{}", stderr(&set));
+    let pdf = links.print(
+        &links.keys,
+        &[
+            "--template",
+            "L7165",
+            "--code-size",
+            "30mm",
+            "--caption",
+            "notes",
+            "--font-size",
+            "12",
+        ],
+        "exact.pdf",
+    );
+    let text = run("pdftotext", &[s(&pdf), "-"]);
+    assert!(text.contains("Front door, level 2"), "{text}");
+    assert!(!text.contains("second line"), "the first line only: {text}");
+    assert!(text.contains(&links.keys[1]), "no notes: the key: {text}");
+    let bytes = std::fs::read(&pdf).expect("pdf");
+    let (_, _, h) = pdfinfo(&pdf);
+    let codes: Vec<Painted> = content_streams(&bytes)
+        .iter()
+        .flat_map(|stream| painted(stream, h))
+        .filter(|p| !p.stroked)
+        .collect();
+    assert_eq!(codes.len(), 2);
+    for code in codes {
+        assert!((code.x1 - code.x0 - 30.0).abs() < 0.01, "{code:?}");
+        assert!((code.y1 - code.y0 - 30.0).abs() < 0.01, "{code:?}");
+    }
+
+    // No keys, --outline: one page of label borders to hold against a sheet.
+    let align = links.print(&[], &["--template", "5160", "--outline"], "align.pdf");
+    assert_eq!(pdfinfo(&align).0, 1);
+    check_fonts_and_images(&align, false);
+    let stock = STOCK.iter().find(|s| s.name == "5160").expect("built in");
+    check_positions("5160", &align, &our_labels(stock), 0);
+}
