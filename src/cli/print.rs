@@ -49,7 +49,7 @@ pub struct PrintArgs {
     #[arg(short, long, value_name = "FILE.pdf")]
     pub output: Option<PathBuf>,
     /// Labels already used on the first sheet, counted row by row.
-    #[arg(long, value_name = "N", default_value_t = 0)]
+    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "poster")]
     pub skip: usize,
     /// What is printed under each code.
     #[arg(long, value_enum, default_value_t = CaptionKind::Url)]
@@ -64,7 +64,7 @@ pub struct PrintArgs {
     pub code_size: Option<Length>,
     /// Draw every label's border: print on plain paper and hold it
     /// against a sheet to check the alignment.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "poster")]
     pub outline: bool,
     /// Bleed around a poster (3mm).
     #[arg(long, value_name = "LENGTH", requires = "poster", value_parser = Length::parse_or_zero)]

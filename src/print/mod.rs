@@ -14,7 +14,6 @@ pub mod stock;
 pub mod template;
 
 pub use layout::{CodeSize, FitError, MIN_MODULE_MM};
-pub use pdf::dark_rects;
 pub use template::{Length, Paper, Template, TemplateError};
 
 use crate::qr::{self, EcLevel, QrError};

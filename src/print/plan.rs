@@ -210,3 +210,59 @@ fn caption_under<'a>(code: &CodeBox, text: &'a str, size_pt: f64) -> Caption<'a>
         baseline: code.rect.y + code.rect.h + size_pt * layout::PT,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::print::{Options, Tag};
+
+    fn job(template: &str, n: usize, skip: usize) -> (Job, Vec<QrCode>) {
+        let tags: Vec<Tag> = (0..n)
+            .map(|i| Tag {
+                text: format!("https://0x1f.ie/k{i}"),
+                caption: format!("https://0x1f.ie/k{i}"),
+            })
+            .collect();
+        let codes = tags
+            .iter()
+            .map(|t| crate::qr::encode(&t.text, crate::qr::EcLevel::L).expect("fits"))
+            .collect();
+        let job = Job {
+            target: Target::Sheet(template.parse().expect("built in")),
+            tags,
+            options: Options {
+                skip,
+                ..Options::default()
+            },
+        };
+        (job, codes)
+    }
+
+    #[test]
+    fn skipped_labels_push_tags_onto_the_next_sheet() {
+        let (job, codes) = job("L7163", 3, 13);
+        let pages = plan(&job, &codes).expect("fits");
+        assert_eq!(pages.len(), 2);
+        assert_eq!(pages[0].codes.len(), 1);
+        assert_eq!(pages[1].codes.len(), 2);
+        let grid = crate::print::stock::find("L7163").expect("built in").grid;
+        assert!(grid.label(13).contains(&pages[0].codes[0].0.rect));
+        assert!(grid.label(0).contains(&pages[1].codes[0].0.rect));
+    }
+
+    #[test]
+    fn captions_go_beside_codes_on_wide_labels_and_under_them_otherwise() {
+        let (wide, codes) = job("L7163", 1, 0);
+        let pages = plan(&wide, &codes).expect("fits");
+        let (code, caption) = (&pages[0].codes[0].0, &pages[0].captions[0]);
+        assert!(caption.centre_x > code.rect.x + code.rect.w);
+        assert!(caption.baseline < code.rect.y + code.rect.h);
+
+        let (tall, codes) = job("L7160", 1, 0);
+        let pages = plan(&tall, &codes).expect("fits");
+        let (code, caption) = (&pages[0].codes[0].0, &pages[0].captions[0]);
+        assert!((caption.centre_x - code.rect.centre().0).abs() < 1e-9);
+        assert!(caption.baseline > code.rect.y + code.rect.h);
+        assert_eq!(caption.size_pt, LABEL_CAPTION_PT);
+    }
+}
