@@ -107,13 +107,40 @@ impl PrintError {
 
 /// The job as a PDF document.
 pub fn render(job: &Job) -> Result<Vec<u8>, PrintError> {
-    let codes = job
-        .tags
-        .iter()
-        .map(|tag| qr::encode(&tag.text, job.options.ec))
-        .collect::<Result<Vec<_>, _>>()?;
+    let codes = encode_all(&job.tags, job.options.ec)?;
     let pages = plan::plan(job, &codes)?;
     pdf::write(&pages)
+}
+
+/// Encodes every tag, on every core: choosing each symbol's segments and
+/// mask is most of a large run's time, and each code is independent.
+fn encode_all(tags: &[Tag], ec: EcLevel) -> Result<Vec<qrcode::QrCode>, QrError> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = tags.len().div_ceil(threads).max(64);
+    let chunks: Vec<Result<Vec<_>, QrError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = tags
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|tag| qr::encode(&tag.text, ec))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut codes = Vec::with_capacity(tags.len());
+    for part in chunks {
+        codes.extend(part?);
+    }
+    Ok(codes)
 }
 
 /// `--list-templates`: name, then description, one a line.
