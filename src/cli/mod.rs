@@ -24,6 +24,7 @@ pub mod edge;
 mod edit;
 mod init;
 mod links;
+mod print;
 mod public_url;
 mod qr;
 mod qr_output;
@@ -315,8 +316,17 @@ pub enum Command {
                             qrtag qr H83if --dark '#1e3a8a' --logo logo.png -o H83if.png")]
     Qr(qr::QrArgs),
     /// Create N inactive links with random keys and an A4 sheet of their QR codes.
-    #[command(after_help = "Example:\n  qrtag batch 24 --sheet posters.svg")]
+    #[command(
+        after_help = "Examples:\n  qrtag batch 24 --sheet posters.svg\n  qrtag batch 140 --template L7163 -o run.pdf"
+    )]
     Batch(qr::BatchArgs),
+    /// Write links' tags as a print-ready PDF: on label stock, or as posters.
+    #[command(
+        after_help = "Examples:\n  qrtag print H83if docs/api --template L7163 -o tags.pdf\n  \
+                            qrtag list | cut -f1 | qrtag print - --template 5160 --skip 4 -o tags.pdf\n  \
+                            qrtag print H83if --poster A3 --bleed 3mm --crop-marks -o poster.pdf"
+    )]
+    Print(print::PrintArgs),
     /// List every link: key, destination, state (tab-separated).
     ///
     /// The state is `active`, `active until TIME`, `inactive`, `expired
@@ -893,6 +903,7 @@ const UNUSED: &[(&[&str], &[&str])] = &[
     (&["enable"], &[TIME_ZONE]),
     (&["qr"], &[TIME_ZONE]),
     (&["batch"], &[TIME_ZONE]),
+    (&["print"], &[TIME_ZONE]),
     (&["delete"], &[TIME_ZONE]),
 ];
 const STORE_DB: &str = "db";
@@ -1047,6 +1058,7 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
         Command::Qr(args) => unknown_key::explain(cli, qr::qr(cli, args).await).await,
         Command::Batch(args) => qr::batch(cli, args).await,
+        Command::Print(args) => unknown_key::explain(cli, print::run(cli, args).await).await,
         Command::Serve(args) => serve::run(cli, cli.serve_settings(args)).await,
         Command::Init { force } => init::run(cli, *force).await,
         Command::Config => config_file::run(cli).await,
