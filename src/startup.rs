@@ -486,7 +486,7 @@ fn console_state(
             db: store::sqlite::SqliteStore::open_with(path, store::Access::Write)?,
             store: Arc::clone(store),
         },
-        crate::settings::StoreSettings::CouchDb(couch) => Accounts::couch(couch.clone())
+        crate::settings::StoreSettings::CouchDb(couch) => Accounts::couch(couch.clone(), snapshot)
             .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?,
     };
     let mut state = crate::console::ConsoleState::new(
@@ -589,6 +589,8 @@ impl Application {
             Saver::new(path, Arc::clone(&store), Arc::clone(&snapshot), on_disk)
         });
         let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
+        // What the console and the API write through: answered once served.
+        let writes = crate::links::served::Served::wrap(Arc::clone(&store), Arc::clone(&snapshot));
 
         let requests = Arc::new(crate::metrics::RequestMetrics::default());
         let public_state = web::Data::new(public::PublicState {
@@ -637,7 +639,7 @@ impl Application {
                 console,
                 &settings,
                 &snapshot,
-                &store,
+                &writes,
                 scan_index
                     .as_ref()
                     .map(crate::scan_index::RunningIndex::index),
@@ -679,7 +681,7 @@ impl Application {
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {
                 let (server, did) =
-                    api_server(api, listener, addr, &store, delivery, &settings, caps.api)?;
+                    api_server(api, listener, addr, &writes, delivery, &settings, caps.api)?;
                 (Some(server), Some(addr), Some(did))
             }
             _ => (None, None, None),

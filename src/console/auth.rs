@@ -10,7 +10,9 @@ use serde::Deserialize;
 
 use super::password;
 use super::session::User;
+use crate::links::served::Served;
 use crate::settings::{CouchSettings, Secret};
+use crate::snapshot::Snapshot;
 use crate::store::LinkStore;
 use crate::store::couch::CouchStore;
 use crate::store::sqlite::SqliteStore;
@@ -31,6 +33,8 @@ pub enum Accounts {
     Couch {
         settings: CouchSettings,
         http: reqwest::Client,
+        /// What a user's writes wait for ([`Served`]).
+        snapshot: Arc<Snapshot>,
     },
 }
 
@@ -61,11 +65,18 @@ struct SessionAnswer {
 }
 
 impl Accounts {
-    pub fn couch(settings: CouchSettings) -> Result<Self, reqwest::Error> {
+    pub fn couch(
+        settings: CouchSettings,
+        snapshot: &Arc<Snapshot>,
+    ) -> Result<Self, reqwest::Error> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()?;
-        Ok(Self::Couch { settings, http })
+        Ok(Self::Couch {
+            settings,
+            http,
+            snapshot: Arc::clone(snapshot),
+        })
     }
 
     /// The database holding the one console password, when logins are by
@@ -120,7 +131,11 @@ impl Accounts {
                 }
                 self.password_user().ok_or(LoginError::WrongPassword)
             }
-            Self::Couch { settings, http } => {
+            Self::Couch {
+                settings,
+                http,
+                snapshot,
+            } => {
                 if name.is_empty() {
                     return Err(LoginError::Wrong);
                 }
@@ -157,7 +172,7 @@ impl Accounts {
                 Ok(User {
                     name: session.name.unwrap_or_else(|| name.to_owned()),
                     can_edit,
-                    store: Arc::new(store),
+                    store: Served::wrap(Arc::new(store), Arc::clone(snapshot)),
                 })
             }
         }
