@@ -18,8 +18,10 @@ async fn a_scan_right_after_the_reply_gets_the_new_link_and_the_invalidation() {
     let app = spawn_didcomm(|_| {}).await;
     let started = Instant::now();
     let mut shorts = Vec::with_capacity(PAIRS);
+    let mut replies = Vec::with_capacity(PAIRS);
     for i in 0..PAIRS {
         let url = format!("https://example.com/invite/{i}");
+        let asked = Instant::now();
         let reply = plain_v2(
             &app,
             request_v2(
@@ -28,6 +30,7 @@ async fn a_scan_right_after_the_reply_gets_the_new_link_and_the_invalidation() {
             ),
         )
         .await;
+        replies.push(asked.elapsed());
         let short = reply["body"]["shortened_url"]
             .as_str()
             .unwrap_or_else(|| panic!("a short URL in {reply}"))
@@ -54,6 +57,13 @@ async fn a_scan_right_after_the_reply_gets_the_new_link_and_the_invalidation() {
             "scan {i} of /{key}, sent right after the ack"
         );
     }
+    replies.sort();
+    eprintln!(
+        "a create's reply: median {:?}, 99th percentile {:?}, slowest {:?}",
+        replies[PAIRS / 2],
+        replies[PAIRS * 99 / 100],
+        replies[PAIRS - 1]
+    );
     eprintln!(
         "{PAIRS} create-then-scan pairs in {created:?}, {PAIRS} invalidate-then-scan pairs in {:?}",
         started.elapsed() - created
