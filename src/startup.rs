@@ -486,8 +486,10 @@ fn console_state(
             db: store::sqlite::SqliteStore::open_with(path, store::Access::Write)?,
             store: Arc::clone(store),
         },
-        crate::settings::StoreSettings::CouchDb(couch) => Accounts::couch(couch.clone(), snapshot)
-            .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?,
+        crate::settings::StoreSettings::CouchDb(couch) => {
+            Accounts::couch(couch.clone(), snapshot, store.cluster())
+                .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?
+        }
     };
     let mut state = crate::console::ConsoleState::new(
         Arc::clone(snapshot),
@@ -631,6 +633,7 @@ impl Application {
             access_log: access_log.clone(),
             deliveries: settings.api.as_ref().map(|_| delivery.counters()),
             node: settings.node_name.clone(),
+            cluster: store.cluster(),
             draining: std::sync::atomic::AtomicBool::new(false),
         });
         let metrics = crate::metrics::Metrics::new(requests, Arc::clone(&health), &qr_renders);

@@ -13,9 +13,9 @@ use super::session::User;
 use crate::links::served::Served;
 use crate::settings::{CouchSettings, Secret};
 use crate::snapshot::Snapshot;
-use crate::store::LinkStore;
 use crate::store::couch::CouchStore;
 use crate::store::sqlite::SqliteStore;
+use crate::store::{ClusterStats, LinkStore};
 
 /// The roles whose holders see edit forms; CouchDB still decides each write.
 const EDITOR_ROLES: [&str; 2] = ["qrtag_editor", "_admin"];
@@ -35,6 +35,9 @@ pub enum Accounts {
         http: reqwest::Client,
         /// What a user's writes wait for ([`Served`]).
         snapshot: Arc<Snapshot>,
+        /// The service's cluster stats, shared by every user's store, so
+        /// that `/readyz` counts the console's writes with fewer copies.
+        cluster: Option<Arc<ClusterStats>>,
     },
 }
 
@@ -68,6 +71,7 @@ impl Accounts {
     pub fn couch(
         settings: CouchSettings,
         snapshot: &Arc<Snapshot>,
+        cluster: Option<Arc<ClusterStats>>,
     ) -> Result<Self, reqwest::Error> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
@@ -76,6 +80,7 @@ impl Accounts {
             settings,
             http,
             snapshot: Arc::clone(snapshot),
+            cluster,
         })
     }
 
@@ -135,6 +140,7 @@ impl Accounts {
                 settings,
                 http,
                 snapshot,
+                cluster,
             } => {
                 if name.is_empty() {
                     return Err(LoginError::Wrong);
@@ -169,6 +175,10 @@ impl Accounts {
                     .with_credentials(name, Some(Secret::new(password)));
                 let store = CouchStore::new(&as_user)
                     .map_err(|e| LoginError::Unavailable(e.to_string()))?;
+                let store = match cluster {
+                    Some(c) => store.sharing(Arc::clone(c)),
+                    None => store,
+                };
                 Ok(User {
                     name: session.name.unwrap_or_else(|| name.to_owned()),
                     can_edit,

@@ -183,6 +183,10 @@ impl LinkStore for Served {
         self.inner.check_seq(seq).await
     }
 
+    fn cluster(&self) -> Option<Arc<crate::store::ClusterStats>> {
+        self.inner.cluster()
+    }
+
     /// The server's follower runs on the store itself; this one is only
     /// for writers. Following through it still works, on the inner store.
     fn follow(

@@ -6,6 +6,7 @@
 mod apache;
 #[path = "../support/browser.rs"]
 mod browser;
+mod cluster;
 mod compose;
 mod console;
 #[path = "../support/deploy_kit.rs"]
