@@ -487,7 +487,7 @@ fn console_state(
             store: Arc::clone(store),
         },
         crate::settings::StoreSettings::CouchDb(couch) => {
-            Accounts::couch(couch.clone(), store.cluster())
+            Accounts::couch(couch.clone(), snapshot, store.cluster())
                 .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?
         }
     };
@@ -591,6 +591,8 @@ impl Application {
             Saver::new(path, Arc::clone(&store), Arc::clone(&snapshot), on_disk)
         });
         let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
+        // What the console and the API write through: answered once served.
+        let writes = crate::links::served::Served::wrap(Arc::clone(&store), Arc::clone(&snapshot));
 
         let requests = Arc::new(crate::metrics::RequestMetrics::default());
         let public_state = web::Data::new(public::PublicState {
@@ -640,7 +642,7 @@ impl Application {
                 console,
                 &settings,
                 &snapshot,
-                &store,
+                &writes,
                 scan_index
                     .as_ref()
                     .map(crate::scan_index::RunningIndex::index),
@@ -682,7 +684,7 @@ impl Application {
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {
                 let (server, did) =
-                    api_server(api, listener, addr, &store, delivery, &settings, caps.api)?;
+                    api_server(api, listener, addr, &writes, delivery, &settings, caps.api)?;
                 (Some(server), Some(addr), Some(did))
             }
             _ => (None, None, None),

@@ -10,7 +10,9 @@ use serde::Deserialize;
 
 use super::password;
 use super::session::User;
+use crate::links::served::Served;
 use crate::settings::{CouchSettings, Secret};
+use crate::snapshot::Snapshot;
 use crate::store::couch::CouchStore;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{ClusterStats, LinkStore};
@@ -31,6 +33,8 @@ pub enum Accounts {
     Couch {
         settings: CouchSettings,
         http: reqwest::Client,
+        /// What a user's writes wait for ([`Served`]).
+        snapshot: Arc<Snapshot>,
         /// The service's cluster stats, shared by every user's store, so
         /// that `/readyz` counts the console's writes with fewer copies.
         cluster: Option<Arc<ClusterStats>>,
@@ -66,6 +70,7 @@ struct SessionAnswer {
 impl Accounts {
     pub fn couch(
         settings: CouchSettings,
+        snapshot: &Arc<Snapshot>,
         cluster: Option<Arc<ClusterStats>>,
     ) -> Result<Self, reqwest::Error> {
         let http = reqwest::Client::builder()
@@ -74,6 +79,7 @@ impl Accounts {
         Ok(Self::Couch {
             settings,
             http,
+            snapshot: Arc::clone(snapshot),
             cluster,
         })
     }
@@ -133,6 +139,7 @@ impl Accounts {
             Self::Couch {
                 settings,
                 http,
+                snapshot,
                 cluster,
             } => {
                 if name.is_empty() {
@@ -175,7 +182,7 @@ impl Accounts {
                 Ok(User {
                     name: session.name.unwrap_or_else(|| name.to_owned()),
                     can_edit,
-                    store: Arc::new(store),
+                    store: Served::wrap(Arc::new(store), Arc::clone(snapshot)),
                 })
             }
         }

@@ -22,6 +22,7 @@ mod pouchdb;
 #[path = "../support/process.rs"]
 mod process;
 mod proxy;
+mod read_your_writes;
 mod transfer;
 
 use std::sync::Arc;
