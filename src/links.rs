@@ -188,6 +188,35 @@ pub async fn update(
     Err(LinkError::TooManyConflicts(key.to_string()))
 }
 
+/// [`update`] only if the stored document is still at `rev` (an HTTP
+/// `If-Match`): no re-read and retry, since the caller asked not to
+/// overwrite anyone's edit. A newer revision is
+/// [`StoreError::Conflict`](crate::store::StoreError::Conflict).
+pub async fn update_at(
+    store: &dyn LinkStore,
+    key: &LinkKey,
+    rev: &str,
+    edit: impl Fn(&mut Document),
+) -> Result<Document, LinkError> {
+    let Some(stored) = store.get(key).await? else {
+        return Err(LinkError::NotFound(key.clone()));
+    };
+    if let Some(e) = deleted(key, &stored.doc) {
+        return Err(e);
+    }
+    if stored.rev != rev {
+        return Err(StoreError::Conflict(key.to_string()).into());
+    }
+    let mut doc = stored.doc;
+    edit(&mut doc);
+    link::stamp_changed(&mut doc, Utc::now());
+    match store.replace(key, &doc, &stored.rev).await {
+        Ok(()) => Ok(doc),
+        Err(StoreError::NotFound(_)) => Err(LinkError::NotFound(key.clone())),
+        Err(e) => Err(e.into()),
+    }
+}
+
 pub async fn set_url(
     store: &dyn LinkStore,
     key: &LinkKey,
