@@ -101,6 +101,15 @@ async fn keys_scopes_etags_and_revocation() {
     )
     .await;
     assert_eq!(problem(r, 400).await, "urn:qrtag:problem:invalid-url");
+    // Found by schemathesis: a multi-byte last character split by bytes.
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/", "expires": "3¬"}),
+    )
+    .await;
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
 
     // Repoint at the revision read; the same revision again is stale.
     let repoint = |url: &str, etag: &str| {
@@ -281,4 +290,86 @@ fn api_key_commands_name_what_is_wrong() {
         &["api-key", "create", "--name", "x", "--scope", "admin"],
     );
     assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+/// The checkers' virtual environment, made by `bash .ci/test`.
+fn venv_bin(name: &str) -> std::path::PathBuf {
+    let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/rest/python/.venv/bin")
+        .join(name);
+    assert!(
+        bin.exists(),
+        "{} is missing: run `bash .ci/test` once, which installs tests/rest/python/requirements.txt",
+        bin.display()
+    );
+    bin
+}
+
+async fn run(cmd: &mut tokio::process::Command) -> String {
+    let out = cmd.output().await.expect("run");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{cmd:?}\n{stdout}\n{stderr}");
+    stdout.into_owned()
+}
+
+#[tokio::test]
+async fn the_document_validates_and_schemathesis_finds_no_server_error() {
+    let app = spawn_api_with(|api| api.rate_per_second = 1_000_000).await;
+    let write = new_key(&app, "write");
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/", "key": "spring"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let document = api(&app, "/openapi.json");
+    let validate = "import json, sys, urllib.request\n\
+                    from openapi_spec_validator import validate\n\
+                    validate(json.load(urllib.request.urlopen(sys.argv[1])))\n\
+                    print('valid')";
+    let said =
+        run(tokio::process::Command::new(venv_bin("python")).args(["-c", validate, &document]))
+            .await;
+    assert_eq!(said.trim(), "valid");
+    // Bounded: a fixed seed and few examples, a few seconds on two cores.
+    run(tokio::process::Command::new(venv_bin("schemathesis"))
+        .args([
+            "run",
+            &document,
+            "--seed",
+            "1",
+            "--max-examples",
+            "10",
+            "--checks",
+        ])
+        .arg(
+            "not_a_server_error,status_code_conformance,content_type_conformance,\
+             response_headers_conformance,response_schema_conformance",
+        )
+        .args(["--header", &format!("Authorization: Bearer {write}")])
+        .env("NO_COLOR", "1")
+        .current_dir(app.dir.path()))
+    .await;
+}
+
+#[tokio::test]
+async fn an_httpx_client_walks_the_life_of_a_tag() {
+    let app = spawn_api().await;
+    let write = new_key(&app, "write");
+    let read = new_key(&app, "read");
+    let revoked = new_key(&app, "write");
+    let out = app.cli(&["api-key", "revoke", &revoked[4..12]]);
+    assert!(out.status.success(), "{out:?}");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rest/python/life.py");
+    let said = run(tokio::process::Command::new(venv_bin("python"))
+        .arg(script)
+        .args([&api(&app, ""), &format!("http://{}", app.public)])
+        .args([&write, &read, &revoked]))
+    .await;
+    assert_eq!(said.trim(), "ok");
 }

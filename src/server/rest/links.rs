@@ -355,7 +355,7 @@ fn tail_target(req: &HttpRequest) -> Result<Target, HttpResponse> {
 
 #[utoipa::path(
     get, path = "/api/v1/links/{key}", tag = "links",
-    params(("key" = String, Path, description = "The link's key")),
+    params(("key" = String, Path, description = "The link's key", example = "spring")),
     responses(
         (status = 200, body = LinkView, headers(("ETag" = String))),
         (status = 401, body = problem::Problem, content_type = "application/problem+json"),
@@ -384,7 +384,7 @@ pub async fn get(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse 
 #[utoipa::path(
     get, path = "/api/v1/links/{key}/qr.png", tag = "qr",
     params(
-        ("key" = String, Path, description = "The link's key"),
+        ("key" = String, Path, description = "The link's key", example = "spring"),
         ("scale" = Option<u32>, Query), ("margin" = Option<u32>, Query),
         ("ec" = Option<String>, Query), ("dark" = Option<String>, Query), ("light" = Option<String>, Query),
     ),
@@ -402,7 +402,7 @@ fn qr_png_doc() {}
 #[utoipa::path(
     get, path = "/api/v1/links/{key}/qr.svg", tag = "qr",
     params(
-        ("key" = String, Path, description = "The link's key"),
+        ("key" = String, Path, description = "The link's key", example = "spring"),
         ("scale" = Option<u32>, Query), ("margin" = Option<u32>, Query),
         ("ec" = Option<String>, Query), ("dark" = Option<String>, Query), ("light" = Option<String>, Query),
     ),
@@ -448,7 +448,7 @@ async fn qr(
 #[utoipa::path(
     patch, path = "/api/v1/links/{key}", tag = "links",
     params(
-        ("key" = String, Path, description = "The link's key"),
+        ("key" = String, Path, description = "The link's key", example = "spring"),
         ("If-Match" = Option<String>, Header, description = "The ETag read: 412 if the link changed since"),
     ),
     request_body = LinkEdit,
