@@ -340,6 +340,7 @@ fn rest_state(
     api: &crate::settings::ApiSettings,
     store: &Arc<dyn store::LinkStore>,
     snapshot: &Arc<Snapshot>,
+    scans: Option<Arc<crate::scan_index::ScanIndex>>,
     settings: &Settings,
 ) -> Result<web::Data<crate::server::rest::RestState>, StartupError> {
     let order = Arc::new(std::sync::Mutex::new(
@@ -355,6 +356,10 @@ fn rest_state(
         limiter: crate::server::rest::auth::RateLimiter::new(api.rate_per_second),
         snapshot: Arc::clone(snapshot),
         order,
+        scans: match scans {
+            Some(index) => index,
+            None => Arc::new(crate::console::scans::NoScanCounts),
+        },
     }))
 }
 
@@ -704,7 +709,15 @@ impl Application {
 
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {
-                let rest = rest_state(api, &store, &snapshot, &settings)?;
+                let rest = rest_state(
+                    api,
+                    &store,
+                    &snapshot,
+                    scan_index
+                        .as_ref()
+                        .map(crate::scan_index::RunningIndex::index),
+                    &settings,
+                )?;
                 let (server, did) =
                     api_server(api, listener, addr, rest, delivery, &settings, caps.api)?;
                 (Some(server), Some(addr), Some(did))

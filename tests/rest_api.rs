@@ -9,6 +9,7 @@ use qrtag::settings::ApiSettings;
 use serde_json::{Value, json};
 use support::{TestApp, eventually, header, spawn_with, test_settings};
 
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
 const PROBLEM: &str = "application/problem+json";
 
 async fn spawn_api() -> TestApp {
@@ -16,11 +17,32 @@ async fn spawn_api() -> TestApp {
 }
 
 async fn spawn_api_with(edit: impl FnOnce(&mut ApiSettings)) -> TestApp {
+    spawn_api_and(edit, |_| {}).await
+}
+
+/// The API with the scan index on, following the access log.
+async fn spawn_api_with_scans(edit: impl FnOnce(&mut ApiSettings)) -> TestApp {
+    spawn_api_and(edit, |settings| {
+        let qrtag::settings::AccessLogTarget::Path(log) = settings.access_log.clone() else {
+            panic!("a log file");
+        };
+        let mut index = qrtag::scan_index::ScanIndexSettings::beside(&log);
+        index.poll_interval = Duration::from_millis(20);
+        settings.scan_index = Some(index);
+    })
+    .await
+}
+
+async fn spawn_api_and(
+    edit: impl FnOnce(&mut ApiSettings),
+    more: impl FnOnce(&mut qrtag::settings::Settings),
+) -> TestApp {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
     let mut api = ApiSettings::new("127.0.0.1:0", dir.path().join("didcomm-keys.json"));
     edit(&mut api);
     settings.api = Some(api);
+    more(&mut settings);
     spawn_with(settings, dir).await
 }
 
@@ -317,7 +339,7 @@ async fn run(cmd: &mut tokio::process::Command) -> String {
 
 #[tokio::test]
 async fn the_document_validates_and_schemathesis_finds_no_server_error() {
-    let app = spawn_api_with(|api| api.rate_per_second = 1_000_000).await;
+    let app = spawn_api_with_scans(|api| api.rate_per_second = 1_000_000).await;
     let write = new_key(&app, "write");
     let r = post(
         &app,
@@ -359,7 +381,7 @@ async fn the_document_validates_and_schemathesis_finds_no_server_error() {
 
 #[tokio::test]
 async fn an_httpx_client_walks_the_life_of_a_tag() {
-    let app = spawn_api().await;
+    let app = spawn_api_with_scans(|_| {}).await;
     let write = new_key(&app, "write");
     let read = new_key(&app, "read");
     let revoked = new_key(&app, "write");
@@ -372,4 +394,49 @@ async fn an_httpx_client_walks_the_life_of_a_tag() {
         .args([&write, &read, &revoked]))
     .await;
     assert_eq!(said.trim(), "ok");
+}
+
+#[tokio::test]
+async fn scans_of_a_link_and_of_all_links_come_from_the_scan_index() {
+    let without = spawn_api().await;
+    let key = new_key(&without, "read");
+    let r = get(&without, "/scans", &key).await;
+    assert_eq!(problem(r, 503).await, "urn:qrtag:problem:unavailable");
+
+    let app = spawn_api_with_scans(|_| {}).await;
+    let write = new_key(&app, "write");
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/", "key": "flyer"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    app.wait_for_status("/flyer", 302).await;
+    // A phone, not a bot: the index counts scans as `qrtag stats` does.
+    for _ in 0..3 {
+        let r = app
+            .client
+            .get(app.url("/flyer"))
+            .header("user-agent", IPHONE)
+            .send()
+            .await
+            .expect("scan");
+        assert_eq!(r.status().as_u16(), 302);
+    }
+    let today = chrono::Utc::now().date_naive().to_string();
+    eventually(Duration::from_secs(5), || async {
+        let r = get(&app, &format!("/links/flyer/scans?since={today}"), &write).await;
+        r.status().as_u16() == 200
+            && r.json::<Value>().await.expect("json")["in_range"].as_u64() == Some(3)
+    })
+    .await;
+    let r = get(&app, "/scans", &write).await;
+    assert_eq!(r.status().as_u16(), 200);
+    let all: Value = r.json().await.expect("json");
+    assert_eq!(all["in_range"].as_u64(), Some(3), "{all}");
+    assert_eq!(all["top"][0]["key"], "flyer");
+    let r = get(&app, "/scans?since=2026-12-02&until=2026-12-01", &write).await;
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
 }

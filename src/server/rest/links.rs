@@ -213,7 +213,7 @@ async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpRe
     read(state, &key).await
 }
 
-async fn read(state: &RestState, key: &LinkKey) -> Result<LinkView, HttpResponse> {
+pub(super) async fn read(state: &RestState, key: &LinkKey) -> Result<LinkView, HttpResponse> {
     match state.store.get(key).await {
         Ok(Some(stored)) if !link::is_tombstone(&stored.doc) => {
             Ok(view(state, key, &stored.doc, stored.rev))
@@ -337,6 +337,7 @@ fn kind_of(status: actix_web::http::StatusCode) -> Kind {
 enum Target {
     Link(LinkKey),
     Qr(LinkKey, ImageFormat),
+    Scans(LinkKey),
 }
 
 fn target(tail: &str) -> Option<Target> {
@@ -344,6 +345,9 @@ fn target(tail: &str) -> Option<Target> {
         if let Some(key) = tail.strip_suffix(suffix) {
             return LinkKey::parse(key).ok().map(|k| Target::Qr(k, format));
         }
+    }
+    if let Some(key) = tail.strip_suffix("/scans") {
+        return LinkKey::parse(key).ok().map(Target::Scans);
     }
     LinkKey::parse(tail).ok().map(Target::Link)
 }
@@ -377,6 +381,7 @@ pub async fn get(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse 
             Err(res) => res,
         },
         Ok(Target::Qr(key, format)) => qr(&req, &state, key, format).await,
+        Ok(Target::Scans(key)) => super::scans::of_link(&req, &state, key).await,
         Err(res) => res,
     }
 }
@@ -476,8 +481,8 @@ pub async fn edit(
     };
     let key = match tail_target(&req) {
         Ok(Target::Link(key)) => key,
-        Ok(Target::Qr(..)) => {
-            return problem::respond(Kind::NotFound, "a QR image cannot be edited");
+        Ok(Target::Qr(..) | Target::Scans(_)) => {
+            return problem::respond(Kind::NotFound, "only a link can be edited");
         }
         Err(res) => return res,
     };

@@ -14,6 +14,7 @@ pub mod auth;
 pub mod links;
 pub mod openapi;
 pub mod problem;
+pub mod scans;
 
 use std::sync::Arc;
 
@@ -42,6 +43,9 @@ pub struct RestState {
     pub snapshot: Arc<crate::snapshot::Snapshot>,
     /// The sorted keys, kept by [`crate::console::key_order::keep_following`].
     pub order: Arc<std::sync::Mutex<crate::console::key_order::KeyOrder>>,
+    /// The console's scan counts ([`crate::console::scans::NoScanCounts`]
+    /// when this node runs no scan index).
+    pub scans: Arc<dyn crate::console::scans::ScanCounts>,
 }
 
 pub fn routes(cfg: &mut web::ServiceConfig) {
@@ -49,6 +53,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/links", web::post().to(links::create))
         .route("/links", web::get().to(links::list))
         .route("/links/bulk", web::post().to(links::bulk))
+        .route("/scans", web::get().to(scans::all))
         .route("/links/{tail:.*}", web::get().to(links::get))
         .route("/links/{tail:.*}", web::patch().to(links::edit))
         .default_service(web::to(|| async {

@@ -7,8 +7,8 @@ use actix_web::HttpResponse;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use super::links;
 use super::problem::Problem;
+use super::{links, scans};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -25,6 +25,8 @@ use super::problem::Problem;
         links::edit,
         links::qr_png_doc,
         links::qr_svg_doc,
+        scans::of_link,
+        scans::all,
     ),
     components(schemas(
         Problem,
@@ -36,6 +38,10 @@ use super::problem::Problem;
         links::BulkItem,
         links::LinkPage,
         links::ListedLink,
+        scans::LinkScans,
+        scans::AllScans,
+        scans::Day,
+        scans::TopLink,
     )),
     modifiers(&Bearer)
 )]

@@ -9,6 +9,7 @@ import httpx
 
 api, public, write, read, revoked = sys.argv[1:6]
 PROBLEM = "application/problem+json"
+PHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1"
 
 
 def client(key):
@@ -49,10 +50,16 @@ assert problem_type(r, 412) == "urn:qrtag:problem:precondition-failed"
 # A scan follows the repoint (polled: other nodes follow the store's feed).
 deadline = time.monotonic() + 5
 while True:
-    s = httpx.get(f"{public}/{key}", follow_redirects=False)
+    s = httpx.get(f"{public}/{key}", follow_redirects=False, headers={"User-Agent": PHONE})
     if s.status_code == 302 and s.headers["location"] == "https://shop.example/sold-out":
         break
     assert time.monotonic() < deadline, (s.status_code, s.headers)
+    time.sleep(0.02)
+
+# The scan shows up in the link's numbers (the index follows the log).
+deadline = time.monotonic() + 5
+while w.get(f"/links/{key}/scans").json().get("in_range", 0) < 1:
+    assert time.monotonic() < deadline, w.get(f"/links/{key}/scans").text
     time.sleep(0.02)
 
 # A read key reads but may not write; a revoked key does nothing.
