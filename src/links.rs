@@ -294,6 +294,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn an_edit_at_a_revision_applies_only_at_that_revision() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(&dir.path().join("t.db")).expect("open");
+        let url = Destination::parse("https://example.com/").expect("url");
+        let key = create(&store, &url, None, false).await.expect("create");
+        let read = store.get(&key).await.expect("get").expect("stored");
+        let other = Destination::parse("https://example.org/").expect("url");
+        update_at(&store, &key, &read.rev, |d| link::set_url(d, &other))
+            .await
+            .expect("at the revision read");
+        let stale = update_at(&store, &key, &read.rev, |d| link::set_url(d, &url)).await;
+        assert!(matches!(
+            stale,
+            Err(LinkError::Store(StoreError::Conflict(_)))
+        ));
+        let doc = get(&store, &key).await.expect("get");
+        assert_eq!(
+            doc.get("url").and_then(|u| u.as_str()),
+            Some("https://example.org/")
+        );
+    }
+
+    #[tokio::test]
     async fn a_tombstone_refuses_every_write_and_its_key() {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = SqliteStore::open(&dir.path().join("t.db")).expect("open");
