@@ -59,7 +59,14 @@ impl Expiry {
                  (90m, 12h, 30d, 2w) or never"
             )
         };
-        let unit_at = s.len().checked_sub(1).filter(|&i| i > 0).ok_or_else(bad)?;
+        // The last character, not byte: a multi-byte one is no unit, and
+        // must not split a character (found by schemathesis on the API).
+        let unit_at = s
+            .char_indices()
+            .next_back()
+            .map(|(i, _)| i)
+            .filter(|&i| i > 0)
+            .ok_or_else(bad)?;
         let (number, unit) = s.split_at(unit_at);
         let n: i64 = number.parse().map_err(|_| bad())?;
         let duration = match unit {
@@ -176,6 +183,13 @@ mod tests {
         assert!(check_future(now(), now(), Tz::UTC).is_err(), "now is past");
         let later = now() + Duration::seconds(1);
         assert_eq!(check_future(later, now(), Tz::UTC), Ok(()));
+    }
+
+    #[test]
+    fn a_multi_byte_last_character_is_refused_not_split() {
+        for s in ["3¬", "12€", "\u{83a44}¬", "é"] {
+            assert!(Expiry::parse(s, now()).is_err(), "{s:?}");
+        }
     }
 
     #[test]

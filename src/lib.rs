@@ -5,6 +5,7 @@
 //! are thin shells around it.
 
 pub mod access_log;
+pub mod api_key;
 pub mod cli;
 pub mod client_ip;
 pub mod config;

@@ -190,6 +190,35 @@ pub async fn update(
     Err(LinkError::TooManyConflicts(key.to_string()))
 }
 
+/// [`update`] only if the stored document is still at `rev` (an HTTP
+/// `If-Match`): no re-read and retry, since the caller asked not to
+/// overwrite anyone's edit. A newer revision is
+/// [`StoreError::Conflict`](crate::store::StoreError::Conflict).
+pub async fn update_at(
+    store: &dyn LinkStore,
+    key: &LinkKey,
+    rev: &str,
+    edit: impl Fn(&mut Document),
+) -> Result<Document, LinkError> {
+    let Some(stored) = store.get(key).await? else {
+        return Err(LinkError::NotFound(key.clone()));
+    };
+    if let Some(e) = deleted(key, &stored.doc) {
+        return Err(e);
+    }
+    if stored.rev != rev {
+        return Err(StoreError::Conflict(key.to_string()).into());
+    }
+    let mut doc = stored.doc;
+    edit(&mut doc);
+    link::stamp_changed(&mut doc, Utc::now());
+    match store.replace(key, &doc, &stored.rev).await {
+        Ok(()) => Ok(doc),
+        Err(StoreError::NotFound(_)) => Err(LinkError::NotFound(key.clone())),
+        Err(e) => Err(e.into()),
+    }
+}
+
 pub async fn set_url(
     store: &dyn LinkStore,
     key: &LinkKey,
@@ -264,6 +293,29 @@ mod tests {
             set_url(&store, &missing, &url).await,
             Err(LinkError::NotFound(_))
         ));
+    }
+
+    #[tokio::test]
+    async fn an_edit_at_a_revision_applies_only_at_that_revision() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store = SqliteStore::open(&dir.path().join("t.db")).expect("open");
+        let url = Destination::parse("https://example.com/").expect("url");
+        let key = create(&store, &url, None, false).await.expect("create");
+        let read = store.get(&key).await.expect("get").expect("stored");
+        let other = Destination::parse("https://example.org/").expect("url");
+        update_at(&store, &key, &read.rev, |d| link::set_url(d, &other))
+            .await
+            .expect("at the revision read");
+        let stale = update_at(&store, &key, &read.rev, |d| link::set_url(d, &url)).await;
+        assert!(matches!(
+            stale,
+            Err(LinkError::Store(StoreError::Conflict(_)))
+        ));
+        let doc = get(&store, &key).await.expect("get");
+        assert_eq!(
+            doc.get("url").and_then(|u| u.as_str()),
+            Some("https://example.org/")
+        );
     }
 
     #[tokio::test]

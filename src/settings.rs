@@ -414,6 +414,8 @@ pub struct ApiSettings {
     /// Deliver replies to loopback and private-range endpoints too
     /// (`didcomm::delivery`).
     pub allow_private_endpoints: bool,
+    /// Requests a second per REST API key.
+    pub rate_per_second: u32,
 }
 
 impl ApiSettings {
@@ -428,6 +430,7 @@ impl ApiSettings {
                 ..Default::default()
             },
             allow_private_endpoints: false,
+            rate_per_second: crate::server::rest::auth::RATE_PER_SECOND,
         }
     }
 }

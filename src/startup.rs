@@ -334,13 +334,43 @@ fn public_server(
     )
 }
 
-/// The DIDComm listener: the service identity from its key file, and
-/// `POST /didcomm`. Returns the server and the service's DID.
+/// The REST API's state: its own key order following the snapshot (as
+/// the console's does), its render gate and rate limiter.
+fn rest_state(
+    api: &crate::settings::ApiSettings,
+    store: &Arc<dyn store::LinkStore>,
+    snapshot: &Arc<Snapshot>,
+    scans: Option<Arc<crate::scan_index::ScanIndex>>,
+    settings: &Settings,
+) -> Result<web::Data<crate::server::rest::RestState>, StartupError> {
+    let order = Arc::new(std::sync::Mutex::new(
+        crate::console::key_order::KeyOrder::default(),
+    ));
+    crate::console::key_order::keep_following(&order, Arc::clone(snapshot))
+        .map_err(StartupError::ConsoleKeys)?;
+    Ok(web::Data::new(crate::server::rest::RestState {
+        store: Arc::clone(store),
+        public_url: settings.public_url(),
+        uppercase_prefix: settings.qr_uppercase_prefix,
+        gate: crate::qr_image::RenderGate::for_cores(),
+        limiter: crate::server::rest::auth::RateLimiter::new(api.rate_per_second),
+        snapshot: Arc::clone(snapshot),
+        order,
+        scans: match scans {
+            Some(index) => index,
+            None => Arc::new(crate::console::scans::NoScanCounts),
+        },
+    }))
+}
+
+/// The API listener: the service identity from its key file,
+/// `POST /didcomm`, and the REST API under `/api/v1`. Returns the server
+/// and the service's DID.
 fn api_server(
     api: &crate::settings::ApiSettings,
     listener: TcpListener,
     addr: SocketAddr,
-    store: &Arc<dyn store::LinkStore>,
+    rest: web::Data<crate::server::rest::RestState>,
     delivery: crate::didcomm::delivery::Delivery,
     settings: &Settings,
     caps: crate::fd_budget::ListenerCaps,
@@ -355,7 +385,7 @@ fn api_server(
     let did = me.did().clone();
     tracing::info!(%did, %endpoint, "DIDComm url-shortener");
     let state = web::Data::new(crate::server::api::ApiState {
-        store: Arc::clone(store),
+        store: Arc::clone(&rest.store),
         identity: me,
         public_url: settings.public_url(),
         token: api.token.clone(),
@@ -374,6 +404,7 @@ fn api_server(
         move || {
             App::new()
                 .app_data(state.clone())
+                .app_data(rest.clone())
                 .configure(crate::server::api::routes)
         },
     )
@@ -683,8 +714,19 @@ impl Application {
 
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {
+                // Every write the API listener makes (DIDComm and REST) is
+                // answered once this server serves it (`Served`).
+                let rest = rest_state(
+                    api,
+                    &writes,
+                    &snapshot,
+                    scan_index
+                        .as_ref()
+                        .map(crate::scan_index::RunningIndex::index),
+                    &settings,
+                )?;
                 let (server, did) =
-                    api_server(api, listener, addr, &writes, delivery, &settings, caps.api)?;
+                    api_server(api, listener, addr, rest, delivery, &settings, caps.api)?;
                 (Some(server), Some(addr), Some(did))
             }
             _ => (None, None, None),

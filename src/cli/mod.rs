@@ -17,6 +17,7 @@ use crate::settings::{
 };
 use crate::tracking_cookie::CookieName;
 
+mod api_key;
 mod config_file;
 mod console;
 mod didcomm;
@@ -397,6 +398,19 @@ pub enum Command {
                       printf '%s\\n' \"$PW\" | qrtag --db /var/lib/qrtag/qrtag.db console-password"
     )]
     ConsolePassword,
+    /// API keys for the REST API (`/api/v1` on --api-listen).
+    ///
+    /// `create` prints the key once; only its hash is stored. A revoked key
+    /// is refused from the next request on, on every node.
+    #[command(
+        name = "api-key",
+        after_help = "Examples:\n  qrtag api-key create --name print-shop --scope write\n  \
+                      qrtag api-key list\n  qrtag api-key revoke Ab3dE5gH"
+    )]
+    ApiKey {
+        #[command(subcommand)]
+        command: api_key::ApiKeyCommand,
+    },
     /// The DIDComm url-shortener's identity.
     Didcomm {
         #[command(subcommand)]
@@ -502,6 +516,16 @@ pub struct DidcommServeArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub didcomm_allow_private_endpoints: bool,
+    /// Requests a second one REST API key may make (`/api/v1`); past it 429
+    /// with Retry-After.
+    #[arg(
+        long,
+        env = "QRTAG_API_RATE_LIMIT",
+        value_name = "PER_SECOND",
+        default_value_t = crate::server::rest::auth::RATE_PER_SECOND,
+        value_parser = clap::value_parser!(u32).range(1..)
+    )]
+    pub api_rate_limit: u32,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -878,6 +902,7 @@ impl Cli {
                         admins: rules.didcomm_admin.clone(),
                     },
                     allow_private_endpoints: rules.didcomm_allow_private_endpoints,
+                    rate_per_second: rules.api_rate_limit,
                 }
             }),
         }
@@ -1069,6 +1094,7 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Import(args) => transfer::import(cli, args).await,
         Command::Didcomm { command } => didcomm::run(cli, command),
         Command::ConsolePassword => console::run(cli).await,
+        Command::ApiKey { command } => api_key::run(cli, command).await,
         _ => unknown_key::explain(cli, links::run(cli).await).await,
     }
 }

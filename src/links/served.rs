@@ -187,6 +187,21 @@ impl LinkStore for Served {
         self.inner.cluster()
     }
 
+    async fn api_key(
+        &self,
+        id: &crate::api_key::KeyId,
+    ) -> Result<Option<crate::api_key::KeyRecord>, StoreError> {
+        self.inner.api_key(id).await
+    }
+
+    async fn api_keys(&self) -> Result<Vec<crate::api_key::KeyRecord>, StoreError> {
+        self.inner.api_keys().await
+    }
+
+    async fn put_api_key(&self, record: &crate::api_key::KeyRecord) -> Result<(), StoreError> {
+        self.inner.put_api_key(record).await
+    }
+
     /// The server's follower runs on the store itself; this one is only
     /// for writers. Following through it still works, on the inner store.
     fn follow(

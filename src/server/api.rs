@@ -1,4 +1,5 @@
-//! The DIDComm listener (`--api-listen`): `POST /didcomm`. A thin shell:
+//! The API listener (`--api-listen`): `POST /didcomm`, and the REST API
+//! under `/api/v1` ([`super::rest`]). DIDComm is a thin shell:
 //! media type and bearer token, envelope ([`didcomm::envelope`]), message
 //! ([`didcomm::message`]), then the pure decision ([`didcomm::protocol`])
 //! and the store write it asks for, through [`links`].
@@ -74,13 +75,14 @@ pub struct ApiState {
 pub fn routes(cfg: &mut web::ServiceConfig) {
     cfg.app_data(web::PayloadConfig::new(MAX_BODY))
         .route("/didcomm", web::post().to(didcomm))
+        .service(web::scope("/api/v1").configure(super::rest::routes))
         .default_service(web::to(not_found));
 }
 
 async fn not_found() -> HttpResponse {
     line(
         HttpResponse::NotFound(),
-        "not found: DIDComm messages go to POST /didcomm",
+        "not found: DIDComm messages go to POST /didcomm, the REST API is under /api/v1",
     )
 }
 

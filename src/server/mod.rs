@@ -10,3 +10,4 @@ pub mod public;
 pub mod qr;
 pub mod request_heads;
 pub mod request_line;
+pub mod rest;

@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
+use crate::api_key::{KeyId, KeyRecord};
 use crate::link::Document;
 use crate::link_key::LinkKey;
 use crate::snapshot::Snapshot;
@@ -169,6 +170,25 @@ pub trait LinkStore: Send + Sync + 'static {
         None
     }
 
+    /// The API key record under `id` (`/api/v1`'s bearer keys). Read on
+    /// every API request, never cached, so a revocation holds at once on
+    /// every node. Stores that keep no API keys say so.
+    async fn api_key(&self, id: &KeyId) -> Result<Option<KeyRecord>, StoreError> {
+        let _ = id;
+        Err(no_api_keys())
+    }
+
+    /// Every API key record, revoked ones too, by ID.
+    async fn api_keys(&self) -> Result<Vec<KeyRecord>, StoreError> {
+        Err(no_api_keys())
+    }
+
+    /// Writes an API key record, new or changed (a revocation).
+    async fn put_api_key(&self, record: &KeyRecord) -> Result<(), StoreError> {
+        let _ = record;
+        Err(no_api_keys())
+    }
+
     /// Starts the background task that keeps `snapshot` a mirror of the
     /// store. With `resume`, the snapshot already holds the links as of that
     /// sequence (from the snapshot file) and only later changes are read;
@@ -179,6 +199,15 @@ pub trait LinkStore: Send + Sync + 'static {
         snapshot: Arc<Snapshot>,
         resume: Option<Resume>,
     ) -> tokio::task::JoinHandle<()>;
+}
+
+/// What a store without API keys answers: CouchDB keeps none yet, since a
+/// `_local` document is writable by every member, readers included, and a
+/// reader must not be able to mint a write key.
+fn no_api_keys() -> StoreError {
+    StoreError::Other(
+        "API keys are kept only by the embedded store (SQLite) in this version".into(),
+    )
 }
 
 /// Where a follower starts when the snapshot already serves the links of a

@@ -13,10 +13,21 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::{Access, LinkStore, StoreError, Stored};
+use crate::api_key::{KeyId, KeyRecord};
 use crate::link::Document;
 use crate::link_key::LinkKey;
 use crate::snapshot::{Change, LinkTable, Snapshot, TableBuilder};
 use serde_json::Value;
+
+/// The `meta` names of API key records, and the bound just past them.
+const API_KEY_META: &str = "api_key:";
+const API_KEY_META_END: &str = "api_key;";
+
+fn api_key_record(json: &str) -> Result<KeyRecord, StoreError> {
+    serde_json::from_str(json)
+        .map_err(|e| StoreError::Other(format!("a stored API key record is unreadable: {e}")))
+}
+
 
 /// How often the follower looks for new writes: an edit by another process
 /// (the CLI, another server) is served within this plus the time to apply
@@ -447,6 +458,37 @@ impl LinkStore for SqliteStore {
         } else {
             self.insert_meta(PUBLIC_URL_META, url).await
         }
+    }
+
+    /// In `meta` as `api_key:ID`, the record as JSON: beside the console
+    /// password's hash, in the file only the server's account reads.
+    async fn api_key(&self, id: &KeyId) -> Result<Option<KeyRecord>, StoreError> {
+        self.meta(&format!("{API_KEY_META}{id}"))
+            .await?
+            .map(|json| api_key_record(&json))
+            .transpose()
+    }
+
+    async fn api_keys(&self) -> Result<Vec<KeyRecord>, StoreError> {
+        let err = self.sql_err();
+        let rows: Vec<String> = self
+            .with_conn(move |conn| {
+                let mut stmt = conn
+                    .prepare("SELECT value FROM meta WHERE name >= ?1 AND name < ?2 ORDER BY name")
+                    .map_err(&err)?;
+                let rows = stmt
+                    .query_map(params![API_KEY_META, API_KEY_META_END], |r| r.get(0))
+                    .map_err(&err)?;
+                rows.collect::<Result<_, _>>().map_err(&err)
+            })
+            .await?;
+        rows.iter().map(|json| api_key_record(json)).collect()
+    }
+
+    async fn put_api_key(&self, record: &KeyRecord) -> Result<(), StoreError> {
+        let json = serde_json::to_string(record).map_err(|e| StoreError::Other(e.to_string()))?;
+        self.set_meta(&format!("{API_KEY_META}{}", record.id), &json)
+            .await
     }
 
     fn snapshot_identity(&self) -> String {

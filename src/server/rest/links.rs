@@ -1,0 +1,729 @@
+//! `/api/v1/links`: create (one or a bulk of up to [`MAX_BULK`]), get,
+//! list, edit, and the QR images of a link. Requests are parsed into the
+//! same types the CLI and the console use (`Destination`, `LinkKey`,
+//! `Notes`, `expiry`), and written through [`crate::links`].
+
+use std::sync::Arc;
+
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+use utoipa::{IntoParams, ToSchema};
+
+use super::problem::{self, Kind};
+use super::{RestState, admit, json_body};
+use crate::console::list::{self, At, By, Cursor, Sort, StateFilter};
+use crate::destination::Destination;
+use crate::expiry;
+use crate::link::{self, Document, Link, Notes};
+use crate::link_key::LinkKey;
+use crate::links::{self as write, LinkError};
+use crate::qr_image::ImageFormat;
+use crate::store::StoreError;
+
+/// The most links one bulk create takes.
+pub const MAX_BULK: usize = 1000;
+/// The most rows a list page holds.
+pub const MAX_PAGE: usize = 1000;
+const DEFAULT_PAGE: usize = 100;
+
+/// A new link. Every field but `url` may be left out.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct NewLink {
+    /// An absolute http(s) URL or a path starting with a single `/`.
+    pub url: String,
+    /// A chosen key or slug (`docs/api`); a random 5-character key if left out.
+    #[serde(default)]
+    pub key: Option<String>,
+    #[serde(default)]
+    pub inactive: bool,
+    /// An RFC 3339 time, a date (its end, UTC), a duration from now
+    /// (`30d`), or `never`.
+    #[serde(default)]
+    pub expires: Option<String>,
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+/// Changes to a link; a field left out is left as it is.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct LinkEdit {
+    /// The new destination (a repoint).
+    #[serde(default)]
+    pub url: Option<String>,
+    /// `true` disables the link, `false` enables it.
+    #[serde(default)]
+    pub inactive: Option<bool>,
+    /// A new expiry as for a new link; `""` or `never` clears it.
+    #[serde(default)]
+    pub expires: Option<String>,
+    /// New notes; `""` clears them.
+    #[serde(default)]
+    pub notes: Option<String>,
+}
+
+/// A link as the API shows it.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LinkView {
+    pub key: String,
+    /// The URL the tag encodes.
+    pub short_url: String,
+    pub url: String,
+    pub inactive: bool,
+    pub expires: Option<String>,
+    pub notes: Option<String>,
+    pub created_at: Option<String>,
+    pub changed_at: Option<String>,
+    /// The revision, as in the `ETag` header: send it back in `If-Match`.
+    pub rev: String,
+}
+
+/// Up to [`MAX_BULK`] new links.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkCreate {
+    pub links: Vec<NewLink>,
+}
+
+/// What became of each link of a bulk create, in the order sent: a link
+/// or a problem.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BulkResult {
+    pub results: Vec<BulkItem>,
+}
+
+#[derive(Debug, Serialize, ToSchema)]
+pub struct BulkItem {
+    pub link: Option<LinkView>,
+    pub problem: Option<problem::Problem>,
+}
+
+/// One page of links.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct LinkPage {
+    pub links: Vec<ListedLink>,
+    /// Give as `after` for the next page; absent on the last.
+    pub next: Option<String>,
+    /// Give as `before` for the previous page; absent on the first.
+    pub prev: Option<String>,
+}
+
+/// A row of a list: what the served table holds (no notes, no revision).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ListedLink {
+    pub key: String,
+    pub url: String,
+    pub inactive: bool,
+    pub expires: Option<String>,
+}
+
+/// The console's filters and cursors.
+#[derive(Debug, Deserialize, IntoParams)]
+#[serde(deny_unknown_fields)]
+#[into_params(parameter_in = Query)]
+pub struct ListQuery {
+    /// Keys starting with this.
+    pub prefix: Option<String>,
+    /// Destinations containing this (instead of `prefix`).
+    pub url_contains: Option<String>,
+    /// `active`, `inactive` or `expired`.
+    pub state: Option<String>,
+    /// `key`, `created`, `created-oldest`, `changed`, `changed-oldest`.
+    pub sort: Option<String>,
+    pub after: Option<String>,
+    pub before: Option<String>,
+    /// Rows per page, 1 to 1000 (100 if left out).
+    pub limit: Option<usize>,
+}
+
+fn time(t: Option<chrono::DateTime<Utc>>) -> Option<String> {
+    t.map(link::time_text)
+}
+
+fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String) -> LinkView {
+    let text = |f: &str| doc.get(f).and_then(Value::as_str).map(str::to_owned);
+    LinkView {
+        key: key.to_string(),
+        short_url: crate::qr_image::tag_text(&state.public_url, key, false),
+        url: text("url").unwrap_or_default(),
+        inactive: doc
+            .get("inactive")
+            .and_then(Value::as_bool)
+            .unwrap_or(false),
+        expires: text("expires"),
+        notes: link::notes(doc).map(|n| n.into_owned()),
+        created_at: time(link::created_at(doc)),
+        changed_at: time(link::changed_at(doc)),
+        rev,
+    }
+}
+
+fn etag(rev: &str) -> HeaderValue {
+    HeaderValue::from_str(&format!("\"{rev}\"")).unwrap_or(HeaderValue::from_static("\"\""))
+}
+
+fn with_etag(mut res: HttpResponse, rev: &str) -> HttpResponse {
+    res.headers_mut().insert(header::ETAG, etag(rev));
+    res
+}
+
+/// The document checked and built from a [`NewLink`], with its key.
+fn new_document(new: &NewLink) -> Result<(Document, Option<LinkKey>), (Kind, String)> {
+    let url = Destination::parse(&new.url).map_err(|e| (Kind::InvalidUrl, format!("url: {e}")))?;
+    let key = new
+        .key
+        .as_deref()
+        .map(LinkKey::parse)
+        .transpose()
+        .map_err(|e| (Kind::BadRequest, format!("key: {e}")))?;
+    let expires = match new.expires.as_deref() {
+        Some(s) => expiry::parse_future(s, Utc::now(), chrono_tz::UTC)
+            .map_err(|e| (Kind::BadRequest, format!("expires: {e}")))?,
+        None => None,
+    };
+    let notes = Notes::parse(new.notes.as_deref().unwrap_or_default())
+        .map_err(|e| (Kind::BadRequest, format!("notes: {e}")))?;
+    let mut doc = Link::new_document(&url, new.inactive);
+    link::set_expires(&mut doc, expires);
+    link::set_notes(&mut doc, &notes);
+    Ok((doc, key))
+}
+
+/// A write's key checked (a write key, within its rate), then its body.
+async fn write_body<T: serde::de::DeserializeOwned>(
+    req: &HttpRequest,
+    payload: web::Payload,
+    state: &RestState,
+) -> Result<T, HttpResponse> {
+    admit(req, state, true).await?;
+    json_body(req.headers(), payload).await
+}
+
+/// Creates one link and reads it back (its revision is the `ETag`).
+async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpResponse> {
+    let (doc, key) = new_document(new).map_err(|(kind, msg)| problem::respond(kind, msg))?;
+    let store = state.store.as_ref();
+    let key = write::create_document(store, &doc, key.as_ref())
+        .await
+        .map_err(|e| problem::from_link_error(&e))?;
+    read(state, &key).await
+}
+
+pub(super) async fn read(state: &RestState, key: &LinkKey) -> Result<LinkView, HttpResponse> {
+    match state.store.get(key).await {
+        Ok(Some(stored)) if !link::is_tombstone(&stored.doc) => {
+            Ok(view(state, key, &stored.doc, stored.rev))
+        }
+        Ok(_) => Err(problem::respond(
+            Kind::NotFound,
+            format!("no link with key {key}"),
+        )),
+        Err(e) => Err(problem::from_link_error(&LinkError::Store(e))),
+    }
+}
+
+#[utoipa::path(
+    post, path = "/api/v1/links", tag = "links",
+    request_body = NewLink,
+    responses(
+        (status = 201, description = "Created", body = LinkView, headers(("ETag" = String), ("Location" = String))),
+        (status = 400, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 401, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 403, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 409, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 413, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn create(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<RestState>,
+) -> HttpResponse {
+    let new: NewLink = match write_body(&req, payload, &state).await {
+        Ok(new) => new,
+        Err(res) => return res,
+    };
+    match create_one(&state, &new).await {
+        Ok(view) => {
+            let location = format!("/api/v1/links/{}", view.key);
+            let rev = view.rev.clone();
+            with_etag(
+                HttpResponse::Created()
+                    .insert_header((header::LOCATION, location))
+                    .json(view),
+                &rev,
+            )
+        }
+        Err(res) => res,
+    }
+}
+
+#[utoipa::path(
+    post, path = "/api/v1/links/bulk", tag = "links",
+    request_body = BulkCreate,
+    responses(
+        (status = 200, description = "Each link's outcome, in order", body = BulkResult),
+        (status = 400, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 401, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 403, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 413, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn bulk(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<RestState>,
+) -> HttpResponse {
+    let bulk: BulkCreate = match write_body(&req, payload, &state).await {
+        Ok(b) => b,
+        Err(res) => return res,
+    };
+    if bulk.links.len() > MAX_BULK {
+        return problem::respond(
+            Kind::PayloadTooLarge,
+            format!(
+                "{} links: at most {MAX_BULK} in one request",
+                bulk.links.len()
+            ),
+        );
+    }
+    let mut results = Vec::with_capacity(bulk.links.len());
+    for new in &bulk.links {
+        results.push(match new_document(new) {
+            Err((kind, msg)) => BulkItem {
+                link: None,
+                problem: Some(problem::Problem::new(kind, msg)),
+            },
+            Ok(_) => match create_one(&state, new).await {
+                Ok(view) => BulkItem {
+                    link: Some(view),
+                    problem: None,
+                },
+                Err(res) => {
+                    // A store that is away fails the whole request.
+                    if res.status().is_server_error() {
+                        return res;
+                    }
+                    let kind = kind_of(res.status());
+                    BulkItem {
+                        link: None,
+                        problem: Some(problem::Problem::new(kind, "the key is taken")),
+                    }
+                }
+            },
+        });
+    }
+    HttpResponse::Ok().json(BulkResult { results })
+}
+
+fn kind_of(status: actix_web::http::StatusCode) -> Kind {
+    match status.as_u16() {
+        404 => Kind::NotFound,
+        409 => Kind::KeyTaken,
+        422 => Kind::RefusedDestination,
+        _ => Kind::BadRequest,
+    }
+}
+
+/// `links/KEY`, `links/KEY/qr.png` or `links/KEY/qr.svg`.
+enum Target {
+    Link(LinkKey),
+    Qr(LinkKey, ImageFormat),
+    Scans(LinkKey),
+}
+
+fn target(tail: &str) -> Option<Target> {
+    for (suffix, format) in [("/qr.png", ImageFormat::Png), ("/qr.svg", ImageFormat::Svg)] {
+        if let Some(key) = tail.strip_suffix(suffix) {
+            return LinkKey::parse(key).ok().map(|k| Target::Qr(k, format));
+        }
+    }
+    if let Some(key) = tail.strip_suffix("/scans") {
+        return LinkKey::parse(key).ok().map(Target::Scans);
+    }
+    LinkKey::parse(tail).ok().map(Target::Link)
+}
+
+fn tail_target(req: &HttpRequest) -> Result<Target, HttpResponse> {
+    let tail = req.match_info().get("tail").unwrap_or_default();
+    target(tail).ok_or_else(|| problem::respond(Kind::NotFound, format!("no link {tail:?}")))
+}
+
+#[utoipa::path(
+    get, path = "/api/v1/links/{key}", tag = "links",
+    params(("key" = String, Path, description = "The link's key", example = "spring")),
+    responses(
+        (status = 200, body = LinkView, headers(("ETag" = String))),
+        (status = 401, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 404, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn get(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse {
+    if let Err(res) = admit(&req, &state, false).await {
+        return res;
+    }
+    match tail_target(&req) {
+        Ok(Target::Link(key)) => match read(&state, &key).await {
+            Ok(view) => {
+                let rev = view.rev.clone();
+                with_etag(HttpResponse::Ok().json(view), &rev)
+            }
+            Err(res) => res,
+        },
+        Ok(Target::Qr(key, format)) => qr(&req, &state, key, format).await,
+        Ok(Target::Scans(key)) => super::scans::of_link(&req, &state, key).await,
+        Err(res) => res,
+    }
+}
+
+#[utoipa::path(
+    get, path = "/api/v1/links/{key}/qr.png", tag = "qr",
+    params(
+        ("key" = String, Path, description = "The link's key", example = "spring"),
+        ("scale" = Option<u32>, Query), ("margin" = Option<u32>, Query),
+        ("ec" = Option<String>, Query), ("dark" = Option<String>, Query), ("light" = Option<String>, Query),
+    ),
+    responses(
+        (status = 200, content_type = "image/png", body = Vec<u8>),
+        (status = 400, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 401, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 404, body = problem::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+#[allow(dead_code)]
+fn qr_png_doc() {}
+
+#[utoipa::path(
+    get, path = "/api/v1/links/{key}/qr.svg", tag = "qr",
+    params(
+        ("key" = String, Path, description = "The link's key", example = "spring"),
+        ("scale" = Option<u32>, Query), ("margin" = Option<u32>, Query),
+        ("ec" = Option<String>, Query), ("dark" = Option<String>, Query), ("light" = Option<String>, Query),
+    ),
+    responses(
+        (status = 200, content_type = "image/svg+xml", body = String),
+        (status = 400, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 401, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 404, body = problem::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+#[allow(dead_code)]
+fn qr_svg_doc() {}
+
+/// The image `qrtag qr` and the admin listener's `/qr/` make, with the
+/// same query options ([`crate::server::qr::spec_from_query`]).
+async fn qr(
+    req: &HttpRequest,
+    state: &RestState,
+    key: LinkKey,
+    format: ImageFormat,
+) -> HttpResponse {
+    if let Err(res) = read(state, &key).await {
+        return res;
+    }
+    let spec = match crate::server::qr::spec_from_query(
+        req.query_string(),
+        format,
+        state.uppercase_prefix,
+        &[],
+    ) {
+        Ok(spec) => spec,
+        Err(bad) => return problem::respond(Kind::BadRequest, bad),
+    };
+    match state.gate.render(state.public_url.clone(), key, spec).await {
+        Ok(body) => HttpResponse::Ok()
+            .content_type(format.content_type())
+            .body(body),
+        Err(e) => crate::server::qr::refused(&e),
+    }
+}
+
+#[utoipa::path(
+    patch, path = "/api/v1/links/{key}", tag = "links",
+    params(
+        ("key" = String, Path, description = "The link's key", example = "spring"),
+        ("If-Match" = Option<String>, Header, description = "The ETag read: 412 if the link changed since"),
+    ),
+    request_body = LinkEdit,
+    responses(
+        (status = 200, body = LinkView, headers(("ETag" = String))),
+        (status = 400, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 401, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 403, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 404, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 409, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 412, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 413, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn edit(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<RestState>,
+) -> HttpResponse {
+    let edit: LinkEdit = match write_body(&req, payload, &state).await {
+        Ok(e) => e,
+        Err(res) => return res,
+    };
+    let key = match tail_target(&req) {
+        Ok(Target::Link(key)) => key,
+        Ok(Target::Qr(..) | Target::Scans(_)) => {
+            return problem::respond(Kind::NotFound, "only a link can be edited");
+        }
+        Err(res) => return res,
+    };
+    let apply = match edits(&edit) {
+        Ok(apply) => apply,
+        Err((kind, msg)) => return problem::respond(kind, msg),
+    };
+    let if_match = req
+        .headers()
+        .get(header::IF_MATCH)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| {
+            v.trim()
+                .trim_start_matches("W/")
+                .trim_matches('"')
+                .to_owned()
+        })
+        .filter(|v| v != "*");
+    let store = state.store.as_ref();
+    let written = match &if_match {
+        Some(rev) => write::update_at(store, &key, rev, |d| apply(d)).await,
+        None => write::update(store, &key, |d| apply(d)).await,
+    };
+    match written {
+        Ok(_) => match read(&state, &key).await {
+            Ok(view) => {
+                let rev = view.rev.clone();
+                with_etag(HttpResponse::Ok().json(view), &rev)
+            }
+            Err(res) => res,
+        },
+        Err(LinkError::Store(StoreError::Conflict(_))) if if_match.is_some() => problem::respond(
+            Kind::PreconditionFailed,
+            format!("the link {key} changed since that revision: read it again"),
+        ),
+        Err(LinkError::Deleted { .. }) => {
+            problem::respond(Kind::NotFound, format!("no link with key {key}"))
+        }
+        Err(e) => problem::from_link_error(&e),
+    }
+}
+
+/// One field edit of a [`LinkEdit`].
+type Edit = Box<dyn Fn(&mut Document) + Send + Sync>;
+
+/// The edit checked whole before anything is written: the same parsers
+/// as the console's link page.
+fn edits(edit: &LinkEdit) -> Result<impl Fn(&mut Document) + use<>, (Kind, String)> {
+    let mut steps: Vec<Edit> = Vec::new();
+    if let Some(url) = &edit.url {
+        let url = Destination::parse(url).map_err(|e| (Kind::InvalidUrl, format!("url: {e}")))?;
+        steps.push(Box::new(move |d| link::set_url(d, &url)));
+    }
+    if let Some(inactive) = edit.inactive {
+        steps.push(Box::new(move |d| link::set_inactive(d, inactive)));
+    }
+    if let Some(expires) = &edit.expires {
+        let expires = expiry::parse_future(expires, Utc::now(), chrono_tz::UTC)
+            .map_err(|e| (Kind::BadRequest, format!("expires: {e}")))?;
+        steps.push(Box::new(move |d| link::set_expires(d, expires)));
+    }
+    if let Some(notes) = &edit.notes {
+        let notes = Notes::parse(notes).map_err(|e| (Kind::BadRequest, format!("notes: {e}")))?;
+        steps.push(Box::new(move |d| link::set_notes(d, &notes)));
+    }
+    Ok(move |d: &mut Document| steps.iter().for_each(|s| s(d)))
+}
+
+#[utoipa::path(
+    get, path = "/api/v1/links", tag = "links",
+    params(ListQuery),
+    responses(
+        (status = 200, body = LinkPage),
+        (status = 400, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 401, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 503, body = problem::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn list(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse {
+    if let Err(res) = admit(&req, &state, false).await {
+        return res;
+    }
+    let query = match web::Query::<ListQuery>::from_query(req.query_string()) {
+        Ok(q) => q.into_inner(),
+        Err(e) => return problem::respond(Kind::BadRequest, e),
+    };
+    let (query, size) = match list_query(&query) {
+        Ok(q) => q,
+        Err(msg) => return problem::respond(Kind::BadRequest, msg),
+    };
+    if !state.snapshot.is_loaded() {
+        return problem::respond(Kind::Unavailable, "the links are still loading");
+    }
+    let work = {
+        let state = Arc::clone(&state.clone().into_inner());
+        move || {
+            let table = Arc::clone(&state.snapshot.load());
+            let mut order = state.order.lock().unwrap_or_else(|p| p.into_inner());
+            let keys = order.follow(&table);
+            let at = At {
+                now_ms: Utc::now().timestamp_millis(),
+                all_time_scans: &|_| 0,
+            };
+            list::page(keys, &table, &query, size, &at)
+        }
+    };
+    match web::block(work).await {
+        Ok(page) => HttpResponse::Ok().json(LinkPage {
+            links: page
+                .rows
+                .into_iter()
+                .map(|r| ListedLink {
+                    key: r.key,
+                    url: r.url,
+                    inactive: r.inactive,
+                    expires: r
+                        .expires_ms
+                        .and_then(chrono::DateTime::from_timestamp_millis)
+                        .map(link::time_text),
+                })
+                .collect(),
+            next: page.next,
+            prev: page.prev,
+        }),
+        Err(e) => {
+            tracing::error!(error = %e, "listing links did not finish");
+            problem::respond(Kind::Unavailable, "listing did not finish; try again")
+        }
+    }
+}
+
+/// The console's [`list::Query`] from the API's parameters (pure).
+fn list_query(q: &ListQuery) -> Result<(list::Query, usize), String> {
+    let (text, by) = match (&q.prefix, &q.url_contains) {
+        (Some(_), Some(_)) => return Err("give prefix or url_contains, not both".into()),
+        (Some(p), None) => (p.clone(), By::Key),
+        (None, Some(u)) => (u.clone(), By::Url),
+        (None, None) => (String::new(), By::Key),
+    };
+    let state = match q.state.as_deref() {
+        None => StateFilter::default(),
+        Some("never-scanned") => {
+            return Err("state never-scanned is not offered by the API yet".into());
+        }
+        Some(s) => StateFilter::parse(s).ok_or_else(|| format!("unknown state {s:?}"))?,
+    };
+    let sort = match q.sort.as_deref() {
+        None => Sort::default(),
+        Some(s) => Sort::parse(s).ok_or_else(|| format!("unknown sort {s:?}"))?,
+    };
+    let cursor = match (&q.after, &q.before) {
+        (Some(_), Some(_)) => return Err("give after or before, not both".into()),
+        (Some(a), None) => Cursor::After(a.clone()),
+        (None, Some(b)) => Cursor::Before(b.clone()),
+        (None, None) => Cursor::First,
+    };
+    let size = q.limit.unwrap_or(DEFAULT_PAGE);
+    if !(1..=MAX_PAGE).contains(&size) {
+        return Err(format!("limit must be 1 to {MAX_PAGE}"));
+    }
+    Ok((
+        list::Query {
+            text,
+            by,
+            sort,
+            state,
+            cursor,
+        },
+        size,
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn targets_split_the_image_suffix_from_the_key() {
+        assert!(matches!(target("abcde"), Some(Target::Link(k)) if k.as_str() == "abcde"));
+        assert!(
+            matches!(target("docs/api/qr.svg"), Some(Target::Qr(k, ImageFormat::Svg)) if k.as_str() == "docs/api")
+        );
+        assert!(matches!(
+            target("abcde/qr.png"),
+            Some(Target::Qr(_, ImageFormat::Png))
+        ));
+        assert!(target("../x").is_none());
+        assert!(target("").is_none());
+    }
+
+    #[test]
+    fn list_parameters_map_to_the_console_query() {
+        let q = ListQuery {
+            prefix: None,
+            url_contains: Some("example".into()),
+            state: Some("inactive".into()),
+            sort: Some("created".into()),
+            after: Some("x".into()),
+            before: None,
+            limit: Some(5),
+        };
+        let (query, size) = list_query(&q).expect("valid");
+        assert_eq!(
+            (query.by, query.state, query.sort, size),
+            (By::Url, StateFilter::Inactive, Sort::Created, 5)
+        );
+        assert_eq!(query.cursor, Cursor::After("x".into()));
+        let bad = ListQuery {
+            limit: Some(0),
+            ..q
+        };
+        assert!(list_query(&bad).is_err());
+    }
+
+    #[test]
+    fn an_edit_is_checked_whole_before_it_applies() {
+        let bad = LinkEdit {
+            url: Some("javascript:alert(1)".into()),
+            inactive: Some(true),
+            expires: None,
+            notes: None,
+        };
+        assert!(matches!(edits(&bad), Err((Kind::InvalidUrl, _))));
+        let good = LinkEdit {
+            url: Some("https://example.org/".into()),
+            inactive: Some(true),
+            expires: Some("never".into()),
+            notes: Some("".into()),
+        };
+        let apply = edits(&good).expect("valid");
+        let mut doc = Link::new_document(
+            &Destination::parse("https://a.example/").expect("url"),
+            false,
+        );
+        apply(&mut doc);
+        assert_eq!(
+            doc.get("url").and_then(Value::as_str),
+            Some("https://example.org/")
+        );
+        assert_eq!(doc.get("inactive"), Some(&Value::Bool(true)));
+    }
+}

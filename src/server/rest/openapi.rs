@@ -1,0 +1,102 @@
+//! The OpenAPI 3.1 document, derived by `utoipa` from the handlers'
+//! `#[utoipa::path]` attributes and the request and response types, so it
+//! cannot drift from what the handlers take and give. `assets/openapi.json`
+//! is a committed copy that a test keeps equal to [`document`].
+
+use actix_web::HttpResponse;
+use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use super::problem::Problem;
+use super::{links, scans};
+
+#[derive(OpenApi)]
+#[openapi(
+    info(
+        title = "qrtag REST API",
+        version = "1",
+        description = "Links, QR images and scans of a qrtag server. Every refusal is an RFC 9457 problem (application/problem+json) with a stable `type`."
+    ),
+    paths(
+        links::create,
+        links::bulk,
+        links::list,
+        links::get,
+        links::edit,
+        links::qr_png_doc,
+        links::qr_svg_doc,
+        scans::of_link,
+        scans::all,
+    ),
+    components(schemas(
+        Problem,
+        links::NewLink,
+        links::LinkEdit,
+        links::LinkView,
+        links::BulkCreate,
+        links::BulkResult,
+        links::BulkItem,
+        links::LinkPage,
+        links::ListedLink,
+        scans::LinkScans,
+        scans::AllScans,
+        scans::Day,
+        scans::TopLink,
+    )),
+    modifiers(&Bearer)
+)]
+struct ApiDoc;
+
+struct Bearer;
+
+impl Modify for Bearer {
+    fn modify(&self, openapi: &mut utoipa::openapi::OpenApi) {
+        let components = openapi.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(
+                HttpBuilder::new()
+                    .scheme(HttpAuthScheme::Bearer)
+                    .description(Some("An API key from `qrtag api-key create`"))
+                    .build(),
+            ),
+        );
+    }
+}
+
+/// The document as served, pretty-printed with a final newline.
+pub fn document() -> String {
+    let mut text = ApiDoc::openapi()
+        .to_pretty_json()
+        .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
+    text.push('\n');
+    text
+}
+
+pub async fn serve() -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/json")
+        .body(document())
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_committed_copy_is_the_served_document() {
+        let committed = include_str!("../../../assets/openapi.json");
+        let served = super::document();
+        if committed != served {
+            if std::env::var_os("QRTAG_BLESS").is_some() {
+                std::fs::write(
+                    concat!(env!("CARGO_MANIFEST_DIR"), "/assets/openapi.json"),
+                    &served,
+                )
+                .expect("write");
+            }
+            panic!(
+                "assets/openapi.json differs from the served document; run with QRTAG_BLESS=1 to rewrite it"
+            );
+        }
+        assert!(served.contains("\"openapi\": \"3.1"));
+    }
+}

@@ -1,0 +1,442 @@
+//! The REST API (`/api/v1` on the API listener) over real sockets, with API
+//! keys made and revoked by the real binary (`qrtag api-key`).
+
+mod support;
+
+use std::time::Duration;
+
+use qrtag::settings::ApiSettings;
+use serde_json::{Value, json};
+use support::{TestApp, eventually, header, spawn_with, test_settings};
+
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const PROBLEM: &str = "application/problem+json";
+
+async fn spawn_api() -> TestApp {
+    spawn_api_with(|_| {}).await
+}
+
+async fn spawn_api_with(edit: impl FnOnce(&mut ApiSettings)) -> TestApp {
+    spawn_api_and(edit, |_| {}).await
+}
+
+/// The API with the scan index on, following the access log.
+async fn spawn_api_with_scans(edit: impl FnOnce(&mut ApiSettings)) -> TestApp {
+    spawn_api_and(edit, |settings| {
+        let qrtag::settings::AccessLogTarget::Path(log) = settings.access_log.clone() else {
+            panic!("a log file");
+        };
+        let mut index = qrtag::scan_index::ScanIndexSettings::beside(&log);
+        index.poll_interval = Duration::from_millis(20);
+        settings.scan_index = Some(index);
+    })
+    .await
+}
+
+async fn spawn_api_and(
+    edit: impl FnOnce(&mut ApiSettings),
+    more: impl FnOnce(&mut qrtag::settings::Settings),
+) -> TestApp {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    let mut api = ApiSettings::new("127.0.0.1:0", dir.path().join("didcomm-keys.json"));
+    edit(&mut api);
+    settings.api = Some(api);
+    more(&mut settings);
+    spawn_with(settings, dir).await
+}
+
+fn api(app: &TestApp, path: &str) -> String {
+    format!("http://{}/api/v1{path}", app.api.expect("API listener on"))
+}
+
+/// `qrtag api-key create`: the key printed once on stdout.
+fn new_key(app: &TestApp, scope: &str) -> String {
+    let out = app.cli(&["api-key", "create", "--name", "test", "--scope", scope]);
+    assert!(out.status.success(), "{out:?}");
+    let key = String::from_utf8(out.stdout).expect("utf-8");
+    let key = key.trim().to_owned();
+    assert!(key.starts_with("qrt_"), "{key}");
+    key
+}
+
+async fn post(app: &TestApp, path: &str, key: &str, body: &Value) -> reqwest::Response {
+    app.client
+        .post(api(app, path))
+        .bearer_auth(key)
+        .json(body)
+        .send()
+        .await
+        .expect("request")
+}
+
+async fn get(app: &TestApp, path: &str, key: &str) -> reqwest::Response {
+    app.client
+        .get(api(app, path))
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("request")
+}
+
+/// The problem's `type`, after checking the media type and status.
+async fn problem(r: reqwest::Response, status: u16) -> String {
+    assert_eq!(r.status().as_u16(), status);
+    assert_eq!(header(&r, "content-type"), Some(PROBLEM));
+    let body: Value = r.json().await.expect("problem JSON");
+    assert_eq!(body["status"], status);
+    body["type"].as_str().expect("type").to_owned()
+}
+
+#[tokio::test]
+async fn keys_scopes_etags_and_revocation() {
+    let app = spawn_api().await;
+    let write = new_key(&app, "write");
+    let read = new_key(&app, "read");
+    let c = &app.client;
+
+    let r = c.get(api(&app, "/links")).send().await.expect("request");
+    assert_eq!(problem(r, 401).await, "urn:qrtag:problem:unauthorized");
+    let r = get(&app, "/links", &format!("{}x", &write[..write.len() - 1])).await;
+    assert_eq!(problem(r, 401).await, "urn:qrtag:problem:unauthorized");
+
+    let new = json!({"url": "https://example.com/a", "key": "promo/spring"});
+    let r = post(&app, "/links", &read, &new).await;
+    assert_eq!(problem(r, 403).await, "urn:qrtag:problem:forbidden");
+
+    let r = post(&app, "/links", &write, &new).await;
+    assert_eq!(r.status().as_u16(), 201);
+    let etag = header(&r, "etag").expect("etag").to_owned();
+    assert_eq!(header(&r, "location"), Some("/api/v1/links/promo/spring"));
+    let link: Value = r.json().await.expect("json");
+    assert_eq!(link["short_url"], "https://0x1f.ie/promo/spring");
+    assert_eq!(format!("\"{}\"", link["rev"].as_str().expect("rev")), etag);
+    app.wait_for_status("/promo/spring", 302).await;
+
+    let r = post(&app, "/links", &write, &new).await;
+    assert_eq!(problem(r, 409).await, "urn:qrtag:problem:key-taken");
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "javascript:alert(1)"}),
+    )
+    .await;
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:invalid-url");
+    // Found by schemathesis: a multi-byte last character split by bytes.
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/", "expires": "3¬"}),
+    )
+    .await;
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
+
+    // Repoint at the revision read; the same revision again is stale.
+    let repoint = |url: &str, etag: &str| {
+        c.patch(api(&app, "/links/promo/spring"))
+            .bearer_auth(&write)
+            .header("if-match", etag)
+            .json(&json!({ "url": url }))
+            .send()
+    };
+    let r = repoint("https://example.com/b", &etag)
+        .await
+        .expect("request");
+    assert_eq!(r.status().as_u16(), 200);
+    let newer = header(&r, "etag").expect("etag").to_owned();
+    assert_ne!(newer, etag);
+    let r = repoint("https://example.com/c", &etag)
+        .await
+        .expect("request");
+    assert_eq!(
+        problem(r, 412).await,
+        "urn:qrtag:problem:precondition-failed"
+    );
+    eventually(Duration::from_secs(2), || async {
+        header(&app.get("/promo/spring").await, "location") == Some("https://example.com/b")
+    })
+    .await;
+
+    let r = get(&app, "/links/promo/spring", &read).await;
+    assert_eq!(header(&r, "etag"), Some(newer.as_str()));
+    let r = get(&app, "/links/nothere", &read).await;
+    assert_eq!(problem(r, 404).await, "urn:qrtag:problem:not-found");
+
+    // Revoked: refused from the very next request.
+    let id = &read[4..12];
+    let out = app.cli(&["api-key", "revoke", id]);
+    assert!(out.status.success(), "{out:?}");
+    let listed = String::from_utf8(app.cli(&["api-key", "list"]).stdout).expect("utf-8");
+    assert_eq!(listed.lines().count(), 2, "{listed}");
+    assert!(
+        !listed.contains(&read[13..]),
+        "the secret is never shown again"
+    );
+    let r = get(&app, "/links/promo/spring", &read).await;
+    assert_eq!(problem(r, 401).await, "urn:qrtag:problem:unauthorized");
+}
+
+#[tokio::test]
+async fn bulk_create_list_and_the_same_qr_bytes_as_the_admin_listener() {
+    let app = spawn_api().await;
+    let write = new_key(&app, "write");
+    let c = &app.client;
+    let mut links: Vec<Value> = (0..100)
+        .map(|i| json!({"url": format!("https://example.com/{i}"), "key": format!("run/{i:03}")}))
+        .collect();
+    links.push(json!({"url": "//evil.example"}));
+    let r = post(&app, "/links/bulk", &write, &json!({ "links": links })).await;
+    assert_eq!(r.status().as_u16(), 200);
+    let body: Value = r.json().await.expect("json");
+    let results = body["results"].as_array().expect("results");
+    assert_eq!(results.len(), 101);
+    assert!(results[..100].iter().all(|r| r["link"]["key"].is_string()));
+    assert_eq!(
+        results[100]["problem"]["type"],
+        "urn:qrtag:problem:invalid-url"
+    );
+
+    let too_many: Vec<Value> = (0..1001)
+        .map(|_| json!({"url": "https://example.com/"}))
+        .collect();
+    let r = post(&app, "/links/bulk", &write, &json!({ "links": too_many })).await;
+    assert_eq!(problem(r, 413).await, "urn:qrtag:problem:payload-too-large");
+    let r = c
+        .post(api(&app, "/links"))
+        .bearer_auth(&write)
+        .header("content-type", "application/json")
+        .body(vec![b' '; 5 << 20])
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(problem(r, 413).await, "urn:qrtag:problem:payload-too-large");
+
+    app.wait_for_status("/run/099", 302).await;
+    let r = get(&app, "/links?prefix=run/&limit=60", &write).await;
+    let page: Value = r.json().await.expect("json");
+    assert_eq!(page["links"].as_array().expect("links").len(), 60);
+    assert_eq!(page["links"][0]["key"], "run/000");
+    let next = page["next"].as_str().expect("next page");
+    let r = c
+        .get(api(
+            &app,
+            &format!("/links?prefix=run/&limit=60&after={next}"),
+        ))
+        .bearer_auth(&write)
+        .send()
+        .await
+        .expect("request");
+    let page: Value = r.json().await.expect("json");
+    assert_eq!(page["links"].as_array().expect("links").len(), 40);
+    assert!(page["next"].is_null());
+
+    for (ext, query) in [("svg", ""), ("png", "?scale=3&ec=H")] {
+        let r = get(&app, &format!("/links/run/007/qr.{ext}{query}"), &write).await;
+        assert_eq!(r.status().as_u16(), 200, "{ext}");
+        let from_api = r.bytes().await.expect("bytes");
+        let from_admin = app
+            .admin_get(&format!("/qr/run/007.{ext}{query}"))
+            .await
+            .expect("admin")
+            .bytes()
+            .await
+            .expect("bytes");
+        assert_eq!(from_api, from_admin, "{ext}");
+    }
+}
+
+#[tokio::test]
+async fn a_burst_past_the_rate_limit_gets_429_with_retry_after() {
+    let app = spawn_api_with(|api| api.rate_per_second = 5).await;
+    let read = new_key(&app, "read");
+    // The sixth request of a second is refused; 20 in a row (a few
+    // milliseconds each) meet one unless each took over 200 ms.
+    let mut limited = None;
+    for _ in 0..20 {
+        let r = get(&app, "/links/nothere", &read).await;
+        if r.status().as_u16() == 429 {
+            limited = Some(r);
+            break;
+        }
+        assert_eq!(r.status().as_u16(), 404);
+    }
+    let r = limited.expect("a 429 within 20 requests");
+    assert_eq!(header(&r, "retry-after"), Some("1"));
+    assert_eq!(problem(r, 429).await, "urn:qrtag:problem:rate-limited");
+}
+
+#[tokio::test]
+async fn the_served_document_is_the_committed_copy() {
+    let app = spawn_api().await;
+    let r = app
+        .client
+        .get(api(&app, "/openapi.json"))
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(r.status().as_u16(), 200);
+    let served = r.text().await.expect("text");
+    let committed =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/assets/openapi.json"))
+            .expect("committed copy");
+    assert_eq!(served, committed);
+    let doc: Value = serde_json::from_str(&served).expect("JSON");
+    assert!(doc["openapi"].as_str().expect("version").starts_with("3.1"));
+    assert!(doc["paths"]["/api/v1/links/{key}"]["patch"].is_object());
+}
+
+#[test]
+fn api_key_commands_name_what_is_wrong() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    support::init_db(&db);
+    let out = support::qrtag_cmd(&db, &["api-key", "revoke", "not-an-id"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.starts_with("qrtag: ") && err.contains("not an API key ID"),
+        "{err}"
+    );
+    let out = support::qrtag_cmd(&db, &["api-key", "revoke", "Ab3dE5gH"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stderr).contains("no API key with ID Ab3dE5gH"));
+    let out = support::qrtag_cmd(
+        &db,
+        &["api-key", "create", "--name", " ", "--scope", "read"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let out = support::qrtag_cmd(
+        &db,
+        &["api-key", "create", "--name", "x", "--scope", "admin"],
+    );
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+}
+
+/// The checkers' virtual environment, made by `bash .ci/test`.
+fn venv_bin(name: &str) -> std::path::PathBuf {
+    let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/rest/python/.venv/bin")
+        .join(name);
+    assert!(
+        bin.exists(),
+        "{} is missing: run `bash .ci/test` once, which installs tests/rest/python/requirements.txt",
+        bin.display()
+    );
+    bin
+}
+
+async fn run(cmd: &mut tokio::process::Command) -> String {
+    let out = cmd.output().await.expect("run");
+    let (stdout, stderr) = (
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr),
+    );
+    assert!(out.status.success(), "{cmd:?}\n{stdout}\n{stderr}");
+    stdout.into_owned()
+}
+
+#[tokio::test]
+async fn the_document_validates_and_schemathesis_finds_no_server_error() {
+    let app = spawn_api_with_scans(|api| api.rate_per_second = 1_000_000).await;
+    let write = new_key(&app, "write");
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/", "key": "spring"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let document = api(&app, "/openapi.json");
+    let validate = "import json, sys, urllib.request\n\
+                    from openapi_spec_validator import validate\n\
+                    validate(json.load(urllib.request.urlopen(sys.argv[1])))\n\
+                    print('valid')";
+    let said =
+        run(tokio::process::Command::new(venv_bin("python")).args(["-c", validate, &document]))
+            .await;
+    assert_eq!(said.trim(), "valid");
+    // Bounded: a fixed seed and few examples, a few seconds on two cores.
+    run(tokio::process::Command::new(venv_bin("schemathesis"))
+        .args([
+            "run",
+            &document,
+            "--seed",
+            "1",
+            "--max-examples",
+            "10",
+            "--checks",
+        ])
+        .arg(
+            "not_a_server_error,status_code_conformance,content_type_conformance,\
+             response_headers_conformance,response_schema_conformance",
+        )
+        .args(["--header", &format!("Authorization: Bearer {write}")])
+        .env("NO_COLOR", "1")
+        .current_dir(app.dir.path()))
+    .await;
+}
+
+#[tokio::test]
+async fn an_httpx_client_walks_the_life_of_a_tag() {
+    let app = spawn_api_with_scans(|_| {}).await;
+    let write = new_key(&app, "write");
+    let read = new_key(&app, "read");
+    let revoked = new_key(&app, "write");
+    let out = app.cli(&["api-key", "revoke", &revoked[4..12]]);
+    assert!(out.status.success(), "{out:?}");
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rest/python/life.py");
+    let said = run(tokio::process::Command::new(venv_bin("python"))
+        .arg(script)
+        .args([&api(&app, ""), &format!("http://{}", app.public)])
+        .args([&write, &read, &revoked]))
+    .await;
+    assert_eq!(said.trim(), "ok");
+}
+
+#[tokio::test]
+async fn scans_of_a_link_and_of_all_links_come_from_the_scan_index() {
+    let without = spawn_api().await;
+    let key = new_key(&without, "read");
+    let r = get(&without, "/scans", &key).await;
+    assert_eq!(problem(r, 503).await, "urn:qrtag:problem:unavailable");
+
+    let app = spawn_api_with_scans(|_| {}).await;
+    let write = new_key(&app, "write");
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/", "key": "flyer"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    app.wait_for_status("/flyer", 302).await;
+    // A phone, not a bot: the index counts scans as `qrtag stats` does.
+    for _ in 0..3 {
+        let r = app
+            .client
+            .get(app.url("/flyer"))
+            .header("user-agent", IPHONE)
+            .send()
+            .await
+            .expect("scan");
+        assert_eq!(r.status().as_u16(), 302);
+    }
+    let today = chrono::Utc::now().date_naive().to_string();
+    eventually(Duration::from_secs(5), || async {
+        let r = get(&app, &format!("/links/flyer/scans?since={today}"), &write).await;
+        r.status().as_u16() == 200
+            && r.json::<Value>().await.expect("json")["in_range"].as_u64() == Some(3)
+    })
+    .await;
+    let r = get(&app, "/scans", &write).await;
+    assert_eq!(r.status().as_u16(), 200);
+    let all: Value = r.json().await.expect("json");
+    assert_eq!(all["in_range"].as_u64(), Some(3), "{all}");
+    assert_eq!(all["top"][0]["key"], "flyer");
+    let r = get(&app, "/scans?since=2026-12-02&until=2026-12-01", &write).await;
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
+}
