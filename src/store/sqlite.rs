@@ -28,7 +28,6 @@ fn api_key_record(json: &str) -> Result<KeyRecord, StoreError> {
         .map_err(|e| StoreError::Other(format!("a stored API key record is unreadable: {e}")))
 }
 
-
 /// How often the follower looks for new writes: an edit by another process
 /// (the CLI, another server) is served within this plus the time to apply
 /// it (about a millisecond at a million links), and a poll of an indexed
