@@ -46,8 +46,13 @@ impl TrackingId {
 
     /// Creates an ID for the current time from the thread-local, OS-seeded generator.
     pub fn generate() -> TrackingId {
-        let millis = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
-        Self::generate_at(millis, &mut rand::rng())
+        Self::generate_now(chrono::Utc::now().timestamp_millis())
+    }
+
+    /// Like [`generate`](Self::generate) for a time the caller has read
+    /// already (a request's arrival), which saves a clock read per scan.
+    pub fn generate_now(now_millis: i64) -> TrackingId {
+        Self::generate_at(u64::try_from(now_millis).unwrap_or(0), &mut rand::rng())
     }
 
     /// Creates an ID for a given time; the time and generator are parameters so that
@@ -72,6 +77,12 @@ impl TrackingId {
             return Err(ParseTrackingIdError::Alphabet { offset });
         }
         Ok(TrackingId(buf))
+    }
+
+    /// The ID's ASCII bytes, for writers of bytes: [`as_str`](Self::as_str)
+    /// checks them as UTF-8 on every call.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
     }
 
     pub fn as_str(&self) -> &str {
