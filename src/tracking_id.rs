@@ -68,7 +68,12 @@ impl TrackingId {
     /// Accepts exactly the format `generate` produces and nothing else: no trimming,
     /// no case folding, no shorter or longer forms.
     pub fn parse(s: &str) -> Result<TrackingId, ParseTrackingIdError> {
-        let bytes = s.as_bytes();
+        Self::parse_bytes(s.as_bytes())
+    }
+
+    /// [`parse`](Self::parse) for bytes (a cookie value): anything but the
+    /// ASCII alphanumerics of an ID is refused, so no UTF-8 check is needed.
+    pub fn parse_bytes(bytes: &[u8]) -> Result<TrackingId, ParseTrackingIdError> {
         let buf: [u8; Self::LEN] = bytes.try_into().map_err(|_| ParseTrackingIdError::Length {
             expected: Self::LEN,
             found: bytes.len(),

@@ -144,7 +144,7 @@ impl TrackingKeys {
             return None;
         }
         let id_bytes = &value[..TrackingId::LEN];
-        let id = TrackingId::parse(std::str::from_utf8(id_bytes).ok()?).ok()?;
+        let id = TrackingId::parse_bytes(id_bytes).ok()?;
         let mut tag = [0u8; MAC_LEN];
         // Strict base64url: a non-canonical last character is refused, so one
         // MAC has exactly one spelling.

@@ -201,7 +201,7 @@ impl RequestLines {
                 }
                 State::Chunked(chunk) => i += self.chunked(chunk, rest),
                 State::RequestLine { content: was } => {
-                    let Some(j) = rest.iter().position(|&b| b >= 0x80 || b == b'\n') else {
+                    let Some(j) = line_stop(rest) else {
                         let content = was || rest.iter().any(|&b| b != b'\r');
                         self.begin_if(was, content);
                         if content {
@@ -469,6 +469,19 @@ enum Line {
         chunked: bool,
     },
     Other,
+}
+
+/// Where a request line stops being passed as it is: at the first raw byte
+/// of 0x80 or more (written `%XX`) or its `\n`, whichever comes first. Most
+/// lines are ASCII, which is checked a word at a time.
+fn line_stop(rest: &[u8]) -> Option<usize> {
+    let end = memchr::memchr(b'\n', rest);
+    let line = &rest[..end.unwrap_or(rest.len())];
+    if line.is_ascii() {
+        end
+    } else {
+        line.iter().position(|&b| b >= 0x80)
+    }
 }
 
 /// Whether a header line may be `Content-Length` or `Transfer-Encoding`:
