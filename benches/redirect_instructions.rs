@@ -79,7 +79,7 @@ fn drive() {
             counts.push(per_request);
         }
         println!(
-            "{}: bare {:.0}, qrtag {:.0}, qrtag/bare = {:.2}",
+            "{}: bare {:.0}, qrtag {:.0}, qrtag/bare = {:.3}",
             scan.name(),
             counts[0],
             counts[1],
