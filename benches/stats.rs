@@ -15,6 +15,10 @@ use flate2::Compression;
 use flate2::write::GzEncoder;
 use qrtag::access_log::format::{Record, parse_line_bytes, write_record};
 use qrtag::stats::aggregate::{Aggregator, Filter, Period};
+use qrtag::stats::breakdown::{Breakdowns, Wanted};
+use qrtag::stats::dimensions::device::Parser;
+use qrtag::stats::dimensions::place::GeoDb;
+use qrtag::stats::dimensions::{Deriver, Dimension};
 use qrtag::stats::{feed, read};
 use qrtag::tracking_id::TrackingId;
 use rand::rngs::StdRng;
@@ -168,6 +172,20 @@ fn bench(c: &mut Criterion) {
             BatchSize::LargeInput,
         )
     });
+    // Breakdowns over the same lines: each line's device (a User-Agent
+    // parsed once, then a cache hit) or country (a lookup in the test
+    // database per new address; every address here is new, the worst case).
+    // Compiling the uap-core rules (about 0.25 s, once a run) is setup.
+    for dim in [Dimension::Device, Dimension::Country] {
+        let name = format!("read + parse + aggregate --by {dim}");
+        g.bench_function(name.as_str(), |b| {
+            b.iter_batched_ref(
+                || with_breakdown(dim),
+                |agg| aggregate(black_box(&log), agg),
+                BatchSize::LargeInput,
+            )
+        });
+    }
     g.bench_function("gunzip + read + parse + aggregate", |b| {
         b.iter_batched_ref(
             || Aggregator::new(Filter::default()),
@@ -176,6 +194,26 @@ fn bench(c: &mut Criterion) {
         )
     });
     g.finish();
+}
+
+/// An aggregator that also breaks the scans down by `dim`.
+fn with_breakdown(dim: Dimension) -> Aggregator {
+    let tz = chrono_tz::Tz::UTC;
+    let parser = dim.is_device().then(|| Parser::new().expect("rules"));
+    let geo = dim.is_place().then(|| {
+        GeoDb::open(&Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/geoip/test.mmdb"))
+            .expect("test database")
+    });
+    let wanted = Wanted {
+        dimensions: vec![dim],
+        bots: false,
+        time_zone: tz,
+    };
+    Aggregator::new(Filter::default()).with_breakdowns(Breakdowns::new(
+        wanted,
+        Deriver::new(tz, parser, geo),
+        false,
+    ))
 }
 
 criterion_group! {

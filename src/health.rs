@@ -12,6 +12,7 @@ use crate::access_log::{AccessLog, AccessLogStats};
 use crate::didcomm::delivery::Counters;
 use crate::settings::NodeName;
 use crate::snapshot::Snapshot;
+use crate::store::{ClusterStats, Membership};
 
 /// The parts of the running server whose state is reported.
 pub struct Health {
@@ -20,6 +21,8 @@ pub struct Health {
     /// DIDComm reply deliveries, when the DIDComm listener is on.
     pub deliveries: Option<Arc<Counters>>,
     pub node: Option<NodeName>,
+    /// What the store saw of its cluster (CouchDB only).
+    pub cluster: Option<Arc<ClusterStats>>,
     /// Set on SIGTERM: `/readyz` says 503 "draining" while the listeners
     /// still serve for `--shutdown-grace`, so a load balancer stops sending
     /// before the process stops answering.
@@ -65,6 +68,8 @@ pub struct Report {
     pub links: usize,
     pub invalid_documents: usize,
     pub store: StoreReport,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cluster: Option<ClusterReport>,
     pub access_log: LogReport,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub didcomm: Option<DeliveryReport>,
@@ -79,6 +84,41 @@ pub struct StoreReport {
     pub seconds_since_last_change: Option<f64>,
     pub changes_applied: u64,
     pub reconnects: u64,
+}
+
+/// A CouchDB cluster's state as the store's answers show it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterReport {
+    /// Writes CouchDB stored with fewer copies than the database's n (202).
+    pub fewer_copy_writes: u64,
+    pub seconds_since_fewer_copies: Option<f64>,
+    /// `read`, `unreadable` (the account may not: only server admins may
+    /// read `_membership`), `not a cluster`, or `unknown` (no answer yet).
+    pub membership: &'static str,
+    /// `_membership`'s `all_nodes`, when read.
+    pub nodes_connected: Option<usize>,
+    /// `_membership`'s `cluster_nodes`, when read.
+    pub nodes_configured: Option<usize>,
+}
+
+impl ClusterReport {
+    fn of(c: &ClusterStats) -> Self {
+        let m = c.membership();
+        let (connected, configured) = match m {
+            Membership::Nodes {
+                connected,
+                configured,
+            } => (Some(connected), Some(configured)),
+            _ => (None, None),
+        };
+        Self {
+            fewer_copy_writes: c.fewer_copy_writes(),
+            seconds_since_fewer_copies: c.since_fewer_copies().map(|d| d.as_secs_f64()),
+            membership: m.state(),
+            nodes_connected: connected,
+            nodes_configured: configured,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -118,6 +158,9 @@ impl Health {
         } else if !loaded {
             reasons.push("links not loaded yet".into());
         }
+        if let Some(c) = &self.cluster {
+            reasons.extend(c.problems());
+        }
         if log.failing {
             let err = log.last_error.as_deref().unwrap_or("unknown error");
             reasons.push(format!("access log writes failing: {err}"));
@@ -142,6 +185,7 @@ impl Health {
                 changes_applied: follower.changes_applied(),
                 reconnects: follower.reconnects(),
             },
+            cluster: self.cluster.as_deref().map(ClusterReport::of),
             access_log: log_report(&self.access_log, log),
             didcomm: self.deliveries.as_ref().map(|d| DeliveryReport {
                 delivered: d.delivered.load(Relaxed),
@@ -221,6 +265,7 @@ mod tests {
             .expect("open /dev/null"),
             deliveries: None,
             node: NodeName::parse("edge-1").ok(),
+            cluster: None,
             draining: std::sync::atomic::AtomicBool::new(false),
         }
     }

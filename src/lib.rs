@@ -20,6 +20,7 @@ pub mod link_chain;
 pub mod link_key;
 pub mod links;
 pub mod metrics;
+pub mod print;
 pub mod qr;
 pub mod qr_image;
 pub mod recorded_url;

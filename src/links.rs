@@ -9,6 +9,8 @@
 
 use chrono::{DateTime, Utc};
 
+pub mod served;
+
 use crate::destination::Destination;
 use crate::link::{self, Document, Link};
 use crate::link_key::LinkKey;

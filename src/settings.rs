@@ -199,7 +199,7 @@ impl std::str::FromStr for Secret {
 /// Credentials in the URL are refused rather than stripped: a URL is printed
 /// in errors and logs, so the only safe URL is one that never held a secret.
 /// A path prefix (a CouchDB behind a reverse proxy under `/couch/`) is refused
-/// too, because `couch_rs` builds its paths from the server root.
+/// too, because every request path is built from the server root.
 #[derive(Clone, PartialEq, Eq)]
 pub struct CouchUrl(url::Url);
 

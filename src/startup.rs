@@ -486,8 +486,10 @@ fn console_state(
             db: store::sqlite::SqliteStore::open_with(path, store::Access::Write)?,
             store: Arc::clone(store),
         },
-        crate::settings::StoreSettings::CouchDb(couch) => Accounts::couch(couch.clone())
-            .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?,
+        crate::settings::StoreSettings::CouchDb(couch) => {
+            Accounts::couch(couch.clone(), snapshot, store.cluster())
+                .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?
+        }
     };
     let mut state = crate::console::ConsoleState::new(
         Arc::clone(snapshot),
@@ -589,6 +591,8 @@ impl Application {
             Saver::new(path, Arc::clone(&store), Arc::clone(&snapshot), on_disk)
         });
         let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
+        // What the console and the API write through: answered once served.
+        let writes = crate::links::served::Served::wrap(Arc::clone(&store), Arc::clone(&snapshot));
 
         let requests = Arc::new(crate::metrics::RequestMetrics::default());
         let public_state = web::Data::new(public::PublicState {
@@ -629,6 +633,7 @@ impl Application {
             access_log: access_log.clone(),
             deliveries: settings.api.as_ref().map(|_| delivery.counters()),
             node: settings.node_name.clone(),
+            cluster: store.cluster(),
             draining: std::sync::atomic::AtomicBool::new(false),
         });
         let metrics = crate::metrics::Metrics::new(requests, Arc::clone(&health), &qr_renders);
@@ -637,7 +642,7 @@ impl Application {
                 console,
                 &settings,
                 &snapshot,
-                &store,
+                &writes,
                 scan_index
                     .as_ref()
                     .map(crate::scan_index::RunningIndex::index),
@@ -679,7 +684,7 @@ impl Application {
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {
                 let (server, did) =
-                    api_server(api, listener, addr, &store, delivery, &settings, caps.api)?;
+                    api_server(api, listener, addr, &writes, delivery, &settings, caps.api)?;
                 (Some(server), Some(addr), Some(did))
             }
             _ => (None, None, None),

@@ -606,6 +606,7 @@ const COMMANDS: &[&str] = &[
     "show",
     "qr",
     "batch",
+    "print",
     "list",
     "setup",
     "resolve",

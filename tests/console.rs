@@ -1679,3 +1679,66 @@ async fn the_login_form_s_token_belongs_to_its_cookie() {
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
     other.login().await;
 }
+
+/// Read-your-writes (issue 22): once the console has answered a create, a
+/// new destination or a disable, a scan sent right after (no sleep, no
+/// retry) already gets the new answer, a thousand times each.
+#[tokio::test]
+async fn a_scan_right_after_each_answered_edit_gets_the_new_answer() {
+    const PAIRS: usize = 1000;
+    let c = console().await;
+    c.login().await;
+    // The synchronizer token is the session's: read once, sent with each form.
+    let token = csrf(&c.page("/links").await);
+    let started = std::time::Instant::now();
+    let keys: Vec<String> = (0..PAIRS).map(|i| format!("ryw/{i}")).collect();
+    for (i, key) in keys.iter().enumerate() {
+        let url = format!("https://example.com/first/{i}");
+        let res = c
+            .post_raw("/links", &[("csrf", &token), ("key", key), ("url", &url)])
+            .await;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER, "create {key}");
+        assert_eq!(
+            c.location(key).await.as_deref(),
+            Some(url.as_str()),
+            "scan of new {key}"
+        );
+    }
+    let created = started.elapsed();
+    for (i, key) in keys.iter().enumerate() {
+        let url = format!("https://example.com/second/{i}");
+        let res = c
+            .post_raw(
+                "/link/destination",
+                &[("csrf", &token), ("key", key), ("url", &url)],
+            )
+            .await;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER, "repoint {key}");
+        assert_eq!(
+            c.location(key).await.as_deref(),
+            Some(url.as_str()),
+            "scan of repointed {key}"
+        );
+    }
+    let repointed = started.elapsed();
+    for key in &keys {
+        let res = c
+            .post_raw(
+                "/link/state",
+                &[("csrf", &token), ("key", key), ("active", "false")],
+            )
+            .await;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER, "disable {key}");
+        let scan = c.app.get(&format!("/{key}")).await;
+        assert_eq!(
+            scan.status(),
+            StatusCode::NOT_FOUND,
+            "scan of disabled {key}"
+        );
+    }
+    eprintln!(
+        "{PAIRS} pairs each: create {created:?}, repoint {:?}, disable {:?}",
+        repointed - created,
+        started.elapsed() - repointed
+    );
+}

@@ -24,6 +24,7 @@ pub mod edge;
 mod edit;
 mod init;
 mod links;
+mod print;
 mod public_url;
 mod qr;
 mod qr_output;
@@ -76,11 +77,17 @@ pub struct Cli {
     #[arg(skip)]
     pub origin: config_file::Origin,
 
+    /// What each store the command opened saw of its cluster, so the
+    /// command ends with a warning for writes stored with fewer copies.
+    #[arg(skip)]
+    pub clusters: std::sync::Mutex<Vec<std::sync::Arc<crate::store::ClusterStats>>>,
+
     /// The time zone dates are read and shown in: a bare --expires date
-    /// ends at 23:59:59 there, and `list` shows expiry times in it. An IANA
-    /// name, e.g. Europe/Dublin.
+    /// ends at 23:59:59 there, `list` shows expiry times in it, and `stats
+    /// --by hour|weekday` counts in it. An IANA name, e.g. Europe/Dublin.
     #[arg(
         long,
+        visible_alias = "tz",
         global = true,
         env = "QRTAG_TIME_ZONE",
         value_name = "ZONE",
@@ -309,8 +316,17 @@ pub enum Command {
                             qrtag qr H83if --dark '#1e3a8a' --logo logo.png -o H83if.png")]
     Qr(qr::QrArgs),
     /// Create N inactive links with random keys and an A4 sheet of their QR codes.
-    #[command(after_help = "Example:\n  qrtag batch 24 --sheet posters.svg")]
+    #[command(
+        after_help = "Examples:\n  qrtag batch 24 --sheet posters.svg\n  qrtag batch 140 --template L7163 -o run.pdf"
+    )]
     Batch(qr::BatchArgs),
+    /// Write links' tags as a print-ready PDF: on label stock, or as posters.
+    #[command(
+        after_help = "Examples:\n  qrtag print H83if docs/api --template L7163 -o tags.pdf\n  \
+                            qrtag list | cut -f1 | qrtag print - --template 5160 --skip 4 -o tags.pdf\n  \
+                            qrtag print H83if --poster A3 --bleed 3mm --crop-marks -o poster.pdf"
+    )]
+    Print(print::PrintArgs),
     /// List every link: key, destination, state (tab-separated).
     ///
     /// The state is `active`, `active until TIME`, `inactive`, `expired
@@ -777,13 +793,25 @@ impl Cli {
         &self,
         access: crate::store::Access,
     ) -> anyhow::Result<std::sync::Arc<dyn crate::store::LinkStore>> {
-        match crate::store::open(&self.store.settings(), access) {
+        let store = match crate::store::open(&self.store.settings(), access) {
             Err(crate::store::StoreError::NoDatabase(path)) => Err(anyhow::anyhow!(
                 "no database at {path} (db from {}); create it with qrtag init, or start qrtag serve",
                 self.origin.source("db")
             )),
             other => Ok(other?),
+        }?;
+        if let (Some(stats), Ok(mut held)) = (store.cluster(), self.clusters.lock()) {
+            held.push(stats);
         }
+        Ok(store)
+    }
+
+    /// The warning for the command's writes that CouchDB stored with fewer
+    /// copies than the database's n (HTTP 202), if there were any.
+    fn fewer_copies_warning(&self) -> Option<String> {
+        let held = self.clusters.lock().ok()?;
+        let writes: u64 = held.iter().map(|c| c.fewer_copy_writes()).sum();
+        (writes > 0).then(|| crate::store::cluster::fewer_copies_warning(writes))
     }
 
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
@@ -861,7 +889,7 @@ impl Cli {
 /// stay accepted: `--db` and the others are global, and may be set in the
 /// environment for every command at once).
 const UNUSED: &[(&[&str], &[&str])] = &[
-    (&["stats"], &[SERVICE, TIME_ZONE]),
+    (&["stats"], &[SERVICE]),
     (&["resolve"], &[STORE_DB, STORE_COUCH, SERVICE, TIME_ZONE]),
     (&["setup"], &[STORE_DB, SERVICE, TIME_ZONE]),
     (&["didcomm", "did"], &[STORE_COUCH, SERVICE, TIME_ZONE]),
@@ -875,6 +903,7 @@ const UNUSED: &[(&[&str], &[&str])] = &[
     (&["enable"], &[TIME_ZONE]),
     (&["qr"], &[TIME_ZONE]),
     (&["batch"], &[TIME_ZONE]),
+    (&["print"], &[TIME_ZONE]),
     (&["delete"], &[TIME_ZONE]),
 ];
 const STORE_DB: &str = "db";
@@ -1016,20 +1045,31 @@ fn check_usage(cli: &Cli) -> Result<(), &'static str> {
 }
 
 async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
+    let result = run_command(&cli).await;
+    // Said whether or not the command went on to succeed: the writes
+    // before a failure are stored all the same.
+    if let Some(warning) = cli.fewer_copies_warning() {
+        eprintln!("qrtag: warning: {warning}");
+    }
+    result
+}
+
+async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
     match &cli.command {
-        Command::Qr(args) => unknown_key::explain(&cli, qr::qr(&cli, args).await).await,
-        Command::Batch(args) => qr::batch(&cli, args).await,
-        Command::Serve(args) => serve::run(&cli, cli.serve_settings(args)).await,
-        Command::Init { force } => init::run(&cli, *force).await,
-        Command::Config => config_file::run(&cli).await,
+        Command::Qr(args) => unknown_key::explain(cli, qr::qr(cli, args).await).await,
+        Command::Batch(args) => qr::batch(cli, args).await,
+        Command::Print(args) => unknown_key::explain(cli, print::run(cli, args).await).await,
+        Command::Serve(args) => serve::run(cli, cli.serve_settings(args)).await,
+        Command::Init { force } => init::run(cli, *force).await,
+        Command::Config => config_file::run(cli).await,
         Command::Resolve { rules, urls, plain } => resolve::run(rules, urls, *plain),
-        Command::Stats(args) => stats::run(&cli, args).await,
+        Command::Stats(args) => stats::run(cli, args).await,
         Command::Setup(args) => setup::run(&cli.store.settings(), args).await,
-        Command::Export(args) => transfer::export(&cli, args).await,
-        Command::Import(args) => transfer::import(&cli, args).await,
-        Command::Didcomm { command } => didcomm::run(&cli, command),
-        Command::ConsolePassword => console::run(&cli).await,
-        _ => unknown_key::explain(&cli, links::run(&cli).await).await,
+        Command::Export(args) => transfer::export(cli, args).await,
+        Command::Import(args) => transfer::import(cli, args).await,
+        Command::Didcomm { command } => didcomm::run(cli, command),
+        Command::ConsolePassword => console::run(cli).await,
+        _ => unknown_key::explain(cli, links::run(cli).await).await,
     }
 }
 

@@ -85,8 +85,15 @@ pub struct BatchArgs {
     pub count: u16,
     /// The A4 sheet to write. More than 24 codes go on several sheets,
     /// FILE-1.svg, FILE-2.svg, ..., so every tag is printed full size.
-    #[arg(long, value_name = "FILE.svg")]
-    pub sheet: PathBuf,
+    #[arg(long, value_name = "FILE.svg", required_unless_present = "template")]
+    pub sheet: Option<PathBuf>,
+    /// A print-ready PDF of the new tags on this label stock, as `qrtag
+    /// print --template` lays it out (instead of or with --sheet).
+    #[arg(long, value_name = "NAME", requires = "output")]
+    pub template: Option<crate::print::Template>,
+    /// The PDF --template writes.
+    #[arg(short, long, value_name = "FILE.pdf", requires = "template")]
+    pub output: Option<PathBuf>,
     /// Where the new links point until `qrtag set` [default: PUBLIC_URL/,
     /// which answers 404, so a tag enabled too early leads nowhere].
     #[arg(long)]
@@ -126,10 +133,10 @@ pub async fn qr(cli: &Cli, args: &QrArgs) -> anyhow::Result<ExitCode> {
 }
 
 pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
-    if !has_extension(&args.sheet, "svg") {
+    if let Some(sheet) = args.sheet.as_ref().filter(|s| !has_extension(s, "svg")) {
         return Ok(usage(&format!(
             "--sheet {}: sheets are SVG, name the file .svg",
-            args.sheet.display()
+            sheet.display()
         )));
     }
     // The store and the public URL first: a refusal writes nothing.
@@ -140,17 +147,25 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
         None => default_placeholder(&public_url)?,
     };
     let count = usize::from(args.count);
+    // A layout the stock cannot take is refused before any link exists.
+    if let Some(template) = &args.template {
+        let trial =
+            super::print::batch_job(template, vec![placeholder_tag(&public_url)], args.tag.ec);
+        super::print::render(&trial)?;
+    }
 
     // Opened before any link exists, so a bad path costs nothing.
-    let paths = sheet_paths(&args.sheet, count);
-    let mut sheets = Sheets::default();
-    for path in &paths {
-        let file = File::create(path).with_context(|| format!("creating {}", path.display()))?;
-        sheets.open.push((path.clone(), file));
-    }
+    let paths = args
+        .sheet
+        .as_ref()
+        .map_or_else(Vec::new, |sheet| sheet_paths(sheet, count));
+    let mut sheets = Sheets::create(&paths)?;
+    // The PDF under a guard of its own: the sheets are paired with chunks.
+    let mut pdf = Sheets::create(args.output.as_slice())?;
 
     let mut out = std::io::stdout().lock();
     let mut items = Vec::with_capacity(count);
+    let mut tags = Vec::with_capacity(count);
     for _ in 0..count {
         let key = links::create(store.as_ref(), &placeholder, None, true).await?;
         // Printed as soon as it exists, so a failure part-way still tells
@@ -158,6 +173,10 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
         writeln!(out, "{}", public_url.short_url(key.as_str()))?;
         let text = qr_image::tag_text(&public_url, &key, args.tag.uppercase_prefix);
         items.push((key.to_string(), crate::qr::encode(&text, args.tag.ec)?));
+        tags.push(crate::print::Tag {
+            text,
+            caption: public_url.short_url(key.as_str()),
+        });
     }
     for ((path, file), chunk) in sheets
         .open
@@ -177,7 +196,19 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
     {
         eprintln!("qrtag: wrote {} ({} tags)", path.display(), chunk.len());
     }
+    if let (Some(template), Some((path, file))) = (&args.template, pdf.open.first_mut()) {
+        let job = super::print::batch_job(template, tags, args.tag.ec);
+        let bytes = super::print::render(&job)?;
+        file.write_all(&bytes)
+            .and_then(|()| file.sync_all())
+            .with_context(|| format!("writing {}", path.display()))?;
+        eprintln!(
+            "qrtag: wrote {} ({count} tags on {template})",
+            path.display()
+        );
+    }
     sheets.open.clear();
+    pdf.open.clear();
     Ok(ExitCode::SUCCESS)
 }
 
@@ -186,6 +217,18 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
 #[derive(Default)]
 struct Sheets {
     open: Vec<(PathBuf, File)>,
+}
+
+impl Sheets {
+    fn create(paths: &[PathBuf]) -> anyhow::Result<Self> {
+        let mut sheets = Sheets::default();
+        for path in paths {
+            let file =
+                File::create(path).with_context(|| format!("creating {}", path.display()))?;
+            sheets.open.push((path.clone(), file));
+        }
+        Ok(sheets)
+    }
 }
 
 impl Drop for Sheets {
@@ -250,6 +293,15 @@ fn has_extension(path: &Path, ext: &str) -> bool {
     path.extension()
         .and_then(|e| e.to_str())
         .is_some_and(|e| e.eq_ignore_ascii_case(ext))
+}
+
+/// A stand-in tag as long as a new random key's, to try a layout on.
+fn placeholder_tag(public_url: &PublicUrl) -> crate::print::Tag {
+    let url = public_url.short_url("xxxxx");
+    crate::print::Tag {
+        text: url.clone(),
+        caption: url,
+    }
 }
 
 /// The service's own root: never a stranger's site, and it answers 404.

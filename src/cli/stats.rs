@@ -10,7 +10,11 @@ use crate::store;
 
 pub async fn run(cli: &Cli, args: &StatsArgs) -> anyhow::Result<ExitCode> {
     let links = links(cli).await?;
-    crate::stats::run_with_links(args, links, &mut std::io::stdout().lock())?;
+    let args = StatsArgs {
+        time_zone: cli.time_zone,
+        ..args.clone()
+    };
+    crate::stats::run_with_links(&args, links, &mut std::io::stdout().lock())?;
     Ok(ExitCode::SUCCESS)
 }
 

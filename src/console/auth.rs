@@ -10,10 +10,12 @@ use serde::Deserialize;
 
 use super::password;
 use super::session::User;
+use crate::links::served::Served;
 use crate::settings::{CouchSettings, Secret};
-use crate::store::LinkStore;
+use crate::snapshot::Snapshot;
 use crate::store::couch::CouchStore;
 use crate::store::sqlite::SqliteStore;
+use crate::store::{ClusterStats, LinkStore};
 
 /// The roles whose holders see edit forms; CouchDB still decides each write.
 const EDITOR_ROLES: [&str; 2] = ["qrtag_editor", "_admin"];
@@ -31,6 +33,11 @@ pub enum Accounts {
     Couch {
         settings: CouchSettings,
         http: reqwest::Client,
+        /// What a user's writes wait for ([`Served`]).
+        snapshot: Arc<Snapshot>,
+        /// The service's cluster stats, shared by every user's store, so
+        /// that `/readyz` counts the console's writes with fewer copies.
+        cluster: Option<Arc<ClusterStats>>,
     },
 }
 
@@ -61,11 +68,20 @@ struct SessionAnswer {
 }
 
 impl Accounts {
-    pub fn couch(settings: CouchSettings) -> Result<Self, reqwest::Error> {
+    pub fn couch(
+        settings: CouchSettings,
+        snapshot: &Arc<Snapshot>,
+        cluster: Option<Arc<ClusterStats>>,
+    ) -> Result<Self, reqwest::Error> {
         let http = reqwest::Client::builder()
             .timeout(Duration::from_secs(10))
             .build()?;
-        Ok(Self::Couch { settings, http })
+        Ok(Self::Couch {
+            settings,
+            http,
+            snapshot: Arc::clone(snapshot),
+            cluster,
+        })
     }
 
     /// The database holding the one console password, when logins are by
@@ -120,7 +136,12 @@ impl Accounts {
                 }
                 self.password_user().ok_or(LoginError::WrongPassword)
             }
-            Self::Couch { settings, http } => {
+            Self::Couch {
+                settings,
+                http,
+                snapshot,
+                cluster,
+            } => {
                 if name.is_empty() {
                     return Err(LoginError::Wrong);
                 }
@@ -154,10 +175,14 @@ impl Accounts {
                     .with_credentials(name, Some(Secret::new(password)));
                 let store = CouchStore::new(&as_user)
                     .map_err(|e| LoginError::Unavailable(e.to_string()))?;
+                let store = match cluster {
+                    Some(c) => store.sharing(Arc::clone(c)),
+                    None => store,
+                };
                 Ok(User {
                     name: session.name.unwrap_or_else(|| name.to_owned()),
                     can_edit,
-                    store: Arc::new(store),
+                    store: Served::wrap(Arc::new(store), Arc::clone(snapshot)),
                 })
             }
         }

@@ -124,6 +124,40 @@ impl Collector for ServiceCollector {
             "Times the follower reconnected to the store's change feed (CouchDB; SQLite is polled).",
             s.reconnects,
         )?;
+        if let Some(c) = &r.cluster {
+            counter(
+                &mut e,
+                "qrtag_store_fewer_copy_writes",
+                "Writes CouchDB stored with fewer copies than the database's n (HTTP 202: nodes down, write quorum not met).",
+                c.fewer_copy_writes,
+            )?;
+            if let Some(age) = c.seconds_since_fewer_copies {
+                gauge(
+                    &mut e,
+                    "qrtag_store_fewer_copies_age",
+                    "Time since CouchDB last stored a write with fewer copies than n.",
+                    secs,
+                    age,
+                )?;
+            }
+            // Shown only where the account may read _membership.
+            if let (Some(connected), Some(configured)) = (c.nodes_connected, c.nodes_configured) {
+                gauge(
+                    &mut e,
+                    "qrtag_store_cluster_nodes_connected",
+                    "CouchDB cluster nodes connected (_membership all_nodes).",
+                    None,
+                    connected as i64,
+                )?;
+                gauge(
+                    &mut e,
+                    "qrtag_store_cluster_nodes_configured",
+                    "CouchDB cluster nodes configured (_membership cluster_nodes).",
+                    None,
+                    configured as i64,
+                )?;
+            }
+        }
 
         let l = &r.access_log;
         counter(

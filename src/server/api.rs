@@ -23,6 +23,7 @@ use crate::didcomm::replay::{self, Seen};
 use crate::links::{self, LinkError};
 use crate::settings::{PublicUrl, Secret};
 use crate::store::LinkStore;
+use crate::store::cluster::WriteWatch;
 
 /// The most a message may weigh.
 pub const MAX_BODY: usize = 64 * 1024;
@@ -284,9 +285,13 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
             Ok(reply)
         }
         Step::Create(plan) => {
+            let watch = WriteWatch::new(store);
             match links::create_document(store, &plan.doc, plan.key.as_ref()).await {
                 Ok(key) => {
                     tracing::info!(caller = caller.recorded(), %key, "DIDComm short URL created");
+                    if let Some(warning) = watch.warning() {
+                        tracing::warn!(%key, "{warning}");
+                    }
                     Ok(plan.reply(&key, &state.public_url))
                 }
                 // A tombstone's key is taken for good.
@@ -295,18 +300,24 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
                 Err(e) => Err(unavailable(&e)),
             }
         }
-        Step::Invalidate(plan) => match links::update(store, &plan.key, |d| plan.apply(d)).await {
-            Ok(_) => {
-                tracing::info!(caller = caller.recorded(), key = %plan.key, "DIDComm short URL invalidated");
-                Ok(plan.ack)
+        Step::Invalidate(plan) => {
+            let watch = WriteWatch::new(store);
+            match links::update(store, &plan.key, |d| plan.apply(d)).await {
+                Ok(_) => {
+                    tracing::info!(caller = caller.recorded(), key = %plan.key, "DIDComm short URL invalidated");
+                    if let Some(warning) = watch.warning() {
+                        tracing::warn!(key = %plan.key, "{warning}");
+                    }
+                    Ok(plan.ack)
+                }
+                Err(LinkError::NotFound(_) | LinkError::Deleted { .. }) => Ok(Problem::new(
+                    Code::ShortUrlInvalid,
+                    "no such short URL here, or it has expired or was invalidated already",
+                )
+                .report(msg.version, &reply_id, &msg.thid)),
+                Err(e) => Err(unavailable(&e)),
             }
-            Err(LinkError::NotFound(_) | LinkError::Deleted { .. }) => Ok(Problem::new(
-                Code::ShortUrlInvalid,
-                "no such short URL here, or it has expired or was invalidated already",
-            )
-            .report(msg.version, &reply_id, &msg.thid)),
-            Err(e) => Err(unavailable(&e)),
-        },
+        }
     }
 }
 

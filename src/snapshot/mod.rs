@@ -9,6 +9,7 @@
 use std::sync::Arc;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use arc_swap::ArcSwap;
 use serde_json::Value;
@@ -59,6 +60,9 @@ pub struct Snapshot {
     loaded: AtomicBool,
     problem: Mutex<Option<String>>,
     generation: AtomicU64,
+    /// Told the generation at each publication, for writers waiting to be
+    /// served ([`Snapshot::wait_until`]); the redirect path never reads it.
+    published: tokio::sync::watch::Sender<u64>,
     follower: FollowerStats,
 }
 
@@ -69,6 +73,7 @@ impl Default for Snapshot {
             loaded: AtomicBool::new(false),
             problem: Mutex::new(Some("links not loaded yet".into())),
             generation: AtomicU64::new(0),
+            published: tokio::sync::watch::Sender::new(0),
             follower: FollowerStats::new(),
         }
     }
@@ -88,7 +93,28 @@ impl Snapshot {
     /// Publishes a new table (after the first full load, or a batch of changes).
     pub fn publish(&self, table: LinkTable) {
         self.table.store(Arc::new(table));
-        self.generation.fetch_add(1, Ordering::Release);
+        let generation = self.generation.fetch_add(1, Ordering::Release) + 1;
+        self.published.send_replace(generation);
+    }
+
+    /// Waits until the table `holds` (checked now and after each
+    /// publication, never by polling), for at most `within`; says whether it
+    /// did. This is how a write is answered only once this server serves it:
+    /// the follower publishes the change, the writer sees its own document.
+    pub async fn wait_until(&self, holds: impl Fn(&LinkTable) -> bool, within: Duration) -> bool {
+        // Subscribed before the first look, so a publication in between
+        // is not missed.
+        let mut published = self.published.subscribe();
+        let deadline = tokio::time::Instant::now() + within;
+        loop {
+            if holds(&self.load()) {
+                return true;
+            }
+            match tokio::time::timeout_at(deadline, published.changed()).await {
+                Ok(Ok(())) => {}
+                Ok(Err(_)) | Err(_) => return holds(&self.load()),
+            }
+        }
     }
 
     /// Applies a batch of changes read up to store sequence `seq` to a copy of
@@ -173,5 +199,29 @@ mod tests {
         assert_eq!(s.generation(), 1, "nothing new, nothing published");
         s.apply(Vec::new(), Some(json!(2)));
         assert_eq!(s.generation(), 2, "a sequence that moved is published");
+    }
+
+    #[tokio::test]
+    async fn a_waiter_wakes_at_the_publication_that_holds() {
+        let s = Snapshot::new();
+        let short = Duration::from_millis(20);
+        let has = |t: &LinkTable| t.live_url("abcde", 0).is_some();
+        assert!(
+            !s.wait_until(has, short).await,
+            "never published: times out"
+        );
+        let publisher = Arc::clone(&s);
+        let waiting = tokio::spawn(async move {
+            let s = publisher;
+            s.wait_until(has, Duration::from_secs(30)).await
+        });
+        tokio::task::yield_now().await;
+        s.apply(Vec::new(), Some(json!(1)));
+        s.apply(
+            vec![test_upsert("abcde", json!({"url": "/x"}))],
+            Some(json!(2)),
+        );
+        assert!(waiting.await.expect("waiter"), "woken by the publication");
+        assert!(s.wait_until(has, short).await, "already held: at once");
     }
 }

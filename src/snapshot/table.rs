@@ -226,6 +226,22 @@ impl LinkTable {
             .filter(|location| !redirect_policy::is_on_public_origin(location, public_origin))
     }
 
+    /// Whether the table is what a change writing `doc` under `key` leaves:
+    /// that link as parsed (destination, state, expiry and its times, so a
+    /// rewrite with the same destination is told from the old one by its
+    /// `changed_at`), no link for a tombstone, an invalid entry for a
+    /// document that is no link. One lookup: what a writer waits on to
+    /// answer only once this server serves its write.
+    pub fn holds(&self, key: &str, doc: &Document) -> bool {
+        if link::is_tombstone(doc) {
+            return self.get(key).is_none();
+        }
+        match LiveLink::parse(key, doc) {
+            Ok(live) => self.get(key) == Some(live.view(key)),
+            Err(_) => self.invalid.contains_key(key),
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.len
     }

@@ -23,6 +23,7 @@ use std::path::{Path, PathBuf};
 use chrono::{Datelike, NaiveDate, Weekday};
 
 use super::attribute::LinkKeys;
+use super::breakdown::{Breakdown, Breakdowns, HeatMap};
 use crate::access_log::format::{LogLine, LogTime, decode_lossy};
 use crate::tracking_id::TrackingId;
 
@@ -156,6 +157,10 @@ pub struct Report {
     pub total: KeyStats,
     /// Most scans first, then by key.
     pub keys: Vec<KeyReport>,
+    /// One per `--by` dimension, over the keys reported.
+    pub breakdowns: Vec<Breakdown>,
+    /// Scans per local hour and weekday, for the heat map.
+    pub heat_map: Option<HeatMap>,
 }
 
 /// Bot verdicts for user agents, from the `isbot` crate's maintained pattern list.
@@ -291,6 +296,8 @@ pub struct Aggregator {
     /// Without links: whether a path with a `/` was redirected, which may
     /// have been a path below a hierarchical key.
     redirected_below: bool,
+    breakdowns: Option<Breakdowns>,
+    export: Option<super::export::Exporter>,
 }
 
 impl Aggregator {
@@ -307,7 +314,27 @@ impl Aggregator {
             links: None,
             seen_wanted: false,
             redirected_below: false,
+            breakdowns: None,
+            export: None,
         }
+    }
+
+    /// Also writes a row per line counted to `export`
+    /// ([`super::export`]); [`Aggregator::finish_export`] ends it.
+    pub fn with_export(mut self, export: super::export::Exporter) -> Aggregator {
+        self.export = Some(export);
+        self
+    }
+
+    /// Ends the export file, if any: the rows written.
+    pub fn finish_export(&mut self) -> anyhow::Result<Option<u64>> {
+        self.export.take().map(|e| e.finish()).transpose()
+    }
+
+    /// Also counts the scans reported per value of some dimensions.
+    pub fn with_breakdowns(mut self, breakdowns: Breakdowns) -> Aggregator {
+        self.breakdowns = Some(breakdowns);
+        self
     }
 
     /// Counts each line under the link that answered it, found among
@@ -319,6 +346,9 @@ impl Aggregator {
 
     pub fn add(&mut self, line: &LogLine<'_>) {
         self.lines_read += 1;
+        if let Some(b) = &mut self.breakdowns {
+            b.see(line);
+        }
         let key = match &self.links {
             Some(links) => links.link_key(line.key()),
             None => {
@@ -346,6 +376,12 @@ impl Aggregator {
             None => self.keys.entry(key.into()).or_default(),
         };
         acc.stats.count(&counted, line.time);
+        if let Some(b) = &mut self.breakdowns {
+            b.add(line, &counted);
+        }
+        if let Some(e) = &mut self.export {
+            e.row(line, key, &counted);
+        }
         if !counted.scan {
             return;
         }
@@ -451,6 +487,9 @@ impl Aggregator {
                 .cmp(&a.stats.scans)
                 .then_with(|| a.key.cmp(&b.key))
         });
+        let (breakdowns, heat_map) = self
+            .breakdowns
+            .map_or_else(|| (Vec::new(), None), Breakdowns::finish);
         Report {
             lines_read: self.lines_read,
             malformed: self.malformed,
@@ -458,6 +497,8 @@ impl Aggregator {
             series: period,
             total,
             keys,
+            breakdowns,
+            heat_map,
         }
     }
 }

@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 
 use super::aggregate::Period;
+use super::dimensions::Dimension;
 
 /// Scan counts per link key, from one or more access logs. The keys of the
 /// links come from the store (`--db`, or CouchDB) when it exists, so a path
@@ -30,17 +31,109 @@ pub struct StatsArgs {
     #[arg(long, value_name = "TIME", value_parser = parse_until)]
     pub until: Option<DateTime<Utc>>,
 
-    /// Also report scans per key per day, ISO week or month.
-    #[arg(long, value_enum, value_name = "PERIOD")]
-    pub by: Option<Period>,
+    /// Also report scans per key per day, ISO week or month, and/or break
+    /// the scans down by device class, OS, browser, country, region, city
+    /// (those three need --geoip-db), referrer host, hour or weekday (in
+    /// --time-zone). Repeat it or separate with commas: `--by week,device`.
+    #[arg(long, value_enum, value_name = "WHAT", value_delimiter = ',')]
+    pub by: Vec<By>,
+
+    /// A MaxMind-format database (GeoLite2 Country or City, DB-IP Lite, any
+    /// MMDB) to find each client address's country, region and city in.
+    #[arg(long, value_name = "FILE")]
+    pub geoip_db: Option<PathBuf>,
+
+    /// Also write one row per request counted (time, key, status, method,
+    /// scan, bot, scanner, device, OS, browser, with --geoip-db country,
+    /// region and city, referrer) to FILE.parquet or FILE.csv.
+    #[arg(long, value_name = "FILE", value_parser = parse_export_path)]
+    pub export: Option<PathBuf>,
+
+    /// Count bots' requests (GET answered by a redirect) in the --by
+    /// breakdowns too, under a device class of their own.
+    #[arg(long)]
+    pub bots: bool,
+
+    /// The time zone hours and weekdays are counted in: the global
+    /// `--time-zone` (`--tz`), set by the command line's edge.
+    #[arg(skip = chrono_tz::Tz::UTC)]
+    pub time_zone: chrono_tz::Tz,
 
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
 
-    /// Draw scans over time (per `--by` period, daily by default) to FILE.svg or FILE.png.
+    /// Draw scans over time (per `--by` period, daily by default) to FILE.svg
+    /// or FILE.png; with one `--by` breakdown its bars, with `--by
+    /// hour,weekday` the hour × weekday heat map.
     #[arg(long, value_name = "FILE", value_parser = parse_chart_path)]
     pub chart: Option<PathBuf>,
+}
+
+/// What `--by` names: a period of the time series or a breakdown.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum By {
+    Period(Period),
+    Dimension(Dimension),
+}
+
+const EVERY_BY: [By; 12] = [
+    By::Period(Period::Day),
+    By::Period(Period::Week),
+    By::Period(Period::Month),
+    By::Dimension(Dimension::ALL[0]),
+    By::Dimension(Dimension::ALL[1]),
+    By::Dimension(Dimension::ALL[2]),
+    By::Dimension(Dimension::ALL[3]),
+    By::Dimension(Dimension::ALL[4]),
+    By::Dimension(Dimension::ALL[5]),
+    By::Dimension(Dimension::ALL[6]),
+    By::Dimension(Dimension::ALL[7]),
+    By::Dimension(Dimension::ALL[8]),
+];
+
+impl clap::ValueEnum for By {
+    fn value_variants<'a>() -> &'a [Self] {
+        &EVERY_BY
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(match self {
+            By::Period(p) => p.to_string(),
+            By::Dimension(d) => d.name().to_owned(),
+        }))
+    }
+}
+
+impl StatsArgs {
+    /// The time series' period: at most one.
+    pub fn period(&self) -> Result<Option<Period>, String> {
+        let mut periods = self.by.iter().filter_map(|b| match b {
+            By::Period(p) => Some(*p),
+            By::Dimension(_) => None,
+        });
+        let first = periods.next();
+        match periods.find(|p| Some(*p) != first) {
+            Some(other) => Err(format!(
+                "--by {} and --by {other}: give one period (day, week or month)",
+                first.map_or_else(String::new, |p| p.to_string())
+            )),
+            None => Ok(first),
+        }
+    }
+
+    /// The breakdowns asked for, each once, in the order given.
+    pub fn dimensions(&self) -> Vec<Dimension> {
+        let mut dims = Vec::new();
+        for by in &self.by {
+            if let By::Dimension(d) = by
+                && !dims.contains(d)
+            {
+                dims.push(*d);
+            }
+        }
+        dims
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -79,6 +172,13 @@ fn parse_time(s: &str, time_of_day: NaiveTime) -> Result<DateTime<Utc>, String> 
         .map_err(|_| {
             format!("`{s}` is not YYYY-MM-DD, YYYY-MM-DD HH:MM:SS (UTC) or an RFC 3339 time")
         })
+}
+
+/// The export's format comes from its extension, checked before any log is read.
+fn parse_export_path(s: &str) -> Result<PathBuf, String> {
+    let path = PathBuf::from(s);
+    super::export::ExportKind::from_path(&path)?;
+    Ok(path)
 }
 
 /// The chart's format comes from its extension: checked with the other
@@ -154,7 +254,18 @@ mod tests {
         assert_eq!(a.files.len(), 2);
         assert_eq!(a.key.as_deref(), Some("H83if"));
         assert!(a.since.is_some() && a.until.is_none());
-        assert_eq!(a.by, Some(Period::Week));
+        assert_eq!(a.period(), Ok(Some(Period::Week)));
+        assert!(a.dimensions().is_empty());
+        let b = Cli::try_parse_from(["stats", "a.log", "--by", "week,device", "--by", "hour"])
+            .unwrap()
+            .stats;
+        assert_eq!(b.period(), Ok(Some(Period::Week)));
+        assert_eq!(b.dimensions(), [Dimension::Device, Dimension::Hour]);
+        let c = Cli::try_parse_from(["stats", "a.log", "--by", "week", "--by", "day"])
+            .unwrap()
+            .stats;
+        assert!(c.period().is_err());
+        assert!(Cli::try_parse_from(["stats", "a.log", "--by", "planet"]).is_err());
         assert_eq!(a.format, Format::Json);
         assert!(Cli::try_parse_from(["stats"]).is_err());
         assert_eq!(

@@ -3,6 +3,7 @@
 //! plotters.
 
 pub mod axis;
+pub mod breakdown;
 pub mod layout;
 pub mod stack;
 
@@ -61,9 +62,95 @@ pub fn stack(report: &Report) -> anyhow::Result<Stack> {
 
 /// Draws `stack`, scans per period from the logs `files`, to `path`.
 pub fn draw(stack: &Stack, files: &[PathBuf], path: &Path) -> anyhow::Result<()> {
+    paint_file(path, |measure| {
+        layout::layout(stack, &title(stack, files), SIZE, measure)
+    })
+}
+
+/// What `--chart` draws when `--by` asks for breakdowns: one breakdown's
+/// bars, or the hour × weekday heat map.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum BreakdownChart {
+    Bars(super::dimensions::Dimension),
+    HeatMap,
+}
+
+impl BreakdownChart {
+    /// The chart for the breakdowns asked for, or why there is none: one
+    /// picture shows one thing.
+    pub fn for_dimensions(dims: &[super::dimensions::Dimension]) -> Result<BreakdownChart, String> {
+        use super::dimensions::Dimension::{Hour, Weekday};
+        match dims {
+            [one] => Ok(BreakdownChart::Bars(*one)),
+            [Hour, Weekday] | [Weekday, Hour] => Ok(BreakdownChart::HeatMap),
+            _ => Err(format!(
+                "--chart draws one breakdown, or the hour × weekday heat map (--by hour,weekday), not --by {}",
+                dims.iter().map(|d| d.name()).collect::<Vec<_>>().join(",")
+            )),
+        }
+    }
+}
+
+/// Draws `chart` from `report`'s breakdowns, from the logs `files`, to `path`.
+pub fn draw_breakdown(
+    chart: &BreakdownChart,
+    report: &Report,
+    files: &[PathBuf],
+    path: &Path,
+) -> anyhow::Result<()> {
+    let files = files_label(files);
+    match chart {
+        BreakdownChart::Bars(dim) => {
+            let b = report
+                .breakdowns
+                .iter()
+                .find(|b| b.dimension == *dim)
+                .ok_or_else(|| anyhow!("the report has no breakdown by {dim}"))?;
+            let title = format!("{}, {files}", heading(b));
+            let bars = breakdown::bars(b);
+            paint_file(path, |measure| {
+                breakdown::bar_chart(&bars, &title, SIZE, measure)
+            })
+        }
+        BreakdownChart::HeatMap => {
+            let heat = report
+                .heat_map
+                .as_ref()
+                .ok_or_else(|| anyhow!("the report has no hour × weekday counts"))?;
+            let b = report.breakdowns.first();
+            let zone = b
+                .and_then(|b| b.time_zone)
+                .map_or_else(String::new, |tz| format!(" ({tz})"));
+            let bots = b.is_some_and(|b| b.bots);
+            let title = format!(
+                "Scans by weekday and hour{zone}, bots {}, {files}",
+                if bots { "included" } else { "left out" }
+            );
+            paint_file(path, |measure| {
+                breakdown::heat_map_chart(heat, &title, SIZE, measure)
+            })
+        }
+    }
+}
+
+/// "Scans by device, bots left out": what a breakdown counted.
+pub fn heading(b: &super::breakdown::Breakdown) -> String {
+    let zone = b
+        .time_zone
+        .map_or_else(String::new, |tz| format!(" ({tz})"));
+    format!(
+        "Scans by {}{zone}, bots {}",
+        b.dimension,
+        if b.bots { "included" } else { "left out" }
+    )
+}
+
+/// Paints the scene `scene` lays out (given the text measure) to `path`, as
+/// its extension says.
+fn paint_file(path: &Path, scene: impl FnOnce(layout::Measure<'_>) -> Scene) -> anyhow::Result<()> {
     let kind = ChartKind::from_path(path)?;
     register_font()?;
-    let scene = layout::layout(stack, &title(stack, files), SIZE, &measure);
+    let scene = scene(&measure);
     let result = match kind {
         ChartKind::Svg => paint(
             SVGBackend::new(path, SIZE).into_drawing_area(),
@@ -93,17 +180,21 @@ pub fn title(stack: &Stack, files: &[PathBuf]) -> String {
         }
         _ => "no scans".to_owned(),
     };
+    format!("Scans per {}, {span}, {}", stack.period, files_label(files))
+}
+
+/// "access.log + 2 more": the logs a chart counted.
+fn files_label(files: &[PathBuf]) -> String {
     let first_file = files.first().map_or_else(String::new, |f| {
         f.file_name().map_or_else(
             || f.display().to_string(),
             |n| n.to_string_lossy().into_owned(),
         )
     });
-    let files = match files.len() {
+    match files.len() {
         0 | 1 => first_file,
         n => format!("{first_file} + {} more", n - 1),
-    };
-    format!("Scans per {}, {span}, {files}", stack.period)
+    }
 }
 
 fn register_font() -> anyhow::Result<()> {

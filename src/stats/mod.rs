@@ -8,7 +8,10 @@
 pub mod aggregate;
 pub mod args;
 pub mod attribute;
+pub mod breakdown;
 pub mod chart;
+pub mod dimensions;
+pub mod export;
 pub mod output;
 pub mod read;
 
@@ -20,9 +23,13 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::access_log::format::{LogTime, parse_line_bytes};
+use crate::cli::edge::UsageError;
 use aggregate::{Aggregator, Filter, Period, Report};
 pub use args::{Format, StatsArgs};
 use attribute::LinkKeys;
+use breakdown::{Breakdowns, Wanted};
+use dimensions::place::GeoDb;
+use dimensions::{Deriver, Dimension};
 
 /// Below this much input a progress bar would only flicker.
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
@@ -46,11 +53,33 @@ pub fn run_with_links(
     if let (Some(since), Some(until)) = (args.since, args.until)
         && since > until
     {
-        return Err(crate::cli::edge::UsageError(format!(
+        return Err(UsageError(format!(
             "--since ({}) is after --until ({}): nothing could match",
             since.format("%F %T"),
             until.format("%F %T")
         ))
+        .into());
+    }
+    let period = args.period().map_err(UsageError)?;
+    let (parser, geo) = dimension_inputs(args)?;
+    let breakdowns = breakdowns(args, parser.clone(), geo.clone());
+    let breakdown_chart = match (&args.chart, breakdowns.is_some()) {
+        (Some(_), true) if period.is_some() => {
+            return Err(UsageError(
+                "--chart draws scans over time (--by day, week or month) or a breakdown, not both"
+                    .to_owned(),
+            )
+            .into());
+        }
+        (Some(_), true) => {
+            Some(chart::BreakdownChart::for_dimensions(&args.dimensions()).map_err(UsageError)?)
+        }
+        _ => None,
+    };
+    if args.format == Format::Csv && period.is_some() && breakdowns.is_some() {
+        return Err(UsageError(
+            "CSV holds one table: give --by a period (day, week, month) or breakdowns, not both, or use --format json".to_owned(),
+        )
         .into());
     }
     let mut total_bytes = 0;
@@ -81,10 +110,23 @@ pub fn run_with_links(
             .map(|k| k.strip_prefix('/').unwrap_or(k).to_owned()),
         since: args.since.as_ref().map(LogTime::from_datetime),
         until: args.until.as_ref().map(LogTime::from_datetime),
-        series: args.by.or(args.chart.is_some().then_some(Period::Day)),
+        series: period
+            .or((args.chart.is_some() && breakdown_chart.is_none()).then_some(Period::Day)),
     };
     let progress = progress_bar(total_bytes);
     let mut agg = Aggregator::new(filter);
+    if let Some(b) = breakdowns {
+        agg = agg.with_breakdowns(b);
+    }
+    if let Some(path) = &args.export {
+        let parser = match parser {
+            Some(p) => p,
+            None => dimensions::device::Parser::new()?,
+        };
+        let places = geo.is_some();
+        let deriver = Deriver::new(args.time_zone, Some(parser), geo);
+        agg = agg.with_export(export::Exporter::create(path, deriver, places)?);
+    }
     let no_links = match links {
         Ok(links) => {
             agg = agg.with_links(links);
@@ -106,6 +148,7 @@ pub fn run_with_links(
         }
     }
     progress.finish_and_clear();
+    agg.finish_export()?;
     if let Some(seen) = agg.unknown_key() {
         let key = args.key.as_deref().unwrap_or_default();
         let key = key.strip_prefix('/').unwrap_or(key);
@@ -129,16 +172,68 @@ pub fn run_with_links(
     let stack = args
         .chart
         .as_ref()
+        .filter(|_| breakdown_chart.is_none())
         .map(|_| chart::stack(&report))
         .transpose()?;
     // The chart is written even when standard output is closed early
     // (`| head`): a file asked for does not depend on who reads the rest.
     let written =
-        output::write(&report, args.format, args.by.is_some(), out).and_then(|()| out.flush());
+        output::write(&report, args.format, period.is_some(), out).and_then(|()| out.flush());
     if let (Some(path), Some(stack)) = (&args.chart, &stack) {
         chart::draw(stack, &files, path)?;
     }
+    if let (Some(path), Some(which)) = (&args.chart, &breakdown_chart) {
+        chart::draw_breakdown(which, &report, &files, path)?;
+    }
     Ok(written?)
+}
+
+/// What the dimensions need, opened and checked before any log is read:
+/// the uap-core rules (for a device breakdown or an export), the GeoIP
+/// database (a missing or wrong one is a usage error, as an unknown `--by`
+/// is).
+fn dimension_inputs(
+    args: &StatsArgs,
+) -> anyhow::Result<(Option<dimensions::device::Parser>, Option<GeoDb>)> {
+    let dims = args.dimensions();
+    if let Some(d) = dims.iter().find(|d| d.is_place())
+        && args.geoip_db.is_none()
+    {
+        return Err(UsageError(format!(
+            "--by {d} needs --geoip-db FILE: a MaxMind-format database (GeoLite2 Country or City, DB-IP Lite)"
+        ))
+        .into());
+    }
+    let geo = match &args.geoip_db {
+        Some(path) => Some(GeoDb::open(path).map_err(|e| UsageError(e.to_string()))?),
+        None => None,
+    };
+    let parser = if dims.iter().any(|d| d.is_device()) || args.export.is_some() {
+        Some(dimensions::device::Parser::new()?)
+    } else {
+        None
+    };
+    Ok((parser, geo))
+}
+
+/// The breakdowns `--by` asks for, if any.
+fn breakdowns(
+    args: &StatsArgs,
+    parser: Option<dimensions::device::Parser>,
+    geo: Option<GeoDb>,
+) -> Option<Breakdowns> {
+    let dims = args.dimensions();
+    if dims.is_empty() {
+        return None;
+    }
+    let heat_map = dims.contains(&Dimension::Hour) && dims.contains(&Dimension::Weekday);
+    let deriver = Deriver::new(args.time_zone, parser, geo);
+    let wanted = Wanted {
+        dimensions: dims,
+        bots: args.bots,
+        time_zone: args.time_zone,
+    };
+    Some(Breakdowns::new(wanted, deriver, heat_map))
 }
 
 /// Whether `path` begins like a scan index checkpoint

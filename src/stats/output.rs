@@ -6,6 +6,8 @@ use serde::{Serialize, Serializer};
 
 use super::aggregate::{KeyReport, KeyStats, PeriodCount, Report};
 use super::args::Format;
+use super::breakdown::{Breakdown, HeatMap};
+use super::dimensions::Dimension;
 use crate::access_log::format::LogTime;
 
 /// `with_series` prints the per-period counts; without it, a series collected only
@@ -17,7 +19,11 @@ pub fn write(
     out: &mut dyn Write,
 ) -> io::Result<()> {
     match format {
-        Format::Table => table(report, with_series, out),
+        Format::Table => {
+            table(report, with_series, out)?;
+            breakdown_tables(report, out)
+        }
+        Format::Csv if !report.breakdowns.is_empty() => csv_breakdowns(report, out),
         Format::Csv if with_series => csv_series(report, out),
         Format::Csv => csv(report, out),
         Format::Json => {
@@ -28,7 +34,7 @@ pub fn write(
 }
 
 /// RFC 3339 in UTC, to the tenth of a second the log records.
-fn rfc3339(t: LogTime) -> String {
+pub(super) fn rfc3339(t: LogTime) -> String {
     format!(
         "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}.{}Z",
         t.year(),
@@ -50,7 +56,7 @@ fn human(t: Option<LogTime>) -> String {
 
 /// Quotes a CSV field when needed; log fields cannot hold line breaks, so only
 /// commas and quotes matter.
-fn csv_field(s: &str) -> String {
+pub(super) fn csv_field(s: &str) -> String {
     if s.contains([',', '"']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -94,6 +100,87 @@ fn csv_series(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     Ok(())
 }
 
+fn csv_breakdowns(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    writeln!(out, "dimension,value,scans,new,returning")?;
+    for b in &report.breakdowns {
+        for r in &b.rows {
+            writeln!(
+                out,
+                "{},{},{},{},{}",
+                b.dimension,
+                csv_field(&r.value),
+                r.scans,
+                r.new,
+                r.returning
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// How wide a breakdown's value column is at most: referrers and browsers
+/// can be long.
+const VALUE_WIDTH: usize = 40;
+
+fn breakdown_tables(report: &Report, out: &mut dyn Write) -> io::Result<()> {
+    for b in &report.breakdowns {
+        writeln!(out, "\n{}:", super::chart::heading(b))?;
+        let total: u64 = b.rows.iter().map(|r| r.scans).sum();
+        let name = b.dimension.to_string().to_uppercase();
+        let values: Vec<String> = b.rows.iter().map(|r| cut(&r.value, VALUE_WIDTH)).collect();
+        let w = values
+            .iter()
+            .map(|v| v.chars().count())
+            .chain([name.len()])
+            .max()
+            .unwrap_or(0);
+        writeln!(
+            out,
+            "{name:<w$}  {:>8}  {:>6}  {:>8}  {:>9}",
+            "SCANS", "SHARE", "NEW", "RETURNING"
+        )?;
+        for (r, value) in b.rows.iter().zip(&values) {
+            writeln!(
+                out,
+                "{value:<w$}  {:>8}  {:>6}  {:>8}  {:>9}",
+                r.scans,
+                share(r.scans, total),
+                r.new,
+                r.returning
+            )?;
+        }
+    }
+    if let Some(heat) = &report.heat_map {
+        let tz = report
+            .breakdowns
+            .iter()
+            .find_map(|b| b.time_zone)
+            .map_or_else(String::new, |tz| format!(" ({tz})"));
+        writeln!(out, "\nScans by weekday and hour{tz}:")?;
+        let mut header = format!("{:<9}", "");
+        for hour in 0..24 {
+            header.push_str(&format!(" {hour:>4}"));
+        }
+        writeln!(out, "{header}")?;
+        for (day, counts) in Dimension::Weekday.cycle().iter().zip(heat.iter()) {
+            let mut line = format!("{day:<9}");
+            for c in counts {
+                line.push_str(&format!(" {c:>4}"));
+            }
+            writeln!(out, "{line}")?;
+        }
+    }
+    Ok(())
+}
+
+/// A value's share of the scans, to a tenth of a percent.
+fn share(part: u64, total: u64) -> String {
+    if total == 0 {
+        return "-".to_owned();
+    }
+    format!("{:.1}%", part as f64 * 100.0 / total as f64)
+}
+
 /// The JSON report, serialized straight from the [`Report`] to the writer:
 /// a key's object is written and gone before the next is made, so memory
 /// follows the report, not a second copy of it as a JSON tree (300,000 keys
@@ -105,6 +192,59 @@ struct JsonReport<'a> {
     period: Option<String>,
     total: JsonStats,
     keys: JsonKeys<'a>,
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    breakdowns: &'a [Breakdown],
+    #[serde(skip_serializing_if = "Option::is_none")]
+    hour_by_weekday: Option<JsonHeatMap<'a>>,
+}
+
+impl Serialize for Breakdown {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct JsonBreakdown<R: Serialize> {
+            by: &'static str,
+            bots: bool,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            time_zone: Option<&'static str>,
+            rows: R,
+        }
+        JsonBreakdown {
+            by: self.dimension.name(),
+            bots: self.bots,
+            time_zone: self.time_zone.map(|tz| tz.name()),
+            rows: RowsOf(&self.rows),
+        }
+        .serialize(serializer)
+    }
+}
+
+/// Rows, each made as it is written.
+struct RowsOf<'a>(&'a [super::breakdown::Row]);
+
+impl Serialize for RowsOf<'_> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        #[derive(Serialize)]
+        struct JsonRow<'a> {
+            value: &'a str,
+            scans: u64,
+            new: u64,
+            returning: u64,
+        }
+        serializer.collect_seq(self.0.iter().map(|r| JsonRow {
+            value: &r.value,
+            scans: r.scans,
+            new: r.new,
+            returning: r.returning,
+        }))
+    }
+}
+
+/// Scans per weekday (Monday first) and local hour.
+#[derive(Serialize)]
+struct JsonHeatMap<'a> {
+    time_zone: Option<&'static str>,
+    weekdays: Vec<String>,
+    scans: &'a HeatMap,
 }
 
 #[derive(Serialize)]
@@ -217,6 +357,16 @@ fn json_report(r: &Report, with_series: bool) -> JsonReport<'_> {
             keys: &r.keys,
             with_series,
         },
+        breakdowns: &r.breakdowns,
+        hour_by_weekday: r.heat_map.as_ref().map(|scans| JsonHeatMap {
+            time_zone: r
+                .breakdowns
+                .iter()
+                .find_map(|b| b.time_zone)
+                .map(|tz| tz.name()),
+            weekdays: Dimension::Weekday.cycle(),
+            scans,
+        }),
     }
 }
 
@@ -224,12 +374,17 @@ fn json_report(r: &Report, with_series: bool) -> JsonReport<'_> {
 const KEY_WIDTH: usize = 40;
 
 fn short_key(key: &str) -> String {
-    if key.chars().count() <= KEY_WIDTH {
-        key.to_owned()
+    cut(key, KEY_WIDTH)
+}
+
+/// `s` in at most `width` characters, a cut one ending in `…`.
+fn cut(s: &str, width: usize) -> String {
+    if s.chars().count() <= width {
+        s.to_owned()
     } else {
-        let mut s: String = key.chars().take(KEY_WIDTH - 1).collect();
-        s.push('…');
-        s
+        let mut c: String = s.chars().take(width - 1).collect();
+        c.push('…');
+        c
     }
 }
 
@@ -384,6 +539,8 @@ mod tests {
                     series: vec![],
                 },
             ],
+            breakdowns: Vec::new(),
+            heat_map: None,
         }
     }
 

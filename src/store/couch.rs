@@ -2,28 +2,31 @@
 //! in one CouchDB database, edited by people in Fauxton or with curl as much
 //! as by qrtag.
 //!
-//! Document reads and writes go through `couch_rs`. Listing, the follower and
-//! `qrtag setup` use [`CouchHttp`], a thin reqwest client, because they need
-//! what `couch_rs` does not offer: paged `_all_docs`, a streamed `_changes`
-//! feed without gzip, and the server's `reason` when it refuses something.
+//! Single documents are read and written with requests `couch_rs` builds
+//! (server, path, credentials, headers). Everything is sent through
+//! [`CouchHttp`], a thin reqwest client that also makes the requests
+//! `couch_rs` does not offer: paged
+//! `_all_docs`, a streamed `_changes` feed without gzip, the server's
+//! `reason` when it refuses something, a deadline for every response head
+//! (a hung cluster node must not hang a command or the follower), and the
+//! status of each write (a 202 says CouchDB stored fewer copies than n, see
+//! [`ClusterStats`]).
 //!
 //! Sequences and revisions are opaque: Apache CouchDB's sequences are strings,
 //! PouchDB Server's are integers, and this code never compares or computes
 //! with either.
 
-use std::error::Error as _;
 use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use couch_rs::error::CouchError;
 use reqwest::header::ACCEPT;
 use reqwest::{Method, RequestBuilder, Response};
 use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::{LinkStore, StoreError, Stored};
+use super::{ClusterStats, LinkStore, StoreError, Stored};
 use crate::link::Document;
 use crate::link_key::LinkKey;
 use crate::settings::{CouchDbName, CouchSettings, CouchUrl, Credentials, Secret};
@@ -31,6 +34,11 @@ use crate::snapshot::Snapshot;
 
 /// Limit for one ordinary request; the changes feed has its own idle limit.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
+/// Limit for the response head of any request, the changes feed's included.
+/// A cluster node that is frozen (a stopped VM, a long pause) accepts
+/// connections and never answers; CouchDB answers within milliseconds
+/// otherwise, and a bulk write of a batch within a second or two.
+pub(crate) const HEAD_TIMEOUT: Duration = Duration::from_secs(10);
 /// A server that does not accept a connection within this is treated as down,
 /// rather than leaving the follower or a CLI command hanging.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -46,6 +54,7 @@ pub(crate) struct CouchHttp {
     server: CouchUrl,
     db: CouchDbName,
     credentials: Option<Credentials>,
+    cluster: Arc<ClusterStats>,
 }
 
 /// CouchDB's error body, `{"error": "conflict", "reason": "..."}`.
@@ -78,7 +87,7 @@ struct AllDocsRow {
 
 impl CouchHttp {
     pub(crate) fn new(settings: &CouchSettings) -> Result<Self, StoreError> {
-        // No gzip: `couch_rs` turns reqwest's gzip feature on, and a
+        // No gzip: another crate may turn reqwest's gzip feature on, and a
         // compressed continuous feed is held back in the compressor's buffer.
         let client = reqwest::Client::builder()
             .connect_timeout(CONNECT_TIMEOUT)
@@ -90,7 +99,13 @@ impl CouchHttp {
             server: settings.url.clone(),
             db: settings.db.clone(),
             credentials: settings.credentials.clone(),
+            cluster: Arc::default(),
         })
+    }
+
+    /// What this client has seen of the cluster, shared by its clones.
+    pub(crate) fn cluster(&self) -> &Arc<ClusterStats> {
+        &self.cluster
     }
 
     pub(crate) fn server(&self) -> &CouchUrl {
@@ -128,10 +143,43 @@ impl CouchHttp {
         }
     }
 
-    /// Sends a request; a failure to talk to the server at all becomes
+    /// Sends a request; a failure to talk to the server at all, or a
+    /// response head that does not come within [`HEAD_TIMEOUT`], becomes
     /// [`StoreError::Unreachable`].
     pub(crate) async fn send(&self, req: RequestBuilder) -> Result<Response, StoreError> {
-        req.send().await.map_err(|e| self.transport_error(&e))
+        match tokio::time::timeout(HEAD_TIMEOUT, req.send()).await {
+            Ok(sent) => sent.map_err(|e| self.transport_error(&e)),
+            Err(_) => Err(StoreError::Unreachable {
+                url: self.server.to_string(),
+                detail: format!("no answer within {}s", HEAD_TIMEOUT.as_secs()),
+            }),
+        }
+    }
+
+    /// Reads `_membership` into the cluster stats: connected nodes against
+    /// configured ones. An account that may not read it (only server admins
+    /// may on CouchDB 3) and a server without it (PouchDB Server) are noted,
+    /// not failures.
+    pub(crate) async fn read_membership(&self) {
+        use super::cluster::Membership;
+        let mut url = self.server.as_url().clone();
+        if let Ok(mut path) = url.path_segments_mut() {
+            path.clear().push("_membership");
+        }
+        let seen = match self.send(self.request(Method::GET, url)).await {
+            Err(_) => Membership::Unknown,
+            Ok(resp) => match resp.status().as_u16() {
+                401 | 403 => Membership::Unreadable,
+                200 => self
+                    .read_json::<Value>(resp, "_membership")
+                    .await
+                    .ok()
+                    .and_then(|v| Membership::from_json(&v))
+                    .unwrap_or(Membership::NotACluster),
+                _ => Membership::NotACluster,
+            },
+        };
+        self.cluster.set_membership(seen);
     }
 
     pub(crate) fn transport_error(&self, e: &reqwest::Error) -> StoreError {
@@ -363,18 +411,22 @@ pub(crate) fn document_of(v: Value) -> Document {
     }
 }
 
-/// A link store in a CouchDB database. Not `Debug`: the `couch_rs` client
-/// holds the Authorization header in its default headers.
+/// A link store in a CouchDB database. Not `Debug`: the client holds the
+/// credentials.
 pub struct CouchStore {
     http: CouchHttp,
-    db: couch_rs::database::Database,
+    /// Builds the requests for single documents (server, path, credentials,
+    /// JSON headers); they are sent through `http`, which holds every
+    /// request to its head deadline and reads the status, so a write stored
+    /// with fewer copies than n (202) is seen, which `couch_rs`'s `save`
+    /// does not tell.
+    docs: couch_rs::Client,
 }
 
 impl CouchStore {
     /// Builds the clients; talks to nobody, so a server that is down does
     /// not stop `qrtag serve` from starting.
     pub fn new(settings: &CouchSettings) -> Result<Self, StoreError> {
-        let http = CouchHttp::new(settings)?;
         let (user, password) = match &settings.credentials {
             Some(c) => (
                 Some(c.user.as_str()),
@@ -382,55 +434,34 @@ impl CouchStore {
             ),
             None => (None, None),
         };
-        let client = couch_rs::Client::new_with_timeout(
+        let docs = couch_rs::Client::new_with_timeout(
             settings.url.as_url().as_str(),
             user,
             password,
             Some(REQUEST_TIMEOUT.as_secs()),
         )
         .map_err(|e| StoreError::Other(format!("cannot set up the CouchDB client: {e}")))?;
-        // couch_rs puts the name into the path as given: hand it the encoded one.
-        let db_path = http.db_url(&[]).path().trim_start_matches('/').to_owned();
-        let db = couch_rs::database::Database::new(db_path, client);
-        Ok(Self { http, db })
+        Ok(Self {
+            http: CouchHttp::new(settings)?,
+            docs,
+        })
     }
 
-    /// Maps a `couch_rs` error. It reports a failed connection as HTTP 501
-    /// (`NOT_IMPLEMENTED`, its stand-in for "no status"), so the underlying
-    /// reqwest error is looked at first.
-    fn couch_error(&self, e: &CouchError, key: &LinkKey, what: &str) -> StoreError {
-        if let Some(re) = e.source().and_then(|s| s.downcast_ref::<reqwest::Error>()) {
-            if re.is_decode() {
-                return StoreError::Other(format!(
-                    "unexpected answer from CouchDB at {} to {what} {key}: {}",
-                    self.http.server(),
-                    root_cause(re)
-                ));
-            }
-            if re.status().is_none() {
-                return self.http.transport_error(re);
-            }
-        }
-        let message = match e {
-            CouchError::OperationFailed(d) => d.message.clone(),
-            other => other.to_string(),
-        };
-        match e.status().map(|s| s.as_u16()) {
-            Some(409) => StoreError::Conflict(key.to_string()),
-            // Only a write gets here with a 404 (a read's is handled before),
-            // and a write 404s only without a database.
-            Some(404) => self.http.missing_db(),
-            Some(status) => StoreError::Refused {
-                status,
-                detail: format!("{what} {key}: {message}{}", hint(status)),
-            },
-            None => StoreError::Other(format!(
-                "unexpected answer from CouchDB at {} to {what} {key}: {message}",
-                self.http.server()
-            )),
-        }
+    /// A request for the document `key`, its ID one encoded path segment.
+    fn doc_request(&self, method: Method, key: &LinkKey) -> RequestBuilder {
+        self.docs
+            .req(method, self.http.db_url(&[key.as_str()]).path(), None)
     }
 
+    /// This store, recording what it sees of the cluster in `cluster`
+    /// (the service's, for a console user's store) instead of its own.
+    pub fn sharing(mut self, cluster: Arc<ClusterStats>) -> Self {
+        self.http.cluster = cluster;
+        self
+    }
+
+    /// Writes one document with `PUT`, recording a 202 (stored with fewer
+    /// copies than n) in the cluster stats.
     async fn put(
         &self,
         key: &LinkKey,
@@ -444,17 +475,22 @@ impl CouchStore {
             )));
         }
         let mut body = doc.clone();
-        body.insert("_id".into(), Value::String(key.as_str().to_owned()));
+        body.shift_remove("_id");
         match rev {
             Some(rev) => body.insert("_rev".into(), Value::String(rev.to_owned())),
-            None => body.remove("_rev"),
+            None => body.shift_remove("_rev"),
         };
-        let mut body = Value::Object(body);
-        self.db
-            .save(&mut body)
-            .await
-            .map(|_| ())
-            .map_err(|e| self.couch_error(&e, key, what))
+        let req = self.doc_request(Method::PUT, key).json(&body);
+        let resp = self.http.send(req).await?;
+        let status = resp.status().as_u16();
+        match status {
+            201 | 202 => {
+                self.http.cluster().wrote(status);
+                Ok(())
+            }
+            409 => Err(StoreError::Conflict(key.to_string())),
+            _ => Err(self.http.refusal(resp, &format!("{what} {key}")).await),
+        }
     }
 }
 
@@ -534,8 +570,11 @@ impl LinkStore for CouchStore {
         if is_reserved(key) {
             return Ok(None);
         }
-        match self.db.get_raw(key.as_str()).await {
-            Ok(v) => {
+        let req = self.doc_request(Method::GET, key);
+        let resp = self.http.send(req).await?;
+        match resp.status().as_u16() {
+            200 => {
+                let v: Value = self.http.read_json(resp, &format!("reading {key}")).await?;
                 let rev = v
                     .get("_rev")
                     .and_then(Value::as_str)
@@ -551,11 +590,11 @@ impl LinkStore for CouchStore {
                     rev,
                 }))
             }
-            Err(e) if e.is_not_found() => {
+            404 => {
                 self.http.check_db().await?;
                 Ok(None)
             }
-            Err(e) => Err(self.couch_error(&e, key, "reading")),
+            _ => Err(self.http.refusal(resp, &format!("reading {key}")).await),
         }
     }
 
@@ -633,6 +672,10 @@ impl LinkStore for CouchStore {
 
     fn checks_mark_when_following(&self) -> bool {
         true
+    }
+
+    fn cluster(&self) -> Option<Arc<ClusterStats>> {
+        Some(Arc::clone(self.http.cluster()))
     }
 
     fn follow(

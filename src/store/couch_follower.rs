@@ -29,11 +29,22 @@ use super::feed_lines::{self, LineSplitter, id_in_head, seq_in};
 use super::{FileMark, Resume, StoreError};
 use crate::snapshot::{Change, LinkTable, Snapshot, TableBuilder};
 
-/// How often CouchDB sends an empty line on an idle feed.
-const HEARTBEAT: Duration = Duration::from_secs(5);
+/// How often CouchDB sends an empty line on an idle feed. Apache CouchDB
+/// sends a continuous feed's response head with its first line, so this
+/// also bounds how long a healthy server takes to answer a reconnect.
+const HEARTBEAT: Duration = Duration::from_secs(2);
 /// A feed silent for this long is dead (a dropped NAT entry, a stopped
-/// proxy), even if TCP has not noticed.
-const IDLE_LIMIT: Duration = Duration::from_secs(15);
+/// proxy, a frozen node), even if TCP has not noticed.
+const IDLE_LIMIT: Duration = Duration::from_secs(6);
+/// How long a reconnect waits for the feed's response head: a heartbeat
+/// and room for a slow machine. A cluster coordinator answers a `since`
+/// that names a shard copy on a frozen node only once Erlang declares that
+/// node down (`net_ticktime`, 45-75 s by default); past this the follower
+/// reloads instead (see [`FeedEnd::Stalled`]).
+const FEED_HEAD_TIMEOUT: Duration = Duration::from_secs(6);
+const _: () = assert!(FEED_HEAD_TIMEOUT.as_secs() < super::couch::HEAD_TIMEOUT.as_secs());
+/// How often `_membership` is read for `/readyz` and `/metrics`.
+const MEMBERSHIP_EVERY: Duration = Duration::from_secs(5);
 const FIRST_RETRY: Duration = Duration::from_millis(100);
 /// Small enough that the service is back within seconds of CouchDB, large
 /// enough that a dead server sees one request every couple of seconds.
@@ -48,12 +59,22 @@ pub(crate) fn spawn(
     resume: Option<Resume>,
 ) -> tokio::task::JoinHandle<()> {
     let follower = Follower {
-        http,
+        http: http.clone(),
         snapshot,
         backoff: Backoff::default(),
         failing: None,
     };
-    tokio::spawn(follower.run(resume))
+    tokio::spawn(async move {
+        tokio::join!(follower.run(resume), watch_membership(http));
+    })
+}
+
+/// Reads `_membership` now and then, for `/readyz` and `/metrics`; never ends.
+async fn watch_membership(http: CouchHttp) {
+    loop {
+        http.read_membership().await;
+        tokio::time::sleep(MEMBERSHIP_EVERY).await;
+    }
 }
 
 struct Follower {
@@ -74,6 +95,16 @@ enum FeedEnd {
     Reload(String),
     /// A failure worth retrying from the same sequence after a pause.
     Failed(StoreError),
+    /// No response head within [`FEED_HEAD_TIMEOUT`]: on a cluster, the
+    /// sequence names a shard copy on a node that does not answer, and the
+    /// same `since` would stall again until the node is declared down. A
+    /// full load instead reads the `update_seq` and `_all_docs` from the
+    /// copies that answer first, so its sequence names nodes that answer.
+    /// Nothing is missed: the load holds every document as of a sequence
+    /// read before it, and any write a lagging copy has not yet received
+    /// reaches it by internal replication and appears in its feed after
+    /// that sequence.
+    Stalled(String),
 }
 
 impl Follower {
@@ -159,10 +190,14 @@ impl Follower {
     async fn follow(&mut self, mut since: Value) -> String {
         loop {
             let end = self.feed(&mut since).await;
-            if !matches!(end, FeedEnd::Reload(_)) {
+            if !matches!(end, FeedEnd::Reload(_) | FeedEnd::Stalled(_)) {
                 self.snapshot.follower().reconnected();
             }
             match end {
+                FeedEnd::Stalled(why) => {
+                    self.snapshot.follower().reconnected();
+                    return why;
+                }
                 // A pause, so a server that ends every feed at once is not
                 // asked again in a tight loop.
                 FeedEnd::Closed => tokio::time::sleep(FIRST_RETRY).await,
@@ -209,9 +244,16 @@ impl Follower {
             .http
             .stream_request(Method::GET, url)
             .header(ACCEPT_ENCODING, "identity");
-        let resp = match self.http.send(req).await {
-            Ok(r) => r,
-            Err(e) => return FeedEnd::Failed(e),
+        // Shorter than the head limit of every request, so it is this one.
+        let resp = match tokio::time::timeout(FEED_HEAD_TIMEOUT, self.http.send(req)).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => return FeedEnd::Failed(e),
+            Err(_) => {
+                return FeedEnd::Stalled(format!(
+                    "the changes feed did not answer within {}s (a frozen cluster node?)",
+                    FEED_HEAD_TIMEOUT.as_secs()
+                ));
+            }
         };
         let status = resp.status().as_u16();
         if status != 200 {

@@ -14,8 +14,10 @@ use crate::link_key::LinkKey;
 use crate::snapshot::Snapshot;
 
 pub use bulk::{BulkDoc, BulkOutcome, ExportPage, OnExisting};
+pub use cluster::{ClusterStats, Membership};
 
 mod bulk;
+pub mod cluster;
 pub mod couch;
 mod couch_follower;
 mod couch_mark;
@@ -158,6 +160,13 @@ pub trait LinkStore: Send + Sync + 'static {
     async fn check_seq(&self, seq: &serde_json::Value) -> Result<(), String> {
         let _ = seq;
         Ok(())
+    }
+
+    /// What the store knows of its cluster (CouchDB: writes stored with
+    /// fewer copies than asked for, connected nodes), for `/readyz` and
+    /// `/metrics`; `None` for a store that is not one.
+    fn cluster(&self) -> Option<Arc<ClusterStats>> {
+        None
     }
 
     /// Starts the background task that keeps `snapshot` a mirror of the

@@ -18,9 +18,11 @@ use crate::link_key::LinkKey;
 use crate::snapshot::{Change, LinkTable, Snapshot, TableBuilder};
 use serde_json::Value;
 
-/// How often the follower looks for new writes: an edit is served within
-/// this plus the time to apply it (about a millisecond at a million links),
-/// and a poll of an indexed column that finds nothing costs microseconds.
+/// How often the follower looks for new writes: an edit by another process
+/// (the CLI, another server) is served within this plus the time to apply
+/// it (about a millisecond at a million links), and a poll of an indexed
+/// column that finds nothing costs microseconds. A write through this
+/// process's own store wakes the follower at once instead ([`SqliteStore::wake`]).
 pub const POLL_INTERVAL: Duration = Duration::from_millis(25);
 const PAGE: i64 = 5000;
 
@@ -31,6 +33,10 @@ pub struct SqliteStore {
     /// Drawn when the file is created and kept in its `meta` table: tells
     /// this database from a copy of another one at the same path.
     db_id: String,
+    /// Rung after each committed write through this store (and its clones),
+    /// so the follower reads it now rather than at its next poll: a write
+    /// answered by the server waits for that (read-your-writes).
+    wake: Arc<tokio::sync::Notify>,
 }
 
 impl SqliteStore {
@@ -113,7 +119,14 @@ impl SqliteStore {
             path: path.to_owned(),
             conn: Arc::new(Mutex::new(conn)),
             db_id,
+            wake: Arc::default(),
         }
+    }
+
+    /// Tells the follower that a write has committed. A permit is kept when
+    /// it is not waiting, so a write during its poll is read right after.
+    fn wake(&self) {
+        self.wake.notify_one();
     }
 
     pub fn path(&self) -> &Path {
@@ -236,20 +249,25 @@ impl SqliteStore {
         missed: impl FnOnce() -> StoreError + Send + 'static,
     ) -> Result<(), StoreError> {
         let err = self.sql_err();
-        self.with_conn(move |c| {
-            let tx = c
-                .transaction_with_behavior(TransactionBehavior::Immediate)
-                .map_err(&err)?;
-            let n = tx
-                .execute(sql, rusqlite::params_from_iter(values))
-                .map_err(&err)?;
-            tx.commit().map_err(&err)?;
-            if n == 0 {
-                return Err(missed());
-            }
-            Ok(())
-        })
-        .await
+        let written = self
+            .with_conn(move |c| {
+                let tx = c
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(&err)?;
+                let n = tx
+                    .execute(sql, rusqlite::params_from_iter(values))
+                    .map_err(&err)?;
+                tx.commit().map_err(&err)?;
+                if n == 0 {
+                    return Err(missed());
+                }
+                Ok(())
+            })
+            .await;
+        if written.is_ok() {
+            self.wake();
+        }
+        written
     }
 
     /// Every link, page by page into one table, retrying until it succeeds.
@@ -498,7 +516,10 @@ impl LinkStore for SqliteStore {
             let mut tick = tokio::time::interval(POLL_INTERVAL);
             tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
             loop {
-                tick.tick().await;
+                tokio::select! {
+                    _ = tick.tick() => {}
+                    () = self.wake.notified() => {}
+                }
                 // Page after page until a short one, so catching up after a
                 // restart from the snapshot file does not wait a tick a page.
                 loop {

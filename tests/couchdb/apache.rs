@@ -22,13 +22,16 @@ const START_LIMIT: Duration = Duration::from_secs(60);
 const PROPAGATION: Duration = Duration::from_secs(1);
 
 /// The server admin every instance is started with.
-const ADMIN: (&str, &str) = ("boss", "boss-pw-1");
+pub const ADMIN: (&str, &str) = ("boss", "boss-pw-1");
 
 /// One Apache CouchDB on a free loopback port, its release and data in a
 /// temporary directory; `Drop` stops it.
 pub struct ApacheCouch {
     dir: tempfile::TempDir,
     port: u16,
+    /// Environment for `start-couchdb` (a cluster's `COUCHDB_EXTRA_INI`,
+    /// `ERL_ZFLAGS`); a cluster node makes no system databases itself.
+    env: Vec<(String, String)>,
 }
 
 /// `shared/couchdb/start-couchdb` beside the repository, or the script
@@ -52,6 +55,11 @@ impl ApacheCouch {
     /// A running server with [`ADMIN`] as its admin, or `None` (said on
     /// stderr) where the release is not there.
     pub async fn start(test: &str) -> Option<Self> {
+        Self::start_with(test, Vec::new()).await
+    }
+
+    /// [`start`](Self::start) with this environment for `start-couchdb`.
+    pub async fn start_with(test: &str, env: Vec<(String, String)>) -> Option<Self> {
         let Some(_) = start_script() else {
             eprintln!(
                 "{test}: skipped, no Apache CouchDB release at ../shared/couchdb \
@@ -62,6 +70,7 @@ impl ApacheCouch {
         let mut server = Self {
             dir: tempfile::tempdir().expect("temporary directory"),
             port: free_port(),
+            env,
         };
         // Another test may take the port between free_port and the bind.
         for _ in 0..3 {
@@ -72,6 +81,20 @@ impl ApacheCouch {
         }
         let why = server.try_run().await.err().unwrap_or_default();
         panic!("Apache CouchDB did not start: {why}");
+    }
+
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// Sends `signal` (`STOP`, `CONT`) to the server's Erlang VM.
+    pub fn signal(&self, signal: &str) {
+        let pid = std::fs::read_to_string(self.dir.path().join("couchdb.pid")).expect("pid file");
+        let status = std::process::Command::new("kill")
+            .args([&format!("-{signal}"), pid.trim()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -{signal} {pid}");
     }
 
     pub fn url(&self) -> String {
@@ -96,14 +119,18 @@ impl ApacheCouch {
             .arg(self.dir.path())
             .arg(self.port.to_string())
             .args([ADMIN.0, ADMIN.1])
+            .envs(self.env.iter().map(|(k, v)| (k, v)))
             .stdin(std::process::Stdio::null())
             .output();
         let out = tokio::time::timeout(START_LIMIT, run)
             .await
             .map_err(|_| format!("no answer within {START_LIMIT:?}"))?
             .map_err(|e| format!("cannot run start-couchdb: {e}"))?;
-        if out.status.success() {
+        if out.status.success() && self.env.is_empty() {
             return self.system_databases().await;
+        }
+        if out.status.success() {
+            return Ok(());
         }
         let log = std::fs::read_to_string(self.dir.path().join("couchdb.log")).unwrap_or_default();
         self.stop();

@@ -6,6 +6,7 @@
 mod apache;
 #[path = "../support/browser.rs"]
 mod browser;
+mod cluster;
 mod compose;
 mod console;
 #[path = "../support/deploy_kit.rs"]
@@ -21,6 +22,7 @@ mod pouchdb;
 #[path = "../support/process.rs"]
 mod process;
 mod proxy;
+mod read_your_writes;
 mod transfer;
 
 use std::sync::Arc;

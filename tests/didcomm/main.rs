@@ -9,4 +9,5 @@ mod encrypted;
 mod harness;
 mod plain;
 mod python;
+mod read_your_writes;
 mod receiver;

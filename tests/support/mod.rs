@@ -182,6 +182,17 @@ pub fn qrtag_bin() -> std::process::Command {
     cmd
 }
 
+/// Runs the binary in `dir` ([`qrtag_bin`]), no standard input, output
+/// captured.
+pub fn qrtag_in(dir: &Path, args: &[&str]) -> Output {
+    qrtag_bin()
+        .current_dir(dir)
+        .args(args)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run qrtag")
+}
+
 /// Creates the embedded database at `db` the way a user does, `qrtag init`
 /// with the tests' public URL, unless it exists. Only `init` and `serve`
 /// create one.

@@ -148,6 +148,9 @@ async fn render(
         Source::Snapshot => None,
     };
     let notes = link::notes(&doc);
+    // Read on every render, like the chain warning: the page after a
+    // write says it, and so does a reload while it is recent.
+    let copies_warning = user.store.cluster().and_then(|c| c.recent_fewer_copies());
     let view = pages::link::View {
         viewer: viewer(session, user),
         key: key.as_str(),
@@ -158,6 +161,7 @@ async fn render(
         notes: notes.as_deref(),
         store_away: source == Source::Snapshot,
         chain_warning: chain_warning.as_deref(),
+        copies_warning: copies_warning.as_deref(),
         spec: shown.spec,
         period: shown.period,
         scans: state

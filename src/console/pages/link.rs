@@ -27,6 +27,9 @@ pub struct View<'a> {
     /// Why a scan of this key answers 404 although the link is live (a loop
     /// of internal redirects), as [`crate::link_chain::BrokenChain::warning`] says it.
     pub chain_warning: Option<&'a str>,
+    /// CouchDB stored a recent write with fewer copies than n (HTTP 202),
+    /// as [`crate::store::ClusterStats::recent_fewer_copies`] says it.
+    pub copies_warning: Option<&'a str>,
     pub spec: ImageSpec,
     /// The scan chart's period (the picker's `days`).
     pub period: Period,
@@ -72,6 +75,9 @@ pub fn page(v: &View<'_>) -> Markup {
             p.short { a #short-url href=(v.short_url) { (v.short_url) } }
             @if let Some(warning) = v.chain_warning {
                 p.warning #chain-warning role="alert" { strong { "Warning: " } (warning) }
+            }
+            @if let Some(warning) = v.copies_warning {
+                p.warning #fewer-copies role="status" { strong { "Warning: " } (warning) }
             }
             @if v.store_away {
                 p.warning #store-away role="status" {

@@ -268,3 +268,34 @@ proptest::proptest! {
         }
     }
 }
+
+#[test]
+fn a_table_holds_a_write_once_it_has_applied_it() {
+    let mut t = LinkTable::default();
+    let v1 = json!({"url": "https://a.example/", "changed_at": "2026-01-01T00:00:00Z"});
+    let doc = |v: Value| crate::link::test_document(v);
+    assert!(!t.holds("abcde", &doc(v1.clone())), "not yet applied");
+    t.apply([upsert("abcde", v1.clone())]);
+    assert!(t.holds("abcde", &doc(v1.clone())));
+    let same_url_later = json!({"url": "https://a.example/", "changed_at": "2026-01-01T00:00:01Z"});
+    assert!(
+        !t.holds("abcde", &doc(same_url_later.clone())),
+        "a rewrite to the same destination is told apart by its time"
+    );
+    let disabled = json!({"url": "https://a.example/", "inactive": true});
+    assert!(!t.holds("abcde", &doc(disabled.clone())));
+    t.apply([upsert("abcde", disabled.clone())]);
+    assert!(t.holds("abcde", &doc(disabled)));
+    let tombstone = json!({"url": "https://a.example/", "inactive": true,
+        "deleted_at": "2026-01-02T00:00:00Z"});
+    assert!(!t.holds("abcde", &doc(tombstone.clone())));
+    t.apply([upsert("abcde", tombstone.clone())]);
+    assert!(
+        t.holds("abcde", &doc(tombstone)),
+        "a tombstone is held by its absence"
+    );
+    let bad = json!({"url": "javascript:alert(1)"});
+    assert!(!t.holds("bad01", &doc(bad.clone())));
+    t.apply([upsert("bad01", bad.clone())]);
+    assert!(t.holds("bad01", &doc(bad)));
+}

@@ -136,6 +136,8 @@ mod tests {
             series: Some(Period::Day),
             total: KeyStats::default(),
             keys,
+            breakdowns: Vec::new(),
+            heat_map: None,
         }
     }
 

@@ -123,7 +123,13 @@ impl CouchStore {
             .request(Method::POST, self.http.db_url(&["_bulk_docs"]))
             .json(&json!({ "docs": body }));
         let what = format!("database {} (_bulk_docs)", self.http.db());
-        let results: Vec<WriteResult> = self.http.json(req, &what).await?;
+        let resp = self.http.send(req).await?;
+        if !resp.status().is_success() {
+            return Err(self.http.refusal(resp, &what).await);
+        }
+        // 202: some documents were stored with fewer copies than n.
+        self.http.cluster().wrote(resp.status().as_u16());
+        let results: Vec<WriteResult> = self.http.read_json(resp, &what).await?;
         let sent: Vec<(&str, bool)> = docs
             .iter()
             .zip(&revs)

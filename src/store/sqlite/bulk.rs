@@ -111,6 +111,7 @@ impl SqliteStore {
             Ok(outcomes)
         })
         .await
+        .inspect(|_| self.wake())
     }
 
     pub(super) async fn bulk_export(&self, pages: Sender<ExportPage>) -> Result<(), StoreError> {

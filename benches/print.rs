@@ -1,0 +1,66 @@
+//! 10,000 tags on Avery L7163 as one PDF (`qrtag print`'s path), next to
+//! rendering the same codes as SVG, so the figure is quoted as a ratio from
+//! one run. The target: under 5 s on two cores, under 2 KB a tag.
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use criterion::{Criterion, Throughput, criterion_group, criterion_main};
+use qrtag::print::{Job, Options, Tag, Target, render};
+use qrtag::qr::{EcLevel, RenderOptions, encode, render_svg};
+
+const TAGS: usize = 10_000;
+
+fn tags() -> Vec<Tag> {
+    (0..TAGS)
+        .map(|i| {
+            let url = format!("https://0x1f.ie/k{i:04}");
+            Tag {
+                text: url.clone(),
+                caption: url,
+            }
+        })
+        .collect()
+}
+
+fn pdf(tags: &[Tag]) -> Vec<u8> {
+    let job = Job {
+        target: Target::Sheet("L7163".parse().expect("built in")),
+        tags: tags.to_vec(),
+        options: Options::default(),
+    };
+    render(&job).expect("renders")
+}
+
+fn svgs(tags: &[Tag]) -> usize {
+    tags.iter()
+        .map(|t| {
+            let code = encode(&t.text, EcLevel::L).expect("fits");
+            render_svg(&code, &RenderOptions::default()).len()
+        })
+        .sum()
+}
+
+fn bench(c: &mut Criterion) {
+    let tags = tags();
+    let start = Instant::now();
+    let bytes = pdf(&tags).len();
+    eprintln!(
+        "{TAGS} tags on L7163: {bytes} bytes ({} a tag) in {:.2?}",
+        bytes / TAGS,
+        start.elapsed()
+    );
+    let mut group = c.benchmark_group("print_10k_l7163");
+    group.sample_size(10);
+    group.throughput(Throughput::Elements(TAGS as u64));
+    group.bench_function("pdf", |b| b.iter(|| pdf(black_box(&tags))));
+    group.bench_function("svg_baseline", |b| b.iter(|| svgs(black_box(&tags))));
+    group.finish();
+}
+
+criterion_group! {
+    name = benches;
+    config = Criterion::default().without_plots();
+    targets = bench
+}
+criterion_main!(benches);

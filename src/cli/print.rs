@@ -1,0 +1,229 @@
+//! `qrtag print`: tags as a print-ready PDF on label stock or as posters,
+//! through [`crate::print::render`], the one PDF writer.
+
+use std::io::{BufRead, IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Args, ValueEnum};
+
+use super::Cli;
+use super::edge::UsageError;
+use super::qr::TagArgs;
+use crate::link;
+use crate::link_key::LinkKey;
+use crate::links;
+use crate::print::{self, CodeSize, Job, Length, Options, Paper, Tag, Target, Template};
+use crate::qr_image;
+use crate::store;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum CaptionKind {
+    /// The short URL, as a person would type it.
+    Url,
+    /// The key alone.
+    Key,
+    /// The first line of the link's notes (the key when it has none).
+    Notes,
+    /// No caption: the code alone, as big as the label allows.
+    None,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PrintArgs {
+    /// Keys of existing links (inactive is fine); `-` reads keys from
+    /// standard input, one a line.
+    pub keys: Vec<String>,
+    /// Label stock: a built-in name (see --list-templates) or
+    /// custom:paper=A4,label=40x40mm,cols=4,rows=6[,left=,top=,hpitch=,vpitch=,radius=].
+    #[arg(long, value_name = "NAME", conflicts_with = "poster")]
+    pub template: Option<Template>,
+    /// One code a page: A0 to A6, Letter, Legal, Tabloid, or WxH (500x700mm).
+    #[arg(long, value_name = "SIZE")]
+    pub poster: Option<Paper>,
+    /// Show the built-in templates and exit.
+    #[arg(long)]
+    pub list_templates: bool,
+    /// The PDF to write [default: standard output, when not a terminal].
+    #[arg(short, long, value_name = "FILE.pdf")]
+    pub output: Option<PathBuf>,
+    /// Labels already used on the first sheet, counted row by row.
+    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "poster")]
+    pub skip: usize,
+    /// What is printed under each code.
+    #[arg(long, value_enum, default_value_t = CaptionKind::Url)]
+    pub caption: CaptionKind,
+    /// The caption's size in points [default: 8 on labels, a twelfth of
+    /// the code on posters]; shrunk to fit the label's width.
+    #[arg(long, value_name = "PT", value_parser = font_size)]
+    pub font_size: Option<f64>,
+    /// The code's side without its quiet zone (25mm, 1in) [default: the
+    /// largest that fits].
+    #[arg(long, value_name = "LENGTH")]
+    pub code_size: Option<Length>,
+    /// Draw every label's border: print on plain paper and hold it
+    /// against a sheet to check the alignment.
+    #[arg(long, conflicts_with = "poster")]
+    pub outline: bool,
+    /// Bleed around a poster (3mm).
+    #[arg(long, value_name = "LENGTH", requires = "poster", value_parser = Length::parse_or_zero)]
+    pub bleed: Option<Length>,
+    /// Crop marks outside a poster's bleed.
+    #[arg(long, requires = "poster")]
+    pub crop_marks: bool,
+    #[command(flatten)]
+    pub tag: TagArgs,
+}
+
+fn font_size(s: &str) -> Result<f64, String> {
+    match s.parse::<f64>() {
+        Ok(pt) if (2.0..=500.0).contains(&pt) => Ok(pt),
+        _ => Err("expected a size in points from 2 to 500".into()),
+    }
+}
+
+pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
+    if args.list_templates {
+        print!("{}", print::list_templates());
+        return Ok(ExitCode::SUCCESS);
+    }
+    let target = match (&args.template, args.poster) {
+        (Some(template), None) => Target::Sheet(template.clone()),
+        (None, Some(paper)) => Target::Poster {
+            paper,
+            bleed: args.bleed.map_or(0.0, Length::mm),
+            crop_marks: args.crop_marks,
+        },
+        _ => {
+            return Err(usage(
+                "give --template NAME or --poster SIZE (see --list-templates)",
+            ));
+        }
+    };
+    let keys = read_keys(&args.keys)?;
+    if keys.is_empty() && !(args.outline && matches!(target, Target::Sheet(_))) {
+        return Err(usage(
+            "name the links to print (keys, or - to read them from standard input), or --outline for an alignment page",
+        ));
+    }
+    if args.output.is_none() && std::io::stdout().is_terminal() {
+        return Err(usage(
+            "not writing a PDF to a terminal: give -o FILE.pdf or redirect standard output",
+        ));
+    }
+    let tags = if keys.is_empty() {
+        Vec::new()
+    } else {
+        tags(cli, args, &keys).await?
+    };
+    let job = Job {
+        target,
+        tags,
+        options: Options {
+            code_size: args
+                .code_size
+                .map_or(CodeSize::Fill, |l| CodeSize::Exact(l.mm())),
+            caption_pt: args.font_size,
+            skip: args.skip,
+            outline: args.outline,
+            ec: args.tag.ec,
+        },
+    };
+    let pdf = render(&job)?;
+    match &args.output {
+        Some(path) => {
+            std::fs::write(path, &pdf).with_context(|| format!("writing {}", path.display()))?
+        }
+        None => {
+            let mut out = std::io::stdout().lock();
+            out.write_all(&pdf)?;
+            out.flush()?;
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// [`print::render`], a job the layout refuses said as a usage error.
+pub fn render(job: &Job) -> anyhow::Result<Vec<u8>> {
+    print::render(job).map_err(|e| {
+        if e.is_usage() {
+            UsageError(e.to_string()).into()
+        } else {
+            e.into()
+        }
+    })
+}
+
+/// `qrtag batch --template`'s job: the new tags with `print`'s defaults.
+pub fn batch_job(template: &Template, tags: Vec<Tag>, ec: crate::qr::EcLevel) -> Job {
+    Job {
+        target: Target::Sheet(template.clone()),
+        tags,
+        options: Options {
+            ec,
+            ..Options::default()
+        },
+    }
+}
+
+fn usage(msg: &str) -> anyhow::Error {
+    UsageError(msg.to_owned()).into()
+}
+
+/// The keys named, `-` replaced by the lines of standard input (blank
+/// lines skipped), each checked as a key before the store is opened.
+fn read_keys(args: &[String]) -> anyhow::Result<Vec<LinkKey>> {
+    let mut keys = Vec::new();
+    for arg in args {
+        if arg == "-" {
+            for line in std::io::stdin().lock().lines() {
+                let line = line.context("reading keys from standard input")?;
+                let line = line.trim();
+                if !line.is_empty() {
+                    keys.push(parse_key(line)?);
+                }
+            }
+        } else {
+            keys.push(parse_key(arg)?);
+        }
+    }
+    Ok(keys)
+}
+
+fn parse_key(s: &str) -> anyhow::Result<LinkKey> {
+    s.parse::<LinkKey>()
+        .map_err(|e| usage(&format!("{s:?} is not a key: {e}")))
+}
+
+/// Each key's tag: the text its code encodes, as `qrtag qr` encodes it, and
+/// its caption. Every link must exist and not be deleted.
+async fn tags(cli: &Cli, args: &PrintArgs, keys: &[LinkKey]) -> anyhow::Result<Vec<Tag>> {
+    let store = cli.open_store(store::Access::Read)?;
+    let public_url = super::public_url::for_tags(cli, store.as_ref(), false).await?;
+    let mut tags = Vec::with_capacity(keys.len());
+    for key in keys {
+        let doc = links::get(store.as_ref(), key).await?;
+        if let Some(deleted) = links::deleted(key, &doc) {
+            return Err(deleted.into());
+        }
+        let caption = match args.caption {
+            CaptionKind::Url => public_url.short_url(key.as_str()),
+            CaptionKind::Key => key.to_string(),
+            CaptionKind::Notes => link::notes(&doc)
+                .and_then(|n| {
+                    n.lines()
+                        .map(str::trim)
+                        .find(|l| !l.is_empty())
+                        .map(str::to_owned)
+                })
+                .unwrap_or_else(|| key.to_string()),
+            CaptionKind::None => String::new(),
+        };
+        tags.push(Tag {
+            text: qr_image::tag_text(&public_url, key, args.tag.uppercase_prefix),
+            caption,
+        });
+    }
+    Ok(tags)
+}

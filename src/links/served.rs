@@ -1,0 +1,270 @@
+//! Read-your-writes: a store whose writes return only once this server
+//! serves them. The console, the DIDComm API and the REST API write through
+//! it (every function in [`links`](crate::links) takes any store), so a scan
+//! sent right after their answer gets the new link, not the old one or a 404.
+//!
+//! A write reaches the redirect path through the store's follower, which
+//! publishes a new snapshot some milliseconds later (SQLite: at its next poll,
+//! or at once when woken by a write through the same store; CouchDB: when the
+//! change arrives in its feed). After a successful write this waits, without
+//! polling, until the snapshot holds what was written for that key
+//! ([`LinkTable::holds`](crate::snapshot::LinkTable::holds): one lookup per
+//! publication), for at most [`WAIT`]; past that it answers anyway with a
+//! warning in the log (a follower cut off from its store, say). Other nodes
+//! follow through the store's feed as before, with no such promise.
+//!
+//! Waiting for the document itself, rather than a revision, needs nothing
+//! from the stores (SQLite's and CouchDB's writes answer as before). Its one
+//! blind spot: two writers of the same key whose writes reach the follower
+//! in one batch: the earlier one never sees its own document and answers
+//! after [`WAIT`]. Nothing is wrong then, only slow; a newer `changed_at`
+//! is not taken as proof instead, since a writer's clock may run ahead.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use async_trait::async_trait;
+
+use crate::link::Document;
+use crate::link_key::LinkKey;
+use crate::snapshot::{LinkTable, Snapshot};
+use crate::store::{
+    BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting, Resume, StoreError, Stored,
+};
+
+/// The longest a write's answer waits for this server to serve it. A
+/// follower applies a change in milliseconds, so reaching this means it is
+/// not following (its store away, its feed cut).
+pub const WAIT: Duration = Duration::from_secs(2);
+
+/// `inner`, with every successful write answered only once `snapshot`
+/// (the one this server's redirect path reads) holds it.
+pub struct Served {
+    inner: Arc<dyn LinkStore>,
+    snapshot: Arc<Snapshot>,
+    wait: Duration,
+}
+
+impl Served {
+    pub fn wrap(inner: Arc<dyn LinkStore>, snapshot: Arc<Snapshot>) -> Arc<dyn LinkStore> {
+        Self::waiting(inner, snapshot, WAIT)
+    }
+
+    fn waiting(
+        inner: Arc<dyn LinkStore>,
+        snapshot: Arc<Snapshot>,
+        wait: Duration,
+    ) -> Arc<dyn LinkStore> {
+        Arc::new(Self {
+            inner,
+            snapshot,
+            wait,
+        })
+    }
+
+    /// Waits until the snapshot holds each `(key, doc)`, in order: a key
+    /// once held is not looked at again, so a batch costs one lookup per
+    /// document in all, plus one per publication.
+    async fn until_served(&self, written: &[(LinkKey, Document)]) {
+        if written.is_empty() {
+            return;
+        }
+        // Atomic only to be `Sync` across the wait; one task touches it.
+        let next = AtomicUsize::new(0);
+        let holds = |table: &LinkTable| {
+            while let Some((key, doc)) = written.get(next.load(Ordering::Relaxed)) {
+                if !table.holds(key.as_str(), doc) {
+                    return false;
+                }
+                next.fetch_add(1, Ordering::Relaxed);
+            }
+            true
+        };
+        if !self.snapshot.wait_until(holds, self.wait).await {
+            let (key, _) = &written[next.load(Ordering::Relaxed).min(written.len() - 1)];
+            tracing::warn!(
+                %key,
+                waited_ms = self.wait.as_millis() as u64,
+                "a write is answered before this server serves it: the link follower is behind \
+                 (see /readyz)"
+            );
+        }
+    }
+}
+
+#[async_trait]
+impl LinkStore for Served {
+    async fn get(&self, key: &LinkKey) -> Result<Option<Stored>, StoreError> {
+        self.inner.get(key).await
+    }
+
+    async fn create(&self, key: &LinkKey, doc: &Document) -> Result<(), StoreError> {
+        self.inner.create(key, doc).await?;
+        self.until_served(&[(key.clone(), doc.clone())]).await;
+        Ok(())
+    }
+
+    async fn replace(&self, key: &LinkKey, doc: &Document, rev: &str) -> Result<(), StoreError> {
+        self.inner.replace(key, doc, rev).await?;
+        self.until_served(&[(key.clone(), doc.clone())]).await;
+        Ok(())
+    }
+
+    async fn list(&self) -> Result<Vec<(String, Document)>, StoreError> {
+        self.inner.list().await
+    }
+
+    async fn keys(&self) -> Result<Vec<String>, StoreError> {
+        self.inner.keys().await
+    }
+
+    async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
+        self.inner.existing(keys).await
+    }
+
+    fn batch_size(&self) -> usize {
+        self.inner.batch_size()
+    }
+
+    async fn write_batch(
+        &self,
+        docs: Vec<BulkDoc>,
+        on_existing: OnExisting,
+    ) -> Result<Vec<BulkOutcome>, StoreError> {
+        let sent: Vec<(LinkKey, Document)> = docs
+            .iter()
+            .map(|d| (d.key().clone(), d.document()))
+            .collect();
+        let outcomes = self.inner.write_batch(docs, on_existing).await?;
+        let written: Vec<(LinkKey, Document)> = sent
+            .into_iter()
+            .zip(&outcomes)
+            .filter(|(_, o)| matches!(o, BulkOutcome::Created | BulkOutcome::Updated))
+            .map(|(d, _)| d)
+            .collect();
+        self.until_served(&written).await;
+        Ok(outcomes)
+    }
+
+    async fn export(&self, pages: tokio::sync::mpsc::Sender<ExportPage>) -> Result<(), StoreError> {
+        self.inner.export(pages).await
+    }
+
+    async fn public_url(&self) -> Result<Option<String>, StoreError> {
+        self.inner.public_url().await
+    }
+
+    async fn record_public_url(&self, url: &str, replace: bool) -> Result<bool, StoreError> {
+        self.inner.record_public_url(url, replace).await
+    }
+
+    fn snapshot_identity(&self) -> String {
+        self.inner.snapshot_identity()
+    }
+
+    async fn mark_snapshot(
+        &self,
+        file: &str,
+        previous: Option<&str>,
+    ) -> Result<Option<String>, StoreError> {
+        self.inner.mark_snapshot(file, previous).await
+    }
+
+    async fn snapshot_mark(&self, file: &str) -> Result<Option<String>, StoreError> {
+        self.inner.snapshot_mark(file).await
+    }
+
+    fn checks_mark_when_following(&self) -> bool {
+        self.inner.checks_mark_when_following()
+    }
+
+    async fn check_seq(&self, seq: &serde_json::Value) -> Result<(), String> {
+        self.inner.check_seq(seq).await
+    }
+
+    fn cluster(&self) -> Option<Arc<crate::store::ClusterStats>> {
+        self.inner.cluster()
+    }
+
+    /// The server's follower runs on the store itself; this one is only
+    /// for writers. Following through it still works, on the inner store.
+    fn follow(
+        self: Arc<Self>,
+        snapshot: Arc<Snapshot>,
+        resume: Option<Resume>,
+    ) -> tokio::task::JoinHandle<()> {
+        Arc::clone(&self.inner).follow(snapshot, resume)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::destination::Destination;
+    use crate::store::sqlite::SqliteStore;
+
+    /// Through a served store, every answered write is in the snapshot
+    /// already: no waiting or polling by the reader.
+    #[tokio::test]
+    async fn every_answered_write_is_served() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sqlite: Arc<dyn LinkStore> =
+            Arc::new(SqliteStore::open(&dir.path().join("t.db")).expect("open"));
+        let snapshot = Snapshot::new();
+        let follower = Arc::clone(&sqlite).follow(Arc::clone(&snapshot), None);
+        let store = Served::wrap(sqlite, Arc::clone(&snapshot));
+        let a = Destination::parse("https://a.example/").expect("url");
+        let b = Destination::parse("https://b.example/").expect("url");
+        for _ in 0..50 {
+            let key = crate::links::create(store.as_ref(), &a, None, false)
+                .await
+                .expect("create");
+            assert_eq!(snapshot.load().live_url(key.as_str(), 0), Some(a.as_str()));
+            crate::links::set_url(store.as_ref(), &key, &b)
+                .await
+                .expect("repoint");
+            assert_eq!(snapshot.load().live_url(key.as_str(), 0), Some(b.as_str()));
+            crate::links::set_inactive(store.as_ref(), &key, true)
+                .await
+                .expect("disable");
+            assert_eq!(snapshot.load().live_url(key.as_str(), 0), None);
+            crate::links::delete(store.as_ref(), &key)
+                .await
+                .expect("delete");
+            assert!(snapshot.load().get(key.as_str()).is_none());
+        }
+        let docs: Vec<BulkDoc> = (0..20)
+            .map(|i| {
+                let key = LinkKey::parse(&format!("bulk{i}")).expect("key");
+                BulkDoc::new(key, crate::link::Link::new_document(&a, false))
+            })
+            .collect();
+        store
+            .write_batch(docs, OnExisting::Refuse)
+            .await
+            .expect("batch");
+        for i in 0..20 {
+            assert!(snapshot.load().get(&format!("bulk{i}")).is_some());
+        }
+        follower.abort();
+    }
+
+    /// With no follower publishing, a write still succeeds, answered once
+    /// the wait is over.
+    #[tokio::test]
+    async fn a_write_nobody_follows_is_answered_after_the_wait() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let sqlite: Arc<dyn LinkStore> =
+            Arc::new(SqliteStore::open(&dir.path().join("t.db")).expect("open"));
+        let wait = Duration::from_millis(50);
+        let store = Served::waiting(Arc::clone(&sqlite), Snapshot::new(), wait);
+        let a = Destination::parse("https://a.example/").expect("url");
+        let started = tokio::time::Instant::now();
+        let key = crate::links::create(store.as_ref(), &a, None, false)
+            .await
+            .expect("written all the same");
+        assert!(started.elapsed() >= wait);
+        assert!(sqlite.get(&key).await.expect("read").is_some());
+    }
+}

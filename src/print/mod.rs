@@ -1,0 +1,193 @@
+//! Print-ready PDF: tags on label stock (sheets and label printers' media)
+//! and posters, as vector codes at exact physical sizes with captions in an
+//! embedded font.
+//!
+//! The API is one call, [`render`], from a [`Job`] to the PDF's bytes, which
+//! are the same for the same job (no dates, no random IDs), so the CLI and
+//! any later caller (console, `/qr/KEY.pdf`) give byte-identical files.
+
+mod font;
+pub mod layout;
+mod pdf;
+mod plan;
+pub mod stock;
+pub mod template;
+
+pub use layout::{CodeSize, FitError, MIN_MODULE_MM};
+pub use template::{Length, Paper, Template, TemplateError};
+
+use crate::qr::{self, EcLevel, QrError};
+
+/// One tag: what its code encodes and the line printed under it.
+#[derive(Clone, Debug)]
+pub struct Tag {
+    pub text: String,
+    /// Empty for no caption.
+    pub caption: String,
+}
+
+/// Where the tags go.
+#[derive(Clone, Debug)]
+pub enum Target {
+    /// One tag a label, filling sheets in order.
+    Sheet(Template),
+    /// One tag a page of this size.
+    Poster {
+        paper: Paper,
+        /// Millimetres of bleed around the page (0 for none).
+        bleed: f64,
+        crop_marks: bool,
+    },
+}
+
+#[derive(Clone, Debug)]
+pub struct Options {
+    pub code_size: CodeSize,
+    /// The caption's size in points; `None` for the default (8 pt on a
+    /// label, a twelfth of the code on a poster), shrunk to fit either way.
+    pub caption_pt: Option<f64>,
+    /// Labels already used on the first sheet.
+    pub skip: usize,
+    /// Draw every label's border: an alignment page.
+    pub outline: bool,
+    pub ec: EcLevel,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            code_size: CodeSize::Fill,
+            caption_pt: None,
+            skip: 0,
+            outline: false,
+            ec: EcLevel::L,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Job {
+    pub target: Target,
+    pub tags: Vec<Tag>,
+    pub options: Options,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum PrintError {
+    #[error(transparent)]
+    Fit(#[from] FitError),
+    #[error("--skip {skip} is beyond the sheet: it has {per} labels, so skip at most {}", per - 1)]
+    SkipBeyondSheet { skip: usize, per: usize },
+    #[error(
+        "the caption {text:?} does not fit {width:.1} mm at a readable size: use --caption key or --caption none"
+    )]
+    CaptionTooLong { text: String, width: f64 },
+    #[error(transparent)]
+    Qr(#[from] QrError),
+    #[error("the embedded caption font did not load")]
+    Font,
+    #[error("a page size PDF cannot hold")]
+    PageSize,
+    #[error("PDF writing failed: {0}")]
+    Pdf(String),
+}
+
+impl PrintError {
+    /// A job that cannot be laid out as asked: the asker's to change, so the
+    /// CLI answers it as a usage error.
+    pub fn is_usage(&self) -> bool {
+        matches!(
+            self,
+            PrintError::Fit(_)
+                | PrintError::SkipBeyondSheet { .. }
+                | PrintError::CaptionTooLong { .. }
+        )
+    }
+}
+
+/// The job as a PDF document.
+pub fn render(job: &Job) -> Result<Vec<u8>, PrintError> {
+    let codes = encode_all(&job.tags, job.options.ec)?;
+    let pages = plan::plan(job, &codes)?;
+    pdf::write(&pages)
+}
+
+/// Encodes every tag, on every core: choosing each symbol's segments and
+/// mask is most of a large run's time, and each code is independent.
+fn encode_all(tags: &[Tag], ec: EcLevel) -> Result<Vec<qrcode::QrCode>, QrError> {
+    let threads = std::thread::available_parallelism().map_or(1, usize::from);
+    let chunk = tags.len().div_ceil(threads).max(64);
+    let chunks: Vec<Result<Vec<_>, QrError>> = std::thread::scope(|scope| {
+        let handles: Vec<_> = tags
+            .chunks(chunk)
+            .map(|part| {
+                scope.spawn(move || {
+                    part.iter()
+                        .map(|tag| qr::encode(&tag.text, ec))
+                        .collect::<Result<Vec<_>, _>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| {
+                h.join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })
+            .collect()
+    });
+    let mut codes = Vec::with_capacity(tags.len());
+    for part in chunks {
+        codes.extend(part?);
+    }
+    Ok(codes)
+}
+
+/// `--list-templates`: name, then description, one a line.
+pub fn list_templates() -> String {
+    let width = stock::STOCK.iter().map(|s| s.name.len()).max().unwrap_or(0);
+    let mut out = String::new();
+    for s in stock::STOCK {
+        out.push_str(&format!("{:width$}  {}\n", s.name, s.description));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn tags(n: usize) -> Vec<Tag> {
+        (0..n)
+            .map(|i| Tag {
+                text: format!("https://0x1f.ie/k{i:04}"),
+                caption: format!("https://0x1f.ie/k{i:04}"),
+            })
+            .collect()
+    }
+
+    fn job(target: &str, n: usize) -> Job {
+        Job {
+            target: Target::Sheet(target.parse().expect("built in")),
+            tags: tags(n),
+            options: Options::default(),
+        }
+    }
+
+    #[test]
+    fn the_same_job_gives_the_same_bytes() {
+        let a = render(&job("L7163", 20)).expect("renders");
+        let b = render(&job("L7163", 20)).expect("renders");
+        assert!(a.starts_with(b"%PDF-"));
+        assert_eq!(a, b);
+    }
+
+    #[test]
+    fn skipping_past_the_sheet_is_refused() {
+        let mut j = job("L7163", 1);
+        j.options.skip = 14;
+        let err = render(&j).expect_err("beyond");
+        assert!(err.is_usage());
+        assert!(err.to_string().contains("at most 13"), "{err}");
+    }
+}

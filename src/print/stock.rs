@@ -1,0 +1,285 @@
+//! The built-in label stock: sheets as their makers publish them, and
+//! label printers' media as one label per page.
+//!
+//! Every figure is the manufacturer's, in millimetres (inch stock converted
+//! exactly); `source` names where it comes from. `tests/print.rs` holds each
+//! entry against Debian's gLabels database (`glabels`) to within 1 mm and
+//! names the entries gLabels lacks or disagrees on.
+
+use super::layout::Grid;
+
+/// Millimetres in `inches`, for US stock published in inches.
+const fn inch(inches: f64) -> f64 {
+    inches * 25.4
+}
+
+pub const A4: (f64, f64) = (210.0, 297.0);
+pub const LETTER: (f64, f64) = (inch(8.5), inch(11.0));
+
+/// One built-in template.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stock {
+    /// What `--template` takes (matched without regard to case).
+    pub name: &'static str,
+    pub description: &'static str,
+    pub grid: Grid,
+    /// Where the figures come from.
+    pub source: &'static str,
+    /// The gLabels entry (`brand`, `part`) it is checked against, if any.
+    pub glabels: Option<(&'static str, &'static str)>,
+}
+
+/// A sheet: paper, label size, columns × rows, first label's offset, pitch
+/// and corner radius, in that order.
+#[allow(clippy::too_many_arguments)]
+const fn sheet(
+    paper: (f64, f64),
+    label: (f64, f64),
+    cols: u32,
+    rows: u32,
+    left: f64,
+    top: f64,
+    pitch: (f64, f64),
+    radius: f64,
+) -> Grid {
+    Grid {
+        paper_w: paper.0,
+        paper_h: paper.1,
+        label_w: label.0,
+        label_h: label.1,
+        cols,
+        rows,
+        left,
+        top,
+        h_pitch: pitch.0,
+        v_pitch: pitch.1,
+        radius,
+    }
+}
+
+/// One label per page, the page the label's size: what label printers'
+/// drivers take.
+const fn roll(w: f64, h: f64, radius: f64) -> Grid {
+    sheet((w, h), (w, h), 1, 1, 0.0, 0.0, (w, h), radius)
+}
+
+/// The length a continuous roll's label is cut to; `custom:` sets another.
+pub const ROLL_LENGTH: f64 = 100.0;
+
+pub const STOCK: &[Stock] = &[
+    Stock {
+        name: "L7160",
+        description: "Avery L7160, A4, 21 labels 63.5 x 38.1 mm (3 x 7)",
+        grid: sheet(A4, (63.5, 38.1), 3, 7, 7.21, 15.15, (66.04, 38.1), 1.5),
+        source: "Avery UK L7160 template specification",
+        glabels: Some(("Avery", "L7160")),
+    },
+    Stock {
+        name: "L7161",
+        description: "Avery L7161, A4, 18 labels 63.5 x 46.6 mm (3 x 6)",
+        grid: sheet(A4, (63.5, 46.6), 3, 6, 7.21, 8.7, (66.04, 46.6), 1.5),
+        source: "Avery UK L7161 template specification",
+        glabels: Some(("Avery", "L7161")),
+    },
+    Stock {
+        name: "L7163",
+        description: "Avery L7163, A4, 14 labels 99.1 x 38.1 mm (2 x 7)",
+        grid: sheet(A4, (99.1, 38.1), 2, 7, 4.65, 15.15, (101.6, 38.1), 1.5),
+        source: "Avery UK L7163 template specification",
+        glabels: Some(("Avery", "L7163")),
+    },
+    Stock {
+        name: "L7165",
+        description: "Avery L7165, A4, 8 labels 99.1 x 67.7 mm (2 x 4)",
+        grid: sheet(A4, (99.1, 67.7), 2, 4, 4.65, 13.1, (101.6, 67.7), 1.5),
+        source: "Avery UK L7165 template specification",
+        glabels: Some(("Avery", "L7165")),
+    },
+    Stock {
+        name: "L7651",
+        description: "Avery L7651, A4, 65 labels 38.1 x 21.2 mm (5 x 13)",
+        grid: sheet(A4, (38.1, 21.2), 5, 13, 4.75, 10.7, (40.6, 21.2), 1.0),
+        source: "Avery UK L7651 template specification",
+        glabels: Some(("Avery", "L7651")),
+    },
+    Stock {
+        name: "3474",
+        description: "Avery Zweckform 3474, A4, 24 labels 70 x 37 mm (3 x 8), no margins",
+        grid: sheet(A4, (70.0, 37.0), 3, 8, 0.0, 0.5, (70.0, 37.0), 0.0),
+        source: "Avery Zweckform 3474 product data (70 x 37 mm, 24 per sheet, edge to edge)",
+        glabels: Some(("Zweckform", "3474")),
+    },
+    Stock {
+        name: "L7120",
+        description: "Avery L7120, A4, 35 square labels 35 x 35 mm (5 x 7), sized for QR codes",
+        grid: sheet(A4, (35.0, 35.0), 5, 7, 7.5, 11.0, (40.0, 40.0), 1.5),
+        source: "Avery UK L7120 template specification (35 x 35 mm, 35 per sheet)",
+        glabels: None,
+    },
+    Stock {
+        name: "5160",
+        description: "Avery 5160, US Letter, 30 labels 2 5/8 x 1 in (3 x 10)",
+        grid: sheet(
+            LETTER,
+            (inch(2.625), inch(1.0)),
+            3,
+            10,
+            inch(0.1875),
+            inch(0.5),
+            (inch(2.75), inch(1.0)),
+            inch(0.0625),
+        ),
+        source: "Avery US 5160 template specification",
+        glabels: Some(("Avery", "5160")),
+    },
+    Stock {
+        name: "5163",
+        description: "Avery 5163, US Letter, 10 labels 4 x 2 in (2 x 5)",
+        grid: sheet(
+            LETTER,
+            (inch(4.0), inch(2.0)),
+            2,
+            5,
+            inch(0.15625),
+            inch(0.5),
+            (inch(4.1875), inch(2.0)),
+            inch(0.125),
+        ),
+        source: "Avery US 5163 template specification",
+        glabels: Some(("Avery", "5163")),
+    },
+    Stock {
+        name: "5167",
+        description: "Avery 5167, US Letter, 80 labels 1 3/4 x 1/2 in (4 x 20)",
+        grid: sheet(
+            LETTER,
+            (inch(1.75), inch(0.5)),
+            4,
+            20,
+            inch(0.28125),
+            inch(0.5),
+            (inch(2.0625), inch(0.5)),
+            inch(0.0625),
+        ),
+        source: "Avery US 5167 template specification",
+        glabels: Some(("Avery", "5167")),
+    },
+    Stock {
+        name: "22806",
+        description: "Avery 22806, US Letter, 12 square labels 2 x 2 in (3 x 4)",
+        grid: sheet(
+            LETTER,
+            (inch(2.0), inch(2.0)),
+            3,
+            4,
+            inch(0.625),
+            inch(0.625),
+            (inch(2.625), inch(2.625)),
+            inch(0.125),
+        ),
+        source: "Avery US 22806 template specification",
+        glabels: None,
+    },
+    Stock {
+        name: "brother-62",
+        description: "Brother QL, 62 mm continuous roll (DK-22205), cut at 100 mm",
+        grid: roll(62.0, ROLL_LENGTH, 0.0),
+        source: "Brother DK-22205 (62 mm wide continuous tape)",
+        glabels: None,
+    },
+    Stock {
+        name: "brother-29",
+        description: "Brother QL, 29 mm continuous roll (DK-22210), cut at 100 mm",
+        grid: roll(29.0, ROLL_LENGTH, 0.0),
+        source: "Brother DK-22210 (29 mm wide continuous tape)",
+        glabels: None,
+    },
+    Stock {
+        name: "brother-62x29",
+        description: "Brother QL, die-cut 62 x 29 mm (DK-11209)",
+        grid: roll(62.0, 29.0, 0.0),
+        source: "Brother DK-11209 (62 x 29 mm die-cut labels)",
+        glabels: None,
+    },
+    Stock {
+        name: "dymo-25x54",
+        description: "Dymo LabelWriter, 54 x 25 mm (11352)",
+        grid: roll(54.0, 25.0, 0.0),
+        source: "Dymo 11352 (25 x 54 mm return address labels), fed short edge first",
+        glabels: None,
+    },
+    Stock {
+        name: "zebra-4x6",
+        description: "Zebra, 4 x 6 in shipping label",
+        grid: roll(inch(4.0), inch(6.0), 0.0),
+        source: "Zebra 4 x 6 in direct-thermal labels",
+        glabels: None,
+    },
+    Stock {
+        name: "zebra-2x1",
+        description: "Zebra, 2 x 1 in label",
+        grid: roll(inch(2.0), inch(1.0), 0.0),
+        source: "Zebra 2 x 1 in direct-thermal labels",
+        glabels: None,
+    },
+];
+
+/// The built-in template named `name`, in any case.
+pub fn find(name: &str) -> Option<&'static Stock> {
+    STOCK.iter().find(|s| s.name.eq_ignore_ascii_case(name))
+}
+
+/// Up to three built-in names closest to a mistyped one, best first, for
+/// the refusal to name.
+pub fn closest(name: &str) -> Vec<&'static str> {
+    let lower = name.to_ascii_lowercase();
+    let mut scored: Vec<(usize, &'static str)> = STOCK
+        .iter()
+        .map(|s| {
+            let candidate = s.name.to_ascii_lowercase();
+            let distance = strsim::damerau_levenshtein(&lower, &candidate);
+            // A bare part number ("7163") or a brand ("brother") is close.
+            let bonus = usize::from(candidate.contains(&lower) || lower.contains(&candidate));
+            (distance.saturating_sub(bonus * 3), s.name)
+        })
+        .collect();
+    scored.sort();
+    scored.into_iter().take(3).map(|(_, n)| n).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_sheet_fits_its_paper_and_its_labels_do_not_overlap() {
+        for stock in STOCK {
+            let g = &stock.grid;
+            let right = g.left + f64::from(g.cols - 1) * g.h_pitch + g.label_w;
+            let bottom = g.top + f64::from(g.rows - 1) * g.v_pitch + g.label_h;
+            assert!(right <= g.paper_w + 1e-9, "{}: {right}", stock.name);
+            assert!(bottom <= g.paper_h + 1e-9, "{}: {bottom}", stock.name);
+            assert!(
+                g.h_pitch >= g.label_w && g.v_pitch >= g.label_h,
+                "{}",
+                stock.name
+            );
+        }
+    }
+
+    #[test]
+    fn names_are_unique_and_found_in_any_case() {
+        for stock in STOCK {
+            assert_eq!(find(&stock.name.to_lowercase()), Some(stock));
+            assert_eq!(STOCK.iter().filter(|s| s.name == stock.name).count(), 1);
+        }
+        assert_eq!(find("L7999"), None);
+    }
+
+    #[test]
+    fn a_near_miss_names_the_template_meant() {
+        assert_eq!(closest("L7136")[0], "L7163");
+        assert_eq!(closest("7163")[0], "L7163");
+        assert!(closest("brother").contains(&"brother-62"));
+    }
+}
