@@ -16,12 +16,9 @@
 #[path = "support/load.rs"]
 mod load;
 
-use std::time::Duration;
+use load::{ROLE_VAR, Server, measure, median, serve_bare, serve_qrtag};
 
-use load::{ROLE_VAR, Server, announce, measure, median, serve_bare};
-
-const KEY: &str = "H83if";
-const DEST: &str = load::DEST;
+const KEY: &str = load::KEY;
 
 fn main() {
     match std::env::var(ROLE_VAR).as_deref() {
@@ -29,44 +26,6 @@ fn main() {
         Ok("qrtag") => serve_qrtag(),
         _ => drive(),
     }
-}
-
-/// The real application, built exactly as `qrtag serve` builds it.
-fn serve_qrtag() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    actix_web::rt::System::new().block_on(async move {
-        let mut settings = qrtag::settings::Settings::local(dir.path().join("load.db"));
-        settings.listen = "127.0.0.1:0".into();
-        settings.admin_listen = "127.0.0.1:0".into();
-        settings.workers = Some(1);
-        // For finding where the cost goes: QRTAG_LOAD_VARIANT=no-tracking,
-        // or null-log (lines formatted and written, to /dev/null).
-        match std::env::var("QRTAG_LOAD_VARIANT").as_deref() {
-            Ok("no-tracking") => settings.tracking = None,
-            Ok("null-log") => {
-                settings.access_log = qrtag::access_log::AccessLogTarget::Path("/dev/null".into())
-            }
-            _ => {}
-        }
-        let store = qrtag::store::sqlite::SqliteStore::open(&dir.path().join("load.db"))
-            .expect("open store");
-        let key = qrtag::link_key::LinkKey::parse(KEY).expect("key");
-        let dest = qrtag::destination::Destination::parse(DEST).expect("dest");
-        qrtag::links::create(&store, &dest, Some(&key), false)
-            .await
-            .expect("create link");
-        let app = qrtag::startup::Application::build(settings)
-            .await
-            .expect("build");
-        let snapshot = app.snapshot();
-        let addr = app.public_addr();
-        let run = actix_web::rt::spawn(app.run_until_stopped());
-        while !snapshot.is_loaded() {
-            actix_web::rt::time::sleep(Duration::from_millis(5)).await;
-        }
-        announce(addr);
-        let _ = run.await;
-    });
 }
 
 fn drive() {

@@ -82,9 +82,14 @@ pub enum Presented {
 impl Presented {
     /// The ID this response hands out: the client's own, or a fresh one.
     pub fn id_to_send(self) -> TrackingId {
+        self.id_to_send_at(chrono::Utc::now().timestamp_millis())
+    }
+
+    /// [`id_to_send`](Self::id_to_send), a fresh one made for `now_millis`.
+    pub fn id_to_send_at(self, now_millis: i64) -> TrackingId {
         match self {
             Presented::Valid(id) => id,
-            Presented::Absent | Presented::Invalid => TrackingId::generate(),
+            Presented::Absent | Presented::Invalid => TrackingId::generate_now(now_millis),
         }
     }
 }
@@ -130,6 +135,39 @@ impl TrackingCookie {
     /// (say one set for a parent domain), the first valid one wins; valid
     /// means its MAC verifies under one of the secrets.
     pub fn find<'a>(&self, cookie_headers: impl IntoIterator<Item = &'a [u8]>) -> Presented {
+        self.find_signed(cookie_headers).0
+    }
+
+    /// The ID this response hands out (the client's own, or a fresh one for
+    /// `now_millis`), with its `Set-Cookie` value appended to `out`. A cookie the current
+    /// secret signed goes back as it came: signing its ID again would give
+    /// the same bytes, at the cost of two SHA-256 blocks per returning scan.
+    pub fn respond<'a>(
+        &self,
+        cookie_headers: impl IntoIterator<Item = &'a [u8]>,
+        now_millis: i64,
+        out: &mut Vec<u8>,
+    ) -> TrackingId {
+        let (presented, signed) = self.find_signed(cookie_headers);
+        let id = presented.id_to_send_at(now_millis);
+        match signed {
+            Some(value) => {
+                out.reserve(self.set_cookie_len());
+                out.extend_from_slice(&self.prefix);
+                out.extend_from_slice(value);
+                out.extend_from_slice(&self.suffix);
+            }
+            None => self.write_set_cookie(&id, out),
+        }
+        id
+    }
+
+    /// [`find`](Self::find), and the value itself when the current secret
+    /// signed it.
+    fn find_signed<'a>(
+        &self,
+        cookie_headers: impl IntoIterator<Item = &'a [u8]>,
+    ) -> (Presented, Option<&'a [u8]>) {
         let name = self.name.as_str().as_bytes();
         let mut found = Presented::Absent;
         for header in cookie_headers {
@@ -142,13 +180,13 @@ impl TrackingCookie {
                     continue;
                 }
                 let value = pair[eq + 1..].trim_ascii_start();
-                match self.keys.verify(value) {
-                    Some(id) => return Presented::Valid(id),
+                match self.keys.check(value) {
+                    Some(v) => return (Presented::Valid(v.id), v.current.then_some(value)),
                     None => found = Presented::Invalid,
                 }
             }
         }
-        found
+        (found, None)
     }
 
     /// Appends the `Set-Cookie` value for `id`, signed, to `out`.
@@ -362,6 +400,48 @@ mod tests {
             "signed with the new one: {s}"
         );
         assert!(s.starts_with(&format!("qrtag={ID}.")), "{s}");
+    }
+
+    /// What [`TrackingCookie::respond`] gives for `headers`: the ID and
+    /// the `Set-Cookie` value.
+    fn respond(c: &TrackingCookie, headers: &[&[u8]]) -> (TrackingId, String) {
+        let mut out = Vec::new();
+        let now = chrono::Utc::now().timestamp_millis();
+        let id = c.respond(headers.iter().copied(), now, &mut out);
+        (id, String::from_utf8(out).expect("ASCII"))
+    }
+
+    /// The `Set-Cookie` value signing `id` afresh gives.
+    fn signed_set_cookie(c: &TrackingCookie, id: &TrackingId) -> String {
+        let mut out = Vec::new();
+        c.write_set_cookie(id, &mut out);
+        String::from_utf8(out).expect("ASCII")
+    }
+
+    #[test]
+    fn respond_gives_what_find_and_signing_give() {
+        let c = cookie("qrtag", true);
+        let current = format!("qrtag={}", signed());
+        // Sent back as it came: the same bytes as signing the ID again.
+        assert_eq!(
+            respond(&c, &[b"a=1", current.as_bytes()]),
+            (id(ID), signed_set_cookie(&c, &id(ID)))
+        );
+        for absent_or_invalid in [&b"a=1"[..], b"qrtag=0Vh3kY2s4fLq9ZxA01b", b""] {
+            let (fresh, set) = respond(&c, &[absent_or_invalid]);
+            assert_ne!(fresh, id(ID));
+            assert_eq!(set, signed_set_cookie(&c, &fresh));
+        }
+        // A value from an older secret is signed anew with the current one.
+        let rotated = TrackingCookie::new(
+            CookieName::default(),
+            false,
+            TrackingKeys::from_secrets(&[[9; 32], [7; 32]]).expect("secrets"),
+        );
+        let (again, set) = respond(&rotated, &[current.as_bytes()]);
+        assert_eq!(again, id(ID));
+        assert_eq!(set, signed_set_cookie(&rotated, &id(ID)));
+        assert!(!set.contains(&signed()), "signed with the new one: {set}");
     }
 
     #[test]

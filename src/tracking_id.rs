@@ -46,8 +46,13 @@ impl TrackingId {
 
     /// Creates an ID for the current time from the thread-local, OS-seeded generator.
     pub fn generate() -> TrackingId {
-        let millis = u64::try_from(chrono::Utc::now().timestamp_millis()).unwrap_or(0);
-        Self::generate_at(millis, &mut rand::rng())
+        Self::generate_now(chrono::Utc::now().timestamp_millis())
+    }
+
+    /// Like [`generate`](Self::generate) for a time the caller has read
+    /// already (a request's arrival), which saves a clock read per scan.
+    pub fn generate_now(now_millis: i64) -> TrackingId {
+        Self::generate_at(u64::try_from(now_millis).unwrap_or(0), &mut rand::rng())
     }
 
     /// Creates an ID for a given time; the time and generator are parameters so that
@@ -63,7 +68,12 @@ impl TrackingId {
     /// Accepts exactly the format `generate` produces and nothing else: no trimming,
     /// no case folding, no shorter or longer forms.
     pub fn parse(s: &str) -> Result<TrackingId, ParseTrackingIdError> {
-        let bytes = s.as_bytes();
+        Self::parse_bytes(s.as_bytes())
+    }
+
+    /// [`parse`](Self::parse) for bytes (a cookie value): anything but the
+    /// ASCII alphanumerics of an ID is refused, so no UTF-8 check is needed.
+    pub fn parse_bytes(bytes: &[u8]) -> Result<TrackingId, ParseTrackingIdError> {
         let buf: [u8; Self::LEN] = bytes.try_into().map_err(|_| ParseTrackingIdError::Length {
             expected: Self::LEN,
             found: bytes.len(),
@@ -72,6 +82,12 @@ impl TrackingId {
             return Err(ParseTrackingIdError::Alphabet { offset });
         }
         Ok(TrackingId(buf))
+    }
+
+    /// The ID's ASCII bytes, for writers of bytes: [`as_str`](Self::as_str)
+    /// checks them as UTF-8 on every call.
+    pub fn as_bytes(&self) -> &[u8] {
+        &self.0
     }
 
     pub fn as_str(&self) -> &str {

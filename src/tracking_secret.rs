@@ -42,6 +42,14 @@ pub struct TrackingKeys {
     keys: Vec<Hmac<Sha256>>,
 }
 
+/// A cookie value whose MAC verified.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verified {
+    pub id: TrackingId,
+    /// Signed with the current secret (not an older one of a rotation).
+    pub current: bool,
+}
+
 /// Why a secret file's text is not a list of secrets. Never quotes the text.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum BadSecrets {
@@ -100,14 +108,14 @@ impl TrackingKeys {
     /// current secret ([`VALUE_LEN`] bytes).
     pub fn write_value(&self, id: &TrackingId, out: &mut Vec<u8>) {
         let mut mac = self.keys[0].clone();
-        mac.update(id.as_str().as_bytes());
+        mac.update(id.as_bytes());
         let tag = mac.finalize().into_bytes();
         let mut encoded = [0u8; MAC_CHARS];
         // 16 bytes are always 22 characters, so the buffer always fits.
         let n = URL_SAFE_NO_PAD
             .encode_slice(&tag[..MAC_LEN], &mut encoded)
             .unwrap_or(0);
-        out.extend_from_slice(id.as_str().as_bytes());
+        out.extend_from_slice(id.as_bytes());
         out.push(SEPARATOR);
         out.extend_from_slice(&encoded[..n]);
     }
@@ -124,11 +132,19 @@ impl TrackingKeys {
     /// forged or tampered value, one signed with an unknown secret). The MAC
     /// is compared in constant time.
     pub fn verify(&self, value: &[u8]) -> Option<TrackingId> {
+        self.check(value).map(|v| v.id)
+    }
+
+    /// Like [`verify`](Self::verify), and tells whether the current secret
+    /// signed the value: then it is exactly what [`write_value`](Self::write_value)
+    /// would write for its ID (one MAC, one spelling), so it can be sent back
+    /// as it came, without signing it again.
+    pub fn check(&self, value: &[u8]) -> Option<Verified> {
         if value.len() != VALUE_LEN || value[TrackingId::LEN] != SEPARATOR {
             return None;
         }
         let id_bytes = &value[..TrackingId::LEN];
-        let id = TrackingId::parse(std::str::from_utf8(id_bytes).ok()?).ok()?;
+        let id = TrackingId::parse_bytes(id_bytes).ok()?;
         let mut tag = [0u8; MAC_LEN];
         // Strict base64url: a non-canonical last character is refused, so one
         // MAC has exactly one spelling.
@@ -138,14 +154,15 @@ impl TrackingKeys {
         if n != MAC_LEN {
             return None;
         }
-        self.keys
-            .iter()
-            .any(|key| {
-                let mut mac = key.clone();
-                mac.update(id_bytes);
-                mac.verify_truncated_left(&tag).is_ok()
-            })
-            .then_some(id)
+        let signer = self.keys.iter().position(|key| {
+            let mut mac = key.clone();
+            mac.update(id_bytes);
+            mac.verify_truncated_left(&tag).is_ok()
+        })?;
+        Some(Verified {
+            id,
+            current: signer == 0,
+        })
     }
 }
 
@@ -350,6 +367,11 @@ mod tests {
         assert_eq!(rotated.verify(from_a.as_bytes()), Some(id()));
         assert_eq!(rotated.value(&id()), b.value(&id()));
         assert_eq!(a.verify(rotated.value(&id()).as_bytes()), None);
+        // Only the signing secret's values can go back as they came.
+        let current = |k: &TrackingKeys, v: &str| k.check(v.as_bytes()).map(|v| v.current);
+        assert_eq!(current(&rotated, &from_a), Some(false));
+        assert_eq!(current(&rotated, &rotated.value(&id())), Some(true));
+        assert_eq!(current(&a, &from_a), Some(true));
     }
 
     #[test]

@@ -202,6 +202,8 @@ async fn cookie_is_set_on_the_first_request_and_echoed_on_the_next() {
         .expect("second");
     assert_eq!(second.status(), 302);
     assert_eq!(cookie_id(second.headers(), "qrtag", false), id);
+    // The very value, MAC included: sent back as it came (issue 24).
+    assert_eq!(cookie_value(second.headers(), "qrtag", false), value);
 
     // A 404 gets it too.
     let third = with_cookie(&http, srv.url("/nope1"), &value).await;

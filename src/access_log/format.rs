@@ -155,7 +155,7 @@ pub fn write_record(rec: &Record<'_>, out: &mut Vec<u8>) {
     }
     out.push(b' ');
     match rec.tracking {
-        Some(id) => out.extend_from_slice(id.as_str().as_bytes()),
+        Some(id) => out.extend_from_slice(id.as_bytes()),
         None => out.extend_from_slice(ABSENT.as_bytes()),
     }
     out.push(b' ');
@@ -213,6 +213,14 @@ fn write_value(value: Option<&[u8]>, keep: &[bool; 256], out: &mut Vec<u8>) {
 /// branch-free variant; it is most of the cost of writing a line.
 fn percent_encode_into(v: &[u8], keep: &[bool; 256], out: &mut Vec<u8>) {
     const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    // The run before the first escape is copied whole: all of a target or a
+    // location, as a rule, and a user agent's first word.
+    let kept = v
+        .iter()
+        .position(|&b| !keep[usize::from(b)])
+        .unwrap_or(v.len());
+    out.extend_from_slice(&v[..kept]);
+    let v = &v[kept..];
     let start = out.len();
     out.resize(start + 3 * v.len(), 0);
     let buf = &mut out[start..];

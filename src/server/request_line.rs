@@ -201,7 +201,7 @@ impl RequestLines {
                 }
                 State::Chunked(chunk) => i += self.chunked(chunk, rest),
                 State::RequestLine { content: was } => {
-                    let Some(j) = rest.iter().position(|&b| b >= 0x80 || b == b'\n') else {
+                    let Some(j) = line_stop(rest) else {
                         let content = was || rest.iter().any(|&b| b != b'\r');
                         self.begin_if(was, content);
                         if content {
@@ -239,7 +239,13 @@ impl RequestLines {
                     let line = match end {
                         // The common case: the whole line is in this chunk
                         // and short, and is judged where it lies, without a copy.
-                        Some(_) if !self.in_line && part.len() <= LINE_PREFIX => judge(part, true),
+                        // A longer line that names no framing header (a
+                        // user agent, a cookie) is judged by its first byte.
+                        Some(_)
+                            if !self.in_line && (part.len() <= LINE_PREFIX || !may_frame(part)) =>
+                        {
+                            judge(part, true)
+                        }
                         Some(_) if !self.in_line => {
                             let mut line = LinePrefix::default();
                             line.push(part);
@@ -465,14 +471,32 @@ enum Line {
     Other,
 }
 
+/// Where a request line stops being passed as it is: at the first raw byte
+/// of 0x80 or more (written `%XX`) or its `\n`, whichever comes first. Most
+/// lines are ASCII, which is checked a word at a time.
+fn line_stop(rest: &[u8]) -> Option<usize> {
+    let end = memchr::memchr(b'\n', rest);
+    let line = &rest[..end.unwrap_or(rest.len())];
+    if line.is_ascii() {
+        end
+    } else {
+        line.iter().position(|&b| b >= 0x80)
+    }
+}
+
+/// Whether a header line may be `Content-Length` or `Transfer-Encoding`:
+/// most lines are told apart by their first byte.
+fn may_frame(line: &[u8]) -> bool {
+    matches!(line.first(), Some(b'c' | b'C' | b't' | b'T'))
+}
+
 /// Judges a header line (without its `\n`); `whole` is false when `line` is
 /// only the start of a longer one.
 fn judge(line: &[u8], whole: bool) -> Line {
     if whole && matches!(line, b"" | b"\r") {
         return Line::End;
     }
-    // Most lines are told apart by their first byte.
-    if !matches!(line.first(), Some(b'c' | b'C' | b't' | b'T')) {
+    if !may_frame(line) {
         return Line::Other;
     }
     let value = |v: &'_ [u8]| -> Option<Vec<u8>> {

@@ -1,0 +1,265 @@
+//! Instructions per redirect: qrtag with every feature on against a bare
+//! actix-web handler, counted by callgrind.
+//!
+//! Run with `cargo bench --bench redirect_instructions` (valgrind must be
+//! installed). Wall-clock and CPU-time ratios on a shared machine swing by
+//! half between rounds; instruction counts do not, so this is the figure that
+//! steers work on the hot path.
+//!
+//! Each server (the roles of `redirect_load`: this binary re-executed, one
+//! worker thread) runs under `valgrind --tool=callgrind`. Over one keep-alive
+//! connection it gets 300 warm-up requests; then its counters are zeroed,
+//! dumped after 1,000 requests and again after 4,000 more. The figure is the
+//! second dump over 4,000 (every thread of the process; the first dump shows
+//! the count has settled). Every request is `GET /H83if` with an iPhone
+//! User-Agent, twice over: a first scan (no cookie, so a new tracking ID is
+//! made and signed) and a returning scan (a valid cookie, verified and sent
+//! back). The qrtag side is the whole production path: request-line rewriting
+//! and head capture, snapshot lookup, tracking cookie, metrics, and an access
+//! log line written to a file.
+//!
+//! `QRTAG_CALLGRIND_KEEP=DIR` keeps the dumps in DIR for `callgrind_annotate`.
+
+#[path = "support/load.rs"]
+mod load;
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::TcpStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+
+use load::{KEY, ROLE_VAR, serve_bare, serve_qrtag};
+use qrtag::tracking_secret::VALUE_LEN;
+
+const WARM_UP: usize = 300;
+const FIRST_DUMP: usize = 1_000;
+const SECOND_DUMP: usize = 4_000;
+
+fn main() {
+    match std::env::var(ROLE_VAR).as_deref() {
+        Ok("bare") => serve_bare(),
+        Ok("qrtag") => serve_qrtag(),
+        _ => drive(),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum Scan {
+    First,
+    Returning,
+}
+
+impl Scan {
+    fn name(self) -> &'static str {
+        match self {
+            Scan::First => "first scan (no cookie)",
+            Scan::Returning => "returning scan (valid cookie)",
+        }
+    }
+}
+
+fn drive() {
+    let keep = std::env::var_os("QRTAG_CALLGRIND_KEEP").map(PathBuf::from);
+    let scratch = tempfile::tempdir().expect("tempdir");
+    println!(
+        "redirect_instructions: instructions per request (callgrind), {WARM_UP} warm-up, \
+         dumps after {FIRST_DUMP} and {SECOND_DUMP} more, GET /{KEY} on one keep-alive connection"
+    );
+    for scan in [Scan::First, Scan::Returning] {
+        let mut counts = Vec::new();
+        for role in ["bare", "qrtag"] {
+            let dir = keep.clone().unwrap_or_else(|| scratch.path().to_owned());
+            let dir = dir.join(format!("{role}-{}", scan_tag(scan)));
+            std::fs::create_dir_all(&dir).expect("dump directory");
+            let (settle, per_request) = count(role, scan, &dir);
+            println!(
+                "  {:<30} {role:>5}: {per_request:>8.0} instructions/request (first {FIRST_DUMP}: {settle:.0})",
+                scan.name()
+            );
+            counts.push(per_request);
+        }
+        println!(
+            "{}: bare {:.0}, qrtag {:.0}, qrtag/bare = {:.3}",
+            scan.name(),
+            counts[0],
+            counts[1],
+            counts[1] / counts[0]
+        );
+    }
+}
+
+fn scan_tag(scan: Scan) -> &'static str {
+    match scan {
+        Scan::First => "first",
+        Scan::Returning => "returning",
+    }
+}
+
+/// Instructions per request of the server `role` in the first and the
+/// second dump.
+fn count(role: &str, scan: Scan, dir: &Path) -> (f64, f64) {
+    let exe = std::env::current_exe().expect("current exe");
+    let out_file = dir.join("callgrind.out");
+    let mut child = Valgrind(
+        Command::new("valgrind")
+            .arg("--tool=callgrind")
+            .arg("--quiet")
+            .arg(format!("--callgrind-out-file={}", out_file.display()))
+            .arg(exe)
+            .env(ROLE_VAR, role)
+            .env("QRTAG_LOG", "warn")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("run valgrind (is it installed?)"),
+    );
+    let mut line = String::new();
+    BufReader::new(child.0.stdout.take().expect("stdout"))
+        .read_line(&mut line)
+        .expect("read address");
+    let addr: std::net::SocketAddr = line.trim().parse().expect("server printed its address");
+    let stream = TcpStream::connect(addr).expect("connect");
+    stream.set_nodelay(true).expect("nodelay");
+    let mut conn = Connection {
+        writer: stream.try_clone().expect("clone"),
+        reader: BufReader::new(stream),
+    };
+    let plain = request(None);
+    let request = match scan {
+        Scan::First => plain,
+        Scan::Returning => {
+            // The cookie a first scan is given, sent back from then on; the
+            // bare handler sets none, so it gets one of the same length.
+            let cookie = conn
+                .exchange(&plain)
+                .unwrap_or_else(|| format!("qrtag={}", "0".repeat(VALUE_LEN)));
+            request(Some(&cookie))
+        }
+    };
+    let sent_back = conn.run(&request, WARM_UP);
+    if let (Scan::Returning, "qrtag") = (scan, role) {
+        assert_eq!(
+            sent_back.as_deref().map(|c| request.contains(c)),
+            Some(true),
+            "a returning scan gets its own cookie back"
+        );
+    }
+    control(&child.0, "-z");
+    conn.run(&request, FIRST_DUMP);
+    control(&child.0, "-d");
+    conn.run(&request, SECOND_DUMP);
+    control(&child.0, "-d");
+    drop(child);
+    let dumps = dump_totals(dir);
+    assert!(
+        dumps.len() >= 2,
+        "callgrind wrote {} dumps in {}",
+        dumps.len(),
+        dir.display()
+    );
+    (
+        dumps[0] as f64 / FIRST_DUMP as f64,
+        dumps[1] as f64 / SECOND_DUMP as f64,
+    )
+}
+
+fn request(cookie: Option<&str>) -> String {
+    let cookie = cookie.map_or(String::new(), |c| format!("Cookie: {c}\r\n"));
+    format!(
+        "GET /{KEY} HTTP/1.1\r\nHost: 0x1f.ie\r\nUser-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)\r\n{cookie}\r\n"
+    )
+}
+
+/// Runs `callgrind_control OPTION PID` (zero or dump) and waits for it: the
+/// server is idle meanwhile, so the counts hold only the requests between.
+fn control(child: &Child, option: &str) {
+    let status = Command::new("callgrind_control")
+        .arg(option)
+        .arg(child.id().to_string())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("run callgrind_control");
+    assert!(status.success(), "callgrind_control {option} failed");
+}
+
+/// The server under valgrind, ended however the count ends (a failed
+/// assertion included), so no server outlives the benchmark.
+struct Valgrind(Child);
+
+impl Drop for Valgrind {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// The `totals:` (instructions) of each numbered dump in `dir`, in order.
+fn dump_totals(dir: &Path) -> Vec<u64> {
+    let mut dumps: Vec<(u32, u64)> = std::fs::read_dir(dir)
+        .expect("read dump directory")
+        .filter_map(|e| e.ok())
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let part: u32 = name.strip_prefix("callgrind.out.")?.parse().ok()?;
+            let text = std::fs::read_to_string(e.path()).ok()?;
+            let total = text
+                .lines()
+                .find_map(|l| {
+                    l.strip_prefix("totals:")
+                        .or_else(|| l.strip_prefix("summary:"))
+                })?
+                .split_whitespace()
+                .next()?
+                .parse()
+                .ok()?;
+            Some((part, total))
+        })
+        .collect();
+    dumps.sort();
+    dumps.into_iter().map(|(_, total)| total).collect()
+}
+
+struct Connection {
+    writer: TcpStream,
+    reader: BufReader<TcpStream>,
+}
+
+impl Connection {
+    /// Sends `request` `n` times, one at a time, and returns the last
+    /// `Set-Cookie` value's `name=value` part.
+    fn run(&mut self, request: &str, n: usize) -> Option<String> {
+        let mut cookie = None;
+        for _ in 0..n {
+            cookie = self.exchange(request);
+        }
+        cookie
+    }
+
+    /// One request and its answer, which must be a 302; returns the
+    /// `name=value` of its `Set-Cookie`, if any.
+    fn exchange(&mut self, request: &str) -> Option<String> {
+        self.writer.write_all(request.as_bytes()).expect("send");
+        let mut line = String::new();
+        self.reader.read_line(&mut line).expect("status line");
+        assert!(line.starts_with("HTTP/1.1 302"), "expected a 302: {line:?}");
+        let (mut length, mut cookie) = (0, None);
+        loop {
+            line.clear();
+            self.reader.read_line(&mut line).expect("header");
+            if line == "\r\n" || line.is_empty() {
+                break;
+            }
+            let (name, value) = line.split_once(':').expect("a header line");
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse().expect("a length");
+            } else if name.eq_ignore_ascii_case("set-cookie") {
+                cookie = value.split(';').next().map(str::to_owned);
+            }
+        }
+        let mut body = vec![0; length];
+        self.reader.read_exact(&mut body).expect("body");
+        cookie
+    }
+}
