@@ -227,13 +227,12 @@ impl RenderGate {
         let slot = Arc::clone(&self.slots)
             .try_acquire_owned()
             .map_err(|_| RenderError::Busy)?;
-        let rendered = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             let _slot = slot;
             work().map_err(Into::into)
         })
         .await
-        .map_err(|e| RenderError::Aborted(e.to_string()))?;
-        rendered
+        .map_err(|e| RenderError::Aborted(e.to_string()))?
     }
 }
 

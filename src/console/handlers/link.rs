@@ -276,7 +276,7 @@ pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespon
     };
     match made {
         Ok(pdf) => pdf,
-        Err(Not::Answer(res)) => res,
+        Err(Not::Answer(res)) => *res,
         Err(Not::Form { field, message }) => {
             let refusal = Refusal {
                 kind,

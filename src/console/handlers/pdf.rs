@@ -26,7 +26,7 @@ pub enum Refused {
         message: String,
     },
     /// Anything else (the store away, the gate busy): the answer itself.
-    Answer(HttpResponse),
+    Answer(Box<HttpResponse>),
 }
 
 /// The form a PDF request came from (the hidden `form` field), `default`
@@ -85,7 +85,7 @@ pub async fn render(
             field: request::field_of(&e),
             message: e.to_string(),
         }),
-        Err(e) => Err(Refused::Answer(crate::server::qr::refused(&e))),
+        Err(e) => Err(Refused::Answer(Box::new(crate::server::qr::refused(&e)))),
     }
 }
 
@@ -102,18 +102,21 @@ pub async fn with_notes(
             match links::get(user.store.as_ref(), &key).await {
                 Ok(doc) if link::is_tombstone(&doc) => {
                     let msg = format!("{key} was deleted");
-                    return Err(Refused::Answer(plain(StatusCode::NOT_FOUND, &msg)));
+                    return Err(Refused::Answer(Box::new(plain(
+                        StatusCode::NOT_FOUND,
+                        &msg,
+                    ))));
                 }
                 Ok(doc) => link::notes(&doc).map(|n| n.into_owned()),
                 Err(e @ LinkError::NotFound(_)) => {
-                    return Err(Refused::Answer(plain(
+                    return Err(Refused::Answer(Box::new(plain(
                         StatusCode::NOT_FOUND,
                         &e.to_string(),
-                    )));
+                    ))));
                 }
                 Err(e) => {
                     let (status, msg) = write_failure(&e);
-                    return Err(Refused::Answer(plain(status, &msg)));
+                    return Err(Refused::Answer(Box::new(plain(status, &msg))));
                 }
             }
         } else {

@@ -128,7 +128,9 @@ pub fn page(v: &View<'_>) -> Markup {
             }
             h2 { "Print (PDF)" }
             p { "A label on a sheet of labels, at the position of the next free one, or a poster: the file " code { "qrtag print" } " writes." }
+            h3 { "A label on a sheet" }
             (print_form::form(print_form::Kind::Label, &pdf_action, &[("key", v.key)], v.pdf))
+            h3 { "A poster" }
             (print_form::form(print_form::Kind::Poster, &pdf_action, &[("key", v.key)], v.pdf))
             h2 { "Scans" }
             (scans(v.key, v.period, v.scans.as_ref()))
