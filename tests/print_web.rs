@@ -363,6 +363,18 @@ async fn a_console_print_run_as_a_pdf_is_the_cli_file() {
     assert!(page.contains(r#"id="run-pdf-skip-problem""#), "{page}");
     assert!(page.contains("beyond the sheet"), "{page}");
     assert!(page.contains(r#"value="31mm""#), "typed value kept");
+
+    // A run whose link was deleted since is not printed: a deleted key's
+    // tag could only lead to a 404.
+    let deleted = s.app.cli(&["delete", keys[1], "--yes"]);
+    assert!(deleted.status.success(), "{deleted:?}");
+    support::eventually(std::time::Duration::from_secs(2), || async {
+        s.console_get(&format!("/sheet/pdf?batch={run}&form=run&{query}"))
+            .await
+            .status()
+            == StatusCode::NOT_FOUND
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

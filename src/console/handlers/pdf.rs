@@ -90,14 +90,25 @@ pub async fn render(
 }
 
 /// Each key with its notes, read through the user's store when the caption
-/// prints them (a deleted or missing link is the answer, not a form fault).
+/// prints them; otherwise each key is looked up in the served table, which
+/// a deleted link has left. A deleted or missing link is the answer (404),
+/// not a form fault: a deleted key's tag is never printed again.
 pub async fn with_notes(
+    state: &ConsoleState,
     user: &User,
     options: &PrintOptions,
     keys: Vec<LinkKey>,
 ) -> Result<Vec<(LinkKey, Option<String>)>, Refused> {
     let mut out = Vec::with_capacity(keys.len());
+    let table = state.snapshot.load();
     for key in keys {
+        if !options.needs_notes() && table.get(key.as_str()).is_none() {
+            let msg = format!("{key} was deleted or is not served; it is not printed");
+            return Err(Refused::Answer(Box::new(plain(
+                StatusCode::NOT_FOUND,
+                &msg,
+            ))));
+        }
         let notes = if options.needs_notes() {
             match links::get(user.store.as_ref(), &key).await {
                 Ok(doc) if link::is_tombstone(&doc) => {

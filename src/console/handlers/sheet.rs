@@ -118,7 +118,7 @@ pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespon
         missing => return plain(StatusCode::NOT_FOUND, &not_kept(&missing)),
     };
     let made = match make::options(&req, "batch") {
-        Ok(options) => match make::with_notes(&user, &options, keys).await {
+        Ok(options) => match make::with_notes(&state, &user, &options, keys).await {
             Ok(keys) => {
                 let file = format!("qrtag-run-{number}.pdf");
                 make::render(&state, &options, &keys, &file).await
