@@ -347,6 +347,10 @@ fn api_writer(
     let (Some(writer), StoreSettings::CouchDb(couch)) = (&api.couch_writer, store_settings) else {
         return Ok(None);
     };
+    tracing::info!(
+        user = %writer.user,
+        "the API listener writes to CouchDB with its own account"
+    );
     let mut settings = couch.clone();
     settings.credentials = Some(writer.clone());
     let mut writer = store::couch::CouchStore::new(&settings)?;

@@ -314,6 +314,34 @@ fn api_key_commands_name_what_is_wrong() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
+/// `--api-couchdb-user` is the API's CouchDB account: without CouchDB, or
+/// a password without the user, it is a usage error before anything
+/// starts (exit 2, one line).
+#[test]
+fn the_api_couchdb_account_is_a_couchdb_setting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    for (args, says) in [
+        (
+            &["--api-couchdb-user", "qrtag-api"][..],
+            "give --couchdb-url too",
+        ),
+        (
+            &["--api-couchdb-password", "pw-1"][..],
+            "needs a user: give --api-couchdb-user",
+        ),
+    ] {
+        let mut all = vec!["serve", "--api-listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let out = support::qrtag_cmd(&db, &all);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("qrtag: ") && err.contains(says), "{err}");
+        assert!(!err.contains("pw-1"), "the password was echoed: {err}");
+        assert!(!db.exists(), "nothing is created");
+    }
+}
+
 #[tokio::test]
 async fn the_document_validates_and_schemathesis_finds_no_server_error() {
     let app = spawn_api_with_scans(|api| api.rate_per_second = 1_000_000).await;

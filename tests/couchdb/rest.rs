@@ -4,7 +4,7 @@
 //! `openapi-spec-validator`, `schemathesis` (no server error, every answer
 //! as documented) and the `httpx` walk through a tag's life.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use qrtag::settings::ApiSettings;
 
@@ -64,8 +64,14 @@ async fn schemathesis_and_the_httpx_walk_find_nothing_wrong_on_couchdb() {
     app.wait_ready(Duration::from_secs(20)).await;
     let api = app.api();
 
+    let started = Instant::now();
     rest_checks::life(&api, &app.public, &write, &read, &revoked).await;
+    let walked = started.elapsed();
     let document = format!("{api}/openapi.json");
     rest_checks::validate(&document).await;
     rest_checks::schemathesis(&document, &write, dir.path()).await;
+    eprintln!(
+        "CouchDB: the httpx walk took {walked:?}, the document's validation and schemathesis {:?}",
+        started.elapsed() - walked
+    );
 }
