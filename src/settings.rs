@@ -416,6 +416,11 @@ pub struct ApiSettings {
     pub allow_private_endpoints: bool,
     /// Requests a second per REST API key.
     pub rate_per_second: u32,
+    /// With CouchDB, the account the listener writes links with (DIDComm
+    /// and the REST API) and reads API keys with: an editor, while the
+    /// store's own account, which follows the links, can stay a reader.
+    /// `None`: the store's account does both.
+    pub couch_writer: Option<Credentials>,
 }
 
 impl ApiSettings {
@@ -431,6 +436,7 @@ impl ApiSettings {
             },
             allow_private_endpoints: false,
             rate_per_second: crate::server::rest::auth::RATE_PER_SECOND,
+            couch_writer: None,
         }
     }
 }

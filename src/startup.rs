@@ -334,6 +334,32 @@ fn public_server(
     )
 }
 
+/// The store the API listener writes with (and reads API keys with) when
+/// it has an account of its own (`--api-couchdb-user`): the same CouchDB
+/// database as an editor, its writes counted in the service's cluster
+/// stats (a 202 shows on `/readyz` and in the answer). `None`: the
+/// service's own store.
+fn api_writer(
+    api: &crate::settings::ApiSettings,
+    store_settings: &StoreSettings,
+    store: &Arc<dyn store::LinkStore>,
+) -> Result<Option<Arc<dyn store::LinkStore>>, StartupError> {
+    let (Some(writer), StoreSettings::CouchDb(couch)) = (&api.couch_writer, store_settings) else {
+        return Ok(None);
+    };
+    tracing::info!(
+        user = %writer.user,
+        "the API listener writes to CouchDB with its own account"
+    );
+    let mut settings = couch.clone();
+    settings.credentials = Some(writer.clone());
+    let mut writer = store::couch::CouchStore::new(&settings)?;
+    if let Some(cluster) = store.cluster() {
+        writer = writer.sharing(cluster);
+    }
+    Ok(Some(Arc::new(writer)))
+}
+
 /// The REST API's state: its own key order following the snapshot (as
 /// the console's does), its render gate and rate limiter.
 fn rest_state(
@@ -716,10 +742,17 @@ impl Application {
         let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
             (Some(api), Some((listener, addr))) => {
                 // Every write the API listener makes (DIDComm and REST) is
-                // answered once this server serves it (`Served`).
+                // answered once this server serves it (`Served`), and made
+                // with the account meant for writing.
+                let api_writes = match api_writer(api, &settings.store, &store)? {
+                    Some(writer) => {
+                        crate::links::served::Served::wrap(writer, Arc::clone(&snapshot))
+                    }
+                    None => Arc::clone(&writes),
+                };
                 let rest = rest_state(
                     api,
-                    &writes,
+                    &api_writes,
                     &snapshot,
                     scan_index
                         .as_ref()

@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use qrtag::settings::ApiSettings;
 use serde_json::{Value, json};
-use support::{TestApp, eventually, header, spawn_with, test_settings};
+use support::{TestApp, eventually, header, rest_checks, spawn_with, test_settings};
 
 const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
 const PROBLEM: &str = "application/problem+json";
@@ -314,27 +314,32 @@ fn api_key_commands_name_what_is_wrong() {
     assert_eq!(out.status.code(), Some(2), "{out:?}");
 }
 
-/// The checkers' virtual environment, made by `bash .ci/test`.
-fn venv_bin(name: &str) -> std::path::PathBuf {
-    let bin = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/rest/python/.venv/bin")
-        .join(name);
-    assert!(
-        bin.exists(),
-        "{} is missing: run `bash .ci/test` once, which installs tests/rest/python/requirements.txt",
-        bin.display()
-    );
-    bin
-}
-
-async fn run(cmd: &mut tokio::process::Command) -> String {
-    let out = cmd.output().await.expect("run");
-    let (stdout, stderr) = (
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr),
-    );
-    assert!(out.status.success(), "{cmd:?}\n{stdout}\n{stderr}");
-    stdout.into_owned()
+/// `--api-couchdb-user` is the API's CouchDB account: without CouchDB, or
+/// a password without the user, it is a usage error before anything
+/// starts (exit 2, one line).
+#[test]
+fn the_api_couchdb_account_is_a_couchdb_setting() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    for (args, says) in [
+        (
+            &["--api-couchdb-user", "qrtag-api"][..],
+            "give --couchdb-url too",
+        ),
+        (
+            &["--api-couchdb-password", "pw-1"][..],
+            "needs a user: give --api-couchdb-user",
+        ),
+    ] {
+        let mut all = vec!["serve", "--api-listen", "127.0.0.1:0"];
+        all.extend_from_slice(args);
+        let out = support::qrtag_cmd(&db, &all);
+        assert_eq!(out.status.code(), Some(2), "{out:?}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.starts_with("qrtag: ") && err.contains(says), "{err}");
+        assert!(!err.contains("pw-1"), "the password was echoed: {err}");
+        assert!(!db.exists(), "nothing is created");
+    }
 }
 
 #[tokio::test]
@@ -350,33 +355,8 @@ async fn the_document_validates_and_schemathesis_finds_no_server_error() {
     .await;
     assert_eq!(r.status().as_u16(), 201);
     let document = api(&app, "/openapi.json");
-    let validate = "import json, sys, urllib.request\n\
-                    from openapi_spec_validator import validate\n\
-                    validate(json.load(urllib.request.urlopen(sys.argv[1])))\n\
-                    print('valid')";
-    let said =
-        run(tokio::process::Command::new(venv_bin("python")).args(["-c", validate, &document]))
-            .await;
-    assert_eq!(said.trim(), "valid");
-    // Bounded: a fixed seed and few examples, a few seconds on two cores.
-    run(tokio::process::Command::new(venv_bin("schemathesis"))
-        .args([
-            "run",
-            &document,
-            "--seed",
-            "1",
-            "--max-examples",
-            "10",
-            "--checks",
-        ])
-        .arg(
-            "not_a_server_error,status_code_conformance,content_type_conformance,\
-             response_headers_conformance,response_schema_conformance",
-        )
-        .args(["--header", &format!("Authorization: Bearer {write}")])
-        .env("NO_COLOR", "1")
-        .current_dir(app.dir.path()))
-    .await;
+    rest_checks::validate(&document).await;
+    rest_checks::schemathesis(&document, &write, app.dir.path()).await;
 }
 
 #[tokio::test]
@@ -387,13 +367,14 @@ async fn an_httpx_client_walks_the_life_of_a_tag() {
     let revoked = new_key(&app, "write");
     let out = app.cli(&["api-key", "revoke", &revoked[4..12]]);
     assert!(out.status.success(), "{out:?}");
-    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/rest/python/life.py");
-    let said = run(tokio::process::Command::new(venv_bin("python"))
-        .arg(script)
-        .args([&api(&app, ""), &format!("http://{}", app.public)])
-        .args([&write, &read, &revoked]))
+    rest_checks::life(
+        &api(&app, ""),
+        &format!("http://{}", app.public),
+        &write,
+        &read,
+        &revoked,
+    )
     .await;
-    assert_eq!(said.trim(), "ok");
 }
 
 #[tokio::test]

@@ -526,6 +526,19 @@ pub struct DidcommServeArgs {
         value_parser = clap::value_parser!(u32).range(1..)
     )]
     pub api_rate_limit: u32,
+    /// With CouchDB: the editor account the API listener writes links
+    /// (DIDComm, REST) and reads API keys with, so --couchdb-user can stay
+    /// a reader. Default: --couchdb-user does both.
+    #[arg(long, env = "QRTAG_API_COUCHDB_USER", value_name = "USER")]
+    pub api_couchdb_user: Option<String>,
+    /// Password of --api-couchdb-user. Prefer the environment variable.
+    #[arg(
+        long,
+        env = "QRTAG_API_COUCHDB_PASSWORD",
+        hide_env_values = true,
+        value_name = "PASSWORD"
+    )]
+    pub api_couchdb_password: Option<Secret>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -903,6 +916,12 @@ impl Cli {
                     },
                     allow_private_endpoints: rules.didcomm_allow_private_endpoints,
                     rate_per_second: rules.api_rate_limit,
+                    couch_writer: rules.api_couchdb_user.as_ref().map(|user| {
+                        crate::settings::Credentials {
+                            user: user.clone(),
+                            password: rules.api_couchdb_password.clone(),
+                        }
+                    }),
                 }
             }),
         }
@@ -1062,6 +1081,19 @@ fn subcommand_path() -> Vec<String> {
 fn check_usage(cli: &Cli) -> Result<(), &'static str> {
     if cli.store.couchdb_password.is_some() && cli.store.couchdb_user.is_none() {
         return Err("a CouchDB password needs a user: give --couchdb-user (or QRTAG_COUCHDB_USER)");
+    }
+    if let Command::Serve(args) = &cli.command {
+        let rules = &args.didcomm_rules;
+        if rules.api_couchdb_password.is_some() && rules.api_couchdb_user.is_none() {
+            return Err(
+                "an API CouchDB password needs a user: give --api-couchdb-user (or QRTAG_API_COUCHDB_USER)",
+            );
+        }
+        if rules.api_couchdb_user.is_some() && cli.store.couchdb_url.is_none() {
+            return Err(
+                "--api-couchdb-user is the account the API writes to CouchDB with: give --couchdb-url too",
+            );
+        }
     }
     if matches!(cli.command, Command::Setup(_)) && cli.store.couchdb_url.is_none() {
         return Err("setup prepares a CouchDB database: give --couchdb-url (or QRTAG_COUCHDB_URL)");

@@ -64,5 +64,17 @@ pub async fn run(store: &StoreSettings, args: &SetupArgs) -> anyhow::Result<Exit
         "_security (members: roles {READER_ROLE}, {EDITOR_ROLE}): {}",
         report.security
     )?;
+    let keys = &report.keys;
+    writeln!(out, "database {} (API keys): {}", keys.name, keys.database)?;
+    writeln!(
+        out,
+        "{}/{DESIGN_ID} (API key validation): {}",
+        keys.name, keys.design
+    )?;
+    writeln!(
+        out,
+        "{}/_security (members: role {EDITOR_ROLE}): {}",
+        keys.name, keys.security
+    )?;
     Ok(ExitCode::SUCCESS)
 }

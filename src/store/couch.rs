@@ -26,7 +26,9 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use super::couch_keys::KeyDb;
 use super::{ClusterStats, LinkStore, StoreError, Stored};
+use crate::api_key::{KeyId, KeyRecord};
 use crate::link::Document;
 use crate::link_key::LinkKey;
 use crate::settings::{CouchDbName, CouchSettings, CouchUrl, Credentials, Secret};
@@ -101,6 +103,12 @@ impl CouchHttp {
             credentials: settings.credentials.clone(),
             cluster: Arc::default(),
         })
+    }
+
+    /// This client for another database of the same server: the same
+    /// account, connection pool and cluster stats (a 202 there counts too).
+    pub(crate) fn for_db(&self, db: CouchDbName) -> Self {
+        Self { db, ..self.clone() }
     }
 
     /// What this client has seen of the cluster, shared by its clones.
@@ -606,6 +614,10 @@ impl LinkStore for CouchStore {
         self.put(key, doc, Some(rev)).await
     }
 
+    async fn keys(&self) -> Result<Vec<String>, StoreError> {
+        Ok(self.list().await?.into_iter().map(|(k, _)| k).collect())
+    }
+
     async fn list(&self) -> Result<Vec<(String, Document)>, StoreError> {
         let mut out = Vec::new();
         self.http
@@ -670,12 +682,38 @@ impl LinkStore for CouchStore {
             .map(Some)
     }
 
+    /// Compared by the follower ([`LinkStore::checks_mark_when_following`]),
+    /// never before `serve` starts.
+    async fn snapshot_mark(&self, _file: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
+
     fn checks_mark_when_following(&self) -> bool {
         true
     }
 
+    /// CouchDB's sequences are opaque: one from a replaced database is
+    /// caught by the snapshot marker instead.
+    async fn check_seq(&self, _seq: &Value) -> Result<(), String> {
+        Ok(())
+    }
+
     fn cluster(&self) -> Option<Arc<ClusterStats>> {
         Some(Arc::clone(self.http.cluster()))
+    }
+
+    /// In the API keys database beside the links (`couch_keys`), read with
+    /// this store's account.
+    async fn api_key(&self, id: &KeyId) -> Result<Option<KeyRecord>, StoreError> {
+        KeyDb::beside(&self.http)?.get(id).await
+    }
+
+    async fn api_keys(&self) -> Result<Vec<KeyRecord>, StoreError> {
+        KeyDb::beside(&self.http)?.all().await
+    }
+
+    async fn put_api_key(&self, record: &KeyRecord) -> Result<(), StoreError> {
+        KeyDb::beside(&self.http)?.put(record).await
     }
 
     fn follow(

@@ -7,7 +7,13 @@
 //! Access model: CouchDB lets every member of a database write to it unless a
 //! `validate_doc_update` function refuses, so both roles are made members and
 //! the function refuses writes from anyone who is neither an admin nor a
-//! `qrtag_editor`. The service itself runs with a `qrtag_reader` account.
+//! `qrtag_editor`. The service itself follows the links with a
+//! `qrtag_reader` account, and writes (the API listener) with an editor one.
+//!
+//! The REST API's keys live in a second database, `LINKS-keys`
+//! ([`super::couch_keys`]): only the editor role is a member there, so a
+//! reader can neither read nor write a key, and its own validation lets an
+//! editor create and revoke keys but never change or un-revoke one.
 
 use reqwest::Method;
 use serde_json::{Map, Value, json};
@@ -25,6 +31,12 @@ pub const DESIGN_ID: &str = "_design/qrtag";
 /// The validation function, kept as a JavaScript file so it can be read and
 /// linted as what it is.
 pub const VALIDATE_DOC_UPDATE: &str = include_str!("../../assets/couchdb/validate_doc_update.js");
+/// The API keys database's validation (the same design document ID there).
+pub const VALIDATE_API_KEY: &str = include_str!("../../assets/couchdb/validate_api_key.js");
+/// The members of the links database: the service reads, editors write.
+pub const LINK_ROLES: [&str; 2] = [READER_ROLE, EDITOR_ROLE];
+/// The members of the API keys database: editors only, never the reader.
+pub const KEY_ROLES: [&str; 1] = [EDITOR_ROLE];
 
 /// How many times the design document is re-read after a conflicting write.
 const ATTEMPTS: usize = 5;
@@ -47,17 +59,28 @@ impl std::fmt::Display for Outcome {
 }
 
 /// What `setup` did to each part.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SetupReport {
     pub database: Outcome,
     pub design: Outcome,
     pub security: Outcome,
+    /// The API keys database (`LINKS-keys`), its validation and `_security`.
+    pub keys: PartReport,
     /// The database's copies and shards, where the server says (Apache
     /// CouchDB does; PouchDB Server has no cluster).
     pub placement: Option<Placement>,
     /// Nodes the cluster is configured with (`_membership`), where the
     /// account may read it.
     pub cluster_nodes: Option<usize>,
+}
+
+/// What `setup` did to one more database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartReport {
+    pub name: String,
+    pub database: Outcome,
+    pub design: Outcome,
+    pub security: Outcome,
 }
 
 /// How CouchDB spreads a database: `n` copies of each of `q` shards.
@@ -138,14 +161,32 @@ pub async fn setup(
             http.db()
         )));
     }
-    let design = ensure_design(&http).await?;
-    let security = ensure_security(&http).await?;
+    let design = ensure_design(&http, VALIDATE_DOC_UPDATE).await?;
+    let security = ensure_security(&http, &LINK_ROLES).await?;
+    let keys = setup_keys(&http, requested).await?;
     Ok(SetupReport {
         database,
         design,
         security,
+        keys,
         placement,
         cluster_nodes: cluster_nodes(&http).await,
+    })
+}
+
+/// The API keys database beside the links one: a single shard (a few
+/// small documents), as many copies as the links get.
+async fn setup_keys(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
+    let http = links.for_db(super::couch_keys::database_name(links.db())?);
+    let keys = Requested {
+        n: requested.n,
+        q: Some(1),
+    };
+    Ok(PartReport {
+        name: http.db().to_string(),
+        database: ensure_database(&http, keys).await?,
+        design: ensure_design(&http, VALIDATE_API_KEY).await?,
+        security: ensure_security(&http, &KEY_ROLES).await?,
     })
 }
 
@@ -220,7 +261,7 @@ async fn get_doc(http: &CouchHttp, segments: &[&str]) -> Result<Option<Value>, S
 
 /// The design document with qrtag's fields set; other fields (views someone
 /// added) are kept. `None` when nothing needs to change.
-fn desired_design(current: Option<&Value>) -> Option<Value> {
+fn desired_design(current: Option<&Value>, validation: &str) -> Option<Value> {
     let mut doc = match current {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
@@ -230,16 +271,16 @@ fn desired_design(current: Option<&Value>) -> Option<Value> {
     doc.insert("language".into(), Value::String("javascript".into()));
     doc.insert(
         "validate_doc_update".into(),
-        Value::String(VALIDATE_DOC_UPDATE.into()),
+        Value::String(validation.into()),
     );
     (current.is_none() || doc != before).then_some(Value::Object(doc))
 }
 
-async fn ensure_design(http: &CouchHttp) -> Result<Outcome, StoreError> {
+async fn ensure_design(http: &CouchHttp, validation: &str) -> Result<Outcome, StoreError> {
     let segments = ["_design", "qrtag"];
     for _ in 0..ATTEMPTS {
         let current = get_doc(http, &segments).await?;
-        let Some(doc) = desired_design(current.as_ref()) else {
+        let Some(doc) = desired_design(current.as_ref(), validation) else {
             return Ok(Outcome::Unchanged);
         };
         let resp = http
@@ -256,9 +297,9 @@ async fn ensure_design(http: &CouchHttp) -> Result<Outcome, StoreError> {
     Err(StoreError::Conflict(DESIGN_ID.into()))
 }
 
-/// `_security` with both qrtag roles among the members, everything already
-/// there kept. `None` when nothing needs to change.
-fn desired_security(current: &Value) -> Option<Value> {
+/// `_security` with `roles` among the members, everything already there
+/// kept. `None` when nothing needs to change.
+fn desired_security(current: &Value, roles_wanted: &[&str]) -> Option<Value> {
     let mut sec = match current {
         Value::Object(m) => m.clone(),
         _ => Map::new(),
@@ -279,9 +320,9 @@ fn desired_security(current: &Value) -> Option<Value> {
             if part == "members"
                 && let Some(Value::Array(roles)) = group.get_mut("roles")
             {
-                for role in [READER_ROLE, EDITOR_ROLE] {
+                for role in roles_wanted {
                     if !roles.iter().any(|r| r == role) {
-                        roles.push(Value::String(role.into()));
+                        roles.push(Value::String((*role).into()));
                     }
                 }
             }
@@ -290,9 +331,9 @@ fn desired_security(current: &Value) -> Option<Value> {
     (sec != before).then_some(Value::Object(sec))
 }
 
-async fn ensure_security(http: &CouchHttp) -> Result<Outcome, StoreError> {
+async fn ensure_security(http: &CouchHttp, roles: &[&str]) -> Result<Outcome, StoreError> {
     let current = get_doc(http, &["_security"]).await?.unwrap_or(json!({}));
-    let Some(sec) = desired_security(&current) else {
+    let Some(sec) = desired_security(&current, roles) else {
         return Ok(Outcome::Unchanged);
     };
     let what = format!("writing {}/_security", http.db());
@@ -369,21 +410,21 @@ mod tests {
 
     #[test]
     fn design_is_rewritten_only_when_it_differs() {
-        let fresh = desired_design(None).expect("a new design document");
+        let fresh = desired_design(None, VALIDATE_DOC_UPDATE).expect("a new design document");
         assert_eq!(fresh["validate_doc_update"], VALIDATE_DOC_UPDATE);
         let mut stored = fresh.clone();
         stored["_rev"] = json!("1-a");
         stored["views"] = json!({"by_url": {"map": "function (d) {}"}});
-        assert_eq!(desired_design(Some(&stored)), None);
+        assert_eq!(desired_design(Some(&stored), VALIDATE_DOC_UPDATE), None);
         stored["validate_doc_update"] = json!("function () {}");
-        let updated = desired_design(Some(&stored)).expect("an update");
+        let updated = desired_design(Some(&stored), VALIDATE_DOC_UPDATE).expect("an update");
         assert_eq!(updated["_rev"], "1-a", "the update must name the revision");
         assert!(updated["views"].is_object(), "other fields are kept");
     }
 
     #[test]
     fn security_adds_roles_and_keeps_the_rest() {
-        let set = desired_security(&json!({})).expect("a change");
+        let set = desired_security(&json!({}), &LINK_ROLES).expect("a change");
         assert_eq!(
             set,
             json!({
@@ -391,17 +432,31 @@ mod tests {
                 "members": {"names": [], "roles": [READER_ROLE, EDITOR_ROLE]}
             })
         );
-        assert_eq!(desired_security(&set), None, "a second run changes nothing");
+        assert_eq!(
+            desired_security(&set, &LINK_ROLES),
+            None,
+            "a second run changes nothing"
+        );
         let other = json!({
             "admins": {"names": ["ops"], "roles": []},
             "members": {"names": ["alice"], "roles": ["staff", EDITOR_ROLE]}
         });
-        let merged = desired_security(&other).expect("a change");
+        let merged = desired_security(&other, &LINK_ROLES).expect("a change");
         assert_eq!(merged["admins"]["names"], json!(["ops"]));
         assert_eq!(merged["members"]["names"], json!(["alice"]));
         assert_eq!(
             merged["members"]["roles"],
             json!(["staff", EDITOR_ROLE, READER_ROLE])
         );
+        // The keys database admits the editors and never adds the reader.
+        let keys = desired_security(&json!({}), &KEY_ROLES).expect("a change");
+        assert_eq!(keys["members"]["roles"], json!([EDITOR_ROLE]));
+    }
+
+    #[test]
+    fn the_key_validation_knows_the_editor_role_and_refuses_changes() {
+        assert!(VALIDATE_API_KEY.contains(&format!("'{EDITOR_ROLE}'")));
+        assert!(VALIDATE_API_KEY.trim_start().starts_with("function"));
+        assert!(!VALIDATE_API_KEY.contains(READER_ROLE));
     }
 }

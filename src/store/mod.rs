@@ -21,6 +21,7 @@ mod bulk;
 pub mod cluster;
 pub mod couch;
 mod couch_follower;
+pub mod couch_keys;
 mod couch_mark;
 pub mod couch_setup;
 pub mod feed_lines;
@@ -67,6 +68,11 @@ pub enum StoreError {
     Other(String),
 }
 
+/// No method has a default body: a wrapper such as
+/// [`Served`](crate::links::served::Served) that forgot to pass one on
+/// would silently answer with the default instead of the inner store's
+/// (its API keys once answered 503 that way), so the compiler is made to
+/// ask every implementation for every method.
 #[async_trait]
 pub trait LinkStore: Send + Sync + 'static {
     /// Reads one document; `Ok(None)` when there is none.
@@ -83,9 +89,7 @@ pub trait LinkStore: Send + Sync + 'static {
 
     /// The key of every document, in no order: what `qrtag stats` counts
     /// under and key suggestions are drawn from, without the documents.
-    async fn keys(&self) -> Result<Vec<String>, StoreError> {
-        Ok(self.list().await?.into_iter().map(|(k, _)| k).collect())
-    }
+    async fn keys(&self) -> Result<Vec<String>, StoreError>;
 
     /// Whether each key has a document now (a deleted one does not count),
     /// in the order given; read from one snapshot where the store has them.
@@ -135,59 +139,39 @@ pub trait LinkStore: Send + Sync + 'static {
         &self,
         file: &str,
         previous: Option<&str>,
-    ) -> Result<Option<String>, StoreError> {
-        let _ = (file, previous);
-        Ok(None)
-    }
+    ) -> Result<Option<String>, StoreError>;
 
-    /// The marker [`LinkStore::mark_snapshot`] last recorded for `file`.
-    async fn snapshot_mark(&self, file: &str) -> Result<Option<String>, StoreError> {
-        let _ = file;
-        Ok(None)
-    }
+    /// The marker [`LinkStore::mark_snapshot`] last recorded for `file`
+    /// (`None`: none, or the store checks markers while following).
+    async fn snapshot_mark(&self, file: &str) -> Result<Option<String>, StoreError>;
 
     /// Whether the follower compares a snapshot file's marker with the
     /// store's once it reaches the store ([`Resume::unchecked_mark`]),
     /// rather than `serve` before it starts. A server on CouchDB must start
     /// serving from its file while CouchDB is away, so it cannot wait to
     /// read the marker first.
-    fn checks_mark_when_following(&self) -> bool {
-        false
-    }
+    fn checks_mark_when_following(&self) -> bool;
 
     /// Whether `seq`, read from a snapshot file, can be resumed from: a
     /// sequence the database has not reached means the file belongs to a
     /// database that was replaced (a restored backup, say).
-    async fn check_seq(&self, seq: &serde_json::Value) -> Result<(), String> {
-        let _ = seq;
-        Ok(())
-    }
+    async fn check_seq(&self, seq: &serde_json::Value) -> Result<(), String>;
 
     /// What the store knows of its cluster (CouchDB: writes stored with
     /// fewer copies than asked for, connected nodes), for `/readyz` and
     /// `/metrics`; `None` for a store that is not one.
-    fn cluster(&self) -> Option<Arc<ClusterStats>> {
-        None
-    }
+    fn cluster(&self) -> Option<Arc<ClusterStats>>;
 
     /// The API key record under `id` (`/api/v1`'s bearer keys). Read on
     /// every API request, never cached, so a revocation holds at once on
-    /// every node. Stores that keep no API keys say so.
-    async fn api_key(&self, id: &KeyId) -> Result<Option<KeyRecord>, StoreError> {
-        let _ = id;
-        Err(no_api_keys())
-    }
+    /// every node.
+    async fn api_key(&self, id: &KeyId) -> Result<Option<KeyRecord>, StoreError>;
 
     /// Every API key record, revoked ones too, by ID.
-    async fn api_keys(&self) -> Result<Vec<KeyRecord>, StoreError> {
-        Err(no_api_keys())
-    }
+    async fn api_keys(&self) -> Result<Vec<KeyRecord>, StoreError>;
 
     /// Writes an API key record, new or changed (a revocation).
-    async fn put_api_key(&self, record: &KeyRecord) -> Result<(), StoreError> {
-        let _ = record;
-        Err(no_api_keys())
-    }
+    async fn put_api_key(&self, record: &KeyRecord) -> Result<(), StoreError>;
 
     /// Starts the background task that keeps `snapshot` a mirror of the
     /// store. With `resume`, the snapshot already holds the links as of that
@@ -199,15 +183,6 @@ pub trait LinkStore: Send + Sync + 'static {
         snapshot: Arc<Snapshot>,
         resume: Option<Resume>,
     ) -> tokio::task::JoinHandle<()>;
-}
-
-/// What a store without API keys answers: CouchDB keeps none yet, since a
-/// `_local` document is writable by every member, readers included, and a
-/// reader must not be able to mint a write key.
-fn no_api_keys() -> StoreError {
-    StoreError::Other(
-        "API keys are kept only by the embedded store (SQLite) in this version".into(),
-    )
 }
 
 /// Where a follower starts when the snapshot already serves the links of a

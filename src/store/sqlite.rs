@@ -531,6 +531,16 @@ impl LinkStore for SqliteStore {
         Ok(())
     }
 
+    /// A local file is always there to be read: `serve` compares the
+    /// marker before it starts.
+    fn checks_mark_when_following(&self) -> bool {
+        false
+    }
+
+    fn cluster(&self) -> Option<Arc<super::ClusterStats>> {
+        None
+    }
+
     fn follow(
         self: Arc<Self>,
         snapshot: Arc<Snapshot>,

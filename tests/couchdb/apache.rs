@@ -10,7 +10,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use qrtag::settings::Secret;
+use qrtag::settings::{ApiSettings, Credentials, Secret};
 use serde_json::json;
 
 use crate::harness::{
@@ -400,4 +400,233 @@ async fn apache_couchdb_crash_and_restart_keep_redirects_and_later_edits_arrive(
     app.wait_location("fresh", Some("https://a.example/fresh"), PROPAGATION)
         .await;
     app.wait_ready(Duration::from_secs(20)).await;
+}
+
+/// Gives every shard of `db` a second copy on a node that does not exist,
+/// as the shard map of a cluster with a node down reads: n becomes 2, the
+/// write quorum 2, and CouchDB answers every write 202 (stored with fewer
+/// copies than n), as it does while cluster nodes are away. A single node
+/// cannot be made to do it otherwise: it creates a database with n = 1
+/// whatever `?n=` asks for.
+async fn add_copy_on_a_missing_node(server: &ApacheCouch, db: &str) {
+    let admin = Couch::new(&server.url(), "_node/_local/_dbs").with_user(ADMIN.0, ADMIN.1);
+    let mut map = admin.get(db).await.expect("the database's shard map");
+    let gone = json!("gone@127.0.0.1");
+    let ranges: Vec<String> = map["by_range"]
+        .as_object()
+        .expect("by_range")
+        .keys()
+        .cloned()
+        .collect();
+    for range in &ranges {
+        map["by_range"][range]
+            .as_array_mut()
+            .expect("nodes")
+            .push(gone.clone());
+        map["changelog"]
+            .as_array_mut()
+            .expect("changelog")
+            .push(json!(["add", range, gone]));
+    }
+    map["by_node"]["gone@127.0.0.1"] = json!(ranges);
+    let (status, body) = admin
+        .call(
+            reqwest::Method::PUT,
+            &format!("_node/_local/_dbs/{db}"),
+            Some(map),
+        )
+        .await;
+    assert!(matches!(status, 200 | 201), "{status}: {body}");
+}
+
+/// Issue 22 on the real thing: the API keys are in `links-keys`, whose
+/// `_security` admits only editors, so a reader can neither mint, read nor
+/// un-revoke a key; an editor creates and revokes, never un-revokes. The
+/// server follows the links as the reader and the API writes as the editor
+/// (`--api-couchdb-user`); and with a copy of the links on a node that is
+/// down every write is a 202, which the REST answer says.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_keeps_api_keys_from_readers_and_the_api_writes_as_the_editor() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_api_keys").await else {
+        return;
+    };
+    let url = server.url();
+    let admin = server.admin();
+    editor_and_reader(&admin).await;
+    let out = run_as(&url, ADMIN.0, ADMIN.1, &["setup"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("database links-keys (API keys): created\n"),
+        "{}",
+        stdout(&out)
+    );
+
+    // A reader mints no key and reads none, through qrtag or straight.
+    let out = run_as(
+        &url,
+        "rd",
+        "rd-pw-1",
+        &["api-key", "create", "--name", "mine", "--scope", "write"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "a reader made a key");
+    assert_eq!(stdout(&out), "", "no key printed");
+    assert!(stderr(&out).contains("CouchDB refused"), "{}", stderr(&out));
+    let out = run_as(&url, "rd", "rd-pw-1", &["api-key", "list"]).await;
+    assert_eq!(out.status.code(), Some(1), "a reader listed the keys");
+
+    let key = |scope: &'static str| {
+        let url = url.clone();
+        async move {
+            let out = run_as(
+                &url,
+                "ed",
+                "ed-pw-1",
+                &["api-key", "create", "--name", "shop", "--scope", scope],
+            )
+            .await;
+            assert!(out.status.success(), "{}", stderr(&out));
+            stdout(&out).trim().to_owned()
+        }
+    };
+    let write = key("write").await;
+    let read = key("read").await;
+    let (write_id, read_id) = (&write[4..12], &read[4..12]);
+
+    let as_reader = Couch::new(&url, "links-keys").with_user("rd", "rd-pw-1");
+    let forged = json!({"name": "forged", "scope": "write", "hash": "0".repeat(64),
+                        "created_at": "2026-11-26T00:00:00Z"});
+    let (status, body) = as_reader.try_put("Forged01", forged).await;
+    assert_eq!(status, 403, "a reader wrote a key: {body}");
+    let (status, _) = as_reader
+        .call(
+            reqwest::Method::GET,
+            &format!("links-keys/{write_id}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 403, "a reader read a key");
+
+    // The editor revokes; a revocation is final, and a key never changes.
+    let out = run_as(&url, "ed", "ed-pw-1", &["api-key", "revoke", read_id]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let as_editor = Couch::new(&url, "links-keys").with_user("ed", "ed-pw-1");
+    let mut revoked = as_editor.get(read_id).await.expect("the key's document");
+    assert!(revoked["revoked_at"].is_string(), "{revoked}");
+    revoked
+        .as_object_mut()
+        .expect("an object")
+        .remove("revoked_at");
+    let (status, body) = as_editor
+        .call(
+            reqwest::Method::PUT,
+            &format!("links-keys/{read_id}"),
+            Some(revoked),
+        )
+        .await;
+    assert_eq!(status, 403, "an editor un-revoked a key: {body}");
+    assert!(
+        body["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("revocation is final")),
+        "{body}"
+    );
+    let mut live = as_editor.get(write_id).await.expect("the key's document");
+    live["scope"] = json!("read");
+    let (status, body) = as_editor
+        .call(
+            reqwest::Method::PUT,
+            &format!("links-keys/{write_id}"),
+            Some(live),
+        )
+        .await;
+    assert_eq!(status, 403, "an editor changed a key: {body}");
+
+    // The service follows as the reader; its API writes as the editor,
+    // each write a 202 from here on.
+    add_copy_on_a_missing_node(&server, "links").await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reader = couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1")));
+    let app = TestApp::spawn_with(reader.clone(), dir.path(), |settings| {
+        let mut api = ApiSettings::new("127.0.0.1:0", dir.path().join("didcomm-keys.json"));
+        api.couch_writer = Some(Credentials {
+            user: "ed".into(),
+            password: Some(Secret::new("ed-pw-1")),
+        });
+        settings.api = Some(api);
+    })
+    .await;
+    app.wait_ready(START_LIMIT).await;
+    let api = app.api();
+    let http = reqwest::Client::new();
+    let r = http
+        .post(format!("{api}/links"))
+        .bearer_auth(&write)
+        .json(&json!({"url": "https://a.example/api", "key": "via-api"}))
+        .send()
+        .await
+        .expect("the API answers");
+    assert_eq!(r.status().as_u16(), 201);
+    let created: serde_json::Value = r.json().await.expect("JSON");
+    assert!(
+        created["warning"]
+            .as_str()
+            .is_some_and(|w| w.contains("fewer copies")),
+        "the 202 is said: {created}"
+    );
+    // Answered once served: a scan right after gets the new link.
+    assert_eq!(
+        app.location("via-api").await.as_deref(),
+        Some("https://a.example/api")
+    );
+    let r = http
+        .patch(format!("{api}/links/via-api"))
+        .bearer_auth(&write)
+        .json(&json!({"url": "https://a.example/moved"}))
+        .send()
+        .await
+        .expect("the API answers");
+    assert_eq!(r.status().as_u16(), 200);
+    let moved: serde_json::Value = r.json().await.expect("JSON");
+    assert!(moved["warning"].is_string(), "{moved}");
+    assert_eq!(
+        app.location("via-api").await.as_deref(),
+        Some("https://a.example/moved")
+    );
+    let r = http
+        .get(format!("{api}/links/via-api"))
+        .bearer_auth(&read)
+        .send()
+        .await
+        .expect("the API answers");
+    assert_eq!(r.status().as_u16(), 401, "the revoked key is refused");
+    let r = http
+        .get(format!("{api}/links/via-api"))
+        .bearer_auth(&write)
+        .send()
+        .await
+        .expect("the API answers");
+    let read_back: serde_json::Value = r.json().await.expect("JSON");
+    assert!(
+        read_back.get("warning").is_none(),
+        "a read warns of nothing"
+    );
+
+    // With only the reader's account, the API cannot read a key: 503,
+    // never a 500 and never a key let in.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let alone = TestApp::spawn_with(reader, dir.path(), |settings| {
+        settings.api = Some(ApiSettings::new(
+            "127.0.0.1:0",
+            dir.path().join("didcomm-keys.json"),
+        ));
+    })
+    .await;
+    let r = http
+        .get(format!("{}/links/via-api", alone.api()))
+        .bearer_auth(&write)
+        .send()
+        .await
+        .expect("the API answers");
+    assert_eq!(r.status().as_u16(), 503);
 }

@@ -97,6 +97,13 @@ impl TestApp {
         }
     }
 
+    /// `http://ADDR/api/v1`, the REST API on the API listener.
+    pub fn api(&self) -> String {
+        let didcomm = self.didcomm.as_deref().expect("the API listener is on");
+        let base = didcomm.strip_suffix("/didcomm").expect("its /didcomm");
+        format!("{base}/api/v1")
+    }
+
     /// The status `/key` answers with.
     pub async fn status(&self, key: &str) -> u16 {
         self.http

@@ -23,6 +23,9 @@ mod pouchdb;
 mod process;
 mod proxy;
 mod read_your_writes;
+mod rest;
+#[path = "../support/rest_checks.rs"]
+mod rest_checks;
 mod transfer;
 
 use std::sync::Arc;
@@ -327,14 +330,20 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     assert_eq!(
         stdout(&first),
         "database links: created\n_design/qrtag (validation): created\n\
-         _security (members: roles qrtag_reader, qrtag_editor): updated\n"
+         _security (members: roles qrtag_reader, qrtag_editor): updated\n\
+         database links-keys (API keys): created\n\
+         links-keys/_design/qrtag (API key validation): created\n\
+         links-keys/_security (members: role qrtag_editor): updated\n"
     );
     let again = qrtag(&["setup"], &env).await;
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(
         stdout(&again),
         "database links: unchanged\n_design/qrtag (validation): unchanged\n\
-         _security (members: roles qrtag_reader, qrtag_editor): unchanged\n"
+         _security (members: roles qrtag_reader, qrtag_editor): unchanged\n\
+         database links-keys (API keys): unchanged\n\
+         links-keys/_design/qrtag (API key validation): unchanged\n\
+         links-keys/_security (members: role qrtag_editor): unchanged\n"
     );
     // PouchDB Server has no cluster: copies and shards asked for are said
     // to have had no effect rather than silently dropped.
@@ -349,6 +358,12 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     assert_eq!(
         security["members"]["roles"],
         json!(["qrtag_reader", "qrtag_editor"])
+    );
+    let (_, security) = couch.call(Method::GET, "links-keys/_security", None).await;
+    assert_eq!(
+        security["members"]["roles"],
+        json!(["qrtag_editor"]),
+        "the API keys are the editors' alone"
     );
 
     // The validation refuses what the service could not use.

@@ -244,6 +244,7 @@ pub fn qrtag_cmd_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 pub mod pipe;
 pub mod poll;
 pub mod process;
+pub mod rest_checks;
 
 /// Polls `check` until it is true; panics after `timeout`. Returns how long it took.
 pub async fn eventually<F, Fut>(timeout: Duration, check: F) -> Duration

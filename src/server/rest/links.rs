@@ -22,6 +22,7 @@ use crate::link_key::LinkKey;
 use crate::links::{self as write, LinkError};
 use crate::qr_image::ImageFormat;
 use crate::store::StoreError;
+use crate::store::cluster::WriteWatch;
 
 /// The most links one bulk create takes.
 pub const MAX_BULK: usize = 1000;
@@ -80,6 +81,12 @@ pub struct LinkView {
     pub changed_at: Option<String>,
     /// The revision, as in the `ETag` header: send it back in `If-Match`.
     pub rev: String,
+    /// Only on a write's answer, and only when CouchDB stored the write
+    /// with fewer copies than the database's n (HTTP 202: cluster nodes are
+    /// down). The write is saved and served; it reaches the other nodes
+    /// once they are back.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 /// Up to [`MAX_BULK`] new links.
@@ -94,6 +101,10 @@ pub struct BulkCreate {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct BulkResult {
     pub results: Vec<BulkItem>,
+    /// As a link's `warning`: some of these writes were stored with fewer
+    /// copies than the database's n (HTTP 202).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub warning: Option<String>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -159,6 +170,7 @@ fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String) -> LinkVi
         created_at: time(link::created_at(doc)),
         changed_at: time(link::changed_at(doc)),
         rev,
+        warning: None,
     }
 }
 
@@ -249,8 +261,10 @@ pub async fn create(
         Ok(new) => new,
         Err(res) => return res,
     };
+    let watch = WriteWatch::new(state.store.as_ref());
     match create_one(&state, &new).await {
-        Ok(view) => {
+        Ok(mut view) => {
+            view.warning = watch.warning();
             let location = format!("/api/v1/links/{}", view.key);
             let rev = view.rev.clone();
             with_etag(
@@ -295,6 +309,7 @@ pub async fn bulk(
             ),
         );
     }
+    let watch = WriteWatch::new(state.store.as_ref());
     let mut results = Vec::with_capacity(bulk.links.len());
     for new in &bulk.links {
         results.push(match new_document(new) {
@@ -321,7 +336,10 @@ pub async fn bulk(
             },
         });
     }
-    HttpResponse::Ok().json(BulkResult { results })
+    HttpResponse::Ok().json(BulkResult {
+        results,
+        warning: watch.warning(),
+    })
 }
 
 fn kind_of(status: actix_web::http::StatusCode) -> Kind {
@@ -514,13 +532,15 @@ pub async fn edit(
         })
         .filter(|v| v != "*");
     let store = state.store.as_ref();
+    let watch = WriteWatch::new(store);
     let written = match &if_match {
         Some(rev) => write::update_at(store, &key, rev, |d| apply(d)).await,
         None => write::update(store, &key, |d| apply(d)).await,
     };
     match written {
         Ok(_) => match read(&state, &key).await {
-            Ok(view) => {
+            Ok(mut view) => {
+                view.warning = watch.warning();
                 let rev = view.rev.clone();
                 with_etag(HttpResponse::Ok().json(view), &rev)
             }

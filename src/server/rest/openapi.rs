@@ -15,7 +15,7 @@ use super::{links, print, scans};
     info(
         title = "qrtag REST API",
         version = "1",
-        description = "Links, QR images, print-ready PDFs and scans of a qrtag server. Every refusal is an RFC 9457 problem (application/problem+json) with a stable `type`."
+        description = "Links, QR images, print-ready PDFs and scans of a qrtag server. Every refusal is an RFC 9457 problem (application/problem+json) with a stable `type`. A write that CouchDB stored with fewer copies than the database's n (HTTP 202, cluster nodes down) is answered as usual, with a `warning` in the body."
     ),
     paths(
         links::create,

@@ -131,6 +131,23 @@ pub fn from_link_error(e: &LinkError) -> HttpResponse {
         }
         LinkError::NotFound(_) => respond(Kind::NotFound, e),
         LinkError::TooManyConflicts(_) => respond(Kind::Conflict, e),
+        // CouchDB's validation refuses an account without the editor role
+        // with this reason (assets/couchdb/validate_doc_update.js): the
+        // server's setup, not the client's link.
+        LinkError::Store(crate::store::StoreError::Refused {
+            status: 403,
+            detail,
+        }) if detail.contains("role may change links") => {
+            tracing::warn!(
+                error = %e,
+                "the API listener's CouchDB account may not write links: give --api-couchdb-user \
+                 an account with the qrtag_editor role"
+            );
+            respond(
+                Kind::Unavailable,
+                "this server may not write links at the moment; try again later",
+            )
+        }
         LinkError::Store(crate::store::StoreError::Refused { status: 403, .. }) => {
             respond(Kind::RefusedDestination, e)
         }
