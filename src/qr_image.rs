@@ -169,6 +169,9 @@ pub enum RenderError {
     Busy,
     #[error("rendering did not finish: {0}")]
     Aborted(String),
+    /// A print-ready PDF the layout refused (or failed to write).
+    #[error(transparent)]
+    Print(#[from] crate::print::PrintError),
 }
 
 /// The renders a server runs at once, shared by the admin listener's `/qr/`
@@ -206,16 +209,30 @@ impl RenderGate {
         key: LinkKey,
         spec: ImageSpec,
     ) -> Result<Vec<u8>, RenderError> {
+        self.run(move || render(&public_url, &key, &spec, SizeLimit::Served))
+            .await
+    }
+
+    /// A print job's PDF ([`crate::print::render`]) on the same terms: a
+    /// slot of the gate, the blocking pool, [`RenderError::Busy`] at once
+    /// when every slot is taken.
+    pub async fn render_pdf(&self, job: crate::print::Job) -> Result<Vec<u8>, RenderError> {
+        self.run(move || crate::print::render(&job)).await
+    }
+
+    async fn run<E: Into<RenderError>>(
+        &self,
+        work: impl FnOnce() -> Result<Vec<u8>, E> + Send + 'static,
+    ) -> Result<Vec<u8>, RenderError> {
         let slot = Arc::clone(&self.slots)
             .try_acquire_owned()
             .map_err(|_| RenderError::Busy)?;
-        let rendered = tokio::task::spawn_blocking(move || {
+        tokio::task::spawn_blocking(move || {
             let _slot = slot;
-            render(&public_url, &key, &spec, SizeLimit::Served)
+            work().map_err(Into::into)
         })
         .await
-        .map_err(|e| RenderError::Aborted(e.to_string()))?;
-        Ok(rendered?)
+        .map_err(|e| RenderError::Aborted(e.to_string()))?
     }
 }
 

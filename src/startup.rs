@@ -674,6 +674,7 @@ impl Application {
         let render_gate = crate::qr_image::RenderGate::for_cores();
         let qr_state = web::Data::new(crate::server::qr::QrState {
             snapshot: Arc::clone(&snapshot),
+            store: Arc::clone(&store),
             public_url: public_url.clone(),
             uppercase_prefix: settings.qr_uppercase_prefix,
             renders: qr_renders.clone(),

@@ -144,6 +144,29 @@ async fn a_person_manages_a_tag_in_a_real_browser() {
     let (text, _) = qr_decode::decode_png(&png);
     assert_eq!(text, short, "the downloaded tag");
 
+    // The label PDF form, filled in and sent as the browser sends it: the
+    // file `qrtag print` writes (tests/print_web.rs compares the bytes).
+    b.script(
+        "document.querySelector('#label-pdf-template').value = 'L7160';",
+        json!([]),
+    );
+    b.fill("#label-pdf-skip", "4");
+    b.fill("#label-pdf-code-size", "25mm");
+    let href = b
+        .script(
+            "const f = document.querySelector('#label-pdf'); \
+             return f.action + '?' + new URLSearchParams(new FormData(f)).toString();",
+            json!([]),
+        )
+        .as_str()
+        .expect("the form's address")
+        .to_owned();
+    assert!(href.contains("template=L7160&skip=4"), "{href}");
+    let (status, content_type, pdf) = b.fetch(&href);
+    assert_eq!(status, 200, "{href}");
+    assert_eq!(content_type, "application/pdf", "{href}");
+    assert!(pdf.starts_with(b"%PDF-"), "{href}");
+
     // A new destination: scans follow it within a second.
     let second = "https://example.com/summer";
     b.fill("#url", second);
@@ -283,7 +306,7 @@ async fn every_page_fits_a_phone_and_a_desktop() {
             format!(r#"tr[data-key="{LONG_KEY}"]"#),
         ),
         ("link", link_page, r#"#scans dd[data-scans="3"]"#.to_owned()),
-        ("sheet", print_run, "section#batch".to_owned()),
+        ("sheet", print_run.clone(), "form#run-pdf".to_owned()),
         (
             "links-newest-active",
             console("/links?sort=created&state=active"),
@@ -311,6 +334,14 @@ async fn every_page_fits_a_phone_and_a_desktop() {
         b.click("form#create button[type=submit]");
         b.wait("#new-key-problem");
         assert_fits(&mut b, screen, "links-refused-create");
+        // A print run's PDF form refused (more labels skipped than the
+        // sheet has): the run's page again, the field marked.
+        b.get(&print_run);
+        b.wait("form#run-pdf");
+        b.fill("#run-pdf-skip", "99");
+        b.click("form#run-pdf button[type=submit]");
+        b.wait("#run-pdf-skip-problem");
+        assert_fits(&mut b, screen, "sheet-refused-pdf");
     }
     drop(b);
     eprintln!("every page fits, checked in {:?}", started.elapsed());

@@ -244,7 +244,12 @@ async fn counters_move_exactly_with_the_traffic_sent() {
         .await
         .expect("POST");
     assert_eq!(r.status(), 501);
-    for path in ["/qr/H83if.png", "/qr/H83if.svg", "/qr/H83if.svg"] {
+    for path in [
+        "/qr/H83if.png",
+        "/qr/H83if.svg",
+        "/qr/H83if.svg",
+        "/qr/H83if.pdf?template=L7163",
+    ] {
         assert_eq!(app.admin_get(path).await.expect("qr").status(), 200);
     }
     let after = scrape(&app).await;
@@ -287,6 +292,10 @@ async fn counters_move_exactly_with_the_traffic_sent() {
     assert_eq!(
         moved(r#"qrtag_qr_images_rendered_total{format="svg"}"#),
         2.0
+    );
+    assert_eq!(
+        moved(r#"qrtag_qr_images_rendered_total{format="pdf"}"#),
+        1.0
     );
 
     // Every answered request is one access log line: once the flusher has

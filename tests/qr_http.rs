@@ -153,7 +153,7 @@ async fn unknown_keys_and_other_spellings_are_404() {
 /// A format other than the two served is named, not "no such link"
 /// (issue 18): the key may well exist.
 #[tokio::test]
-async fn other_image_formats_are_400_naming_the_format() {
+async fn other_formats_are_400_naming_the_format() {
     let app = spawn_app().await;
     link(&app, "H83if", false).await;
     for (path, ext) in [
@@ -168,7 +168,7 @@ async fn other_image_formats_are_400_naming_the_format() {
         assert_eq!(header(&r, "cache-control"), Some("no-store"), "{path}");
         assert_eq!(
             r.text().await.expect("body"),
-            format!("unsupported image format \"{ext}\": use .png or .svg\n"),
+            format!("unsupported format \"{ext}\": use .png, .svg or .pdf\n"),
             "{path}"
         );
     }

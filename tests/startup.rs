@@ -134,7 +134,11 @@ async fn answers_503_not_404_until_links_are_loaded() {
 async fn tag_images_are_503_until_links_are_loaded() {
     let (_public, admin, _dir) = never_loading().await;
     let c = client();
-    for path in ["/qr/H83if.png", "/qr/docs/api.svg?scale=4"] {
+    for path in [
+        "/qr/H83if.png",
+        "/qr/docs/api.svg?scale=4",
+        "/qr/H83if.pdf?template=L7163",
+    ] {
         let r = c
             .get(format!("http://{admin}{path}"))
             .send()

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use anyhow::Context;
-use clap::{Args, ValueEnum};
+use clap::Args;
 
 use super::Cli;
 use super::edge::UsageError;
@@ -14,21 +14,9 @@ use super::qr::TagArgs;
 use crate::link;
 use crate::link_key::LinkKey;
 use crate::links;
-use crate::print::{self, CodeSize, Job, Length, Options, Paper, Tag, Target, Template};
-use crate::qr_image;
+use crate::print::request::{self, CaptionKind, PrintOptions, Spelling};
+use crate::print::{self, Job, Length, Options, Paper, Tag, Target, Template};
 use crate::store;
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum CaptionKind {
-    /// The short URL, as a person would type it.
-    Url,
-    /// The key alone.
-    Key,
-    /// The first line of the link's notes (the key when it has none).
-    Notes,
-    /// No caption: the code alone, as big as the label allows.
-    None,
-}
 
 #[derive(Debug, Clone, Args)]
 pub struct PrintArgs {
@@ -37,7 +25,7 @@ pub struct PrintArgs {
     pub keys: Vec<String>,
     /// Label stock: a built-in name (see --list-templates) or
     /// custom:paper=A4,label=40x40mm,cols=4,rows=6[,left=,top=,hpitch=,vpitch=,radius=].
-    #[arg(long, value_name = "NAME", conflicts_with = "poster")]
+    #[arg(long, value_name = "NAME")]
     pub template: Option<Template>,
     /// One code a page: A0 to A6, Letter, Legal, Tabloid, or WxH (500x700mm).
     #[arg(long, value_name = "SIZE")]
@@ -49,14 +37,14 @@ pub struct PrintArgs {
     #[arg(short, long, value_name = "FILE.pdf")]
     pub output: Option<PathBuf>,
     /// Labels already used on the first sheet, counted row by row.
-    #[arg(long, value_name = "N", default_value_t = 0, conflicts_with = "poster")]
+    #[arg(long, value_name = "N", default_value_t = 0, value_parser = request::skip)]
     pub skip: usize,
     /// What is printed under each code.
     #[arg(long, value_enum, default_value_t = CaptionKind::Url)]
     pub caption: CaptionKind,
     /// The caption's size in points [default: 8 on labels, a twelfth of
     /// the code on posters]; shrunk to fit the label's width.
-    #[arg(long, value_name = "PT", value_parser = font_size)]
+    #[arg(long, value_name = "PT", value_parser = request::font_size)]
     pub font_size: Option<f64>,
     /// The code's side without its quiet zone (25mm, 1in) [default: the
     /// largest that fits].
@@ -64,22 +52,33 @@ pub struct PrintArgs {
     pub code_size: Option<Length>,
     /// Draw every label's border: print on plain paper and hold it
     /// against a sheet to check the alignment.
-    #[arg(long, conflicts_with = "poster")]
+    #[arg(long)]
     pub outline: bool,
     /// Bleed around a poster (3mm).
-    #[arg(long, value_name = "LENGTH", requires = "poster", value_parser = Length::parse_or_zero)]
+    #[arg(long, value_name = "LENGTH", value_parser = Length::parse_or_zero)]
     pub bleed: Option<Length>,
     /// Crop marks outside a poster's bleed.
-    #[arg(long, requires = "poster")]
+    #[arg(long)]
     pub crop_marks: bool,
     #[command(flatten)]
     pub tag: TagArgs,
 }
 
-fn font_size(s: &str) -> Result<f64, String> {
-    match s.parse::<f64>() {
-        Ok(pt) if (2.0..=500.0).contains(&pt) => Ok(pt),
-        _ => Err("expected a size in points from 2 to 500".into()),
+impl PrintArgs {
+    /// The options as every surface takes them.
+    fn options(&self) -> PrintOptions {
+        PrintOptions {
+            template: self.template.clone(),
+            poster: self.poster,
+            skip: self.skip,
+            caption: self.caption,
+            font_size: self.font_size,
+            code_size: self.code_size,
+            outline: self.outline,
+            bleed: self.bleed,
+            crop_marks: self.crop_marks,
+            ec: self.tag.ec,
+        }
     }
 }
 
@@ -88,19 +87,10 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
         print!("{}", print::list_templates());
         return Ok(ExitCode::SUCCESS);
     }
-    let target = match (&args.template, args.poster) {
-        (Some(template), None) => Target::Sheet(template.clone()),
-        (None, Some(paper)) => Target::Poster {
-            paper,
-            bleed: args.bleed.map_or(0.0, Length::mm),
-            crop_marks: args.crop_marks,
-        },
-        _ => {
-            return Err(usage(
-                "give --template NAME or --poster SIZE (see --list-templates)",
-            ));
-        }
-    };
+    let options = args.options();
+    let target = options
+        .target(Spelling::Flag)
+        .map_err(|e| usage(&e.message))?;
     let keys = read_keys(&args.keys)?;
     if keys.is_empty() && !(args.outline && matches!(target, Target::Sheet(_))) {
         return Err(usage(
@@ -115,21 +105,11 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
     let tags = if keys.is_empty() {
         Vec::new()
     } else {
-        tags(cli, args, &keys).await?
+        tags(cli, args, &options, &keys).await?
     };
-    let job = Job {
-        target,
-        tags,
-        options: Options {
-            code_size: args
-                .code_size
-                .map_or(CodeSize::Fill, |l| CodeSize::Exact(l.mm())),
-            caption_pt: args.font_size,
-            skip: args.skip,
-            outline: args.outline,
-            ec: args.tag.ec,
-        },
-    };
+    let job = options
+        .job(tags, Spelling::Flag)
+        .map_err(|e| usage(&e.message))?;
     let pdf = render(&job)?;
     match &args.output {
         Some(path) => {
@@ -198,7 +178,12 @@ fn parse_key(s: &str) -> anyhow::Result<LinkKey> {
 
 /// Each key's tag: the text its code encodes, as `qrtag qr` encodes it, and
 /// its caption. Every link must exist and not be deleted.
-async fn tags(cli: &Cli, args: &PrintArgs, keys: &[LinkKey]) -> anyhow::Result<Vec<Tag>> {
+async fn tags(
+    cli: &Cli,
+    args: &PrintArgs,
+    options: &PrintOptions,
+    keys: &[LinkKey],
+) -> anyhow::Result<Vec<Tag>> {
     let store = cli.open_store(store::Access::Read)?;
     let public_url = super::public_url::for_tags(cli, store.as_ref(), false).await?;
     let mut tags = Vec::with_capacity(keys.len());
@@ -207,23 +192,12 @@ async fn tags(cli: &Cli, args: &PrintArgs, keys: &[LinkKey]) -> anyhow::Result<V
         if let Some(deleted) = links::deleted(key, &doc) {
             return Err(deleted.into());
         }
-        let caption = match args.caption {
-            CaptionKind::Url => public_url.short_url(key.as_str()),
-            CaptionKind::Key => key.to_string(),
-            CaptionKind::Notes => link::notes(&doc)
-                .and_then(|n| {
-                    n.lines()
-                        .map(str::trim)
-                        .find(|l| !l.is_empty())
-                        .map(str::to_owned)
-                })
-                .unwrap_or_else(|| key.to_string()),
-            CaptionKind::None => String::new(),
-        };
-        tags.push(Tag {
-            text: qr_image::tag_text(&public_url, key, args.tag.uppercase_prefix),
-            caption,
-        });
+        tags.push(options.tag(
+            &public_url,
+            key,
+            args.tag.uppercase_prefix,
+            link::notes(&doc).as_deref(),
+        ));
     }
     Ok(tags)
 }

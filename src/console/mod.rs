@@ -126,6 +126,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/links", web::post().to(links::create))
             .route("/link", web::get().to(link::page))
             .route("/link/download", web::get().to(link::download))
+            .route("/link/pdf", web::get().to(link::pdf))
             .route("/link/destination", web::post().to(link::destination))
             .route("/link/state", web::post().to(link::set_state))
             .route("/link/expiry", web::post().to(link::expiry))
@@ -134,6 +135,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/sheet", web::get().to(sheet::page))
             .route("/sheet", web::post().to(sheet::create))
             .route("/sheet/download", web::get().to(sheet::download))
+            .route("/sheet/pdf", web::get().to(sheet::pdf))
             .route("/dashboard", web::get().to(dashboard::page))
             .route(stylesheet::PATH, web::get().to(stylesheet::serve))
             .default_service(web::to(not_found)),

@@ -14,6 +14,7 @@ pub struct QrRenders {
     family: Family<Labels, Counter>,
     png: Counter,
     svg: Counter,
+    pdf: Counter,
 }
 
 impl Default for QrRenders {
@@ -21,7 +22,13 @@ impl Default for QrRenders {
         let family = Family::<Labels, Counter>::default();
         let png = family.get_or_create_owned(&[("format", "png")]);
         let svg = family.get_or_create_owned(&[("format", "svg")]);
-        Self { family, png, svg }
+        let pdf = family.get_or_create_owned(&[("format", "pdf")]);
+        Self {
+            family,
+            png,
+            svg,
+            pdf,
+        }
     }
 }
 
@@ -31,6 +38,11 @@ impl QrRenders {
             ImageFormat::Png => self.png.inc(),
             ImageFormat::Svg => self.svg.inc(),
         };
+    }
+
+    /// A print-ready PDF (`/qr/KEY.pdf`).
+    pub fn rendered_pdf(&self) {
+        self.pdf.inc();
     }
 
     pub(super) fn family(&self) -> Family<Labels, Counter> {

@@ -3,17 +3,21 @@
 //! embedded font.
 //!
 //! The API is one call, [`render`], from a [`Job`] to the PDF's bytes, which
-//! are the same for the same job (no dates, no random IDs), so the CLI and
-//! any later caller (console, `/qr/KEY.pdf`) give byte-identical files.
+//! are the same for the same job (no dates, no random IDs), so the CLI, the
+//! console, the admin listener's `/qr/KEY.pdf` and the REST API give
+//! byte-identical files: each parses its options into one
+//! [`PrintOptions`] ([`request`]) and renders its [`PrintOptions::job`].
 
 mod font;
 pub mod layout;
 mod pdf;
 mod plan;
+pub mod request;
 pub mod stock;
 pub mod template;
 
 pub use layout::{CodeSize, FitError, MIN_MODULE_MM};
+pub use request::{CaptionKind, OptionError, PrintOptions, Spelling};
 pub use template::{Length, Paper, Template, TemplateError};
 
 use crate::qr::{self, EcLevel, QrError};
@@ -76,7 +80,7 @@ pub struct Job {
 pub enum PrintError {
     #[error(transparent)]
     Fit(#[from] FitError),
-    #[error("--skip {skip} is beyond the sheet: it has {per} labels, so skip at most {}", per - 1)]
+    #[error("skipping {skip} labels is beyond the sheet: it has {per}, so skip at most {}", per - 1)]
     SkipBeyondSheet { skip: usize, per: usize },
     #[error(
         "the caption {text:?} does not fit {width:.1} mm at a readable size: use --caption key or --caption none"
@@ -101,6 +105,7 @@ impl PrintError {
             PrintError::Fit(_)
                 | PrintError::SkipBeyondSheet { .. }
                 | PrintError::CaptionTooLong { .. }
+                | PrintError::PageSize
         )
     }
 }

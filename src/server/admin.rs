@@ -42,11 +42,12 @@ async fn index(state: web::Data<AdminState>) -> HttpResponse {
 
 const ENDPOINTS: &str = "\
 qrtag admin listener
-/healthz           the process is up
-/readyz            links loaded (503 until then), and any problem; ?format=json
-/metrics           Prometheus metrics
-/qr/KEY.png|svg    a link's tag image (?scale=, margin=, ec=)
-/console           the web console, when serve runs with --console
+/healthz              the process is up
+/readyz               links loaded (503 until then), and any problem; ?format=json
+/metrics              Prometheus metrics
+/qr/KEY.png|svg       a link's tag image (?scale=, margin=, ec=)
+/qr/KEY.pdf           print-ready PDF, qrtag print's options (?template=L7163 or ?poster=A3, skip=, ...)
+/console              the web console, when serve runs with --console
 ";
 
 /// The process is up and answering.

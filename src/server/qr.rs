@@ -1,4 +1,5 @@
-//! `GET /qr/{key}.png` and `/qr/{key}.svg` on the admin listener.
+//! `GET /qr/{key}.png`, `/qr/{key}.svg` and `/qr/{key}.pdf` (a print-ready
+//! PDF, [`crate::print`]) on the admin listener.
 //!
 //! Links are looked up with [`LinkTable::get`](crate::snapshot::LinkTable::get),
 //! not the redirect path's live lookup, so tags can be printed before they go
@@ -11,14 +12,19 @@ use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::link_key::LinkKey;
+use crate::print::{PrintError, PrintOptions, Spelling};
 use crate::qr::brand::{Colour, Palette};
 use crate::qr::{EcLevel, QrError, RenderOptions};
 use crate::qr_image::{ImageFormat, ImageSpec, RenderError, RenderGate};
 use crate::settings::PublicUrl;
 use crate::snapshot::Snapshot;
+use crate::store::LinkStore;
 
 pub struct QrState {
     pub snapshot: Arc<Snapshot>,
+    /// Read only for a PDF captioned with the link's notes, which the
+    /// snapshot does not keep.
+    pub store: Arc<dyn LinkStore>,
     pub public_url: PublicUrl,
     pub uppercase_prefix: bool,
     pub renders: crate::metrics::QrRenders,
@@ -44,12 +50,12 @@ pub fn service(state: web::Data<QrState>) -> actix_web::Resource {
 async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
     // The raw path, as on the public listener: keys need no percent-encoding,
     // so an encoded one is not a key.
-    let (key, format) = match req.path().strip_prefix(PREFIX).map(split_extension) {
+    let (key, wanted) = match req.path().strip_prefix(PREFIX).map(split_extension) {
         Some(Ok(found)) => found,
         Some(Err(BadTail::Format(ext))) => {
             return plain(
                 StatusCode::BAD_REQUEST,
-                &format!("unsupported image format {ext:?}: use .png or .svg\n"),
+                &format!("unsupported format {ext:?}: use .png, .svg or .pdf\n"),
             );
         }
         Some(Err(BadTail::NotAKey)) | None => return not_found(),
@@ -60,6 +66,10 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
     if state.snapshot.load().get(key.as_str()).is_none() {
         return not_found();
     }
+    let format = match wanted {
+        Wanted::Image(format) => format,
+        Wanted::Pdf => return pdf(&req, &state, key).await,
+    };
     let spec = match spec_from_query(req.query_string(), format, state.uppercase_prefix, &[]) {
         Ok(spec) => spec,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
@@ -77,27 +87,95 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
     }
 }
 
+/// `/qr/KEY.pdf?template=L7163&skip=3...`: the PDF `qrtag print KEY
+/// --template L7163 --skip 3` writes, the options read by
+/// [`PrintOptions::from_query`].
+async fn pdf(req: &HttpRequest, state: &QrState, key: LinkKey) -> HttpResponse {
+    let options = match PrintOptions::from_query(req.query_string(), &[]) {
+        Ok(options) => options,
+        Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
+    };
+    // Notes change without a restart, so a PDF that prints them is read
+    // from the store and not cached; the others depend only on what an
+    // image depends on.
+    let (notes, cache) = if options.needs_notes() {
+        match state.store.get(&key).await {
+            Ok(Some(stored)) => (
+                crate::link::notes(&stored.doc).map(|n| n.into_owned()),
+                NO_STORE,
+            ),
+            Ok(None) => return not_found(),
+            Err(e) => {
+                tracing::warn!(error = %e, "reading a link's notes for its PDF");
+                return plain(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the link store did not answer; try again\n",
+                );
+            }
+        }
+    } else {
+        (None, CACHEABLE)
+    };
+    let tag = options.tag(
+        &state.public_url,
+        &key,
+        state.uppercase_prefix,
+        notes.as_deref(),
+    );
+    let job = match options.job(vec![tag], Spelling::Param) {
+        Ok(job) => job,
+        Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
+    };
+    match state.gate.render_pdf(job).await {
+        Ok(body) => {
+            state.renders.rendered_pdf();
+            pdf_response(body, cache)
+        }
+        Err(e) => refused(&e),
+    }
+}
+
+/// A PDF as the admin listener and the REST API answer it.
+pub fn pdf_response(body: Vec<u8>, cache: HeaderValue) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("application/pdf")
+        .insert_header((header::CACHE_CONTROL, cache))
+        .body(body)
+}
+
 /// The answer to a render that gave no image, for `/qr/` and the console's
 /// downloads alike: a busy gate is 503 with `Retry-After`, an image over the
 /// bound a 400 naming it, a key no QR code holds a 422.
 pub fn refused(e: &RenderError) -> HttpResponse {
+    let (status, message) = refusal(e);
+    let mut res = plain(status, &format!("{message}\n"));
+    if status == StatusCode::SERVICE_UNAVAILABLE {
+        res.headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    }
+    res
+}
+
+/// The status and the one line for a render that gave nothing: what
+/// [`refused`] answers in plain text and the REST API as a problem.
+pub fn refusal(e: &RenderError) -> (StatusCode, String) {
     match e {
-        RenderError::Busy => {
-            let mut res = plain(StatusCode::SERVICE_UNAVAILABLE, &format!("{e}\n"));
-            res.headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
-            res
-        }
+        RenderError::Busy => (StatusCode::SERVICE_UNAVAILABLE, e.to_string()),
         RenderError::Qr(QrError::TooLarge { .. }) => {
-            plain(StatusCode::BAD_REQUEST, &format!("bad scale: {e}\n"))
+            (StatusCode::BAD_REQUEST, format!("bad scale: {e}"))
         }
-        RenderError::Qr(QrError::DataTooLong { .. }) => plain(
+        RenderError::Qr(QrError::DataTooLong { .. })
+        | RenderError::Print(PrintError::Qr(QrError::DataTooLong { .. })) => (
             StatusCode::UNPROCESSABLE_ENTITY,
-            "this key is too long for a QR code\n",
+            "this key is too long for a QR code".to_owned(),
         ),
-        RenderError::Qr(_) | RenderError::Aborted(_) => {
-            tracing::error!(error = %e, "QR image rendering failed");
-            plain(StatusCode::INTERNAL_SERVER_ERROR, "rendering failed\n")
+        RenderError::Print(p) if p.is_usage() => (StatusCode::BAD_REQUEST, p.to_string()),
+        RenderError::Qr(_) | RenderError::Aborted(_) | RenderError::Print(_) => {
+            tracing::error!(error = %e, "rendering failed");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "rendering failed".to_owned(),
+            )
         }
     }
 }
@@ -111,14 +189,22 @@ enum BadTail {
     Format(String),
 }
 
+/// What a `/qr/` path asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Wanted {
+    Image(ImageFormat),
+    Pdf,
+}
+
 /// `docs/api.png` → (`docs/api`, PNG). Keys cannot contain a dot, so the
 /// last one always starts the extension.
-fn split_extension(tail: &str) -> Result<(LinkKey, ImageFormat), BadTail> {
+fn split_extension(tail: &str) -> Result<(LinkKey, Wanted), BadTail> {
     let (key, ext) = tail.rsplit_once('.').ok_or(BadTail::NotAKey)?;
     // Exactly as written in the docs: `/qr/K.PNG` is not a second spelling.
     let format = match ext {
-        "png" => ImageFormat::Png,
-        "svg" => ImageFormat::Svg,
+        "png" => Wanted::Image(ImageFormat::Png),
+        "svg" => Wanted::Image(ImageFormat::Svg),
+        "pdf" => Wanted::Pdf,
         other => return Err(BadTail::Format(other.to_owned())),
     };
     let key = LinkKey::parse(key).map_err(|_| BadTail::NotAKey)?;
@@ -232,11 +318,15 @@ mod tests {
     #[test]
     fn the_extension_picks_the_format_and_the_rest_is_the_key() {
         let ok = |tail: &str| split_extension(tail).map(|(k, f)| (k.to_string(), f));
-        assert_eq!(ok("H83if.png"), Ok(("H83if".into(), ImageFormat::Png)));
+        assert_eq!(
+            ok("H83if.png"),
+            Ok(("H83if".into(), Wanted::Image(ImageFormat::Png)))
+        );
         assert_eq!(
             ok("docs/api.svg"),
-            Ok(("docs/api".into(), ImageFormat::Svg))
+            Ok(("docs/api".into(), Wanted::Image(ImageFormat::Svg)))
         );
+        assert_eq!(ok("docs/api.pdf"), Ok(("docs/api".into(), Wanted::Pdf)));
         for bad in [
             "H83if",
             ".png",
@@ -248,7 +338,7 @@ mod tests {
             assert_eq!(ok(bad), Err(BadTail::NotAKey), "{bad:?}");
         }
         // Another format is named, whether the key exists or not.
-        for (bad, ext) in [("H83if.", ""), ("H83if.PNG", "PNG"), ("a.b.gif", "gif")] {
+        for (bad, ext) in [("H83if.", ""), ("H83if.PDF", "PDF"), ("a.b.gif", "gif")] {
             assert_eq!(ok(bad), Err(BadTail::Format(ext.into())), "{bad:?}");
         }
     }

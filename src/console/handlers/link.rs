@@ -11,6 +11,7 @@ use crate::console::http::{
     write_failure,
 };
 use crate::console::pages::chart::Period;
+use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{Current, User};
 use crate::destination::Destination;
@@ -117,8 +118,16 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     render(&state, &session, &user, &key, shown, StatusCode::OK, None).await
 }
 
-/// The link's page as it is in the store now, with an edit the server
-/// refused (`refused`: why, and what was typed) shown in its form.
+/// A form of the link page the server refused.
+enum PageRefusal<'a> {
+    /// An edit: why, and what was typed into its field.
+    Edit(Refused<'a>, &'a str),
+    /// A PDF form, with what was sent.
+    Pdf(Refusal<'a>),
+}
+
+/// The link's page as it is in the store now, with a form the server
+/// refused shown again with what was typed.
 async fn render(
     state: &ConsoleState,
     session: &Current,
@@ -126,8 +135,13 @@ async fn render(
     key: &LinkKey,
     shown: Shown,
     status: StatusCode,
-    refused: Option<(Refused<'_>, &str)>,
+    refused: Option<PageRefusal<'_>>,
 ) -> HttpResponse {
+    let (refused, pdf) = match refused {
+        None => (None, None),
+        Some(PageRefusal::Edit(r, typed)) => (Some((r, typed)), None),
+        Some(PageRefusal::Pdf(r)) => (None, Some(r)),
+    };
     let back = format!("{BASE}/links");
     let (doc, source) = match read(state, user, key).await {
         Ok(read) => read,
@@ -170,6 +184,7 @@ async fn render(
         now: Utc::now(),
         deleted: link::is_tombstone(&doc).then(|| link::deleted_at(&doc)),
         refused,
+        pdf: pdf.as_ref(),
     };
     html(status, pages::link::page(&view))
 }
@@ -218,6 +233,70 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .body(body),
         Err(e) => crate::server::qr::refused(&e),
+    }
+}
+
+/// The link's tag as a print-ready PDF: a label on stock at a position
+/// (`form=label`) or a poster (`form=poster`), the options through the
+/// CLI's parsers; a refused one is the link page again with the message
+/// beside its field.
+pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
+    use super::pdf::{self as make, Refused as Not};
+    let (session, user) = match logged_in(&req, &state) {
+        Ok(ok) => ok,
+        Err(to_login) => return *to_login,
+    };
+    let key = form_urlencoded::parse(req.query_string().as_bytes())
+        .find(|(n, _)| n == "key")
+        .map(|(_, v)| LinkKey::parse(&v));
+    let key = match key {
+        Some(Ok(key)) => key,
+        Some(Err(e)) => return plain(StatusCode::BAD_REQUEST, &format!("bad key: {e}")),
+        None => return plain(StatusCode::BAD_REQUEST, "no key given"),
+    };
+    let kind = make::kind(&req, print_form::Kind::Label);
+    let doc = match read(&state, &user, &key).await {
+        Ok((doc, _)) if link::is_tombstone(&doc) => {
+            return plain(StatusCode::NOT_FOUND, "this link was deleted");
+        }
+        Ok((doc, _)) => doc,
+        Err(LinkError::NotFound(_)) => return plain(StatusCode::NOT_FOUND, "no such link"),
+        Err(e) => {
+            return plain(
+                write_failure(&e).0,
+                "the link cannot be read now; try again",
+            );
+        }
+    };
+    let notes = link::notes(&doc).map(|n| n.into_owned());
+    let file = format!("{}-{}.pdf", key.as_str().replace('/', "_"), kind.name());
+    let made = match make::options(&req, "key") {
+        Ok(options) => make::render(&state, &options, &[(key.clone(), notes)], &file).await,
+        Err(not) => Err(not),
+    };
+    match made {
+        Ok(pdf) => pdf,
+        Err(Not::Answer(res)) => *res,
+        Err(Not::Form { field, message }) => {
+            let refusal = Refusal {
+                kind,
+                refused: Refused {
+                    field,
+                    message: &message,
+                },
+                query: req.query_string(),
+            };
+            render(
+                &state,
+                &session,
+                &user,
+                &key,
+                Shown::default(),
+                StatusCode::BAD_REQUEST,
+                Some(PageRefusal::Pdf(refusal)),
+            )
+            .await
+        }
     }
 }
 
@@ -271,7 +350,7 @@ async fn edit(
         &key,
         Shown::default(),
         status,
-        Some((refused, typed)),
+        Some(PageRefusal::Edit(refused, typed)),
     )
     .await
 }

@@ -4,5 +4,6 @@ pub mod auth;
 pub mod dashboard;
 pub mod link;
 pub mod links;
+pub mod pdf;
 pub mod setup;
 pub mod sheet;

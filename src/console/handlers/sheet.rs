@@ -1,5 +1,6 @@
 //! Print runs: N new inactive links, as `qrtag batch` makes them, and their
-//! A4 sheets, 24 full-size codes each.
+//! A4 SVG sheets, 24 full-size codes each, or a PDF on any label stock
+//! (`qrtag batch --template`, [`super::pdf`]).
 
 use actix_web::http::StatusCode;
 use actix_web::http::header;
@@ -9,8 +10,10 @@ use crate::console::ConsoleState;
 use crate::console::http::{
     checked_write, html, logged_in, plain, problem, see_other, viewer, write_failure,
 };
+use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{BATCHES, PrintRun};
+use crate::console::session::{Current, User};
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
 use crate::links;
@@ -53,6 +56,18 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(number) => number,
         Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
     };
+    run_page(&state, &session, &user, number, None)
+}
+
+/// The print sheet with run `number` (if given) and `pdf`, its PDF form
+/// refused; 404 for a run the session does not keep, 400 with a refusal.
+fn run_page(
+    state: &ConsoleState,
+    session: &Current,
+    user: &User,
+    number: Option<u64>,
+    pdf: Option<&Refusal<'_>>,
+) -> HttpResponse {
     let (status, kept, missing) = match number.map(|n| (n, state.sessions.batch(&session.id, n))) {
         None => (StatusCode::OK, None, None),
         Some((n, PrintRun::Kept(keys))) => {
@@ -60,6 +75,11 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
             (StatusCode::OK, Some((n, keys)), None)
         }
         Some((_, gone)) => (StatusCode::NOT_FOUND, None, Some(not_kept(&gone))),
+    };
+    let status = if pdf.is_some() && status == StatusCode::OK {
+        StatusCode::BAD_REQUEST
+    } else {
+        status
     };
     let batch = kept.as_ref().map(|(number, keys)| pages::sheet::Batch {
         number: *number,
@@ -69,13 +89,59 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     html(
         status,
         pages::sheet::page(
-            &viewer(&session, &user),
+            &viewer(session, user),
             MAX,
             batch.as_ref(),
             missing.as_deref(),
             None,
+            pdf,
         ),
     )
+}
+
+/// A print run's tags as one PDF on label stock: the form's options
+/// through the CLI's parsers; a refused one is the page again with the
+/// message beside its field.
+pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
+    use super::pdf::{self as make, Refused as Not};
+    let (session, user) = match logged_in(&req, &state) {
+        Ok(ok) => ok,
+        Err(to_login) => return *to_login,
+    };
+    let number = match number_param(&req, "batch") {
+        Ok(Some(number)) => number,
+        Ok(None) => return plain(StatusCode::BAD_REQUEST, "give batch"),
+        Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
+    };
+    let keys = match state.sessions.batch(&session.id, number) {
+        PrintRun::Kept(keys) => keys,
+        missing => return plain(StatusCode::NOT_FOUND, &not_kept(&missing)),
+    };
+    let made = match make::options(&req, "batch") {
+        Ok(options) => match make::with_notes(&state, &user, &options, keys).await {
+            Ok(keys) => {
+                let file = format!("qrtag-run-{number}.pdf");
+                make::render(&state, &options, &keys, &file).await
+            }
+            Err(not) => Err(not),
+        },
+        Err(not) => Err(not),
+    };
+    match made {
+        Ok(pdf) => pdf,
+        Err(Not::Answer(res)) => *res,
+        Err(Not::Form { field, message }) => {
+            let refusal = Refusal {
+                kind: print_form::Kind::Run,
+                refused: Refused {
+                    field,
+                    message: &message,
+                },
+                query: req.query_string(),
+            };
+            run_page(&state, &session, &user, Some(number), Some(&refusal))
+        }
+    }
 }
 
 pub async fn create(
@@ -101,6 +167,7 @@ pub async fn create(
             None,
             None,
             Some((refused, typed)),
+            None,
         );
         html(status, page)
     };

@@ -5,6 +5,7 @@ use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
 use super::chart::Period;
+use super::print_form;
 use super::{
     BASE, Refused, Viewer, csrf_field, fault, field_problem, form_problem, layout, q, state,
 };
@@ -41,6 +42,8 @@ pub struct View<'a> {
     /// An edit the server refused: why, and what was typed into its field
     /// (`url`, `expires` or `notes`), shown instead of the stored value.
     pub refused: Option<(Refused<'a>, &'a str)>,
+    /// A PDF form the server refused.
+    pub pdf: Option<&'a super::print_form::Refusal<'a>>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -61,6 +64,7 @@ pub fn page(v: &View<'_>) -> Markup {
         state(v.inactive, v.expires.map(|t| t.timestamp_millis()), v.now);
     let key_q = q(v.key);
     let spec = &v.spec;
+    let pdf_action = format!("{BASE}/link/pdf");
     let download = |format: ImageFormat| {
         format!(
             "{BASE}/link/download?key={key_q}&format={format}&{}",
@@ -122,6 +126,12 @@ pub fn page(v: &View<'_>) -> Markup {
                 " "
                 a.button #download-svg href=(download(ImageFormat::Svg)) download { "Download SVG" }
             }
+            h2 { "Print (PDF)" }
+            p { "A label on a sheet of labels, at the position of the next free one, or a poster: the file " code { "qrtag print" } " writes." }
+            h3 { "A label on a sheet" }
+            (print_form::form(print_form::Kind::Label, &pdf_action, &[("key", v.key)], v.pdf))
+            h3 { "A poster" }
+            (print_form::form(print_form::Kind::Poster, &pdf_action, &[("key", v.key)], v.pdf))
             h2 { "Scans" }
             (scans(v.key, v.period, v.scans.as_ref()))
         },

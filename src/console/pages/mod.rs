@@ -13,6 +13,7 @@ pub mod dashboard;
 pub mod link;
 pub mod links;
 pub mod login;
+pub mod print_form;
 pub mod setup;
 pub mod sheet;
 

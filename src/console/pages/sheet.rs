@@ -1,7 +1,9 @@
-//! The print sheet: how many new tags, then the sheets to download.
+//! The print sheet: how many new tags, then the sheets to download: the
+//! A4 SVG sheets, and a PDF on any label stock ([`super::print_form`]).
 
 use maud::{Markup, html};
 
+use super::print_form::{self, Refusal};
 use super::{BASE, Refused, Viewer, csrf_field, fault, field_problem, form_problem, layout};
 
 /// A print run already made, to download.
@@ -13,13 +15,14 @@ pub struct Batch<'a> {
 
 /// The form, and the run asked for: its sheets, or `missing`, why it
 /// cannot be shown. `refused`: a run the server did not make, why, and the
-/// number typed.
+/// number typed. `pdf`: the run's PDF form the server refused.
 pub fn page(
     viewer: &Viewer<'_>,
     max: u16,
     batch: Option<&Batch<'_>>,
     missing: Option<&str>,
     refused: Option<(Refused<'_>, &str)>,
+    pdf: Option<&Refusal<'_>>,
 ) -> Markup {
     let r = refused.as_ref().map(|(r, _)| r);
     let count = refused.map_or("24", |(_, typed)| typed);
@@ -41,6 +44,9 @@ pub fn page(
                             li { a.button.sheet-download href={ (BASE) "/sheet/download?batch=" (b.number) "&page=" (page) } download { "Download sheet " (page + 1) " (SVG)" } }
                         }
                     }
+                    h2 { "On label stock (PDF)" }
+                    p { "The same tags laid out on a sheet of labels, as " code { "qrtag print --template" } " does." }
+                    (print_form::form(print_form::Kind::Run, &format!("{BASE}/sheet/pdf"), &[("batch", &b.number.to_string())], pdf))
                     details { summary { "Keys" }
                         ul.keys { @for k in b.keys { li { a href={ (BASE) "/link?key=" (super::q(k)) } { (k) } } } }
                     }

@@ -351,10 +351,12 @@ fn kind_of(status: actix_web::http::StatusCode) -> Kind {
     }
 }
 
-/// `links/KEY`, `links/KEY/qr.png` or `links/KEY/qr.svg`.
+/// `links/KEY`, `links/KEY/qr.png`, `links/KEY/qr.svg`,
+/// `links/KEY/print.pdf` or `links/KEY/scans`.
 enum Target {
     Link(LinkKey),
     Qr(LinkKey, ImageFormat),
+    Print(LinkKey),
     Scans(LinkKey),
 }
 
@@ -363,6 +365,9 @@ fn target(tail: &str) -> Option<Target> {
         if let Some(key) = tail.strip_suffix(suffix) {
             return LinkKey::parse(key).ok().map(|k| Target::Qr(k, format));
         }
+    }
+    if let Some(key) = tail.strip_suffix("/print.pdf") {
+        return LinkKey::parse(key).ok().map(Target::Print);
     }
     if let Some(key) = tail.strip_suffix("/scans") {
         return LinkKey::parse(key).ok().map(Target::Scans);
@@ -399,6 +404,7 @@ pub async fn get(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse 
             Err(res) => res,
         },
         Ok(Target::Qr(key, format)) => qr(&req, &state, key, format).await,
+        Ok(Target::Print(key)) => super::print::of_link(&req, &state, key).await,
         Ok(Target::Scans(key)) => super::scans::of_link(&req, &state, key).await,
         Err(res) => res,
     }
@@ -416,6 +422,9 @@ pub async fn get(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse 
         (status = 400, body = problem::Problem, content_type = "application/problem+json"),
         (status = 401, body = problem::Problem, content_type = "application/problem+json"),
         (status = 404, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 422, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 503, body = problem::Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -434,6 +443,9 @@ fn qr_png_doc() {}
         (status = 400, body = problem::Problem, content_type = "application/problem+json"),
         (status = 401, body = problem::Problem, content_type = "application/problem+json"),
         (status = 404, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 422, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 503, body = problem::Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -464,7 +476,7 @@ async fn qr(
         Ok(body) => HttpResponse::Ok()
             .content_type(format.content_type())
             .body(body),
-        Err(e) => crate::server::qr::refused(&e),
+        Err(e) => super::print::refused(&e),
     }
 }
 
@@ -499,7 +511,7 @@ pub async fn edit(
     };
     let key = match tail_target(&req) {
         Ok(Target::Link(key)) => key,
-        Ok(Target::Qr(..) | Target::Scans(_)) => {
+        Ok(Target::Qr(..) | Target::Print(_) | Target::Scans(_)) => {
             return problem::respond(Kind::NotFound, "only a link can be edited");
         }
         Err(res) => return res,
@@ -691,6 +703,9 @@ mod tests {
             target("abcde/qr.png"),
             Some(Target::Qr(_, ImageFormat::Png))
         ));
+        assert!(
+            matches!(target("docs/api/print.pdf"), Some(Target::Print(k)) if k.as_str() == "docs/api")
+        );
         assert!(target("../x").is_none());
         assert!(target("").is_none());
     }

@@ -13,6 +13,7 @@
 pub mod auth;
 pub mod links;
 pub mod openapi;
+pub mod print;
 pub mod problem;
 pub mod scans;
 
@@ -53,6 +54,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         .route("/links", web::post().to(links::create))
         .route("/links", web::get().to(links::list))
         .route("/links/bulk", web::post().to(links::bulk))
+        .route("/print.pdf", web::post().to(print::sheet))
         .route("/scans", web::get().to(scans::all))
         .route("/links/{tail:.*}", web::get().to(links::get))
         .route("/links/{tail:.*}", web::patch().to(links::edit))

@@ -8,14 +8,14 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::problem::Problem;
-use super::{links, scans};
+use super::{links, print, scans};
 
 #[derive(OpenApi)]
 #[openapi(
     info(
         title = "qrtag REST API",
         version = "1",
-        description = "Links, QR images and scans of a qrtag server. Every refusal is an RFC 9457 problem (application/problem+json) with a stable `type`. A write that CouchDB stored with fewer copies than the database's n (HTTP 202, cluster nodes down) is answered as usual, with a `warning` in the body."
+        description = "Links, QR images, print-ready PDFs and scans of a qrtag server. Every refusal is an RFC 9457 problem (application/problem+json) with a stable `type`. A write that CouchDB stored with fewer copies than the database's n (HTTP 202, cluster nodes down) is answered as usual, with a `warning` in the body."
     ),
     paths(
         links::create,
@@ -25,6 +25,8 @@ use super::{links, scans};
         links::edit,
         links::qr_png_doc,
         links::qr_svg_doc,
+        print::print_pdf_doc,
+        print::sheet,
         scans::of_link,
         scans::all,
     ),
@@ -38,6 +40,7 @@ use super::{links, scans};
         links::BulkItem,
         links::LinkPage,
         links::ListedLink,
+        print::PrintKeys,
         scans::LinkScans,
         scans::AllScans,
         scans::Day,

@@ -26,6 +26,8 @@ pub enum Kind {
     Unauthorized,
     Forbidden,
     PayloadTooLarge,
+    /// A tag no QR code or layout can hold (a key too long for any code).
+    Unprintable,
     Unavailable,
 }
 
@@ -43,6 +45,7 @@ impl Kind {
             Kind::Unauthorized => "unauthorized",
             Kind::Forbidden => "forbidden",
             Kind::PayloadTooLarge => "payload-too-large",
+            Kind::Unprintable => "unprintable",
             Kind::Unavailable => "unavailable",
         }
     }
@@ -58,6 +61,7 @@ impl Kind {
             Kind::Unauthorized => StatusCode::UNAUTHORIZED,
             Kind::Forbidden => StatusCode::FORBIDDEN,
             Kind::PayloadTooLarge => StatusCode::PAYLOAD_TOO_LARGE,
+            Kind::Unprintable => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::Unavailable => StatusCode::SERVICE_UNAVAILABLE,
         }
     }
@@ -75,6 +79,7 @@ impl Kind {
             Kind::Unauthorized => "Unauthorized",
             Kind::Forbidden => "Forbidden",
             Kind::PayloadTooLarge => "Payload too large",
+            Kind::Unprintable => "Cannot be printed",
             Kind::Unavailable => "Store unavailable",
         }
     }
@@ -174,6 +179,7 @@ mod tests {
             Kind::Unauthorized,
             Kind::Forbidden,
             Kind::PayloadTooLarge,
+            Kind::Unprintable,
             Kind::Unavailable,
         ];
         let slugs: std::collections::HashSet<_> = kinds.iter().map(|k| k.slug()).collect();

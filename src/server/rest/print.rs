@@ -1,0 +1,178 @@
+//! Print-ready PDFs over the API: `GET /api/v1/links/{key}/print.pdf` for
+//! one link and `POST /api/v1/print.pdf` for a print run's keys. The
+//! options are the query string the admin listener's `/qr/KEY.pdf` takes
+//! ([`PrintOptions::from_query`]), rendered through the same gate, so the
+//! bytes are `qrtag print`'s for the same options.
+
+use actix_web::http::StatusCode;
+use actix_web::http::header::{self, HeaderValue};
+use actix_web::{HttpRequest, HttpResponse, web};
+use serde::Deserialize;
+use utoipa::ToSchema;
+
+use super::links::{MAX_BULK, read};
+use super::problem::{self, Kind};
+use super::{RestState, admit, json_body};
+use crate::link_key::LinkKey;
+use crate::print::{PrintOptions, Spelling, Tag};
+use crate::qr_image::RenderError;
+
+/// The links of a print run, in the order they go on the sheets.
+#[derive(Debug, Deserialize, ToSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PrintKeys {
+    /// 1 to 1000 keys of existing links (inactive ones too).
+    pub keys: Vec<String>,
+}
+
+#[utoipa::path(
+    get, path = "/api/v1/links/{key}/print.pdf", tag = "qr", operation_id = "print_link_pdf",
+    params(
+        ("key" = String, Path, description = "The link's key", example = "spring"),
+        ("template" = Option<String>, Query, description = "Label stock: a built-in name (`qrtag print --list-templates`) or `custom:paper=A4,label=40x40mm,cols=4,rows=6`; this or `poster`", example = "L7163"),
+        ("poster" = Option<String>, Query, description = "One code a page: A0 to A6, Letter, Legal, Tabloid or WxH (`500x700mm`)"),
+        ("skip" = Option<u32>, Query, description = "Labels already used on the first sheet"),
+        ("caption" = Option<String>, Query, description = "`url` (the default), `key`, `notes` or `none`"),
+        ("font-size" = Option<f64>, Query, description = "The caption's size in points, 2 to 500"),
+        ("code-size" = Option<String>, Query, description = "The code's side without its quiet zone (`25mm`, `1in`); the largest that fits if left out"),
+        ("outline" = Option<bool>, Query, description = "Draw every label's border (an alignment page)"),
+        ("bleed" = Option<String>, Query, description = "Bleed around a poster (`3mm`)"),
+        ("crop-marks" = Option<bool>, Query, description = "Crop marks outside a poster's bleed"),
+        ("ec" = Option<String>, Query, description = "Error correction: L, M, Q or H"),
+    ),
+    responses(
+        (status = 200, description = "The PDF `qrtag print` writes for the same options", content_type = "application/pdf", body = Vec<u8>),
+        (status = 400, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 401, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 404, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 422, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 503, body = problem::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+#[allow(dead_code)]
+fn print_pdf_doc() {}
+
+/// One link's PDF (the caller has been admitted and the path parsed).
+pub(super) async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> HttpResponse {
+    let options = match PrintOptions::from_query(req.query_string(), &[]) {
+        Ok(options) => options,
+        Err(bad) => return problem::respond(Kind::BadRequest, bad),
+    };
+    let tag = match tag(state, &options, key).await {
+        Ok(tag) => tag,
+        Err(res) => return res,
+    };
+    render(state, &options, vec![tag]).await
+}
+
+#[utoipa::path(
+    post, path = "/api/v1/print.pdf", tag = "qr", operation_id = "print_run_pdf",
+    params(
+        ("template" = Option<String>, Query, description = "As for one link's print.pdf", example = "L7163"),
+        ("poster" = Option<String>, Query),
+        ("skip" = Option<u32>, Query),
+        ("caption" = Option<String>, Query),
+        ("font-size" = Option<f64>, Query),
+        ("code-size" = Option<String>, Query),
+        ("outline" = Option<bool>, Query),
+        ("bleed" = Option<String>, Query),
+        ("crop-marks" = Option<bool>, Query),
+        ("ec" = Option<String>, Query),
+    ),
+    request_body = PrintKeys,
+    responses(
+        (status = 200, description = "Every link's tag in one PDF, in the order given: `qrtag print KEY...`'s bytes", content_type = "application/pdf", body = Vec<u8>),
+        (status = 400, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 401, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 404, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 413, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 422, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 503, body = problem::Problem, content_type = "application/problem+json"),
+    ),
+    security(("bearer" = []))
+)]
+pub async fn sheet(
+    req: HttpRequest,
+    payload: web::Payload,
+    state: web::Data<RestState>,
+) -> HttpResponse {
+    if let Err(res) = admit(&req, &state, false).await {
+        return res;
+    }
+    let options = match PrintOptions::from_query(req.query_string(), &[]) {
+        Ok(options) => options,
+        Err(bad) => return problem::respond(Kind::BadRequest, bad),
+    };
+    let body: PrintKeys = match json_body(req.headers(), payload).await {
+        Ok(body) => body,
+        Err(res) => return res,
+    };
+    if body.keys.is_empty() {
+        return problem::respond(Kind::BadRequest, "keys: give at least one key");
+    }
+    if body.keys.len() > MAX_BULK {
+        return problem::respond(
+            Kind::PayloadTooLarge,
+            format!("{} keys: at most {MAX_BULK} in one PDF", body.keys.len()),
+        );
+    }
+    // Every key checked before any is read.
+    let mut keys = Vec::with_capacity(body.keys.len());
+    for k in &body.keys {
+        match LinkKey::parse(k) {
+            Ok(key) => keys.push(key),
+            Err(e) => return problem::respond(Kind::BadRequest, format!("key {k:?}: {e}")),
+        }
+    }
+    let mut tags = Vec::with_capacity(keys.len());
+    for key in keys {
+        match tag(&state, &options, key).await {
+            Ok(tag) => tags.push(tag),
+            Err(res) => return res,
+        }
+    }
+    render(&state, &options, tags).await
+}
+
+/// The link read from the store (404 for none or a deleted one) and made
+/// into its tag.
+async fn tag(state: &RestState, options: &PrintOptions, key: LinkKey) -> Result<Tag, HttpResponse> {
+    let view = read(state, &key).await?;
+    Ok(options.tag(
+        &state.public_url,
+        &key,
+        state.uppercase_prefix,
+        view.notes.as_deref(),
+    ))
+}
+
+async fn render(state: &RestState, options: &PrintOptions, tags: Vec<Tag>) -> HttpResponse {
+    let job = match options.job(tags, Spelling::Param) {
+        Ok(job) => job,
+        Err(bad) => return problem::respond(Kind::BadRequest, bad),
+    };
+    match state.gate.render_pdf(job).await {
+        Ok(body) => crate::server::qr::pdf_response(body, HeaderValue::from_static("no-store")),
+        Err(e) => refused(&e),
+    }
+}
+
+/// A render that gave nothing, as a problem: the admin listener's status
+/// and line ([`crate::server::qr::refusal`]).
+pub fn refused(e: &RenderError) -> HttpResponse {
+    let (status, message) = crate::server::qr::refusal(e);
+    match status {
+        StatusCode::BAD_REQUEST => problem::respond(Kind::BadRequest, message),
+        StatusCode::UNPROCESSABLE_ENTITY => problem::respond(Kind::Unprintable, message),
+        StatusCode::SERVICE_UNAVAILABLE => {
+            let mut res = problem::respond(Kind::Unavailable, message);
+            res.headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+            res
+        }
+        _ => crate::server::qr::refused(e),
+    }
+}

@@ -1,0 +1,480 @@
+//! Print-ready PDFs from every surface (issues 20 and 22): `qrtag print` on
+//! the real binary, the admin listener's `/qr/KEY.pdf`, the console's PDF
+//! forms (a link's label and poster, a print run) and the REST API's
+//! `print.pdf`, all from one server over real sockets, must give the same
+//! bytes for the same options; the codes are read back by `zbarimg` from
+//! `pdftoppm`'s rendering (poppler-utils and zbar-tools, as `tests/print.rs`).
+//! Then the refusals of each surface: a short 400 naming the option, a 404
+//! for an unknown key, the console's form again with the message beside
+//! its field.
+
+mod support;
+
+use std::path::Path;
+use std::process::Command;
+
+use qrtag::settings::{ApiSettings, ConsoleSettings};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::{PUBLIC_URL, TestApp, header, spawn_with, test_settings};
+
+const PASSWORD: &str = "labels-on-l7163";
+const PDF: &str = "application/pdf";
+
+struct Server {
+    app: TestApp,
+    /// A logged-in console session.
+    console: reqwest::Client,
+    api_key: String,
+}
+
+/// One server with the console and the API on, links `door` (with notes)
+/// and `docs/api`, a console session and a read-only API key.
+async fn server() -> Server {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    settings.console = Some(ConsoleSettings::default());
+    settings.api = Some(ApiSettings::new(
+        "127.0.0.1:0",
+        dir.path().join("didcomm-keys.json"),
+    ));
+    let app = spawn_with(settings, dir).await;
+    qrtag::console::password::set(&app.store(), PASSWORD)
+        .await
+        .expect("password set");
+    app.link("door", "https://example.com/door").await;
+    app.link("docs/api", "https://example.com/docs").await;
+    let set = app.cli(&["set", "door", "--notes", "Front door, level 2\nsecond line"]);
+    assert!(set.status.success(), "{set:?}");
+    for key in ["door", "docs/api"] {
+        app.wait_for_status(&format!("/{key}"), 302).await;
+    }
+    let out = app.cli(&["api-key", "create", "--name", "print", "--scope", "read"]);
+    assert!(out.status.success(), "{out:?}");
+    let api_key = String::from_utf8(out.stdout)
+        .expect("utf-8")
+        .trim()
+        .to_owned();
+
+    let console = reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let s = Server {
+        app,
+        console,
+        api_key,
+    };
+    let token = csrf(&s.console_text("/login").await);
+    let res = s
+        .console
+        .post(s.console_url("/login"))
+        .form(&[("csrf", token.as_str()), ("password", PASSWORD)])
+        .send()
+        .await
+        .expect("login");
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
+    s
+}
+
+fn csrf(html: &str) -> String {
+    let at = html
+        .find(r#"name="csrf" value=""#)
+        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
+    let rest = &html[at + r#"name="csrf" value=""#.len()..];
+    rest[..rest.find('"').expect("end of value")].to_owned()
+}
+
+impl Server {
+    fn console_url(&self, path: &str) -> String {
+        format!("http://{}/console{path}", self.app.admin)
+    }
+
+    async fn console_get(&self, path: &str) -> reqwest::Response {
+        self.console
+            .get(self.console_url(path))
+            .send()
+            .await
+            .expect("GET")
+    }
+
+    async fn console_text(&self, path: &str) -> String {
+        self.console_get(path).await.text().await.expect("body")
+    }
+
+    fn api_url(&self, path: &str) -> String {
+        format!("http://{}/api/v1{path}", self.app.api.expect("API on"))
+    }
+
+    async fn api_get(&self, path: &str) -> reqwest::Response {
+        self.app
+            .client
+            .get(self.api_url(path))
+            .bearer_auth(&self.api_key)
+            .send()
+            .await
+            .expect("GET")
+    }
+
+    async fn api_post(&self, path: &str, body: &Value) -> reqwest::Response {
+        self.app
+            .client
+            .post(self.api_url(path))
+            .bearer_auth(&self.api_key)
+            .json(body)
+            .send()
+            .await
+            .expect("POST")
+    }
+
+    async fn admin(&self, path: &str) -> reqwest::Response {
+        self.app.admin_get(path).await.expect("admin listener")
+    }
+
+    /// `qrtag print KEYS ARGS` on the server's database.
+    fn cli(&self, keys: &[&str], args: &[&str]) -> Vec<u8> {
+        let out = self.app.dir.path().join("cli.pdf");
+        let mut all = vec!["print"];
+        all.extend_from_slice(keys);
+        all.extend_from_slice(args);
+        all.extend_from_slice(&["-o", out.to_str().expect("utf-8")]);
+        let run = self.app.cli(&all);
+        assert!(run.status.success(), "print {args:?}: {run:?}");
+        std::fs::read(out).expect("the PDF")
+    }
+}
+
+async fn pdf_body(res: reqwest::Response, what: &str) -> Vec<u8> {
+    assert_eq!(res.status(), StatusCode::OK, "{what}");
+    assert_eq!(header(&res, "content-type"), Some(PDF), "{what}");
+    res.bytes().await.expect("body").to_vec()
+}
+
+/// The texts `zbarimg` reads from every page of `pdf` rendered at `dpi`.
+fn decode(dir: &Path, pdf: &[u8], dpi: u32) -> Vec<String> {
+    let file = dir.join("decode.pdf");
+    std::fs::write(&file, pdf).expect("write");
+    let prefix = dir.join("page");
+    let out = Command::new("pdftoppm")
+        .args(["-r", &dpi.to_string(), "-gray", "-png"])
+        .arg(&file)
+        .arg(&prefix)
+        .output()
+        .expect("pdftoppm (poppler-utils, see .ci/test)");
+    assert!(out.status.success(), "pdftoppm: {out:?}");
+    let mut pages: Vec<_> = std::fs::read_dir(dir)
+        .expect("dir")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    pages.sort();
+    let zbar = Command::new("zbarimg")
+        .args(["-q", "--raw", "-Sdisable", "-Sqrcode.enable"])
+        .args(&pages)
+        .output()
+        .expect("zbarimg (zbar-tools, see .ci/test)");
+    for page in pages {
+        let _ = std::fs::remove_file(page);
+    }
+    let mut texts: Vec<String> = String::from_utf8_lossy(&zbar.stdout)
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    texts.sort();
+    texts
+}
+
+fn text_of(dir: &Path, pdf: &[u8]) -> String {
+    let file = dir.join("text.pdf");
+    std::fs::write(&file, pdf).expect("write");
+    let out = Command::new("pdftotext")
+        .arg(&file)
+        .arg("-")
+        .output()
+        .expect("pdftotext (poppler-utils)");
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn query_to_args(query: &str) -> Vec<String> {
+    query
+        .split('&')
+        .flat_map(|pair| {
+            let (name, value) = pair.split_once('=').expect("name=value");
+            let flag = format!("--{name}");
+            if value == "true" {
+                vec![flag]
+            } else {
+                vec![flag, value.to_owned()]
+            }
+        })
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_surface_gives_the_cli_bytes_and_the_codes_scan() {
+    let s = server().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    for (query, dpi) in [
+        // One label at the fourth position, captioned with its notes,
+        // borders drawn: the link page's label form.
+        (
+            "template=L7163&skip=3&caption=notes&code-size=20mm&outline=true",
+            300,
+        ),
+        // A poster with bleed and crop marks: the link page's poster form.
+        (
+            "poster=A4&code-size=120mm&bleed=3mm&crop-marks=true&ec=M",
+            100,
+        ),
+    ] {
+        let args = query_to_args(query);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let cli = s.cli(&["door"], &args);
+        assert!(cli.starts_with(b"%PDF-"));
+        let admin = pdf_body(s.admin(&format!("/qr/door.pdf?{query}")).await, query).await;
+        let form = if query.starts_with("poster") {
+            "poster"
+        } else {
+            "label"
+        };
+        let res = s
+            .console_get(&format!("/link/pdf?key=door&form={form}&{query}"))
+            .await;
+        assert!(
+            header(&res, "content-disposition").is_some_and(|d| d.contains("door-")),
+            "an attachment"
+        );
+        let console = pdf_body(res, query).await;
+        let rest = pdf_body(
+            s.api_get(&format!("/links/door/print.pdf?{query}")).await,
+            query,
+        )
+        .await;
+        assert!(
+            admin == cli,
+            "{query}: /qr/door.pdf differs from qrtag print"
+        );
+        assert!(
+            console == cli,
+            "{query}: the console differs from qrtag print"
+        );
+        assert!(
+            rest == cli,
+            "{query}: the REST API differs from qrtag print"
+        );
+        assert_eq!(
+            decode(dir.path(), &cli, dpi),
+            [format!("{PUBLIC_URL}/door")]
+        );
+        if form == "label" {
+            let text = text_of(dir.path(), &cli);
+            assert!(text.contains("Front door, level 2"), "{text}");
+        }
+    }
+
+    // Several keys: the REST API's print run against `qrtag print`.
+    let query = "template=L7160&caption=key";
+    let cli = s.cli(
+        &["door", "docs/api"],
+        &["--template", "L7160", "--caption", "key"],
+    );
+    let rest = pdf_body(
+        s.api_post(
+            &format!("/print.pdf?{query}"),
+            &json!({"keys": ["door", "docs/api"]}),
+        )
+        .await,
+        query,
+    )
+    .await;
+    assert!(
+        rest == cli,
+        "POST /api/v1/print.pdf differs from qrtag print"
+    );
+    assert_eq!(
+        decode(dir.path(), &cli, 300),
+        [
+            format!("{PUBLIC_URL}/docs/api"),
+            format!("{PUBLIC_URL}/door")
+        ]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_console_print_run_as_a_pdf_is_the_cli_file() {
+    let s = server().await;
+    let page = s.console_text("/sheet").await;
+    let res = s
+        .console
+        .post(s.console_url("/sheet"))
+        .form(&[("csrf", csrf(&page).as_str()), ("count", "3")])
+        .send()
+        .await
+        .expect("POST");
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let run_page = header(&res, "location").expect("to the run").to_owned();
+    let run = run_page
+        .strip_prefix("/console/sheet?batch=")
+        .expect("a run")
+        .to_owned();
+    let page = s.console_text(&format!("/sheet?batch={run}")).await;
+    assert!(page.contains(r#"id="run-pdf""#), "the PDF form");
+    for stock in qrtag::print::stock::STOCK {
+        assert!(
+            page.contains(&format!(r#"<option value="{}""#, stock.name)),
+            "{} offered",
+            stock.name
+        );
+    }
+    // The run's keys, in order, from the page's list.
+    let keys: Vec<String> = page
+        .split(r#"<a href="/console/link?key="#)
+        .skip(1)
+        .map(|rest| rest[..rest.find('"').expect("end")].to_owned())
+        .collect();
+    assert_eq!(keys.len(), 3, "{page}");
+    let keys: Vec<&str> = keys.iter().map(String::as_str).collect();
+
+    let query = "template=L7160&skip=2&caption=url";
+    let console = pdf_body(
+        s.console_get(&format!("/sheet/pdf?batch={run}&form=run&{query}"))
+            .await,
+        query,
+    )
+    .await;
+    let cli = s.cli(&keys, &["--template", "L7160", "--skip", "2"]);
+    assert!(console == cli, "the run's PDF differs from qrtag print");
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut want: Vec<String> = keys.iter().map(|k| format!("{PUBLIC_URL}/{k}")).collect();
+    want.sort();
+    assert_eq!(decode(dir.path(), &cli, 300), want);
+
+    // A run's form refused: the page again, 400, the message beside the
+    // field, what was typed kept.
+    let res = s
+        .console_get(&format!(
+            "/sheet/pdf?batch={run}&form=run&template=L7163&skip=14&code-size=31mm"
+        ))
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("page");
+    assert!(page.contains(r#"id="run-pdf-skip-problem""#), "{page}");
+    assert!(page.contains("beyond the sheet"), "{page}");
+    assert!(page.contains(r#"value="31mm""#), "typed value kept");
+
+    // A run whose link was deleted since is not printed: a deleted key's
+    // tag could only lead to a 404.
+    let deleted = s.app.cli(&["delete", keys[1], "--yes"]);
+    assert!(deleted.status.success(), "{deleted:?}");
+    support::eventually(std::time::Duration::from_secs(2), || async {
+        s.console_get(&format!("/sheet/pdf?batch={run}&form=run&{query}"))
+            .await
+            .status()
+            == StatusCode::NOT_FOUND
+    })
+    .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn bad_options_are_short_refusals_on_every_surface() {
+    let s = server().await;
+    // The admin listener: one plain line naming the option, never a 500.
+    for (query, says) in [
+        ("template=L7136", "bad template"),
+        ("template=L7163&code-size=60mm", "does not fit"),
+        ("template=L7651&code-size=8mm", "minimum of 0.33 mm"),
+        ("template=L7163&skip=14", "beyond the sheet"),
+        ("template=L7163&skip=x", "bad skip"),
+        ("poster=A9", "bad poster"),
+        ("poster=A3&skip=2", "not a poster"),
+        ("template=L7163&scale=4", "unknown parameter"),
+        ("", "template=NAME or poster=SIZE"),
+    ] {
+        let res = s.admin(&format!("/qr/door.pdf?{query}")).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{query}");
+        assert_eq!(header(&res, "cache-control"), Some("no-store"));
+        let body = res.text().await.expect("body");
+        assert_eq!(body.lines().count(), 1, "{query}: {body}");
+        assert!(body.contains(says), "{query}: {body}");
+    }
+    let res = s.admin("/qr/nosuchkey.pdf?template=L7163").await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    let res = s.admin("/qr/door.PDF").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    // Cached like an image, unless the notes are printed.
+    let res = s.admin("/qr/door.pdf?template=L7163").await;
+    assert_eq!(header(&res, "cache-control"), Some("public, max-age=86400"));
+    let res = s.admin("/qr/door.pdf?template=L7163&caption=notes").await;
+    assert_eq!(header(&res, "cache-control"), Some("no-store"));
+
+    // The REST API: problems.
+    let problem = |res: reqwest::Response, status: StatusCode| async move {
+        assert_eq!(res.status(), status);
+        assert_eq!(
+            header(&res, "content-type"),
+            Some("application/problem+json")
+        );
+        let body: Value = res.json().await.expect("problem");
+        body["detail"].as_str().expect("detail").to_owned()
+    };
+    let detail = problem(
+        s.api_get("/links/door/print.pdf?template=L7163&code-size=60mm")
+            .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    assert!(detail.contains("does not fit"), "{detail}");
+    problem(
+        s.api_get("/links/nosuchkey/print.pdf?template=L7163").await,
+        StatusCode::NOT_FOUND,
+    )
+    .await;
+    let detail = problem(
+        s.api_post(
+            "/print.pdf?template=L7163",
+            &json!({"keys": ["door", "nosuchkey"]}),
+        )
+        .await,
+        StatusCode::NOT_FOUND,
+    )
+    .await;
+    assert!(detail.contains("nosuchkey"), "{detail}");
+    problem(
+        s.api_post("/print.pdf?template=L7163", &json!({"keys": []}))
+            .await,
+        StatusCode::BAD_REQUEST,
+    )
+    .await;
+    let many: Vec<String> = (0..1001).map(|i| format!("k{i}")).collect();
+    problem(
+        s.api_post("/print.pdf?template=L7163", &json!({ "keys": many }))
+            .await,
+        StatusCode::PAYLOAD_TOO_LARGE,
+    )
+    .await;
+
+    // The console: the link page again with the message beside the field.
+    let res = s
+        .console_get("/link/pdf?key=door&form=label&template=L7163&code-size=60mm")
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("page");
+    assert!(
+        page.contains(r#"id="label-pdf-code-size-problem""#),
+        "{page}"
+    );
+    assert!(page.contains(r#"value="60mm""#), "typed value kept");
+    let res = s
+        .console_get("/link/pdf?key=door&form=poster&poster=A3&bleed=lots")
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("page");
+    assert!(page.contains(r#"id="poster-pdf-bleed-problem""#), "{page}");
+    assert!(!page.contains(r#"id="label-pdf-bleed-problem""#));
+    let res = s
+        .console_get("/link/pdf?key=nosuchkey&template=L7163")
+        .await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+}
