@@ -226,9 +226,21 @@ impl PrintOptions {
                         ));
                     }
                 }
+                let bleed = self.bleed.map_or(0.0, Length::mm);
+                let page = super::layout::poster_page(paper.w, paper.h, bleed, self.crop_marks);
+                if page.media_w.max(page.media_h) > super::template::MAX_PAGE_MM + 1e-9 {
+                    return Err(said(
+                        "bleed",
+                        format!(
+                            "the page with its bleed and crop marks is {:.0} mm a side; \
+                             a PDF page is at most 5080 mm (200 in)",
+                            page.media_w.max(page.media_h)
+                        ),
+                    ));
+                }
                 Ok(Target::Poster {
                     paper,
-                    bleed: self.bleed.map_or(0.0, Length::mm),
+                    bleed,
                     crop_marks: self.crop_marks,
                 })
             }
@@ -374,6 +386,7 @@ mod tests {
             ("code-size=25furlongs", "code-size"),
             ("outline=maybe", "outline"),
             ("bleed=-3mm", "bleed"),
+            ("poster=99999x99999in", "poster"),
             ("ec=X", "ec"),
             ("colour=red", ""),
         ] {
@@ -399,6 +412,9 @@ mod tests {
         assert_eq!(check("poster=A3&outline=true"), Err("outline"));
         assert_eq!(check("template=L7163&bleed=3mm"), Err("bleed"));
         assert_eq!(check("template=L7163&crop-marks=true"), Err("crop-marks"));
+        assert_eq!(check("poster=200x200in"), Ok(()));
+        assert_eq!(check("poster=200x200in&bleed=3mm"), Err("bleed"));
+        assert_eq!(check("poster=A0&bleed=99999mm"), Err("bleed"));
         let flags = PrintOptions::default().target(Spelling::Flag);
         assert!(
             flags

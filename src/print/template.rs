@@ -18,6 +18,8 @@ pub enum TemplateError {
     Length(String),
     #[error("unknown paper {0:?}: expected A0 to A6, Letter, Legal, Tabloid, or WxH with mm or in")]
     Paper(String),
+    #[error("paper {0:?} is too large: a PDF page is at most 5080 mm (200 in) a side")]
+    PaperTooLarge(String),
 }
 
 /// A length as people write it: `25mm`, `1.5in`, `2.5cm`, `72pt`, or a bare
@@ -77,6 +79,11 @@ pub struct Paper {
     pub h: f64,
 }
 
+/// The largest page side a PDF reader must accept (ISO 32000-1, annex C:
+/// 14,400 units of 1/72 in at the default user unit), so a poster is never
+/// written that viewers and printers refuse or clip.
+pub const MAX_PAGE_MM: f64 = 200.0 * 25.4;
+
 /// The ISO A series, A0 first.
 const A_SERIES: [(f64, f64); 7] = [
     (841.0, 1189.0),
@@ -107,6 +114,9 @@ impl FromStr for Paper {
             return Ok(Paper { w, h });
         }
         let (w, h) = two_lengths(t).ok_or_else(|| TemplateError::Paper(s.to_owned()))?;
+        if w.mm() > MAX_PAGE_MM + 1e-9 || h.mm() > MAX_PAGE_MM + 1e-9 {
+            return Err(TemplateError::PaperTooLarge(s.to_owned()));
+        }
         Ok(Paper {
             w: w.mm(),
             h: h.mm(),
@@ -283,6 +293,17 @@ mod tests {
         assert!((inches.w - 50.8).abs() < 1e-9 && (inches.h - 25.4).abs() < 1e-9);
         assert!("A9".parse::<Paper>().is_err());
         assert!("huge".parse::<Paper>().is_err());
+        assert_eq!(
+            "200x200in".parse::<Paper>(),
+            Ok(Paper {
+                w: 5080.0,
+                h: 5080.0
+            })
+        );
+        assert!(matches!(
+            "99999x99999in".parse::<Paper>(),
+            Err(TemplateError::PaperTooLarge(_))
+        ));
     }
 
     #[test]
