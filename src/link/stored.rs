@@ -92,8 +92,11 @@ mod tests {
     use proptest::prelude::*;
     use serde_json::{Value, json};
 
+    /// Tombstone, link, creation and change times (seconds).
+    type Verdict = (bool, Result<Link, InvalidLink>, Option<i64>, Option<i64>);
+
     /// What a document's fields say, through the document.
-    fn judged(doc: &Document) -> (bool, Result<Link, InvalidLink>, Option<i64>, Option<i64>) {
+    fn judged(doc: &Document) -> Verdict {
         (
             is_tombstone(doc),
             Link::from_document(doc),
@@ -102,9 +105,7 @@ mod tests {
         )
     }
 
-    fn read_judged(
-        json: &str,
-    ) -> Option<(bool, Result<Link, InvalidLink>, Option<i64>, Option<i64>)> {
+    fn read_judged(json: &str) -> Option<Verdict> {
         let f = StoredFields::read(json)?;
         Some((
             f.is_tombstone(),

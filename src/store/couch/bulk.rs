@@ -358,7 +358,7 @@ impl CouchStore {
             .send(self.http.stream_request(Method::GET, url))
             .await?;
         if !resp.status().is_success() {
-            return Err(self.http.refusal(resp, &what).await);
+            return Err(self.http.refusal(resp, what).await);
         }
         let (chunks, chunks_rx) = mpsc::channel(16);
         let parser = tokio::task::spawn_blocking(move || parse(ChunkReader::new(chunks_rx)));
