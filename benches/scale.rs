@@ -15,6 +15,19 @@
 //!   both with one worker, as `redirect_load` measures it; with
 //!   `QRTAG_SCALE_BASELINE_BIN` set to an older `qrtag` binary, that build
 //!   too, serving a copy of the same database, in every round.
+//!
+//! The full load's CPU time (user and system, all threads) is printed beside
+//! its wall time.
+//!
+//! With `QRTAG_SCALE_COUCHDB_URL` (and `QRTAG_SCALE_COUCHDB_USER`,
+//! `QRTAG_SCALE_COUCHDB_PASSWORD`, an admin of that server) it then
+//! measures `qrtag import` into CouchDB, in databases `qrtag_scale_*` it
+//! deletes first: the same N links into a new database (and a dry run of
+//! them again, which only asks which keys exist), and, on the first 100k
+//! (or N if fewer), the import against the way it was done before issue 24
+//! (one `POST _all_docs` of 1,000 keys at a time, then one `_bulk_docs` of
+//! 1,000 at a time, through the library), into two new databases in the
+//! same run. `QRTAG_SCALE_ONLY=couchdb` skips the embedded store's figures.
 
 #[path = "support/keys.rs"]
 mod keys;
@@ -84,11 +97,20 @@ fn wait_for(addr: SocketAddr, path: &str, want: &str, limit: Duration) -> Instan
     }
 }
 
-fn time_to_serving(db: &Path, extra: &[&str], probe: &str, want: &str) -> (Duration, Server) {
+/// Wall time from the start to the first redirect of `probe` to `want`,
+/// and the server's CPU time by then (every thread, user and system).
+fn time_to_serving(
+    db: &Path,
+    extra: &[&str],
+    probe: &str,
+    want: &str,
+) -> (Duration, Duration, Server) {
     let t0 = Instant::now();
     let (server, _) = serve(db, extra);
     wait_for(server.addr, probe, want, Duration::from_secs(600));
-    (t0.elapsed(), server)
+    let wall = t0.elapsed();
+    let cpu = Duration::from_nanos(server.cpu_ns());
+    (wall, cpu, server)
 }
 
 fn main() {
@@ -101,18 +123,18 @@ fn main() {
         .and_then(|v| v.parse().ok())
         .unwrap_or(if quick { 20_000 } else { 1_000_000 });
     let dir = tempfile::tempdir().expect("tempdir");
+    if std::env::var("QRTAG_SCALE_ONLY").as_deref() == Ok("couchdb") {
+        let csv = dir.path().join("links.csv");
+        write_csv(&csv, n);
+        return couchdb::measure(dir.path(), &csv, n);
+    }
     let db = dir.path().join("scale.db");
     let empty_db = dir.path().join("empty").join("empty.db");
     std::fs::create_dir_all(empty_db.parent().expect("parent")).expect("mkdir");
 
     // The data set, through `qrtag import`.
     let csv = dir.path().join("links.csv");
-    let mut text = String::with_capacity(n as usize * 70);
-    text.push_str("key,url\n");
-    for i in 0..n {
-        text.push_str(&format!("{},{}\n", key(i), url(i)));
-    }
-    std::fs::write(&csv, text).expect("write csv");
+    write_csv(&csv, n);
     let t0 = Instant::now();
     let out = qrtag(&db)
         .arg("import")
@@ -145,7 +167,7 @@ fn main() {
     empty.terminate();
 
     // A full load from SQLite, which then writes the snapshot file.
-    let (full, server) = time_to_serving(&db, &[], &probe, &want);
+    let (full, full_cpu, server) = time_to_serving(&db, &[], &probe, &want);
     let snapshot_file = dir.path().join("scale.db.snapshot");
     let t0 = Instant::now();
     while !snapshot_file.exists() {
@@ -156,15 +178,17 @@ fn main() {
     server.terminate();
 
     // A restart from the snapshot file.
-    let (restart, server) = time_to_serving(&db, &[], &probe, &want);
+    let (restart, restart_cpu, server) = time_to_serving(&db, &[], &probe, &want);
     let restart_rss = server.rss_bytes();
     println!(
-        "start to serving: empty store {:.3} s; full load {:.3} s ({:.1}x); restart from the snapshot file {:.3} s ({:.1}x)",
+        "start to serving: empty store {:.3} s; full load {:.3} s ({:.1}x), {:.2} CPU-s; restart from the snapshot file {:.3} s ({:.1}x), {:.2} CPU-s",
         empty_start.as_secs_f64(),
         full.as_secs_f64(),
         full.as_secs_f64() / empty_start.as_secs_f64(),
+        full_cpu.as_secs_f64(),
         restart.as_secs_f64(),
         restart.as_secs_f64() / empty_start.as_secs_f64(),
+        restart_cpu.as_secs_f64(),
     );
     println!(
         "resident memory: empty {:.1} MB; after the full load {:.1} MB = {:.0} bytes a link; after the restart {:.1} MB = {:.0} bytes a link",
@@ -174,6 +198,15 @@ fn main() {
         restart_rss as f64 / 1e6,
         restart_rss.saturating_sub(empty_rss) as f64 / n as f64,
     );
+    // QRTAG_SCALE_ONLY=load: the start figures alone (and the baseline
+    // build's full load, when one is given).
+    if std::env::var("QRTAG_SCALE_ONLY").as_deref() == Ok("load") {
+        server.terminate();
+        if let Some(bin) = std::env::var_os("QRTAG_SCALE_BASELINE_BIN") {
+            baseline_full_load(&bin, &db, &probe, &want, full).terminate();
+        }
+        return;
+    }
 
     // Edits, written as `qrtag set` writes them, timed to the first answer
     // that shows them.
@@ -228,26 +261,8 @@ fn main() {
         .collect();
     // QRTAG_SCALE_BASELINE_BIN=/path/to/an/older/qrtag adds that build,
     // serving the same database, to every round: before/after at N links.
-    let baseline = std::env::var_os("QRTAG_SCALE_BASELINE_BIN").map(|bin| {
-        let copy = dir.path().join("baseline").join("scale.db");
-        std::fs::create_dir_all(copy.parent().expect("parent")).expect("mkdir");
-        std::fs::copy(&db, &copy).expect("copy the database");
-        let mut c = Command::new(bin);
-        c.arg("--db")
-            .arg(&copy)
-            .args([
-                "serve",
-                "--listen",
-                "127.0.0.1:0",
-                "--admin-listen",
-                "127.0.0.1:0",
-            ])
-            .args(["--workers", "1", "--access-log"])
-            .arg(copy.with_file_name("access.log"));
-        let (server, _) = Server::qrtag(c);
-        wait_for(server.addr, &probe, &want, Duration::from_secs(600));
-        server
-    });
+    let baseline = std::env::var_os("QRTAG_SCALE_BASELINE_BIN")
+        .map(|bin| baseline_full_load(&bin, &db, &probe, &want, full));
     let (mut ratios, mut before) = (Vec::new(), Vec::new());
     for round in 1..=rounds {
         let b = measure(&Server::start("bare"), &[String::from("/x")], requests, 4);
@@ -280,4 +295,260 @@ fn main() {
         );
     }
     server.terminate();
+    if std::env::var_os("QRTAG_SCALE_COUCHDB_URL").is_some() {
+        couchdb::measure(dir.path(), &csv, n);
+    }
+}
+
+/// The build at `bin` (QRTAG_SCALE_BASELINE_BIN) serving a copy of the
+/// database, started without a snapshot file: its full load, timed and
+/// printed against this build's (`ours`).
+fn baseline_full_load(
+    bin: &std::ffi::OsStr,
+    db: &Path,
+    probe: &str,
+    want: &str,
+    ours: Duration,
+) -> Server {
+    let copy = db
+        .parent()
+        .expect("parent")
+        .join("baseline")
+        .join("scale.db");
+    std::fs::create_dir_all(copy.parent().expect("parent")).expect("mkdir");
+    std::fs::copy(db, &copy).expect("copy the database");
+    let mut c = Command::new(bin);
+    c.arg("--db")
+        .arg(&copy)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--workers", "1", "--access-log"])
+        .arg(copy.with_file_name("access.log"));
+    let t0 = Instant::now();
+    let (server, _) = Server::qrtag(c);
+    wait_for(server.addr, probe, want, Duration::from_secs(600));
+    let wall = t0.elapsed();
+    println!(
+        "baseline build: full load {:.3} s, {:.2} CPU-s; this build / baseline: {:.2}",
+        wall.as_secs_f64(),
+        Duration::from_nanos(server.cpu_ns()).as_secs_f64(),
+        ours.as_secs_f64() / wall.as_secs_f64()
+    );
+    server
+}
+
+/// N links as CSV, as `qrtag import` reads them.
+fn write_csv(path: &Path, n: u64) {
+    let mut text = String::with_capacity(n as usize * 70);
+    text.push_str("key,url\n");
+    for i in 0..n {
+        text.push_str(&format!("{},{}\n", key(i), url(i)));
+    }
+    std::fs::write(path, text).expect("write csv");
+}
+
+/// `qrtag import` into Apache CouchDB (or any CouchDB the variables name).
+mod couchdb {
+    use std::io::{Read, Write};
+    use std::path::Path;
+    use std::process::Command;
+    use std::time::Instant;
+
+    use base64::Engine;
+    use qrtag::link_key::LinkKey;
+    use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, Secret};
+    use qrtag::store::couch::CouchStore;
+    use qrtag::store::{BulkDoc, LinkStore, OnExisting};
+
+    /// Links of the same-run comparison with the way before issue 24.
+    const COMPARED: u64 = 100_000;
+
+    struct Server {
+        url: String,
+        user: String,
+        password: String,
+    }
+
+    impl Server {
+        fn from_env() -> Self {
+            let var = |name: &str| {
+                std::env::var(name)
+                    .unwrap_or_else(|_| panic!("{name} is needed with QRTAG_SCALE_COUCHDB_URL"))
+            };
+            Self {
+                url: var("QRTAG_SCALE_COUCHDB_URL"),
+                user: var("QRTAG_SCALE_COUCHDB_USER"),
+                password: var("QRTAG_SCALE_COUCHDB_PASSWORD"),
+            }
+        }
+
+        fn qrtag(&self, db: &str) -> Command {
+            let mut c = Command::new(env!("CARGO_BIN_EXE_qrtag"));
+            c.env("QRTAG_CONFIG", "/dev/null")
+                .env("QRTAG_COUCHDB_PASSWORD", &self.password)
+                .args(["--couchdb-url", &self.url, "--couchdb-user", &self.user])
+                .args(["--couchdb-db", db]);
+            c
+        }
+
+        /// A new database `db` made ready by `qrtag setup` (validation
+        /// function, security), after deleting any left by an earlier run.
+        fn fresh(&self, db: &str) {
+            self.delete(db);
+            run(self.qrtag(db).arg("setup"), "setup");
+        }
+
+        /// `DELETE /db` over a plain socket (a 404 is fine).
+        fn delete(&self, db: &str) {
+            let url = url::Url::parse(&self.url).expect("CouchDB URL");
+            let addr = format!(
+                "{}:{}",
+                url.host_str().expect("host"),
+                url.port_or_known_default().expect("port")
+            );
+            let auth = base64::engine::general_purpose::STANDARD
+                .encode(format!("{}:{}", self.user, self.password));
+            let mut s = std::net::TcpStream::connect(addr).expect("connect to CouchDB");
+            write!(
+                s,
+                "DELETE /{db} HTTP/1.1\r\nHost: couchdb\r\nAuthorization: Basic {auth}\r\nConnection: close\r\n\r\n"
+            )
+            .expect("send");
+            let mut answer = String::new();
+            s.read_to_string(&mut answer).expect("read");
+            assert!(
+                answer.starts_with("HTTP/1.1 200") || answer.starts_with("HTTP/1.1 404"),
+                "DELETE /{db}: {answer}"
+            );
+        }
+
+        fn store(&self, db: &str) -> CouchStore {
+            let settings = CouchSettings::new(
+                CouchUrl::parse(&self.url).expect("CouchDB URL"),
+                CouchDbName::parse(db).expect("database name"),
+            )
+            .with_credentials(&self.user, Some(Secret::new(&self.password)));
+            CouchStore::new(&settings).expect("store")
+        }
+    }
+
+    /// A dry run of a file whose every key exists: refused, naming them.
+    fn dry_run(c: &mut Command) -> f64 {
+        let t0 = Instant::now();
+        let out = c.output().expect("run qrtag");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !out.status.success() && err.contains("exist already"),
+            "dry run: {err}"
+        );
+        t0.elapsed().as_secs_f64()
+    }
+
+    fn run(c: &mut Command, what: &str) -> f64 {
+        let t0 = Instant::now();
+        let out = c.output().expect("run qrtag");
+        assert!(
+            out.status.success(),
+            "{what}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        t0.elapsed().as_secs_f64()
+    }
+
+    /// The import as it was before issue 24, on the library: which keys
+    /// exist, 1,000 at a time, one request after the other; then the
+    /// documents, 1,000 a request, one after the other. (The file is read
+    /// and checked by the caller, outside the time.)
+    fn old_import(store: &CouchStore, docs: Vec<BulkDoc>) -> (f64, f64) {
+        let rt = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .expect("runtime");
+        rt.block_on(async {
+            let t0 = Instant::now();
+            for batch in docs.chunks(1000) {
+                let keys: Vec<LinkKey> = batch.iter().map(|d| d.key().clone()).collect();
+                let found = store.existing(&keys).await.expect("existing");
+                assert!(found.iter().all(|e| !e), "a new database");
+            }
+            let looked_up = t0.elapsed().as_secs_f64();
+            let mut docs = docs.into_iter().peekable();
+            while docs.peek().is_some() {
+                let batch: Vec<BulkDoc> = docs.by_ref().take(1000).collect();
+                let n = batch.len();
+                let outcomes = store
+                    .write_batch(batch, OnExisting::Refuse)
+                    .await
+                    .expect("write");
+                assert_eq!(outcomes.len(), n);
+            }
+            (looked_up, t0.elapsed().as_secs_f64())
+        })
+    }
+
+    fn docs(n: u64) -> Vec<BulkDoc> {
+        let now = chrono::Utc::now();
+        (0..n)
+            .map(|i| {
+                let mut doc = qrtag::link::Link::new_document(
+                    &qrtag::destination::Destination::parse(&super::url(i)).expect("url"),
+                    false,
+                );
+                qrtag::link::stamp_created(&mut doc, now);
+                BulkDoc::new(LinkKey::parse(&super::key(i)).expect("key"), doc)
+            })
+            .collect()
+    }
+
+    pub fn measure(dir: &Path, csv: &Path, n: u64) {
+        let server = Server::from_env();
+        let m = COMPARED.min(n);
+        let small = dir.join("compared.csv");
+        super::write_csv(&small, m);
+
+        server.fresh("qrtag_scale_new");
+        let new = run(
+            server.qrtag("qrtag_scale_new").arg("import").arg(&small),
+            "import",
+        );
+        server.fresh("qrtag_scale_old");
+        let (old_lookup, old) = old_import(&server.store("qrtag_scale_old"), docs(m));
+        println!(
+            "CouchDB import of {m} links into a new database: qrtag import {new:.1} s ({:.0} links/s); as before issue 24 {old:.1} s (of which {old_lookup:.1} s asking which keys exist); ratio {:.2}",
+            m as f64 / new,
+            new / old
+        );
+        let dry = dry_run(
+            server
+                .qrtag("qrtag_scale_new")
+                .args(["import", "--dry-run"])
+                .arg(&small),
+        );
+        println!("CouchDB: a dry run of the same {m} links, every key existing: {dry:.1} s");
+        server.delete("qrtag_scale_old");
+        server.delete("qrtag_scale_new");
+        if n > m {
+            server.fresh("qrtag_scale_all");
+            let all = run(
+                server.qrtag("qrtag_scale_all").arg("import").arg(csv),
+                "import",
+            );
+            let dry = dry_run(
+                server
+                    .qrtag("qrtag_scale_all")
+                    .args(["import", "--dry-run"])
+                    .arg(csv),
+            );
+            println!(
+                "CouchDB import of {n} links into a new database: {all:.1} s ({:.0} links/s); a dry run of them again {dry:.1} s",
+                n as f64 / all
+            );
+            server.delete("qrtag_scale_all");
+        }
+    }
 }

@@ -10,6 +10,9 @@ use serde_json::{Map, Value};
 
 use crate::destination::{Destination, InvalidDestination};
 
+mod stored;
+pub use stored::StoredFields;
+
 /// A link document's fields as stored (CouchDB's `_id` and `_rev` excluded).
 pub type Document = Map<String, Value>;
 
@@ -46,19 +49,29 @@ impl Link {
             Some(Value::Bool(b)) => *b,
             Some(_) => return Err(InvalidLink::BadInactive),
         };
-        // A tombstone is never live, whatever its `inactive` says (a hand
-        // edit could clear that; `deleted_at` is what makes it a tombstone).
-        let inactive = inactive || is_tombstone(doc);
         let expires = match doc.get("expires") {
             None | Some(Value::Null) => None,
             Some(Value::String(s)) => Some(parse_expires(s)?),
             Some(_) => return Err(InvalidLink::BadExpires),
         };
-        Ok(Self {
+        Ok(Self::from_parts(url, inactive, is_tombstone(doc), expires))
+    }
+
+    /// The link from its checked fields (shared with [`StoredFields`], which
+    /// reads them from the JSON text).
+    fn from_parts(
+        url: Destination,
+        inactive: bool,
+        tombstone: bool,
+        expires: Option<DateTime<Utc>>,
+    ) -> Self {
+        Self {
             url,
-            inactive,
+            // A tombstone is never live, whatever its `inactive` says (a hand
+            // edit could clear that; `deleted_at` is what makes it a tombstone).
+            inactive: inactive || tombstone,
             expires,
-        })
+        }
     }
 
     /// A fresh document for a new link.

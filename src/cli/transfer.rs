@@ -2,8 +2,11 @@
 //!
 //! Import reads and checks the whole input before the first write, so a bad
 //! line, a duplicate key or (without `--update`) a key that exists means
-//! nothing is written. Then it writes in the store's batches: SQLite
-//! transactions of 10,000 rows, CouchDB `_bulk_docs` requests of 1,000.
+//! nothing is written. Which keys exist is asked once for the whole file
+//! (`LinkStore::existing_all`). Then it writes in the store's batches:
+//! SQLite transactions of 10,000 rows, one at a time; CouchDB `_bulk_docs`
+//! requests of 250, four under way at once (`LinkStore::writes_in_flight`),
+//! their answers taken in file order.
 //! Export streams the store's consistent view to standard output or to a
 //! file written under a temporary name and renamed when complete.
 
@@ -15,6 +18,7 @@ use std::time::Duration;
 
 use anyhow::Context;
 use clap::Args;
+use futures_util::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
 
 use super::Cli;
@@ -242,24 +246,34 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
 
     let bar = progress(
         Some(total),
-        "{bar:40} {human_pos}/{human_len} links written, ETA {eta}",
+        "{bar:40} {human_pos}/{human_len} links written ({per_sec}), ETA {eta}",
     );
     let (mut created, mut updated) = (0u64, 0u64);
     let mut failed = Problems::default();
     let size = store.batch_size().max(1);
     let mut docs = docs.into_iter().peekable();
-    while docs.peek().is_some() {
+    let batches = std::iter::from_fn(|| {
+        docs.peek()?;
         let (lines, batch): (Vec<u64>, Vec<BulkDoc>) = docs.by_ref().take(size).unzip();
-        let keys: Vec<LinkKey> = batch.iter().map(|d| d.key().clone()).collect();
-        let outcomes = store
-            .write_batch(batch, on_existing)
-            .await
-            .with_context(|| {
-                format!(
-                    "importing {name}: {} of {total} links were written before this failed (import again with --update to finish)",
-                    created + updated
-                )
-            })?;
+        Some((lines, batch))
+    });
+    // Several batches under way (as many as the store takes at once), their
+    // answers taken in file order. A failed batch stops the import: those
+    // still under way are dropped, and may or may not have been written.
+    let store = store.as_ref();
+    let mut written = futures_util::stream::iter(batches)
+        .map(|(lines, batch)| async move {
+            let keys: Vec<LinkKey> = batch.iter().map(|d| d.key().clone()).collect();
+            (lines, keys, store.write_batch(batch, on_existing).await)
+        })
+        .buffered(store.writes_in_flight().max(1));
+    while let Some((lines, keys, outcomes)) = written.next().await {
+        let outcomes = outcomes.with_context(|| {
+            format!(
+                "importing {name}: {} of {total} links were written before this failed (import again with --update to finish)",
+                created + updated
+            )
+        })?;
         for ((line, key), outcome) in lines.into_iter().zip(keys).zip(outcomes) {
             match outcome {
                 BulkOutcome::Created => created += 1,
@@ -405,16 +419,32 @@ async fn refusals(
 ) -> anyhow::Result<(Problems, u64)> {
     let mut refused = Problems::default();
     let mut deleted = 0;
-    for ((line, doc), _) in docs.iter().zip(existing).filter(|(_, e)| **e) {
+    let exist = || {
+        docs.iter()
+            .zip(existing)
+            .filter(|(_, e)| **e)
+            .map(|(d, _)| d)
+    };
+    let read_max = if update {
+        usize::MAX
+    } else {
+        crate::transfer::check::SHOWN
+    };
+    let to_read: Vec<LinkKey> = exist()
+        .take(read_max)
+        .map(|(_, d)| d.key().clone())
+        .collect();
+    let mut stored_docs = store
+        .get_all(&to_read)
+        .await
+        .context("reading the links that exist")?
+        .into_iter();
+    for (line, doc) in exist() {
         let key = doc.key();
-        if !update && refused.first.len() >= crate::transfer::check::SHOWN {
+        let Some(stored) = stored_docs.next() else {
             refused.push(LineError::new(*line, Problem::Exists(key.clone())));
             continue;
-        }
-        let stored = store
-            .get(key)
-            .await
-            .with_context(|| format!("reading {key}"))?;
+        };
         let tombstone = stored
             .as_ref()
             .filter(|s| crate::link::is_tombstone(&s.doc))
@@ -454,20 +484,16 @@ async fn take_overs(
     let mut parents: Vec<LinkKey> = new().flat_map(|(_, k)| k.parents()).collect();
     parents.sort_unstable();
     parents.dedup();
-    let mut stored = Vec::new();
-    for batch in parents.chunks(store.batch_size().max(1)) {
-        let found = store
-            .existing(batch)
-            .await
-            .context("looking up which keys exist")?;
-        stored.extend(
-            batch
-                .iter()
-                .zip(found)
-                .filter(|(_, e)| *e)
-                .map(|(k, _)| k.clone()),
-        );
-    }
+    let found = store
+        .existing_all(&parents)
+        .await
+        .context("looking up which keys exist")?;
+    let stored: Vec<LinkKey> = parents
+        .into_iter()
+        .zip(found)
+        .filter(|(_, e)| *e)
+        .map(|(k, _)| k)
+        .collect();
     let mut problems = Problems::default();
     if stored.is_empty() {
         return Ok(problems);
@@ -490,23 +516,15 @@ async fn take_overs(
     Ok(problems)
 }
 
-/// Asks the store which keys exist, a batch at a time.
+/// Asks the store which keys of the file exist, all at once (the store
+/// picks how: see `LinkStore::existing_all`).
 async fn existing(store: &dyn LinkStore, docs: &[(u64, BulkDoc)]) -> anyhow::Result<Vec<bool>> {
-    let bar = progress(
-        Some(docs.len() as u64),
-        "{bar:40} {human_pos}/{human_len} keys looked up",
-    );
-    let mut found = Vec::with_capacity(docs.len());
-    for batch in docs.chunks(store.batch_size().max(1)) {
-        let keys: Vec<LinkKey> = batch.iter().map(|(_, d)| d.key().clone()).collect();
-        found.extend(
-            store
-                .existing(&keys)
-                .await
-                .context("looking up which keys exist")?,
-        );
-        bar.inc(batch.len() as u64);
-    }
+    let bar = progress(None, "{spinner} looking up which keys exist ({elapsed})");
+    let keys: Vec<LinkKey> = docs.iter().map(|(_, d)| d.key().clone()).collect();
+    let found = store
+        .existing_all(&keys)
+        .await
+        .context("looking up which keys exist")?;
     bar.finish_and_clear();
     Ok(found)
 }

@@ -123,6 +123,18 @@ impl LinkStore for Served {
         self.inner.existing(keys).await
     }
 
+    async fn existing_all(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
+        self.inner.existing_all(keys).await
+    }
+
+    async fn get_all(&self, keys: &[LinkKey]) -> Result<Vec<Option<Stored>>, StoreError> {
+        self.inner.get_all(keys).await
+    }
+
+    fn writes_in_flight(&self) -> usize {
+        self.inner.writes_in_flight()
+    }
+
     fn batch_size(&self) -> usize {
         self.inner.batch_size()
     }

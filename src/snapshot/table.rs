@@ -20,7 +20,7 @@ use serde_json::Value;
 use super::Change;
 use super::shard::{Hashed, LinkView, MAX_KEY_LEN, Shard};
 use crate::destination::Destination;
-use crate::link::{self, Document, Link};
+use crate::link::{self, Document, Link, StoredFields};
 use crate::link_key::LinkKey;
 use crate::redirect_policy;
 
@@ -74,6 +74,17 @@ impl LiveLink {
         Ok(Self {
             created: stamp(link::created_at(doc)),
             changed: stamp(link::changed_at(doc)),
+            ..Self::from_link(key, &link)
+        })
+    }
+
+    /// [`LiveLink::parse`] for the document whose fields are `fields`.
+    fn from_fields(key: &str, fields: &StoredFields<'_>) -> Result<Self, String> {
+        check_key(key)?;
+        let link = fields.link().map_err(|e| e.to_string())?;
+        Ok(Self {
+            created: stamp(fields.created_at()),
+            changed: stamp(fields.changed_at()),
             ..Self::from_link(key, &link)
         })
     }
@@ -431,6 +442,30 @@ impl Outcome {
             }
         }
     }
+
+    /// What the document stored under `key` as the JSON text `json` leaves:
+    /// the verdict [`Outcome::of`] gives the parsed document, read from the
+    /// text's link fields when they have their types (always, for what
+    /// qrtag writes), and from the parsed document otherwise.
+    fn of_json(key: &str, json: &str) -> Self {
+        match StoredFields::read(json) {
+            Some(fields) if fields.is_tombstone() => Outcome::Gone,
+            Some(fields) => match LiveLink::from_fields(key, &fields) {
+                Ok(link) => Outcome::Live(link),
+                Err(reason) => Outcome::Invalid(reason),
+            },
+            // A row that is not a JSON object is judged as an empty
+            // document: invalid.
+            None => {
+                let doc = serde_json::from_str(json).unwrap_or_default();
+                Self::of(Change::Upsert {
+                    key: key.to_owned(),
+                    doc,
+                })
+                .1
+            }
+        }
+    }
 }
 
 /// Builds a whole table from a full load (a store scan or the snapshot
@@ -499,6 +534,32 @@ impl TableBuilder {
         }
         self.rejected += rejected.len();
         rejected
+    }
+
+    /// Adds the document stored under `key` as the JSON text `json` (a full
+    /// load of the embedded store), judged as [`apply`](Self::apply) judges
+    /// it parsed but without building it; the reason when it is invalid.
+    pub fn push_json(&mut self, key: &str, json: &str) -> Option<String> {
+        match Outcome::of_json(key, json) {
+            Outcome::Live(link) => {
+                self.push_live(key, &link.view(key));
+                None
+            }
+            Outcome::Invalid(reason) => {
+                self.rejected += 1;
+                self.push_invalid(key, reason.clone());
+                Some(reason)
+            }
+            Outcome::Gone => {
+                self.push_deleted(key);
+                None
+            }
+        }
+    }
+
+    /// Adds the removal of `key` (a deleted row).
+    pub fn push_deleted(&mut self, key: &str) {
+        self.push_state(key, ItemState::Deleted);
     }
 
     /// Adds a link already known to be valid (from the snapshot file, whose

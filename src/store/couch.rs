@@ -555,8 +555,20 @@ impl LinkStore for CouchStore {
         self.bulk_existing(keys).await
     }
 
+    async fn existing_all(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
+        self.bulk_existing_all(keys).await
+    }
+
+    async fn get_all(&self, keys: &[LinkKey]) -> Result<Vec<Option<Stored>>, StoreError> {
+        self.bulk_get_all(keys).await
+    }
+
     fn batch_size(&self) -> usize {
         bulk::BATCH
+    }
+
+    fn writes_in_flight(&self) -> usize {
+        bulk::IN_FLIGHT
     }
 
     async fn write_batch(

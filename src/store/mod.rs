@@ -95,8 +95,26 @@ pub trait LinkStore: Send + Sync + 'static {
     /// in the order given; read from one snapshot where the store has them.
     async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError>;
 
+    /// Whether each key has a document now, as [`existing`](Self::existing),
+    /// for a whole import file at once: the store picks the cheapest way
+    /// (CouchDB reads every ID in one streamed `_all_docs` when the database
+    /// is not much larger than the file, and otherwise asks by key, several
+    /// requests in flight). Not one snapshot: the writes still refuse a key
+    /// that appears meanwhile.
+    async fn existing_all(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError>;
+
+    /// Each key's document, as [`get`](Self::get) reads it, for an
+    /// import's checks of many keys (which existing ones are tombstones);
+    /// CouchDB asks `_all_docs` for a thousand documents a request.
+    async fn get_all(&self, keys: &[LinkKey]) -> Result<Vec<Option<Stored>>, StoreError>;
+
     /// How many documents one [`write_batch`](Self::write_batch) should carry.
     fn batch_size(&self) -> usize;
+
+    /// How many [`write_batch`](Self::write_batch) calls of one import may
+    /// be under way at once: 1 for a store that writes on one connection
+    /// anyway, more for a server that works on several requests at a time.
+    fn writes_in_flight(&self) -> usize;
 
     /// Writes one batch of a bulk import (distinct keys, at most
     /// [`batch_size`](Self::batch_size)) and says what became of each
@@ -183,6 +201,32 @@ pub trait LinkStore: Send + Sync + 'static {
         snapshot: Arc<Snapshot>,
         resume: Option<Resume>,
     ) -> tokio::task::JoinHandle<()>;
+}
+
+/// [`LinkStore::existing_all`] for a store that has no cheaper way: the keys
+/// asked in batches of its [`batch_size`](LinkStore::batch_size).
+pub async fn existing_in_batches<S: LinkStore + ?Sized>(
+    store: &S,
+    keys: &[LinkKey],
+) -> Result<Vec<bool>, StoreError> {
+    let mut found = Vec::with_capacity(keys.len());
+    for batch in keys.chunks(store.batch_size().max(1)) {
+        found.extend(store.existing(batch).await?);
+    }
+    Ok(found)
+}
+
+/// [`LinkStore::get_all`] for a store that reads one document at a time
+/// cheaply anyway (SQLite: one indexed read each, no round trip).
+pub async fn get_each<S: LinkStore + ?Sized>(
+    store: &S,
+    keys: &[LinkKey],
+) -> Result<Vec<Option<Stored>>, StoreError> {
+    let mut found = Vec::with_capacity(keys.len());
+    for key in keys {
+        found.push(store.get(key).await?);
+    }
+    Ok(found)
 }
 
 /// Where a follower starts when the snapshot already serves the links of a

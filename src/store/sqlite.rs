@@ -35,6 +35,15 @@ fn api_key_record(json: &str) -> Result<KeyRecord, StoreError> {
 /// process's own store wakes the follower at once instead ([`SqliteStore::wake`]).
 pub const POLL_INTERVAL: Duration = Duration::from_millis(25);
 const PAGE: i64 = 5000;
+/// Rows per page of a full load.
+const LOAD_PAGE: i64 = 20_000;
+
+/// A row as a full load reads it.
+struct RawRow {
+    key: String,
+    doc: String,
+    deleted: bool,
+}
 
 #[derive(Clone)]
 pub struct SqliteStore {
@@ -280,20 +289,51 @@ impl SqliteStore {
         written
     }
 
+    /// Rows written after `since`, oldest first, at most one page, as
+    /// stored: the document's JSON text unparsed, for a full load to judge
+    /// without building each document ([`TableBuilder::push_json`]).
+    async fn rows_since(&self, since: i64) -> Result<(Vec<RawRow>, i64), StoreError> {
+        let err = self.sql_err();
+        self.with_conn(move |c| {
+            let mut stmt = c
+                .prepare_cached(
+                    "SELECT key, doc, deleted, seq FROM links WHERE seq > ?1 ORDER BY seq LIMIT ?2",
+                )
+                .map_err(&err)?;
+            let mut rows = stmt.query(params![since, LOAD_PAGE]).map_err(&err)?;
+            let mut page = Vec::with_capacity(LOAD_PAGE as usize);
+            let mut last = since;
+            while let Some(row) = rows.next().map_err(&err)? {
+                page.push(RawRow {
+                    key: row.get(0).map_err(&err)?,
+                    doc: row.get(1).map_err(&err)?,
+                    deleted: row.get(2).map_err(&err)?,
+                });
+                last = row.get(3).map_err(&err)?;
+            }
+            Ok((page, last))
+        })
+        .await
+    }
+
     /// Every link, page by page into one table, retrying until it succeeds.
     /// The next page is read (on the blocking pool) while this one is
-    /// parsed, so a full load keeps both cores busy.
+    /// judged, so a full load keeps both cores busy.
     async fn load_all(&self, snapshot: &Snapshot) -> LinkTable {
         let mut table = TableBuilder::default();
         let mut since = 0i64;
         let mut page = self.page_retrying(since, snapshot).await;
-        while let (changes, last) = page
-            && !changes.is_empty()
+        while let (rows, last) = page
+            && !rows.is_empty()
         {
             since = last;
             let parse = async {
-                for (key, reason) in table.apply(changes) {
-                    tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
+                for row in rows {
+                    if row.deleted {
+                        table.push_deleted(&row.key);
+                    } else if let Some(reason) = table.push_json(&row.key, &row.doc) {
+                        tracing::warn!(id = %row.key, %reason, "skipping document that is not a valid link");
+                    }
                 }
             };
             (page, ()) = tokio::join!(self.page_retrying(since, snapshot), parse);
@@ -301,9 +341,9 @@ impl SqliteStore {
         table.build(Some(Value::from(since)))
     }
 
-    async fn page_retrying(&self, since: i64, snapshot: &Snapshot) -> (Vec<Change>, i64) {
+    async fn page_retrying(&self, since: i64, snapshot: &Snapshot) -> (Vec<RawRow>, i64) {
         loop {
-            match self.changes_since(since).await {
+            match self.rows_since(since).await {
                 Ok(page) => return page,
                 Err(e) => {
                     tracing::error!(error = %e, "loading links failed; retrying");
@@ -343,6 +383,19 @@ fn snapshot_meta_name(file: &str) -> String {
 impl LinkStore for SqliteStore {
     async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
         self.bulk_existing(keys).await
+    }
+
+    async fn existing_all(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
+        super::existing_in_batches(self, keys).await
+    }
+
+    async fn get_all(&self, keys: &[LinkKey]) -> Result<Vec<Option<Stored>>, StoreError> {
+        super::get_each(self, keys).await
+    }
+
+    /// One IMMEDIATE transaction at a time: SQLite has one writer.
+    fn writes_in_flight(&self) -> usize {
+        1
     }
 
     fn batch_size(&self) -> usize {

@@ -323,3 +323,85 @@ async fn more_than_one_batch_each_way() {
         stderr(&out)
     );
 }
+
+/// A file much smaller than the database: which keys exist is asked by key
+/// (a listing of every ID would read 2,500 rows for 12 keys), and the
+/// lines named, tombstones told apart, are the same as from a listing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_small_file_into_a_large_database_names_the_lines_that_exist() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let env = [("QRTAG_COUCHDB_URL", url.as_str())];
+    Couch::new(&url, "links").create_db().await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = |name: &str, content: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).expect("write");
+        path.to_str().expect("utf-8").to_owned()
+    };
+    let n = 2500;
+    let many: String = (0..n)
+        .map(|i| {
+            let deleted = if i == 100 {
+                r#","deleted_at":"2026-01-02T00:00:00Z","inactive":true"#
+            } else {
+                ""
+            };
+            format!(
+                "{{\"_id\":\"k{i:04}\",\"url\":\"https://a.example/{i}\",\"created_at\":\"2026-01-01T00:00:00Z\"{deleted}}}\n"
+            )
+        })
+        .collect();
+    let many = file("many.jsonl", &many);
+    let out = qrtag(&["import", &many], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let existing = [3, 5, 7, 12];
+    let small: String = (1..=12)
+        .map(|line| {
+            let key = match line {
+                3 => "k0003".to_owned(),
+                5 => "k0100".to_owned(),
+                7 => "k1500".to_owned(),
+                12 => "k2499".to_owned(),
+                _ => format!("new{line:02}"),
+            };
+            format!("{{\"_id\":\"{key}\",\"url\":\"https://b.example/{line}\"}}\n")
+        })
+        .collect();
+    let small = file("small.jsonl", &small);
+    let deleted = format!(
+        "{small}:5: key k0100 was deleted on 2026-01-02; a deleted key is never reused, so a printed tag can't lead somewhere else\n"
+    );
+
+    let out = qrtag(&["import", &small], &env).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let err = stderr(&out);
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), existing.len() + 1, "{err}");
+    assert_eq!(
+        lines[..3],
+        [
+            format!("{small}:3: the key k0003 already exists (--update overwrites it)"),
+            deleted.trim_end().to_owned(),
+            format!("{small}:7: the key k1500 already exists (--update overwrites it)"),
+        ]
+    );
+    assert_eq!(
+        lines[3],
+        format!("{small}:12: the key k2499 already exists (--update overwrites it)")
+    );
+    assert!(lines[4].contains("nothing was imported"), "{err}");
+
+    // With --update only the tombstone is refused, and still nothing is
+    // written.
+    let out = qrtag(&["import", "--update", &small], &env).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).starts_with(&deleted), "{}", stderr(&out));
+    let couch = Couch::new(&url, "links");
+    assert!(couch.get("new01").await.is_none(), "nothing written");
+    assert_eq!(
+        couch.get("k0003").await.expect("kept")["url"],
+        "https://a.example/3"
+    );
+}

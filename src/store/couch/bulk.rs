@@ -1,11 +1,19 @@
 //! Bulk import and export on CouchDB.
 //!
 //! - Which keys exist, and at which revision: `POST _all_docs` with the keys,
-//!   one request per batch.
-//! - Writes: `POST _bulk_docs`, one request per batch. When overwriting, the
-//!   current revisions are read just before, so a document edited in between
-//!   comes back as a conflict for that document alone. Each document's answer
-//!   (created, conflict, `forbidden` from the validation) is its outcome.
+//!   one request per batch. For a whole import file
+//!   ([`CouchStore::bulk_existing_all`]): nothing when the database holds no
+//!   document; every ID in one streamed `GET _all_docs` (no documents,
+//!   parsed row by row) when the database is not much larger than the file;
+//!   otherwise the by-key requests, [`IN_FLIGHT`] at a time. One streamed
+//!   read of a million IDs takes seconds where a thousand sequential
+//!   lookups of a thousand keys took over two minutes.
+//! - Writes: `POST _bulk_docs`, one request per batch, the import keeping
+//!   [`IN_FLIGHT`] under way. When overwriting, the current revisions are
+//!   read just before, so a document edited in between comes back as a
+//!   conflict for that document alone. Each document's answer (created,
+//!   conflict, `forbidden` from the validation) is its outcome. The body is
+//!   spliced from each document's stored JSON, never parsed again.
 //! - Export: one `GET _all_docs?include_docs=true`, streamed and parsed row
 //!   by row on a blocking thread, so neither the response nor the database is
 //!   ever held whole. One request is one read: CouchDB serves it from the
@@ -16,25 +24,42 @@
 
 use std::collections::HashMap;
 use std::io::{self, Read};
+use std::marker::PhantomData;
 use std::time::Duration;
 
 use bytes::Bytes;
 use futures_util::StreamExt;
 use reqwest::Method;
+use reqwest::header::CONTENT_TYPE;
 use serde::Deserialize;
-use serde::de::{DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::de::{
+    DeserializeOwned, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor,
+};
 use serde_json::{Value, json};
 use tokio::sync::mpsc::{self, Receiver, Sender};
 
 use super::{CouchStore, REQUEST_TIMEOUT, document_of, is_design};
-use crate::link::Document;
 use crate::link_key::LinkKey;
-use crate::store::{BulkDoc, BulkOutcome, ExportPage, OnExisting, StoreError};
+use crate::store::{BulkDoc, BulkOutcome, ExportPage, OnExisting, StoreError, Stored};
 
-/// Documents per `_bulk_docs` request (and keys per `_all_docs` lookup):
-/// about 100 kB of links, answered in well under the request time limit
-/// even with the validation function run on each.
-pub(super) const BATCH: usize = 1000;
+/// Documents per `_bulk_docs` request. CouchDB runs the validation function
+/// on every document, in its JavaScript process (about 0.75 ms of CPU a
+/// document on Apache CouchDB 3.5 with QuickJS, most of it the query
+/// server's round trip, not the function): with [`IN_FLIGHT`] requests
+/// sharing the server's cores, a batch of 250 is answered about as soon as
+/// one of 1,000 was alone, well within the response-head limit.
+pub(super) const BATCH: usize = 250;
+/// Keys per `_all_docs` lookup by key.
+const LOOKUP_BATCH: usize = 1000;
+/// Requests of one import under way at once: enough to keep a server's
+/// cores busy while each answer travels back, few enough that every answer
+/// comes within the response-head limit on a loaded server.
+pub(super) const IN_FLIGHT: usize = 4;
+/// Read every ID rather than ask by key when the database holds at most
+/// this many documents per key of the file. A streamed row costs CouchDB a
+/// few microseconds, a key asked for by key about a hundred (1,000 keys in
+/// 135 ms on Apache CouchDB 3.5 on the shared machine).
+const STREAM_PER_KEY: u64 = 10;
 /// Documents per page handed to the export's writer.
 const EXPORT_PAGE: usize = 1000;
 /// An export stream silent for this long has failed.
@@ -61,6 +86,59 @@ struct KeyRows {
     rows: Vec<KeyRow>,
 }
 
+/// How an import asks which of its keys exist.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lookup {
+    /// The database holds no document (qrtag's tombstones are documents,
+    /// so none of those either): none exists.
+    Nothing,
+    /// Every ID of the database, in one streamed listing.
+    Listing,
+    /// `_all_docs` by key, [`LOOKUP_BATCH`] keys a request.
+    ByKey,
+}
+
+impl Lookup {
+    /// For a database of `doc_count` documents and a file of `keys` keys.
+    fn choose(doc_count: u64, keys: usize) -> Self {
+        if doc_count == 0 {
+            Self::Nothing
+        } else if doc_count <= (keys as u64).saturating_mul(STREAM_PER_KEY) {
+            Self::Listing
+        } else {
+            Self::ByKey
+        }
+    }
+}
+
+/// `_all_docs?include_docs=true` asked for by keys.
+#[derive(Debug, Deserialize)]
+struct DocRows {
+    rows: Vec<DocRow>,
+}
+
+#[derive(Debug, Deserialize)]
+struct DocRow {
+    key: Option<String>,
+    value: Option<KeyValue>,
+    doc: Option<Value>,
+}
+
+/// The part of the database's information the import reads.
+#[derive(Debug, Deserialize)]
+struct DbInfo {
+    /// Documents, design documents included, deleted ones not (qrtag's
+    /// own tombstones are documents, so they count).
+    doc_count: u64,
+}
+
+/// A row of `_all_docs` without documents: only its ID is read (CouchDB
+/// leaves deleted documents out of such a listing).
+#[derive(Debug, Deserialize)]
+struct IdRow {
+    id: Option<String>,
+}
+
 /// One document's answer in a `_bulk_docs` response.
 #[derive(Debug, Clone, Deserialize)]
 struct WriteResult {
@@ -73,6 +151,122 @@ impl CouchStore {
     pub(super) async fn bulk_existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
         let revs = self.current_revs(keys).await?;
         Ok(revs.iter().map(Option::is_some).collect())
+    }
+
+    /// Which of `keys` (a whole import file's) have a document, in the
+    /// cheapest way for the database's size (see the module's notes).
+    pub(super) async fn bulk_existing_all(
+        &self,
+        keys: &[LinkKey],
+    ) -> Result<Vec<bool>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let what = format!("database {}", self.http.db());
+        let info: DbInfo = self
+            .http
+            .json(self.http.request(Method::GET, self.http.db_url(&[])), &what)
+            .await?;
+        match Lookup::choose(info.doc_count, keys.len()) {
+            Lookup::Nothing => return Ok(vec![false; keys.len()]),
+            Lookup::Listing => return self.existing_by_listing(keys).await,
+            Lookup::ByKey => {}
+        }
+        let mut found = Vec::with_capacity(keys.len());
+        // The futures made first (lazily run): a closure in the stream's
+        // type would not be `Send` for every lifetime, as the trait needs.
+        let lookups: Vec<_> = keys
+            .chunks(LOOKUP_BATCH)
+            .map(|batch| self.bulk_existing(batch))
+            .collect();
+        let mut answers = futures_util::stream::iter(lookups).buffered(IN_FLIGHT);
+        while let Some(batch) = answers.next().await {
+            found.extend(batch?);
+        }
+        Ok(found)
+    }
+
+    /// Each key's live document (`None`: no document, a deleted one, or a
+    /// reserved key), by `POST _all_docs?include_docs=true`, a thousand keys
+    /// a request and [`IN_FLIGHT`] requests at a time.
+    pub(super) async fn bulk_get_all(
+        &self,
+        keys: &[LinkKey],
+    ) -> Result<Vec<Option<Stored>>, StoreError> {
+        let mut found = Vec::with_capacity(keys.len());
+        let reads: Vec<_> = keys
+            .chunks(LOOKUP_BATCH)
+            .map(|batch| self.docs_by_key(batch))
+            .collect();
+        let mut answers = futures_util::stream::iter(reads).buffered(IN_FLIGHT);
+        while let Some(batch) = answers.next().await {
+            found.extend(batch?);
+        }
+        Ok(found)
+    }
+
+    async fn docs_by_key(&self, keys: &[LinkKey]) -> Result<Vec<Option<Stored>>, StoreError> {
+        if keys.is_empty() {
+            return Ok(Vec::new());
+        }
+        let ids: Vec<&str> = keys.iter().map(LinkKey::as_str).collect();
+        let mut url = self.http.db_url(&["_all_docs"]);
+        url.query_pairs_mut().append_pair("include_docs", "true");
+        let req = self
+            .http
+            .request(Method::POST, url)
+            .json(&json!({ "keys": ids }));
+        let what = format!("database {} (_all_docs by key)", self.http.db());
+        let rows: DocRows = self.http.json(req, &what).await?;
+        let mut live: HashMap<String, Stored> = rows
+            .rows
+            .into_iter()
+            .filter_map(|r| match (r.key, r.value, r.doc) {
+                (Some(k), Some(v), Some(doc @ Value::Object(_))) if !v.deleted => Some((
+                    k,
+                    Stored {
+                        doc: document_of(doc),
+                        rev: v.rev,
+                    },
+                )),
+                _ => None,
+            })
+            .collect();
+        Ok(ids
+            .iter()
+            .map(|k| {
+                if k.starts_with('_') {
+                    None
+                } else {
+                    live.remove(*k)
+                }
+            })
+            .collect())
+    }
+
+    /// Which of `keys` have a document, from one streamed `_all_docs`
+    /// listing of every ID.
+    async fn existing_by_listing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
+        let index: HashMap<Box<str>, usize, foldhash::fast::RandomState> = keys
+            .iter()
+            .enumerate()
+            .map(|(i, k)| (Box::from(k.as_str()), i))
+            .collect();
+        let what = format!("database {} (_all_docs, IDs only)", self.http.db());
+        let (found, complete) = self
+            .stream_all_docs(self.http.db_url(&["_all_docs"]), &what, move |body| {
+                let mut found = vec![false; index.len()];
+                let complete = each_row(body, |row: IdRow| {
+                    if let Some(&i) = row.id.as_deref().and_then(|id| index.get(id)) {
+                        found[i] = true;
+                    }
+                    true
+                })?;
+                Ok((found, complete))
+            })
+            .await?;
+        debug_assert!(complete, "the listing is never stopped");
+        Ok(found)
     }
 
     /// Each key's current revision; `None` for no document or a deleted one.
@@ -113,15 +307,11 @@ impl CouchStore {
             }
             OnExisting::Refuse => vec![None; docs.len()],
         };
-        let body: Vec<Value> = docs
-            .iter()
-            .zip(&revs)
-            .map(|(d, rev)| Value::Object(couch_doc(d, rev.as_deref())))
-            .collect();
         let req = self
             .http
             .request(Method::POST, self.http.db_url(&["_bulk_docs"]))
-            .json(&json!({ "docs": body }));
+            .header(CONTENT_TYPE, "application/json")
+            .body(bulk_body(&docs, &revs));
         let what = format!("database {} (_bulk_docs)", self.http.db());
         let resp = self.http.send(req).await?;
         if !resp.status().is_success() {
@@ -142,15 +332,36 @@ impl CouchStore {
         let mut url = self.http.db_url(&["_all_docs"]);
         url.query_pairs_mut().append_pair("include_docs", "true");
         let what = format!("database {} (_all_docs)", self.http.db());
+        let complete = self
+            .stream_all_docs(url, &what, move |body| parse_export(body, pages))
+            .await?;
+        if complete {
+            Ok(())
+        } else {
+            Err(StoreError::Other(
+                "the export was stopped before the end".into(),
+            ))
+        }
+    }
+
+    /// Sends one `GET` of an `_all_docs` listing and hands its body, as it
+    /// streams in, to `parse` on a blocking thread, so the answer is never
+    /// held whole. A stream silent for [`IDLE_LIMIT`] has failed.
+    async fn stream_all_docs<R: Send + 'static>(
+        &self,
+        url: url::Url,
+        what: &str,
+        parse: impl FnOnce(ChunkReader) -> Result<R, serde_json::Error> + Send + 'static,
+    ) -> Result<R, StoreError> {
         let resp = self
             .http
             .send(self.http.stream_request(Method::GET, url))
             .await?;
         if !resp.status().is_success() {
-            return Err(self.http.refusal(resp, &what).await);
+            return Err(self.http.refusal(resp, what).await);
         }
         let (chunks, chunks_rx) = mpsc::channel(16);
-        let parser = tokio::task::spawn_blocking(move || parse_export(chunks_rx, pages));
+        let parser = tokio::task::spawn_blocking(move || parse(ChunkReader::new(chunks_rx)));
         let mut body = resp.bytes_stream();
         let mut failed = None;
         loop {
@@ -179,37 +390,56 @@ impl CouchStore {
         drop(chunks);
         let parsed = parser
             .await
-            .map_err(|e| StoreError::Other(format!("the export task failed: {e}")))?;
+            .map_err(|e| StoreError::Other(format!("the reading task failed: {e}")))?;
         if let Some(e) = failed {
             return Err(e);
         }
-        match parsed {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(StoreError::Other(
-                "the export was stopped before the end".into(),
-            )),
-            Err(e) => Err(StoreError::Other(format!(
+        parsed.map_err(|e| {
+            StoreError::Other(format!(
                 "unexpected answer from CouchDB at {} to {what}: {e}",
                 self.http.server()
-            ))),
-        }
+            ))
+        })
     }
 }
 
-/// The body of one document in `_bulk_docs`: `_id`, `_rev` when replacing,
-/// then the fields.
-fn couch_doc(doc: &BulkDoc, rev: Option<&str>) -> Document {
-    let mut body = Document::new();
-    body.insert("_id".into(), Value::String(doc.key().as_str().to_owned()));
-    if let Some(rev) = rev {
-        body.insert("_rev".into(), Value::String(rev.to_owned()));
-    }
-    for (k, v) in doc.document() {
-        if k != "_id" && k != "_rev" {
-            body.insert(k, v);
+/// The body of a `_bulk_docs` request: `{"docs":[...]}`, each document as
+/// [`couch_doc`] writes it.
+fn bulk_body(docs: &[BulkDoc], revs: &[Option<String>]) -> String {
+    let mut body =
+        String::with_capacity(16 + docs.iter().map(|d| d.json().len() + 48).sum::<usize>());
+    body.push_str(r#"{"docs":["#);
+    for (i, (doc, rev)) in docs.iter().zip(revs).enumerate() {
+        if i > 0 {
+            body.push(',');
         }
+        couch_doc(&mut body, doc, rev.as_deref());
     }
+    body.push_str("]}");
     body
+}
+
+/// One document of `_bulk_docs`: `_id`, `_rev` when replacing, then the
+/// fields, spliced from the document's compact JSON (an object that holds
+/// neither `_id` nor `_rev`: the import's parser takes both out).
+fn couch_doc(out: &mut String, doc: &BulkDoc, rev: Option<&str>) {
+    let string = |s: &str| Value::String(s.to_owned()).to_string();
+    out.push_str(r#"{"_id":"#);
+    out.push_str(&string(doc.key().as_str()));
+    if let Some(rev) = rev {
+        out.push_str(r#","_rev":"#);
+        out.push_str(&string(rev));
+    }
+    let fields = doc.json();
+    let inner = fields
+        .strip_prefix('{')
+        .and_then(|f| f.strip_suffix('}'))
+        .unwrap_or("");
+    if !inner.is_empty() {
+        out.push(',');
+        out.push_str(inner);
+    }
+    out.push('}');
 }
 
 /// What became of each document sent (`(key, sent with a revision)`), from
@@ -249,15 +479,15 @@ fn outcomes(
         .collect()
 }
 
-/// The export's parser, on a blocking thread: reads the streamed body from
-/// `chunks` and sends pages of documents (design documents left out) to
-/// `pages`. `Ok(false)` when `pages` was closed before the end.
-fn parse_export(
-    chunks: Receiver<io::Result<Bytes>>,
-    pages: Sender<ExportPage>,
-) -> Result<bool, serde_json::Error> {
+/// The export's parser, on a blocking thread: reads the streamed body and
+/// sends pages of documents (design documents left out) to `pages`.
+/// `Ok(false)` when `pages` was closed before the end.
+fn parse_export(body: impl Read, pages: Sender<ExportPage>) -> Result<bool, serde_json::Error> {
     let mut page = Vec::with_capacity(EXPORT_PAGE);
-    let complete = each_row(ChunkReader::new(chunks), |id, doc| {
+    let complete = each_row(body, |row: Row| {
+        let (Some(id), Some(doc)) = (row.id, row.doc) else {
+            return true; // a deleted document's row
+        };
         if is_design(&id) {
             return true;
         }
@@ -309,20 +539,20 @@ impl Read for ChunkReader {
     }
 }
 
-/// Reads an `_all_docs?include_docs=true` body from `body` one row at a time,
-/// handing each row's ID and document to `each` (rows without a document are
-/// skipped) until it returns false. Returns whether every row was read; the
-/// other members of the body (`total_rows`, `offset`, ...) are skipped in any
-/// order.
-fn each_row(
+/// Reads an `_all_docs` body from `body` one row at a time, handing each row
+/// (read as an `R`, its other members skipped) to `each` until it returns
+/// false. Returns whether every row was read; the other members of the body
+/// (`total_rows`, `offset`, ...) are skipped in any order.
+fn each_row<R: DeserializeOwned>(
     body: impl Read,
-    mut each: impl FnMut(String, Value) -> bool,
+    mut each: impl FnMut(R) -> bool,
 ) -> Result<bool, serde_json::Error> {
     let mut stopped = false;
     let mut de = serde_json::Deserializer::from_reader(body);
     let result = Body {
         each: &mut each,
         stopped: &mut stopped,
+        row: PhantomData,
     }
     .deserialize(&mut de);
     match result {
@@ -342,12 +572,13 @@ struct Row {
 }
 
 /// The top-level object, with `rows` read element by element.
-struct Body<'a, F> {
+struct Body<'a, F, R> {
     each: &'a mut F,
     stopped: &'a mut bool,
+    row: PhantomData<R>,
 }
 
-impl<'de, F: FnMut(String, Value) -> bool> DeserializeSeed<'de> for Body<'_, F> {
+impl<'de, R: DeserializeOwned, F: FnMut(R) -> bool> DeserializeSeed<'de> for Body<'_, F, R> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -355,7 +586,7 @@ impl<'de, F: FnMut(String, Value) -> bool> DeserializeSeed<'de> for Body<'_, F> 
     }
 }
 
-impl<'de, F: FnMut(String, Value) -> bool> Visitor<'de> for Body<'_, F> {
+impl<'de, R: DeserializeOwned, F: FnMut(R) -> bool> Visitor<'de> for Body<'_, F, R> {
     type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -369,6 +600,7 @@ impl<'de, F: FnMut(String, Value) -> bool> Visitor<'de> for Body<'_, F> {
                 map.next_value_seed(Rows {
                     each: &mut *self.each,
                     stopped: &mut *self.stopped,
+                    row: PhantomData::<R>,
                 })?;
                 rows = true;
             } else {
@@ -383,12 +615,13 @@ impl<'de, F: FnMut(String, Value) -> bool> Visitor<'de> for Body<'_, F> {
     }
 }
 
-struct Rows<'a, F> {
+struct Rows<'a, F, R> {
     each: &'a mut F,
     stopped: &'a mut bool,
+    row: PhantomData<R>,
 }
 
-impl<'de, F: FnMut(String, Value) -> bool> DeserializeSeed<'de> for Rows<'_, F> {
+impl<'de, R: DeserializeOwned, F: FnMut(R) -> bool> DeserializeSeed<'de> for Rows<'_, F, R> {
     type Value = ();
 
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
@@ -396,7 +629,7 @@ impl<'de, F: FnMut(String, Value) -> bool> DeserializeSeed<'de> for Rows<'_, F> 
     }
 }
 
-impl<'de, F: FnMut(String, Value) -> bool> Visitor<'de> for Rows<'_, F> {
+impl<'de, R: DeserializeOwned, F: FnMut(R) -> bool> Visitor<'de> for Rows<'_, F, R> {
     type Value = ();
 
     fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
@@ -404,11 +637,8 @@ impl<'de, F: FnMut(String, Value) -> bool> Visitor<'de> for Rows<'_, F> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<(), A::Error> {
-        while let Some(row) = seq.next_element::<Row>()? {
-            let (Some(id), Some(doc)) = (row.id, row.doc) else {
-                continue;
-            };
-            if !(self.each)(id, doc) {
+        while let Some(row) = seq.next_element::<R>()? {
+            if !(self.each)(row) {
                 *self.stopped = true;
                 return Err(serde::de::Error::custom("stopped"));
             }
@@ -423,8 +653,10 @@ mod tests {
 
     fn read_rows(body: &str) -> Result<Vec<(String, Value)>, String> {
         let mut rows = Vec::new();
-        each_row(body.as_bytes(), |id, doc| {
-            rows.push((id, doc));
+        each_row(body.as_bytes(), |row: Row| {
+            if let (Some(id), Some(doc)) = (row.id, row.doc) {
+                rows.push((id, doc));
+            }
             true
         })
         .map_err(|e| e.to_string())?;
@@ -473,7 +705,7 @@ mod tests {
     fn the_caller_can_stop_the_reading() {
         let body = r#"{"rows":[{"id":"a","doc":{}},{"id":"b","doc":{}},{"id":"c","doc":{}}]}"#;
         let mut seen = 0;
-        let complete = each_row(body.as_bytes(), |_, _| {
+        let complete = each_row(body.as_bytes(), |_: Row| {
             seen += 1;
             seen < 2
         });
@@ -485,7 +717,8 @@ mod tests {
     async fn the_export_parser_reads_chunks_and_leaves_out_design_documents() {
         let (chunks, chunks_rx) = mpsc::channel(4);
         let (pages, mut pages_rx) = mpsc::channel(4);
-        let parser = tokio::task::spawn_blocking(move || parse_export(chunks_rx, pages));
+        let parser =
+            tokio::task::spawn_blocking(move || parse_export(ChunkReader::new(chunks_rx), pages));
         let mut body = String::from(r#"{"total_rows":2501,"offset":0,"rows":["#);
         body.push_str(r#"{"id":"_design/x","doc":{"_id":"_design/x","_rev":"1-a"}}"#);
         for i in 0..2500 {
@@ -533,9 +766,10 @@ mod tests {
             .await
             .expect("send");
         drop(chunks);
-        let result = tokio::task::spawn_blocking(move || parse_export(chunks_rx, pages))
-            .await
-            .expect("parser");
+        let result =
+            tokio::task::spawn_blocking(move || parse_export(ChunkReader::new(chunks_rx), pages))
+                .await
+                .expect("parser");
         assert!(
             result.is_err_and(|e| e.to_string().contains("connection reset")),
             "the reading error comes through"
@@ -598,13 +832,45 @@ mod tests {
             unreachable!()
         };
         let d = BulkDoc::new(LinkKey::parse("docs/api").expect("key"), fields);
-        assert_eq!(
-            Value::Object(couch_doc(&d, Some("3-abc"))).to_string(),
-            r#"{"_id":"docs/api","_rev":"3-abc","url":"/a","note":"n"}"#
+        let e = BulkDoc::new(
+            LinkKey::parse("e").expect("key"),
+            crate::link::Document::new(),
         );
+        let body = bulk_body(&[d, e], &[Some("3-\"x".into()), None]);
         assert_eq!(
-            Value::Object(couch_doc(&d, None)).to_string(),
-            r#"{"_id":"docs/api","url":"/a","note":"n"}"#
+            body,
+            r#"{"docs":[{"_id":"docs/api","_rev":"3-\"x","url":"/a","note":"n"},{"_id":"e"}]}"#
         );
+        let parsed: Value = serde_json::from_str(&body).expect("valid JSON");
+        assert_eq!(parsed["docs"][0]["note"], "n");
+        assert_eq!(bulk_body(&[], &[]), r#"{"docs":[]}"#);
+    }
+
+    #[test]
+    fn the_lookup_follows_the_database_size_against_the_file() {
+        assert_eq!(Lookup::choose(0, 1_000_000), Lookup::Nothing);
+        // A design document alone: one short listing.
+        assert_eq!(Lookup::choose(1, 1), Lookup::Listing);
+        assert_eq!(Lookup::choose(1_000_000, 1_000_000), Lookup::Listing);
+        assert_eq!(Lookup::choose(10_000_000, 1_000_000), Lookup::Listing);
+        assert_eq!(Lookup::choose(10_000_001, 1_000_000), Lookup::ByKey);
+        assert_eq!(Lookup::choose(1_000_000, 10), Lookup::ByKey);
+        assert_eq!(Lookup::choose(u64::MAX, usize::MAX), Lookup::Listing);
+    }
+
+    #[test]
+    fn id_rows_are_read_from_a_listing_without_documents() {
+        let body = r#"{"total_rows":3,"offset":0,"rows":[
+{"id":"_design/qrtag","key":"_design/qrtag","value":{"rev":"1-a"}},
+{"id":"a","key":"a","value":{"rev":"2-b"}},
+{"id":"b/c","key":"b/c","value":{"rev":"1-c"}}
+]}"#;
+        let mut ids = Vec::new();
+        let complete = each_row(body.as_bytes(), |row: IdRow| {
+            ids.extend(row.id);
+            true
+        });
+        assert_eq!(complete.ok(), Some(true));
+        assert_eq!(ids, ["_design/qrtag", "a", "b/c"]);
     }
 }
