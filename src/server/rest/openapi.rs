@@ -42,6 +42,9 @@ use super::{links, scans};
         scans::AllScans,
         scans::Day,
         scans::TopLink,
+        scans::Breakdowns,
+        scans::Breakdown,
+        scans::ValueScans,
     )),
     modifiers(&Bearer)
 )]
