@@ -83,8 +83,8 @@ pub fn shade(n: u64, max: u64) -> u8 {
 
 const WEEKDAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
 
-/// The section: `scope` says what the numbers cover ("of all time", "the
-/// last 30 days"), `csv_href` where the download is. `None`: not available.
+/// The section: `scope` says what the numbers cover ("of all time", "in
+/// the last 30 days"), `csv_href` where the download is. `None`: not available.
 pub fn section(shares: Option<&Shares>, scope: &str, csv_href: &str) -> Markup {
     let Some(s) = shares else {
         return html! {

@@ -55,7 +55,7 @@ pub fn page(v: &View<'_>) -> Markup {
             h2 { "Where and when, " (v.period.words()) }
             (super::breakdowns::section(
                 v.shares.as_ref(),
-                v.period.words(),
+                &format!("in {}", v.period.words()),
                 &format!("{BASE}/dashboard/breakdowns.csv?days={}", v.period.days()),
             ))
         },
