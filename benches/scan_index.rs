@@ -5,7 +5,10 @@
 //!
 //! - the first build (rotated file and live file read, every line counted)
 //!   in lines/s, against `qrtag stats` aggregating the same files;
-//! - resident memory the built index adds, per key and per line;
+//! - resident memory the built index adds, per key and per line, with the
+//!   breakdowns (device, OS, browser, places from the test GeoIP database,
+//!   referrer, hour × weekday) against without them: each built in a child
+//!   process of its own, so neither sees the other's freed pages;
 //! - a restart: loading the checkpoint and catching up with 1% new lines,
 //!   against the first build, and the bytes it read against those appended;
 //! - query times (`key`, a page of 50 `scans_since`, `top_keys(20)`,
@@ -77,7 +80,72 @@ fn time_ns(runs: u32, mut f: impl FnMut(u32)) -> f64 {
     t.elapsed().as_nanos() as f64 / f64::from(runs)
 }
 
+/// Set in a child: build the index of the log at this path (with
+/// `QRTAG_SCAN_INDEX_VARIANT` = `plain` or `breakdowns`) and print what it
+/// took.
+const CHILD_LOG: &str = "QRTAG_SCAN_INDEX_CHILD_LOG";
+const VARIANT: &str = "QRTAG_SCAN_INDEX_VARIANT";
+
+fn settings_for(log: &std::path::Path, breakdowns: bool) -> ScanIndexSettings {
+    let geoip =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/geoip/test.mmdb");
+    ScanIndexSettings {
+        checkpoint_interval: Duration::from_secs(3600),
+        breakdowns: breakdowns.then(|| {
+            let db = qrtag::stats::dimensions::place::GeoDb::open(&geoip).expect("test mmdb");
+            scan_index::BreakdownSettings::new(chrono_tz::Tz::UTC, Some((geoip.as_path(), db)))
+        }),
+        ..ScanIndexSettings::beside(log)
+    }
+}
+
+/// One build in this process, alone: `rss=… approx=… build_ns=… keys=…`.
+fn child(log: PathBuf, breakdowns: bool) -> std::io::Result<()> {
+    let mut settings = settings_for(&log, breakdowns);
+    settings.checkpoint = log.with_file_name(format!(".child-{breakdowns}.scan-index"));
+    let rss_before = rss();
+    let t = Instant::now();
+    let running = scan_index::start(log.clone(), settings)?;
+    let index = running.index();
+    wait(&index, "the first build", ScanIndex::caught_up);
+    let build = t.elapsed();
+    let rss_added = rss().saturating_sub(rss_before);
+    let (keys, approx) = index.with_state(|s| (s.key_count(), s.approx_bytes()));
+    println!(
+        "rss={rss_added} approx={approx} build_ns={} keys={keys}",
+        build.as_nanos()
+    );
+    drop(running);
+    Ok(())
+}
+
+/// Runs [`child`] in a new process of this benchmark and reads its line.
+fn build_apart(log: &std::path::Path, breakdowns: bool) -> std::io::Result<(u64, u64, Duration)> {
+    let out = std::process::Command::new(std::env::current_exe()?)
+        .env(CHILD_LOG, log)
+        .env(VARIANT, if breakdowns { "breakdowns" } else { "plain" })
+        .stderr(std::process::Stdio::inherit())
+        .output()?;
+    let text = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| -> u64 {
+        text.split_whitespace()
+            .find_map(|f| f.strip_prefix(name)?.strip_prefix('=')?.parse().ok())
+            .unwrap_or_else(|| panic!("no {name} from the child: {text}"))
+    };
+    Ok((
+        field("rss"),
+        field("approx"),
+        Duration::from_nanos(field("build_ns")),
+    ))
+}
+
 fn main() -> std::io::Result<()> {
+    if let Some(log) = std::env::var_os(CHILD_LOG) {
+        return child(
+            PathBuf::from(log),
+            std::env::var(VARIANT).as_deref() == Ok("breakdowns"),
+        );
+    }
     let lines = env_or("QRTAG_SCAN_INDEX_LINES", 10_000_000);
     let keys = env_or("QRTAG_SCAN_INDEX_KEYS", 1_000_000);
     let junk = env_or("QRTAG_SCAN_INDEX_JUNK", 0) as u32;
@@ -102,11 +170,25 @@ fn main() -> std::io::Result<()> {
         t.elapsed()
     );
 
-    // The first build, with the process's memory before and after.
-    let settings = ScanIndexSettings {
-        checkpoint_interval: Duration::from_secs(3600),
-        ..ScanIndexSettings::beside(&log)
-    };
+    // Memory, each variant built alone in a process of its own.
+    let (plain_rss, plain_approx, plain_build) = build_apart(&log, false)?;
+    let (with_rss, with_approx, with_build) = build_apart(&log, true)?;
+    println!(
+        "breakdowns: +{:.0} MB resident with them | baseline without: +{:.0} MB | ratio {:.2} (tables {:.0} MB vs {:.0} MB, {:.2}); build {:.1?} vs {:.1?}, ratio {:.2}",
+        with_rss as f64 / 1e6,
+        plain_rss as f64 / 1e6,
+        with_rss as f64 / plain_rss.max(1) as f64,
+        with_approx as f64 / 1e6,
+        plain_approx as f64 / 1e6,
+        with_approx as f64 / plain_approx.max(1) as f64,
+        with_build,
+        plain_build,
+        with_build.as_secs_f64() / plain_build.as_secs_f64(),
+    );
+
+    // The first build (with the breakdowns), with the process's memory
+    // before and after.
+    let settings = settings_for(&log, true);
     let rss_before = rss();
     let t = Instant::now();
     let running = scan_index::start(log.clone(), settings.clone())?;

@@ -418,6 +418,34 @@ async fn scans_of_a_link_and_of_all_links_come_from_the_scan_index() {
     let all: Value = r.json().await.expect("json");
     assert_eq!(all["in_range"].as_u64(), Some(3), "{all}");
     assert_eq!(all["top"][0]["key"], "flyer");
+    // The breakdowns the index keeps: three iPhone scans, in UTC.
+    let b = &all["breakdowns"];
+    assert_eq!(b["scans"].as_u64(), Some(3), "{all}");
+    assert_eq!(b["time_zone"], "UTC");
+    let device = b["dimensions"]
+        .as_array()
+        .expect("dimensions")
+        .iter()
+        .find(|d| d["dimension"] == "device")
+        .expect("device");
+    assert_eq!(device["values"], json!([{"value": "phone", "scans": 3}]));
+    let cells: u64 = b["hour_weekday"]
+        .as_array()
+        .expect("7 days")
+        .iter()
+        .flat_map(|d| d.as_array().expect("24 hours"))
+        .map(|n| n.as_u64().expect("count"))
+        .sum();
+    assert_eq!(cells, 3);
+    let r = get(&app, "/links/flyer/scans?by=os", &write).await;
+    let one: Value = r.json().await.expect("json");
+    let dims = one["breakdowns"]["dimensions"].as_array().expect("dims");
+    assert_eq!(dims.len(), 1, "{one}");
+    assert_eq!(dims[0]["dimension"], "os");
+    assert_eq!(dims[0]["values"][0]["scans"].as_u64(), Some(3), "{one}");
+    assert!(one["breakdowns"]["hour_weekday"].is_null(), "{one}");
+    let r = get(&app, "/scans?by=colour", &write).await;
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
     let r = get(&app, "/scans?since=2026-12-02&until=2026-12-01", &write).await;
     assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
 }

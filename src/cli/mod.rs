@@ -731,6 +731,17 @@ pub struct ServeArgs {
         env = "QRTAG_SCAN_INDEX_FILE"
     )]
     pub scan_index_file: Option<PathBuf>,
+    /// A MaxMind-format database (GeoLite2 Country or City, DB-IP Lite, any
+    /// MMDB): the scan index also breaks scans down by country, region and
+    /// city, as `qrtag stats --geoip-db` does. Without it, no places.
+    #[arg(
+        long,
+        value_name = "FILE",
+        help_heading = "Console",
+        env = "QRTAG_GEOIP_DB",
+        value_parser = parse_geoip_db
+    )]
+    pub geoip_db: Option<GeoIpDb>,
     /// The web console on the admin listener, at /console (login required:
     /// on the embedded store a password chosen through the one-time setup
     /// link serve prints while none is set, or set with `qrtag
@@ -764,6 +775,27 @@ fn parse_time_zone(s: &str) -> Result<chrono_tz::Tz, String> {
     s.parse().map_err(|_| {
         format!("`{s}` is not a time zone: give an IANA name, e.g. UTC or Europe/Dublin")
     })
+}
+
+/// A `--geoip-db` file, opened and checked (an MMDB) before anything
+/// starts.
+#[derive(Clone)]
+pub struct GeoIpDb {
+    pub path: PathBuf,
+    pub db: crate::stats::dimensions::place::GeoDb,
+}
+
+impl std::fmt::Debug for GeoIpDb {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("GeoIpDb").field(&self.path).finish()
+    }
+}
+
+fn parse_geoip_db(s: &str) -> Result<GeoIpDb, String> {
+    let path = PathBuf::from(s);
+    crate::stats::dimensions::place::GeoDb::open(&path)
+        .map(|db| GeoIpDb { path, db })
+        .map_err(|e| e.to_string())
 }
 
 /// A `--scan-log` pattern, checked before anything starts.
@@ -821,6 +853,12 @@ impl Cli {
             None => return None,
         }
         settings.logs = logs;
+        settings.breakdowns = Some(crate::scan_index::BreakdownSettings::new(
+            self.time_zone,
+            args.geoip_db
+                .as_ref()
+                .map(|g| (g.path.as_path(), g.db.clone())),
+        ));
         Some(settings)
     }
 

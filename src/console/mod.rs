@@ -127,6 +127,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/link", web::get().to(link::page))
             .route("/link/download", web::get().to(link::download))
             .route("/link/pdf", web::get().to(link::pdf))
+            .route("/link/breakdowns.csv", web::get().to(link::breakdowns_csv))
             .route("/link/destination", web::post().to(link::destination))
             .route("/link/state", web::post().to(link::set_state))
             .route("/link/expiry", web::post().to(link::expiry))
@@ -137,6 +138,10 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/sheet/download", web::get().to(sheet::download))
             .route("/sheet/pdf", web::get().to(sheet::pdf))
             .route("/dashboard", web::get().to(dashboard::page))
+            .route(
+                "/dashboard/breakdowns.csv",
+                web::get().to(dashboard::breakdowns_csv),
+            )
             .route(stylesheet::PATH, web::get().to(stylesheet::serve))
             .default_service(web::to(not_found)),
     );

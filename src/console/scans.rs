@@ -8,6 +8,8 @@
 
 use chrono::NaiveDate;
 
+pub use crate::scan_index::{Share, Shares};
+
 /// One link's scan numbers, by the definitions `qrtag stats` uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct KeyScans {
@@ -40,6 +42,18 @@ pub trait ScanCounts: Send + Sync + 'static {
     /// from the same moment (the list's "never scanned" filter asks for
     /// every link in one pass). `false`, and `f` not run, when not available.
     fn with_all_time(&self, f: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool;
+
+    /// A key's breakdowns (device, OS, browser, places, referrer, hour ×
+    /// weekday) of all time; `None` when not available or not kept.
+    fn key_shares(&self, _key: &str) -> Option<Shares> {
+        None
+    }
+
+    /// All keys' breakdowns over the days `from..=to`; `None` when not
+    /// available or not kept.
+    fn day_shares(&self, _from: NaiveDate, _to: NaiveDate) -> Option<Shares> {
+        None
+    }
 }
 
 /// No index yet: every number is "not available".
@@ -122,6 +136,20 @@ impl ScanCounts for crate::scan_index::ScanIndex {
         }
         self.with_state(|s| f(&|key| s.key(key).scans));
         true
+    }
+
+    fn key_shares(&self, key: &str) -> Option<Shares> {
+        if !self.caught_up() {
+            return None;
+        }
+        crate::scan_index::ScanIndex::key_shares(self, key)
+    }
+
+    fn day_shares(&self, from: NaiveDate, to: NaiveDate) -> Option<Shares> {
+        if !self.caught_up() {
+            return None;
+        }
+        crate::scan_index::ScanIndex::day_shares(self, from, to)
     }
 }
 

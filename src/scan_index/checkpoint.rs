@@ -17,6 +17,7 @@
 //! ```text
 //! "QRTAGSIX" version:u32
 //! sources_len:u32 sources              (the followed patterns, one a line: the access log's path, as given, by default)
+//! basis_len:u32 basis                  (what the breakdowns are counted with, `Basis::describe`; empty: none kept)
 //! logs:u32, per live log:
 //!     path_len:u32 path
 //!     marks:u32, per file: dev:u64 ino:u64 size:u64 offset:u64 head:[u8;16] complete:u8
@@ -28,6 +29,12 @@
 //! pair_bits:u32 slots:u64, per slot: key_id:u32 scanner:u64 (key_id u32::MAX, scanner 0: empty)
 //! scanners:u64, per scanner: scanner:u64
 //! days:u32, per day: day:u32 requests scans head bot not_found:u64 first last:u64
+//! with breakdowns (basis not empty):
+//!     values:u32, per value: tag:u16 len:u32 value        (in the order they were interned)
+//!     tallies:u32 (at most keys), per key by id: entries:u32, per entry: tag << 16 | count:u32
+//!     excess:u64, per entry: key_id:u32 tag:u16 count:u64  (beyond a saturated entry's 65,535)
+//!     days:u32, per day: day:u32 entries:u32, per entry: u32
+//!     excess:u64, per entry: day:u32 tag:u16 count:u64
 //! crc32:u32                            (of every byte before it)
 //! ```
 
@@ -37,6 +44,7 @@ use crate::access_log::format::LogTime;
 use crate::snapshot::file::Crc32Writer;
 use crate::stats::aggregate::KeyStats;
 
+use super::breakdowns::{Basis, Kept, Tally};
 use super::index::{DayCount, IndexState, day_date};
 use super::pairs::{Pair, PairSet};
 
@@ -50,9 +58,10 @@ pub fn is_checkpoint(head: &[u8]) -> bool {
 /// 2: the "other paths" bucket and a key's `redirected` flag; 3: the pairs
 /// as their table's raw slots; 4: lines counted under the link that
 /// answered them, not their path; 5: several logs (`--scan-log`), the marks
-/// of each under its path. A file of another version is ignored and the
-/// index rebuilt from the logs.
-const VERSION: u32 = 5;
+/// of each under its path; 6: the breakdowns and what they were counted
+/// with. A file of another version is ignored and the index rebuilt from
+/// the logs.
+const VERSION: u32 = 6;
 
 /// Which file a checkpoint's counts came from, and how far.
 ///
@@ -85,6 +94,8 @@ pub enum DecodeError {
     Malformed(&'static str),
     #[error("the checkpoint is of other access logs ({found:?}), not {expected:?}")]
     OtherLog { found: String, expected: String },
+    #[error("the checkpoint's breakdowns were counted with {found:?}, not {expected:?}")]
+    OtherBasis { found: String, expected: String },
     #[error(transparent)]
     Io(#[from] io::Error),
 }
@@ -125,6 +136,12 @@ pub fn encode(
     w.u32(VERSION)?;
     w.u32(len32(sources.len())?)?;
     w.write_all(sources.as_bytes())?;
+    let basis = state
+        .breakdown_basis()
+        .map(Basis::describe)
+        .unwrap_or_default();
+    w.u32(len32(basis.len())?)?;
+    w.write_all(basis.as_bytes())?;
     w.u32(len32(logs.len())?)?;
     for log in logs {
         w.u32(len32(log.log.len())?)?;
@@ -176,10 +193,103 @@ pub fn encode(
         w.u32(day)?;
         write_stats(&mut w, stats)?;
     }
+    if let Some(kept) = &state.kept {
+        write_kept(&mut w, kept)?;
+    }
     let mut w = w.into_inner().map_err(|e| e.into_error())?;
     let crc = w.crc.clone().finalize();
     w.inner.write_all(&crc.to_le_bytes())?;
     w.inner.flush()
+}
+
+fn write_kept(w: &mut impl Write, kept: &Kept) -> io::Result<()> {
+    w.u32(len32(kept.values.len())?)?;
+    for (tag, value) in kept.values.iter() {
+        w.write_all(&tag.to_le_bytes())?;
+        w.u32(len32(value.len())?)?;
+        w.write_all(value.as_bytes())?;
+    }
+    let write_tally = |w: &mut dyn Write, t: &Tally| -> io::Result<()> {
+        w.u32(len32(t.entries().len())?)?;
+        t.entries().iter().try_for_each(|&e| w.u32(e))
+    };
+    let write_excess = |w: &mut dyn Write, excess: &super::breakdowns::Excess| -> io::Result<()> {
+        w.u64(excess.len() as u64)?;
+        for (&(owner, tag), &n) in excess {
+            w.u32(owner)?;
+            w.write_all(&tag.to_le_bytes())?;
+            w.u64(n)?;
+        }
+        Ok(())
+    };
+    w.u32(len32(kept.keys.len())?)?;
+    for t in &kept.keys {
+        write_tally(w, t)?;
+    }
+    write_excess(w, &kept.key_excess)?;
+    w.u32(len32(kept.days.len())?)?;
+    for (&day, t) in &kept.days {
+        w.u32(day)?;
+        write_tally(w, t)?;
+    }
+    write_excess(w, &kept.day_excess)
+}
+
+fn read_kept(r: &mut impl Read, basis: Basis, key_count: usize) -> Result<Kept, DecodeError> {
+    let mut kept = Kept::new(basis);
+    let value_count = r.u32()?;
+    for _ in 0..value_count {
+        let tag = r.u16()?;
+        let value = r.string()?;
+        kept.values
+            .push(tag, &value)
+            .map_err(DecodeError::Malformed)?;
+    }
+    let read_tally = |r: &mut dyn Read, values| -> Result<Tally, DecodeError> {
+        let n = r.u32()?;
+        let mut entries = Vec::with_capacity(bounded(u64::from(n)));
+        for _ in 0..n {
+            entries.push(r.u32()?);
+        }
+        Tally::from_entries(entries, values).map_err(DecodeError::Malformed)
+    };
+    let read_excess = |r: &mut dyn Read,
+                       owners: &dyn Fn(u32) -> bool|
+     -> Result<super::breakdowns::Excess, DecodeError> {
+        let n = r.u64()?;
+        let mut excess = super::breakdowns::Excess::default();
+        excess.reserve(bounded(n));
+        for _ in 0..n {
+            let (owner, tag, count) = (r.u32()?, r.u16()?, r.u64()?);
+            if !owners(owner) || excess.insert((owner, tag), count).is_some() {
+                return Err(DecodeError::Malformed("a breakdown's excess"));
+            }
+        }
+        Ok(excess)
+    };
+    let tallies = r.u32()? as usize;
+    if tallies > key_count {
+        return Err(DecodeError::Malformed("more breakdowns than keys"));
+    }
+    kept.keys.reserve(tallies);
+    for _ in 0..tallies {
+        let t = read_tally(r, &kept.values)?;
+        kept.keys.push(t);
+    }
+    kept.key_excess = read_excess(r, &|id| (id as usize) < tallies)?;
+    let day_count = r.u32()?;
+    for _ in 0..day_count {
+        let day = r.u32()?;
+        let ordered = kept.days.last_key_value().is_none_or(|(&d, _)| d < day);
+        if !ordered || day_date(day).is_none() {
+            return Err(DecodeError::Malformed("a breakdown's day"));
+        }
+        let t = read_tally(r, &kept.values)?;
+        kept.days.insert(day, t);
+    }
+    let days: Vec<u32> = kept.days.keys().copied().collect();
+    kept.day_excess = read_excess(r, &|d| days.binary_search(&d).is_ok())?;
+    Ok(kept)
 }
 
 fn write_stats(w: &mut impl Write, s: &KeyStats) -> io::Result<()> {
@@ -194,9 +304,15 @@ fn len32(n: usize) -> io::Result<u32> {
     u32::try_from(n).map_err(|_| io::Error::other("more than 4 GiB in one checkpoint field"))
 }
 
-/// Reads a checkpoint of `len` bytes made for the logs `sources` names.
-pub fn decode(input: impl Read, len: u64, sources: &str) -> Result<Decoded, DecodeError> {
-    decode_inner(input, len, sources).map_err(|e| match e {
+/// Reads a checkpoint of `len` bytes made for the logs `sources` names,
+/// with breakdowns counted on `basis` (or none kept).
+pub fn decode(
+    input: impl Read,
+    len: u64,
+    sources: &str,
+    basis: Option<&Basis>,
+) -> Result<Decoded, DecodeError> {
+    decode_inner(input, len, sources, basis).map_err(|e| match e {
         // A count or length pointing past the end: the file was cut short
         // or a damaged byte became a length.
         DecodeError::Io(e) if e.kind() == io::ErrorKind::UnexpectedEof => DecodeError::Checksum,
@@ -204,7 +320,12 @@ pub fn decode(input: impl Read, len: u64, sources: &str) -> Result<Decoded, Deco
     })
 }
 
-fn decode_inner(input: impl Read, len: u64, sources: &str) -> Result<Decoded, DecodeError> {
+fn decode_inner(
+    input: impl Read,
+    len: u64,
+    sources: &str,
+    basis: Option<&Basis>,
+) -> Result<Decoded, DecodeError> {
     let Some(body_left) = len.checked_sub(4) else {
         return Err(DecodeError::NotACheckpoint);
     };
@@ -236,6 +357,11 @@ fn decode_inner(input: impl Read, len: u64, sources: &str) -> Result<Decoded, De
             found,
             expected: sources.to_owned(),
         });
+    }
+    let found = r.string()?;
+    let expected = basis.map(Basis::describe).unwrap_or_default();
+    if found != expected {
+        return Err(DecodeError::OtherBasis { found, expected });
     }
     let log_count = r.u32()?;
     let mut logs = Vec::with_capacity(bounded(u64::from(log_count)));
@@ -317,6 +443,9 @@ fn decode_inner(input: impl Read, len: u64, sources: &str) -> Result<Decoded, De
         let stats = read_stats(&mut r)?;
         state.days.insert(day, stats);
     }
+    if let Some(basis) = basis {
+        state.kept = Some(read_kept(&mut r, basis.clone(), state.keys.len())?);
+    }
     let mut trailer = [0u8; 4];
     r.read_exact(&mut trailer)?;
     let body = r.get_ref();
@@ -395,6 +524,11 @@ trait ReadLe: Read {
         let mut b = [0u8; 1];
         self.read_exact(&mut b)?;
         Ok(b[0])
+    }
+    fn u16(&mut self) -> io::Result<u16> {
+        let mut b = [0u8; 2];
+        self.read_exact(&mut b)?;
+        Ok(u16::from_le_bytes(b))
     }
     fn u32(&mut self) -> io::Result<u32> {
         let mut b = [0u8; 4];

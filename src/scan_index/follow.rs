@@ -28,6 +28,7 @@ use sha2::{Digest, Sha256};
 use crate::access_log::format::parse_line_bytes;
 use crate::stats::aggregate::BotFilter;
 use crate::stats::attribute::link_key;
+use crate::stats::dimensions::Deriver;
 
 use super::Links;
 use crate::stats::read::{LineError, MAX_LINE};
@@ -124,9 +125,16 @@ impl Lines {
     }
 }
 
+/// What a follower counts lines with besides the state: caches that
+/// outlive a state replaced by a checkpoint's.
+struct Counters {
+    bots: BotFilter,
+    deriver: Option<Deriver>,
+}
+
 fn count(
     state: &mut IndexState,
-    bots: &mut BotFilter,
+    counters: &mut Counters,
     links: Option<&dyn Links>,
     line: Result<&[u8], LineError>,
 ) {
@@ -136,7 +144,7 @@ fn count(
                 Some(links) => link_key(parsed.key(), |k| links.is_link(k)),
                 None => parsed.key(),
             };
-            state.add_as(&parsed, key, bots);
+            state.add_with(&parsed, key, &mut counters.bots, counters.deriver.as_mut());
         }
         _ => state.add_malformed(),
     }
@@ -331,7 +339,7 @@ pub struct Stopped;
 pub(super) struct Follower<'a> {
     index: &'a ScanIndex,
     path: PathBuf,
-    bots: BotFilter,
+    counters: Counters,
     buf: Vec<u8>,
     current: Option<Tracked>,
     /// The file the path named before the last rotation, read until the
@@ -352,7 +360,10 @@ impl<'a> Follower<'a> {
         Follower {
             index,
             path,
-            bots: BotFilter::new(),
+            counters: Counters {
+                bots: BotFilter::new(),
+                deriver: None,
+            },
             buf: vec![0; CHUNK],
             current: None,
             draining: None,
@@ -361,6 +372,13 @@ impl<'a> Follower<'a> {
             stop,
             links: None,
         }
+    }
+
+    /// Derives each scan's breakdown values with `deriver` (counted when
+    /// the state keeps breakdowns).
+    pub fn with_deriver(mut self, deriver: Deriver) -> Follower<'a> {
+        self.counters.deriver = Some(deriver);
+        self
     }
 
     /// Counts each line under the link among `links` that answered it.
@@ -474,9 +492,9 @@ impl<'a> Follower<'a> {
             f.seek(SeekFrom::Start(start))?;
             self.pump(&mut Counting { inner: f, counter }, &mut lines)?;
         }
-        let (index, bots, links) = (self.index, &mut self.bots, self.links);
+        let (index, counters, links) = (self.index, &mut self.counters, self.links);
         let mut state = index.write();
-        lines.finish(|l| count(&mut state, bots, links, l));
+        lines.finish(|l| count(&mut state, counters, links, l));
         drop(state);
         self.done.push(FileMark {
             dev: meta.dev(),
@@ -505,9 +523,9 @@ impl<'a> Follower<'a> {
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
                 Err(e) => return Err(e.into()),
             };
-            let (index, bots, links) = (self.index, &mut self.bots, self.links);
+            let (index, counters, links) = (self.index, &mut self.counters, self.links);
             let mut state = index.write();
-            lines.feed(&self.buf[..n], |l| count(&mut state, bots, links, l));
+            lines.feed(&self.buf[..n], |l| count(&mut state, counters, links, l));
         }
     }
 
@@ -579,9 +597,9 @@ impl<'a> Follower<'a> {
 
     fn finish_draining(&mut self, mut old: Tracked) -> Result<(), ReadError> {
         self.read_appended(&mut old)?;
-        let (index, bots, links) = (self.index, &mut self.bots, self.links);
+        let (index, counters, links) = (self.index, &mut self.counters, self.links);
         let mut state = index.write();
-        old.lines.finish(|l| count(&mut state, bots, links, l));
+        old.lines.finish(|l| count(&mut state, counters, links, l));
         drop(state);
         if old.head.is_none() {
             old.head = probe_head(&old.file, &self.progress().probe_bytes)?;

@@ -33,7 +33,9 @@ use hashbrown::HashTable;
 use crate::access_log::format::LogLine;
 use crate::link_key::LinkKey;
 use crate::stats::aggregate::{self, BotFilter, KeyStats};
+use crate::stats::dimensions::Deriver;
 
+use super::breakdowns::{Basis, Kept, Shares};
 use super::buckets::ScanBuckets;
 use super::pairs::{MAX_KEY_ID, Pair, PairSet};
 
@@ -139,6 +141,8 @@ pub struct IndexState {
     /// Lines of keys beyond `u32::MAX` ids: in `other`, and unreachable
     /// before memory runs out, but never a panic.
     pub(super) overflow: u64,
+    /// The breakdowns, when the index keeps them ([`super::breakdowns`]).
+    pub(super) kept: Option<Kept>,
 }
 
 impl Default for IndexState {
@@ -158,6 +162,7 @@ impl Default for IndexState {
             lines_read: 0,
             malformed: 0,
             overflow: 0,
+            kept: None,
         }
     }
 }
@@ -179,6 +184,18 @@ impl IndexState {
         self
     }
 
+    /// The same state, also keeping the breakdowns counted on `basis`
+    /// (fed by [`Self::add_with`]).
+    pub fn with_breakdowns(mut self, basis: Basis) -> IndexState {
+        self.kept = Some(Kept::new(basis));
+        self
+    }
+
+    /// What the breakdowns are counted with, if they are kept.
+    pub fn breakdown_basis(&self) -> Option<&Basis> {
+        self.kept.as_ref().map(Kept::basis)
+    }
+
     /// Counts one parsed line. `bots` is the caller's, so that its cache of
     /// verdicts outlives a state that is replaced (a checkpoint loaded).
     pub fn add(&mut self, line: &LogLine<'_>, bots: &mut BotFilter) {
@@ -188,6 +205,19 @@ impl IndexState {
     /// Counts one parsed line under `key`, the link that answered it
     /// ([`crate::stats::attribute`]).
     pub fn add_as(&mut self, line: &LogLine<'_>, key: &str, bots: &mut BotFilter) {
+        self.add_with(line, key, bots, None);
+    }
+
+    /// [`Self::add_as`], and a scan's values into the breakdowns (when
+    /// kept) through `deriver`, the caller's like `bots`: the one
+    /// `qrtag stats --by` derives them with.
+    pub fn add_with(
+        &mut self,
+        line: &LogLine<'_>,
+        key: &str,
+        bots: &mut BotFilter,
+        deriver: Option<&mut Deriver>,
+    ) {
         self.lines_read += 1;
         let counted = aggregate::classify(line, bots);
         let day = line.time.yyyymmdd();
@@ -195,11 +225,22 @@ impl IndexState {
         if let Some(scanner) = counted.scanner {
             self.scanners.insert(scanner);
         }
+        let tags = match (&mut self.kept, deriver) {
+            (Some(kept), Some(deriver)) if counted.scan => {
+                let tags = kept.tags(line, deriver);
+                kept.count_day(day, &tags);
+                Some(tags)
+            }
+            _ => None,
+        };
         let redirect = line.is_redirect();
         let Some(id) = self.detail_id(key, redirect) else {
             self.other.count(&counted, line.time);
             return;
         };
+        if let (Some(kept), Some(tags)) = (&mut self.kept, &tags) {
+            kept.count_key(id, tags);
+        }
         let entry = &mut self.keys[id as usize];
         if redirect && !entry.redirected {
             entry.redirected = true;
@@ -406,6 +447,17 @@ impl IndexState {
         total
     }
 
+    /// A key's breakdowns of all time; `None` when none are kept.
+    pub fn key_shares(&self, key: &str) -> Option<Shares> {
+        Some(self.kept.as_ref()?.key(self.find(key)))
+    }
+
+    /// All keys together over the days `from..=to`; `None` when no
+    /// breakdowns are kept.
+    pub fn day_shares(&self, from: NaiveDate, to: NaiveDate) -> Option<Shares> {
+        Some(self.kept.as_ref()?.days(day_code(from), day_code(to)))
+    }
+
     /// Keys with counts of their own (see the module's documentation).
     pub fn key_count(&self) -> usize {
         self.keys.len()
@@ -463,6 +515,7 @@ impl IndexState {
             + self.pairs.approx_bytes()
             + self.scanners.capacity() * (size_of::<u64>() + 1)
             + self.buckets.approx_bytes()
+            + self.kept.as_ref().map_or(0, Kept::approx_bytes)
     }
 }
 

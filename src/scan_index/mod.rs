@@ -13,6 +13,7 @@
 //! takes for writing only while it counts one chunk of lines, never while it
 //! reads or writes a file.
 
+pub mod breakdowns;
 mod buckets;
 pub mod checkpoint;
 pub mod follow;
@@ -32,6 +33,9 @@ use std::time::{Duration, Instant};
 use chrono::NaiveDate;
 
 use crate::stats::aggregate::KeyStats;
+use crate::stats::dimensions::place::GeoDb;
+use crate::stats::dimensions::{Deriver, device};
+pub use breakdowns::{Basis, Share, Shares};
 pub use checkpoint::{DecodeError, FileMark, LogMarks};
 pub use follow::Progress;
 pub use index::{DayScans, DayTotals, IndexState, TopKey};
@@ -50,6 +54,80 @@ pub struct ScanIndexSettings {
     pub checkpoint_interval: Duration,
     /// The logs to follow (`--scan-log`); `None`: the server's own access log.
     pub logs: Option<LogSources>,
+    /// Keep the breakdowns too, and with what (`None`: only the counts).
+    pub breakdowns: Option<BreakdownSettings>,
+}
+
+/// What the breakdowns are counted with: the time zone of the hour ×
+/// weekday map and the GeoIP database (`serve --time-zone`, `--geoip-db`).
+#[derive(Clone)]
+pub struct BreakdownSettings {
+    pub basis: Basis,
+    pub geo: Option<GeoDb>,
+}
+
+impl BreakdownSettings {
+    /// In `time_zone`, with the places of `geoip` (its path as given, and
+    /// the database opened from it).
+    pub fn new(time_zone: chrono_tz::Tz, geoip: Option<(&Path, GeoDb)>) -> BreakdownSettings {
+        BreakdownSettings {
+            basis: Basis {
+                time_zone,
+                geoip: geoip
+                    .as_ref()
+                    .map(|(p, _)| p.to_string_lossy().into_owned()),
+            },
+            geo: geoip.map(|(_, db)| db),
+        }
+    }
+}
+
+impl Default for BreakdownSettings {
+    /// UTC, no places.
+    fn default() -> BreakdownSettings {
+        BreakdownSettings::new(chrono_tz::Tz::UTC, None)
+    }
+}
+
+impl std::fmt::Debug for BreakdownSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("BreakdownSettings")
+            .field(&self.basis)
+            .finish()
+    }
+}
+
+/// Equal when counted on the same basis (the database by its path).
+impl PartialEq for BreakdownSettings {
+    fn eq(&self, other: &BreakdownSettings) -> bool {
+        self.basis == other.basis
+    }
+}
+
+impl Eq for BreakdownSettings {}
+
+/// What each follower builds its [`Deriver`] from: the uap-core rules
+/// compiled once for all of them.
+struct DeriveInputs {
+    settings: BreakdownSettings,
+    parser: device::Parser,
+}
+
+impl DeriveInputs {
+    fn deriver(&self) -> Deriver {
+        Deriver::new(
+            self.settings.basis.time_zone,
+            Some(self.parser.clone()),
+            self.settings.geo.clone(),
+        )
+    }
+
+    fn state(inputs: Option<&DeriveInputs>) -> IndexState {
+        match inputs {
+            Some(d) => IndexState::new().with_breakdowns(d.settings.basis.clone()),
+            None => IndexState::new(),
+        }
+    }
 }
 
 impl ScanIndexSettings {
@@ -60,6 +138,7 @@ impl ScanIndexSettings {
             poll_interval: Duration::from_millis(250),
             checkpoint_interval: Duration::from_secs(60),
             logs: None,
+            breakdowns: Some(BreakdownSettings::default()),
         }
     }
 }
@@ -120,12 +199,13 @@ pub enum LoadError {
     },
 }
 
-/// Reads the checkpoint at `path` made for the logs `sources` names:
-/// `Ok(None)` when there is none, an error (to report, then rebuild) when it
-/// cannot be believed.
+/// Reads the checkpoint at `path` made for the logs `sources` names, with
+/// breakdowns counted on `basis` (or none): `Ok(None)` when there is none,
+/// an error (to report, then rebuild) when it cannot be believed.
 pub fn load_checkpoint(
     path: &Path,
     sources: &LogSources,
+    basis: Option<&Basis>,
 ) -> Result<Option<checkpoint::Decoded>, LoadError> {
     let file = match File::open(path) {
         Ok(f) => f,
@@ -144,7 +224,7 @@ pub fn load_checkpoint(
             source,
         })?
         .len();
-    checkpoint::decode(file, len, &sources.checkpoint_key())
+    checkpoint::decode(file, len, &sources.checkpoint_key(), basis)
         .map(Some)
         .map_err(|source| LoadError::Invalid {
             path: path.to_owned(),
@@ -236,6 +316,16 @@ impl ScanIndex {
     /// All keys together, as `qrtag stats`'s total line.
     pub fn totals(&self) -> KeyStats {
         self.read().totals()
+    }
+
+    /// A key's breakdowns of all time (`None`: the index keeps none).
+    pub fn key_shares(&self, key: &str) -> Option<Shares> {
+        self.read().key_shares(key)
+    }
+
+    /// All keys' breakdowns over the days `from..=to` (`None`: none kept).
+    pub fn day_shares(&self, from: NaiveDate, to: NaiveDate) -> Option<Shares> {
+        self.read().day_shares(from, to)
     }
 
     /// False until the log as it was at start has been read: until then a
@@ -356,10 +446,21 @@ fn run(
         }
     }
     let started = Instant::now();
+    let derive = settings.breakdowns.as_ref().and_then(|b| {
+        device::Parser::new()
+            .map(|parser| DeriveInputs {
+                settings: b.clone(),
+                parser,
+            })
+            .map_err(|e| tracing::error!(error = %e, "the scan index keeps no breakdowns"))
+            .ok()
+    });
+    *index.write() = DeriveInputs::state(derive.as_ref());
     if let [only] = sources.patterns() {
         move_old_checkpoint(Path::new(only), &settings.checkpoint);
     }
-    let loaded = match load_checkpoint(&settings.checkpoint, sources) {
+    let basis = derive.as_ref().map(|d| &d.settings.basis);
+    let loaded = match load_checkpoint(&settings.checkpoint, sources, basis) {
         Ok(Some(decoded)) => {
             *index.write() = decoded.state;
             decoded.logs
@@ -373,6 +474,7 @@ fn run(
     let loaded_lines = index.read().lines_read();
     let mut logs = Logs {
         index,
+        derive: derive.as_ref(),
         links,
         stopped: &stopped,
         loaded,
@@ -440,6 +542,7 @@ fn run(
 /// the index; a log that appears later gets its follower at the next poll.
 struct Logs<'a> {
     index: &'a ScanIndex,
+    derive: Option<&'a DeriveInputs>,
     links: Option<&'a dyn Links>,
     stopped: &'a dyn Fn() -> bool,
     /// The checkpoint's marks, by log, for each log's first catch-up.
@@ -472,6 +575,9 @@ impl<'a> Logs<'a> {
             let mut follower = follow::Follower::new(self.index, path.clone(), self.stopped);
             if let Some(links) = self.links {
                 follower = follower.with_links(links);
+            }
+            if let Some(derive) = self.derive {
+                follower = follower.with_deriver(derive.deriver());
             }
             if !self.followers.is_empty() {
                 tracing::info!(log = %path.display(), "the scan index follows a new log");

@@ -7,7 +7,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
 
 use crate::console::ConsoleState;
-use crate::console::http::{html, logged_in, problem, viewer};
+use crate::console::http::{html, logged_in, plain, problem, viewer};
 use crate::console::pages;
 use crate::console::pages::chart::Period;
 
@@ -26,16 +26,24 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
             return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back);
         }
     };
-    let since = period.since(Utc::now().date_naive());
+    let today = Utc::now().date_naive();
+    let since = period.since(today);
     // Off the admin listener's worker: ranking every key takes tens of
     // milliseconds at a million, and `/readyz` and `/metrics` share it.
     let scans = Arc::clone(&state.scans);
-    let numbers = web::block(move || (scans.top_keys(since, TOP), scans.daily_totals(since))).await;
-    let (top, daily) = match numbers {
+    let numbers = web::block(move || {
+        (
+            scans.top_keys(since, TOP),
+            scans.daily_totals(since),
+            scans.day_shares(since, today),
+        )
+    })
+    .await;
+    let (top, daily, shares) = match numbers {
         Ok(numbers) => numbers,
         Err(e) => {
             tracing::error!(error = %e, "counting the dashboard's scans did not finish");
-            (None, None)
+            (None, None, None)
         }
     };
     // A key with scans was a link when it was counted; one deleted since
@@ -54,8 +62,33 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         period,
         top,
         daily,
+        shares,
     };
     html(StatusCode::OK, pages::dashboard::page(&view))
+}
+
+/// The dashboard's breakdowns over the period picked, as CSV.
+pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
+    if let Err(to_login) = logged_in(&req, &state) {
+        return *to_login;
+    }
+    let period = match period(req.query_string()) {
+        Ok(p) => p,
+        Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
+    };
+    let today = Utc::now().date_naive();
+    let since = period.since(today);
+    let scans = Arc::clone(&state.scans);
+    match web::block(move || scans.day_shares(since, today)).await {
+        Ok(Some(shares)) => super::link::csv_file(
+            &format!("scans-{}-days-breakdowns.csv", period.days()),
+            pages::breakdowns::csv(&shares),
+        ),
+        _ => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "breakdowns are not available (the scan index is still reading the log, or keeps none)",
+        ),
+    }
 }
 
 /// The `days` parameter of a page's query (the period picker's links): the

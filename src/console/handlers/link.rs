@@ -181,12 +181,46 @@ async fn render(
         scans: state
             .scans
             .key(key.as_str(), shown.period.since(Utc::now().date_naive())),
+        shares: state.scans.key_shares(key.as_str()),
         now: Utc::now(),
         deleted: link::is_tombstone(&doc).then(|| link::deleted_at(&doc)),
         refused,
         pdf: pdf.as_ref(),
     };
     html(status, pages::link::page(&view))
+}
+
+/// The link page's breakdowns as CSV, what the page shows.
+pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
+    if let Err(to_login) = logged_in(&req, &state) {
+        return *to_login;
+    }
+    let key = match key_and_spec(req.query_string(), state.uppercase_prefix) {
+        Ok((key, _)) => key,
+        Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
+    };
+    match state.scans.key_shares(key.as_str()) {
+        Some(shares) => csv_file(
+            &format!("{}-breakdowns.csv", key.as_str().replace('/', "_")),
+            pages::breakdowns::csv(&shares),
+        ),
+        None => plain(
+            StatusCode::SERVICE_UNAVAILABLE,
+            "breakdowns are not available (the scan index is still reading the log, or keeps none)",
+        ),
+    }
+}
+
+/// A CSV download named `name`.
+pub fn csv_file(name: &str, body: String) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/csv; charset=utf-8")
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{name}\""),
+        ))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(body)
 }
 
 /// The tag as a file, the bytes `qrtag qr` writes for the same parameters.

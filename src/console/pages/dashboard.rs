@@ -6,6 +6,7 @@ use maud::{Markup, html};
 
 use super::chart::{self, Period};
 use super::{BASE, Viewer, layout, q};
+use crate::console::scans::Shares;
 
 pub struct View<'a> {
     pub viewer: Viewer<'a>,
@@ -13,6 +14,8 @@ pub struct View<'a> {
     /// Key, scans, and whether the key is a link now.
     pub top: Option<Vec<(String, u64, bool)>>,
     pub daily: Option<Vec<(NaiveDate, u64)>>,
+    /// All links' breakdowns over the period.
+    pub shares: Option<Shares>,
 }
 
 pub fn page(v: &View<'_>) -> Markup {
@@ -49,6 +52,12 @@ pub fn page(v: &View<'_>) -> Markup {
                 Some(_) => p #top.muted { "No scans yet." },
                 None => p #top.muted data-available="false" { "Scan counts not available." },
             }
+            h2 { "Where and when, " (v.period.words()) }
+            (super::breakdowns::section(
+                v.shares.as_ref(),
+                &format!("in {}", v.period.words()),
+                &format!("{BASE}/dashboard/breakdowns.csv?days={}", v.period.days()),
+            ))
         },
     )
 }
@@ -70,6 +79,7 @@ mod tests {
             period: Period::Month,
             top: Some(vec![("docs".into(), 5, true), ("gone".into(), 2, false)]),
             daily: None,
+            shares: None,
         };
         let html = page(&view).into_string();
         assert!(

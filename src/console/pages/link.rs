@@ -9,7 +9,7 @@ use super::print_form;
 use super::{
     BASE, Refused, Viewer, csrf_field, fault, field_problem, form_problem, layout, q, state,
 };
-use crate::console::scans::KeyScans;
+use crate::console::scans::{KeyScans, Shares};
 use crate::link::MAX_NOTES;
 use crate::qr::EcLevel;
 use crate::qr_image::{ImageFormat, ImageSpec};
@@ -35,6 +35,8 @@ pub struct View<'a> {
     /// The scan chart's period (the picker's `days`).
     pub period: Period,
     pub scans: Option<KeyScans>,
+    /// The breakdowns of the key's scans, of all time.
+    pub shares: Option<Shares>,
     pub now: DateTime<Utc>,
     /// A deleted link's tombstone, and when it was deleted (`None` inside
     /// for a hand-made `deleted_at` that is not a time).
@@ -134,6 +136,12 @@ pub fn page(v: &View<'_>) -> Markup {
             (print_form::form(print_form::Kind::Poster, &pdf_action, &[("key", v.key)], v.pdf))
             h2 { "Scans" }
             (scans(v.key, v.period, v.scans.as_ref()))
+            h2 { "Where and when, of all time" }
+            (super::breakdowns::section(
+                v.shares.as_ref(),
+                "of all time (the period above does not apply)",
+                &format!("{BASE}/link/breakdowns.csv?key={key_q}"),
+            ))
         },
     )
 }

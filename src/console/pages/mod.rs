@@ -8,6 +8,7 @@
 use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, html};
 
+pub mod breakdowns;
 pub mod chart;
 pub mod dashboard;
 pub mod link;

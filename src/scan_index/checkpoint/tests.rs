@@ -1,12 +1,25 @@
 use super::*;
 use crate::access_log::format::parse_line;
 use crate::stats::aggregate::BotFilter;
+use crate::stats::dimensions::{Deriver, device::Parser};
 
 const IPHONE: &str = "Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%29";
 
+fn basis() -> Basis {
+    Basis {
+        time_zone: chrono_tz::Europe::Dublin,
+        geoip: None,
+    }
+}
+
+fn deriver() -> Deriver {
+    Deriver::new(chrono_tz::Europe::Dublin, Parser::new().ok(), None)
+}
+
 fn sample() -> IndexState {
-    let mut state = IndexState::new();
+    let mut state = IndexState::new().with_breakdowns(basis());
     let mut bots = BotFilter::new();
+    let mut deriver = deriver();
     for (time, id, key, status) in [
         ("20261121100000.0", "0Vh3kY2s4fLq9ZxA01b", "/H83if", 302),
         ("20261122100000.0", "0Vh3kY2s4fLq9ZxA01c", "/H83if", 302),
@@ -14,7 +27,8 @@ fn sample() -> IndexState {
         ("20261122120000.0", "-", "/nope", 404),
     ] {
         let line = format!("{time} 192.0.2.1 {id} {IPHONE} {key} {status} - GET -");
-        state.add(&parse_line(&line).expect("line"), &mut bots);
+        let line = parse_line(&line).expect("line");
+        state.add_with(&line, line.key(), &mut bots, Some(&mut deriver));
     }
     state.add_malformed();
     state
@@ -62,6 +76,7 @@ fn round_trip_keeps_every_count_and_mark() {
         &encoded()[..],
         encoded().len() as u64,
         "/var/log/qrtag/access.log",
+        Some(&basis()),
     )
     .expect("decode");
     assert_eq!(decoded.logs, marks());
@@ -81,6 +96,71 @@ fn round_trip_keeps_every_count_and_mark() {
         got.key_days("H83if", from, to),
         state.key_days("H83if", from, to)
     );
+    for key in ["H83if", "docs/api", "nope"] {
+        assert_eq!(got.key_shares(key), state.key_shares(key), "{key}");
+    }
+    let shares = got.key_shares("H83if").expect("kept");
+    assert_eq!(shares.scans(), 2);
+    // 10:00 UTC in November is 10:00 in Dublin; the 21st was a Saturday.
+    assert_eq!(shares.heat[5][10], 1);
+    assert_eq!(
+        shares.get(Dimension::Os).map(|s| s.rows.clone()),
+        Some(vec![("iOS 17".to_owned(), 2)])
+    );
+    assert_eq!(got.day_shares(from, to), state.day_shares(from, to));
+    assert_eq!(got.day_shares(from, to).map(|s| s.scans()), Some(3));
+}
+
+use crate::stats::dimensions::Dimension;
+
+/// Counts past what an entry holds (65,535) come back from their excess.
+#[test]
+fn counts_past_an_entrys_width_round_trip() {
+    let mut state = IndexState::new().with_breakdowns(basis());
+    let (mut bots, mut deriver) = (BotFilter::new(), deriver());
+    let n = 70_000;
+    for i in 0..n {
+        let line = format!(
+            "20261121{:02}{:02}{:02}.0 192.0.2.1 - {IPHONE} /H83if 302 - GET -",
+            10 + i / 3600 % 2,
+            i / 60 % 60,
+            i % 60
+        );
+        let line = parse_line(&line).expect("line");
+        state.add_with(&line, line.key(), &mut bots, Some(&mut deriver));
+    }
+    let mut bytes = Vec::new();
+    encode(&state, &[], "access.log", &mut bytes).expect("encode");
+    let got = decode(&bytes[..], bytes.len() as u64, "access.log", Some(&basis()))
+        .expect("decode")
+        .state;
+    let shares = got.key_shares("H83if").expect("kept");
+    assert_eq!(shares, state.key_shares("H83if").expect("kept"));
+    assert_eq!(shares.scans(), n as u64);
+    assert_eq!(
+        shares.get(Dimension::Device).map(|s| s.rows.clone()),
+        Some(vec![("phone".to_owned(), n as u64)])
+    );
+}
+
+/// Breakdowns counted in another time zone, or none at all, are rebuilt.
+#[test]
+fn a_checkpoint_of_another_basis_is_refused() {
+    let bytes = encoded();
+    let utc = Basis {
+        time_zone: chrono_tz::Tz::UTC,
+        geoip: None,
+    };
+    for basis in [Some(&utc), None] {
+        let err = decode(
+            &bytes[..],
+            bytes.len() as u64,
+            "/var/log/qrtag/access.log",
+            basis,
+        )
+        .expect_err("other basis");
+        assert!(matches!(err, DecodeError::OtherBasis { .. }), "{err}");
+    }
 }
 
 use chrono::NaiveDate;
@@ -95,7 +175,8 @@ fn every_damaged_byte_is_refused() {
             decode(
                 &damaged[..],
                 damaged.len() as u64,
-                "/var/log/qrtag/access.log"
+                "/var/log/qrtag/access.log",
+                Some(&basis())
             )
             .is_err(),
             "byte {i} flipped and still believed"
@@ -107,7 +188,13 @@ fn every_damaged_byte_is_refused() {
 fn a_cut_file_is_refused() {
     let bytes = encoded();
     for len in [0, 4, 8, 12, bytes.len() / 2, bytes.len() - 1] {
-        let err = decode(&bytes[..len], len as u64, "/var/log/qrtag/access.log").expect_err("cut");
+        let err = decode(
+            &bytes[..len],
+            len as u64,
+            "/var/log/qrtag/access.log",
+            Some(&basis()),
+        )
+        .expect_err("cut");
         assert!(
             matches!(err, DecodeError::NotACheckpoint | DecodeError::Checksum),
             "{len}: {err}"
@@ -119,7 +206,8 @@ fn a_cut_file_is_refused() {
         decode(
             &longer[..],
             longer.len() as u64,
-            "/var/log/qrtag/access.log"
+            "/var/log/qrtag/access.log",
+            Some(&basis())
         )
         .is_err()
     );
@@ -131,6 +219,7 @@ fn a_checkpoint_of_another_log_is_refused() {
         &encoded()[..],
         encoded().len() as u64,
         "/srv/other/access.log",
+        Some(&basis()),
     )
     .expect_err("other log");
     assert!(matches!(err, DecodeError::OtherLog { .. }), "{err}");
@@ -141,7 +230,12 @@ fn another_version_is_refused() {
     let mut bytes = encoded();
     bytes[8] = 9;
     assert!(matches!(
-        decode(&bytes[..], bytes.len() as u64, "/var/log/qrtag/access.log"),
+        decode(
+            &bytes[..],
+            bytes.len() as u64,
+            "/var/log/qrtag/access.log",
+            Some(&basis())
+        ),
         Err(DecodeError::Version(9))
     ));
 }

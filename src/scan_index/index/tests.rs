@@ -95,7 +95,8 @@ fn feed_with(state: &mut IndexState, bots: &mut BotFilter, lines: &[String], lin
 fn restart(state: &IndexState) -> IndexState {
     let mut bytes = Vec::new();
     checkpoint::encode(state, &[], "access.log", &mut bytes).expect("encode");
-    checkpoint::decode(&bytes[..], bytes.len() as u64, "access.log")
+    let basis = state.breakdown_basis().cloned();
+    checkpoint::decode(&bytes[..], bytes.len() as u64, "access.log", basis.as_ref())
         .expect("decode")
         .state
 }
@@ -404,6 +405,201 @@ proptest! {
                     state.top_keys_full_scan(n, since),
                     "n {} since {}", n, since
                 );
+            }
+        }
+    }
+}
+
+mod breakdowns {
+    //! The breakdowns against `qrtag stats --by` over the same lines.
+
+    use super::*;
+    use crate::scan_index::breakdowns::Basis;
+    use crate::stats::breakdown::{Breakdowns, Wanted};
+    use crate::stats::dimensions::place::GeoDb;
+    use crate::stats::dimensions::{Deriver, Dimension, device::Parser};
+
+    const ANDROID: &str = "Mozilla%2F5.0%20%28Linux%3B%20Android%2014%3B%20Pixel%208%29%20AppleWebKit%2F537.36%20%28KHTML%2C%20like%20Gecko%29%20Chrome%2F120.0.0.0%20Mobile%20Safari%2F537.36";
+    const FIREFOX: &str = "Mozilla%2F5.0%20%28X11%3B%20Linux%20x86_64%3B%20rv%3A128.0%29%20Gecko%2F20100101%20Firefox%2F128.0";
+    const AGENTS: [&str; 5] = [IPHONE, ANDROID, FIREFOX, GOOGLEBOT, "-"];
+    const ADDRESSES: [&str; 6] = [
+        "203.0.113.7",
+        "198.51.100.9",
+        "192.0.2.1",
+        "2001:db8:1::5",
+        "2001:db8:2::9",
+        "-",
+    ];
+    const REFERERS: [&str; 3] = [
+        "-",
+        "https%3A%2F%2Fwww.google.com%2Fsearch%3Fq%3Dx",
+        "https%3A%2F%2Fexample.org%2Fposter",
+    ];
+    const TARGETS: [&str; 5] = [
+        "/H83if",
+        "/H83if?utm=qr",
+        "/docs/api/v1",
+        "/zzzzz",
+        "/x.php",
+    ];
+
+    fn tz() -> chrono_tz::Tz {
+        chrono_tz::America::New_York
+    }
+
+    fn geo_path() -> std::path::PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/geoip/test.mmdb")
+    }
+
+    /// The rules compile in a quarter of a second: once for every case.
+    fn deriver() -> Deriver {
+        static INPUTS: std::sync::OnceLock<(Parser, GeoDb)> = std::sync::OnceLock::new();
+        let (parser, geo) = INPUTS.get_or_init(|| {
+            (
+                Parser::new().expect("rules"),
+                GeoDb::open(&geo_path()).expect("the test database"),
+            )
+        });
+        Deriver::new(tz(), Some(parser.clone()), Some(geo.clone()))
+    }
+
+    fn basis() -> Basis {
+        Basis {
+            time_zone: tz(),
+            geoip: Some(geo_path().to_string_lossy().into_owned()),
+        }
+    }
+
+    fn any_scan_line() -> impl Strategy<Value = String> {
+        (
+            (0usize..4, 0u32..86_400),
+            0usize..IDS.len(),
+            0usize..AGENTS.len(),
+            0usize..ADDRESSES.len(),
+            0usize..REFERERS.len(),
+            0usize..TARGETS.len(),
+            prop::sample::select(vec![302u16, 302, 404, 301]),
+            prop::sample::select(vec!["GET", "GET", "HEAD"]),
+        )
+            .prop_map(
+                |((day, secs), id, ua, ip, referer, target, status, method)| {
+                    let location = if status == 404 {
+                        "-"
+                    } else {
+                        "https://example.com/"
+                    };
+                    format!(
+                        "202611{:02}{:02}{:02}{:02}.0 {} {} {} {} {status} {location} {method} {}",
+                        20 + day,
+                        secs / 3600,
+                        secs / 60 % 60,
+                        secs % 60,
+                        ADDRESSES[ip],
+                        IDS[id],
+                        AGENTS[ua],
+                        TARGETS[target],
+                        REFERERS[referer],
+                    )
+                },
+            )
+    }
+
+    /// `qrtag stats --by device,…,weekday` with `filter`.
+    fn stats_by(lines: &[String], filter: Filter, links: &LinkKeys) -> Report {
+        let wanted = Wanted {
+            dimensions: Dimension::ALL.to_vec(),
+            bots: false,
+            time_zone: tz(),
+        };
+        let mut agg = Aggregator::new(filter)
+            .with_links(links.clone())
+            .with_breakdowns(Breakdowns::new(wanted, deriver(), true));
+        for l in lines {
+            match parse_line(l) {
+                Ok(p) => agg.add(&p),
+                Err(e) => agg.add_malformed(Path::new("t"), 1, &e),
+            }
+        }
+        agg.finish()
+    }
+
+    /// Every row of every breakdown and the heat map, as the index has them
+    /// and as the report does.
+    fn assert_same(got: &crate::scan_index::Shares, r: &Report, what: &str) {
+        for b in &r.breakdowns {
+            let want: Vec<(String, u64)> = b
+                .rows
+                .iter()
+                .filter(|row| row.scans > 0)
+                .map(|row| (row.value.clone(), row.scans))
+                .collect();
+            let have: Vec<(String, u64)> = match b.dimension {
+                Dimension::Hour => (0..24)
+                    .map(|h| {
+                        let n = got.heat.iter().map(|d| d[h]).sum();
+                        (crate::stats::dimensions::time::hour_name(h as u32), n)
+                    })
+                    .filter(|(_, n)| *n > 0)
+                    .collect(),
+                Dimension::Weekday => Dimension::Weekday
+                    .cycle()
+                    .into_iter()
+                    .zip(got.heat.iter().map(|d| d.iter().sum::<u64>()))
+                    .filter(|(_, n)| *n > 0)
+                    .collect(),
+                d => got.get(d).map(|s| s.rows.clone()).unwrap_or_default(),
+            };
+            assert_eq!(have, want, "{what}: {}", b.dimension);
+        }
+        assert_eq!(Some(got.heat), r.heat_map, "{what}: the heat map");
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(24))]
+
+        /// Split anywhere, each part after a restart from a checkpoint:
+        /// the breakdowns of every key, of every day and of all of them are
+        /// `qrtag stats --by`'s over all the lines.
+        #[test]
+        fn breakdowns_agree_with_stats_for_any_split(
+            lines in prop::collection::vec(any_scan_line(), 0..150),
+            cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..4),
+            links in prop::sample::subsequence(vec!["docs", "docs/api", "H83if"], 0..=3),
+        ) {
+            let links: LinkKeys = links.into_iter().collect();
+            let mut cuts: Vec<usize> = cuts.iter().map(|c| c.index(lines.len() + 1)).collect();
+            cuts.sort_unstable();
+            cuts.push(lines.len());
+            let mut state = IndexState::new().with_breakdowns(basis());
+            let mut start = 0;
+            for cut in cuts {
+                state = restart(&state);
+                let (mut bots, mut deriver) = (BotFilter::new(), deriver());
+                for l in &lines[start..cut] {
+                    match parse_line(l) {
+                        Ok(p) => state.add_with(&p, links.link_key(p.key()), &mut bots, Some(&mut deriver)),
+                        Err(_) => state.add_malformed(),
+                    }
+                }
+                start = cut;
+            }
+            let (first, last) = (date("2026-11-01"), date("2026-11-30"));
+            let all = state.day_shares(first, last).expect("kept");
+            assert_same(&all, &stats_by(&lines, Filter::default(), &links), "all");
+            for key in ["H83if", "docs", "docs/api", "docs/api/v1", "zzzzz"] {
+                let r = stats_by(&lines, Filter { key: Some(key.into()), ..Filter::default() }, &links);
+                let got = state.key_shares(key).expect("kept");
+                assert_same(&got, &r, key);
+            }
+            for day in 20..24 {
+                let bound = |t: &str| LogTime::parse(&format!("202611{day}{t}")).expect("time");
+                let r = stats_by(&lines, Filter {
+                    since: Some(bound("000000.0")),
+                    until: Some(bound("235959.9")),
+                    ..Filter::default()
+                }, &links);
+                let d = date(&format!("2026-11-{day}"));
+                assert_same(&state.day_shares(d, d).expect("kept"), &r, &format!("day {day}"));
             }
         }
     }

@@ -45,6 +45,9 @@ use super::{links, print, scans};
         scans::AllScans,
         scans::Day,
         scans::TopLink,
+        scans::Breakdowns,
+        scans::Breakdown,
+        scans::ValueScans,
     )),
     modifiers(&Bearer)
 )]

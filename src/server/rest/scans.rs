@@ -9,7 +9,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use super::problem::{self, Kind};
 use super::{RestState, admit};
+use crate::console::scans::Shares;
 use crate::link_key::LinkKey;
+use crate::stats::dimensions::Dimension;
 
 /// How far back a range reaches when `since` is left out.
 const DEFAULT_DAYS: i64 = 30;
@@ -25,6 +27,41 @@ pub struct Range {
     pub since: Option<String>,
     /// The last day (default: today).
     pub until: Option<String>,
+    /// Only these breakdowns, comma-separated: device, os, browser,
+    /// country, region, city (with a GeoIP database), referrer, hour,
+    /// weekday (either gives the hour × weekday map). Default: all kept.
+    #[param(example = "device,country")]
+    pub by: Option<String>,
+}
+
+/// Scans with one value of a breakdown.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct ValueScans {
+    pub value: String,
+    pub scans: u64,
+}
+
+/// One breakdown: its values, busiest first (then by value). `(other)`
+/// counts values past what the index keeps apart.
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Breakdown {
+    /// device, os, browser, country, region, city or referrer.
+    pub dimension: String,
+    pub values: Vec<ValueScans>,
+}
+
+/// The breakdowns the scan index keeps, as `qrtag stats --by` counts them
+/// (bots left out).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct Breakdowns {
+    /// Scans counted in them.
+    pub scans: u64,
+    /// The zone hours and weekdays are counted in (`serve --time-zone`).
+    pub time_zone: String,
+    pub dimensions: Vec<Breakdown>,
+    /// Scans per weekday (Monday first) and hour (0 to 23): seven rows of
+    /// 24, when asked for (`by` without hour or weekday leaves it out).
+    pub hour_weekday: Option<Vec<Vec<u64>>>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -47,6 +84,9 @@ pub struct LinkScans {
     pub in_range: u64,
     /// Per day in the range, quiet days as 0.
     pub daily: Vec<Day>,
+    /// The link's breakdowns of all time (not limited to the range);
+    /// null when the scan index keeps none.
+    pub breakdowns: Option<Breakdowns>,
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -63,6 +103,53 @@ pub struct AllScans {
     pub daily: Vec<Day>,
     /// The busiest links since `since` (to today).
     pub top: Vec<TopLink>,
+    /// Every link's breakdowns over the range; null when the scan index
+    /// keeps none.
+    pub breakdowns: Option<Breakdowns>,
+}
+
+/// The dimensions `by` names (pure): `None` for all of them.
+fn wanted(by: Option<&str>) -> Result<Option<Vec<Dimension>>, String> {
+    let Some(by) = by else {
+        return Ok(None);
+    };
+    by.split(',')
+        .map(|name| {
+            Dimension::ALL
+                .into_iter()
+                .find(|d| d.name() == name.trim())
+                .ok_or_else(|| {
+                    format!(
+                        "by: {name:?} is not a breakdown (device, os, browser, country, region, city, referrer, hour, weekday)"
+                    )
+                })
+        })
+        .collect::<Result<Vec<_>, _>>()
+        .map(Some)
+}
+
+/// The index's breakdowns as the API gives them, `wanted` only.
+fn body(s: Shares, wanted: Option<&[Dimension]>) -> Breakdowns {
+    let asked = |d: Dimension| wanted.is_none_or(|w| w.contains(&d));
+    let heat = asked(Dimension::Hour) || asked(Dimension::Weekday);
+    Breakdowns {
+        scans: s.scans(),
+        time_zone: s.time_zone.name().to_owned(),
+        hour_weekday: heat.then(|| s.heat.iter().map(|d| d.to_vec()).collect()),
+        dimensions: s
+            .dimensions
+            .into_iter()
+            .filter(|share| asked(share.dimension))
+            .map(|share| Breakdown {
+                dimension: share.dimension.name().to_owned(),
+                values: share
+                    .rows
+                    .into_iter()
+                    .map(|(value, scans)| ValueScans { value, scans })
+                    .collect(),
+            })
+            .collect(),
+    }
 }
 
 /// The range's days (pure): `since` to `until`, checked in order.
@@ -104,14 +191,21 @@ fn unavailable() -> HttpResponse {
     )
 }
 
-async fn checked(
-    req: &HttpRequest,
-    state: &RestState,
-) -> Result<(NaiveDate, NaiveDate), HttpResponse> {
+/// What a request asks for: its days and breakdowns.
+struct Asked {
+    since: NaiveDate,
+    until: NaiveDate,
+    by: Option<Vec<Dimension>>,
+}
+
+async fn checked(req: &HttpRequest, state: &RestState) -> Result<Asked, HttpResponse> {
     admit(req, state, false).await?;
     let range = web::Query::<Range>::from_query(req.query_string())
         .map_err(|e| problem::respond(Kind::BadRequest, e))?;
-    days(&range, chrono::Utc::now().date_naive()).map_err(|e| problem::respond(Kind::BadRequest, e))
+    let bad = |e: String| problem::respond(Kind::BadRequest, e);
+    let (since, until) = days(&range, chrono::Utc::now().date_naive()).map_err(bad)?;
+    let by = wanted(range.by.as_deref()).map_err(bad)?;
+    Ok(Asked { since, until, by })
 }
 
 #[utoipa::path(
@@ -128,7 +222,7 @@ async fn checked(
     security(("bearer" = []))
 )]
 pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> HttpResponse {
-    let (since, until) = match checked(req, state).await {
+    let Asked { since, until, by } = match checked(req, state).await {
         Ok(r) => r,
         Err(res) => return res,
     };
@@ -148,6 +242,10 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
         not_found: k.not_found,
         in_range,
         daily,
+        breakdowns: state
+            .scans
+            .key_shares(key.as_str())
+            .map(|s| body(s, by.as_deref())),
     })
 }
 
@@ -164,7 +262,7 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
     security(("bearer" = []))
 )]
 pub async fn all(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse {
-    let (since, until) = match checked(&req, &state).await {
+    let Asked { since, until, by } = match checked(&req, &state).await {
         Ok(r) => r,
         Err(res) => return res,
     };
@@ -182,6 +280,10 @@ pub async fn all(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse 
             .into_iter()
             .map(|(key, scans)| TopLink { key, scans })
             .collect(),
+        breakdowns: state
+            .scans
+            .day_shares(since, until)
+            .map(|s| body(s, by.as_deref())),
     })
 }
 
@@ -199,18 +301,32 @@ mod tests {
         let none = Range {
             since: None,
             until: None,
+            by: None,
         };
         assert_eq!(days(&none, today), Ok((date("2026-10-27"), today)));
         let bad = Range {
             since: Some("2026-11-26".into()),
             until: Some("2026-11-25".into()),
+            by: None,
         };
         assert!(days(&bad, today).is_err());
         let bad = Range {
             since: Some("yesterday".into()),
             until: None,
+            by: None,
         };
         assert!(days(&bad, today).unwrap_err().contains("since"));
+    }
+
+    #[test]
+    fn by_names_breakdowns_and_refuses_others() {
+        assert_eq!(wanted(None), Ok(None));
+        assert_eq!(
+            wanted(Some("device, country")),
+            Ok(Some(vec![Dimension::Device, Dimension::Country]))
+        );
+        assert!(wanted(Some("day")).unwrap_err().contains("\"day\""));
+        assert!(wanted(Some("")).is_err());
     }
 
     #[test]
