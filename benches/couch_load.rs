@@ -7,7 +7,8 @@
 //! `QRTAG_BENCH_COUCHDB_URL` (and `_USER`, `_PASSWORD`, an admin) it uses
 //! that server instead, e.g. Apache CouchDB 3.5 from
 //! `../shared/couchdb/start-couchdb DIR 5984 admin PW`, with a million links.
-//! `QRTAG_BENCH_LINKS=N` for another size. The database
+//! `QRTAG_BENCH_LINKS=N` for another size, `QRTAG_BENCH_ROUNDS=R` for
+//! another number of rounds (3). The database
 //! `qrtag-bench-load-N` (or `QRTAG_BENCH_COUCHDB_DB`) is filled with
 //! `_bulk_docs` (four in flight) unless it holds N documents already, and
 //! kept, so a second run against the same server starts at once.
@@ -56,7 +57,10 @@ fn main() {
             );
         }
         let settings = server.settings(&db);
-        let rounds = if quick { 1 } else { 3 };
+        let rounds: usize = std::env::var("QRTAG_BENCH_ROUNDS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(if quick { 1 } else { 3 });
         let (mut paged, mut ranges) = (Vec::new(), Vec::new());
         for round in 0..rounds {
             let order = if round % 2 == 0 {

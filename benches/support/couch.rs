@@ -47,7 +47,12 @@ impl CouchServer {
             .unwrap_or_else(|| format!("qrtag-bench-load-{n}"))
     }
 
-    fn new(url: String, user: Option<String>, password: Option<String>, pouch: Option<Child>) -> Self {
+    fn new(
+        url: String,
+        user: Option<String>,
+        password: Option<String>,
+        pouch: Option<Child>,
+    ) -> Self {
         Self {
             url: url.trim_end_matches('/').to_owned(),
             user,
@@ -87,14 +92,22 @@ impl CouchServer {
         let server = Self::new(format!("http://127.0.0.1:{port}"), None, None, Some(child));
         let start = Instant::now();
         while server.call(reqwest::Method::GET, "", None).await.0 != 200 {
-            assert!(start.elapsed() < Duration::from_secs(60), "PouchDB Server did not start");
+            assert!(
+                start.elapsed() < Duration::from_secs(60),
+                "PouchDB Server did not start"
+            );
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         server
     }
 
     /// A request as the admin: (status, JSON body).
-    pub async fn call(&self, method: reqwest::Method, path: &str, body: Option<&Value>) -> (u16, Value) {
+    pub async fn call(
+        &self,
+        method: reqwest::Method,
+        path: &str,
+        body: Option<&Value>,
+    ) -> (u16, Value) {
         let mut req = self.http.request(method, format!("{}/{path}", self.url));
         if let Some(user) = &self.user {
             req = req.basic_auth(user, self.password.as_deref());
@@ -123,7 +136,10 @@ impl CouchServer {
             self.call(reqwest::Method::DELETE, db, None).await;
         }
         let (status, body) = self.call(reqwest::Method::PUT, db, None).await;
-        assert!(status == 201 || status == 202, "creating {db}: {status} {body}");
+        assert!(
+            status == 201 || status == 202,
+            "creating {db}: {status} {body}"
+        );
         const BATCH: u64 = 2000;
         let batches = (0..n.div_ceil(BATCH)).map(|b| {
             let docs: Vec<Value> = (b * BATCH..((b + 1) * BATCH).min(n))
@@ -134,7 +150,10 @@ impl CouchServer {
                 let (status, body) = self
                     .call(reqwest::Method::POST, &path, Some(&json!({ "docs": docs })))
                     .await;
-                assert!(status == 201 || status == 202, "_bulk_docs: {status} {body}");
+                assert!(
+                    status == 201 || status == 202,
+                    "_bulk_docs: {status} {body}"
+                );
             }
         });
         futures_util::stream::iter(batches)

@@ -33,10 +33,10 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
+use super::StoreError;
 use super::all_docs_rows::{Row, RowSplitter};
 use super::couch::{CouchHttp, document_of, is_design, too_large};
 use super::feed_lines::id_in_head;
-use super::StoreError;
 use crate::settings::CouchSettings;
 use crate::snapshot::{Change, LinkTable, TableBuilder};
 
@@ -319,7 +319,19 @@ mod tests {
                 })
                 .count()
         };
-        for id in ["", "-x", "0", "09", "H83if", "Zz", "_design/qrtag", "a", "zzz", "~", "é"] {
+        for id in [
+            "",
+            "-x",
+            "0",
+            "09",
+            "H83if",
+            "Zz",
+            "_design/qrtag",
+            "a",
+            "zzz",
+            "~",
+            "é",
+        ] {
             assert_eq!(inside(id), 1, "{id}");
         }
     }
@@ -327,9 +339,10 @@ mod tests {
     #[test]
     fn rows_become_changes() {
         let row = |v: Value| Row::Whole(v.to_string().into_bytes());
-        match change_of(row(json!({"id": "H83if", "key": "H83if", "value": {"rev": "1-a"},
-            "doc": {"_id": "H83if", "_rev": "1-a", "url": "https://a.example/"}})))
-        {
+        match change_of(row(
+            json!({"id": "H83if", "key": "H83if", "value": {"rev": "1-a"},
+            "doc": {"_id": "H83if", "_rev": "1-a", "url": "https://a.example/"}}),
+        )) {
             Ok(Some(Change::Upsert { key, doc })) => {
                 assert_eq!(key, "H83if");
                 assert_eq!(Value::Object(doc), json!({"url": "https://a.example/"}));
