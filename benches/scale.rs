@@ -27,8 +27,17 @@
 //! (or N if fewer), the import against the way it was done before issue 24
 //! (one `POST _all_docs` of 1,000 keys at a time, then one `_bulk_docs` of
 //! 1,000 at a time, through the library), into two new databases in the
-//! same run. `QRTAG_SCALE_ONLY=couchdb` skips the embedded store's figures.
+//! same run. `QRTAG_SCALE_ONLY=couchdb` gives the import figures alone.
+//!
+//! With the same variables it also first measures the same N links in that CouchDB database
+//! (`qrtag-bench-load-N` or `QRTAG_SCALE_COUCHDB_DB`, filled with
+//! `_bulk_docs` unless it already holds N documents): start to serving with a full load (a new node), start to
+//! serving for a new node given a copy of the first one's snapshot file,
+//! and edit-to-visible latency over 100 edits written to CouchDB.
+//! `QRTAG_SCALE_SQLITE=0` then skips the embedded store's figures.
 
+#[path = "support/couch.rs"]
+mod couch;
 #[path = "support/keys.rs"]
 mod keys;
 #[path = "support/load.rs"]
@@ -127,6 +136,12 @@ fn main() {
         let csv = dir.path().join("links.csv");
         write_csv(&csv, n);
         return couchdb::measure(dir.path(), &csv, n);
+    }
+    if let Some(server) = couch::CouchServer::from_env("QRTAG_SCALE_COUCHDB") {
+        couch_figures(&server, n, dir.path());
+        if std::env::var("QRTAG_SCALE_SQLITE").as_deref() == Ok("0") {
+            return;
+        }
     }
     let db = dir.path().join("scale.db");
     let empty_db = dir.path().join("empty").join("empty.db");
@@ -551,4 +566,112 @@ mod couchdb {
             server.delete("qrtag_scale_all");
         }
     }
+}
+
+/// `qrtag serve` on the CouchDB database `db`, its snapshot file at `file`
+/// and its access log beside it.
+fn serve_couch(server: &couch::CouchServer, db: &str, file: &Path) -> Server {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_qrtag"));
+    c.args(["--couchdb-url", &server.url, "--couchdb-db", db])
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .args(["--workers", "1", "--access-log"])
+        .arg(file.with_file_name("access.log"))
+        .arg("--snapshot-file")
+        .arg(file);
+    if let Some(user) = &server.user {
+        c.env("QRTAG_COUCHDB_USER", user);
+    }
+    if let Some(password) = &server.password {
+        c.env("QRTAG_COUCHDB_PASSWORD", password);
+    }
+    Server::qrtag(c).0
+}
+
+/// The CouchDB figures: a new node's full load, a new node given a copy of
+/// a snapshot file, and edits written to CouchDB until a node serves them.
+fn couch_figures(server: &couch::CouchServer, n: u64, dir: &Path) {
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .expect("runtime");
+    let db = server.db_for(n);
+    let t0 = Instant::now();
+    if rt.block_on(server.fill(&db, n)) {
+        println!(
+            "couchdb: filled {db} at {} with {n} links in {:.1} s",
+            server.url,
+            t0.elapsed().as_secs_f64()
+        );
+    }
+    let probe = format!("/{}", key(n / 2));
+    let want = couch::url(n / 2);
+    let (first_dir, second_dir) = (dir.join("couch-node1"), dir.join("couch-node2"));
+    for d in [&first_dir, &second_dir] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+
+    // A new node: everything from CouchDB.
+    let file = first_dir.join("links.snapshot");
+    let t0 = Instant::now();
+    let first = serve_couch(server, &db, &file);
+    wait_for(first.addr, &probe, &want, Duration::from_secs(600));
+    let full = t0.elapsed();
+    while !file.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(600), "no snapshot file");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let rss = first.rss_bytes();
+    first.terminate();
+
+    // Another new node, given a copy of the first one's file.
+    let copy = second_dir.join("links.snapshot");
+    std::fs::copy(&file, &copy).expect("copy the snapshot file");
+    let t0 = Instant::now();
+    let second = serve_couch(server, &db, &copy);
+    wait_for(second.addr, &probe, &want, Duration::from_secs(600));
+    let from_copy = t0.elapsed();
+    println!(
+        "couchdb, {n} links: start to serving with a full load {:.3} s ({:.0} links/s); \
+         a new node from a copy of the snapshot file {:.3} s; resident memory after the full load {:.1} MB",
+        full.as_secs_f64(),
+        n as f64 / full.as_secs_f64(),
+        from_copy.as_secs_f64(),
+        rss as f64 / 1e6,
+    );
+
+    // Edits written to CouchDB as a person with curl would, timed from
+    // CouchDB's answer to the first redirect that shows them.
+    let mut latencies = Vec::new();
+    for e in 0..100u64 {
+        let i = (e * 7919) % n;
+        let path = format!("{db}/{}", key(i));
+        let (status, mut doc) = rt.block_on(server.call(reqwest::Method::GET, &path, None));
+        assert_eq!(status, 200, "{path}: {doc}");
+        let new_url = format!("https://www.example.com/campaigns/summer/poster-{i:07}?e={e}");
+        doc["url"] = serde_json::Value::String(new_url.clone());
+        std::thread::sleep(Duration::from_micros((e * 7_919) % 25_000));
+        let (status, body) = rt.block_on(server.call(reqwest::Method::PUT, &path, Some(&doc)));
+        assert!(status == 201 || status == 202, "{path}: {status} {body}");
+        let written = Instant::now();
+        let seen = wait_for(
+            second.addr,
+            &format!("/{}", key(i)),
+            &new_url,
+            Duration::from_secs(10),
+        );
+        latencies.push((seen - written).as_secs_f64() * 1000.0);
+    }
+    println!(
+        "couchdb edit to visible over 100 edits: median {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        median(latencies.clone()),
+        quantile(latencies.clone(), 0.99),
+        quantile(latencies, 1.0),
+    );
+    second.terminate();
 }

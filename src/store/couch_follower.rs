@@ -1,7 +1,8 @@
 //! Keeps the snapshot a live mirror of the CouchDB database.
 //!
-//! A full load reads `_all_docs` page by page into a fresh table, starting
-//! from the database's `update_seq` read just before; the continuous
+//! A full load ([`couch_load`](super::couch_load)) reads `_all_docs` in key
+//! ranges at once into a fresh table, starting from the database's
+//! `update_seq` read just before; the continuous
 //! `_changes` feed then runs from that sequence, so nothing written during the
 //! load is missed (changes seen twice are harmless: they are idempotent).
 //!
@@ -27,7 +28,7 @@ use serde_json::Value;
 use super::couch::{CouchHttp, document_of, is_design, too_large};
 use super::feed_lines::{self, LineSplitter, id_in_head, seq_in};
 use super::{FileMark, Resume, StoreError};
-use crate::snapshot::{Change, LinkTable, Snapshot, TableBuilder};
+use crate::snapshot::{Change, LinkTable, Snapshot};
 
 /// How often CouchDB sends an empty line on an idle feed. Apache CouchDB
 /// sends a continuous feed's response head with its first line, so this
@@ -174,7 +175,7 @@ impl Follower {
 
     async fn load_until_done(&mut self) -> LinkTable {
         loop {
-            match load(&self.http).await {
+            match super::couch_load::load(&self.http).await {
                 Ok(done) => {
                     self.backoff.reset();
                     self.recovered();
@@ -340,33 +341,6 @@ impl Follower {
             *since = seq;
         }
     }
-}
-
-/// Loads every link: the sequence first, then `_all_docs` page by page.
-async fn load(http: &CouchHttp) -> Result<LinkTable, StoreError> {
-    #[derive(Deserialize)]
-    struct DbInfo {
-        update_seq: Value,
-    }
-    let what = format!("database {}", http.db());
-    let info: DbInfo = http
-        .json(http.request(Method::GET, http.db_url(&[])), &what)
-        .await?;
-    let mut table = TableBuilder::default();
-    http.each_page(|docs| {
-        let changes = docs.into_iter().map(|(key, doc)| match doc {
-            Ok(doc) => Change::Upsert {
-                key,
-                doc: document_of(doc),
-            },
-            Err(reason) => Change::Invalid { key, reason },
-        });
-        for (key, reason) in table.apply(changes) {
-            tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
-        }
-    })
-    .await?;
-    Ok(table.build(Some(info.update_seq)))
 }
 
 /// A sequence as the `since` parameter: strings as they are, anything else

@@ -17,11 +17,13 @@ use crate::snapshot::Snapshot;
 pub use bulk::{BulkDoc, BulkOutcome, ExportPage, OnExisting};
 pub use cluster::{ClusterStats, Membership};
 
+mod all_docs_rows;
 mod bulk;
 pub mod cluster;
 pub mod couch;
 mod couch_follower;
 pub mod couch_keys;
+pub mod couch_load;
 mod couch_mark;
 pub mod couch_setup;
 pub mod feed_lines;

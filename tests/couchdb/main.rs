@@ -41,7 +41,7 @@ use harness::{
     Couch, TestApp, accounts, couch_settings, eventually, qrtag, stderr, stdout, user_env,
 };
 use pouchdb::PouchDb;
-use proxy::CutProxy;
+use proxy::{CutProxy, RecordingProxy};
 
 /// The promise: an edit in CouchDB changes the redirect within a second.
 const PROPAGATION: Duration = Duration::from_secs(1);
@@ -940,6 +940,69 @@ async fn a_snapshot_file_is_not_believed_for_a_replaced_database() {
     );
     assert_eq!(second.location("other").await, None);
     second.wait_ready(START).await;
+}
+
+/// Issue 24: a node added to a database of a million links starts from a
+/// copy of another node's snapshot file instead of a full load (20 s of
+/// 503s at 1M): it serves at once, reads no `_all_docs`, and follows the
+/// edits made since the copy was saved and after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_node_given_a_copy_of_a_snapshot_file_serves_at_once_without_a_full_load() {
+    let pouch = PouchDb::start().await;
+    let couch = Couch::with_two_links(&pouch.url()).await;
+    // Both nodes reach CouchDB at the same URL (the file names the server
+    // it was taken from), through a proxy that keeps their requests.
+    let proxy = RecordingProxy::start(pouch.url().replace("http://", "")).await;
+    let first_dir = tempfile::tempdir().expect("temporary directory");
+    let first = TestApp::spawn_in(couch_settings(&proxy.url(), "links"), first_dir.path()).await;
+    first.wait_ready(START).await;
+    let saved = first_dir.path().join("links.snapshot");
+    eventually(RECOVERY, "the snapshot file", || {
+        std::future::ready(saved.exists().then_some(()))
+    })
+    .await;
+    assert!(
+        proxy.sent().contains("GET /links/_all_docs?"),
+        "the first node's full load is seen by the proxy"
+    );
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::copy(&saved, dir.path().join("links.snapshot")).expect("a copy of the file");
+    // Edits the copy does not hold.
+    couch
+        .put("H83if", json!({"url": "https://a.example/two"}))
+        .await;
+    couch
+        .put("new01", json!({"url": "https://a.example/new"}))
+        .await;
+
+    let before = proxy.sent().len();
+    let second = TestApp::spawn_in(couch_settings(&proxy.url(), "links"), dir.path()).await;
+    // Serving from the copy as soon as it listens: a 503 would fail here.
+    assert_eq!(
+        second.location("other").await.as_deref(),
+        Some("https://a.example/other")
+    );
+    second
+        .wait_location("H83if", Some("https://a.example/two"), RECOVERY)
+        .await;
+    second
+        .wait_location("new01", Some("https://a.example/new"), PROPAGATION)
+        .await;
+    couch.delete("other").await;
+    second.wait_location("other", None, PROPAGATION).await;
+    let ready = second.wait_ready(START).await;
+    assert!(ready.contains("2 links, 0 invalid"), "{ready}");
+    let sent = proxy.sent();
+    let since = sent.get(before..).unwrap_or_default();
+    assert!(
+        since.contains("/links/_changes?") && since.contains("qrtag-snapshot-marks"),
+        "the second node checked the file's marker and followed the feed: {since}"
+    );
+    assert!(
+        !since.contains("_all_docs"),
+        "the second node loaded every link instead of using the copy: {since}"
+    );
+    drop(first);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -58,3 +58,72 @@ impl Drop for CutProxy {
         self.task.abort();
     }
 }
+
+/// A TCP proxy that keeps every byte clients send, so a test can tell which
+/// requests a server made (`GET /links/_all_docs…`) without a mock CouchDB.
+pub struct RecordingProxy {
+    port: u16,
+    sent: std::sync::Arc<std::sync::Mutex<Vec<u8>>>,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RecordingProxy {
+    /// Forwards a free loopback port to `upstream` (`host:port`).
+    pub async fn start(upstream: String) -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let sent = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let log = std::sync::Arc::clone(&sent);
+        let task = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                let log = std::sync::Arc::clone(&log);
+                tokio::spawn(async move {
+                    let Ok(server) = TcpStream::connect(&upstream).await else {
+                        return;
+                    };
+                    let (mut client_rx, mut client_tx) = client.into_split();
+                    let (mut server_rx, mut server_tx) = server.into_split();
+                    let up = async move {
+                        let mut buf = vec![0u8; 16 << 10];
+                        while let Ok(n) = client_rx.read(&mut buf).await {
+                            if n == 0 {
+                                break;
+                            }
+                            if let Ok(mut log) = log.lock() {
+                                log.extend_from_slice(&buf[..n]);
+                            }
+                            if server_tx.write_all(&buf[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = server_tx.shutdown().await;
+                    };
+                    let down = async move {
+                        let _ = tokio::io::copy(&mut server_rx, &mut client_tx).await;
+                        let _ = client_tx.shutdown().await;
+                    };
+                    tokio::join!(up, down);
+                });
+            }
+        });
+        Self { port, sent, task }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+
+    /// Everything clients have sent so far, as text.
+    pub fn sent(&self) -> String {
+        let sent = self.sent.lock().map(|s| s.clone()).unwrap_or_default();
+        String::from_utf8_lossy(&sent).into_owned()
+    }
+}
+
+impl Drop for RecordingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
