@@ -17,8 +17,8 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use serde_json::Value;
 use rsyslog::Rsyslogd;
+use serde_json::Value;
 use support::process::ServerProcess;
 use support::{init_db, poll, qrtag_bin, qrtag_cmd};
 

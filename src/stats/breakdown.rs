@@ -123,7 +123,9 @@ impl Breakdowns {
             heat[day.num_days_from_monday() as usize][hour as usize] += 1;
         }
         // A scan's fingerprint was taken when it was classified.
-        let scanner = c.scanner.or_else(|| line.tracking.as_ref().map(fingerprint));
+        let scanner = c
+            .scanner
+            .or_else(|| line.tracking.as_ref().map(fingerprint));
         if let Some(fp) = scanner
             && let Some(s) = self.scanners.get_mut(&fp)
             && s.first_counted.is_none_or(|(t, _)| line.time < t)

@@ -14,7 +14,9 @@ use std::process::{Child, Command, Stdio};
 
 /// `deploy/rsyslog/NAME`.
 fn snippet(name: &str) -> String {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("deploy/rsyslog").join(name);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("deploy/rsyslog")
+        .join(name);
     std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
 

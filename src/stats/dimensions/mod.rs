@@ -431,3 +431,6 @@ fn place_ids(names: &mut [Names; 9], p: &Place) -> [u32; 3] {
         names[Dimension::City as usize].id(&p.city),
     ]
 }
+
+#[cfg(test)]
+mod tests;
