@@ -10,10 +10,14 @@
 
 mod support;
 
+#[path = "support/rsyslog.rs"]
+mod rsyslog;
+
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use rsyslog::Rsyslogd;
 use serde_json::Value;
 use support::process::ServerProcess;
 use support::{init_db, poll, qrtag_bin, qrtag_cmd};
@@ -29,6 +33,38 @@ struct Cluster {
 }
 
 impl Cluster {
+    /// A fresh database with the links `KEYS` and a console password, and
+    /// an empty `nodes/`.
+    fn new() -> Cluster {
+        let cluster = Cluster {
+            dir: tempfile::tempdir().expect("tempdir"),
+        };
+        std::fs::create_dir(cluster.nodes()).expect("nodes");
+        init_db(&cluster.db());
+        for key in KEYS {
+            let out = qrtag_cmd(
+                &cluster.db(),
+                &["new", "https://example.com/", "--key", key],
+            );
+            assert!(out.status.success(), "{out:?}");
+        }
+        let mut child = qrtag_bin()
+            .arg("--db")
+            .arg(cluster.db())
+            .arg("console-password")
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::null())
+            .spawn()
+            .expect("console-password");
+        {
+            use std::io::Write;
+            let mut stdin = child.stdin.take().expect("stdin");
+            writeln!(stdin, "{PASSWORD}").expect("password");
+        }
+        assert!(child.wait().expect("wait").success());
+        cluster
+    }
+
     fn db(&self) -> PathBuf {
         self.dir.path().join("qrtag.db")
     }
@@ -44,7 +80,11 @@ impl Cluster {
     /// One node: its own log, no snapshot file (the three share the
     /// database), the shared tracking secret beside the database.
     async fn node(&self, name: &str, extra: &[&str]) -> ServerProcess {
-        let log = self.log(name);
+        self.node_logging_to(&self.log(name), extra).await
+    }
+
+    /// A node writing its access log to `log`.
+    async fn node_logging_to(&self, log: &Path, extra: &[&str]) -> ServerProcess {
         let mut args = vec![
             "--access-log",
             log.to_str().expect("UTF-8"),
@@ -270,32 +310,7 @@ async fn console_shows(console: &Console, want: &BTreeMap<String, (u64, u64)>) {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_console_counts_every_nodes_scans_once_as_stats_does() {
-    let cluster = Cluster {
-        dir: tempfile::tempdir().expect("tempdir"),
-    };
-    std::fs::create_dir(cluster.nodes()).expect("nodes");
-    init_db(&cluster.db());
-    for key in KEYS {
-        let out = qrtag_cmd(
-            &cluster.db(),
-            &["new", "https://example.com/", "--key", key],
-        );
-        assert!(out.status.success(), "{out:?}");
-    }
-    let mut child = qrtag_bin()
-        .arg("--db")
-        .arg(cluster.db())
-        .arg("console-password")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("console-password");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        writeln!(stdin, "{PASSWORD}").expect("password");
-    }
-    assert!(child.wait().expect("wait").success());
+    let cluster = Cluster::new();
 
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
@@ -369,4 +384,113 @@ async fn one_console_counts_every_nodes_scans_once_as_stats_does() {
         a.stderr()
     );
     a.stop().await;
+}
+
+/// A free loopback TCP port for the central rsyslogd.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
+/// The README's way with Debian's rsyslog, run for real: three nodes, each
+/// with its own rsyslogd running `deploy/rsyslog/qrtag-node.conf` (imfile
+/// on the node's access log, forwarding over TCP), and a central rsyslogd
+/// running `qrtag-central.conf`, writing `nodes/NODE.log` per node. The
+/// first node is also the console host, following the README's pattern
+/// over the central files. The central files must hold each node's log
+/// byte for byte, and the console and `qrtag stats` over them must count
+/// the traffic sent.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_ship_through_rsyslog_to_one_console() {
+    let cluster = Cluster::new();
+    let root = cluster.dir.path().to_owned();
+    let port = free_port();
+    let mut central = Rsyslogd::start(
+        &root.join("rsyslog-central"),
+        None,
+        &rsyslog::central_conf(&cluster.nodes(), port),
+    );
+    poll::until(WITHIN, "the central rsyslogd listens", || {
+        let up = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
+        assert!(central.running(), "{}", central.report());
+        std::future::ready(up.then_some(()))
+    })
+    .await;
+
+    let names = ["node-a", "node-b", "node-c"];
+    let access_log = |name: &str| root.join(name).join("access.log");
+    for name in names {
+        std::fs::create_dir(root.join(name)).expect("node directory");
+    }
+    // The README's pattern on the console host: the central files only.
+    let pattern = format!("{}/*.log", cluster.nodes().display());
+    let a = cluster
+        .node_logging_to(
+            &access_log("node-a"),
+            &["--console", "--scan-log", pattern.as_str()],
+        )
+        .await;
+    let b = cluster.node_logging_to(&access_log("node-b"), &[]).await;
+    let c = cluster.node_logging_to(&access_log("node-c"), &[]).await;
+    let mut shippers: Vec<Rsyslogd> = names
+        .iter()
+        .map(|name| {
+            Rsyslogd::start(
+                &root.join(format!("rsyslog-{name}")),
+                Some(name),
+                &rsyslog::node_conf(&access_log(name), port),
+            )
+        })
+        .collect();
+
+    let http = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let mut sent = Sent::default();
+    let mut phones: Vec<Option<String>> = vec![None; 4];
+    let nodes = [&a, &b, &c];
+    for (i, key) in KEYS.iter().cycle().take(11).enumerate() {
+        scan(&http, nodes[i % 3], key, &mut phones[i % 4], &mut sent).await;
+    }
+    for node in nodes {
+        noise(&http, node).await;
+    }
+    let total_sent: u64 = sent.scans.values().sum::<u64>() + 9;
+    assert_eq!(total_sent, 20);
+
+    // Each node's file on the central host is its access log, line for line.
+    let shipped = |name: &str| {
+        let here = std::fs::read(access_log(name)).unwrap_or_default();
+        let there = std::fs::read(cluster.nodes().join(format!("{name}.log"))).unwrap_or_default();
+        !here.is_empty() && here == there
+    };
+    poll::until(WITHIN, "every node's log on the central host", || {
+        for r in shippers.iter_mut().chain(std::iter::once(&mut central)) {
+            assert!(r.running(), "{}", r.report());
+        }
+        let all = names.iter().all(|n| shipped(n))
+            && lines_logged(&cluster.nodes()) == total_sent as usize;
+        std::future::ready(all.then_some(()))
+    })
+    .await;
+    let mut files: Vec<String> = std::fs::read_dir(cluster.nodes())
+        .expect("nodes")
+        .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+        .collect();
+    files.sort();
+    assert_eq!(files, ["node-a.log", "node-b.log", "node-c.log"]);
+
+    let want = expected(&sent);
+    let (by_stats, requests) = stats(&cluster);
+    assert_eq!(requests, total_sent);
+    for key in KEYS {
+        assert_eq!(by_stats.get(key), want.get(key), "stats for {key}");
+    }
+    let console = Console::login(&a).await;
+    console_shows(&console, &want).await;
+    drop(shippers);
+    drop(central);
 }

@@ -57,24 +57,9 @@ struct Scanner {
 
 const MAX_DIMENSIONS: usize = Dimension::ALL.len();
 
-/// One dimension's values so far: ids for values, counts by id.
-#[derive(Default)]
-struct Table {
-    ids: Map<Box<str>, u32>,
-    rows: Vec<(u64, u64)>,
-}
-
-impl Table {
-    fn id(&mut self, value: &str) -> u32 {
-        if let Some(&id) = self.ids.get(value) {
-            return id;
-        }
-        let id = self.rows.len() as u32;
-        self.ids.insert(value.into(), id);
-        self.rows.push((0, 0));
-        id
-    }
-}
+/// One dimension's counts (scans, scans with a tracking ID), indexed by the
+/// [`Deriver`]'s value ids: a line costs an index, not a hash of its value.
+type Table = Vec<(u64, u64)>;
 
 /// Accumulates breakdowns over lines in any order.
 pub struct Breakdowns {
@@ -83,7 +68,6 @@ pub struct Breakdowns {
     tables: Vec<Table>,
     scanners: Map<u64, Scanner>,
     heat: Option<Box<HeatMap>>,
-    value: String,
 }
 
 impl Breakdowns {
@@ -96,7 +80,6 @@ impl Breakdowns {
             tables,
             scanners: Map::default(),
             heat: heat_map.then(|| Box::new([[0; 24]; 7])),
-            value: String::new(),
         }
     }
 
@@ -125,10 +108,12 @@ impl Breakdowns {
         let mut ids = [0u32; MAX_DIMENSIONS];
         let with_id = u64::from(line.tracking.is_some());
         for (i, dim) in self.wanted.dimensions.iter().enumerate() {
-            self.deriver.value(*dim, line, c.bot, &mut self.value);
+            let id = self.deriver.value_id(*dim, line, c.bot);
             let table = &mut self.tables[i];
-            let id = table.id(&self.value);
-            let row = &mut table.rows[id as usize];
+            if table.len() <= id as usize {
+                table.resize(id as usize + 1, (0, 0));
+            }
+            let row = &mut table[id as usize];
             row.0 += 1;
             row.1 += with_id;
             ids[i] = id;
@@ -137,8 +122,12 @@ impl Breakdowns {
             let (hour, day) = self.deriver.local_time(line.time);
             heat[day.num_days_from_monday() as usize][hour as usize] += 1;
         }
-        if let Some(id) = &line.tracking
-            && let Some(s) = self.scanners.get_mut(&fingerprint(id))
+        // A scan's fingerprint was taken when it was classified.
+        let scanner = c
+            .scanner
+            .or_else(|| line.tracking.as_ref().map(fingerprint));
+        if let Some(fp) = scanner
+            && let Some(s) = self.scanners.get_mut(&fp)
             && s.first_counted.is_none_or(|(t, _)| line.time < t)
         {
             s.first_counted = Some((line.time, ids));
@@ -147,7 +136,7 @@ impl Breakdowns {
 
     /// The breakdowns, one per dimension asked for, and the heat map.
     pub fn finish(self) -> (Vec<Breakdown>, Option<HeatMap>) {
-        let mut new: Vec<Vec<u64>> = self.tables.iter().map(|t| vec![0; t.rows.len()]).collect();
+        let mut new: Vec<Vec<u64>> = self.tables.iter().map(|t| vec![0; t.len()]).collect();
         for s in self.scanners.values() {
             if let Some((t, ids)) = s.first_counted
                 && t <= s.first_seen
@@ -157,6 +146,7 @@ impl Breakdowns {
                 }
             }
         }
+        let deriver = &self.deriver;
         let breakdowns = self
             .wanted
             .dimensions
@@ -164,18 +154,17 @@ impl Breakdowns {
             .zip(self.tables)
             .zip(new)
             .map(|((&dimension, table), new)| {
+                // A value no line counted under has no row.
                 let mut rows: Vec<Row> = table
-                    .ids
                     .into_iter()
-                    .map(|(value, id)| {
-                        let (scans, with_id) = table.rows[id as usize];
-                        let new = new[id as usize];
-                        Row {
-                            value: value.into(),
-                            scans,
-                            new,
-                            returning: with_id - new,
-                        }
+                    .zip(new)
+                    .enumerate()
+                    .filter(|(_, ((scans, _), _))| *scans > 0)
+                    .map(|(id, ((scans, with_id), new))| Row {
+                        value: deriver.value_name(dimension, id as u32).to_owned(),
+                        scans,
+                        new,
+                        returning: with_id - new,
                     })
                     .collect();
                 order(dimension, &mut rows);

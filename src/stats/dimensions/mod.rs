@@ -114,23 +114,90 @@ impl fmt::Display for Dimension {
     }
 }
 
-/// How many User-Agents, addresses and referrers each cache holds before it
-/// is emptied: real logs have a few thousand, a hostile one unboundedly many.
+/// How many User-Agents and referrers each cache holds before it is
+/// emptied: real logs have a few thousand, a hostile one unboundedly many.
 const MAX_CACHED: usize = 200_000;
+
+/// Slots of the address cache (a power of two). Direct-mapped and fixed:
+/// a log of mostly new addresses (the worst case) pays one slot write per
+/// line instead of growing, rehashing and emptying a map of 200,000
+/// addresses, which was most of `--by country`'s cost; a few thousand
+/// recurring scanners still hit it nearly every time.
+const ADDRESS_SLOTS: usize = 1 << 13;
+
+/// One dimension's values by id. Ids are dense, start at 0 and stay valid
+/// for the life of the [`Deriver`] (the caches above them are emptied when
+/// full, the names never are), so a counter can index a `Vec` by them
+/// instead of hashing each line's value.
+#[derive(Default)]
+struct Names {
+    ids: Map<Box<str>, u32>,
+    names: Vec<Box<str>>,
+}
+
+impl Names {
+    /// Names whose ids are their positions in `names`.
+    fn with(names: impl IntoIterator<Item = String>) -> Names {
+        let mut n = Names::default();
+        for name in names {
+            n.id(&name);
+        }
+        n
+    }
+
+    fn id(&mut self, name: &str) -> u32 {
+        if let Some(&id) = self.ids.get(name) {
+            return id;
+        }
+        let id = self.names.len() as u32;
+        self.ids.insert(name.into(), id);
+        self.names.push(name.into());
+        id
+    }
+
+    fn name(&self, id: u32) -> &str {
+        self.names.get(id as usize).map_or("", |n| n)
+    }
+}
+
+/// The classes in the order of their ids ([`DeviceClass`] as `u32`).
+const CLASSES: [DeviceClass; 5] = [
+    DeviceClass::Phone,
+    DeviceClass::Tablet,
+    DeviceClass::Desktop,
+    DeviceClass::Bot,
+    DeviceClass::Other,
+];
+
+/// A parsed User-Agent with its value ids: device class, OS, browser.
+struct Parsed {
+    device: Device,
+    ids: [u32; 3],
+}
+
+/// A place with its value ids: country, region, city.
+struct Located {
+    place: Place,
+    ids: [u32; 3],
+}
 
 /// The dimensions of lines, with the caches that make them cheap.
 pub struct Deriver {
     tz: Tz,
     parser: Option<device::Parser>,
-    devices: Map<Box<str>, Device>,
-    no_agent: Device,
+    devices: Map<Box<str>, Parsed>,
+    no_agent: Parsed,
     geo: Option<GeoDb>,
-    /// Places by address, and by database record (a network's addresses
-    /// share one).
-    places_by_ip: Map<IpAddr, usize>,
-    places: Vec<Place>,
+    /// Places by address (direct-mapped: an address and its place index
+    /// plus one, 0 for an empty slot), and by database record (a network's
+    /// addresses share one).
+    places_by_ip: Box<[(u128, u32)]>,
+    places: Vec<Located>,
     place_of_record: Map<usize, usize>,
-    referrers: Map<Box<str>, Box<str>>,
+    referrers: Map<Box<str>, u32>,
+    /// Each dimension's names, indexed by [`Dimension`] as it is listed in
+    /// [`Dimension::ALL`].
+    names: [Names; 9],
     /// The last minute converted to local time, and its (hour, weekday):
     /// lines come nearly in time order.
     last_minute: (u64, u32, chrono::Weekday),
@@ -139,25 +206,41 @@ pub struct Deriver {
 impl Deriver {
     /// `parser` is needed for the device dimensions, `geo` for the places.
     pub fn new(tz: Tz, parser: Option<device::Parser>, geo: Option<GeoDb>) -> Deriver {
+        let mut names: [Names; 9] = Default::default();
+        names[Dimension::Device as usize] =
+            Names::with(CLASSES.iter().map(|c| c.name().to_owned()));
+        names[Dimension::Hour as usize] = Names::with(Dimension::Hour.cycle());
+        names[Dimension::Weekday as usize] = Names::with(Dimension::Weekday.cycle());
+        let no_agent = Device {
+            class: DeviceClass::Bot,
+            os_family: "Other".to_owned(),
+            os_major: None,
+            browser: "Other".to_owned(),
+        };
+        let no_agent = Parsed {
+            ids: device_ids(&mut names, &no_agent),
+            device: no_agent,
+        };
+        let unknown = Place {
+            country: place::UNKNOWN.to_owned(),
+            region: place::UNKNOWN.to_owned(),
+            city: place::UNKNOWN.to_owned(),
+        };
+        let unknown = Located {
+            ids: place_ids(&mut names, &unknown),
+            place: unknown,
+        };
         Deriver {
             tz,
             parser,
             devices: Map::default(),
-            no_agent: Device {
-                class: DeviceClass::Bot,
-                os_family: "Other".to_owned(),
-                os_major: None,
-                browser: "Other".to_owned(),
-            },
+            no_agent,
             geo,
-            places_by_ip: Map::default(),
-            places: vec![Place {
-                country: place::UNKNOWN.to_owned(),
-                region: place::UNKNOWN.to_owned(),
-                city: place::UNKNOWN.to_owned(),
-            }],
+            places_by_ip: vec![(0, 0); ADDRESS_SLOTS].into_boxed_slice(),
+            places: vec![unknown],
             place_of_record: Map::default(),
             referrers: Map::default(),
+            names,
             last_minute: (u64::MAX, 0, chrono::Weekday::Mon),
         }
     }
@@ -168,57 +251,80 @@ impl Deriver {
     /// was given.
     pub fn value(&mut self, dim: Dimension, line: &LogLine<'_>, bot: bool, out: &mut String) {
         out.clear();
+        let id = self.value_id(dim, line, bot);
+        out.push_str(self.value_name(dim, id));
+    }
+
+    /// `line`'s value of `dim` as a small id, the same for the same value
+    /// for the life of this `Deriver`, and dense from 0: what a counter
+    /// keeps per line, with [`Deriver::value_name`] read once at the end.
+    /// Hours are their number and weekdays count from Monday = 0. A device
+    /// or place dimension without its parser or database has one value, the
+    /// empty name.
+    pub fn value_id(&mut self, dim: Dimension, line: &LogLine<'_>, bot: bool) -> u32 {
         match dim {
             Dimension::Device | Dimension::Os | Dimension::Browser => {
-                if let Some(d) = self.device(line.user_agent, bot) {
-                    match dim {
-                        Dimension::Device => out.push_str(d.class.name()),
-                        Dimension::Os => {
-                            out.push_str(&d.os_family);
-                            if let Some(major) = &d.os_major {
-                                out.push(' ');
-                                out.push_str(major);
-                            }
-                        }
-                        _ => out.push_str(&d.browser),
-                    }
+                let slot = match dim {
+                    Dimension::Device => 0,
+                    Dimension::Os => 1,
+                    _ => 2,
+                };
+                match self.device_ids_of(line.user_agent, bot) {
+                    Some(ids) => ids[slot],
+                    None => self.names[dim as usize].id(""),
                 }
             }
             Dimension::Country | Dimension::Region | Dimension::City => {
-                if let Some(p) = self.place(line.client_ip) {
-                    out.push_str(match dim {
-                        Dimension::Country => &p.country,
-                        Dimension::Region => &p.region,
-                        _ => &p.city,
-                    });
+                let slot = match dim {
+                    Dimension::Country => 0,
+                    Dimension::Region => 1,
+                    _ => 2,
+                };
+                match self.located(line.client_ip) {
+                    Some(i) => self.places[i].ids[slot],
+                    None => self.names[dim as usize].id(""),
                 }
             }
-            Dimension::Referrer => out.push_str(self.referrer(line.referer)),
-            Dimension::Hour | Dimension::Weekday => {
-                let (hour, day) = self.local_time(line.time);
-                match dim {
-                    Dimension::Hour => out.push_str(&time::hour_name(hour)),
-                    _ => out.push_str(time::weekday_name(day)),
-                }
-            }
+            Dimension::Referrer => self.referrer_id(line.referer),
+            Dimension::Hour => self.local_time(line.time).0,
+            Dimension::Weekday => self.local_time(line.time).1.num_days_from_monday(),
         }
+    }
+
+    /// The value of `dim` that [`Deriver::value_id`] gave `id` (empty for
+    /// an id it never gave).
+    pub fn value_name(&self, dim: Dimension, id: u32) -> &str {
+        self.names[dim as usize].name(id)
     }
 
     /// The device of a logged (strict-encoded) User-Agent, parsed once per
     /// distinct string.
     pub fn device(&mut self, user_agent: Option<&str>, bot: bool) -> Option<&Device> {
+        self.device_ids_of(user_agent, bot)?;
+        match user_agent {
+            None => Some(&self.no_agent.device),
+            Some(ua) => self.devices.get(ua).map(|p| &p.device),
+        }
+    }
+
+    /// The value ids (class, OS, browser) of a User-Agent: on a hit one
+    /// hash of the (long) string and one lookup; a miss parses it and
+    /// interns its names.
+    fn device_ids_of(&mut self, user_agent: Option<&str>, bot: bool) -> Option<[u32; 3]> {
         let parser = self.parser.as_ref()?;
         let Some(ua) = user_agent else {
-            return Some(&self.no_agent);
+            return Some(self.no_agent.ids);
         };
-        if !self.devices.contains_key(ua) {
-            if self.devices.len() >= MAX_CACHED {
-                self.devices.clear();
-            }
-            let device = parser.parse(&decode_lossy(ua), bot);
-            self.devices.insert(ua.into(), device);
+        if let Some(p) = self.devices.get(ua) {
+            return Some(p.ids);
         }
-        self.devices.get(ua)
+        if self.devices.len() >= MAX_CACHED {
+            self.devices.clear();
+        }
+        let device = parser.parse(&decode_lossy(ua), bot);
+        let ids = device_ids(&mut self.names, &device);
+        self.devices.insert(ua.into(), Parsed { device, ids });
+        Some(ids)
     }
 
     /// The place of `ip`, looked up once per address and decoded once per
@@ -226,53 +332,69 @@ impl Deriver {
     /// A line logged without an address (`serve --client-ip none`) is in
     /// the unknown place, like an address the database lacks.
     pub fn place(&mut self, ip: Option<IpAddr>) -> Option<&Place> {
+        let i = self.located(ip)?;
+        self.places.get(i).map(|l| &l.place)
+    }
+
+    /// The index in `places` of `ip`'s place: a hit in the address cache,
+    /// or one lookup in the database.
+    fn located(&mut self, ip: Option<IpAddr>) -> Option<usize> {
         let geo = self.geo.as_ref()?;
         let Some(ip) = ip else {
-            return self.places.first();
+            return Some(0);
         };
         // An IPv4 client of a dual-stack socket is `::ffff:a.b.c.d`: the
         // database files it under its IPv4 address.
         let ip = ip.to_canonical();
-        let index = match self.places_by_ip.get(&ip) {
-            Some(&i) => i,
-            None => {
-                let i = match geo.record(ip) {
-                    None => 0,
-                    Some(record) => match self.place_of_record.get(&record) {
-                        Some(&i) => i,
-                        None => {
-                            self.places.push(geo.place(ip));
-                            let i = self.places.len() - 1;
-                            self.place_of_record.insert(record, i);
-                            i
-                        }
-                    },
-                };
-                if self.places_by_ip.len() >= MAX_CACHED {
-                    self.places_by_ip.clear();
-                }
-                self.places_by_ip.insert(ip, i);
-                i
-            }
+        let key = match ip {
+            IpAddr::V4(v4) => v4.to_ipv6_mapped().to_bits(),
+            IpAddr::V6(v6) => v6.to_bits(),
         };
-        self.places.get(index)
+        let slot = address_slot(key);
+        let (cached, plus_one) = self.places_by_ip[slot];
+        let index = if plus_one != 0 && cached == key {
+            (plus_one - 1) as usize
+        } else {
+            let i = match geo.record(ip) {
+                None => 0,
+                Some(record) => match self.place_of_record.get(&record) {
+                    Some(&i) => i,
+                    None => {
+                        let place = geo.place(ip);
+                        let ids = place_ids(&mut self.names, &place);
+                        self.places.push(Located { place, ids });
+                        let i = self.places.len() - 1;
+                        self.place_of_record.insert(record, i);
+                        i
+                    }
+                },
+            };
+            self.places_by_ip[slot] = (key, i as u32 + 1);
+            i
+        };
+        Some(index)
     }
 
     /// The referrer host of a logged `Referer` field.
     pub fn referrer(&mut self, referer: Option<&str>) -> &str {
+        let id = self.referrer_id(referer);
+        self.value_name(Dimension::Referrer, id)
+    }
+
+    fn referrer_id(&mut self, referer: Option<&str>) -> u32 {
+        let names = &mut self.names[Dimension::Referrer as usize];
         let Some(field) = referer else {
-            return referrer::NONE;
+            return names.id(referrer::NONE);
         };
-        if !self.referrers.contains_key(field) {
-            if self.referrers.len() >= MAX_CACHED {
-                self.referrers.clear();
-            }
-            let host = referrer::host(Some(field));
-            self.referrers.insert(field.into(), host.into());
+        if let Some(&id) = self.referrers.get(field) {
+            return id;
         }
-        self.referrers
-            .get(field)
-            .map_or(referrer::UNREADABLE, |h| &**h)
+        if self.referrers.len() >= MAX_CACHED {
+            self.referrers.clear();
+        }
+        let id = names.id(&referrer::host(Some(field)));
+        self.referrers.insert(field.into(), id);
+        id
     }
 
     /// Local hour and weekday of a line's time.
@@ -286,3 +408,29 @@ impl Deriver {
         (self.last_minute.1, self.last_minute.2)
     }
 }
+
+/// The slot of an address in the direct-mapped cache: the high bits of a
+/// multiplicative hash of both halves.
+fn address_slot(key: u128) -> usize {
+    let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(32);
+    (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - ADDRESS_SLOTS.trailing_zeros())) as usize
+}
+
+fn device_ids(names: &mut [Names; 9], d: &Device) -> [u32; 3] {
+    [
+        d.class as u32,
+        names[Dimension::Os as usize].id(&d.os()),
+        names[Dimension::Browser as usize].id(&d.browser),
+    ]
+}
+
+fn place_ids(names: &mut [Names; 9], p: &Place) -> [u32; 3] {
+    [
+        names[Dimension::Country as usize].id(&p.country),
+        names[Dimension::Region as usize].id(&p.region),
+        names[Dimension::City as usize].id(&p.city),
+    ]
+}
+
+#[cfg(test)]
+mod tests;
