@@ -184,12 +184,12 @@ fn finder_like(line: &[bool]) -> i64 {
 
 /// N2: 3 for every 2 × 2 block of one colour, overlaps counted.
 fn blocks(dark: &[bool], width: usize) -> i64 {
+    let rows: Vec<&[bool]> = dark.chunks_exact(width).collect();
     let mut score = 0;
-    for pair in dark.chunks_exact(width).collect::<Vec<_>>().windows(2) {
-        let (top, bottom) = (pair[0], pair[1]);
-        for x in 0..width - 1 {
-            let d = top[x];
-            if top[x + 1] == d && bottom[x] == d && bottom[x + 1] == d {
+    for pair in rows.windows(2) {
+        for (top, bottom) in pair[0].windows(2).zip(pair[1].windows(2)) {
+            let d = top[0];
+            if top[1] == d && bottom[0] == d && bottom[1] == d {
                 score += 3;
             }
         }
