@@ -41,14 +41,28 @@ fn svgs(tags: &[Tag]) -> usize {
         .sum()
 }
 
+/// Seconds of one call.
+fn seconds<T>(f: impl FnOnce() -> T) -> f64 {
+    let start = Instant::now();
+    black_box(f());
+    start.elapsed().as_secs_f64()
+}
+
 fn bench(c: &mut Criterion) {
     let tags = tags();
-    let start = Instant::now();
     let bytes = pdf(&tags).len();
+    // The figure the issue asks for, as a ratio from this run: the fastest
+    // of three, PDF and SVG taking turns so a burst of load hits both.
+    let (mut pdf_s, mut svg_s) = (f64::INFINITY, f64::INFINITY);
+    for _ in 0..3 {
+        pdf_s = pdf_s.min(seconds(|| pdf(&tags)));
+        svg_s = svg_s.min(seconds(|| svgs(&tags)));
+    }
     eprintln!(
-        "{TAGS} tags on L7163: {bytes} bytes ({} a tag) in {:.2?}",
+        "{TAGS} tags on L7163: {bytes} bytes ({} a tag); PDF {pdf_s:.2} s, \
+         the same codes as SVG {svg_s:.2} s: ratio {:.2}",
         bytes / TAGS,
-        start.elapsed()
+        pdf_s / svg_s
     );
     let mut group = c.benchmark_group("print_10k_l7163");
     group.sample_size(10);

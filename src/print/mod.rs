@@ -20,7 +20,7 @@ pub use layout::{CodeSize, FitError, MIN_MODULE_MM};
 pub use request::{CaptionKind, OptionError, PrintOptions, Spelling};
 pub use template::{Length, Paper, Template, TemplateError};
 
-use crate::qr::{self, EcLevel, QrError};
+use crate::qr::{self, EcLevel, QrError, Symbol};
 
 /// One tag: what its code encodes and the line printed under it.
 #[derive(Clone, Debug)]
@@ -119,7 +119,7 @@ pub fn render(job: &Job) -> Result<Vec<u8>, PrintError> {
 
 /// Encodes every tag, on every core: choosing each symbol's segments and
 /// mask is most of a large run's time, and each code is independent.
-fn encode_all(tags: &[Tag], ec: EcLevel) -> Result<Vec<qrcode::QrCode>, QrError> {
+fn encode_all(tags: &[Tag], ec: EcLevel) -> Result<Vec<Symbol>, QrError> {
     let threads = std::thread::available_parallelism().map_or(1, usize::from);
     let chunk = tags.len().div_ceil(threads).max(64);
     let chunks: Vec<Result<Vec<_>, QrError>> = std::thread::scope(|scope| {
@@ -128,7 +128,7 @@ fn encode_all(tags: &[Tag], ec: EcLevel) -> Result<Vec<qrcode::QrCode>, QrError>
             .map(|part| {
                 scope.spawn(move || {
                     part.iter()
-                        .map(|tag| qr::encode(&tag.text, ec))
+                        .map(|tag| qr::encode_symbol(&tag.text, ec))
                         .collect::<Result<Vec<_>, _>>()
                 })
             })

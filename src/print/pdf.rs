@@ -10,12 +10,12 @@ use krilla::page::PageSettings;
 use krilla::paint::{Fill, Stroke};
 use krilla::surface::Surface;
 use krilla::text::{Font, TextDirection};
-use qrcode::{Color, QrCode};
 
 use super::PrintError;
 use super::font::MONO;
 use super::layout::{CodeBox, QUIET_MODULES, Rect};
 use super::plan::PagePlan;
+use crate::qr::Symbol;
 
 /// Points in a millimetre.
 const PT_PER_MM: f64 = 72.0 / 25.4;
@@ -108,7 +108,7 @@ fn rect(r: &Rect) -> Result<KRect, PrintError> {
 /// One code: its dark modules as rectangles, runs along a row merged and
 /// a run repeated on the rows below grown down, in module units under one
 /// transform to the page.
-fn draw_code(surface: &mut Surface<'_>, code_box: &CodeBox, code: &QrCode) {
+fn draw_code(surface: &mut Surface<'_>, code_box: &CodeBox, code: &Symbol) {
     let mut pb = PathBuilder::new();
     for (x, y, w, h) in dark_rects(code) {
         if let Some(r) = KRect::from_xywh(x as f32, y as f32, w as f32, h as f32) {
@@ -133,17 +133,16 @@ fn draw_code(surface: &mut Surface<'_>, code_box: &CodeBox, code: &QrCode) {
 
 /// The dark modules as `(x, y, w, h)` rectangles in modules: each row's
 /// runs, a run extended downwards while the next row has the same run.
-pub fn dark_rects(code: &QrCode) -> Vec<(usize, usize, usize, usize)> {
+pub fn dark_rects(code: &Symbol) -> Vec<(usize, usize, usize, usize)> {
     let width = code.width();
-    let colors = code.to_colors();
     let runs_of = |y: usize| {
-        let row = &colors[y * width..(y + 1) * width];
+        let row = code.row(y);
         let mut runs = Vec::new();
         let mut x = 0;
         while x < width {
-            if row[x] == Color::Dark {
+            if row[x] {
                 let start = x;
-                while x < width && row[x] == Color::Dark {
+                while x < width && row[x] {
                     x += 1;
                 }
                 runs.push((start, x - start));
@@ -213,7 +212,8 @@ mod tests {
 
     #[test]
     fn rectangles_cover_exactly_the_dark_modules() {
-        let code = crate::qr::encode("https://0x1f.ie/H83if", crate::qr::EcLevel::L).expect("fits");
+        let code =
+            crate::qr::encode_symbol("https://0x1f.ie/H83if", crate::qr::EcLevel::L).expect("fits");
         let width = code.width();
         let mut covered = vec![0u8; width * width];
         let rects = dark_rects(&code);
@@ -224,12 +224,12 @@ mod tests {
                 }
             }
         }
-        let colors = code.to_colors();
-        for (i, (c, n)) in colors.iter().zip(&covered).enumerate() {
-            let expected = u8::from(*c == Color::Dark);
+        let modules = code.modules();
+        for (i, (dark, n)) in modules.iter().zip(&covered).enumerate() {
+            let expected = u8::from(*dark);
             assert_eq!(*n, expected, "module {i}");
         }
-        let dark = colors.iter().filter(|c| **c == Color::Dark).count();
+        let dark = modules.iter().filter(|d| **d).count();
         assert!(
             rects.len() * 2 < dark,
             "{} rects for {dark} modules",

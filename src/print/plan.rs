@@ -2,7 +2,7 @@
 //! decisions (which label, what size, which caption size) made here, purely,
 //! so `pdf.rs` only paints.
 
-use qrcode::QrCode;
+use crate::qr::Symbol;
 
 use super::font;
 use super::layout::{
@@ -18,7 +18,7 @@ pub struct PagePlan<'a> {
     /// Set on posters with a bleed or crop marks: the finished size.
     pub trim: Option<Rect>,
     pub bleed: f64,
-    pub codes: Vec<(CodeBox, &'a QrCode)>,
+    pub codes: Vec<(CodeBox, &'a Symbol)>,
     pub captions: Vec<Caption<'a>>,
     /// Label borders for an alignment page, with their corner radius.
     pub outlines: Vec<(Rect, f64)>,
@@ -55,7 +55,7 @@ pub const LABEL_CAPTION_PT: f64 = 8.0;
 /// Below this a caption is unreadable on paper; shrinking stops here.
 pub const MIN_CAPTION_PT: f64 = 4.0;
 
-pub fn plan<'a>(job: &'a Job, codes: &'a [QrCode]) -> Result<Vec<PagePlan<'a>>, PrintError> {
+pub fn plan<'a>(job: &'a Job, codes: &'a [Symbol]) -> Result<Vec<PagePlan<'a>>, PrintError> {
     match &job.target {
         Target::Sheet(template) => sheet(job, &template.grid, codes),
         Target::Poster {
@@ -82,7 +82,7 @@ pub fn plan<'a>(job: &'a Job, codes: &'a [QrCode]) -> Result<Vec<PagePlan<'a>>, 
 fn sheet<'a>(
     job: &'a Job,
     grid: &layout::Grid,
-    codes: &'a [QrCode],
+    codes: &'a [Symbol],
 ) -> Result<Vec<PagePlan<'a>>, PrintError> {
     let per = grid.per_sheet();
     if job.options.skip >= per {
@@ -147,7 +147,7 @@ fn poster<'a>(
     page: PosterPage,
     crop_marks: bool,
     text: &'a str,
-    code: &'a QrCode,
+    code: &'a Symbol,
 ) -> Result<PagePlan<'a>, PrintError> {
     let trim = page.trim;
     let margin = layout::poster_margin(trim.w, trim.h);
@@ -196,7 +196,7 @@ fn check_caption(text: &str, size_pt: f64, width: f64) -> Result<(), PrintError>
     Ok(())
 }
 
-fn fit_code(area: Rect, code: &QrCode, band: f64, size: CodeSize) -> Result<CodeBox, FitError> {
+fn fit_code(area: Rect, code: &Symbol, band: f64, size: CodeSize) -> Result<CodeBox, FitError> {
     layout::fit_code(area, LABEL_PADDING, code.width(), band, size)
 }
 
@@ -216,7 +216,7 @@ mod tests {
     use super::*;
     use crate::print::{Options, Tag};
 
-    fn job(template: &str, n: usize, skip: usize) -> (Job, Vec<QrCode>) {
+    fn job(template: &str, n: usize, skip: usize) -> (Job, Vec<Symbol>) {
         let tags: Vec<Tag> = (0..n)
             .map(|i| Tag {
                 text: format!("https://0x1f.ie/k{i}"),
@@ -225,7 +225,7 @@ mod tests {
             .collect();
         let codes = tags
             .iter()
-            .map(|t| crate::qr::encode(&t.text, crate::qr::EcLevel::L).expect("fits"))
+            .map(|t| crate::qr::encode_symbol(&t.text, crate::qr::EcLevel::L).expect("fits"))
             .collect();
         let job = Job {
             target: Target::Sheet(template.parse().expect("built in")),

@@ -10,6 +10,7 @@ pub mod printer_media;
 mod render;
 mod segment;
 mod sheet;
+mod symbol;
 mod text;
 pub mod zpl;
 
@@ -23,6 +24,7 @@ use qrcode::bits::Bits;
 pub use render::{RenderOptions, render_png, render_svg};
 pub use segment::{MAX_TEXT_LEN, Mode, Plan, Segment, capacity_bits, optimal_segments, plan};
 pub use sheet::{SHEET_FULL_SIZE_CAPACITY, render_sheet_svg};
+pub use symbol::{Symbol, build_symbol, encode_symbol};
 pub use text::short_url_text;
 
 /// Error-correction level. Defaults to L because short-URL tags are printed
@@ -122,6 +124,12 @@ pub fn encode(text: &str, ec: EcLevel) -> Result<QrCode, QrError> {
 /// Builds the symbol for an already computed plan through `qrcode`'s
 /// low-level `Bits` API, which takes our segments verbatim.
 pub fn build(text: &[u8], plan: &Plan, ec: EcLevel) -> Result<QrCode, QrError> {
+    Ok(QrCode::with_bits(bits(text, plan, ec)?, ec.into())?)
+}
+
+/// The data bits of a plan, terminated: what both [`build`] and
+/// [`build_symbol`] place.
+fn bits(text: &[u8], plan: &Plan, ec: EcLevel) -> Result<Bits, QrError> {
     let mut bits = Bits::new(Version::Normal(i16::from(plan.version)));
     for segment in &plan.segments {
         // `qrcode` trusts its caller here (a stray letter in numeric data
@@ -137,7 +145,7 @@ pub fn build(text: &[u8], plan: &Plan, ec: EcLevel) -> Result<QrCode, QrError> {
         }
     }
     bits.push_terminator(ec.into())?;
-    Ok(QrCode::with_bits(bits, ec.into())?)
+    Ok(bits)
 }
 
 #[cfg(test)]
