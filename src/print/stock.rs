@@ -174,11 +174,15 @@ pub const STOCK: &[Stock] = &[
             4,
             inch(0.625),
             inch(0.625),
-            (inch(2.625), inch(2.625)),
+            // 0.625 in margins on all four sides: the rows' pitch is what
+            // is left, (11 - 2 x 0.625 - 2) / 3 + 2 in.
+            (inch(2.625), inch(2.0 + 1.75 / 3.0)),
             inch(0.125),
         ),
-        source: "Avery US 22806 template specification",
-        glabels: None,
+        source: "Avery US 22806 template specification (0.625 in margins, 2.625 in across)",
+        // gLabels has no Avery 22806; Online Labels sells OL2679 as the same
+        // sheet (2 x 2 in, 3 x 4), and gLabels has that.
+        glabels: Some(("Online Labels", "OL2679")),
     },
     Stock {
         name: "brother-62",
