@@ -249,6 +249,7 @@ pub(super) async fn read(state: &RestState, key: &LinkKey) -> Result<LinkView, H
         (status = 409, body = problem::Problem, content_type = "application/problem+json"),
         (status = 413, body = problem::Problem, content_type = "application/problem+json"),
         (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 503, body = problem::Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -288,6 +289,7 @@ pub async fn create(
         (status = 403, body = problem::Problem, content_type = "application/problem+json"),
         (status = 413, body = problem::Problem, content_type = "application/problem+json"),
         (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 503, body = problem::Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -388,6 +390,7 @@ fn tail_target(req: &HttpRequest) -> Result<Target, HttpResponse> {
         (status = 401, body = problem::Problem, content_type = "application/problem+json"),
         (status = 404, body = problem::Problem, content_type = "application/problem+json"),
         (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 503, body = problem::Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]
@@ -497,6 +500,7 @@ async fn qr(
         (status = 412, body = problem::Problem, content_type = "application/problem+json"),
         (status = 413, body = problem::Problem, content_type = "application/problem+json"),
         (status = 429, body = problem::Problem, content_type = "application/problem+json"),
+        (status = 503, body = problem::Problem, content_type = "application/problem+json"),
     ),
     security(("bearer" = []))
 )]

@@ -3,7 +3,10 @@
 //! cannot drift from what the handlers take and give. `assets/openapi.json`
 //! is a committed copy that a test keeps equal to [`document`].
 
+use std::sync::LazyLock;
+
 use actix_web::HttpResponse;
+use actix_web::web::Bytes;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
@@ -79,10 +82,14 @@ pub fn document() -> String {
     text
 }
 
+/// Built once: deriving and printing it took 10-20 ms a request, and it
+/// cannot change while the process runs.
+static DOCUMENT: LazyLock<Bytes> = LazyLock::new(|| Bytes::from(document()));
+
 pub async fn serve() -> HttpResponse {
     HttpResponse::Ok()
         .content_type("application/json")
-        .body(document())
+        .body(DOCUMENT.clone())
 }
 
 #[cfg(test)]
