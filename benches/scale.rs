@@ -147,9 +147,16 @@ fn main() {
     let empty_db = dir.path().join("empty").join("empty.db");
     std::fs::create_dir_all(empty_db.parent().expect("parent")).expect("mkdir");
 
-    // The data set, through `qrtag import`.
+    // The data set, through `qrtag import` (into a database made first:
+    // only `init` and `serve` create one).
     let csv = dir.path().join("links.csv");
     write_csv(&csv, n);
+    let out = qrtag(&db).arg("init").output().expect("run init");
+    assert!(
+        out.status.success(),
+        "init: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let t0 = Instant::now();
     let out = qrtag(&db)
         .arg("import")
