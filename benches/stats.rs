@@ -121,6 +121,9 @@ fn aggregate(data: &[u8], agg: &mut Aggregator) {
 }
 
 fn bench(c: &mut Criterion) {
+    if let Ok(which) = std::env::var("QRTAG_STATS_ONCE") {
+        return once(&which);
+    }
     let log = generate_log(LINES);
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
     gz.write_all(&log).ok();
@@ -194,6 +197,33 @@ fn bench(c: &mut Criterion) {
         )
     });
     g.finish();
+}
+
+/// One aggregation of a generated log and nothing else, for an instruction
+/// profile whose counts do not depend on the machine's load:
+///
+/// `QRTAG_STATS_ONCE=country QRTAG_STATS_LINES=100000 valgrind --tool=callgrind
+/// --toggle-collect='qrtag::stats::feed' target/release/deps/stats-HASH --bench`
+///
+/// `which` is `plain` or a dimension's name (`device`, `country`, …).
+fn once(which: &str) {
+    let lines = std::env::var("QRTAG_STATS_LINES")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(LINES);
+    let log = generate_log(lines);
+    let mut agg = match Dimension::ALL.iter().find(|d| d.name() == which) {
+        Some(&dim) => with_breakdown(dim),
+        None => Aggregator::new(Filter::default()),
+    };
+    aggregate(&log, &mut agg);
+    let report = agg.finish();
+    eprintln!(
+        "{which}: {} lines, {} scans, {} breakdown rows",
+        report.lines_read,
+        report.total.scans,
+        report.breakdowns.first().map_or(0, |b| b.rows.len())
+    );
 }
 
 /// An aggregator that also breaks the scans down by `dim`.

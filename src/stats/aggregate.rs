@@ -244,16 +244,29 @@ pub struct Counted {
 pub fn classify(line: &LogLine<'_>, bots: &mut BotFilter) -> Counted {
     let bot = bots.is_bot(line.user_agent);
     let scan = !bot && line.method == "GET" && line.is_redirect();
+    let scanner = if scan {
+        line.tracking.as_ref().map(fingerprint)
+    } else {
+        None
+    };
+    classified(line, bot, scan, scanner)
+}
+
+/// [`classify`] of a line whose tracking ID's [`fingerprint`] the caller
+/// has taken already: decoding the ID is a good part of a line's cost.
+fn classify_with(line: &LogLine<'_>, bots: &mut BotFilter, id: Option<u64>) -> Counted {
+    let bot = bots.is_bot(line.user_agent);
+    let scan = !bot && line.method == "GET" && line.is_redirect();
+    classified(line, bot, scan, if scan { id } else { None })
+}
+
+fn classified(line: &LogLine<'_>, bot: bool, scan: bool, scanner: Option<u64>) -> Counted {
     Counted {
         bot,
         head: line.method == "HEAD",
         not_found: line.status == 404,
         scan,
-        scanner: if scan {
-            line.tracking.as_ref().map(fingerprint)
-        } else {
-            None
-        },
+        scanner,
     }
 }
 
@@ -346,9 +359,12 @@ impl Aggregator {
 
     pub fn add(&mut self, line: &LogLine<'_>) {
         self.lines_read += 1;
-        if let Some(b) = &mut self.breakdowns {
-            b.see(line);
-        }
+        // With breakdowns every line's ID is looked at (new or returning
+        // scanners): its fingerprint is taken once, here.
+        let id = self
+            .breakdowns
+            .as_ref()
+            .and_then(|_| line.tracking.as_ref().map(fingerprint));
         let key = match &self.links {
             Some(links) => links.link_key(line.key()),
             None => {
@@ -367,17 +383,23 @@ impl Aggregator {
             || self.filter.since.is_some_and(|s| line.time < s)
             || self.filter.until.is_some_and(|u| line.time > u)
         {
+            if let Some(b) = &mut self.breakdowns {
+                b.seen(id, line.time);
+            }
             return;
         }
 
-        let counted = classify(line, &mut self.bots);
+        let counted = match self.breakdowns {
+            Some(_) => classify_with(line, &mut self.bots, id),
+            None => classify(line, &mut self.bots),
+        };
         let acc = match self.keys.get_mut(key) {
             Some(acc) => acc,
             None => self.keys.entry(key.into()).or_default(),
         };
         acc.stats.count(&counted, line.time);
         if let Some(b) = &mut self.breakdowns {
-            b.add(line, &counted);
+            b.see_and_add(line, &counted, id);
         }
         if let Some(e) = &mut self.export {
             e.row(line, key, &counted);

@@ -47,15 +47,25 @@ pub struct Wanted {
     pub time_zone: chrono_tz::Tz,
 }
 
-/// A scanner's first appearance, and its first counted scan with the row it
-/// fell in per dimension.
+/// A scanner's first appearance, and its first counted scan. 24 bytes (32
+/// with its key): this map is hit on every line with a tracking ID, and
+/// over many scanners its size is what the line pays for, in cache misses.
 #[derive(Clone, Copy)]
 struct Scanner {
     first_seen: LogTime,
-    first_counted: Option<(LogTime, [u32; MAX_DIMENSIONS])>,
+    /// Meaningful only when `rows` is not [`NOT_COUNTED`].
+    first_counted: LogTime,
+    /// The rows of its first counted scan: their value ids are the
+    /// `rows`-th group in [`Breakdowns::first_rows`] (a group holds one id
+    /// per dimension asked for).
+    rows: u32,
 }
 
+/// Dimensions are asked for once each.
 const MAX_DIMENSIONS: usize = Dimension::ALL.len();
+
+/// [`Scanner::rows`] of a scanner with no counted scan yet.
+const NOT_COUNTED: u32 = u32::MAX;
 
 /// One dimension's counts (scans, scans with a tracking ID), indexed by the
 /// [`Deriver`]'s value ids: a line costs an index, not a hash of its value.
@@ -67,18 +77,25 @@ pub struct Breakdowns {
     deriver: Deriver,
     tables: Vec<Table>,
     scanners: Map<u64, Scanner>,
+    /// The value ids of each counted scanner's first counted scan, one per
+    /// dimension asked for, at its [`Scanner::rows`]: kept apart so that a
+    /// scanner costs as little as possible in the map.
+    first_rows: Vec<u32>,
     heat: Option<Box<HeatMap>>,
 }
 
 impl Breakdowns {
-    /// `heat_map`: also count hour × weekday together.
+    /// `heat_map`: also count hour × weekday together. Each dimension is
+    /// wanted at most once ([`super::args`] keeps the first of repeats).
     pub fn new(wanted: Wanted, deriver: Deriver, heat_map: bool) -> Breakdowns {
+        assert!(wanted.dimensions.len() <= MAX_DIMENSIONS);
         let tables = wanted.dimensions.iter().map(|_| Table::default()).collect();
         Breakdowns {
             wanted,
             deriver,
             tables,
             scanners: Map::default(),
+            first_rows: Vec::new(),
             heat: heat_map.then(|| Box::new([[0; 24]; 7])),
         }
     }
@@ -86,26 +103,60 @@ impl Breakdowns {
     /// Notes a line's tracking ID, before any filter: a scanner is new only
     /// the first time its ID appears in the logs read.
     pub fn see(&mut self, line: &LogLine<'_>) {
-        if let Some(id) = &line.tracking {
-            let fp = fingerprint(id);
+        self.seen(line.tracking.as_ref().map(fingerprint), line.time);
+    }
+
+    /// [`Breakdowns::see`] of a line whose ID's [`fingerprint`] is `scanner`
+    /// (taken once per line by the caller).
+    pub fn seen(&mut self, scanner: Option<u64>, time: LogTime) {
+        if let Some(fp) = scanner {
             self.scanners
                 .entry(fp)
-                .and_modify(|s| s.first_seen = s.first_seen.min(line.time))
+                .and_modify(|s| s.first_seen = s.first_seen.min(time))
                 .or_insert(Scanner {
-                    first_seen: line.time,
-                    first_counted: None,
+                    first_seen: time,
+                    first_counted: time,
+                    rows: NOT_COUNTED,
                 });
         }
     }
 
     /// Counts a line that passed the filters, classified as `c`.
     pub fn add(&mut self, line: &LogLine<'_>, c: &Counted) {
-        let counted =
-            c.scan || (self.wanted.bots && c.bot && line.method == "GET" && line.is_redirect());
-        if !counted {
-            return;
+        let scanner = c
+            .scanner
+            .or_else(|| line.tracking.as_ref().map(fingerprint));
+        self.counted(line, c, scanner);
+    }
+
+    /// [`Breakdowns::see`] and [`Breakdowns::add`] of one line that passed
+    /// the filters, in one lookup of its scanner: `scanner` is the
+    /// [`fingerprint`] of its tracking ID.
+    pub fn see_and_add(&mut self, line: &LogLine<'_>, c: &Counted, scanner: Option<u64>) {
+        if !self.is_counted(line, c) {
+            return self.seen(scanner, line.time);
         }
-        let mut ids = [0u32; MAX_DIMENSIONS];
+        let ids = self.count(line, c);
+        let Some(fp) = scanner else {
+            return;
+        };
+        let time = line.time;
+        let s = self.scanners.entry(fp).or_insert(Scanner {
+            first_seen: time,
+            first_counted: time,
+            rows: NOT_COUNTED,
+        });
+        s.first_seen = s.first_seen.min(time);
+        record_first(s, &mut self.first_rows, time, &ids);
+    }
+
+    fn is_counted(&self, line: &LogLine<'_>, c: &Counted) -> bool {
+        c.scan || (self.wanted.bots && c.bot && line.method == "GET" && line.is_redirect())
+    }
+
+    /// Adds a counted line to the tables and the heat map: its value ids.
+    fn count(&mut self, line: &LogLine<'_>, c: &Counted) -> IdList {
+        let mut ids = IdList::default();
         let with_id = u64::from(line.tracking.is_some());
         for (i, dim) in self.wanted.dimensions.iter().enumerate() {
             let id = self.deriver.value_id(*dim, line, c.bot);
@@ -116,33 +167,37 @@ impl Breakdowns {
             let row = &mut table[id as usize];
             row.0 += 1;
             row.1 += with_id;
-            ids[i] = id;
+            ids.push(id);
         }
         if let Some(heat) = &mut self.heat {
             let (hour, day) = self.deriver.local_time(line.time);
             heat[day.num_days_from_monday() as usize][hour as usize] += 1;
         }
-        // A scan's fingerprint was taken when it was classified.
-        let scanner = c
-            .scanner
-            .or_else(|| line.tracking.as_ref().map(fingerprint));
+        ids
+    }
+
+    /// [`Breakdowns::add`] with the scanner's fingerprint given.
+    fn counted(&mut self, line: &LogLine<'_>, c: &Counted, scanner: Option<u64>) {
+        if !self.is_counted(line, c) {
+            return;
+        }
+        let ids = self.count(line, c);
         if let Some(fp) = scanner
             && let Some(s) = self.scanners.get_mut(&fp)
-            && s.first_counted.is_none_or(|(t, _)| line.time < t)
         {
-            s.first_counted = Some((line.time, ids));
+            record_first(s, &mut self.first_rows, line.time, &ids);
         }
     }
 
     /// The breakdowns, one per dimension asked for, and the heat map.
     pub fn finish(self) -> (Vec<Breakdown>, Option<HeatMap>) {
         let mut new: Vec<Vec<u64>> = self.tables.iter().map(|t| vec![0; t.len()]).collect();
+        let n = new.len();
         for s in self.scanners.values() {
-            if let Some((t, ids)) = s.first_counted
-                && t <= s.first_seen
-            {
-                for (i, counts) in new.iter_mut().enumerate() {
-                    counts[ids[i] as usize] += 1;
+            if s.rows != NOT_COUNTED && s.first_counted <= s.first_seen {
+                let ids = &self.first_rows[s.rows as usize * n..][..n];
+                for (counts, &id) in new.iter_mut().zip(ids) {
+                    counts[id as usize] += 1;
                 }
             }
         }
@@ -177,6 +232,42 @@ impl Breakdowns {
             })
             .collect();
         (breakdowns, self.heat.map(|h| *h))
+    }
+}
+
+/// The value ids of one line, one per dimension asked for.
+#[derive(Default)]
+struct IdList {
+    ids: [u32; MAX_DIMENSIONS],
+    len: usize,
+}
+
+impl IdList {
+    fn push(&mut self, id: u32) {
+        self.ids[self.len] = id;
+        self.len += 1;
+    }
+}
+
+impl std::ops::Deref for IdList {
+    type Target = [u32];
+    fn deref(&self) -> &[u32] {
+        &self.ids[..self.len]
+    }
+}
+
+/// Makes a counted scan at `time` with value ids `ids` the scanner's first
+/// counted one if it is earlier than the one kept.
+fn record_first(s: &mut Scanner, first_rows: &mut Vec<u32>, time: LogTime, ids: &[u32]) {
+    if s.rows == NOT_COUNTED {
+        // Groups counted so far (none without dimensions, where every
+        // scanner shares the empty group 0).
+        s.rows = first_rows.len().checked_div(ids.len()).unwrap_or(0) as u32;
+        s.first_counted = time;
+        first_rows.extend_from_slice(ids);
+    } else if time < s.first_counted {
+        s.first_counted = time;
+        first_rows[s.rows as usize * ids.len()..][..ids.len()].copy_from_slice(ids);
     }
 }
 

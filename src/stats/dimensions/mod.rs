@@ -125,6 +125,12 @@ const MAX_CACHED: usize = 200_000;
 /// recurring scanners still hit it nearly every time.
 const ADDRESS_SLOTS: usize = 1 << 13;
 
+/// Slots of the User-Agent cache in front of the map of parsed agents (a
+/// power of two). A hit costs a few loads of the string and one compare
+/// instead of hashing all of it (120 bytes and more) for the map, which was
+/// most of `--by device`'s cost; a collision only sends a line on to the map.
+const AGENT_SLOTS: usize = 1 << 12;
+
 /// One dimension's values by id. Ids are dense, start at 0 and stay valid
 /// for the life of the [`Deriver`] (the caches above them are emptied when
 /// full, the names never are), so a counter can index a `Vec` by them
@@ -171,6 +177,7 @@ const CLASSES: [DeviceClass; 5] = [
 
 /// A parsed User-Agent with its value ids: device class, OS, browser.
 struct Parsed {
+    agent: Box<str>,
     device: Device,
     ids: [u32; 3],
 }
@@ -185,7 +192,12 @@ struct Located {
 pub struct Deriver {
     tz: Tz,
     parser: Option<device::Parser>,
-    devices: Map<Box<str>, Parsed>,
+    /// User-Agents parsed, and their index in `agents`.
+    devices: Map<Box<str>, u32>,
+    agents: Vec<Parsed>,
+    /// Direct-mapped by [`agent_slot`]: an index in `agents` plus one, 0
+    /// for an empty slot.
+    agent_slots: Box<[u32]>,
     no_agent: Parsed,
     geo: Option<GeoDb>,
     /// Places by address (direct-mapped: an address and its place index
@@ -218,6 +230,7 @@ impl Deriver {
             browser: "Other".to_owned(),
         };
         let no_agent = Parsed {
+            agent: "".into(),
             ids: device_ids(&mut names, &no_agent),
             device: no_agent,
         };
@@ -234,6 +247,8 @@ impl Deriver {
             tz,
             parser,
             devices: Map::default(),
+            agents: Vec::new(),
+            agent_slots: vec![0; AGENT_SLOTS].into_boxed_slice(),
             no_agent,
             geo,
             places_by_ip: vec![(0, 0); ADDRESS_SLOTS].into_boxed_slice(),
@@ -303,28 +318,50 @@ impl Deriver {
         self.device_ids_of(user_agent, bot)?;
         match user_agent {
             None => Some(&self.no_agent.device),
-            Some(ua) => self.devices.get(ua).map(|p| &p.device),
+            Some(ua) => {
+                let &i = self.devices.get(ua)?;
+                self.agents.get(i as usize).map(|p| &p.device)
+            }
         }
     }
 
-    /// The value ids (class, OS, browser) of a User-Agent: on a hit one
-    /// hash of the (long) string and one lookup; a miss parses it and
-    /// interns its names.
+    /// The value ids (class, OS, browser) of a User-Agent: on a hit in
+    /// the slots one compare of the string; else one hash of it and one
+    /// lookup in the map; a miss there parses it and interns its names.
     fn device_ids_of(&mut self, user_agent: Option<&str>, bot: bool) -> Option<[u32; 3]> {
         let parser = self.parser.as_ref()?;
         let Some(ua) = user_agent else {
             return Some(self.no_agent.ids);
         };
-        if let Some(p) = self.devices.get(ua) {
+        let slot = agent_slot(ua.as_bytes());
+        if let Some(i) = self.agent_slots[slot].checked_sub(1)
+            && let Some(p) = self.agents.get(i as usize)
+            && *p.agent == *ua
+        {
             return Some(p.ids);
         }
-        if self.devices.len() >= MAX_CACHED {
-            self.devices.clear();
-        }
-        let device = parser.parse(&decode_lossy(ua), bot);
-        let ids = device_ids(&mut self.names, &device);
-        self.devices.insert(ua.into(), Parsed { device, ids });
-        Some(ids)
+        let i = match self.devices.get(ua) {
+            Some(&i) => i,
+            None => {
+                if self.agents.len() >= MAX_CACHED {
+                    self.devices.clear();
+                    self.agents.clear();
+                    self.agent_slots.fill(0);
+                }
+                let device = parser.parse(&decode_lossy(ua), bot);
+                let ids = device_ids(&mut self.names, &device);
+                let i = self.agents.len() as u32;
+                self.agents.push(Parsed {
+                    agent: ua.into(),
+                    device,
+                    ids,
+                });
+                self.devices.insert(ua.into(), i);
+                i
+            }
+        };
+        self.agent_slots[slot] = i + 1;
+        self.agents.get(i as usize).map(|p| p.ids)
     }
 
     /// The place of `ip`, looked up once per address and decoded once per
@@ -344,11 +381,16 @@ impl Deriver {
             return Some(0);
         };
         // An IPv4 client of a dual-stack socket is `::ffff:a.b.c.d`: the
-        // database files it under its IPv4 address.
-        let ip = ip.to_canonical();
-        let key = match ip {
-            IpAddr::V4(v4) => v4.to_ipv6_mapped().to_bits(),
-            IpAddr::V6(v6) => v6.to_bits(),
+        // database files it under its IPv4 address. (`to_canonical` and
+        // `to_ipv6_mapped` go through byte arrays, a good part of a line's
+        // cost when every address is new; these are a few integer ops.)
+        let mapped = |v4: std::net::Ipv4Addr| 0xffff_u128 << 32 | u128::from(v4.to_bits());
+        let (ip, key) = match ip {
+            IpAddr::V4(v4) => (ip, mapped(v4)),
+            IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
+                Some(v4) => (IpAddr::V4(v4), mapped(v4)),
+                None => (ip, v6.to_bits()),
+            },
         };
         let slot = address_slot(key);
         let (cached, plus_one) = self.places_by_ip[slot];
@@ -414,6 +456,26 @@ impl Deriver {
 fn address_slot(key: u128) -> usize {
     let folded = (key as u64) ^ ((key >> 64) as u64).rotate_left(32);
     (folded.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - ADDRESS_SLOTS.trailing_zeros())) as usize
+}
+
+/// The slot of a User-Agent in the direct-mapped cache, from its length and
+/// a few 8-byte words of it (the end, where versions and browsers differ,
+/// and the middle), not all of it: a cheap hash is enough, since a slot's
+/// string is compared in full before it is used.
+fn agent_slot(ua: &[u8]) -> usize {
+    let n = ua.len();
+    let word = |at: usize| {
+        ua.get(at..at + 8)
+            .and_then(|w| <[u8; 8]>::try_from(w).ok())
+            .map_or(0, u64::from_le_bytes)
+    };
+    let mixed = if n >= 16 {
+        word(n - 8) ^ word(n - 16).rotate_left(17) ^ word(n / 2 - 4).rotate_left(41)
+    } else {
+        ua.iter()
+            .fold(0, |h: u64, &b| h.rotate_left(8) ^ u64::from(b))
+    } ^ n as u64;
+    (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - AGENT_SLOTS.trailing_zeros())) as usize
 }
 
 fn device_ids(names: &mut [Names; 9], d: &Device) -> [u32; 3] {
