@@ -293,6 +293,10 @@ async fn run() -> Result<(), Error> {
             format!("{console}/link?{}", query(&[("key", &key(0))])),
         ),
         ("dashboard", format!("{console}/dashboard")),
+        (
+            "dashboard, a year",
+            format!("{console}/dashboard?{}", query(&[("days", "365")])),
+        ),
     ];
     // The first list request after the start: the console's own thread has
     // sorted the keys meanwhile (the index's first pass takes longer).

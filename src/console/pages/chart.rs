@@ -211,28 +211,44 @@ pub fn label_step(slot: f64, chars: usize) -> usize {
 
 /// Where each bar's label goes (its centre), or `None` for a bar left
 /// unlabelled: every `step`th bar counted from the latest, each centred
-/// under its bar but kept inside the plot (`from..to`), and dropped where
-/// that shift would bring it within [`GAP`] of the label to its right.
-/// `chars` is each label's length.
+/// under its bar but kept inside the plot (`from..to`). The step is the
+/// least one at which no such label comes within [`GAP`] of its neighbour
+/// (a label shifted at the plot's edge can need a wider step than
+/// [`label_step`] gives), so the labels are evenly spaced: dropping one
+/// instead would leave a gap twice the others that reads as a missing
+/// period. `chars` is each label's length.
 pub fn label_positions(slot: f64, from: f64, to: f64, chars: &[usize]) -> Vec<Option<f64>> {
     let widest = chars.iter().copied().max().unwrap_or(0);
-    let step = label_step(slot, widest);
     let n = chars.len();
-    let mut out = vec![None; n];
-    let mut right_edge = f64::INFINITY;
-    for i in (0..n).rev() {
-        if !(n - 1 - i).is_multiple_of(step) {
-            continue;
-        }
-        let half = chars[i] as f64 * CHAR / 2.0;
-        let centre =
-            (from + slot * (i as f64 + 0.5)).clamp(from + half, (to - half).max(from + half));
-        if centre + half + GAP <= right_edge {
+    let place = |step: usize| -> Option<Vec<Option<f64>>> {
+        let mut out = vec![None; n];
+        let mut right_edge = f64::INFINITY;
+        for i in (0..n).rev().step_by(step) {
+            let half = chars[i] as f64 * CHAR / 2.0;
+            let centre =
+                (from + slot * (i as f64 + 0.5)).clamp(from + half, (to - half).max(from + half));
+            if centre + half + GAP > right_edge {
+                return None;
+            }
             out[i] = Some(centre);
             right_edge = centre - half;
         }
-    }
-    out
+        Some(out)
+    };
+    (label_step(slot, widest)..n.max(1))
+        .find_map(place)
+        .unwrap_or_else(|| {
+            // Only the latest bar's label: it always has one.
+            let mut out = vec![None; n];
+            if let Some(last) = n.checked_sub(1) {
+                let half = chars[last] as f64 * CHAR / 2.0;
+                out[last] = Some(
+                    (from + slot * (last as f64 + 0.5))
+                        .clamp(from + half, (to - half).max(from + half)),
+                );
+            }
+            out
+        })
 }
 
 /// The drawing's size and margins, in SVG units.
@@ -472,6 +488,17 @@ mod tests {
                 }
                 for w in spans.windows(2) {
                     assert!(w[0].1 + GAP <= w[1].0 + 1e-9, "{n}/{len}: {spans:?}");
+                }
+                let at: Vec<usize> = (0..n).filter(|i| placed[*i].is_some()).collect();
+                for w in at.windows(3) {
+                    assert_eq!(w[1] - w[0], w[2] - w[1], "{n}/{len}: evenly spaced {at:?}");
+                }
+                if let [first, second, ..] = at[..] {
+                    let step = second - first;
+                    assert!(
+                        at.iter().all(|i| (n - 1 - i) % step == 0),
+                        "{n}/{len}: {at:?}"
+                    );
                 }
             }
         }
