@@ -289,7 +289,7 @@ async fn run() -> Result<(), Error> {
             format!("{console}/links?{}", query(&[("q", rare), ("by", "url")])),
         ),
         (
-            "link page (QR + 90-day chart)",
+            "link page (QR, chart, breakdowns)",
             format!("{console}/link?{}", query(&[("key", &key(0))])),
         ),
         ("dashboard", format!("{console}/dashboard")),
