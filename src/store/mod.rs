@@ -177,10 +177,7 @@ pub trait LinkStore: Send + Sync + 'static {
     /// copy from a node that reaches the same CouchDB database at another
     /// URL. Such a file is served only once the follower has confirmed its
     /// marker ([`Resume::unconfirmed`]).
-    fn same_data_as(&self, named: &str) -> bool {
-        let _ = named;
-        false
-    }
+    fn same_data_as(&self, named: &str) -> bool;
 
     /// Whether `seq`, read from a snapshot file, can be resumed from: a
     /// sequence the database has not reached means the file belongs to a
