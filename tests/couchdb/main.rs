@@ -329,7 +329,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     assert!(first.status.success(), "{}", stderr(&first));
     assert_eq!(
         stdout(&first),
-        "database links: created\n_design/qrtag (validation): created\n\
+        "database links: created\n_design/qrtag (validation, links view): created\n\
          _security (members: roles qrtag_reader, qrtag_editor): updated\n\
          database links-keys (API keys): created\n\
          links-keys/_design/qrtag (API key validation): created\n\
@@ -339,7 +339,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(
         stdout(&again),
-        "database links: unchanged\n_design/qrtag (validation): unchanged\n\
+        "database links: unchanged\n_design/qrtag (validation, links view): unchanged\n\
          _security (members: roles qrtag_reader, qrtag_editor): unchanged\n\
          database links-keys (API keys): unchanged\n\
          links-keys/_design/qrtag (API key validation): unchanged\n\
