@@ -17,8 +17,8 @@
 //! read fails, `_all_docs` at once.
 //!
 //! Either way the key space is cut into ranges on the first character of
-//! the ID (keys are base-62 IDs and slugs), [`IN_FLIGHT`] ranges are read at
-//! once, each as one streamed request split into rows as it arrives
+//! the ID (keys are base-62 IDs and slugs), a few ranges are read at once
+//! ([`VIEW_IN_FLIGHT`], [`IN_FLIGHT`]), each as one streamed request split into rows as it arrives
 //! ([`all_docs_rows`](super::all_docs_rows)), so no answer is ever held
 //! whole, and the rows of every range go into one [`TableBuilder`].
 //!
@@ -59,10 +59,15 @@ use super::feed_lines::id_in_head;
 use crate::settings::CouchSettings;
 use crate::snapshot::{Change, LinkTable, TableBuilder};
 
-/// Ranges read at once. Measured at 1M links on Apache CouchDB 3.5 on two
-/// cores (`cargo bench --bench couch_load`): four keep the server busy;
-/// more only add connections.
+/// `_all_docs` ranges read at once. Measured at 1M links on Apache CouchDB
+/// 3.5 on two cores (`cargo bench --bench couch_load`): four keep the
+/// server busy; more only add connections.
 pub const IN_FLIGHT: usize = 4;
+/// View ranges read at once: cheaper rows, so two keep both cores busy.
+/// Measured with curl at 1M links on two cores under a load average of
+/// 10–14, alternating: two in 12.2–15.5 s (12–15 CPU-seconds of CouchDB),
+/// four in 20.0–31.6 s (15–21), one in 22.0 s.
+pub const VIEW_IN_FLIGHT: usize = 2;
 /// The first characters the `_all_docs` ranges are cut at, in byte order.
 const BOUNDARIES: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
 /// The first characters the view's ranges are cut at, in the view's
@@ -98,6 +103,13 @@ enum Source {
 }
 
 impl Source {
+    fn in_flight(self) -> usize {
+        match self {
+            Source::View => VIEW_IN_FLIGHT,
+            Source::AllDocs => IN_FLIGHT,
+        }
+    }
+
     fn boundaries(self) -> &'static [u8] {
         match self {
             Source::View => VIEW_BOUNDARIES,
@@ -119,8 +131,9 @@ fn key_ranges(boundaries: &[u8]) -> Vec<KeyRange> {
         .collect()
 }
 
-/// Loads every link: the sequence first, then the ranges, [`IN_FLIGHT`] at
-/// a time, from the view when it can be read ([`view_is_fresh`]).
+/// Loads every link: the sequence first, then the ranges, a few at a time
+/// ([`VIEW_IN_FLIGHT`], [`IN_FLIGHT`]), from the view when it can be read
+/// ([`view_is_fresh`]).
 pub(crate) async fn load(http: &CouchHttp) -> Result<LinkTable, StoreError> {
     let seq = update_seq(http).await?;
     if view_is_fresh(http, &seq).await {
@@ -274,14 +287,14 @@ async fn update_seq(http: &CouchHttp) -> Result<Value, StoreError> {
     Ok(info.update_seq)
 }
 
-/// Reads every range, at most [`IN_FLIGHT`] at once, sending their links to
+/// Reads every range, at most `source.in_flight()` at once, sending their links to
 /// `tx`. The first failure stops the others (their tasks are aborted).
 async fn read_ranges(
     http: &CouchHttp,
     source: Source,
     tx: mpsc::Sender<Vec<Change>>,
 ) -> Result<(), StoreError> {
-    let permits = Arc::new(Semaphore::new(IN_FLIGHT));
+    let permits = Arc::new(Semaphore::new(source.in_flight()));
     let mut tasks = JoinSet::new();
     for range in key_ranges(source.boundaries()) {
         let (http, tx, permits) = (http.clone(), tx.clone(), Arc::clone(&permits));

@@ -37,7 +37,9 @@ pub const VALIDATE_API_KEY: &str = include_str!("../../assets/couchdb/validate_a
 /// document as the full load reads it (everything but `_id` and `_rev`), so
 /// a new node reads a prebuilt index instead of opening each document
 /// ([`super::couch_load`]). One line, as installed: the load trusts the
-/// view only when its function is exactly this text.
+/// view only when its function is exactly this text. Values pass through
+/// JavaScript, so a number past 2^53 would read rounded; no field qrtag
+/// reads is one (times are RFC 3339 strings).
 pub const LINKS_VIEW_MAP: &str =
     include_str!("../../assets/couchdb/links_view.js").trim_ascii_end();
 /// The view's name in `_design/qrtag`.
