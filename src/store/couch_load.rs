@@ -148,11 +148,30 @@ pub(crate) async fn load(http: &CouchHttp) -> Result<LinkTable, StoreError> {
     load_from(http, Source::AllDocs, seq).await
 }
 
+/// How long the questions of [`view_is_fresh`] may take together. A
+/// cluster node that is frozen holds `_info` (which asks every shard copy)
+/// until Erlang declares it down; the reload that follows a frozen node
+/// must not wait for that, so past this `_all_docs` is read.
+const FRESH_CHECK_LIMIT: Duration = Duration::from_secs(2);
+
 /// Whether `_design/qrtag` holds the `links` view with exactly
 /// [`LINKS_VIEW_MAP`] and its index is at most [`VIEW_LAG_LIMIT`] changes
-/// behind `seq`. Any failure or unexpected answer (PouchDB Server has no
-/// `_info`) says no: `_all_docs` is always right, only slower.
+/// behind `seq`, answered within [`FRESH_CHECK_LIMIT`]. Any failure or
+/// unexpected answer (PouchDB Server has no `_info`) says no: `_all_docs`
+/// is always right, only slower.
 async fn view_is_fresh(http: &CouchHttp, seq: &Value) -> bool {
+    tokio::time::timeout(FRESH_CHECK_LIMIT, ask_view_is_fresh(http, seq))
+        .await
+        .unwrap_or_else(|_| {
+            tracing::info!(
+                "the links view's state did not come within {}s: reading every document",
+                FRESH_CHECK_LIMIT.as_secs()
+            );
+            false
+        })
+}
+
+async fn ask_view_is_fresh(http: &CouchHttp, seq: &Value) -> bool {
     let [design, name] = ["_design", "qrtag"];
     debug_assert_eq!(format!("{design}/{name}"), DESIGN_ID);
     let doc: Value = match http
