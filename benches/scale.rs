@@ -31,7 +31,9 @@
 //!
 //! With the same variables it also first measures the same N links in that CouchDB database
 //! (`qrtag-bench-load-N` or `QRTAG_SCALE_COUCHDB_DB`, filled with
-//! `_bulk_docs` unless it already holds N documents): start to serving with a full load (a new node), start to
+//! `_bulk_docs` unless it already holds N documents, then given `qrtag
+//! setup`'s `links` view, whose index CouchDB builds once): start to
+//! serving with a full load (a new node), start to
 //! serving for a new node given a copy of the first one's snapshot file,
 //! and edit-to-visible latency over 100 edits written to CouchDB.
 //! `QRTAG_SCALE_SQLITE=0` then skips the embedded store's figures.
