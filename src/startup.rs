@@ -476,13 +476,13 @@ async fn restore(
     }
     let file = saver::mark_name(path);
     let loaded = if store.checks_mark_when_following() {
-        saver::load_any_state(path, identity).map(|found| {
-            found.map(|(table, in_file)| {
+        saver::load_any_state_from(path, identity, |named| store.same_data_as(named)).map(|found| {
+            found.map(|found| {
                 let mark = crate::store::FileMark {
                     file: file.clone(),
-                    in_file,
+                    in_file: found.mark,
                 };
-                (table, Some(mark))
+                (found.table, Some(mark), found.moved)
             })
         })
     } else {
@@ -494,9 +494,9 @@ async fn restore(
             }
         };
         let identity = crate::snapshot::file::marked_identity(identity, mark.as_deref());
-        saver::load(path, &identity).map(|found| found.map(|table| (table, None)))
+        saver::load(path, &identity).map(|found| found.map(|table| (table, None, false)))
     };
-    let (table, unchecked_mark) = match loaded {
+    let (table, unchecked_mark, moved) = match loaded {
         Ok(Some(found)) => found,
         Ok(None) => return None,
         Err(e) => {
@@ -508,6 +508,27 @@ async fn restore(
     if let Err(why) = store.check_seq(&seq).await {
         tracing::warn!(path = %path.display(), reason = %why, "ignoring snapshot file; loading every link from the store instead");
         return None;
+    }
+    if moved {
+        // Saved by a node that reached the database at another URL: held
+        // until the follower has read the file's marker from the database,
+        // so a copy pointed at another database of the same name is never
+        // served.
+        tracing::info!(
+            path = %path.display(),
+            links = table.len(),
+            seq = %seq,
+            took = ?started.elapsed(),
+            "snapshot file saved through another URL; serving it once the database confirms its marker"
+        );
+        snapshot.set_problem(Some(format!(
+            "confirming the snapshot file (store sequence {seq}, saved through another URL) with the store"
+        )));
+        return Some(crate::store::Resume {
+            seq,
+            unchecked_mark,
+            unconfirmed: Some(table),
+        });
     }
     tracing::info!(
         path = %path.display(),
@@ -524,6 +545,7 @@ async fn restore(
     Some(crate::store::Resume {
         seq,
         unchecked_mark,
+        unconfirmed: None,
     })
 }
 
@@ -644,7 +666,12 @@ impl Application {
             None => None,
         };
         let saver = settings.snapshot_file.clone().map(|path| {
-            let on_disk = resume.is_some().then(|| snapshot.generation());
+            // A file held for confirmation is saved again once served, under
+            // this node's URL, so its next restart serves at once.
+            let on_disk = resume
+                .as_ref()
+                .is_some_and(|r| r.unconfirmed.is_none())
+                .then(|| snapshot.generation());
             Saver::new(path, Arc::clone(&store), Arc::clone(&snapshot), on_disk)
         });
         let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);

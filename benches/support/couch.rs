@@ -129,7 +129,14 @@ impl CouchServer {
     /// whether it was filled now. `_bulk_docs` of 2,000, four in flight.
     pub async fn fill(&self, db: &str, n: u64) -> bool {
         let (status, info) = self.call(reqwest::Method::GET, db, None).await;
-        if status == 200 && info["doc_count"] == json!(n) && info["doc_del_count"] == json!(0) {
+        let (_, designs) = self
+            .call(reqwest::Method::GET, &format!("{db}/_design_docs"), None)
+            .await;
+        let designs = designs["rows"].as_array().map_or(0, Vec::len) as u64;
+        if status == 200
+            && info["doc_count"].as_u64() == Some(n + designs)
+            && info["doc_del_count"] == json!(0)
+        {
             return false;
         }
         if status == 200 {
@@ -161,6 +168,46 @@ impl CouchServer {
             .collect::<Vec<()>>()
             .await;
         true
+    }
+
+    /// `qrtag setup` on `db` (the validation and the `links` view the full
+    /// load reads), then waits until CouchDB has built the view's index
+    /// (minutes at a million links, once: the database is kept). Returns
+    /// whether it had to wait.
+    pub async fn set_up_view(&self, db: &str) -> bool {
+        qrtag::store::couch_setup::setup(&self.settings(db), Default::default())
+            .await
+            .expect("qrtag setup");
+        let path = format!("{db}/_design/qrtag/_info");
+        let mut waited = false;
+        loop {
+            let (_, info) = self.call(reqwest::Method::GET, &path, None).await;
+            let (_, db_info) = self.call(reqwest::Method::GET, db, None).await;
+            let view = info["view_index"]["update_seq"].as_u64();
+            let at = db_info["update_seq"]
+                .as_str()
+                .and_then(|s| s.split('-').next())
+                .and_then(|n| n.parse::<u64>().ok())
+                .or_else(|| db_info["update_seq"].as_u64());
+            match (view, at) {
+                (Some(view), Some(at)) if at.saturating_sub(view) <= 100 => return waited,
+                (None, _) => return waited, // no index information (PouchDB Server)
+                _ => {}
+            }
+            // Ask for the view so CouchDB builds it now, not when it gets to it.
+            let _ = self
+                .http
+                .get(format!(
+                    "{}/{db}/_design/qrtag/_view/links?limit=0",
+                    self.url
+                ))
+                .basic_auth(self.user.clone().unwrap_or_default(), self.password.clone())
+                .timeout(Duration::from_secs(5))
+                .send()
+                .await;
+            waited = true;
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
     }
 
     /// qrtag's settings for `db` on this server.

@@ -58,7 +58,11 @@ pub async fn run(store: &StoreSettings, args: &SetupArgs) -> anyhow::Result<Exit
              --replicas and --shards had no effect"
         );
     }
-    writeln!(out, "{DESIGN_ID} (validation): {}", report.design)?;
+    writeln!(
+        out,
+        "{DESIGN_ID} (validation, links view): {}",
+        report.design
+    )?;
     writeln!(
         out,
         "_security (members: roles {READER_ROLE}, {EDITOR_ROLE}): {}",

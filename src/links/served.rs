@@ -191,6 +191,10 @@ impl LinkStore for Served {
         self.inner.checks_mark_when_following()
     }
 
+    fn same_data_as(&self, named: &str) -> bool {
+        self.inner.same_data_as(named)
+    }
+
     async fn check_seq(&self, seq: &serde_json::Value) -> Result<(), String> {
         self.inner.check_seq(seq).await
     }

@@ -198,6 +198,20 @@ pub fn decode_any_state(bytes: &[u8], store: &str) -> Result<Decoded, DecodeErro
     decode_checking(bytes, store, false)
 }
 
+/// The store a snapshot file names (its identity without the marker), read
+/// from the head alone before anything is checked: for choosing which store
+/// to decode the file as ([`decode_any_state`] then checks it whole), never
+/// for believing it.
+pub fn named_store(bytes: &[u8]) -> Option<&str> {
+    let mut r = Reader {
+        bytes: bytes.strip_prefix(MAGIC.as_slice())?,
+    };
+    if r.u32().ok()? != VERSION {
+        return None;
+    }
+    r.str32().ok().map(store_part)
+}
+
 fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded, DecodeError> {
     if bytes.len() < MAGIC.len() + 4 + 4 || &bytes[..MAGIC.len()] != MAGIC {
         return Err(DecodeError::NotASnapshot);

@@ -56,6 +56,35 @@ pub fn load_any_state(
     read(path, |bytes| file::decode_any_state(bytes, store))
 }
 
+/// A snapshot file read by [`load_any_state_from`].
+pub struct FoundState {
+    pub table: LinkTable,
+    /// The marker it was saved with.
+    pub mark: Option<String>,
+    /// Whether it names another store, one `same_data` took as the same
+    /// data reached another way (another URL of the same CouchDB database).
+    pub moved: bool,
+}
+
+/// Like [`load_any_state`], but also takes a file that names another store
+/// when `same_data` (given the store the file names) says it holds the same
+/// data: a copy from a node that reaches the database at another URL.
+pub fn load_any_state_from(
+    path: &Path,
+    store: &str,
+    same_data: impl FnOnce(&str) -> bool,
+) -> Result<Option<FoundState>, LoadError> {
+    let mut moved = false;
+    let found = read(path, |bytes| match file::named_store(bytes) {
+        Some(named) if named != store && same_data(named) => {
+            moved = true;
+            file::decode_any_state(bytes, named)
+        }
+        _ => file::decode_any_state(bytes, store),
+    })?;
+    Ok(found.map(|(table, mark)| FoundState { table, mark, moved }))
+}
+
 fn read(
     path: &Path,
     decode: impl FnOnce(&[u8]) -> Result<file::Decoded, file::DecodeError>,

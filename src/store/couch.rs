@@ -704,6 +704,17 @@ impl LinkStore for CouchStore {
         true
     }
 
+    /// The database's name is what matters, not the URL it was reached at
+    /// (`127.0.0.1` or a host name, a proxy, another node of the cluster):
+    /// the marker, which the follower confirms before serving such a file,
+    /// tells the database apart from another of the same name.
+    fn same_data_as(&self, named: &str) -> bool {
+        named
+            .strip_prefix("couchdb:")
+            .and_then(|rest| rest.strip_suffix(self.http.db().as_str()))
+            .is_some_and(|server| server.ends_with('/'))
+    }
+
     /// CouchDB's sequences are opaque: one from a replaced database is
     /// caught by the snapshot marker instead.
     async fn check_seq(&self, _seq: &Value) -> Result<(), String> {

@@ -113,13 +113,29 @@ impl Follower {
     /// sequence (from the snapshot file): follow from there, and load
     /// everything only if CouchDB no longer knows the sequence, or holds
     /// another marker than the file (a restored or re-created database).
+    /// A file held back ([`Resume::unconfirmed`]) is published only once
+    /// the marker is confirmed; until then the server answers 503 as during
+    /// a full load, which is what it does instead if the marker is missing.
     async fn run(mut self, mut resume: Option<Resume>) {
         loop {
             let resumed = match resume.take() {
                 Some(Resume {
                     seq,
                     unchecked_mark: Some(mark),
-                }) => self.same_state(&mark).await.then_some(seq),
+                    unconfirmed,
+                }) => {
+                    let same = self.same_state(&mark).await;
+                    if let (true, Some(table)) = (same, unconfirmed) {
+                        tracing::info!(
+                            links = table.len(),
+                            seq = %seq,
+                            "snapshot file confirmed by the database; serving it and catching up"
+                        );
+                        self.snapshot.publish(table);
+                        self.snapshot.mark_loaded();
+                    }
+                    same.then_some(seq)
+                }
                 Some(Resume { seq, .. }) => Some(seq),
                 None => None,
             };

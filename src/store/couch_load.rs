@@ -1,26 +1,44 @@
 //! The follower's full load: every link in the database, read as fast as
 //! CouchDB serves it.
 //!
-//! Reading `_all_docs` page after page keeps one request in flight, and the
-//! server idle while each page is parsed: about 11,000 links/s on Apache
-//! CouchDB 3.5, 90 s of 503s at a million links. Here the key space is cut
-//! into ranges on the first character of the ID (keys are base-62 IDs and
-//! slugs), [`IN_FLIGHT`] ranges are read at once, each as one streamed
-//! `_all_docs?include_docs=true` split into rows as it arrives
+//! Reading `_all_docs?include_docs=true` makes CouchDB open every document
+//! on its own: 38 CPU-seconds of CouchDB per million links on Apache
+//! CouchDB 3.5, so on two cores the load cannot go under about 20 s however
+//! it is read. `qrtag setup` therefore installs a view, `links` in
+//! `_design/qrtag` ([`LINKS_VIEW_MAP`]), whose rows carry each document as
+//! the load reads it; CouchDB keeps it built as documents change, and
+//! reading it costs 11 CPU-seconds per million (3.5 times less, measured
+//! with curl in `cargo bench --bench couch_load`'s notes in the README).
+//! The view is read when it is there with exactly that function and its
+//! index lags the database by at most [`VIEW_LAG_LIMIT`] changes (read
+//! with `update=true`, it is first brought up to date, which must fit in
+//! the head deadline); otherwise (no `qrtag setup` since, PouchDB Server,
+//! an index still building) `_all_docs` is read as before, and if the view
+//! read fails, `_all_docs` at once.
+//!
+//! Either way the key space is cut into ranges on the first character of
+//! the ID (keys are base-62 IDs and slugs), a few ranges are read at once
+//! ([`VIEW_IN_FLIGHT`], [`IN_FLIGHT`]), each as one streamed request split into rows as it arrives
 //! ([`all_docs_rows`](super::all_docs_rows)), so no answer is ever held
 //! whole, and the rows of every range go into one [`TableBuilder`].
 //!
 //! CouchDB orders `_all_docs` by the raw bytes of the IDs (PouchDB Server by
 //! UTF-16 units, the same order for ASCII): with ASCII boundaries, every ID
 //! falls in exactly one range, the first range open below and the last open
-//! above (`_design/…`, `-`, `~` and non-ASCII IDs included).
+//! above (`_design/…`, `-`, `~` and non-ASCII IDs included). A view orders
+//! its string keys by Unicode collation (`a` < `A` < `b`), so its ranges are
+//! cut at `1`…`9`, `a`…`z`, which are in increasing order there: every key
+//! still falls in exactly one range.
 //!
 //! The guarantees of the paged read are kept: the database's `update_seq`
 //! is read before any range, so the changes feed that follows from it
 //! misses nothing written during the load (a change seen twice is
-//! harmless); a document that is not a valid link is counted, not fatal;
-//! every request has the head deadline, and a range that goes silent fails
-//! the load, which the follower retries.
+//! harmless); every range reflects the database at that sequence or later
+//! (`_all_docs` reads the current state, and a view read with `update=true`
+//! is first brought up to the database's current sequence); a document
+//! that is not a valid link is counted, not fatal; every request has the
+//! head deadline, and a range that goes silent fails the load, which the
+//! follower retries.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -36,16 +54,30 @@ use tokio::task::JoinSet;
 use super::StoreError;
 use super::all_docs_rows::{Row, RowSplitter};
 use super::couch::{CouchHttp, document_of, is_design, too_large};
+use super::couch_setup::{DESIGN_ID, LINKS_VIEW, LINKS_VIEW_MAP};
 use super::feed_lines::id_in_head;
 use crate::settings::CouchSettings;
 use crate::snapshot::{Change, LinkTable, TableBuilder};
 
-/// Ranges read at once. Measured at 1M links on Apache CouchDB 3.5 on two
-/// cores (`cargo bench --bench couch_load`): four keep the server busy;
-/// more only add connections.
+/// `_all_docs` ranges read at once. Measured at 1M links on Apache CouchDB
+/// 3.5 on two cores (`cargo bench --bench couch_load`): four keep the
+/// server busy; more only add connections.
 pub const IN_FLIGHT: usize = 4;
-/// The first characters the ranges are cut at, in byte order.
+/// View ranges read at once: cheaper rows, so two keep both cores busy.
+/// Measured with curl at 1M links on two cores under a load average of
+/// 10–14, alternating: two in 12.2–15.5 s (12–15 CPU-seconds of CouchDB),
+/// four in 20.0–31.6 s (15–21), one in 22.0 s.
+pub const VIEW_IN_FLIGHT: usize = 2;
+/// The first characters the `_all_docs` ranges are cut at, in byte order.
 const BOUNDARIES: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+/// The first characters the view's ranges are cut at, in the view's
+/// Unicode collation order (where `A` sorts between `a` and `b`).
+const VIEW_BOUNDARIES: &[u8] = b"123456789abcdefghijklmnopqrstuvwxyz";
+/// Changes the view's index may lag behind the database for the load to
+/// read it: `update=true` indexes them before the first row, within the
+/// head deadline (about 2,000 documents/s per shard on a busy two-core
+/// machine). Past it, `_all_docs` is read while CouchDB catches up.
+pub const VIEW_LAG_LIMIT: u64 = 5_000;
 /// A range silent for this long has failed (a frozen node, a cut network).
 const IDLE_LIMIT: Duration = Duration::from_secs(30);
 /// A row longer than this holds a document over the limit: counted as
@@ -61,9 +93,34 @@ struct KeyRange {
     end: Option<String>,
 }
 
-/// The ranges that together hold every ID once, in order.
-fn key_ranges() -> Vec<KeyRange> {
-    let cuts: Vec<Option<String>> = BOUNDARIES
+/// Where the rows come from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Source {
+    /// `_design/qrtag/_view/links`: the document is the row's `value`.
+    View,
+    /// `_all_docs?include_docs=true`: the document is the row's `doc`.
+    AllDocs,
+}
+
+impl Source {
+    fn in_flight(self) -> usize {
+        match self {
+            Source::View => VIEW_IN_FLIGHT,
+            Source::AllDocs => IN_FLIGHT,
+        }
+    }
+
+    fn boundaries(self) -> &'static [u8] {
+        match self {
+            Source::View => VIEW_BOUNDARIES,
+            Source::AllDocs => BOUNDARIES,
+        }
+    }
+}
+
+/// The ranges cut at `boundaries`, which together hold every ID once, in order.
+fn key_ranges(boundaries: &[u8]) -> Vec<KeyRange> {
+    let cuts: Vec<Option<String>> = boundaries
         .iter()
         .map(|&b| Some(char::from(b).to_string()))
         .collect();
@@ -74,9 +131,107 @@ fn key_ranges() -> Vec<KeyRange> {
         .collect()
 }
 
-/// Loads every link: the sequence first, then the ranges, [`IN_FLIGHT`] at a time.
+/// Loads every link: the sequence first, then the ranges, a few at a time
+/// ([`VIEW_IN_FLIGHT`], [`IN_FLIGHT`]), from the view when it can be read
+/// ([`view_is_fresh`]).
 pub(crate) async fn load(http: &CouchHttp) -> Result<LinkTable, StoreError> {
     let seq = update_seq(http).await?;
+    if view_is_fresh(http, &seq).await {
+        match load_from(http, Source::View, seq.clone()).await {
+            Ok(table) => return Ok(table),
+            Err(e) => tracing::warn!(
+                error = %e,
+                "reading the links view failed; reading every document instead"
+            ),
+        }
+    }
+    load_from(http, Source::AllDocs, seq).await
+}
+
+/// How long the questions of [`view_is_fresh`] may take together. A
+/// cluster node that is frozen holds `_info` (which asks every shard copy)
+/// until Erlang declares it down; the reload that follows a frozen node
+/// must not wait for that, so past this `_all_docs` is read.
+const FRESH_CHECK_LIMIT: Duration = Duration::from_secs(2);
+
+/// Whether `_design/qrtag` holds the `links` view with exactly
+/// [`LINKS_VIEW_MAP`] and its index is at most [`VIEW_LAG_LIMIT`] changes
+/// behind `seq`, answered within [`FRESH_CHECK_LIMIT`]. Any failure or
+/// unexpected answer (PouchDB Server has no `_info`) says no: `_all_docs`
+/// is always right, only slower.
+async fn view_is_fresh(http: &CouchHttp, seq: &Value) -> bool {
+    tokio::time::timeout(FRESH_CHECK_LIMIT, ask_view_is_fresh(http, seq))
+        .await
+        .unwrap_or_else(|_| {
+            tracing::info!(
+                "the links view's state did not come within {}s: reading every document",
+                FRESH_CHECK_LIMIT.as_secs()
+            );
+            false
+        })
+}
+
+async fn ask_view_is_fresh(http: &CouchHttp, seq: &Value) -> bool {
+    let [design, name] = ["_design", "qrtag"];
+    debug_assert_eq!(format!("{design}/{name}"), DESIGN_ID);
+    let doc: Value = match http
+        .json(
+            http.request(Method::GET, http.db_url(&[design, name])),
+            "reading the design document",
+        )
+        .await
+    {
+        Ok(doc) => doc,
+        Err(e) => {
+            tracing::debug!(error = %e, "no links view to load from");
+            return false;
+        }
+    };
+    if doc["views"][LINKS_VIEW]["map"].as_str() != Some(LINKS_VIEW_MAP) {
+        tracing::info!(
+            "{DESIGN_ID} has no current `{LINKS_VIEW}` view (run `qrtag setup`): \
+             reading every document, which costs CouchDB about 3.5 times the CPU"
+        );
+        return false;
+    }
+    let info: Value = match http
+        .json(
+            http.request(Method::GET, http.db_url(&[design, name, "_info"])),
+            "reading the view's index information",
+        )
+        .await
+    {
+        Ok(info) => info,
+        Err(e) => {
+            tracing::debug!(error = %e, "the links view's index cannot be asked about");
+            return false;
+        }
+    };
+    let lag = view_lag(seq, &info["view_index"]["update_seq"]);
+    if lag.is_none_or(|lag| lag > VIEW_LAG_LIMIT) {
+        tracing::info!(
+            lag = ?lag,
+            "the links view's index is behind the database: reading every document"
+        );
+        return false;
+    }
+    true
+}
+
+/// How many changes the view's index (`update_seq` of `_info`, a number)
+/// is behind the database's sequence (CouchDB's `N-…` strings begin with
+/// the number of changes); `None` when either is not understood.
+fn view_lag(db_seq: &Value, view_seq: &Value) -> Option<u64> {
+    let number = |seq: &Value| match seq {
+        Value::Number(n) => n.as_u64(),
+        Value::String(s) => s.split('-').next()?.parse().ok(),
+        _ => None,
+    };
+    Some(number(db_seq)?.saturating_sub(number(view_seq)?))
+}
+
+/// Every range of `source` into one table at sequence `seq`.
+async fn load_from(http: &CouchHttp, source: Source, seq: Value) -> Result<LinkTable, StoreError> {
     let (tx, mut rx) = mpsc::channel::<Vec<Change>>(2 * IN_FLIGHT);
     let mut table = TableBuilder::default();
     let build = async {
@@ -86,7 +241,7 @@ pub(crate) async fn load(http: &CouchHttp) -> Result<LinkTable, StoreError> {
             }
         }
     };
-    let (read, ()) = tokio::join!(read_ranges(http, tx), build);
+    let (read, ()) = tokio::join!(read_ranges(http, source, tx), build);
     read?;
     Ok(table.build(Some(seq)))
 }
@@ -109,11 +264,14 @@ async fn load_paged(http: &CouchHttp) -> Result<LinkTable, StoreError> {
     Ok(table.build(Some(seq)))
 }
 
-/// How a benchmark loads: the follower's way, or the paged read before it.
+/// How a benchmark loads: the follower's way (the view when it can be
+/// read), `_all_docs` in ranges (the way before the view), or the paged
+/// read before that.
 #[doc(hidden)]
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum LoadWay {
     Ranges,
+    AllDocs,
     Paged,
 }
 
@@ -127,6 +285,10 @@ pub async fn bench_load(
     let http = CouchHttp::new(settings)?;
     let table = match way {
         LoadWay::Ranges => load(&http).await?,
+        LoadWay::AllDocs => {
+            let seq = update_seq(&http).await?;
+            load_from(&http, Source::AllDocs, seq).await?
+        }
         LoadWay::Paged => load_paged(&http).await?,
     };
     Ok((table.len(), table.invalid_count()))
@@ -144,12 +306,16 @@ async fn update_seq(http: &CouchHttp) -> Result<Value, StoreError> {
     Ok(info.update_seq)
 }
 
-/// Reads every range, at most [`IN_FLIGHT`] at once, sending their links to
+/// Reads every range, at most `source.in_flight()` at once, sending their links to
 /// `tx`. The first failure stops the others (their tasks are aborted).
-async fn read_ranges(http: &CouchHttp, tx: mpsc::Sender<Vec<Change>>) -> Result<(), StoreError> {
-    let permits = Arc::new(Semaphore::new(IN_FLIGHT));
+async fn read_ranges(
+    http: &CouchHttp,
+    source: Source,
+    tx: mpsc::Sender<Vec<Change>>,
+) -> Result<(), StoreError> {
+    let permits = Arc::new(Semaphore::new(source.in_flight()));
     let mut tasks = JoinSet::new();
-    for range in key_ranges() {
+    for range in key_ranges(source.boundaries()) {
         let (http, tx, permits) = (http.clone(), tx.clone(), Arc::clone(&permits));
         tasks.spawn(async move {
             // The semaphore is never closed; a permit error cannot happen.
@@ -157,7 +323,7 @@ async fn read_ranges(http: &CouchHttp, tx: mpsc::Sender<Vec<Change>>) -> Result<
                 .acquire_owned()
                 .await
                 .map_err(|e| StoreError::Other(e.to_string()))?;
-            read_range(&http, &range, &tx).await
+            read_range(&http, source, &range, &tx).await
         });
     }
     drop(tx);
@@ -171,16 +337,28 @@ async fn read_ranges(http: &CouchHttp, tx: mpsc::Sender<Vec<Change>>) -> Result<
     Ok(())
 }
 
-/// One range as one streamed `_all_docs`, its rows sent on in batches.
+/// One range as one streamed request, its rows sent on in batches.
 async fn read_range(
     http: &CouchHttp,
+    source: Source,
     range: &KeyRange,
     tx: &mpsc::Sender<Vec<Change>>,
 ) -> Result<(), StoreError> {
-    let mut url = http.db_url(&["_all_docs"]);
+    let (mut url, what) = match source {
+        Source::View => (
+            http.db_url(&["_design", "qrtag", "_view", LINKS_VIEW]),
+            format!("database {} ({DESIGN_ID}/_view/{LINKS_VIEW})", http.db()),
+        ),
+        Source::AllDocs => (
+            http.db_url(&["_all_docs"]),
+            format!("database {} (_all_docs)", http.db()),
+        ),
+    };
     {
         let mut q = url.query_pairs_mut();
-        q.append_pair("include_docs", "true");
+        if source == Source::AllDocs {
+            q.append_pair("include_docs", "true");
+        }
         if let Some(start) = &range.start {
             q.append_pair("startkey", &Value::String(start.clone()).to_string());
         }
@@ -189,7 +367,6 @@ async fn read_range(
             q.append_pair("inclusive_end", "false");
         }
     }
-    let what = format!("database {} (_all_docs)", http.db());
     let req = http
         .stream_request(Method::GET, url)
         .header(ACCEPT_ENCODING, "identity");
@@ -221,7 +398,7 @@ async fn read_range(
         };
         splitter.push(&chunk, &mut rows).map_err(unexpected)?;
         for row in rows.drain(..) {
-            batch.extend(change_of(row).map_err(|why| unexpected(&why))?);
+            batch.extend(change_of(row, source).map_err(|why| unexpected(&why))?);
         }
         if batch.len() >= BATCH {
             send(tx, &mut batch).await?;
@@ -246,13 +423,15 @@ struct RangeRow {
     id: Option<String>,
     /// Kept as text until its size is known.
     doc: Option<Box<serde_json::value::RawValue>>,
+    /// The view's copy of the document.
+    value: Option<Box<serde_json::value::RawValue>>,
     error: Option<String>,
     reason: Option<String>,
 }
 
 /// A row as a change: `None` for a design document (or a row without a
 /// document); an error for a row CouchDB wrote to report a failure.
-fn change_of(row: Row) -> Result<Option<Change>, String> {
+fn change_of(row: Row, source: Source) -> Result<Option<Change>, String> {
     let (key, raw) = match row {
         Row::TooLong { head, len } => {
             let key = id_in_head(&head)
@@ -269,7 +448,11 @@ fn change_of(row: Row) -> Result<Option<Change>, String> {
                 return Err(format!("{error}: {}", row.reason.unwrap_or_default()));
             }
             let key = row.id.ok_or("a row without an id")?;
-            match row.doc {
+            let doc = match source {
+                Source::View => row.value,
+                Source::AllDocs => row.doc,
+            };
+            match doc {
                 Some(raw) if !is_design(&key) => (key, raw),
                 _ => return Ok(None),
             }
@@ -302,8 +485,37 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn the_view_ranges_are_cut_in_collation_order() {
+        // Unicode collation of ASCII letters and digits, first level: digits
+        // before letters, letters by their lower case (`a` < `A` < `b`).
+        let level = |c: u8| (c.is_ascii_alphabetic(), c.to_ascii_lowercase());
+        for pair in VIEW_BOUNDARIES.windows(2) {
+            assert!(level(pair[0]) < level(pair[1]), "{pair:?}");
+        }
+        let ranges = key_ranges(VIEW_BOUNDARIES);
+        assert_eq!(ranges.len(), VIEW_BOUNDARIES.len() + 1);
+        assert_eq!(ranges[0].start, None);
+        assert_eq!(ranges[ranges.len() - 1].end, None);
+        for pair in ranges.windows(2) {
+            assert_eq!(pair[0].end, pair[1].start, "no gap, no overlap");
+        }
+    }
+
+    #[test]
+    fn the_view_lag_is_read_from_both_sequences() {
+        assert_eq!(
+            view_lag(&json!("1000100-g1AAAA"), &json!(1000090)),
+            Some(10)
+        );
+        assert_eq!(view_lag(&json!(12), &json!(12)), Some(0));
+        assert_eq!(view_lag(&json!("5-g1"), &json!(9)), Some(0));
+        assert_eq!(view_lag(&json!("g1AAAA"), &json!(1)), None);
+        assert_eq!(view_lag(&json!("12-g1"), &json!("Not implemented.")), None);
+    }
+
+    #[test]
     fn the_ranges_cover_every_id_once() {
-        let ranges = key_ranges();
+        let ranges = key_ranges(BOUNDARIES);
         assert_eq!(ranges.len(), BOUNDARIES.len() + 1);
         assert_eq!(ranges[0].start, None);
         assert_eq!(ranges[ranges.len() - 1].end, None);
@@ -339,30 +551,53 @@ mod tests {
     #[test]
     fn rows_become_changes() {
         let row = |v: Value| Row::Whole(v.to_string().into_bytes());
-        match change_of(row(
-            json!({"id": "H83if", "key": "H83if", "value": {"rev": "1-a"},
+        match change_of(
+            row(
+                json!({"id": "H83if", "key": "H83if", "value": {"rev": "1-a"},
             "doc": {"_id": "H83if", "_rev": "1-a", "url": "https://a.example/"}}),
-        )) {
+            ),
+            Source::AllDocs,
+        ) {
             Ok(Some(Change::Upsert { key, doc })) => {
                 assert_eq!(key, "H83if");
                 assert_eq!(Value::Object(doc), json!({"url": "https://a.example/"}));
             }
             other => panic!("{other:?}"),
         }
+        match change_of(
+            row(json!({"id": "H83if", "key": "H83if",
+            "value": {"url": "https://a.example/", "inactive": true}})),
+            Source::View,
+        ) {
+            Ok(Some(Change::Upsert { key, doc })) => {
+                assert_eq!(key, "H83if");
+                assert_eq!(
+                    Value::Object(doc),
+                    json!({"url": "https://a.example/", "inactive": true})
+                );
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
-            change_of(row(json!({"id": "_design/qrtag", "doc": {}}))),
+            change_of(
+                row(json!({"id": "_design/qrtag", "doc": {}})),
+                Source::AllDocs
+            ),
             Ok(None)
         ));
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
         let text = format!(r#"{{"id":"deep1","doc":{{"url":"/x","n":{deep}}}}}"#);
         assert!(matches!(
-            change_of(Row::Whole(text.into_bytes())),
+            change_of(Row::Whole(text.into_bytes()), Source::AllDocs),
             Ok(Some(Change::Invalid { key, .. })) if key == "deep1"
         ));
-        match change_of(Row::TooLong {
-            head: br#"{"id":"big01","key":"big01","value":{},"doc":{"note":"xxx"#.to_vec(),
-            len: 3 << 20,
-        }) {
+        match change_of(
+            Row::TooLong {
+                head: br#"{"id":"big01","key":"big01","value":{},"doc":{"note":"xxx"#.to_vec(),
+                len: 3 << 20,
+            },
+            Source::View,
+        ) {
             Ok(Some(Change::Invalid { key, reason })) => {
                 assert_eq!(key, "big01");
                 assert!(reason.contains("3145728 bytes"), "{reason}");
@@ -378,7 +613,7 @@ mod tests {
                 len: 2 << 20,
             },
         ] {
-            assert!(change_of(bad).is_err());
+            assert!(change_of(bad, Source::AllDocs).is_err());
         }
     }
 }

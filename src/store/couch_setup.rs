@@ -33,6 +33,17 @@ pub const DESIGN_ID: &str = "_design/qrtag";
 pub const VALIDATE_DOC_UPDATE: &str = include_str!("../../assets/couchdb/validate_doc_update.js");
 /// The API keys database's validation (the same design document ID there).
 pub const VALIDATE_API_KEY: &str = include_str!("../../assets/couchdb/validate_api_key.js");
+/// The map function of the `links` view of `_design/qrtag`: every link's
+/// document as the full load reads it (everything but `_id` and `_rev`), so
+/// a new node reads a prebuilt index instead of opening each document
+/// ([`super::couch_load`]). One line, as installed: the load trusts the
+/// view only when its function is exactly this text. Values pass through
+/// JavaScript, so a number past 2^53 would read rounded; no field qrtag
+/// reads is one (times are RFC 3339 strings).
+pub const LINKS_VIEW_MAP: &str =
+    include_str!("../../assets/couchdb/links_view.js").trim_ascii_end();
+/// The view's name in `_design/qrtag`.
+pub const LINKS_VIEW: &str = "links";
 /// The members of the links database: the service reads, editors write.
 pub const LINK_ROLES: [&str; 2] = [READER_ROLE, EDITOR_ROLE];
 /// The members of the API keys database: editors only, never the reader.
@@ -161,7 +172,7 @@ pub async fn setup(
             http.db()
         )));
     }
-    let design = ensure_design(&http, VALIDATE_DOC_UPDATE).await?;
+    let design = ensure_design(&http, VALIDATE_DOC_UPDATE, Some(LINKS_VIEW_MAP)).await?;
     let security = ensure_security(&http, &LINK_ROLES).await?;
     let keys = setup_keys(&http, requested).await?;
     Ok(SetupReport {
@@ -185,7 +196,7 @@ async fn setup_keys(links: &CouchHttp, requested: Requested) -> Result<PartRepor
     Ok(PartReport {
         name: http.db().to_string(),
         database: ensure_database(&http, keys).await?,
-        design: ensure_design(&http, VALIDATE_API_KEY).await?,
+        design: ensure_design(&http, VALIDATE_API_KEY, None).await?,
         security: ensure_security(&http, &KEY_ROLES).await?,
     })
 }
@@ -259,9 +270,10 @@ async fn get_doc(http: &CouchHttp, segments: &[&str]) -> Result<Option<Value>, S
     }
 }
 
-/// The design document with qrtag's fields set; other fields (views someone
-/// added) are kept. `None` when nothing needs to change.
-fn desired_design(current: Option<&Value>, validation: &str) -> Option<Value> {
+/// The design document with qrtag's fields set (and, for the links, the
+/// `links` view); other fields (views someone added) are kept. `None` when
+/// nothing needs to change.
+fn desired_design(current: Option<&Value>, validation: &str, view: Option<&str>) -> Option<Value> {
     let mut doc = match current {
         Some(Value::Object(m)) => m.clone(),
         _ => Map::new(),
@@ -273,14 +285,29 @@ fn desired_design(current: Option<&Value>, validation: &str) -> Option<Value> {
         "validate_doc_update".into(),
         Value::String(validation.into()),
     );
+    if let Some(map) = view {
+        let views = doc
+            .entry("views")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !views.is_object() {
+            *views = Value::Object(Map::new());
+        }
+        if let Value::Object(views) = views {
+            views.insert(LINKS_VIEW.into(), serde_json::json!({ "map": map }));
+        }
+    }
     (current.is_none() || doc != before).then_some(Value::Object(doc))
 }
 
-async fn ensure_design(http: &CouchHttp, validation: &str) -> Result<Outcome, StoreError> {
+async fn ensure_design(
+    http: &CouchHttp,
+    validation: &str,
+    view: Option<&str>,
+) -> Result<Outcome, StoreError> {
     let segments = ["_design", "qrtag"];
     for _ in 0..ATTEMPTS {
         let current = get_doc(http, &segments).await?;
-        let Some(doc) = desired_design(current.as_ref(), validation) else {
+        let Some(doc) = desired_design(current.as_ref(), validation, view) else {
             return Ok(Outcome::Unchanged);
         };
         let resp = http
@@ -410,16 +437,28 @@ mod tests {
 
     #[test]
     fn design_is_rewritten_only_when_it_differs() {
-        let fresh = desired_design(None, VALIDATE_DOC_UPDATE).expect("a new design document");
+        let view = Some(LINKS_VIEW_MAP);
+        let fresh = desired_design(None, VALIDATE_DOC_UPDATE, view).expect("a new design document");
         assert_eq!(fresh["validate_doc_update"], VALIDATE_DOC_UPDATE);
+        assert_eq!(fresh["views"]["links"]["map"], LINKS_VIEW_MAP);
         let mut stored = fresh.clone();
         stored["_rev"] = json!("1-a");
-        stored["views"] = json!({"by_url": {"map": "function (d) {}"}});
-        assert_eq!(desired_design(Some(&stored), VALIDATE_DOC_UPDATE), None);
+        stored["views"]["by_url"] = json!({"map": "function (d) {}"});
+        assert_eq!(
+            desired_design(Some(&stored), VALIDATE_DOC_UPDATE, view),
+            None
+        );
         stored["validate_doc_update"] = json!("function () {}");
-        let updated = desired_design(Some(&stored), VALIDATE_DOC_UPDATE).expect("an update");
+        stored["views"]["links"]["map"] = json!("function (d) { emit(d._id, 1); }");
+        let updated = desired_design(Some(&stored), VALIDATE_DOC_UPDATE, view).expect("an update");
         assert_eq!(updated["_rev"], "1-a", "the update must name the revision");
-        assert!(updated["views"].is_object(), "other fields are kept");
+        assert!(
+            updated["views"]["by_url"].is_object(),
+            "other views are kept"
+        );
+        assert_eq!(updated["views"]["links"]["map"], LINKS_VIEW_MAP);
+        let keys = desired_design(None, VALIDATE_API_KEY, None).expect("a new design document");
+        assert!(keys.get("views").is_none(), "no view on the API keys");
     }
 
     #[test]

@@ -12,7 +12,7 @@ use async_trait::async_trait;
 use crate::api_key::{KeyId, KeyRecord};
 use crate::link::Document;
 use crate::link_key::LinkKey;
-use crate::snapshot::Snapshot;
+use crate::snapshot::{LinkTable, Snapshot};
 
 pub use bulk::{BulkDoc, BulkOutcome, ExportPage, OnExisting};
 pub use cluster::{ClusterStats, Membership};
@@ -172,6 +172,13 @@ pub trait LinkStore: Send + Sync + 'static {
     /// read the marker first.
     fn checks_mark_when_following(&self) -> bool;
 
+    /// Whether a snapshot file that names the store `named` (not this
+    /// store's identity) holds this store's data reached another way: a
+    /// copy from a node that reaches the same CouchDB database at another
+    /// URL. Such a file is served only once the follower has confirmed its
+    /// marker ([`Resume::unconfirmed`]).
+    fn same_data_as(&self, named: &str) -> bool;
+
     /// Whether `seq`, read from a snapshot file, can be resumed from: a
     /// sequence the database has not reached means the file belongs to a
     /// database that was replaced (a restored backup, say).
@@ -232,8 +239,7 @@ pub async fn get_each<S: LinkStore + ?Sized>(
 }
 
 /// Where a follower starts when the snapshot already serves the links of a
-/// snapshot file.
-#[derive(Debug, Clone)]
+/// snapshot file (or holds them until their marker is confirmed).
 pub struct Resume {
     /// The store sequence the file was saved at.
     pub seq: serde_json::Value,
@@ -242,6 +248,13 @@ pub struct Resume {
     /// database is not the one the file was taken from, and every link is
     /// loaded again instead of following from `seq`.
     pub unchecked_mark: Option<FileMark>,
+    /// The file's links, not yet served: the file was saved by a node that
+    /// reached the database at another URL ([`LinkStore::same_data_as`]),
+    /// so it is believed only once the database holds its marker, and a
+    /// copy pointed at another database of the same name is never served.
+    /// `None`: the snapshot serves the file already (this node's own file,
+    /// served at once even while the store is away).
+    pub unconfirmed: Option<LinkTable>,
 }
 
 /// A snapshot file's marker, as read from the file.

@@ -590,6 +590,11 @@ impl LinkStore for SqliteStore {
         false
     }
 
+    /// A file of another SQLite database is never this one's.
+    fn same_data_as(&self, _named: &str) -> bool {
+        false
+    }
+
     fn cluster(&self) -> Option<Arc<super::ClusterStats>> {
         None
     }

@@ -16,6 +16,7 @@ use serde_json::json;
 use crate::harness::{
     Couch, TestApp, couch_settings, editor_and_reader, qrtag, stderr, stdout, user_env,
 };
+use crate::proxy::RecordingProxy;
 
 /// Apache CouchDB takes about 3 s to start; more on a busy machine.
 const START_LIMIT: Duration = Duration::from_secs(60);
@@ -400,6 +401,83 @@ async fn apache_couchdb_crash_and_restart_keep_redirects_and_later_edits_arrive(
     app.wait_location("fresh", Some("https://a.example/fresh"), PROPAGATION)
         .await;
     app.wait_ready(Duration::from_secs(20)).await;
+}
+
+/// Issue 24: after `qrtag setup`, a new node's full load reads the `links`
+/// view (no document opened one by one, a third of CouchDB's CPU) and
+/// serves the same links `_all_docs` would give; without the view it reads
+/// `_all_docs` as before.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_full_load_reads_the_links_view_after_setup() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_full_load_reads_the_links_view").await
+    else {
+        return;
+    };
+    let url = server.url();
+    let admin = server.admin();
+    admin.create_db().await;
+    for (key, doc) in [
+        (
+            "H83if",
+            json!({"url": "https://a.example/one", "notes": "kept"}),
+        ),
+        ("Zz9", json!({"url": "https://a.example/upper"})),
+        ("a1", json!({"url": "/local/path", "inactive": false})),
+        (
+            "off01",
+            json!({"url": "https://a.example/off", "inactive": true}),
+        ),
+        ("9zz", json!({"url": "https://a.example/digit"})),
+    ] {
+        admin.put(key, doc).await;
+    }
+    let store = |url: &str| {
+        couch_settings(url, "links").with_credentials(ADMIN.0, Some(Secret::new(ADMIN.1)))
+    };
+    let check = |app: TestApp| async move {
+        let ready = app.wait_ready(START_LIMIT).await;
+        assert!(ready.contains("5 links, 0 invalid"), "{ready}");
+        for (key, want) in [
+            ("H83if", Some("https://a.example/one")),
+            ("Zz9", Some("https://a.example/upper")),
+            ("a1", Some("/local/path")),
+            ("off01", None),
+            ("9zz", Some("https://a.example/digit")),
+        ] {
+            let got = app.location(key).await;
+            assert!(
+                got.as_deref() == want
+                    || want.is_some_and(|w| got.as_deref().is_some_and(|g| g.ends_with(w))),
+                "{key}: {got:?}"
+            );
+        }
+        app
+    };
+
+    // Before setup: no view, `_all_docs`.
+    let proxy = RecordingProxy::start(url.replace("http://", "")).await;
+    drop(check(TestApp::spawn(store(&proxy.url())).await).await);
+    assert!(proxy.sent().contains("GET /links/_all_docs?"));
+
+    let out = run_as(&url, ADMIN.0, ADMIN.1, &["setup"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let proxy = RecordingProxy::start(url.replace("http://", "")).await;
+    let app = check(TestApp::spawn(store(&proxy.url())).await).await;
+    let sent = proxy.sent();
+    assert!(
+        sent.contains("GET /links/_design/qrtag/_view/links?"),
+        "the view was read: {sent}"
+    );
+    assert!(
+        !sent.contains("_all_docs"),
+        "no document read one by one: {sent}"
+    );
+    // Edits after the load arrive through the feed as ever.
+    admin
+        .put("new01", json!({"url": "https://a.example/new"}))
+        .await;
+    app.wait_location("new01", Some("https://a.example/new"), PROPAGATION)
+        .await;
 }
 
 /// Gives every shard of `db` a second copy on a node that does not exist,

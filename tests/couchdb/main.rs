@@ -329,7 +329,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     assert!(first.status.success(), "{}", stderr(&first));
     assert_eq!(
         stdout(&first),
-        "database links: created\n_design/qrtag (validation): created\n\
+        "database links: created\n_design/qrtag (validation, links view): created\n\
          _security (members: roles qrtag_reader, qrtag_editor): updated\n\
          database links-keys (API keys): created\n\
          links-keys/_design/qrtag (API key validation): created\n\
@@ -339,7 +339,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     assert!(again.status.success(), "{}", stderr(&again));
     assert_eq!(
         stdout(&again),
-        "database links: unchanged\n_design/qrtag (validation): unchanged\n\
+        "database links: unchanged\n_design/qrtag (validation, links view): unchanged\n\
          _security (members: roles qrtag_reader, qrtag_editor): unchanged\n\
          database links-keys (API keys): unchanged\n\
          links-keys/_design/qrtag (API key validation): unchanged\n\
@@ -1003,6 +1003,120 @@ async fn a_new_node_given_a_copy_of_a_snapshot_file_serves_at_once_without_a_ful
         "the second node loaded every link instead of using the copy: {since}"
     );
     drop(first);
+}
+
+/// Issue 24: the file names the URL its node reached CouchDB at, and a new
+/// node may reach the same database at another (`127.0.0.1` or a host
+/// name, a proxy, another node of the cluster). Such a copy is served once
+/// the database holds its marker, still without `_all_docs`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_of_a_snapshot_file_saved_through_another_url_serves_once_its_marker_is_confirmed() {
+    let pouch = PouchDb::start().await;
+    let couch = Couch::with_two_links(&pouch.url()).await;
+    let first_dir = tempfile::tempdir().expect("temporary directory");
+    let first = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), first_dir.path()).await;
+    first.wait_ready(START).await;
+    let saved = first_dir.path().join("links.snapshot");
+    eventually(RECOVERY, "the snapshot file", || {
+        std::future::ready(saved.exists().then_some(()))
+    })
+    .await;
+    drop(first);
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::copy(&saved, dir.path().join("links.snapshot")).expect("a copy of the file");
+    couch
+        .put("new01", json!({"url": "https://a.example/new"}))
+        .await;
+
+    // The same database through a proxy: another URL than the file names.
+    let proxy = RecordingProxy::start(pouch.url().replace("http://", "")).await;
+    let second = TestApp::spawn_in(couch_settings(&proxy.url(), "links"), dir.path()).await;
+    // 503 until the marker is read, like a full load.
+    eventually(RECOVERY, "the copy served", || async {
+        (second.status("other").await == 302).then_some(())
+    })
+    .await;
+    assert_eq!(
+        second.location("other").await.as_deref(),
+        Some("https://a.example/other")
+    );
+    second
+        .wait_location("new01", Some("https://a.example/new"), PROPAGATION)
+        .await;
+    let ready = second.wait_ready(START).await;
+    assert!(ready.contains("3 links, 0 invalid"), "{ready}");
+    let sent = proxy.sent();
+    let marks = sent.find("qrtag-snapshot-marks");
+    let feed = sent.find("/links/_changes?");
+    assert!(
+        marks.is_some() && feed.is_some() && marks < feed,
+        "the marker was read before the feed: {sent}"
+    );
+    assert!(
+        !sent.contains("_all_docs"),
+        "the copy was not used; every link was loaded instead: {sent}"
+    );
+    // Saved again under this node's own URL, so its next restart serves at
+    // once even while CouchDB is away.
+    eventually(RECOVERY, "the file saved under the node's URL", || {
+        let bytes = std::fs::read(dir.path().join("links.snapshot")).unwrap_or_default();
+        let named = qrtag::snapshot::file::named_store(&bytes).map(str::to_owned);
+        std::future::ready(named.filter(|n| n.contains(&proxy.url())))
+    })
+    .await;
+}
+
+/// Issue 24: a copy of a snapshot file pointed at another database of the
+/// same name (another server's `links`) is never served: its marker is not
+/// there, so every link of that database is loaded instead.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_copy_of_a_snapshot_file_pointed_at_another_database_of_the_same_name_is_not_believed() {
+    let pouch = PouchDb::start().await;
+    let _couch = Couch::with_two_links(&pouch.url()).await;
+    let first_dir = tempfile::tempdir().expect("temporary directory");
+    let first = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), first_dir.path()).await;
+    first.wait_ready(START).await;
+    let saved = first_dir.path().join("links.snapshot");
+    eventually(RECOVERY, "the snapshot file", || {
+        std::future::ready(saved.exists().then_some(()))
+    })
+    .await;
+    drop(first);
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::copy(&saved, dir.path().join("links.snapshot")).expect("a copy of the file");
+
+    let elsewhere = PouchDb::start().await;
+    let other = Couch::new(&elsewhere.url(), "links");
+    other.create_db().await;
+    other
+        .put("H83if", json!({"url": "https://b.example/mine"}))
+        .await;
+    let proxy = RecordingProxy::start(elsewhere.url().replace("http://", "")).await;
+    let second = TestApp::spawn_in(couch_settings(&proxy.url(), "links"), dir.path()).await;
+    // Never the copy's links, from the first answer on.
+    eventually(START, "the other database's links", || async {
+        assert_ne!(
+            second.status("other").await,
+            302,
+            "a link of the copy was served"
+        );
+        if second.status("H83if").await != 302 {
+            return None;
+        }
+        match second.location("H83if").await.as_deref() {
+            Some("https://a.example/one") => panic!("a link of the copy was served"),
+            Some("https://b.example/mine") => Some(()),
+            _ => None,
+        }
+    })
+    .await;
+    assert_eq!(second.location("other").await, None);
+    let ready = second.wait_ready(START).await;
+    assert!(ready.contains("1 links, 0 invalid"), "{ready}");
+    assert!(
+        proxy.sent().contains("GET /links/_all_docs?"),
+        "every link of the other database was loaded"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
