@@ -124,6 +124,9 @@ fn bench(c: &mut Criterion) {
     if let Ok(which) = std::env::var("QRTAG_STATS_ONCE") {
         return once(&which);
     }
+    if let Ok(which) = std::env::var("QRTAG_STATS_RATIO") {
+        return ratios(&which);
+    }
     let log = generate_log(LINES);
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
     gz.write_all(&log).ok();
@@ -224,6 +227,58 @@ fn once(which: &str) {
         report.total.scans,
         report.breakdowns.first().map_or(0, |b| b.rows.len())
     );
+}
+
+/// Throughput of breakdowns against plain aggregation, measured in turns
+/// so that a machine whose load drifts over minutes (criterion runs one
+/// benchmark after the other) slows both alike:
+///
+/// `QRTAG_STATS_RATIO=device,country cargo bench --bench stats`
+///
+/// Each round aggregates the log plainly and then once per dimension
+/// named; the fastest time of each over `QRTAG_STATS_ROUNDS` rounds (15)
+/// is its figure, the least disturbed by other work on the machine.
+fn ratios(which: &str) {
+    let dims: Vec<Dimension> = which
+        .split(',')
+        .filter_map(|w| {
+            Dimension::ALL
+                .iter()
+                .copied()
+                .find(|d| d.name() == w.trim())
+        })
+        .collect();
+    let rounds: usize = std::env::var("QRTAG_STATS_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(15);
+    let log = generate_log(LINES);
+    let time = |mut agg: Aggregator| {
+        let start = std::time::Instant::now();
+        aggregate(black_box(&log), &mut agg);
+        let took = start.elapsed();
+        drop(black_box(agg));
+        took.as_secs_f64()
+    };
+    let mut plain = f64::MAX;
+    let mut best = vec![f64::MAX; dims.len()];
+    for _ in 0..rounds {
+        plain = plain.min(time(Aggregator::new(Filter::default())));
+        for (b, &dim) in best.iter_mut().zip(&dims) {
+            *b = b.min(time(with_breakdown(dim)));
+        }
+    }
+    eprintln!(
+        "plain: {:.1} ms for {LINES} lines (fastest of {rounds} rounds)",
+        plain * 1e3
+    );
+    for (b, dim) in best.iter().zip(&dims) {
+        eprintln!(
+            "--by {dim}: {:.1} ms, throughput {:.3} x plain",
+            b * 1e3,
+            plain / b
+        );
+    }
 }
 
 /// An aggregator that also breaks the scans down by `dim`.
