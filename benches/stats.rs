@@ -235,9 +235,12 @@ fn once(which: &str) {
 ///
 /// `QRTAG_STATS_RATIO=device,country cargo bench --bench stats`
 ///
-/// Each round aggregates the log plainly and then once per dimension
-/// named; the fastest time of each over `QRTAG_STATS_ROUNDS` rounds (15)
-/// is its figure, the least disturbed by other work on the machine.
+/// Each of `QRTAG_STATS_ROUNDS` rounds (15) aggregates the log plainly and
+/// once per dimension named, right after one another (in the reverse
+/// order every other round); a round's ratio is plain's time over the
+/// breakdown's, and the figure is the median of the rounds' ratios: on a
+/// shared machine the fastest times of the two need not come from equally
+/// quiet moments, while a round's two runs share theirs.
 fn ratios(which: &str) {
     let dims: Vec<Dimension> = which
         .split(',')
@@ -251,7 +254,8 @@ fn ratios(which: &str) {
     let rounds: usize = std::env::var("QRTAG_STATS_ROUNDS")
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(15);
+        .unwrap_or(15)
+        .max(1);
     let log = generate_log(LINES);
     let time = |mut agg: Aggregator| {
         let start = std::time::Instant::now();
@@ -260,23 +264,36 @@ fn ratios(which: &str) {
         drop(black_box(agg));
         took.as_secs_f64()
     };
-    let mut plain = f64::MAX;
+    let mut plain_best = f64::MAX;
     let mut best = vec![f64::MAX; dims.len()];
-    for _ in 0..rounds {
-        plain = plain.min(time(Aggregator::new(Filter::default())));
-        for (b, &dim) in best.iter_mut().zip(&dims) {
-            *b = b.min(time(with_breakdown(dim)));
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); dims.len()];
+    for round in 0..rounds {
+        for (i, &dim) in dims.iter().enumerate() {
+            let aggs = (Aggregator::new(Filter::default()), with_breakdown(dim));
+            let (plain, by) = if round % 2 == 0 {
+                let plain = time(aggs.0);
+                (plain, time(aggs.1))
+            } else {
+                let by = time(aggs.1);
+                (time(aggs.0), by)
+            };
+            plain_best = plain_best.min(plain);
+            best[i] = best[i].min(by);
+            ratios[i].push(plain / by);
         }
     }
     eprintln!(
-        "plain: {:.1} ms for {LINES} lines (fastest of {rounds} rounds)",
-        plain * 1e3
+        "plain: fastest {:.1} ms for {LINES} lines ({rounds} rounds)",
+        plain_best * 1e3
     );
-    for (b, dim) in best.iter().zip(&dims) {
+    for ((r, b), dim) in ratios.iter_mut().zip(&best).zip(&dims) {
+        r.sort_by(f64::total_cmp);
         eprintln!(
-            "--by {dim}: {:.1} ms, throughput {:.3} x plain",
+            "--by {dim}: fastest {:.1} ms; throughput x plain: median {:.3} (quartiles {:.3} to {:.3})",
             b * 1e3,
-            plain / b
+            r[r.len() / 2],
+            r[r.len() / 4],
+            r[r.len() * 3 / 4]
         );
     }
 }
