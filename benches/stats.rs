@@ -124,6 +124,9 @@ fn bench(c: &mut Criterion) {
     if let Ok(which) = std::env::var("QRTAG_STATS_ONCE") {
         return once(&which);
     }
+    if let Ok(which) = std::env::var("QRTAG_STATS_RATIO") {
+        return ratios(&which);
+    }
     let log = generate_log(LINES);
     let mut gz = GzEncoder::new(Vec::new(), Compression::default());
     gz.write_all(&log).ok();
@@ -224,6 +227,75 @@ fn once(which: &str) {
         report.total.scans,
         report.breakdowns.first().map_or(0, |b| b.rows.len())
     );
+}
+
+/// Throughput of breakdowns against plain aggregation, measured in turns
+/// so that a machine whose load drifts over minutes (criterion runs one
+/// benchmark after the other) slows both alike:
+///
+/// `QRTAG_STATS_RATIO=device,country cargo bench --bench stats`
+///
+/// Each of `QRTAG_STATS_ROUNDS` rounds (15) aggregates the log plainly and
+/// once per dimension named, right after one another (in the reverse
+/// order every other round); a round's ratio is plain's time over the
+/// breakdown's, and the figure is the median of the rounds' ratios: on a
+/// shared machine the fastest times of the two need not come from equally
+/// quiet moments, while a round's two runs share theirs.
+fn ratios(which: &str) {
+    let dims: Vec<Dimension> = which
+        .split(',')
+        .filter_map(|w| {
+            Dimension::ALL
+                .iter()
+                .copied()
+                .find(|d| d.name() == w.trim())
+        })
+        .collect();
+    let rounds: usize = std::env::var("QRTAG_STATS_ROUNDS")
+        .ok()
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(15)
+        .max(1);
+    let log = generate_log(LINES);
+    let time = |mut agg: Aggregator| {
+        let start = std::time::Instant::now();
+        aggregate(black_box(&log), &mut agg);
+        let took = start.elapsed();
+        drop(black_box(agg));
+        took.as_secs_f64()
+    };
+    let mut plain_best = f64::MAX;
+    let mut best = vec![f64::MAX; dims.len()];
+    let mut ratios: Vec<Vec<f64>> = vec![Vec::with_capacity(rounds); dims.len()];
+    for round in 0..rounds {
+        for (i, &dim) in dims.iter().enumerate() {
+            let aggs = (Aggregator::new(Filter::default()), with_breakdown(dim));
+            let (plain, by) = if round % 2 == 0 {
+                let plain = time(aggs.0);
+                (plain, time(aggs.1))
+            } else {
+                let by = time(aggs.1);
+                (time(aggs.0), by)
+            };
+            plain_best = plain_best.min(plain);
+            best[i] = best[i].min(by);
+            ratios[i].push(plain / by);
+        }
+    }
+    eprintln!(
+        "plain: fastest {:.1} ms for {LINES} lines ({rounds} rounds)",
+        plain_best * 1e3
+    );
+    for ((r, b), dim) in ratios.iter_mut().zip(&best).zip(&dims) {
+        r.sort_by(f64::total_cmp);
+        eprintln!(
+            "--by {dim}: fastest {:.1} ms; throughput x plain: median {:.3} (quartiles {:.3} to {:.3})",
+            b * 1e3,
+            r[r.len() / 2],
+            r[r.len() / 4],
+            r[r.len() * 3 / 4]
+        );
+    }
 }
 
 /// An aggregator that also breaks the scans down by `dim`.

@@ -118,11 +118,12 @@ impl fmt::Display for Dimension {
 /// emptied: real logs have a few thousand, a hostile one unboundedly many.
 const MAX_CACHED: usize = 200_000;
 
-/// Slots of the address cache (a power of two). Direct-mapped and fixed:
-/// a log of mostly new addresses (the worst case) pays one slot write per
-/// line instead of growing, rehashing and emptying a map of 200,000
-/// addresses, which was most of `--by country`'s cost; a few thousand
-/// recurring scanners still hit it nearly every time.
+/// Slots of the IPv6 address cache (a power of two). Direct-mapped and
+/// fixed: a log of mostly new addresses (the worst case) pays one slot
+/// write per line instead of growing, rehashing and emptying a map of
+/// 200,000 addresses; a few thousand recurring scanners still hit it nearly
+/// every time, and skip a walk of the tree's deeper IPv6 levels. IPv4
+/// addresses need no cache: their walk is a table entry and a few steps.
 const ADDRESS_SLOTS: usize = 1 << 13;
 
 /// Slots of the User-Agent cache in front of the map of parsed agents (a
@@ -200,9 +201,9 @@ pub struct Deriver {
     agent_slots: Box<[u32]>,
     no_agent: Parsed,
     geo: Option<GeoDb>,
-    /// Places by address (direct-mapped: an address and its place index
-    /// plus one, 0 for an empty slot), and by database record (a network's
-    /// addresses share one).
+    /// Places by IPv6 address (direct-mapped: an address and its place
+    /// index plus one, 0 for an empty slot), and by database record (a
+    /// network's addresses share one).
     places_by_ip: Box<[(u128, u32)]>,
     places: Vec<Located>,
     place_of_record: Map<usize, usize>,
@@ -373,48 +374,62 @@ impl Deriver {
         self.places.get(i).map(|l| &l.place)
     }
 
-    /// The index in `places` of `ip`'s place: a hit in the address cache,
-    /// or one lookup in the database.
+    /// The index in `places` of `ip`'s place. An IPv4 address costs a
+    /// table entry and a few steps of the tree ([`place`]'s tables hold
+    /// every /16); an IPv6 one, whose networks lie deeper, is first looked
+    /// for in the address cache.
     fn located(&mut self, ip: Option<IpAddr>) -> Option<usize> {
         let geo = self.geo.as_ref()?;
         let Some(ip) = ip else {
             return Some(0);
         };
         // An IPv4 client of a dual-stack socket is `::ffff:a.b.c.d`: the
-        // database files it under its IPv4 address. (`to_canonical` and
-        // `to_ipv6_mapped` go through byte arrays, a good part of a line's
-        // cost when every address is new; these are a few integer ops.)
-        let mapped = |v4: std::net::Ipv4Addr| 0xffff_u128 << 32 | u128::from(v4.to_bits());
-        let (ip, key) = match ip {
-            IpAddr::V4(v4) => (ip, mapped(v4)),
+        // database files it under its IPv4 address.
+        let v6 = match ip {
+            IpAddr::V4(v4) => return Some(self.place_of(geo.record(IpAddr::V4(v4)), ip)),
             IpAddr::V6(v6) => match v6.to_ipv4_mapped() {
-                Some(v4) => (IpAddr::V4(v4), mapped(v4)),
-                None => (ip, v6.to_bits()),
+                Some(v4) => return Some(self.place_of(geo.record(IpAddr::V4(v4)), v4.into())),
+                None => v6,
             },
         };
+        let key = v6.to_bits();
         let slot = address_slot(key);
         let (cached, plus_one) = self.places_by_ip[slot];
-        let index = if plus_one != 0 && cached == key {
-            (plus_one - 1) as usize
-        } else {
-            let i = match geo.record(ip) {
-                None => 0,
-                Some(record) => match self.place_of_record.get(&record) {
-                    Some(&i) => i,
-                    None => {
-                        let place = geo.place(ip);
-                        let ids = place_ids(&mut self.names, &place);
-                        self.places.push(Located { place, ids });
-                        let i = self.places.len() - 1;
-                        self.place_of_record.insert(record, i);
-                        i
-                    }
-                },
-            };
-            self.places_by_ip[slot] = (key, i as u32 + 1);
-            i
+        if plus_one != 0 && cached == key {
+            return Some((plus_one - 1) as usize);
+        }
+        let i = self.place_of(geo.record(ip), ip);
+        self.places_by_ip[slot] = (key, i as u32 + 1);
+        Some(i)
+    }
+
+    /// The index in `places` of database record `record`, found for `ip`
+    /// (decoded from it the first time the record is met); 0, the unknown
+    /// place, for none.
+    #[inline]
+    fn place_of(&mut self, record: Option<usize>, ip: IpAddr) -> usize {
+        match record {
+            None => 0,
+            Some(record) => match self.place_of_record.get(&record) {
+                Some(&i) => i,
+                None => self.decode_place(record, ip),
+            },
+        }
+    }
+
+    /// Decodes the place of a record met for the first time (found for
+    /// `ip`), and gives it its index.
+    #[cold]
+    fn decode_place(&mut self, record: usize, ip: IpAddr) -> usize {
+        let Some(geo) = self.geo.as_ref() else {
+            return 0;
         };
-        Some(index)
+        let place = geo.place(ip);
+        let ids = place_ids(&mut self.names, &place);
+        self.places.push(Located { place, ids });
+        let i = self.places.len() - 1;
+        self.place_of_record.insert(record, i);
+        i
     }
 
     /// The referrer host of a logged `Referer` field.
