@@ -14,7 +14,9 @@
 //! - redirect CPU per request at N links against a bare actix-web handler,
 //!   both with one worker, as `redirect_load` measures it; with
 //!   `QRTAG_SCALE_BASELINE_BIN` set to an older `qrtag` binary, that build
-//!   too, serving a copy of the same database, in every round.
+//!   too, serving a copy of the same database, in every round (and, with
+//!   `QRTAG_SCALE_ONLY=load`, its full load and its restart from the
+//!   snapshot file that load writes, beside this build's).
 //!
 //! The full load's CPU time (user and system, all threads) is printed beside
 //! its wall time.
@@ -227,7 +229,8 @@ fn main() {
     if std::env::var("QRTAG_SCALE_ONLY").as_deref() == Ok("load") {
         server.terminate();
         if let Some(bin) = std::env::var_os("QRTAG_SCALE_BASELINE_BIN") {
-            baseline_full_load(&bin, &db, &probe, &want, full).terminate();
+            let old = baseline_full_load(&bin, &db, &probe, &want, full);
+            baseline_restart(&bin, old, &db, &probe, &want, restart).terminate();
         }
         return;
     }
@@ -334,16 +337,35 @@ fn baseline_full_load(
     want: &str,
     ours: Duration,
 ) -> Server {
-    let copy = db
-        .parent()
-        .expect("parent")
-        .join("baseline")
-        .join("scale.db");
+    let copy = baseline_db(db);
     std::fs::create_dir_all(copy.parent().expect("parent")).expect("mkdir");
     std::fs::copy(db, &copy).expect("copy the database");
+    let t0 = Instant::now();
+    let server = baseline_serve(bin, &copy);
+    wait_for(server.addr, probe, want, Duration::from_secs(600));
+    let wall = t0.elapsed();
+    println!(
+        "baseline build: full load {:.3} s, {:.2} CPU-s; this build / baseline: {:.2}",
+        wall.as_secs_f64(),
+        Duration::from_nanos(server.cpu_ns()).as_secs_f64(),
+        ours.as_secs_f64() / wall.as_secs_f64()
+    );
+    server
+}
+
+/// The baseline build's copy of the database (see [`baseline_full_load`]).
+fn baseline_db(db: &Path) -> std::path::PathBuf {
+    db.parent()
+        .expect("parent")
+        .join("baseline")
+        .join("scale.db")
+}
+
+/// The baseline build started as in [`baseline_full_load`] on its copy.
+fn baseline_serve(bin: &std::ffi::OsStr, copy: &Path) -> Server {
     let mut c = Command::new(bin);
     c.arg("--db")
-        .arg(&copy)
+        .arg(copy)
         .args([
             "serve",
             "--listen",
@@ -353,12 +375,33 @@ fn baseline_full_load(
         ])
         .args(["--workers", "1", "--access-log"])
         .arg(copy.with_file_name("access.log"));
+    Server::qrtag(c).0
+}
+
+/// The baseline build's restart from the snapshot file its full load
+/// (`server`) writes, timed and printed against this build's (`ours`).
+fn baseline_restart(
+    bin: &std::ffi::OsStr,
+    server: Server,
+    db: &Path,
+    probe: &str,
+    want: &str,
+    ours: Duration,
+) -> Server {
+    let copy = baseline_db(db);
+    let snapshot_file = copy.with_file_name("scale.db.snapshot");
     let t0 = Instant::now();
-    let (server, _) = Server::qrtag(c);
+    while !snapshot_file.exists() {
+        assert!(t0.elapsed() < Duration::from_secs(120), "no snapshot file");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    server.terminate();
+    let t0 = Instant::now();
+    let server = baseline_serve(bin, &copy);
     wait_for(server.addr, probe, want, Duration::from_secs(600));
     let wall = t0.elapsed();
     println!(
-        "baseline build: full load {:.3} s, {:.2} CPU-s; this build / baseline: {:.2}",
+        "baseline build: restart from the snapshot file {:.3} s, {:.2} CPU-s; this build / baseline: {:.2}",
         wall.as_secs_f64(),
         Duration::from_nanos(server.cpu_ns()).as_secs_f64(),
         ours.as_secs_f64() / wall.as_secs_f64()

@@ -61,6 +61,22 @@ pub enum InvalidDestination {
 
 impl Destination {
     pub fn parse(s: &str) -> Result<Self, InvalidDestination> {
+        // The common shape (what qrtag stores for nearly every link) is
+        // judged without the URL parser: a million of them on a full load
+        // or a restart cost most of its CPU there (issue 24).
+        if is_plain_absolute(s) {
+            return Ok(Self {
+                raw: s.to_owned(),
+                internal: false,
+            });
+        }
+        Self::parse_in_full(s)
+    }
+
+    /// [`Destination::parse`] without its shortcut: every check, and the
+    /// URL parser for an absolute URL. The property test holds the shortcut
+    /// to it.
+    pub(crate) fn parse_in_full(s: &str) -> Result<Self, InvalidDestination> {
         if s.is_empty() {
             return Err(InvalidDestination::Empty);
         }
@@ -161,11 +177,123 @@ impl Destination {
         &self.raw
     }
 
+    /// The destination's text, without a copy.
+    pub fn into_string(self) -> String {
+        self.raw
+    }
+
     /// True for an origin-relative path (an internal redirect).
     pub fn is_internal(&self) -> bool {
         self.internal
     }
 }
+
+/// Whether `s` is an absolute http(s) URL that a WHATWG parser serialises
+/// to exactly `s`, told by its bytes alone: a lower-case ASCII host of
+/// letters, digits, hyphens and dots (no IDNA `xn--` label, not ending in a
+/// number, so no IPv4 form), no port, no userinfo, a path of bytes the
+/// parser leaves alone and without dot segments (no `/.`, no `%2e`), and
+/// no query or a query `URLSearchParams` writes back unchanged, no
+/// fragment. Such a URL passes every check of [`Destination::parse`], and
+/// the redirect of a plain `/KEY` scan to it is the URL itself
+/// ([`crate::redirect_policy::direct_location`]); both are property-tested
+/// against the full path. Anything else (rarer shapes, and every
+/// malformed text) takes the full path: `false` only costs time.
+pub(crate) fn is_plain_absolute(s: &str) -> bool {
+    let b = s.as_bytes();
+    let Some(rest) = b
+        .strip_prefix(b"https://")
+        .or_else(|| b.strip_prefix(b"http://"))
+    else {
+        return false;
+    };
+    // One pass over the bytes: the host's labels up to the first `/`...
+    // Where the current label starts; at the `/`, the last label's start.
+    let mut label_start = 0;
+    let mut i = 0;
+    loop {
+        let Some(&c) = rest.get(i) else {
+            // No path: the parser adds a `/`.
+            return false;
+        };
+        match c {
+            b'a'..=b'z' | b'0'..=b'9' | b'-' => {}
+            b'.' | b'/' => {
+                let label = &rest[label_start..i];
+                if label.is_empty() || label.starts_with(b"xn--") {
+                    return false;
+                }
+                if c == b'/' {
+                    break;
+                }
+                label_start = i + 1;
+            }
+            _ => return false,
+        }
+        i += 1;
+    }
+    // A last label that starts with a letter is not a number (decimal or
+    // `0x` hex), so the host is a domain, not an IPv4 address.
+    // `direct.invalid` is the stand-in origin `direct_location` computes
+    // with, under which a link there would be followed as an internal
+    // redirect.
+    if !rest[label_start].is_ascii_lowercase() || &rest[..i] == b"direct.invalid" {
+        return false;
+    }
+    // ...then the path up to a `?`...
+    let mut prev = 0;
+    while let Some(&c) = rest.get(i) {
+        if c == b'?' {
+            // ...and the query, which must not be empty (`?` alone is dropped).
+            let query = &s[s.len() - rest.len() + i + 1..];
+            return !query.is_empty() && crate::resolver::is_serialized_form(query);
+        }
+        let dot_segment = (c == b'.' && prev == b'/')
+            || (c == b'%'
+                && rest.get(i + 1) == Some(&b'2')
+                && rest.get(i + 2).is_some_and(|&e| e | 0x20 == b'e'));
+        if !PLAIN_PATH[c as usize] || dot_segment {
+            return false;
+        }
+        prev = c;
+        i += 1;
+    }
+    true
+}
+
+/// Bytes a path may hold as the URL parser writes it back unchanged:
+/// letters, digits and `-._~!$&'()*+,;=:@/%`.
+const PLAIN_PATH: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut c = 0;
+    while c < 256 {
+        let b = c as u8;
+        table[c] = b.is_ascii_alphanumeric()
+            || matches!(
+                b,
+                b'-' | b'.'
+                    | b'_'
+                    | b'~'
+                    | b'!'
+                    | b'$'
+                    | b'&'
+                    | b'\''
+                    | b'('
+                    | b')'
+                    | b'*'
+                    | b'+'
+                    | b','
+                    | b';'
+                    | b'='
+                    | b':'
+                    | b'@'
+                    | b'/'
+                    | b'%'
+            );
+        c += 1;
+    }
+    table
+};
 
 /// Characters that change how a text reads without being seen: Unicode's
 /// format characters (general category Cf: bidirectional embeddings,

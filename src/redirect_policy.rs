@@ -91,6 +91,25 @@ pub fn decide<'r>(
 /// a value on that origin gets the answer as if it were not; the caller
 /// drops such an answer with [`is_on_public_origin`].
 pub fn direct_location(key: &str, value: &str) -> Option<String> {
+    // A valid key (whose `/KEY` path passes `check_path`) and a value
+    // already in its parser's form: the answer is the value itself, without
+    // parsing it twice (a full load does this for every link; issue 24).
+    // The property test `direct_location_shortcut_is_the_full_answer`
+    // holds this to the full computation below.
+    if is_plain_key(key) && crate::destination::is_plain_absolute(value) {
+        return Some(value.to_owned());
+    }
+    direct_location_in_full(key, value)
+}
+
+/// A link key whose `/KEY` request [`check_path`] lets through.
+fn is_plain_key(key: &str) -> bool {
+    crate::link_key::LinkKey::is_valid(key)
+        && key.bytes().filter(|&b| b == b'/').count() < MAX_PATH_SEGMENTS
+}
+
+/// [`direct_location`] without its shortcut.
+fn direct_location_in_full(key: &str, value: &str) -> Option<String> {
     let path = format!("/{key}");
     // The origin plays no part for an absolute rule.
     match decide("http://direct.invalid", &path, None, |k| {
@@ -692,6 +711,177 @@ mod tests {
                 let url = Url::parse(&location).expect("locations parse");
                 prop_assert_eq!(url.origin().ascii_serialization(), ORIGIN);
             }
+        }
+    }
+
+    /// Pieces of URLs on both sides of the shortcut's line: plain bytes,
+    /// and every spelling the URL parser rewrites or a check refuses.
+    fn url_near_plain() -> impl Strategy<Value = String> {
+        let scheme = prop_oneof![
+            8 => Just("https://"),
+            4 => Just("http://"),
+            1 => Just("HTTPS://"),
+            1 => Just("ftp://"),
+            1 => Just("https:/"),
+            1 => Just(""),
+        ];
+        let host_piece = prop_oneof![
+            30 => "[a-z]{1,4}",
+            6 => "[a-z0-9-]{1,4}\\.[a-z0-9-]{1,4}",
+            1 => Just(".".to_owned()),
+            1 => Just("xn--".to_owned()),
+            1 => Just("xn--bcher-kva".to_owned()),
+            1 => Just("0x1f".to_owned()),
+            1 => Just("1.2.3.4".to_owned()),
+            1 => Just("B".to_owned()),
+            1 => Just("\u{e9}".to_owned()),
+            1 => Just("_".to_owned()),
+            1 => Just("direct.invalid".to_owned()),
+            1 => Just("%41".to_owned()),
+            1 => Just("[::1]".to_owned()),
+            1 => Just("u@".to_owned()),
+            1 => Just(":80".to_owned()),
+            1 => Just(":443".to_owned()),
+            1 => Just(":".to_owned()),
+        ];
+        let path_piece = prop_oneof![
+            60 => "/[a-zA-Z0-9._~:@!$&'()*+,;=%-]{0,6}",
+            1 => Just("/".to_owned()),
+            1 => Just("/.".to_owned()),
+            1 => Just("/..".to_owned()),
+            1 => Just("/%2e".to_owned()),
+            1 => Just("/.%2E".to_owned()),
+            1 => Just("%".to_owned()),
+            1 => Just("%41".to_owned()),
+            1 => Just("%zz".to_owned()),
+            1 => Just(" ".to_owned()),
+            1 => Just("\"".to_owned()),
+            1 => Just("<".to_owned()),
+            1 => Just("`".to_owned()),
+            1 => Just("{".to_owned()),
+            1 => Just("|".to_owned()),
+            1 => Just("^".to_owned()),
+            1 => Just("[".to_owned()),
+            1 => Just("\\".to_owned()),
+            1 => Just("\u{e9}".to_owned()),
+            1 => Just("\u{202e}".to_owned()),
+            1 => Just("\t".to_owned()),
+            1 => Just("#f".to_owned()),
+            1 => Just("?".to_owned()),
+        ];
+        let query = prop_oneof![
+            8 => "[a-zA-Z0-9*._=+&-]{0,12}",
+            8 => "[a-z]{1,3}=[a-z0-9+*._-]{0,4}(&[a-z]{1,3}=[a-z0-9]{0,3}){0,2}",
+            1 => Just("a=%20".to_owned()),
+            1 => Just("a='".to_owned()),
+            1 => Just("a=\u{e9}".to_owned()),
+            1 => Just("a b=c".to_owned()),
+            1 => Just("a=b?c".to_owned()),
+            1 => Just("a=b#c".to_owned()),
+            1 => Just("a".to_owned()),
+        ];
+        (
+            scheme,
+            prop::collection::vec(host_piece, 1..3),
+            prop::collection::vec(path_piece, 1..4),
+            proptest::option::of(query),
+        )
+            .prop_map(|(scheme, host, path, query)| {
+                let mut s = format!("{scheme}{}{}", host.concat(), path.concat());
+                if let Some(q) = query {
+                    s.push('?');
+                    s.push_str(&q);
+                }
+                s
+            })
+    }
+
+    fn key_near_plain() -> impl Strategy<Value = String> {
+        prop_oneof![
+            "[A-Za-z0-9_-]{1,8}",
+            "[A-Za-z0-9]{1,4}/[A-Za-z0-9_-]{1,4}",
+            Just(String::new()),
+            Just("_a".to_owned()),
+            Just("a//b".to_owned()),
+            Just("a/./b".to_owned()),
+            Just("a/b/".to_owned()),
+            Just(["a"; 128].join("/")),
+            Just(["a"; 129].join("/")),
+        ]
+    }
+
+    /// The generator reaches both sides of the shortcut's line, so the
+    /// property test below compares the shortcut where it is taken.
+    #[test]
+    fn the_generator_reaches_both_sides_of_the_shortcut() {
+        use proptest::strategy::ValueTree;
+        let mut runner = proptest::test_runner::TestRunner::deterministic();
+        let strategy = url_near_plain();
+        let plain = (0..2000)
+            .filter(|_| {
+                let url = strategy.new_tree(&mut runner).expect("a value").current();
+                crate::destination::is_plain_absolute(&url)
+            })
+            .count();
+        assert!((200..=1800).contains(&plain), "{plain} of 2000 plain");
+    }
+
+    #[test]
+    fn the_shapes_qrtag_stores_take_the_shortcut() {
+        for url in [
+            "https://www.example.com/campaigns/spring/poster-0000001?src=qr",
+            "http://innerfunction.com/wp/whelans/?p=14",
+            "https://a.example/",
+            "https://docs.example.org/guide/page_2.html",
+        ] {
+            assert!(crate::destination::is_plain_absolute(url), "{url}");
+        }
+        for url in [
+            "https://example.com",
+            "https://a.example:8443/",
+            "https://a.example/a/../b",
+            "https://xn--bcher-kva.example/",
+            "https://1.2.3.4/",
+            "https://a.example/x#top",
+            "/docs/page",
+        ] {
+            assert!(!crate::destination::is_plain_absolute(url), "{url}");
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// The shortcut of `Destination::parse` and of `direct_location`
+        /// gives what the full computation gives, for every text: a
+        /// destination a full load or a restart trusts without the URL
+        /// parser is one the parser would have passed, unchanged.
+        #[test]
+        fn direct_location_shortcut_is_the_full_answer(
+            url in url_near_plain(),
+            key in key_near_plain(),
+        ) {
+            prop_assert_eq!(
+                crate::destination::Destination::parse(&url),
+                crate::destination::Destination::parse_in_full(&url),
+                "{}", url
+            );
+            prop_assert_eq!(
+                direct_location(&key, &url),
+                direct_location_in_full(&key, &url),
+                "{} {}", key, url
+            );
+            // The one-pass query test is the pair-by-pair one it replaced.
+            let query = url.split_once('?').map_or("", |(_, q)| q);
+            let pairwise = query.is_empty()
+                || query.split('&').all(|pair| {
+                    pair.bytes().filter(|&b| b == b'=').count() == 1
+                        && pair.bytes().all(|b| {
+                            b.is_ascii_alphanumeric()
+                                || matches!(b, b'*' | b'-' | b'.' | b'_' | b'=' | b'+')
+                        })
+                });
+            prop_assert_eq!(crate::resolver::is_serialized_form(query), pairwise, "{}", query);
         }
     }
 }

@@ -463,15 +463,22 @@ fn push_merged_query(
 /// Conservative test that `URLSearchParams` would serialize `query` back to
 /// itself: non-empty `name=value` pairs of bytes that are never escaped,
 /// plus `+` (decoded to a space, which serializes back to `+`); no `%`.
-fn is_serialized_form(query: &str) -> bool {
-    query.is_empty()
-        || query.split('&').all(|pair| {
-            pair.bytes().filter(|&b| b == b'=').count() == 1
-                && pair.bytes().all(|b| {
-                    b.is_ascii_alphanumeric()
-                        || matches!(b, b'*' | b'-' | b'.' | b'_' | b'=' | b'+')
-                })
-        })
+pub(crate) fn is_serialized_form(query: &str) -> bool {
+    if query.is_empty() {
+        return true;
+    }
+    // One pass: `=` counted per `&`-separated pair.
+    let mut equals = 0;
+    for b in query.bytes() {
+        match b {
+            b'&' if equals == 1 => equals = 0,
+            b'&' => return false,
+            b'=' => equals += 1,
+            _ if b.is_ascii_alphanumeric() || matches!(b, b'*' | b'-' | b'.' | b'_' | b'+') => {}
+            _ => return false,
+        }
+    }
+    equals == 1
 }
 
 /// A `URLSearchParams` list with its `append` and `set`, each O(1): the

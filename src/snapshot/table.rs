@@ -50,14 +50,14 @@ fn stamp(t: Option<chrono::DateTime<chrono::Utc>>) -> Option<u32> {
 impl LiveLink {
     /// The link as the redirect path needs it; the times are the
     /// document's, added by [`LiveLink::parse`].
-    pub fn from_link(key: &str, link: &Link) -> Self {
+    pub fn from_link(key: &str, link: Link) -> Self {
         let direct = if link.url.is_internal() {
             None
         } else {
             redirect_policy::direct_location(key, link.url.as_str())
         };
         Self {
-            url: link.url.as_str().to_owned(),
+            url: link.url.into_string(),
             inactive: link.inactive,
             expires_ms: link.expires.map(|t| t.timestamp_millis()),
             direct,
@@ -74,7 +74,7 @@ impl LiveLink {
         Ok(Self {
             created: stamp(link::created_at(doc)),
             changed: stamp(link::changed_at(doc)),
-            ..Self::from_link(key, &link)
+            ..Self::from_link(key, link)
         })
     }
 
@@ -85,7 +85,7 @@ impl LiveLink {
         Ok(Self {
             created: stamp(fields.created_at()),
             changed: stamp(fields.changed_at()),
-            ..Self::from_link(key, &link)
+            ..Self::from_link(key, link)
         })
     }
 
@@ -103,7 +103,7 @@ impl LiveLink {
             redirect_policy::direct_location(link.key, url.as_str())
         };
         Ok(Self {
-            url: url.as_str().to_owned(),
+            url: url.into_string(),
             inactive: link.inactive,
             expires_ms: link.expires_ms,
             direct,
@@ -640,12 +640,25 @@ impl TableBuilder {
 
     /// The finished table at store position `seq`.
     pub fn build(mut self, seq: Option<Value>) -> LinkTable {
-        // The last word on each key wins: keep the last item per key.
-        let mut latest: HashMap<&str, usize> = HashMap::with_capacity(self.items.len());
+        // The last word on each key wins: keep the last item per key. Keyed
+        // by the hash each item already carries (no hashing of a million
+        // keys again, issue 24), compared by key.
+        let mut latest: hashbrown::HashTable<usize> =
+            hashbrown::HashTable::with_capacity(self.items.len());
         for (i, item) in self.items.iter().enumerate() {
-            latest.insert(&self.arena[item.off..item.off + item.key_len], i);
+            let key = self.key(item);
+            match latest.entry(
+                item.hash,
+                |&j| self.key(&self.items[j]) == key,
+                |&j| self.items[j].hash,
+            ) {
+                hashbrown::hash_table::Entry::Occupied(mut e) => *e.get_mut() = i,
+                hashbrown::hash_table::Entry::Vacant(e) => {
+                    e.insert(i);
+                }
+            }
         }
-        let mut winners: Vec<usize> = latest.into_values().collect();
+        let mut winners: Vec<usize> = latest.into_iter().collect();
         winners.sort_unstable();
         let live = winners
             .iter()

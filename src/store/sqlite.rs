@@ -38,11 +38,41 @@ const PAGE: i64 = 5000;
 /// Rows per page of a full load.
 const LOAD_PAGE: i64 = 20_000;
 
-/// A row as a full load reads it.
-struct RawRow {
-    key: String,
-    doc: String,
-    deleted: bool,
+/// A page of rows as stored, packed into one string: two allocations a
+/// page rather than two a row (a full load reads a million rows).
+#[derive(Default)]
+struct RawPage {
+    text: String,
+    /// Per row: where its key ends and its document ends in `text` (each
+    /// starts where the one before ends), and whether it is deleted.
+    rows: Vec<(usize, usize, bool)>,
+}
+
+impl RawPage {
+    fn push(&mut self, key: &str, doc: &str, deleted: bool) {
+        self.text.push_str(key);
+        let key_end = self.text.len();
+        self.text.push_str(doc);
+        self.rows.push((key_end, self.text.len(), deleted));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.rows.is_empty()
+    }
+
+    /// Each row's key, document text and deleted flag, in order.
+    fn iter(&self) -> impl Iterator<Item = (&str, &str, bool)> + '_ {
+        let mut start = 0;
+        self.rows.iter().map(move |&(key_end, doc_end, deleted)| {
+            let row = (
+                &self.text[start..key_end],
+                &self.text[key_end..doc_end],
+                deleted,
+            );
+            start = doc_end;
+            row
+        })
+    }
 }
 
 #[derive(Clone)]
@@ -226,35 +256,25 @@ impl SqliteStore {
         }
     }
 
-    /// Rows written after `since`, oldest first, at most one page.
+    /// Rows written after `since`, oldest first, at most one page, as
+    /// changes: [`Self::rows_since`] with each document parsed.
     async fn changes_since(&self, since: i64) -> Result<(Vec<Change>, i64), StoreError> {
-        let err = self.sql_err();
-        self.with_conn(move |c| {
-            let mut stmt = c
-                .prepare_cached(
-                    "SELECT key, doc, deleted, seq FROM links WHERE seq > ?1 ORDER BY seq LIMIT ?2",
-                )
-                .map_err(&err)?;
-            let mut rows = stmt.query(params![since, PAGE]).map_err(&err)?;
-            let mut changes = Vec::new();
-            let mut last = since;
-            while let Some(row) = rows.next().map_err(&err)? {
-                let key: String = row.get(0).map_err(&err)?;
-                let doc: String = row.get(1).map_err(&err)?;
-                let deleted: bool = row.get(2).map_err(&err)?;
-                last = row.get(3).map_err(&err)?;
-                changes.push(if deleted {
+        let (rows, last) = self.rows_since(since, PAGE).await?;
+        let changes = rows
+            .iter()
+            .map(|(key, doc, deleted)| {
+                let key = key.to_owned();
+                if deleted {
                     Change::Delete { key }
                 } else {
                     // A row that is not a JSON object is shown as an empty
                     // document, which the snapshot reports as invalid.
-                    let doc = serde_json::from_str(&doc).unwrap_or_default();
+                    let doc = serde_json::from_str(doc).unwrap_or_default();
                     Change::Upsert { key, doc }
-                });
-            }
-            Ok((changes, last))
-        })
-        .await
+                }
+            })
+            .collect();
+        Ok((changes, last))
     }
 
     /// Runs one statement that must change exactly one row, in an immediate
@@ -289,10 +309,10 @@ impl SqliteStore {
         written
     }
 
-    /// Rows written after `since`, oldest first, at most one page, as
+    /// Rows written after `since`, oldest first, at most `limit`, as
     /// stored: the document's JSON text unparsed, for a full load to judge
     /// without building each document ([`TableBuilder::push_json`]).
-    async fn rows_since(&self, since: i64) -> Result<(Vec<RawRow>, i64), StoreError> {
+    async fn rows_since(&self, since: i64, limit: i64) -> Result<(RawPage, i64), StoreError> {
         let err = self.sql_err();
         self.with_conn(move |c| {
             let mut stmt = c
@@ -300,15 +320,25 @@ impl SqliteStore {
                     "SELECT key, doc, deleted, seq FROM links WHERE seq > ?1 ORDER BY seq LIMIT ?2",
                 )
                 .map_err(&err)?;
-            let mut rows = stmt.query(params![since, LOAD_PAGE]).map_err(&err)?;
-            let mut page = Vec::with_capacity(LOAD_PAGE as usize);
+            let mut rows = stmt.query(params![since, limit]).map_err(&err)?;
+            let mut page = RawPage::default();
             let mut last = since;
             while let Some(row) = rows.next().map_err(&err)? {
-                page.push(RawRow {
-                    key: row.get(0).map_err(&err)?,
-                    doc: row.get(1).map_err(&err)?,
-                    deleted: row.get(2).map_err(&err)?,
-                });
+                // Read in place, not as a String each: a column that is
+                // not text is an error, as reading it as a String was.
+                let key = row.get_ref(0).map_err(&err)?;
+                let doc = row.get_ref(1).map_err(&err)?;
+                let (key, doc) = match (key.as_str(), doc.as_str()) {
+                    (Ok(key), Ok(doc)) => (key, doc),
+                    (Err(e), _) | (_, Err(e)) => {
+                        return Err(err(rusqlite::Error::FromSqlConversionFailure(
+                            0,
+                            rusqlite::types::Type::Text,
+                            Box::new(e),
+                        )));
+                    }
+                };
+                page.push(key, doc, row.get(2).map_err(&err)?);
                 last = row.get(3).map_err(&err)?;
             }
             Ok((page, last))
@@ -328,11 +358,11 @@ impl SqliteStore {
         {
             since = last;
             let parse = async {
-                for row in rows {
-                    if row.deleted {
-                        table.push_deleted(&row.key);
-                    } else if let Some(reason) = table.push_json(&row.key, &row.doc) {
-                        tracing::warn!(id = %row.key, %reason, "skipping document that is not a valid link");
+                for (key, doc, deleted) in rows.iter() {
+                    if deleted {
+                        table.push_deleted(key);
+                    } else if let Some(reason) = table.push_json(key, doc) {
+                        tracing::warn!(id = %key, %reason, "skipping document that is not a valid link");
                     }
                 }
             };
@@ -341,9 +371,9 @@ impl SqliteStore {
         table.build(Some(Value::from(since)))
     }
 
-    async fn page_retrying(&self, since: i64, snapshot: &Snapshot) -> (Vec<RawRow>, i64) {
+    async fn page_retrying(&self, since: i64, snapshot: &Snapshot) -> (RawPage, i64) {
         loop {
-            match self.rows_since(since).await {
+            match self.rows_since(since, LOAD_PAGE).await {
                 Ok(page) => return page,
                 Err(e) => {
                     tracing::error!(error = %e, "loading links failed; retrying");
