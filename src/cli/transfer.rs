@@ -20,6 +20,7 @@ use anyhow::Context;
 use clap::Args;
 use futures_util::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
+use tokio::signal::unix::{SignalKind, signal};
 
 use super::Cli;
 use super::edge::UsageError;
@@ -346,6 +347,10 @@ async fn import_new(
     // CouchDB's ID tree, not in as many leaves as it has documents.
     let mut docs = docs;
     docs.sort_unstable_by(|(_, a), (_, b)| a.key().as_str().cmp(b.key().as_str()));
+    // Listened for before the database exists, so that no interrupt can
+    // leave it behind half-filled.
+    let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
     let Some(database) = NewDatabase::create(couch, args.placement.requested())
         .await
         .with_context(|| format!("creating database {} on {}", couch.db, couch.url))?
@@ -382,7 +387,8 @@ async fn import_new(
     };
     let outcome = tokio::select! {
         done = work => done,
-        _ = tokio::signal::ctrl_c() => Err(anyhow::anyhow!("interrupted")),
+        _ = interrupt.recv() => Err(anyhow::anyhow!("interrupted")),
+        _ = terminate.recv() => Err(anyhow::anyhow!("terminated")),
     };
     let (written, report) = match outcome {
         Ok(done) => done,

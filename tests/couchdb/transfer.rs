@@ -587,3 +587,52 @@ async fn a_new_database_is_created_filled_then_set_up() {
         "qrtag: --replicas and --shards apply to the database --new-database creates\n"
     );
 }
+
+/// An interrupt while `import --new-database` writes deletes the database
+/// it made: it is never left half-filled and locked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_new_database_import_deletes_the_database() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("many.csv");
+    let csv = (0..20_000).fold("key,url\n".to_owned(), |mut csv, i| {
+        csv.push_str(&format!("k{i:05},https://a.example/{i}\n"));
+        csv
+    });
+    std::fs::write(&path, csv).expect("write");
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .env_clear()
+        .env("QRTAG_CONFIG", "/dev/null")
+        .env("QRTAG_COUCHDB_URL", &url)
+        .args(["import", "--new-database"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("qrtag runs");
+    let pid = child.id().expect("running");
+    let couch = Couch::new(&url, "links");
+    crate::harness::eventually(
+        std::time::Duration::from_secs(30),
+        "the database made",
+        || async {
+            let (_, info) = couch.call(reqwest::Method::GET, "links", None).await;
+            info["doc_count"].as_u64().filter(|n| *n > 0).map(|_| ())
+        },
+    )
+    .await;
+    let sent = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let out = child.wait_with_output().await.expect("qrtag ends");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        "qrtag: database links deleted again; nothing was imported: interrupted\n"
+    );
+    let (status, _) = couch.call(reqwest::Method::GET, "links", None).await;
+    assert_eq!(status, 404, "the interrupted import's database is gone");
+}
