@@ -14,13 +14,13 @@ use crate::store::couch_setup::{
 
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {
-    /// Copies of each document (CouchDB's n) when setup creates the
-    /// database: 3 on a cluster of three or more nodes. Default: the
-    /// server's `[cluster] n`.
+    /// Copies of each document (CouchDB's n) when the database is created
+    /// (by setup, or import --new-database): 3 on a cluster of three or
+    /// more nodes. Default: the server's `[cluster] n`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
     pub replicas: Option<u32>,
-    /// Shards the database is split into (CouchDB's q) when setup creates
-    /// it. Default: the server's `[cluster] q`.
+    /// Shards the database is split into (CouchDB's q) when it is created.
+    /// Default: the server's `[cluster] q`.
     #[arg(long, value_name = "Q", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub shards: Option<u32>,
 }

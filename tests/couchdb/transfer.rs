@@ -459,15 +459,19 @@ async fn a_new_database_is_created_filled_then_set_up() {
     );
     assert!(!exists("links").await);
 
-    // A bad line: reported by line, and no database made.
+    // A bad line: reported by line, and no database made. The check is
+    // CouchDB's validation's, since none runs while the links are written:
+    // a DIDComm field that is not text passes neither.
     let bad = file(
-        "bad.csv",
-        "key,url\nfine1,https://a.example/\nbad/,https://a.example/\n",
+        "bad.jsonl",
+        "{\"_id\":\"fine1\",\"url\":\"https://a.example/\"}\n\
+         {\"_id\":\"fine2\",\"url\":\"https://a.example/\",\"goal_code\":5}\n",
     );
     let out = run(import_new(&bad), as_user("boss", "boss-pw-1")).await;
     assert_eq!(out.status.code(), Some(1));
     assert!(
-        stderr(&out).starts_with(&format!("{bad}:3: ")),
+        stderr(&out).starts_with(&format!("{bad}:2: "))
+            && stderr(&out).contains("\"goal_code\" must be a string"),
         "{}",
         stderr(&out)
     );
