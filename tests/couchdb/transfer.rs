@@ -579,6 +579,26 @@ async fn a_new_database_is_created_filled_then_set_up() {
     );
     assert!(editor.get("new01").await.is_none(), "nothing written");
 
+    // Only CouchDB: the embedded store has no database to create.
+    let sqlite_db = dir.path().join("links.db");
+    let out = qrtag(
+        &[
+            "--db",
+            sqlite_db.to_str().expect("utf-8"),
+            "import",
+            "--new-database",
+            &links,
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        "qrtag: --new-database creates a CouchDB database: give --couchdb-url\n"
+    );
+    assert!(!sqlite_db.exists());
+
     // --replicas and --shards only with --new-database.
     let out = run(
         vec!["import".into(), "--shards".into(), "2".into(), more],
