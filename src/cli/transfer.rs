@@ -369,7 +369,8 @@ async fn import_new(
                 ))
             })?;
         if !written.failed.is_empty() {
-            // Written in key order, reported in line order.
+            // Written in key order: the first refused in that order are
+            // kept, and said in line order.
             written.failed.first.sort_by_key(|e| e.line);
             report(name, &written.failed);
             anyhow::bail!(
