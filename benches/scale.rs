@@ -24,12 +24,14 @@
 //! With `QRTAG_SCALE_COUCHDB_URL` (and `QRTAG_SCALE_COUCHDB_USER`,
 //! `QRTAG_SCALE_COUCHDB_PASSWORD`, an admin of that server) it then
 //! measures `qrtag import` into CouchDB, in databases `qrtag_scale_*` it
-//! deletes first: the same N links into a new database (and a dry run of
-//! them again, which only asks which keys exist), and, on the first 100k
-//! (or N if fewer), the import against the way it was done before issue 24
-//! (one `POST _all_docs` of 1,000 keys at a time, then one `_bulk_docs` of
-//! 1,000 at a time, through the library), into two new databases in the
-//! same run. `QRTAG_SCALE_ONLY=couchdb` gives the import figures alone.
+//! deletes first: on the first 100k links (or N if fewer), the import into
+//! a database `qrtag setup` made (CouchDB's validation runs on each
+//! document) against `import --new-database` in the same run, and a dry
+//! run of them again (which only asks which keys exist); then all N links
+//! with `import --new-database`. With `QRTAG_SCALE_COUCHDB_BEFORE=1` the
+//! 100k also go in as before issue 24 (one `POST _all_docs` of 1,000 keys
+//! at a time, then one `_bulk_docs` of 1,000 at a time, through the
+//! library). `QRTAG_SCALE_ONLY=couchdb` gives the import figures alone.
 //!
 //! With the same variables it also first measures the same N links in that CouchDB database
 //! (`qrtag-bench-load-N` or `QRTAG_SCALE_COUCHDB_DB`, filled with
@@ -572,50 +574,73 @@ mod couchdb {
             .collect()
     }
 
+    /// `qrtag import --new-database` of `file` into `db` (deleted first,
+    /// with its keys database): the seconds it took.
+    fn import_new(server: &Server, db: &str, file: &Path) -> f64 {
+        server.delete(db);
+        server.delete(&format!("{db}-keys"));
+        run(
+            server
+                .qrtag(db)
+                .args(["import", "--new-database"])
+                .arg(file),
+            "import --new-database",
+        )
+    }
+
     pub fn measure(dir: &Path, csv: &Path, n: u64) {
         let server = Server::from_env();
         let m = COMPARED.min(n);
         let small = dir.join("compared.csv");
         super::write_csv(&small, m);
 
-        server.fresh("qrtag_scale_new");
-        let new = run(
-            server.qrtag("qrtag_scale_new").arg("import").arg(&small),
+        // The same links into a database `qrtag setup` made (the validation
+        // runs on every document) and into one the import makes itself.
+        server.fresh("qrtag_scale_existing");
+        let existing = run(
+            server
+                .qrtag("qrtag_scale_existing")
+                .arg("import")
+                .arg(&small),
             "import",
         );
-        server.fresh("qrtag_scale_old");
-        let (old_lookup, old) = old_import(&server.store("qrtag_scale_old"), docs(m));
+        let new = import_new(&server, "qrtag_scale_new", &small);
         println!(
-            "CouchDB import of {m} links into a new database: qrtag import {new:.1} s ({:.0} links/s); as before issue 24 {old:.1} s (of which {old_lookup:.1} s asking which keys exist); ratio {:.2}",
+            "CouchDB import of {m} links: into a database made by qrtag setup {existing:.1} s ({:.0} links/s); \
+             --new-database {new:.1} s ({:.0} links/s); ratio {:.2}",
+            m as f64 / existing,
             m as f64 / new,
-            new / old
+            new / existing
         );
         let dry = dry_run(
             server
-                .qrtag("qrtag_scale_new")
+                .qrtag("qrtag_scale_existing")
                 .args(["import", "--dry-run"])
                 .arg(&small),
         );
         println!("CouchDB: a dry run of the same {m} links, every key existing: {dry:.1} s");
-        server.delete("qrtag_scale_old");
-        server.delete("qrtag_scale_new");
-        if n > m {
-            server.fresh("qrtag_scale_all");
-            let all = run(
-                server.qrtag("qrtag_scale_all").arg("import").arg(csv),
-                "import",
-            );
-            let dry = dry_run(
-                server
-                    .qrtag("qrtag_scale_all")
-                    .args(["import", "--dry-run"])
-                    .arg(csv),
-            );
+        if std::env::var("QRTAG_SCALE_COUCHDB_BEFORE").as_deref() == Ok("1") {
+            server.fresh("qrtag_scale_old");
+            let (old_lookup, old) = old_import(&server.store("qrtag_scale_old"), docs(m));
             println!(
-                "CouchDB import of {n} links into a new database: {all:.1} s ({:.0} links/s); a dry run of them again {dry:.1} s",
+                "CouchDB import of {m} links as before issue 24: {old:.1} s (of which {old_lookup:.1} s asking which keys exist); \
+                 qrtag import into a database made by setup / it: {:.2}",
+                existing / old
+            );
+            server.delete("qrtag_scale_old");
+        }
+        for db in ["qrtag_scale_existing", "qrtag_scale_new"] {
+            server.delete(db);
+            server.delete(&format!("{db}-keys"));
+        }
+        if n > m {
+            let all = import_new(&server, "qrtag_scale_all", csv);
+            println!(
+                "CouchDB import --new-database of {n} links: {all:.1} s ({:.0} links/s)",
                 n as f64 / all
             );
             server.delete("qrtag_scale_all");
+            server.delete("qrtag_scale_all-keys");
         }
     }
 }

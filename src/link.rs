@@ -36,6 +36,8 @@ pub enum InvalidLink {
     BadExpires,
     #[error("\"{0}\" must be an RFC 3339 time, e.g. 2026-12-31T23:59:59Z")]
     BadTime(&'static str),
+    #[error("\"{0}\" must be a string")]
+    NotText(&'static str),
 }
 
 impl Link {
@@ -139,6 +141,25 @@ pub fn check_times(doc: &Document) -> Result<(), InvalidLink> {
             None | Some(Value::Null) => {}
             Some(Value::String(s)) if parse_expires(s).is_ok() => {}
             Some(_) => return Err(InvalidLink::BadTime(name)),
+        }
+    }
+    Ok(())
+}
+
+/// The fields a DIDComm link records as text (who asked, the goal code,
+/// the request's thread, who invalidated it), which CouchDB's validation
+/// holds to strings.
+pub const TEXT_FIELDS: [&str; 4] = ["created_by", "goal_code", "thid", "invalidated_by"];
+
+/// Whether every text field is absent, null or a string: what CouchDB's
+/// validation asks, so an import is refused before the store would (and
+/// `import --new-database`, which writes while no validation runs, lets
+/// in nothing the validation would refuse).
+pub fn check_texts(doc: &Document) -> Result<(), InvalidLink> {
+    for name in TEXT_FIELDS {
+        match doc.get(name) {
+            None | Some(Value::Null | Value::String(_)) => {}
+            Some(_) => return Err(InvalidLink::NotText(name)),
         }
     }
     Ok(())
@@ -266,6 +287,21 @@ mod tests {
     use serde_json::json;
 
     use super::test_document as doc;
+
+    #[test]
+    fn the_couchdb_validation_checks_the_same_fields() {
+        let js = crate::store::couch_setup::VALIDATE_DOC_UPDATE;
+        for name in TIME_FIELDS.iter().chain(&TEXT_FIELDS) {
+            assert!(
+                js.contains(&format!("'{name}'")),
+                "{name} not in the validation"
+            );
+        }
+        let mut d = doc(json!({"url": "/x", "created_by": "did:peer:2.x", "thid": null}));
+        assert_eq!(check_texts(&d), Ok(()));
+        d.insert("goal_code".into(), json!(5));
+        assert_eq!(check_texts(&d), Err(InvalidLink::NotText("goal_code")));
+    }
 
     #[test]
     fn reads_the_outline_document() {

@@ -386,7 +386,8 @@ pub enum Command {
     /// whole input is checked first: a bad line, a duplicate key or (without
     /// --update) a key that exists, and nothing is written.
     #[command(
-        after_help = "Examples:\n  qrtag import links.jsonl\n  qrtag import --update --dry-run links.csv"
+        after_help = "Examples:\n  qrtag import links.jsonl\n  qrtag import --update --dry-run links.csv\n  \
+                      qrtag --couchdb-url http://127.0.0.1:5984 --couchdb-user admin import --new-database links.jsonl"
     )]
     Import(transfer::ImportArgs),
     /// Set or reset the web console's password (embedded store only; with CouchDB

@@ -7,18 +7,20 @@ use anyhow::Context;
 
 use clap::Args;
 
-use crate::settings::StoreSettings;
-use crate::store::couch_setup::{self, DESIGN_ID, EDITOR_ROLE, READER_ROLE, Requested};
+use crate::settings::{CouchSettings, StoreSettings};
+use crate::store::couch_setup::{
+    self, DESIGN_ID, EDITOR_ROLE, READER_ROLE, Requested, SetupReport,
+};
 
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {
-    /// Copies of each document (CouchDB's n) when setup creates the
-    /// database: 3 on a cluster of three or more nodes. Default: the
-    /// server's `[cluster] n`.
+    /// Copies of each document (CouchDB's n) when the database is created
+    /// (by setup, or import --new-database): 3 on a cluster of three or
+    /// more nodes. Default: the server's `[cluster] n`.
     #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..=32))]
     pub replicas: Option<u32>,
-    /// Shards the database is split into (CouchDB's q) when setup creates
-    /// it. Default: the server's `[cluster] q`.
+    /// Shards the database is split into (CouchDB's q) when it is created.
+    /// Default: the server's `[cluster] q`.
     #[arg(long, value_name = "Q", value_parser = clap::value_parser!(u32).range(1..=1024))]
     pub shards: Option<u32>,
 }
@@ -27,13 +29,29 @@ pub async fn run(store: &StoreSettings, args: &SetupArgs) -> anyhow::Result<Exit
     let StoreSettings::CouchDb(couch) = store else {
         anyhow::bail!("setup prepares a CouchDB database: give --couchdb-url");
     };
-    let requested = Requested {
-        n: args.replicas,
-        q: args.shards,
-    };
-    let report = couch_setup::setup(couch, requested)
+    let report = couch_setup::setup(couch, args.requested())
         .await
         .with_context(|| format!("setting up {} on {}", couch.db, couch.url))?;
+    print_report(couch, &report, args)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+impl SetupArgs {
+    pub fn requested(&self) -> Requested {
+        Requested {
+            n: self.replicas,
+            q: self.shards,
+        }
+    }
+}
+
+/// What setup did, a line a part, on standard output; warnings about the
+/// copies on standard error. `qrtag import --new-database` ends with it too.
+pub fn print_report(
+    couch: &CouchSettings,
+    report: &SetupReport,
+    args: &SetupArgs,
+) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     writeln!(out, "database {}: {}", couch.db, report.database)?;
     if let Some(p) = report.placement {
@@ -79,6 +97,5 @@ pub async fn run(store: &StoreSettings, args: &SetupArgs) -> anyhow::Result<Exit
         out,
         "{}/_security (members: role {EDITOR_ROLE}): {}",
         keys.name, keys.security
-    )?;
-    Ok(ExitCode::SUCCESS)
+    )
 }

@@ -20,10 +20,13 @@ use anyhow::Context;
 use clap::Args;
 use futures_util::StreamExt;
 use indicatif::{ProgressBar, ProgressStyle};
+use tokio::signal::unix::{SignalKind, signal};
 
 use super::Cli;
+use super::edge::UsageError;
 use crate::link_key::LinkKey;
-use crate::settings::StoreSettings;
+use crate::settings::{CouchSettings, StoreSettings};
+use crate::store::couch_setup::{self, NewDatabase};
 use crate::store::{self, BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting};
 use crate::transfer::check::{Check, Problems};
 use crate::transfer::parse::{self, Format};
@@ -55,6 +58,14 @@ pub struct ImportArgs {
     /// to the imported link, no longer to docs/api with /v1 appended).
     #[arg(long)]
     pub take_over: bool,
+    /// CouchDB: create --couchdb-db (it must not exist; needs a server
+    /// admin account), locked to admins, write every link without running
+    /// CouchDB's validation on each (several times faster), then prepare it
+    /// as `qrtag setup` does. A failure deletes the database again.
+    #[arg(long, conflicts_with = "update")]
+    pub new_database: bool,
+    #[command(flatten)]
+    pub placement: super::setup::SetupArgs,
 }
 
 pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
@@ -164,6 +175,9 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     } else {
         args.file.display().to_string()
     };
+    // Before the file is read: a database that exists, or an account that
+    // may not create one, is said at once.
+    let new_database = new_database_target(cli, args).await?;
     let Some(Input {
         format,
         docs,
@@ -188,6 +202,8 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         {
             None
         }
+        // Nothing to ask a database that is not there yet: no key exists.
+        _ if new_database.is_some() => None,
         _ => Some(cli.open_store(store::Access::Write)?),
     };
 
@@ -240,27 +256,220 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    if let Some(couch) = new_database {
+        return import_new(cli, args, &couch, docs, &name, format).await;
+    }
     let Some(store) = store else {
         anyhow::bail!("internal error: no store to import into");
     };
+    let batch = store.batch_size();
+    let written = match write_all(store.as_ref(), docs, on_existing, batch).await {
+        Ok(written) => written,
+        Err(Stopped { written, error }) => {
+            return Err(anyhow::Error::new(error).context(format!(
+                "importing {name}: {written} of {total} links were written before this failed (import again with --update to finish)"
+            )));
+        }
+    };
+    written.report(&name, format, total)
+}
 
+/// With `--new-database`: the CouchDB database to create, checked to be
+/// creatable (a server admin's account, no database of that name) before
+/// the file is read. `None` without it.
+async fn new_database_target(
+    cli: &Cli,
+    args: &ImportArgs,
+) -> anyhow::Result<Option<CouchSettings>> {
+    if !args.new_database {
+        if args.placement.replicas.is_some() || args.placement.shards.is_some() {
+            return Err(UsageError(
+                "--replicas and --shards apply to the database --new-database creates".into(),
+            )
+            .into());
+        }
+        return Ok(None);
+    }
+    let StoreSettings::CouchDb(couch) = cli.store.settings() else {
+        return Err(UsageError(
+            "--new-database creates a CouchDB database: give --couchdb-url".into(),
+        )
+        .into());
+    };
+    let admin = couch_setup::is_server_admin(&couch)
+        .await
+        .with_context(|| format!("asking {} who the account is", couch.url))?;
+    if !admin {
+        let who = couch
+            .credentials
+            .as_ref()
+            .map_or_else(|| "an anonymous request".to_owned(), |c| c.user.clone());
+        anyhow::bail!(
+            "--new-database creates a database, which needs a CouchDB server admin account \
+             (--couchdb-user): {who} is not one on {}",
+            couch.url
+        );
+    }
+    if couch_setup::database_exists(&couch)
+        .await
+        .with_context(|| format!("asking {} for database {}", couch.url, couch.db))?
+    {
+        return Err(exists(&couch).into());
+    }
+    Ok(Some(couch))
+}
+
+/// The refusal of `--new-database` for a database that is there.
+fn exists(couch: &CouchSettings) -> UsageError {
+    UsageError(format!(
+        "database {} exists on {}; --new-database imports only into a database it creates \
+         (without it the import adds to this one)",
+        couch.db, couch.url
+    ))
+}
+
+/// `import --new-database` once the file is checked: creates the database
+/// locked to server admins, writes every document while no validation
+/// function is there (the file's every line has been checked as the
+/// validation would, and nobody else can reach the database), then runs
+/// `setup`'s steps. Any failure, or an interrupt, deletes the database
+/// again: all or nothing.
+async fn import_new(
+    cli: &Cli,
+    args: &ImportArgs,
+    couch: &CouchSettings,
+    docs: Vec<(u64, BulkDoc)>,
+    name: &str,
+    format: Format,
+) -> anyhow::Result<ExitCode> {
+    let total = docs.len() as u64;
+    // In key order: each batch then lands in a few neighbouring leaves of
+    // CouchDB's ID tree, not in as many leaves as it has documents.
+    let mut docs = docs;
+    docs.sort_unstable_by(|(_, a), (_, b)| a.key().as_str().cmp(b.key().as_str()));
+    // Listened for before the database exists, so that no interrupt can
+    // leave it behind half-filled.
+    let mut interrupt = signal(SignalKind::interrupt()).context("listening for SIGINT")?;
+    let mut terminate = signal(SignalKind::terminate()).context("listening for SIGTERM")?;
+    let Some(database) = NewDatabase::create(couch, args.placement.requested())
+        .await
+        .with_context(|| format!("creating database {} on {}", couch.db, couch.url))?
+    else {
+        // Made by someone else since it was looked for.
+        return Err(exists(couch).into());
+    };
+    let db = database.name().to_string();
+    let store = cli.open_store(store::Access::Write)?;
+    let work = async {
+        let mut written = write_all(store.as_ref(), docs, OnExisting::Refuse, NewDatabase::BATCH)
+            .await
+            .map_err(|Stopped { written, error }| {
+                anyhow::Error::new(error).context(format!(
+                    "importing {name}: {written} of {total} links were written before this failed"
+                ))
+            })?;
+        if !written.failed.is_empty() {
+            // Written in key order: the first refused in that order are
+            // kept, and said in line order.
+            written.failed.first.sort_by_key(|e| e.line);
+            report(name, &written.failed);
+            anyhow::bail!(
+                "{} links of {name} were not written (see above)",
+                written.failed.total
+            );
+        }
+        let bar = progress(None, "{spinner} installing the validation and the roles");
+        let ready = database
+            .open()
+            .await
+            .with_context(|| format!("setting up {db} after the import"));
+        bar.finish_and_clear();
+        Ok((written, ready?))
+    };
+    let outcome = tokio::select! {
+        done = work => done,
+        _ = interrupt.recv() => Err(anyhow::anyhow!("interrupted")),
+        _ = terminate.recv() => Err(anyhow::anyhow!("terminated")),
+    };
+    let (written, report) = match outcome {
+        Ok(done) => done,
+        Err(e) => {
+            let removed = match database.remove().await {
+                Ok(()) => format!("database {db} deleted again; nothing was imported"),
+                Err(why) => format!(
+                    "deleting database {db} failed too ({why}): delete it before importing again"
+                ),
+            };
+            return Err(e.context(removed));
+        }
+    };
+    written.report(name, format, total)?;
+    super::setup::print_report(couch, &report, &args.placement)?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// What the writes did: counts, and the documents the store refused.
+struct Written {
+    created: u64,
+    updated: u64,
+    failed: Problems,
+}
+
+/// A write that failed part-way: how many were written before it.
+struct Stopped {
+    written: u64,
+    error: store::StoreError,
+}
+
+impl Written {
+    /// The refusals (`FILE:LINE: ...`) on standard error and the count
+    /// line on standard output; an error when some were refused.
+    fn report(&self, name: &str, format: Format, total: u64) -> anyhow::Result<ExitCode> {
+        let Self {
+            created,
+            updated,
+            failed,
+        } = self;
+        report(name, failed);
+        println!(
+            "{name} ({}): {} of {total} links imported, {created} created, {updated} updated",
+            format_name(format),
+            created + updated
+        );
+        if !failed.is_empty() {
+            anyhow::bail!(
+                "{} links of {name} were not written (see above)",
+                failed.total
+            );
+        }
+        Ok(ExitCode::SUCCESS)
+    }
+}
+
+/// Writes the checked documents in the store's batches, several under way
+/// (as many as the store takes at once), their answers taken in file order,
+/// with a progress bar in links a second. A failed batch stops the writing:
+/// those still under way are dropped, and may or may not have been written.
+async fn write_all(
+    store: &dyn LinkStore,
+    docs: Vec<(u64, BulkDoc)>,
+    on_existing: OnExisting,
+    batch: usize,
+) -> Result<Written, Stopped> {
+    let total = docs.len() as u64;
     let bar = progress(
         Some(total),
         "{bar:40} {human_pos}/{human_len} links written ({per_sec}), ETA {eta}",
     );
     let (mut created, mut updated) = (0u64, 0u64);
     let mut failed = Problems::default();
-    let size = store.batch_size().max(1);
+    let size = batch.max(1);
     let mut docs = docs.into_iter().peekable();
     let batches = std::iter::from_fn(|| {
         docs.peek()?;
         let (lines, batch): (Vec<u64>, Vec<BulkDoc>) = docs.by_ref().take(size).unzip();
         Some((lines, batch))
     });
-    // Several batches under way (as many as the store takes at once), their
-    // answers taken in file order. A failed batch stops the import: those
-    // still under way are dropped, and may or may not have been written.
-    let store = store.as_ref();
     let mut written = futures_util::stream::iter(batches)
         .map(|(lines, batch)| async move {
             let keys: Vec<LinkKey> = batch.iter().map(|d| d.key().clone()).collect();
@@ -268,12 +477,16 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         })
         .buffered(store.writes_in_flight().max(1));
     while let Some((lines, keys, outcomes)) = written.next().await {
-        let outcomes = outcomes.with_context(|| {
-            format!(
-                "importing {name}: {} of {total} links were written before this failed (import again with --update to finish)",
-                created + updated
-            )
-        })?;
+        let outcomes = match outcomes {
+            Ok(outcomes) => outcomes,
+            Err(error) => {
+                bar.finish_and_clear();
+                return Err(Stopped {
+                    written: created + updated,
+                    error,
+                });
+            }
+        };
         for ((line, key), outcome) in lines.into_iter().zip(keys).zip(outcomes) {
             match outcome {
                 BulkOutcome::Created => created += 1,
@@ -287,19 +500,11 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         bar.set_position(created + updated + failed.total);
     }
     bar.finish_and_clear();
-    report(&name, &failed);
-    println!(
-        "{name} ({}): {} of {total} links imported, {created} created, {updated} updated",
-        format_name(format),
-        created + updated
-    );
-    if !failed.is_empty() {
-        anyhow::bail!(
-            "{} links of {name} were not written (see above)",
-            failed.total
-        );
-    }
-    Ok(ExitCode::SUCCESS)
+    Ok(Written {
+        created,
+        updated,
+        failed,
+    })
 }
 
 /// A checked input file: every valid document with the line it came from,

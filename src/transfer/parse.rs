@@ -134,6 +134,7 @@ pub fn check_document(id: &str, doc: &Document) -> Result<LinkKey, Problem> {
     }
     Link::from_document(doc)?;
     link::check_times(doc)?;
+    link::check_texts(doc)?;
     Ok(key)
 }
 

@@ -708,3 +708,122 @@ async fn apache_couchdb_keeps_api_keys_from_readers_and_the_api_writes_as_the_ed
         .expect("the API answers");
     assert_eq!(r.status().as_u16(), 503);
 }
+
+/// Issue 24's `import --new-database` on the real thing: while it writes,
+/// the database admits server admins only (Apache CouchDB enforces
+/// `_security`); afterwards the reader reads and may not write, the
+/// validation refuses a bad document, and the API keys database is there.
+/// A failure part-way (a document over CouchDB's size limit, which no
+/// check of qrtag's knows) deletes the database it made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_new_database_import_is_locked_then_set_up_or_removed() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_new_database_import").await else {
+        return;
+    };
+    let url = server.url();
+    let admin = server.admin();
+    editor_and_reader(&admin).await;
+    let reader = Couch::new(&url, "links").with_user("rd", "rd-pw-1");
+
+    // The lock, through the library: a member reads nothing until it opens.
+    let settings =
+        couch_settings(&url, "links").with_credentials(ADMIN.0, Some(Secret::new(ADMIN.1)));
+    let locked = qrtag::store::couch_setup::NewDatabase::create(&settings, Default::default())
+        .await
+        .expect("created")
+        .expect("not there before");
+    admin
+        .put("early", json!({"url": "https://a.example/early"}))
+        .await;
+    let (status, body) = reader.call(reqwest::Method::GET, "links/early", None).await;
+    assert_eq!(status, 403, "the reader read a locked database: {body}");
+    locked.remove().await.expect("removed");
+    let (status, _) = admin.call(reqwest::Method::GET, "links", None).await;
+    assert_eq!(status, 404);
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let n = 600;
+    let links = dir.path().join("links.csv");
+    let csv = (0..n).fold("key,url\n".to_owned(), |mut csv, i| {
+        csv.push_str(&format!("k{i:04},https://a.example/{i}\n"));
+        csv
+    });
+    std::fs::write(&links, csv).expect("write");
+    let links = links.to_str().expect("utf-8");
+    let out = run_as(
+        &url,
+        ADMIN.0,
+        ADMIN.1,
+        &["import", "--new-database", "--shards", "2", links],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).starts_with(&format!(
+            "{links} (CSV): {n} of {n} links imported, {n} created, 0 updated\n\
+             database links: created\n\
+             database links: n = 1 (copies of each link), q = 2 (shards) on a cluster of 1 node\n"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    let (_, info) = admin.call(reqwest::Method::GET, "links", None).await;
+    assert_eq!(
+        info["doc_count"],
+        json!(n + 1),
+        "the links and the design document"
+    );
+
+    // The reader reads and may not write; the validation refuses a bad
+    // document from an editor; the keys database is there.
+    let doc = reader.get("k0123").await.expect("the reader reads");
+    assert_eq!(doc["url"], "https://a.example/123");
+    let (status, body) = reader
+        .try_put("k0123", json!({"url": "https://evil.example/"}))
+        .await;
+    assert_eq!(status, 403, "the reader wrote: {body}");
+    let editor = Couch::new(&url, "links").with_user("ed", "ed-pw-1");
+    let (status, body) = editor
+        .try_put("k0124", json!({"url": "//evil.example/"}))
+        .await;
+    assert!(matches!(status, 400 | 403), "a bad link was stored: {body}");
+    let (status, body) = editor
+        .try_put("k0124", json!({"url": "https://a.example/fine"}))
+        .await;
+    assert_eq!(status, 201, "the editor writes: {body}");
+    let (status, body) = admin.call(reqwest::Method::GET, "links-keys", None).await;
+    assert_eq!(status, 200, "{body}");
+
+    // A document CouchDB refuses as too large (its max_document_size is
+    // 8 MB): the database made for it is deleted again.
+    let big = dir.path().join("big.jsonl");
+    let mut lines: String = (0..300)
+        .map(|i| format!("{{\"_id\":\"b{i:04}\",\"url\":\"https://a.example/{i}\"}}\n"))
+        .collect();
+    lines.push_str(&format!(
+        "{{\"_id\":\"huge\",\"url\":\"https://a.example/\",\"blob\":\"{}\"}}\n",
+        "x".repeat(9_000_000)
+    ));
+    std::fs::write(&big, lines).expect("write");
+    let out = run_as(
+        &url,
+        ADMIN.0,
+        ADMIN.1,
+        &[
+            "--couchdb-db",
+            "bigdb",
+            "import",
+            "--new-database",
+            big.to_str().expect("utf-8"),
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("database bigdb deleted again; nothing was imported"),
+        "{}",
+        stderr(&out)
+    );
+    let (status, _) = admin.call(reqwest::Method::GET, "bigdb", None).await;
+    assert_eq!(status, 404, "the failed import's database is gone");
+}

@@ -405,3 +405,258 @@ async fn a_small_file_into_a_large_database_names_the_lines_that_exist() {
         "https://a.example/3"
     );
 }
+
+/// `import --new-database` (issue 24): only a server admin, only into a
+/// database that is not there, every line checked before the database is
+/// made; then the links are written and the database is set up as `qrtag
+/// setup` sets one up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_database_is_created_filled_then_set_up() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let admin = accounts(&url).await;
+    let as_user = |user: &str, password: &str| user_env(&url, user, password);
+    let run = |args: Vec<String>, env: [(&'static str, String); 3]| async move {
+        let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        qrtag(&args, &env).await
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = |name: &str, content: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, content).expect("write");
+        path.to_str().expect("utf-8").to_owned()
+    };
+    // More than two of CouchDB's batches.
+    let n = 600;
+    let links = file(
+        "links.csv",
+        &(0..n).fold("key,url\n".to_owned(), |mut csv, i| {
+            csv.push_str(&format!("k{i:04},https://a.example/{i}\n"));
+            csv
+        }),
+    );
+    let import_new = |path: &str| {
+        vec![
+            "import".to_owned(),
+            "--new-database".to_owned(),
+            path.to_owned(),
+        ]
+    };
+    let exists = |db: &str| {
+        let admin = Couch::new(&url, db).with_user("boss", "boss-pw-1");
+        async move { admin.call(reqwest::Method::GET, &admin.db, None).await.0 == 200 }
+    };
+
+    // An editor may not create a database: said before the file is read.
+    let out = run(import_new(&links), as_user("ed", "ed-pw-1")).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "qrtag: --new-database creates a database, which needs a CouchDB server admin account (--couchdb-user): ed is not one on {url}\n"
+        )
+    );
+    assert!(!exists("links").await);
+
+    // A bad line: reported by line, and no database made. The check is
+    // CouchDB's validation's, since none runs while the links are written:
+    // a DIDComm field that is not text passes neither.
+    let bad = file(
+        "bad.jsonl",
+        "{\"_id\":\"fine1\",\"url\":\"https://a.example/\"}\n\
+         {\"_id\":\"fine2\",\"url\":\"https://a.example/\",\"goal_code\":5}\n",
+    );
+    let out = run(import_new(&bad), as_user("boss", "boss-pw-1")).await;
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        stderr(&out).starts_with(&format!("{bad}:2: "))
+            && stderr(&out).contains("\"goal_code\" must be a string"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(!exists("links").await, "nothing created for a bad file");
+
+    // A dry run says what would be made, and makes nothing.
+    let mut dry = import_new(&links);
+    dry.insert(1, "--dry-run".into());
+    let out = run(dry, as_user("boss", "boss-pw-1")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stdout(&out),
+        format!("dry run: {links} (CSV): {n} links, {n} to create; nothing written\n")
+    );
+    assert!(!exists("links").await, "a dry run creates nothing");
+
+    // While it is written the database admits server admins only (through
+    // the library: the import holds it so for moments).
+    let settings = qrtag::settings::CouchSettings::new(
+        qrtag::settings::CouchUrl::parse(&url).expect("URL"),
+        qrtag::settings::CouchDbName::parse("locked").expect("name"),
+    )
+    .with_credentials("boss", Some(qrtag::settings::Secret::new("boss-pw-1")));
+    let locked = qrtag::store::couch_setup::NewDatabase::create(&settings, Default::default())
+        .await
+        .expect("created")
+        .expect("not there before");
+    Couch::new(&url, "locked")
+        .with_user("boss", "boss-pw-1")
+        .put("early", serde_json::json!({"url": "https://a.example/"}))
+        .await;
+    let (status, body) = Couch::new(&url, "locked")
+        .with_user("ed", "ed-pw-1")
+        .call(reqwest::Method::GET, "locked/early", None)
+        .await;
+    assert!(
+        matches!(status, 401 | 403),
+        "an editor read a locked database: {status} {body}"
+    );
+    locked.remove().await.expect("removed");
+    assert!(!exists("locked").await);
+
+    let out = run(import_new(&links), as_user("boss", "boss-pw-1")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = stdout(&out);
+    assert!(
+        said.starts_with(&format!(
+            "{links} (CSV): {n} of {n} links imported, {n} created, 0 updated\n\
+             database links: created\n"
+        )),
+        "{said}"
+    );
+    for part in [
+        "_design/qrtag (validation): created\n",
+        "_security (members: roles qrtag_reader, qrtag_editor): updated\n",
+        "database links-keys (API keys): created\n",
+    ] {
+        assert!(said.contains(part), "{part} missing: {said}");
+    }
+
+    // Set up as `qrtag setup` does it: the same _security, the validation,
+    // the keys database; a second setup finds nothing to do.
+    let security = admin.get("_security").await.expect("_security");
+    assert_eq!(
+        security,
+        serde_json::json!({
+            "admins": {"names": [], "roles": []},
+            "members": {"names": [], "roles": ["qrtag_reader", "qrtag_editor"]}
+        })
+    );
+    let out = run(vec!["setup".into()], as_user("boss", "boss-pw-1")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("database links: unchanged\n")
+            && stdout(&out).contains("_design/qrtag (validation): unchanged\n")
+            && stdout(&out)
+                .contains("_security (members: roles qrtag_reader, qrtag_editor): unchanged\n"),
+        "{}",
+        stdout(&out)
+    );
+    let editor = Couch::new(&url, "links").with_user("ed", "ed-pw-1");
+    let doc = editor.get("k0599").await.expect("imported");
+    assert_eq!(doc["url"], "https://a.example/599");
+    assert!(
+        doc["created_at"].is_string(),
+        "stamped as any import: {doc}"
+    );
+    let (status, body) = editor
+        .try_put("k0000", serde_json::json!({"url": "javascript:alert(1)"}))
+        .await;
+    assert!(
+        matches!(status, 400 | 403),
+        "the validation is on: {status} {body}"
+    );
+
+    // The database is there now: one line, exit 2, nothing written.
+    let more = file("more.csv", "key,url\nnew01,https://a.example/new\n");
+    let out = run(import_new(&more), as_user("boss", "boss-pw-1")).await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "qrtag: database links exists on {url}; --new-database imports only into a database it creates (without it the import adds to this one)\n"
+        )
+    );
+    assert!(editor.get("new01").await.is_none(), "nothing written");
+
+    // Only CouchDB: the embedded store has no database to create.
+    let sqlite_db = dir.path().join("links.db");
+    let out = qrtag(
+        &[
+            "--db",
+            sqlite_db.to_str().expect("utf-8"),
+            "import",
+            "--new-database",
+            &links,
+        ],
+        &[],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        "qrtag: --new-database creates a CouchDB database: give --couchdb-url\n"
+    );
+    assert!(!sqlite_db.exists());
+
+    // --replicas and --shards only with --new-database.
+    let out = run(
+        vec!["import".into(), "--shards".into(), "2".into(), more],
+        as_user("boss", "boss-pw-1"),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        "qrtag: --replicas and --shards apply to the database --new-database creates\n"
+    );
+}
+
+/// An interrupt while `import --new-database` writes deletes the database
+/// it made: it is never left half-filled and locked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_interrupted_new_database_import_deletes_the_database() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("many.csv");
+    let csv = (0..20_000).fold("key,url\n".to_owned(), |mut csv, i| {
+        csv.push_str(&format!("k{i:05},https://a.example/{i}\n"));
+        csv
+    });
+    std::fs::write(&path, csv).expect("write");
+    let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .env_clear()
+        .env("QRTAG_CONFIG", "/dev/null")
+        .env("QRTAG_COUCHDB_URL", &url)
+        .args(["import", "--new-database"])
+        .arg(&path)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("qrtag runs");
+    let pid = child.id().expect("running");
+    let couch = Couch::new(&url, "links");
+    crate::harness::eventually(
+        std::time::Duration::from_secs(30),
+        "the database made",
+        || async {
+            let (_, info) = couch.call(reqwest::Method::GET, "links", None).await;
+            info["doc_count"].as_u64().filter(|n| *n > 0).map(|_| ())
+        },
+    )
+    .await;
+    let sent = Command::new("kill")
+        .args(["-INT", &pid.to_string()])
+        .status()
+        .expect("kill runs");
+    assert!(sent.success());
+    let out = child.wait_with_output().await.expect("qrtag ends");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        "qrtag: database links deleted again; nothing was imported: interrupted\n"
+    );
+    let (status, _) = couch.call(reqwest::Method::GET, "links", None).await;
+    assert_eq!(status, 404, "the interrupted import's database is gone");
+}
