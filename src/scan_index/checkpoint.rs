@@ -426,16 +426,20 @@ fn decode_inner(
     let pair_bits = r.u32()?;
     let slot_count = r.u64()?;
     let mut slots = Vec::with_capacity(bounded(slot_count));
-    for _ in 0..slot_count {
-        slots.push(Pair::new(r.u32()?, r.u64()?));
-    }
+    read_records(&mut r, slot_count, |b: &[u8; 12]| {
+        let (key, scanner) = b.split_at(4);
+        slots.push(Pair::new(
+            u32::from_le_bytes([key[0], key[1], key[2], key[3]]),
+            u64::from_le_bytes(std::array::from_fn(|i| scanner[i])),
+        ));
+    })?;
     state.pairs = PairSet::from_raw(pair_bits, slots, state.keys.len())
         .map_err(|e| DecodeError::Malformed(e.0))?;
     let scanner_count = r.u64()?;
     state.scanners.reserve(bounded(scanner_count));
-    for _ in 0..scanner_count {
-        state.scanners.insert(r.u64()?);
-    }
+    read_records(&mut r, scanner_count, |b: &[u8; 8]| {
+        state.scanners.insert(u64::from_le_bytes(*b));
+    })?;
     let day_count = r.u32()?;
     for _ in 0..day_count {
         let day = r.u32()?;
@@ -482,6 +486,31 @@ fn read_time(r: &mut impl Read) -> Result<Option<LogTime>, DecodeError> {
             .map(Some)
             .ok_or(DecodeError::Malformed("a time")),
     }
+}
+
+/// Reads `count` records of `N` bytes, many at a time: the millions of
+/// pairs and scanners cost one copy each, not a buffered read call per
+/// field.
+fn read_records<const N: usize>(
+    r: &mut impl Read,
+    count: u64,
+    mut each: impl FnMut(&[u8; N]),
+) -> Result<(), DecodeError> {
+    const AT_ONCE: u64 = 4096;
+    let mut buf = vec![0u8; N * AT_ONCE as usize];
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(AT_ONCE) as usize;
+        let bytes = &mut buf[..n * N];
+        r.read_exact(bytes)?;
+        for record in bytes.chunks_exact(N) {
+            if let Ok(record) = <&[u8; N]>::try_from(record) {
+                each(record);
+            }
+        }
+        left -= n as u64;
+    }
+    Ok(())
 }
 
 /// Reads a length and that many bytes of UTF-8 into `buf`.
