@@ -23,6 +23,8 @@ use crate::access_log::format::LogLine;
 use crate::stats::breakdown::HeatMap;
 use crate::stats::dimensions::{Deriver, Dimension};
 
+use super::key_tallies::KeyTallies;
+
 type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
 /// Counts beyond a saturated entry's, by (owner: key id or day, tag).
@@ -58,7 +60,7 @@ pub const DAY_CAP: usize = 4096;
 
 /// A count this large is kept in the excess map: the entry holds it as
 /// saturated.
-const SATURATED: u32 = 0xFFFF;
+pub(super) const SATURATED: u32 = 0xFFFF;
 
 fn range_of(tag: Tag) -> Option<(usize, u32, u32)> {
     let t = u32::from(tag);
@@ -84,7 +86,7 @@ pub(super) struct Values {
 impl Values {
     /// The tag of `value` of the `dim`th dimension, interned if new; the
     /// dimension's "other" once its range is full.
-    fn intern(&mut self, dim: usize, value: &str) -> Tag {
+    pub(super) fn intern(&mut self, dim: usize, value: &str) -> Tag {
         if let Some(&tag) = self.ids[dim].get(value) {
             return tag;
         }
@@ -163,33 +165,15 @@ impl Tally {
     /// A tally read back from a checkpoint: sorted by tag, each tag known,
     /// no count of 0.
     pub(super) fn from_entries(entries: Vec<u32>, values: &Values) -> Result<Tally, &'static str> {
-        let ordered = entries.windows(2).all(|w| w[0] >> 16 < w[1] >> 16);
-        let known = entries
-            .iter()
-            .all(|&e| e & SATURATED != 0 && values.knows((e >> 16) as Tag));
-        if !ordered || !known {
-            return Err("a breakdown's counts");
-        }
+        check_entries(&entries, values)?;
         Ok(Tally(entries.into_boxed_slice()))
     }
 
     /// Counts one scan under `tag`, or under its dimension's "other" when
     /// the tally already keeps `cap` values of that dimension. Returns the
     /// tag whose excess grows when its entry is saturated.
-    fn bump(&mut self, tag: Tag, cap: usize) -> Option<Tag> {
-        let at = |t: Tag| self.0.binary_search_by_key(&t, |e| (e >> 16) as Tag);
-        let mut tag = tag;
-        let mut found = at(tag);
-        if found.is_err()
-            && let Some((dim, start, len)) = range_of(tag)
-        {
-            let from = self.0.partition_point(|e| e >> 16 < start);
-            let to = self.0.partition_point(|e| e >> 16 < start + len);
-            if to - from >= cap {
-                tag = other_tag(dim);
-                found = at(tag);
-            }
-        }
+    pub(super) fn bump(&mut self, tag: Tag, cap: usize) -> Option<Tag> {
+        let (tag, found) = find_slot(&self.0, tag, cap);
         match found {
             Ok(i) if self.0[i] & SATURATED == SATURATED => Some(tag),
             Ok(i) => {
@@ -208,6 +192,39 @@ impl Tally {
     fn approx_bytes(&self) -> usize {
         self.0.len() * 4
     }
+}
+
+/// Whether `entries` may be a tally: sorted by tag, each tag known, no
+/// count of 0.
+pub(super) fn check_entries(entries: &[u32], values: &Values) -> Result<(), &'static str> {
+    let ordered = entries.windows(2).all(|w| w[0] >> 16 < w[1] >> 16);
+    let known = entries
+        .iter()
+        .all(|&e| e & SATURATED != 0 && values.knows((e >> 16) as Tag));
+    if !ordered || !known {
+        return Err("a breakdown's counts");
+    }
+    Ok(())
+}
+
+/// Where a scan of `tag` counts in a tally's sorted `entries`: the tag it
+/// counts under (its dimension's "other" once the tally keeps `cap` values
+/// of that dimension and not this one), and its entry's index (`Ok`) or
+/// where that entry goes (`Err`).
+pub(super) fn find_slot(entries: &[u32], tag: Tag, cap: usize) -> (Tag, Result<usize, usize>) {
+    let at = |t: Tag| entries.binary_search_by_key(&t, |e| (e >> 16) as Tag);
+    let found = at(tag);
+    if found.is_err()
+        && let Some((dim, start, len)) = range_of(tag)
+    {
+        let from = entries.partition_point(|e| e >> 16 < start);
+        let to = entries.partition_point(|e| e >> 16 < start + len);
+        if to - from >= cap {
+            let other = other_tag(dim);
+            return (other, at(other));
+        }
+    }
+    (tag, found)
 }
 
 /// The counts of one tally entry, with its excess.
@@ -249,11 +266,24 @@ pub struct Kept {
     pub(super) basis: Basis,
     pub(super) values: Values,
     /// By key id (parallel to the index's keys; shorter until a key scans).
-    pub(super) keys: Vec<Tally>,
+    pub(super) keys: KeyTallies,
     pub(super) key_excess: Excess,
     pub(super) days: BTreeMap<u32, Tally>,
     pub(super) day_excess: Excess,
+    /// Per [`Deriver`] (by [`Deriver::uid`]), the tag of each value id it
+    /// gave, per dimension (0, a heat cell's tag, for none yet): a line's
+    /// tags without building and hashing its values' names.
+    tag_of_id: Vec<(u64, [Vec<Tag>; 7])>,
 }
+
+/// How many value ids a [`Deriver`] may have given before the scan index
+/// replaces it with a new one: its names are kept for its life, and a
+/// hostile log of made-up referrers or User-Agents would grow them (and
+/// the tags of their ids here) without end.
+pub(super) const DERIVER_NAMES: usize = 1 << 18;
+
+/// Most derivers whose value ids' tags are kept (a follower each).
+const DERIVER_TABLES: usize = 16;
 
 /// One dimension's rows: busiest first, then by value.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -294,10 +324,11 @@ impl Kept {
         Kept {
             basis,
             values: Values::default(),
-            keys: Vec::new(),
+            keys: KeyTallies::default(),
             key_excess: Map::default(),
             days: BTreeMap::new(),
             day_excess: Map::default(),
+            tag_of_id: Vec::new(),
         }
     }
 
@@ -316,13 +347,41 @@ impl Kept {
         let (hour, day) = deriver.local_time(line.time);
         out.tags[0] = (day.num_days_from_monday() * 24 + hour) as Tag;
         out.n = 1;
-        let mut value = String::new();
+        let places = self.places();
+        let uid = deriver.uid();
+        let at = match self.tag_of_id.iter().position(|(u, _)| *u == uid) {
+            Some(at) => at,
+            None => {
+                // One per follower; those of derivers replaced or gone are
+                // dropped oldest first (one still in use rebuilds its own).
+                if self.tag_of_id.len() >= DERIVER_TABLES {
+                    self.tag_of_id.remove(0);
+                }
+                self.tag_of_id.push((uid, Default::default()));
+                self.tag_of_id.len() - 1
+            }
+        };
+        let tables = &mut self.tag_of_id[at].1;
         for (i, (dim, _, _)) in RANGES.iter().enumerate() {
-            if dim.is_place() && !self.places() {
+            if dim.is_place() && !places {
                 continue;
             }
-            deriver.value(*dim, line, false, &mut value);
-            out.tags[out.n] = self.values.intern(i, &value);
+            let id = deriver.value_id(*dim, line, false);
+            let table = &mut tables[i];
+            let tag = match table.get(id as usize) {
+                Some(&tag) if tag != 0 => tag,
+                _ => {
+                    // Interned once per value a `Deriver` gives: a value
+                    // counted as "other" stays so (a full range stays full).
+                    let tag = self.values.intern(i, deriver.value_name(*dim, id));
+                    if table.len() <= id as usize {
+                        table.resize(id as usize + 1, 0);
+                    }
+                    table[id as usize] = tag;
+                    tag
+                }
+            };
+            out.tags[out.n] = tag;
             out.n += 1;
         }
         out
@@ -340,12 +399,8 @@ impl Kept {
 
     /// Counts a scan's tags under the key with id `id`.
     pub(super) fn count_key(&mut self, id: u32, tags: &ScanTags) {
-        let i = id as usize;
-        if self.keys.len() <= i {
-            self.keys.resize_with(i + 1, Tally::default);
-        }
         for &tag in &tags.tags[..tags.n] {
-            if let Some(t) = self.keys[i].bump(tag, KEY_CAP) {
+            if let Some(t) = self.keys.bump(id, tag, KEY_CAP) {
                 *self.key_excess.entry((id, t)).or_default() += 1;
             }
         }
@@ -354,10 +409,9 @@ impl Kept {
     /// A key's breakdowns, of all time.
     pub fn key(&self, id: Option<u32>) -> Shares {
         let mut sums = Map::default();
-        if let Some(tally) = id.and_then(|i| self.keys.get(i as usize)) {
-            for &e in tally.entries() {
-                let owner = id.unwrap_or_default();
-                sums.insert((e >> 16) as Tag, count(e, owner, &self.key_excess));
+        if let Some(id) = id {
+            for &e in self.keys.get(id) {
+                sums.insert((e >> 16) as Tag, count(e, id, &self.key_excess));
             }
         }
         self.shares(sums)
@@ -409,8 +463,12 @@ impl Kept {
     pub fn approx_bytes(&self) -> usize {
         let entry = std::mem::size_of::<((u32, Tag), u64)>() + 1;
         self.values.approx_bytes()
-            + self.keys.capacity() * std::mem::size_of::<Tally>()
-            + self.keys.iter().map(Tally::approx_bytes).sum::<usize>()
+            + self.keys.approx_bytes()
+            + self
+                .tag_of_id
+                .iter()
+                .flat_map(|(_, t)| t.iter().map(|t| t.capacity() * 2))
+                .sum::<usize>()
             + self
                 .days
                 .values()

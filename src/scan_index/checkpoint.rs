@@ -209,9 +209,9 @@ fn write_kept(w: &mut impl Write, kept: &Kept) -> io::Result<()> {
         w.u32(len32(value.len())?)?;
         w.write_all(value.as_bytes())?;
     }
-    let write_tally = |w: &mut dyn Write, t: &Tally| -> io::Result<()> {
-        w.u32(len32(t.entries().len())?)?;
-        t.entries().iter().try_for_each(|&e| w.u32(e))
+    let write_tally = |w: &mut dyn Write, entries: &[u32]| -> io::Result<()> {
+        w.u32(len32(entries.len())?)?;
+        entries.iter().try_for_each(|&e| w.u32(e))
     };
     let write_excess = |w: &mut dyn Write, excess: &super::breakdowns::Excess| -> io::Result<()> {
         w.u64(excess.len() as u64)?;
@@ -223,14 +223,14 @@ fn write_kept(w: &mut impl Write, kept: &Kept) -> io::Result<()> {
         Ok(())
     };
     w.u32(len32(kept.keys.len())?)?;
-    for t in &kept.keys {
-        write_tally(w, t)?;
+    for entries in kept.keys.iter() {
+        write_tally(w, entries)?;
     }
     write_excess(w, &kept.key_excess)?;
     w.u32(len32(kept.days.len())?)?;
     for (&day, t) in &kept.days {
         w.u32(day)?;
-        write_tally(w, t)?;
+        write_tally(w, t.entries())?;
     }
     write_excess(w, &kept.day_excess)
 }
@@ -245,14 +245,10 @@ fn read_kept(r: &mut impl Read, basis: Basis, key_count: usize) -> Result<Kept, 
             .push(tag, &value)
             .map_err(DecodeError::Malformed)?;
     }
-    let read_tally = |r: &mut dyn Read, values| -> Result<Tally, DecodeError> {
-        let n = r.u32()?;
-        let mut entries = Vec::with_capacity(bounded(u64::from(n)));
-        for _ in 0..n {
-            entries.push(r.u32()?);
-        }
-        Tally::from_entries(entries, values).map_err(DecodeError::Malformed)
-    };
+    // One buffer for every tally's bytes and one for its entries, read in
+    // one call each: no allocation per link.
+    let mut bytes = Vec::new();
+    let mut entries = Vec::new();
     let read_excess = |r: &mut dyn Read,
                        owners: &dyn Fn(u32) -> bool|
      -> Result<super::breakdowns::Excess, DecodeError> {
@@ -271,11 +267,13 @@ fn read_kept(r: &mut impl Read, basis: Basis, key_count: usize) -> Result<Kept, 
     if tallies > key_count {
         return Err(DecodeError::Malformed("more breakdowns than keys"));
     }
-    kept.keys.reserve(tallies);
     for _ in 0..tallies {
-        let t = read_tally(r, &kept.values)?;
-        kept.keys.push(t);
+        read_entries(r, &mut bytes, &mut entries)?;
+        kept.keys
+            .push(&entries, &kept.values)
+            .map_err(DecodeError::Malformed)?;
     }
+    kept.keys.shrink_to_fit();
     kept.key_excess = read_excess(r, &|id| (id as usize) < tallies)?;
     let day_count = r.u32()?;
     for _ in 0..day_count {
@@ -284,7 +282,9 @@ fn read_kept(r: &mut impl Read, basis: Basis, key_count: usize) -> Result<Kept, 
         if !ordered || day_date(day).is_none() {
             return Err(DecodeError::Malformed("a breakdown's day"));
         }
-        let t = read_tally(r, &kept.values)?;
+        read_entries(r, &mut bytes, &mut entries)?;
+        let t =
+            Tally::from_entries(entries.clone(), &kept.values).map_err(DecodeError::Malformed)?;
         kept.days.insert(day, t);
     }
     let days: Vec<u32> = kept.days.keys().copied().collect();
@@ -393,9 +393,11 @@ fn decode_inner(
     state.folded = r.u64()?;
     state.other = read_stats(&mut r)?;
     let key_count = r.u64()?;
-    state.keys.reserve(bounded(key_count));
+    state.reserve_keys(bounded(key_count));
+    // One buffer for every key's bytes: no allocation per key.
+    let mut key_bytes = Vec::new();
     for _ in 0..key_count {
-        let key = r.string()?;
+        let key = read_str(&mut r, &mut key_bytes)?;
         let redirected = r.flag("a key's flag")?;
         let stats = read_stats(&mut r)?;
         let day_count = r.u32()?;
@@ -418,22 +420,26 @@ fn decode_inner(
             return Err(DecodeError::Malformed("a key's days"));
         }
         state
-            .push_key(&key, redirected, stats, days)
+            .push_key(key, redirected, stats, days)
             .ok_or(DecodeError::Malformed("a key twice"))?;
     }
     let pair_bits = r.u32()?;
     let slot_count = r.u64()?;
     let mut slots = Vec::with_capacity(bounded(slot_count));
-    for _ in 0..slot_count {
-        slots.push(Pair::new(r.u32()?, r.u64()?));
-    }
+    read_records(&mut r, slot_count, |b: &[u8; 12]| {
+        let (key, scanner) = b.split_at(4);
+        slots.push(Pair::new(
+            u32::from_le_bytes([key[0], key[1], key[2], key[3]]),
+            u64::from_le_bytes(std::array::from_fn(|i| scanner[i])),
+        ));
+    })?;
     state.pairs = PairSet::from_raw(pair_bits, slots, state.keys.len())
         .map_err(|e| DecodeError::Malformed(e.0))?;
     let scanner_count = r.u64()?;
     state.scanners.reserve(bounded(scanner_count));
-    for _ in 0..scanner_count {
-        state.scanners.insert(r.u64()?);
-    }
+    read_records(&mut r, scanner_count, |b: &[u8; 8]| {
+        state.scanners.insert(u64::from_le_bytes(*b));
+    })?;
     let day_count = r.u32()?;
     for _ in 0..day_count {
         let day = r.u32()?;
@@ -481,6 +487,69 @@ fn read_time(r: &mut impl Read) -> Result<Option<LogTime>, DecodeError> {
             .ok_or(DecodeError::Malformed("a time")),
     }
 }
+
+/// Reads `count` records of `N` bytes, many at a time: the millions of
+/// pairs and scanners cost one copy each, not a buffered read call per
+/// field.
+fn read_records<const N: usize>(
+    r: &mut impl Read,
+    count: u64,
+    mut each: impl FnMut(&[u8; N]),
+) -> Result<(), DecodeError> {
+    const AT_ONCE: u64 = 4096;
+    let mut buf = vec![0u8; N * AT_ONCE as usize];
+    let mut left = count;
+    while left > 0 {
+        let n = left.min(AT_ONCE) as usize;
+        let bytes = &mut buf[..n * N];
+        r.read_exact(bytes)?;
+        for record in bytes.chunks_exact(N) {
+            if let Ok(record) = <&[u8; N]>::try_from(record) {
+                each(record);
+            }
+        }
+        left -= n as u64;
+    }
+    Ok(())
+}
+
+/// Reads a length and that many bytes of UTF-8 into `buf`.
+fn read_str<'b>(r: &mut impl Read, buf: &'b mut Vec<u8>) -> Result<&'b str, DecodeError> {
+    let len = r.u32()? as usize;
+    if len > MAX_KEY {
+        return Err(DecodeError::Malformed("a key's length"));
+    }
+    buf.resize(len, 0);
+    r.read_exact(buf)?;
+    std::str::from_utf8(buf).map_err(|_| DecodeError::Malformed("a string is not UTF-8"))
+}
+
+/// Longer than any key a log line can hold.
+const MAX_KEY: usize = 1 << 16;
+
+/// Reads one tally's entries into `entries` through `bytes`, in one read.
+fn read_entries(
+    r: &mut impl Read,
+    bytes: &mut Vec<u8>,
+    entries: &mut Vec<u32>,
+) -> Result<(), DecodeError> {
+    let n = r.u32()? as usize;
+    if n > MAX_TALLY {
+        return Err(DecodeError::Malformed("a breakdown's counts"));
+    }
+    bytes.resize(n * 4, 0);
+    r.read_exact(bytes)?;
+    entries.clear();
+    entries.extend(
+        bytes
+            .chunks_exact(4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+    );
+    Ok(())
+}
+
+/// The most entries a tally can have: every tag.
+const MAX_TALLY: usize = 1 << 16;
 
 /// Caps what a count read from the file may reserve before the checksum has
 /// vouched for it: a damaged count must fail, not allocate terabytes.

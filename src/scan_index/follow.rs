@@ -145,6 +145,11 @@ fn count(
                 None => parsed.key(),
             };
             state.add_with(&parsed, key, &mut counters.bots, counters.deriver.as_mut());
+            if let Some(d) = &mut counters.deriver
+                && d.names_len() > super::breakdowns::DERIVER_NAMES
+            {
+                *d = d.renewed();
+            }
         }
         _ => state.add_malformed(),
     }

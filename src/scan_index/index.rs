@@ -191,6 +191,11 @@ impl IndexState {
         self
     }
 
+    /// Stops keeping the breakdowns (nothing would count them).
+    pub fn drop_breakdowns(&mut self) {
+        self.kept = None;
+    }
+
     /// What the breakdowns are counted with, if they are kept.
     pub fn breakdown_basis(&self) -> Option<&Basis> {
         self.kept.as_ref().map(Kept::basis)
@@ -312,6 +317,15 @@ impl IndexState {
             key_hash(entry_str(arena, &keys[i as usize]))
         });
         Some(id)
+    }
+
+    /// Makes room for `n` more keys (read back from a checkpoint): the
+    /// table of ids is not rehashed as it fills.
+    pub(super) fn reserve_keys(&mut self, n: usize) {
+        self.keys.reserve(n);
+        let (keys, arena) = (&self.keys, &self.arena);
+        self.lookup
+            .reserve(n, |&i| key_hash(entry_str(arena, &keys[i as usize])));
     }
 
     /// Adds a key read back from a checkpoint; `None` if it is there already.

@@ -18,6 +18,7 @@ mod buckets;
 pub mod checkpoint;
 pub mod follow;
 pub mod index;
+mod key_tallies;
 mod pairs;
 pub mod sources;
 
@@ -122,11 +123,41 @@ impl DeriveInputs {
         )
     }
 
-    fn state(inputs: Option<&DeriveInputs>) -> IndexState {
-        match inputs {
-            Some(d) => IndexState::new().with_breakdowns(d.settings.basis.clone()),
-            None => IndexState::new(),
+    /// Starts compiling the rules on a thread of its own (on this one if
+    /// no thread can be started).
+    fn compile(settings: BreakdownSettings) -> Compiling {
+        let build =
+            |settings| device::Parser::new().map(|parser| DeriveInputs { settings, parser });
+        let (tx, rx) = mpsc::sync_channel(1);
+        let spawned = std::thread::Builder::new()
+            .name("scan-index-rules".into())
+            .spawn({
+                let settings = settings.clone();
+                move || tx.send(build(settings)).ok()
+            });
+        match spawned {
+            Ok(_) => Compiling::Thread(rx),
+            Err(_) => Compiling::Done(build(settings)),
         }
+    }
+}
+
+/// The rules being compiled ([`DeriveInputs::compile`]).
+enum Compiling {
+    Thread(mpsc::Receiver<Result<DeriveInputs, device::RulesError>>),
+    Done(Result<DeriveInputs, device::RulesError>),
+}
+
+impl Compiling {
+    /// Waits for the rules.
+    fn join(self) -> Result<DeriveInputs, String> {
+        let done = match self {
+            Compiling::Thread(rx) => rx
+                .recv()
+                .map_err(|_| "the thread compiling them stopped".to_owned())?,
+            Compiling::Done(done) => done,
+        };
+        done.map_err(|e| e.to_string())
     }
 }
 
@@ -446,20 +477,18 @@ fn run(
         }
     }
     let started = Instant::now();
-    let derive = settings.breakdowns.as_ref().and_then(|b| {
-        device::Parser::new()
-            .map(|parser| DeriveInputs {
-                settings: b.clone(),
-                parser,
-            })
-            .map_err(|e| tracing::error!(error = %e, "the scan index keeps no breakdowns"))
-            .ok()
-    });
-    *index.write() = DeriveInputs::state(derive.as_ref());
+    // The uap-core rules take a quarter of a second to compile, and no
+    // line is counted before the checkpoint is read: they compile on a
+    // thread of their own meanwhile, off a restart's critical path.
+    let compiling = settings.breakdowns.clone().map(DeriveInputs::compile);
+    let basis = settings.breakdowns.as_ref().map(|b| &b.basis);
+    *index.write() = match basis {
+        Some(basis) => IndexState::new().with_breakdowns(basis.clone()),
+        None => IndexState::new(),
+    };
     if let [only] = sources.patterns() {
         move_old_checkpoint(Path::new(only), &settings.checkpoint);
     }
-    let basis = derive.as_ref().map(|d| &d.settings.basis);
     let loaded = match load_checkpoint(&settings.checkpoint, sources, basis) {
         Ok(Some(decoded)) => {
             *index.write() = decoded.state;
@@ -471,6 +500,15 @@ fn run(
             Vec::new()
         }
     };
+    let derive = compiling.and_then(|c| {
+        c.join()
+            .map_err(|e| tracing::error!(error = %e, "the scan index keeps no breakdowns"))
+            .ok()
+    });
+    if derive.is_none() {
+        // Nothing would count them: none shown rather than some stale.
+        index.write().drop_breakdowns();
+    }
     let loaded_lines = index.read().lines_read();
     let mut logs = Logs {
         index,

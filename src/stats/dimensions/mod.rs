@@ -191,6 +191,8 @@ struct Located {
 
 /// The dimensions of lines, with the caches that make them cheap.
 pub struct Deriver {
+    /// This `Deriver`'s own number ([`Deriver::uid`]).
+    uid: u64,
     tz: Tz,
     parser: Option<device::Parser>,
     /// User-Agents parsed, and their index in `agents`.
@@ -244,7 +246,9 @@ impl Deriver {
             ids: place_ids(&mut names, &unknown),
             place: unknown,
         };
+        static NEXT_UID: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         Deriver {
+            uid: NEXT_UID.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
             tz,
             parser,
             devices: Map::default(),
@@ -259,6 +263,26 @@ impl Deriver {
             names,
             last_minute: (u64::MAX, 0, chrono::Weekday::Mon),
         }
+    }
+
+    /// A new `Deriver` with the same rules, database and time zone, and
+    /// empty caches and names.
+    pub fn renewed(&self) -> Deriver {
+        Deriver::new(self.tz, self.parser.clone(), self.geo.clone())
+    }
+
+    /// A number no other `Deriver` of this process has: what a caller
+    /// keying its own tables by [`Deriver::value_id`] tells derivers apart
+    /// by, since ids are only stable within one.
+    pub fn uid(&self) -> u64 {
+        self.uid
+    }
+
+    /// How many values all dimensions have ids for: the names are kept for
+    /// the `Deriver`'s life, so a long-lived caller replaces a `Deriver`
+    /// whose count a hostile log has grown.
+    pub fn names_len(&self) -> usize {
+        self.names.iter().map(|n| n.names.len()).sum()
     }
 
     /// Writes `line`'s value of `dim` into `out` (emptied first); `bot` is
