@@ -896,16 +896,7 @@ async fn a_snapshot_file_is_not_believed_for_a_replaced_database() {
             .put("pad01", json!({"url": format!("https://a.example/{n}")}))
             .await;
     }
-    let first_dir = tempfile::tempdir().expect("temporary directory");
-    let first = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), first_dir.path()).await;
-    first.wait_ready(START).await;
-    let saved = first_dir.path().join("links.snapshot");
-    eventually(RECOVERY, "the snapshot file", || {
-        std::future::ready(saved.exists().then_some(()))
-    })
-    .await;
-    let dir = tempfile::tempdir().expect("temporary directory");
-    std::fs::copy(&saved, dir.path().join("links.snapshot")).expect("a copy of the file");
+    let (_first, _first_dir, dir) = node_and_a_copy_of_its_snapshot_file(&pouch.url()).await;
 
     // The database replaced by another state, with more changes than the
     // file's sequence.
@@ -942,6 +933,26 @@ async fn a_snapshot_file_is_not_believed_for_a_replaced_database() {
     second.wait_ready(START).await;
 }
 
+/// A node on `url`'s `links`, started in a folder of its own and left
+/// running once it has saved its snapshot file, that folder, and another
+/// folder holding a copy of the file (a new node's, in the tests of
+/// copies).
+async fn node_and_a_copy_of_its_snapshot_file(
+    url: &str,
+) -> (TestApp, tempfile::TempDir, tempfile::TempDir) {
+    let first_dir = tempfile::tempdir().expect("temporary directory");
+    let first = TestApp::spawn_in(couch_settings(url, "links"), first_dir.path()).await;
+    first.wait_ready(START).await;
+    let saved = first_dir.path().join("links.snapshot");
+    eventually(RECOVERY, "the snapshot file", || {
+        std::future::ready(saved.exists().then_some(()))
+    })
+    .await;
+    let dir = tempfile::tempdir().expect("temporary directory");
+    std::fs::copy(&saved, dir.path().join("links.snapshot")).expect("a copy of the file");
+    (first, first_dir, dir)
+}
+
 /// Issue 24: a node added to a database of a million links starts from a
 /// copy of another node's snapshot file instead of a full load (20 s of
 /// 503s at 1M): it serves at once, reads no `_all_docs`, and follows the
@@ -953,20 +964,11 @@ async fn a_new_node_given_a_copy_of_a_snapshot_file_serves_at_once_without_a_ful
     // Both nodes reach CouchDB at the same URL (the file names the server
     // it was taken from), through a proxy that keeps their requests.
     let proxy = RecordingProxy::start(pouch.url().replace("http://", "")).await;
-    let first_dir = tempfile::tempdir().expect("temporary directory");
-    let first = TestApp::spawn_in(couch_settings(&proxy.url(), "links"), first_dir.path()).await;
-    first.wait_ready(START).await;
-    let saved = first_dir.path().join("links.snapshot");
-    eventually(RECOVERY, "the snapshot file", || {
-        std::future::ready(saved.exists().then_some(()))
-    })
-    .await;
+    let (first, _first_dir, dir) = node_and_a_copy_of_its_snapshot_file(&proxy.url()).await;
     assert!(
         proxy.sent().contains("GET /links/_all_docs?"),
         "the first node's full load is seen by the proxy"
     );
-    let dir = tempfile::tempdir().expect("temporary directory");
-    std::fs::copy(&saved, dir.path().join("links.snapshot")).expect("a copy of the file");
     // Edits the copy does not hold.
     couch
         .put("H83if", json!({"url": "https://a.example/two"}))
@@ -1013,17 +1015,8 @@ async fn a_new_node_given_a_copy_of_a_snapshot_file_serves_at_once_without_a_ful
 async fn a_copy_of_a_snapshot_file_saved_through_another_url_serves_once_its_marker_is_confirmed() {
     let pouch = PouchDb::start().await;
     let couch = Couch::with_two_links(&pouch.url()).await;
-    let first_dir = tempfile::tempdir().expect("temporary directory");
-    let first = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), first_dir.path()).await;
-    first.wait_ready(START).await;
-    let saved = first_dir.path().join("links.snapshot");
-    eventually(RECOVERY, "the snapshot file", || {
-        std::future::ready(saved.exists().then_some(()))
-    })
-    .await;
+    let (first, _first_dir, dir) = node_and_a_copy_of_its_snapshot_file(&pouch.url()).await;
     drop(first);
-    let dir = tempfile::tempdir().expect("temporary directory");
-    std::fs::copy(&saved, dir.path().join("links.snapshot")).expect("a copy of the file");
     couch
         .put("new01", json!({"url": "https://a.example/new"}))
         .await;
@@ -1073,17 +1066,8 @@ async fn a_copy_of_a_snapshot_file_saved_through_another_url_serves_once_its_mar
 async fn a_copy_of_a_snapshot_file_pointed_at_another_database_of_the_same_name_is_not_believed() {
     let pouch = PouchDb::start().await;
     let _couch = Couch::with_two_links(&pouch.url()).await;
-    let first_dir = tempfile::tempdir().expect("temporary directory");
-    let first = TestApp::spawn_in(couch_settings(&pouch.url(), "links"), first_dir.path()).await;
-    first.wait_ready(START).await;
-    let saved = first_dir.path().join("links.snapshot");
-    eventually(RECOVERY, "the snapshot file", || {
-        std::future::ready(saved.exists().then_some(()))
-    })
-    .await;
+    let (first, _first_dir, dir) = node_and_a_copy_of_its_snapshot_file(&pouch.url()).await;
     drop(first);
-    let dir = tempfile::tempdir().expect("temporary directory");
-    std::fs::copy(&saved, dir.path().join("links.snapshot")).expect("a copy of the file");
 
     let elsewhere = PouchDb::start().await;
     let other = Couch::new(&elsewhere.url(), "links");
