@@ -525,7 +525,7 @@ async fn a_new_database_is_created_filled_then_set_up() {
         "{said}"
     );
     for part in [
-        "_design/qrtag (validation): created\n",
+        "_design/qrtag (validation, links view): created\n",
         "_security (members: roles qrtag_reader, qrtag_editor): updated\n",
         "database links-keys (API keys): created\n",
     ] {
@@ -546,7 +546,7 @@ async fn a_new_database_is_created_filled_then_set_up() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("database links: unchanged\n")
-            && stdout(&out).contains("_design/qrtag (validation): unchanged\n")
+            && stdout(&out).contains("_design/qrtag (validation, links view): unchanged\n")
             && stdout(&out)
                 .contains("_security (members: roles qrtag_reader, qrtag_editor): unchanged\n"),
         "{}",
