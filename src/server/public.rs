@@ -21,6 +21,7 @@ use crate::access_log::{AccessLog, Record};
 use crate::client_ip::{ClientIpMode, client_ip};
 use crate::metrics::RequestMetrics;
 use crate::redirect_policy::{self, Decision};
+use crate::server::header_value;
 use crate::server::request_heads::HeadFields;
 use crate::server::request_line::{Answered, LogOwnAnswer};
 use crate::settings::PublicUrl;
@@ -82,7 +83,7 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
                 &mut value,
             );
             // A token name and an alphanumeric ID always make a valid value.
-            if let Ok(value) = HeaderValue::from_maybe_shared(web::Bytes::from(value)) {
+            if let Some(value) = header_value::printable(value) {
                 res.headers_mut().append(header::SET_COOKIE, value);
             }
             id
@@ -307,9 +308,9 @@ fn respond(decision: Decision, public_url: &PublicUrl, path: &str) -> HttpRespon
 }
 
 fn redirect(location: String, key: &str, public_url: &PublicUrl) -> HttpResponse {
-    let (Ok(location), Ok(link)) = (
-        HeaderValue::try_from(location),
-        HeaderValue::from_maybe_shared(web::Bytes::from(shortlink(public_url, key))),
+    let (Some(location), Some(link)) = (
+        header_value::printable(location.into_bytes()),
+        header_value::printable(shortlink(public_url, key)),
     ) else {
         // Resolved URLs and keys are ASCII by construction; refuse rather
         // than send a broken header if that ever changes.
