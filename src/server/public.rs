@@ -172,7 +172,7 @@ fn log_request(
         location: res
             .headers()
             .get(header::LOCATION)
-            .and_then(|v| v.to_str().ok()),
+            .and_then(header_value::to_str),
         method: req.method().as_str(),
         referer: headers.get(header::REFERER).map(HeaderValue::as_bytes),
     });
