@@ -15,8 +15,6 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use sha2::digest::generic_array::GenericArray;
 
 use crate::tracking_id::TrackingId;
@@ -107,6 +105,64 @@ fn state_bytes(state: &[u32; 8]) -> [u8; 32] {
     out
 }
 
+const BASE64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Each byte's value in [`BASE64URL`], or 64 for a byte not in it.
+const BASE64URL_VALUES: [u8; 256] = {
+    let mut values = [64u8; 256];
+    let mut i = 0;
+    while i < 64 {
+        values[BASE64URL[i] as usize] = i as u8;
+        i += 1;
+    }
+    values
+};
+
+/// A MAC in base64url without padding (what the `base64` crate's
+/// `URL_SAFE_NO_PAD` writes, pinned by the tests), in a fixed number of
+/// steps: the engine's general path cost about 230 instructions a request.
+fn encode_mac(mac: &[u8; MAC_LEN]) -> [u8; MAC_CHARS] {
+    let mut out = [0u8; MAC_CHARS];
+    // Five groups of three bytes are 20 characters; the last byte is two.
+    for (group, chars) in mac.chunks_exact(3).zip(out.chunks_exact_mut(4)) {
+        let n = u32::from(group[0]) << 16 | u32::from(group[1]) << 8 | u32::from(group[2]);
+        for (i, c) in chars.iter_mut().enumerate() {
+            *c = BASE64URL[(n >> (18 - 6 * i) & 63) as usize];
+        }
+    }
+    let last = mac[MAC_LEN - 1];
+    out[MAC_CHARS - 2] = BASE64URL[usize::from(last >> 2)];
+    out[MAC_CHARS - 1] = BASE64URL[usize::from(last & 3) << 4];
+    out
+}
+
+/// The MAC written in `text`, if it is exactly [`MAC_CHARS`] base64url
+/// characters with the unused low bits of the last one zero (one spelling
+/// per MAC, as the `base64` crate decodes by default; the tests pin it).
+fn decode_mac(text: &[u8]) -> Option<[u8; MAC_LEN]> {
+    if text.len() != MAC_CHARS {
+        return None;
+    }
+    let mut values = [0u8; MAC_CHARS];
+    let mut bad = 0u8;
+    for (v, &c) in values.iter_mut().zip(text) {
+        *v = BASE64URL_VALUES[usize::from(c)];
+        bad |= *v;
+    }
+    // Any 64 sets bit 6, which no value of the alphabet has; the last
+    // character carries two bits and four that must be zero.
+    if bad & 64 != 0 || values[MAC_CHARS - 1] & 15 != 0 {
+        return None;
+    }
+    let mut mac = [0u8; MAC_LEN];
+    for (group, bytes) in values.chunks_exact(4).zip(mac.chunks_exact_mut(3)) {
+        let n = group.iter().fold(0u32, |n, &v| n << 6 | u32::from(v));
+        bytes.copy_from_slice(&n.to_be_bytes()[1..]);
+    }
+    mac[MAC_LEN - 1] = values[MAC_CHARS - 2] << 2 | values[MAC_CHARS - 1] >> 4;
+    Some(mac)
+}
+
 /// Compares two MACs in time that does not depend on where they differ.
 fn same_tag(a: &[u8; MAC_LEN], b: &[u8]) -> bool {
     let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
@@ -179,14 +235,11 @@ impl TrackingKeys {
     pub fn write_value(&self, id: &TrackingId, out: &mut Vec<u8>) {
         const _: () = assert!(TrackingId::LEN <= BLOCK - 9);
         let tag = self.keys[0].tag(id.as_bytes());
-        let mut encoded = [0u8; MAC_CHARS];
-        // 16 bytes are always 22 characters, so the buffer always fits.
-        let n = URL_SAFE_NO_PAD
-            .encode_slice(&tag[..MAC_LEN], &mut encoded)
-            .unwrap_or(0);
+        let mut mac = [0u8; MAC_LEN];
+        mac.copy_from_slice(&tag[..MAC_LEN]);
         out.extend_from_slice(id.as_bytes());
         out.push(SEPARATOR);
-        out.extend_from_slice(&encoded[..n]);
+        out.extend_from_slice(&encode_mac(&mac));
     }
 
     /// The cookie value for `id`, as a string.
@@ -214,15 +267,9 @@ impl TrackingKeys {
         }
         let id_bytes = &value[..TrackingId::LEN];
         let id = TrackingId::parse_bytes(id_bytes).ok()?;
-        let mut tag = [0u8; MAC_LEN];
         // Strict base64url: a non-canonical last character is refused, so one
         // MAC has exactly one spelling.
-        let n = URL_SAFE_NO_PAD
-            .decode_slice(&value[TrackingId::LEN + 1..], &mut tag)
-            .ok()?;
-        if n != MAC_LEN {
-            return None;
-        }
+        let tag = decode_mac(&value[TrackingId::LEN + 1..])?;
         let signer = self
             .keys
             .iter()
@@ -321,6 +368,8 @@ fn create(path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
     use hmac::{Hmac, Mac};
     use proptest::prelude::*;
     use sha2::Sha256;
@@ -337,6 +386,41 @@ mod tests {
             mac.update(&message);
             let expected: [u8; 32] = mac.finalize().into_bytes().into();
             prop_assert_eq!(KeyedMac::new(&secret).tag(&message), expected);
+        }
+    }
+
+    proptest! {
+        /// The MAC's spelling is the `base64` crate's, both ways: written the
+        /// same, and read back only where the crate reads a 16-byte value.
+        #[test]
+        fn mac_spelling_is_base64url_without_padding(mac in any::<[u8; MAC_LEN]>(),
+                                                     text in "[A-Za-z0-9_=+/-]{22}",
+                                                     noise in proptest::collection::vec(any::<u8>(), 0..30)) {
+            let written = encode_mac(&mac);
+            let theirs = URL_SAFE_NO_PAD.encode(mac);
+            prop_assert_eq!(&written[..], theirs.as_bytes());
+            prop_assert_eq!(decode_mac(&written), Some(mac));
+            for t in [text.as_bytes(), &noise[..]] {
+                let mut theirs = [0u8; MAC_LEN];
+                let expected = match URL_SAFE_NO_PAD.decode_slice(t, &mut theirs) {
+                    Ok(MAC_LEN) => Some(theirs),
+                    _ => None,
+                };
+                prop_assert_eq!(decode_mac(t), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn every_last_character_of_a_mac() {
+        for c in BASE64URL.iter().chain(b"=+/.") {
+            let text = [&[b'A'; MAC_CHARS - 1][..], &[*c]].concat();
+            let mut theirs = [0u8; MAC_LEN];
+            let expected = match URL_SAFE_NO_PAD.decode_slice(&text, &mut theirs) {
+                Ok(MAC_LEN) => Some(theirs),
+                _ => None,
+            };
+            assert_eq!(decode_mac(&text), expected, "last character {}", *c as char);
         }
     }
 
