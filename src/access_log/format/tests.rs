@@ -516,7 +516,7 @@ fn reference_encoding(v: &[u8], strict: bool) -> Vec<u8> {
 }
 
 proptest! {
-    /// The packed tables write what the definitions say, after any prefix.
+    /// The tables of kept bytes write what the definitions say, after any prefix.
     #[test]
     fn encodings_write_what_the_definition_says(
         v in proptest::collection::vec(any::<u8>(), 0..300),
