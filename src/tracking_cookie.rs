@@ -171,7 +171,7 @@ impl TrackingCookie {
         let name = self.name.as_str().as_bytes();
         let mut found = Presented::Absent;
         for header in cookie_headers {
-            for pair in header.split(|&b| b == b';') {
+            for pair in pairs(header) {
                 let pair = pair.trim_ascii();
                 let Some(eq) = pair.iter().position(|&b| b == b'=') else {
                     continue;
@@ -206,6 +206,26 @@ impl TrackingCookie {
     pub fn value(&self, id: &TrackingId) -> String {
         self.keys.value(id)
     }
+}
+
+/// The `;`-separated parts of a `Cookie` header, as `split` gives them,
+/// found with `memchr`: splitting a byte at a time cost about 300
+/// instructions for one cookie of ours (issue 24).
+fn pairs(header: &[u8]) -> impl Iterator<Item = &[u8]> {
+    let mut rest = Some(header);
+    std::iter::from_fn(move || {
+        let r = rest?;
+        match memchr::memchr(b';', r) {
+            Some(i) => {
+                rest = Some(&r[i + 1..]);
+                Some(&r[..i])
+            }
+            None => {
+                rest = None;
+                Some(r)
+            }
+        }
+    })
 }
 
 /// The reference rendering; [`TrackingCookie::write_set_cookie`] must equal it.
@@ -246,6 +266,16 @@ mod tests {
 
     fn id(s: &str) -> TrackingId {
         TrackingId::parse(s).expect("test ID")
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn pairs_split_as_split_does(header in proptest::collection::vec(
+            proptest::sample::select(b"ab; =".to_vec()), 0..30)) {
+            let ours: Vec<&[u8]> = pairs(&header).collect();
+            let split: Vec<&[u8]> = header.split(|&b| b == b';').collect();
+            proptest::prop_assert_eq!(ours, split);
+        }
     }
 
     #[test]

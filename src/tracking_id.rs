@@ -78,7 +78,7 @@ impl TrackingId {
             expected: Self::LEN,
             found: bytes.len(),
         })?;
-        if let Some(offset) = buf.iter().position(|b| !b.is_ascii_alphanumeric()) {
+        if let Some(offset) = buf.iter().position(|&b| !ALPHANUMERIC[usize::from(b)]) {
             return Err(ParseTrackingIdError::Alphabet { offset });
         }
         Ok(TrackingId(buf))
@@ -107,6 +107,18 @@ impl TrackingId {
         base62_value(&self.0)
     }
 }
+
+/// Which bytes an ID is made of, as a table: one load a byte where
+/// `is_ascii_alphanumeric` is three ranges (issue 24).
+const ALPHANUMERIC: [bool; 256] = {
+    let mut table = [false; 256];
+    let mut i = 0;
+    while i < 256 {
+        table[i] = (i as u8).is_ascii_alphanumeric();
+        i += 1;
+    }
+    table
+};
 
 /// Writes `value` in base 62 right-aligned into all of `out`, left-padded with `0`;
 /// `value` must fit (callers reduce it modulo 62^len first).

@@ -15,10 +15,7 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, Mac};
-use sha2::Sha256;
+use sha2::digest::generic_array::GenericArray;
 
 use crate::tracking_id::TrackingId;
 
@@ -34,12 +31,142 @@ pub const SEPARATOR: u8 = b'.';
 pub const VALUE_LEN: usize = TrackingId::LEN + 1 + MAC_CHARS;
 
 /// The secrets of a secret file, keyed once: the first signs, all verify.
-/// Cloning an HMAC keyed at load time costs two SHA-256 blocks per request
-/// instead of four. Never printed: `Debug` shows only how many there are.
+/// Never printed: `Debug` shows only how many there are.
 #[derive(Clone)]
 pub struct TrackingKeys {
     /// Non-empty; the first is the current secret.
-    keys: Vec<Hmac<Sha256>>,
+    keys: Vec<KeyedMac>,
+}
+
+/// HMAC-SHA256 under one secret, for a message that fits in one block with
+/// its padding (at most 55 bytes; an ID is 19). The key's inner and outer
+/// states are compressed once, at load, so a MAC costs two SHA-256 blocks;
+/// and the message's last block is laid out by hand instead of through the
+/// `hmac` crate's buffers, which cost about 500 instructions a request
+/// besides the blocks (issue 24). The tests pin it to the `hmac` crate.
+#[derive(Clone)]
+struct KeyedMac {
+    inner: [u32; 8],
+    outer: [u32; 8],
+}
+
+/// SHA-256's initial state (FIPS 180-4, 5.3.3).
+const SHA256_IV: [u32; 8] = [
+    0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a, 0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19,
+];
+const BLOCK: usize = 64;
+
+impl KeyedMac {
+    /// A key of at most one block is used as it is, padded with zeros.
+    fn new(secret: &[u8; SECRET_LEN]) -> Self {
+        const _: () = assert!(SECRET_LEN <= BLOCK);
+        let keyed = |pad: u8| {
+            let mut block = [pad; BLOCK];
+            for (b, k) in block.iter_mut().zip(secret) {
+                *b ^= k;
+            }
+            let mut state = SHA256_IV;
+            sha2::compress256(&mut state, &[GenericArray::from(block)]);
+            state
+        };
+        Self {
+            inner: keyed(0x36),
+            outer: keyed(0x5c),
+        }
+    }
+
+    /// The full 32-byte MAC of `message` (at most 55 bytes).
+    fn tag(&self, message: &[u8]) -> [u8; 32] {
+        let mut state = self.inner;
+        sha2::compress256(&mut state, &[last_block(message)]);
+        let digest = state_bytes(&state);
+        let mut state = self.outer;
+        sha2::compress256(&mut state, &[last_block(&digest)]);
+        state_bytes(&state)
+    }
+}
+
+/// The one block that ends a message of `message.len()` (at most 55) bytes
+/// after one block of key: the bytes, 0x80, zeros, the bit length.
+fn last_block(message: &[u8]) -> GenericArray<u8, sha2::digest::consts::U64> {
+    let mut block = [0u8; BLOCK];
+    block[..message.len()].copy_from_slice(message);
+    block[message.len()] = 0x80;
+    let bits = (BLOCK + message.len()) as u64 * 8;
+    block[BLOCK - 8..].copy_from_slice(&bits.to_be_bytes());
+    GenericArray::from(block)
+}
+
+fn state_bytes(state: &[u32; 8]) -> [u8; 32] {
+    let mut out = [0u8; 32];
+    for (chunk, word) in out.chunks_exact_mut(4).zip(state) {
+        chunk.copy_from_slice(&word.to_be_bytes());
+    }
+    out
+}
+
+const BASE64URL: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_";
+
+/// Each byte's value in [`BASE64URL`], or 64 for a byte not in it.
+const BASE64URL_VALUES: [u8; 256] = {
+    let mut values = [64u8; 256];
+    let mut i = 0;
+    while i < 64 {
+        values[BASE64URL[i] as usize] = i as u8;
+        i += 1;
+    }
+    values
+};
+
+/// A MAC in base64url without padding (what the `base64` crate's
+/// `URL_SAFE_NO_PAD` writes, pinned by the tests), in a fixed number of
+/// steps: the engine's general path cost about 230 instructions a request.
+fn encode_mac(mac: &[u8; MAC_LEN]) -> [u8; MAC_CHARS] {
+    let mut out = [0u8; MAC_CHARS];
+    // Five groups of three bytes are 20 characters; the last byte is two.
+    for (group, chars) in mac.chunks_exact(3).zip(out.chunks_exact_mut(4)) {
+        let n = u32::from(group[0]) << 16 | u32::from(group[1]) << 8 | u32::from(group[2]);
+        for (i, c) in chars.iter_mut().enumerate() {
+            *c = BASE64URL[(n >> (18 - 6 * i) & 63) as usize];
+        }
+    }
+    let last = mac[MAC_LEN - 1];
+    out[MAC_CHARS - 2] = BASE64URL[usize::from(last >> 2)];
+    out[MAC_CHARS - 1] = BASE64URL[usize::from(last & 3) << 4];
+    out
+}
+
+/// The MAC written in `text`, if it is exactly [`MAC_CHARS`] base64url
+/// characters with the unused low bits of the last one zero (one spelling
+/// per MAC, as the `base64` crate decodes by default; the tests pin it).
+fn decode_mac(text: &[u8]) -> Option<[u8; MAC_LEN]> {
+    if text.len() != MAC_CHARS {
+        return None;
+    }
+    let mut values = [0u8; MAC_CHARS];
+    let mut bad = 0u8;
+    for (v, &c) in values.iter_mut().zip(text) {
+        *v = BASE64URL_VALUES[usize::from(c)];
+        bad |= *v;
+    }
+    // Any 64 sets bit 6, which no value of the alphabet has; the last
+    // character carries two bits and four that must be zero.
+    if bad & 64 != 0 || values[MAC_CHARS - 1] & 15 != 0 {
+        return None;
+    }
+    let mut mac = [0u8; MAC_LEN];
+    for (group, bytes) in values.chunks_exact(4).zip(mac.chunks_exact_mut(3)) {
+        let n = group.iter().fold(0u32, |n, &v| n << 6 | u32::from(v));
+        bytes.copy_from_slice(&n.to_be_bytes()[1..]);
+    }
+    mac[MAC_LEN - 1] = values[MAC_CHARS - 2] << 2 | values[MAC_CHARS - 1] >> 4;
+    Some(mac)
+}
+
+/// Compares two MACs in time that does not depend on where they differ.
+fn same_tag(a: &[u8; MAC_LEN], b: &[u8]) -> bool {
+    let diff = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(diff) == 0 && b.len() == MAC_LEN
 }
 
 /// A cookie value whose MAC verified.
@@ -90,9 +217,8 @@ impl TrackingKeys {
         })
     }
 
-    fn keyed(secret: &[u8; SECRET_LEN]) -> Hmac<Sha256> {
-        // HMAC takes a key of any length, so this cannot fail.
-        Hmac::<Sha256>::new_from_slice(secret).expect("HMAC accepts any key length")
+    fn keyed(secret: &[u8; SECRET_LEN]) -> KeyedMac {
+        KeyedMac::new(secret)
     }
 
     /// How many secrets verify (the current one and older ones).
@@ -107,17 +233,13 @@ impl TrackingKeys {
     /// Appends the cookie value for `id`: the ID, `.`, and its MAC under the
     /// current secret ([`VALUE_LEN`] bytes).
     pub fn write_value(&self, id: &TrackingId, out: &mut Vec<u8>) {
-        let mut mac = self.keys[0].clone();
-        mac.update(id.as_bytes());
-        let tag = mac.finalize().into_bytes();
-        let mut encoded = [0u8; MAC_CHARS];
-        // 16 bytes are always 22 characters, so the buffer always fits.
-        let n = URL_SAFE_NO_PAD
-            .encode_slice(&tag[..MAC_LEN], &mut encoded)
-            .unwrap_or(0);
+        const _: () = assert!(TrackingId::LEN <= BLOCK - 9);
+        let tag = self.keys[0].tag(id.as_bytes());
+        let mut mac = [0u8; MAC_LEN];
+        mac.copy_from_slice(&tag[..MAC_LEN]);
         out.extend_from_slice(id.as_bytes());
         out.push(SEPARATOR);
-        out.extend_from_slice(&encoded[..n]);
+        out.extend_from_slice(&encode_mac(&mac));
     }
 
     /// The cookie value for `id`, as a string.
@@ -145,20 +267,13 @@ impl TrackingKeys {
         }
         let id_bytes = &value[..TrackingId::LEN];
         let id = TrackingId::parse_bytes(id_bytes).ok()?;
-        let mut tag = [0u8; MAC_LEN];
         // Strict base64url: a non-canonical last character is refused, so one
         // MAC has exactly one spelling.
-        let n = URL_SAFE_NO_PAD
-            .decode_slice(&value[TrackingId::LEN + 1..], &mut tag)
-            .ok()?;
-        if n != MAC_LEN {
-            return None;
-        }
-        let signer = self.keys.iter().position(|key| {
-            let mut mac = key.clone();
-            mac.update(id_bytes);
-            mac.verify_truncated_left(&tag).is_ok()
-        })?;
+        let tag = decode_mac(&value[TrackingId::LEN + 1..])?;
+        let signer = self
+            .keys
+            .iter()
+            .position(|key| same_tag(&tag, &key.tag(id_bytes)[..MAC_LEN]))?;
         Some(Verified {
             id,
             current: signer == 0,
@@ -253,8 +368,73 @@ fn create(path: &Path) -> std::io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use base64::Engine;
+    use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    use hmac::{Hmac, Mac};
+    use proptest::prelude::*;
+    use sha2::Sha256;
 
     const ID: &str = "0Vh3kY2s4fLq9ZxA01b";
+
+    proptest! {
+        /// The hand-laid blocks give the `hmac` crate's MAC, for any secret
+        /// and any message that fits.
+        #[test]
+        fn keyed_mac_is_hmac_sha256(secret in any::<[u8; 32]>(),
+                                    message in proptest::collection::vec(any::<u8>(), 0..=55)) {
+            let mut mac = Hmac::<Sha256>::new_from_slice(&secret).expect("key");
+            mac.update(&message);
+            let expected: [u8; 32] = mac.finalize().into_bytes().into();
+            prop_assert_eq!(KeyedMac::new(&secret).tag(&message), expected);
+        }
+    }
+
+    proptest! {
+        /// The MAC's spelling is the `base64` crate's, both ways: written the
+        /// same, and read back only where the crate reads a 16-byte value.
+        #[test]
+        fn mac_spelling_is_base64url_without_padding(mac in any::<[u8; MAC_LEN]>(),
+                                                     text in "[A-Za-z0-9_=+/-]{22}",
+                                                     noise in proptest::collection::vec(any::<u8>(), 0..30)) {
+            let written = encode_mac(&mac);
+            let theirs = URL_SAFE_NO_PAD.encode(mac);
+            prop_assert_eq!(&written[..], theirs.as_bytes());
+            prop_assert_eq!(decode_mac(&written), Some(mac));
+            for t in [text.as_bytes(), &noise[..]] {
+                let mut theirs = [0u8; MAC_LEN];
+                let expected = match URL_SAFE_NO_PAD.decode_slice(t, &mut theirs) {
+                    Ok(MAC_LEN) => Some(theirs),
+                    _ => None,
+                };
+                prop_assert_eq!(decode_mac(t), expected);
+            }
+        }
+    }
+
+    #[test]
+    fn every_last_character_of_a_mac() {
+        for c in BASE64URL.iter().chain(b"=+/.") {
+            let text = [&[b'A'; MAC_CHARS - 1][..], &[*c]].concat();
+            let mut theirs = [0u8; MAC_LEN];
+            let expected = match URL_SAFE_NO_PAD.decode_slice(&text, &mut theirs) {
+                Ok(MAC_LEN) => Some(theirs),
+                _ => None,
+            };
+            assert_eq!(decode_mac(&text), expected, "last character {}", *c as char);
+        }
+    }
+
+    #[test]
+    fn same_tag_compares_every_byte() {
+        let a = [7u8; MAC_LEN];
+        assert!(same_tag(&a, &a));
+        for i in 0..MAC_LEN {
+            let mut b = a;
+            b[i] ^= 1;
+            assert!(!same_tag(&a, &b), "byte {i}");
+        }
+        assert!(!same_tag(&a, &a[..MAC_LEN - 1]));
+    }
     const A: [u8; 32] = [1; 32];
     const B: [u8; 32] = [2; 32];
 

@@ -496,3 +496,48 @@ proptest! {
         }
     }
 }
+
+/// The encodings as their definition reads, a byte at a time.
+fn reference_encoding(v: &[u8], strict: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    for &b in v {
+        let keep = if strict {
+            b.is_ascii_alphanumeric() || b"-._~".contains(&b)
+        } else {
+            (0x21..0x7f).contains(&b)
+        };
+        if keep {
+            out.push(b);
+        } else {
+            out.extend_from_slice(format!("%{b:02X}").as_bytes());
+        }
+    }
+    out
+}
+
+proptest! {
+    /// The tables of kept bytes write what the definitions say, after any prefix.
+    #[test]
+    fn encodings_write_what_the_definition_says(
+        v in proptest::collection::vec(any::<u8>(), 0..300),
+        prefix in "[a-z]{0,3}",
+    ) {
+        for (encoding, strict) in [(&STRICT, true), (&TARGET, false)] {
+            let mut out = prefix.clone().into_bytes();
+            percent_encode_into(&v, encoding, &mut out);
+            let mut expected = prefix.clone().into_bytes();
+            expected.extend(reference_encoding(&v, strict));
+            prop_assert_eq!(out, expected);
+        }
+    }
+}
+
+#[test]
+fn every_byte_in_both_encodings() {
+    let all: Vec<u8> = (0..=255).collect();
+    for (encoding, strict) in [(&STRICT, true), (&TARGET, false)] {
+        let mut out = Vec::new();
+        percent_encode_into(&all, encoding, &mut out);
+        assert_eq!(out, reference_encoding(&all, strict));
+    }
+}
