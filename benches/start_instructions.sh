@@ -1,0 +1,62 @@
+#!/bin/bash
+# Instructions a qrtag server spends from its start to its first 302 at N
+# links, counted by callgrind (steady on a shared machine, where CPU seconds
+# swing): a full load from SQLite (no snapshot file; the count also holds the
+# snapshot file's first save) and a restart from that file, for this build
+# and for a baseline build, with the ratios.
+#
+#   benches/start_instructions.sh BASELINE_QRTAG [THIS_QRTAG] [N]
+#
+# THIS_QRTAG defaults to target/release/qrtag, N to 1000000. Needs valgrind
+# and curl; takes a few minutes at 1M (callgrind runs ~50x slower).
+set -euo pipefail
+BASE=$1
+NEW=${2:-target/release/qrtag}
+N=${3:-1000000}
+DIR=$(mktemp -d /tmp/qrtag-start-instructions.XXXXXX)
+trap 'rm -rf "$DIR"' EXIT
+python3 - "$DIR/links.csv" "$N" <<'PY'
+import sys
+A = 'abcdefghijkmnopqrstuvwxyzABCDEFGHJKLMNPQRSTUVWXYZ23456789'
+with open(sys.argv[1], 'w') as f:
+    f.write('key,url\n')
+    for i in range(int(sys.argv[2])):
+        n, k = i * 7919 + 12345, ''
+        for _ in range(5):
+            k += A[n % len(A)]
+            n //= len(A)
+        f.write(f"{k}{i:x},https://www.example.com/campaigns/spring/poster-{i:07}?src=qr\n")
+PY
+PROBE=$(sed -n "$((N / 2 + 2))p" "$DIR/links.csv" | cut -d, -f1)
+"$BASE" --db "$DIR/seed.db" init >/dev/null 2>&1
+"$BASE" --db "$DIR/seed.db" import "$DIR/links.csv" >/dev/null 2>&1
+
+# count BIN TAG MODE: prints the instruction total of one start.
+count() {
+    local bin=$1 d=$DIR/$2 mode=$3 port pid
+    if [ "$mode" = full ]; then mkdir -p "$d"; cp "$DIR/seed.db" "$d/q.db"; fi
+    port=$((40000 + RANDOM % 10000))
+    valgrind --tool=callgrind --callgrind-out-file="$d/cg.$mode" "$bin" --db "$d/q.db" serve \
+        --listen 127.0.0.1:$port --admin-listen 127.0.0.1:$((port + 10000)) --workers 1 \
+        2>"$d/stderr.$mode" &
+    pid=$!
+    local t0=$SECONDS
+    until [ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/$PROBE")" = 302 ]; do
+        [ $((SECONDS - t0)) -lt 1800 ] || { echo "no 302 from $bin" >&2; kill "$pid"; exit 1; }
+        sleep 0.2
+    done
+    if [ "$mode" = full ]; then
+        until [ -e "$d/q.db.snapshot" ]; do sleep 0.5; done
+        sleep 2
+    fi
+    kill -TERM "$pid"
+    wait "$pid" || true
+    grep -E '^(summary|totals):' "$d/cg.$mode" | head -1 | awk '{print $2}'
+}
+
+for mode in full restart; do
+    b=$(count "$BASE" base $mode)
+    t=$(count "$NEW" this $mode)
+    awk -v m=$mode -v b="$b" -v t="$t" -v n="$N" 'BEGIN {
+        printf "%s: this build %.0f instructions a link, baseline %.0f; this / baseline %.2f\n", m, t / n, b / n, t / b }'
+done
