@@ -11,7 +11,7 @@ use serde_json::{Map, Value};
 use crate::destination::{Destination, InvalidDestination};
 
 mod stored;
-pub use stored::StoredFields;
+pub use stored::{PlainLink, StoredFields};
 
 /// A link document's fields as stored (CouchDB's `_id` and `_rev` excluded).
 pub type Document = Map<String, Value>;
@@ -69,11 +69,16 @@ impl Link {
     ) -> Self {
         Self {
             url,
-            // A tombstone is never live, whatever its `inactive` says (a hand
-            // edit could clear that; `deleted_at` is what makes it a tombstone).
-            inactive: inactive || tombstone,
+            inactive: Self::is_inactive(inactive, tombstone),
             expires,
         }
+    }
+
+    /// Whether a link with these fields is inactive. A tombstone is never
+    /// live, whatever its `inactive` says (a hand edit could clear that;
+    /// `deleted_at` is what makes it a tombstone).
+    fn is_inactive(inactive: bool, tombstone: bool) -> bool {
+        inactive || tombstone
     }
 
     /// A fresh document for a new link.

@@ -36,14 +36,30 @@ impl LinkKey {
     /// scan index asks it of every log line.
     pub fn is_valid(s: &str) -> bool {
         // CouchDB reserves IDs that start with `_`, so no store may hold one.
-        !s.is_empty()
-            && !s.starts_with('_')
-            && s.split('/').all(|seg| {
-                (1..=MAX_SEGMENT).contains(&seg.len())
-                    && seg
-                        .bytes()
-                        .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
-            })
+        if s.is_empty() || s.starts_with('_') {
+            return false;
+        }
+        // One pass over the bytes, the length of the current segment
+        // counted (a full load asks this of every key; issue 24). The
+        // property test `is_valid_is_the_segment_rule` holds it to the rule
+        // as the documentation states it.
+        let mut segment = 0;
+        for b in s.bytes() {
+            if b == b'/' {
+                if segment == 0 {
+                    return false;
+                }
+                segment = 0;
+            } else if b.is_ascii_alphanumeric() || b == b'_' || b == b'-' {
+                segment += 1;
+                if segment > MAX_SEGMENT {
+                    return false;
+                }
+            } else {
+                return false;
+            }
+        }
+        segment > 0
     }
 
     pub fn as_str(&self) -> &str {
@@ -107,6 +123,23 @@ impl fmt::Debug for LinkKey {
 
 #[cfg(test)]
 mod tests {
+    proptest::proptest! {
+        /// The one-pass check is the rule: segments of 1 to 64 characters
+        /// of `[A-Za-z0-9_-]` joined by `/`, not starting with `_`.
+        #[test]
+        fn is_valid_is_the_segment_rule(s in "[a-z_/.-]{0,4}|[A-Za-z0-9_/-]{60,70}|(a{1,66}/){0,2}a{0,66}/?") {
+            let rule = !s.is_empty()
+                && !s.starts_with('_')
+                && s.split('/').all(|seg| {
+                    (1..=super::MAX_SEGMENT).contains(&seg.len())
+                        && seg
+                            .bytes()
+                            .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+                });
+            proptest::prop_assert_eq!(super::LinkKey::is_valid(&s), rule, "{:?}", s);
+        }
+    }
+
     #[test]
     fn parents_and_the_link_a_key_takes_over() {
         let key = |s: &str| super::LinkKey::parse(s).expect("key");

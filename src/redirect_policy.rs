@@ -104,8 +104,16 @@ pub fn direct_location(key: &str, value: &str) -> Option<String> {
 
 /// A link key whose `/KEY` request [`check_path`] lets through.
 fn is_plain_key(key: &str) -> bool {
-    crate::link_key::LinkKey::is_valid(key)
-        && key.bytes().filter(|&b| b == b'/').count() < MAX_PATH_SEGMENTS
+    crate::link_key::LinkKey::is_valid(key) && direct_is_value(key)
+}
+
+/// For a key already known valid ([`crate::link_key::LinkKey::is_valid`])
+/// and a value already known plain ([`crate::destination::is_plain_absolute`]):
+/// whether [`direct_location`] answers the value itself. A load that has
+/// judged both (every link, once) asks this instead of judging them again
+/// (issue 24); `false` only sends the caller to [`direct_location`].
+pub(crate) fn direct_is_value(valid_key: &str) -> bool {
+    valid_key.bytes().filter(|&b| b == b'/').count() < MAX_PATH_SEGMENTS
 }
 
 /// [`direct_location`] without its shortcut.
@@ -216,7 +224,7 @@ pub fn resolve_url_str(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use proptest::prelude::*;
 
     use super::*;
@@ -716,7 +724,7 @@ mod tests {
 
     /// Pieces of URLs on both sides of the shortcut's line: plain bytes,
     /// and every spelling the URL parser rewrites or a check refuses.
-    fn url_near_plain() -> impl Strategy<Value = String> {
+    pub(crate) fn url_near_plain() -> impl Strategy<Value = String> {
         let scheme = prop_oneof![
             8 => Just("https://"),
             4 => Just("http://"),
@@ -796,7 +804,9 @@ mod tests {
             })
     }
 
-    fn key_near_plain() -> impl Strategy<Value = String> {
+    /// Keys on both sides of the shortcut's line (valid, invalid, and of
+    /// as many segments as a request may have and one more).
+    pub(crate) fn key_near_plain() -> impl Strategy<Value = String> {
         prop_oneof![
             "[A-Za-z0-9_-]{1,8}",
             "[A-Za-z0-9]{1,4}/[A-Za-z0-9_-]{1,4}",

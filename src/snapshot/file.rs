@@ -6,7 +6,7 @@
 //! believed only whole: the magic, the version, a CRC-32 of everything before
 //! it, every length inside the bounds and every string UTF-8. A CRC says the
 //! file is whole, not who wrote it, so every link is judged again as a store
-//! write is ([`LiveLink::recheck`]): one that fails is loaded as an invalid
+//! write is ([`TableBuilder::push_rechecked`]): one that fails is loaded as an invalid
 //! document, reported and never served.
 //!
 //! Layout, integers little-endian:
@@ -27,7 +27,6 @@ use std::io::{self, Write};
 
 use serde_json::Value;
 
-use super::table::LiveLink;
 use super::{LinkTable, LinkView, TableBuilder};
 
 const MAGIC: &[u8; 8] = b"QRTAGSNP";
@@ -296,10 +295,7 @@ fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded,
             created,
             changed,
         };
-        match LiveLink::recheck(&read) {
-            Ok(link) => links.push_live(key, &link.view(key)),
-            Err(reason) => links.push_invalid(key, reason),
-        }
+        links.push_rechecked(&read);
     }
     let invalid = r.u64()?;
     for _ in 0..invalid {

@@ -125,13 +125,40 @@ impl LiveLink {
     }
 }
 
-/// A key as a store write takes it.
+/// A key as a store write takes it; allocates only to say why not.
 fn check_key(key: &str) -> Result<(), String> {
-    LinkKey::parse(key).map_err(|e| e.to_string())?;
+    if !LinkKey::is_valid(key) {
+        return Err(LinkKey::parse(key)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default());
+    }
     if key.len() > MAX_KEY_LEN {
         return Err(format!("a key is at most {MAX_KEY_LEN} bytes"));
     }
     Ok(())
+}
+
+/// Whether `key` passes [`check_key`] and a link under it with a plain
+/// destination ([`crate::destination::is_plain_absolute`]) redirects a
+/// `/KEY` scan to the destination itself: what lets a load judge the
+/// common link once, borrowing its text (issue 24).
+fn is_plain_key(key: &str) -> bool {
+    LinkKey::is_valid(key) && key.len() <= MAX_KEY_LEN && redirect_policy::direct_is_value(key)
+}
+
+/// [`LiveLink::recheck`]'s verdict on `link` when its key and destination
+/// are plain, borrowing `link`'s text: the link as read with its direct
+/// location worked out again (the URL itself). `None` for any other
+/// shape, which the full path judges. A property test holds it to
+/// [`LiveLink::recheck`].
+fn recheck_plain<'a>(link: &LinkView<'a>) -> Option<LinkView<'a>> {
+    (is_plain_key(link.key) && crate::destination::is_plain_absolute(link.url)).then_some(
+        LinkView {
+            direct: Some(link.url),
+            ..*link
+        },
+    )
 }
 
 /// The hash every shard of a table (and of the tables derived from it) uses.
@@ -155,7 +182,14 @@ impl KeyHasher {
 /// for its tag) does not use, so no shard sees clustered hashes.
 #[inline]
 fn shard_of(hash: u64, count: usize) -> usize {
-    ((((hash >> 25) as u32) as u64 * count as u64) >> 32) as usize
+    ((shard_bits(hash) as u64 * count as u64) >> 32) as usize
+}
+
+/// The bits of a hash [`shard_of`] reads; it is monotone in them, which
+/// [`TableBuilder::build`] relies on.
+#[inline]
+fn shard_bits(hash: u64) -> u32 {
+    (hash >> 25) as u32
 }
 
 fn shard_count_for(links: usize) -> usize {
@@ -443,12 +477,13 @@ impl Outcome {
         }
     }
 
-    /// What the document stored under `key` as the JSON text `json` leaves:
-    /// the verdict [`Outcome::of`] gives the parsed document, read from the
-    /// text's link fields when they have their types (always, for what
-    /// qrtag writes), and from the parsed document otherwise.
-    fn of_json(key: &str, json: &str) -> Self {
-        match StoredFields::read(json) {
+    /// What the document stored under `key` as the JSON text `json` leaves,
+    /// given `fields`, what [`StoredFields::read`] read from it: the verdict
+    /// [`Outcome::of`] gives the parsed document, read from the text's link
+    /// fields when they have their types (always, for what qrtag writes),
+    /// and from the parsed document otherwise.
+    fn of_read(key: &str, json: &str, fields: Option<StoredFields<'_>>) -> Self {
+        match fields {
             Some(fields) if fields.is_tombstone() => Outcome::Gone,
             Some(fields) => match LiveLink::from_fields(key, &fields) {
                 Ok(link) => Outcome::Live(link),
@@ -540,7 +575,29 @@ impl TableBuilder {
     /// load of the embedded store), judged as [`apply`](Self::apply) judges
     /// it parsed but without building it; the reason when it is invalid.
     pub fn push_json(&mut self, key: &str, json: &str) -> Option<String> {
-        match Outcome::of_json(key, json) {
+        let fields = StoredFields::read(json);
+        // The common row: a plain key and destination, judged once each and
+        // copied once, into the arena (issue 24); the same verdict as below.
+        if let Some(fields) = &fields
+            && !fields.is_tombstone()
+            && is_plain_key(key)
+            && let Some(Ok(link)) = fields.plain_link()
+        {
+            self.push_live(
+                key,
+                &LinkView {
+                    key,
+                    url: link.url,
+                    inactive: link.inactive,
+                    expires_ms: link.expires.map(|t| t.timestamp_millis()),
+                    direct: Some(link.url),
+                    created: stamp(fields.created_at()),
+                    changed: stamp(fields.changed_at()),
+                },
+            );
+            return None;
+        }
+        match Outcome::of_read(key, json, fields) {
             Outcome::Live(link) => {
                 self.push_live(key, &link.view(key));
                 None
@@ -560,6 +617,19 @@ impl TableBuilder {
     /// Adds the removal of `key` (a deleted row).
     pub fn push_deleted(&mut self, key: &str) {
         self.push_state(key, ItemState::Deleted);
+    }
+
+    /// Adds a link read back from a snapshot file as [`LiveLink::recheck`]
+    /// judges it: as a link, or as an invalid document with the reason.
+    /// The common link is judged once and copied once, into the arena.
+    pub fn push_rechecked(&mut self, read: &LinkView<'_>) {
+        if let Some(link) = recheck_plain(read) {
+            return self.push_live(read.key, &link);
+        }
+        match LiveLink::recheck(read) {
+            Ok(link) => self.push_live(read.key, &link.view(read.key)),
+            Err(reason) => self.push_invalid(read.key, reason),
+        }
     }
 
     /// Adds a link already known to be valid (from the snapshot file, whose
@@ -639,38 +709,34 @@ impl TableBuilder {
     }
 
     /// The finished table at store position `seq`.
+    ///
+    /// The items are put in order once, by the 32 hash bits [`shard_of`]
+    /// reads and then by arrival: `shard_of` is monotone in those bits, so
+    /// for any shard count each shard is one run of that order, and the
+    /// items for one key (one hash) are neighbours, the last its last word.
+    /// One sort of small pairs and one pass, instead of a hash table of
+    /// every key, a sort of the winners and a list per shard filled in
+    /// scattered order (issue 24).
     pub fn build(mut self, seq: Option<Value>) -> LinkTable {
-        // The last word on each key wins: keep the last item per key. Keyed
-        // by the hash each item already carries (no hashing of a million
-        // keys again, issue 24), compared by key.
-        let mut latest: hashbrown::HashTable<usize> =
-            hashbrown::HashTable::with_capacity(self.items.len());
-        for (i, item) in self.items.iter().enumerate() {
-            let key = self.key(item);
-            match latest.entry(
-                item.hash,
-                |&j| self.key(&self.items[j]) == key,
-                |&j| self.items[j].hash,
-            ) {
-                hashbrown::hash_table::Entry::Occupied(mut e) => *e.get_mut() = i,
-                hashbrown::hash_table::Entry::Vacant(e) => {
-                    e.insert(i);
-                }
-            }
-        }
-        let mut winners: Vec<usize> = latest.into_iter().collect();
-        winners.sort_unstable();
-        let live = winners
+        let mut order: Vec<(u32, usize)> = self
+            .items
             .iter()
-            .filter(|&&i| self.items[i].state == ItemState::Live)
-            .count();
-        let count = shard_count_for(live);
-        let mut groups: Vec<Vec<usize>> = vec![Vec::new(); count];
+            .enumerate()
+            .map(|(i, item)| (shard_bits(item.hash), i))
+            .collect();
+        order.sort_unstable();
+        let mut winners: Vec<usize> = Vec::with_capacity(order.len());
+        for run in order.chunk_by(|a, b| a.0 == b.0) {
+            self.keep_last(run, &mut winners);
+        }
+        drop(order);
+
         let mut invalid = HashMap::new();
+        let mut live = 0;
         for &i in &winners {
             let item = &self.items[i];
             match item.state {
-                ItemState::Live => groups[shard_of(item.hash, count)].push(i),
+                ItemState::Live => live += 1,
                 ItemState::Invalid(r) => {
                     invalid.insert(
                         Box::from(self.key(item)),
@@ -680,20 +746,23 @@ impl TableBuilder {
                 ItemState::Deleted => {}
             }
         }
+        let count = shard_count_for(live);
         let hasher = self.hasher.clone();
         let mut shards = Vec::with_capacity(count);
         let mut len = 0;
-        let longest_key = groups
+        let mut longest_key = 0;
+        let mut in_order = winners
             .iter()
-            .flatten()
-            .map(|&i| self.items[i].key_len)
-            .max()
-            .unwrap_or(0);
-        for group in &groups {
-            let links: Vec<Hashed<'_>> = group
-                .iter()
-                .map(|&i| (self.items[i].hash, self.view(&self.items[i])))
-                .collect();
+            .map(|&i| &self.items[i])
+            .filter(|item| item.state == ItemState::Live)
+            .peekable();
+        let mut links: Vec<Hashed<'_>> = Vec::new();
+        for index in 0..count {
+            links.clear();
+            while let Some(item) = in_order.next_if(|item| shard_of(item.hash, count) == index) {
+                longest_key = longest_key.max(item.key_len);
+                links.push((item.hash, self.view(item)));
+            }
             // A shard is ~384 links; only URLs of megabytes each could
             // overflow one, and those are dropped rather than the table.
             match Shard::build(&links, |k| hasher.hash(k)) {
@@ -707,6 +776,7 @@ impl TableBuilder {
                 }
             }
         }
+        drop(links);
         LinkTable {
             hasher,
             shards: Arc::new(shards),
@@ -714,6 +784,32 @@ impl TableBuilder {
             invalid: Arc::new(invalid),
             seq,
             longest_key,
+        }
+    }
+
+    /// Adds to `winners` the last item for each key among `run`, items
+    /// whose hashes share their shard bits (nearly always one item; more
+    /// for a key pushed again, or rarely two keys whose bits collide).
+    fn keep_last(&self, run: &[(u32, usize)], winners: &mut Vec<usize>) {
+        let same = |i: usize, j: usize| {
+            self.items[i].hash == self.items[j].hash
+                && self.key(&self.items[i]) == self.key(&self.items[j])
+        };
+        if run.len() <= 16 {
+            for (n, &(_, i)) in run.iter().enumerate() {
+                if !run[n + 1..].iter().any(|&(_, j)| same(i, j)) {
+                    winners.push(i);
+                }
+            }
+        } else {
+            // Many pushes of one key (a feed of its edits): linear, not
+            // quadratic, in the run.
+            let mut seen = std::collections::HashSet::new();
+            for &(_, i) in run.iter().rev() {
+                if seen.insert(self.key(&self.items[i])) {
+                    winners.push(i);
+                }
+            }
         }
     }
 }

@@ -299,3 +299,124 @@ fn a_table_holds_a_write_once_it_has_applied_it() {
     t.apply([upsert("bad01", bad.clone())]);
     assert!(t.holds("bad01", &doc(bad)));
 }
+
+#[test]
+fn the_builder_keeps_the_last_of_many_pushes_of_one_key() {
+    let mut b = TableBuilder::default();
+    b.apply((0..100).flat_map(|i| {
+        [
+            upsert("hot", json!({ "url": format!("https://a.example/{i}") })),
+            upsert(&format!("k{i}"), json!({"url": "/x"})),
+        ]
+    }));
+    b.apply([Change::Delete { key: "k7".into() }]);
+    let t = b.build(None);
+    assert_eq!(t.live_url("hot", 0), Some("https://a.example/99"));
+    assert_eq!((t.len(), t.invalid_count()), (100, 0));
+    assert_eq!(t.live_url("k7", 0), None);
+    assert_eq!(t.live_url("k8", 0), Some("/x"));
+}
+
+/// A link as a snapshot file may hold it: any key and destination, near
+/// the line of the plain shortcut, with any stored direct location.
+fn read_link()
+-> impl proptest::strategy::Strategy<Value = (String, String, Option<String>, bool, Option<i64>)> {
+    use crate::redirect_policy::tests::{key_near_plain, url_near_plain};
+    (
+        key_near_plain(),
+        url_near_plain(),
+        proptest::option::of(proptest::prop_oneof![
+            proptest::strategy::Just("//evil.example".to_owned()),
+            url_near_plain()
+        ]),
+        proptest::bool::ANY,
+        proptest::option::of(proptest::num::i64::ANY),
+    )
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+
+    /// A link read back from a snapshot file is what the full recheck makes
+    /// of it, whether or not the plain shortcut takes it: a rewritten file
+    /// cannot slip a destination or a direct location past it.
+    #[test]
+    fn push_rechecked_is_the_full_recheck(
+        links in proptest::collection::vec(read_link(), 1..8),
+    ) {
+        let mut fast = TableBuilder::default();
+        let mut full = TableBuilder::default();
+        for (key, url, direct, inactive, expires_ms) in &links {
+            let read = LinkView {
+                key,
+                url,
+                inactive: *inactive,
+                expires_ms: *expires_ms,
+                direct: direct.as_deref(),
+                created: Some(7),
+                changed: None,
+            };
+            fast.push_rechecked(&read);
+            match LiveLink::recheck(&read) {
+                Ok(link) => full.push_live(key, &link.view(key)),
+                Err(reason) => full.push_invalid(key, reason),
+            }
+        }
+        let (fast, full) = (fast.build(None), full.build(None));
+        proptest::prop_assert_eq!(fast.len(), full.len());
+        for (key, ..) in &links {
+            proptest::prop_assert_eq!(fast.get(key), full.get(key), "{}", key);
+        }
+        let mut a: Vec<_> = fast.invalid().collect();
+        let mut b: Vec<_> = full.invalid().collect();
+        a.sort_unstable();
+        b.sort_unstable();
+        proptest::prop_assert_eq!(a, b);
+    }
+
+    /// A stored row judged from its JSON text (with the plain shortcut) is
+    /// judged as its parsed document is: the same link, or the same reason.
+    #[test]
+    fn push_json_is_the_parsed_document(
+        key in crate::redirect_policy::tests::key_near_plain(),
+        url in proptest::option::of(crate::redirect_policy::tests::url_near_plain()),
+        inactive in proptest::prop_oneof![
+            proptest::strategy::Just(None),
+            proptest::strategy::Just(Some(json!(true))),
+            proptest::strategy::Just(Some(json!(false))),
+            proptest::strategy::Just(Some(json!("yes"))),
+        ],
+        expires in proptest::prop_oneof![
+            proptest::strategy::Just(None),
+            proptest::strategy::Just(Some(json!("2030-01-01T00:00:00Z"))),
+            proptest::strategy::Just(Some(json!("soon"))),
+        ],
+        created in proptest::option::of(proptest::prop_oneof![
+            proptest::strategy::Just(json!("2026-01-01T00:00:00Z")),
+            proptest::strategy::Just(json!("yesterday")),
+        ]),
+        deleted in proptest::bool::ANY,
+    ) {
+        let mut doc = serde_json::Map::new();
+        if let Some(url) = url {
+            doc.insert("url".into(), json!(url));
+        }
+        for (name, value) in [("inactive", inactive), ("expires", expires), ("created_at", created)] {
+            if let Some(value) = value {
+                doc.insert(name.into(), value);
+            }
+        }
+        if deleted {
+            doc.insert("deleted_at".into(), json!("2026-01-02T00:00:00Z"));
+        }
+        let text = Value::Object(doc.clone()).to_string();
+        let mut from_text = TableBuilder::default();
+        let reason = from_text.push_json(&key, &text);
+        let mut from_doc = TableBuilder::default();
+        let rejected = from_doc.apply([Change::Upsert { key: key.clone(), doc: crate::link::test_document(Value::Object(doc)) }]);
+        proptest::prop_assert_eq!(reason, rejected.into_iter().next().map(|(_, r)| r));
+        let (a, b) = (from_text.build(None), from_doc.build(None));
+        proptest::prop_assert_eq!(a.get(&key), b.get(&key));
+        proptest::prop_assert_eq!(a.invalid_count(), b.invalid_count());
+    }
+}
