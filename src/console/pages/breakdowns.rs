@@ -125,7 +125,14 @@ fn bars(dim: Dimension, rows: &[(String, u64)], total: u64) -> Markup {
         let width = n as f64 * 100.0 / max as f64;
         html! {
             tr class=(class) data-value=(value) data-scans=(n) {
-                th scope="row" { (value) }
+                // A line may break after a slash ("Mobile Safari UI/WKWebView",
+                // "Mac OS X/…") rather than mid-word in a narrow column.
+                th scope="row" {
+                    @for (i, part) in value.split('/').enumerate() {
+                        @if i > 0 { "/" wbr; }
+                        (part)
+                    }
+                }
                 td.bar {
                     svg viewBox="0 0 100 10" preserveAspectRatio="none" aria-hidden="true" focusable="false" {
                         rect width=(format!("{width:.1}")) height="10" fill="#2a6f97" {}
