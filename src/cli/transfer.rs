@@ -14,6 +14,7 @@ use std::fs::File;
 use std::io::{self, BufReader, BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
@@ -263,7 +264,15 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         anyhow::bail!("internal error: no store to import into");
     };
     let batch = store.batch_size();
-    let written = match write_all(store.as_ref(), docs, on_existing, batch).await {
+    let written = match write_all(
+        store.as_ref(),
+        docs,
+        on_existing,
+        batch,
+        &AtomicBool::new(false),
+    )
+    .await
+    {
         Ok(written) => written,
         Err(Stopped { written, error }) => {
             return Err(anyhow::Error::new(error).context(format!(
@@ -360,14 +369,28 @@ async fn import_new(
     };
     let db = database.name().to_string();
     let store = cli.open_store(store::Access::Write)?;
+    // Set on a signal: no further batch is sent, and those under way are
+    // answered before the database is deleted. A request dropped
+    // mid-flight may still be written after the delete, and on PouchDB
+    // Server such a write makes the database again.
+    let stop = AtomicBool::new(false);
     let work = async {
-        let mut written = write_all(store.as_ref(), docs, OnExisting::Refuse, NewDatabase::BATCH)
-            .await
-            .map_err(|Stopped { written, error }| {
-                anyhow::Error::new(error).context(format!(
-                    "importing {name}: {written} of {total} links were written before this failed"
-                ))
-            })?;
+        let mut written = write_all(
+            store.as_ref(),
+            docs,
+            OnExisting::Refuse,
+            NewDatabase::BATCH,
+            &stop,
+        )
+        .await
+        .map_err(|Stopped { written, error }| {
+            anyhow::Error::new(error).context(format!(
+                "importing {name}: {written} of {total} links were written before this failed"
+            ))
+        })?;
+        if stop.load(Ordering::Relaxed) {
+            anyhow::bail!("stopped");
+        }
         if !written.failed.is_empty() {
             // Written in key order: the first refused in that order are
             // kept, and said in line order.
@@ -386,10 +409,25 @@ async fn import_new(
         bar.finish_and_clear();
         Ok((written, ready?))
     };
-    let outcome = tokio::select! {
-        done = work => done,
-        _ = interrupt.recv() => Err(anyhow::anyhow!("interrupted")),
-        _ = terminate.recv() => Err(anyhow::anyhow!("terminated")),
+    tokio::pin!(work);
+    let signalled = tokio::select! {
+        done = &mut work => Ok(done),
+        _ = interrupt.recv() => Err("interrupted"),
+        _ = terminate.recv() => Err("terminated"),
+    };
+    let outcome = match signalled {
+        Ok(done) => done,
+        Err(signal) => {
+            stop.store(true, Ordering::Relaxed);
+            // The batches under way are bounded (`writes_in_flight`), each
+            // by the HTTP timeout; a second signal does not wait for them.
+            tokio::select! {
+                _ = &mut work => {}
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
+            }
+            Err(anyhow::anyhow!(signal))
+        }
     };
     let (written, report) = match outcome {
         Ok(done) => done,
@@ -448,13 +486,15 @@ impl Written {
 
 /// Writes the checked documents in the store's batches, several under way
 /// (as many as the store takes at once), their answers taken in file order,
-/// with a progress bar in links a second. A failed batch stops the writing:
-/// those still under way are dropped, and may or may not have been written.
+/// with a progress bar in links a second. A failed batch, or `stop` set,
+/// stops the sending: those already under way are awaited and counted, so
+/// that when this returns the store receives nothing more from it.
 async fn write_all(
     store: &dyn LinkStore,
     docs: Vec<(u64, BulkDoc)>,
     on_existing: OnExisting,
     batch: usize,
+    stop: &AtomicBool,
 ) -> Result<Written, Stopped> {
     let total = docs.len() as u64;
     let bar = progress(
@@ -465,7 +505,11 @@ async fn write_all(
     let mut failed = Problems::default();
     let size = batch.max(1);
     let mut docs = docs.into_iter().peekable();
+    let mut first_error = None;
     let batches = std::iter::from_fn(|| {
+        if stop.load(Ordering::Relaxed) {
+            return None;
+        }
         docs.peek()?;
         let (lines, batch): (Vec<u64>, Vec<BulkDoc>) = docs.by_ref().take(size).unzip();
         Some((lines, batch))
@@ -480,11 +524,9 @@ async fn write_all(
         let outcomes = match outcomes {
             Ok(outcomes) => outcomes,
             Err(error) => {
-                bar.finish_and_clear();
-                return Err(Stopped {
-                    written: created + updated,
-                    error,
-                });
+                stop.store(true, Ordering::Relaxed);
+                first_error.get_or_insert(error);
+                continue;
             }
         };
         for ((line, key), outcome) in lines.into_iter().zip(keys).zip(outcomes) {
@@ -500,6 +542,12 @@ async fn write_all(
         bar.set_position(created + updated + failed.total);
     }
     bar.finish_and_clear();
+    if let Some(error) = first_error {
+        return Err(Stopped {
+            written: created + updated,
+            error,
+        });
+    }
     Ok(Written {
         created,
         updated,
