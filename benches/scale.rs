@@ -67,8 +67,9 @@ fn qrtag(db: &Path) -> Command {
     c
 }
 
-fn serve(db: &Path, extra: &[&str]) -> (Server, SocketAddr) {
-    let mut c = qrtag(db);
+/// `serve` on loopback port 0 (public and admin), one worker, the access
+/// log beside `beside`: what every server of this bench runs with.
+fn serve_args(c: &mut Command, beside: &Path) {
     c.args([
         "serve",
         "--listen",
@@ -77,8 +78,13 @@ fn serve(db: &Path, extra: &[&str]) -> (Server, SocketAddr) {
         "127.0.0.1:0",
     ])
     .args(["--workers", "1", "--access-log"])
-    .arg(db.with_file_name("access.log"))
-    .args(extra);
+    .arg(beside.with_file_name("access.log"));
+}
+
+fn serve(db: &Path, extra: &[&str]) -> (Server, SocketAddr) {
+    let mut c = qrtag(db);
+    serve_args(&mut c, db);
+    c.args(extra);
     Server::qrtag(c)
 }
 
@@ -342,12 +348,25 @@ fn baseline_full_load(
     let copy = baseline_db(db);
     std::fs::create_dir_all(copy.parent().expect("parent")).expect("mkdir");
     std::fs::copy(db, &copy).expect("copy the database");
+    baseline_start(bin, &copy, probe, want, ours, "full load")
+}
+
+/// The baseline build started on its copy until `probe` answers `want`:
+/// its wall and CPU time printed as `what`, against this build's (`ours`).
+fn baseline_start(
+    bin: &std::ffi::OsStr,
+    copy: &Path,
+    probe: &str,
+    want: &str,
+    ours: Duration,
+    what: &str,
+) -> Server {
     let t0 = Instant::now();
-    let server = baseline_serve(bin, &copy);
+    let server = baseline_serve(bin, copy);
     wait_for(server.addr, probe, want, Duration::from_secs(600));
     let wall = t0.elapsed();
     println!(
-        "baseline build: full load {:.3} s, {:.2} CPU-s; this build / baseline: {:.2}",
+        "baseline build: {what} {:.3} s, {:.2} CPU-s; this build / baseline: {:.2}",
         wall.as_secs_f64(),
         Duration::from_nanos(server.cpu_ns()).as_secs_f64(),
         ours.as_secs_f64() / wall.as_secs_f64()
@@ -366,17 +385,8 @@ fn baseline_db(db: &Path) -> std::path::PathBuf {
 /// The baseline build started as in [`baseline_full_load`] on its copy.
 fn baseline_serve(bin: &std::ffi::OsStr, copy: &Path) -> Server {
     let mut c = Command::new(bin);
-    c.arg("--db")
-        .arg(copy)
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--workers", "1", "--access-log"])
-        .arg(copy.with_file_name("access.log"));
+    c.arg("--db").arg(copy);
+    serve_args(&mut c, copy);
     Server::qrtag(c).0
 }
 
@@ -398,17 +408,14 @@ fn baseline_restart(
         std::thread::sleep(Duration::from_millis(10));
     }
     server.terminate();
-    let t0 = Instant::now();
-    let server = baseline_serve(bin, &copy);
-    wait_for(server.addr, probe, want, Duration::from_secs(600));
-    let wall = t0.elapsed();
-    println!(
-        "baseline build: restart from the snapshot file {:.3} s, {:.2} CPU-s; this build / baseline: {:.2}",
-        wall.as_secs_f64(),
-        Duration::from_nanos(server.cpu_ns()).as_secs_f64(),
-        ours.as_secs_f64() / wall.as_secs_f64()
-    );
-    server
+    baseline_start(
+        bin,
+        &copy,
+        probe,
+        want,
+        ours,
+        "restart from the snapshot file",
+    )
 }
 
 /// N links as CSV, as `qrtag import` reads them.
@@ -649,18 +656,9 @@ mod couchdb {
 /// and its access log beside it.
 fn serve_couch(server: &couch::CouchServer, db: &str, file: &Path) -> Server {
     let mut c = Command::new(env!("CARGO_BIN_EXE_qrtag"));
-    c.args(["--couchdb-url", &server.url, "--couchdb-db", db])
-        .args([
-            "serve",
-            "--listen",
-            "127.0.0.1:0",
-            "--admin-listen",
-            "127.0.0.1:0",
-        ])
-        .args(["--workers", "1", "--access-log"])
-        .arg(file.with_file_name("access.log"))
-        .arg("--snapshot-file")
-        .arg(file);
+    c.args(["--couchdb-url", &server.url, "--couchdb-db", db]);
+    serve_args(&mut c, file);
+    c.arg("--snapshot-file").arg(file);
     if let Some(user) = &server.user {
         c.env("QRTAG_COUCHDB_USER", user);
     }

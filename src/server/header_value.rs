@@ -71,28 +71,18 @@ mod tests {
         for len in [8, 9, 16, 23] {
             for at in 0..len {
                 for b in 0..=255u8 {
-                    let mut v = vec![b'a'; len];
-                    v[at] = b;
-                    assert_eq!(
-                        is_printable_ascii(&v),
-                        bytewise(&v),
-                        "byte {b:#x} at {at} of {len}"
-                    );
-                    // Neighbours that a carry or borrow would reach.
-                    v.iter_mut().for_each(|c| *c = b'~');
-                    v[at] = b;
-                    assert_eq!(
-                        is_printable_ascii(&v),
-                        bytewise(&v),
-                        "byte {b:#x} at {at} among ~"
-                    );
-                    v.iter_mut().for_each(|c| *c = b' ');
-                    v[at] = b;
-                    assert_eq!(
-                        is_printable_ascii(&v),
-                        bytewise(&v),
-                        "byte {b:#x} at {at} among spaces"
-                    );
+                    // Among letters, and among the neighbours that a carry
+                    // or borrow would reach: `~` and space.
+                    for fill in [b'a', b'~', b' '] {
+                        let mut v = vec![fill; len];
+                        v[at] = b;
+                        assert_eq!(
+                            is_printable_ascii(&v),
+                            bytewise(&v),
+                            "byte {b:#x} at {at} of {len} among {:?}",
+                            char::from(fill)
+                        );
+                    }
                 }
             }
         }
