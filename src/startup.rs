@@ -558,6 +558,7 @@ fn console_state(
     store: &Arc<dyn store::LinkStore>,
     scans: Option<Arc<crate::scan_index::ScanIndex>>,
     renders: crate::qr_image::RenderGate,
+    device_key: Option<[u8; 32]>,
 ) -> Result<crate::console::ConsoleState, StartupError> {
     use crate::console::auth::Accounts;
     let accounts = match &settings.store {
@@ -579,6 +580,10 @@ fn console_state(
     );
     state.time_zone = console.time_zone;
     state.renders = renders;
+    state.trusted_proxies = settings.trusted_proxies.clone();
+    if let Some(key) = device_key {
+        state.devices = crate::console::device::DeviceKeys::new(key);
+    }
     if let Some(index) = scans {
         state.scans = index;
     }
@@ -627,12 +632,17 @@ impl Application {
             .map(|api| bind(&api.listen, Listener::Api))
             .transpose()?;
         // Then the secret file: a bad one stops the start before the store.
+        let mut device_key = None;
         let tracking = match &settings.tracking {
-            Some(t) => Some(TrackingCookie::new(
-                t.cookie_name.clone(),
-                public_url.is_https(),
-                crate::tracking_secret::load_or_create(&t.secret_file)?,
-            )),
+            Some(t) => {
+                let keys = crate::tracking_secret::load_or_create(&t.secret_file)?;
+                device_key = Some(keys.derived_key(crate::console::device::KEY_PURPOSE));
+                Some(TrackingCookie::new(
+                    t.cookie_name.clone(),
+                    public_url.is_https(),
+                    keys,
+                ))
+            }
             None => None,
         };
         let store = store::open(&settings.store, store::Access::Create)?;
@@ -732,6 +742,7 @@ impl Application {
                     .as_ref()
                     .map(crate::scan_index::RunningIndex::index),
                 render_gate,
+                device_key,
             )?)),
             None => None,
         };

@@ -221,6 +221,15 @@ impl TrackingKeys {
         KeyedMac::new(secret)
     }
 
+    /// A key for another purpose derived from the current secret
+    /// (HMAC-SHA256 of `purpose`, at most 55 bytes), so that everything a
+    /// node signs besides the cookie works on every node sharing the file
+    /// and outlives a restart, without a second secret to distribute.
+    pub fn derived_key(&self, purpose: &[u8]) -> [u8; 32] {
+        assert!(purpose.len() <= 55, "a purpose fits in one block");
+        self.keys[0].tag(purpose)
+    }
+
     /// How many secrets verify (the current one and older ones).
     pub fn len(&self) -> usize {
         self.keys.len()

@@ -55,6 +55,8 @@ pub enum LoginError {
          terminal, or run qrtag console-password on the server"
     )]
     NoPassword,
+    #[error(transparent)]
+    Busy(#[from] super::check_gate::Busy),
     #[error("cannot check the login now: {0}")]
     Unavailable(String),
 }
@@ -114,6 +116,15 @@ impl Accounts {
         }
     }
 
+    /// The name a login form's attempt is for: the typed one on CouchDB,
+    /// the one account on the embedded store.
+    pub fn login_name<'a>(&self, typed: &'a str) -> std::borrow::Cow<'a, str> {
+        match self {
+            Self::Password { .. } => PASSWORD_USER.into(),
+            Self::Couch { .. } => typed.into(),
+        }
+    }
+
     /// Whether the login form asks for a user name.
     pub fn has_user_names(&self) -> bool {
         matches!(self, Self::Couch { .. })
@@ -127,10 +138,12 @@ impl Accounts {
                     .await
                     .map_err(|e| LoginError::Unavailable(e.to_string()))?
                     .ok_or(LoginError::NoPassword)?;
-                let given = password.to_owned();
-                let ok = tokio::task::spawn_blocking(move || password::verify(&stored, &given))
+                let ok = password::verify_off_workers(stored, password)
                     .await
-                    .map_err(|e| LoginError::Unavailable(e.to_string()))?;
+                    .map_err(|e| match e {
+                        password::PasswordError::Busy(busy) => LoginError::Busy(busy),
+                        e => LoginError::Unavailable(e.to_string()),
+                    })?;
                 if !ok {
                     return Err(LoginError::WrongPassword);
                 }
@@ -145,6 +158,8 @@ impl Accounts {
                 if name.is_empty() {
                     return Err(LoginError::Wrong);
                 }
+                // CouchDB hashes (PBKDF2) on its side: bounded all the same.
+                let _turn = super::check_gate::PASSWORD_CHECKS.enter().await?;
                 let mut url = settings.url.as_url().clone();
                 if let Ok(mut path) = url.path_segments_mut() {
                     path.clear().push("_session");

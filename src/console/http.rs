@@ -8,10 +8,13 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use cookie::{Cookie, SameSite};
 use maud::Markup;
 
+use std::net::IpAddr;
 use std::time::{Duration, SystemTime};
 
 use super::ConsoleState;
 use super::csrf::ANONYMOUS_LIFETIME;
+use super::device::{self, DeviceId};
+use super::limiter::Client;
 use super::pages::{self, BASE, Viewer};
 use super::session::{COOKIE, Current, IDLE, User};
 use crate::links::LinkError;
@@ -123,28 +126,80 @@ pub fn anonymous_page(
     )
 }
 
-/// A password or setup attempt counted against a client's address, to be
-/// given back with [`Attempt::succeeded`] when it turns out right.
+/// A password or setup attempt counted against a client (its device, or
+/// its address), to be given back with [`Attempt::give_back`] when it
+/// turns out right or is never checked.
 #[must_use]
-pub struct Attempt(std::net::IpAddr);
+pub struct Attempt(Client);
 
 impl Attempt {
-    pub fn succeeded(self, state: &ConsoleState) {
-        state.limiter.succeeded(self.0, std::time::Instant::now());
+    pub fn give_back(self, state: &ConsoleState) {
+        state.limiter.give_back(self.0, std::time::Instant::now());
     }
 }
 
-/// Counts a password or setup attempt against the client's address (a
-/// 429 with `Retry-After` when over the limit).
-pub fn attempt(req: &HttpRequest, state: &ConsoleState) -> Result<Attempt, Refusal> {
+/// The client's address: the peer, or behind a `--trusted-proxy` the
+/// nearest untrusted `X-Forwarded-For` hop, as the public listener logs it
+/// (so a TLS proxy in front of the console does not make every visitor one
+/// address).
+pub fn client_address(req: &HttpRequest, state: &ConsoleState) -> IpAddr {
     // Without a peer address (not on TCP) every such client shares one slot.
-    let addr = req
+    let peer = req
         .peer_addr()
-        .map_or(std::net::IpAddr::from([0, 0, 0, 0]), |a| a.ip());
+        .map_or(IpAddr::from([0, 0, 0, 0]), |a| a.ip());
+    if state.trusted_proxies.is_empty() {
+        return peer.to_canonical();
+    }
+    let forwarded: Vec<&[u8]> = req
+        .headers()
+        .get_all(header::X_FORWARDED_FOR)
+        .map(HeaderValue::as_bytes)
+        .collect();
+    crate::client_ip::client_ip(peer, &forwarded, &state.trusted_proxies)
+}
+
+/// The device a browser's device cookie names for logins as `user`.
+fn device(req: &HttpRequest, state: &ConsoleState, user: &str) -> Option<DeviceId> {
+    let now = SystemTime::now();
+    req.headers()
+        .get_all(header::COOKIE)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .filter(|c| c.name() == device::COOKIE)
+        .find_map(|c| state.devices.verify(c.value(), user, now))
+}
+
+/// The device cookie a browser gets when it logs in as `user`.
+pub fn device_cookie(state: &ConsoleState, user: &str) -> String {
+    Cookie::build((device::COOKIE, state.devices.issue(user, SystemTime::now())))
+        .path(BASE)
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(state.secure_cookie)
+        .max_age(cookie::time::Duration::seconds(
+            i64::try_from(device::LIFETIME.as_secs()).unwrap_or(i64::MAX),
+        ))
+        .build()
+        .to_string()
+}
+
+/// Counts a password or setup attempt against the client: the device its
+/// cookie names for logins as `user`, or else its address (a 429 with
+/// `Retry-After` when over the limit).
+pub fn attempt(
+    req: &HttpRequest,
+    state: &ConsoleState,
+    user: Option<&str>,
+) -> Result<Attempt, Refusal> {
+    let client = match user.and_then(|user| device(req, state, user)) {
+        Some(id) => Client::Device(id),
+        None => Client::from(client_address(req, state)),
+    };
     state
         .limiter
-        .attempt(addr, std::time::Instant::now())
-        .map(|()| Attempt(addr))
+        .attempt(client, std::time::Instant::now())
+        .map(|()| Attempt(client))
         .map_err(|wait| {
             Box::new(
                 HttpResponse::TooManyRequests()
@@ -155,14 +210,28 @@ pub fn attempt(req: &HttpRequest, state: &ConsoleState) -> Result<Attempt, Refus
         })
 }
 
+/// The answer to an attempt the password check's gate had no room for
+/// ([`super::check_gate`]): come back in a second.
+pub fn busy(message: &str) -> HttpResponse {
+    let mut res = plain(StatusCode::SERVICE_UNAVAILABLE, message);
+    res.headers_mut()
+        .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
+    res
+}
+
 /// Logs `user` in under a new session ID (so an ID planted before is
-/// worth nothing), ends the session the form came from, and goes to the list.
+/// worth nothing), ends the session the form came from, gives the browser
+/// a new device cookie for that user, and goes to the list.
 pub fn log_in(state: &ConsoleState, before: &Current, user: User) -> HttpResponse {
     state.sessions.end(&before.id);
+    let device = device_cookie(state, &user.name);
     match state.sessions.start(user) {
         Some(logged_in) => with_cookie(
-            see_other(&format!("{BASE}/links")),
-            &session_cookie(&logged_in.id, state.secure_cookie),
+            with_cookie(
+                see_other(&format!("{BASE}/links")),
+                &session_cookie(&logged_in.id, state.secure_cookie),
+            ),
+            &device,
         ),
         None => plain(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -230,14 +299,17 @@ pub fn checked_form(
 }
 
 /// A POST of a password or setup form: the CSRF gate, then the attempt
-/// counted against the client's address.
+/// counted against the client (`user` as for [`attempt`], given the form).
 pub fn checked_attempt(
     req: &HttpRequest,
     state: &ConsoleState,
     body: &web::Bytes,
+    user: impl FnOnce(&Form) -> Option<String>,
 ) -> Result<(Current, Form, Attempt), Refusal> {
     let (session, form) = checked_form(req, state, body)?;
-    Ok((session, form, attempt(req, state)?))
+    let user = user(&form);
+    let attempt = attempt(req, state, user.as_deref())?;
+    Ok((session, form, attempt))
 }
 
 /// A POST that needs a logged-in user as well.

@@ -17,7 +17,9 @@ use crate::settings::PublicUrl;
 use crate::snapshot::Snapshot;
 
 pub mod auth;
+pub mod check_gate;
 pub mod csrf;
+pub mod device;
 mod handlers;
 pub mod http;
 pub mod key_order;
@@ -46,6 +48,10 @@ pub struct ConsoleState {
     /// Signs the anonymous cookies of the login and setup forms.
     pub signer: csrf::Signer,
     pub limiter: limiter::LoginLimiter,
+    /// Signs and checks the device cookies of browsers that logged in before.
+    pub devices: device::DeviceKeys,
+    /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     /// Shared with the thread that keeps it following the snapshot
     /// ([`key_order::keep_following`]).
     pub order: Arc<Mutex<key_order::KeyOrder>>,
@@ -77,6 +83,8 @@ impl ConsoleState {
             sessions: session::Sessions::default(),
             signer: csrf::Signer::default(),
             limiter: limiter::LoginLimiter::default(),
+            devices: device::DeviceKeys::per_process(),
+            trusted_proxies: Vec::new(),
             order: Arc::default(),
             scans: Arc::new(scans::NoScanCounts),
             secure_cookie,

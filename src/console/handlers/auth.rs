@@ -26,7 +26,11 @@ pub async fn login(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    let (session, form, attempt) = match http::checked_attempt(&req, &state, &body) {
+    let accounts = &state.accounts;
+    let (session, form, attempt) = match http::checked_attempt(&req, &state, &body, |form| {
+        let typed = form.get("user").unwrap_or_default().trim();
+        Some(accounts.login_name(typed).into_owned())
+    }) {
         Ok(ok) => ok,
         Err(refused) => return *refused,
     };
@@ -35,13 +39,18 @@ pub async fn login(
     let ask_name = state.accounts.has_user_names();
     match state.accounts.login(user, password).await {
         Ok(user) => {
-            attempt.succeeded(&state);
+            attempt.give_back(&state);
             http::log_in(&state, &session, user)
+        }
+        Err(LoginError::Busy(busy)) => {
+            // Never checked: not a guess.
+            attempt.give_back(&state);
+            http::busy(&busy.to_string())
         }
         Err(e) => {
             let status = match e {
                 LoginError::Wrong | LoginError::WrongPassword => StatusCode::UNAUTHORIZED,
-                LoginError::NoPassword | LoginError::Unavailable(_) => {
+                LoginError::NoPassword | LoginError::Unavailable(_) | LoginError::Busy(_) => {
                     StatusCode::SERVICE_UNAVAILABLE
                 }
             };

@@ -23,7 +23,7 @@ pub async fn form(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     let Some(db) = state.accounts.password_db() else {
         return no_setup();
     };
-    let attempt = match http::attempt(&req, &state) {
+    let attempt = match http::attempt(&req, &state, None) {
         Ok(attempt) => attempt,
         Err(refused) => return *refused,
     };
@@ -33,7 +33,7 @@ pub async fn form(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         return *refused;
     }
     // The right token: not a guess.
-    attempt.succeeded(&state);
+    attempt.give_back(&state);
     let token = token.unwrap_or_default();
     private(anonymous_page(&req, &state, StatusCode::OK, |csrf| {
         pages::setup::page(csrf, token, None)
@@ -48,7 +48,7 @@ pub async fn set(
     let Some(db) = state.accounts.password_db() else {
         return no_setup();
     };
-    let (session, form, attempt) = match http::checked_attempt(&req, &state, &body) {
+    let (session, form, attempt) = match http::checked_attempt(&req, &state, &body, |_| None) {
         Ok(ok) => ok,
         Err(refused) => return *refused,
     };
@@ -57,7 +57,7 @@ pub async fn set(
         return *refused;
     }
     // The right token: a typo in the passwords is not a guess.
-    attempt.succeeded(&state);
+    attempt.give_back(&state);
     let chosen = form.get("password").unwrap_or_default();
     let again = form.get("again").unwrap_or_default();
     if let Err(e) = check_passwords(chosen, again) {
@@ -75,6 +75,7 @@ pub async fn set(
             state.setup.close();
             return refusal(&SetupError::Closed);
         }
+        Err(password::PasswordError::Busy(busy)) => return http::busy(&busy.to_string()),
         Err(e) => return unavailable(&e),
     }
     // The password is set, so the link is dead whatever this says.
