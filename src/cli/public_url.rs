@@ -8,7 +8,7 @@ use super::Cli;
 use super::edge::UsageError;
 use crate::recorded_url::{self, Choice, Given};
 use crate::settings::PublicUrl;
-use crate::store::LinkStore;
+use crate::store::{LinkStore, StoreError};
 
 /// The public URL a command given on this command line, from any source.
 fn given(cli: &Cli) -> Option<Given> {
@@ -60,7 +60,17 @@ pub async fn for_tags(cli: &Cli, store: &dyn LinkStore, record: bool) -> anyhow:
         );
     }
     if first && record {
-        store.record_public_url(url.origin(), false).await?;
+        match store.record_public_url(url.origin(), false).await {
+            // CouchDB keeps it where only an admin writes: an editor's
+            // first tags are printed all the same, and told so.
+            Err(StoreError::Refused {
+                status: 401 | 403,
+                detail,
+            }) => eprintln!("qrtag: warning: {url} is not recorded with the links: {detail}"),
+            other => {
+                other?;
+            }
+        }
     }
     Ok(url)
 }

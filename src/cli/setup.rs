@@ -81,6 +81,13 @@ pub fn print_report(
         "{DESIGN_ID} (validation, links view): {}",
         report.design
     )?;
+    if let Some(url) = &report.public_url_moved {
+        writeln!(
+            out,
+            "{DESIGN_ID} (public URL): {url}, moved from _local/qrtag-service, which any member \
+             could write: check that it is the origin your tags are printed with"
+        )?;
+    }
     writeln!(
         out,
         "_security (members: roles {READER_ROLE}, {EDITOR_ROLE}): {}",

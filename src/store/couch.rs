@@ -504,43 +504,6 @@ impl CouchStore {
 
 /// Keys CouchDB would not store as plain documents (`_design/...` and other
 /// `_` names); qrtag never reads or writes them as links.
-/// The service's own settings kept with the links: a local document, so it
-/// is never in `_all_docs` or `_changes` (no link, no replication) and needs
-/// no exception in `validate_doc_update`, which local documents skip.
-const SERVICE_DOC: [&str; 2] = ["_local", "qrtag-service"];
-
-impl CouchStore {
-    /// `_local/qrtag-service` and its revision, if it exists.
-    async fn service_doc(
-        &self,
-    ) -> Result<Option<(serde_json::Map<String, Value>, String)>, StoreError> {
-        let req = self
-            .http
-            .request(Method::GET, self.http.db_url(&SERVICE_DOC));
-        let resp = self.http.send(req).await?;
-        if resp.status().as_u16() == 404 {
-            self.http.check_db().await?;
-            return Ok(None);
-        }
-        if !resp.status().is_success() {
-            return Err(self
-                .http
-                .refusal(resp, "reading _local/qrtag-service")
-                .await);
-        }
-        let doc: serde_json::Map<String, Value> = self
-            .http
-            .read_json(resp, "reading _local/qrtag-service")
-            .await?;
-        let rev = doc
-            .get("_rev")
-            .and_then(Value::as_str)
-            .unwrap_or_default()
-            .to_owned();
-        Ok(Some((doc, rev)))
-    }
-}
-
 fn is_reserved(key: &LinkKey) -> bool {
     key.as_str().starts_with('_')
 }
@@ -648,34 +611,11 @@ impl LinkStore for CouchStore {
     }
 
     async fn public_url(&self) -> Result<Option<String>, StoreError> {
-        Ok(self.service_doc().await?.and_then(|(doc, _)| {
-            doc.get("public_url")
-                .and_then(Value::as_str)
-                .map(str::to_owned)
-        }))
+        super::couch_public_url::recorded(&self.http).await
     }
 
     async fn record_public_url(&self, url: &str, replace: bool) -> Result<bool, StoreError> {
-        let (mut doc, rev) = match self.service_doc().await? {
-            Some(_) if !replace => return Ok(false),
-            Some((doc, rev)) => (doc, Some(rev)),
-            None => (serde_json::Map::new(), None),
-        };
-        doc.insert("public_url".into(), Value::String(url.to_owned()));
-        if let Some(rev) = rev {
-            doc.insert("_rev".into(), Value::String(rev));
-        }
-        let req = self
-            .http
-            .request(Method::PUT, self.http.db_url(&SERVICE_DOC))
-            .json(&doc);
-        let resp = self.http.send(req).await?;
-        match resp.status().as_u16() {
-            // Someone else recorded one first: theirs stands.
-            409 if !replace => Ok(false),
-            _ if resp.status().is_success() => Ok(true),
-            _ => Err(self.http.refusal(resp, "recording the public URL").await),
-        }
+        super::couch_public_url::record(&self.http, url, replace).await
     }
 
     fn snapshot_identity(&self) -> String {

@@ -80,6 +80,9 @@ impl std::fmt::Display for Outcome {
 pub struct SetupReport {
     pub database: Outcome,
     pub design: Outcome,
+    /// A public URL found where any member could write it, moved into the
+    /// design document ([`super::couch_public_url::move_legacy`]).
+    pub public_url_moved: Option<String>,
     pub security: Outcome,
     /// The API keys database (`LINKS-keys`), its validation and `_security`.
     pub keys: PartReport,
@@ -199,11 +202,13 @@ async fn prepare(
         )));
     }
     let design = ensure_design(http, VALIDATE_DOC_UPDATE, Some(LINKS_VIEW_MAP)).await?;
+    let public_url_moved = super::couch_public_url::move_legacy(http).await?;
     let security = ensure_security(http, &LINK_ROLES, lock).await?;
     let keys = setup_keys(http, requested).await?;
     Ok(SetupReport {
         database,
         design,
+        public_url_moved,
         security,
         keys,
         placement,

@@ -25,6 +25,7 @@ mod couch_follower;
 pub mod couch_keys;
 pub mod couch_load;
 mod couch_mark;
+mod couch_public_url;
 pub mod couch_setup;
 pub mod feed_lines;
 pub mod sqlite;

@@ -349,6 +349,95 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
     .await;
 }
 
+/// Issue 30, item 10: the public URL every later tag is printed with is
+/// kept where only an admin writes (`_design/qrtag`), not in
+/// `_local/qrtag-service`, which any member, the reader `serve` uses
+/// included, may write; one found only there is refused until an admin's
+/// `qrtag setup` moves it, saying so.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_keeps_the_public_url_where_only_an_admin_writes() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_public_url").await else {
+        return;
+    };
+    let url = server.url();
+    let admin = server.admin();
+    editor_and_reader(&admin).await;
+    let out = run_as(&url, ADMIN.0, ADMIN.1, &["setup"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let reader = Couch::new(&url, "links").with_user("rd", "rd-pw-1");
+    let public = crate::harness::PUBLIC_URL;
+
+    // What an earlier version recorded: found only in the local document.
+    let (status, body) = admin
+        .call(
+            reqwest::Method::PUT,
+            "links/_local/qrtag-service",
+            Some(json!({"public_url": public})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let new_tag = ["new", "--key", "Poster1", "https://a.example/one"];
+    let out = run_as(&url, "ed", "ed-pw-1", &new_tag).await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("is recorded in _local/qrtag-service, which any member")
+            && stderr(&out).contains("qrtag setup"),
+        "{}",
+        stderr(&out)
+    );
+    let out = run_as(&url, ADMIN.0, ADMIN.1, &["setup"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains(&format!(
+            "_design/qrtag (public URL): {public}, moved from _local/qrtag-service"
+        )),
+        "{}",
+        stdout(&out)
+    );
+    let (status, _) = admin
+        .call(reqwest::Method::GET, "links/_local/qrtag-service", None)
+        .await;
+    assert_eq!(status, 404, "the local document is gone");
+    let out = run_as(&url, "ed", "ed-pw-1", &new_tag).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{public}/Poster1\n"));
+
+    // The reader may still write local documents, and cannot write the
+    // design document: what it writes changes no printed tag.
+    let (status, body) = reader
+        .call(
+            reqwest::Method::PUT,
+            "links/_local/qrtag-service",
+            Some(json!({"public_url": "https://evil.example"})),
+        )
+        .await;
+    assert_eq!(
+        status, 201,
+        "CouchDB lets members write local documents: {body}"
+    );
+    let (_, mut design) = admin
+        .call(reqwest::Method::GET, "links/_design/qrtag", None)
+        .await;
+    assert_eq!(design["public_url"], json!(public), "{design}");
+    design["public_url"] = json!("https://evil.example");
+    let (status, body) = reader
+        .call(reqwest::Method::PUT, "links/_design/qrtag", Some(design))
+        .await;
+    assert!(
+        matches!(status, 401 | 403),
+        "a reader wrote the design document: {body}"
+    );
+    let out = run_as(
+        &url,
+        "ed",
+        "ed-pw-1",
+        &["new", "--key", "Poster2", "https://a.example/two"],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), format!("{public}/Poster2\n"));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apache_couchdb_crash_and_restart_keep_redirects_and_later_edits_arrive() {
     let Some(mut server) = ApacheCouch::start("apache_couchdb_crash_and_restart").await else {
