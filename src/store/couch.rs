@@ -655,7 +655,8 @@ impl LinkStore for CouchStore {
         let found: Vec<LinkKey> = parents
             .iter()
             .zip(self.existing(parents).await?)
-            .filter_map(|(p, e)| e.then(|| p.clone()))
+            .filter(|(_, e)| *e)
+            .map(|(p, _)| p.clone())
             .collect();
         if !found.is_empty() {
             self.take_back(key).await?;
