@@ -147,7 +147,8 @@ pub struct ListQuery {
     pub sort: Option<String>,
     pub after: Option<String>,
     pub before: Option<String>,
-    /// Rows per page, 1 to 1000 (100 if left out).
+    /// Rows per page, 1 to 1000 (100 if left out); a page holds fewer
+    /// when their keys and URLs pass 1 MiB, and `next` goes on from there.
     pub limit: Option<usize>,
 }
 
@@ -487,7 +488,7 @@ async fn qr(
     patch, path = "/api/v1/links/{key}", tag = "links",
     params(
         ("key" = String, Path, description = "The link's key", example = "spring"),
-        ("If-Match" = Option<String>, Header, description = "The ETag read: 412 if the link changed since"),
+        ("If-Match" = Option<String>, Header, description = "The ETag read, or a list of ETags (RFC 9110): 412 unless one of them is the current revision"),
     ),
     request_body = LinkEdit,
     responses(
