@@ -22,10 +22,25 @@ pub struct Destination {
     internal: bool,
 }
 
+/// Longest destination, in bytes: 8 KiB, what the common web servers
+/// take as a whole request line (Apache's `LimitRequestLine` 8190, nginx's
+/// `large_client_header_buffers` 8k), so a longer URL would be refused by
+/// the server a scan is sent to anyway. Every stored destination is held
+/// in memory, written into every list page and sent in every redirect's
+/// `Location`: unbounded, one write key could make each of those megabytes
+/// (issue 30). `assets/couchdb/validate_doc_update.js` keeps the same cap.
+pub const MAX_DESTINATION: usize = 8192;
+
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidDestination {
     #[error("a destination must not be empty")]
     Empty,
+    // The text itself is not echoed: it may be megabytes.
+    #[error(
+        "a destination may be at most {MAX_DESTINATION} bytes (longer URLs are refused by \
+         web servers), not {0}"
+    )]
+    TooLong(usize),
     #[error("a destination must not contain spaces or control characters: {0:?}")]
     Whitespace(String),
     #[error("a destination must not contain a backslash: {0:?}")]
@@ -79,6 +94,9 @@ impl Destination {
     pub(crate) fn parse_in_full(s: &str) -> Result<Self, InvalidDestination> {
         if s.is_empty() {
             return Err(InvalidDestination::Empty);
+        }
+        if s.len() > MAX_DESTINATION {
+            return Err(InvalidDestination::TooLong(s.len()));
         }
         // URL parsers drop tabs and newlines anywhere, so `https://ev\til.example`
         // would be read as `evil.example`: refused with every other control.
@@ -200,6 +218,9 @@ impl Destination {
 /// against the full path. Anything else (rarer shapes, and every
 /// malformed text) takes the full path: `false` only costs time.
 pub(crate) fn is_plain_absolute(s: &str) -> bool {
+    if s.len() > MAX_DESTINATION {
+        return false;
+    }
     let b = s.as_bytes();
     let Some(rest) = b
         .strip_prefix(b"https://")
@@ -451,6 +472,30 @@ mod tests {
         ] {
             assert!(Destination::parse(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    #[test]
+    fn a_destination_is_at_most_max_destination_bytes_and_not_echoed() {
+        for prefix in ["https://a.example/", "/p/", "https://A.example/"] {
+            let at_most = format!("{prefix}{}", "x".repeat(MAX_DESTINATION - prefix.len()));
+            let over = format!("{at_most}x");
+            if prefix != "https://A.example/" {
+                assert!(Destination::parse(&at_most).is_ok(), "{prefix}");
+            }
+            assert_eq!(
+                Destination::parse(&over),
+                Err(InvalidDestination::TooLong(MAX_DESTINATION + 1))
+            );
+            assert!(!is_plain_absolute(&over));
+        }
+        // Bytes, not characters.
+        let wide = format!("/{}", "ü".repeat(MAX_DESTINATION / 2));
+        assert!(matches!(
+            Destination::parse(&wide),
+            Err(InvalidDestination::TooLong(_))
+        ));
+        let message = InvalidDestination::TooLong(4 << 20).to_string();
+        assert!(message.len() < 120, "{message}");
     }
 
     #[test]

@@ -38,6 +38,12 @@ pub enum InvalidLink {
     BadTime(&'static str),
     #[error("\"{0}\" must be a string")]
     NotText(&'static str),
+    #[error("\"{field}\" may be at most {limit} {unit}")]
+    TooLong {
+        field: &'static str,
+        limit: usize,
+        unit: &'static str,
+    },
 }
 
 impl Link {
@@ -156,16 +162,37 @@ pub fn check_times(doc: &Document) -> Result<(), InvalidLink> {
 /// holds to strings.
 pub const TEXT_FIELDS: [&str; 4] = ["created_by", "goal_code", "thid", "invalidated_by"];
 
-/// Whether every text field is absent, null or a string: what CouchDB's
-/// validation asks, so an import is refused before the store would (and
-/// `import --new-database`, which writes while no validation runs, lets
-/// in nothing the validation would refuse).
+/// Longest text field, in bytes: a `did:peer:2` with its keys and service
+/// endpoint is well under 1 KB, and a field over this is no DID or thread
+/// id but a way to grow every document (issue 30).
+pub const MAX_TEXT: usize = 4096;
+
+/// Whether every text field is absent, null or a string of at most
+/// [`MAX_TEXT`] bytes, and the notes at most [`MAX_NOTES`] characters:
+/// what CouchDB's validation asks, so an import is refused before the
+/// store would (and `import --new-database`, which writes while no
+/// validation runs, lets in nothing the validation would refuse).
 pub fn check_texts(doc: &Document) -> Result<(), InvalidLink> {
     for name in TEXT_FIELDS {
         match doc.get(name) {
-            None | Some(Value::Null | Value::String(_)) => {}
+            None | Some(Value::Null) => {}
+            Some(Value::String(s)) if s.len() > MAX_TEXT => {
+                return Err(InvalidLink::TooLong {
+                    field: name,
+                    limit: MAX_TEXT,
+                    unit: "bytes",
+                });
+            }
+            Some(Value::String(_)) => {}
             Some(_) => return Err(InvalidLink::NotText(name)),
         }
+    }
+    if notes(doc).is_some_and(|n| n.chars().count() > MAX_NOTES) {
+        return Err(InvalidLink::TooLong {
+            field: "notes",
+            limit: MAX_NOTES,
+            unit: "characters",
+        });
     }
     Ok(())
 }
@@ -210,9 +237,10 @@ pub fn set_inactive(doc: &mut Document, inactive: bool) {
     doc.insert("inactive".into(), Value::Bool(inactive));
 }
 
-/// Longest notes qrtag writes, in characters: a line or two about where a
-/// tag hangs, not a document store. (A document edited by hand may hold
-/// more; it is read as it is.)
+/// Longest notes, in characters: a line or two about where a tag hangs,
+/// not a document store. CouchDB's validation and an import refuse more
+/// ([`check_texts`]); a document that holds more all the same is read as
+/// it is.
 pub const MAX_NOTES: usize = 2000;
 
 /// A link's `notes` as a person gives them: blanks around them trimmed,
@@ -302,8 +330,39 @@ mod tests {
                 "{name} not in the validation"
             );
         }
+        for (name, cap) in [
+            ("MAX_DESTINATION", crate::destination::MAX_DESTINATION),
+            ("MAX_TEXT", MAX_TEXT),
+            ("MAX_NOTES", MAX_NOTES),
+        ] {
+            assert!(js.contains(&format!("var {name} = {cap};")), "{name}");
+        }
         let mut d = doc(json!({"url": "/x", "created_by": "did:peer:2.x", "thid": null}));
         assert_eq!(check_texts(&d), Ok(()));
+        d.insert("thid".into(), json!("t".repeat(MAX_TEXT)));
+        assert_eq!(check_texts(&d), Ok(()));
+        d.insert("thid".into(), json!("t".repeat(MAX_TEXT + 1)));
+        assert_eq!(
+            check_texts(&d),
+            Err(InvalidLink::TooLong {
+                field: "thid",
+                limit: MAX_TEXT,
+                unit: "bytes"
+            })
+        );
+        d.insert("thid".into(), json!("t"));
+        d.insert("notes".into(), json!("é".repeat(MAX_NOTES)));
+        assert_eq!(check_texts(&d), Ok(()));
+        d.insert("notes".into(), json!("é".repeat(MAX_NOTES + 1)));
+        assert_eq!(
+            check_texts(&d),
+            Err(InvalidLink::TooLong {
+                field: "notes",
+                limit: MAX_NOTES,
+                unit: "characters"
+            })
+        );
+        d.shift_remove("notes");
         d.insert("goal_code".into(), json!(5));
         assert_eq!(check_texts(&d), Err(InvalidLink::NotText("goal_code")));
     }

@@ -85,16 +85,27 @@ pub async fn create_document_with(
     link::stamp_created(&mut doc, Utc::now());
     let doc = &doc;
     if let Some(key) = key {
-        if take_over == TakeOver::Refuse
-            && let Some(parent) = taken_parent(store, key).await?
-        {
-            return Err(LinkError::TakesOver {
-                key: key.clone(),
-                parent,
-            });
+        if take_over == TakeOver::Allow {
+            return match store.create(key, doc).await {
+                Ok(()) => Ok(key.clone()),
+                Err(e) => Err(not_created(store, key, e).await),
+            };
         }
-        return match store.create(key, doc).await {
-            Ok(()) => Ok(key.clone()),
+        // Checked first, so a refused key is usually never written; the
+        // store checks again with the write (a parent may come between).
+        let taken = |parent| LinkError::TakesOver {
+            key: key.clone(),
+            parent,
+        };
+        if let Some(parent) = taken_parent(store, key).await? {
+            return Err(taken(parent));
+        }
+        let parents: Vec<LinkKey> = key.parents().collect();
+        return match store.create_below(key, doc, &parents).await {
+            Ok(found) => match crate::link_key::taken_over(key, &found).or(found.first()) {
+                Some(parent) => Err(taken(parent.clone())),
+                None => Ok(key.clone()),
+            },
             Err(e) => Err(not_created(store, key, e).await),
         };
     }

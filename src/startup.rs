@@ -380,6 +380,10 @@ fn rest_state(
         uppercase_prefix: settings.qr_uppercase_prefix,
         gate: crate::qr_image::RenderGate::for_cores(),
         limiter: crate::server::rest::auth::RateLimiter::new(api.rate_per_second),
+        strangers: crate::server::rest::strangers::StrangerLimiter::new(
+            crate::server::rest::strangers::STRANGERS_PER_SECOND,
+            settings.trusted_proxies.clone(),
+        ),
         snapshot: Arc::clone(snapshot),
         order,
         scans: match scans {

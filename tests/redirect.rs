@@ -214,6 +214,7 @@ async fn stored_destinations_that_fool_people_are_invalid_documents() {
     use qrtag::store::LinkStore;
     let app = spawn_app().await;
     let store = app.store();
+    let too_long = format!("https://example.com/{}", "x".repeat(4 << 20));
     let bad = [
         ("userinfo", "https://example.com:443@evil.example/"),
         ("dot", "/.//evil.example"),
@@ -223,6 +224,8 @@ async fn stored_destinations_that_fool_people_are_invalid_documents() {
         ("upper", "https://EVIL.example/"),
         ("unicode", "https://bücher.example/"),
         ("backslash", "/a\\..\\..\\evil.example"),
+        // Issue 30: over the length cap (here 4 MB, as the issue tried).
+        ("toolong", too_long.as_str()),
     ];
     for (key, url) in bad {
         let doc = serde_json::json!({"url": url, "inactive": false});
@@ -242,8 +245,9 @@ async fn stored_destinations_that_fool_people_are_invalid_documents() {
         assert_eq!(
             r.status(),
             404,
-            "/{key} -> {url}: {:?}",
-            header(&r, "location")
+            "/{key} -> {}: {:?}",
+            &url[..url.len().min(60)],
+            header(&r, "location").map(str::len)
         );
     }
     let ready = app
@@ -257,6 +261,43 @@ async fn stored_destinations_that_fool_people_are_invalid_documents() {
         ready.contains(&format!("1 links, {} invalid", bad.len())),
         "{ready}"
     );
+}
+
+/// Issue 30: a destination over the cap already in the store when the
+/// server starts is skipped by the full load like any invalid document;
+/// the server starts and serves the rest.
+#[tokio::test]
+async fn a_stored_destination_over_the_cap_is_skipped_by_a_full_load() {
+    use qrtag::store::LinkStore;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let settings = support::test_settings(dir.path());
+    let db = dir.path().join("qrtag.db");
+    support::init_db(&db);
+    let store = qrtag::store::sqlite::SqliteStore::open(&db).expect("open");
+    let huge = format!("https://example.com/{}", "x".repeat(4 << 20));
+    for (key, url) in [("huge", huge.as_str()), ("fine", "https://example.com/")] {
+        let serde_json::Value::Object(doc) = serde_json::json!({ "url": url }) else {
+            unreachable!("an object literal")
+        };
+        store
+            .create(&key.parse().expect("key"), &doc)
+            .await
+            .expect("stored raw");
+    }
+    drop(store);
+    let app = support::spawn_with(settings, dir).await;
+    assert_eq!(app.get("/fine").await.status(), 302);
+    let r = app.get("/huge").await;
+    assert_eq!(r.status(), 404);
+    assert!(r.bytes().await.expect("body").len() < 1000);
+    let ready = app
+        .admin_get("/readyz")
+        .await
+        .expect("admin listener")
+        .text()
+        .await
+        .expect("body");
+    assert!(ready.contains("1 links, 1 invalid"), "{ready}");
 }
 
 /// Issue 19, item 3: thousands of query parameters or path segments made

@@ -97,7 +97,15 @@ async fn keys_scopes_etags_and_revocation() {
 
     let r = c.get(api(&app, "/links")).send().await.expect("request");
     assert_eq!(problem(r, 401).await, "urn:qrtag:problem:unauthorized");
-    let r = get(&app, "/links", &format!("{}x", &write[..write.len() - 1])).await;
+    // The last character changed (to one it is not: a key ending in `x`
+    // stayed itself 1 time in 62).
+    let last = if write.ends_with('x') { "y" } else { "x" };
+    let r = get(
+        &app,
+        "/links",
+        &format!("{}{last}", &write[..write.len() - 1]),
+    )
+    .await;
     assert_eq!(problem(r, 401).await, "urn:qrtag:problem:unauthorized");
 
     let new = json!({"url": "https://example.com/a", "key": "promo/spring"});

@@ -10,6 +10,31 @@ function (newDoc, oldDoc, userCtx, secObj) {
   function has(list, x) {
     return !!list && typeof list.indexOf === 'function' && list.indexOf(x) !== -1;
   }
+  // UTF-8 bytes of a string, as Rust's str::len counts them; a string of
+  // more UTF-16 units than `cap` has more bytes too, and is not walked.
+  function utf8Length(s, cap) {
+    if (s.length > cap) {
+      return s.length;
+    }
+    var n = 0;
+    for (var k = 0; k < s.length; k++) {
+      var c = s.charCodeAt(k);
+      n += c < 0x80 ? 1 : (c < 0x800 || (c >= 0xd800 && c <= 0xdfff)) ? 2 : 3;
+    }
+    return n;
+  }
+  // Characters (code points), as Rust's chars().count(): a surrogate pair
+  // is one.
+  function charCount(s) {
+    var n = 0;
+    for (var k = 0; k < s.length; k++) {
+      var c = s.charCodeAt(k);
+      if (c < 0xdc00 || c > 0xdfff) {
+        n++;
+      }
+    }
+    return n;
+  }
   function refuse(why) {
     throw ({ forbidden: 'not a qrtag link document: ' + why });
   }
@@ -49,6 +74,12 @@ function (newDoc, oldDoc, userCtx, secObj) {
   var url = newDoc.url;
   if (typeof url !== 'string') {
     refuse('"url" must be a string');
+  }
+  // destination::MAX_DESTINATION (src/destination.rs), checked first so
+  // a huge text costs no pattern below.
+  var MAX_DESTINATION = 8192;
+  if (utf8Length(url, MAX_DESTINATION) > MAX_DESTINATION) {
+    refuse('"url" may be at most ' + MAX_DESTINATION + ' bytes');
   }
   if (url.length === 0 || /[\s\u0000-\u001f\u007f-\u009f]/.test(url)) {
     refuse('"url" must not be empty or contain spaces or control characters');
@@ -112,11 +143,27 @@ function (newDoc, oldDoc, userCtx, secObj) {
 
   // Where a DIDComm link came from (README, DIDComm): who asked (a DID or
   // "token"), its goal code and the request's thread; who invalidated it.
+  // At most link::MAX_TEXT bytes each (src/link.rs).
+  var MAX_TEXT = 4096;
   var texts = ['created_by', 'goal_code', 'thid', 'invalidated_by'];
   for (var j = 0; j < texts.length; j++) {
     var text = newDoc[texts[j]];
     if (text !== undefined && text !== null && typeof text !== 'string') {
       refuse('"' + texts[j] + '" must be a string');
+    }
+    if (typeof text === 'string' && utf8Length(text, MAX_TEXT) > MAX_TEXT) {
+      refuse('"' + texts[j] + '" may be at most ' + MAX_TEXT + ' bytes');
+    }
+  }
+
+  // link::MAX_NOTES characters (src/link.rs); notes someone stored as
+  // another JSON value are counted as their JSON text, as qrtag shows them.
+  var MAX_NOTES = 2000;
+  var notes = newDoc.notes;
+  if (notes !== undefined && notes !== null) {
+    var notesText = typeof notes === 'string' ? notes : JSON.stringify(notes);
+    if (notesText.length > 2 * MAX_NOTES || charCount(notesText) > MAX_NOTES) {
+      refuse('"notes" may be at most ' + MAX_NOTES + ' characters');
     }
   }
 }

@@ -208,8 +208,28 @@ pub struct Page {
     pub next: Option<String>,
 }
 
-/// The page `query` asks for, at most `size` rows.
+/// Bytes of keys and destinations a page holds at most (its first row
+/// always): with a thousand rows of the longest destinations a page would
+/// be 8 MB of text, held in memory and sent for every request of it, so
+/// a page stops at this many as well as at its row count, and its cursor
+/// continues from the last row it holds (issue 30). A thousand rows of
+/// ordinary URLs are a tenth of it.
+pub const PAGE_BYTES: usize = 1 << 20;
+
+/// The page `query` asks for, at most `size` rows and [`PAGE_BYTES`].
 pub fn page(keys: &SortedKeys, table: &LinkTable, query: &Query, size: usize, at: &At<'_>) -> Page {
+    page_within(keys, table, query, size, PAGE_BYTES, at)
+}
+
+/// [`page`] with a budget of `bytes` (tests use small ones).
+fn page_within(
+    keys: &SortedKeys,
+    table: &LinkTable,
+    query: &Query,
+    size: usize,
+    bytes: usize,
+    at: &At<'_>,
+) -> Page {
     let size = size.max(1);
     let backward = matches!(query.cursor, Cursor::Before(_));
     // Up to `size + 1` rows in the direction of travel: one more than a
@@ -226,6 +246,9 @@ pub fn page(keys: &SortedKeys, table: &LinkTable, query: &Query, size: usize, at
         .then(|| key_matches(keys, table, query, size + 1, at, budget))
         .flatten()
         .unwrap_or_else(|| scan_matches(table, query, size + 1, at));
+    // Rows are in the direction of travel, so a page cut short by bytes
+    // ends where the cursor it gives continues.
+    let size = size.min(rows_within(&rows, bytes));
     let more = rows.len() > size;
     rows.truncate(size);
     let position = |r: Option<&Row>| r.map(|r| r.position.clone());
@@ -244,6 +267,20 @@ pub fn page(keys: &SortedKeys, table: &LinkTable, query: &Query, size: usize, at
             rows,
         }
     }
+}
+
+/// How many leading rows hold at most `bytes` of keys and destinations;
+/// at least one, so every page moves on.
+fn rows_within(rows: &[Row], bytes: usize) -> usize {
+    let mut total = 0usize;
+    let fit = rows
+        .iter()
+        .take_while(|r| {
+            total = total.saturating_add(r.key.len() + r.url.len());
+            total <= bytes
+        })
+        .count();
+    fit.max(1)
 }
 
 fn row(l: &LinkView<'_>, sort: Sort) -> Row {
@@ -542,11 +579,36 @@ mod tests {
 
     /// Every page of a query, walked forward, then walked back from the end.
     fn walk(keys: &SortedKeys, t: &LinkTable, q: &Query, size: usize, at: &At<'_>) -> Vec<String> {
+        walk_within(keys, t, q, size, PAGE_BYTES, at)
+    }
+
+    /// [`walk`] with pages of at most `bytes`, each page checked to hold
+    /// no more (but for its first row).
+    fn walk_within(
+        keys: &SortedKeys,
+        t: &LinkTable,
+        q: &Query,
+        size: usize,
+        bytes: usize,
+        at: &At<'_>,
+    ) -> Vec<String> {
+        let page = |q: &Query| {
+            let p = page_within(keys, t, q, size, bytes, at);
+            let held: usize = p
+                .rows
+                .iter()
+                .skip(1)
+                .map(|r| r.key.len() + r.url.len())
+                .sum();
+            let first = p.rows.first().map_or(0, |r| r.key.len() + r.url.len());
+            assert!(p.rows.len() <= 1 || first + held <= bytes, "{q:?}");
+            p
+        };
         let mut q = q.clone();
-        let mut pages = vec![page(keys, t, &q, size, at)];
+        let mut pages = vec![page(&q)];
         while let Some(next) = pages.last().and_then(|p| p.next.clone()) {
             q.cursor = Cursor::After(next);
-            pages.push(page(keys, t, &q, size, at));
+            pages.push(page(&q));
         }
         let forward: Vec<String> = pages
             .iter()
@@ -560,7 +622,7 @@ mod tests {
             match p.prev.clone() {
                 Some(prev) => {
                     q.cursor = Cursor::Before(prev);
-                    p = page(keys, t, &q, size, at);
+                    p = page(&q);
                 }
                 None => break,
             }
@@ -602,6 +664,15 @@ mod tests {
                             walk(&keys, &t, &q, size, &at),
                             expected(&t, &q, &at),
                             "{q:?} by {size}"
+                        );
+                    }
+                    // Pages cut by bytes (a row here is about 30) walk
+                    // the same rows.
+                    for bytes in [1, 70, 200] {
+                        assert_eq!(
+                            walk_within(&keys, &t, &q, 50, bytes, &at),
+                            expected(&t, &q, &at),
+                            "{q:?} within {bytes} bytes"
                         );
                     }
                 }

@@ -74,6 +74,8 @@ pub enum MessageError {
     BadTime(&'static str),
     #[error("\"to\" must be a list of DIDs")]
     BadTo,
+    #[error("\"{0}\" may be at most {max} bytes", max = crate::link::MAX_TEXT)]
+    TooLong(&'static str),
 }
 
 fn text(map: &Map<String, Value>, name: &'static str) -> Result<Option<String>, MessageError> {
@@ -206,14 +208,23 @@ pub fn parse(value: &Value) -> Result<Incoming, MessageError> {
         },
         _ => return Err(MessageError::UnknownType(clip(&typ))),
     };
+    // The thread is recorded in the link (`thid`), the sender answered to:
+    // both held to the link's text cap.
+    let thid = thid.filter(|t| !t.is_empty()).unwrap_or_else(|| id.clone());
+    let from = match version {
+        Version::V2 => text(obj, "from")?,
+        Version::V1 => None,
+    };
+    for (name, value) in [("thid", Some(&thid)), ("from", from.as_ref())] {
+        if value.is_some_and(|v| v.len() > crate::link::MAX_TEXT) {
+            return Err(MessageError::TooLong(name));
+        }
+    }
     Ok(Incoming {
         version,
-        thid: thid.filter(|t| !t.is_empty()).unwrap_or_else(|| id.clone()),
+        thid,
         id,
-        from: match version {
-            Version::V2 => text(obj, "from")?,
-            Version::V1 => None,
-        },
+        from,
         return_route_all: return_route.as_deref() == Some("all"),
         to: match version {
             Version::V2 => recipients(obj.get("to"))?,
@@ -275,6 +286,27 @@ mod tests {
             panic!("a request")
         };
         assert_eq!(r.requested_validity_seconds, Some(60));
+    }
+
+    #[test]
+    fn a_thread_or_sender_over_the_text_cap_is_refused() {
+        let long = "t".repeat(crate::link::MAX_TEXT + 1);
+        let base = json!({
+            "type": "https://didcomm.org/shorten-url/1.0/request-shortened-url",
+            "id": "m1",
+            "body": {"url": "https://e.example/", "goal_code": "shorten"},
+        });
+        for (field, value) in [("thid", &long), ("id", &long), ("from", &long)] {
+            let mut m = base.clone();
+            m[field] = json!(value);
+            let name = if field == "from" { "from" } else { "thid" };
+            assert_eq!(
+                parse(&m).map(|_| ()),
+                Err(MessageError::TooLong(name)),
+                "{field}"
+            );
+        }
+        assert!(parse(&base).is_ok());
     }
 
     #[test]

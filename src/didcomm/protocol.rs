@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::did::Did;
 use super::message::{Incoming, Kind, PIURI, Request, SHORTENED, Version};
 use super::problem::{Code, Problem};
-use crate::destination::Destination;
+use crate::destination::{Destination, InvalidDestination};
 use crate::link::{Document, Link};
 use crate::link_key::LinkKey;
 use crate::settings::PublicUrl;
@@ -301,10 +301,16 @@ fn request(
             ),
         ));
     }
-    let dest = Destination::parse(raw)
-        .ok()
-        .filter(|d| !d.is_internal())
-        .ok_or_else(|| Problem::new(Code::InvalidUrl, "\"url\" is not a usable http(s) URL"))?;
+    let dest = match Destination::parse(raw) {
+        // Said as such: shortening it is refused for its length alone.
+        Err(e @ InvalidDestination::TooLong(_)) => {
+            return Err(Problem::new(Code::InvalidUrl, format!("\"url\": {e}")));
+        }
+        parsed => parsed
+            .ok()
+            .filter(|d| !d.is_internal())
+            .ok_or_else(|| Problem::new(Code::InvalidUrl, "\"url\" is not a usable http(s) URL"))?,
+    };
     let param = |name: &str| {
         parsed
             .query_pairs()

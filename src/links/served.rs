@@ -105,6 +105,19 @@ impl LinkStore for Served {
         Ok(())
     }
 
+    async fn create_below(
+        &self,
+        key: &LinkKey,
+        doc: &Document,
+        parents: &[LinkKey],
+    ) -> Result<Vec<LinkKey>, StoreError> {
+        let found = self.inner.create_below(key, doc, parents).await?;
+        if found.is_empty() {
+            self.until_served(&[(key.clone(), doc.clone())]).await;
+        }
+        Ok(found)
+    }
+
     async fn replace(&self, key: &LinkKey, doc: &Document, rev: &str) -> Result<(), StoreError> {
         self.inner.replace(key, doc, rev).await?;
         self.until_served(&[(key.clone(), doc.clone())]).await;

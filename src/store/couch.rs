@@ -502,6 +502,26 @@ impl CouchStore {
     }
 }
 
+impl CouchStore {
+    /// Deletes a document this writer just created and must not keep
+    /// ([`LinkStore::create_below`]): at its current revision, read again
+    /// if someone wrote it meanwhile. Gone already is done.
+    async fn take_back(&self, key: &LinkKey) -> Result<(), StoreError> {
+        let mut gone = Document::new();
+        gone.insert("_deleted".into(), Value::Bool(true));
+        for _ in 0..8 {
+            let Some(stored) = self.get(key).await? else {
+                return Ok(());
+            };
+            match self.put(key, &gone, Some(&stored.rev)).await {
+                Err(StoreError::Conflict(_)) => continue,
+                done => return done,
+            }
+        }
+        Err(StoreError::Conflict(key.to_string()))
+    }
+}
+
 /// Keys CouchDB would not store as plain documents (`_design/...` and other
 /// `_` names); qrtag never reads or writes them as links.
 fn is_reserved(key: &LinkKey) -> bool {
@@ -583,6 +603,28 @@ impl LinkStore for CouchStore {
 
     async fn create(&self, key: &LinkKey, doc: &Document) -> Result<(), StoreError> {
         self.put(key, doc, None).await
+    }
+
+    async fn create_below(
+        &self,
+        key: &LinkKey,
+        doc: &Document,
+        parents: &[LinkKey],
+    ) -> Result<Vec<LinkKey>, StoreError> {
+        self.put(key, doc, None).await?;
+        if parents.is_empty() {
+            return Ok(Vec::new());
+        }
+        let found: Vec<LinkKey> = parents
+            .iter()
+            .zip(self.existing(parents).await?)
+            .filter(|(_, e)| *e)
+            .map(|(p, _)| p.clone())
+            .collect();
+        if !found.is_empty() {
+            self.take_back(key).await?;
+        }
+        Ok(found)
     }
 
     async fn replace(&self, key: &LinkKey, doc: &Document, rev: &str) -> Result<(), StoreError> {

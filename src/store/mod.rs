@@ -84,6 +84,23 @@ pub trait LinkStore: Send + Sync + 'static {
     /// Creates a document; [`StoreError::Conflict`] when the key is taken.
     async fn create(&self, key: &LinkKey, doc: &Document) -> Result<(), StoreError>;
 
+    /// Creates a document unless one of `parents` (the new key's
+    /// [`LinkKey::parents`]) is stored: the ones that are, in the order
+    /// given, when it is refused, and then nothing of `key` is left. A
+    /// check before a plain [`create`](Self::create) let a parent written
+    /// in between be taken over (issue 30): SQLite checks and writes in one
+    /// transaction; CouchDB, which has none, writes, checks again and
+    /// deletes what it wrote when a parent came meanwhile, so a child is
+    /// never stored after its parent (one written before it may be taken
+    /// back, which is the safe side). [`StoreError::Conflict`] when the key
+    /// is taken.
+    async fn create_below(
+        &self,
+        key: &LinkKey,
+        doc: &Document,
+        parents: &[LinkKey],
+    ) -> Result<Vec<LinkKey>, StoreError>;
+
     /// Replaces a document if it is still at `rev`; [`StoreError::Conflict`] otherwise.
     async fn replace(&self, key: &LinkKey, doc: &Document, rev: &str) -> Result<(), StoreError>;
 

@@ -409,6 +409,13 @@ fn snapshot_meta_name(file: &str) -> String {
     format!("snapshot_mark:{file}")
 }
 
+/// A new document; a tombstone may be revived: its revision continues.
+const CREATE: &str = "INSERT INTO links (key, doc, rev, seq, deleted)
+     VALUES (?1, ?2, 1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM links), 0)
+     ON CONFLICT(key) DO UPDATE SET doc = excluded.doc, rev = rev + 1,
+        seq = excluded.seq, deleted = 0
+     WHERE deleted = 1";
+
 #[async_trait]
 impl LinkStore for SqliteStore {
     async fn existing(&self, keys: &[LinkKey]) -> Result<Vec<bool>, StoreError> {
@@ -470,17 +477,56 @@ impl LinkStore for SqliteStore {
     async fn create(&self, key: &LinkKey, doc: &Document) -> Result<(), StoreError> {
         let key = key.as_str().to_owned();
         let json = serde_json::Value::Object(doc.clone()).to_string();
-        // A tombstone may be revived: its revision continues.
-        self.write_one(
-            "INSERT INTO links (key, doc, rev, seq, deleted)
-             VALUES (?1, ?2, 1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM links), 0)
-             ON CONFLICT(key) DO UPDATE SET doc = excluded.doc, rev = rev + 1,
-                seq = excluded.seq, deleted = 0
-             WHERE deleted = 1",
-            vec![key.clone().into(), json.into()],
-            move || StoreError::Conflict(key),
-        )
+        self.write_one(CREATE, vec![key.clone().into(), json.into()], move || {
+            StoreError::Conflict(key)
+        })
         .await
+    }
+
+    /// The parents' check and the write in one IMMEDIATE transaction, so
+    /// no other writer comes between them.
+    async fn create_below(
+        &self,
+        key: &LinkKey,
+        doc: &Document,
+        parents: &[LinkKey],
+    ) -> Result<Vec<LinkKey>, StoreError> {
+        let key = key.as_str().to_owned();
+        let json = serde_json::Value::Object(doc.clone()).to_string();
+        let parents = parents.to_vec();
+        let err = self.sql_err();
+        let written = self
+            .with_conn(move |c| {
+                let tx = c
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(&err)?;
+                let mut found = Vec::new();
+                {
+                    let mut exists = tx
+                        .prepare_cached("SELECT 1 FROM links WHERE key = ?1 AND deleted = 0")
+                        .map_err(&err)?;
+                    for parent in parents {
+                        if exists.exists(params![parent.as_str()]).map_err(&err)? {
+                            found.push(parent);
+                        }
+                    }
+                }
+                if !found.is_empty() {
+                    // Dropped: rolled back, nothing written.
+                    return Ok(found);
+                }
+                let n = tx.execute(CREATE, params![key, json]).map_err(&err)?;
+                tx.commit().map_err(&err)?;
+                if n == 0 {
+                    return Err(StoreError::Conflict(key));
+                }
+                Ok(found)
+            })
+            .await;
+        if written.as_ref().is_ok_and(Vec::is_empty) {
+            self.wake();
+        }
+        written
     }
 
     async fn replace(&self, key: &LinkKey, doc: &Document, rev: &str) -> Result<(), StoreError> {

@@ -293,6 +293,19 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
         ("bad06", json!({"url": "https://a.example/\u{202E}fdp.exe"})),
         ("bad07", json!({"url": "https://a.example/?t=\u{E0041}"})),
         ("bad08", json!({"url": "https://a.example:0443/"})),
+        // Issue 30: the length caps.
+        (
+            "bad09",
+            json!({"url": format!("https://a.example/{}", "x".repeat(qrtag::destination::MAX_DESTINATION))}),
+        ),
+        (
+            "bad10",
+            json!({"url": "/x", "notes": "é".repeat(qrtag::link::MAX_NOTES + 1)}),
+        ),
+        (
+            "bad11",
+            json!({"url": "/x", "thid": "t".repeat(qrtag::link::MAX_TEXT + 1)}),
+        ),
     ] {
         let (status, body) = editor.try_put(id, doc).await;
         assert!(

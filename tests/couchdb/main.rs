@@ -11,6 +11,7 @@ mod compose;
 mod console;
 #[path = "../support/deploy_kit.rs"]
 mod deploy_kit;
+mod hardening;
 mod harness;
 mod lifecycle;
 mod nodes;

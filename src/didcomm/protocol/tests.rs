@@ -241,6 +241,23 @@ fn url_problems() {
 }
 
 #[test]
+fn a_url_over_the_cap_is_refused_naming_the_cap() {
+    let long = format!(
+        "https://e.example/{}",
+        "x".repeat(crate::destination::MAX_DESTINATION)
+    );
+    let msg = v2(json!({"url": long, "goal_code": "shorten"}));
+    let step = run(&msg, &Caller::Token, &policy(), None);
+    assert_eq!(code(&step).as_deref(), Some("invalid_url"));
+    let Step::Reply(m) = step else {
+        unreachable!("a problem reply")
+    };
+    let said = m.to_string();
+    assert!(said.contains("at most 8192 bytes"), "{said}");
+    assert!(said.len() < 2000, "the URL is not echoed");
+}
+
+#[test]
 fn goal_codes() {
     for goal in [json!(null), json!("shorten.oobv3"), json!("")] {
         let msg = v2(json!({"url": "https://e.example/", "goal_code": goal}));

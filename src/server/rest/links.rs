@@ -147,7 +147,8 @@ pub struct ListQuery {
     pub sort: Option<String>,
     pub after: Option<String>,
     pub before: Option<String>,
-    /// Rows per page, 1 to 1000 (100 if left out).
+    /// Rows per page, 1 to 1000 (100 if left out); a page holds fewer
+    /// when their keys and URLs pass 1 MiB, and `next` goes on from there.
     pub limit: Option<usize>,
 }
 
@@ -487,7 +488,7 @@ async fn qr(
     patch, path = "/api/v1/links/{key}", tag = "links",
     params(
         ("key" = String, Path, description = "The link's key", example = "spring"),
-        ("If-Match" = Option<String>, Header, description = "The ETag read: 412 if the link changed since"),
+        ("If-Match" = Option<String>, Header, description = "The ETag read, or a list of ETags (RFC 9110): 412 unless one of them is the current revision"),
     ),
     request_body = LinkEdit,
     responses(
@@ -527,18 +528,21 @@ pub async fn edit(
     let if_match = req
         .headers()
         .get(header::IF_MATCH)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| {
-            v.trim()
-                .trim_start_matches("W/")
-                .trim_matches('"')
-                .to_owned()
-        })
-        .filter(|v| v != "*");
+        .map(|v| IfMatch::parse(&String::from_utf8_lossy(v.as_bytes())))
+        .filter(|m| *m != IfMatch::Any);
     let store = state.store.as_ref();
     let watch = WriteWatch::new(store);
     let written = match &if_match {
-        Some(rev) => write::update_at(store, &key, rev, |d| apply(d)).await,
+        Some(listed) => match store.get(&key).await {
+            // The write itself is at the revision read, so a change in
+            // between is still a conflict; a tombstone is refused there.
+            Ok(Some(stored)) if listed.matches(&stored.rev) || link::is_tombstone(&stored.doc) => {
+                write::update_at(store, &key, &stored.rev, |d| apply(d)).await
+            }
+            Ok(Some(_)) => Err(LinkError::Store(StoreError::Conflict(key.to_string()))),
+            Ok(None) => Err(LinkError::NotFound(key.clone())),
+            Err(e) => Err(e.into()),
+        },
         None => write::update(store, &key, |d| apply(d)).await,
     };
     match written {
@@ -558,6 +562,59 @@ pub async fn edit(
             problem::respond(Kind::NotFound, format!("no link with key {key}"))
         }
         Err(e) => problem::from_link_error(&e),
+    }
+}
+
+/// What an `If-Match` header asks (RFC 9110 §13.1.1): any current
+/// revision (`*`), or one of the listed entity tags, compared strongly, so
+/// a weak tag (`W/"…"`) never matches. A bare revision without quotes is
+/// taken as one tag, as earlier versions did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum IfMatch {
+    Any,
+    OneOf(Vec<String>),
+}
+
+impl IfMatch {
+    fn parse(value: &str) -> Self {
+        let value = value.trim();
+        if value == "*" {
+            return Self::Any;
+        }
+        let mut tags = Vec::new();
+        let mut rest = value;
+        loop {
+            rest = rest.trim_start_matches([' ', '\t', ',']);
+            if rest.is_empty() {
+                break;
+            }
+            let (weak, tagged) = match rest.strip_prefix("W/") {
+                Some(r) => (true, r),
+                None => (false, rest),
+            };
+            let (tag, after) = match tagged.strip_prefix('"') {
+                Some(quoted) => match quoted.find('"') {
+                    Some(end) => (&quoted[..end], &quoted[end + 1..]),
+                    None => (quoted, ""),
+                },
+                None => {
+                    let end = tagged.find(',').unwrap_or(tagged.len());
+                    (tagged[..end].trim(), &tagged[end..])
+                }
+            };
+            if !weak && !tag.is_empty() {
+                tags.push(tag.to_owned());
+            }
+            rest = after;
+        }
+        Self::OneOf(tags)
+    }
+
+    fn matches(&self, rev: &str) -> bool {
+        match self {
+            Self::Any => true,
+            Self::OneOf(tags) => tags.iter().any(|t| t == rev),
+        }
     }
 }
 
@@ -736,6 +793,24 @@ mod tests {
             ..q
         };
         assert!(list_query(&bad).is_err());
+    }
+
+    #[test]
+    fn if_match_lists_match_any_strong_tag() {
+        let tags = |v: &str| match IfMatch::parse(v) {
+            IfMatch::OneOf(t) => t,
+            IfMatch::Any => vec!["*".to_owned()],
+        };
+        assert_eq!(tags(r#""1-a""#), ["1-a"]);
+        assert_eq!(
+            tags(r#" "1-a" , "2-b",W/"3-c", "4,d" "#),
+            ["1-a", "2-b", "4,d"]
+        );
+        assert_eq!(tags("2-b"), ["2-b"], "a bare revision, as before");
+        assert_eq!(tags(r#"W/"1-a""#), Vec::<String>::new());
+        assert_eq!(tags(" * "), ["*"]);
+        assert!(IfMatch::parse(r#""1-a", "2-b""#).matches("2-b"));
+        assert!(!IfMatch::parse(r#""1-a", W/"2-b""#).matches("2-b"));
     }
 
     #[test]

@@ -16,6 +16,7 @@ pub mod openapi;
 pub mod print;
 pub mod problem;
 pub mod scans;
+pub mod strangers;
 
 use std::sync::Arc;
 
@@ -40,6 +41,8 @@ pub struct RestState {
     pub uppercase_prefix: bool,
     pub gate: RenderGate,
     pub limiter: auth::RateLimiter,
+    /// Requests without a valid key, per client address.
+    pub strangers: strangers::StrangerLimiter,
     /// What lists read, as the console's list does.
     pub snapshot: Arc<crate::snapshot::Snapshot>,
     /// The sorted keys, kept by [`crate::console::key_order::keep_following`].
@@ -63,13 +66,25 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         }));
 }
 
-/// The key the request acts with, counted against its rate limit.
+/// The key the request acts with, counted against its rate limit; an
+/// address past its refusals this second is answered before the key is
+/// read ([`strangers`]).
 pub async fn admit(
     req: &HttpRequest,
     state: &RestState,
     write: bool,
 ) -> Result<auth::Caller, HttpResponse> {
-    let caller = auth::caller(req.headers(), state.store.as_ref(), write).await?;
+    let net = state.strangers.network_of(req);
+    state.strangers.check(net)?;
+    let caller = match auth::caller(req.headers(), state.store.as_ref(), write).await {
+        Ok(caller) => caller,
+        Err(res) => {
+            if res.status() == actix_web::http::StatusCode::UNAUTHORIZED {
+                state.strangers.refused(net);
+            }
+            return Err(res);
+        }
+    };
     state.limiter.admit(&caller.id)?;
     Ok(caller)
 }
