@@ -20,6 +20,7 @@ pub mod follow;
 pub mod index;
 mod key_tallies;
 mod pairs;
+pub mod sketch;
 pub mod sources;
 mod walk;
 
@@ -40,7 +41,9 @@ use crate::stats::dimensions::{Deriver, device};
 pub use breakdowns::{Basis, Share, Shares};
 pub use checkpoint::{DecodeError, FileMark, LogMarks};
 pub use follow::Progress;
-pub use index::{DayScans, DayTotals, IndexState, TopKey};
+pub use index::{
+    DayScans, DayTotals, EXACT_KEY_SCANNERS, EXACT_TOTAL_SCANNERS, IndexState, TopKey,
+};
 pub use sources::{Expansion, LogSources, SourceError};
 pub use walk::MAX_ENTRIES as MAX_WALK_ENTRIES;
 
