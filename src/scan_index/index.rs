@@ -329,7 +329,14 @@ impl IndexState {
     fn count_key_scanner(&mut self, id: u32, scanner: u64) {
         let pair = Pair::new(id, scanner);
         let stats = &mut self.keys[id as usize].stats;
-        if let Some(beyond) = self.beyond.get_mut(&id) {
+        // Nearly always empty: no hash of the id for a server whose links
+        // all have few scanners.
+        let sketched = if self.beyond.is_empty() {
+            None
+        } else {
+            self.beyond.get_mut(&id)
+        };
+        if let Some(beyond) = sketched {
             if !self.pairs.contains(pair) && beyond.sketch.insert(scanner) {
                 stats.unique_scanners = beyond.estimate();
             }
