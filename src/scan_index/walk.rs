@@ -77,7 +77,9 @@ impl Walk {
             base.push("/");
         }
         let mut parts: Vec<Part> = Vec::new();
-        for c in pattern.split('/').filter(|c| !c.is_empty()) {
+        // `.` components are left out, as `glob` leaves them out of what it
+        // names.
+        for c in pattern.split('/').filter(|c| !c.is_empty() && *c != ".") {
             if parts.is_empty() && !is_wild(c) {
                 base.push(c);
             } else if c == "**" {
@@ -90,9 +92,9 @@ impl Walk {
                 parts.push(Part::Literal(c.to_owned()));
             }
         }
-        if base.as_os_str().is_empty() {
-            base.push(".");
-        }
+        // An empty base is the working directory, and matches are named
+        // as `glob` names them (`a.log`, not `./a.log`): a checkpoint knows
+        // each log by that name.
         Ok(Walk { base, parts })
     }
 
@@ -154,7 +156,12 @@ impl Walk {
                     if matches!(part, Part::AnyDirs) {
                         todo.push((dir.clone(), i + 1));
                     }
-                    let Ok(entries) = std::fs::read_dir(&dir) else {
+                    let here = if dir.as_os_str().is_empty() {
+                        std::path::Path::new(".")
+                    } else {
+                        dir.as_path()
+                    };
+                    let Ok(entries) = std::fs::read_dir(here) else {
                         continue;
                     };
                     for entry in entries {
@@ -173,13 +180,13 @@ impl Walk {
                         };
                         match part {
                             Part::Glob(p) if p.matches_with(name, options) => {
-                                matched(entry.path(), &mut todo);
+                                matched(dir.join(name), &mut todo);
                             }
                             Part::AnyDirs
                                 if !name.starts_with('.')
                                     && entry.file_type().is_ok_and(|t| t.is_dir()) =>
                             {
-                                todo.push((entry.path(), i));
+                                todo.push((dir.join(name), i));
                             }
                             _ => {}
                         }
@@ -267,6 +274,27 @@ mod tests {
             let mut budget = Budget::new(MAX_ENTRIES);
             assert_eq!(files(&pattern, &mut budget), globbed(&pattern), "{pattern}");
             assert!(!budget.cut);
+        }
+    }
+
+    /// Relative patterns, from the crate's directory (the tests' working
+    /// directory), name their files as `glob` does: the checkpoint keys
+    /// each log by that name.
+    #[test]
+    fn relative_patterns_name_files_as_glob_does() {
+        for pattern in [
+            "*.toml",
+            "src/scan_index/*.rs",
+            "./src/scan_index/*.rs",
+            "src/**/walk.rs",
+            "src/scan_index/../scan_index/*.rs",
+            "./*.toml",
+            "src/./scan_index/*.rs",
+        ] {
+            let mut budget = Budget::new(MAX_ENTRIES);
+            let got = files(pattern, &mut budget);
+            assert!(!got.is_empty(), "{pattern}");
+            assert_eq!(got, globbed(pattern), "{pattern}");
         }
     }
 
