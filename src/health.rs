@@ -10,6 +10,7 @@ use serde::Serialize;
 
 use crate::access_log::{AccessLog, AccessLogStats};
 use crate::didcomm::delivery::Counters;
+use crate::scan_index::ScanIndex;
 use crate::settings::NodeName;
 use crate::snapshot::Snapshot;
 use crate::store::{ClusterStats, Membership};
@@ -23,6 +24,9 @@ pub struct Health {
     pub node: Option<NodeName>,
     /// What the store saw of its cluster (CouchDB only).
     pub cluster: Option<Arc<ClusterStats>>,
+    /// The scan index, when it runs: a `--scan-log` pattern that names
+    /// more than it looks at is a problem.
+    pub scans: Option<Arc<ScanIndex>>,
     /// Set on SIGTERM: `/readyz` says 503 "draining" while the listeners
     /// still serve for `--shutdown-grace`, so a load balancer stops sending
     /// before the process stops answering.
@@ -73,6 +77,15 @@ pub struct Report {
     pub access_log: LogReport,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub didcomm: Option<DeliveryReport>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan_index: Option<ScanIndexReport>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ScanIndexReport {
+    /// Expansions of the `--scan-log` patterns stopped at their bound of
+    /// directory entries.
+    pub walks_cut: u64,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -161,6 +174,9 @@ impl Health {
         if let Some(c) = &self.cluster {
             reasons.extend(c.problems());
         }
+        if let Some(problem) = self.scans.as_ref().and_then(|s| s.problem()) {
+            reasons.push(problem);
+        }
         if log.failing {
             let err = log.last_error.as_deref().unwrap_or("unknown error");
             reasons.push(format!("access log writes failing: {err}"));
@@ -190,6 +206,9 @@ impl Health {
             didcomm: self.deliveries.as_ref().map(|d| DeliveryReport {
                 delivered: d.delivered.load(Relaxed),
                 failed: d.failed.load(Relaxed),
+            }),
+            scan_index: self.scans.as_ref().map(|s| ScanIndexReport {
+                walks_cut: s.progress().walks_cut.load(Relaxed),
             }),
         }
     }
@@ -266,6 +285,7 @@ mod tests {
             deliveries: None,
             node: NodeName::parse("edge-1").ok(),
             cluster: None,
+            scans: None,
             draining: std::sync::atomic::AtomicBool::new(false),
         }
     }

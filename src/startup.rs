@@ -733,6 +733,9 @@ impl Application {
             deliveries: settings.api.as_ref().map(|_| delivery.counters()),
             node: settings.node_name.clone(),
             cluster: store.cluster(),
+            scans: scan_index
+                .as_ref()
+                .map(crate::scan_index::RunningIndex::index),
             draining: std::sync::atomic::AtomicBool::new(false),
         });
         let metrics = crate::metrics::Metrics::new(requests, Arc::clone(&health), &qr_renders);

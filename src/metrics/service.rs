@@ -205,6 +205,14 @@ impl Collector for ServiceCollector {
             flag(!l.healthy),
         )?;
 
+        if let Some(s) = &r.scan_index {
+            counter(
+                &mut e,
+                "qrtag_scan_log_walks_cut",
+                "Expansions of the --scan-log patterns stopped at their bound of directory entries (logs beyond not counted; /readyz names the pattern).",
+                s.walks_cut,
+            )?;
+        }
         if let Some(d) = &r.didcomm {
             let mut family = e.encode_descriptor(
                 "qrtag_didcomm_replies",

@@ -10,7 +10,10 @@
 //!
 //! The (key, scanner) pairs, most of the file, are the raw slots of their
 //! table ([`super::pairs`]): written in order and read back as they are,
-//! checked in one pass, never re-inserted.
+//! checked in one pass, never re-inserted. A key past its exact scanners
+//! (and the total past its own) adds its sketch's 4 KiB
+//! ([`super::sketch`]); the exact part a sketch begins after is its key's
+//! pairs, so it is not stored.
 //!
 //! Layout, integers little-endian:
 //!
@@ -35,6 +38,8 @@
 //!     excess:u64, per entry: key_id:u32 tag:u16 count:u64  (beyond a saturated entry's 65,535)
 //!     days:u32, per day: day:u32 entries:u32, per entry: u32
 //!     excess:u64, per entry: day:u32 tag:u16 count:u64
+//! sketches:u32, per key past its exact scanners: key_id:u32 registers:[u8;4096]   (version 7)
+//! total sketch:u8 (0: none; 1: registers:[u8;4096] follow)                          (version 7)
 //! crc32:u32                            (of every byte before it)
 //! ```
 
@@ -45,8 +50,9 @@ use crate::snapshot::file::Crc32Writer;
 use crate::stats::aggregate::KeyStats;
 
 use super::breakdowns::{Basis, Kept, Tally};
-use super::index::{DayCount, IndexState, day_date};
+use super::index::{Beyond, DayCount, IndexState, day_date};
 use super::pairs::{Pair, PairSet};
+use super::sketch::Sketch;
 
 const MAGIC: &[u8; 8] = b"QRTAGSIX";
 /// Whether `head`, a file's first bytes, begins like a checkpoint: how
@@ -59,9 +65,12 @@ pub fn is_checkpoint(head: &[u8]) -> bool {
 /// as their table's raw slots; 4: lines counted under the link that
 /// answered them, not their path; 5: several logs (`--scan-log`), the marks
 /// of each under its path; 6: the breakdowns and what they were counted
-/// with. A file of another version is ignored and the index rebuilt from
-/// the logs.
-const VERSION: u32 = 6;
+/// with; 7: the sketches of scanners past the exact counts, which a
+/// version 6 file lacks and is read without. A file of another version is
+/// ignored and the index rebuilt from the logs.
+const VERSION: u32 = 7;
+/// The oldest version read.
+const OLDEST: u32 = 6;
 
 /// Which file a checkpoint's counts came from, and how far.
 ///
@@ -86,7 +95,7 @@ pub struct FileMark {
 pub enum DecodeError {
     #[error("not a qrtag scan index checkpoint")]
     NotACheckpoint,
-    #[error("checkpoint format version {0}, this qrtag reads version {VERSION}")]
+    #[error("checkpoint format version {0}, this qrtag reads versions {OLDEST} to {VERSION}")]
     Version(u32),
     #[error("checksum mismatch: the file is damaged or was cut short")]
     Checksum,
@@ -195,6 +204,20 @@ pub fn encode(
     }
     if let Some(kept) = &state.kept {
         write_kept(&mut w, kept)?;
+    }
+    let mut sketched: Vec<_> = state.beyond.iter().collect();
+    sketched.sort_unstable_by_key(|(id, _)| **id);
+    w.u32(len32(sketched.len())?)?;
+    for (&id, beyond) in sketched {
+        w.u32(id)?;
+        w.write_all(beyond.sketch.registers())?;
+    }
+    match &state.scanners_beyond {
+        Some(beyond) => {
+            w.write_all(&[1])?;
+            w.write_all(beyond.sketch.registers())?;
+        }
+        None => w.write_all(&[0])?,
     }
     let mut w = w.into_inner().map_err(|e| e.into_error())?;
     let crc = w.crc.clone().finalize();
@@ -348,7 +371,7 @@ fn decode_inner(
         return Err(DecodeError::NotACheckpoint);
     }
     let version = r.u32()?;
-    if version != VERSION {
+    if !(OLDEST..=VERSION).contains(&version) {
         return Err(DecodeError::Version(version));
     }
     let found = r.string()?;
@@ -452,6 +475,9 @@ fn decode_inner(
     if let Some(basis) = basis {
         state.kept = Some(read_kept(&mut r, basis.clone(), state.keys.len())?);
     }
+    if version >= 7 {
+        read_sketches(&mut r, &mut state)?;
+    }
     let mut trailer = [0u8; 4];
     r.read_exact(&mut trailer)?;
     let body = r.get_ref();
@@ -461,8 +487,36 @@ fn decode_inner(
     if u32::from_le_bytes(trailer) != body.crc.clone().finalize() {
         return Err(DecodeError::Checksum);
     }
-    state.recount_uniques();
+    if !state.recount_uniques() {
+        return Err(DecodeError::Malformed("a sketch of too few scanners"));
+    }
     Ok(Decoded { state, logs })
+}
+
+/// The keys' sketches, in key order, and the total's.
+fn read_sketches(r: &mut impl Read, state: &mut IndexState) -> Result<(), DecodeError> {
+    let mut registers = vec![0u8; Sketch::BYTES];
+    let mut read = |r: &mut dyn Read| -> Result<Beyond, DecodeError> {
+        r.read_exact(&mut registers)?;
+        let sketch = Sketch::from_registers(&registers).map_err(|e| DecodeError::Malformed(e.0))?;
+        // The exact part is counted from the pairs (`recount_uniques`).
+        Ok(Beyond { exact: 0, sketch })
+    };
+    let count = r.u32()?;
+    let mut last = None;
+    for _ in 0..count {
+        let id = r.u32()?;
+        if id as usize >= state.keys.len() || last.is_some_and(|l| l >= id) {
+            return Err(DecodeError::Malformed("a sketch's key"));
+        }
+        last = Some(id);
+        let beyond = read(r)?;
+        state.beyond.insert(id, beyond);
+    }
+    if r.flag("the total's sketch flag")? {
+        state.scanners_beyond = Some(read(r)?);
+    }
+    Ok(())
 }
 
 fn read_stats(r: &mut impl Read) -> Result<KeyStats, DecodeError> {

@@ -335,6 +335,9 @@ pub struct Progress {
     /// followed log, then a look for new ones): a test waits for one more
     /// to know everything written before it has been read.
     pub polls: AtomicU64,
+    /// Expansions of the `--scan-log` patterns that stopped at their bound
+    /// of directory entries ([`super::MAX_WALK_ENTRIES`]).
+    pub walks_cut: AtomicU64,
 }
 
 /// Why following stopped early: the index was asked to stop.

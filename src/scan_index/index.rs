@@ -11,7 +11,10 @@
 //! back in one string arena behind a hash table of 4-byte ids, a key's scans
 //! per day are a sorted vector of 8-byte entries, and the scanners behind
 //! `unique_scanners` are one table of 12-byte (key id, fingerprint) pairs
-//! for all keys rather than a set per key ([`super::pairs`]).
+//! for all keys rather than a set per key ([`super::pairs`]), at most
+//! [`EXACT_KEY_SCANNERS`] a key: past them a key's scanners go into a
+//! 4 KiB [`Sketch`], as the total's do past [`EXACT_TOTAL_SCANNERS`], so
+//! the scanners' memory grows with the keys, not with the scans.
 //!
 //! Only paths that can be links get a key of their own: the console shows
 //! numbers per link and in total, and every distinct path of a long-running
@@ -38,6 +41,7 @@ use crate::stats::dimensions::Deriver;
 use super::breakdowns::{Basis, Kept, Shares};
 use super::buckets::ScanBuckets;
 use super::pairs::{MAX_KEY_ID, Pair, PairSet};
+use super::sketch::Sketch;
 
 /// foldhash, as `qrtag stats` uses: these sets are hit for every scan.
 pub(super) type Set<T> = HashSet<T, foldhash::fast::RandomState>;
@@ -67,6 +71,39 @@ pub fn day_date(code: DayCode) -> Option<NaiveDate> {
 /// not a redirect goes to the "other paths" bucket: about 13 MB of keys at
 /// most, however long the server runs.
 pub const MAX_PROBE_KEYS: u64 = 100_000;
+
+/// Distinct scanners of one key counted exactly: past them, the key's new
+/// scanners go into a [`Sketch`] (4 KiB, about 1.6% error on the part
+/// beyond), so a link scanned by a client that drops its cookie every time
+/// holds at most this many pairs, not one per scan.
+pub const EXACT_KEY_SCANNERS: u64 = 4096;
+
+/// Distinct scanners of all keys together counted exactly, the same way:
+/// at most about 1 MB of fingerprints.
+pub const EXACT_TOTAL_SCANNERS: u64 = 65_536;
+
+/// Scanners past an exact count: the count when the sketch began (every
+/// scanner in the exact set then, which stays as it was) and a sketch of
+/// every later scanner not in it. The two never share a scanner, so the
+/// unique count is their sum.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct Beyond {
+    pub exact: u64,
+    pub sketch: Sketch,
+}
+
+impl Beyond {
+    fn new(exact: u64) -> Beyond {
+        Beyond {
+            exact,
+            sketch: Sketch::new(),
+        }
+    }
+
+    pub fn estimate(&self) -> u64 {
+        self.exact + self.sketch.estimate()
+    }
+}
 
 /// Scans of one key on one day. `u32` is room for 49,000 scans a second.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -125,8 +162,13 @@ pub struct IndexState {
     /// The keys with scans by their all-time scans, for [`Self::top_keys`].
     buckets: ScanBuckets,
     pub(super) pairs: PairSet,
-    /// Fingerprints of every scanner of any key: the total's unique scanners.
+    /// The keys with more than [`EXACT_KEY_SCANNERS`] scanners, by id.
+    pub(super) beyond: hashbrown::HashMap<u32, Beyond, foldhash::fast::RandomState>,
+    /// Fingerprints of every scanner of any key: the total's unique
+    /// scanners, up to [`EXACT_TOTAL_SCANNERS`].
     pub(super) scanners: Set<u64>,
+    /// The total's scanners past them.
+    pub(super) scanners_beyond: Option<Beyond>,
     /// All keys together, per day (`unique_scanners` unused).
     pub(super) days: BTreeMap<DayCode, KeyStats>,
     /// Lines of paths without a key of their own (`unique_scanners` unused).
@@ -153,7 +195,9 @@ impl Default for IndexState {
             lookup: HashTable::new(),
             buckets: ScanBuckets::default(),
             pairs: PairSet::default(),
+            beyond: Default::default(),
             scanners: Set::default(),
+            scanners_beyond: None,
             days: BTreeMap::new(),
             other: KeyStats::default(),
             probe_keys: 0,
@@ -228,7 +272,7 @@ impl IndexState {
         let day = line.time.yyyymmdd();
         self.days.entry(day).or_default().count(&counted, line.time);
         if let Some(scanner) = counted.scanner {
-            self.scanners.insert(scanner);
+            self.count_total_scanner(scanner);
         }
         let tags = match (&mut self.kept, deriver) {
             (Some(kept), Some(deriver)) if counted.scan => {
@@ -257,10 +301,50 @@ impl IndexState {
         }
         self.buckets.counted(id, entry.stats.scans);
         bump_day(&mut entry.days, day);
-        if let Some(scanner) = counted.scanner
-            && self.pairs.insert(Pair::new(id, scanner))
-        {
-            entry.stats.unique_scanners += 1;
+        if let Some(scanner) = counted.scanner {
+            self.count_key_scanner(id, scanner);
+        }
+    }
+
+    /// One scanner of all keys: into the exact set, or past it into the
+    /// sketch unless the set holds it.
+    fn count_total_scanner(&mut self, scanner: u64) {
+        match &mut self.scanners_beyond {
+            Some(beyond) => {
+                if !self.scanners.contains(&scanner) {
+                    beyond.sketch.insert(scanner);
+                }
+            }
+            None => {
+                self.scanners.insert(scanner);
+                if self.scanners.len() as u64 >= EXACT_TOTAL_SCANNERS {
+                    self.scanners_beyond = Some(Beyond::new(self.scanners.len() as u64));
+                }
+            }
+        }
+    }
+
+    /// One scanner of key `id`: a new pair while the key has fewer than
+    /// [`EXACT_KEY_SCANNERS`], the sketch after.
+    fn count_key_scanner(&mut self, id: u32, scanner: u64) {
+        let pair = Pair::new(id, scanner);
+        let stats = &mut self.keys[id as usize].stats;
+        // Nearly always empty: no hash of the id for a server whose links
+        // all have few scanners.
+        let sketched = if self.beyond.is_empty() {
+            None
+        } else {
+            self.beyond.get_mut(&id)
+        };
+        if let Some(beyond) = sketched {
+            if !self.pairs.contains(pair) && beyond.sketch.insert(scanner) {
+                stats.unique_scanners = beyond.estimate();
+            }
+        } else if self.pairs.insert(pair) {
+            stats.unique_scanners += 1;
+            if stats.unique_scanners >= EXACT_KEY_SCANNERS {
+                self.beyond.insert(id, Beyond::new(stats.unique_scanners));
+            }
         }
     }
 
@@ -457,7 +541,10 @@ impl IndexState {
         for day in self.days.values() {
             aggregate::add_into(&mut total, day);
         }
-        total.unique_scanners = self.scanners.len() as u64;
+        total.unique_scanners = match &self.scanners_beyond {
+            Some(beyond) => beyond.estimate(),
+            None => self.scanners.len() as u64,
+        };
         total
     }
 
@@ -505,16 +592,34 @@ impl IndexState {
         self.malformed
     }
 
-    /// Rebuilds the unique-scanner counts from the pairs, after a load: they
-    /// are not stored, so a checkpoint cannot hold counts that disagree with
-    /// its pairs.
-    pub(super) fn recount_uniques(&mut self) {
+    /// Rebuilds the unique-scanner counts from the pairs and sketches, after
+    /// a load: they are not stored, so a checkpoint cannot hold counts that
+    /// disagree with its pairs. A sketch's exact part is its key's pairs (or
+    /// the total's set): false if there are fewer than a sketch begins at.
+    pub(super) fn recount_uniques(&mut self) -> bool {
         for entry in &mut self.keys {
             entry.stats.unique_scanners = 0;
         }
         for pair in self.pairs.iter() {
             self.keys[pair.key() as usize].stats.unique_scanners += 1;
         }
+        for (&id, beyond) in &mut self.beyond {
+            let Some(entry) = self.keys.get_mut(id as usize) else {
+                return false;
+            };
+            beyond.exact = entry.stats.unique_scanners;
+            if beyond.exact < EXACT_KEY_SCANNERS {
+                return false;
+            }
+            entry.stats.unique_scanners = beyond.estimate();
+        }
+        if let Some(beyond) = &mut self.scanners_beyond {
+            beyond.exact = self.scanners.len() as u64;
+            if beyond.exact < EXACT_TOTAL_SCANNERS {
+                return false;
+            }
+        }
+        true
     }
 
     /// Bytes of memory the index holds, by the sizes of its tables (not the
@@ -527,7 +632,17 @@ impl IndexState {
             + self.lookup.capacity() * (size_of::<u32>() + 1)
             + days * size_of::<DayCount>()
             + self.pairs.approx_bytes()
+            + self.beyond.capacity() * (size_of::<(u32, Beyond)>() + 1)
+            + self
+                .beyond
+                .values()
+                .map(|b| b.sketch.approx_bytes())
+                .sum::<usize>()
             + self.scanners.capacity() * (size_of::<u64>() + 1)
+            + self
+                .scanners_beyond
+                .as_ref()
+                .map_or(0, |b| b.sketch.approx_bytes())
             + self.buckets.approx_bytes()
             + self.kept.as_ref().map_or(0, Kept::approx_bytes)
     }

@@ -20,14 +20,16 @@ pub mod follow;
 pub mod index;
 mod key_tallies;
 mod pairs;
+pub mod sketch;
 pub mod sources;
+mod walk;
 
 use std::fs::File;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
-use std::sync::{Arc, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
+use std::sync::{Arc, Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -39,8 +41,11 @@ use crate::stats::dimensions::{Deriver, device};
 pub use breakdowns::{Basis, Share, Shares};
 pub use checkpoint::{DecodeError, FileMark, LogMarks};
 pub use follow::Progress;
-pub use index::{DayScans, DayTotals, IndexState, TopKey};
-pub use sources::{LogSources, SourceError};
+pub use index::{
+    DayScans, DayTotals, EXACT_KEY_SCANNERS, EXACT_TOTAL_SCANNERS, IndexState, TopKey,
+};
+pub use sources::{Expansion, LogSources, SourceError};
+pub use walk::MAX_ENTRIES as MAX_WALK_ENTRIES;
 
 /// How the index follows the log and where it keeps its checkpoint.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -292,6 +297,9 @@ pub struct ScanIndex {
     state: RwLock<IndexState>,
     progress: Progress,
     caught_up: AtomicBool,
+    /// The pattern whose last expansion ran out of directory entries
+    /// ([`MAX_WALK_ENTRIES`]), for `/readyz`.
+    walk_cut: Mutex<Option<String>>,
 }
 
 impl ScanIndex {
@@ -367,6 +375,29 @@ impl ScanIndex {
 
     pub fn progress(&self) -> &Progress {
         &self.progress
+    }
+
+    /// What `/readyz` should say about the index: a `--scan-log` pattern
+    /// that names more than one expansion may look at.
+    pub fn problem(&self) -> Option<String> {
+        let cut = self.walk_cut.lock().unwrap_or_else(PoisonError::into_inner);
+        cut.as_ref().map(|pattern| {
+            format!(
+                "scan log pattern `{pattern}` stopped after {MAX_WALK_ENTRIES} directory entries; logs beyond are not counted: name a narrower directory"
+            )
+        })
+    }
+
+    /// Records what the last expansion ran out on (`None`: nothing); true
+    /// when that changed.
+    fn set_walk_cut(&self, cut: Option<String>) -> bool {
+        let mut was = self.walk_cut.lock().unwrap_or_else(PoisonError::into_inner);
+        if cut.is_some() {
+            self.progress.walks_cut.fetch_add(1, Ordering::Relaxed);
+        }
+        let changed = *was != cut;
+        *was = cut;
+        changed
     }
 }
 
@@ -517,6 +548,7 @@ fn run(
         stopped: &stopped,
         loaded,
         followers: Vec::new(),
+        next_look: Instant::now(),
     };
     if logs.follow_new(sources).is_err() {
         return;
@@ -586,13 +618,36 @@ struct Logs<'a> {
     /// The checkpoint's marks, by log, for each log's first catch-up.
     loaded: Vec<LogMarks>,
     followers: Vec<(PathBuf, follow::Follower<'a>)>,
+    /// When the patterns are next matched: a walk takes at most a tenth
+    /// of the index's time, however many entries the patterns name.
+    next_look: Instant,
 }
+
+/// How many times as long as the last walk the index waits before the next.
+const WALK_PAUSE: u32 = 10;
 
 impl<'a> Logs<'a> {
     /// Starts a follower (reading its rotations and its file so far) for
     /// each live log the patterns name that has none yet.
     fn follow_new(&mut self, sources: &LogSources) -> Result<(), follow::Stopped> {
-        for path in sources.expand() {
+        let started = Instant::now();
+        if started < self.next_look {
+            return Ok(());
+        }
+        let Expansion { logs, cut } = sources.expand(self.stopped)?;
+        let took = started.elapsed();
+        tracing::debug!(?took, logs = logs.len(), "scan log patterns matched");
+        self.next_look = Instant::now() + took * WALK_PAUSE;
+        if self.index.set_walk_cut(cut.clone())
+            && let Some(pattern) = cut
+        {
+            tracing::warn!(
+                pattern,
+                entries = MAX_WALK_ENTRIES,
+                "a scan log pattern names more than the index looks at: logs beyond are not counted"
+            );
+        }
+        for path in logs {
             // A followed log's rotation is read by its follower, also in
             // the moment between logrotate's rename and its new file, when
             // `nodes/*` names the rotation alone.

@@ -116,6 +116,16 @@ impl PairSet {
         self.len
     }
 
+    /// Whether `p` is in the set.
+    pub fn contains(&self, p: Pair) -> bool {
+        let rank = p.rank();
+        let mut i = self.home(p);
+        while i < self.slots.len() && !self.slots[i].is_empty() && self.slots[i].rank() < rank {
+            i += 1;
+        }
+        self.slots.get(i) == Some(&p)
+    }
+
     /// Adds `p`; false if it was there.
     pub fn insert(&mut self, p: Pair) -> bool {
         if (self.len + 1) * 8 > (7 << self.bits) {
@@ -231,7 +241,10 @@ mod tests {
             let mut want = HashSet::new();
             for &(k, s) in &pairs {
                 let scanner = s.wrapping_mul(0x0123_4567_89ab_cdef);
-                prop_assert_eq!(set.insert(Pair::new(k, scanner)), want.insert((k, scanner)));
+                let p = Pair::new(k, scanner);
+                prop_assert_eq!(set.contains(p), want.contains(&(k, scanner)));
+                prop_assert_eq!(set.insert(p), want.insert((k, scanner)));
+                prop_assert!(set.contains(p));
             }
             prop_assert_eq!(set.len(), want.len());
             let got: HashSet<(u32, u64)> = set.iter().map(|p| (p.key(), p.scanner())).collect();

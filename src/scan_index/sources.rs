@@ -11,7 +11,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::follow::rotation_of;
+use super::follow::{Stopped, rotation_of};
+use super::walk::{Budget, MAX_ENTRIES, Walk};
 
 /// The patterns the index follows, checked once at the edge.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -48,10 +49,21 @@ impl LogSources {
                     reason: "it is empty".into(),
                 });
             }
-            if let Err(e) = glob::Pattern::new(&pattern) {
+            let walk = match glob::Pattern::new(&pattern).and_then(|_| Walk::new(&pattern)) {
+                Ok(walk) => walk,
+                Err(e) => {
+                    return Err(SourceError::Pattern {
+                        pattern,
+                        reason: e.msg.to_owned(),
+                    });
+                }
+            };
+            if walk.walks_from_root() {
                 return Err(SourceError::Pattern {
                     pattern,
-                    reason: e.msg.to_owned(),
+                    reason: "it would search the whole file system from /; \
+                             begin it with the directory the logs are in (/var/log/qrtag/nodes/*.log)"
+                        .into(),
                 });
             }
             if !kept.contains(&pattern) {
@@ -87,25 +99,65 @@ impl LogSources {
 
     /// The live logs the patterns name now, sorted. A literal path is
     /// named even while it does not exist (it is followed once it does).
-    pub fn expand(&self) -> Vec<PathBuf> {
-        let options = glob::MatchOptions {
-            // `*` never names a hidden file: the index's checkpoint is one.
-            require_literal_leading_dot: true,
-            ..glob::MatchOptions::new()
-        };
+    /// The globs together look at no more than [`MAX_ENTRIES`] directory
+    /// entries ([`super::walk`]); `stop` is asked at each one.
+    pub fn expand(&self, stop: &dyn Fn() -> bool) -> Result<Expansion, Stopped> {
+        self.expand_within(MAX_ENTRIES, stop)
+    }
+
+    /// [`Self::expand`] within `entries` directory entries.
+    pub fn expand_within(
+        &self,
+        entries: u64,
+        stop: &dyn Fn() -> bool,
+    ) -> Result<Expansion, Stopped> {
+        let mut budget = Budget::new(entries);
         let mut found = Vec::new();
+        let mut cut = None;
         for pattern in &self.patterns {
             if !is_glob(pattern) {
                 found.push(PathBuf::from(pattern));
                 continue;
             }
-            match glob::glob_with(pattern, options) {
-                Ok(paths) => found.extend(paths.filter_map(Result::ok).filter(|p| p.is_file())),
+            match Walk::new(pattern) {
+                Ok(walk) => found.extend(walk.files(&mut budget, stop)?),
                 Err(e) => tracing::warn!(pattern, error = %e, "cannot match a scan log pattern"),
             }
+            if budget.cut && cut.is_none() {
+                cut = Some(pattern.clone());
+            }
         }
-        live_logs(found)
+        Ok(Expansion {
+            logs: live_logs(once_each(found)),
+            cut,
+        })
     }
+}
+
+/// What one [`LogSources::expand`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Expansion {
+    /// The live logs, sorted.
+    pub logs: Vec<PathBuf>,
+    /// The pattern whose walk ran out of entries: what it found is
+    /// followed, files beyond are not.
+    pub cut: Option<String>,
+}
+
+/// `paths` with each file once, under its first name in order: a file
+/// reached through a symbolic link too (`nodes/*/*.log` with a link among
+/// the directories) would otherwise be followed, and counted, twice. A
+/// path that does not exist (a literal one, followed once it does) stays.
+fn once_each(mut paths: Vec<PathBuf>) -> Vec<PathBuf> {
+    use std::os::unix::fs::MetadataExt;
+    paths.sort();
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|p| {
+        std::fs::metadata(p)
+            .map(|m| seen.insert((m.dev(), m.ino())))
+            .unwrap_or(true)
+    });
+    paths
 }
 
 fn is_glob(pattern: &str) -> bool {
@@ -208,6 +260,34 @@ mod tests {
             LogSources::parse([String::new()]),
             Err(SourceError::Pattern { .. })
         ));
+        for broad in ["/**/**/**/**/**/*", "/*/*.log", "/../**/x.log"] {
+            let e = LogSources::parse([broad.to_owned()]).expect_err(broad);
+            assert!(e.to_string().contains("whole file system"), "{e}");
+        }
+        for narrow in ["/var/log/*/x.log", "nodes/**/*.log", "/x.log"] {
+            assert!(LogSources::parse([narrow.to_owned()]).is_ok(), "{narrow}");
+        }
+    }
+
+    #[test]
+    fn an_expansion_past_its_entries_names_its_pattern() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        for i in 0..20 {
+            std::fs::write(dir.path().join(format!("{i}.log")), "x\n").expect("write");
+        }
+        let pattern = format!("{}/*.log", dir.path().display());
+        let sources = LogSources::parse([pattern.clone()]).expect("valid");
+        let all = sources.expand_within(100, &|| false).expect("not stopped");
+        assert_eq!((all.logs.len(), all.cut), (20, None));
+        let some = sources.expand_within(5, &|| false).expect("not stopped");
+        assert!(some.logs.len() <= 5);
+        assert_eq!(some.cut, Some(pattern));
+        // A file reached through a link is one log, under its first name.
+        std::os::unix::fs::symlink(dir.path(), dir.path().join("again")).expect("symlink");
+        let twice = format!("{}/*/*.log", dir.path().display());
+        let sources = LogSources::parse([twice]).expect("valid");
+        let logs = sources.expand(&|| false).expect("not stopped").logs;
+        assert_eq!(logs.len(), 20, "{logs:?}");
     }
 
     #[test]
@@ -222,7 +302,7 @@ mod tests {
         let sources =
             LogSources::parse([pattern, literal.to_string_lossy().into_owned()]).expect("valid");
         assert_eq!(
-            sources.expand(),
+            sources.expand(&|| false).expect("not stopped").logs,
             vec![
                 dir.path().join("a.log"),
                 dir.path().join("b.log"),

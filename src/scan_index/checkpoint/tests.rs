@@ -239,3 +239,34 @@ fn another_version_is_refused() {
         Err(DecodeError::Version(9))
     ));
 }
+
+/// A version 6 file (no sketches) is read as it was: the counts are kept
+/// over the upgrade rather than rebuilt from logs that may be gone.
+#[test]
+fn a_version_6_checkpoint_still_loads() {
+    let bytes = encoded();
+    let body = bytes.len() - 4;
+    // No key's sketch, no total's: a count of 0 and a flag of 0.
+    assert_eq!(&bytes[body - 5..body], &[0, 0, 0, 0, 0]);
+    let mut old = bytes[..body - 5].to_vec();
+    old[8..12].copy_from_slice(&6u32.to_le_bytes());
+    let crc = crc32fast::hash(&old);
+    old.extend_from_slice(&crc.to_le_bytes());
+    let got = decode(
+        &old[..],
+        old.len() as u64,
+        "/var/log/qrtag/access.log",
+        Some(&basis()),
+    )
+    .expect("version 6");
+    let want = decode(
+        &bytes[..],
+        bytes.len() as u64,
+        "/var/log/qrtag/access.log",
+        Some(&basis()),
+    )
+    .expect("version 7");
+    assert_eq!(got.state.totals(), want.state.totals());
+    assert_eq!(got.state.key("H83if"), want.state.key("H83if"));
+    assert_eq!(got.logs, want.logs);
+}

@@ -297,6 +297,97 @@ fn never_redirected_keys_are_capped_and_links_are_not() {
     assert_eq!(state.key("link3").scans, 1);
 }
 
+/// A tracking ID of its own for each `n`: 19 base-62 characters.
+fn tracking_id(n: u64) -> String {
+    const DIGITS: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    let mut tail = [b'0'; 11];
+    let mut rest = n;
+    for c in tail.iter_mut().rev() {
+        *c = DIGITS[(rest % 62) as usize];
+        rest /= 62;
+    }
+    format!("0Vh3kY2s{}", std::str::from_utf8(&tail).expect("ASCII"))
+}
+
+/// Feeds `from..to` scans of `/H83if`, each by a new scanner (a client that
+/// drops its cookie every time), and one scan of `/other` by the first.
+fn cookieless_scans(state: &mut IndexState, bots: &mut BotFilter, from: u64, to: u64) {
+    for n in from..to {
+        let line = format!(
+            "20261121100000.0 192.0.2.1 {} {IPHONE} /H83if 302 https://example.com/ GET -",
+            tracking_id(n)
+        );
+        let line = parse_line(&line).expect("line");
+        state.add(&line, bots);
+    }
+}
+
+fn checkpoint_bytes(state: &IndexState) -> usize {
+    let mut bytes = Vec::new();
+    checkpoint::encode(state, &[], "access.log", &mut bytes).expect("encode");
+    bytes.len()
+}
+
+/// Issue 30: two million cookie-less scans of one link held hundreds of
+/// megabytes. The second million must add (next to) nothing to the index
+/// or its checkpoint, and the unique scanners, of the link and in total,
+/// must be within four standard errors of the sketch of the truth.
+#[test]
+fn a_million_new_scanners_cost_no_more_memory_than_the_first() {
+    const MILLION: u64 = 1_000_000;
+    let mut state = IndexState::new();
+    let mut bots = BotFilter::new();
+    cookieless_scans(&mut state, &mut bots, 0, 10);
+    let line = format!(
+        "20261121100000.0 192.0.2.1 {} {IPHONE} /other 302 https://example.com/ GET -",
+        tracking_id(0)
+    );
+    let line = parse_line(&line).expect("line");
+    state.add(&line, &mut bots);
+    assert_eq!(state.key("H83if").unique_scanners, 10, "exact while few");
+    assert_eq!(state.key("other").unique_scanners, 1);
+    cookieless_scans(&mut state, &mut bots, 10, MILLION);
+    let (bytes_1m, file_1m) = (state.approx_bytes(), checkpoint_bytes(&state));
+    cookieless_scans(&mut state, &mut bots, MILLION, 2 * MILLION);
+    let (bytes_2m, file_2m) = (state.approx_bytes(), checkpoint_bytes(&state));
+    let per_scan = |a: usize, b: usize| (b as f64 - a as f64) / MILLION as f64;
+    eprintln!(
+        "the second million scans: {:.3} bytes of tables and {:.3} of checkpoint a scan; \
+         after 2M: {bytes_2m} bytes of tables, a checkpoint of {file_2m}",
+        per_scan(bytes_1m, bytes_2m),
+        per_scan(file_1m, file_2m),
+    );
+    assert!(
+        bytes_2m <= bytes_1m + 64 * 1024 && bytes_2m < 4 << 20,
+        "tables grew from {bytes_1m} to {bytes_2m} bytes over a million scans"
+    );
+    assert!(
+        file_2m <= file_1m + 4096 && file_2m < 2 << 20,
+        "the checkpoint grew from {file_1m} to {file_2m} bytes over a million scans"
+    );
+    let within = |got: u64, want: u64| {
+        let error = (got as f64 - want as f64).abs() / want as f64 * 100.0;
+        error < 4.0 * crate::scan_index::sketch::STANDARD_ERROR_PERCENT
+    };
+    let key = state.key("H83if");
+    assert_eq!(key.scans, 2 * MILLION);
+    assert!(
+        within(key.unique_scanners, 2 * MILLION),
+        "{}",
+        key.unique_scanners
+    );
+    assert!(within(state.totals().unique_scanners, 2 * MILLION));
+    assert_eq!(state.key("other").unique_scanners, 1, "still exact");
+    // The sketches through a checkpoint: the same numbers.
+    let back = restart(&state);
+    assert_eq!(back.key("H83if"), key);
+    assert_eq!(back.totals(), state.totals());
+    // A scanner seen before adds nothing; one counted exactly neither.
+    let mut again = back.clone();
+    cookieless_scans(&mut again, &mut bots, 0, 20_000);
+    assert_eq!(again.key("H83if").unique_scanners, key.unique_scanners);
+}
+
 #[test]
 fn an_unknown_key_is_zeros() {
     let state = IndexState::new();
