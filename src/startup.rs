@@ -159,7 +159,7 @@ fn bind(addr: &str, which: Listener) -> Result<(TcpListener, SocketAddr), Startu
 /// What a listener's connections are held to: slow clients cannot hold
 /// connections open (a deadline from a request's first byte to its last),
 /// nor can one network take them all (a cap per /24 or /64) or everyone
-/// together exhaust the process (a cap in all; past 75 % of it, waits
+/// together exhaust the process (a cap in all; from 75 % of it, waits
 /// are cut short, `server::waits`).
 struct Guards {
     workers: usize,

@@ -11,12 +11,16 @@
 //! its address, and several proxies often share a network.
 //!
 //! The listener's fill is one atomic counter, read by each connection when
-//! it waits for a read ([`Slot::crowded`]): past [`HIGH_WATER_PERCENT`] of
-//! the cap, the request-line adapter gives waits a much shorter deadline.
+//! it waits for a read ([`Slot::crowded`]): from [`HIGH_WATER_PERCENT`] of
+//! the cap until it is back under [`LOW_WATER_PERCENT`], the request-line
+//! adapter gives waits a much shorter deadline. The gap matters: the
+//! connections accepted together time out together, and without it the
+//! first few to go would make the listener uncrowded for all the others,
+//! which would then hold their places another round.
 
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use ipnet::IpNet;
@@ -24,6 +28,8 @@ use ipnet::IpNet;
 /// The share of a listener's cap past which it is crowded: new and idle
 /// connections then make room (see `request_line`).
 pub const HIGH_WATER_PERCENT: usize = 75;
+/// The share under which a crowded listener is no longer crowded.
+pub const LOW_WATER_PERCENT: usize = 50;
 
 /// Counts open connections per client network and in all, shared by every
 /// worker of one listener.
@@ -34,6 +40,11 @@ pub struct ConnectionLimiter {
     open: Mutex<HashMap<IpAddr, usize>>,
     total: AtomicUsize,
     high_water: usize,
+    low_water: usize,
+    /// Set when `total` reached `high_water`, cleared when it fell under
+    /// `low_water` (a race may leave it set: it is believed only from
+    /// `low_water` up).
+    crowded: AtomicBool,
 }
 
 /// One open connection, counted until it is dropped with the connection.
@@ -67,6 +78,8 @@ impl ConnectionLimiter {
             open: Mutex::new(HashMap::new()),
             total: AtomicUsize::new(0),
             high_water: (cap * HIGH_WATER_PERCENT / 100).max(1),
+            low_water: cap * LOW_WATER_PERCENT / 100,
+            crowded: AtomicBool::new(false),
         })
     }
 
@@ -82,7 +95,9 @@ impl ConnectionLimiter {
             }
             *n += 1;
         }
-        self.total.fetch_add(1, Ordering::Relaxed);
+        if self.total.fetch_add(1, Ordering::Relaxed) + 1 >= self.high_water {
+            self.crowded.store(true, Ordering::Relaxed);
+        }
         Some(Slot {
             limiter: Arc::clone(self),
             network,
@@ -102,13 +117,14 @@ impl ConnectionLimiter {
     }
 
     fn crowded(&self) -> bool {
-        self.open() >= self.high_water
+        let open = self.open();
+        open >= self.high_water || open >= self.low_water && self.crowded.load(Ordering::Relaxed)
     }
 }
 
 impl Slot {
-    /// Whether the listener holds more than its high-water mark: one
-    /// atomic load.
+    /// Whether the listener is crowded: it reached its high-water mark and
+    /// is not yet back under its low-water mark. Two atomic loads.
     pub fn crowded(&self) -> bool {
         self.limiter.crowded()
     }
@@ -116,7 +132,9 @@ impl Slot {
 
 impl Drop for Slot {
     fn drop(&mut self) {
-        self.limiter.total.fetch_sub(1, Ordering::Relaxed);
+        if self.limiter.total.fetch_sub(1, Ordering::Relaxed) - 1 < self.limiter.low_water {
+            self.limiter.crowded.store(false, Ordering::Relaxed);
+        }
         let Some(network) = self.network else {
             return;
         };
@@ -213,8 +231,12 @@ mod tests {
         assert!(!held[0].crowded(), "5 of 8");
         held.push(limiter.acquire(None).expect("unknown peer"));
         assert!(held[0].crowded(), "6 of 8 is 75 %");
+        held.truncate(4);
+        assert!(held[0].crowded(), "still at 4 of 8, half");
         held.pop();
-        assert!(!held[0].crowded());
-        assert_eq!(limiter.open(), 5);
+        assert!(!held[0].crowded(), "under half");
+        held.push(limiter.acquire(None).expect("slot"));
+        assert!(!held[0].crowded(), "not again before 75 %");
+        assert_eq!(limiter.open(), 4);
     }
 }

@@ -5,7 +5,8 @@
 //! so a client sending a byte now and then could otherwise hold a
 //! keep-alive connection forever.
 //!
-//! A crowded listener (past its high-water mark, `limits::Slot::crowded`)
+//! A crowded listener (`limits::Slot::crowded`: from 75 % of its cap until
+//! back under half)
 //! makes room, so that connections that send nothing cannot keep scans
 //! waiting in the kernel's queue (issue 30: 14 addresses held a listener of
 //! 3,011 with connections answered 408 after 10 s and reopened): an idle
@@ -13,7 +14,7 @@
 //! connection waiting [`CROWDED_WAIT`] for its first head, or for the rest
 //! of a request, closes then instead of at `--request-timeout`. The check is
 //! one timer per connection, firing every [`CROWDED_WAIT`] while it waits,
-//! and one atomic load; [`judge`] is the decision, pure.
+//! and two atomic loads; [`judge`] is the decision, pure.
 
 use std::future::Future;
 use std::io;
