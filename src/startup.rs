@@ -250,6 +250,7 @@ where
     S::Service: 'static,
     B: MessageBody + 'static,
 {
+    socket2::SockRef::from(&listener).listen(backlog(guards.max_connections))?;
     let mut builder = Server::build();
     builder = builder
         // `run_until_stopped` handles SIGTERM and SIGINT: a drain first.
@@ -310,6 +311,17 @@ where
         .and_then(h1)
     })?;
     Ok(builder.run())
+}
+
+/// The kernel's queue of connections a listener has not accepted yet.
+/// std listens with 128, and past a listener's cap connections wait there:
+/// a full queue drops a SYN, which a client sends again only after 1, 3,
+/// 7 s (issue 30: scans behind a flood of silent connections timed out).
+/// About the cap (at least 128, at most the usual `somaxconn`, 4096), a
+/// full queue drains within a crowded listener's short wait
+/// (`server::waits::CROWDED_WAIT`).
+fn backlog(cap: usize) -> i32 {
+    i32::try_from(cap.clamp(128, 4096)).unwrap_or(128)
 }
 
 /// The public listener: every path is a redirect request.
