@@ -89,7 +89,7 @@ const MIN_SHARE: usize = 4;
 /// The admin and the DIDComm listener each get this fraction of what is
 /// left for connections (at least [`MIN_SHARE`]), the public one the rest.
 const SHARE_DIVISOR: usize = 8;
-/// One address may hold at most this fraction of a listener's connections
+/// One client network (`server::limits`) may hold at most this fraction of a listener's connections
 /// (but [`MIN_SHARE`], so a browser on the console is not cut short), so a
 /// handful of addresses cannot fill it whatever the limit.
 const PER_IP_DIVISOR: usize = 8;
@@ -98,7 +98,7 @@ const PER_IP_DIVISOR: usize = 8;
 ///
 /// A DIDComm connection counts twice: the request it carries may open an
 /// outbound delivery. Each listener's cap is at most `--max-connections`;
-/// the per-address cap is at most `--max-connections-per-ip` and an eighth of
+/// the per-network cap is at most `--max-connections-per-ip` and an eighth of
 /// the listener's cap (or [`MIN_SHARE`]) (0, no cap, stays 0: behind a proxy every client has
 /// the proxy's address).
 pub fn split(limit: u64, needs: &Needs) -> Result<Caps, TooFewDescriptors> {

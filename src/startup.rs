@@ -158,13 +158,16 @@ fn bind(addr: &str, which: Listener) -> Result<(TcpListener, SocketAddr), Startu
 
 /// What a listener's connections are held to: slow clients cannot hold
 /// connections open (a deadline from a request's first byte to its last),
-/// nor can one address take them all (a cap per address) or everyone
-/// together exhaust the process (a cap in all).
+/// nor can one network take them all (a cap per /24 or /64) or everyone
+/// together exhaust the process (a cap in all; from 75 % of it, waits
+/// are cut short, `server::waits`).
 struct Guards {
     workers: usize,
     request_timeout: Duration,
     max_connections: usize,
     max_connections_per_ip: usize,
+    /// Counted by their own address, not their network.
+    trusted_proxies: Vec<ipnet::IpNet>,
 }
 
 impl Guards {
@@ -176,6 +179,7 @@ impl Guards {
             request_timeout: settings.request_timeout,
             max_connections: caps.total,
             max_connections_per_ip: caps.per_ip,
+            trusted_proxies: settings.trusted_proxies.clone(),
         }
     }
 }
@@ -218,7 +222,7 @@ fn connection_caps(
 /// goes through [`RequestLineIo`], which gives each request its deadline
 /// (and on the public listener lets a raw non-ASCII target reach the handler
 /// and the access log instead of being refused by actix's parser), after
-/// the per-address cap took its slot. The public and the admin listener are
+/// the per-network cap took its slot. The public and the admin listener are
 /// both built here, so neither lacks what the other has.
 ///
 /// The settings are `HttpServer`'s defaults, spelled out; so is its graceful
@@ -246,6 +250,7 @@ where
     S::Service: 'static,
     B: MessageBody + 'static,
 {
+    socket2::SockRef::from(&listener).listen(backlog(guards.max_connections))?;
     let mut builder = Server::build();
     builder = builder
         // `run_until_stopped` handles SIGTERM and SIGINT: a drain first.
@@ -253,7 +258,11 @@ where
         .workers(guards.workers)
         // actix counts per worker; the setting is for the whole listener.
         .max_concurrent_connections(guards.max_connections.div_ceil(guards.workers).max(1));
-    let limiter = crate::server::limits::ConnectionLimiter::new(guards.max_connections_per_ip);
+    let limiter = crate::server::limits::ConnectionLimiter::new(
+        guards.max_connections_per_ip,
+        guards.max_connections,
+        guards.trusted_proxies.clone(),
+    );
     let request_timeout = guards.request_timeout;
     let shutdown = builder.graceful_shutdown_signal();
     let builder = builder.listen(name, listener, move || {
@@ -278,11 +287,8 @@ where
         let own_answers = own_answers.clone();
         fn_service(move |io: tokio::net::TcpStream| {
             let peer = io.peer_addr().ok();
-            let slot = match peer {
-                Some(p) => limiter.acquire(p.ip()).map(Some),
-                None => Some(None),
-            };
-            // Over its share: the connection is closed at once.
+            let slot = limiter.acquire(peer.map(|p| p.ip())).map(Some);
+            // Over its network's share: the connection is closed at once.
             let io = slot
                 .map(|slot| {
                     let io = RequestLineIo::with_limits(io, request_timeout, slot);
@@ -305,6 +311,17 @@ where
         .and_then(h1)
     })?;
     Ok(builder.run())
+}
+
+/// The kernel's queue of connections a listener has not accepted yet.
+/// std listens with 128, and past a listener's cap connections wait there:
+/// a full queue drops a SYN, which a client sends again only after 1, 3,
+/// 7 s (issue 30: scans behind a flood of silent connections timed out).
+/// About the cap (at least 128, at most the usual `somaxconn`, 4096), a
+/// full queue drains within a crowded listener's short wait
+/// (`server::waits::CROWDED_WAIT`).
+fn backlog(cap: usize) -> i32 {
+    i32::try_from(cap.clamp(128, 4096)).unwrap_or(128)
 }
 
 /// The public listener: every path is a redirect request.

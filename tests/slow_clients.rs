@@ -152,30 +152,30 @@ async fn slow_requests_to_the_admin_listener_are_cut_off_too() {
     slow_requests_are_cut_off(&app, Target::admin(&app)).await;
 }
 
-/// With a share of 4 connections an address: a fifth from 127.0.0.3 is
-/// closed unanswered, another address is served, and a slot comes back.
+/// With a share of 4 connections a network: a fifth from 127.0.3.3 is
+/// closed unanswered, another network is served, and a slot comes back.
 async fn one_address_gets_its_share(to: Target) {
     // The harness's own client keeps connections from 127.0.0.1: this test's
-    // client comes from 127.0.0.3.
+    // client comes from another /24 (issue 30: the cap is per /24).
     let request = to.request();
     let mut held = Vec::new();
     for _ in 0..4 {
-        let mut conn = connect_from("127.0.0.3", to.addr).await;
+        let mut conn = connect_from("127.0.3.3", to.addr).await;
         conn.write_all(&request).await.expect("send");
         assert!(response(&mut conn).await.is_some(), "within its share");
         held.push(conn);
     }
-    let mut fifth = connect_from("127.0.0.3", to.addr).await;
+    let mut fifth = connect_from("127.0.3.3", to.addr).await;
     let _ = fifth.write_all(&request).await;
     assert_eq!(response(&mut fifth).await, None, "closed without an answer");
-    // Another address is not affected.
-    let mut other = connect_from("127.0.0.2", to.addr).await;
+    // Another network is not affected.
+    let mut other = connect_from("127.0.2.2", to.addr).await;
     other.write_all(&request).await.expect("send");
     assert!(response(&mut other).await.is_some());
     // A connection that ends gives its slot back.
     drop(held.pop());
     poll::until(Duration::from_secs(5), "a slot to come back", || async {
-        let mut conn = connect_from("127.0.0.3", to.addr).await;
+        let mut conn = connect_from("127.0.3.3", to.addr).await;
         conn.write_all(&request).await.ok()?;
         response(&mut conn).await
     })

@@ -664,9 +664,10 @@ pub struct ServeArgs {
         value_parser = clap::value_parser!(u64).range(0..=600)
     )]
     pub shutdown_grace: u64,
-    /// Open connections one client address may hold on each listener;
-    /// more are closed at once. At most an eighth of the listener's cap
-    /// (at least 4). Behind a proxy every client has its address: raise
+    /// Open connections one client network (IPv4 /24, IPv6 /64) may hold
+    /// on each listener; more are closed at once. At most an eighth of the
+    /// listener's cap (at least 4). A --trusted-proxy peer counts by its
+    /// own address, but every client behind it has that address: raise
     /// this or give 0 (no cap).
     #[arg(
         help_heading = "Limits",

@@ -12,3 +12,4 @@ pub mod qr;
 pub mod request_heads;
 pub mod request_line;
 pub mod rest;
+pub mod waits;

@@ -24,7 +24,6 @@
 //! Padding is read as actix reads it (blanks around a value, leading zeros),
 //! in a fixed 64-byte prefix per connection.
 
-use std::future::Future;
 use std::io;
 use std::pin::Pin;
 use std::task::{Context, Poll};
@@ -37,8 +36,10 @@ use std::rc::Rc;
 use std::sync::Arc;
 use std::task::ready;
 
+use super::limits::Slot;
 use super::own_answer::{WrittenTail, own_answer};
 use super::request_heads::{HeadFields, RequestHeads};
+use super::waits::Waits;
 
 /// How much of a header line is kept to judge it, after [`LinePrefix`]
 /// squeezed out what cannot change its meaning (blanks around the value,
@@ -543,13 +544,11 @@ pub struct RequestLineIo<T> {
     /// request line needed encoding.
     pending: Vec<u8>,
     pending_from: usize,
-    /// How long a request may take from its first byte to its last (head
-    /// and body); `None`: no limit.
-    request_timeout: Option<std::time::Duration>,
-    /// When the request being read must be complete, and which it is.
-    deadline: Option<(u64, Pin<Box<tokio::time::Sleep>>)>,
-    /// Held for as long as the connection is open.
-    _slot: Option<crate::server::limits::Slot>,
+    /// How long the connection may wait for its client; `None`: no limit.
+    waits: Option<Waits>,
+    /// Held for as long as the connection is open; tells whether the
+    /// listener is crowded.
+    slot: Option<Slot>,
     /// Requests the handler answered, counted by the handler itself.
     answered: Answered,
     /// The end of what was written, to see whether actix answered on its own.
@@ -601,9 +600,8 @@ impl<T> RequestLineIo<T> {
             lines: RequestLines::new(),
             pending: Vec::new(),
             pending_from: 0,
-            request_timeout: None,
-            deadline: None,
-            _slot: None,
+            waits: None,
+            slot: None,
             answered: Answered::default(),
             written: WrittenTail::default(),
             own_answers: None,
@@ -638,32 +636,20 @@ impl<T> RequestLineIo<T> {
     }
 
     /// Every request (head and body) must arrive within `timeout` of its
-    /// first byte, or the connection is closed: actix's own timeout covers
-    /// only a connection's first request head, so a client sending a byte
-    /// now and then could otherwise hold a keep-alive connection forever.
-    pub fn with_limits(
-        inner: T,
-        timeout: std::time::Duration,
-        slot: Option<crate::server::limits::Slot>,
-    ) -> Self {
+    /// first byte, or the connection is closed; on a crowded listener (as
+    /// `slot` tells) waits are shorter (see [`Waits`]).
+    pub fn with_limits(inner: T, timeout: std::time::Duration, slot: Option<Slot>) -> Self {
         let mut io = Self::new(inner);
-        io.request_timeout = Some(timeout);
-        io._slot = slot;
+        io.waits = Some(Waits::new(timeout));
+        io.slot = slot;
         io
     }
 
-    /// Starts, moves or stops the deadline after bytes were read.
-    fn follow_deadline(&mut self) {
-        let Some(timeout) = self.request_timeout else {
-            return;
-        };
-        if !self.lines.in_request() {
-            self.deadline = None;
-            return;
-        }
-        let current = self.lines.started();
-        if self.deadline.as_ref().is_none_or(|(of, _)| *of != current) {
-            self.deadline = Some((current, Box::pin(tokio::time::sleep(timeout))));
+    fn note_written(&mut self, written: usize) {
+        if written > 0
+            && let Some(waits) = &mut self.waits
+        {
+            waits.after_write();
         }
     }
 
@@ -697,13 +683,13 @@ impl<T: AsyncRead + Unpin> AsyncRead for RequestLineIo<T> {
         }
         let start = buf.filled().len();
         if Pin::new(&mut this.inner).poll_read(cx, buf)?.is_pending() {
-            if let Some((_, sleep)) = &mut this.deadline
-                && sleep.as_mut().poll(cx).is_ready()
-            {
-                return Poll::Ready(Err(io::Error::new(
-                    io::ErrorKind::TimedOut,
-                    "a request was not received whole in time",
-                )));
+            if let Some(waits) = &mut this.waits {
+                let slot = &this.slot;
+                if let Poll::Ready(err) =
+                    waits.poll(cx, || slot.as_ref().is_some_and(Slot::crowded))
+                {
+                    return Poll::Ready(Err(err));
+                }
             }
             return Poll::Pending;
         }
@@ -718,7 +704,9 @@ impl<T: AsyncRead + Unpin> AsyncRead for RequestLineIo<T> {
             buf.set_filled(start + clean);
             this.drain_pending(buf);
         }
-        this.follow_deadline();
+        if let Some(waits) = &mut this.waits {
+            waits.after_read(this.lines.in_request(), this.lines.started());
+        }
         Poll::Ready(Ok(()))
     }
 }
@@ -731,6 +719,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for RequestLineIo<T> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let written = ready!(Pin::new(&mut this.inner).poll_write(cx, buf))?;
+        this.note_written(written);
         if this.own_answers.is_some() {
             this.written.push(&buf[..written.min(buf.len())]);
         }
@@ -744,6 +733,7 @@ impl<T: AsyncWrite + Unpin> AsyncWrite for RequestLineIo<T> {
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
         let written = ready!(Pin::new(&mut this.inner).poll_write_vectored(cx, bufs))?;
+        this.note_written(written);
         if this.own_answers.is_some() {
             let mut left = written;
             for b in bufs {
