@@ -578,6 +578,16 @@ async fn a_print_job_over_the_work_budget_is_a_problem_saying_what_to_reduce() {
         detail.contains(&format!("at most {}", qrtag::print::budget::SERVED_MODULES)),
         "{detail}"
     );
+    // A key longer than any key can be: refused by name, not echoed whole.
+    let over = vec!["k".repeat(64); 20].join("/");
+    let res = s
+        .api_post("/print.pdf?poster=A4", &json!({ "keys": [&over[..1039]] }))
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let problem: Value = res.json().await.expect("problem");
+    let detail = problem["detail"].as_str().expect("detail");
+    assert!(detail.contains("at most 256"), "{detail}");
+    assert!(detail.len() < 400, "{detail}");
     // Within the budget: printed.
     let res = s
         .api_post("/print.pdf?poster=A4&ec=L", &json!({ "keys": &keys[..10] }))
