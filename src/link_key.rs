@@ -12,14 +12,24 @@ use crate::short_id::ShortId;
 /// Longest segment of a slug.
 pub const MAX_SEGMENT: usize = 64;
 
+/// Longest key, in bytes (all ASCII): four full segments. A key is typed
+/// and printed; a slug of a few words fits many times over. The bound is
+/// what makes a tag's work bounded: a 1,039-character key at error
+/// correction H was a version-36 code, and a print run of 1,000 of them
+/// took 24 CPU-seconds (issue 30). At 256 bytes with a typical origin, a
+/// code is at most version 21 at level H.
+pub const MAX_KEY_LEN: usize = 256;
+
 /// A valid link key: one or more segments of 1–64 characters of
-/// `[A-Za-z0-9_-]`, joined by `/`, not starting with `_`.
+/// `[A-Za-z0-9_-]`, joined by `/`, not starting with `_`, at most
+/// [`MAX_KEY_LEN`] bytes in all.
 #[derive(Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct LinkKey(String);
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "a key is 1 to 64 characters of [A-Za-z0-9_-], optionally several such segments joined by '/', not starting with '_': {0:?}"
+    "a key is 1 to 64 characters of [A-Za-z0-9_-], optionally several such segments joined by '/', not starting with '_', at most 256 in all: {}",
+    shown(.0)
 )]
 pub struct InvalidKey(pub String);
 
@@ -36,7 +46,7 @@ impl LinkKey {
     /// scan index asks it of every log line.
     pub fn is_valid(s: &str) -> bool {
         // CouchDB reserves IDs that start with `_`, so no store may hold one.
-        if s.is_empty() || s.starts_with('_') {
+        if s.is_empty() || s.starts_with('_') || s.len() > MAX_KEY_LEN {
             return false;
         }
         // One pass over the bytes, the length of the current segment
@@ -96,6 +106,15 @@ pub fn taken_over<'a>(new: &LinkKey, existing_parents: &'a [LinkKey]) -> Option<
         .max_by_key(|p| p.0.len())
 }
 
+/// A refused key as the message quotes it: at most its first 64
+/// characters, so a kilobyte key does not make a kilobyte line.
+fn shown(key: &str) -> String {
+    match key.char_indices().nth(64) {
+        Some((at, _)) => format!("{:?}… ({} bytes)", &key[..at], key.len()),
+        None => format!("{key:?}"),
+    }
+}
+
 impl From<ShortId> for LinkKey {
     fn from(id: ShortId) -> Self {
         Self(id.as_str().to_owned())
@@ -127,9 +146,10 @@ mod tests {
         /// The one-pass check is the rule: segments of 1 to 64 characters
         /// of `[A-Za-z0-9_-]` joined by `/`, not starting with `_`.
         #[test]
-        fn is_valid_is_the_segment_rule(s in "[a-z_/.-]{0,4}|[A-Za-z0-9_/-]{60,70}|(a{1,66}/){0,2}a{0,66}/?") {
+        fn is_valid_is_the_segment_rule(s in "[a-z_/.-]{0,4}|[A-Za-z0-9_/-]{60,70}|(a{1,66}/){0,2}a{0,66}/?|(a{64}/){3}a{62,66}") {
             let rule = !s.is_empty()
                 && !s.starts_with('_')
+                && s.len() <= super::MAX_KEY_LEN
                 && s.split('/').all(|seg| {
                     (1..=super::MAX_SEGMENT).contains(&seg.len())
                         && seg
@@ -169,6 +189,7 @@ mod tests {
             "docs/api",
             "spring-2026_poster",
             &"x".repeat(64),
+            &vec!["x".repeat(64); 4].join("/")[..MAX_KEY_LEN],
         ] {
             assert!(LinkKey::parse(ok).is_ok(), "{ok:?} rejected");
         }
@@ -177,7 +198,10 @@ mod tests {
     #[test]
     fn rejects_bad_keys() {
         let long = "x".repeat(65);
+        let longest = vec!["x".repeat(64); 4].join("/");
+        assert_eq!(longest.len(), MAX_KEY_LEN + 3);
         for bad in [
+            &longest[..MAX_KEY_LEN + 1],
             "",
             "/",
             "/a",

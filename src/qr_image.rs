@@ -174,12 +174,16 @@ pub enum RenderError {
     Print(#[from] crate::print::PrintError),
 }
 
-/// The renders a server runs at once, shared by the admin listener's `/qr/`
-/// and the console's downloads: each one is CPU work of up to
-/// [`MAX_PNG_SIDE`]² bytes, so more of them than cores only adds memory.
+/// The renders a server runs at once, one gate for the whole process:
+/// shared by the admin listener's `/qr/`, the console's downloads and the
+/// REST API (issue 30: the API had its own, so twice the cap ran at once).
+/// Each one is CPU work of up to [`MAX_PNG_SIDE`]² bytes or a print job's
+/// budget ([`crate::print::budget`]), so more of them than cores only adds
+/// memory and slows every other answer.
 #[derive(Clone, Debug)]
 pub struct RenderGate {
     slots: Arc<Semaphore>,
+    capacity: usize,
 }
 
 impl RenderGate {
@@ -188,9 +192,21 @@ impl RenderGate {
     pub const MAX_SLOTS: usize = 4;
 
     pub fn new(slots: usize) -> Self {
+        let capacity = slots.max(1);
         Self {
-            slots: Arc::new(Semaphore::new(slots.max(1))),
+            slots: Arc::new(Semaphore::new(capacity)),
+            capacity,
         }
+    }
+
+    /// How many renders may run at once.
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+
+    /// How many are running now (read by `/metrics`).
+    pub fn in_flight(&self) -> usize {
+        self.capacity.saturating_sub(self.slots.available_permits())
     }
 
     /// One slot per core, at most [`Self::MAX_SLOTS`].
@@ -215,9 +231,16 @@ impl RenderGate {
 
     /// A print job's PDF ([`crate::print::render`]) on the same terms: a
     /// slot of the gate, the blocking pool, [`RenderError::Busy`] at once
-    /// when every slot is taken.
+    /// when every slot is taken; a job over the served budget
+    /// ([`crate::print::budget::SERVED_MODULES`]) is refused before any
+    /// code is built.
     pub async fn render_pdf(&self, job: crate::print::Job) -> Result<Vec<u8>, RenderError> {
-        self.run(move || crate::print::render(&job)).await
+        use crate::print::budget;
+        self.run(move || {
+            budget::check(&job, budget::SERVED_MODULES)?;
+            crate::print::render(&job)
+        })
+        .await
     }
 
     async fn run<E: Into<RenderError>>(
@@ -284,21 +307,29 @@ mod tests {
         assert!(svg.starts_with(b"<svg "));
     }
 
+    /// Since keys are bounded (issue 30), every key has a code at every
+    /// level; a key too long for any code was an error, never a panic.
     #[test]
-    fn a_key_too_long_for_any_code_is_an_error_not_a_panic() {
+    fn the_longest_key_has_a_code_at_every_level() {
         let url = PublicUrl::parse("https://0x1f.ie").expect("valid");
-        let long = vec!["k".repeat(64); 60].join("/");
-        let key = LinkKey::parse(&long).expect("valid key");
-        assert!(matches!(
-            render(&url, &key, &ImageSpec::default(), SizeLimit::Served),
-            Err(QrError::DataTooLong { .. })
-        ));
+        let long = vec!["k".repeat(64); 5].join("/");
+        let key = LinkKey::parse(&long[..crate::link_key::MAX_KEY_LEN]).expect("valid key");
+        assert!(LinkKey::parse(&long).is_err());
+        for ec in EcLevel::ALL {
+            let spec = ImageSpec {
+                ec,
+                format: ImageFormat::Svg,
+                ..ImageSpec::default()
+            };
+            assert!(render(&url, &key, &spec, SizeLimit::Served).is_ok(), "{ec}");
+        }
     }
 
     #[test]
     fn only_a_served_png_is_bounded() {
         let url = PublicUrl::parse("https://0x1f.ie").expect("valid");
-        let key = LinkKey::parse(&vec!["k".repeat(64); 5].join("/")).expect("valid key");
+        let long = vec!["k".repeat(64); 5].join("/");
+        let key = LinkKey::parse(&long[..crate::link_key::MAX_KEY_LEN]).expect("valid key");
         let spec = ImageSpec {
             ec: EcLevel::H,
             options: RenderOptions::new(64, 16).expect("valid"),

@@ -378,13 +378,14 @@ fn api_writer(
 }
 
 /// The REST API's state: its own key order following the snapshot (as
-/// the console's does), its render gate and rate limiter.
+/// the console's does), the process's one render gate and its rate limiter.
 fn rest_state(
     api: &crate::settings::ApiSettings,
     store: &Arc<dyn store::LinkStore>,
     snapshot: &Arc<Snapshot>,
     scans: Option<Arc<crate::scan_index::ScanIndex>>,
     settings: &Settings,
+    gate: crate::qr_image::RenderGate,
 ) -> Result<web::Data<crate::server::rest::RestState>, StartupError> {
     let order = Arc::new(std::sync::Mutex::new(
         crate::console::key_order::KeyOrder::default(),
@@ -395,7 +396,7 @@ fn rest_state(
         store: Arc::clone(store),
         public_url: settings.public_url(),
         uppercase_prefix: settings.qr_uppercase_prefix,
-        gate: crate::qr_image::RenderGate::for_cores(),
+        gate,
         limiter: crate::server::rest::auth::RateLimiter::new(api.rate_per_second),
         strangers: crate::server::rest::strangers::StrangerLimiter::new(
             crate::server::rest::strangers::STRANGERS_PER_SECOND,
@@ -755,7 +756,12 @@ impl Application {
                 .map(crate::scan_index::RunningIndex::index),
             draining: std::sync::atomic::AtomicBool::new(false),
         });
-        let metrics = crate::metrics::Metrics::new(requests, Arc::clone(&health), &qr_renders);
+        let metrics = crate::metrics::Metrics::new(
+            requests,
+            Arc::clone(&health),
+            &qr_renders,
+            render_gate.clone(),
+        );
         let console = match &settings.console {
             Some(console) => Some(web::Data::new(console_state(
                 console,
@@ -765,7 +771,7 @@ impl Application {
                 scan_index
                     .as_ref()
                     .map(crate::scan_index::RunningIndex::index),
-                render_gate,
+                render_gate.clone(),
                 device_key,
             )?)),
             None => None,
@@ -820,6 +826,7 @@ impl Application {
                         .as_ref()
                         .map(crate::scan_index::RunningIndex::index),
                     &settings,
+                    render_gate.clone(),
                 )?;
                 let (server, did) =
                     api_server(api, listener, addr, rest, delivery, &settings, caps.api)?;

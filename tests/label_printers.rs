@@ -227,19 +227,21 @@ fn printer_pngs_are_the_label_in_whole_dot_modules_and_decode() {
 #[test]
 fn a_module_below_the_minimum_is_refused_naming_it() {
     let db = Db::with_links();
-    let long = vec!["k".repeat(60); 9].join("/");
+    // The longest key (256 bytes, issue 30) at level H.
+    let segments = vec!["k".repeat(64); 4].join("/");
+    let long = &segments[..qrtag::link_key::MAX_KEY_LEN];
     ok(qrtag_cmd_env(
         &db.db,
-        &["new", "https://example.com/", "--key", &long],
+        &["new", "https://example.com/", "--key", long],
         &[],
     ));
     let file = db.path("small.png");
-    let out = db.qr(&[&long, "--printer", "brother-29", "-o", s(&file)]);
+    let out = db.qr(&[long, "--ec", "H", "--printer", "brother-29", "-o", s(&file)]);
     let err = refused(&out, 2);
     assert!(err.contains("0.33 mm (4 dots)"), "{err}");
     assert!(!file.exists(), "nothing written");
     // The same code fits a wider label.
-    ok(db.qr(&[&long, "--printer", "zebra-4x6", "-o", s(&file)]));
+    ok(db.qr(&[long, "--ec", "H", "--printer", "zebra-4x6", "-o", s(&file)]));
 }
 
 /// The parts of a `^GFA` label: print width, label length, field origin,

@@ -157,6 +157,8 @@ async fn the_exposition_passes_promtool_and_names_every_metric() {
         "qrtag_access_log_queued_bytes",
         "qrtag_access_log_failing",
         "qrtag_qr_images_rendered_total",
+        "qrtag_render_slots",
+        "qrtag_renders_in_flight",
         "qrtag_build_info",
         "process_resident_memory_bytes",
         "process_cpu_seconds_total",

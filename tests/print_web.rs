@@ -478,3 +478,173 @@ async fn bad_options_are_short_refusals_on_every_surface() {
         .await;
     assert_eq!(res.status(), StatusCode::NOT_FOUND);
 }
+
+/// The value of a gauge in the admin listener's `/metrics`.
+async fn gauge(s: &Server, name: &str) -> Option<f64> {
+    let text = s.admin("/metrics").await.text().await.expect("metrics");
+    text.lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+}
+
+/// Issue 30, item 8: a custom label without `paper=` is its own page, and
+/// `label=99999x99999mm` was a 283,462 pt page. A page is at most 5080 mm
+/// a side on every surface.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_custom_label_larger_than_a_page_is_refused_on_every_surface() {
+    let s = server().await;
+    s.app.link("docs", "https://example.com/docs").await;
+    s.app.wait_for_status("/docs", 302).await;
+    let template = "custom:label=99999x99999mm";
+    let limit = "at most 5080 mm (200 in)";
+
+    let res = s.admin(&format!("/qr/docs.pdf?template={template}")).await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let body = res.text().await.expect("body");
+    assert_eq!(body.lines().count(), 1, "{body}");
+    assert!(body.contains(limit), "{body}");
+
+    let res = s
+        .api_get(&format!("/links/docs/print.pdf?template={template}"))
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert_eq!(
+        header(&res, "content-type"),
+        Some("application/problem+json")
+    );
+    let problem: Value = res.json().await.expect("problem");
+    assert!(
+        problem["detail"]
+            .as_str()
+            .is_some_and(|d| d.contains(limit)),
+        "{problem}"
+    );
+
+    let res = s
+        .console_get(&format!(
+            "/link/pdf?key=docs&form=label&template={template}"
+        ))
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("page");
+    assert!(
+        page.contains(r#"id="label-pdf-template-problem""#),
+        "{page}"
+    );
+    assert!(page.contains(limit), "{page}");
+
+    let out = s.app.dir.path().join("huge.pdf");
+    let run = s.app.cli(&[
+        "print",
+        "docs",
+        "--template",
+        template,
+        "-o",
+        out.to_str().expect("utf-8"),
+    ]);
+    assert_eq!(run.status.code(), Some(2), "{run:?}");
+    let err = String::from_utf8_lossy(&run.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains(limit), "{err}");
+    assert!(!out.exists(), "nothing written");
+}
+
+/// Issue 30, item 4: 1,000 copies of a long key as A4 posters at level H
+/// in one `POST print.pdf` were 24 CPU-seconds and a 60 MB PDF. A job over
+/// the served budget is refused before any code is built, with a problem
+/// that says what to reduce; the same job at level L in fewer copies is
+/// printed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_print_job_over_the_work_budget_is_a_problem_saying_what_to_reduce() {
+    let s = server().await;
+    let segments = vec!["k".repeat(64); 4].join("/");
+    let long = &segments[..qrtag::link_key::MAX_KEY_LEN];
+    s.app.link(long, "https://example.com/long").await;
+    s.app.wait_for_status(&format!("/{long}"), 302).await;
+    let keys = vec![long; 1000];
+    let started = std::time::Instant::now();
+    let res = s
+        .api_post("/print.pdf?poster=A4&ec=H", &json!({ "keys": keys }))
+        .await;
+    let took = started.elapsed();
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST, "after {took:?}");
+    assert_eq!(
+        header(&res, "content-type"),
+        Some("application/problem+json")
+    );
+    let problem: Value = res.json().await.expect("problem");
+    let detail = problem["detail"].as_str().expect("detail");
+    assert!(detail.contains("print fewer keys at once"), "{detail}");
+    assert!(
+        detail.contains(&format!("at most {}", qrtag::print::budget::SERVED_MODULES)),
+        "{detail}"
+    );
+    // A key longer than any key can be: refused by name, not echoed whole.
+    let over = vec!["k".repeat(64); 20].join("/");
+    let res = s
+        .api_post("/print.pdf?poster=A4", &json!({ "keys": [&over[..1039]] }))
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let problem: Value = res.json().await.expect("problem");
+    let detail = problem["detail"].as_str().expect("detail");
+    assert!(detail.contains("at most 256"), "{detail}");
+    assert!(detail.len() < 400, "{detail}");
+    // Within the budget: printed.
+    let res = s
+        .api_post("/print.pdf?poster=A4&ec=L", &json!({ "keys": &keys[..10] }))
+        .await;
+    pdf_body(res, "ten long keys").await;
+}
+
+/// Issue 30, item 4: the REST API had render slots of its own beside the
+/// admin listener's, so twice the documented cap rendered at once. With
+/// every slot held by the API's print runs, the admin listener's next
+/// image is a 503 with `Retry-After`, and `/metrics` shows the one gate.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn one_render_gate_holds_across_the_admin_listener_and_the_api() {
+    let s = server().await;
+    let slots = gauge(&s, "qrtag_render_slots")
+        .await
+        .expect("qrtag_render_slots in /metrics");
+    let expected = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .min(qrtag::qr_image::RenderGate::MAX_SLOTS);
+    assert_eq!(slots, expected as f64);
+    assert_eq!(gauge(&s, "qrtag_renders_in_flight").await, Some(0.0));
+
+    // As many slow print runs on the API as there are slots: 1,000 posters
+    // each, within the budget.
+    let keys = vec!["door"; 1000];
+    let runs: Vec<_> = (0..expected)
+        .map(|_| {
+            let request = s
+                .app
+                .client
+                .post(s.api_url("/print.pdf?poster=A4&ec=H&caption=none"))
+                .bearer_auth(&s.api_key)
+                .json(&json!({ "keys": keys }));
+            tokio::spawn(async move { request.send().await.expect("POST").status() })
+        })
+        .collect();
+    let mut refused = None;
+    for attempt in 0..200 {
+        if gauge(&s, "qrtag_renders_in_flight").await == Some(slots) {
+            let res = s.admin(&format!("/qr/door.png?v={attempt}")).await;
+            if res.status() == StatusCode::SERVICE_UNAVAILABLE {
+                refused = Some(res);
+                break;
+            }
+        }
+        if runs.iter().all(tokio::task::JoinHandle::is_finished) {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let res = refused.expect("the admin listener rendered while the API held every slot");
+    assert_eq!(header(&res, "retry-after"), Some("1"));
+    for run in runs {
+        assert_eq!(run.await.expect("joined"), StatusCode::OK);
+    }
+    assert_eq!(gauge(&s, "qrtag_renders_in_flight").await, Some(0.0));
+    let res = s.admin("/qr/door.png?v=after").await;
+    assert_eq!(res.status(), StatusCode::OK);
+}

@@ -457,3 +457,50 @@ async fn scans_of_a_link_and_of_all_links_come_from_the_scan_index() {
     let r = get(&app, "/scans?since=2026-12-02&until=2026-12-01", &write).await;
     assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
 }
+
+/// Issue 30, item 4: a link with a 1,039-character key was the seed of a
+/// print bomb. A key is at most 256 bytes, refused past that by the API
+/// (a problem naming the bound), the CLI (one line, exit 2) and an import
+/// alike; the longest key is taken.
+#[tokio::test]
+async fn a_key_over_256_bytes_is_refused_by_every_writer() {
+    let app = spawn_api().await;
+    let write = new_key(&app, "write");
+    let segments = vec!["k".repeat(64); 5].join("/");
+    let longest = &segments[..qrtag::link_key::MAX_KEY_LEN];
+    let over = &segments[..qrtag::link_key::MAX_KEY_LEN + 1];
+
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/a", "key": over}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 400);
+    let body: Value = r.json().await.expect("problem");
+    let detail = body["detail"].as_str().expect("detail");
+    assert!(detail.contains("at most 256"), "{detail}");
+    assert!(detail.len() < 400, "the key is not echoed whole: {detail}");
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/a", "key": longest}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+
+    let out = app.cli(&["new", "https://example.com/b", "--key", over]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("at most 256"), "{err}");
+
+    let file = app.dir.path().join("links.csv");
+    std::fs::write(&file, format!("key,url\n{over},https://example.com/c\n")).expect("write");
+    let out = app.cli(&["import", file.to_str().expect("utf-8")]);
+    assert!(!out.status.success(), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("at most 256"), "{err}");
+}

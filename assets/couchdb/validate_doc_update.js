@@ -70,6 +70,10 @@ function (newDoc, oldDoc, userCtx, secObj) {
   if (!/^[A-Za-z0-9_-]{1,64}(\/[A-Za-z0-9_-]{1,64})*$/.test(newDoc._id)) {
     refuse('the _id must be 1 to 64 characters of [A-Za-z0-9_-], or several such parts joined by "/"');
   }
+  // LinkKey's MAX_KEY_LEN (src/link_key.rs).
+  if (newDoc._id.length > 256) {
+    refuse('the _id is at most 256 characters');
+  }
 
   var url = newDoc.url;
   if (typeof url !== 'string') {

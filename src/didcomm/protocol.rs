@@ -366,7 +366,7 @@ fn request(
             let key = LinkKey::parse(slug).map_err(|_| {
                 Problem::new(
                     Code::InvalidSlug,
-                    "a slug is 1 to 64 characters of A-Z a-z 0-9 _ -, optionally several joined by /, not starting with _",
+                    "a slug is 1 to 64 characters of A-Z a-z 0-9 _ -, optionally several joined by /, not starting with _, at most 256 in all",
                 )
             })?;
             if existing.is_some() {

@@ -37,7 +37,12 @@ pub struct Metrics {
 }
 
 impl Metrics {
-    pub fn new(requests: Arc<RequestMetrics>, health: Arc<Health>, qr: &QrRenders) -> Self {
+    pub fn new(
+        requests: Arc<RequestMetrics>,
+        health: Arc<Health>,
+        qr: &QrRenders,
+        gate: crate::qr_image::RenderGate,
+    ) -> Self {
         let mut registry = Registry::default();
         registry.register_collector(Box::new(service::ServiceCollector(health)));
         registry.register_collector(Box::new(requests::RequestsCollector(requests)));
@@ -47,6 +52,7 @@ impl Metrics {
             "QR images rendered by the admin listener, by format",
             qr.family(),
         );
+        registry.register_collector(Box::new(qr::RenderSlots(gate)));
         registry.register_collector(Box::new(process::ProcessCollector));
         Self { registry }
     }

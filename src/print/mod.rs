@@ -8,6 +8,7 @@
 //! byte-identical files: each parses its options into one
 //! [`PrintOptions`] ([`request`]) and renders its [`PrintOptions::job`].
 
+pub mod budget;
 mod font;
 pub mod layout;
 mod pdf;
@@ -94,6 +95,15 @@ pub enum PrintError {
     PageSize,
     #[error("PDF writing failed: {0}")]
     Pdf(String),
+    #[error(
+        "{codes} codes of {modules} modules in all are more than one request may draw \
+         (at most {limit}): print fewer keys at once, or shorter keys, or a lower ec"
+    )]
+    OverBudget {
+        modules: u64,
+        limit: u64,
+        codes: usize,
+    },
 }
 
 impl PrintError {
@@ -106,6 +116,7 @@ impl PrintError {
                 | PrintError::SkipBeyondSheet { .. }
                 | PrintError::CaptionTooLong { .. }
                 | PrintError::PageSize
+                | PrintError::OverBudget { .. }
         )
     }
 }

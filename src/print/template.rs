@@ -224,6 +224,14 @@ fn custom(spec: &str) -> Result<Grid, TemplateError> {
     }
     let (lw, lh) = label.ok_or_else(|| err("label=WxH is required, e.g. label=40x40mm".into()))?;
     let (lw, lh) = (lw.mm(), lh.mm());
+    // Without `paper=` the label is the page: bounded as a named paper is
+    // (issue 30: `label=99999x99999mm` was a 283,462 pt page).
+    if paper.is_none() && (lw > MAX_PAGE_MM + 1e-9 || lh > MAX_PAGE_MM + 1e-9) {
+        return Err(err(format!(
+            "a {lw:.0} x {lh:.0} mm label without paper= is a page that size: \
+             a PDF page is at most 5080 mm (200 in) a side"
+        )));
+    }
     let paper = paper.unwrap_or(Paper { w: lw, h: lh });
     let h_pitch = h_pitch.unwrap_or(lw);
     let v_pitch = v_pitch.unwrap_or(lh);
@@ -325,6 +333,8 @@ mod tests {
         let t: Template = "custom:label=62x150mm".parse().expect("valid");
         assert_eq!((t.grid.paper_w, t.grid.paper_h), (62.0, 150.0));
         assert_eq!(t.grid.per_sheet(), 1);
+        let most: Template = "custom:label=200x200in".parse().expect("the largest page");
+        assert_eq!((most.grid.paper_w, most.grid.paper_h), (5080.0, 5080.0));
     }
 
     #[test]
@@ -340,6 +350,9 @@ mod tests {
                 "custom:label=40x40mm,cols=2,hpitch=30mm,paper=A4",
                 "smaller than",
             ),
+            ("custom:label=99999x99999mm", "at most 5080 mm (200 in)"),
+            ("custom:label=40x5081mm", "at most 5080 mm (200 in)"),
+            ("custom:paper=A4,label=99999x99999mm", "do not fit"),
         ] {
             let message = spec.parse::<Template>().expect_err(spec).to_string();
             assert!(message.contains(says), "{spec}: {message}");

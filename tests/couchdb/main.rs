@@ -402,6 +402,12 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         ("bad23", json!({"url": "https://a.example:0443/"})),
         ("bad24", json!({"url": "https://a.example:/"})),
     ];
+    // Issue 30: a key over 256 bytes, written straight to CouchDB.
+    let segments = vec!["k".repeat(64); 5].join("/");
+    let too_long = &segments[..qrtag::link_key::MAX_KEY_LEN + 1];
+    let bad = bad
+        .into_iter()
+        .chain([(too_long, json!({"url": "https://a.example/"}))]);
     for (id, doc) in bad {
         let (status, body) = couch.try_put(id, doc).await;
         assert_eq!(status, 403, "{id} accepted: {body}");

@@ -124,7 +124,7 @@ pub async fn sheet(
     for k in &body.keys {
         match LinkKey::parse(k) {
             Ok(key) => keys.push(key),
-            Err(e) => return problem::respond(Kind::BadRequest, format!("key {k:?}: {e}")),
+            Err(e) => return problem::respond(Kind::BadRequest, format!("keys: {e}")),
         }
     }
     let mut tags = Vec::with_capacity(keys.len());

@@ -420,3 +420,51 @@ proptest::proptest! {
         proptest::prop_assert_eq!(a.invalid_count(), b.invalid_count());
     }
 }
+
+/// Issue 30: a stored document whose key is longer than any key may be
+/// (written before the bound, or straight to the store) is an invalid
+/// document on every way in (a full load's JSON rows, a batch of changes,
+/// a snapshot file read back), never a served link nor a failed load.
+#[test]
+fn an_over_long_stored_key_is_an_invalid_document() {
+    let long = vec!["k".repeat(64); 5].join("/");
+    let long = &long[..crate::link_key::MAX_KEY_LEN + 1];
+    let longest = &long[..crate::link_key::MAX_KEY_LEN];
+    let mut b = TableBuilder::default();
+    assert!(
+        b.push_json("good1", r#"{"url":"https://a.example/"}"#)
+            .is_none()
+    );
+    let reason = b
+        .push_json(long, r#"{"url":"https://a.example/"}"#)
+        .expect("refused");
+    assert!(reason.contains("at most 256"), "{reason}");
+    assert!(
+        b.push_json(longest, r#"{"url":"https://a.example/"}"#)
+            .is_none()
+    );
+    let t = b.build(None);
+    assert_eq!((t.len(), t.invalid_count()), (2, 1));
+    assert_eq!(t.live_url(long, 0), None);
+    assert_eq!(t.live_url(longest, 0), Some("https://a.example/"));
+
+    let mut t2 = LinkTable::default();
+    let rejected = t2.apply([upsert(long, json!({"url": "https://a.example/"}))]);
+    assert_eq!(rejected.len(), 1);
+    assert_eq!(t2.len(), 0);
+
+    // A snapshot file written by a build that had no bound.
+    let view = LinkView {
+        key: long,
+        url: "https://a.example/",
+        inactive: false,
+        expires_ms: None,
+        direct: Some("https://a.example/"),
+        created: None,
+        changed: None,
+    };
+    let mut b = TableBuilder::default();
+    b.push_rechecked(&view);
+    let t3 = b.build(None);
+    assert_eq!((t3.len(), t3.invalid_count()), (0, 1));
+}
