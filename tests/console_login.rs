@@ -80,6 +80,20 @@ fn device_cookie(res: &reqwest::Response) -> String {
     set.split(';').next().expect("name=value").to_owned()
 }
 
+/// The login form's anonymous cookie (`name=value`) and its CSRF token,
+/// for a client that keeps no cookies.
+async fn login_form(http: &reqwest::Client, url: &str) -> (String, String) {
+    let form = http.get(url).send().await.expect("form");
+    let cookie = form
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|c| c.split(';').next())
+        .expect("the form's cookie")
+        .to_owned();
+    (cookie, csrf(&form.text().await.expect("body")))
+}
+
 /// A login from a browser that keeps no cookies but `cookie` (a device
 /// cookie, kept or forged) and the login form's own.
 async fn login_carrying(
@@ -95,15 +109,7 @@ async fn login_carrying(
         .build()
         .expect("client");
     let url = format!("{admin}/console/login");
-    let form = http.get(&url).send().await.expect("form");
-    let anon = form
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .expect("the form's cookie")
-        .to_owned();
-    let token = csrf(&form.text().await.expect("body"));
+    let (anon, token) = login_form(&http, &url).await;
     http.post(&url)
         .header("cookie", format!("{anon}; {cookie}"))
         .form(&[("csrf", token.as_str()), ("password", password)])
@@ -204,19 +210,8 @@ async fn a_login_flood_from_hundreds_of_addresses_costs_a_few_checks_and_no_scan
     }
     // One login form's cookie and token serve every guess, as an attacker
     // would use them.
-    let form = reqwest::Client::new()
-        .get(format!("{admin}/console/login"))
-        .send()
-        .await
-        .expect("form");
-    let cookie = form
-        .headers()
-        .get("set-cookie")
-        .and_then(|v| v.to_str().ok())
-        .and_then(|c| c.split(';').next())
-        .expect("the form's cookie")
-        .to_owned();
-    let token = csrf(&form.text().await.expect("body"));
+    let (cookie, token) =
+        login_form(&reqwest::Client::new(), &format!("{admin}/console/login")).await;
     let flood: Vec<_> = attackers
         .into_iter()
         .map(|source| {
