@@ -58,13 +58,22 @@ async fn wait_location(app: &TestApp, key: &str, want: &str) -> Duration {
     .await
 }
 
+/// Pages that send people to tags, with the host names that broke
+/// mid-word in a narrow column (issue 31, item 12).
+const REFERRERS: [&str; 3] = [
+    "https://l.instagram.com/",
+    "https://www.facebook.com/",
+    "https://www.google.com/",
+];
+
 /// One scan of `key` from the `n`th phone (its own cookie, so its own
-/// scanner); it must redirect.
+/// scanner), coming from one of [`REFERRERS`]; it must redirect.
 async fn scan_by_phone(app: &TestApp, key: &str, n: usize) {
     let res = app
         .client
         .get(app.url(&format!("/{key}")))
         .header("user-agent", PHONE_AGENT)
+        .header("referer", REFERRERS[n % REFERRERS.len()])
         .header("cookie", format!("x={n}"))
         .send()
         .await

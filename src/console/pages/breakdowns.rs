@@ -112,6 +112,12 @@ pub fn section(shares: Option<&Shares>, scope: &str, csv_href: &str) -> Markup {
     }
 }
 
+/// Where a value may break between lines: after a slash, and in a host
+/// name (a referrer's) after a dot.
+fn breaks_after(dim: Dimension, c: char) -> bool {
+    c == '/' || (c == '.' && dim == Dimension::Referrer)
+}
+
 fn bars(dim: Dimension, rows: &[(String, u64)], total: u64) -> Markup {
     let (top, rest) = shown(rows);
     let max = top
@@ -126,11 +132,12 @@ fn bars(dim: Dimension, rows: &[(String, u64)], total: u64) -> Markup {
         html! {
             tr class=(class) data-value=(value) data-scans=(n) {
                 // A line may break after a slash ("Mobile Safari UI/WKWebView",
-                // "Mac OS X/…") rather than mid-word in a narrow column.
+                // "Mac OS X/…"), and a host name after a dot, rather than
+                // mid-word in a narrow column ("www.google.co|m").
                 th scope="row" {
-                    @for (i, part) in value.split('/').enumerate() {
-                        @if i > 0 { "/" wbr; }
+                    @for part in value.split_inclusive(|c| breaks_after(dim, c)) {
                         (part)
+                        @if part.ends_with(|c| breaks_after(dim, c)) { wbr; }
                     }
                 }
                 td.bar {

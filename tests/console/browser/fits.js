@@ -73,4 +73,28 @@ for (const img of document.querySelectorAll("img, svg")) {
   }
 }
 
+// A breakdown's value breaks between lines only where the page lets it (a
+// space, or a <wbr> after a slash or a host name's dot), never inside a
+// word: "www.faceboo|k.com" reads as two names.
+for (const cell of document.querySelectorAll("table.bars tbody th")) {
+  if (!shown(cell)) continue;
+  const inCell = document.createTreeWalker(cell, NodeFilter.SHOW_TEXT);
+  for (let node = inCell.nextNode(); node; node = inCell.nextNode()) {
+    const s = node.textContent;
+    let lastTop = null;
+    for (let i = 0; i < s.length; i++) {
+      const range = document.createRange();
+      range.setStart(node, i);
+      range.setEnd(node, i + 1);
+      const rects = range.getClientRects();
+      if (!rects.length) continue;
+      const top = rects[0].top;
+      if (lastTop !== null && top > lastTop + 1 && /\w/.test(s[i - 1]) && /\w/.test(s[i])) {
+        problems.push(`"${cell.textContent}" breaks mid-word: "${s.slice(0, i)}|${s.slice(i)}"`);
+      }
+      lastTop = top;
+    }
+  }
+}
+
 return problems;
