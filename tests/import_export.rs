@@ -805,3 +805,45 @@ fn csv_takes_notes_and_one_run_names_every_problem_of_the_file() {
         "a document with its times is as it is"
     );
 }
+
+/// Issue 31: `export --help` and the README say deleted links are left
+/// out, yet a `qrtag delete` tombstone was the first line of an export.
+/// `--deleted` keeps them, for a backup that keeps deleted keys reserved.
+#[test]
+fn tombstones_are_left_out_of_an_export_unless_asked_for() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    for args in [
+        &["new", "/a", "--key", "a"][..],
+        &["new", "/g", "--key", "gone"],
+        &["delete", "--yes", "gone"],
+    ] {
+        let out = qrtag_cmd(&db, args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    assert_eq!(
+        export(&db),
+        "{\"_id\":\"a\",\"url\":\"/a\",\"inactive\":false}\n"
+    );
+    let out = qrtag_cmd(&db, &["export", "--deleted"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let lines: Vec<Value> = stdout(&out)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let keys: Vec<&str> = lines
+        .iter()
+        .map(|d| d["_id"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(keys, ["a", "gone"]);
+    assert!(lines[1]["deleted_at"].is_string(), "{}", lines[1]);
+    // Such a backup restores the tombstone: the key stays refused.
+    let back = dir.path().join("back.db");
+    let out = qrtag_with_input(&back, &["import", "-"], &out.stdout);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = qrtag_cmd(&back, &["new", "/x", "--key", "gone"]);
+    assert!(
+        !out.status.success(),
+        "a deleted key is not handed out again"
+    );
+}

@@ -376,7 +376,8 @@ pub enum Command {
     /// Write every link document as JSON lines, from one consistent read.
     ///
     /// One document per line, `_id` (the key) first and then its fields in
-    /// stored order, sorted by key. Deleted and design documents are left out.
+    /// stored order, sorted by key. Deleted links (tombstones, unless
+    /// --deleted) and design documents are left out.
     #[command(after_help = "Example:\n  qrtag export -o links.jsonl")]
     Export(transfer::ExportArgs),
     /// Add links from JSON lines (as `export` writes them) or CSV.

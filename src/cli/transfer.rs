@@ -39,6 +39,10 @@ pub struct ExportArgs {
     /// output; `-` is standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Export deleted links' tombstones too: a backup that restores them
+    /// keeps those keys from being handed out again.
+    #[arg(long)]
+    pub deleted: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -90,7 +94,12 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         let mut count = 0u64;
         let mut written = Ok(());
         while let Some(page) = received.recv().await {
+            let mut shown = 0u64;
             for (key, doc) in &page {
+                if !args.deleted && crate::link::is_tombstone(doc) {
+                    continue;
+                }
+                shown += 1;
                 written = export::write(&mut out, key, doc);
                 if written.is_err() {
                     break;
@@ -100,7 +109,7 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 }
                 count += 1;
             }
-            bar.inc(page.len() as u64);
+            bar.inc(shown);
             if written.is_err() {
                 break;
             }

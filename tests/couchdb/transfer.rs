@@ -660,3 +660,38 @@ async fn an_interrupted_new_database_import_deletes_the_database() {
     let (status, _) = couch.call(reqwest::Method::GET, "links", None).await;
     assert_eq!(status, 404, "the interrupted import's database is gone");
 }
+
+/// Issue 31: the documented export leaves deleted links out; on CouchDB a
+/// `qrtag delete` tombstone was exported all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tombstones_are_left_out_of_an_export_unless_asked_for() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let env = [("QRTAG_COUCHDB_URL", url.as_str())];
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    for args in [
+        &["new", "/a", "--key", "a"][..],
+        &["new", "/g", "--key", "gone"],
+        &["delete", "--yes", "gone"],
+    ] {
+        let out = qrtag(args, &env).await;
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let keys = |out: &Output| -> Vec<String> {
+        stdout(out)
+            .lines()
+            .map(|l| {
+                let doc: Value = serde_json::from_str(l).expect("a JSON line");
+                doc["_id"].as_str().unwrap_or("").to_owned()
+            })
+            .collect()
+    };
+    let out = qrtag(&["export"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys(&out), ["a"], "{}", stdout(&out));
+    let out = qrtag(&["export", "--deleted"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys(&out), ["a", "gone"], "{}", stdout(&out));
+    assert!(stdout(&out).contains("\"deleted_at\":"), "{}", stdout(&out));
+}
