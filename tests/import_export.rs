@@ -847,3 +847,55 @@ fn tombstones_are_left_out_of_an_export_unless_asked_for() {
         "a deleted key is not handed out again"
     );
 }
+
+/// Output of qrtag on `args`, or `None` when it is still running after ten
+/// seconds (it is then killed): for a command that must not read its input.
+fn finishes_within_ten_seconds(mut cmd: Command) -> Option<Output> {
+    let mut child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run qrtag");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().expect("wait").is_some() {
+            return Some(child.wait_with_output().expect("output"));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// Issue 31: an import into a database that is not there read the whole
+/// file (3.8 s for a million lines) before saying so. It is said first:
+/// the file here is a FIFO nobody writes, which blocks any reader.
+#[test]
+fn an_import_into_a_missing_database_says_so_before_reading_the_file() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("missing.db");
+    let fifo = dir.path().join("links.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qrtag"));
+    cmd.arg("--db")
+        .arg(&db)
+        .arg("import")
+        .arg(&fifo)
+        .env_remove("QRTAG_DB")
+        .env_remove("QRTAG_PUBLIC_URL")
+        .env_remove("QRTAG_COUCHDB_URL")
+        .env("QRTAG_CONFIG", support::NO_CONFIG);
+    let out = finishes_within_ten_seconds(cmd).expect("an answer without reading the file");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "qrtag: no database at {} (db from --db); create it with qrtag init, or start qrtag serve\n",
+            db.display()
+        )
+    );
+    assert!(!db.exists(), "no database made");
+}

@@ -188,6 +188,8 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     // Before the file is read: a database that exists, or an account that
     // may not create one, is said at once.
     let new_database = new_database_target(cli, args).await?;
+    // And a database that is not there (a million lines take seconds).
+    let store = store_first(cli, args, new_database.is_some()).await?;
     let Some(Input {
         format,
         docs,
@@ -203,20 +205,6 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     } else {
         OnExisting::Refuse
     };
-    let settings = cli.store.settings();
-    let store = match &settings {
-        // A dry run creates no database file.
-        // Nor does an import that will write nothing for bad lines.
-        StoreSettings::Sqlite { path }
-            if (args.dry_run || !bad_lines.is_empty()) && !path.exists() =>
-        {
-            None
-        }
-        // Nothing to ask a database that is not there yet: no key exists.
-        _ if new_database.is_some() => None,
-        _ => Some(cli.open_store(store::Access::Write)?),
-    };
-
     // Which keys exist: needed to refuse them before writing anything
     // (tombstones even with --update), and for the dry run's counts. The
     // file's own problems and the store's are found in the same run, so one
@@ -290,6 +278,38 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         }
     };
     written.report(&name, format, total)
+}
+
+/// The store to import into, opened (and a CouchDB database asked for)
+/// before the file is read, so that a database that is not there is said
+/// at once. `None` where nothing is to be asked: a database
+/// `--new-database` will make, or a dry run beside no SQLite file (a dry
+/// run creates none).
+async fn store_first(
+    cli: &Cli,
+    args: &ImportArgs,
+    new_database: bool,
+) -> anyhow::Result<Option<std::sync::Arc<dyn LinkStore>>> {
+    match cli.store.settings() {
+        _ if new_database => Ok(None),
+        StoreSettings::Sqlite { path } if args.dry_run && !path.exists() => Ok(None),
+        StoreSettings::Sqlite { .. } => Ok(Some(cli.open_store(store::Access::Write)?)),
+        StoreSettings::CouchDb(couch) => {
+            let store = cli.open_store(store::Access::Write)?;
+            if !couch_setup::database_exists(&couch)
+                .await
+                .with_context(|| format!("asking {} for database {}", couch.url, couch.db))?
+            {
+                anyhow::bail!(
+                    "the database {} does not exist on {}; create it with `qrtag setup`, \
+                     or import into a new one with --new-database",
+                    couch.db,
+                    couch.url
+                );
+            }
+            Ok(Some(store))
+        }
+    }
 }
 
 /// With `--new-database`: the CouchDB database to create, checked to be

@@ -695,3 +695,37 @@ async fn tombstones_are_left_out_of_an_export_unless_asked_for() {
     assert_eq!(keys(&out), ["a", "gone"], "{}", stdout(&out));
     assert!(stdout(&out).contains("\"deleted_at\":"), "{}", stdout(&out));
 }
+
+/// Issue 31: an import into a CouchDB database that is not there read the
+/// whole file before saying so. It is said first: the file here is a FIFO
+/// nobody writes, which blocks any reader.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_into_a_missing_database_says_so_before_reading_the_file() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("links.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .env_clear()
+        .env("QRTAG_CONFIG", "/dev/null")
+        .env("QRTAG_COUCHDB_URL", &url)
+        .arg("import")
+        .arg(&fifo)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(10), run)
+        .await
+        .expect("an answer without reading the file")
+        .expect("qrtag runs");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "qrtag: the database links does not exist on {url}; create it with `qrtag setup`, \
+             or import into a new one with --new-database\n"
+        )
+    );
+}
