@@ -163,6 +163,28 @@ pub fn placement_warning(placement: Placement, cluster_nodes: usize) -> Option<S
     None
 }
 
+/// A warning when CouchDB created the database with fewer copies than
+/// `--replicas` asked for: it answers the request with success and keeps
+/// at most as many copies as the cluster has nodes (Apache CouchDB 3.5 on
+/// one node makes n = 1 of `?n=3`), which nothing else would say.
+pub fn fewer_copies_than_asked(
+    db: &str,
+    replicas: Option<u32>,
+    has: Placement,
+    cluster_nodes: Option<usize>,
+) -> Option<String> {
+    let asked = replicas.filter(|r| *r > has.n)?;
+    let nodes = cluster_nodes
+        .map(|c| format!(" on a cluster of {c} node{}", if c == 1 { "" } else { "s" }))
+        .unwrap_or_default();
+    Some(format!(
+        "--replicas {asked} asked for {asked} copies of each link, but CouchDB created \
+         database {db} with n = {n}{nodes}: each link has {n} cop{}",
+        if has.n == 1 { "y" } else { "ies" },
+        n = has.n,
+    ))
+}
+
 /// Creates the database, installs the validation and sets `_security`.
 /// Needs a server admin account.
 pub async fn setup(
@@ -550,6 +572,30 @@ async fn ensure_security(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fewer_copies_than_asked_are_said() {
+        let one = Placement { n: 1, q: 2 };
+        assert_eq!(
+            fewer_copies_than_asked("links", Some(3), one, Some(1)).as_deref(),
+            Some(
+                "--replicas 3 asked for 3 copies of each link, but CouchDB created database links \
+                 with n = 1 on a cluster of 1 node: each link has 1 copy"
+            )
+        );
+        let two = Placement { n: 2, q: 2 };
+        let w = fewer_copies_than_asked("links", Some(3), two, None).expect("fewer");
+        assert!(w.ends_with("with n = 2: each link has 2 copies"), "{w}");
+        assert_eq!(
+            fewer_copies_than_asked("links", Some(1), one, Some(1)),
+            None
+        );
+        assert_eq!(fewer_copies_than_asked("links", None, one, Some(3)), None);
+        assert_eq!(
+            fewer_copies_than_asked("links", Some(2), two, Some(1)),
+            None
+        );
+    }
 
     #[test]
     fn copies_that_do_not_match_the_cluster_are_named() {
