@@ -66,7 +66,8 @@ pub struct ImportArgs {
     /// CouchDB: create --couchdb-db (it must not exist; needs a server
     /// admin account), locked to admins, write every link without running
     /// CouchDB's validation on each (several times faster), then prepare it
-    /// as `qrtag setup` does. A failure deletes the database again.
+    /// as `qrtag setup` does. A failure deletes the database (and the API
+    /// keys database made beside it) again.
     #[arg(long, conflicts_with = "update")]
     pub new_database: bool,
     #[command(flatten)]

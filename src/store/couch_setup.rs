@@ -285,6 +285,9 @@ pub async fn database_exists(settings: &CouchSettings) -> Result<bool, StoreErro
 pub struct NewDatabase {
     http: CouchHttp,
     requested: Requested,
+    /// The API keys database [`open`](Self::open) makes beside it; `None`
+    /// when one was there before (not this import's to delete).
+    keys: Option<CouchHttp>,
 }
 
 impl NewDatabase {
@@ -302,6 +305,13 @@ impl NewDatabase {
         requested: Requested,
     ) -> Result<Option<Self>, StoreError> {
         let http = CouchHttp::new(settings)?;
+        let keys = http.for_db(super::couch_keys::database_name(http.db())?);
+        let keys_there = keys
+            .send(keys.request(Method::HEAD, keys.db_url(&[])))
+            .await?
+            .status()
+            .as_u16()
+            != 404;
         let resp = http
             .send(http.request(Method::PUT, placement_url(&http, requested)))
             .await?;
@@ -313,7 +323,11 @@ impl NewDatabase {
                 return Err(http.refusal(resp, &what).await);
             }
         }
-        let created = Self { http, requested };
+        let created = Self {
+            http,
+            requested,
+            keys: (!keys_there).then_some(keys),
+        };
         let what = format!("writing {}/_security", created.http.db());
         let locked: Result<Value, StoreError> = created
             .http
@@ -348,18 +362,28 @@ impl NewDatabase {
         prepare(&self.http, self.requested, Outcome::Created, Lock::Open).await
     }
 
-    /// Deletes the database and everything written to it.
+    /// Deletes the database and everything written to it, and the API keys
+    /// database `open` made (if it got that far) with it.
     pub async fn remove(&self) -> Result<(), StoreError> {
-        let resp = self
-            .http
-            .send(self.http.request(Method::DELETE, self.http.db_url(&[])))
-            .await?;
-        if resp.status().is_success() {
-            Ok(())
-        } else {
-            let what = format!("deleting database {}", self.http.db());
-            Err(self.http.refusal(resp, &what).await)
+        drop_database(&self.http, false).await?;
+        if let Some(keys) = &self.keys {
+            drop_database(keys, true).await?;
         }
+        Ok(())
+    }
+}
+
+/// `DELETE`s a database; `missing_ok`: one that is not there is no error.
+async fn drop_database(http: &CouchHttp, missing_ok: bool) -> Result<(), StoreError> {
+    let resp = http
+        .send(http.request(Method::DELETE, http.db_url(&[])))
+        .await?;
+    let status = resp.status().as_u16();
+    if resp.status().is_success() || (missing_ok && status == 404) {
+        Ok(())
+    } else {
+        let what = format!("deleting database {}", http.db());
+        Err(http.refusal(resp, &what).await)
     }
 }
 

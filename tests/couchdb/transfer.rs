@@ -729,3 +729,51 @@ async fn an_import_into_a_missing_database_says_so_before_reading_the_file() {
         )
     );
 }
+
+/// Issue 31: an `import --new-database` that failed once the keys
+/// database was made (here CouchDB refuses its design document) deleted
+/// the links database and left `links-keys` behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_new_database_import_deletes_its_keys_database_too() {
+    let pouch = PouchDb::start().await;
+    let proxy = crate::proxy::RefusingProxy::start(
+        pouch.url().replace("http://", ""),
+        "PUT /links-keys/_design/",
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("links.csv");
+    std::fs::write(&path, "key,url\na,https://a.example/\n").expect("write");
+    let out = qrtag(
+        &["import", "--new-database", path.to_str().expect("utf-8")],
+        &[("QRTAG_COUCHDB_URL", proxy.url().as_str())],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).starts_with("qrtag: database links deleted again; nothing was imported"),
+        "{}",
+        stderr(&out)
+    );
+    let couch = Couch::new(&pouch.url(), "links");
+    for db in ["links", "links-keys"] {
+        let (status, body) = couch.call(reqwest::Method::GET, db, None).await;
+        assert_eq!(status, 404, "{db} is left behind: {body}");
+    }
+
+    // A keys database that was there before (its links database deleted
+    // by hand) is not the import's to delete.
+    let (status, body) = couch.call(reqwest::Method::PUT, "links-keys", None).await;
+    assert_eq!(status, 201, "{body}");
+    let out = qrtag(
+        &["import", "--new-database", path.to_str().expect("utf-8")],
+        &[("QRTAG_COUCHDB_URL", proxy.url().as_str())],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let (status, body) = couch.call(reqwest::Method::GET, "links-keys", None).await;
+    assert_eq!(
+        status, 200,
+        "a keys database it did not make was deleted: {body}"
+    );
+}
