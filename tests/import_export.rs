@@ -899,3 +899,19 @@ fn an_import_into_a_missing_database_says_so_before_reading_the_file() {
     );
     assert!(!db.exists(), "no database made");
 }
+
+/// Issue 31: `import --help` named only inactive and expires as optional
+/// CSV columns; the import takes notes and the times too.
+#[test]
+fn import_help_names_every_optional_column() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let out = qrtag_cmd(&dir.path().join("unused.db"), &["import", "--help"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let help = stdout(&out)
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let columns = "(optional: inactive, expires, notes, created_at, changed_at, deleted_at)";
+    assert_eq!(help.matches(columns).count(), 2, "{help}");
+    assert!(!help.contains("inactive, expires)"), "{help}");
+}

@@ -383,9 +383,10 @@ pub enum Command {
     /// Add links from JSON lines (as `export` writes them) or CSV.
     ///
     /// The format is told by the first line: `{` for JSON lines, else CSV
-    /// with a header naming key and url (optional: inactive, expires). The
-    /// whole input is checked first: a bad line, a duplicate key or (without
-    /// --update) a key that exists, and nothing is written.
+    /// with a header naming key and url (optional: inactive, expires, notes,
+    /// created_at, changed_at, deleted_at). The whole input is checked
+    /// first: a bad line, a duplicate key or (without --update) a key that
+    /// exists, and nothing is written.
     #[command(
         after_help = "Examples:\n  qrtag import links.jsonl\n  qrtag import --update --dry-run links.csv\n  \
                       qrtag --couchdb-url http://127.0.0.1:5984 --couchdb-user admin import --new-database links.jsonl"

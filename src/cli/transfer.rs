@@ -48,7 +48,8 @@ pub struct ExportArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ImportArgs {
     /// JSON lines as `qrtag export` writes them, or CSV with a header naming
-    /// key and url (optional: inactive, expires); `-` reads standard input.
+    /// key and url (optional: inactive, expires, notes, created_at,
+    /// changed_at, deleted_at); `-` reads standard input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Overwrite links that exist (by default an existing key stops the import
