@@ -219,7 +219,8 @@ pub enum Command {
     /// Create a link and print its short URL.
     #[command(
         after_help = "Examples:\n  qrtag new https://example.com/whelans/?p=14\n  \
-                            qrtag new --key docs https://docs.example/ --expires 30d"
+                            qrtag new --key docs https://docs.example/ --expires 30d\n  \
+                            qrtag new https://example.com/menu --notes 'table 1'"
     )]
     New {
         /// Destination: an absolute http(s) URL or a /path on this service.
@@ -244,6 +245,10 @@ pub enum Command {
         /// Take an --expires time in the past (the link answers 404 at once).
         #[arg(long)]
         force: bool,
+        /// The link's notes (where the tag hangs, who asked for it), at most
+        /// 2000 characters.
+        #[arg(long, value_name = "TEXT")]
+        notes: Option<crate::link::Notes>,
     },
     /// Repoint a link, or change when it expires, or its notes.
     #[command(
