@@ -177,3 +177,38 @@ fn resolve_checks_a_ruleset_offline() {
         "{out:?}"
     );
 }
+
+/// Issue 31: `qrtag set` took `--notes` but `qrtag new` did not, so every
+/// tag of a venue took two commands. The same rule as `set`'s: trimmed,
+/// at most 2000 characters.
+#[test]
+fn new_takes_notes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let out = qrtag_cmd(
+        &db,
+        &[
+            "new",
+            "/menu",
+            "--key",
+            "t1",
+            "--notes",
+            "  table 1, by the window \n",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = qrtag_cmd(&db, &["show", "t1"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(doc["notes"], "table 1, by the window");
+    let long = "x".repeat(2001);
+    let out = qrtag_cmd(&db, &["new", "/menu", "--key", "t2", "--notes", &long]);
+    assert_eq!(out.status.code(), Some(2), "{}", stdout(&out));
+    assert!(
+        stderr(&out).contains("notes may be at most 2000 characters, not 2001"),
+        "{}",
+        stderr(&out)
+    );
+    let out = qrtag_cmd(&db, &["show", "t2"]);
+    assert!(!out.status.success(), "nothing created");
+}

@@ -42,11 +42,15 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             key,
             inactive,
             take_over,
+            notes,
             ..
         } => {
             let public_url = super::public_url::for_tags(cli, store, true).await?;
             let mut doc = Link::new_document(url, *inactive);
             link::set_expires(&mut doc, expiry.flatten());
+            if let Some(notes) = notes {
+                link::set_notes(&mut doc, notes);
+            }
             let take_over = if *take_over {
                 links::TakeOver::Allow
             } else {

@@ -219,7 +219,8 @@ pub enum Command {
     /// Create a link and print its short URL.
     #[command(
         after_help = "Examples:\n  qrtag new https://example.com/whelans/?p=14\n  \
-                            qrtag new --key docs https://docs.example/ --expires 30d"
+                            qrtag new --key docs https://docs.example/ --expires 30d\n  \
+                            qrtag new https://example.com/menu --notes 'table 1'"
     )]
     New {
         /// Destination: an absolute http(s) URL or a /path on this service.
@@ -244,6 +245,10 @@ pub enum Command {
         /// Take an --expires time in the past (the link answers 404 at once).
         #[arg(long)]
         force: bool,
+        /// The link's notes (where the tag hangs, who asked for it), at most
+        /// 2000 characters.
+        #[arg(long, value_name = "TEXT")]
+        notes: Option<crate::link::Notes>,
     },
     /// Repoint a link, or change when it expires, or its notes.
     #[command(
@@ -376,15 +381,17 @@ pub enum Command {
     /// Write every link document as JSON lines, from one consistent read.
     ///
     /// One document per line, `_id` (the key) first and then its fields in
-    /// stored order, sorted by key. Deleted and design documents are left out.
+    /// stored order, sorted by key. Deleted links (tombstones, unless
+    /// --deleted) and design documents are left out.
     #[command(after_help = "Example:\n  qrtag export -o links.jsonl")]
     Export(transfer::ExportArgs),
     /// Add links from JSON lines (as `export` writes them) or CSV.
     ///
     /// The format is told by the first line: `{` for JSON lines, else CSV
-    /// with a header naming key and url (optional: inactive, expires). The
-    /// whole input is checked first: a bad line, a duplicate key or (without
-    /// --update) a key that exists, and nothing is written.
+    /// with a header naming key and url (optional: inactive, expires, notes,
+    /// created_at, changed_at, deleted_at). The whole input is checked
+    /// first: a bad line, a duplicate key or (without --update) a key that
+    /// exists, and nothing is written.
     #[command(
         after_help = "Examples:\n  qrtag import links.jsonl\n  qrtag import --update --dry-run links.csv\n  \
                       qrtag --couchdb-url http://127.0.0.1:5984 --couchdb-user admin import --new-database links.jsonl"

@@ -64,10 +64,17 @@ pub fn print_report(
             "database {}: n = {} (copies of each link), q = {} (shards){nodes}",
             couch.db, p.n, p.q
         )?;
-        if let Some(warning) = report
-            .cluster_nodes
-            .and_then(|c| couch_setup::placement_warning(p, c))
-        {
+        let fewer = couch_setup::fewer_copies_than_asked(
+            couch.db.as_str(),
+            args.replicas,
+            p,
+            report.cluster_nodes,
+        );
+        if let Some(warning) = fewer.or_else(|| {
+            report
+                .cluster_nodes
+                .and_then(|c| couch_setup::placement_warning(p, c))
+        }) {
             eprintln!("qrtag: warning: {warning}");
         }
     } else if args.replicas.is_some() || args.shards.is_some() {

@@ -39,12 +39,17 @@ pub struct ExportArgs {
     /// output; `-` is standard output.
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
+    /// Export deleted links' tombstones too: a backup that restores them
+    /// keeps those keys from being handed out again.
+    #[arg(long)]
+    pub deleted: bool,
 }
 
 #[derive(Debug, Clone, Args)]
 pub struct ImportArgs {
     /// JSON lines as `qrtag export` writes them, or CSV with a header naming
-    /// key and url (optional: inactive, expires); `-` reads standard input.
+    /// key and url (optional: inactive, expires, notes, created_at,
+    /// changed_at, deleted_at); `-` reads standard input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Overwrite links that exist (by default an existing key stops the import
@@ -62,7 +67,8 @@ pub struct ImportArgs {
     /// CouchDB: create --couchdb-db (it must not exist; needs a server
     /// admin account), locked to admins, write every link without running
     /// CouchDB's validation on each (several times faster), then prepare it
-    /// as `qrtag setup` does. A failure deletes the database again.
+    /// as `qrtag setup` does. A failure deletes the database (and the API
+    /// keys database made beside it) again.
     #[arg(long, conflicts_with = "update")]
     pub new_database: bool,
     #[command(flatten)]
@@ -90,7 +96,12 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
         let mut count = 0u64;
         let mut written = Ok(());
         while let Some(page) = received.recv().await {
+            let mut shown = 0u64;
             for (key, doc) in &page {
+                if !args.deleted && crate::link::is_tombstone(doc) {
+                    continue;
+                }
+                shown += 1;
                 written = export::write(&mut out, key, doc);
                 if written.is_err() {
                     break;
@@ -100,7 +111,7 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
                 }
                 count += 1;
             }
-            bar.inc(page.len() as u64);
+            bar.inc(shown);
             if written.is_err() {
                 break;
             }
@@ -179,6 +190,8 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     // Before the file is read: a database that exists, or an account that
     // may not create one, is said at once.
     let new_database = new_database_target(cli, args).await?;
+    // And a database that is not there (a million lines take seconds).
+    let store = store_first(cli, args, new_database.is_some()).await?;
     let Some(Input {
         format,
         docs,
@@ -194,20 +207,6 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     } else {
         OnExisting::Refuse
     };
-    let settings = cli.store.settings();
-    let store = match &settings {
-        // A dry run creates no database file.
-        // Nor does an import that will write nothing for bad lines.
-        StoreSettings::Sqlite { path }
-            if (args.dry_run || !bad_lines.is_empty()) && !path.exists() =>
-        {
-            None
-        }
-        // Nothing to ask a database that is not there yet: no key exists.
-        _ if new_database.is_some() => None,
-        _ => Some(cli.open_store(store::Access::Write)?),
-    };
-
     // Which keys exist: needed to refuse them before writing anything
     // (tombstones even with --update), and for the dry run's counts. The
     // file's own problems and the store's are found in the same run, so one
@@ -281,6 +280,38 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         }
     };
     written.report(&name, format, total)
+}
+
+/// The store to import into, opened (and a CouchDB database asked for)
+/// before the file is read, so that a database that is not there is said
+/// at once. `None` where nothing is to be asked: a database
+/// `--new-database` will make, or a dry run beside no SQLite file (a dry
+/// run creates none).
+async fn store_first(
+    cli: &Cli,
+    args: &ImportArgs,
+    new_database: bool,
+) -> anyhow::Result<Option<std::sync::Arc<dyn LinkStore>>> {
+    match cli.store.settings() {
+        _ if new_database => Ok(None),
+        StoreSettings::Sqlite { path } if args.dry_run && !path.exists() => Ok(None),
+        StoreSettings::Sqlite { .. } => Ok(Some(cli.open_store(store::Access::Write)?)),
+        StoreSettings::CouchDb(couch) => {
+            let store = cli.open_store(store::Access::Write)?;
+            if !couch_setup::database_exists(&couch)
+                .await
+                .with_context(|| format!("asking {} for database {}", couch.url, couch.db))?
+            {
+                anyhow::bail!(
+                    "the database {} does not exist on {}; create it with `qrtag setup`, \
+                     or import into a new one with --new-database",
+                    couch.db,
+                    couch.url
+                );
+            }
+            Ok(Some(store))
+        }
+    }
 }
 
 /// With `--new-database`: the CouchDB database to create, checked to be

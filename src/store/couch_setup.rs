@@ -163,6 +163,28 @@ pub fn placement_warning(placement: Placement, cluster_nodes: usize) -> Option<S
     None
 }
 
+/// A warning when CouchDB created the database with fewer copies than
+/// `--replicas` asked for: it answers the request with success and keeps
+/// at most as many copies as the cluster has nodes (Apache CouchDB 3.5 on
+/// one node makes n = 1 of `?n=3`), which nothing else would say.
+pub fn fewer_copies_than_asked(
+    db: &str,
+    replicas: Option<u32>,
+    has: Placement,
+    cluster_nodes: Option<usize>,
+) -> Option<String> {
+    let asked = replicas.filter(|r| *r > has.n)?;
+    let nodes = cluster_nodes
+        .map(|c| format!(" on a cluster of {c} node{}", if c == 1 { "" } else { "s" }))
+        .unwrap_or_default();
+    Some(format!(
+        "--replicas {asked} asked for {asked} copies of each link, but CouchDB created \
+         database {db} with n = {n}{nodes}: each link has {n} cop{}",
+        if has.n == 1 { "y" } else { "ies" },
+        n = has.n,
+    ))
+}
+
 /// Creates the database, installs the validation and sets `_security`.
 /// Needs a server admin account.
 pub async fn setup(
@@ -263,6 +285,9 @@ pub async fn database_exists(settings: &CouchSettings) -> Result<bool, StoreErro
 pub struct NewDatabase {
     http: CouchHttp,
     requested: Requested,
+    /// The API keys database [`open`](Self::open) makes beside it; `None`
+    /// when one was there before (not this import's to delete).
+    keys: Option<CouchHttp>,
 }
 
 impl NewDatabase {
@@ -280,6 +305,13 @@ impl NewDatabase {
         requested: Requested,
     ) -> Result<Option<Self>, StoreError> {
         let http = CouchHttp::new(settings)?;
+        let keys = http.for_db(super::couch_keys::database_name(http.db())?);
+        let keys_there = keys
+            .send(keys.request(Method::HEAD, keys.db_url(&[])))
+            .await?
+            .status()
+            .as_u16()
+            != 404;
         let resp = http
             .send(http.request(Method::PUT, placement_url(&http, requested)))
             .await?;
@@ -291,7 +323,11 @@ impl NewDatabase {
                 return Err(http.refusal(resp, &what).await);
             }
         }
-        let created = Self { http, requested };
+        let created = Self {
+            http,
+            requested,
+            keys: (!keys_there).then_some(keys),
+        };
         let what = format!("writing {}/_security", created.http.db());
         let locked: Result<Value, StoreError> = created
             .http
@@ -326,18 +362,28 @@ impl NewDatabase {
         prepare(&self.http, self.requested, Outcome::Created, Lock::Open).await
     }
 
-    /// Deletes the database and everything written to it.
+    /// Deletes the database and everything written to it, and the API keys
+    /// database `open` made (if it got that far) with it.
     pub async fn remove(&self) -> Result<(), StoreError> {
-        let resp = self
-            .http
-            .send(self.http.request(Method::DELETE, self.http.db_url(&[])))
-            .await?;
-        if resp.status().is_success() {
-            Ok(())
-        } else {
-            let what = format!("deleting database {}", self.http.db());
-            Err(self.http.refusal(resp, &what).await)
+        drop_database(&self.http, false).await?;
+        if let Some(keys) = &self.keys {
+            drop_database(keys, true).await?;
         }
+        Ok(())
+    }
+}
+
+/// `DELETE`s a database; `missing_ok`: one that is not there is no error.
+async fn drop_database(http: &CouchHttp, missing_ok: bool) -> Result<(), StoreError> {
+    let resp = http
+        .send(http.request(Method::DELETE, http.db_url(&[])))
+        .await?;
+    let status = resp.status().as_u16();
+    if resp.status().is_success() || (missing_ok && status == 404) {
+        Ok(())
+    } else {
+        let what = format!("deleting database {}", http.db());
+        Err(http.refusal(resp, &what).await)
     }
 }
 
@@ -550,6 +596,30 @@ async fn ensure_security(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fewer_copies_than_asked_are_said() {
+        let one = Placement { n: 1, q: 2 };
+        assert_eq!(
+            fewer_copies_than_asked("links", Some(3), one, Some(1)).as_deref(),
+            Some(
+                "--replicas 3 asked for 3 copies of each link, but CouchDB created database links \
+                 with n = 1 on a cluster of 1 node: each link has 1 copy"
+            )
+        );
+        let two = Placement { n: 2, q: 2 };
+        let w = fewer_copies_than_asked("links", Some(3), two, None).expect("fewer");
+        assert!(w.ends_with("with n = 2: each link has 2 copies"), "{w}");
+        assert_eq!(
+            fewer_copies_than_asked("links", Some(1), one, Some(1)),
+            None
+        );
+        assert_eq!(fewer_copies_than_asked("links", None, one, Some(3)), None);
+        assert_eq!(
+            fewer_copies_than_asked("links", Some(2), two, Some(1)),
+            None
+        );
+    }
 
     #[test]
     fn copies_that_do_not_match_the_cluster_are_named() {

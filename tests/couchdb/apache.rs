@@ -929,3 +929,25 @@ async fn apache_couchdb_new_database_import_is_locked_then_set_up_or_removed() {
     let (status, _) = admin.call(reqwest::Method::GET, "bigdb", None).await;
     assert_eq!(status, 404, "the failed import's database is gone");
 }
+
+/// Issue 31: `setup --replicas 3` on a single node got n = 1 without a
+/// word. It is said, with what the database has.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_says_when_it_keeps_fewer_copies_than_asked() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_fewer_copies").await else {
+        return;
+    };
+    let url = server.url();
+    let out = run_as(&url, ADMIN.0, ADMIN.1, &["setup", "--replicas", "3"]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("database links: n = 1 (copies of each link)"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(
+        stderr(&out),
+        "qrtag: warning: --replicas 3 asked for 3 copies of each link, but CouchDB created \
+         database links with n = 1 on a cluster of 1 node: each link has 1 copy\n"
+    );
+}

@@ -127,3 +127,85 @@ impl Drop for RecordingProxy {
         self.task.abort();
     }
 }
+
+/// A TCP proxy that answers one kind of request itself with a 500 (a
+/// request whose first bytes are `refused`, such as `PUT /links-keys/`) and
+/// forwards everything else: a server failing at one step, for the tests
+/// of what a command leaves behind.
+pub struct RefusingProxy {
+    port: u16,
+    task: tokio::task::JoinHandle<()>,
+}
+
+impl RefusingProxy {
+    pub async fn start(upstream: String, refused: &'static str) -> Self {
+        use tokio::io::{AsyncReadExt, AsyncWriteExt};
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let task = tokio::spawn(async move {
+            while let Ok((client, _)) = listener.accept().await {
+                let upstream = upstream.clone();
+                tokio::spawn(async move {
+                    let Ok(server) = TcpStream::connect(&upstream).await else {
+                        return;
+                    };
+                    let (mut client_rx, client_tx) = client.into_split();
+                    let client_tx = std::sync::Arc::new(tokio::sync::Mutex::new(client_tx));
+                    let (mut server_rx, mut server_tx) = server.into_split();
+                    let answer = std::sync::Arc::clone(&client_tx);
+                    let up = async move {
+                        let mut buf = vec![0u8; 16 << 10];
+                        while let Ok(n) = client_rx.read(&mut buf).await {
+                            if n == 0 {
+                                break;
+                            }
+                            if buf[..n].starts_with(refused.as_bytes()) {
+                                let body =
+                                    r#"{"error":"unknown_error","reason":"refused by the test"}"#;
+                                let resp = format!(
+                                    "HTTP/1.1 500 Internal Server Error\r\ncontent-type: application/json\r\n\
+                                     content-length: {}\r\nconnection: close\r\n\r\n{body}",
+                                    body.len()
+                                );
+                                let mut tx = answer.lock().await;
+                                let _ = tx.write_all(resp.as_bytes()).await;
+                                let _ = tx.shutdown().await;
+                                break;
+                            }
+                            if server_tx.write_all(&buf[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                        let _ = server_tx.shutdown().await;
+                    };
+                    let down = async move {
+                        let mut buf = vec![0u8; 16 << 10];
+                        while let Ok(n) = server_rx.read(&mut buf).await {
+                            if n == 0 {
+                                break;
+                            }
+                            if client_tx.lock().await.write_all(&buf[..n]).await.is_err() {
+                                break;
+                            }
+                        }
+                    };
+                    tokio::select! {
+                        _ = up => {}
+                        _ = down => {}
+                    }
+                });
+            }
+        });
+        Self { port, task }
+    }
+
+    pub fn url(&self) -> String {
+        format!("http://127.0.0.1:{}", self.port)
+    }
+}
+
+impl Drop for RefusingProxy {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}

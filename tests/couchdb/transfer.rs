@@ -660,3 +660,120 @@ async fn an_interrupted_new_database_import_deletes_the_database() {
     let (status, _) = couch.call(reqwest::Method::GET, "links", None).await;
     assert_eq!(status, 404, "the interrupted import's database is gone");
 }
+
+/// Issue 31: the documented export leaves deleted links out; on CouchDB a
+/// `qrtag delete` tombstone was exported all the same.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tombstones_are_left_out_of_an_export_unless_asked_for() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let env = [("QRTAG_COUCHDB_URL", url.as_str())];
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    for args in [
+        &["new", "/a", "--key", "a"][..],
+        &["new", "/g", "--key", "gone"],
+        &["delete", "--yes", "gone"],
+    ] {
+        let out = qrtag(args, &env).await;
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let keys = |out: &Output| -> Vec<String> {
+        stdout(out)
+            .lines()
+            .map(|l| {
+                let doc: Value = serde_json::from_str(l).expect("a JSON line");
+                doc["_id"].as_str().unwrap_or("").to_owned()
+            })
+            .collect()
+    };
+    let out = qrtag(&["export"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys(&out), ["a"], "{}", stdout(&out));
+    let out = qrtag(&["export", "--deleted"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(keys(&out), ["a", "gone"], "{}", stdout(&out));
+    assert!(stdout(&out).contains("\"deleted_at\":"), "{}", stdout(&out));
+}
+
+/// Issue 31: an import into a CouchDB database that is not there read the
+/// whole file before saying so. It is said first: the file here is a FIFO
+/// nobody writes, which blocks any reader.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_import_into_a_missing_database_says_so_before_reading_the_file() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let fifo = dir.path().join("links.jsonl");
+    let made = Command::new("mkfifo").arg(&fifo).status().expect("mkfifo");
+    assert!(made.success());
+    let run = tokio::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .env_clear()
+        .env("QRTAG_CONFIG", "/dev/null")
+        .env("QRTAG_COUCHDB_URL", &url)
+        .arg("import")
+        .arg(&fifo)
+        .stdin(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .output();
+    let out = tokio::time::timeout(std::time::Duration::from_secs(10), run)
+        .await
+        .expect("an answer without reading the file")
+        .expect("qrtag runs");
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert_eq!(
+        stderr(&out),
+        format!(
+            "qrtag: the database links does not exist on {url}; create it with `qrtag setup`, \
+             or import into a new one with --new-database\n"
+        )
+    );
+}
+
+/// Issue 31: an `import --new-database` that failed once the keys
+/// database was made (here CouchDB refuses its design document) deleted
+/// the links database and left `links-keys` behind.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_new_database_import_deletes_its_keys_database_too() {
+    let pouch = PouchDb::start().await;
+    let proxy = crate::proxy::RefusingProxy::start(
+        pouch.url().replace("http://", ""),
+        "PUT /links-keys/_design/",
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("links.csv");
+    std::fs::write(&path, "key,url\na,https://a.example/\n").expect("write");
+    let out = qrtag(
+        &["import", "--new-database", path.to_str().expect("utf-8")],
+        &[("QRTAG_COUCHDB_URL", proxy.url().as_str())],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    assert!(
+        stderr(&out).starts_with("qrtag: database links deleted again; nothing was imported"),
+        "{}",
+        stderr(&out)
+    );
+    let couch = Couch::new(&pouch.url(), "links");
+    for db in ["links", "links-keys"] {
+        let (status, body) = couch.call(reqwest::Method::GET, db, None).await;
+        assert_eq!(status, 404, "{db} is left behind: {body}");
+    }
+
+    // A keys database that was there before (its links database deleted
+    // by hand) is not the import's to delete.
+    let (status, body) = couch.call(reqwest::Method::PUT, "links-keys", None).await;
+    assert_eq!(status, 201, "{body}");
+    let out = qrtag(
+        &["import", "--new-database", path.to_str().expect("utf-8")],
+        &[("QRTAG_COUCHDB_URL", proxy.url().as_str())],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let (status, body) = couch.call(reqwest::Method::GET, "links-keys", None).await;
+    assert_eq!(
+        status, 200,
+        "a keys database it did not make was deleted: {body}"
+    );
+}
