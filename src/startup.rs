@@ -56,6 +56,8 @@ pub enum StartupError {
     ConsoleKeys(#[source] std::io::Error),
     #[error(transparent)]
     Descriptors(#[from] crate::fd_budget::TooFewDescriptors),
+    #[error(transparent)]
+    FileSize(#[from] crate::file_size_limit::BelowDatabase),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -628,11 +630,25 @@ fn ignore_file_size_signal() -> Result<(), StartupError> {
         .map_err(StartupError::Signal)
 }
 
+/// What must come before the first write to any file (`serve` calls it
+/// before it reads the recorded public URL from the store, `build` again):
+/// the SIGXFSZ handler, without which a write past a file-size limit kills
+/// the process with nothing said, and the refusal of a limit below the
+/// database's size, which no write could get past.
+pub fn before_any_write(settings: &Settings) -> Result<(), StartupError> {
+    ignore_file_size_signal()?;
+    if let StoreSettings::Sqlite { path } = &settings.store {
+        crate::file_size_limit::check_file(path)?;
+    }
+    Ok(())
+}
+
 impl Application {
     /// Opens the store, starts following it and binds both listeners. Must
     /// be called inside a Tokio runtime; nothing is served until
     /// [`run_until_stopped`](Self::run_until_stopped).
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
+        before_any_write(&settings)?;
         // First the listeners: a port in use stops the start before any
         // file (database, log, secret) is created.
         let (public_listener, public_addr) = bind(&settings.listen, Listener::Public)?;
@@ -673,7 +689,6 @@ impl Application {
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
         let stop_signals = StopSignals::register()?;
-        ignore_file_size_signal()?;
         let snapshot = Snapshot::new();
         let scan_index = match &settings.scan_index {
             None => None,
