@@ -657,7 +657,7 @@ impl Application {
         let mut settings = settings;
         let (caps, needs) = connection_caps(&settings)?;
         let connection_warning = caps
-            .lowered(&needs)
+            .worth_warning(&needs, settings.max_connections_chosen)
             .then(|| crate::fd_budget::lowered_line(&caps, &needs));
         let public_url = settings
             .public_url
@@ -763,7 +763,11 @@ impl Application {
         let health = Arc::new(crate::health::Health {
             snapshot: Arc::clone(&snapshot),
             access_log: access_log.clone(),
-            deliveries: settings.api.as_ref().map(|_| delivery.counters()),
+            deliveries: settings
+                .api
+                .as_ref()
+                .filter(|api| api.didcomm_on())
+                .map(|_| delivery.counters()),
             node: settings.node_name.clone(),
             cluster: store.cluster(),
             scans: scan_index
