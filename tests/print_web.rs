@@ -403,11 +403,12 @@ async fn bad_options_are_short_refusals_on_every_surface() {
     assert_eq!(res.status(), StatusCode::NOT_FOUND);
     let res = s.admin("/qr/door.PDF").await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
-    // Cached like an image, unless the notes are printed.
+    // Revalidated like an image, the notes too when they are printed.
     let res = s.admin("/qr/door.pdf?template=L7163").await;
-    assert_eq!(header(&res, "cache-control"), Some("public, max-age=86400"));
+    assert_eq!(header(&res, "cache-control"), Some("no-cache"));
     let res = s.admin("/qr/door.pdf?template=L7163&caption=notes").await;
-    assert_eq!(header(&res, "cache-control"), Some("no-store"));
+    assert_eq!(header(&res, "cache-control"), Some("no-cache"));
+    assert!(header(&res, "etag").is_some());
 
     // The REST API: problems.
     let problem = |res: reqwest::Response, status: StatusCode| async move {
