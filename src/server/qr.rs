@@ -193,7 +193,9 @@ pub fn refusal(e: &RenderError) -> (StatusCode, String) {
             StatusCode::UNPROCESSABLE_ENTITY,
             "this key is too long for a QR code".to_owned(),
         ),
-        RenderError::Print(p) if p.is_usage() => (StatusCode::BAD_REQUEST, p.to_string()),
+        RenderError::Print(p) if p.is_usage() => {
+            (StatusCode::BAD_REQUEST, p.message(Spelling::Param))
+        }
         RenderError::Qr(_) | RenderError::Aborted(_) | RenderError::Print(_) => {
             tracing::error!(error = %e, "rendering failed");
             (
