@@ -105,6 +105,7 @@ pub struct Application {
     api_addr: Option<SocketAddr>,
     api: Option<Server>,
     didcomm_did: Option<crate::didcomm::did::Did>,
+    didcomm_on: bool,
     snapshot: Arc<Snapshot>,
     follower: tokio::task::JoinHandle<()>,
     saver: Option<Arc<Saver>>,
@@ -433,7 +434,13 @@ fn api_server(
     };
     let me = ServiceIdentity::new(keys, Some(&endpoint));
     let did = me.did().clone();
-    tracing::info!(%did, %endpoint, "DIDComm url-shortener");
+    if api.didcomm_on() {
+        tracing::info!(%did, %endpoint, "DIDComm url-shortener");
+    } else {
+        tracing::info!(
+            "the API listener serves the REST API; DIDComm is off (give --api-token, --didcomm-allow, --didcomm-allow-any or --didcomm-admin to turn it on)"
+        );
+    }
     let state = web::Data::new(crate::server::api::ApiState {
         store: Arc::clone(&rest.store),
         identity: me,
@@ -870,6 +877,7 @@ impl Application {
             api_addr,
             api,
             didcomm_did,
+            didcomm_on: settings.api.as_ref().is_some_and(|a| a.didcomm_on()),
             snapshot,
             follower,
             saver,
@@ -911,6 +919,12 @@ impl Application {
     /// The service's DID, when the DIDComm listener is on.
     pub fn didcomm_did(&self) -> Option<&crate::didcomm::did::Did> {
         self.didcomm_did.as_ref()
+    }
+
+    /// Whether DIDComm is on (`ApiSettings::didcomm_on`), not only the
+    /// API listener.
+    pub fn didcomm_on(&self) -> bool {
+        self.didcomm_on
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {

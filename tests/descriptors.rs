@@ -357,20 +357,27 @@ async fn readyz(srv: &ServerProcess) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn readyz_reports_didcomm_deliveries_only_when_didcomm_is_on() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let rest_only = serve_under(dir.path(), 20_000, &["--api-listen", "127.0.0.1:0"]).await;
+    let info = [("QRTAG_LOG", "info")];
+    let rest_only =
+        serve_under_with(dir.path(), 20_000, &["--api-listen", "127.0.0.1:0"], &info).await;
     poll::until(TIMEOUT, "ready", || async {
         readyz(&rest_only).await.contains("ready").then_some(())
     })
     .await;
     let body = readyz(&rest_only).await;
     assert!(!body.to_lowercase().contains("didcomm"), "{body}");
+    // Nor does the start say DIDComm is on.
+    let said = rest_only.stderr();
+    assert!(said.contains("DIDComm is off"), "{said}");
+    assert!(!said.contains("DIDComm listener on"), "{said}");
     rest_only.stop().await;
 
     let dir = tempfile::tempdir().expect("tempdir");
-    let didcomm = serve_under(
+    let didcomm = serve_under_with(
         dir.path(),
         20_000,
         &["--api-listen", "127.0.0.1:0", "--didcomm-allow-any"],
+        &info,
     )
     .await;
     poll::until(TIMEOUT, "the DIDComm line", || async {
@@ -380,5 +387,7 @@ async fn readyz_reports_didcomm_deliveries_only_when_didcomm_is_on() {
             .then_some(())
     })
     .await;
+    let said = didcomm.stderr();
+    assert!(said.contains("DIDComm listener on"), "{said}");
     didcomm.stop().await;
 }

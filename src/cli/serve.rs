@@ -42,7 +42,7 @@ pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<Exi
     if let Some(api) = app.api_addr() {
         line.push_str(&format!(" api={api}"));
     }
-    if let Some(did) = app.didcomm_did() {
+    if let Some(did) = app.didcomm_did().filter(|_| app.didcomm_on()) {
         tracing::info!(%did, "DIDComm listener on");
     }
     eprintln!("{line}");
