@@ -23,7 +23,7 @@ pub struct Needs {
     /// Worker threads of all listeners together (each runs its own event
     /// loop: a few descriptors apiece).
     pub worker_threads: usize,
-    /// Whether the DIDComm listener runs.
+    /// Whether the API listener (the REST API and DIDComm) runs.
     pub api: bool,
     /// Whether the store is CouchDB (HTTP connections) rather than SQLite
     /// (a few files).
@@ -48,7 +48,7 @@ pub struct Caps {
     pub reserved: usize,
     pub public: ListenerCaps,
     pub admin: ListenerCaps,
-    /// The DIDComm listener's share (all zero when it is off).
+    /// The API listener's share (all zero when it is off).
     pub api: ListenerCaps,
 }
 
@@ -57,7 +57,18 @@ impl Caps {
     pub fn lowered(&self, needs: &Needs) -> bool {
         self.public.total < needs.max_connections
     }
+
+    /// Whether the start says the limit lowered the public cap: when the
+    /// operator set `--max-connections` (`chosen`), or when fewer than
+    /// [`ENOUGH_PUBLIC`] are left. A default cap lowered to thousands is no
+    /// news: it would be said on every start under a common limit.
+    pub fn worth_warning(&self, needs: &Needs, chosen: bool) -> bool {
+        self.lowered(needs) && (chosen || self.public.total < ENOUGH_PUBLIC)
+    }
 }
+
+/// Public connections below which a lowered default cap is said.
+pub const ENOUGH_PUBLIC: usize = 1024;
 
 /// The limit is too low to run at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
@@ -86,7 +97,7 @@ const COUCHDB: usize = 64;
 /// The smallest share a listener is given: enough for a health check and a
 /// request.
 const MIN_SHARE: usize = 4;
-/// The admin and the DIDComm listener each get this fraction of what is
+/// The admin and the API listener each get this fraction of what is
 /// left for connections (at least [`MIN_SHARE`]), the public one the rest.
 const SHARE_DIVISOR: usize = 8;
 /// One client network (`server::limits`) may hold at most this fraction of a listener's connections
@@ -159,7 +170,10 @@ pub fn lowered_line(caps: &Caps, needs: &Needs) -> String {
         needs.max_connections,
         caps.admin.total,
         if caps.api.total > 0 {
-            format!(", {} on the DIDComm listener", caps.api.total)
+            format!(
+                ", {} on the API listener (REST API and DIDComm)",
+                caps.api.total
+            )
         } else {
             String::new()
         },
@@ -253,6 +267,24 @@ mod tests {
         let line = lowered_line(&c, &n);
         let readme = include_str!("../README.md");
         assert!(readme.contains(&format!("  {line}\n")), "{line}");
+    }
+
+    #[test]
+    fn a_lowered_default_is_said_only_when_few_are_left() {
+        let n = needs(25_000, true);
+        let roomy = split(20_000, &n).expect("fits");
+        assert!(roomy.lowered(&n));
+        assert!(!roomy.worth_warning(&n, false));
+        assert!(roomy.worth_warning(&n, true));
+        let tight = split(1024, &n).expect("fits");
+        assert!(tight.worth_warning(&n, false));
+        let line = lowered_line(&roomy, &n);
+        assert!(
+            line.contains(" on the API listener (REST API and DIDComm)"),
+            "{line}"
+        );
+        let high = split(1 << 20, &n).expect("fits");
+        assert!(!high.worth_warning(&n, true));
     }
 
     #[test]

@@ -19,7 +19,7 @@ use crate::store::{ClusterStats, Membership};
 pub struct Health {
     pub snapshot: Arc<Snapshot>,
     pub access_log: AccessLog,
-    /// DIDComm reply deliveries, when the DIDComm listener is on.
+    /// DIDComm reply deliveries, when DIDComm is on (`ApiSettings::didcomm_on`).
     pub deliveries: Option<Arc<Counters>>,
     pub node: Option<NodeName>,
     /// What the store saw of its cluster (CouchDB only).

@@ -14,6 +14,7 @@ pub mod destination;
 pub mod didcomm;
 pub mod expiry;
 pub mod fd_budget;
+pub mod file_size_limit;
 pub mod health;
 pub mod key_suggest;
 pub mod link;

@@ -372,6 +372,9 @@ pub struct Settings {
     pub max_connections_per_ip: usize,
     /// Open connections on each of the public and the admin listener in all.
     pub max_connections: usize,
+    /// Whether the operator set `max_connections` (not its default): the
+    /// open-file limit lowering it is then worth a warning.
+    pub max_connections_chosen: bool,
     /// Where the server keeps its copy of the links for a fast restart
     /// (see [`crate::snapshot::saver`]); `None` turns it off.
     pub snapshot_file: Option<PathBuf>,
@@ -424,6 +427,14 @@ pub struct ApiSettings {
 }
 
 impl ApiSettings {
+    /// Whether DIDComm is on: a bearer token or a DID the policy lets in.
+    /// Without either `POST /didcomm` refuses every message and no reply is
+    /// ever delivered; the listener then serves the REST API alone.
+    pub fn didcomm_on(&self) -> bool {
+        let p = &self.policy;
+        self.token.is_some() || p.allow_any || !p.allow.is_empty() || !p.admins.is_empty()
+    }
+
     pub fn new(listen: impl Into<String>, key_file: PathBuf) -> Self {
         Self {
             listen: listen.into(),
@@ -490,6 +501,7 @@ impl Settings {
             shutdown_grace: std::time::Duration::from_secs(5),
             max_connections_per_ip: 256,
             max_connections: 25_000,
+            max_connections_chosen: false,
             tracking: Some(TrackingSettings {
                 cookie_name: CookieName::default(),
                 secret_file: default_tracking_secret_file(&db),

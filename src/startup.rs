@@ -56,6 +56,8 @@ pub enum StartupError {
     ConsoleKeys(#[source] std::io::Error),
     #[error(transparent)]
     Descriptors(#[from] crate::fd_budget::TooFewDescriptors),
+    #[error(transparent)]
+    FileSize(#[from] crate::file_size_limit::BelowDatabase),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -103,6 +105,7 @@ pub struct Application {
     api_addr: Option<SocketAddr>,
     api: Option<Server>,
     didcomm_did: Option<crate::didcomm::did::Did>,
+    didcomm_on: bool,
     snapshot: Arc<Snapshot>,
     follower: tokio::task::JoinHandle<()>,
     saver: Option<Arc<Saver>>,
@@ -431,7 +434,13 @@ fn api_server(
     };
     let me = ServiceIdentity::new(keys, Some(&endpoint));
     let did = me.did().clone();
-    tracing::info!(%did, %endpoint, "DIDComm url-shortener");
+    if api.didcomm_on() {
+        tracing::info!(%did, %endpoint, "DIDComm url-shortener");
+    } else {
+        tracing::info!(
+            "the API listener serves the REST API; DIDComm is off (give --api-token, --didcomm-allow, --didcomm-allow-any or --didcomm-admin to turn it on)"
+        );
+    }
     let state = web::Data::new(crate::server::api::ApiState {
         store: Arc::clone(&rest.store),
         identity: me,
@@ -628,11 +637,25 @@ fn ignore_file_size_signal() -> Result<(), StartupError> {
         .map_err(StartupError::Signal)
 }
 
+/// What must come before the first write to any file (`serve` calls it
+/// before it reads the recorded public URL from the store, `build` again):
+/// the SIGXFSZ handler, without which a write past a file-size limit kills
+/// the process with nothing said, and the refusal of a limit below the
+/// database's size, which no write could get past.
+pub fn before_any_write(settings: &Settings) -> Result<(), StartupError> {
+    ignore_file_size_signal()?;
+    if let StoreSettings::Sqlite { path } = &settings.store {
+        crate::file_size_limit::check_file(path)?;
+    }
+    Ok(())
+}
+
 impl Application {
     /// Opens the store, starts following it and binds both listeners. Must
     /// be called inside a Tokio runtime; nothing is served until
     /// [`run_until_stopped`](Self::run_until_stopped).
     pub async fn build(settings: Settings) -> Result<Self, StartupError> {
+        before_any_write(&settings)?;
         // First the listeners: a port in use stops the start before any
         // file (database, log, secret) is created.
         let (public_listener, public_addr) = bind(&settings.listen, Listener::Public)?;
@@ -641,7 +664,7 @@ impl Application {
         let mut settings = settings;
         let (caps, needs) = connection_caps(&settings)?;
         let connection_warning = caps
-            .lowered(&needs)
+            .worth_warning(&needs, settings.max_connections_chosen)
             .then(|| crate::fd_budget::lowered_line(&caps, &needs));
         let public_url = settings
             .public_url
@@ -673,7 +696,6 @@ impl Application {
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
         let stop_signals = StopSignals::register()?;
-        ignore_file_size_signal()?;
         let snapshot = Snapshot::new();
         let scan_index = match &settings.scan_index {
             None => None,
@@ -748,7 +770,11 @@ impl Application {
         let health = Arc::new(crate::health::Health {
             snapshot: Arc::clone(&snapshot),
             access_log: access_log.clone(),
-            deliveries: settings.api.as_ref().map(|_| delivery.counters()),
+            deliveries: settings
+                .api
+                .as_ref()
+                .filter(|api| api.didcomm_on())
+                .map(|_| delivery.counters()),
             node: settings.node_name.clone(),
             cluster: store.cluster(),
             scans: scan_index
@@ -851,6 +877,7 @@ impl Application {
             api_addr,
             api,
             didcomm_did,
+            didcomm_on: settings.api.as_ref().is_some_and(|a| a.didcomm_on()),
             snapshot,
             follower,
             saver,
@@ -892,6 +919,12 @@ impl Application {
     /// The service's DID, when the DIDComm listener is on.
     pub fn didcomm_did(&self) -> Option<&crate::didcomm::did::Did> {
         self.didcomm_did.as_ref()
+    }
+
+    /// Whether DIDComm is on (`ApiSettings::didcomm_on`), not only the
+    /// API listener.
+    pub fn didcomm_on(&self) -> bool {
+        self.didcomm_on
     }
 
     pub fn snapshot(&self) -> Arc<Snapshot> {

@@ -267,3 +267,127 @@ fn a_limit_too_low_to_serve_stops_the_start_in_one_line() {
         "{err}"
     );
 }
+
+/// `qrtag serve` under `prlimit --nofile=LIMIT:LIMIT` with `args`.
+async fn serve_under(dir: &Path, limit: u32, args: &[&str]) -> ServerProcess {
+    serve_under_with(dir, limit, args, &[]).await
+}
+
+/// As [`serve_under`], with environment variables `envs`.
+async fn serve_under_with(
+    dir: &Path,
+    limit: u32,
+    args: &[&str],
+    envs: &[(&str, &str)],
+) -> ServerProcess {
+    let db = dir.join("qrtag.db");
+    create_link(&db).await;
+    let nofile = format!("--nofile={limit}:{limit}");
+    let mut all = vec!["--no-snapshot-file"];
+    all.extend_from_slice(args);
+    ServerProcess::spawn_wrapped(&["prlimit", &nofile, "--"], &db, &all, envs, false).await
+}
+
+/// A limit that leaves thousands of public connections below the default
+/// `--max-connections` is no news to an operator who never set it (issue 31,
+/// item 7): the start says nothing about it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_default_start_under_a_roomy_limit_says_nothing_of_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let srv = serve_under(dir.path(), 20_000, &[]).await;
+    let stderr = srv.stderr();
+    assert!(!stderr.contains("open-file limit"), "{stderr}");
+    srv.stop().await;
+}
+
+/// A `--max-connections` the operator gave and the limit lowers is said,
+/// naming the API listener for what it is: the REST API and DIDComm.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cap_the_operator_set_and_the_limit_lowers_is_said() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let srv = serve_under(
+        dir.path(),
+        20_000,
+        &["--max-connections", "25000", "--api-listen", "127.0.0.1:0"],
+    )
+    .await;
+    let stderr = srv.stderr();
+    assert!(
+        stderr.contains("qrtag: warning: the open-file limit is 20000: at most ")
+            && stderr.contains("instead of --max-connections 25000")
+            && stderr.contains(" on the API listener"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("DIDComm listener"), "{stderr}");
+    srv.stop().await;
+
+    // Set in the configuration file, it is as much the operator's.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let toml = dir.path().join("qrtag.toml");
+    std::fs::write(&toml, "max_connections = 25000\n").expect("write the file");
+    let from_file = serve_under_with(
+        dir.path(),
+        20_000,
+        &[],
+        &[("QRTAG_CONFIG", toml.to_str().expect("utf-8"))],
+    )
+    .await;
+    let stderr = from_file.stderr();
+    assert!(
+        stderr.contains("the open-file limit is 20000: at most ")
+            && stderr.contains("instead of --max-connections 25000"),
+        "{stderr}"
+    );
+    from_file.stop().await;
+}
+
+async fn readyz(srv: &ServerProcess) -> String {
+    client()
+        .get(srv.admin_url("/readyz"))
+        .send()
+        .await
+        .expect("the admin listener answers")
+        .text()
+        .await
+        .expect("body")
+}
+
+/// `/readyz` reports DIDComm deliveries only when DIDComm can deliver: the
+/// API listener alone (the REST API, no DID allowed) sends no replies.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn readyz_reports_didcomm_deliveries_only_when_didcomm_is_on() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let info = [("QRTAG_LOG", "info")];
+    let rest_only =
+        serve_under_with(dir.path(), 20_000, &["--api-listen", "127.0.0.1:0"], &info).await;
+    poll::until(TIMEOUT, "ready", || async {
+        readyz(&rest_only).await.contains("ready").then_some(())
+    })
+    .await;
+    let body = readyz(&rest_only).await;
+    assert!(!body.to_lowercase().contains("didcomm"), "{body}");
+    // Nor does the start say DIDComm is on.
+    let said = rest_only.stderr();
+    assert!(said.contains("DIDComm is off"), "{said}");
+    assert!(!said.contains("DIDComm listener on"), "{said}");
+    rest_only.stop().await;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let didcomm = serve_under_with(
+        dir.path(),
+        20_000,
+        &["--api-listen", "127.0.0.1:0", "--didcomm-allow-any"],
+        &info,
+    )
+    .await;
+    poll::until(TIMEOUT, "the DIDComm line", || async {
+        readyz(&didcomm)
+            .await
+            .contains("didcomm replies delivered: 0")
+            .then_some(())
+    })
+    .await;
+    let said = didcomm.stderr();
+    assert!(said.contains("DIDComm listener on"), "{said}");
+    didcomm.stop().await;
+}

@@ -403,11 +403,12 @@ async fn bad_options_are_short_refusals_on_every_surface() {
     assert_eq!(res.status(), StatusCode::NOT_FOUND);
     let res = s.admin("/qr/door.PDF").await;
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
-    // Cached like an image, unless the notes are printed.
+    // Revalidated like an image, the notes too when they are printed.
     let res = s.admin("/qr/door.pdf?template=L7163").await;
-    assert_eq!(header(&res, "cache-control"), Some("public, max-age=86400"));
+    assert_eq!(header(&res, "cache-control"), Some("no-cache"));
     let res = s.admin("/qr/door.pdf?template=L7163&caption=notes").await;
-    assert_eq!(header(&res, "cache-control"), Some("no-store"));
+    assert_eq!(header(&res, "cache-control"), Some("no-cache"));
+    assert!(header(&res, "etag").is_some());
 
     // The REST API: problems.
     let problem = |res: reqwest::Response, status: StatusCode| async move {
@@ -647,4 +648,70 @@ async fn one_render_gate_holds_across_the_admin_listener_and_the_api() {
     assert_eq!(gauge(&s, "qrtag_renders_in_flight").await, Some(0.0));
     let res = s.admin("/qr/door.png?v=after").await;
     assert_eq!(res.status(), StatusCode::OK);
+}
+
+/// A layout refused over HTTP names the query parameter or form field to
+/// change, not `qrtag print`'s flag; the CLI keeps naming its flag (issue
+/// 31, item 18).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn layout_refusals_name_the_parameter_over_http_and_the_flag_in_the_cli() {
+    let s = server().await;
+    s.app.link("long", "https://example.com/long").await;
+    let notes = "a caption far too long for a small label ".repeat(4);
+    let set = s.app.cli(&["set", "long", "--notes", &notes]);
+    assert!(set.status.success(), "{set:?}");
+    s.app.wait_for_status("/long", 302).await;
+    for (key, query, says, flag) in [
+        (
+            "door",
+            "template=L7651&code-size=8mm",
+            "or a larger code-size",
+            "or a larger --code-size",
+        ),
+        (
+            "long",
+            "template=L7651&caption=notes",
+            "use caption=key or caption=none",
+            "use --caption key or --caption none",
+        ),
+    ] {
+        let res = s.admin(&format!("/qr/{key}.pdf?{query}")).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{query}");
+        let body = res.text().await.expect("body");
+        assert!(
+            body.contains(says) && !body.contains("--"),
+            "{query}: {body}"
+        );
+
+        let res = s.api_get(&format!("/links/{key}/print.pdf?{query}")).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{query}");
+        let body: Value = res.json().await.expect("problem");
+        let detail = body["detail"].as_str().expect("detail");
+        assert!(
+            detail.contains(says) && !detail.contains("--"),
+            "{query}: {detail}"
+        );
+
+        let page = s
+            .console_text(&format!("/link/pdf?key={key}&form=label&{query}"))
+            .await;
+        assert!(page.contains(says), "{query}: console");
+        assert!(!page.contains(flag), "{query}: console");
+
+        let args = query_to_args(query);
+        let mut all = vec!["print", key];
+        all.extend(args.iter().map(String::as_str));
+        all.extend(["-o", "/dev/null"]);
+        let run = s.app.cli(&all);
+        assert!(!run.status.success(), "{query}");
+        let err = String::from_utf8_lossy(&run.stderr);
+        assert!(err.contains(flag), "{query}: {err}");
+    }
+    // No `--list-templates` to give a URL: the command that lists them.
+    let res = s.admin("/qr/door.pdf?template=L7136").await;
+    let body = res.text().await.expect("body");
+    assert!(
+        body.contains("(see `qrtag print --list-templates`)"),
+        "{body}"
+    );
 }

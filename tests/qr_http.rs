@@ -50,7 +50,7 @@ async fn png_and_svg_decode_to_exactly_the_short_url() {
         let r = qr_get(&app, &format!("/qr/{key}.png")).await;
         assert_eq!(r.status(), 200, "{key}");
         assert_eq!(header(&r, "content-type"), Some("image/png"));
-        assert_eq!(header(&r, "cache-control"), Some("public, max-age=86400"));
+        assert_eq!(header(&r, "cache-control"), Some("no-cache"));
         let (text, size) = decode_png(&r.bytes().await.expect("body"));
         assert_eq!(text, want);
         let side = (width(&want, EcLevel::L) + 2 * 4) * 8;
@@ -59,7 +59,7 @@ async fn png_and_svg_decode_to_exactly_the_short_url() {
         let r = qr_get(&app, &format!("/qr/{key}.svg")).await;
         assert_eq!(r.status(), 200, "{key}");
         assert_eq!(header(&r, "content-type"), Some("image/svg+xml"));
-        assert_eq!(header(&r, "cache-control"), Some("public, max-age=86400"));
+        assert_eq!(header(&r, "cache-control"), Some("no-cache"));
         assert_eq!(decode_svg(&r.text().await.expect("body")), want);
     }
 }
@@ -279,4 +279,77 @@ async fn a_png_over_the_pixel_bound_is_a_400_naming_it() {
     // A short key fits at the largest scale.
     let r = qr_get(&app, "/qr/H83if.png?scale=64&margin=16&ec=H").await;
     assert_eq!(r.status(), 200);
+}
+
+/// A tag's image or PDF is not kept by caches past its link (issue 31, item
+/// 18): `no-cache` with an ETag, so a cache asks each time, gets a 304 while
+/// the link stands, and a 404 once it is deleted. Through the real binary,
+/// the link deleted by the CLI.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn images_and_pdfs_are_revalidated_and_gone_with_their_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    let made = support::qrtag_cmd(&db, &["new", "https://example.com/", "--key", "gone1"]);
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let srv =
+        support::process::ServerProcess::spawn(&db, &["--no-snapshot-file"], &[], false).await;
+    let http = reqwest::Client::new();
+    let paths = [
+        "/qr/gone1.png",
+        "/qr/gone1.svg",
+        "/qr/gone1.pdf?template=L7163",
+        "/qr/gone1.pdf?template=L7163&caption=notes",
+    ];
+    let mut tags = Vec::new();
+    for path in paths {
+        let r = http.get(srv.admin_url(path)).send().await.expect("answers");
+        assert_eq!(r.status(), 200, "{path}");
+        assert_eq!(header(&r, "cache-control"), Some("no-cache"), "{path}");
+        let tag = header(&r, "etag").expect("an ETag").to_owned();
+        assert!(tag.starts_with('"') && tag.ends_with('"'), "{tag}");
+        let again = http
+            .get(srv.admin_url(path))
+            .header("If-None-Match", format!("\"other\", {tag}"))
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(again.status(), 304, "{path}");
+        assert_eq!(header(&again, "etag"), Some(tag.as_str()), "{path}");
+        assert!(again.bytes().await.expect("body").is_empty());
+        let other = http
+            .get(srv.admin_url(path))
+            .header("If-None-Match", "\"other\"")
+            .send()
+            .await
+            .expect("answers");
+        assert_eq!(other.status(), 200, "{path}");
+        tags.push(tag);
+    }
+    tags.sort();
+    tags.dedup();
+    assert_eq!(tags.len(), paths.len(), "each answer has its own tag");
+
+    let deleted = support::qrtag_cmd(&db, &["delete", "--yes", "gone1"]);
+    assert!(
+        deleted.status.success(),
+        "{}",
+        String::from_utf8_lossy(&deleted.stderr)
+    );
+    for path in paths {
+        support::poll::until(Duration::from_secs(10), "the image to go", || async {
+            let r = http
+                .get(srv.admin_url(path))
+                .header("If-None-Match", "*")
+                .send()
+                .await
+                .ok()?;
+            (r.status() == 404).then_some(())
+        })
+        .await;
+    }
+    srv.stop().await;
 }

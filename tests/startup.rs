@@ -542,3 +542,39 @@ async fn sigterm_drains_with_readyz_503_while_scans_are_still_answered() {
         "the listener still accepts after the exit"
     );
 }
+
+/// A file-size limit (`ulimit -f`, `LimitFSIZE=`) below the database's size
+/// used to kill `serve` with SIGXFSZ while the store opened, with nothing
+/// said: the start stops in one line naming both sizes instead.
+#[test]
+fn a_file_size_limit_below_the_database_stops_the_start_in_one_line() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    cli_ok(&db, &["new", "https://example.com/a", "--key", "aaaaa"]);
+    let size = std::fs::metadata(&db).expect("the database").len();
+    let limit = size / 2;
+    let out = std::process::Command::new("prlimit")
+        .arg(format!("--fsize={limit}"))
+        .args(["--", env!("CARGO_BIN_EXE_qrtag"), "--db"])
+        .arg(&db)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .env("QRTAG_CONFIG", "/dev/null")
+        .env("QRTAG_LOG", "warn")
+        .output()
+        .expect("prlimit runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{:?}: {err}", out.status);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(
+        err.contains(&format!(
+            "the file-size limit (ulimit -f) is {limit} bytes, below the database's {size} bytes"
+        )),
+        "{err}"
+    );
+}

@@ -22,6 +22,8 @@ pub struct Origin {
     /// values typed on the command line.
     sources: BTreeMap<String, ValueSource>,
     typed: BTreeMap<String, Vec<String>>,
+    /// How each option of `serve` got its value.
+    serve_sources: BTreeMap<String, ValueSource>,
 }
 
 impl Origin {
@@ -41,11 +43,29 @@ impl Origin {
             }
             sources.insert(id.to_owned(), source);
         }
+        let serve_sources = m
+            .subcommand_matches("serve")
+            .map(|sub| {
+                sub.ids()
+                    .filter_map(|id| Some((id.as_str().to_owned(), sub.value_source(id.as_str())?)))
+                    .collect()
+            })
+            .unwrap_or_default();
         Self {
             config,
             sources,
             typed,
+            serve_sources,
         }
+    }
+
+    /// Whether the operator chose a `serve` option's value (command line,
+    /// environment or configuration file) rather than taking the default.
+    pub fn serve_chose(&self, id: &str) -> bool {
+        matches!(
+            self.serve_sources.get(id),
+            Some(ValueSource::CommandLine | ValueSource::EnvVariable)
+        ) || self.config.sets(id)
     }
 
     /// Where a global option's value came from: `--db`, `QRTAG_DB`,

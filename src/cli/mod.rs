@@ -904,6 +904,7 @@ impl Cli {
             shutdown_grace: std::time::Duration::from_secs(args.shutdown_grace),
             max_connections_per_ip: args.max_connections_per_ip,
             max_connections: usize::try_from(args.max_connections).unwrap_or(usize::MAX),
+            max_connections_chosen: self.origin.serve_chose("max_connections"),
             listen: args.listen.clone(),
             qr_uppercase_prefix: args.qr_uppercase_prefix,
             admin_listen: args.admin_listen.clone(),

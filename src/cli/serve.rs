@@ -9,6 +9,7 @@ use crate::settings::Settings;
 use crate::startup::Application;
 
 pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<ExitCode> {
+    crate::startup::before_any_write(&settings).context("starting the server")?;
     let (chosen, record) = super::public_url::for_serve(cli).await?;
     settings.public_url = chosen;
     let node = settings.node_name.clone();
@@ -41,7 +42,7 @@ pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<Exi
     if let Some(api) = app.api_addr() {
         line.push_str(&format!(" api={api}"));
     }
-    if let Some(did) = app.didcomm_did() {
+    if let Some(did) = app.didcomm_did().filter(|_| app.didcomm_on()) {
         tracing::info!(%did, "DIDComm listener on");
     }
     eprintln!("{line}");

@@ -4,6 +4,8 @@
 
 /// Phone cameras stop resolving modules much below this at arm's length;
 /// ISO/IEC 18004 print-quality guides give 0.33 mm as the usual floor.
+use super::spelling::Spelling;
+
 pub const MIN_MODULE_MM: f64 = 0.33;
 /// The standard's quiet zone, in modules, on every side.
 pub const QUIET_MODULES: usize = 4;
@@ -109,11 +111,40 @@ pub enum FitError {
         max: f64,
         caption: &'static str,
     },
-    #[error(
-        "modules of {module:.2} mm are below the minimum of {min} mm that phones scan reliably: use a bigger label{hint}",
-        min = MIN_MODULE_MM
-    )]
-    ModuleTooSmall { module: f64, hint: &'static str },
+    #[error("{}", module_too_small(*module, *hint, Spelling::Flag))]
+    ModuleTooSmall { module: f64, hint: SizeHint },
+}
+
+/// What else than a bigger label makes the modules larger.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SizeHint {
+    /// A larger code size (one was given).
+    LargerCode,
+    /// No caption (the code fills what the caption leaves).
+    NoCaption,
+    /// Nothing else: the code already fills the label.
+    Nothing,
+}
+
+fn module_too_small(module: f64, hint: SizeHint, spelling: Spelling) -> String {
+    let hint = match hint {
+        SizeHint::LargerCode => format!(" or a larger {}", spelling.name("code-size")),
+        SizeHint::NoCaption => format!(", or {}", spelling.with_value("caption", "none")),
+        SizeHint::Nothing => String::new(),
+    };
+    format!(
+        "modules of {module:.2} mm are below the minimum of {MIN_MODULE_MM} mm that phones scan reliably: use a bigger label{hint}"
+    )
+}
+
+impl FitError {
+    /// The refusal naming options as `spelling` does (`Display`: the CLI's).
+    pub fn message(&self, spelling: Spelling) -> String {
+        match self {
+            FitError::ModuleTooSmall { module, hint } => module_too_small(*module, *hint, spelling),
+            FitError::TooBig { .. } => self.to_string(),
+        }
+    }
 }
 
 /// A code placed: its box (quiet zone included) and the module size.
@@ -232,9 +263,9 @@ fn code_side(
     let module = side / total;
     if module < MIN_MODULE_MM - 1e-9 {
         let hint = match (size, caption.is_empty()) {
-            (CodeSize::Exact(_), _) => " or a larger --code-size",
-            (CodeSize::Fill, false) => ", or --caption none",
-            (CodeSize::Fill, true) => "",
+            (CodeSize::Exact(_), _) => SizeHint::LargerCode,
+            (CodeSize::Fill, false) => SizeHint::NoCaption,
+            (CodeSize::Fill, true) => SizeHint::Nothing,
         };
         return Err(FitError::ModuleTooSmall { module, hint });
     }

@@ -14,6 +14,7 @@ pub mod layout;
 mod pdf;
 mod plan;
 pub mod request;
+pub mod spelling;
 pub mod stock;
 pub mod template;
 
@@ -83,9 +84,7 @@ pub enum PrintError {
     Fit(#[from] FitError),
     #[error("skipping {skip} labels is beyond the sheet: it has {per}, so skip at most {}", per - 1)]
     SkipBeyondSheet { skip: usize, per: usize },
-    #[error(
-        "the caption {text:?} does not fit {width:.1} mm at a readable size: use --caption key or --caption none"
-    )]
+    #[error("{}", caption_too_long(text, *width, Spelling::Flag))]
     CaptionTooLong { text: String, width: f64 },
     #[error(transparent)]
     Qr(#[from] QrError),
@@ -106,7 +105,26 @@ pub enum PrintError {
     },
 }
 
+fn caption_too_long(text: &str, width: f64, spelling: Spelling) -> String {
+    format!(
+        "the caption {text:?} does not fit {width:.1} mm at a readable size: use {} or {}",
+        spelling.with_value("caption", "key"),
+        spelling.with_value("caption", "none"),
+    )
+}
+
 impl PrintError {
+    /// The refusal in one line, naming options as `spelling` does: the
+    /// CLI's flags (as `Display` does) or the query parameters and form
+    /// fields of the HTTP surfaces.
+    pub fn message(&self, spelling: Spelling) -> String {
+        match self {
+            PrintError::CaptionTooLong { text, width } => caption_too_long(text, *width, spelling),
+            PrintError::Fit(fit) => fit.message(spelling),
+            other => other.to_string(),
+        }
+    }
+
     /// A job that cannot be laid out as asked: the asker's to change, so the
     /// CLI answers it as a usage error.
     pub fn is_usage(&self) -> bool {

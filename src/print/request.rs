@@ -105,23 +105,7 @@ impl Default for PrintOptions {
     }
 }
 
-/// How an option is named to the person who gave it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Spelling {
-    /// `--code-size`, on the command line.
-    Flag,
-    /// `code-size`, in a query string or a form.
-    Param,
-}
-
-impl Spelling {
-    fn name(self, field: &str) -> String {
-        match self {
-            Spelling::Flag => format!("--{field}"),
-            Spelling::Param => field.to_owned(),
-        }
-    }
-}
+pub use super::spelling::Spelling;
 
 /// An option refused, and the field at fault (its query name, which is
 /// also the console's form field).

@@ -10,7 +10,7 @@ use super::stock::{self, A4, LETTER};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum TemplateError {
-    #[error("unknown template {name:?}; closest: {closest} (see --list-templates)")]
+    #[error("unknown template {name:?}; closest: {closest} (see `qrtag print --list-templates`)")]
     Unknown { name: String, closest: String },
     #[error("custom template: {0}")]
     Custom(String),

@@ -4,6 +4,7 @@
 pub mod accept;
 pub mod admin;
 pub mod api;
+pub mod etag;
 pub mod header_value;
 pub mod limits;
 pub mod own_answer;

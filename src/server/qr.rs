@@ -34,9 +34,10 @@ pub struct QrState {
 
 const PREFIX: &str = "/qr/";
 
-/// An image only changes when the public URL or the uppercase setting does,
-/// which takes a restart; a day bounds how long a cache can lag behind that.
-const CACHEABLE: HeaderValue = HeaderValue::from_static("public, max-age=86400");
+/// An image or PDF is not kept past its link: a cache asks again on every
+/// use ([`super::etag`]), so a deleted link's tag is a 404 at once and an
+/// unchanged one a `304` that renders nothing.
+const CACHEABLE: HeaderValue = super::etag::NO_CACHE;
 /// Errors are not cached: a key unknown now may be created a second later.
 const NO_STORE: HeaderValue = HeaderValue::from_static("no-store");
 
@@ -74,6 +75,10 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
         Ok(spec) => spec,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
     };
+    let tag = answer_tag(&req, state.as_ref(), None);
+    if super::etag::matches(&req, &tag) {
+        return super::etag::not_modified(tag);
+    }
     let rendered = state.gate.render(state.public_url.clone(), key, spec).await;
     match rendered {
         Ok(body) => {
@@ -81,6 +86,7 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
             HttpResponse::Ok()
                 .content_type(format.content_type())
                 .insert_header((header::CACHE_CONTROL, CACHEABLE))
+                .insert_header((header::ETAG, tag))
                 .body(body)
         }
         Err(e) => refused(&e),
@@ -96,14 +102,11 @@ async fn pdf(req: &HttpRequest, state: &QrState, key: LinkKey) -> HttpResponse {
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
     };
     // Notes change without a restart, so a PDF that prints them is read
-    // from the store and not cached; the others depend only on what an
-    // image depends on.
-    let (notes, cache) = if options.needs_notes() {
+    // from the store and its tag covers them; the others depend only on
+    // what an image depends on.
+    let notes = if options.needs_notes() {
         match state.store.get(&key).await {
-            Ok(Some(stored)) => (
-                crate::link::notes(&stored.doc).map(|n| n.into_owned()),
-                NO_STORE,
-            ),
+            Ok(Some(stored)) => crate::link::notes(&stored.doc).map(|n| n.into_owned()),
             Ok(None) => return not_found(),
             Err(e) => {
                 tracing::warn!(error = %e, "reading a link's notes for its PDF");
@@ -114,8 +117,12 @@ async fn pdf(req: &HttpRequest, state: &QrState, key: LinkKey) -> HttpResponse {
             }
         }
     } else {
-        (None, CACHEABLE)
+        None
     };
+    let etag = answer_tag(req, state, notes.as_deref());
+    if super::etag::matches(req, &etag) {
+        return super::etag::not_modified(etag);
+    }
     let tag = options.tag(
         &state.public_url,
         &key,
@@ -129,10 +136,27 @@ async fn pdf(req: &HttpRequest, state: &QrState, key: LinkKey) -> HttpResponse {
     match state.gate.render_pdf(job).await {
         Ok(body) => {
             state.renders.rendered_pdf();
-            pdf_response(body, cache)
+            let mut res = pdf_response(body, CACHEABLE);
+            res.headers_mut().insert(header::ETAG, etag);
+            res
         }
         Err(e) => refused(&e),
     }
+}
+
+/// The tag of a `/qr/` answer: what it is rendered from besides the build
+/// (the public URL, the uppercase setting, the path and query, a PDF's
+/// notes). Whether the link still exists is asked before, on every request.
+fn answer_tag(req: &HttpRequest, state: &QrState, notes: Option<&str>) -> HeaderValue {
+    let url = state.public_url.to_string();
+    super::etag::of(&[
+        url.as_bytes(),
+        &[u8::from(state.uppercase_prefix)],
+        req.path().as_bytes(),
+        req.query_string().as_bytes(),
+        notes.map_or(&[][..], str::as_bytes),
+        &[u8::from(notes.is_some())],
+    ])
 }
 
 /// A PDF as the admin listener and the REST API answer it.
@@ -169,7 +193,9 @@ pub fn refusal(e: &RenderError) -> (StatusCode, String) {
             StatusCode::UNPROCESSABLE_ENTITY,
             "this key is too long for a QR code".to_owned(),
         ),
-        RenderError::Print(p) if p.is_usage() => (StatusCode::BAD_REQUEST, p.to_string()),
+        RenderError::Print(p) if p.is_usage() => {
+            (StatusCode::BAD_REQUEST, p.message(Spelling::Param))
+        }
         RenderError::Qr(_) | RenderError::Aborted(_) | RenderError::Print(_) => {
             tracing::error!(error = %e, "rendering failed");
             (

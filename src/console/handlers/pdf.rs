@@ -83,7 +83,7 @@ pub async fn render(
             .body(body)),
         Err(RenderError::Print(e)) if e.is_usage() => Err(Refused::Form {
             field: request::field_of(&e),
-            message: e.to_string(),
+            message: e.message(Spelling::Param),
         }),
         Err(e) => Err(Refused::Answer(Box::new(crate::server::qr::refused(&e)))),
     }
