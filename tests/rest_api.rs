@@ -454,6 +454,24 @@ async fn scans_of_a_link_and_of_all_links_come_from_the_scan_index() {
     assert!(one["breakdowns"]["hour_weekday"].is_null(), "{one}");
     let r = get(&app, "/scans?by=colour", &write).await;
     assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
+    // Issue 31: a place without a GeoIP database is refused by name, as
+    // `qrtag stats --by country` is, never silently left out.
+    for path in ["/scans?by=device,country", "/links/flyer/scans?by=city"] {
+        let r = get(&app, path, &write).await;
+        assert_eq!(r.status().as_u16(), 400, "{path}");
+        assert_eq!(header(&r, "content-type"), Some(PROBLEM));
+        let body: Value = r.json().await.expect("problem JSON");
+        let detail = body["detail"].as_str().expect("detail");
+        let place = if path.contains("city") {
+            "city"
+        } else {
+            "country"
+        };
+        assert!(
+            detail.contains(place) && detail.contains("--geoip-db"),
+            "{path}: {detail}"
+        );
+    }
     let r = get(&app, "/scans?since=2026-12-02&until=2026-12-01", &write).await;
     assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
 }
