@@ -239,6 +239,23 @@ async fn bulk_create_list_and_the_same_qr_bytes_as_the_admin_listener() {
     let page: Value = r.json().await.expect("json");
     assert_eq!(page["links"].as_array().expect("links").len(), 40);
     assert!(page["next"].is_null());
+    // Issue 31: a list item is the link a single read answers, the same
+    // fields and values (short URL, notes, times, revision).
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/n", "key": "run/noted", "notes": "on the door"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    app.wait_for_status("/run/noted", 302).await;
+    let r = get(&app, "/links?prefix=run/noted", &write).await;
+    let page: Value = r.json().await.expect("json");
+    let r = get(&app, "/links/run/noted", &write).await;
+    let one: Value = r.json().await.expect("json");
+    assert_eq!(page["links"], json!([one]), "{page}");
+    assert_eq!(one["notes"], "on the door");
 
     for (ext, query) in [("svg", ""), ("png", "?scale=3&ec=H")] {
         let r = get(&app, &format!("/links/run/007/qr.{ext}{query}"), &write).await;
