@@ -256,6 +256,18 @@ async fn bulk_create_list_and_the_same_qr_bytes_as_the_admin_listener() {
     let one: Value = r.json().await.expect("json");
     assert_eq!(page["links"], json!([one]), "{page}");
     assert_eq!(one["notes"], "on the door");
+    // Issue 31: a capital in a host is stored in lower case, and the
+    // answer is the stored URL.
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://Venue.example.com/Menu", "key": "run/venue"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let venue: Value = r.json().await.expect("json");
+    assert_eq!(venue["url"], "https://venue.example.com/Menu");
 
     for (ext, query) in [("svg", ""), ("png", "?scale=3&ec=H")] {
         let r = get(&app, &format!("/links/run/007/qr.{ext}{query}"), &write).await;

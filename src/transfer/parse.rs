@@ -29,6 +29,7 @@ use std::io::{self, BufRead};
 use serde_json::Value;
 
 use super::{LineError, Problem, Record};
+use crate::destination::Destination;
 use crate::link::{self, Document, Link, Notes};
 use crate::link_key::LinkKey;
 
@@ -120,6 +121,9 @@ pub fn json_line(line: u64, text: &[u8]) -> Result<Record, LineError> {
         None => return Err(bad(Problem::MissingId)),
     };
     doc.shift_remove("_rev");
+    if let Some(Value::String(url)) = doc.get_mut("url") {
+        lower_host(url);
+    }
     let key = check_document(&id, &doc).map_err(bad)?;
     Ok(Record { line, key, doc })
 }
@@ -136,6 +140,18 @@ pub fn check_document(id: &str, doc: &Document) -> Result<LinkKey, Problem> {
     link::check_times(doc)?;
     link::check_texts(doc)?;
     Ok(key)
+}
+
+/// A destination whose host is written with capitals becomes the text
+/// [`Destination::parse`] stores, as every writer stores it (the CouchDB
+/// validation refuses capitals); any other text is left for
+/// [`check_document`] to judge.
+fn lower_host(url: &mut String) {
+    if let Ok(d) = Destination::parse(url)
+        && d.host_lowered()
+    {
+        *url = d.into_string();
+    }
 }
 
 /// serde_json's message without its "at line 1 column N": every line is
@@ -339,8 +355,9 @@ impl Columns {
             Some(s) => parse_inactive(s).ok_or_else(|| bad(Problem::CsvInactive(s.to_owned())))?,
         };
         let mut doc = Document::new();
-        let url = field(URL)?.unwrap_or_default();
-        doc.insert("url".into(), Value::String(url.to_owned()));
+        let mut url = field(URL)?.unwrap_or_default().to_owned();
+        lower_host(&mut url);
+        doc.insert("url".into(), Value::String(url));
         doc.insert("inactive".into(), Value::Bool(inactive));
         for (column, name) in COLUMNS.iter().enumerate().skip(INACTIVE + 1) {
             let Some(text) = field(column)?.filter(|t| !t.is_empty()) else {

@@ -531,3 +531,17 @@ fn csv_takes_every_field_the_store_keeps() {
         "line 4: not a valid link: \"created_at\" must be an RFC 3339 time, e.g. 2026-12-31T23:59:59Z"
     );
 }
+
+/// Issue 31: a host with capitals is imported in lower case, as every
+/// writer stores it, from CSV and JSON lines alike.
+#[test]
+fn a_host_with_capitals_is_imported_in_lower_case() {
+    for input in [
+        "key,url\nmenu,https://Venue.example.com/Menu\n",
+        "{\"_id\":\"menu\",\"url\":\"https://Venue.example.com/Menu\"}\n",
+    ] {
+        let docs = read_records_docs(input);
+        assert_eq!(docs.len(), 1, "{input}");
+        assert_eq!(docs[0]["url"], "https://venue.example.com/Menu", "{input}");
+    }
+}
