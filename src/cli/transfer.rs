@@ -261,9 +261,10 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // Consumed as they are made: one copy of the URLs at a time.
     let drawn_lines: Vec<String> = drawn
-        .iter()
-        .map(|(i, url)| format!("{}\t{url}", docs[*i].1.key()))
+        .into_iter()
+        .map(|(i, url)| format!("{}\t{url}", docs[i].1.key()))
         .collect();
     if let Some(couch) = new_database {
         let done = import_new(cli, args, &couch, docs, &name, format).await?;
