@@ -11,15 +11,35 @@ use std::fmt;
 /// about where a scan goes: userinfo (`https://bank.example:443@evil.example/`
 /// goes to `evil.example`), dot segments in an internal path (`/..//evil`
 /// normalises to `//evil`), and a host not written the way it is served
-/// (full-width letters, capitals, Unicode labels, percent-escapes): the text
-/// stored, shown by `qrtag show` and printed next to a tag is then always the
-/// host that scans reach. Refusing, with the served spelling in the message,
-/// is kinder than normalising silently: the person sees what will be served
-/// before printing it.
-#[derive(Clone, PartialEq, Eq, Hash)]
+/// (full-width letters, Unicode labels, percent-escapes): the text stored,
+/// shown by `qrtag show` and printed next to a tag is then always the host
+/// that scans reach. Refusing, with the served spelling in the message, is
+/// kinder than normalising silently: the person sees what will be served
+/// before printing it. Capital ASCII letters are the exception (issue 31):
+/// everyone knows hosts are case-insensitive, so the host is stored in
+/// lower case, as URL parsers serve it, and [`Destination::host_lowered`]
+/// tells the writer to say so.
+#[derive(Clone)]
 pub struct Destination {
     raw: String,
     internal: bool,
+    /// The host was written with capitals and is stored in lower case.
+    lowered: bool,
+}
+
+/// Two destinations are equal by their stored text, however written.
+impl PartialEq for Destination {
+    fn eq(&self, other: &Self) -> bool {
+        (&self.raw, self.internal) == (&other.raw, other.internal)
+    }
+}
+
+impl Eq for Destination {}
+
+impl std::hash::Hash for Destination {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        (&self.raw, self.internal).hash(state);
+    }
 }
 
 /// Longest destination, in bytes: 8 KiB, what the common web servers
@@ -83,6 +103,7 @@ impl Destination {
             return Ok(Self {
                 raw: s.to_owned(),
                 internal: false,
+                lowered: false,
             });
         }
         Self::parse_in_full(s)
@@ -130,6 +151,7 @@ impl Destination {
             return Ok(Self {
                 raw: s.to_owned(),
                 internal: true,
+                lowered: false,
             });
         }
         // The resolver tells absolute values by their first four bytes being
@@ -157,6 +179,13 @@ impl Destination {
             _ => return Err(InvalidDestination::NotHttp(s.to_owned())),
         };
         let written = host_of_authority(authority);
+        if written != served && written.to_ascii_lowercase() == served {
+            // Only capitals differ: the same text with the host in lower
+            // case, judged again (it now passes the host check).
+            let start = s.len() - after.len();
+            let lowered = format!("{}{served}{}", &s[..start], &after[written.len()..]);
+            return Self::parse_in_full(&lowered).map(|d| Self { lowered: true, ..d });
+        }
         if written != served {
             let rest = &after[written.len()..];
             let slash = if rest.is_empty() { "/" } else { "" };
@@ -188,6 +217,7 @@ impl Destination {
         Ok(Self {
             raw: s.to_owned(),
             internal: false,
+            lowered: false,
         })
     }
 
@@ -198,6 +228,22 @@ impl Destination {
     /// The destination's text, without a copy.
     pub fn into_string(self) -> String {
         self.raw
+    }
+
+    /// Whether the host was written with capital letters, stored in lower
+    /// case: a writer tells the person which text it stored.
+    pub fn host_lowered(&self) -> bool {
+        self.lowered
+    }
+
+    /// The note a writer gives when [`Self::host_lowered`].
+    pub fn lowered_note(&self) -> Option<String> {
+        self.lowered.then(|| {
+            format!(
+                "hosts are case-insensitive: stored {} with its host in lower case",
+                self.raw
+            )
+        })
     }
 
     /// True for an origin-relative path (an internal redirect).
@@ -552,12 +598,6 @@ mod tests {
                 "xn--bcher-kva.example",
                 "https://xn--bcher-kva.example/ü",
             ),
-            ("https://Example.com", "example.com", "https://example.com/"),
-            (
-                "http://EVIL.example:8080/x?y",
-                "evil.example",
-                "http://evil.example:8080/x?y",
-            ),
             (
                 "https://evil%2eexample/",
                 "evil.example",
@@ -579,6 +619,30 @@ mod tests {
             assert!(msg.contains(&format!("did you mean {suggestion}")), "{msg}");
             assert!(Destination::parse(suggestion).is_ok(), "{suggestion}");
         }
+    }
+
+    #[test]
+    fn capitals_in_a_host_are_stored_in_lower_case_and_said() {
+        for (given, stored) in [
+            ("https://Example.com", "https://example.com"),
+            (
+                "http://EVIL.example:8080/x?Y",
+                "http://evil.example:8080/x?Y",
+            ),
+            (
+                "https://Venue.example.com/Menu",
+                "https://venue.example.com/Menu",
+            ),
+        ] {
+            let d = Destination::parse(given).expect(given);
+            assert_eq!(d.as_str(), stored);
+            assert!(d.host_lowered());
+            assert!(d.lowered_note().is_some_and(|n| n.contains(stored)));
+            assert_eq!(d, Destination::parse(stored).expect(stored));
+            assert!(!Destination::parse(stored).expect(stored).host_lowered());
+        }
+        // Capitals beside another difference are refused as before.
+        assert!(Destination::parse("https://EVIL%2eexample/").is_err());
     }
 
     #[test]
@@ -616,7 +680,9 @@ mod tests {
         #[test]
         fn parse_never_panics_and_keeps_the_text(s in ".{0,60}") {
             if let Ok(d) = Destination::parse(&s) {
-                prop_assert_eq!(d.as_str(), s.as_str());
+                // The text as written, but for a host's capitals.
+                prop_assert_eq!(d.as_str() == s.as_str(), !d.host_lowered());
+                prop_assert_eq!(d.as_str().len(), s.len());
                 prop_assert!(d.as_str().starts_with('/') || d.as_str().starts_with("http"));
             }
         }
@@ -636,7 +702,8 @@ mod tests {
                     let u = url::Url::parse(&s).expect("parsed once");
                     prop_assert_eq!(u.username(), "");
                     let host = u.host_str().expect("a host");
-                    prop_assert!(s.starts_with(&format!("{}://{}", u.scheme(), host)), "{} vs {}", s, u);
+                    let stored = d.as_str();
+                    prop_assert!(stored.starts_with(&format!("{}://{}", u.scheme(), host)), "{} vs {}", stored, u);
                 }
             }
         }

@@ -101,10 +101,6 @@ fn destinations_that_fool_people_are_refused_in_one_line() {
             &["new", "--key", "books", "https://bücher.example/"],
             "did you mean https://xn--bcher-kva.example/",
         ),
-        (
-            &["set", "H83if", "https://EVIL.example/x"],
-            "did you mean https://evil.example/x",
-        ),
     ] {
         let out = qrtag_cmd(&db, args);
         assert_eq!(out.status.code(), Some(2), "{args:?}: {out:?}");
@@ -119,6 +115,34 @@ fn destinations_that_fool_people_are_refused_in_one_line() {
     // does once); no link was written to it.
     let list = qrtag_cmd(&db, &["list"]);
     assert!(list.status.success() && list.stdout.is_empty(), "{list:?}");
+}
+
+/// Issue 31: hosts are case-insensitive, so a capital letter in one is
+/// stored in lower case, as URL parsers serve it, and the CLI says so; the
+/// path keeps its case.
+#[test]
+fn a_host_with_capitals_is_stored_in_lower_case_with_a_note() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    for (args, stored) in [
+        (
+            &["new", "--key", "menu", "https://Venue.example.com/Menu"][..],
+            "https://venue.example.com/Menu",
+        ),
+        (
+            &["set", "menu", "http://EVIL.example:8080/x?Y"],
+            "http://evil.example:8080/x?Y",
+        ),
+    ] {
+        let out = qrtag_cmd(&db, args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+        let err = stderr(&out);
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains(stored) && err.contains("lower case"), "{err}");
+        let out = qrtag_cmd(&db, &["show", "menu"]);
+        let doc: serde_json::Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        assert_eq!(doc["url"], stored);
+    }
 }
 
 #[test]

@@ -89,6 +89,62 @@ fn unstamped(text: &str) -> String {
         .collect()
 }
 
+/// Issue 31: a CSV of destinations alone, or a row with an empty key: each
+/// link gets a drawn key, as `qrtag new` draws one, and the import prints
+/// `KEY<TAB>URL` for each before its summary, so a person knows which tag
+/// is which.
+#[test]
+fn a_csv_without_keys_draws_them_and_prints_them() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let csv = write(
+        dir.path(),
+        "menus.csv",
+        "url,notes\nhttps://example.com/a,front door\nhttps://example.com/b,\n",
+    );
+    let out = qrtag_cmd(&db, &["import", csv.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().collect();
+    assert_eq!(lines.len(), 3, "{text}");
+    assert_eq!(
+        lines[2],
+        format!(
+            "{} (CSV): 2 of 2 links imported, 2 created, 0 updated",
+            csv.display()
+        )
+    );
+    let mut keys = Vec::new();
+    for (line, url) in lines[..2]
+        .iter()
+        .zip(["https://example.com/a", "https://example.com/b"])
+    {
+        let (key, printed) = line.split_once('\t').expect("KEY<TAB>URL");
+        assert_eq!(printed, url);
+        assert!(qrtag::short_id::ShortId::parse(key).is_ok(), "{key}");
+        assert_eq!(show(&db, key)["url"], url);
+        keys.push(key.to_owned());
+    }
+    assert_eq!(show(&db, &keys[0])["notes"], "front door");
+    let csv = write(
+        dir.path(),
+        "more.csv",
+        "key,url\nmine,https://example.com/c\n,https://example.com/d\n",
+    );
+    let out = qrtag_cmd(&db, &["import", csv.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let (key, url) = text
+        .lines()
+        .next()
+        .and_then(|l| l.split_once('\t'))
+        .expect("{text}");
+    assert_eq!(url, "https://example.com/d");
+    assert!(!keys.contains(&key.to_owned()));
+    assert_eq!(show(&db, key)["url"], url);
+    assert_eq!(show(&db, "mine")["url"], "https://example.com/c");
+}
+
 fn write(dir: &Path, name: &str, content: &str) -> PathBuf {
     let path = dir.join(name);
     std::fs::write(&path, content).expect("write input");
@@ -372,7 +428,7 @@ fn bad_lines_are_named_and_nothing_is_written() {
             "bad.csv",
             "ok1,/a\n",
             &[
-                "bad.csv:1: bad CSV header: it must name the columns key and url (optional: inactive, expires, notes, created_at, changed_at, deleted_at); found \"ok1,/a\"",
+                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at); found \"ok1,/a\"",
             ],
         ),
         (
@@ -911,7 +967,7 @@ fn import_help_names_every_optional_column() {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let columns = "(optional: inactive, expires, notes, created_at, changed_at, deleted_at)";
+    let columns = "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at";
     assert_eq!(help.matches(columns).count(), 2, "{help}");
     assert!(!help.contains("inactive, expires)"), "{help}");
 }

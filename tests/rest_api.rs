@@ -239,6 +239,35 @@ async fn bulk_create_list_and_the_same_qr_bytes_as_the_admin_listener() {
     let page: Value = r.json().await.expect("json");
     assert_eq!(page["links"].as_array().expect("links").len(), 40);
     assert!(page["next"].is_null());
+    // Issue 31: a list item is the link a single read answers, the same
+    // fields and values (short URL, notes, times, revision).
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/n", "key": "run/noted", "notes": "on the door"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    app.wait_for_status("/run/noted", 302).await;
+    let r = get(&app, "/links?prefix=run/noted", &write).await;
+    let page: Value = r.json().await.expect("json");
+    let r = get(&app, "/links/run/noted", &write).await;
+    let one: Value = r.json().await.expect("json");
+    assert_eq!(page["links"], json!([one]), "{page}");
+    assert_eq!(one["notes"], "on the door");
+    // Issue 31: a capital in a host is stored in lower case, and the
+    // answer is the stored URL.
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://Venue.example.com/Menu", "key": "run/venue"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let venue: Value = r.json().await.expect("json");
+    assert_eq!(venue["url"], "https://venue.example.com/Menu");
 
     for (ext, query) in [("svg", ""), ("png", "?scale=3&ec=H")] {
         let r = get(&app, &format!("/links/run/007/qr.{ext}{query}"), &write).await;
@@ -454,6 +483,24 @@ async fn scans_of_a_link_and_of_all_links_come_from_the_scan_index() {
     assert!(one["breakdowns"]["hour_weekday"].is_null(), "{one}");
     let r = get(&app, "/scans?by=colour", &write).await;
     assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
+    // Issue 31: a place without a GeoIP database is refused by name, as
+    // `qrtag stats --by country` is, never silently left out.
+    for path in ["/scans?by=device,country", "/links/flyer/scans?by=city"] {
+        let r = get(&app, path, &write).await;
+        assert_eq!(r.status().as_u16(), 400, "{path}");
+        assert_eq!(header(&r, "content-type"), Some(PROBLEM));
+        let body: Value = r.json().await.expect("problem JSON");
+        let detail = body["detail"].as_str().expect("detail");
+        let place = if path.contains("city") {
+            "city"
+        } else {
+            "country"
+        };
+        assert!(
+            detail.contains(place) && detail.contains("--geoip-db"),
+            "{path}: {detail}"
+        );
+    }
     let r = get(&app, "/scans?since=2026-12-02&until=2026-12-01", &write).await;
     assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
 }

@@ -325,3 +325,57 @@ async fn a_child_is_never_written_after_its_parent_when_both_are_created_at_once
         "children written after their parent: {late:?} ({both} children of {trials} stored)"
     );
 }
+
+/// Issue 31: list items carry their notes (up to 2,000 characters each), so
+/// a page is cut by its notes too: a page of long notes stays within the
+/// list's byte budget, and `next` walks every link.
+#[tokio::test]
+async fn a_list_page_of_long_notes_stays_within_the_page_budget() {
+    let app = spawn_api().await;
+    let write = new_key(&app, "write");
+    let notes = "€".repeat(2000);
+    let n = 300;
+    let links: Vec<Value> = (0..n)
+        .map(|i| json!({"url": "https://example.com/", "key": format!("noted/{i:03}"), "notes": notes}))
+        .collect();
+    let r = post(&app, "/links/bulk", &write, &json!({ "links": links })).await;
+    assert_eq!(r.status().as_u16(), 200);
+    app.wait_for_status(&format!("/noted/{:03}", n - 1), 302)
+        .await;
+    let mut seen = Vec::new();
+    let mut after = String::new();
+    let mut pages = 0;
+    loop {
+        let r = app
+            .client
+            .get(api(
+                &app,
+                &format!("/links?prefix=noted/&limit=1000{after}"),
+            ))
+            .bearer_auth(&write)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(r.status().as_u16(), 200);
+        let text = r.text().await.expect("body");
+        assert!(
+            text.len() <= qrtag::console::list::PAGE_BYTES + 300 * 1000,
+            "a page of {} bytes",
+            text.len()
+        );
+        let page: Value = serde_json::from_str(&text).expect("json");
+        let rows = page["links"].as_array().expect("links");
+        seen.extend(
+            rows.iter()
+                .map(|r| r["key"].as_str().expect("key").to_owned()),
+        );
+        pages += 1;
+        match page["next"].as_str() {
+            Some(next) => after = format!("&after={next}"),
+            None => break,
+        }
+    }
+    assert!(pages >= 2, "{pages} pages");
+    let expected: Vec<String> = (0..n).map(|i| format!("noted/{i:03}")).collect();
+    assert_eq!(seen, expected);
+}

@@ -65,6 +65,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                     e => e.into(),
                 })?;
             writeln!(out, "{}", public_url.short_url(key.as_str()))?;
+            note_lowered(url);
             warn_broken_chain(store, cli, &key).await;
         }
         Command::Set {
@@ -91,6 +92,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             .await?;
             if let Some(url) = url {
                 writeln!(out, "{}", repointed(key, url, &doc))?;
+                note_lowered(url);
             }
             match expiry {
                 Some(Some(t)) => writeln!(out, "{key} expires {}", t.to_rfc3339())?,
@@ -175,6 +177,14 @@ fn future_expiry(
 
 /// What `set KEY URL` says: the new destination, and that scans still get
 /// 404 when the link is inactive (a repoint does not enable it).
+/// Says on stderr that a host written with capitals was stored in lower
+/// case (stdout keeps its one line for scripts).
+fn note_lowered(url: &crate::destination::Destination) {
+    if let Some(note) = url.lowered_note() {
+        eprintln!("qrtag: note: {note}");
+    }
+}
+
 fn repointed(key: &LinkKey, url: &crate::destination::Destination, doc: &link::Document) -> String {
     match Link::from_document(doc) {
         Ok(l) if l.inactive => format!(

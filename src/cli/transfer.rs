@@ -48,8 +48,9 @@ pub struct ExportArgs {
 #[derive(Debug, Clone, Args)]
 pub struct ImportArgs {
     /// JSON lines as `qrtag export` writes them, or CSV with a header naming
-    /// key and url (optional: inactive, expires, notes, created_at,
-    /// changed_at, deleted_at); `-` reads standard input.
+    /// url (optional: key, inactive, expires, notes, created_at, changed_at,
+    /// deleted_at); a key left out or empty is drawn; `-` reads standard
+    /// input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
     /// Overwrite links that exist (by default an existing key stops the import
@@ -194,8 +195,9 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let store = store_first(cli, args, new_database.is_some()).await?;
     let Some(Input {
         format,
-        docs,
+        mut docs,
         problems: bad_lines,
+        drawn,
     }) = read_input(&args.file, &name)?
     else {
         println!("{name}: no links");
@@ -211,10 +213,13 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     // (tombstones even with --update), and for the dry run's counts. The
     // file's own problems and the store's are found in the same run, so one
     // report names them all.
-    let existing = match &store {
+    let mut existing = match &store {
         Some(store) => existing(store.as_ref(), &docs).await?,
         None => vec![false; docs.len()],
     };
+    if let Some(store) = &store {
+        draw_again(store.as_ref(), &mut docs, &drawn, &mut existing).await?;
+    }
     let exists = existing.iter().filter(|e| **e).count() as u64;
     let (refused, deleted) = match &store {
         Some(store) => refusals(store.as_ref(), &docs, &existing, args.update).await?,
@@ -256,8 +261,15 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         }
         return Ok(ExitCode::SUCCESS);
     }
+    // Consumed as they are made: one copy of the URLs at a time.
+    let drawn_lines: Vec<String> = drawn
+        .into_iter()
+        .map(|(i, url)| format!("{}\t{url}", docs[i].1.key()))
+        .collect();
     if let Some(couch) = new_database {
-        return import_new(cli, args, &couch, docs, &name, format).await;
+        let done = import_new(cli, args, &couch, docs, &name, format).await?;
+        print_drawn(&drawn_lines);
+        return Ok(done);
     }
     let Some(store) = store else {
         anyhow::bail!("internal error: no store to import into");
@@ -279,6 +291,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
             )));
         }
     };
+    print_drawn(&drawn_lines);
     written.report(&name, format, total)
 }
 
@@ -312,6 +325,59 @@ async fn store_first(
             Ok(Some(store))
         }
     }
+}
+
+/// The keys drawn for a file's rows without one, `KEY<TAB>URL` a line on
+/// standard output, so a person knows which tag is which.
+fn print_drawn(lines: &[String]) {
+    let mut out = io::stdout().lock();
+    for line in lines {
+        let _ = writeln!(out, "{line}");
+    }
+}
+
+/// Draws again every drawn key the store already holds (never one of the
+/// file's keys), until none is taken: a drawn key never overwrites or
+/// collides with a link. Rare (a 5-character key space of 62⁵), so the
+/// file's keys are gathered only when one is taken.
+async fn draw_again(
+    store: &dyn LinkStore,
+    docs: &mut [(u64, BulkDoc)],
+    drawn: &[(usize, String)],
+    existing: &mut [bool],
+) -> anyhow::Result<()> {
+    let mut taken: Vec<usize> = drawn
+        .iter()
+        .map(|(i, _)| *i)
+        .filter(|&i| existing[i])
+        .collect();
+    if taken.is_empty() {
+        return Ok(());
+    }
+    let mut in_file: std::collections::HashSet<LinkKey> =
+        docs.iter().map(|(_, d)| d.key().clone()).collect();
+    while !taken.is_empty() {
+        let mut keys = Vec::with_capacity(taken.len());
+        for &i in &taken {
+            let key = loop {
+                let key: LinkKey = crate::short_id::ShortId::random().into();
+                if in_file.insert(key.clone()) {
+                    break key;
+                }
+            };
+            docs[i].1.set_key(key.clone());
+            keys.push(key);
+        }
+        let found = store
+            .existing_all(&keys)
+            .await
+            .context("looking up which keys exist")?;
+        for (&i, &f) in taken.iter().zip(&found) {
+            existing[i] = f;
+        }
+        taken.retain(|&i| existing[i]);
+    }
+    Ok(())
 }
 
 /// With `--new-database`: the CouchDB database to create, checked to be
@@ -592,6 +658,8 @@ struct Input {
     format: Format,
     docs: Vec<(u64, BulkDoc)>,
     problems: Problems,
+    /// The records whose keys were drawn: their place in `docs`, and URL.
+    drawn: Vec<(usize, String)>,
 }
 
 /// Reads and checks the whole input. `None` for input without a record.
@@ -616,6 +684,7 @@ fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
     let input = BufReader::with_capacity(1 << 16, bar.wrap_read(input));
     let mut check = Check::new();
     let mut docs = Vec::new();
+    let mut drawn = Vec::new();
     let now = chrono::Utc::now();
     // The valid records are kept even after a bad line: their keys are
     // looked up in the store, so every problem is said in one run.
@@ -623,6 +692,14 @@ fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
         if let Some(mut r) = check.take(item) {
             if r.doc.get("created_at").is_none() {
                 crate::link::stamp_created(&mut r.doc, now);
+            }
+            if r.drawn {
+                let url = r
+                    .doc
+                    .get("url")
+                    .and_then(|u| u.as_str())
+                    .unwrap_or_default();
+                drawn.push((docs.len(), url.to_owned()));
             }
             docs.push((r.line, BulkDoc::new(r.key, r.doc)));
         }
@@ -634,6 +711,7 @@ fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
         format,
         docs,
         problems,
+        drawn,
     }))
 }
 
@@ -908,6 +986,38 @@ impl Drop for AtomicFile {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A drawn key the store holds is drawn again, to one it does not hold
+    /// and the file does not name; a given key is left for the refusal.
+    #[tokio::test]
+    async fn a_drawn_key_the_store_holds_is_drawn_again() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let store =
+            crate::store::sqlite::SqliteStore::open(&dir.path().join("t.db")).expect("open");
+        let url = crate::destination::Destination::parse("https://example.com/").expect("url");
+        let taken = LinkKey::parse("abcde").expect("key");
+        crate::links::create(&store, &url, Some(&taken), false)
+            .await
+            .expect("create");
+        let doc = || crate::link::Link::new_document(&url, false);
+        let mut docs = vec![
+            (2, BulkDoc::new(taken.clone(), doc())),
+            (3, BulkDoc::new(taken.clone(), doc())),
+        ];
+        let mut existing = vec![true, true];
+        let drawn = [(1, "https://example.com/".to_owned())];
+        draw_again(&store, &mut docs, &drawn, &mut existing)
+            .await
+            .expect("drawn again");
+        assert_eq!(existing, [true, false]);
+        assert_eq!(docs[0].1.key(), &taken);
+        assert_ne!(docs[1].1.key(), &taken);
+        let found = store
+            .existing_all(&[docs[1].1.key().clone()])
+            .await
+            .expect("ask");
+        assert_eq!(found, [false]);
+    }
 
     #[test]
     fn an_atomic_file_appears_only_when_committed() {

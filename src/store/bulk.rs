@@ -27,6 +27,12 @@ impl BulkDoc {
         &self.key
     }
 
+    /// Another key for the same fields (an import's drawn key that was
+    /// taken, drawn again).
+    pub fn set_key(&mut self, key: LinkKey) {
+        self.key = key;
+    }
+
     /// The fields as one JSON object (no `_id`).
     pub fn json(&self) -> &str {
         &self.json

@@ -63,13 +63,17 @@ impl Check {
     /// Takes the next record or bad line; returns the record when it may be
     /// imported, `None` when it was a problem (kept for the report).
     pub fn take(&mut self, item: Result<Record, LineError>) -> Option<Record> {
-        let record = match item {
+        let mut record = match item {
             Ok(r) => r,
             Err(e) => {
                 self.problems.push(e);
                 return None;
             }
         };
+        // A drawn key is never a duplicate: drawn again (O(1) expected).
+        while record.drawn && self.seen.contains_key(&record.key) {
+            record.key = crate::short_id::ShortId::random().into();
+        }
         match self.seen.get(&record.key) {
             Some(&first) => {
                 self.problems.push(LineError::new(
@@ -114,7 +118,19 @@ mod tests {
             line,
             key: LinkKey::parse(key).expect("key"),
             doc: Document::new(),
+            drawn: false,
         })
+    }
+
+    #[test]
+    fn a_drawn_key_already_seen_is_drawn_again() {
+        let mut c = Check::new();
+        let first = c.take(rec(1, "abcde")).expect("taken");
+        let mut again = rec(2, "abcde").expect("record");
+        again.drawn = true;
+        let again = c.take(Ok(again)).expect("drawn again, not a duplicate");
+        assert_ne!(again.key, first.key);
+        assert!(!c.failed());
     }
 
     #[test]

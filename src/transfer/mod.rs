@@ -25,6 +25,10 @@ pub struct Record {
     pub line: u64,
     pub key: LinkKey,
     pub doc: Document,
+    /// The key was drawn (a CSV without a key column, or an empty key
+    /// cell), not given: the import may draw it again on a collision, and
+    /// says which it drew.
+    pub drawn: bool,
 }
 
 /// A line (or CSV record, numbered by the line it starts on) that cannot be

@@ -12,7 +12,8 @@
 //! mean something else, or be refused, in CouchDB, so such a line is refused.
 //! Blank lines are skipped.
 //!
-//! **CSV**: a header naming the columns `key` and `url`, optionally
+//! **CSV**: a header naming the column `url`, optionally `key` (left out,
+//! or a cell left empty, a key is drawn as `qrtag new` draws one),
 //! `inactive`, `expires`, `notes`, `created_at`, `changed_at` and
 //! `deleted_at` (every field qrtag keeps), in any order and any letter case;
 //! no other columns (a misspelt `inactiv` is an error, not a silently dropped
@@ -29,8 +30,10 @@ use std::io::{self, BufRead};
 use serde_json::Value;
 
 use super::{LineError, Problem, Record};
+use crate::destination::Destination;
 use crate::link::{self, Document, Link, Notes};
 use crate::link_key::LinkKey;
+use crate::short_id::ShortId;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -120,8 +123,16 @@ pub fn json_line(line: u64, text: &[u8]) -> Result<Record, LineError> {
         None => return Err(bad(Problem::MissingId)),
     };
     doc.shift_remove("_rev");
+    if let Some(Value::String(url)) = doc.get_mut("url") {
+        lower_host(url);
+    }
     let key = check_document(&id, &doc).map_err(bad)?;
-    Ok(Record { line, key, doc })
+    Ok(Record {
+        line,
+        key,
+        doc,
+        drawn: false,
+    })
 }
 
 /// The checks every record passes: a valid key, no CouchDB metadata field,
@@ -136,6 +147,22 @@ pub fn check_document(id: &str, doc: &Document) -> Result<LinkKey, Problem> {
     link::check_times(doc)?;
     link::check_texts(doc)?;
     Ok(key)
+}
+
+/// A destination whose host is written with capitals becomes the text
+/// [`Destination::parse`] stores, as every writer stores it (the CouchDB
+/// validation refuses capitals); any other text is left for
+/// [`check_document`] to judge.
+fn lower_host(url: &mut String) {
+    // The common shape is lower case already: no copy made for it.
+    if crate::destination::is_plain_absolute(url) {
+        return;
+    }
+    if let Ok(d) = Destination::parse(url)
+        && d.host_lowered()
+    {
+        *url = d.into_string();
+    }
 }
 
 /// serde_json's message without its "at line 1 column N": every line is
@@ -253,8 +280,8 @@ impl Csv {
     }
 }
 
-/// The CSV columns, every field the store keeps that fits in a cell; `key`
-/// and `url` are required. Times are RFC 3339; an empty cell leaves the
+/// The CSV columns, every field the store keeps that fits in a cell; `url`
+/// is required. Times are RFC 3339; an empty cell leaves the
 /// field out.
 const COLUMNS: [&str; 8] = [
     "key",
@@ -296,9 +323,9 @@ impl Columns {
             }
         }
         let optional = COLUMNS[2..].join(", ");
-        if at[KEY].is_none() || at[URL].is_none() {
+        if at[URL].is_none() {
             return Err(Problem::CsvHeader(format!(
-                "it must name the columns key and url (optional: {optional}); found {:?}",
+                "it must name the column url (optional: key, {optional}); found {:?}",
                 names.join(",")
             )));
         }
@@ -339,8 +366,9 @@ impl Columns {
             Some(s) => parse_inactive(s).ok_or_else(|| bad(Problem::CsvInactive(s.to_owned())))?,
         };
         let mut doc = Document::new();
-        let url = field(URL)?.unwrap_or_default();
-        doc.insert("url".into(), Value::String(url.to_owned()));
+        let mut url = field(URL)?.unwrap_or_default().to_owned();
+        lower_host(&mut url);
+        doc.insert("url".into(), Value::String(url));
         doc.insert("inactive".into(), Value::Bool(inactive));
         for (column, name) in COLUMNS.iter().enumerate().skip(INACTIVE + 1) {
             let Some(text) = field(column)?.filter(|t| !t.is_empty()) else {
@@ -354,8 +382,19 @@ impl Columns {
             };
             doc.insert((*name).into(), Value::String(text));
         }
-        let key = check_document(field(KEY)?.unwrap_or_default(), &doc).map_err(bad)?;
-        Ok(Record { line, key, doc })
+        // No key column, or an empty cell: a drawn key, as `qrtag new`
+        // draws one (the import draws again on a collision).
+        let (id, drawn) = match field(KEY)?.filter(|k| !k.is_empty()) {
+            Some(k) => (k.to_owned(), false),
+            None => (ShortId::random().as_str().to_owned(), true),
+        };
+        let key = check_document(&id, &doc).map_err(bad)?;
+        Ok(Record {
+            line,
+            key,
+            doc,
+            drawn,
+        })
     }
 }
 

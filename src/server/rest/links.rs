@@ -113,23 +113,14 @@ pub struct BulkItem {
     pub problem: Option<problem::Problem>,
 }
 
-/// One page of links.
+/// One page of links, each as a single read answers it.
 #[derive(Debug, Serialize, ToSchema)]
 pub struct LinkPage {
-    pub links: Vec<ListedLink>,
+    pub links: Vec<LinkView>,
     /// Give as `after` for the next page; absent on the last.
     pub next: Option<String>,
     /// Give as `before` for the previous page; absent on the first.
     pub prev: Option<String>,
-}
-
-/// A row of a list: what the served table holds (no notes, no revision).
-#[derive(Debug, Serialize, ToSchema)]
-pub struct ListedLink {
-    pub key: String,
-    pub url: String,
-    pub inactive: bool,
-    pub expires: Option<String>,
 }
 
 /// The console's filters and cursors.
@@ -148,7 +139,8 @@ pub struct ListQuery {
     pub after: Option<String>,
     pub before: Option<String>,
     /// Rows per page, 1 to 1000 (100 if left out); a page holds fewer
-    /// when their keys and URLs pass 1 MiB, and `next` goes on from there.
+    /// when their keys, URLs and notes pass 1 MiB, and `next` goes on from
+    /// there.
     pub limit: Option<usize>,
 }
 
@@ -684,29 +676,80 @@ pub async fn list(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse
             list::page(keys, &table, &query, size, &at)
         }
     };
-    match web::block(work).await {
-        Ok(page) => HttpResponse::Ok().json(LinkPage {
-            links: page
-                .rows
-                .into_iter()
-                .map(|r| ListedLink {
-                    key: r.key,
-                    url: r.url,
-                    inactive: r.inactive,
-                    expires: r
-                        .expires_ms
-                        .and_then(chrono::DateTime::from_timestamp_millis)
-                        .map(link::time_text),
-                })
-                .collect(),
-            next: page.next,
-            prev: page.prev,
-        }),
+    let page = match web::block(work).await {
+        Ok(page) => page,
         Err(e) => {
             tracing::error!(error = %e, "listing links did not finish");
-            problem::respond(Kind::Unavailable, "listing did not finish; try again")
+            return problem::respond(Kind::Unavailable, "listing did not finish; try again");
         }
-    }
+    };
+    let mut views = match page_views(&state, page.rows).await {
+        Ok(views) => views,
+        Err(res) => return res,
+    };
+    // The snapshot cut the page by its keys and URLs; the notes read since
+    // count too, so a page of long notes stays within the same bound, its
+    // `next` going on from the last row it keeps.
+    let fit = within(&views, list::PAGE_BYTES);
+    let next = if fit < views.len() {
+        views.truncate(fit);
+        views.last().map(|(position, _)| position.clone())
+    } else {
+        page.next
+    };
+    HttpResponse::Ok().json(LinkPage {
+        links: views.into_iter().map(|(_, v)| v).collect(),
+        next,
+        prev: page.prev,
+    })
+}
+
+/// How many leading links hold at most `bytes` of keys, URLs and notes (pure);
+/// at least one, so every page moves on.
+fn within(views: &[(String, LinkView)], bytes: usize) -> usize {
+    let mut total = 0usize;
+    views
+        .iter()
+        .take_while(|(_, v)| {
+            let notes = v.notes.as_ref().map_or(0, String::len);
+            total = total.saturating_add(v.key.len() + v.url.len() + notes);
+            total <= bytes
+        })
+        .count()
+        .max(1)
+}
+
+/// Store reads in flight for one page.
+const PAGE_READS: usize = 16;
+
+/// The page's links as [`read`] answers them. The snapshot picks the page
+/// but keeps neither notes nor revisions (they would grow every served
+/// link for a list's sake), so each row is read from the store: O(page)
+/// reads, [`PAGE_READS`] at a time, never O(links). A link deleted between
+/// the two is left out; the cursors still hold.
+async fn page_views(
+    state: &RestState,
+    rows: Vec<list::Row>,
+) -> Result<Vec<(String, LinkView)>, HttpResponse> {
+    use futures_util::StreamExt;
+    let reads = futures_util::stream::iter(rows)
+        .map(|row| async move {
+            let Ok(key) = LinkKey::parse(&row.key) else {
+                return Ok(None);
+            };
+            match state.store.get(&key).await {
+                Ok(Some(stored)) if !link::is_tombstone(&stored.doc) => Ok(Some((
+                    row.position,
+                    view(state, &key, &stored.doc, stored.rev),
+                ))),
+                Ok(_) => Ok(None),
+                Err(e) => Err(problem::from_link_error(&LinkError::Store(e))),
+            }
+        })
+        .buffered(PAGE_READS)
+        .collect::<Vec<_>>()
+        .await;
+    reads.into_iter().filter_map(Result::transpose).collect()
 }
 
 /// The console's [`list::Query`] from the API's parameters (pure).
@@ -769,6 +812,35 @@ mod tests {
         );
         assert!(target("../x").is_none());
         assert!(target("").is_none());
+    }
+
+    #[test]
+    fn a_page_ends_where_its_keys_urls_and_notes_pass_the_budget() {
+        let link = |key: &str, notes: Option<&str>| {
+            let v = LinkView {
+                key: key.into(),
+                short_url: String::new(),
+                url: "/a".into(),
+                inactive: false,
+                expires: None,
+                notes: notes.map(str::to_owned),
+                created_at: None,
+                changed_at: None,
+                rev: "1".into(),
+                warning: None,
+            };
+            (key.to_owned(), v)
+        };
+        let views = [
+            link("a", None),
+            link("b", Some("0123456789")),
+            link("c", None),
+        ];
+        // 3 bytes a row, and 10 of notes.
+        assert_eq!(within(&views, 100), 3);
+        assert_eq!(within(&views, 15), 1);
+        assert_eq!(within(&views, 16), 2);
+        assert_eq!(within(&views, 0), 1);
     }
 
     #[test]

@@ -42,7 +42,6 @@ use super::{links, print, scans};
         links::BulkResult,
         links::BulkItem,
         links::LinkPage,
-        links::ListedLink,
         print::PrintKeys,
         scans::LinkScans,
         scans::AllScans,

@@ -28,8 +28,9 @@ pub struct Range {
     /// The last day (default: today).
     pub until: Option<String>,
     /// Only these breakdowns, comma-separated: device, os, browser,
-    /// country, region, city (with a GeoIP database), referrer, hour,
-    /// weekday (either gives the hour × weekday map). Default: all kept.
+    /// country, region, city (with a GeoIP database; a 400 without one),
+    /// referrer, hour, weekday (either gives the hour × weekday map).
+    /// Default: all kept.
     #[param(example = "device,country")]
     pub by: Option<String>,
 }
@@ -128,11 +129,23 @@ fn wanted(by: Option<&str>) -> Result<Option<Vec<Dimension>>, String> {
         .map(Some)
 }
 
-/// The index's breakdowns as the API gives them, `wanted` only.
-fn body(s: Shares, wanted: Option<&[Dimension]>) -> Breakdowns {
+/// The index's breakdowns as the API gives them, `wanted` only. A wanted
+/// dimension the index does not keep (a place without `--geoip-db`) is an
+/// error naming it, as `qrtag stats --by` refuses it: an answer without it
+/// would read as "no scans from anywhere".
+fn body(s: Shares, wanted: Option<&[Dimension]>) -> Result<Breakdowns, String> {
+    if let Some(missing) = wanted
+        .into_iter()
+        .flatten()
+        .find(|d| !matches!(d, Dimension::Hour | Dimension::Weekday) && s.get(**d).is_none())
+    {
+        return Err(format!(
+            "by: {missing} needs a GeoIP database, and this server runs without --geoip-db"
+        ));
+    }
     let asked = |d: Dimension| wanted.is_none_or(|w| w.contains(&d));
     let heat = asked(Dimension::Hour) || asked(Dimension::Weekday);
-    Breakdowns {
+    Ok(Breakdowns {
         scans: s.scans(),
         time_zone: s.time_zone.name().to_owned(),
         hour_weekday: heat.then(|| s.heat.iter().map(|d| d.to_vec()).collect()),
@@ -149,7 +162,7 @@ fn body(s: Shares, wanted: Option<&[Dimension]>) -> Breakdowns {
                     .collect(),
             })
             .collect(),
-    }
+    })
 }
 
 /// The range's days (pure): `since` to `until`, checked in order.
@@ -233,6 +246,15 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
         return unavailable();
     };
     let (in_range, daily) = in_range(&k.daily, until);
+    let breakdowns = match state
+        .scans
+        .key_shares(key.as_str())
+        .map(|s| body(s, by.as_deref()))
+    {
+        Some(Err(e)) => return problem::respond(Kind::BadRequest, e),
+        Some(Ok(b)) => Some(b),
+        None => None,
+    };
     HttpResponse::Ok().json(LinkScans {
         key: key.to_string(),
         scans: k.scans,
@@ -242,10 +264,7 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
         not_found: k.not_found,
         in_range,
         daily,
-        breakdowns: state
-            .scans
-            .key_shares(key.as_str())
-            .map(|s| body(s, by.as_deref())),
+        breakdowns,
     })
 }
 
@@ -273,6 +292,15 @@ pub async fn all(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse 
         return unavailable();
     };
     let (in_range, daily) = in_range(&daily, until);
+    let breakdowns = match state
+        .scans
+        .day_shares(since, until)
+        .map(|s| body(s, by.as_deref()))
+    {
+        Some(Err(e)) => return problem::respond(Kind::BadRequest, e),
+        Some(Ok(b)) => Some(b),
+        None => None,
+    };
     HttpResponse::Ok().json(AllScans {
         in_range,
         daily,
@@ -280,10 +308,7 @@ pub async fn all(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse 
             .into_iter()
             .map(|(key, scans)| TopLink { key, scans })
             .collect(),
-        breakdowns: state
-            .scans
-            .day_shares(since, until)
-            .map(|s| body(s, by.as_deref())),
+        breakdowns,
     })
 }
 
@@ -327,6 +352,27 @@ mod tests {
         );
         assert!(wanted(Some("day")).unwrap_err().contains("\"day\""));
         assert!(wanted(Some("")).is_err());
+    }
+
+    #[test]
+    fn a_breakdown_the_index_does_not_keep_is_refused_by_name() {
+        let shares = || Shares {
+            dimensions: vec![crate::console::scans::Share {
+                dimension: Dimension::Device,
+                rows: vec![("phone".into(), 2)],
+            }],
+            heat: [[0; 24]; 7],
+            time_zone: chrono_tz::UTC,
+        };
+        let err = body(shares(), Some(&[Dimension::Device, Dimension::Region])).unwrap_err();
+        assert!(
+            err.contains("region") && err.contains("--geoip-db"),
+            "{err}"
+        );
+        let ok = body(shares(), Some(&[Dimension::Device, Dimension::Hour])).expect("kept");
+        assert_eq!(ok.dimensions.len(), 1);
+        assert!(ok.hour_weekday.is_some());
+        assert!(body(shares(), None).is_ok());
     }
 
     #[test]

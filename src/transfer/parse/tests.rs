@@ -271,11 +271,11 @@ fn bad_csv_names_the_line_and_the_reason() {
     let cases = [
         (
             "abcde,https://a.example/\n",
-            "line 1: bad CSV header: it must name the columns key and url (optional: inactive, expires, notes, created_at, changed_at, deleted_at); found \"abcde,https://a.example/\"",
+            "line 1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at); found \"abcde,https://a.example/\"",
         ),
         (
             "key,link\nk,/a\n",
-            "line 1: bad CSV header: it must name the columns key and url",
+            "line 1: bad CSV header: it must name the column url",
         ),
         (
             "key,url,note\nk,/a,x\n",
@@ -305,7 +305,6 @@ fn bad_csv_names_the_line_and_the_reason() {
             "key,url\nk,\n",
             "line 2: not a valid link: bad \"url\": a destination must not be empty",
         ),
-        ("key,url\n,/a\n", "line 2: bad key: a key is 1 to 64"),
         (
             "key,url\n_design/x,/a\n",
             "line 2: bad key: a key is 1 to 64",
@@ -530,4 +529,45 @@ fn csv_takes_every_field_the_store_keeps() {
         bad.to_string(),
         "line 4: not a valid link: \"created_at\" must be an RFC 3339 time, e.g. 2026-12-31T23:59:59Z"
     );
+}
+
+/// Issue 31: a host with capitals is imported in lower case, as every
+/// writer stores it, from CSV and JSON lines alike.
+#[test]
+fn a_host_with_capitals_is_imported_in_lower_case() {
+    for input in [
+        "key,url\nmenu,https://Venue.example.com/Menu\n",
+        "{\"_id\":\"menu\",\"url\":\"https://Venue.example.com/Menu\"}\n",
+    ] {
+        let docs = read_records_docs(input);
+        assert_eq!(docs.len(), 1, "{input}");
+        assert_eq!(docs[0]["url"], "https://venue.example.com/Menu", "{input}");
+    }
+}
+
+/// Issue 31: a CSV of destinations alone, or a row with an empty key, gets
+/// a drawn key (a `ShortId`, as `qrtag new` draws), marked as drawn.
+#[test]
+fn a_csv_without_keys_draws_them() {
+    let mut records = Vec::new();
+    let input = "url,notes\nhttps://example.com/a,front door\n/b,\n";
+    read(input.as_bytes(), |r| records.push(r.expect("a record"))).expect("read");
+    assert_eq!(records.len(), 2);
+    for r in &records {
+        assert!(r.drawn, "{r:?}");
+        assert!(
+            crate::short_id::ShortId::parse(r.key.as_str()).is_ok(),
+            "{r:?}"
+        );
+    }
+    assert_ne!(records[0].key, records[1].key);
+    assert_eq!(records[0].doc["notes"], "front door");
+    let mut records = Vec::new();
+    let input = "key,url\nmine,/a\n,/b\n";
+    read(input.as_bytes(), |r| records.push(r.expect("a record"))).expect("read");
+    assert_eq!(records[0].key.as_str(), "mine");
+    assert!(!records[0].drawn);
+    assert!(records[1].drawn);
+    // JSON lines name their keys: `_id` is still required.
+    assert!(one_error("{\"url\":\"/a\"}\n").contains("_id"));
 }
