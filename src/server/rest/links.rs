@@ -719,37 +719,34 @@ fn within(views: &[(String, LinkView)], bytes: usize) -> usize {
         .max(1)
 }
 
-/// Store reads in flight for one page.
-const PAGE_READS: usize = 16;
-
 /// The page's links as [`read`] answers them. The snapshot picks the page
 /// but keeps neither notes nor revisions (they would grow every served
-/// link for a list's sake), so each row is read from the store: O(page)
-/// reads, [`PAGE_READS`] at a time, never O(links). A link deleted between
-/// the two is left out; the cursors still hold.
+/// link for a list's sake), so the page's rows are read from the store in
+/// one bulk read (`_all_docs` with the keys on CouchDB): O(page), never
+/// O(links), and one request however long the page. A link deleted
+/// between the two is left out; the cursors still hold.
 async fn page_views(
     state: &RestState,
     rows: Vec<list::Row>,
 ) -> Result<Vec<(String, LinkView)>, HttpResponse> {
-    use futures_util::StreamExt;
-    let reads = futures_util::stream::iter(rows)
-        .map(|row| async move {
-            let Ok(key) = LinkKey::parse(&row.key) else {
-                return Ok(None);
-            };
-            match state.store.get(&key).await {
-                Ok(Some(stored)) if !link::is_tombstone(&stored.doc) => Ok(Some((
-                    row.position,
-                    view(state, &key, &stored.doc, stored.rev),
-                ))),
-                Ok(_) => Ok(None),
-                Err(e) => Err(problem::from_link_error(&LinkError::Store(e))),
-            }
+    let rows: Vec<(LinkKey, list::Row)> = rows
+        .into_iter()
+        .filter_map(|row| Some((LinkKey::parse(&row.key).ok()?, row)))
+        .collect();
+    let keys: Vec<LinkKey> = rows.iter().map(|(key, _)| key.clone()).collect();
+    let stored = state
+        .store
+        .get_all(&keys)
+        .await
+        .map_err(|e| problem::from_link_error(&LinkError::Store(e)))?;
+    Ok(rows
+        .into_iter()
+        .zip(stored)
+        .filter_map(|((key, row), stored)| {
+            let stored = stored.filter(|s| !link::is_tombstone(&s.doc))?;
+            Some((row.position, view(state, &key, &stored.doc, stored.rev)))
         })
-        .buffered(PAGE_READS)
-        .collect::<Vec<_>>()
-        .await;
-    reads.into_iter().filter_map(Result::transpose).collect()
+        .collect())
 }
 
 /// The console's [`list::Query`] from the API's parameters (pure).
