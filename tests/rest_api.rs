@@ -3,6 +3,8 @@
 
 mod support;
 
+use support::api::{api, new_key, post};
+
 use std::time::Duration;
 
 use qrtag::settings::ApiSettings;
@@ -44,30 +46,6 @@ async fn spawn_api_and(
     settings.api = Some(api);
     more(&mut settings);
     spawn_with(settings, dir).await
-}
-
-fn api(app: &TestApp, path: &str) -> String {
-    format!("http://{}/api/v1{path}", app.api.expect("API listener on"))
-}
-
-/// `qrtag api-key create`: the key printed once on stdout.
-fn new_key(app: &TestApp, scope: &str) -> String {
-    let out = app.cli(&["api-key", "create", "--name", "test", "--scope", scope]);
-    assert!(out.status.success(), "{out:?}");
-    let key = String::from_utf8(out.stdout).expect("utf-8");
-    let key = key.trim().to_owned();
-    assert!(key.starts_with("qrt_"), "{key}");
-    key
-}
-
-async fn post(app: &TestApp, path: &str, key: &str, body: &Value) -> reqwest::Response {
-    app.client
-        .post(api(app, path))
-        .bearer_auth(key)
-        .json(body)
-        .send()
-        .await
-        .expect("request")
 }
 
 async fn get(app: &TestApp, path: &str, key: &str) -> reqwest::Response {

@@ -5,6 +5,8 @@
 
 mod support;
 
+use support::api::{api, new_key, post};
+
 use qrtag::destination::MAX_DESTINATION;
 use qrtag::settings::ApiSettings;
 use serde_json::{Value, json};
@@ -21,29 +23,6 @@ async fn spawn_api_with(edit: impl FnOnce(&mut ApiSettings)) -> TestApp {
     edit(&mut api);
     settings.api = Some(api);
     spawn_with(settings, dir).await
-}
-
-fn api(app: &TestApp, path: &str) -> String {
-    format!("http://{}/api/v1{path}", app.api.expect("API listener on"))
-}
-
-fn new_key(app: &TestApp, scope: &str) -> String {
-    let out = app.cli(&["api-key", "create", "--name", "test", "--scope", scope]);
-    assert!(out.status.success(), "{out:?}");
-    String::from_utf8(out.stdout)
-        .expect("utf-8")
-        .trim()
-        .to_owned()
-}
-
-async fn post(app: &TestApp, path: &str, key: &str, body: &Value) -> reqwest::Response {
-    app.client
-        .post(api(app, path))
-        .bearer_auth(key)
-        .json(body)
-        .send()
-        .await
-        .expect("request")
 }
 
 /// A URL of exactly `len` bytes.
@@ -128,6 +107,46 @@ async fn a_destination_over_the_cap_is_refused_everywhere_in_a_short_answer() {
     );
 }
 
+/// Every page of the list under `prefix`, following `next`: the keys in
+/// order and how many pages. Each page is non-empty and at most
+/// `list::PAGE_BYTES` plus `slack` bytes (the JSON around the counted text).
+async fn walk_pages(app: &TestApp, prefix: &str, key: &str, slack: usize) -> (Vec<String>, usize) {
+    let mut seen = Vec::new();
+    let mut after = String::new();
+    let mut pages = 0;
+    loop {
+        let r = app
+            .client
+            .get(api(
+                app,
+                &format!("/links?prefix={prefix}&limit=1000{after}"),
+            ))
+            .bearer_auth(key)
+            .send()
+            .await
+            .expect("request");
+        assert_eq!(r.status().as_u16(), 200);
+        let text = r.text().await.expect("body");
+        assert!(
+            text.len() <= qrtag::console::list::PAGE_BYTES + slack,
+            "a page of {} bytes",
+            text.len()
+        );
+        let page: Value = serde_json::from_str(&text).expect("json");
+        let rows = page["links"].as_array().expect("links");
+        assert!(!rows.is_empty());
+        seen.extend(
+            rows.iter()
+                .map(|r| r["key"].as_str().expect("key").to_owned()),
+        );
+        pages += 1;
+        match page["next"].as_str() {
+            Some(next) => after = format!("&after={next}"),
+            None => return (seen, pages),
+        }
+    }
+}
+
 /// A page of the list stops at `list::PAGE_BYTES` of keys and
 /// destinations as well as at its row count, and its cursor goes on
 /// from there: a walk still gives every link once.
@@ -147,38 +166,8 @@ async fn a_list_page_is_cut_by_bytes_and_its_cursor_goes_on() {
     app.wait_for_status(&format!("/long/{:03}", n - 1), 302)
         .await;
 
-    let mut seen = Vec::new();
-    let mut after = String::new();
-    let mut pages = 0;
-    loop {
-        let r = app
-            .client
-            .get(api(&app, &format!("/links?prefix=long/&limit=1000{after}")))
-            .bearer_auth(&read)
-            .send()
-            .await
-            .expect("request");
-        assert_eq!(r.status().as_u16(), 200);
-        let text = r.text().await.expect("body");
-        // Rows' keys and URLs within the budget, plus JSON around them.
-        assert!(
-            text.len() <= qrtag::console::list::PAGE_BYTES + 100 * 1000,
-            "a page of {} bytes",
-            text.len()
-        );
-        let page: Value = serde_json::from_str(&text).expect("json");
-        let rows = page["links"].as_array().expect("links");
-        assert!(!rows.is_empty());
-        seen.extend(
-            rows.iter()
-                .map(|r| r["key"].as_str().expect("key").to_owned()),
-        );
-        pages += 1;
-        match page["next"].as_str() {
-            Some(next) => after = format!("&after={next}"),
-            None => break,
-        }
-    }
+    // Rows' keys and URLs within the budget, plus JSON around them.
+    let (seen, pages) = walk_pages(&app, "long/", &read, 100 * 1000).await;
     assert!(pages >= 3, "{pages} pages");
     let expected: Vec<String> = (0..n).map(|i| format!("long/{i:03}")).collect();
     assert_eq!(seen, expected);
@@ -342,39 +331,7 @@ async fn a_list_page_of_long_notes_stays_within_the_page_budget() {
     assert_eq!(r.status().as_u16(), 200);
     app.wait_for_status(&format!("/noted/{:03}", n - 1), 302)
         .await;
-    let mut seen = Vec::new();
-    let mut after = String::new();
-    let mut pages = 0;
-    loop {
-        let r = app
-            .client
-            .get(api(
-                &app,
-                &format!("/links?prefix=noted/&limit=1000{after}"),
-            ))
-            .bearer_auth(&write)
-            .send()
-            .await
-            .expect("request");
-        assert_eq!(r.status().as_u16(), 200);
-        let text = r.text().await.expect("body");
-        assert!(
-            text.len() <= qrtag::console::list::PAGE_BYTES + 300 * 1000,
-            "a page of {} bytes",
-            text.len()
-        );
-        let page: Value = serde_json::from_str(&text).expect("json");
-        let rows = page["links"].as_array().expect("links");
-        seen.extend(
-            rows.iter()
-                .map(|r| r["key"].as_str().expect("key").to_owned()),
-        );
-        pages += 1;
-        match page["next"].as_str() {
-            Some(next) => after = format!("&after={next}"),
-            None => break,
-        }
-    }
+    let (seen, pages) = walk_pages(&app, "noted/", &write, 300 * 1000).await;
     assert!(pages >= 2, "{pages} pages");
     let expected: Vec<String> = (0..n).map(|i| format!("noted/{i:03}")).collect();
     assert_eq!(seen, expected);

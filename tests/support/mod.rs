@@ -241,6 +241,7 @@ pub fn qrtag_cmd_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
         .expect("run qrtag")
 }
 
+pub mod api;
 pub mod pipe;
 pub mod poll;
 pub mod process;
