@@ -496,3 +496,70 @@ async fn serve_records_its_public_url_and_refuses_another() {
         "{out:?}"
     );
 }
+
+/// Changing the public URL is one command (issue 31): `init --public-url
+/// NEW --force` records it and changes the configuration file in force,
+/// keeping its comments, so the next `qrtag new` prints with it instead of
+/// refusing the old one the file still named. A `QRTAG_PUBLIC_URL` it
+/// cannot change is named.
+#[test]
+fn init_force_changes_the_file_in_force_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let toml = d.join("qrtag.toml");
+    let before = "# qrtag for tags.example.org\n\n# printed on every tag: think twice\n\
+                  public_url = \"https://tags.example.org\"   # since 2024\ndb = \"links.db\"\n";
+    std::fs::write(&toml, before).expect("toml");
+    let config = [("QRTAG_CONFIG", toml.to_str().expect("utf-8"))];
+    let out = run_in(d, &["init"], &config);
+    assert!(out.status.success(), "{out:?}");
+    let out = run_in(
+        d,
+        &["--public-url", "https://go.example.org", "init", "--force"],
+        &config,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout(&out).contains(&format!(
+            "configuration file {}: public_url = \"https://go.example.org\" (was https://tags.example.org)",
+            toml.display()
+        )),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&toml).expect("read"),
+        before.replace("https://tags.example.org\"", "https://go.example.org\""),
+        "only the value changed"
+    );
+    let out = run_in(d, &["new", "https://example.com/a"], &config);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout(&out).starts_with("https://go.example.org/"),
+        "{out:?}"
+    );
+    // The environment is not the command's to change: it is named.
+    let env = [config[0], ("QRTAG_PUBLIC_URL", "https://go.example.org")];
+    let out = run_in(
+        d,
+        &[
+            "--public-url",
+            "https://third.example.org",
+            "init",
+            "--force",
+        ],
+        &env,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stderr(&out).contains(
+            "QRTAG_PUBLIC_URL is https://go.example.org: set it to https://third.example.org or unset it"
+        ),
+        "{out:?}"
+    );
+    assert!(
+        std::fs::read_to_string(&toml)
+            .expect("read")
+            .contains("public_url = \"https://third.example.org\"   # since 2024"),
+        "the file follows all the same"
+    );
+}
