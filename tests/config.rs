@@ -2,6 +2,8 @@
 //! "The service's identity, in one place"): the real binary, real files, a
 //! real server over real sockets.
 
+#[path = "support/qr_decode.rs"]
+mod qr_decode;
 mod support;
 
 use std::path::Path;
@@ -562,4 +564,92 @@ fn init_force_changes_the_file_in_force_too() {
             .contains("public_url = \"https://third.example.org\"   # since 2024"),
         "the file follows all the same"
     );
+}
+
+/// A running server answers with the recorded public URL within seconds
+/// of its change (issue 31): the `Link` header and the admin listener's QR
+/// codes follow `qrtag init --public-url NEW --force` run beside it,
+/// without a restart.
+#[tokio::test]
+async fn a_running_server_follows_the_recorded_public_url() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    let db_arg = db.to_str().expect("utf-8");
+    let out = run_in(
+        dir.path(),
+        &["--db", db_arg, "--public-url", PUBLIC_URL, "init"],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let out = run_in(
+        dir.path(),
+        &[
+            "--db",
+            db_arg,
+            "new",
+            "https://example.com/a",
+            "--key",
+            "poster",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let link_is = |want: String| {
+        let client = client.clone();
+        let url = srv.url("/poster");
+        move || {
+            let client = client.clone();
+            let url = url.clone();
+            let want = want.clone();
+            async move {
+                let r = client.get(url).send().await.ok()?;
+                (r.status() == 302 && support::header(&r, "link") == Some(want.as_str()))
+                    .then_some(())
+            }
+        }
+    };
+    let within = std::time::Duration::from_secs(5);
+    support::poll::until(
+        within,
+        "the recorded URL in the Link header",
+        link_is(format!("<{PUBLIC_URL}/poster>; rel=\"shortlink\"")),
+    )
+    .await;
+    let out = run_in(
+        dir.path(),
+        &[
+            "--db",
+            db_arg,
+            "--public-url",
+            "https://go.example.org",
+            "init",
+            "--force",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    support::poll::until(
+        within,
+        "the new URL in the Link header",
+        link_is("<https://go.example.org/poster>; rel=\"shortlink\"".into()),
+    )
+    .await;
+    let png = client
+        .get(srv.admin_url("/qr/poster.png"))
+        .send()
+        .await
+        .expect("qr")
+        .bytes()
+        .await
+        .expect("png");
+    assert_eq!(
+        qr_decode::decode_png(&png).0,
+        "https://go.example.org/poster"
+    );
+    srv.stop().await;
 }
