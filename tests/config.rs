@@ -594,7 +594,7 @@ async fn a_running_server_follows_the_recorded_public_url() {
         &[],
     );
     assert!(out.status.success(), "{out:?}");
-    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    let srv = ServerProcess::spawn(&db, &[], &[("QRTAG_LOG", "info")], false).await;
     let client = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())
         .build()
@@ -650,6 +650,12 @@ async fn a_running_server_follows_the_recorded_public_url() {
     assert_eq!(
         qr_decode::decode_png(&png).0,
         "https://go.example.org/poster"
+    );
+    let said = srv.stderr();
+    assert_eq!(
+        said.matches("public URL changed").count(),
+        1,
+        "one line for the change: {said}"
     );
     srv.stop().await;
 }

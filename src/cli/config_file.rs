@@ -295,3 +295,34 @@ fn toml_value(site: &Site, values: &[String]) -> String {
         _ => values.first().map(one).unwrap_or_default(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_cannot_be_changed_is_named_with_what_to_write() {
+        let mut origin = Origin::default();
+        let path = std::path::PathBuf::from("/nonexistent/qrtag.toml");
+        origin.config.file = Some((path, Found::Flag));
+        origin
+            .config
+            .keys
+            .insert("public_url".into(), vec!["https://a.example".into()]);
+        let new = "https://b.example";
+        let err = rewrite(&origin, "public_url", new, |s| s == new).expect_err("cannot write");
+        assert!(
+            err.to_string()
+                .starts_with("cannot change public_url in /nonexistent/qrtag.toml (")
+                && err.to_string().ends_with(
+                    "): change the line that sets it to public_url = \"https://b.example\""
+                ),
+            "{err}"
+        );
+        // Naming the new value already: nothing to do.
+        let same = rewrite(&origin, "public_url", "https://a.example", |s| {
+            s == "https://a.example"
+        });
+        assert!(matches!(same, Ok(None)));
+    }
+}
