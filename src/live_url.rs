@@ -69,7 +69,9 @@ pub fn next(current: &PublicUrl, recorded: Option<&str>) -> Result<Option<Public
 /// aborted.
 pub fn watch(store: Arc<dyn LinkStore>, live: LiveUrl) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
-        let mut ticks = tokio::time::interval(POLL);
+        // The first read a second after start: `serve` has just read it,
+        // and the first load of the links should not wait behind it.
+        let mut ticks = tokio::time::interval_at(tokio::time::Instant::now() + POLL, POLL);
         ticks.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         let mut said_problem = false;
         loop {
