@@ -42,7 +42,17 @@ async fn serve_follows_the_change(serve_env: &[(&str, &str)], cli_env: &[(&str, 
     let out = qrtag(&["init"], cli_env).await;
     assert!(out.status.success(), "{}", stderr(&out));
     let dir = tempfile::tempdir().expect("tempdir");
-    let server = ServerProcess::spawn(&dir.path().join("unused.db"), &[], serve_env, false).await;
+    // Its files in its own directory, not the working directory.
+    let snapshot = dir.path().join("links.snapshot");
+    let secret = dir.path().join("tracking-secret");
+    let files = [
+        "--snapshot-file",
+        snapshot.to_str().expect("UTF-8 path"),
+        "--tracking-secret-file",
+        secret.to_str().expect("UTF-8 path"),
+    ];
+    let server =
+        ServerProcess::spawn(&dir.path().join("unused.db"), &files, serve_env, false).await;
     link_shows(&server, PUBLIC_URL).await;
     let mut env = cli_env.to_vec();
     env.push(("QRTAG_PUBLIC_URL", NEW_URL));
