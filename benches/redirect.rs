@@ -65,7 +65,9 @@ fn state(log: AccessLog) -> web::Data<PublicState> {
     snapshot.mark_loaded();
     web::Data::new(PublicState {
         snapshot,
-        public_url: PublicUrl::parse("https://0x1f.ie").expect("url"),
+        public_url: qrtag::live_url::LiveUrl::new(
+            PublicUrl::parse("https://0x1f.ie").expect("url"),
+        ),
         access_log: log,
         tracking: Some(TrackingCookie::new(CookieName::default(), true, keys())),
         trusted_proxies: Vec::new(),

@@ -382,6 +382,32 @@ fn set_default(cmd: Command, path: &[String], id: &str, values: &[String]) -> Co
     }
 }
 
+/// The file's text with `key` set to the string `value`, everything else
+/// (comments, order, spacing, a comment after the value) as it was, so an
+/// operator's notes survive a command that changes a setting. A key the
+/// text does not set is added at the end of its top level.
+pub fn with_string(text: &str, key: &str, value: &str) -> Result<String, toml_edit::TomlError> {
+    let mut doc: toml_edit::DocumentMut = text.parse()?;
+    match doc.get_mut(key).and_then(toml_edit::Item::as_value_mut) {
+        Some(old) => {
+            let decor = old.decor().clone();
+            *old = toml_edit::Value::from(value);
+            *old.decor_mut() = decor;
+        }
+        None => doc[key] = toml_edit::value(value),
+    }
+    Ok(doc.to_string())
+}
+
+/// The line (from 1) of the text that sets top-level `key`, for a message
+/// telling someone which line to change.
+pub fn line_of(text: &str, key: &str) -> Option<usize> {
+    let doc = toml_edit::Document::parse(text).ok()?;
+    let (k, _) = doc.as_table().get_key_value(key)?;
+    let start = k.span()?.start;
+    Some(text.get(..start)?.matches('\n').count() + 1)
+}
+
 /// The secrets (options whose values are never shown) the file holds.
 pub fn secrets_in(config: &Config, cmd: &Command) -> Vec<String> {
     let known = keys(cmd);
@@ -543,5 +569,21 @@ mod tests {
         assert_eq!(v(&["q", "new", "--config=y.toml"]), Some("y.toml".into()));
         assert_eq!(v(&["q", "new", "--", "--config=y.toml"]), None);
         assert_eq!(v(&["q", "new"]), None);
+    }
+
+    #[test]
+    fn a_value_is_changed_and_the_rest_kept() {
+        let text = "# qrtag\n\n# printed on every tag\npublic_url = 'https://a.example'  # keep\ndb = \"x.db\"\n";
+        let changed = with_string(text, "public_url", "https://b.example").expect("edits");
+        assert_eq!(
+            changed,
+            "# qrtag\n\n# printed on every tag\npublic_url = \"https://b.example\"  # keep\ndb = \"x.db\"\n"
+        );
+        assert_eq!(line_of(text, "public_url"), Some(4));
+        assert_eq!(line_of(text, "db"), Some(5));
+        assert_eq!(line_of(text, "listen"), None);
+        let added = with_string("db = 'x.db'\n", "public_url", "https://b.example").expect("adds");
+        assert_eq!(added, "db = 'x.db'\npublic_url = \"https://b.example\"\n");
+        assert!(with_string("db = ", "public_url", "x").is_err());
     }
 }

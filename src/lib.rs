@@ -21,6 +21,7 @@ pub mod link;
 pub mod link_chain;
 pub mod link_key;
 pub mod links;
+pub mod live_url;
 pub mod metrics;
 pub mod print;
 pub mod qr;

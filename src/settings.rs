@@ -348,6 +348,10 @@ pub struct Settings {
     /// The origin short URLs are printed with; `None` answers with the
     /// public listener's own address (`http://` and the bound address).
     pub public_url: Option<PublicUrl>,
+    /// While serving, answer with the public URL recorded with the links
+    /// when it changes ([`crate::live_url::watch`]); off for a one-off
+    /// `--public-url`.
+    pub follow_recorded_url: bool,
     /// QR codes from the admin listener print scheme and host in capitals.
     pub qr_uppercase_prefix: bool,
     pub store: StoreSettings,
@@ -495,6 +499,7 @@ impl Settings {
             admin_listen: "127.0.0.1:8081".into(),
             node_name: None,
             public_url: None,
+            follow_recorded_url: false,
             access_log: AccessLogTarget::Path(db.with_file_name("access.log")),
             snapshot_file: Some(default_snapshot_file(&db)),
             request_timeout: std::time::Duration::from_secs(10),

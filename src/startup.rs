@@ -108,6 +108,8 @@ pub struct Application {
     didcomm_on: bool,
     snapshot: Arc<Snapshot>,
     follower: tokio::task::JoinHandle<()>,
+    /// Follows the recorded public URL into `live_url`, when asked to.
+    url_watch: Option<tokio::task::JoinHandle<()>>,
     saver: Option<Arc<Saver>>,
     access_log: AccessLog,
     scan_index: Option<crate::scan_index::RunningIndex>,
@@ -388,6 +390,7 @@ fn rest_state(
     snapshot: &Arc<Snapshot>,
     scans: Option<Arc<crate::scan_index::ScanIndex>>,
     settings: &Settings,
+    live_url: &crate::live_url::LiveUrl,
     gate: crate::qr_image::RenderGate,
 ) -> Result<web::Data<crate::server::rest::RestState>, StartupError> {
     let order = Arc::new(std::sync::Mutex::new(
@@ -397,7 +400,7 @@ fn rest_state(
         .map_err(StartupError::ConsoleKeys)?;
     Ok(web::Data::new(crate::server::rest::RestState {
         store: Arc::clone(store),
-        public_url: settings.public_url(),
+        public_url: live_url.clone(),
         uppercase_prefix: settings.qr_uppercase_prefix,
         gate,
         limiter: crate::server::rest::auth::RateLimiter::new(api.rate_per_second),
@@ -444,7 +447,7 @@ fn api_server(
     let state = web::Data::new(crate::server::api::ApiState {
         store: Arc::clone(&rest.store),
         identity: me,
-        public_url: settings.public_url(),
+        public_url: rest.public_url.clone(),
         token: api.token.clone(),
         policy: api.policy.clone(),
         delivery,
@@ -582,9 +585,11 @@ async fn restore(
 
 /// The console's state: logins against the embedded store's password or
 /// CouchDB's accounts, and the snapshot the list reads.
+#[allow(clippy::too_many_arguments)]
 fn console_state(
     console: &crate::settings::ConsoleSettings,
     settings: &Settings,
+    live_url: &crate::live_url::LiveUrl,
     snapshot: &Arc<Snapshot>,
     store: &Arc<dyn store::LinkStore>,
     scans: Option<Arc<crate::scan_index::ScanIndex>>,
@@ -604,7 +609,7 @@ fn console_state(
     };
     let mut state = crate::console::ConsoleState::new(
         Arc::clone(snapshot),
-        settings.public_url(),
+        live_url.clone(),
         settings.qr_uppercase_prefix,
         accounts,
         console.secure_cookie,
@@ -729,13 +734,17 @@ impl Application {
             Saver::new(path, Arc::clone(&store), Arc::clone(&snapshot), on_disk)
         });
         let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
+        let live_url = crate::live_url::LiveUrl::new(public_url.clone());
+        let url_watch = settings
+            .follow_recorded_url
+            .then(|| crate::live_url::watch(Arc::clone(&store), live_url.clone()));
         // What the console and the API write through: answered once served.
         let writes = crate::links::served::Served::wrap(Arc::clone(&store), Arc::clone(&snapshot));
 
         let requests = Arc::new(crate::metrics::RequestMetrics::default());
         let public_state = web::Data::new(public::PublicState {
             snapshot: Arc::clone(&snapshot),
-            public_url: public_url.clone(),
+            public_url: live_url.clone(),
             access_log: access_log.clone(),
             tracking,
             trusted_proxies: settings.trusted_proxies.clone(),
@@ -756,7 +765,7 @@ impl Application {
         let qr_state = web::Data::new(crate::server::qr::QrState {
             snapshot: Arc::clone(&snapshot),
             store: Arc::clone(&store),
-            public_url: public_url.clone(),
+            public_url: live_url.clone(),
             uppercase_prefix: settings.qr_uppercase_prefix,
             renders: qr_renders.clone(),
             gate: render_gate.clone(),
@@ -792,6 +801,7 @@ impl Application {
             Some(console) => Some(web::Data::new(console_state(
                 console,
                 &settings,
+                &live_url,
                 &snapshot,
                 &writes,
                 scan_index
@@ -852,6 +862,7 @@ impl Application {
                         .as_ref()
                         .map(crate::scan_index::RunningIndex::index),
                     &settings,
+                    &live_url,
                     render_gate.clone(),
                 )?;
                 let (server, did) =
@@ -880,6 +891,7 @@ impl Application {
             didcomm_on: settings.api.as_ref().is_some_and(|a| a.didcomm_on()),
             snapshot,
             follower,
+            url_watch,
             saver,
             access_log,
             scan_index,
@@ -1013,6 +1025,9 @@ impl Application {
             None => public.await,
         };
         self.follower.abort();
+        if let Some(watch) = &self.url_watch {
+            watch.abort();
+        }
         reopener.abort();
         if let (Some(task), Some(saver)) = (saving, &self.saver) {
             task.abort();

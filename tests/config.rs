@@ -2,6 +2,8 @@
 //! "The service's identity, in one place"): the real binary, real files, a
 //! real server over real sockets.
 
+#[path = "support/qr_decode.rs"]
+mod qr_decode;
 mod support;
 
 use std::path::Path;
@@ -495,4 +497,165 @@ async fn serve_records_its_public_url_and_refuses_another() {
         ),
         "{out:?}"
     );
+}
+
+/// Changing the public URL is one command (issue 31): `init --public-url
+/// NEW --force` records it and changes the configuration file in force,
+/// keeping its comments, so the next `qrtag new` prints with it instead of
+/// refusing the old one the file still named. A `QRTAG_PUBLIC_URL` it
+/// cannot change is named.
+#[test]
+fn init_force_changes_the_file_in_force_too() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let toml = d.join("qrtag.toml");
+    let before = "# qrtag for tags.example.org\n\n# printed on every tag: think twice\n\
+                  public_url = \"https://tags.example.org\"   # since 2024\ndb = \"links.db\"\n";
+    std::fs::write(&toml, before).expect("toml");
+    let config = [("QRTAG_CONFIG", toml.to_str().expect("utf-8"))];
+    let out = run_in(d, &["init"], &config);
+    assert!(out.status.success(), "{out:?}");
+    let out = run_in(
+        d,
+        &["--public-url", "https://go.example.org", "init", "--force"],
+        &config,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout(&out).contains(&format!(
+            "configuration file {}: public_url = \"https://go.example.org\" (was https://tags.example.org)",
+            toml.display()
+        )),
+        "{out:?}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&toml).expect("read"),
+        before.replace("https://tags.example.org\"", "https://go.example.org\""),
+        "only the value changed"
+    );
+    let out = run_in(d, &["new", "https://example.com/a"], &config);
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stdout(&out).starts_with("https://go.example.org/"),
+        "{out:?}"
+    );
+    // The environment is not the command's to change: it is named.
+    let env = [config[0], ("QRTAG_PUBLIC_URL", "https://go.example.org")];
+    let out = run_in(
+        d,
+        &[
+            "--public-url",
+            "https://third.example.org",
+            "init",
+            "--force",
+        ],
+        &env,
+    );
+    assert!(out.status.success(), "{out:?}");
+    assert!(
+        stderr(&out).contains(
+            "QRTAG_PUBLIC_URL is https://go.example.org: set it to https://third.example.org or unset it"
+        ),
+        "{out:?}"
+    );
+    assert!(
+        std::fs::read_to_string(&toml)
+            .expect("read")
+            .contains("public_url = \"https://third.example.org\"   # since 2024"),
+        "the file follows all the same"
+    );
+}
+
+/// A running server answers with the recorded public URL within seconds
+/// of its change (issue 31): the `Link` header and the admin listener's QR
+/// codes follow `qrtag init --public-url NEW --force` run beside it,
+/// without a restart.
+#[tokio::test]
+async fn a_running_server_follows_the_recorded_public_url() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    let db_arg = db.to_str().expect("utf-8");
+    let out = run_in(
+        dir.path(),
+        &["--db", db_arg, "--public-url", PUBLIC_URL, "init"],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let out = run_in(
+        dir.path(),
+        &[
+            "--db",
+            db_arg,
+            "new",
+            "https://example.com/a",
+            "--key",
+            "poster",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    let srv = ServerProcess::spawn(&db, &[], &[("QRTAG_LOG", "info")], false).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let link_is = |want: String| {
+        let client = client.clone();
+        let url = srv.url("/poster");
+        move || {
+            let client = client.clone();
+            let url = url.clone();
+            let want = want.clone();
+            async move {
+                let r = client.get(url).send().await.ok()?;
+                (r.status() == 302 && support::header(&r, "link") == Some(want.as_str()))
+                    .then_some(())
+            }
+        }
+    };
+    let within = std::time::Duration::from_secs(5);
+    support::poll::until(
+        within,
+        "the recorded URL in the Link header",
+        link_is(format!("<{PUBLIC_URL}/poster>; rel=\"shortlink\"")),
+    )
+    .await;
+    let out = run_in(
+        dir.path(),
+        &[
+            "--db",
+            db_arg,
+            "--public-url",
+            "https://go.example.org",
+            "init",
+            "--force",
+        ],
+        &[],
+    );
+    assert!(out.status.success(), "{out:?}");
+    support::poll::until(
+        within,
+        "the new URL in the Link header",
+        link_is("<https://go.example.org/poster>; rel=\"shortlink\"".into()),
+    )
+    .await;
+    let png = client
+        .get(srv.admin_url("/qr/poster.png"))
+        .send()
+        .await
+        .expect("qr")
+        .bytes()
+        .await
+        .expect("png");
+    assert_eq!(
+        qr_decode::decode_png(&png).0,
+        "https://go.example.org/poster"
+    );
+    let said = srv.stderr();
+    assert_eq!(
+        said.matches("public URL changed").count(),
+        1,
+        "one line for the change: {said}"
+    );
+    srv.stop().await;
 }

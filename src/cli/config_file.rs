@@ -101,6 +101,55 @@ impl Origin {
     }
 }
 
+/// A setting the file in force could not be brought to its new value.
+#[derive(Debug, thiserror::Error)]
+#[error("cannot change {key} in {path} ({why}): change {where_} to {key} = \"{new}\"")]
+pub struct NotRewritten {
+    pub key: String,
+    pub path: String,
+    pub why: String,
+    /// `line 3`, or `the line that sets it` when the text cannot say.
+    pub where_: String,
+    pub new: String,
+}
+
+/// Sets `key` to `new` in the configuration file in force when the file
+/// gives it a value `is_new` does not accept, so the next command does not
+/// refuse the value this one changed. The file is rewritten in place
+/// (the same inode: a symlinked or bind-mounted file stays one), keeping
+/// its comments and layout. Returns the file and the value it held.
+pub fn rewrite(
+    origin: &Origin,
+    key: &str,
+    new: &str,
+    is_new: impl Fn(&str) -> bool,
+) -> Result<Option<(std::path::PathBuf, String)>, NotRewritten> {
+    let (Some(path), Some(old)) = (
+        origin.config.path(),
+        origin.config.keys.get(key).and_then(|v| v.first()),
+    ) else {
+        return Ok(None);
+    };
+    if is_new(old) {
+        return Ok(None);
+    }
+    let failed = |text: Option<&str>, why: String| NotRewritten {
+        key: key.to_owned(),
+        path: path.display().to_string(),
+        why,
+        where_: text.and_then(|t| config::line_of(t, key)).map_or_else(
+            || "the line that sets it".to_owned(),
+            |n| format!("line {n}"),
+        ),
+        new: new.to_owned(),
+    };
+    let text = std::fs::read_to_string(path).map_err(|e| failed(None, e.to_string()))?;
+    let changed =
+        config::with_string(&text, key, new).map_err(|e| failed(Some(&text), e.to_string()))?;
+    std::fs::write(path, changed).map_err(|e| failed(Some(&text), e.to_string()))?;
+    Ok(Some((path.to_owned(), old.clone())))
+}
+
 /// Finds the configuration file and sets what it holds as `cmd`'s
 /// defaults. Warns when it holds a secret others can read.
 pub fn load(cmd: clap::Command, args: &[OsString]) -> Result<(clap::Command, Config), ConfigError> {
@@ -244,5 +293,36 @@ fn toml_value(site: &Site, values: &[String]) -> String {
             )
         }
         _ => values.first().map(one).unwrap_or_default(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_that_cannot_be_changed_is_named_with_what_to_write() {
+        let mut origin = Origin::default();
+        let path = std::path::PathBuf::from("/nonexistent/qrtag.toml");
+        origin.config.file = Some((path, Found::Flag));
+        origin
+            .config
+            .keys
+            .insert("public_url".into(), vec!["https://a.example".into()]);
+        let new = "https://b.example";
+        let err = rewrite(&origin, "public_url", new, |s| s == new).expect_err("cannot write");
+        assert!(
+            err.to_string()
+                .starts_with("cannot change public_url in /nonexistent/qrtag.toml (")
+                && err.to_string().ends_with(
+                    "): change the line that sets it to public_url = \"https://b.example\""
+                ),
+            "{err}"
+        );
+        // Naming the new value already: nothing to do.
+        let same = rewrite(&origin, "public_url", "https://a.example", |s| {
+            s == "https://a.example"
+        });
+        assert!(matches!(same, Ok(None)));
     }
 }

@@ -45,7 +45,10 @@ pub async fn run(cli: &Cli, force: bool) -> anyhow::Result<ExitCode> {
             cli.origin.how_to_set("public_url")
         )?,
         (Some(r), None) => writeln!(out, "public URL: {r} (recorded)")?,
-        (Some(r), Some(g)) if r == g => writeln!(out, "public URL: {r} (recorded)")?,
+        (Some(r), Some(g)) if r == g => {
+            writeln!(out, "public URL: {r} (recorded)")?;
+            settle_configuration(cli, &g, &mut out)?;
+        }
         (recorded, Some(g)) => {
             let from = format!("from {}", cli.origin.source("public_url"));
             crate::recorded_url::printable(&g, &from, cli.allow_local_url)
@@ -67,7 +70,35 @@ pub async fn run(cli: &Cli, force: bool) -> anyhow::Result<ExitCode> {
                 Some(r) => writeln!(out, "public URL: {g} (recorded; was {r})")?,
                 None => writeln!(out, "public URL: {g} (recorded)")?,
             }
+            settle_configuration(cli, &g, &mut out)?;
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// After `url` became the recorded public URL: the configuration file in
+/// force is changed to name it too (else the next command, and `serve`'s
+/// next start, refuse the old one it names), and a `QRTAG_PUBLIC_URL`
+/// naming another, which no command can change, is named with what to do.
+fn settle_configuration(cli: &Cli, url: &PublicUrl, out: &mut impl Write) -> anyhow::Result<()> {
+    let is_new = |s: &str| PublicUrl::parse(s).is_ok_and(|u| &u == url);
+    if let Some((path, old)) =
+        super::config_file::rewrite(&cli.origin, "public_url", url.origin(), is_new)?
+    {
+        writeln!(
+            out,
+            "configuration file {}: public_url = \"{url}\" (was {old})",
+            path.display()
+        )?;
+    }
+    if let Some(env) = std::env::var_os("QRTAG_PUBLIC_URL").filter(|v| !v.is_empty()) {
+        let env = env.to_string_lossy();
+        if !is_new(&env) {
+            eprintln!(
+                "qrtag: warning: QRTAG_PUBLIC_URL is {env}: set it to {url} or unset it, wherever \
+                 it is set (shell profile, systemd unit, container), or commands and serve refuse to start"
+            );
+        }
+    }
+    Ok(())
 }

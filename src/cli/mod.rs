@@ -911,6 +911,7 @@ impl Cli {
             admin_listen: args.admin_listen.clone(),
             node_name: args.node_name.clone(),
             public_url: self.public_url.clone(),
+            follow_recorded_url: false,
             store: self.store.settings(),
             workers: args.workers,
             access_log: args.access_log.clone(),

@@ -87,8 +87,9 @@ pub async fn for_checks(cli: &Cli, store: &dyn LinkStore) -> Option<PublicUrl> {
 /// What `serve` answers with: the recorded public URL, or the one given
 /// (a different one only from the command line); `None` leaves the server
 /// to answer with its listener's address. Also returns whether to record
-/// the one used once the server has created the store.
-pub async fn for_serve(cli: &Cli) -> anyhow::Result<(Option<PublicUrl>, bool)> {
+/// the one used once the server has created the store, and whether to
+/// follow the recorded one while serving (not for a one-off).
+pub async fn for_serve(cli: &Cli) -> anyhow::Result<(Option<PublicUrl>, bool, bool)> {
     let recorded = match stored(cli) {
         Some(store) => match recorded(store.as_ref()).await {
             Ok(url) => url,
@@ -102,7 +103,7 @@ pub async fn for_serve(cli: &Cli) -> anyhow::Result<(Option<PublicUrl>, bool)> {
         None => None,
     };
     match recorded_url::choose(recorded, given(cli)).map_err(|e| UsageError(e.to_string()))? {
-        Choice::Nothing => Ok((None, false)),
+        Choice::Nothing => Ok((None, false, true)),
         Choice::Use {
             url,
             record,
@@ -113,7 +114,7 @@ pub async fn for_serve(cli: &Cli) -> anyhow::Result<(Option<PublicUrl>, bool)> {
                     "qrtag: note: serving with {url} from --public-url, not the public URL recorded with the links"
                 );
             }
-            Ok((Some(url), record))
+            Ok((Some(url), record, !one_off))
         }
     }
 }

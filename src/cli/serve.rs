@@ -10,8 +10,9 @@ use crate::startup::Application;
 
 pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<ExitCode> {
     crate::startup::before_any_write(&settings).context("starting the server")?;
-    let (chosen, record) = super::public_url::for_serve(cli).await?;
+    let (chosen, record, follow) = super::public_url::for_serve(cli).await?;
     settings.public_url = chosen;
+    settings.follow_recorded_url = follow;
     let node = settings.node_name.clone();
     let app = Application::build(settings)
         .await

@@ -13,7 +13,7 @@ use std::sync::{Arc, Mutex};
 use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpResponse, web};
 
-use crate::settings::PublicUrl;
+use crate::live_url::LiveUrl;
 use crate::snapshot::Snapshot;
 
 pub mod auth;
@@ -41,7 +41,8 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' da
 
 pub struct ConsoleState {
     pub snapshot: Arc<Snapshot>,
-    pub public_url: PublicUrl,
+    /// The current public URL: read once per page, as the server answers.
+    pub public_url: LiveUrl,
     pub uppercase_prefix: bool,
     pub accounts: auth::Accounts,
     pub sessions: session::Sessions,
@@ -70,7 +71,7 @@ pub struct ConsoleState {
 impl ConsoleState {
     pub fn new(
         snapshot: Arc<Snapshot>,
-        public_url: PublicUrl,
+        public_url: LiveUrl,
         uppercase_prefix: bool,
         accounts: auth::Accounts,
         secure_cookie: bool,

@@ -22,7 +22,7 @@ use crate::didcomm::problem::{Code, Problem};
 use crate::didcomm::protocol::{self, Caller, Context, Policy, Refusal, Step};
 use crate::didcomm::replay::{self, Seen};
 use crate::links::{self, LinkError};
-use crate::settings::{PublicUrl, Secret};
+use crate::settings::Secret;
 use crate::store::LinkStore;
 use crate::store::cluster::WriteWatch;
 
@@ -64,7 +64,8 @@ fn reading(media: &str, is_jwe: bool) -> Reading {
 pub struct ApiState {
     pub store: Arc<dyn LinkStore>,
     pub identity: ServiceIdentity,
-    pub public_url: PublicUrl,
+    /// The current public URL ([`LiveUrl`]), read once per answer.
+    pub public_url: crate::live_url::LiveUrl,
     pub token: Option<Secret>,
     pub policy: Policy,
     pub delivery: Delivery,
@@ -227,7 +228,9 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
             "the link store is unavailable or refused the write; try again later",
         )
     };
-    let existing = match protocol::key_of_interest(msg, &state.public_url) {
+    // One value for the whole message, even if the recorded one changes.
+    let public_url = state.public_url.get();
+    let existing = match protocol::key_of_interest(msg, &public_url) {
         Some(key) => match store.get(&key).await {
             Ok(found) => found.map(|s| s.doc),
             Err(e) => return Err(unavailable(&e)),
@@ -263,7 +266,7 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         unavailable(e)
     };
     let ctx = Context {
-        public_url: &state.public_url,
+        public_url: &public_url,
         now,
         policy: &state.policy,
         reply_id: &reply_id,
@@ -294,7 +297,7 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
                     if let Some(warning) = watch.warning() {
                         tracing::warn!(%key, "{warning}");
                     }
-                    Ok(plan.reply(&key, &state.public_url))
+                    Ok(plan.reply(&key, &public_url))
                 }
                 // A tombstone's key is taken for good.
                 Err(LinkError::KeyTaken(_) | LinkError::Deleted { .. }) => Ok(plan.slug_taken()),

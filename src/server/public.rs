@@ -32,7 +32,8 @@ use crate::tracking_id::TrackingId;
 /// What the public handler shares across requests.
 pub struct PublicState {
     pub snapshot: Arc<Snapshot>,
-    pub public_url: PublicUrl,
+    /// The current public URL ([`LiveUrl`]), read once per answer.
+    pub public_url: crate::live_url::LiveUrl,
     pub access_log: AccessLog,
     /// `None` when tracking is off.
     pub tracking: Option<TrackingCookie>,
@@ -301,24 +302,24 @@ pub fn answer<'a>(
     }
     let now_ms = now.timestamp_millis();
     let table = state.snapshot.load();
+    let public_url = state.public_url.load();
     let uri = req.uri();
     // The common scan, `/KEY` with no query, has its answer precomputed.
     if uri.query().is_none()
         && let Some(key) = uri.path().strip_prefix('/')
-        && let Some(location) = table.direct_location(key, now_ms, state.public_url.origin())
+        && let Some(location) = table.direct_location(key, now_ms, public_url.origin())
     {
-        let res = redirect(location.to_owned(), key, &state.public_url);
+        let res = redirect(location.to_owned(), key, &public_url);
         return (res, Some(Cow::Borrowed(key)));
     }
-    let decision =
-        redirect_policy::decide(state.public_url.origin(), uri.path(), uri.query(), |key| {
-            table.live_url(key, now_ms)
-        });
+    let decision = redirect_policy::decide(public_url.origin(), uri.path(), uri.query(), |key| {
+        table.live_url(key, now_ms)
+    });
     let key = match &decision {
         Decision::Redirect { key, .. } => Some(Cow::Owned(key.clone())),
         _ => None,
     };
-    (respond(decision, &state.public_url, uri.path()), key)
+    (respond(decision, &public_url, uri.path()), key)
 }
 
 /// The answer for any request about a link before the first table is

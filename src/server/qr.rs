@@ -25,7 +25,8 @@ pub struct QrState {
     /// Read only for a PDF captioned with the link's notes, which the
     /// snapshot does not keep.
     pub store: Arc<dyn LinkStore>,
-    pub public_url: PublicUrl,
+    /// The current public URL ([`LiveUrl`]), read once per answer.
+    pub public_url: crate::live_url::LiveUrl,
     pub uppercase_prefix: bool,
     pub renders: crate::metrics::QrRenders,
     /// Shared with the console's downloads.
@@ -67,19 +68,22 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
     if state.snapshot.load().get(key.as_str()).is_none() {
         return not_found();
     }
+    // One value for the whole answer, its tag included, even if the
+    // recorded one changes meanwhile.
+    let public_url = state.public_url.get();
     let format = match wanted {
         Wanted::Image(format) => format,
-        Wanted::Pdf => return pdf(&req, &state, key).await,
+        Wanted::Pdf => return pdf(&req, &state, &public_url, key).await,
     };
     let spec = match spec_from_query(req.query_string(), format, state.uppercase_prefix, &[]) {
         Ok(spec) => spec,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
     };
-    let tag = answer_tag(&req, state.as_ref(), None);
+    let tag = answer_tag(&req, state.as_ref(), &public_url, None);
     if super::etag::matches(&req, &tag) {
         return super::etag::not_modified(tag);
     }
-    let rendered = state.gate.render(state.public_url.clone(), key, spec).await;
+    let rendered = state.gate.render(public_url, key, spec).await;
     match rendered {
         Ok(body) => {
             state.renders.rendered(format);
@@ -96,7 +100,12 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
 /// `/qr/KEY.pdf?template=L7163&skip=3...`: the PDF `qrtag print KEY
 /// --template L7163 --skip 3` writes, the options read by
 /// [`PrintOptions::from_query`].
-async fn pdf(req: &HttpRequest, state: &QrState, key: LinkKey) -> HttpResponse {
+async fn pdf(
+    req: &HttpRequest,
+    state: &QrState,
+    public_url: &PublicUrl,
+    key: LinkKey,
+) -> HttpResponse {
     let options = match PrintOptions::from_query(req.query_string(), &[]) {
         Ok(options) => options,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
@@ -119,16 +128,11 @@ async fn pdf(req: &HttpRequest, state: &QrState, key: LinkKey) -> HttpResponse {
     } else {
         None
     };
-    let etag = answer_tag(req, state, notes.as_deref());
+    let etag = answer_tag(req, state, public_url, notes.as_deref());
     if super::etag::matches(req, &etag) {
         return super::etag::not_modified(etag);
     }
-    let tag = options.tag(
-        &state.public_url,
-        &key,
-        state.uppercase_prefix,
-        notes.as_deref(),
-    );
+    let tag = options.tag(public_url, &key, state.uppercase_prefix, notes.as_deref());
     let job = match options.job(vec![tag], Spelling::Param) {
         Ok(job) => job,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
@@ -147,8 +151,13 @@ async fn pdf(req: &HttpRequest, state: &QrState, key: LinkKey) -> HttpResponse {
 /// The tag of a `/qr/` answer: what it is rendered from besides the build
 /// (the public URL, the uppercase setting, the path and query, a PDF's
 /// notes). Whether the link still exists is asked before, on every request.
-fn answer_tag(req: &HttpRequest, state: &QrState, notes: Option<&str>) -> HeaderValue {
-    let url = state.public_url.to_string();
+fn answer_tag(
+    req: &HttpRequest,
+    state: &QrState,
+    public_url: &PublicUrl,
+    notes: Option<&str>,
+) -> HeaderValue {
+    let url = public_url.to_string();
     super::etag::of(&[
         url.as_bytes(),
         &[u8::from(state.uppercase_prefix)],

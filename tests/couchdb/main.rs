@@ -23,6 +23,7 @@ mod pouchdb;
 #[path = "../support/process.rs"]
 mod process;
 mod proxy;
+mod public_url;
 mod read_your_writes;
 mod rest;
 #[path = "../support/rest_checks.rs"]

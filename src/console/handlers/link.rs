@@ -96,7 +96,7 @@ async fn read(
 /// write. Run on every render rather than remembered from the edit, so the
 /// warning is right after a reload and also covers loops others made.
 async fn chain_warning(state: &ConsoleState, user: &User, key: &LinkKey) -> Option<String> {
-    match link_chain::check(user.store.as_ref(), state.public_url.origin(), key).await {
+    match link_chain::check(user.store.as_ref(), state.public_url.get().origin(), key).await {
         Ok(broken) => broken.map(|b| b.warning(key)),
         Err(e) => {
             tracing::warn!(error = %e, %key, "console could not check where a link leads");
@@ -168,7 +168,7 @@ async fn render(
     let view = pages::link::View {
         viewer: viewer(session, user),
         key: key.as_str(),
-        short_url: state.public_url.short_url(key.as_str()),
+        short_url: state.public_url.load().short_url(key.as_str()),
         url: link.url.as_str(),
         inactive: link.inactive,
         expires: link.expires,
@@ -251,7 +251,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
     let file_key = key.clone();
     match state
         .renders
-        .render(state.public_url.clone(), key, spec)
+        .render(state.public_url.get(), key, spec)
         .await
     {
         Ok(body) => HttpResponse::Ok()

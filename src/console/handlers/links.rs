@@ -139,7 +139,8 @@ async fn list_page(
     let since = (Utc::now() - chrono::Duration::days(SCAN_DAYS - 1)).date_naive();
     let keys: Vec<&str> = page.rows.iter().map(|r| r.key.as_str()).collect();
     let scans = state.scans.scans_since(&keys, since);
-    let short_url = |k: &str| state.public_url.short_url(k);
+    let public_url = state.public_url.get();
+    let short_url = |k: &str| public_url.short_url(k);
     let view = pages::links::View {
         viewer: viewer(session, user),
         total,

@@ -59,7 +59,7 @@ pub async fn render(
         .iter()
         .map(|(key, notes)| {
             options.tag(
-                &state.public_url,
+                &state.public_url.load(),
                 key,
                 state.uppercase_prefix,
                 notes.as_deref(),

@@ -180,7 +180,7 @@ pub async fn create(
     };
     // The service's own root, which answers 404: a tag enabled before its
     // destination is set leads nowhere rather than to someone else's site.
-    let Ok(placeholder) = Destination::parse(&format!("{}/", state.public_url)) else {
+    let Ok(placeholder) = Destination::parse(&format!("{}/", state.public_url.load())) else {
         return plain(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the public URL is not a destination",
@@ -239,7 +239,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
     };
     let mut items = Vec::with_capacity(chunk.len());
     for key in chunk {
-        let text = qr_image::tag_text(&state.public_url, key, state.uppercase_prefix);
+        let text = qr_image::tag_text(&state.public_url.load(), key, state.uppercase_prefix);
         match qr::encode(&text, EcLevel::L) {
             Ok(code) => items.push((key.to_string(), code)),
             Err(e) => return plain(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),

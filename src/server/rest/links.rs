@@ -152,7 +152,7 @@ fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String) -> LinkVi
     let text = |f: &str| doc.get(f).and_then(Value::as_str).map(str::to_owned);
     LinkView {
         key: key.to_string(),
-        short_url: crate::qr_image::tag_text(&state.public_url, key, false),
+        short_url: crate::qr_image::tag_text(&state.public_url.load(), key, false),
         url: text("url").unwrap_or_default(),
         inactive: doc
             .get("inactive")
@@ -468,7 +468,7 @@ async fn qr(
         Ok(spec) => spec,
         Err(bad) => return problem::respond(Kind::BadRequest, bad),
     };
-    match state.gate.render(state.public_url.clone(), key, spec).await {
+    match state.gate.render(state.public_url.get(), key, spec).await {
         Ok(body) => HttpResponse::Ok()
             .content_type(format.content_type())
             .body(body),

@@ -26,7 +26,6 @@ use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 
 use crate::qr_image::RenderGate;
-use crate::settings::PublicUrl;
 use crate::store::LinkStore;
 use problem::Kind;
 
@@ -37,7 +36,8 @@ pub const MAX_BODY: usize = 4 << 20;
 
 pub struct RestState {
     pub store: Arc<dyn LinkStore>,
-    pub public_url: PublicUrl,
+    /// The current public URL ([`LiveUrl`]), read once per answer.
+    pub public_url: crate::live_url::LiveUrl,
     pub uppercase_prefix: bool,
     pub gate: RenderGate,
     pub limiter: auth::RateLimiter,

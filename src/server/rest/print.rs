@@ -142,7 +142,7 @@ pub async fn sheet(
 async fn tag(state: &RestState, options: &PrintOptions, key: LinkKey) -> Result<Tag, HttpResponse> {
     let view = read(state, &key).await?;
     Ok(options.tag(
-        &state.public_url,
+        &state.public_url.load(),
         &key,
         state.uppercase_prefix,
         view.notes.as_deref(),
