@@ -22,6 +22,7 @@ pub mod link_chain;
 pub mod link_key;
 pub mod links;
 pub mod metrics;
+pub mod natural_order;
 pub mod print;
 pub mod qr;
 pub mod qr_image;
