@@ -23,6 +23,7 @@ pub mod link_key;
 pub mod links;
 pub mod live_url;
 pub mod metrics;
+pub mod natural_order;
 pub mod print;
 pub mod qr;
 pub mod qr_image;

@@ -255,7 +255,7 @@ pub struct NotesTooLong(pub usize);
 
 impl Notes {
     pub fn parse(s: &str) -> Result<Self, NotesTooLong> {
-        let text = s.trim().replace("\r\n", "\n");
+        let text = lf_line_ends(s.trim());
         match text.chars().count() {
             n if n > MAX_NOTES => Err(NotesTooLong(n)),
             _ => Ok(Self(text)),
@@ -269,6 +269,30 @@ impl Notes {
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }
+}
+
+/// Every run of carriage returns before a line feed dropped, in one pass:
+/// what replacing `\r\n` by `\n` until none is left gives, so that notes
+/// parsed again (a CSV export imported back) are the same notes.
+fn lf_line_ends(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut crs = 0;
+    for c in s.chars() {
+        match c {
+            '\r' => crs += 1,
+            '\n' => {
+                crs = 0;
+                out.push('\n');
+            }
+            c => {
+                out.extend(std::iter::repeat_n('\r', crs));
+                crs = 0;
+                out.push(c);
+            }
+        }
+    }
+    out.extend(std::iter::repeat_n('\r', crs));
+    out
 }
 
 impl std::str::FromStr for Notes {
@@ -439,6 +463,16 @@ mod tests {
         assert_eq!(
             Notes::parse(&format!("{at_most}x")),
             Err(NotesTooLong(MAX_NOTES + 1))
+        );
+        // Parsed again, the same notes (a CSV export imported back).
+        for text in ["a\r\r\nb", "a\rb\r", "a\r\n\r\nb", "\r\r\n x \r"] {
+            let once = Notes::parse(text).expect("short");
+            assert!(!once.as_str().contains("\r\n"), "{text:?}");
+            assert_eq!(Notes::parse(once.as_str()), Ok(once.clone()), "{text:?}");
+        }
+        assert_eq!(
+            Notes::parse("a\r\r\nb\rc").expect("short").as_str(),
+            "a\nb\rc"
         );
         let hand_made = doc(json!({"url": "/x", "notes": ["a", 1]}));
         assert_eq!(notes(&hand_made).as_deref(), Some(r#"["a",1]"#));

@@ -236,3 +236,30 @@ fn new_takes_notes() {
     let out = qrtag_cmd(&db, &["show", "t2"]);
     assert!(!out.status.success(), "nothing created");
 }
+
+/// Issue 31: `list` put `table-10` before `table-2`; keys come in natural
+/// order (digit runs by value), so `qrtag list | cut -f1 | qrtag print -`
+/// prints a run's labels in the order people number them.
+#[test]
+fn list_sorts_numbered_keys_by_their_numbers() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    for key in [
+        "table-10", "table-2", "table-1", "b", "table-9", "a/10", "a/9",
+    ] {
+        let out = qrtag_cmd(&db, &["new", "/x", "--key", key]);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let out = qrtag_cmd(&db, &["list"]);
+    assert!(out.status.success(), "{out:?}");
+    let keys: Vec<String> = stdout(&out)
+        .lines()
+        .map(|l| l.split('\t').next().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(
+        keys,
+        [
+            "a/9", "a/10", "b", "table-1", "table-2", "table-9", "table-10"
+        ]
+    );
+}

@@ -658,4 +658,120 @@ async fn a_running_server_follows_the_recorded_public_url() {
         "one line for the change: {said}"
     );
     srv.stop().await;
+/// Issue 31: `qrtag stats` with no FILE refused to run although the
+/// configuration names the access log. It reads the log `serve` writes,
+/// with its rotations, from wherever it runs; or the `scan_logs` patterns;
+/// with nothing configured it says what to give.
+#[tokio::test]
+async fn stats_reads_the_configured_access_log_and_its_rotations() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let service = dir.path().join("srv");
+    let elsewhere = dir.path().join("elsewhere");
+    std::fs::create_dir_all(service.join("logs")).expect("mkdir");
+    std::fs::create_dir_all(&elsewhere).expect("mkdir");
+    let toml = service.join("qrtag.toml");
+    std::fs::write(
+        &toml,
+        format!(
+            "db = \"links.db\"\npublic_url = \"{PUBLIC_URL}\"\naccess_log = \"logs/access.log\"\n"
+        ),
+    )
+    .expect("toml");
+    let config = [("QRTAG_CONFIG", toml.to_str().expect("utf-8"))];
+    for args in [
+        &["init"][..],
+        &["new", "https://example.com/p", "--key", "poster"],
+    ] {
+        let out = run_in(&elsewhere, args, &config);
+        assert!(out.status.success(), "{out:?}");
+    }
+    let db = service.join("links.db");
+    let log = service.join("logs/access.log");
+    // A phone's browser: a client without one is counted as a bot.
+    let client = reqwest::Client::builder()
+        .user_agent("Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1")
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    // Three scans into a log then rotated as logrotate does, two into the
+    // live one.
+    for scans in [3, 2] {
+        let srv = ServerProcess::spawn(
+            &db,
+            &["--access-log", log.to_str().expect("utf-8")],
+            &[],
+            false,
+        )
+        .await;
+        // The first scan once the links are loaded (a 503 before is no scan).
+        support::poll::until(std::time::Duration::from_secs(5), "the link served", || {
+            let r = client.get(srv.url("/poster")).send();
+            async move { (r.await.ok()?.status() == 302).then_some(()) }
+        })
+        .await;
+        for _ in 1..scans {
+            let r = client.get(srv.url("/poster")).send().await.expect("scan");
+            assert_eq!(r.status(), 302);
+        }
+        srv.stop().await;
+        if scans == 3 {
+            std::fs::rename(&log, service.join("logs/access.log.1")).expect("rotate");
+        }
+    }
+    let scans_of = |out: &Output| -> serde_json::Value {
+        assert!(out.status.success(), "{out:?}");
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+        v["total"]["scans"].clone()
+    };
+    let out = run_in(&elsewhere, &["stats", "--format", "json"], &config);
+    assert_eq!(scans_of(&out), 5, "{}", stdout(&out));
+    let out = run_in(
+        &elsewhere,
+        &["stats", "--format", "json", "--key", "poster"],
+        &config,
+    );
+    assert_eq!(scans_of(&out), 5);
+
+    // The console's patterns, where the configuration names them.
+    std::fs::write(
+        service.join("nodes.toml"),
+        "db = \"links.db\"\naccess_log = \"-\"\nscan_logs = [\"logs/*.log\"]\n",
+    )
+    .expect("toml");
+    let out = run_in(
+        &service,
+        &["stats", "--format", "json"],
+        &[("QRTAG_CONFIG", "nodes.toml")],
+    );
+    assert_eq!(scans_of(&out), 5);
+
+    // A FILE given still wins.
+    let out = run_in(
+        &elsewhere,
+        &["stats", "--format", "json", log.to_str().expect("utf-8")],
+        &config,
+    );
+    assert_eq!(scans_of(&out), 2);
+
+    // Nothing configured: one line saying what to give.
+    let out = run_in(&elsewhere, &["stats"], &[]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        stderr(&out),
+        "qrtag: no access log to read: give FILE..., or set access_log (or scan_logs) in the configuration file (qrtag.toml) or QRTAG_ACCESS_LOG\n"
+    );
+    // Configured but not there yet.
+    std::fs::write(
+        elsewhere.join("qrtag.toml"),
+        "access_log = \"none/access.log\"\n",
+    )
+    .expect("toml");
+    let out = run_in(&elsewhere, &["stats"], &[("QRTAG_CONFIG", "qrtag.toml")]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        stderr(&out).starts_with("qrtag: no log file found for access_log ")
+            && stderr(&out).ends_with("none/access.log: give FILE...\n")
+            && stderr(&out).lines().count() == 1,
+        "{out:?}"
+    );
 }

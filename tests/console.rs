@@ -1083,6 +1083,61 @@ async fn the_list_pages_forward_and_back_and_searches_keys_and_destinations() {
     assert!(first.contains(r#"data-scans="—""#), "no scan index yet");
 }
 
+/// Issue 31: the list sorted `table-10` before `table-2`. Keys come in
+/// natural order, pages and cursors follow it, and a prefix search still
+/// finds every key with the prefix (`table-1` is `table-1`, `table-1x`
+/// and `table-10`…, with `table-2` between them in the order).
+#[tokio::test]
+async fn the_list_sorts_numbered_keys_by_their_numbers() {
+    let c = console().await;
+    let store = c.app.store();
+    let mut keys: Vec<String> = (1..=60).map(|i| format!("table-{i}")).collect();
+    keys.extend([
+        "table-1x".to_owned(),
+        "table-01".to_owned(),
+        "menu".to_owned(),
+    ]);
+    for key in &keys {
+        qrtag::links::create(
+            &store,
+            &Destination::parse("https://example.com/t").expect("url"),
+            Some(&Console::key(key)),
+            false,
+        )
+        .await
+        .expect("create");
+    }
+    c.login().await;
+    eventually(Duration::from_secs(2), || async {
+        c.page("/links").await.contains(r#"data-total="63""#)
+    })
+    .await;
+    let mut want = vec![
+        "menu".to_owned(),
+        "table-01".to_owned(),
+        "table-1".to_owned(),
+        "table-1x".to_owned(),
+    ];
+    want.extend((2..=60).map(|i| format!("table-{i}")));
+    let first = c.page("/links").await;
+    let size = qrtag::console::PAGE_SIZE;
+    assert_eq!(rows(&first), want[..size]);
+    let last = &want[size - 1];
+    let second = c.page(&format!("/links?q=&by=key&after={last}")).await;
+    assert_eq!(rows(&second), want[size..]);
+    let back = c
+        .page(&format!("/links?q=&by=key&before={}", want[size]))
+        .await;
+    assert_eq!(rows(&back), rows(&first));
+    let prefix = c.page("/links?q=table-1&by=key").await;
+    let mut ones = vec!["table-1".to_owned(), "table-1x".to_owned()];
+    ones.extend((10..=19).map(|i| format!("table-{i}")));
+    assert_eq!(rows(&prefix), ones);
+    // With a state filter too.
+    let active = c.page("/links?q=table-1&by=key&state=active").await;
+    assert_eq!(rows(&active), ones);
+}
+
 /// The element with `id="ID"`: its opening tag, to read its attributes.
 fn tag_of<'a>(html: &'a str, id: &str) -> &'a str {
     let at = html

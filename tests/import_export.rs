@@ -971,3 +971,105 @@ fn import_help_names_every_optional_column() {
     assert_eq!(help.matches(columns).count(), 2, "{help}");
     assert!(!help.contains("inactive, expires)"), "{help}");
 }
+
+/// Issue 31: `qrtag export --format csv`, every column the CSV import
+/// reads, quoted where a cell needs it, and imported back by `qrtag
+/// import` into the same documents; tombstones only with `--deleted`.
+#[test]
+fn a_csv_export_imports_back_into_the_same_links() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = dir.path().join("first.db");
+    for args in [
+        &["new", "https://example.com/a?x=1,2", "--key", "table-10"][..],
+        &[
+            "new",
+            "/inner",
+            "--key",
+            "docs/api",
+            "--inactive",
+            "--expires",
+            "2030-01-01T00:00:00Z",
+            "--notes",
+            "by the \"main\" door, left\nsecond line",
+        ],
+        &["new", "/g", "--key", "gone"],
+        &["delete", "--yes", "gone"],
+    ] {
+        let out = qrtag_cmd(&first, args);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let json_of = |db: &Path, extra: &[&str]| -> Vec<Value> {
+        let mut args = vec!["export"];
+        args.extend_from_slice(extra);
+        let out = qrtag_cmd(db, &args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        stdout(&out)
+            .lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    };
+    let out = qrtag_cmd(&first, &["export", "--format", "csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "");
+    let csv = stdout(&out);
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("key,url,inactive,expires,notes,created_at,changed_at,deleted_at")
+    );
+    assert!(
+        csv.contains(
+            "docs/api,/inner,true,2030-01-01T00:00:00Z,\"by the \"\"main\"\" door, left\nsecond line\","
+        ),
+        "{csv}"
+    );
+    assert!(
+        csv.contains("\ntable-10,\"https://example.com/a?x=1,2\",false,,,"),
+        "{csv}"
+    );
+    assert!(
+        !csv.contains("gone"),
+        "no tombstone without --deleted: {csv}"
+    );
+
+    // Imported into a new database, the same documents, times included.
+    let file = write(dir.path(), "links.csv", &csv);
+    let second = dir.path().join("second.db");
+    let out = qrtag_cmd(&second, &["import", file.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(json_of(&second, &[]), json_of(&first, &[]));
+
+    // With --deleted the tombstone goes along, and stays one.
+    let out = qrtag_cmd(&first, &["export", "--format", "csv", "--deleted"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let with_deleted = write(dir.path(), "all.csv", &stdout(&out));
+    assert!(
+        stdout(&out).contains("\ngone,/g,true,,,"),
+        "{}",
+        stdout(&out)
+    );
+    let third = dir.path().join("third.db");
+    let out = qrtag_cmd(&third, &["import", with_deleted.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        json_of(&third, &["--deleted"]),
+        json_of(&first, &["--deleted"])
+    );
+    let out = qrtag_cmd(&third, &["new", "/x", "--key", "gone"]);
+    assert!(
+        !out.status.success(),
+        "a deleted key is not handed out again"
+    );
+
+    // A field CSV has no column for is said, not dropped in silence.
+    let rich = write(dir.path(), "rich.jsonl", RICH);
+    let fourth = dir.path().join("fourth.db");
+    let out = qrtag_cmd(&fourth, &["import", rich.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = qrtag_cmd(&fourth, &["export", "--format", "csv", "-o", "-"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        stderr(&out),
+        "qrtag: warning: 3 links have fields CSV has no column for (\"H83if\": owner), left out; --format json keeps every field\n"
+    );
+}

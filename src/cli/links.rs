@@ -142,7 +142,11 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Qr(_) | Command::Batch(_) => anyhow::bail!("internal error: not a link command"),
         Command::List { deleted, all } => {
             let now = chrono::Utc::now();
-            for (key, doc) in store.list().await? {
+            let mut links = store.list().await?;
+            // Natural order: `table-2` before `table-10`, so `list | print -`
+            // prints a numbered run in its numbers' order.
+            links.sort_by(|a, b| crate::natural_order::cmp(&a.0, &b.0));
+            for (key, doc) in links {
                 let tombstone = link::is_tombstone(&doc);
                 if tombstone && !(*deleted || *all) || !tombstone && *deleted {
                     continue;

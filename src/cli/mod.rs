@@ -378,12 +378,15 @@ pub enum Command {
     #[command(after_help = "Examples:\n  qrtag stats access.log access.log.1.gz\n  \
                             qrtag stats --by week --chart scans.png --since 2026-11-01 access.log*")]
     Stats(crate::stats::StatsArgs),
-    /// Write every link document as JSON lines, from one consistent read.
+    /// Write every link document as JSON lines (or CSV), from one consistent read.
     ///
     /// One document per line, `_id` (the key) first and then its fields in
-    /// stored order, sorted by key. Deleted links (tombstones, unless
-    /// --deleted) and design documents are left out.
-    #[command(after_help = "Example:\n  qrtag export -o links.jsonl")]
+    /// stored order, sorted by key; or with --format csv one record per
+    /// link under a header of the columns `import` reads. Deleted links
+    /// (tombstones, unless --deleted) and design documents are left out.
+    #[command(
+        after_help = "Examples:\n  qrtag export -o links.jsonl\n  qrtag export --format csv -o links.csv"
+    )]
     Export(transfer::ExportArgs),
     /// Add links from JSON lines (as `export` writes them) or CSV.
     ///

@@ -1,17 +1,27 @@
 //! `qrtag stats` at the command line: the links to count under, then the
 //! counting ([`crate::stats`]).
 
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::Cli;
+use super::edge::UsageError;
+use crate::scan_index::LogSources;
+use crate::scan_index::follow::rotated_files;
 use crate::stats::StatsArgs;
 use crate::stats::attribute::LinkKeys;
 use crate::store;
 
 pub async fn run(cli: &Cli, args: &StatsArgs) -> anyhow::Result<ExitCode> {
+    let files = if args.files.is_empty() {
+        configured_logs(args)?
+    } else {
+        args.files.clone()
+    };
     let links = links(cli).await?;
     let args = StatsArgs {
         time_zone: cli.time_zone,
+        files,
         ..args.clone()
     };
     crate::stats::run_with_links(&args, links, &mut std::io::stdout().lock())?;
@@ -31,4 +41,53 @@ async fn links(cli: &Cli) -> anyhow::Result<Result<LinkKeys, String>> {
     }
     let store = cli.open_store(store::Access::Read)?;
     Ok(Ok(store.keys().await?.into_iter().collect()))
+}
+
+/// The logs a `qrtag stats` without FILE reads: those the console counts,
+/// `scan_logs` (each live log a pattern matches, with its rotations, as the
+/// scan index follows them), else the access log `serve` writes with its
+/// rotations (`access.log.1`, `access.log.2.gz`, `access.log-20261124`).
+/// Nothing configured, or no such file, is said in one line.
+fn configured_logs(args: &StatsArgs) -> anyhow::Result<Vec<PathBuf>> {
+    let (lives, named) = if !args.scan_logs.is_empty() {
+        let sources = LogSources::parse(args.scan_logs.clone())
+            .map_err(|e| UsageError(format!("scan_logs: {e}")))?;
+        let expansion = sources
+            .expand(&|| false)
+            .map_err(|_| anyhow::anyhow!("the scan_logs patterns could not be matched"))?;
+        (
+            expansion.logs,
+            format!("scan_logs {}", args.scan_logs.join(", ")),
+        )
+    } else {
+        match args.access_log.as_deref() {
+            Some(log) if log != Path::new("-") && !log.as_os_str().is_empty() => (
+                vec![log.to_owned()],
+                format!("access_log {}", log.display()),
+            ),
+            _ => {
+                return Err(UsageError(
+                    "no access log to read: give FILE..., or set access_log (or scan_logs) in the configuration file (qrtag.toml) or QRTAG_ACCESS_LOG"
+                        .to_owned(),
+                )
+                .into());
+            }
+        }
+    };
+    let mut files = Vec::new();
+    for live in &lives {
+        let rotated = rotated_files(live).or_else(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Ok(Vec::new()),
+            _ => Err(anyhow::Error::new(e)
+                .context(format!("cannot list the rotations of {}", live.display()))),
+        })?;
+        files.extend(rotated);
+        if live.exists() {
+            files.push(live.clone());
+        }
+    }
+    if files.is_empty() {
+        anyhow::bail!("no log file found for {named}: give FILE...");
+    }
+    Ok(files)
 }

@@ -43,6 +43,17 @@ pub struct ExportArgs {
     /// keeps those keys from being handed out again.
     #[arg(long)]
     pub deleted: bool,
+    /// JSON lines (every field as stored), or CSV with a header: key, url,
+    /// inactive, expires, notes, created_at, changed_at, deleted_at (the
+    /// columns `import` reads; a field beyond them is left out, and said).
+    #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
+    pub format: ExportFormat,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum ExportFormat {
+    Json,
+    Csv,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -91,19 +102,36 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
     let mut out = BufWriter::with_capacity(1 << 16, out);
     let bar = progress(None, "{spinner} {human_pos} links exported");
     let mut invalid = Unimportable::default();
+    let mut left_out = LeftOut::default();
+    let csv = args.format == ExportFormat::Csv;
 
     let (pages, mut received) = tokio::sync::mpsc::channel::<ExportPage>(4);
     let writing = async {
         let mut count = 0u64;
-        let mut written = Ok(());
+        let mut written = if csv {
+            export::write_csv_header(&mut out)
+        } else {
+            Ok(())
+        };
         while let Some(page) = received.recv().await {
+            if written.is_err() {
+                break;
+            }
             let mut shown = 0u64;
             for (key, doc) in &page {
                 if !args.deleted && crate::link::is_tombstone(doc) {
                     continue;
                 }
                 shown += 1;
-                written = export::write(&mut out, key, doc);
+                written = if csv {
+                    export::write_csv(&mut out, key, doc).map(|left| {
+                        if let Some(field) = left {
+                            left_out.note(key, field);
+                        }
+                    })
+                } else {
+                    export::write(&mut out, key, doc)
+                };
                 if written.is_err() {
                     break;
                 }
@@ -140,6 +168,7 @@ pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
             .with_context(|| format!("writing the export to {}", target()))?;
     }
     invalid.warn();
+    left_out.warn();
     if io::stderr().is_terminal() {
         eprintln!("exported {count} links to {}", target());
     }
@@ -179,6 +208,35 @@ impl Unimportable {
             "qrtag: warning: {} exported documents are not valid links; import refuses them until they are fixed",
             self.total
         );
+    }
+}
+
+/// Documents with a field the CSV export has no column for: how many, and
+/// the first, so that a CSV backup does not lose data unsaid.
+#[derive(Default)]
+struct LeftOut {
+    first: Option<String>,
+    total: u64,
+}
+
+impl LeftOut {
+    fn note(&mut self, key: &str, field: &str) {
+        self.total += 1;
+        if self.first.is_none() {
+            self.first = Some(format!("{key:?}: {field}"));
+        }
+    }
+
+    fn warn(&self) {
+        if let Some(first) = &self.first {
+            let links = match self.total {
+                1 => "1 link has".to_owned(),
+                n => format!("{n} links have"),
+            };
+            eprintln!(
+                "qrtag: warning: {links} fields CSV has no column for ({first}), left out; --format json keeps every field"
+            );
+        }
     }
 }
 

@@ -16,6 +16,7 @@ use memchr::memmem;
 
 use super::key_order::SortedKeys;
 use super::scans::AllTimeScans;
+use crate::natural_order;
 use crate::snapshot::{LinkTable, LinkView};
 
 /// What the search box searches.
@@ -325,7 +326,9 @@ fn key_matches(
         Cursor::Before(end) => Box::new(keys.before(Some(end))),
         cursor => {
             let after = match cursor {
-                Cursor::After(k) if k.as_str() >= prefix => Some(k.as_str()),
+                Cursor::After(k) if natural_order::cmp(k, prefix) != Ordering::Less => {
+                    Some(k.as_str())
+                }
                 _ => None,
             };
             Box::new(
@@ -334,10 +337,20 @@ fn key_matches(
             )
         }
     };
+    // In natural order the keys with the prefix lie in the run of its
+    // tokens without its trailing digits (`table-1`: `table-1`, `table-2`,
+    // …, `table-10`), read and filtered.
+    let run = natural_order::prefix_run(prefix);
     let mut rows = Vec::with_capacity(n);
-    for (read, key) in in_order.take_while(|k| k.starts_with(prefix)).enumerate() {
+    for (read, key) in in_order
+        .take_while(|k| natural_order::in_run(k, run))
+        .enumerate()
+    {
         if read == budget {
             return None;
+        }
+        if !key.starts_with(prefix) {
+            continue;
         }
         if let Some(l) = table.get(key).filter(|l| query.state.admits(l, at)) {
             rows.push(row(&l, Sort::Key));
@@ -358,6 +371,11 @@ struct Ranked<'a> {
     backward: bool,
 }
 
+/// A row's place in a page's order: its rank, then its key in natural order.
+fn place_cmp(a: (u64, &str), b: (u64, &str)) -> Ordering {
+    a.0.cmp(&b.0).then_with(|| natural_order::cmp(a.1, b.1))
+}
+
 impl Ranked<'_> {
     fn place(&self) -> (u64, &str) {
         (self.rank, self.view.key)
@@ -366,7 +384,7 @@ impl Ranked<'_> {
 
 impl Ord for Ranked<'_> {
     fn cmp(&self, other: &Self) -> Ordering {
-        let o = self.place().cmp(&other.place());
+        let o = place_cmp(self.place(), other.place());
         if self.backward { o.reverse() } else { o }
     }
 }
@@ -399,8 +417,8 @@ fn scan_matches(table: &LinkTable, query: &Query, n: usize, at: &At<'_>) -> Vec<
     };
     let past_cursor = |place: (u64, &str)| match &cursor {
         None => true,
-        Some((rank, key)) if backward => place < (*rank, key.as_str()),
-        Some((rank, key)) => place > (*rank, key.as_str()),
+        Some((rank, key)) if backward => place_cmp(place, (*rank, key)) == Ordering::Less,
+        Some((rank, key)) => place_cmp(place, (*rank, key)) == Ordering::Greater,
     };
     let searched = |l: &LinkView<'_>| {
         text.is_empty()
@@ -637,7 +655,7 @@ mod tests {
             .iter()
             .filter(|l| q.state.admits(l, at) && (q.text.is_empty() || l.key.starts_with(&q.text)))
             .collect();
-        all.sort_by_key(|l| (q.sort.rank(l), l.key));
+        all.sort_by(|a, b| place_cmp((q.sort.rank(a), a.key), (q.sort.rank(b), b.key)));
         all.iter().map(|l| l.key.to_owned()).collect()
     }
 

@@ -13,8 +13,33 @@ use super::dimensions::Dimension;
 #[derive(Debug, Clone, clap::Args)]
 pub struct StatsArgs {
     /// Access log files, plain or gzip-compressed (detected from the content), in any order.
-    #[arg(required = true, value_name = "FILE")]
+    /// Default: the service's access log (`access_log` in the configuration,
+    /// or its `scan_logs` patterns) with its rotated files.
+    #[arg(value_name = "FILE")]
     pub files: Vec<PathBuf>,
+
+    /// The log `serve` writes, read with its rotations when no FILE is
+    /// given: the same key (`access_log`, `QRTAG_ACCESS_LOG`) as `serve`'s
+    /// option, so the configuration file sets both. Hidden: FILE says it.
+    #[arg(
+        long,
+        env = "QRTAG_ACCESS_LOG",
+        value_name = "FILE",
+        value_hint = clap::ValueHint::FilePath,
+        hide = true
+    )]
+    pub access_log: Option<PathBuf>,
+
+    /// The logs the console counts (`scan_logs`, `--scan-log` of `serve`),
+    /// which no-FILE stats reads instead of the access log, as the console does.
+    #[arg(
+        long = "scan-log",
+        env = "QRTAG_SCAN_LOGS",
+        value_name = "PATTERN",
+        value_delimiter = ',',
+        hide = true
+    )]
+    pub scan_logs: Vec<String>,
 
     /// Report only this link key (e.g. `H83if`, or `docs` for every path
     /// below it); a key in no line of the logs, and no link, is an error.
@@ -267,7 +292,14 @@ mod tests {
         assert!(c.period().is_err());
         assert!(Cli::try_parse_from(["stats", "a.log", "--by", "planet"]).is_err());
         assert_eq!(a.format, Format::Json);
-        assert!(Cli::try_parse_from(["stats"]).is_err());
+        // No FILE: the configured logs are read (`cli::stats`).
+        assert!(
+            Cli::try_parse_from(["stats"])
+                .unwrap()
+                .stats
+                .files
+                .is_empty()
+        );
         assert_eq!(
             Cli::try_parse_from(["stats", "x"]).unwrap().stats.format,
             Format::Table

@@ -283,7 +283,7 @@ impl Csv {
 /// The CSV columns, every field the store keeps that fits in a cell; `url`
 /// is required. Times are RFC 3339; an empty cell leaves the
 /// field out.
-const COLUMNS: [&str; 8] = [
+pub const COLUMNS: [&str; 8] = [
     "key",
     "url",
     "inactive",
