@@ -529,3 +529,75 @@ async fn a_key_over_256_bytes_is_refused_by_every_writer() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("at most 256"), "{err}");
 }
+
+/// Issue 31: every path of the document answers a method it does not
+/// declare with a 405 problem whose `Allow` names the declared methods,
+/// with or without a key; the document is read from the server, so a
+/// path added later is held to it too.
+#[tokio::test]
+async fn an_undeclared_method_is_a_405_naming_the_declared_ones() {
+    let app = spawn_api().await;
+    let write = new_key(&app, "write");
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/", "key": "spring"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let doc: Value = app
+        .client
+        .get(api(&app, "/openapi.json"))
+        .send()
+        .await
+        .expect("request")
+        .json()
+        .await
+        .expect("JSON");
+    let methods = [
+        "GET", "PUT", "POST", "DELETE", "OPTIONS", "HEAD", "PATCH", "TRACE",
+    ];
+    let paths = doc["paths"].as_object().expect("paths");
+    assert_eq!(paths.len(), 9, "{:?}", paths.keys());
+    for (path, item) in paths {
+        let declared: Vec<&str> = methods
+            .iter()
+            .copied()
+            .filter(|m| item.get(m.to_ascii_lowercase()).is_some())
+            .collect();
+        let url = format!(
+            "http://{}{}",
+            app.api.expect("API listener on"),
+            path.replace("{key}", "spring")
+        );
+        for method in methods.iter().filter(|m| !declared.contains(m)) {
+            for key in [Some(write.as_str()), None] {
+                let mut req = app.client.request(method.parse().expect("method"), &url);
+                if let Some(key) = key {
+                    req = req.bearer_auth(key);
+                }
+                let r = req.send().await.expect("request");
+                let what = format!("{method} {path}");
+                assert_eq!(r.status().as_u16(), 405, "{what}");
+                let allow: Vec<&str> = header(&r, "allow")
+                    .expect("Allow")
+                    .split(',')
+                    .map(str::trim)
+                    .collect();
+                assert_eq!(allow, declared, "{what}");
+                if *method != "HEAD" {
+                    assert_eq!(
+                        problem(r, 405).await,
+                        "urn:qrtag:problem:method-not-allowed",
+                        "{what}"
+                    );
+                }
+            }
+        }
+    }
+    // The path's own methods still answer: the link keyed like a path
+    // below it is read as before.
+    let r = get(&app, "/links/spring", &write).await;
+    assert_eq!(r.status().as_u16(), 200);
+}

@@ -370,6 +370,16 @@ fn target(tail: &str) -> Option<Target> {
     LinkKey::parse(tail).ok().map(Target::Link)
 }
 
+/// The methods a `links/{tail}` path takes, as the document declares
+/// them: a link's `GET, PATCH`, an image's, PDF's or scans' `GET` alone.
+/// A tail that is no key is a link's path (its `GET` is a 404).
+pub fn tail_methods(tail: &str) -> &'static str {
+    match target(tail) {
+        Some(Target::Link(_)) | None => "GET, PATCH",
+        Some(Target::Qr(..) | Target::Print(_) | Target::Scans(_)) => "GET",
+    }
+}
+
 fn tail_target(req: &HttpRequest) -> Result<Target, HttpResponse> {
     let tail = req.match_info().get("tail").unwrap_or_default();
     target(tail).ok_or_else(|| problem::respond(Kind::NotFound, format!("no link {tail:?}")))
@@ -502,6 +512,11 @@ pub async fn edit(
     payload: web::Payload,
     state: web::Data<RestState>,
 ) -> HttpResponse {
+    // An image's, a PDF's or scans' path takes no PATCH, whoever asks.
+    let tail = req.match_info().get("tail").unwrap_or_default();
+    if tail_methods(tail) == "GET" {
+        return problem::not_allowed(req.method(), "GET");
+    }
     let edit: LinkEdit = match write_body(&req, payload, &state).await {
         Ok(e) => e,
         Err(res) => return res,
@@ -509,7 +524,7 @@ pub async fn edit(
     let key = match tail_target(&req) {
         Ok(Target::Link(key)) => key,
         Ok(Target::Qr(..) | Target::Print(_) | Target::Scans(_)) => {
-            return problem::respond(Kind::NotFound, "only a link can be edited");
+            return problem::not_allowed(req.method(), "GET");
         }
         Err(res) => return res,
     };
