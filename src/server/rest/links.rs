@@ -130,13 +130,16 @@ pub struct LinkPage {
 pub struct ListQuery {
     /// Keys starting with this.
     pub prefix: Option<String>,
-    /// Destinations containing this (instead of `prefix`).
+    /// Destinations containing this (instead of `prefix`: not both).
     pub url_contains: Option<String>,
-    /// `active`, `inactive` or `expired`.
+    /// `all` (the default), `active`, `inactive`, `expiring` (an expiry
+    /// still ahead) or `expired`.
     pub state: Option<String>,
     /// `key`, `created`, `created-oldest`, `changed`, `changed-oldest`.
     pub sort: Option<String>,
+    /// A page's `next`: the page after it (not with `before`).
     pub after: Option<String>,
+    /// A page's `prev`: the page before it (not with `after`).
     pub before: Option<String>,
     /// Rows per page, 1 to 1000 (100 if left out); a page holds fewer
     /// when their keys, URLs and notes pass 1 MiB, and `next` goes on from

@@ -11,6 +11,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod auth;
+pub mod enforced;
 pub mod links;
 pub mod openapi;
 pub mod print;
@@ -143,7 +144,7 @@ pub async fn admit(
     Ok(caller)
 }
 
-/// Reads a JSON body of at most [`MAX_BODY`] bytes into `T`: 413 past
+/// Reads a JSON object of at most [`MAX_BODY`] bytes into `T`: 413 past
 /// the cap, 400 naming what is wrong with the JSON.
 pub async fn json_body<T: DeserializeOwned>(
     headers: &HeaderMap,
@@ -182,6 +183,14 @@ pub async fn json_body<T: DeserializeOwned>(
             return Err(too_large());
         }
         body.extend_from_slice(&chunk);
+    }
+    // Every body is an object; serde would also read a struct from an
+    // array of its fields in order, which the document does not allow.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(problem::respond(
+            Kind::BadRequest,
+            "the JSON body: expected an object",
+        ));
     }
     serde_json::from_slice(&body)
         .map_err(|e| problem::respond(Kind::BadRequest, format!("the JSON body: {e}")))
