@@ -383,9 +383,20 @@ pub fn tail_methods(tail: &str) -> &'static str {
     }
 }
 
+/// The path below `links/`, a `/` of the key written `%2F` or not: the
+/// document's `{key}` holds a key's `/`, which a client filling in the
+/// path template percent-encodes (RFC 6570).
+pub fn tail(req: &HttpRequest) -> String {
+    req.match_info()
+        .get("tail")
+        .unwrap_or_default()
+        .replace("%2F", "/")
+        .replace("%2f", "/")
+}
+
 fn tail_target(req: &HttpRequest) -> Result<Target, HttpResponse> {
-    let tail = req.match_info().get("tail").unwrap_or_default();
-    target(tail).ok_or_else(|| problem::respond(Kind::NotFound, format!("no link {tail:?}")))
+    let tail = tail(req);
+    target(&tail).ok_or_else(|| problem::respond(Kind::NotFound, format!("no link {tail:?}")))
 }
 
 #[utoipa::path(
@@ -516,8 +527,7 @@ pub async fn edit(
     state: web::Data<RestState>,
 ) -> HttpResponse {
     // An image's, a PDF's or scans' path takes no PATCH, whoever asks.
-    let tail = req.match_info().get("tail").unwrap_or_default();
-    if tail_methods(tail) == "GET" {
+    if tail_methods(&tail(&req)) == "GET" {
         return problem::not_allowed(req.method(), "GET");
     }
     let edit: LinkEdit = match write_body(&req, payload, &state).await {

@@ -112,8 +112,7 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
             .get(links::get)
             .patch(links::edit)
             .default_service(web::to(|req: HttpRequest| async move {
-                let tail = req.match_info().get("tail").unwrap_or_default();
-                problem::not_allowed(req.method(), links::tail_methods(tail))
+                problem::not_allowed(req.method(), links::tail_methods(&links::tail(&req)))
             })),
     )
     .default_service(web::to(|| async {
