@@ -35,7 +35,8 @@ IN_WORDS = [
     # `since` not after `until` (today when left out).
     ("GET /api/v1/scans", 400, "since is after until", "an ordered range"),
     ("GET /api/v1/links/{key}/scans", 400, "since is after until", "an ordered range"),
-    # `dark` and `light` must contrast (4:1) for a phone to read the code.
+    # `dark` and `light` must contrast (4:1), dark the darker, for a phone
+    # to read the code.
     ("GET /api/v1/links/{key}/qr.png", 400, "bad dark: dark", "contrast"),
     ("GET /api/v1/links/{key}/qr.svg", 400, "bad dark: dark", "contrast"),
     # A print job's options: a template or a poster, the sheet's options
