@@ -423,6 +423,9 @@ pub struct ApiSettings {
     pub allow_private_endpoints: bool,
     /// Requests a second per REST API key.
     pub rate_per_second: u32,
+    /// Requests answered 401 a second per client address before it is
+    /// answered 429 (`rest::strangers`); no flag sets it, tests raise it.
+    pub strangers_per_second: u32,
     /// With CouchDB, the account the listener writes links with (DIDComm
     /// and the REST API) and reads API keys with: an editor, while the
     /// store's own account, which follows the links, can stay a reader.
@@ -451,6 +454,7 @@ impl ApiSettings {
             },
             allow_private_endpoints: false,
             rate_per_second: crate::server::rest::auth::RATE_PER_SECOND,
+            strangers_per_second: crate::server::rest::strangers::STRANGERS_PER_SECOND,
             couch_writer: None,
         }
     }

@@ -405,7 +405,7 @@ fn rest_state(
         gate,
         limiter: crate::server::rest::auth::RateLimiter::new(api.rate_per_second),
         strangers: crate::server::rest::strangers::StrangerLimiter::new(
-            crate::server::rest::strangers::STRANGERS_PER_SECOND,
+            api.strangers_per_second,
             settings.trusted_proxies.clone(),
         ),
         snapshot: Arc::clone(snapshot),

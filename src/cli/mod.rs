@@ -969,6 +969,7 @@ impl Cli {
                     },
                     allow_private_endpoints: rules.didcomm_allow_private_endpoints,
                     rate_per_second: rules.api_rate_limit,
+                    strangers_per_second: crate::server::rest::strangers::STRANGERS_PER_SECOND,
                     couch_writer: rules.api_couchdb_user.as_ref().map(|user| {
                         crate::settings::Credentials {
                             user: user.clone(),

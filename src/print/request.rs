@@ -58,10 +58,14 @@ impl FromStr for CaptionKind {
     }
 }
 
+/// The caption sizes `--font-size` takes, in points (the REST API's
+/// document declares the same range).
+pub const FONT_SIZES: std::ops::RangeInclusive<f64> = 2.0..=500.0;
+
 /// `--font-size`: points from 2 to 500.
 pub fn font_size(s: &str) -> Result<f64, String> {
     match s.trim().parse::<f64>() {
-        Ok(pt) if (2.0..=500.0).contains(&pt) => Ok(pt),
+        Ok(pt) if FONT_SIZES.contains(&pt) => Ok(pt),
         _ => Err("expected a size in points from 2 to 500".into()),
     }
 }

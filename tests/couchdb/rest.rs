@@ -49,16 +49,11 @@ async fn schemathesis_and_the_httpx_walk_find_nothing_wrong_on_couchdb() {
 
     let dir = tempfile::tempdir().expect("tempdir");
     let app = TestApp::spawn_with(couch_settings(&url, "links"), dir.path(), |settings| {
-        let mut api = ApiSettings::new("127.0.0.1:0", dir.path().join("didcomm-keys.json"));
-        // schemathesis sends its requests as fast as it can.
-        api.rate_per_second = 1_000_000;
-        settings.api = Some(api);
-        let qrtag::settings::AccessLogTarget::Path(log) = settings.access_log.clone() else {
-            panic!("a log file");
-        };
-        let mut index = qrtag::scan_index::ScanIndexSettings::beside(&log);
-        index.poll_interval = Duration::from_millis(20);
-        settings.scan_index = Some(index);
+        settings.api = Some(ApiSettings::new(
+            "127.0.0.1:0",
+            dir.path().join("didcomm-keys.json"),
+        ));
+        rest_checks::configure(settings);
     })
     .await;
     app.wait_ready(Duration::from_secs(20)).await;

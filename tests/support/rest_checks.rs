@@ -46,26 +46,58 @@ pub async fn validate(document: &str) {
     assert_eq!(said.trim(), "valid");
 }
 
-/// `schemathesis` against the server whose document is at `document`,
-/// with a write key: no server error, and every answer as documented
-/// (status, media type, headers, body). Bounded: a fixed seed and few
-/// examples, a few seconds on two cores. Runs in `dir` (it writes there).
+/// The server the checkers run against: no rate limit in their way
+/// (schemathesis sends as fast as it can, many requests without a key),
+/// and the scan index with every breakdown, places from the test GeoIP
+/// database, so each `by` the document offers is answered.
+pub fn configure(settings: &mut qrtag::settings::Settings) {
+    let api = settings.api.as_mut().expect("the API listener");
+    api.rate_per_second = 1_000_000;
+    api.strangers_per_second = 1_000_000;
+    let qrtag::settings::AccessLogTarget::Path(log) = settings.access_log.clone() else {
+        panic!("a log file");
+    };
+    let mut index = qrtag::scan_index::ScanIndexSettings::beside(&log);
+    index.poll_interval = std::time::Duration::from_millis(20);
+    let geoip = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/geoip/test.mmdb");
+    let db = qrtag::stats::dimensions::place::GeoDb::open(&geoip).expect("the test GeoIP database");
+    index.breakdowns = Some(qrtag::scan_index::BreakdownSettings::new(
+        "UTC".parse().expect("zone"),
+        Some((geoip.as_path(), db)),
+    ));
+    settings.scan_index = Some(index);
+}
+
+/// Examples per operation and phase: `--checks all` in about a minute
+/// on two cores (README, tests/rest_api.rs).
+pub const EXAMPLES: &str = "15";
+
+/// `schemathesis --checks all` against the server whose document is at
+/// `document`, with a write key: no server error, every answer as
+/// documented (status, media type, headers, body), data the document
+/// allows accepted and data it forbids refused, a 405 with `Allow` for a
+/// method a path does not declare, a missing or wrong key a 401, and the
+/// links it creates found again. A fixed seed, `tests/rest/python/
+/// schemathesis.toml` (413 is a refusal too) and `hooks.py` (the refusals
+/// of rules the document states in words, each named there). Runs in
+/// `dir` (it writes there).
 pub async fn schemathesis(document: &str, write_key: &str, dir: &Path) {
+    let python = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rest/python");
     run(tokio::process::Command::new(venv_bin("schemathesis"))
+        .arg("--config-file")
+        .arg(python.join("schemathesis.toml"))
         .args([
             "run",
             document,
             "--seed",
             "1",
             "--max-examples",
-            "10",
+            EXAMPLES,
             "--checks",
+            "all",
         ])
-        .arg(
-            "not_a_server_error,status_code_conformance,content_type_conformance,\
-             response_headers_conformance,response_schema_conformance",
-        )
         .args(["--header", &format!("Authorization: Bearer {write_key}")])
+        .env("SCHEMATHESIS_HOOKS", python.join("hooks.py"))
         .env("NO_COLOR", "1")
         .current_dir(dir))
     .await;

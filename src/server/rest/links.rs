@@ -130,13 +130,16 @@ pub struct LinkPage {
 pub struct ListQuery {
     /// Keys starting with this.
     pub prefix: Option<String>,
-    /// Destinations containing this (instead of `prefix`).
+    /// Destinations containing this (instead of `prefix`: not both).
     pub url_contains: Option<String>,
-    /// `active`, `inactive` or `expired`.
+    /// `all` (the default), `active`, `inactive`, `expiring` (an expiry
+    /// still ahead) or `expired`.
     pub state: Option<String>,
     /// `key`, `created`, `created-oldest`, `changed`, `changed-oldest`.
     pub sort: Option<String>,
+    /// A page's `next`: the page after it (not with `before`).
     pub after: Option<String>,
+    /// A page's `prev`: the page before it (not with `after`).
     pub before: Option<String>,
     /// Rows per page, 1 to 1000 (100 if left out); a page holds fewer
     /// when their keys, URLs and notes pass 1 MiB, and `next` goes on from
@@ -370,9 +373,30 @@ fn target(tail: &str) -> Option<Target> {
     LinkKey::parse(tail).ok().map(Target::Link)
 }
 
+/// The methods a `links/{tail}` path takes, as the document declares
+/// them: a link's `GET, PATCH`, an image's, PDF's or scans' `GET` alone.
+/// A tail that is no key is a link's path (its `GET` is a 404).
+pub fn tail_methods(tail: &str) -> &'static str {
+    match target(tail) {
+        Some(Target::Link(_)) | None => "GET, PATCH",
+        Some(Target::Qr(..) | Target::Print(_) | Target::Scans(_)) => "GET",
+    }
+}
+
+/// The path below `links/`, a `/` of the key written `%2F` or not: the
+/// document's `{key}` holds a key's `/`, which a client filling in the
+/// path template percent-encodes (RFC 6570).
+pub fn tail(req: &HttpRequest) -> String {
+    req.match_info()
+        .get("tail")
+        .unwrap_or_default()
+        .replace("%2F", "/")
+        .replace("%2f", "/")
+}
+
 fn tail_target(req: &HttpRequest) -> Result<Target, HttpResponse> {
-    let tail = req.match_info().get("tail").unwrap_or_default();
-    target(tail).ok_or_else(|| problem::respond(Kind::NotFound, format!("no link {tail:?}")))
+    let tail = tail(req);
+    target(&tail).ok_or_else(|| problem::respond(Kind::NotFound, format!("no link {tail:?}")))
 }
 
 #[utoipa::path(
@@ -502,6 +526,10 @@ pub async fn edit(
     payload: web::Payload,
     state: web::Data<RestState>,
 ) -> HttpResponse {
+    // An image's, a PDF's or scans' path takes no PATCH, whoever asks.
+    if tail_methods(&tail(&req)) == "GET" {
+        return problem::not_allowed(req.method(), "GET");
+    }
     let edit: LinkEdit = match write_body(&req, payload, &state).await {
         Ok(e) => e,
         Err(res) => return res,
@@ -509,7 +537,7 @@ pub async fn edit(
     let key = match tail_target(&req) {
         Ok(Target::Link(key)) => key,
         Ok(Target::Qr(..) | Target::Print(_) | Target::Scans(_)) => {
-            return problem::respond(Kind::NotFound, "only a link can be edited");
+            return problem::not_allowed(req.method(), "GET");
         }
         Err(res) => return res,
     };

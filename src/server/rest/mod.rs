@@ -11,6 +11,7 @@
 #![allow(clippy::result_large_err)]
 
 pub mod auth;
+pub mod enforced;
 pub mod links;
 pub mod openapi;
 pub mod print;
@@ -52,18 +53,71 @@ pub struct RestState {
     pub scans: Arc<dyn crate::console::scans::ScanCounts>,
 }
 
+/// The methods each fixed path takes, as the document declares them: a
+/// resource answers any other with a 405 naming these (RFC 9110
+/// §15.5.6). `links/{key}` and the paths below it are
+/// [`links::tail_methods`]'s.
+pub const FIXED_PATHS: [(&str, &str); 5] = [
+    ("/openapi.json", "GET"),
+    ("/links", "GET, POST"),
+    ("/links/bulk", "POST"),
+    ("/print.pdf", "POST"),
+    ("/scans", "GET"),
+];
+
+/// The answer to a method the path does not take.
+fn only(allow: &'static str) -> actix_web::Route {
+    web::to(move |req: HttpRequest| async move { problem::not_allowed(req.method(), allow) })
+}
+
+/// Every path is one resource, so a method it does not take is a 405
+/// with `Allow`, never a fall-through to another path: `GET
+/// /links/bulk` is the bulk path's 405, not the link keyed `bulk`
+/// (OpenAPI matches a concrete path before a templated one).
 pub fn routes(cfg: &mut web::ServiceConfig) {
-    cfg.route("/openapi.json", web::get().to(openapi::serve))
-        .route("/links", web::post().to(links::create))
-        .route("/links", web::get().to(links::list))
-        .route("/links/bulk", web::post().to(links::bulk))
-        .route("/print.pdf", web::post().to(print::sheet))
-        .route("/scans", web::get().to(scans::all))
-        .route("/links/{tail:.*}", web::get().to(links::get))
-        .route("/links/{tail:.*}", web::patch().to(links::edit))
-        .default_service(web::to(|| async {
-            problem::respond(Kind::NotFound, "no such resource: see /api/v1/openapi.json")
-        }));
+    let allow = |path: &str| {
+        FIXED_PATHS
+            .iter()
+            .find(|(p, _)| *p == path)
+            .map_or("GET", |(_, allow)| *allow)
+    };
+    cfg.service(
+        web::resource("/openapi.json")
+            .get(openapi::serve)
+            .default_service(only(allow("/openapi.json"))),
+    )
+    .service(
+        web::resource("/links")
+            .get(links::list)
+            .post(links::create)
+            .default_service(only(allow("/links"))),
+    )
+    .service(
+        web::resource("/links/bulk")
+            .post(links::bulk)
+            .default_service(only(allow("/links/bulk"))),
+    )
+    .service(
+        web::resource("/print.pdf")
+            .post(print::sheet)
+            .default_service(only(allow("/print.pdf"))),
+    )
+    .service(
+        web::resource("/scans")
+            .get(scans::all)
+            .default_service(only(allow("/scans"))),
+    )
+    .service(
+        web::resource("/links/{tail:.*}")
+            .get(links::get)
+            .patch(links::edit)
+            .default_service(web::to(|req: HttpRequest| async move {
+                problem::not_allowed(req.method(), links::tail_methods(&links::tail(&req)))
+            })),
+    )
+    .default_service(web::to(|| async {
+        problem::respond(Kind::NotFound, "no such resource: see /api/v1/openapi.json")
+    }));
 }
 
 /// The key the request acts with, counted against its rate limit; an
@@ -89,7 +143,7 @@ pub async fn admit(
     Ok(caller)
 }
 
-/// Reads a JSON body of at most [`MAX_BODY`] bytes into `T`: 413 past
+/// Reads a JSON object of at most [`MAX_BODY`] bytes into `T`: 413 past
 /// the cap, 400 naming what is wrong with the JSON.
 pub async fn json_body<T: DeserializeOwned>(
     headers: &HeaderMap,
@@ -128,6 +182,14 @@ pub async fn json_body<T: DeserializeOwned>(
             return Err(too_large());
         }
         body.extend_from_slice(&chunk);
+    }
+    // Every body is an object; serde would also read a struct from an
+    // array of its fields in order, which the document does not allow.
+    if body.iter().find(|b| !b.is_ascii_whitespace()) != Some(&b'{') {
+        return Err(problem::respond(
+            Kind::BadRequest,
+            "the JSON body: expected an object",
+        ));
     }
     serde_json::from_slice(&body)
         .map_err(|e| problem::respond(Kind::BadRequest, format!("the JSON body: {e}")))

@@ -72,10 +72,15 @@ impl Modify for Bearer {
     }
 }
 
-/// The document as served, pretty-printed with a final newline.
+/// The document as served, pretty-printed with a final newline: what
+/// `utoipa` derives, with what the handlers refuse declared
+/// ([`super::enforced`]).
 pub fn document() -> String {
-    let mut text = ApiDoc::openapi()
-        .to_pretty_json()
+    let mut text = serde_json::to_value(ApiDoc::openapi())
+        .and_then(|mut doc| {
+            super::enforced::apply(&mut doc);
+            serde_json::to_string_pretty(&doc)
+        })
         .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));
     text.push('\n');
     text

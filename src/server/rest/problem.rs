@@ -20,6 +20,8 @@ pub enum Kind {
     RefusedDestination,
     KeyTaken,
     NotFound,
+    /// A method the path does not take (the answer names the ones it does).
+    MethodNotAllowed,
     Conflict,
     PreconditionFailed,
     RateLimited,
@@ -39,6 +41,7 @@ impl Kind {
             Kind::RefusedDestination => "refused-destination",
             Kind::KeyTaken => "key-taken",
             Kind::NotFound => "not-found",
+            Kind::MethodNotAllowed => "method-not-allowed",
             Kind::Conflict => "conflict",
             Kind::PreconditionFailed => "precondition-failed",
             Kind::RateLimited => "rate-limited",
@@ -56,6 +59,7 @@ impl Kind {
             Kind::RefusedDestination => StatusCode::UNPROCESSABLE_ENTITY,
             Kind::KeyTaken | Kind::Conflict => StatusCode::CONFLICT,
             Kind::NotFound => StatusCode::NOT_FOUND,
+            Kind::MethodNotAllowed => StatusCode::METHOD_NOT_ALLOWED,
             Kind::PreconditionFailed => StatusCode::PRECONDITION_FAILED,
             Kind::RateLimited => StatusCode::TOO_MANY_REQUESTS,
             Kind::Unauthorized => StatusCode::UNAUTHORIZED,
@@ -73,6 +77,7 @@ impl Kind {
             Kind::RefusedDestination => "Destination refused",
             Kind::KeyTaken => "Key taken",
             Kind::NotFound => "Not found",
+            Kind::MethodNotAllowed => "Method not allowed",
             Kind::Conflict => "Conflict",
             Kind::PreconditionFailed => "Precondition failed",
             Kind::RateLimited => "Rate limited",
@@ -120,6 +125,19 @@ pub fn respond(kind: Kind, detail: impl std::fmt::Display) -> HttpResponse {
             HeaderValue::from_static("Bearer realm=\"qrtag\""),
         );
     }
+    res
+}
+
+/// 405 for a method `allow` does not list (RFC 9110 §15.5.6: the
+/// `Allow` header names the methods the path takes, as the document
+/// declares them).
+pub fn not_allowed(method: &actix_web::http::Method, allow: &'static str) -> HttpResponse {
+    let mut res = respond(
+        Kind::MethodNotAllowed,
+        format!("{method} is not a method of this path: it takes {allow}"),
+    );
+    res.headers_mut()
+        .insert(header::ALLOW, HeaderValue::from_static(allow));
     res
 }
 
@@ -173,6 +191,7 @@ mod tests {
             Kind::RefusedDestination,
             Kind::KeyTaken,
             Kind::NotFound,
+            Kind::MethodNotAllowed,
             Kind::Conflict,
             Kind::PreconditionFailed,
             Kind::RateLimited,

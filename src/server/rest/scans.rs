@@ -23,7 +23,7 @@ const TOP: usize = 10;
 #[serde(deny_unknown_fields)]
 #[into_params(parameter_in = Query)]
 pub struct Range {
-    /// The first day (default: 30 days ago).
+    /// The first day, not after `until` (default: 30 days before `until`).
     pub since: Option<String>,
     /// The last day (default: today).
     pub until: Option<String>,
