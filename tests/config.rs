@@ -658,6 +658,8 @@ async fn a_running_server_follows_the_recorded_public_url() {
         "one line for the change: {said}"
     );
     srv.stop().await;
+}
+
 /// Issue 31: `qrtag stats` with no FILE refused to run although the
 /// configuration names the access log. It reads the log `serve` writes,
 /// with its rotations, from wherever it runs; or the `scan_logs` patterns;
