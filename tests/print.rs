@@ -909,3 +909,175 @@ fn an_exact_code_size_notes_captions_and_an_alignment_page() {
     let stock = STOCK.iter().find(|s| s.name == "5160").expect("built in");
     check_positions("5160", &align, &our_labels(stock), 0);
 }
+
+/// The safe area every built-in template keeps clear of ink (issue 31).
+const SAFE_MM: f64 = 1.5;
+
+/// A page rasterised by `pdftoppm` as 8-bit grey: width, height, pixels.
+fn grey_page(pdf: &Path, dpi: u32) -> (usize, usize, Vec<u8>) {
+    let prefix = pdf.with_extension("");
+    run(
+        "pdftoppm",
+        &[
+            "-r",
+            &dpi.to_string(),
+            "-f",
+            "1",
+            "-l",
+            "1",
+            "-gray",
+            "-singlefile",
+            s(pdf),
+            s(&prefix),
+        ],
+    );
+    let bytes = std::fs::read(prefix.with_extension("pgm")).expect("pgm");
+    let _ = std::fs::remove_file(prefix.with_extension("pgm"));
+    // `P5 W H 255` and one whitespace byte, then the pixels.
+    let mut fields = Vec::new();
+    let mut at = 0;
+    while fields.len() < 4 {
+        while bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        let start = at;
+        while !bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        fields.push(String::from_utf8_lossy(&bytes[start..at]).into_owned());
+    }
+    assert_eq!(fields[0], "P5");
+    let (w, h): (usize, usize) = (fields[1].parse().expect("w"), fields[2].parse().expect("h"));
+    let pixels = bytes[at + 1..].to_vec();
+    assert_eq!(pixels.len(), w * h);
+    (w, h, pixels)
+}
+
+/// Word boxes `(x0, y0, x1, y1)` in millimetres from `pdftotext -bbox`
+/// of the first page.
+fn word_boxes(pdf: &Path) -> Vec<(String, Mm)> {
+    let html = run("pdftotext", &["-bbox", "-f", "1", "-l", "1", s(pdf), "-"]);
+    let attr = |tag: &str, name: &str| -> f64 {
+        let from = tag.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+        let to = from + tag[from..].find('"').expect("quote");
+        tag[from..to].parse::<f64>().expect("number") * MM_PER_PT
+    };
+    html.split("<word ")
+        .skip(1)
+        .map(|part| {
+            let (tag, rest) = part.split_once('>').expect("tag");
+            let text = rest.split('<').next().unwrap_or("").to_owned();
+            let b = (
+                attr(tag, "xMin"),
+                attr(tag, "yMin"),
+                attr(tag, "xMax"),
+                attr(tag, "yMax"),
+            );
+            (text, b)
+        })
+        .collect()
+}
+
+/// Issue 31: on L7160 a caption's descenders ended 0.68 mm above the
+/// label's bottom edge (rows touch on that sheet), on 5160 0.68 mm from
+/// the right edge. Every dark pixel `pdftoppm` paints on a used label, and
+/// every word box `pdftotext -bbox` reports, must lie at least 1.5 mm inside
+/// the label, for captions of every kind, short and long.
+#[test]
+fn ink_stays_a_safe_margin_inside_every_label() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    // Descenders, capitals, a long hierarchical key, notes with both.
+    let keys = [
+        ("gjpqy", "Pyjama gym, level 2"),
+        ("O0l1I", "Quay"),
+        ("spring/flyer-gypsy", "Spring flyer: gypsy jazz, Ypres"),
+        ("H83if", ""),
+    ];
+    let mut csv = String::from("key,url,notes\n");
+    for (key, notes) in keys {
+        csv.push_str(&format!("{key},https://example.com/{key},{notes:?}\n"));
+    }
+    let csv_path = dir.path().join("links.csv");
+    std::fs::write(&csv_path, csv).expect("csv");
+    let out = qrtag_cmd(&db, &["import", s(&csv_path)]);
+    assert!(out.status.success(), "import: {}", stderr(&out));
+    let keys: Vec<String> = keys.iter().map(|(k, _)| (*k).to_owned()).collect();
+    let dpi = 300;
+    let px = 25.4 / f64::from(dpi);
+    let mut failures = Vec::new();
+    for (template, caption) in [
+        ("L7160", "url"),
+        ("L7160", "notes"),
+        ("5160", "url"),
+        ("5160", "notes"),
+        ("L7651", "url"),
+        ("L7163", "notes"),
+        ("brother-62x29", "url"),
+        ("dymo-25x54", "key"),
+        ("L7120", "url"),
+    ] {
+        let pdf = dir.path().join(format!("{template}-{caption}.pdf"));
+        let mut args = vec!["print"];
+        args.extend(keys.iter().map(String::as_str));
+        args.extend_from_slice(&["--template", template, "--caption", caption, "-o", s(&pdf)]);
+        let out = qrtag_cmd(&db, &args);
+        assert!(
+            out.status.success(),
+            "{template} {caption}: {}",
+            stderr(&out)
+        );
+        let stock = STOCK.iter().find(|s| s.name == template).expect("built in");
+        let labels: Vec<Mm> = our_labels(stock).into_iter().take(keys.len()).collect();
+        let (w, h, pixels) = grey_page(&pdf, dpi);
+        for (slot, &(lx, ly, lw, lh)) in labels.iter().enumerate() {
+            // The ink nearest each edge, counting a pixel's whole extent.
+            let (mut left, mut top, mut right, mut bottom) =
+                (f64::MAX, f64::MAX, f64::MAX, f64::MAX);
+            let (c0, c1) = ((lx / px) as usize, (((lx + lw) / px) as usize).min(w));
+            let (r0, r1) = ((ly / px) as usize, (((ly + lh) / px) as usize).min(h));
+            let mut dark = 0;
+            for row in r0..r1 {
+                for col in c0..c1 {
+                    let (cx, cy) = ((col as f64 + 0.5) * px, (row as f64 + 0.5) * px);
+                    if cx < lx || cx > lx + lw || cy < ly || cy > ly + lh {
+                        continue;
+                    }
+                    if pixels[row * w + col] >= 128 {
+                        continue;
+                    }
+                    dark += 1;
+                    left = left.min(col as f64 * px - lx);
+                    right = right.min(lx + lw - (col + 1) as f64 * px);
+                    top = top.min(row as f64 * px - ly);
+                    bottom = bottom.min(ly + lh - (row + 1) as f64 * px);
+                }
+            }
+            assert!(dark > 0, "{template} {caption} label {slot}: no ink");
+            let nearest = left.min(right).min(top).min(bottom);
+            if nearest < SAFE_MM - px {
+                failures.push(format!(
+                    "{template} --caption {caption} label {slot}: ink {left:.2} mm from the left edge, \
+                     {right:.2} right, {top:.2} top, {bottom:.2} bottom"
+                ));
+            }
+        }
+        for (word, (x0, y0, x1, y1)) in word_boxes(&pdf) {
+            let (cx, cy) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+            let label = labels
+                .iter()
+                .find(|l| cx > l.0 && cx < l.0 + l.2 && cy > l.1 && cy < l.1 + l.3)
+                .unwrap_or_else(|| panic!("{template}: word {word:?} on no label"));
+            let nearest = (x0 - label.0)
+                .min(label.0 + label.2 - x1)
+                .min(y0 - label.1)
+                .min(label.1 + label.3 - y1);
+            if nearest < SAFE_MM - 0.01 {
+                failures.push(format!(
+                    "{template} --caption {caption}: word {word:?}'s box {nearest:.4} mm from its label's edge"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}

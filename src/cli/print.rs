@@ -24,7 +24,7 @@ pub struct PrintArgs {
     /// standard input, one a line.
     pub keys: Vec<String>,
     /// Label stock: a built-in name (see --list-templates) or
-    /// custom:paper=A4,label=40x40mm,cols=4,rows=6[,left=,top=,hpitch=,vpitch=,radius=].
+    /// custom:paper=A4,label=40x40mm,cols=4,rows=6[,left=,top=,hpitch=,vpitch=,radius=,safe=].
     #[arg(long, value_name = "NAME")]
     pub template: Option<Template>,
     /// One code a page: A0 to A6, Letter, Legal, Tabloid, or WxH (500x700mm).

@@ -62,9 +62,8 @@ pub fn write(pages: &[PagePlan<'_>]) -> Result<Vec<u8>, PrintError> {
         }
         surface.set_fill(Some(Fill::default()));
         for caption in &plan.captions {
-            let width = super::font::em_width(caption.text) * caption.size_pt / PT_PER_MM;
             surface.draw_text(
-                Point::from_xy(pt(caption.centre_x - width / 2.0), pt(caption.baseline)),
+                Point::from_xy(pt(caption.x), pt(caption.baseline)),
                 font.clone(),
                 caption.size_pt as f32,
                 caption.text,
