@@ -915,25 +915,25 @@ const SAFE_MM: f64 = 1.5;
 
 /// A page rasterised by `pdftoppm` as 8-bit grey: width, height, pixels.
 fn grey_page(pdf: &Path, dpi: u32) -> (usize, usize, Vec<u8>) {
+    let (w, h, pixels) = page_pixels(pdf, dpi, true);
+    (w, h, pixels)
+}
+
+/// The first page rasterised by `pdftoppm`, grey (one byte a pixel) or
+/// RGB (three): width, height, pixels.
+fn page_pixels(pdf: &Path, dpi: u32, grey: bool) -> (usize, usize, Vec<u8>) {
     let prefix = pdf.with_extension("");
-    run(
-        "pdftoppm",
-        &[
-            "-r",
-            &dpi.to_string(),
-            "-f",
-            "1",
-            "-l",
-            "1",
-            "-gray",
-            "-singlefile",
-            s(pdf),
-            s(&prefix),
-        ],
-    );
-    let bytes = std::fs::read(prefix.with_extension("pgm")).expect("pgm");
-    let _ = std::fs::remove_file(prefix.with_extension("pgm"));
-    // `P5 W H 255` and one whitespace byte, then the pixels.
+    let dpi = dpi.to_string();
+    let mut args = vec!["-r", &dpi, "-f", "1", "-l", "1", "-singlefile"];
+    if grey {
+        args.push("-gray");
+    }
+    args.extend_from_slice(&[s(pdf), s(&prefix)]);
+    run("pdftoppm", &args);
+    let file = prefix.with_extension(if grey { "pgm" } else { "ppm" });
+    let bytes = std::fs::read(&file).expect("pnm");
+    let _ = std::fs::remove_file(&file);
+    // `P5|P6 W H 255` and one whitespace byte, then the pixels.
     let mut fields = Vec::new();
     let mut at = 0;
     while fields.len() < 4 {
@@ -946,10 +946,10 @@ fn grey_page(pdf: &Path, dpi: u32) -> (usize, usize, Vec<u8>) {
         }
         fields.push(String::from_utf8_lossy(&bytes[start..at]).into_owned());
     }
-    assert_eq!(fields[0], "P5");
+    assert_eq!(fields[0], if grey { "P5" } else { "P6" });
     let (w, h): (usize, usize) = (fields[1].parse().expect("w"), fields[2].parse().expect("h"));
     let pixels = bytes[at + 1..].to_vec();
-    assert_eq!(pixels.len(), w * h);
+    assert_eq!(pixels.len(), w * h * if grey { 1 } else { 3 });
     (w, h, pixels)
 }
 
@@ -1080,4 +1080,121 @@ fn ink_stays_a_safe_margin_inside_every_label() {
         }
     }
     assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 31: `qrtag print` brands codes as `qrtag qr` does: colours (checked
+/// for contrast), a PNG logo in each code's centre (embedded once, the
+/// error correction raised) and each code decoded with its logo before the
+/// PDF is written. Read back by `pdfimages`, `pdftoppm` and both decoders.
+#[test]
+fn print_brands_codes_with_colours_and_a_logo_that_still_scan() {
+    let links = links(4);
+    let logo = links.dir.path().join("logo.png");
+    image::RgbaImage::from_fn(96, 64, |x, _| {
+        if x < 48 {
+            image::Rgba([200, 30, 30, 255])
+        } else {
+            image::Rgba([30, 160, 60, 255])
+        }
+    })
+    .save(&logo)
+    .expect("logo");
+    let pdf = links.print(
+        &links.keys,
+        &[
+            "--template",
+            "L7160",
+            "--dark",
+            "#1e3a8a",
+            "--light",
+            "#fffbe6",
+            "--logo",
+            s(&logo),
+            "--logo-size",
+            "25",
+        ],
+        "branded.pdf",
+    );
+    // One image object, drawn on every code.
+    let images = run("pdfimages", &["-list", s(&pdf)]);
+    let rows: Vec<Vec<&str>> = images
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), links.keys.len(), "{images}");
+    let objects: BTreeSet<&str> = rows.iter().map(|r| r[10]).collect();
+    assert_eq!(objects.len(), 1, "embedded once: {images}");
+    assert_eq!((rows[0][3], rows[0][4]), ("96", "64"), "{images}");
+    // Every code reads, by both decoders.
+    let stock = STOCK.iter().find(|s| s.name == "L7160").expect("built in");
+    let labels: Vec<Mm> = our_labels(stock)
+        .into_iter()
+        .take(links.keys.len())
+        .collect();
+    let expected: BTreeSet<String> = links.keys.iter().map(|k| url(k)).collect();
+    let (zbar, zxing) = decode_labels(&pdf, 300, &[labels]).remove(0);
+    assert_eq!(zbar, expected, "zbarimg");
+    assert_eq!(zxing, expected, "ZXingReader");
+    // The colours asked for are what is painted: dark, light ground, logo;
+    // no black in the codes (only the captions are black).
+    let dpi = 100;
+    let (w, _, pixels) = page_pixels(&pdf, dpi, false);
+    let px = |mm: f64| (mm * f64::from(dpi) / 25.4) as usize;
+    let count = |rgb: [u8; 3], within: Option<Mm>| {
+        pixels
+            .chunks(3)
+            .enumerate()
+            .filter(|(i, _)| {
+                within.is_none_or(|(x, y, lw, lh)| {
+                    let (col, row) = (i % w, i / w);
+                    (px(x)..px(x + lw)).contains(&col) && (px(y)..px(y + lh)).contains(&row)
+                })
+            })
+            .filter(|(_, p)| p.iter().zip(rgb).all(|(a, b)| a.abs_diff(b) <= 6))
+            .count()
+    };
+    for (name, rgb) in [
+        ("dark", [0x1e, 0x3a, 0x8a]),
+        ("light", [0xff, 0xfb, 0xe6]),
+        ("logo red", [200, 30, 30]),
+        ("logo green", [30, 160, 60]),
+    ] {
+        let n = count(rgb, None);
+        assert!(n > 100, "{name}: {n} pixels");
+    }
+    let first = our_labels(stock)[0];
+    // The label above its caption: the code alone.
+    let code_part = (first.0, first.1, first.2, first.3 * 0.75);
+    assert_eq!(count([0, 0, 0], Some(code_part)), 0, "black in a code");
+    assert!(count([0x1e, 0x3a, 0x8a], Some(code_part)) > 100);
+
+    // A logo the code does not read back with, a low contrast, no PNG:
+    // refused in one line, nothing written.
+    let out_pdf = links.dir.path().join("refused.pdf");
+    let not_png = links.dir.path().join("logo.svg");
+    std::fs::write(&not_png, "<svg/>").expect("svg");
+    for (args, code, says) in [
+        (
+            vec!["--logo", s(&logo), "--logo-size", "45"],
+            1,
+            "does not read back",
+        ),
+        (
+            vec!["--dark", "#777", "--light", "#888"],
+            2,
+            "contrast ratio",
+        ),
+        (vec!["--logo", s(&not_png)], 2, "not a PNG"),
+        (vec!["--logo-size", "30"], 2, "--logo"),
+    ] {
+        let mut all = vec!["print", links.keys[0].as_str(), "--template", "L7160"];
+        all.extend_from_slice(&args);
+        all.extend_from_slice(&["-o", s(&out_pdf)]);
+        let out = qrtag_cmd(&links.db, &all);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!out_pdf.exists(), "{args:?}: nothing written");
+    }
 }

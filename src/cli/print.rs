@@ -15,7 +15,8 @@ use crate::link;
 use crate::link_key::LinkKey;
 use crate::links;
 use crate::print::request::{self, CaptionKind, PrintOptions, Spelling};
-use crate::print::{self, Job, Length, Options, Paper, Tag, Target, Template};
+use crate::print::{self, Brand, Job, Length, Logo, Options, Paper, Tag, Target, Template};
+use crate::qr::brand::{Colour, Palette};
 use crate::store;
 
 #[derive(Debug, Clone, Args)]
@@ -62,6 +63,61 @@ pub struct PrintArgs {
     pub crop_marks: bool,
     #[command(flatten)]
     pub tag: TagArgs,
+    #[command(flatten)]
+    pub brand: PrintBrandArgs,
+}
+
+/// Colours and a logo, as `qrtag qr` takes them.
+#[derive(Debug, Clone, Args)]
+pub struct PrintBrandArgs {
+    /// Colour of the dark modules, CSS hex (#rgb or #rrggbb) [default: #000].
+    #[arg(long, value_name = "COLOR", value_parser = parse_colour)]
+    pub dark: Option<Colour>,
+    /// Colour of the light modules and the quiet zone [default: #fff].
+    #[arg(long, value_name = "COLOR", value_parser = parse_colour)]
+    pub light: Option<Colour>,
+    /// Accept a --dark colour lighter than the light one.
+    #[arg(long, requires = "dark")]
+    pub allow_inverted: bool,
+    /// A PNG logo in the centre of every code; error correction is raised
+    /// to what it covers, and each code is decoded with it before printing.
+    #[arg(long, value_name = "FILE.png")]
+    pub logo: Option<PathBuf>,
+    /// The logo's square, as a percentage of the code's side.
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "logo",
+        default_value_t = 20,
+        value_parser = clap::value_parser!(u32).range(5..=60)
+    )]
+    pub logo_size: u32,
+}
+
+fn parse_colour(s: &str) -> Result<Colour, String> {
+    s.parse()
+        .map_err(|e: crate::qr::brand::BrandError| e.to_string())
+}
+
+impl PrintBrandArgs {
+    /// The brand asked for: colours checked for contrast, the logo read
+    /// (usage errors, before the store is opened).
+    fn brand(&self) -> anyhow::Result<Brand> {
+        let palette = Palette::new(
+            self.dark.unwrap_or(Colour::BLACK),
+            self.light.unwrap_or(Colour::WHITE),
+            self.allow_inverted,
+        )
+        .map_err(|e| usage(&e.to_string()))?;
+        let logo = match &self.logo {
+            Some(path) => Some(Logo {
+                image: std::sync::Arc::new(super::qr_output::read_logo_image(path)?),
+                percent: self.logo_size,
+            }),
+            None => None,
+        };
+        Ok(Brand { palette, logo })
+    }
 }
 
 impl PrintArgs {
@@ -91,6 +147,7 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
     let target = options
         .target(Spelling::Flag)
         .map_err(|e| usage(&e.message))?;
+    let brand = args.brand.brand()?;
     let keys = read_keys(&args.keys)?;
     if keys.is_empty() && !(args.outline && matches!(target, Target::Sheet(_))) {
         return Err(usage(
@@ -107,9 +164,10 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
     } else {
         tags(cli, args, &options, &keys).await?
     };
-    let job = options
+    let mut job = options
         .job(tags, Spelling::Flag)
         .map_err(|e| usage(&e.message))?;
+    job.options.brand = brand;
     let pdf = render(&job)?;
     match &args.output {
         Some(path) => {

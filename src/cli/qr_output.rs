@@ -262,19 +262,31 @@ impl Job {
 /// not a PNG a usage error (SVG logos are not drawn; convert them first).
 fn read_logo(path: &std::path::Path, percent: u32) -> anyhow::Result<Logo> {
     let png = std::fs::read(path).with_context(|| format!("reading --logo {}", path.display()))?;
-    let image = image::load_from_memory_with_format(&png, image::ImageFormat::Png)
-        .map_err(|_| {
-            UsageError(format!(
-                "--logo {}: not a PNG file (convert an SVG logo to PNG first)",
-                path.display()
-            ))
-        })?
-        .to_rgba8();
+    let image = decode_logo(&png, path)?;
     Ok(Logo {
         image,
         png,
         percent,
     })
+}
+
+/// `--logo` read and decoded, for `qrtag print`, which embeds the pixels.
+pub fn read_logo_image(path: &std::path::Path) -> anyhow::Result<RgbaImage> {
+    let png = std::fs::read(path).with_context(|| format!("reading --logo {}", path.display()))?;
+    decode_logo(&png, path)
+}
+
+fn decode_logo(png: &[u8], path: &std::path::Path) -> anyhow::Result<RgbaImage> {
+    Ok(
+        image::load_from_memory_with_format(png, image::ImageFormat::Png)
+            .map_err(|_| {
+                UsageError(format!(
+                    "--logo {}: not a PNG file (convert an SVG logo to PNG first)",
+                    path.display()
+                ))
+            })?
+            .to_rgba8(),
+    )
 }
 
 #[cfg(test)]

@@ -257,6 +257,7 @@ impl PrintOptions {
                 skip: self.skip,
                 outline: self.outline,
                 ec: self.ec,
+                brand: super::Brand::default(),
             },
         })
     }
