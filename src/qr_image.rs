@@ -184,6 +184,14 @@ pub enum RenderError {
 pub struct RenderGate {
     slots: Arc<Semaphore>,
     capacity: usize,
+    /// The logo `serve --print-logo` gives the print surfaces (`logo=true`),
+    /// decoded once at start: a server's brand is the operator's, not
+    /// uploaded with every request.
+    print_logo: Option<Arc<image::RgbaImage>>,
+    /// SHA-256 of the logo's size and pixels (empty without one), for the
+    /// ETag of a PDF drawn with it: another logo after a restart is another
+    /// answer.
+    print_logo_digest: Vec<u8>,
 }
 
 impl RenderGate {
@@ -196,7 +204,33 @@ impl RenderGate {
         Self {
             slots: Arc::new(Semaphore::new(capacity)),
             capacity,
+            print_logo: None,
+            print_logo_digest: Vec::new(),
         }
+    }
+
+    /// The gate with the server's print logo.
+    pub fn with_print_logo(mut self, logo: Option<Arc<image::RgbaImage>>) -> Self {
+        use sha2::Digest as _;
+        self.print_logo_digest = logo.as_ref().map_or_else(Vec::new, |l| {
+            let mut hash = sha2::Sha256::new();
+            hash.update(l.width().to_be_bytes());
+            hash.update(l.height().to_be_bytes());
+            hash.update(l.as_raw());
+            hash.finalize().to_vec()
+        });
+        self.print_logo = logo;
+        self
+    }
+
+    /// What identifies the print logo in an ETag (empty without one).
+    pub fn print_logo_digest(&self) -> &[u8] {
+        &self.print_logo_digest
+    }
+
+    /// The logo a print job's `logo=true` draws, if the server has one.
+    pub fn print_logo(&self) -> Option<&Arc<image::RgbaImage>> {
+        self.print_logo.as_ref()
     }
 
     /// How many renders may run at once.

@@ -350,6 +350,8 @@ pub struct Settings {
     pub public_url: Option<PublicUrl>,
     /// QR codes from the admin listener print scheme and host in capitals.
     pub qr_uppercase_prefix: bool,
+    /// `--print-logo`, decoded: what a print job's `logo=true` draws.
+    pub print_logo: Option<std::sync::Arc<image::RgbaImage>>,
     pub store: StoreSettings,
     /// Worker threads of the public listener; `None` means one per core.
     pub workers: Option<usize>,
@@ -492,6 +494,7 @@ impl Settings {
         Self {
             listen: "127.0.0.1:8080".into(),
             qr_uppercase_prefix: false,
+            print_logo: None,
             admin_listen: "127.0.0.1:8081".into(),
             node_name: None,
             public_url: None,

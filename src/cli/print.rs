@@ -15,8 +15,8 @@ use crate::link;
 use crate::link_key::LinkKey;
 use crate::links;
 use crate::print::request::{self, CaptionKind, PrintOptions, Spelling};
-use crate::print::{self, Brand, Job, Length, Logo, Options, Paper, Tag, Target, Template};
-use crate::qr::brand::{Colour, Palette};
+use crate::print::{self, Job, Length, Options, Paper, Tag, Target, Template};
+use crate::qr::brand::Colour;
 use crate::store;
 
 #[derive(Debug, Clone, Args)]
@@ -99,27 +99,6 @@ fn parse_colour(s: &str) -> Result<Colour, String> {
         .map_err(|e: crate::qr::brand::BrandError| e.to_string())
 }
 
-impl PrintBrandArgs {
-    /// The brand asked for: colours checked for contrast, the logo read
-    /// (usage errors, before the store is opened).
-    fn brand(&self) -> anyhow::Result<Brand> {
-        let palette = Palette::new(
-            self.dark.unwrap_or(Colour::BLACK),
-            self.light.unwrap_or(Colour::WHITE),
-            self.allow_inverted,
-        )
-        .map_err(|e| usage(&e.to_string()))?;
-        let logo = match &self.logo {
-            Some(path) => Some(Logo {
-                image: std::sync::Arc::new(super::qr_output::read_logo_image(path)?),
-                percent: self.logo_size,
-            }),
-            None => None,
-        };
-        Ok(Brand { palette, logo })
-    }
-}
-
 impl PrintArgs {
     /// The options as every surface takes them.
     fn options(&self) -> PrintOptions {
@@ -134,6 +113,11 @@ impl PrintArgs {
             bleed: self.bleed,
             crop_marks: self.crop_marks,
             ec: self.tag.ec,
+            dark: self.brand.dark,
+            light: self.brand.light,
+            allow_inverted: self.brand.allow_inverted,
+            logo: self.brand.logo.is_some(),
+            logo_size: self.brand.logo.as_ref().map(|_| self.brand.logo_size),
         }
     }
 }
@@ -147,7 +131,16 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
     let target = options
         .target(Spelling::Flag)
         .map_err(|e| usage(&e.message))?;
-    let brand = args.brand.brand()?;
+    // The logo read and the colours checked before the store is opened.
+    let logo = match &args.brand.logo {
+        Some(path) => Some(std::sync::Arc::new(super::qr_output::read_logo_image(
+            path,
+        )?)),
+        None => None,
+    };
+    options
+        .brand(logo.as_ref(), Spelling::Flag)
+        .map_err(|e| usage(&e.message))?;
     let keys = read_keys(&args.keys)?;
     if keys.is_empty() && !(args.outline && matches!(target, Target::Sheet(_))) {
         return Err(usage(
@@ -164,10 +157,9 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
     } else {
         tags(cli, args, &options, &keys).await?
     };
-    let mut job = options
-        .job(tags, Spelling::Flag)
+    let job = options
+        .job(tags, Spelling::Flag, logo.as_ref())
         .map_err(|e| usage(&e.message))?;
-    job.options.brand = brand;
     let pdf = render(&job)?;
     match &args.output {
         Some(path) => {

@@ -129,7 +129,7 @@ async fn pdf(req: &HttpRequest, state: &QrState, key: LinkKey) -> HttpResponse {
         state.uppercase_prefix,
         notes.as_deref(),
     );
-    let job = match options.job(vec![tag], Spelling::Param) {
+    let job = match options.job(vec![tag], Spelling::Param, state.gate.print_logo()) {
         Ok(job) => job,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
     };
@@ -156,6 +156,7 @@ fn answer_tag(req: &HttpRequest, state: &QrState, notes: Option<&str>) -> Header
         req.query_string().as_bytes(),
         notes.map_or(&[][..], str::as_bytes),
         &[u8::from(notes.is_some())],
+        state.gate.print_logo_digest(),
     ])
 }
 
@@ -196,6 +197,11 @@ pub fn refusal(e: &RenderError) -> (StatusCode, String) {
         RenderError::Print(p) if p.is_usage() => {
             (StatusCode::BAD_REQUEST, p.message(Spelling::Param))
         }
+        // A logo the code does not read back with: the request's to change.
+        RenderError::Print(PrintError::Brand(b)) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            b.to_string().replace("--logo-size", "logo-size"),
+        ),
         RenderError::Qr(_) | RenderError::Aborted(_) | RenderError::Print(_) => {
             tracing::error!(error = %e, "rendering failed");
             (
