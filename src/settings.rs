@@ -351,7 +351,7 @@ pub struct Settings {
     /// QR codes from the admin listener print scheme and host in capitals.
     pub qr_uppercase_prefix: bool,
     /// `--print-logo`, decoded: what a print job's `logo=true` draws.
-    pub print_logo: Option<std::sync::Arc<image::RgbaImage>>,
+    pub print_logo: Option<std::sync::Arc<crate::qr_image::ServerLogo>>,
     pub store: StoreSettings,
     /// Worker threads of the public listener; `None` means one per core.
     pub workers: Option<usize>,

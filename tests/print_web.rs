@@ -38,7 +38,14 @@ async fn server() -> Server {
 async fn server_with_logo(logo: Option<image::RgbaImage>) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
-    settings.print_logo = logo.map(std::sync::Arc::new);
+    settings.print_logo = logo.map(|image| {
+        let file = dir.path().join("server-logo.png");
+        image.save(&file).expect("logo");
+        std::sync::Arc::new(qrtag::qr_image::ServerLogo {
+            image: std::sync::Arc::new(image),
+            png: std::fs::read(&file).expect("logo"),
+        })
+    });
     settings.console = Some(ConsoleSettings::default());
     settings.api = Some(ApiSettings::new(
         "127.0.0.1:0",
@@ -807,6 +814,75 @@ async fn a_logo_and_colours_on_every_surface_give_the_cli_bytes_and_scan() {
         ]
     );
 
+    // The images: the admin listener, the REST API and the console's
+    // download give `qrtag qr --logo`'s bytes, PNG and SVG alike.
+    for format in ["png", "svg"] {
+        let image_query = "scale=6&dark=%231e3a8a&light=%23fffbe6&logo=true&logo-size=25";
+        let out = logo_dir.path().join(format!("door.{format}"));
+        let run = s.app.cli(&[
+            "qr",
+            "door",
+            "--scale",
+            "6",
+            "--dark",
+            "#1e3a8a",
+            "--light",
+            "#fffbe6",
+            "--logo",
+            file.to_str().expect("utf-8"),
+            "--logo-size",
+            "25",
+            "-o",
+            out.to_str().expect("utf-8"),
+        ]);
+        assert!(run.status.success(), "{run:?}");
+        let cli = std::fs::read(&out).expect("image");
+        let admin = s.admin(&format!("/qr/door.{format}?{image_query}")).await;
+        assert_eq!(admin.status(), StatusCode::OK, "{format}");
+        let admin = admin.bytes().await.expect("body").to_vec();
+        let rest = s
+            .api_get(&format!("/links/door/qr.{format}?{image_query}"))
+            .await;
+        assert_eq!(rest.status(), StatusCode::OK, "{format}");
+        let rest = rest.bytes().await.expect("body").to_vec();
+        let console = s
+            .console_get(&format!(
+                "/link/download?key=door&format={format}&{image_query}"
+            ))
+            .await;
+        assert_eq!(console.status(), StatusCode::OK, "{format}");
+        let console = console.bytes().await.expect("body").to_vec();
+        assert!(
+            admin == cli,
+            "/qr/door.{format} differs from qrtag qr --logo"
+        );
+        assert!(
+            rest == cli,
+            "the REST {format} differs from qrtag qr --logo"
+        );
+        assert!(
+            console == cli,
+            "the console's {format} differs from qrtag qr --logo"
+        );
+        if format == "png" {
+            let zbar = Command::new("zbarimg")
+                .args(["-q", "--raw", "-Sdisable", "-Sqrcode.enable"])
+                .arg(&out)
+                .output()
+                .expect("zbarimg");
+            assert_eq!(
+                String::from_utf8_lossy(&zbar.stdout).trim(),
+                format!("{PUBLIC_URL}/door")
+            );
+        }
+    }
+    // The link page offers it, and shows the code with the logo.
+    let page = s
+        .console_text("/link?key=door&dark=%231e3a8a&light=&logo=true")
+        .await;
+    assert!(page.contains(r#"name="logo""#), "{page}");
+    assert!(page.contains("logo=true&amp;logo-size=20"), "{page}");
+
     // A logo that hides too much: refused, with the reason, not printed.
     let big = "template=L7160&logo=true&logo-size=45";
     let res = s.admin(&format!("/qr/door.pdf?{big}")).await;
@@ -848,4 +924,13 @@ async fn a_logo_and_colours_on_every_surface_give_the_cli_bytes_and_scan() {
     assert_eq!(res.status(), StatusCode::BAD_REQUEST);
     let page = res.text().await.expect("page");
     assert!(page.contains(r#"id="label-pdf-logo-problem""#), "{page}");
+    let res = plain.admin("/qr/door.png?logo=true").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert!(res.text().await.expect("body").contains("--print-logo"));
+    let res = plain.api_get("/links/door/qr.svg?logo=true").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let res = s.admin("/qr/door.png?logo=true&logo-size=45").await;
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let res = s.admin("/qr/door.png?logo-size=30").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 }

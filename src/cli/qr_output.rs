@@ -214,6 +214,7 @@ impl Job {
                     options,
                     uppercase_prefix: tag.uppercase_prefix,
                     palette: *palette,
+                    logo: None,
                 };
                 Ok(qr_image::render(
                     public_url,
@@ -271,14 +272,8 @@ fn read_logo(path: &std::path::Path, percent: u32) -> anyhow::Result<Logo> {
 }
 
 /// `serve --print-logo`, read and decoded once at start.
-#[derive(Clone)]
-pub struct PrintLogo(pub std::sync::Arc<RgbaImage>);
-
-impl std::fmt::Debug for PrintLogo {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "PrintLogo({}x{})", self.0.width(), self.0.height())
-    }
-}
+#[derive(Clone, Debug)]
+pub struct PrintLogo(pub std::sync::Arc<crate::qr_image::ServerLogo>);
 
 /// The largest `--print-logo` file and image a server takes: a logo is a
 /// few kilobytes, and every print job's PDF embeds its pixels.
@@ -306,7 +301,12 @@ pub fn parse_print_logo(path: &str) -> Result<PrintLogo, String> {
             image.height()
         ));
     }
-    Ok(PrintLogo(std::sync::Arc::new(image)))
+    Ok(PrintLogo(std::sync::Arc::new(
+        crate::qr_image::ServerLogo {
+            image: std::sync::Arc::new(image),
+            png,
+        },
+    )))
 }
 
 /// `--logo` read and decoded, for `qrtag print`, which embeds the pixels.
