@@ -10,7 +10,7 @@ use std::sync::Arc;
 use tokio::sync::Semaphore;
 
 use crate::link_key::LinkKey;
-use crate::qr::brand::{BrandError, Branded, Palette};
+use crate::qr::brand::{self, BrandError, Branded, Palette};
 use crate::qr::{self, EcLevel, QrError, RenderOptions};
 use crate::settings::PublicUrl;
 
@@ -83,6 +83,18 @@ pub struct ImageSpec {
     /// Colours other than black on white (`qr::brand`): checked for
     /// contrast when made, decoded before the image is returned.
     pub palette: Option<Palette>,
+    /// The server's logo (`serve --print-logo`) in the centre, its square
+    /// this percentage of the code's side: drawn as `qrtag qr --logo` draws
+    /// it, and decoded first.
+    pub logo: Option<u32>,
+}
+
+/// `serve --print-logo`: the decoded image every surface draws, and the
+/// file's bytes an SVG embeds.
+#[derive(Debug)]
+pub struct ServerLogo {
+    pub image: Arc<image::RgbaImage>,
+    pub png: Vec<u8>,
 }
 
 /// What the tag for `key` encodes: the short URL, with scheme and host in
@@ -122,7 +134,48 @@ pub fn render(
     spec: &ImageSpec,
     limit: SizeLimit,
 ) -> Result<Vec<u8>, QrError> {
+    render_with(public_url, key, spec, limit, None)
+}
+
+/// [`render`] with the server's logo for a spec that asks for it (a spec
+/// asking for one with `logo` none is [`QrError::Unreadable`]'s caller's
+/// to refuse first: see [`RenderGate::render`]).
+pub fn render_with(
+    public_url: &PublicUrl,
+    key: &LinkKey,
+    spec: &ImageSpec,
+    limit: SizeLimit,
+    logo: Option<&ServerLogo>,
+) -> Result<Vec<u8>, QrError> {
     let text = tag_text(public_url, key, spec.uppercase_prefix);
+    if let (Some(percent), Some(logo)) = (spec.logo, logo) {
+        let unreadable = |e: BrandError| match e {
+            BrandError::DoesNotDecode(why) => QrError::Unreadable(why),
+            BrandError::Qr(e) => e,
+            other => QrError::Unreadable(other.to_string()),
+        };
+        let (code, side) = brand::plan_logo(&text, percent, spec.ec)?;
+        if spec.format == ImageFormat::Png && limit == SizeLimit::Served {
+            spec.options.check_png_side(&code, MAX_PNG_SIDE)?;
+        }
+        let branded = Branded {
+            code,
+            palette: spec.palette.unwrap_or_default(),
+            options: spec.options,
+            logo: Some((&logo.image, side)),
+        };
+        // As `qrtag qr --logo`: a PNG checked in its own pixels, an SVG at
+        // the scale a viewer shows it at.
+        return match spec.format {
+            ImageFormat::Png => branded.checked_png(&text).map_err(unreadable),
+            ImageFormat::Svg => {
+                branded
+                    .check(&text, RenderOptions::DEFAULT_SCALE)
+                    .map_err(unreadable)?;
+                Ok(branded.svg(Some(&logo.png)).into_bytes())
+            }
+        };
+    }
     let code = qr::encode(&text, spec.ec)?;
     if let Some(palette) = spec.palette {
         if spec.format == ImageFormat::Png && limit == SizeLimit::Served {
@@ -172,6 +225,11 @@ pub enum RenderError {
     /// A print-ready PDF the layout refused (or failed to write).
     #[error(transparent)]
     Print(#[from] crate::print::PrintError),
+    /// `logo=true` on a server started without `--print-logo`.
+    #[error(
+        "bad logo: this server has no logo: its operator sets one with `qrtag serve --print-logo FILE.png`"
+    )]
+    NoLogo,
 }
 
 /// The renders a server runs at once, one gate for the whole process:
@@ -184,6 +242,14 @@ pub enum RenderError {
 pub struct RenderGate {
     slots: Arc<Semaphore>,
     capacity: usize,
+    /// The logo `serve --print-logo` gives the print surfaces (`logo=true`),
+    /// decoded once at start: a server's brand is the operator's, not
+    /// uploaded with every request.
+    print_logo: Option<Arc<ServerLogo>>,
+    /// SHA-256 of the logo's size and pixels (empty without one), for the
+    /// ETag of a PDF drawn with it: another logo after a restart is another
+    /// answer.
+    print_logo_digest: Vec<u8>,
 }
 
 impl RenderGate {
@@ -196,7 +262,31 @@ impl RenderGate {
         Self {
             slots: Arc::new(Semaphore::new(capacity)),
             capacity,
+            print_logo: None,
+            print_logo_digest: Vec::new(),
         }
+    }
+
+    /// The gate with the server's print logo.
+    pub fn with_print_logo(mut self, logo: Option<Arc<ServerLogo>>) -> Self {
+        use sha2::Digest as _;
+        self.print_logo_digest = logo.as_ref().map_or_else(Vec::new, |l| {
+            let mut hash = sha2::Sha256::new();
+            hash.update(&l.png);
+            hash.finalize().to_vec()
+        });
+        self.print_logo = logo;
+        self
+    }
+
+    /// What identifies the print logo in an ETag (empty without one).
+    pub fn print_logo_digest(&self) -> &[u8] {
+        &self.print_logo_digest
+    }
+
+    /// The logo a print job's `logo=true` draws, if the server has one.
+    pub fn print_logo(&self) -> Option<&Arc<image::RgbaImage>> {
+        self.print_logo.as_ref().map(|l| &l.image)
     }
 
     /// How many renders may run at once.
@@ -225,7 +315,11 @@ impl RenderGate {
         key: LinkKey,
         spec: ImageSpec,
     ) -> Result<Vec<u8>, RenderError> {
-        self.run(move || render(&public_url, &key, &spec, SizeLimit::Served))
+        if spec.logo.is_some() && self.print_logo.is_none() {
+            return Err(RenderError::NoLogo);
+        }
+        let logo = self.print_logo.clone();
+        self.run(move || render_with(&public_url, &key, &spec, SizeLimit::Served, logo.as_deref()))
             .await
     }
 

@@ -354,6 +354,8 @@ pub struct Settings {
     pub follow_recorded_url: bool,
     /// QR codes from the admin listener print scheme and host in capitals.
     pub qr_uppercase_prefix: bool,
+    /// `--print-logo`, decoded: what a print job's `logo=true` draws.
+    pub print_logo: Option<std::sync::Arc<crate::qr_image::ServerLogo>>,
     pub store: StoreSettings,
     /// Worker threads of the public listener; `None` means one per core.
     pub workers: Option<usize>,
@@ -500,6 +502,7 @@ impl Settings {
         Self {
             listen: "127.0.0.1:8080".into(),
             qr_uppercase_prefix: false,
+            print_logo: None,
             admin_listen: "127.0.0.1:8081".into(),
             node_name: None,
             public_url: None,

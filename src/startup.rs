@@ -761,7 +761,8 @@ impl Application {
         .map_err(Listener::Public.bind_error(&settings.listen))?;
 
         let qr_renders = crate::metrics::QrRenders::default();
-        let render_gate = crate::qr_image::RenderGate::for_cores();
+        let render_gate =
+            crate::qr_image::RenderGate::for_cores().with_print_logo(settings.print_logo.clone());
         let qr_state = web::Data::new(crate::server::qr::QrState {
             snapshot: Arc::clone(&snapshot),
             store: Arc::clone(&store),

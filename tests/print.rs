@@ -909,3 +909,292 @@ fn an_exact_code_size_notes_captions_and_an_alignment_page() {
     let stock = STOCK.iter().find(|s| s.name == "5160").expect("built in");
     check_positions("5160", &align, &our_labels(stock), 0);
 }
+
+/// The safe area every built-in template keeps clear of ink (issue 31).
+const SAFE_MM: f64 = 1.5;
+
+/// A page rasterised by `pdftoppm` as 8-bit grey: width, height, pixels.
+fn grey_page(pdf: &Path, dpi: u32) -> (usize, usize, Vec<u8>) {
+    let (w, h, pixels) = page_pixels(pdf, dpi, true);
+    (w, h, pixels)
+}
+
+/// The first page rasterised by `pdftoppm`, grey (one byte a pixel) or
+/// RGB (three): width, height, pixels.
+fn page_pixels(pdf: &Path, dpi: u32, grey: bool) -> (usize, usize, Vec<u8>) {
+    let prefix = pdf.with_extension("");
+    let dpi = dpi.to_string();
+    let mut args = vec!["-r", &dpi, "-f", "1", "-l", "1", "-singlefile"];
+    if grey {
+        args.push("-gray");
+    }
+    args.extend_from_slice(&[s(pdf), s(&prefix)]);
+    run("pdftoppm", &args);
+    let file = prefix.with_extension(if grey { "pgm" } else { "ppm" });
+    let bytes = std::fs::read(&file).expect("pnm");
+    let _ = std::fs::remove_file(&file);
+    // `P5|P6 W H 255` and one whitespace byte, then the pixels.
+    let mut fields = Vec::new();
+    let mut at = 0;
+    while fields.len() < 4 {
+        while bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        let start = at;
+        while !bytes[at].is_ascii_whitespace() {
+            at += 1;
+        }
+        fields.push(String::from_utf8_lossy(&bytes[start..at]).into_owned());
+    }
+    assert_eq!(fields[0], if grey { "P5" } else { "P6" });
+    let (w, h): (usize, usize) = (fields[1].parse().expect("w"), fields[2].parse().expect("h"));
+    let pixels = bytes[at + 1..].to_vec();
+    assert_eq!(pixels.len(), w * h * if grey { 1 } else { 3 });
+    (w, h, pixels)
+}
+
+/// Word boxes `(x0, y0, x1, y1)` in millimetres from `pdftotext -bbox`
+/// of the first page.
+fn word_boxes(pdf: &Path) -> Vec<(String, Mm)> {
+    let html = run("pdftotext", &["-bbox", "-f", "1", "-l", "1", s(pdf), "-"]);
+    let attr = |tag: &str, name: &str| -> f64 {
+        let from = tag.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+        let to = from + tag[from..].find('"').expect("quote");
+        tag[from..to].parse::<f64>().expect("number") * MM_PER_PT
+    };
+    html.split("<word ")
+        .skip(1)
+        .map(|part| {
+            let (tag, rest) = part.split_once('>').expect("tag");
+            let text = rest.split('<').next().unwrap_or("").to_owned();
+            let b = (
+                attr(tag, "xMin"),
+                attr(tag, "yMin"),
+                attr(tag, "xMax"),
+                attr(tag, "yMax"),
+            );
+            (text, b)
+        })
+        .collect()
+}
+
+/// Issue 31: on L7160 a caption's descenders ended 0.68 mm above the
+/// label's bottom edge (rows touch on that sheet), on 5160 0.68 mm from
+/// the right edge. Every dark pixel `pdftoppm` paints on a used label, and
+/// every word box `pdftotext -bbox` reports, must lie at least 1.5 mm inside
+/// the label, for captions of every kind, short and long.
+#[test]
+fn ink_stays_a_safe_margin_inside_every_label() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    // Descenders, capitals, a long hierarchical key, notes with both.
+    let keys = [
+        ("gjpqy", "Pyjama gym, level 2"),
+        ("O0l1I", "Quay"),
+        ("spring/flyer-gypsy", "Spring flyer: gypsy jazz, Ypres"),
+        ("H83if", ""),
+    ];
+    let mut csv = String::from("key,url,notes\n");
+    for (key, notes) in keys {
+        csv.push_str(&format!("{key},https://example.com/{key},{notes:?}\n"));
+    }
+    let csv_path = dir.path().join("links.csv");
+    std::fs::write(&csv_path, csv).expect("csv");
+    let out = qrtag_cmd(&db, &["import", s(&csv_path)]);
+    assert!(out.status.success(), "import: {}", stderr(&out));
+    let keys: Vec<String> = keys.iter().map(|(k, _)| (*k).to_owned()).collect();
+    let dpi = 300;
+    let px = 25.4 / f64::from(dpi);
+    let mut failures = Vec::new();
+    for (template, caption) in [
+        ("L7160", "url"),
+        ("L7160", "notes"),
+        ("5160", "url"),
+        ("5160", "notes"),
+        ("L7651", "url"),
+        ("L7163", "notes"),
+        ("brother-62x29", "url"),
+        ("dymo-25x54", "key"),
+        ("L7120", "url"),
+    ] {
+        let pdf = dir.path().join(format!("{template}-{caption}.pdf"));
+        let mut args = vec!["print"];
+        args.extend(keys.iter().map(String::as_str));
+        args.extend_from_slice(&["--template", template, "--caption", caption, "-o", s(&pdf)]);
+        let out = qrtag_cmd(&db, &args);
+        assert!(
+            out.status.success(),
+            "{template} {caption}: {}",
+            stderr(&out)
+        );
+        let stock = STOCK.iter().find(|s| s.name == template).expect("built in");
+        let labels: Vec<Mm> = our_labels(stock).into_iter().take(keys.len()).collect();
+        let (w, h, pixels) = grey_page(&pdf, dpi);
+        for (slot, &(lx, ly, lw, lh)) in labels.iter().enumerate() {
+            // The ink nearest each edge, counting a pixel's whole extent.
+            let (mut left, mut top, mut right, mut bottom) =
+                (f64::MAX, f64::MAX, f64::MAX, f64::MAX);
+            let (c0, c1) = ((lx / px) as usize, (((lx + lw) / px) as usize).min(w));
+            let (r0, r1) = ((ly / px) as usize, (((ly + lh) / px) as usize).min(h));
+            let mut dark = 0;
+            for row in r0..r1 {
+                for col in c0..c1 {
+                    let (cx, cy) = ((col as f64 + 0.5) * px, (row as f64 + 0.5) * px);
+                    if cx < lx || cx > lx + lw || cy < ly || cy > ly + lh {
+                        continue;
+                    }
+                    if pixels[row * w + col] >= 128 {
+                        continue;
+                    }
+                    dark += 1;
+                    left = left.min(col as f64 * px - lx);
+                    right = right.min(lx + lw - (col + 1) as f64 * px);
+                    top = top.min(row as f64 * px - ly);
+                    bottom = bottom.min(ly + lh - (row + 1) as f64 * px);
+                }
+            }
+            assert!(dark > 0, "{template} {caption} label {slot}: no ink");
+            let nearest = left.min(right).min(top).min(bottom);
+            if nearest < SAFE_MM - px {
+                failures.push(format!(
+                    "{template} --caption {caption} label {slot}: ink {left:.2} mm from the left edge, \
+                     {right:.2} right, {top:.2} top, {bottom:.2} bottom"
+                ));
+            }
+        }
+        for (word, (x0, y0, x1, y1)) in word_boxes(&pdf) {
+            let (cx, cy) = ((x0 + x1) / 2.0, (y0 + y1) / 2.0);
+            let label = labels
+                .iter()
+                .find(|l| cx > l.0 && cx < l.0 + l.2 && cy > l.1 && cy < l.1 + l.3)
+                .unwrap_or_else(|| panic!("{template}: word {word:?} on no label"));
+            let nearest = (x0 - label.0)
+                .min(label.0 + label.2 - x1)
+                .min(y0 - label.1)
+                .min(label.1 + label.3 - y1);
+            if nearest < SAFE_MM - 0.01 {
+                failures.push(format!(
+                    "{template} --caption {caption}: word {word:?}'s box {nearest:.4} mm from its label's edge"
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
+}
+
+/// Issue 31: `qrtag print` brands codes as `qrtag qr` does: colours (checked
+/// for contrast), a PNG logo in each code's centre (embedded once, the
+/// error correction raised) and each code decoded with its logo before the
+/// PDF is written. Read back by `pdfimages`, `pdftoppm` and both decoders.
+#[test]
+fn print_brands_codes_with_colours_and_a_logo_that_still_scan() {
+    let links = links(4);
+    let logo = links.dir.path().join("logo.png");
+    image::RgbaImage::from_fn(96, 64, |x, _| {
+        if x < 48 {
+            image::Rgba([200, 30, 30, 255])
+        } else {
+            image::Rgba([30, 160, 60, 255])
+        }
+    })
+    .save(&logo)
+    .expect("logo");
+    let pdf = links.print(
+        &links.keys,
+        &[
+            "--template",
+            "L7160",
+            "--dark",
+            "#1e3a8a",
+            "--light",
+            "#fffbe6",
+            "--logo",
+            s(&logo),
+            "--logo-size",
+            "25",
+        ],
+        "branded.pdf",
+    );
+    // One image object, drawn on every code.
+    let images = run("pdfimages", &["-list", s(&pdf)]);
+    let rows: Vec<Vec<&str>> = images
+        .lines()
+        .skip(2)
+        .map(|l| l.split_whitespace().collect())
+        .collect();
+    assert_eq!(rows.len(), links.keys.len(), "{images}");
+    let objects: BTreeSet<&str> = rows.iter().map(|r| r[10]).collect();
+    assert_eq!(objects.len(), 1, "embedded once: {images}");
+    assert_eq!((rows[0][3], rows[0][4]), ("96", "64"), "{images}");
+    // Every code reads, by both decoders.
+    let stock = STOCK.iter().find(|s| s.name == "L7160").expect("built in");
+    let labels: Vec<Mm> = our_labels(stock)
+        .into_iter()
+        .take(links.keys.len())
+        .collect();
+    let expected: BTreeSet<String> = links.keys.iter().map(|k| url(k)).collect();
+    let (zbar, zxing) = decode_labels(&pdf, 300, &[labels]).remove(0);
+    assert_eq!(zbar, expected, "zbarimg");
+    assert_eq!(zxing, expected, "ZXingReader");
+    // The colours asked for are what is painted: dark, light ground, logo;
+    // no black in the codes (only the captions are black).
+    let dpi = 100;
+    let (w, _, pixels) = page_pixels(&pdf, dpi, false);
+    let px = |mm: f64| (mm * f64::from(dpi) / 25.4) as usize;
+    let count = |rgb: [u8; 3], within: Option<Mm>| {
+        pixels
+            .chunks(3)
+            .enumerate()
+            .filter(|(i, _)| {
+                within.is_none_or(|(x, y, lw, lh)| {
+                    let (col, row) = (i % w, i / w);
+                    (px(x)..px(x + lw)).contains(&col) && (px(y)..px(y + lh)).contains(&row)
+                })
+            })
+            .filter(|(_, p)| p.iter().zip(rgb).all(|(a, b)| a.abs_diff(b) <= 6))
+            .count()
+    };
+    for (name, rgb) in [
+        ("dark", [0x1e, 0x3a, 0x8a]),
+        ("light", [0xff, 0xfb, 0xe6]),
+        ("logo red", [200, 30, 30]),
+        ("logo green", [30, 160, 60]),
+    ] {
+        let n = count(rgb, None);
+        assert!(n > 100, "{name}: {n} pixels");
+    }
+    let first = our_labels(stock)[0];
+    // The label above its caption: the code alone.
+    let code_part = (first.0, first.1, first.2, first.3 * 0.75);
+    assert_eq!(count([0, 0, 0], Some(code_part)), 0, "black in a code");
+    assert!(count([0x1e, 0x3a, 0x8a], Some(code_part)) > 100);
+
+    // A logo the code does not read back with, a low contrast, no PNG:
+    // refused in one line, nothing written.
+    let out_pdf = links.dir.path().join("refused.pdf");
+    let not_png = links.dir.path().join("logo.svg");
+    std::fs::write(&not_png, "<svg/>").expect("svg");
+    for (args, code, says) in [
+        (
+            vec!["--logo", s(&logo), "--logo-size", "45"],
+            1,
+            "does not read back",
+        ),
+        (
+            vec!["--dark", "#777", "--light", "#888"],
+            2,
+            "contrast ratio",
+        ),
+        (vec!["--logo", s(&not_png)], 2, "not a PNG"),
+        (vec!["--logo-size", "30"], 2, "--logo"),
+    ] {
+        let mut all = vec!["print", links.keys[0].as_str(), "--template", "L7160"];
+        all.extend_from_slice(&args);
+        all.extend_from_slice(&["-o", s(&out_pdf)]);
+        let out = qrtag_cmd(&links.db, &all);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(code), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?}: {err}");
+        assert!(!out_pdf.exists(), "{args:?}: nothing written");
+    }
+}

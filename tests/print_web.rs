@@ -31,8 +31,21 @@ struct Server {
 /// One server with the console and the API on, links `door` (with notes)
 /// and `docs/api`, a console session and a read-only API key.
 async fn server() -> Server {
+    server_with_logo(None).await
+}
+
+/// [`server`], with `serve --print-logo`'s image when given.
+async fn server_with_logo(logo: Option<image::RgbaImage>) -> Server {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
+    settings.print_logo = logo.map(|image| {
+        let file = dir.path().join("server-logo.png");
+        image.save(&file).expect("logo");
+        std::sync::Arc::new(qrtag::qr_image::ServerLogo {
+            image: std::sync::Arc::new(image),
+            png: std::fs::read(&file).expect("logo"),
+        })
+    });
     settings.console = Some(ConsoleSettings::default());
     settings.api = Some(ApiSettings::new(
         "127.0.0.1:0",
@@ -714,4 +727,210 @@ async fn layout_refusals_name_the_parameter_over_http_and_the_flag_in_the_cli() 
         body.contains("(see `qrtag print --list-templates`)"),
         "{body}"
     );
+}
+
+/// A two-colour logo, wider than tall.
+fn logo() -> image::RgbaImage {
+    image::RgbaImage::from_fn(96, 64, |x, _| {
+        if x < 48 {
+            image::Rgba([200, 30, 30, 255])
+        } else {
+            image::Rgba([30, 160, 60, 255])
+        }
+    })
+}
+
+/// Issue 31: colours and a logo on every surface that makes tags. The
+/// server's logo (`serve --print-logo`, configured once, not uploaded with
+/// each request) and the colours through `/qr/KEY.pdf`, the console's
+/// label form and the REST API give `qrtag print --logo`'s bytes, and the
+/// codes scan; a logo too large to read back is a 422 everywhere, a logo
+/// asked of a server without one a 400 naming `logo`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_logo_and_colours_on_every_surface_give_the_cli_bytes_and_scan() {
+    let s = server_with_logo(Some(logo())).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    // Apart from the pages `decode` reads (and removes) as *.png.
+    let logo_dir = tempfile::tempdir().expect("tempdir");
+    let file = logo_dir.path().join("logo.png");
+    logo().save(&file).expect("logo");
+    let query = "template=L7160&skip=1&dark=%231e3a8a&light=%23fffbe6&logo=true&logo-size=25";
+    let flags = [
+        "--template",
+        "L7160",
+        "--skip",
+        "1",
+        "--dark",
+        "#1e3a8a",
+        "--light",
+        "#fffbe6",
+        "--logo",
+        file.to_str().expect("utf-8"),
+        "--logo-size",
+        "25",
+    ];
+    let cli = s.cli(&["door"], &flags);
+    let admin = pdf_body(s.admin(&format!("/qr/door.pdf?{query}")).await, "admin").await;
+    let console = pdf_body(
+        s.console_get(&format!("/link/pdf?key=door&form=label&{query}"))
+            .await,
+        "console",
+    )
+    .await;
+    let rest = pdf_body(
+        s.api_get(&format!("/links/door/print.pdf?{query}")).await,
+        "rest",
+    )
+    .await;
+    assert!(admin == cli, "/qr/door.pdf differs from qrtag print --logo");
+    assert!(
+        console == cli,
+        "the console's form differs from qrtag print --logo"
+    );
+    assert!(rest == cli, "the REST API differs from qrtag print --logo");
+    assert_eq!(
+        decode(dir.path(), &cli, 300),
+        [format!("{PUBLIC_URL}/door")]
+    );
+    let run = s.cli(&["door", "docs/api"], &flags);
+    let rest_run = pdf_body(
+        s.api_post(
+            &format!("/print.pdf?{query}"),
+            &json!({"keys": ["door", "docs/api"]}),
+        )
+        .await,
+        "rest run",
+    )
+    .await;
+    assert!(
+        rest_run == run,
+        "the REST run differs from qrtag print --logo"
+    );
+    assert_eq!(
+        decode(dir.path(), &run, 300),
+        [
+            format!("{PUBLIC_URL}/docs/api"),
+            format!("{PUBLIC_URL}/door")
+        ]
+    );
+
+    // The images: the admin listener, the REST API and the console's
+    // download give `qrtag qr --logo`'s bytes, PNG and SVG alike.
+    for format in ["png", "svg"] {
+        let image_query = "scale=6&dark=%231e3a8a&light=%23fffbe6&logo=true&logo-size=25";
+        let out = logo_dir.path().join(format!("door.{format}"));
+        let run = s.app.cli(&[
+            "qr",
+            "door",
+            "--scale",
+            "6",
+            "--dark",
+            "#1e3a8a",
+            "--light",
+            "#fffbe6",
+            "--logo",
+            file.to_str().expect("utf-8"),
+            "--logo-size",
+            "25",
+            "-o",
+            out.to_str().expect("utf-8"),
+        ]);
+        assert!(run.status.success(), "{run:?}");
+        let cli = std::fs::read(&out).expect("image");
+        let admin = s.admin(&format!("/qr/door.{format}?{image_query}")).await;
+        assert_eq!(admin.status(), StatusCode::OK, "{format}");
+        let admin = admin.bytes().await.expect("body").to_vec();
+        let rest = s
+            .api_get(&format!("/links/door/qr.{format}?{image_query}"))
+            .await;
+        assert_eq!(rest.status(), StatusCode::OK, "{format}");
+        let rest = rest.bytes().await.expect("body").to_vec();
+        let console = s
+            .console_get(&format!(
+                "/link/download?key=door&format={format}&{image_query}"
+            ))
+            .await;
+        assert_eq!(console.status(), StatusCode::OK, "{format}");
+        let console = console.bytes().await.expect("body").to_vec();
+        assert!(
+            admin == cli,
+            "/qr/door.{format} differs from qrtag qr --logo"
+        );
+        assert!(
+            rest == cli,
+            "the REST {format} differs from qrtag qr --logo"
+        );
+        assert!(
+            console == cli,
+            "the console's {format} differs from qrtag qr --logo"
+        );
+        if format == "png" {
+            let zbar = Command::new("zbarimg")
+                .args(["-q", "--raw", "-Sdisable", "-Sqrcode.enable"])
+                .arg(&out)
+                .output()
+                .expect("zbarimg");
+            assert_eq!(
+                String::from_utf8_lossy(&zbar.stdout).trim(),
+                format!("{PUBLIC_URL}/door")
+            );
+        }
+    }
+    // The link page offers it, and shows the code with the logo.
+    let page = s
+        .console_text("/link?key=door&dark=%231e3a8a&light=&logo=true")
+        .await;
+    assert!(page.contains(r#"name="logo""#), "{page}");
+    assert!(page.contains("logo=true&amp;logo-size=20"), "{page}");
+
+    // A logo that hides too much: refused, with the reason, not printed.
+    let big = "template=L7160&logo=true&logo-size=45";
+    let res = s.admin(&format!("/qr/door.pdf?{big}")).await;
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let body = res.text().await.expect("body");
+    assert!(
+        body.contains("does not read back") && body.contains("logo-size"),
+        "{body}"
+    );
+    let res = s.api_get(&format!("/links/door/print.pdf?{big}")).await;
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    assert_eq!(
+        header(&res, "content-type"),
+        Some("application/problem+json")
+    );
+    let res = s
+        .console_get(&format!("/link/pdf?key=door&form=label&{big}"))
+        .await;
+    assert!(res.status().is_client_error(), "{}", res.status());
+    // Colours a camera cannot read: the field named.
+    let res = s
+        .admin("/qr/door.pdf?template=L7160&dark=%23777&light=%23888")
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert!(res.text().await.expect("body").contains("contrast ratio"));
+
+    // A server without a logo says so, naming the parameter and the flag.
+    let plain = server().await;
+    let res = plain.admin("/qr/door.pdf?template=L7160&logo=true").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let body = res.text().await.expect("body");
+    assert!(
+        body.contains("no logo") && body.contains("--print-logo"),
+        "{body}"
+    );
+    let res = plain
+        .console_get("/link/pdf?key=door&form=label&template=L7160&logo=true")
+        .await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let page = res.text().await.expect("page");
+    assert!(page.contains(r#"id="label-pdf-logo-problem""#), "{page}");
+    let res = plain.admin("/qr/door.png?logo=true").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    assert!(res.text().await.expect("body").contains("--print-logo"));
+    let res = plain.api_get("/links/door/qr.svg?logo=true").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+    let res = s.admin("/qr/door.png?logo=true&logo-size=45").await;
+    assert_eq!(res.status(), StatusCode::UNPROCESSABLE_ENTITY);
+    let res = s.admin("/qr/door.png?logo-size=30").await;
+    assert_eq!(res.status(), StatusCode::BAD_REQUEST);
 }

@@ -566,6 +566,18 @@ pub struct ServeArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub qr_uppercase_prefix: bool,
+    /// A PNG logo (at most 1 MiB, 1024 x 1024 pixels) the print surfaces
+    /// draw in each code's centre when asked (`logo=true` on /qr/KEY.pdf,
+    /// the REST API's print.pdf and the console's print forms).
+    #[arg(
+        help_heading = "Listeners",
+        long,
+        env = "QRTAG_PRINT_LOGO",
+        value_name = "FILE.png",
+        value_hint = clap::ValueHint::FilePath,
+        value_parser = qr_output::parse_print_logo
+    )]
+    pub print_logo: Option<qr_output::PrintLogo>,
     /// Admin listener: /healthz, /readyz and the QR codes (/qr/KEY.png,
     /// /qr/KEY.svg); keep it off the public network.
     #[arg(help_heading = "Listeners", long, env = "QRTAG_ADMIN_LISTEN", default_value = "127.0.0.1:8081", value_parser = parse_listen)]
@@ -911,6 +923,7 @@ impl Cli {
             max_connections_chosen: self.origin.serve_chose("max_connections"),
             listen: args.listen.clone(),
             qr_uppercase_prefix: args.qr_uppercase_prefix,
+            print_logo: args.print_logo.as_ref().map(|l| l.0.clone()),
             admin_listen: args.admin_listen.clone(),
             node_name: args.node_name.clone(),
             public_url: self.public_url.clone(),

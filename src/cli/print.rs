@@ -16,6 +16,7 @@ use crate::link_key::LinkKey;
 use crate::links;
 use crate::print::request::{self, CaptionKind, PrintOptions, Spelling};
 use crate::print::{self, Job, Length, Options, Paper, Tag, Target, Template};
+use crate::qr::brand::Colour;
 use crate::store;
 
 #[derive(Debug, Clone, Args)]
@@ -24,7 +25,7 @@ pub struct PrintArgs {
     /// standard input, one a line.
     pub keys: Vec<String>,
     /// Label stock: a built-in name (see --list-templates) or
-    /// custom:paper=A4,label=40x40mm,cols=4,rows=6[,left=,top=,hpitch=,vpitch=,radius=].
+    /// custom:paper=A4,label=40x40mm,cols=4,rows=6[,left=,top=,hpitch=,vpitch=,radius=,safe=].
     #[arg(long, value_name = "NAME")]
     pub template: Option<Template>,
     /// One code a page: A0 to A6, Letter, Legal, Tabloid, or WxH (500x700mm).
@@ -62,6 +63,40 @@ pub struct PrintArgs {
     pub crop_marks: bool,
     #[command(flatten)]
     pub tag: TagArgs,
+    #[command(flatten)]
+    pub brand: PrintBrandArgs,
+}
+
+/// Colours and a logo, as `qrtag qr` takes them.
+#[derive(Debug, Clone, Args)]
+pub struct PrintBrandArgs {
+    /// Colour of the dark modules, CSS hex (#rgb or #rrggbb) [default: #000].
+    #[arg(long, value_name = "COLOR", value_parser = parse_colour)]
+    pub dark: Option<Colour>,
+    /// Colour of the light modules and the quiet zone [default: #fff].
+    #[arg(long, value_name = "COLOR", value_parser = parse_colour)]
+    pub light: Option<Colour>,
+    /// Accept a --dark colour lighter than the light one.
+    #[arg(long, requires = "dark")]
+    pub allow_inverted: bool,
+    /// A PNG logo in the centre of every code; error correction is raised
+    /// to what it covers, and each code is decoded with it before printing.
+    #[arg(long, value_name = "FILE.png")]
+    pub logo: Option<PathBuf>,
+    /// The logo's square, as a percentage of the code's side.
+    #[arg(
+        long,
+        value_name = "PCT",
+        requires = "logo",
+        default_value_t = 20,
+        value_parser = clap::value_parser!(u32).range(5..=60)
+    )]
+    pub logo_size: u32,
+}
+
+fn parse_colour(s: &str) -> Result<Colour, String> {
+    s.parse()
+        .map_err(|e: crate::qr::brand::BrandError| e.to_string())
 }
 
 impl PrintArgs {
@@ -78,6 +113,11 @@ impl PrintArgs {
             bleed: self.bleed,
             crop_marks: self.crop_marks,
             ec: self.tag.ec,
+            dark: self.brand.dark,
+            light: self.brand.light,
+            allow_inverted: self.brand.allow_inverted,
+            logo: self.brand.logo.is_some(),
+            logo_size: self.brand.logo.as_ref().map(|_| self.brand.logo_size),
         }
     }
 }
@@ -90,6 +130,16 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
     let options = args.options();
     let target = options
         .target(Spelling::Flag)
+        .map_err(|e| usage(&e.message))?;
+    // The logo read and the colours checked before the store is opened.
+    let logo = match &args.brand.logo {
+        Some(path) => Some(std::sync::Arc::new(super::qr_output::read_logo_image(
+            path,
+        )?)),
+        None => None,
+    };
+    options
+        .brand(logo.as_ref(), Spelling::Flag)
         .map_err(|e| usage(&e.message))?;
     let keys = read_keys(&args.keys)?;
     if keys.is_empty() && !(args.outline && matches!(target, Target::Sheet(_))) {
@@ -108,7 +158,7 @@ pub async fn run(cli: &Cli, args: &PrintArgs) -> anyhow::Result<ExitCode> {
         tags(cli, args, &options, &keys).await?
     };
     let job = options
-        .job(tags, Spelling::Flag)
+        .job(tags, Spelling::Flag, logo.as_ref())
         .map_err(|e| usage(&e.message))?;
     let pdf = render(&job)?;
     match &args.output {

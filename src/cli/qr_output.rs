@@ -214,6 +214,7 @@ impl Job {
                     options,
                     uppercase_prefix: tag.uppercase_prefix,
                     palette: *palette,
+                    logo: None,
                 };
                 Ok(qr_image::render(
                     public_url,
@@ -262,19 +263,69 @@ impl Job {
 /// not a PNG a usage error (SVG logos are not drawn; convert them first).
 fn read_logo(path: &std::path::Path, percent: u32) -> anyhow::Result<Logo> {
     let png = std::fs::read(path).with_context(|| format!("reading --logo {}", path.display()))?;
-    let image = image::load_from_memory_with_format(&png, image::ImageFormat::Png)
-        .map_err(|_| {
-            UsageError(format!(
-                "--logo {}: not a PNG file (convert an SVG logo to PNG first)",
-                path.display()
-            ))
-        })?
-        .to_rgba8();
+    let image = decode_logo(&png, path)?;
     Ok(Logo {
         image,
         png,
         percent,
     })
+}
+
+/// `serve --print-logo`, read and decoded once at start.
+#[derive(Clone, Debug)]
+pub struct PrintLogo(pub std::sync::Arc<crate::qr_image::ServerLogo>);
+
+/// The largest `--print-logo` file and image a server takes: a logo is a
+/// few kilobytes, and every print job's PDF embeds its pixels.
+pub const MAX_PRINT_LOGO_BYTES: u64 = 1 << 20;
+pub const MAX_PRINT_LOGO_SIDE: u32 = 1024;
+
+/// `--print-logo FILE.png`: a PNG within the limits, decoded.
+pub fn parse_print_logo(path: &str) -> Result<PrintLogo, String> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("{path}: {e}"))?
+        .len();
+    if size > MAX_PRINT_LOGO_BYTES {
+        return Err(format!(
+            "{path} is {size} bytes: a logo may be at most {MAX_PRINT_LOGO_BYTES} (1 MiB)"
+        ));
+    }
+    let png = std::fs::read(path).map_err(|e| format!("{path}: {e}"))?;
+    let image = image::load_from_memory_with_format(&png, image::ImageFormat::Png)
+        .map_err(|_| format!("{path}: not a PNG file (convert an SVG logo to PNG first)"))?
+        .to_rgba8();
+    if image.width().max(image.height()) > MAX_PRINT_LOGO_SIDE {
+        return Err(format!(
+            "{path} is {} x {} pixels: a logo may be at most {MAX_PRINT_LOGO_SIDE} a side",
+            image.width(),
+            image.height()
+        ));
+    }
+    Ok(PrintLogo(std::sync::Arc::new(
+        crate::qr_image::ServerLogo {
+            image: std::sync::Arc::new(image),
+            png,
+        },
+    )))
+}
+
+/// `--logo` read and decoded, for `qrtag print`, which embeds the pixels.
+pub fn read_logo_image(path: &std::path::Path) -> anyhow::Result<RgbaImage> {
+    let png = std::fs::read(path).with_context(|| format!("reading --logo {}", path.display()))?;
+    decode_logo(&png, path)
+}
+
+fn decode_logo(png: &[u8], path: &std::path::Path) -> anyhow::Result<RgbaImage> {
+    Ok(
+        image::load_from_memory_with_format(png, image::ImageFormat::Png)
+            .map_err(|_| {
+                UsageError(format!(
+                    "--logo {}: not a PNG file (convert an SVG logo to PNG first)",
+                    path.display()
+                ))
+            })?
+            .to_rgba8(),
+    )
 }
 
 #[cfg(test)]

@@ -18,11 +18,18 @@ use crate::qr;
 pub const SERVED_MODULES: u64 = 2_000_000;
 
 /// The modules `job`'s codes draw, from each code's planned version (the
-/// segment choice, linear in the text; no symbol is built).
+/// segment choice, linear in the text; no symbol is built). A logo raises
+/// the level as far as H (`brand::plan_logo`), so such a job is counted at
+/// H.
 pub fn modules(job: &Job) -> Result<u64, qr::QrError> {
+    let ec = if job.options.brand.logo.is_some() {
+        qr::EcLevel::H
+    } else {
+        job.options.ec
+    };
     let mut total = 0u64;
     for tag in &job.tags {
-        let plan = qr::plan(tag.text.as_bytes(), job.options.ec)?;
+        let plan = qr::plan(tag.text.as_bytes(), ec)?;
         let width = 17 + 4 * u64::from(plan.version);
         total += width * width;
     }

@@ -9,11 +9,13 @@ use super::spelling::Spelling;
 pub const MIN_MODULE_MM: f64 = 0.33;
 /// The standard's quiet zone, in modules, on every side.
 pub const QUIET_MODULES: usize = 4;
-/// Kept clear inside a label's edge: a sheet fed a little off still
-/// leaves the code whole.
+/// Kept clear inside a label's edge by the code's box (its quiet zone
+/// included): a sheet fed a little off still leaves the code whole.
 pub const LABEL_PADDING: f64 = 0.5;
-/// A caption's line, in font sizes.
-pub const LINE_HEIGHT: f64 = 1.25;
+/// Kept clear of ink (code modules and caption glyphs) inside a label's
+/// edge: ordinary paper-feed drift is about a millimetre, and where rows
+/// touch (L7160) ink nearer the edge lands on the next label (issue 31).
+pub const SAFE_MARGIN: f64 = 1.5;
 /// Millimetres in a typographic point.
 pub const PT: f64 = 25.4 / 72.0;
 
@@ -29,6 +31,16 @@ pub struct Rect {
 impl Rect {
     pub fn centre(&self) -> (f64, f64) {
         (self.x + self.w / 2.0, self.y + self.h / 2.0)
+    }
+
+    /// The rectangle `d` millimetres inside this one on every side.
+    pub fn inset(&self, d: f64) -> Rect {
+        Rect {
+            x: self.x + d,
+            y: self.y + d,
+            w: self.w - 2.0 * d,
+            h: self.h - 2.0 * d,
+        }
     }
 
     pub fn contains(&self, inner: &Rect) -> bool {
@@ -55,9 +67,20 @@ pub struct Grid {
     pub h_pitch: f64,
     pub v_pitch: f64,
     pub radius: f64,
+    /// How far inside each label's edge ink stays ([`SAFE_MARGIN`] unless
+    /// a custom template says otherwise).
+    pub safe: f64,
 }
 
 impl Grid {
+    /// What a label of this sheet keeps clear.
+    pub fn margins(&self) -> Margins {
+        Margins {
+            padding: LABEL_PADDING,
+            safe: self.safe,
+        }
+    }
+
     pub fn per_sheet(&self) -> usize {
         self.cols as usize * self.rows as usize
     }
@@ -167,25 +190,128 @@ impl CodeBox {
     }
 }
 
-/// Places a code of `modules` across (without quiet zone) in `area`, with a
-/// band of `caption_h` millimetres under it: the code horizontally centred,
-/// code and caption together vertically centred. `padding` is kept clear
-/// inside `area`.
-pub fn fit_code(
+/// What an area keeps clear inside its edge: the code's box (quiet zone
+/// included) stays `padding` inside it, every mark of ink `safe` inside it.
+/// The quiet zone is blank, so it may reach into the safe band.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Margins {
+    pub padding: f64,
+    pub safe: f64,
+}
+
+impl Margins {
+    /// The room a code box's edge needs from the area's edge: its padding,
+    /// or more where the quiet zone (`quiet` millimetres) is narrower than
+    /// the safe band.
+    fn code_edge(&self, quiet: f64) -> f64 {
+        self.padding.max(self.safe - quiet)
+    }
+}
+
+/// A caption's extent in ems from its pen position (`left`, `right`) and
+/// its baseline (`above`, `below`, both positive outward): the union of its
+/// glyphs' ink and the line the font reserves (the advances, ascent and
+/// descent), so neither the ink nor a reader's text box reaches further.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct TextBox {
+    pub left: f64,
+    pub right: f64,
+    pub above: f64,
+    pub below: f64,
+}
+
+impl TextBox {
+    pub fn width(&self) -> f64 {
+        self.right - self.left
+    }
+}
+
+/// A caption placed: its size, pen position and baseline, in millimetres.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Placed {
+    pub size_pt: f64,
+    pub x: f64,
+    pub baseline: f64,
+}
+
+/// A code with its caption (if any) under it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Under {
+    pub code: CodeBox,
+    pub caption: Option<Placed>,
+}
+
+/// The quiet zone's share of a code box's side.
+fn quiet_share(modules: usize) -> f64 {
+    QUIET_MODULES as f64 / (modules + 2 * QUIET_MODULES) as f64
+}
+
+/// The size a caption under a code takes in `area`: the one asked for,
+/// shrunk until its text box fits between the safe margins.
+pub fn caption_under_size(area: Rect, margins: Margins, text: &TextBox, asked_pt: f64) -> f64 {
+    caption_size(asked_pt, text.width(), area.w - 2.0 * margins.safe)
+}
+
+/// Places a code of `modules` across (without quiet zone) in `area` with
+/// `caption` (its box and size) under it: the code horizontally centred,
+/// code and caption together vertically centred where the margins allow.
+/// Ink stays `margins.safe` inside `area`, the code's box `margins.padding`.
+pub fn fit_under(
     area: Rect,
-    padding: f64,
+    margins: Margins,
     modules: usize,
-    caption_h: f64,
     size: CodeSize,
-) -> Result<CodeBox, FitError> {
-    let max_side = (area.w - 2.0 * padding)
-        .min(area.h - 2.0 * padding - caption_h)
-        .max(0.0);
-    let caption = if caption_h > 0.0 { " and caption" } else { "" };
-    let side = code_side(area, modules, max_side, size, caption)?;
+    caption: Option<(TextBox, f64)>,
+) -> Result<Under, FitError> {
+    let Margins { padding, safe } = margins;
+    let k = quiet_share(modules);
+    // From the code box's bottom: to the caption's baseline, and to the
+    // bottom of its box.
+    let (lead, drop) = match caption {
+        Some((text, pt)) => {
+            let em = pt * PT;
+            let lead = text.above.max(1.0) * em;
+            (lead, lead + text.below * em)
+        }
+        None => (0.0, 0.0),
+    };
+    let across = (area.w - 2.0 * padding).min((area.w - 2.0 * safe) / (1.0 - 2.0 * k));
+    // Under the code box: the caption's drop and the safe margin, or the
+    // box's own edge when there is no caption.
+    let down = match caption {
+        Some(_) => {
+            let below = (drop + safe).max(padding);
+            (area.h - padding - below).min((area.h - safe - below) / (1.0 - k))
+        }
+        None => (area.h - 2.0 * padding).min((area.h - 2.0 * safe) / (1.0 - 2.0 * k)),
+    };
+    let max_side = across.min(down).max(0.0);
+    let label = if caption.is_some() {
+        " and caption"
+    } else {
+        ""
+    };
+    let side = code_side(area, modules, max_side, size, label)?;
+    let edge = margins.code_edge(k * side);
+    let below = match caption {
+        Some(_) => (drop + safe).max(padding),
+        None => edge,
+    };
     let x = area.x + (area.w - side) / 2.0;
-    let y = area.y + (area.h - side - caption_h) / 2.0;
-    Ok(code_box(x, y, side, modules))
+    let centred = area.y + (area.h - side - drop) / 2.0;
+    let y = centred
+        .min(area.y + area.h - below - side)
+        .max(area.y + edge);
+    let code = code_box(x, y, side, modules);
+    let caption = caption.map(|(text, pt)| {
+        let em = pt * PT;
+        Placed {
+            size_pt: pt,
+            x: x + side / 2.0 - (text.left + text.right) / 2.0 * em,
+            baseline: y + side + lead,
+        }
+    });
+    Ok(Under { code, caption })
 }
 
 /// Labels at least this many times as wide as tall take the caption beside
@@ -193,44 +319,56 @@ pub fn fit_code(
 pub const BESIDE_RATIO: f64 = 2.0;
 /// The share of a label's width a code beside its caption may take.
 const BESIDE_CODE_SHARE: f64 = 0.6;
+/// Cap height is about 0.73 em: a baseline this many ems under the code's
+/// middle centres capitals on it.
+const HALF_CAP: f64 = 0.36;
 
 /// A code with its caption beside it: the code vertically centred, code,
-/// gap and text together centred across `area`.
+/// gap and text together centred across `area` where the margins allow.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Beside {
     pub code: CodeBox,
-    pub size_pt: f64,
-    /// Where the text starts, and its baseline.
-    pub text_x: f64,
-    pub baseline: f64,
-    pub text_w: f64,
+    pub caption: Placed,
 }
 
-/// Places a code on a wide label with a caption of `em_width` ems beside
-/// it, at `asked_pt` shrunk to the width left.
+/// Places a code on a wide label with a caption of box `text` beside it,
+/// at `asked_pt` shrunk to the room left inside the safe margins.
 pub fn fit_beside(
     area: Rect,
-    padding: f64,
+    margins: Margins,
     modules: usize,
     size: CodeSize,
-    em_width: f64,
+    text: &TextBox,
     asked_pt: f64,
 ) -> Result<Beside, FitError> {
+    let Margins { padding, safe } = margins;
+    let k = quiet_share(modules);
     let max_side = (area.h - 2.0 * padding)
+        .min((area.h - 2.0 * safe) / (1.0 - 2.0 * k))
         .min(area.w * BESIDE_CODE_SHARE - padding)
         .max(0.0);
     let side = code_side(area, modules, max_side, size, " beside its caption")?;
-    let size_pt = caption_size(asked_pt, em_width, area.w - side - 3.0 * padding);
-    let text_w = em_width * size_pt * PT;
-    let x = area.x + (area.w - (side + padding + text_w)) / 2.0;
+    let edge = margins.code_edge(k * side);
+    // The text's box: across, what the code, its edge, the gap and the
+    // right margin leave; down, half the height each side of the baseline's
+    // centre.
+    let room_w = area.w - edge - side - padding - safe;
+    let half = area.h / 2.0 - safe;
+    let reach = (HALF_CAP + text.below).max(text.above - HALF_CAP);
+    let size_pt = caption_size(asked_pt, text.width(), room_w).min(half / (reach * PT));
+    let em = size_pt * PT;
+    let group = side + padding + text.width() * em;
+    let x = (area.x + (area.w - group) / 2.0)
+        .min(area.x + area.w - safe - group)
+        .max(area.x + edge);
     let y = area.y + (area.h - side) / 2.0;
     Ok(Beside {
         code: code_box(x, y, side, modules),
-        size_pt,
-        text_x: x + side + padding,
-        // Cap height is about 0.73 em: this centres capitals on the code.
-        baseline: area.y + area.h / 2.0 + 0.36 * size_pt * PT,
-        text_w,
+        caption: Placed {
+            size_pt,
+            x: x + side + padding - text.left * em,
+            baseline: area.y + area.h / 2.0 + HALF_CAP * em,
+        },
     })
 }
 
@@ -285,21 +423,13 @@ fn code_box(x: f64, y: f64, side: f64, modules: usize) -> CodeBox {
 }
 
 /// The caption's font size in points: the one asked for, shrunk until the
-/// text's width (`em_width` ems) fits `width` millimetres.
+/// text's width (`em_width` ems) fits `width` millimetres (none when no
+/// width is left).
 pub fn caption_size(asked_pt: f64, em_width: f64, width: f64) -> f64 {
     if em_width <= 0.0 {
         return asked_pt;
     }
-    asked_pt.min(width / (em_width * PT))
-}
-
-/// The caption band's height in millimetres for a font size in points.
-pub fn caption_height(size_pt: f64) -> f64 {
-    if size_pt <= 0.0 {
-        0.0
-    } else {
-        size_pt * PT * LINE_HEIGHT
-    }
+    asked_pt.min(width / (em_width * PT)).max(0.0)
 }
 
 /// A page of `w` × `h` millimetres with `bleed` around it and, with crop
@@ -388,9 +518,9 @@ mod tests {
     #[test]
     fn a_code_too_big_or_too_fine_is_refused() {
         let label = l7163().label(0);
-        let big = fit_code(label, LABEL_PADDING, 25, 3.0, CodeSize::Exact(40.0));
+        let big = fit_under(label, l7163().margins(), 25, CodeSize::Exact(40.0), None);
         assert!(matches!(big, Err(FitError::TooBig { .. })), "{big:?}");
-        let fine = fit_code(label, LABEL_PADDING, 25, 3.0, CodeSize::Exact(7.0));
+        let fine = fit_under(label, l7163().margins(), 25, CodeSize::Exact(7.0), None);
         assert!(
             matches!(fine, Err(FitError::ModuleTooSmall { .. })),
             "{fine:?}"
@@ -402,7 +532,9 @@ mod tests {
     #[test]
     fn an_exact_code_size_is_the_symbol_without_its_quiet_zone() {
         let label = l7163().label(0);
-        let code = fit_code(label, LABEL_PADDING, 25, 3.0, CodeSize::Exact(25.0)).expect("fits");
+        let code = fit_under(label, l7163().margins(), 25, CodeSize::Exact(25.0), None)
+            .expect("fits")
+            .code;
         assert!((code.symbol().w - 25.0).abs() < 1e-9);
         assert!((code.module - 1.0).abs() < 1e-9);
     }
@@ -423,45 +555,84 @@ mod tests {
         }
     }
 
+    /// A caption's box in millimetres, placed.
+    fn text_rect(text: &TextBox, at: &Placed) -> Rect {
+        let em = at.size_pt * PT;
+        Rect {
+            x: at.x + text.left * em,
+            y: at.baseline - text.above * em,
+            w: text.width() * em,
+            h: (text.above + text.below) * em,
+        }
+    }
+
+    /// A monospaced caption of `chars` characters: DejaVu Sans Mono's
+    /// advance, ascent and descent.
+    fn mono(chars: usize) -> TextBox {
+        TextBox {
+            left: 0.0,
+            right: chars as f64 * 0.602,
+            above: 0.928,
+            below: 0.236,
+        }
+    }
+
     proptest! {
         /// On every built-in sheet, in every slot, a filled code and its
-        /// caption stay inside the label, centred across it.
+        /// caption under it keep the margins: the code's box inside the
+        /// padding, the symbol and the caption's box inside the safe area,
+        /// the caption under the code box, the code centred across.
         #[test]
-        fn filled_codes_stay_inside_their_label_and_centred(
+        fn codes_and_captions_under_them_keep_the_margins(
             stock in 0..STOCK.len(),
             slot in 0usize..100,
             modules in prop::sample::select(vec![21usize, 25, 29, 33]),
-            caption_pt in 0.0f64..8.0,
+            chars in 0usize..40,
+            asked in 4.0f64..12.0,
+            exact in prop::option::of(5.0f64..60.0),
         ) {
             let g = STOCK[stock].grid;
             let label = g.label(slot % g.per_sheet());
-            let caption_h = caption_height(caption_pt);
-            if let Ok(code) = fit_code(label, LABEL_PADDING, modules, caption_h, CodeSize::Fill) {
-                prop_assert!(label.contains(&code.rect));
-                let below = Rect { x: code.rect.x, y: code.rect.y, w: code.rect.w, h: code.rect.h + caption_h };
-                prop_assert!(label.contains(&below));
+            let m = g.margins();
+            let text = mono(chars);
+            let caption = (chars > 0).then(|| (text, caption_under_size(label, m, &text, asked)));
+            let size = exact.map_or(CodeSize::Fill, CodeSize::Exact);
+            if let Ok(under) = fit_under(label, m, modules, size, caption) {
+                let code = under.code;
+                prop_assert!(label.inset(LABEL_PADDING).contains(&code.rect));
+                prop_assert!(label.inset(m.safe).contains(&code.symbol()));
                 prop_assert!((code.rect.centre().0 - label.centre().0).abs() < 1e-9);
                 prop_assert!(code.module >= MIN_MODULE_MM - 1e-9);
+                if let Some(placed) = under.caption {
+                    let r = text_rect(&text, &placed);
+                    prop_assert!(label.inset(m.safe).contains(&r), "{r:?} in {label:?}");
+                    prop_assert!(r.y >= code.rect.y + code.rect.h - 1e-9);
+                    prop_assert!(placed.size_pt <= asked);
+                }
             }
         }
 
-        /// Beside its caption, a code and the text stay inside the label,
-        /// the code centred down it.
+        /// Beside its caption, a code and the text keep the margins, the
+        /// text right of the code's box, the code centred down the label.
         #[test]
-        fn codes_beside_captions_stay_inside_their_label(
+        fn codes_beside_captions_keep_the_margins(
             stock in 0..STOCK.len(),
             modules in prop::sample::select(vec![21usize, 25, 29, 33]),
             chars in 1usize..40,
         ) {
             let g = STOCK[stock].grid;
             let label = g.label(0);
-            let em = chars as f64 * 0.6;
-            if let Ok(b) = fit_beside(label, LABEL_PADDING, modules, CodeSize::Fill, em, 8.0) {
-                prop_assert!(label.contains(&b.code.rect));
-                prop_assert!(b.text_x >= b.code.rect.x + b.code.rect.w);
-                prop_assert!(b.text_x + b.text_w <= label.x + label.w + 1e-9);
+            let text = mono(chars);
+            if let Ok(b) = fit_beside(label, g.margins(), modules, CodeSize::Fill, &text, 8.0) {
+                prop_assert!(label.inset(LABEL_PADDING).contains(&b.code.rect));
+                prop_assert!(label.inset(g.safe).contains(&b.code.symbol()));
+                let r = text_rect(&text, &b.caption);
+                if b.caption.size_pt > 0.0 {
+                    prop_assert!(label.inset(g.safe).contains(&r), "{r:?} in {label:?}");
+                }
+                prop_assert!(r.x >= b.code.rect.x + b.code.rect.w - 1e-9);
                 prop_assert!((b.code.rect.centre().1 - label.centre().1).abs() < 1e-9);
-                prop_assert!(b.size_pt <= 8.0);
+                prop_assert!(b.caption.size_pt <= 8.0);
             }
         }
     }

@@ -22,7 +22,12 @@ pub use layout::{CodeSize, FitError, MIN_MODULE_MM};
 pub use request::{CaptionKind, OptionError, PrintOptions, Spelling};
 pub use template::{Length, Paper, Template, TemplateError};
 
-use crate::qr::{self, EcLevel, QrError, Symbol};
+use std::sync::Arc;
+
+use image::RgbaImage;
+
+use crate::qr::brand::{self, BrandError, Branded, Palette};
+use crate::qr::{self, EcLevel, QrError, RenderOptions, Symbol};
 
 /// One tag: what its code encodes and the line printed under it.
 #[derive(Clone, Debug)]
@@ -46,6 +51,22 @@ pub enum Target {
     },
 }
 
+/// A logo in the centre of every code: the image, and its square as a
+/// percentage of the symbol's side (as `qrtag qr --logo-size`).
+#[derive(Clone, Debug)]
+pub struct Logo {
+    pub image: Arc<RgbaImage>,
+    pub percent: u32,
+}
+
+/// Colours and a logo, as `qrtag qr` brands a code: the default is black on
+/// white without a logo, which draws exactly the plain codes.
+#[derive(Clone, Debug, Default)]
+pub struct Brand {
+    pub palette: Palette,
+    pub logo: Option<Logo>,
+}
+
 #[derive(Clone, Debug)]
 pub struct Options {
     pub code_size: CodeSize,
@@ -57,6 +78,7 @@ pub struct Options {
     /// Draw every label's border: an alignment page.
     pub outline: bool,
     pub ec: EcLevel,
+    pub brand: Brand,
 }
 
 impl Default for Options {
@@ -67,6 +89,7 @@ impl Default for Options {
             skip: 0,
             outline: false,
             ec: EcLevel::L,
+            brand: Brand::default(),
         }
     }
 }
@@ -88,6 +111,9 @@ pub enum PrintError {
     CaptionTooLong { text: String, width: f64 },
     #[error(transparent)]
     Qr(#[from] QrError),
+    /// A code with its logo that does not read back.
+    #[error(transparent)]
+    Brand(#[from] BrandError),
     #[error("the embedded caption font did not load")]
     Font,
     #[error("a page size PDF cannot hold")]
@@ -141,9 +167,48 @@ impl PrintError {
 
 /// The job as a PDF document.
 pub fn render(job: &Job) -> Result<Vec<u8>, PrintError> {
-    let codes = encode_all(&job.tags, job.options.ec)?;
+    let brand = &job.options.brand;
+    let codes = match &brand.logo {
+        Some(logo) => with_logo(&job.tags, job.options.ec, brand.palette, logo)?,
+        None => encode_all(&job.tags, job.options.ec)?,
+    };
     let pages = plan::plan(job, &codes)?;
-    pdf::write(&pages)
+    pdf::write(&pages, brand)
+}
+
+/// Each tag's symbol with room for `logo`, at the error correction
+/// `brand::plan_logo` raises it to, each decoded first with the logo drawn
+/// over it (`Branded::check`, as `qrtag qr --logo` does): a code the logo
+/// makes unreadable is refused, not printed. Tags encoding the same text are
+/// checked once.
+fn with_logo(
+    tags: &[Tag],
+    ec: EcLevel,
+    palette: Palette,
+    logo: &Logo,
+) -> Result<Vec<Symbol>, PrintError> {
+    let mut codes: Vec<Symbol> = Vec::with_capacity(tags.len());
+    let mut seen: std::collections::HashMap<&str, usize> = std::collections::HashMap::new();
+    for (i, tag) in tags.iter().enumerate() {
+        if let Some(&at) = seen.get(tag.text.as_str()) {
+            codes.push(codes[at].clone());
+            continue;
+        }
+        let (code, side) = brand::plan_logo(&tag.text, logo.percent, ec)?;
+        let branded = Branded {
+            code,
+            palette,
+            options: RenderOptions::new(
+                RenderOptions::DEFAULT_SCALE,
+                layout::QUIET_MODULES as u32,
+            )?,
+            logo: Some((&logo.image, side)),
+        };
+        branded.check(&tag.text, RenderOptions::DEFAULT_SCALE)?;
+        codes.push(Symbol::from(&branded.code));
+        seen.insert(&tag.text, i);
+    }
+    Ok(codes)
 }
 
 /// Encodes every tag, on every core: choosing each symbol's segments and

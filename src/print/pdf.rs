@@ -11,11 +11,12 @@ use krilla::paint::{Fill, Stroke};
 use krilla::surface::Surface;
 use krilla::text::{Font, TextDirection};
 
-use super::PrintError;
 use super::font::MONO;
 use super::layout::{CodeBox, QUIET_MODULES, Rect};
 use super::plan::PagePlan;
+use super::{Brand, PrintError};
 use crate::qr::Symbol;
+use crate::qr::brand::{Colour, Palette, logo_box};
 
 /// Points in a millimetre.
 const PT_PER_MM: f64 = 72.0 / 25.4;
@@ -24,7 +25,7 @@ fn pt(mm: f64) -> f32 {
     (mm * PT_PER_MM) as f32
 }
 
-pub fn write(pages: &[PagePlan<'_>]) -> Result<Vec<u8>, PrintError> {
+pub fn write(pages: &[PagePlan<'_>], brand: &Brand) -> Result<Vec<u8>, PrintError> {
     let settings = SerializeSettings {
         // No XMP packet: nothing in it a printer needs, and it would carry
         // a hash-based ID only.
@@ -34,6 +35,16 @@ pub fn write(pages: &[PagePlan<'_>]) -> Result<Vec<u8>, PrintError> {
     };
     let mut document = Document::new_with(settings);
     let font = Font::new(krilla::Data::from(MONO), 0).ok_or(PrintError::Font)?;
+    // One image object for every code's logo: the PDF holds it once.
+    let logo = brand.logo.as_ref().map(|logo| {
+        let image = krilla::image::Image::from_rgba8(
+            logo.image.as_raw().clone(),
+            logo.image.width(),
+            logo.image.height(),
+        );
+        (image, logo)
+    });
+    let paint = Paint::of(brand.palette);
     for plan in pages {
         let media = rect(&Rect {
             x: 0.0,
@@ -58,13 +69,18 @@ pub fn write(pages: &[PagePlan<'_>]) -> Result<Vec<u8>, PrintError> {
         let mut page = document.start_page_with(settings);
         let mut surface = page.surface();
         for (code_box, code) in &plan.codes {
-            draw_code(&mut surface, code_box, code);
+            let cleared = logo
+                .as_ref()
+                .map(|(_, l)| cleared_box(code.width(), l.percent));
+            draw_code(&mut surface, code_box, code, &paint, cleared);
+            if let (Some((image, l)), Some(cleared)) = (&logo, cleared) {
+                draw_logo(&mut surface, code_box, cleared, image, &l.image);
+            }
         }
         surface.set_fill(Some(Fill::default()));
         for caption in &plan.captions {
-            let width = super::font::em_width(caption.text) * caption.size_pt / PT_PER_MM;
             surface.draw_text(
-                Point::from_xy(pt(caption.centre_x - width / 2.0), pt(caption.baseline)),
+                Point::from_xy(pt(caption.x), pt(caption.baseline)),
                 font.clone(),
                 caption.size_pt as f32,
                 caption.text,
@@ -105,12 +121,106 @@ fn rect(r: &Rect) -> Result<KRect, PrintError> {
     KRect::from_xywh(pt(r.x), pt(r.y), pt(r.w), pt(r.h)).ok_or(PrintError::PageSize)
 }
 
-/// One code: its dark modules as rectangles, runs along a row merged and
-/// a run repeated on the rows below grown down, in module units under one
-/// transform to the page.
-fn draw_code(surface: &mut Surface<'_>, code_box: &CodeBox, code: &Symbol) {
+/// The fills of a branded code; `None` for black on white, drawn with the
+/// default fill so a plain job's bytes stay as they were.
+struct Paint {
+    dark: Option<Fill>,
+    light: Option<Fill>,
+}
+
+impl Paint {
+    fn of(palette: Palette) -> Self {
+        if palette == Palette::default() {
+            return Paint {
+                dark: None,
+                light: None,
+            };
+        }
+        let fill = |c: Colour| {
+            let [r, g, b] = c.0;
+            Fill {
+                paint: krilla::color::rgb::Color::new(r, g, b).into(),
+                ..Fill::default()
+            }
+        };
+        Paint {
+            dark: Some(fill(palette.dark())),
+            light: (palette.light() != Colour::WHITE).then(|| fill(palette.light())),
+        }
+    }
+}
+
+/// The logo's cleared square on a `width`-module symbol: its first module
+/// and side, as `brand::Branded` clears it.
+fn cleared_box(width: usize, percent: u32) -> (usize, usize) {
+    let side = logo_box(width as u32, percent) as usize;
+    ((width - side) / 2, side)
+}
+
+/// The logo in its cleared square, less half a module each side, its
+/// aspect kept, centred (as `brand::Branded` draws it in a PNG).
+fn draw_logo(
+    surface: &mut Surface<'_>,
+    code_box: &CodeBox,
+    (start, side): (usize, usize),
+    image: &krilla::image::Image,
+    logo: &image::RgbaImage,
+) {
+    let room = (side as f64 - 1.0).max(0.1) * code_box.module;
+    let (lw, lh) = (
+        f64::from(logo.width().max(1)),
+        f64::from(logo.height().max(1)),
+    );
+    let (w, h) = if lw >= lh {
+        (room, room * lh / lw)
+    } else {
+        (room * lw / lh, room)
+    };
+    let quiet = QUIET_MODULES as f64 * code_box.module;
+    let square = side as f64 * code_box.module;
+    let x = code_box.rect.x + quiet + start as f64 * code_box.module + (square - w) / 2.0;
+    let y = code_box.rect.y + quiet + start as f64 * code_box.module + (square - h) / 2.0;
+    let Some(size) = krilla::geom::Size::from_wh(pt(w), pt(h)) else {
+        return;
+    };
+    surface.push_transform(&Transform::from_translate(pt(x), pt(y)));
+    surface.draw_image(image.clone(), size);
+    surface.pop();
+}
+
+/// One code: its dark modules (those outside a logo's cleared square) as
+/// rectangles, runs along a row merged and a run repeated on the rows below
+/// grown down, in module units under one transform to the page; on a
+/// light colour other than white, the code's box (quiet zone included) in
+/// it first.
+fn draw_code(
+    surface: &mut Surface<'_>,
+    code_box: &CodeBox,
+    code: &Symbol,
+    paint: &Paint,
+    cleared: Option<(usize, usize)>,
+) {
+    if let (Some(light), Ok(ground)) = (&paint.light, rect(&code_box.rect)) {
+        let mut pb = PathBuilder::new();
+        pb.push_rect(ground);
+        if let Some(path) = pb.finish() {
+            surface.set_fill(Some(light.clone()));
+            surface.draw_path(&path);
+        }
+    }
+    let rects = match cleared {
+        None => dark_rects(code),
+        Some((start, side)) => {
+            let inside = |x: usize, y: usize| {
+                (start..start + side).contains(&x) && (start..start + side).contains(&y)
+            };
+            let mut kept = code.clone();
+            kept.clear_where(inside);
+            dark_rects(&kept)
+        }
+    };
     let mut pb = PathBuilder::new();
-    for (x, y, w, h) in dark_rects(code) {
+    for (x, y, w, h) in rects {
         if let Some(r) = KRect::from_xywh(x as f32, y as f32, w as f32, h as f32) {
             pb.push_rect(r);
         }
@@ -126,7 +236,7 @@ fn draw_code(surface: &mut Surface<'_>, code_box: &CodeBox, code: &Symbol) {
         pt(code_box.rect.x + quiet),
         pt(code_box.rect.y + quiet),
     ));
-    surface.set_fill(Some(Fill::default()));
+    surface.set_fill(Some(paint.dark.clone().unwrap_or_default()));
     surface.draw_path(&path);
     surface.pop();
 }

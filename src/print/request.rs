@@ -10,9 +10,14 @@ use std::str::FromStr;
 
 use clap::ValueEnum;
 
-use super::{CodeSize, Job, Length, Options, Paper, Tag, Target, Template};
+use std::sync::Arc;
+
+use image::RgbaImage;
+
+use super::{Brand, CodeSize, Job, Length, Logo, Options, Paper, Tag, Target, Template};
 use crate::link_key::LinkKey;
 use crate::qr::EcLevel;
+use crate::qr::brand::{Colour, Palette};
 use crate::settings::PublicUrl;
 
 /// What is printed under each code.
@@ -70,6 +75,17 @@ pub fn font_size(s: &str) -> Result<f64, String> {
     }
 }
 
+/// `--logo-size`: the logo's square as a percentage of the code's side.
+pub fn logo_size(s: &str) -> Result<u32, String> {
+    match s.trim().parse::<u32>() {
+        Ok(pct) if (5..=60).contains(&pct) => Ok(pct),
+        _ => Err("expected a percentage of the code's side from 5 to 60".into()),
+    }
+}
+
+/// The logo's size when none is given: as `qrtag qr --logo-size`.
+pub const DEFAULT_LOGO_SIZE: u32 = 20;
+
 /// `--skip`: a count of labels.
 pub fn skip(s: &str) -> Result<usize, String> {
     s.trim()
@@ -90,6 +106,15 @@ pub struct PrintOptions {
     pub bleed: Option<Length>,
     pub crop_marks: bool,
     pub ec: EcLevel,
+    /// The codes' colours (black on white when left out).
+    pub dark: Option<Colour>,
+    pub light: Option<Colour>,
+    /// A dark colour lighter than the light one (the command line only).
+    pub allow_inverted: bool,
+    /// The logo in each code's centre: the file `qrtag print --logo` names,
+    /// or the one the server was started with (`serve --print-logo`).
+    pub logo: bool,
+    pub logo_size: Option<u32>,
 }
 
 impl Default for PrintOptions {
@@ -105,6 +130,11 @@ impl Default for PrintOptions {
             bleed: None,
             crop_marks: false,
             ec: EcLevel::L,
+            dark: None,
+            light: None,
+            allow_inverted: false,
+            logo: false,
+            logo_size: None,
         }
     }
 }
@@ -121,7 +151,7 @@ pub struct OptionError {
 }
 
 /// The names [`PrintOptions::from_query`] reads.
-pub const PARAMS: [&str; 10] = [
+pub const PARAMS: [&str; 14] = [
     "template",
     "poster",
     "skip",
@@ -132,6 +162,10 @@ pub const PARAMS: [&str; 10] = [
     "bleed",
     "crop-marks",
     "ec",
+    "dark",
+    "light",
+    "logo",
+    "logo-size",
 ];
 
 impl PrintOptions {
@@ -161,7 +195,7 @@ impl PrintOptions {
             }
             seen.push(field);
             let value = value.trim();
-            if value.is_empty() && field != "outline" && field != "crop-marks" {
+            if value.is_empty() && !matches!(field, "outline" | "crop-marks" | "logo") {
                 continue;
             }
             let fail = |e: &dyn std::fmt::Display| bad(field, e);
@@ -175,6 +209,10 @@ impl PrintOptions {
                 "outline" => o.outline = switch(value).map_err(|e| fail(&e))?,
                 "bleed" => o.bleed = Some(Length::parse_or_zero(value).map_err(|e| fail(&e))?),
                 "crop-marks" => o.crop_marks = switch(value).map_err(|e| fail(&e))?,
+                "dark" => o.dark = Some(value.parse().map_err(|e| fail(&e))?),
+                "light" => o.light = Some(value.parse().map_err(|e| fail(&e))?),
+                "logo" => o.logo = switch(value).map_err(|e| fail(&e))?,
+                "logo-size" => o.logo_size = Some(logo_size(value).map_err(|e| fail(&e))?),
                 _ => o.ec = value.parse().map_err(|e| fail(&e))?,
             }
         }
@@ -248,8 +286,57 @@ impl PrintOptions {
         }
     }
 
-    /// The job for `tags`, as [`super::render`] takes it.
-    pub fn job(&self, tags: Vec<Tag>, spelling: Spelling) -> Result<Job, OptionError> {
+    /// The colours and logo asked for, checked: a pair a camera cannot
+    /// read is refused (on `dark`), a logo asked for where there is none
+    /// (`logo`: a server started without `--print-logo`), a logo size
+    /// without a logo. `logo` is the image the surface has.
+    pub fn brand(
+        &self,
+        logo: Option<&Arc<RgbaImage>>,
+        spelling: Spelling,
+    ) -> Result<Brand, OptionError> {
+        let n = |f: &str| spelling.name(f);
+        let palette = Palette::new(
+            self.dark.unwrap_or(Colour::BLACK),
+            self.light.unwrap_or(Colour::WHITE),
+            self.allow_inverted,
+        )
+        .map_err(|e| said("dark", e.to_string()))?;
+        if self.logo_size.is_some() && !self.logo {
+            return Err(said(
+                "logo-size",
+                format!(
+                    "{} is the size of a {}: ask for one",
+                    n("logo-size"),
+                    n("logo")
+                ),
+            ));
+        }
+        let logo = match (self.logo, logo) {
+            (false, _) => None,
+            (true, Some(image)) => Some(Logo {
+                image: Arc::clone(image),
+                percent: self.logo_size.unwrap_or(DEFAULT_LOGO_SIZE),
+            }),
+            (true, None) => {
+                return Err(said(
+                    "logo",
+                    "this server has no logo: its operator sets one with `qrtag serve --print-logo FILE.png`",
+                ));
+            }
+        };
+        Ok(Brand { palette, logo })
+    }
+
+    /// The job for `tags`, as [`super::render`] takes it, with `logo` for a
+    /// `logo` option (see [`Self::brand`]).
+    pub fn job(
+        &self,
+        tags: Vec<Tag>,
+        spelling: Spelling,
+        logo: Option<&Arc<RgbaImage>>,
+    ) -> Result<Job, OptionError> {
+        let brand = self.brand(logo, spelling)?;
         Ok(Job {
             target: self.target(spelling)?,
             tags,
@@ -261,6 +348,7 @@ impl PrintOptions {
                 skip: self.skip,
                 outline: self.outline,
                 ec: self.ec,
+                brand,
             },
         })
     }
@@ -376,6 +464,10 @@ mod tests {
             ("bleed=-3mm", "bleed"),
             ("poster=99999x99999in", "poster"),
             ("ec=X", "ec"),
+            ("dark=navy", "dark"),
+            ("light=#12", "light"),
+            ("logo=maybe", "logo"),
+            ("logo-size=70", "logo-size"),
             ("colour=red", ""),
         ] {
             let err = PrintOptions::from_query(query, &[]).expect_err(query);
@@ -410,6 +502,27 @@ mod tests {
                 .message
                 .contains("--template NAME or --poster SIZE")
         );
+    }
+
+    #[test]
+    fn colours_and_a_logo_make_the_brand() {
+        let image = Arc::new(RgbaImage::new(4, 4));
+        let brand = |query: &str, logo: Option<&Arc<RgbaImage>>| {
+            PrintOptions::from_query(query, &[])
+                .expect("each value valid")
+                .brand(logo, Spelling::Param)
+                .map_err(|e| e.field)
+        };
+        let b = brand("dark=%231e3a8a&light=fff&logo&logo-size=30", Some(&image)).expect("valid");
+        assert_eq!(b.palette.dark(), "#1e3a8a".parse().expect("colour"));
+        assert_eq!(b.logo.map(|l| l.percent), Some(30));
+        assert!(brand("", None).expect("plain").logo.is_none());
+        assert_eq!(brand("dark=777&light=888", None).err(), Some("dark"));
+        assert_eq!(brand("dark=fff&light=000", None).err(), Some("dark"));
+        assert_eq!(brand("logo=true", None).err(), Some("logo"));
+        assert_eq!(brand("logo-size=30", Some(&image)).err(), Some("logo-size"));
+        let default = brand("logo=on", Some(&image)).expect("valid");
+        assert_eq!(default.logo.map(|l| l.percent), Some(DEFAULT_LOGO_SIZE));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! entry against Debian's gLabels database (`glabels`) to within 1 mm and
 //! names the entries gLabels lacks or disagrees on.
 
-use super::layout::Grid;
+use super::layout::{Grid, SAFE_MARGIN};
 
 /// Millimetres in `inches`, for US stock published in inches.
 const fn inch(inches: f64) -> f64 {
@@ -54,6 +54,7 @@ const fn sheet(
         h_pitch: pitch.0,
         v_pitch: pitch.1,
         radius,
+        safe: SAFE_MARGIN,
     }
 }
 
@@ -268,6 +269,7 @@ mod tests {
                 "{}",
                 stock.name
             );
+            assert_eq!(g.safe, SAFE_MARGIN, "{}", stock.name);
         }
     }
 

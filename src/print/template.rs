@@ -5,7 +5,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use super::layout::Grid;
+use super::layout::{Grid, SAFE_MARGIN};
 use super::stock::{self, A4, LETTER};
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -176,11 +176,12 @@ impl fmt::Display for Template {
     }
 }
 
-const CUSTOM_KEYS: &str = "paper, label, cols, rows, left, top, hpitch, vpitch, radius";
+const CUSTOM_KEYS: &str = "paper, label, cols, rows, left, top, hpitch, vpitch, radius, safe";
 
 /// `paper=A4,label=40x40mm,cols=4,rows=6` and optionally `left`, `top`
 /// (default: the grid centred on the paper), `hpitch`, `vpitch` (default:
-/// the label's size, labels touching), `radius`. `paper` defaults to the
+/// the label's size, labels touching), `radius`, `safe` (how far inside a
+/// label's edge ink stays, default [`SAFE_MARGIN`]). `paper` defaults to the
 /// label itself: one label per page, as a label printer takes it.
 fn custom(spec: &str) -> Result<Grid, TemplateError> {
     let err = |m: String| TemplateError::Custom(m);
@@ -188,6 +189,7 @@ fn custom(spec: &str) -> Result<Grid, TemplateError> {
     let mut label = None;
     let (mut cols, mut rows) = (1u32, 1u32);
     let (mut left, mut top, mut h_pitch, mut v_pitch, mut radius) = (None, None, None, None, 0.0);
+    let mut safe = SAFE_MARGIN;
     for part in spec.split(',').map(str::trim).filter(|p| !p.is_empty()) {
         let (key, value) = part
             .split_once('=')
@@ -215,6 +217,7 @@ fn custom(spec: &str) -> Result<Grid, TemplateError> {
             "hpitch" => h_pitch = Some(length(value)?),
             "vpitch" => v_pitch = Some(length(value)?),
             "radius" => radius = length(value)?,
+            "safe" => safe = length(value)?,
             other => {
                 return Err(err(format!(
                     "unknown key {other:?} (expected {CUSTOM_KEYS})"
@@ -230,6 +233,11 @@ fn custom(spec: &str) -> Result<Grid, TemplateError> {
         return Err(err(format!(
             "a {lw:.0} x {lh:.0} mm label without paper= is a page that size: \
              a PDF page is at most 5080 mm (200 in) a side"
+        )));
+    }
+    if 2.0 * safe >= lw.min(lh) {
+        return Err(err(format!(
+            "safe={safe:.2}mm leaves nothing of a {lw:.1} x {lh:.1} mm label"
         )));
     }
     let paper = paper.unwrap_or(Paper { w: lw, h: lh });
@@ -262,6 +270,7 @@ fn custom(spec: &str) -> Result<Grid, TemplateError> {
         h_pitch,
         v_pitch,
         radius,
+        safe,
     })
 }
 
@@ -326,6 +335,9 @@ mod tests {
             .parse()
             .expect("valid");
         assert_eq!((t.grid.left, t.grid.top, t.grid.h_pitch), (10.0, 5.0, 45.0));
+        assert_eq!(t.grid.safe, SAFE_MARGIN);
+        let t: Template = "custom:label=62x29mm,safe=3mm".parse().expect("valid");
+        assert_eq!(t.grid.safe, 3.0);
     }
 
     #[test]
@@ -352,6 +364,7 @@ mod tests {
             ),
             ("custom:label=99999x99999mm", "at most 5080 mm (200 in)"),
             ("custom:label=40x5081mm", "at most 5080 mm (200 in)"),
+            ("custom:label=40x10mm,safe=5mm", "leaves nothing"),
             ("custom:paper=A4,label=99999x99999mm", "do not fit"),
         ] {
             let message = spec.parse::<Template>().expect_err(spec).to_string();

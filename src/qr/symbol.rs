@@ -54,6 +54,17 @@ impl Symbol {
     pub fn modules(&self) -> &[bool] {
         &self.dark
     }
+
+    /// Makes the modules at `(x, y)` where `clear` says so light: the
+    /// square a logo covers.
+    pub fn clear_where(&mut self, clear: impl Fn(usize, usize) -> bool) {
+        let width = self.width;
+        for (i, dark) in self.dark.iter_mut().enumerate() {
+            if clear(i % width, i / width) {
+                *dark = false;
+            }
+        }
+    }
 }
 
 impl From<&QrCode> for Symbol {

@@ -133,7 +133,7 @@ async fn pdf(
         return super::etag::not_modified(etag);
     }
     let tag = options.tag(public_url, &key, state.uppercase_prefix, notes.as_deref());
-    let job = match options.job(vec![tag], Spelling::Param) {
+    let job = match options.job(vec![tag], Spelling::Param, state.gate.print_logo()) {
         Ok(job) => job,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
     };
@@ -165,6 +165,7 @@ fn answer_tag(
         req.query_string().as_bytes(),
         notes.map_or(&[][..], str::as_bytes),
         &[u8::from(notes.is_some())],
+        state.gate.print_logo_digest(),
     ])
 }
 
@@ -202,9 +203,21 @@ pub fn refusal(e: &RenderError) -> (StatusCode, String) {
             StatusCode::UNPROCESSABLE_ENTITY,
             "this key is too long for a QR code".to_owned(),
         ),
+        RenderError::NoLogo => (StatusCode::BAD_REQUEST, e.to_string()),
+        // A logo the code does not read back with: the request's to change.
+        RenderError::Qr(QrError::Unreadable(why)) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            format!("the branded code does not read back: {why}")
+                .replace("--logo-size", "logo-size"),
+        ),
         RenderError::Print(p) if p.is_usage() => {
             (StatusCode::BAD_REQUEST, p.message(Spelling::Param))
         }
+        // A logo the code does not read back with: the request's to change.
+        RenderError::Print(PrintError::Brand(b)) => (
+            StatusCode::UNPROCESSABLE_ENTITY,
+            b.to_string().replace("--logo-size", "logo-size"),
+        ),
         RenderError::Qr(_) | RenderError::Aborted(_) | RenderError::Print(_) => {
             tracing::error!(error = %e, "rendering failed");
             (
@@ -260,7 +273,7 @@ pub enum BadParam {
     #[error("bad {0}: {1}")]
     Colours(&'static str, String),
     #[error(
-        "unknown parameter {0:?}: use scale, margin, ec, dark, light (and v, ignored, to bust caches)"
+        "unknown parameter {0:?}: use scale, margin, ec, dark, light, logo, logo-size (and v, ignored, to bust caches)"
     )]
     Unknown(String),
 }
@@ -277,6 +290,7 @@ pub fn spec_from_query(
 ) -> Result<ImageSpec, BadParam> {
     let (mut scale, mut margin, mut ec) = (None, None, None);
     let (mut dark, mut light) = (None, None);
+    let (mut logo, mut logo_size) = (None, None);
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
         let (name, slot) = match &*name {
             "scale" => ("scale", &mut scale),
@@ -284,6 +298,8 @@ pub fn spec_from_query(
             "ec" => ("ec", &mut ec),
             "dark" => ("dark", &mut dark),
             "light" => ("light", &mut light),
+            "logo" => ("logo", &mut logo),
+            "logo-size" => ("logo-size", &mut logo_size),
             "v" => continue,
             other if also_ignored.contains(&other) => continue,
             other => return Err(BadParam::Unknown(other.to_owned())),
@@ -306,12 +322,33 @@ pub fn spec_from_query(
         None => EcLevel::default(),
         Some(v) => v.parse().map_err(|e| BadParam::Invalid("ec", e))?,
     };
+    let logo = match logo.as_deref() {
+        None | Some("false") => None,
+        Some("" | "true" | "on") => Some(match &logo_size {
+            None => crate::print::request::DEFAULT_LOGO_SIZE,
+            Some(v) => crate::print::request::logo_size(v)
+                .map_err(|e| BadParam::Colours("logo-size", e))?,
+        }),
+        Some(other) => {
+            return Err(BadParam::Colours(
+                "logo",
+                format!("{other:?}: expected true or false"),
+            ));
+        }
+    };
+    if logo.is_none() && logo_size.is_some() {
+        return Err(BadParam::Colours(
+            "logo-size",
+            "the size of a logo: give logo=true".into(),
+        ));
+    }
     Ok(ImageSpec {
         format,
         ec,
         options,
         uppercase_prefix,
         palette: palette_from(dark, light)?,
+        logo,
     })
 }
 
@@ -389,8 +426,18 @@ mod tests {
                 options: RenderOptions::default(),
                 uppercase_prefix: true,
                 palette: None,
+                logo: None,
             }
         );
+        let logo =
+            spec_from_query("logo=true&logo-size=30", ImageFormat::Png, false, &[]).expect("valid");
+        assert_eq!(logo.logo, Some(30));
+        for bad in ["logo=maybe", "logo-size=30", "logo&logo-size=4"] {
+            assert!(
+                spec_from_query(bad, ImageFormat::Png, false, &[]).is_err(),
+                "{bad}"
+            );
+        }
         let spec = spec_from_query("ec=h&scale=2&margin=0&v=3", ImageFormat::Png, false, &[])
             .expect("valid");
         assert_eq!(spec.ec, EcLevel::H);

@@ -47,9 +47,16 @@ fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, Shown),
         }
     }
     let key = key.ok_or("no key given")?;
-    let spec = crate::server::qr::spec_from_query(query, format, uppercase_prefix, &OWN_PARAMS)
+    // The form's colour fields left empty are the defaults, not bad colours.
+    let query: String = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(
+            form_urlencoded::parse(query.as_bytes())
+                .filter(|(name, value)| !(value.is_empty() && (name == "dark" || name == "light"))),
+        )
+        .finish();
+    let spec = crate::server::qr::spec_from_query(&query, format, uppercase_prefix, &OWN_PARAMS)
         .map_err(|e| e.to_string())?;
-    let period = super::dashboard::period(query)?;
+    let period = super::dashboard::period(&query)?;
     Ok((key, Shown { spec, period }))
 }
 

@@ -67,7 +67,7 @@ pub async fn render(
         })
         .collect();
     let job = options
-        .job(tags, Spelling::Param)
+        .job(tags, Spelling::Param, state.renders.print_logo())
         .map_err(|e| Refused::Form {
             field: Some(e.field),
             message: e.message,

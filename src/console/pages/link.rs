@@ -50,12 +50,25 @@ pub struct View<'a> {
 
 /// The QR parameters as a query string (without the format).
 fn params(spec: &ImageSpec) -> String {
-    format!(
+    let mut p = format!(
         "ec={}&scale={}&margin={}",
         spec.ec,
         spec.options.scale(),
         spec.options.margin()
-    )
+    );
+    if let Some(palette) = spec.palette {
+        // `#` as `%23`: the colours' CSS hex.
+        let hex = |c: crate::qr::brand::Colour| c.to_string().replace('#', "%23");
+        p.push_str(&format!(
+            "&dark={}&light={}",
+            hex(palette.dark()),
+            hex(palette.light())
+        ));
+    }
+    if let Some(percent) = spec.logo {
+        p.push_str(&format!("&logo=true&logo-size={percent}"));
+    }
+    p
 }
 
 pub fn page(v: &View<'_>) -> Markup {
@@ -118,6 +131,14 @@ pub fn page(v: &View<'_>) -> Markup {
                 input #scale type="number" name="scale" min="2" max="64" value=(spec.options.scale());
                 label for="margin" { "Quiet zone in modules (0–16)" }
                 input #margin type="number" name="margin" min="0" max="16" value=(spec.options.margin());
+                label for="dark" { "Code colour (#1e3a8a; empty: black)" }
+                input #dark type="text" name="dark" value=[spec.palette.map(|p| p.dark().to_string())] placeholder="#000";
+                label for="light" { "Background colour (empty: white)" }
+                input #light type="text" name="light" value=[spec.palette.map(|p| p.light().to_string())] placeholder="#fff";
+                label.choice for="logo" {
+                    input #logo type="checkbox" name="logo" value="true" checked[spec.logo.is_some()];
+                    " The server's logo in the centre"
+                }
                 button type="submit" { "Show" }
             }
             figure.tag {

@@ -91,8 +91,26 @@ pub fn form(
     let id = kind.id();
     let fid = |name: &str| format!("{id}-{name}");
     let fields: &[&str] = match kind {
-        Kind::Poster => &["poster", "code-size", "bleed", "crop-marks", "caption"],
-        Kind::Label | Kind::Run => &["template", "skip", "caption", "code-size", "outline"],
+        Kind::Poster => &[
+            "poster",
+            "code-size",
+            "bleed",
+            "crop-marks",
+            "caption",
+            "dark",
+            "light",
+            "logo",
+        ],
+        Kind::Label | Kind::Run => &[
+            "template",
+            "skip",
+            "caption",
+            "code-size",
+            "outline",
+            "dark",
+            "light",
+            "logo",
+        ],
     };
     // A refusal of no field this form has (an unknown parameter) is said
     // above its fields.
@@ -104,6 +122,8 @@ pub fn form(
     let (size_inv, size_class, size_desc) = attrs("code-size");
     let (poster_inv, poster_class, poster_desc) = attrs("poster");
     let (bleed_inv, bleed_class, bleed_desc) = attrs("bleed");
+    let (dark_inv, dark_class, dark_desc) = attrs("dark");
+    let (light_inv, light_class, light_desc) = attrs("light");
     let template = typed("template").unwrap_or_else(|| DEFAULT_TEMPLATE.to_owned());
     let poster = typed("poster").unwrap_or_else(|| DEFAULT_POSTER.to_owned());
     let caption = typed("caption").unwrap_or_else(|| CaptionKind::Url.name().to_owned());
@@ -161,6 +181,17 @@ pub fn form(
                 }
             }
             (field_problem(r, "caption", &fid("caption")))
+            label for=(fid("dark")) { "Code colour (#1e3a8a; empty: black)" }
+            input id=(fid("dark")) type="text" name="dark" value=[typed("dark")] placeholder="#000" aria-invalid=[dark_inv] class=[dark_class] aria-describedby=[dark_desc];
+            (field_problem(r, "dark", &fid("dark")))
+            label for=(fid("light")) { "Background colour (empty: white)" }
+            input id=(fid("light")) type="text" name="light" value=[typed("light")] placeholder="#fff" aria-invalid=[light_inv] class=[light_class] aria-describedby=[light_desc];
+            (field_problem(r, "light", &fid("light")))
+            label.choice for=(fid("logo")) {
+                input id=(fid("logo")) type="checkbox" name="logo" value="true" checked[ticked("logo")];
+                " The server's logo in each code's centre"
+            }
+            (field_problem(r, "logo", &fid("logo")))
             @if kind != Kind::Poster {
                 label.choice for=(fid("outline")) {
                     input id=(fid("outline")) type="checkbox" name="outline" value="true" checked[ticked("outline")];

@@ -436,6 +436,8 @@ pub async fn get(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse 
         ("key" = String, Path, description = "The link's key", example = "spring"),
         ("scale" = Option<u32>, Query), ("margin" = Option<u32>, Query),
         ("ec" = Option<String>, Query), ("dark" = Option<String>, Query), ("light" = Option<String>, Query),
+        ("logo" = Option<bool>, Query, description = "The server's logo (`serve --print-logo`) in the centre; 422 if the code does not read back"),
+        ("logo-size" = Option<u32>, Query, description = "The logo's square as a percentage of the code's side, 5 to 60"),
     ),
     responses(
         (status = 200, content_type = "image/png", body = Vec<u8>),
@@ -457,6 +459,8 @@ fn qr_png_doc() {}
         ("key" = String, Path, description = "The link's key", example = "spring"),
         ("scale" = Option<u32>, Query), ("margin" = Option<u32>, Query),
         ("ec" = Option<String>, Query), ("dark" = Option<String>, Query), ("light" = Option<String>, Query),
+        ("logo" = Option<bool>, Query, description = "The server's logo (`serve --print-logo`) in the centre; 422 if the code does not read back"),
+        ("logo-size" = Option<u32>, Query, description = "The logo's square as a percentage of the code's side, 5 to 60"),
     ),
     responses(
         (status = 200, content_type = "image/svg+xml", body = String),

@@ -39,6 +39,10 @@ pub struct PrintKeys {
         ("bleed" = Option<String>, Query, description = "Bleed around a poster (`3mm`)"),
         ("crop-marks" = Option<bool>, Query, description = "Crop marks outside a poster's bleed"),
         ("ec" = Option<String>, Query, description = "Error correction: L, M, Q or H"),
+        ("dark" = Option<String>, Query, description = "The codes' dark colour, CSS hex (`#1e3a8a`); at least 4:1 contrast with `light`"),
+        ("light" = Option<String>, Query, description = "The codes' light colour and quiet zone, CSS hex"),
+        ("logo" = Option<bool>, Query, description = "The server's logo (`serve --print-logo`) in each code's centre, error correction raised; each code is decoded with it first (422 if one does not read back)"),
+        ("logo-size" = Option<u32>, Query, description = "The logo's square as a percentage of the code's side, 5 to 60 (default 20)"),
     ),
     responses(
         (status = 200, description = "The PDF `qrtag print` writes for the same options", content_type = "application/pdf", body = Vec<u8>),
@@ -96,6 +100,10 @@ pub(super) async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) 
         ("bleed" = Option<String>, Query),
         ("crop-marks" = Option<bool>, Query),
         ("ec" = Option<String>, Query),
+        ("dark" = Option<String>, Query),
+        ("light" = Option<String>, Query),
+        ("logo" = Option<bool>, Query),
+        ("logo-size" = Option<u32>, Query),
     ),
     request_body = PrintKeys,
     responses(
@@ -166,7 +174,7 @@ async fn tag(state: &RestState, options: &PrintOptions, key: LinkKey) -> Result<
 }
 
 async fn render(state: &RestState, options: &PrintOptions, tags: Vec<Tag>) -> HttpResponse {
-    let job = match options.job(tags, Spelling::Param) {
+    let job = match options.job(tags, Spelling::Param, state.gate.print_logo()) {
         Ok(job) => job,
         Err(bad) => return problem::respond(Kind::BadRequest, bad),
     };
