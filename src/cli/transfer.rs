@@ -598,7 +598,9 @@ async fn leave_snapshot(
     let links = table.len();
     let identity = store.snapshot_identity();
     match saver::save_marked(path, store, &identity, None, table).await {
-        Ok(_) => println!("snapshot file {shown}: {links} links, where `qrtag serve` starts from"),
+        Ok(_) => println!(
+            "snapshot file {shown}: {links} links; `qrtag serve` with these settings starts from it"
+        ),
         Err(why) => eprintln!(
             "qrtag: warning: snapshot file {shown} not written ({why}); the first `qrtag serve` reads every link from CouchDB"
         ),

@@ -809,7 +809,7 @@ pub(crate) async fn first_serve_after_a_new_database_import(url: &str, admin: (&
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).ends_with(&format!(
-            "snapshot file {snapshot}: {n} links, where `qrtag serve` starts from\n"
+            "snapshot file {snapshot}: {n} links; `qrtag serve` with these settings starts from it\n"
         )),
         "{}",
         stdout(&out)
