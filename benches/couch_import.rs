@@ -18,6 +18,9 @@
 //! - the documents posted with `_bulk_docs` straight to CouchDB, sorted by
 //!   key, `QRTAG_BENCH_BULK_BATCH` (1,000) a request, four under way.
 //!
+//! `QRTAG_BENCH_QRTAG=PATH` times another build's `qrtag import` (an
+//! older one, for a before-and-after) against the same baseline.
+//!
 //! With a server started here it also reads CouchDB's CPU seconds (its
 //! process and those it started, the JavaScript query servers among them)
 //! over each, and for the import the CPU seconds and peak RSS of the qrtag
@@ -114,7 +117,11 @@ struct Run {
 }
 
 fn run_import(server: &CouchServer, db: &str, file: &Path) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_qrtag"));
+    let bin = std::env::var_os("QRTAG_BENCH_QRTAG");
+    let mut cmd = Command::new(
+        bin.as_deref()
+            .unwrap_or(env!("CARGO_BIN_EXE_qrtag").as_ref()),
+    );
     cmd.env_clear()
         .env("QRTAG_CONFIG", "/dev/null")
         .env("QRTAG_COUCHDB_URL", &server.url)
