@@ -26,6 +26,8 @@ pub struct CouchServer {
     /// The database to use instead of `qrtag-bench-load-N`.
     db: Option<String>,
     pouch: Option<Child>,
+    /// The folder of an Apache CouchDB started here.
+    apache_dir: Option<std::path::PathBuf>,
     http: reqwest::Client,
 }
 
@@ -38,6 +40,56 @@ impl CouchServer {
         let mut server = Self::new(var("URL")?, var("USER"), var("PASSWORD"), None);
         server.db = var("DB");
         Some(server)
+    }
+
+    /// Apache CouchDB from `../shared/couchdb/start-couchdb` beside the
+    /// repository, started in a temporary folder on a free port with the
+    /// admin `bench`, or `None` where that release is not there. Stopped
+    /// (its process killed by its ID) when dropped.
+    pub async fn apache() -> Option<Self> {
+        let script = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("../shared/couchdb/start-couchdb");
+        if !script.exists() {
+            return None;
+        }
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .map(|a| a.port())
+            .expect("a free port");
+        let dir = std::env::temp_dir().join(format!("qrtag-bench-couchdb-{port}"));
+        let out = Command::new(&script)
+            .arg(&dir)
+            .arg(port.to_string())
+            .args(["bench", "bench-pw"])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run start-couchdb");
+        assert!(
+            out.status.success(),
+            "start-couchdb: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let mut server = Self::new(
+            format!("http://127.0.0.1:{port}"),
+            Some("bench".into()),
+            Some("bench-pw".into()),
+            None,
+        );
+        server.apache_dir = Some(dir);
+        for db in ["_users", "_replicator"] {
+            server.call(reqwest::Method::PUT, db, None).await;
+        }
+        Some(server)
+    }
+
+    /// The process ID of the Apache CouchDB [`apache`](Self::apache) started.
+    pub fn apache_pid(&self) -> Option<i32> {
+        let dir = self.apache_dir.as_ref()?;
+        std::fs::read_to_string(dir.join("couchdb.pid"))
+            .ok()?
+            .trim()
+            .parse()
+            .ok()
     }
 
     /// The database of `n` links: `qrtag-bench-load-N`, kept between runs.
@@ -59,6 +111,7 @@ impl CouchServer {
             password,
             db: None,
             pouch,
+            apache_dir: None,
             http: reqwest::Client::new(),
         }
     }
@@ -231,6 +284,12 @@ impl Drop for CouchServer {
         if let Some(child) = &mut self.pouch {
             let _ = child.kill();
             let _ = child.wait();
+        }
+        if let Some(pid) = self.apache_pid() {
+            let _ = Command::new("kill").arg(pid.to_string()).status();
+        }
+        if let Some(dir) = &self.apache_dir {
+            let _ = std::fs::remove_dir_all(dir);
         }
     }
 }

@@ -4,7 +4,7 @@
 //! `LinkKey`, `PublicUrl`), so a bad argument is reported by clap as one line
 //! with exit code 2 before any command runs.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
@@ -914,6 +914,25 @@ impl Cli {
         (writes > 0).then(|| crate::store::cluster::fewer_copies_warning(writes))
     }
 
+    /// The snapshot file `serve` keeps (`None`: `--no-snapshot-file`):
+    /// the one chosen, else beside the embedded database or
+    /// `qrtag-couchdb-DB.snapshot` in the working directory. `import
+    /// --new-database` leaves one at the same place, so the first start
+    /// after it serves from it.
+    pub fn snapshot_file(&self, chosen: Option<&Path>, none: bool) -> Option<PathBuf> {
+        if none {
+            return None;
+        }
+        Some(match (chosen, &self.store.couchdb_url) {
+            (Some(path), _) => path.to_owned(),
+            (None, Some(_)) => PathBuf::from(format!(
+                "qrtag-couchdb-{}.snapshot",
+                self.store.couchdb_db.as_str().replace('/', "_")
+            )),
+            (None, None) => crate::settings::default_snapshot_file(&self.store.db),
+        })
+    }
+
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
         Settings {
             request_timeout: std::time::Duration::from_secs(args.request_timeout),
@@ -949,17 +968,7 @@ impl Cli {
             }),
             trusted_proxies: args.trusted_proxies.clone(),
             client_ip_mode: args.client_ip,
-            snapshot_file: (!args.no_snapshot_file).then(|| {
-                args.snapshot_file
-                    .clone()
-                    .unwrap_or_else(|| match &self.store.couchdb_url {
-                        Some(_) => PathBuf::from(format!(
-                            "qrtag-couchdb-{}.snapshot",
-                            self.store.couchdb_db.as_str().replace('/', "_")
-                        )),
-                        None => crate::settings::default_snapshot_file(&self.store.db),
-                    })
-            }),
+            snapshot_file: self.snapshot_file(args.snapshot_file.as_deref(), args.no_snapshot_file),
             scan_index: self.scan_index_settings(args),
             console: args.console.then_some(crate::settings::ConsoleSettings {
                 secure_cookie: args.console_secure_cookie,

@@ -212,6 +212,31 @@ fn open_private(path: &Path) -> io::Result<fs::File> {
         .open(path)
 }
 
+/// Writes `table` to `path` as a snapshot of `store` (whose identity is
+/// `identity`) under a fresh marker of the store's state, which replaces
+/// `previous`; returns the new marker. The marker is written before the
+/// file: a crash between the two leaves a file that is not believed, never
+/// one that is wrongly. Also how `import --new-database` leaves the file
+/// the first `serve` starts from.
+pub async fn save_marked(
+    path: &Path,
+    store: &dyn LinkStore,
+    identity: &str,
+    previous: Option<&str>,
+    table: Arc<LinkTable>,
+) -> io::Result<Option<String>> {
+    let mark = store
+        .mark_snapshot(&mark_name(path), previous)
+        .await
+        .map_err(io::Error::other)?;
+    let identity = file::marked_identity(identity, mark.as_deref());
+    let path = path.to_owned();
+    tokio::task::spawn_blocking(move || save(&path, &identity, &table))
+        .await
+        .map_err(io::Error::other)??;
+    Ok(mark)
+}
+
 /// Saves the snapshot's table whenever it has changed, at most every
 /// [`MIN_INTERVAL`], and once more at shutdown.
 pub struct Saver {
@@ -294,21 +319,16 @@ impl Saver {
         if table.seq().is_none() {
             return Ok(false);
         }
-        // The marker is written before the file: a crash between the two
-        // leaves a file that is not believed, never one that is wrongly.
-        let mark = self
-            .store
-            .mark_snapshot(&mark_name(&self.path), last_mark.as_deref())
-            .await
-            .map_err(io::Error::other)?;
-        let identity = file::marked_identity(&self.identity, mark.as_deref());
-        *last_mark = mark;
-        let path = self.path.clone();
         let started = Instant::now();
         let links = table.len();
-        tokio::task::spawn_blocking(move || save(&path, &identity, &table))
-            .await
-            .map_err(io::Error::other)??;
+        *last_mark = save_marked(
+            &self.path,
+            self.store.as_ref(),
+            &self.identity,
+            last_mark.as_deref(),
+            table,
+        )
+        .await?;
         self.saved.store(generation, Ordering::Release);
         tracing::debug!(links, took = ?started.elapsed(), "snapshot file written");
         Ok(true)

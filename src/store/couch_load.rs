@@ -294,7 +294,7 @@ pub async fn bench_load(
     Ok((table.len(), table.invalid_count()))
 }
 
-async fn update_seq(http: &CouchHttp) -> Result<Value, StoreError> {
+pub(crate) async fn update_seq(http: &CouchHttp) -> Result<Value, StoreError> {
     #[derive(Deserialize)]
     struct DbInfo {
         update_seq: Value,

@@ -362,6 +362,31 @@ impl NewDatabase {
         prepare(&self.http, self.requested, Outcome::Created, Lock::Open).await
     }
 
+    /// The database's `update_seq` once the import's writes are answered:
+    /// the sequence a snapshot of exactly those documents is at, which the
+    /// first `serve`'s follower resumes from.
+    pub async fn update_seq(&self) -> Result<Value, StoreError> {
+        super::couch_load::update_seq(&self.http).await
+    }
+
+    /// Asks CouchDB to build the `links` view's index now, in the
+    /// background (`update=lazy` answers at once), so a later full load
+    /// reads the view instead of every document. Best effort: the view is
+    /// built on its first read anyway.
+    pub async fn start_view_build(&self) {
+        let mut url = self.http.db_url(&["_design", "qrtag", "_view", LINKS_VIEW]);
+        url.query_pairs_mut()
+            .append_pair("limit", "0")
+            .append_pair("update", "lazy");
+        let req = self
+            .http
+            .request(Method::GET, url)
+            .timeout(std::time::Duration::from_secs(2));
+        if let Err(e) = self.http.send(req).await {
+            tracing::debug!(error = %e, "could not ask for the links view's index");
+        }
+    }
+
     /// Deletes the database and everything written to it, and the API keys
     /// database `open` made (if it got that far) with it.
     pub async fn remove(&self) -> Result<(), StoreError> {

@@ -951,3 +951,13 @@ async fn apache_couchdb_says_when_it_keeps_fewer_copies_than_asked() {
          database links with n = 1 on a cluster of 1 node: each link has 1 copy\n"
     );
 }
+
+/// Issue 31: the first `serve` after `import --new-database` starts from
+/// the snapshot file the import left, on the real thing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_first_serve_after_a_new_database_import_starts_from_its_snapshot_file() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_first_serve_after_import").await else {
+        return;
+    };
+    crate::transfer::first_serve_after_a_new_database_import(&server.url(), ADMIN).await;
+}
