@@ -78,10 +78,18 @@ pub fn font_size(s: &str) -> Result<f64, String> {
 /// `--logo-size`: the logo's square as a percentage of the code's side.
 pub fn logo_size(s: &str) -> Result<u32, String> {
     match s.trim().parse::<u32>() {
-        Ok(pct) if (5..=60).contains(&pct) => Ok(pct),
-        _ => Err("expected a percentage of the code's side from 5 to 60".into()),
+        Ok(pct) if LOGO_SIZES.contains(&pct) => Ok(pct),
+        _ => Err(format!(
+            "expected a percentage of the code's side from {} to {}",
+            LOGO_SIZES.start(),
+            LOGO_SIZES.end()
+        )),
     }
 }
+
+/// The logo sizes `logo_size` takes, in percent of the code's side (the
+/// OpenAPI document declares the same range).
+pub const LOGO_SIZES: std::ops::RangeInclusive<u32> = 5..=60;
 
 /// The logo's size when none is given: as `qrtag qr --logo-size`.
 pub const DEFAULT_LOGO_SIZE: u32 = 20;

@@ -49,7 +49,8 @@ pub async fn validate(document: &str) {
 /// The server the checkers run against: no rate limit in their way
 /// (schemathesis sends as fast as it can, many requests without a key),
 /// and the scan index with every breakdown, places from the test GeoIP
-/// database, so each `by` the document offers is answered.
+/// database, so each `by` the document offers is answered; and a logo
+/// for `logo=true`.
 pub fn configure(settings: &mut qrtag::settings::Settings) {
     let api = settings.api.as_mut().expect("the API listener");
     api.rate_per_second = 1_000_000;
@@ -66,6 +67,22 @@ pub fn configure(settings: &mut qrtag::settings::Settings) {
         Some((geoip.as_path(), db)),
     ));
     settings.scan_index = Some(index);
+    // `serve --print-logo`: a small two-colour square, so `logo=true` is
+    // answered as the document says.
+    let logo = image::RgbaImage::from_fn(48, 48, |x, y| {
+        if (x / 12 + y / 12) % 2 == 0 {
+            image::Rgba([200, 30, 30, 255])
+        } else {
+            image::Rgba([255, 255, 255, 255])
+        }
+    });
+    let mut png = Vec::new();
+    logo.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
+        .expect("the logo as PNG");
+    settings.print_logo = Some(std::sync::Arc::new(qrtag::qr_image::ServerLogo {
+        image: std::sync::Arc::new(logo),
+        png,
+    }));
 }
 
 /// Examples per operation and phase: `--checks all` in about a minute

@@ -13,7 +13,7 @@ use crate::console::list::{Sort, StateFilter};
 use crate::link::MAX_NOTES;
 use crate::link_key::{MAX_KEY_LEN, MAX_SEGMENT};
 use crate::print::CaptionKind;
-use crate::print::request::FONT_SIZES;
+use crate::print::request::{FONT_SIZES, LOGO_SIZES};
 use crate::qr::RenderOptions;
 use crate::stats::dimensions::Dimension;
 
@@ -56,6 +56,8 @@ fn parameters() -> Vec<(&'static str, &'static str, &'static str, Value)> {
     let dimensions: Vec<_> = Dimension::ALL.into_iter().map(Dimension::name).collect();
     let text = json!({"type": "string", "minLength": 1});
     let ec = json!({"type": "string", "enum": EC_LEVELS});
+    let logo_size =
+        json!({"type": "integer", "minimum": LOGO_SIZES.start(), "maximum": LOGO_SIZES.end()});
     let mut all = vec![
         (
             "/api/v1/links",
@@ -109,6 +111,7 @@ fn parameters() -> Vec<(&'static str, &'static str, &'static str, Value)> {
             (image, "get", "ec", ec.clone()),
             (image, "get", "dark", json!({"type": "string", "pattern": COLOUR})),
             (image, "get", "light", json!({"type": "string", "pattern": COLOUR})),
+            (image, "get", "logo-size", logo_size.clone()),
         ]);
     }
     for (pdf, method) in [
@@ -128,6 +131,9 @@ fn parameters() -> Vec<(&'static str, &'static str, &'static str, Value)> {
                 json!({"type": "number", "minimum": FONT_SIZES.start(), "maximum": FONT_SIZES.end()}),
             ),
             (pdf, method, "ec", ec.clone()),
+            (pdf, method, "dark", json!({"type": "string", "pattern": COLOUR})),
+            (pdf, method, "light", json!({"type": "string", "pattern": COLOUR})),
+            (pdf, method, "logo-size", logo_size.clone()),
         ]);
     }
     for scans in ["/api/v1/links/{key}/scans", "/api/v1/scans"] {
@@ -247,6 +253,9 @@ mod tests {
         let font = |pt: f64| crate::print::request::font_size(&pt.to_string()).is_ok();
         assert!(font(*FONT_SIZES.start()) && font(*FONT_SIZES.end()));
         assert!(!font(FONT_SIZES.start() - 0.01) && !font(FONT_SIZES.end() + 0.01));
+        let logo = |pct: u32| crate::print::request::logo_size(&pct.to_string()).is_ok();
+        assert!(logo(*LOGO_SIZES.start()) && logo(*LOGO_SIZES.end()));
+        assert!(!logo(LOGO_SIZES.start() - 1) && !logo(LOGO_SIZES.end() + 1));
 
         let doc: Value = serde_json::from_str(&super::super::openapi::document()).expect("JSON");
         for (path, method, name, schema) in parameters() {

@@ -39,6 +39,15 @@ IN_WORDS = [
     # to read the code.
     ("GET /api/v1/links/{key}/qr.png", 400, "bad dark: dark", "contrast"),
     ("GET /api/v1/links/{key}/qr.svg", 400, "bad dark: dark", "contrast"),
+    # The server's logo over the code (`logo=true`): the code must still
+    # read back, which depends on the code's size and the logo's together;
+    # each request is decoded first and refused with 422 when it does not.
+    ("GET /api/v1/links/{key}/qr.png", 400, "bad logo-size: the size of a logo: give logo=true", "logo-size with logo"),
+    ("GET /api/v1/links/{key}/qr.svg", 400, "bad logo-size: the size of a logo: give logo=true", "logo-size with logo"),
+    ("GET /api/v1/links/{key}/qr.png", 422, "", "a logo the code reads back with"),
+    ("GET /api/v1/links/{key}/qr.svg", 422, "", "a logo the code reads back with"),
+    ("GET /api/v1/links/{key}/print.pdf", 422, "", "a logo the code reads back with"),
+    ("POST /api/v1/print.pdf", 422, "", "a logo the code reads back with"),
     # A print job's options: a template or a poster, the sheet's options
     # not on a poster and the poster's not on a sheet, a paper or label
     # stock by name or size, and a code and caption that fit; every one
