@@ -88,8 +88,8 @@ pub struct PrintBrandArgs {
         long,
         value_name = "PCT",
         requires = "logo",
-        default_value_t = 20,
-        value_parser = clap::value_parser!(u32).range(5..=60)
+        default_value_t = crate::print::request::DEFAULT_LOGO_SIZE,
+        value_parser = clap::value_parser!(u32).range(crate::print::request::logo_sizes_for_clap())
     )]
     pub logo_size: u32,
 }

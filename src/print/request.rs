@@ -91,6 +91,11 @@ pub fn logo_size(s: &str) -> Result<u32, String> {
 /// OpenAPI document declares the same range).
 pub const LOGO_SIZES: std::ops::RangeInclusive<u32> = 5..=60;
 
+/// [`LOGO_SIZES`] as clap's ranged parser takes it (`--logo-size`).
+pub fn logo_sizes_for_clap() -> std::ops::RangeInclusive<i64> {
+    i64::from(*LOGO_SIZES.start())..=i64::from(*LOGO_SIZES.end())
+}
+
 /// The logo's size when none is given: as `qrtag qr --logo-size`.
 pub const DEFAULT_LOGO_SIZE: u32 = 20;
 
