@@ -256,7 +256,8 @@ mod tests {
         assert!(line.contains("LimitNOFILE="), "{line}");
     }
 
-    /// The line README.md shows (two public workers, the admin one, SQLite).
+    /// The line the guide's production chapter shows (two public workers, the
+    /// admin one, SQLite).
     #[test]
     fn the_readme_shows_the_line_as_printed() {
         let n = Needs {
@@ -265,7 +266,7 @@ mod tests {
         };
         let c = split(1024, &n).expect("fits");
         let line = lowered_line(&c, &n);
-        let readme = include_str!("../README.md");
+        let readme = include_str!("../docs/src/production.md");
         assert!(readme.contains(&format!("  {line}\n")), "{line}");
     }
 

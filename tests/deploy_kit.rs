@@ -398,7 +398,8 @@ fn the_release_build_is_stripped_and_the_licence_is_shipped() {
 /// `--scan-log` looks: the node reads the access log the example
 /// configuration writes, both ends use one port and let a whole line
 /// through (about 40 KB at most), the central file per node is matched by
-/// the pattern the README gives, and it holds the bare line.
+/// the pattern the guide gives (its production chapter), and it holds the
+/// bare line.
 #[test]
 fn the_rsyslog_pair_ships_the_access_log_to_the_scan_log_pattern() {
     let node = read("deploy/rsyslog/qrtag-node.conf");
@@ -426,10 +427,10 @@ fn the_rsyslog_pair_ships_the_access_log_to_the_scan_log_pattern() {
     assert!(central.contains(r#"string="%msg%\n""#), "the bare line");
     let file = port(&central, "string=\"/var/log/qrtag/nodes/");
     assert_eq!(file, "%HOSTNAME%.log");
-    let readme = read("README.md");
+    let guide = read("docs/src/production.md");
     assert!(
-        readme.contains("--scan-log '/var/log/qrtag/nodes/*.log'"),
-        "the README's pattern names the central files"
+        guide.contains("--scan-log '/var/log/qrtag/nodes/*.log'"),
+        "the guide's pattern names the central files"
     );
     let glob = glob::Pattern::new("/var/log/qrtag/nodes/*.log").expect("pattern");
     assert!(glob.matches("/var/log/qrtag/nodes/node-1.example.log"));

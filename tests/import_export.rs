@@ -862,7 +862,7 @@ fn csv_takes_notes_and_one_run_names_every_problem_of_the_file() {
     );
 }
 
-/// Issue 31: `export --help` and the README say deleted links are left
+/// Issue 31: `export --help` and the guide say deleted links are left
 /// out, yet a `qrtag delete` tombstone was the first line of an export.
 /// `--deleted` keeps them, for a backup that keeps deleted keys reserved.
 #[test]

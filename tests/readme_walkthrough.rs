@@ -1,5 +1,5 @@
-//! The README's walk-through, run as written: its `qrtag.toml` in a fresh
-//! directory, a real `qrtag serve`, every command of the walk-through with
+//! The README's walk-through (the guide's getting-started chapter shows the
+//! same), run as written: its `qrtag.toml` in a fresh directory, a real `qrtag serve`, every command of the walk-through with
 //! the real binary (`cargo run --release --` is the binary), every `curl` as
 //! an HTTP request whose answer is checked against the comment lines under
 //! it. Then the traps it must not fall into: no loopback URL printed into a
@@ -71,6 +71,16 @@ fn dbs_under(dir: &Path) -> Vec<PathBuf> {
 async fn the_walkthrough_works_in_a_fresh_directory() {
     let readme = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
         .expect("README.md");
+    // The guide's getting-started chapter shows the same walk-through.
+    let guide = std::fs::read_to_string(
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/src/getting-started.md"),
+    )
+    .expect("docs/src/getting-started.md");
+    assert_eq!(
+        blocks(&guide, "## Walk-through\n"),
+        blocks(&readme, "## Walk-through\n"),
+        "the guide's walk-through equals the README's"
+    );
     let blocks = blocks(&readme, "## Walk-through\n");
     let toml = &blocks
         .iter()

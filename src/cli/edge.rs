@@ -1,6 +1,6 @@
 //! The command line's edge: every way `qrtag` ends, in one place.
 //!
-//! Convention (README, "Exit codes"): 0 success; 1 a failure (the command
+//! Convention (the guide's docs/src/configuration.md, "Exit codes"): 0 success; 1 a failure (the command
 //! was right, something else went wrong); 2 a usage error (the command
 //! itself is wrong: a bad argument, a missing one, options that contradict
 //! each other). Either error is one line on stderr, `qrtag: ...`. A reader

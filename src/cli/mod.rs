@@ -558,7 +558,7 @@ pub struct ServeArgs {
     /// Public listener (every path is a redirect request).
     #[arg(help_heading = "Listeners", long, env = "QRTAG_LISTEN", default_value = "127.0.0.1:8080", value_parser = parse_listen)]
     pub listen: String,
-    /// Admin QR codes write scheme and host in capitals (a smaller code; see README).
+    /// Admin QR codes write scheme and host in capitals (a smaller code; see docs/src/printing.md).
     #[arg(
         help_heading = "Listeners",
         long,

@@ -34,7 +34,7 @@ pub struct TagArgs {
     #[arg(long, value_name = "L|M|Q|H", default_value_t = EcLevel::L)]
     pub ec: EcLevel,
     /// Scheme and host in capitals (a smaller code; some phone cameras
-    /// mishandle it, see README). Same variable as `serve --qr-uppercase-prefix`.
+    /// mishandle it, see docs/src/printing.md). Same variable as `serve --qr-uppercase-prefix`.
     #[arg(
         long,
         env = "QRTAG_QR_UPPERCASE_PREFIX",

@@ -8,7 +8,7 @@
 //! `_design/qrtag` ([`LINKS_VIEW_MAP`]), whose rows carry each document as
 //! the load reads it; CouchDB keeps it built as documents change, and
 //! reading it costs 11 CPU-seconds per million (3.5 times less, measured
-//! with curl in `cargo bench --bench couch_load`'s notes in the README).
+//! with curl in `cargo bench --bench couch_load`'s notes in docs/src/benchmarks.md).
 //! The view is read when it is there with exactly that function and its
 //! index lags the database by at most [`VIEW_LAG_LIMIT`] changes (read
 //! with `update=true`, it is first brought up to date, which must fit in
