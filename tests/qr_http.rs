@@ -298,6 +298,16 @@ async fn images_and_pdfs_are_revalidated_and_gone_with_their_link() {
     let srv =
         support::process::ServerProcess::spawn(&db, &["--no-snapshot-file"], &[], false).await;
     let http = reqwest::Client::new();
+    // The listening line comes before the links are loaded: ask once ready.
+    support::poll::until(
+        Duration::from_secs(10),
+        "the server to be ready",
+        || async {
+            let r = http.get(srv.admin_url("/readyz")).send().await.ok()?;
+            (r.status() == 200).then_some(())
+        },
+    )
+    .await;
     let paths = [
         "/qr/gone1.png",
         "/qr/gone1.svg",
