@@ -145,7 +145,10 @@ class Graph:
         return None, False
 
     def scan(self, f, text):
-        here, aliases, line = self.mod_of[f], {}, lambda o: text.count("\n", 0, o) + 1
+        aliases, line = {}, lambda o: text.count("\n", 0, o) + 1
+        inline = [(m.start(), block_end(text, m.start()), m.group(1))     # `mod tests { … }`
+                  for m in re.finditer(r"\bmod\s+(\w+)\s*\{", text)]
+        scope = lambda o: self.mod_of[f] + [name for a, b, name in inline if a < o < b]
         seen = set()
         def add(offset, shown, mod):
             target = self.file_of["::".join(mod)]
@@ -154,7 +157,7 @@ class Graph:
         uses = list(re.finditer(r"\buse\s+([^;]*);", text))
         for m in uses:
             for segs, alias in expand_use(m.group(1)):
-                mod, whole = self.resolve(segs, here, aliases)
+                mod, whole = self.resolve(segs, scope(m.start()), aliases)
                 if mod is None: continue
                 add(m.start(), "::".join(segs), mod)
                 if whole: aliases[alias] = mod      # `use crate::store;` then `store::couch::X`
@@ -162,6 +165,7 @@ class Graph:
         for m in uses: code = code[:m.start()] + " " * (m.end() - m.start()) + code[m.end():]
         for m in re.finditer(r"(?<![\w:])(\$?[a-z_]\w*)((?:\s*::\s*\w+)+)", code):
             segs = [m.group(1)] + [s.strip() for s in m.group(2).split("::")[1:]]
+            here = scope(m.start())
             if segs[0] in ("crate", "$crate", "self", "super", "qrtag") or segs[0] in aliases or \
                     "::".join(here + [segs[0]]) in self.file_of:
                 if (mod := self.resolve(segs, here, aliases)[0]) is not None: add(m.start(), "::".join(segs), mod)
