@@ -171,8 +171,12 @@ class Graph:
                 if (mod := self.resolve(segs, here, aliases)[0]) is not None: add(m.start(), "::".join(segs), mod)
 
 def folder(f):
-    """A file's folder; a folder's root file (`x/mod.rs`, or `x.rs` beside `x/`) is in `x`."""
-    root = f.endswith("/mod.rs") or os.path.isdir(os.path.join(ARGS.src, f[:-3]))
+    """A file's folder; a folder's root file (`x/mod.rs`, or `x.rs` beside `x/`) is in `x`.
+    An `x/` that holds only its unit tests (`x/tests.rs`) makes no folder of `x.rs`."""
+    beside = os.path.join(ARGS.src, f[:-3])
+    parts = os.path.isdir(beside) and any(n.endswith(".rs") and n != "tests.rs"
+                                          for _, _, ns in os.walk(beside) for n in ns)
+    root = f.endswith("/mod.rs") or parts
     return f[:-3] if root and not f.endswith("/mod.rs") else os.path.dirname(f)
 
 def tarjan(nodes, succ):

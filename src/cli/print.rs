@@ -10,7 +10,7 @@ use clap::Args;
 
 use super::Cli;
 use super::edge::UsageError;
-use super::qr::TagArgs;
+use super::qr_output::TagArgs;
 use crate::link;
 use crate::link_key::LinkKey;
 use crate::links;

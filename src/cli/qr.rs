@@ -14,11 +14,11 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Cli;
-use super::qr_output::{BrandArgs, Job, LabelArgs, QrFormat};
+use super::qr_output::{BrandArgs, Job, LabelArgs, QrFormat, TagArgs};
 use crate::destination::Destination;
 use crate::link_key::LinkKey;
 use crate::links;
-use crate::qr::{EcLevel, RenderOptions, SHEET_FULL_SIZE_CAPACITY};
+use crate::qr::{RenderOptions, SHEET_FULL_SIZE_CAPACITY};
 use crate::qr_image;
 use crate::settings::PublicUrl;
 use crate::store;
@@ -26,22 +26,6 @@ use crate::store;
 /// Most links one `batch` creates: 42 full pages, already more than a poster
 /// run, and a typo of an extra zero is caught rather than filling the store.
 pub const MAX_BATCH: u16 = 1000;
-
-/// What the code encodes; shared by `qr` and `batch`.
-#[derive(Debug, Clone, Args)]
-pub struct TagArgs {
-    /// Error correction: L (the default: smallest code), M, Q or H.
-    #[arg(long, value_name = "L|M|Q|H", default_value_t = EcLevel::L)]
-    pub ec: EcLevel,
-    /// Scheme and host in capitals (a smaller code; some phone cameras
-    /// mishandle it, see docs/src/printing.md). Same variable as `serve --qr-uppercase-prefix`.
-    #[arg(
-        long,
-        env = "QRTAG_QR_UPPERCASE_PREFIX",
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    pub uppercase_prefix: bool,
-}
 
 #[derive(Debug, Clone, Args)]
 pub struct QrArgs {

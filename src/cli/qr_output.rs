@@ -10,14 +10,30 @@ use clap::Args;
 use image::RgbaImage;
 
 use super::edge::UsageError;
-use super::qr::TagArgs;
 use crate::link_key::LinkKey;
+use crate::qr::EcLevel;
 use crate::qr::brand::{self, Branded, Colour, Palette};
 use crate::qr::dots::{self, DEFAULT_DPI, MAX_DPI, MIN_DPI};
 use crate::qr::printer_media::Media;
 use crate::qr::{RenderOptions, encode, zpl};
 use crate::qr_image::{self, ImageFormat, ImageSpec, SizeLimit};
 use crate::settings::PublicUrl;
+
+/// What the code encodes; shared by `qr` and `batch`.
+#[derive(Debug, Clone, Args)]
+pub struct TagArgs {
+    /// Error correction: L (the default: smallest code), M, Q or H.
+    #[arg(long, value_name = "L|M|Q|H", default_value_t = EcLevel::L)]
+    pub ec: EcLevel,
+    /// Scheme and host in capitals (a smaller code; some phone cameras
+    /// mishandle it, see docs/src/printing.md). Same variable as `serve --qr-uppercase-prefix`.
+    #[arg(
+        long,
+        env = "QRTAG_QR_UPPERCASE_PREFIX",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub uppercase_prefix: bool,
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct LabelArgs {

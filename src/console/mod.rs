@@ -30,7 +30,6 @@ pub mod password;
 pub mod scans;
 pub mod session;
 pub mod setup;
-pub mod stylesheet;
 
 pub use handlers::links::PAGE_SIZE;
 
@@ -151,7 +150,10 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
                 "/dashboard/breakdowns.csv",
                 web::get().to(dashboard::breakdowns_csv),
             )
-            .route(stylesheet::PATH, web::get().to(stylesheet::serve))
+            .route(
+                pages::stylesheet::PATH,
+                web::get().to(pages::stylesheet::serve),
+            )
             .default_service(web::to(not_found)),
     );
 }

@@ -25,11 +25,12 @@ use indicatif::{ProgressBar, ProgressStyle};
 use crate::access_log::format::{LogTime, parse_line_bytes};
 use crate::cli::edge::UsageError;
 use aggregate::{Aggregator, Filter, Period, Report};
-pub use args::{Format, StatsArgs};
+pub use args::StatsArgs;
 use attribute::LinkKeys;
 use breakdown::{Breakdowns, Wanted};
 use dimensions::place::GeoDb;
 use dimensions::{Deriver, Dimension};
+pub use output::Format;
 
 /// Below this much input a progress bar would only flicker.
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;

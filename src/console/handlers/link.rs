@@ -56,7 +56,7 @@ fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, Shown),
         .finish();
     let spec = crate::server::qr::spec_from_query(&query, format, uppercase_prefix, &OWN_PARAMS)
         .map_err(|e| e.to_string())?;
-    let period = super::dashboard::period(&query)?;
+    let period = super::period(&query)?;
     Ok((key, Shown { spec, period }))
 }
 
@@ -207,7 +207,7 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
     match state.scans.key_shares(key.as_str()) {
-        Some(shares) => csv_file(
+        Some(shares) => super::csv_file(
             &format!("{}-breakdowns.csv", key.as_str().replace('/', "_")),
             pages::breakdowns::csv(&shares),
         ),
@@ -216,18 +216,6 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
             "breakdowns are not available (the scan index is still reading the log, or keeps none)",
         ),
     }
-}
-
-/// A CSV download named `name`.
-pub fn csv_file(name: &str, body: String) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/csv; charset=utf-8")
-        .insert_header((
-            header::CONTENT_DISPOSITION,
-            format!("attachment; filename=\"{name}\""),
-        ))
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .body(body)
 }
 
 /// The tag as a file, the bytes `qrtag qr` writes for the same parameters.

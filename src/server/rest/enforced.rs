@@ -8,7 +8,8 @@
 
 use serde_json::{Map, Value, json};
 
-use super::links::{MAX_BULK, MAX_PAGE};
+use super::MAX_BULK;
+use super::links::MAX_PAGE;
 use crate::console::list::{Sort, StateFilter};
 use crate::link::MAX_NOTES;
 use crate::link_key::{MAX_KEY_LEN, MAX_SEGMENT};

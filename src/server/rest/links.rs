@@ -1,4 +1,4 @@
-//! `/api/v1/links`: create (one or a bulk of up to [`MAX_BULK`]), get,
+//! `/api/v1/links`: create (one or a bulk of up to [`super::MAX_BULK`]), get,
 //! list, edit, and the QR images of a link. Requests are parsed into the
 //! same types the CLI and the console use (`Destination`, `LinkKey`,
 //! `Notes`, `expiry`), and written through [`crate::links`].
@@ -13,7 +13,7 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use super::problem::{self, Kind};
-use super::{RestState, admit, json_body};
+use super::{MAX_BULK, RestState, admit, json_body, read};
 use crate::console::list::{self, At, By, Cursor, Sort, StateFilter};
 use crate::destination::Destination;
 use crate::expiry;
@@ -24,8 +24,6 @@ use crate::qr_image::ImageFormat;
 use crate::store::StoreError;
 use crate::store::cluster::WriteWatch;
 
-/// The most links one bulk create takes.
-pub const MAX_BULK: usize = 1000;
 /// The most rows a list page holds.
 pub const MAX_PAGE: usize = 1000;
 const DEFAULT_PAGE: usize = 100;
@@ -151,7 +149,7 @@ fn time(t: Option<chrono::DateTime<Utc>>) -> Option<String> {
     t.map(link::time_text)
 }
 
-fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String) -> LinkView {
+pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String) -> LinkView {
     let text = |f: &str| doc.get(f).and_then(Value::as_str).map(str::to_owned);
     LinkView {
         key: key.to_string(),
@@ -219,19 +217,6 @@ async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpRe
         .await
         .map_err(|e| problem::from_link_error(&e))?;
     read(state, &key).await
-}
-
-pub(super) async fn read(state: &RestState, key: &LinkKey) -> Result<LinkView, HttpResponse> {
-    match state.store.get(key).await {
-        Ok(Some(stored)) if !link::is_tombstone(&stored.doc) => {
-            Ok(view(state, key, &stored.doc, stored.rev))
-        }
-        Ok(_) => Err(problem::respond(
-            Kind::NotFound,
-            format!("no link with key {key}"),
-        )),
-        Err(e) => Err(problem::from_link_error(&LinkError::Store(e))),
-    }
 }
 
 #[utoipa::path(

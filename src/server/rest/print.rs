@@ -10,8 +10,8 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::links::{MAX_BULK, read};
 use super::problem::{self, Kind};
+use super::{MAX_BULK, read};
 use super::{RestState, admit, json_body};
 use crate::link_key::LinkKey;
 use crate::print::{PrintOptions, Spelling, Tag};

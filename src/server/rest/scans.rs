@@ -239,7 +239,7 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
         Ok(r) => r,
         Err(res) => return res,
     };
-    if let Err(res) = super::links::read(state, &key).await {
+    if let Err(res) = super::read(state, &key).await {
         return res;
     }
     let Some(k) = state.scans.key(key.as_str(), since) else {

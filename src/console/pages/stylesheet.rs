@@ -8,9 +8,9 @@
 use actix_web::HttpResponse;
 use actix_web::http::header;
 
-use super::pages::BASE;
+use super::BASE;
 
-const CSS: &str = include_str!("../../assets/console/console.css");
+const CSS: &str = include_str!("../../../assets/console/console.css");
 
 /// FNV-1a, 64 bits: enough to tell two versions of one file apart, and a
 /// `const fn`, so the hash is worked out at compile time.
