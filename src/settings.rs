@@ -6,7 +6,7 @@ use std::fmt;
 use std::path::PathBuf;
 
 pub use crate::access_log::{AccessLogTarget, WriterOptions};
-use crate::tracking_cookie::CookieName;
+use crate::tracking::cookie::CookieName;
 
 /// The origin that short URLs are printed with, e.g. `https://0x1f.ie`.
 #[derive(Clone, PartialEq, Eq)]
@@ -349,13 +349,13 @@ pub struct Settings {
     /// public listener's own address (`http://` and the bound address).
     pub public_url: Option<PublicUrl>,
     /// While serving, answer with the public URL recorded with the links
-    /// when it changes ([`crate::live_url::watch`]); off for a one-off
+    /// when it changes ([`crate::store::live_url::watch`]); off for a one-off
     /// `--public-url`.
     pub follow_recorded_url: bool,
     /// QR codes from the admin listener print scheme and host in capitals.
     pub qr_uppercase_prefix: bool,
     /// `--print-logo`, decoded: what a print job's `logo=true` draws.
-    pub print_logo: Option<std::sync::Arc<crate::qr_image::ServerLogo>>,
+    pub print_logo: Option<std::sync::Arc<crate::print::tag_image::ServerLogo>>,
     pub store: StoreSettings,
     /// Worker threads of the public listener; `None` means one per core.
     pub workers: Option<usize>,
@@ -364,10 +364,10 @@ pub struct Settings {
     pub access_log_options: WriterOptions,
     /// The tracking cookie; `None` turns tracking off (the log shows `-`).
     pub tracking: Option<TrackingSettings>,
-    /// Proxies whose `X-Forwarded-For` is believed; see [`crate::client_ip`].
+    /// Proxies whose `X-Forwarded-For` is believed; see [`crate::tracking::client_ip`].
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// How much of a client's address the access log keeps.
-    pub client_ip_mode: crate::client_ip::ClientIpMode,
+    pub client_ip_mode: crate::tracking::client_ip::ClientIpMode,
     /// How long a request may take from its first byte to its last, head
     /// and body, on the public and the admin listener.
     pub request_timeout: std::time::Duration,
@@ -481,7 +481,7 @@ pub fn default_tracking_secret_file(db: &std::path::Path) -> PathBuf {
 pub struct TrackingSettings {
     pub cookie_name: CookieName,
     /// The secrets that sign and verify cookies (see
-    /// [`crate::tracking_secret`]); created on first use, shared by all nodes.
+    /// [`crate::tracking::secret`]); created on first use, shared by all nodes.
     pub secret_file: PathBuf,
 }
 
@@ -522,7 +522,7 @@ impl Settings {
             store: StoreSettings::Sqlite { path: db },
             workers: None,
             trusted_proxies: Vec::new(),
-            client_ip_mode: crate::client_ip::ClientIpMode::Full,
+            client_ip_mode: crate::tracking::client_ip::ClientIpMode::Full,
             api: None,
             scan_index: None,
             console: None,

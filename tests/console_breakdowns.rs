@@ -50,7 +50,7 @@ async fn console() -> (TestApp, PathBuf, reqwest::Client) {
     let mut settings = test_settings(dir.path());
     settings.console = Some(ConsoleSettings::default());
     settings.trusted_proxies =
-        vec![qrtag::client_ip::parse_trusted_proxy("127.0.0.1").expect("cidr")];
+        vec![qrtag::tracking::client_ip::parse_trusted_proxy("127.0.0.1").expect("cidr")];
     let AccessLogTarget::Path(log) = settings.access_log.clone() else {
         panic!("a log file");
     };

@@ -497,8 +497,8 @@ async fn a_key_over_256_bytes_is_refused_by_every_writer() {
     let app = spawn_api().await;
     let write = new_key(&app, "write");
     let segments = vec!["k".repeat(64); 5].join("/");
-    let longest = &segments[..qrtag::link_key::MAX_KEY_LEN];
-    let over = &segments[..qrtag::link_key::MAX_KEY_LEN + 1];
+    let longest = &segments[..qrtag::values::link_key::MAX_KEY_LEN];
+    let over = &segments[..qrtag::values::link_key::MAX_KEY_LEN + 1];
 
     let r = post(
         &app,

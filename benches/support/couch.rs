@@ -228,7 +228,7 @@ impl CouchServer {
     /// (minutes at a million links, once: the database is kept). Returns
     /// whether it had to wait.
     pub async fn set_up_view(&self, db: &str) -> bool {
-        qrtag::store::couch_setup::setup(&self.settings(db), Default::default())
+        qrtag::store::couch::setup::setup(&self.settings(db), Default::default())
             .await
             .expect("qrtag setup");
         let path = format!("{db}/_design/qrtag/_info");

@@ -7,8 +7,8 @@ use chrono::Utc;
 use clap::Subcommand;
 
 use super::Cli;
-use crate::api_key::{KeyId, NewKey, Scope};
 use crate::store::Access;
+use crate::values::api_key::{KeyId, NewKey, Scope};
 
 #[derive(Debug, Subcommand)]
 pub enum ApiKeyCommand {

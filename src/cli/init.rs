@@ -51,7 +51,7 @@ pub async fn run(cli: &Cli, force: bool) -> anyhow::Result<ExitCode> {
         }
         (recorded, Some(g)) => {
             let from = format!("from {}", cli.origin.source("public_url"));
-            crate::recorded_url::printable(&g, &from, cli.allow_local_url)
+            crate::cli::recorded_url::printable(&g, &from, cli.allow_local_url)
                 .map_err(|e| UsageError(e.to_string()))?;
             if let Some(r) = &recorded {
                 if !force {

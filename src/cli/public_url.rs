@@ -1,12 +1,12 @@
 //! The public URL each command uses: the one recorded with the links, the
 //! one given, or (for `serve` alone) its own listener's; decided by
-//! [`crate::recorded_url`], refused here with one line.
+//! [`crate::cli::recorded_url`], refused here with one line.
 
 use anyhow::Context;
 
 use super::Cli;
 use super::edge::UsageError;
-use crate::recorded_url::{self, Choice, Given};
+use crate::cli::recorded_url::{self, Choice, Given};
 use crate::settings::PublicUrl;
 use crate::store::{LinkStore, StoreError};
 

@@ -10,14 +10,14 @@ use clap::Args;
 use image::RgbaImage;
 
 use super::edge::UsageError;
-use crate::link_key::LinkKey;
+use crate::print::tag_image::{self, ImageFormat, ImageSpec, SizeLimit};
 use crate::qr::EcLevel;
 use crate::qr::brand::{self, Branded, Colour, Palette};
 use crate::qr::dots::{self, DEFAULT_DPI, MAX_DPI, MIN_DPI};
-use crate::qr::printer_media::Media;
+use crate::qr::media::Media;
 use crate::qr::{RenderOptions, encode, zpl};
-use crate::qr_image::{self, ImageFormat, ImageSpec, SizeLimit};
 use crate::settings::PublicUrl;
+use crate::values::link_key::LinkKey;
 
 /// What the code encodes; shared by `qr` and `batch`.
 #[derive(Debug, Clone, Args)]
@@ -220,7 +220,7 @@ impl Job {
         tag: &TagArgs,
         options: RenderOptions,
     ) -> anyhow::Result<Vec<u8>> {
-        let text = qr_image::tag_text(public_url, key, tag.uppercase_prefix);
+        let text = tag_image::tag_text(public_url, key, tag.uppercase_prefix);
         let (text, ec) = (text.as_str(), tag.ec);
         match self {
             Job::Plain { format, palette } => {
@@ -232,7 +232,7 @@ impl Job {
                     palette: *palette,
                     logo: None,
                 };
-                Ok(qr_image::render(
+                Ok(tag_image::render(
                     public_url,
                     key,
                     &spec,
@@ -289,7 +289,7 @@ fn read_logo(path: &std::path::Path, percent: u32) -> anyhow::Result<Logo> {
 
 /// `serve --print-logo`, read and decoded once at start.
 #[derive(Clone, Debug)]
-pub struct PrintLogo(pub std::sync::Arc<crate::qr_image::ServerLogo>);
+pub struct PrintLogo(pub std::sync::Arc<crate::print::tag_image::ServerLogo>);
 
 /// The largest `--print-logo` file and image a server takes: a logo is a
 /// few kilobytes, and every print job's PDF embeds its pixels.
@@ -318,7 +318,7 @@ pub fn parse_print_logo(path: &str) -> Result<PrintLogo, String> {
         ));
     }
     Ok(PrintLogo(std::sync::Arc::new(
-        crate::qr_image::ServerLogo {
+        crate::print::tag_image::ServerLogo {
             image: std::sync::Arc::new(image),
             png,
         },

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpResponse, web};
 
-use crate::live_url::LiveUrl;
 use crate::snapshot::Snapshot;
+use crate::store::live_url::LiveUrl;
 
 pub mod auth;
 pub mod check_gate;
@@ -63,8 +63,8 @@ pub struct ConsoleState {
     /// Where a bare expiry date ends (`--time-zone`).
     pub time_zone: chrono_tz::Tz,
     /// Downloads render through the admin listener's gate
-    /// ([`crate::qr_image::RenderGate`]), set at startup.
-    pub renders: crate::qr_image::RenderGate,
+    /// ([`crate::print::tag_image::RenderGate`]), set at startup.
+    pub renders: crate::print::tag_image::RenderGate,
 }
 
 impl ConsoleState {
@@ -90,7 +90,7 @@ impl ConsoleState {
             secure_cookie,
             setup: setup::SetupLink::default(),
             time_zone: chrono_tz::Tz::UTC,
-            renders: crate::qr_image::RenderGate::for_cores(),
+            renders: crate::print::tag_image::RenderGate::for_cores(),
         }
     }
 

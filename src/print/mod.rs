@@ -16,6 +16,7 @@ mod plan;
 pub mod request;
 pub mod spelling;
 pub mod stock;
+pub mod tag_image;
 pub mod template;
 
 pub use layout::{CodeSize, FitError, MIN_MODULE_MM};

@@ -9,7 +9,7 @@
 use png::{BitDepth, ColorType, PixelDimensions, Unit};
 use qrcode::{Color, QrCode};
 
-use super::printer_media::{Media, um_to_dots};
+use crate::qr::media::{Media, um_to_dots};
 
 /// The printer resolution when `--dpi` is not given: Brother QL and Dymo
 /// LabelWriter print at 300, and so do the 300 dpi Zebra models.
@@ -204,7 +204,7 @@ pub fn label_png(code: &QrCode, layout: &Layout) -> Result<Vec<u8>, LabelError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qr::printer_media::MEDIA;
+    use crate::qr::media::MEDIA;
     use crate::qr::{EcLevel, encode};
 
     fn media(name: &str) -> &'static Media {

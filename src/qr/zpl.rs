@@ -87,7 +87,7 @@ mod tests {
     use super::*;
     use crate::qr::dots::layout;
     use crate::qr::encode;
-    use crate::qr::printer_media::Media;
+    use crate::qr::media::Media;
 
     fn fixture() -> (QrCode, Layout) {
         let code = encode("HTTPS://0X1F.IE/H83if", EcLevel::L).expect("fits");

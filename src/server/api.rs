@@ -24,7 +24,7 @@ use crate::didcomm::replay::{self, Seen};
 use crate::links::{self, LinkError};
 use crate::settings::Secret;
 use crate::store::LinkStore;
-use crate::store::cluster::WriteWatch;
+use crate::store::couch::cluster::WriteWatch;
 
 /// The most a message may weigh.
 pub const MAX_BODY: usize = 64 * 1024;
@@ -65,7 +65,7 @@ pub struct ApiState {
     pub store: Arc<dyn LinkStore>,
     pub identity: ServiceIdentity,
     /// The current public URL ([`LiveUrl`]), read once per answer.
-    pub public_url: crate::live_url::LiveUrl,
+    pub public_url: crate::store::live_url::LiveUrl,
     pub token: Option<Secret>,
     pub policy: Policy,
     pub delivery: Delivery,

@@ -11,14 +11,14 @@ use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
 use actix_web::{HttpRequest, HttpResponse, web};
 
-use crate::link_key::LinkKey;
+use crate::print::tag_image::{ImageFormat, ImageSpec, RenderError, RenderGate};
 use crate::print::{PrintError, PrintOptions, Spelling};
 use crate::qr::brand::{Colour, Palette};
 use crate::qr::{EcLevel, QrError, RenderOptions};
-use crate::qr_image::{ImageFormat, ImageSpec, RenderError, RenderGate};
 use crate::settings::PublicUrl;
 use crate::snapshot::Snapshot;
 use crate::store::LinkStore;
+use crate::values::link_key::LinkKey;
 
 pub struct QrState {
     pub snapshot: Arc<Snapshot>,
@@ -26,7 +26,7 @@ pub struct QrState {
     /// snapshot does not keep.
     pub store: Arc<dyn LinkStore>,
     /// The current public URL ([`LiveUrl`]), read once per answer.
-    pub public_url: crate::live_url::LiveUrl,
+    pub public_url: crate::store::live_url::LiveUrl,
     pub uppercase_prefix: bool,
     pub renders: crate::metrics::QrRenders,
     /// Shared with the console's downloads.

@@ -153,10 +153,11 @@ pub fn run_with_links(
     if let Some(seen) = agg.unknown_key() {
         let key = args.key.as_deref().unwrap_or_default();
         let key = key.strip_prefix('/').unwrap_or(key);
-        let suggestions = crate::key_suggest::suggest(key, seen, crate::key_suggest::SUGGESTIONS);
+        let suggestions =
+            crate::link::key_suggest::suggest(key, seen, crate::link::key_suggest::SUGGESTIONS);
         bail!(
             "no requests for key {key} in the logs read{}",
-            crate::key_suggest::did_you_mean(&suggestions)
+            crate::link::key_suggest::did_you_mean(&suggestions)
         );
     }
     if let Some(why) = no_links

@@ -9,25 +9,17 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::api_key::{KeyId, KeyRecord};
 use crate::link::Document;
-use crate::link_key::LinkKey;
 use crate::snapshot::{LinkTable, Snapshot};
+use crate::values::api_key::{KeyId, KeyRecord};
+use crate::values::link_key::LinkKey;
 
 pub use bulk::{BulkDoc, BulkOutcome, ExportPage, OnExisting};
-pub use cluster::{ClusterStats, Membership};
+pub use couch::cluster::{ClusterStats, Membership};
 
-mod all_docs_rows;
 mod bulk;
-pub mod cluster;
 pub mod couch;
-mod couch_follower;
-pub mod couch_keys;
-pub mod couch_load;
-mod couch_mark;
-mod couch_public_url;
-pub mod couch_setup;
-pub mod feed_lines;
+pub mod live_url;
 pub mod sqlite;
 
 /// The largest document the server takes from CouchDB, as JSON text. A link

@@ -33,9 +33,9 @@ mod transfer;
 use std::sync::Arc;
 use std::time::Duration;
 
-use qrtag::link_key::LinkKey;
 use qrtag::settings::{Secret, StoreSettings};
 use qrtag::store::{self, LinkStore, StoreError};
+use qrtag::values::link_key::LinkKey;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -405,7 +405,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     ];
     // Issue 30: a key over 256 bytes, written straight to CouchDB.
     let segments = vec!["k".repeat(64); 5].join("/");
-    let too_long = &segments[..qrtag::link_key::MAX_KEY_LEN + 1];
+    let too_long = &segments[..qrtag::values::link_key::MAX_KEY_LEN + 1];
     let bad = bad
         .into_iter()
         .chain([(too_long, json!({"url": "https://a.example/"}))]);
@@ -445,7 +445,10 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         .strip_prefix("http://qr.test/")
         .expect("a short URL")
         .to_owned();
-    assert!(qrtag::short_id::ShortId::parse(&key).is_ok(), "{short}");
+    assert!(
+        qrtag::values::short_id::ShortId::parse(&key).is_ok(),
+        "{short}"
+    );
     let out = qrtag(
         &[
             "new",

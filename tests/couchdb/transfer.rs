@@ -495,7 +495,7 @@ async fn a_new_database_is_created_filled_then_set_up() {
         qrtag::settings::CouchDbName::parse("locked").expect("name"),
     )
     .with_credentials("boss", Some(qrtag::settings::Secret::new("boss-pw-1")));
-    let locked = qrtag::store::couch_setup::NewDatabase::create(&settings, Default::default())
+    let locked = qrtag::store::couch::setup::NewDatabase::create(&settings, Default::default())
         .await
         .expect("created")
         .expect("not there before");

@@ -8,11 +8,11 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use qrtag::destination::Destination;
-use qrtag::link_key::LinkKey;
 use qrtag::settings::{PublicUrl, Settings, StoreSettings};
 use qrtag::startup::Application;
 use qrtag::store::sqlite::SqliteStore;
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
 
 pub const PUBLIC_URL: &str = "https://0x1f.ie";
 

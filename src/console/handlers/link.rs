@@ -14,13 +14,13 @@ use crate::console::pages::chart::Period;
 use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{Current, User};
-use crate::destination::Destination;
-use crate::expiry::parse_future;
 use crate::link::{self, Document, Link, Notes};
-use crate::link_chain;
-use crate::link_key::LinkKey;
+use crate::links::chain;
 use crate::links::{self, LinkError};
-use crate::qr_image::{ImageFormat, ImageSpec};
+use crate::print::tag_image::{ImageFormat, ImageSpec};
+use crate::values::destination::Destination;
+use crate::values::expiry::parse_future;
+use crate::values::link_key::LinkKey;
 
 /// The parameters the link page and the download read besides the QR ones
 /// (`days`: the scan chart's period, which the download ignores).
@@ -103,7 +103,7 @@ async fn read(
 /// write. Run on every render rather than remembered from the edit, so the
 /// warning is right after a reload and also covers loops others made.
 async fn chain_warning(state: &ConsoleState, user: &User, key: &LinkKey) -> Option<String> {
-    match link_chain::check(user.store.as_ref(), state.public_url.get().origin(), key).await {
+    match chain::check(user.store.as_ref(), state.public_url.get().origin(), key).await {
         Ok(broken) => broken.map(|b| b.warning(key)),
         Err(e) => {
             tracing::warn!(error = %e, %key, "console could not check where a link leads");

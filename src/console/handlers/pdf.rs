@@ -12,10 +12,10 @@ use crate::console::http::{plain, write_failure};
 use crate::console::pages::print_form::Kind;
 use crate::console::session::User;
 use crate::link;
-use crate::link_key::LinkKey;
 use crate::links::{self, LinkError};
+use crate::print::tag_image::RenderError;
 use crate::print::{PrintOptions, Spelling, request};
-use crate::qr_image::RenderError;
+use crate::values::link_key::LinkKey;
 
 /// Why no PDF was made.
 pub enum Refused {

@@ -15,14 +15,14 @@ use utoipa::{IntoParams, ToSchema};
 use super::problem::{self, Kind};
 use super::{MAX_BULK, RestState, admit, json_body, read};
 use crate::console::list::{self, At, By, Cursor, Sort, StateFilter};
-use crate::destination::Destination;
-use crate::expiry;
 use crate::link::{self, Document, Link, Notes};
-use crate::link_key::LinkKey;
 use crate::links::{self as write, LinkError};
-use crate::qr_image::ImageFormat;
+use crate::print::tag_image::ImageFormat;
 use crate::store::StoreError;
-use crate::store::cluster::WriteWatch;
+use crate::store::couch::cluster::WriteWatch;
+use crate::values::destination::Destination;
+use crate::values::expiry;
+use crate::values::link_key::LinkKey;
 
 /// The most rows a list page holds.
 pub const MAX_PAGE: usize = 1000;
@@ -153,7 +153,7 @@ pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String
     let text = |f: &str| doc.get(f).and_then(Value::as_str).map(str::to_owned);
     LinkView {
         key: key.to_string(),
-        short_url: crate::qr_image::tag_text(&state.public_url.load(), key, false),
+        short_url: crate::print::tag_image::tag_text(&state.public_url.load(), key, false),
         url: text("url").unwrap_or_default(),
         inactive: doc
             .get("inactive")

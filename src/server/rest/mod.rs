@@ -27,9 +27,9 @@ use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 
 use crate::link;
-use crate::link_key::LinkKey;
-use crate::qr_image::RenderGate;
+use crate::print::tag_image::RenderGate;
 use crate::store::LinkStore;
+use crate::values::link_key::LinkKey;
 use problem::Kind;
 
 /// The largest request body: a bulk create of [`MAX_BULK`] links
@@ -40,7 +40,7 @@ pub const MAX_BODY: usize = 4 << 20;
 pub struct RestState {
     pub store: Arc<dyn LinkStore>,
     /// The current public URL ([`LiveUrl`]), read once per answer.
-    pub public_url: crate::live_url::LiveUrl,
+    pub public_url: crate::store::live_url::LiveUrl,
     pub uppercase_prefix: bool,
     pub gate: RenderGate,
     pub limiter: auth::RateLimiter,

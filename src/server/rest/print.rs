@@ -13,9 +13,9 @@ use utoipa::ToSchema;
 use super::problem::{self, Kind};
 use super::{MAX_BULK, read};
 use super::{RestState, admit, json_body};
-use crate::link_key::LinkKey;
+use crate::print::tag_image::RenderError;
 use crate::print::{PrintOptions, Spelling, Tag};
-use crate::qr_image::RenderError;
+use crate::values::link_key::LinkKey;
 
 /// The links of a print run, in the order they go on the sheets.
 #[derive(Debug, Deserialize, ToSchema)]

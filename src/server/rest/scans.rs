@@ -10,8 +10,8 @@ use utoipa::{IntoParams, ToSchema};
 use super::problem::{self, Kind};
 use super::{RestState, admit};
 use crate::console::scans::Shares;
-use crate::link_key::LinkKey;
 use crate::stats::dimensions::Dimension;
+use crate::values::link_key::LinkKey;
 
 /// How far back a range reaches when `since` is left out.
 const DEFAULT_DAYS: i64 = 30;

@@ -1,4 +1,4 @@
-//! The keys links are stored under: random [`ShortId`](crate::short_id::ShortId)s
+//! The keys links are stored under: random [`ShortId`](crate::values::short_id::ShortId)s
 //! or hand-chosen slugs.
 //!
 //! Slugs may be hierarchical (`docs/api`), because the resolver's longest-prefix
@@ -7,7 +7,7 @@
 
 use std::fmt;
 
-use crate::short_id::ShortId;
+use crate::values::short_id::ShortId;
 
 /// Longest segment of a slug.
 pub const MAX_SEGMENT: usize = 64;

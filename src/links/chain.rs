@@ -4,7 +4,7 @@
 //! (`a -> /b`, `b -> /a`) or run past the resolver's 256 hops. The server
 //! answers such a scan 404 and logs a warning; the person who wrote the link
 //! should hear it at once, naming the keys. The check runs the very
-//! resolver the server runs ([`redirect_policy::decide`]), fetching from the
+//! resolver the server runs ([`policy::decide`]), fetching from the
 //! store only the keys it asks for: a handful of reads, whatever the number
 //! of links.
 
@@ -14,9 +14,9 @@ use std::collections::HashMap;
 use chrono::Utc;
 
 use crate::link::Link;
-use crate::link_key::LinkKey;
-use crate::redirect_policy::{self, Decision};
+use crate::redirect::policy::{self, Decision};
 use crate::store::{LinkStore, StoreError};
+use crate::values::link_key::LinkKey;
 
 /// Reads allowed before giving up: a chain of 256 hops through keys of a
 /// few segments each.
@@ -66,14 +66,13 @@ pub async fn check(
     let mut order: Vec<String> = Vec::new();
     for _ in 0..MAX_READS {
         let missing = RefCell::new(None);
-        let decision =
-            redirect_policy::decide(public_origin, &path, None, |k| match known.get(k) {
-                Some(value) => value.as_deref(),
-                None => {
-                    missing.borrow_mut().get_or_insert_with(|| k.to_owned());
-                    None
-                }
-            });
+        let decision = policy::decide(public_origin, &path, None, |k| match known.get(k) {
+            Some(value) => value.as_deref(),
+            None => {
+                missing.borrow_mut().get_or_insert_with(|| k.to_owned());
+                None
+            }
+        });
         let Some(wanted) = missing.into_inner() else {
             return Ok(match decision {
                 Decision::Broken(e) => Some(BrokenChain {
@@ -106,8 +105,8 @@ pub async fn check(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::destination::Destination;
     use crate::store::sqlite::SqliteStore;
+    use crate::values::destination::Destination;
 
     const ORIGIN: &str = "https://0x1f.ie";
 

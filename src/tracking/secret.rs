@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 
 use sha2::digest::generic_array::GenericArray;
 
-use crate::tracking_id::TrackingId;
+use crate::tracking::id::TrackingId;
 
 /// Bytes of a secret.
 pub const SECRET_LEN: usize = 32;

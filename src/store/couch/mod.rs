@@ -16,6 +16,17 @@
 //! PouchDB Server's are integers, and this code never compares or computes
 //! with either.
 
+mod all_docs_rows;
+mod bulk;
+pub mod cluster;
+pub mod feed_lines;
+mod follower;
+pub mod keys;
+pub mod load;
+mod mark;
+mod public_url;
+pub mod setup;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -26,13 +37,13 @@ use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
-use super::couch_keys::KeyDb;
+use self::keys::KeyDb;
 use super::{ClusterStats, LinkStore, StoreError, Stored};
-use crate::api_key::{KeyId, KeyRecord};
 use crate::link::Document;
-use crate::link_key::LinkKey;
 use crate::settings::{CouchDbName, CouchSettings, CouchUrl, Credentials, Secret};
 use crate::snapshot::Snapshot;
+use crate::values::api_key::{KeyId, KeyRecord};
+use crate::values::link_key::LinkKey;
 
 /// Limit for one ordinary request; the changes feed has its own idle limit.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);
@@ -169,7 +180,7 @@ impl CouchHttp {
     /// may on CouchDB 3) and a server without it (PouchDB Server) are noted,
     /// not failures.
     pub(crate) async fn read_membership(&self) {
-        use super::cluster::Membership;
+        use self::cluster::Membership;
         let mut url = self.server.as_url().clone();
         if let Ok(mut path) = url.path_segments_mut() {
             path.clear().push("_membership");
@@ -530,7 +541,6 @@ fn is_reserved(key: &LinkKey) -> bool {
 
 /// Bulk import and export: `_all_docs` with keys, `_bulk_docs`, and a
 /// streamed `_all_docs` read row by row.
-mod bulk;
 
 #[async_trait]
 impl LinkStore for CouchStore {
@@ -653,11 +663,11 @@ impl LinkStore for CouchStore {
     }
 
     async fn public_url(&self) -> Result<Option<String>, StoreError> {
-        super::couch_public_url::recorded(&self.http).await
+        self::public_url::recorded(&self.http).await
     }
 
     async fn record_public_url(&self, url: &str, replace: bool) -> Result<bool, StoreError> {
-        super::couch_public_url::record(&self.http, url, replace).await
+        self::public_url::record(&self.http, url, replace).await
     }
 
     fn snapshot_identity(&self) -> String {
@@ -671,9 +681,7 @@ impl LinkStore for CouchStore {
         _file: &str,
         previous: Option<&str>,
     ) -> Result<Option<String>, StoreError> {
-        super::couch_mark::renew(&self.http, previous)
-            .await
-            .map(Some)
+        self::mark::renew(&self.http, previous).await.map(Some)
     }
 
     /// Compared by the follower ([`LinkStore::checks_mark_when_following`]),
@@ -726,7 +734,7 @@ impl LinkStore for CouchStore {
         snapshot: Arc<Snapshot>,
         resume: Option<super::Resume>,
     ) -> tokio::task::JoinHandle<()> {
-        super::couch_follower::spawn(self.http.clone(), snapshot, resume)
+        self::follower::spawn(self.http.clone(), snapshot, resume)
     }
 }
 

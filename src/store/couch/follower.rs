@@ -25,10 +25,10 @@ use reqwest::header::ACCEPT_ENCODING;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::couch::{CouchHttp, document_of, is_design, too_large};
 use super::feed_lines::{self, LineSplitter, id_in_head, seq_in};
-use super::{FileMark, Resume, StoreError};
+use super::{CouchHttp, document_of, is_design, too_large};
 use crate::snapshot::{Change, LinkTable, Snapshot};
+use crate::store::{FileMark, Resume, StoreError};
 
 /// How often CouchDB sends an empty line on an idle feed. Apache CouchDB
 /// sends a continuous feed's response head with its first line, so this
@@ -43,7 +43,7 @@ const IDLE_LIMIT: Duration = Duration::from_secs(6);
 /// node down (`net_ticktime`, 45-75 s by default); past this the follower
 /// reloads instead (see [`FeedEnd::Stalled`]).
 const FEED_HEAD_TIMEOUT: Duration = Duration::from_secs(6);
-const _: () = assert!(FEED_HEAD_TIMEOUT.as_secs() < super::couch::HEAD_TIMEOUT.as_secs());
+const _: () = assert!(FEED_HEAD_TIMEOUT.as_secs() < super::HEAD_TIMEOUT.as_secs());
 /// How often `_membership` is read for `/readyz` and `/metrics`.
 const MEMBERSHIP_EVERY: Duration = Duration::from_secs(5);
 const FIRST_RETRY: Duration = Duration::from_millis(100);
@@ -52,7 +52,7 @@ const FIRST_RETRY: Duration = Duration::from_millis(100);
 const MAX_RETRY: Duration = Duration::from_secs(2);
 /// A changes line longer than this holds a document over the limit: it is
 /// counted as invalid from its first bytes, and the rest is not kept.
-const MAX_LINE: usize = super::MAX_DOCUMENT + 4096;
+const MAX_LINE: usize = crate::store::MAX_DOCUMENT + 4096;
 
 pub(crate) fn spawn(
     http: CouchHttp,
@@ -165,7 +165,7 @@ impl Follower {
     /// with, asked until CouchDB answers (the file serves meanwhile).
     async fn same_state(&mut self, mark: &FileMark) -> bool {
         let holds = loop {
-            match super::couch_mark::holds(&self.http, mark.in_file.as_deref()).await {
+            match super::mark::holds(&self.http, mark.in_file.as_deref()).await {
                 Ok(holds) => {
                     self.backoff.reset();
                     self.recovered();
@@ -191,7 +191,7 @@ impl Follower {
 
     async fn load_until_done(&mut self) -> LinkTable {
         loop {
-            match super::couch_load::load(&self.http).await {
+            match super::load::load(&self.http).await {
                 Ok(done) => {
                     self.backoff.reset();
                     self.recovered();
@@ -304,7 +304,7 @@ impl Follower {
                     return FeedEnd::Failed(StoreError::Other(format!(
                         "lost the connection to CouchDB at {}: {}",
                         self.http.server(),
-                        super::couch::root_cause(&e)
+                        super::root_cause(&e)
                     )));
                 }
                 Ok(Some(Ok(chunk))) => chunk,
@@ -425,7 +425,7 @@ fn parse_line(line: &[u8]) -> Result<Line, String> {
         // Without a document the change is shown as an empty one, which the
         // snapshot counts as invalid rather than silently keeping the old.
         match l.doc {
-            Some(raw) if raw.get().len() > super::MAX_DOCUMENT => Some(Change::Invalid {
+            Some(raw) if raw.get().len() > crate::store::MAX_DOCUMENT => Some(Change::Invalid {
                 key,
                 reason: too_large(raw.get().len()),
             }),

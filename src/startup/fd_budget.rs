@@ -266,7 +266,7 @@ mod tests {
         };
         let c = split(1024, &n).expect("fits");
         let line = lowered_line(&c, &n);
-        let readme = include_str!("../docs/src/production.md");
+        let readme = include_str!("../../docs/src/production.md");
         assert!(readme.contains(&format!("  {line}\n")), "{line}");
     }
 

@@ -24,9 +24,9 @@
 use reqwest::Method;
 use serde_json::{Map, Value, json};
 
-use super::StoreError;
-use super::couch::CouchHttp;
+use super::CouchHttp;
 use crate::settings::{CouchDbName, CouchSettings};
+use crate::store::StoreError;
 
 /// The role of the account `qrtag serve` reads with.
 pub const READER_ROLE: &str = "qrtag_reader";
@@ -36,9 +36,10 @@ pub const EDITOR_ROLE: &str = "qrtag_editor";
 pub const DESIGN_ID: &str = "_design/qrtag";
 /// The validation function, kept as a JavaScript file so it can be read and
 /// linted as what it is.
-pub const VALIDATE_DOC_UPDATE: &str = include_str!("../../assets/couchdb/validate_doc_update.js");
+pub const VALIDATE_DOC_UPDATE: &str =
+    include_str!("../../../assets/couchdb/validate_doc_update.js");
 /// The API keys database's validation (the same design document ID there).
-pub const VALIDATE_API_KEY: &str = include_str!("../../assets/couchdb/validate_api_key.js");
+pub const VALIDATE_API_KEY: &str = include_str!("../../../assets/couchdb/validate_api_key.js");
 /// The map function of the `links` view of `_design/qrtag`: every link's
 /// document as the full load reads it (everything but `_id` and `_rev`), so
 /// a new node reads a prebuilt index instead of opening each document
@@ -47,7 +48,7 @@ pub const VALIDATE_API_KEY: &str = include_str!("../../assets/couchdb/validate_a
 /// JavaScript, so a number past 2^53 would read rounded; no field qrtag
 /// reads is one (times are RFC 3339 strings).
 pub const LINKS_VIEW_MAP: &str =
-    include_str!("../../assets/couchdb/links_view.js").trim_ascii_end();
+    include_str!("../../../assets/couchdb/links_view.js").trim_ascii_end();
 /// The view's name in `_design/qrtag`.
 pub const LINKS_VIEW: &str = "links";
 /// The members of the links database: the service reads, editors write.
@@ -224,7 +225,7 @@ async fn prepare(
         )));
     }
     let design = ensure_design(http, VALIDATE_DOC_UPDATE, Some(LINKS_VIEW_MAP)).await?;
-    let public_url_moved = super::couch_public_url::move_legacy(http).await?;
+    let public_url_moved = super::public_url::move_legacy(http).await?;
     let security = ensure_security(http, &LINK_ROLES, lock).await?;
     let keys = setup_keys(http, requested).await?;
     Ok(SetupReport {
@@ -305,7 +306,7 @@ impl NewDatabase {
         requested: Requested,
     ) -> Result<Option<Self>, StoreError> {
         let http = CouchHttp::new(settings)?;
-        let keys = http.for_db(super::couch_keys::database_name(http.db())?);
+        let keys = http.for_db(super::keys::database_name(http.db())?);
         let keys_there = keys
             .send(keys.request(Method::HEAD, keys.db_url(&[])))
             .await?
@@ -366,7 +367,7 @@ impl NewDatabase {
     /// the sequence a snapshot of exactly those documents is at, which the
     /// first `serve`'s follower resumes from.
     pub async fn update_seq(&self) -> Result<Value, StoreError> {
-        super::couch_load::update_seq(&self.http).await
+        super::load::update_seq(&self.http).await
     }
 
     /// Asks CouchDB to build the `links` view's index now, in the
@@ -426,7 +427,7 @@ fn placement_url(http: &CouchHttp, requested: Requested) -> url::Url {
 /// The API keys database beside the links one: a single shard (a few
 /// small documents), as many copies as the links get.
 async fn setup_keys(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
-    let http = links.for_db(super::couch_keys::database_name(links.db())?);
+    let http = links.for_db(super::keys::database_name(links.db())?);
     let keys = Requested {
         n: requested.n,
         q: Some(1),

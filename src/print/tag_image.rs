@@ -9,10 +9,10 @@ use std::sync::Arc;
 
 use tokio::sync::Semaphore;
 
-use crate::link_key::LinkKey;
 use crate::qr::brand::{self, BrandError, Branded, Palette};
 use crate::qr::{self, EcLevel, QrError, RenderOptions};
 use crate::settings::PublicUrl;
+use crate::values::link_key::LinkKey;
 
 /// The two image formats a tag is served in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
@@ -407,7 +407,7 @@ mod tests {
     fn the_longest_key_has_a_code_at_every_level() {
         let url = PublicUrl::parse("https://0x1f.ie").expect("valid");
         let long = vec!["k".repeat(64); 5].join("/");
-        let key = LinkKey::parse(&long[..crate::link_key::MAX_KEY_LEN]).expect("valid key");
+        let key = LinkKey::parse(&long[..crate::values::link_key::MAX_KEY_LEN]).expect("valid key");
         assert!(LinkKey::parse(&long).is_err());
         for ec in EcLevel::ALL {
             let spec = ImageSpec {
@@ -423,7 +423,7 @@ mod tests {
     fn only_a_served_png_is_bounded() {
         let url = PublicUrl::parse("https://0x1f.ie").expect("valid");
         let long = vec!["k".repeat(64); 5].join("/");
-        let key = LinkKey::parse(&long[..crate::link_key::MAX_KEY_LEN]).expect("valid key");
+        let key = LinkKey::parse(&long[..crate::values::link_key::MAX_KEY_LEN]).expect("valid key");
         let spec = ImageSpec {
             ec: EcLevel::H,
             options: RenderOptions::new(64, 16).expect("valid"),

@@ -19,8 +19,8 @@ use std::collections::VecDeque;
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 
-use super::StoreError;
-use super::couch::CouchHttp;
+use super::CouchHttp;
+use crate::store::StoreError;
 
 const DOC: [&str; 2] = ["_local", "qrtag-snapshot-marks"];
 

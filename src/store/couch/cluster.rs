@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::LinkStore;
+use crate::store::LinkStore;
 
 /// How long a write with fewer copies keeps `/readyz` degraded: long enough
 /// for a health check or a person to see it, short enough that a recovered

@@ -8,8 +8,10 @@
 use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
-use crate::destination::{Destination, InvalidDestination};
+use crate::values::destination::{Destination, InvalidDestination};
 
+pub mod key_suggest;
+pub mod natural_order;
 mod stored;
 pub use stored::{PlainLink, StoredFields};
 
@@ -347,7 +349,7 @@ mod tests {
 
     #[test]
     fn the_couchdb_validation_checks_the_same_fields() {
-        let js = crate::store::couch_setup::VALIDATE_DOC_UPDATE;
+        let js = crate::store::couch::setup::VALIDATE_DOC_UPDATE;
         for name in TIME_FIELDS.iter().chain(&TEXT_FIELDS) {
             assert!(
                 js.contains(&format!("'{name}'")),
@@ -355,7 +357,10 @@ mod tests {
             );
         }
         for (name, cap) in [
-            ("MAX_DESTINATION", crate::destination::MAX_DESTINATION),
+            (
+                "MAX_DESTINATION",
+                crate::values::destination::MAX_DESTINATION,
+            ),
             ("MAX_TEXT", MAX_TEXT),
             ("MAX_NOTES", MAX_NOTES),
         ] {

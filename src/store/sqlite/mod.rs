@@ -13,10 +13,10 @@ use async_trait::async_trait;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 
 use super::{Access, LinkStore, StoreError, Stored};
-use crate::api_key::{KeyId, KeyRecord};
 use crate::link::Document;
-use crate::link_key::LinkKey;
 use crate::snapshot::{Change, LinkTable, Snapshot, TableBuilder};
+use crate::values::api_key::{KeyId, KeyRecord};
+use crate::values::link_key::LinkKey;
 use serde_json::Value;
 
 /// The `meta` names of API key records, and the bound just past them.
@@ -788,8 +788,8 @@ fn open_read_only(path: &Path) -> rusqlite::Result<Connection> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::destination::Destination;
     use crate::link::Link;
+    use crate::values::destination::Destination;
 
     fn key(s: &str) -> LinkKey {
         LinkKey::parse(s).expect("valid key")

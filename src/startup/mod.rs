@@ -4,6 +4,9 @@
 //! Binding happens in [`Application::build`], before anything runs, so that
 //! callers (tests on port 0 especially) learn the real addresses up front.
 
+pub mod fd_budget;
+pub mod file_size_limit;
+
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
 use std::time::Duration;
@@ -25,7 +28,7 @@ use crate::settings::{PublicUrl, Settings, StoreSettings};
 use crate::snapshot::Snapshot;
 use crate::snapshot::saver::{self, Saver};
 use crate::store::{self, StoreError};
-use crate::tracking_cookie::TrackingCookie;
+use crate::tracking::cookie::TrackingCookie;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -45,7 +48,7 @@ pub enum StartupError {
     #[error(transparent)]
     Identity(#[from] crate::didcomm::identity::IdentityError),
     #[error(transparent)]
-    TrackingSecret(#[from] crate::tracking_secret::SecretFileError),
+    TrackingSecret(#[from] crate::tracking::secret::SecretFileError),
     #[error(
         "the scan index follows an access log file, not standard output: give --scan-log PATTERN"
     )]
@@ -55,9 +58,9 @@ pub enum StartupError {
     #[error("cannot start the console's key order: {0}")]
     ConsoleKeys(#[source] std::io::Error),
     #[error(transparent)]
-    Descriptors(#[from] crate::fd_budget::TooFewDescriptors),
+    Descriptors(#[from] fd_budget::TooFewDescriptors),
     #[error(transparent)]
-    FileSize(#[from] crate::file_size_limit::BelowDatabase),
+    FileSize(#[from] file_size_limit::BelowDatabase),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -119,7 +122,7 @@ pub struct Application {
     /// public address).
     public_url: PublicUrl,
     /// What `serve` says at start when the open-file limit lowered the
-    /// public listener's cap ([`crate::fd_budget::lowered_line`]).
+    /// public listener's cap ([`fd_budget::lowered_line`]).
     connection_warning: Option<String>,
     /// Registered in `build`, so a SIGHUP that arrives once the addresses are
     /// known reopens the log instead of killing the process.
@@ -127,7 +130,7 @@ pub struct Application {
     /// SIGTERM and SIGINT, handled here rather than by each actix server,
     /// so the listeners keep serving through the drain.
     stop_signals: StopSignals,
-    health: Arc<crate::health::Health>,
+    health: Arc<crate::metrics::health::Health>,
     shutdown_grace: Duration,
 }
 
@@ -177,8 +180,8 @@ struct Guards {
 
 impl Guards {
     /// `caps` is the listener's share of the descriptor limit
-    /// ([`crate::fd_budget::split`]), not the bare settings.
-    fn new(settings: &Settings, workers: usize, caps: crate::fd_budget::ListenerCaps) -> Self {
+    /// ([`fd_budget::split`]), not the bare settings.
+    fn new(settings: &Settings, workers: usize, caps: fd_budget::ListenerCaps) -> Self {
         Self {
             workers: workers.max(1),
             request_timeout: settings.request_timeout,
@@ -208,8 +211,8 @@ fn api_workers(settings: &Settings) -> usize {
 /// process has (its soft limit raised to the hard one first).
 fn connection_caps(
     settings: &Settings,
-) -> Result<(crate::fd_budget::Caps, crate::fd_budget::Needs), StartupError> {
-    let needs = crate::fd_budget::Needs {
+) -> Result<(fd_budget::Caps, fd_budget::Needs), StartupError> {
+    let needs = fd_budget::Needs {
         max_connections: settings.max_connections,
         max_connections_per_ip: settings.max_connections_per_ip,
         worker_threads: public_workers(settings)
@@ -218,7 +221,7 @@ fn connection_caps(
         api: settings.api.is_some(),
         couchdb: matches!(settings.store, StoreSettings::CouchDb(_)),
     };
-    let caps = crate::fd_budget::split(crate::fd_budget::open_file_limit(), &needs)?;
+    let caps = fd_budget::split(fd_budget::open_file_limit(), &needs)?;
     Ok((caps, needs))
 }
 
@@ -335,7 +338,7 @@ fn public_server(
     addr: SocketAddr,
     state: web::Data<public::PublicState>,
     settings: &Settings,
-    caps: crate::fd_budget::ListenerCaps,
+    caps: fd_budget::ListenerCaps,
 ) -> std::io::Result<Server> {
     let log_own_answer = public::own_answer_logger(
         state.access_log.clone(),
@@ -390,8 +393,8 @@ fn rest_state(
     snapshot: &Arc<Snapshot>,
     scans: Option<Arc<crate::scan_index::ScanIndex>>,
     settings: &Settings,
-    live_url: &crate::live_url::LiveUrl,
-    gate: crate::qr_image::RenderGate,
+    live_url: &crate::store::live_url::LiveUrl,
+    gate: crate::print::tag_image::RenderGate,
 ) -> Result<web::Data<crate::server::rest::RestState>, StartupError> {
     let order = Arc::new(std::sync::Mutex::new(
         crate::console::key_order::KeyOrder::default(),
@@ -427,7 +430,7 @@ fn api_server(
     rest: web::Data<crate::server::rest::RestState>,
     delivery: crate::didcomm::delivery::Delivery,
     settings: &Settings,
-    caps: crate::fd_budget::ListenerCaps,
+    caps: fd_budget::ListenerCaps,
 ) -> Result<(Server, crate::didcomm::did::Did), StartupError> {
     use crate::didcomm::identity::{self, ServiceIdentity};
     let keys = identity::load_or_create(&api.key_file)?;
@@ -589,11 +592,11 @@ async fn restore(
 fn console_state(
     console: &crate::settings::ConsoleSettings,
     settings: &Settings,
-    live_url: &crate::live_url::LiveUrl,
+    live_url: &crate::store::live_url::LiveUrl,
     snapshot: &Arc<Snapshot>,
     store: &Arc<dyn store::LinkStore>,
     scans: Option<Arc<crate::scan_index::ScanIndex>>,
-    renders: crate::qr_image::RenderGate,
+    renders: crate::print::tag_image::RenderGate,
     device_key: Option<[u8; 32]>,
 ) -> Result<crate::console::ConsoleState, StartupError> {
     use crate::console::auth::Accounts;
@@ -650,7 +653,7 @@ fn ignore_file_size_signal() -> Result<(), StartupError> {
 pub fn before_any_write(settings: &Settings) -> Result<(), StartupError> {
     ignore_file_size_signal()?;
     if let StoreSettings::Sqlite { path } = &settings.store {
-        crate::file_size_limit::check_file(path)?;
+        file_size_limit::check_file(path)?;
     }
     Ok(())
 }
@@ -670,7 +673,7 @@ impl Application {
         let (caps, needs) = connection_caps(&settings)?;
         let connection_warning = caps
             .worth_warning(&needs, settings.max_connections_chosen)
-            .then(|| crate::fd_budget::lowered_line(&caps, &needs));
+            .then(|| fd_budget::lowered_line(&caps, &needs));
         let public_url = settings
             .public_url
             .get_or_insert_with(|| PublicUrl::of_listener(public_addr))
@@ -685,7 +688,7 @@ impl Application {
         let mut device_key = None;
         let tracking = match &settings.tracking {
             Some(t) => {
-                let keys = crate::tracking_secret::load_or_create(&t.secret_file)?;
+                let keys = crate::tracking::secret::load_or_create(&t.secret_file)?;
                 device_key = Some(keys.derived_key(crate::console::device::KEY_PURPOSE));
                 Some(TrackingCookie::new(
                     t.cookie_name.clone(),
@@ -734,10 +737,10 @@ impl Application {
             Saver::new(path, Arc::clone(&store), Arc::clone(&snapshot), on_disk)
         });
         let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
-        let live_url = crate::live_url::LiveUrl::new(public_url.clone());
+        let live_url = crate::store::live_url::LiveUrl::new(public_url.clone());
         let url_watch = settings
             .follow_recorded_url
-            .then(|| crate::live_url::watch(Arc::clone(&store), live_url.clone()));
+            .then(|| crate::store::live_url::watch(Arc::clone(&store), live_url.clone()));
         // What the console and the API write through: answered once served.
         let writes = crate::links::served::Served::wrap(Arc::clone(&store), Arc::clone(&snapshot));
 
@@ -761,8 +764,8 @@ impl Application {
         .map_err(Listener::Public.bind_error(&settings.listen))?;
 
         let qr_renders = crate::metrics::QrRenders::default();
-        let render_gate =
-            crate::qr_image::RenderGate::for_cores().with_print_logo(settings.print_logo.clone());
+        let render_gate = crate::print::tag_image::RenderGate::for_cores()
+            .with_print_logo(settings.print_logo.clone());
         let qr_state = web::Data::new(crate::server::qr::QrState {
             snapshot: Arc::clone(&snapshot),
             store: Arc::clone(&store),
@@ -777,7 +780,7 @@ impl Application {
                 .as_ref()
                 .is_some_and(|a| a.allow_private_endpoints),
         );
-        let health = Arc::new(crate::health::Health {
+        let health = Arc::new(crate::metrics::health::Health {
             snapshot: Arc::clone(&snapshot),
             access_log: access_log.clone(),
             deliveries: settings

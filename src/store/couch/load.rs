@@ -51,13 +51,13 @@ use serde_json::Value;
 use tokio::sync::{Semaphore, mpsc};
 use tokio::task::JoinSet;
 
-use super::StoreError;
 use super::all_docs_rows::{Row, RowSplitter};
-use super::couch::{CouchHttp, document_of, is_design, too_large};
-use super::couch_setup::{DESIGN_ID, LINKS_VIEW, LINKS_VIEW_MAP};
 use super::feed_lines::id_in_head;
+use super::setup::{DESIGN_ID, LINKS_VIEW, LINKS_VIEW_MAP};
+use super::{CouchHttp, document_of, is_design, too_large};
 use crate::settings::CouchSettings;
 use crate::snapshot::{Change, LinkTable, TableBuilder};
+use crate::store::StoreError;
 
 /// `_all_docs` ranges read at once. Measured at 1M links on Apache CouchDB
 /// 3.5 on two cores (`cargo bench --bench couch_load`): four keep the
@@ -82,7 +82,7 @@ pub const VIEW_LAG_LIMIT: u64 = 5_000;
 const IDLE_LIMIT: Duration = Duration::from_secs(30);
 /// A row longer than this holds a document over the limit: counted as
 /// invalid from its first bytes, and the rest is not kept.
-const MAX_ROW: usize = super::MAX_DOCUMENT + 4096;
+const MAX_ROW: usize = crate::store::MAX_DOCUMENT + 4096;
 /// Links handed to the builder at a time.
 const BATCH: usize = 1000;
 
@@ -458,7 +458,7 @@ fn change_of(row: Row, source: Source) -> Result<Option<Change>, String> {
             }
         }
     };
-    Ok(Some(if raw.get().len() > super::MAX_DOCUMENT {
+    Ok(Some(if raw.get().len() > crate::store::MAX_DOCUMENT {
         Change::Invalid {
             key,
             reason: too_large(raw.get().len()),

@@ -19,10 +19,10 @@
 use reqwest::Method;
 use serde_json::{Map, Value};
 
-use super::StoreError;
-use super::couch::CouchHttp;
-use crate::api_key::{KeyId, KeyRecord};
+use super::CouchHttp;
 use crate::settings::CouchDbName;
+use crate::store::StoreError;
+use crate::values::api_key::{KeyId, KeyRecord};
 
 /// What the API keys database's name adds to the links database's.
 pub const SUFFIX: &str = "-keys";
@@ -161,7 +161,7 @@ fn record_of(doc: Value) -> Result<KeyRecord, StoreError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::api_key::{NewKey, Scope};
+    use crate::values::api_key::{NewKey, Scope};
 
     #[test]
     fn a_record_round_trips_through_its_document() {

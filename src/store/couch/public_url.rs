@@ -13,9 +13,9 @@
 use reqwest::Method;
 use serde_json::{Map, Value};
 
-use super::StoreError;
-use super::couch::CouchHttp;
-use super::couch_setup::DESIGN_ID;
+use super::CouchHttp;
+use super::setup::DESIGN_ID;
+use crate::store::StoreError;
 
 /// The design document's field.
 const FIELD: &str = "public_url";

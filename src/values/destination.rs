@@ -260,7 +260,7 @@ impl Destination {
 /// no query or a query `URLSearchParams` writes back unchanged, no
 /// fragment. Such a URL passes every check of [`Destination::parse`], and
 /// the redirect of a plain `/KEY` scan to it is the URL itself
-/// ([`crate::redirect_policy::direct_location`]); both are property-tested
+/// ([`crate::redirect::policy::direct_location`]); both are property-tested
 /// against the full path. Anything else (rarer shapes, and every
 /// malformed text) takes the full path: `false` only costs time.
 pub(crate) fn is_plain_absolute(s: &str) -> bool {
@@ -331,7 +331,7 @@ pub(crate) fn is_plain_absolute(s: &str) -> bool {
             QUERY => {
                 // ...and the query, which must not be empty (`?` alone is dropped).
                 let query = &s[s.len() - path.len() + j + 1..];
-                return !query.is_empty() && crate::resolver::is_serialized_form(query);
+                return !query.is_empty() && crate::redirect::resolver::is_serialized_form(query);
             }
             _ => return false,
         }

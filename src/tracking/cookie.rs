@@ -2,7 +2,7 @@
 //! `Set-Cookie` value that hands it (back) out.
 //!
 //! The value is the ID, `.` and a MAC of the ID under the server's secret
-//! (see [`crate::tracking_secret`]): a value whose MAC does not verify, such
+//! (see [`crate::tracking::secret`]): a value whose MAC does not verify, such
 //! as a well-formed ID a client made up or a bare ID from before MACs, is
 //! replaced like any malformed one and never logged.
 //!
@@ -12,8 +12,8 @@
 
 use std::fmt;
 
-use crate::tracking_id::TrackingId;
-use crate::tracking_secret::{TrackingKeys, VALUE_LEN};
+use crate::tracking::id::TrackingId;
+use crate::tracking::secret::{TrackingKeys, VALUE_LEN};
 
 /// How long a browser keeps the cookie: two years, renewed on every visit.
 pub const MAX_AGE_SECS: i64 = 63_072_000;

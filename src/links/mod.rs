@@ -9,13 +9,14 @@
 
 use chrono::{DateTime, Utc};
 
+pub mod chain;
 pub mod served;
 
-use crate::destination::Destination;
 use crate::link::{self, Document, Link};
-use crate::link_key::LinkKey;
-use crate::short_id::ShortId;
 use crate::store::{LinkStore, StoreError};
+use crate::values::destination::Destination;
+use crate::values::link_key::LinkKey;
+use crate::values::short_id::ShortId;
 
 /// How many times a write is retried after a conflict before giving up; with
 /// 62^5 IDs a run of collisions this long means something else is wrong.
@@ -102,7 +103,7 @@ pub async fn create_document_with(
         }
         let parents: Vec<LinkKey> = key.parents().collect();
         return match store.create_below(key, doc, &parents).await {
-            Ok(found) => match crate::link_key::taken_over(key, &found).or(found.first()) {
+            Ok(found) => match crate::values::link_key::taken_over(key, &found).or(found.first()) {
                 Some(parent) => Err(taken(parent.clone())),
                 None => Ok(key.clone()),
             },
@@ -142,7 +143,7 @@ pub async fn taken_parent(
         .zip(found)
         .filter_map(|(k, e)| e.then_some(k))
         .collect();
-    Ok(crate::link_key::taken_over(key, &existing).cloned())
+    Ok(crate::values::link_key::taken_over(key, &existing).cloned())
 }
 
 /// Why `key` could not be created: taken, a tombstone (said as such, with

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use url::{Position, Url};
 
-use crate::resolver::{self, Parts, RequestParts, ResolveError};
+use crate::redirect::resolver::{self, Parts, RequestParts, ResolveError};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Decision {
@@ -96,7 +96,7 @@ pub fn direct_location(key: &str, value: &str) -> Option<String> {
     // parsing it twice (a full load does this for every link; issue 24).
     // The property test `direct_location_shortcut_is_the_full_answer`
     // holds this to the full computation below.
-    if is_plain_key(key) && crate::destination::is_plain_absolute(value) {
+    if is_plain_key(key) && crate::values::destination::is_plain_absolute(value) {
         return Some(value.to_owned());
     }
     direct_location_in_full(key, value)
@@ -104,11 +104,11 @@ pub fn direct_location(key: &str, value: &str) -> Option<String> {
 
 /// A link key whose `/KEY` request [`check_path`] lets through.
 fn is_plain_key(key: &str) -> bool {
-    crate::link_key::LinkKey::is_valid(key) && direct_is_value(key)
+    crate::values::link_key::LinkKey::is_valid(key) && direct_is_value(key)
 }
 
-/// For a key already known valid ([`crate::link_key::LinkKey::is_valid`])
-/// and a value already known plain ([`crate::destination::is_plain_absolute`]):
+/// For a key already known valid ([`crate::values::link_key::LinkKey::is_valid`])
+/// and a value already known plain ([`crate::values::destination::is_plain_absolute`]):
 /// whether [`direct_location`] answers the value itself. A load that has
 /// judged both (every link, once) asks this instead of judging them again
 /// (issue 24); `false` only sends the caller to [`direct_location`].
@@ -830,7 +830,7 @@ pub(crate) mod tests {
         let plain = (0..2000)
             .filter(|_| {
                 let url = strategy.new_tree(&mut runner).expect("a value").current();
-                crate::destination::is_plain_absolute(&url)
+                crate::values::destination::is_plain_absolute(&url)
             })
             .count();
         assert!((200..=1800).contains(&plain), "{plain} of 2000 plain");
@@ -844,7 +844,7 @@ pub(crate) mod tests {
             "https://a.example/",
             "https://docs.example.org/guide/page_2.html",
         ] {
-            assert!(crate::destination::is_plain_absolute(url), "{url}");
+            assert!(crate::values::destination::is_plain_absolute(url), "{url}");
         }
         for url in [
             "https://example.com",
@@ -855,7 +855,7 @@ pub(crate) mod tests {
             "https://a.example/x#top",
             "/docs/page",
         ] {
-            assert!(!crate::destination::is_plain_absolute(url), "{url}");
+            assert!(!crate::values::destination::is_plain_absolute(url), "{url}");
         }
     }
 
@@ -872,8 +872,8 @@ pub(crate) mod tests {
             key in key_near_plain(),
         ) {
             prop_assert_eq!(
-                crate::destination::Destination::parse(&url),
-                crate::destination::Destination::parse_in_full(&url),
+                crate::values::destination::Destination::parse(&url),
+                crate::values::destination::Destination::parse_in_full(&url),
                 "{}", url
             );
             prop_assert_eq!(
@@ -891,7 +891,7 @@ pub(crate) mod tests {
                                 || matches!(b, b'*' | b'-' | b'.' | b'_' | b'=' | b'+')
                         })
                 });
-            prop_assert_eq!(crate::resolver::is_serialized_form(query), pairwise, "{}", query);
+            prop_assert_eq!(crate::redirect::resolver::is_serialized_form(query), pairwise, "{}", query);
         }
     }
 }

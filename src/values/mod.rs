@@ -1,0 +1,8 @@
+//! Values every layer shares: parsed once at the edge, valid by construction
+//! (parse, don't validate). Nothing here imports a feature of qrtag.
+
+pub mod api_key;
+pub mod destination;
+pub mod expiry;
+pub mod link_key;
+pub mod short_id;
