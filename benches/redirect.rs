@@ -30,11 +30,11 @@ use serde_json::json;
 use qrtag::access_log::{AccessLog, AccessLogTarget, Record, WriterOptions, write_record};
 use qrtag::server::public::{self, PublicState};
 use qrtag::server::request_line::RequestLines;
-use qrtag::settings::PublicUrl;
 use qrtag::snapshot::{Change, Snapshot};
 use qrtag::tracking::cookie::{CookieName, Presented, TrackingCookie};
 use qrtag::tracking::id::TrackingId;
 use qrtag::tracking::secret::TrackingKeys;
+use qrtag::values::public_url::PublicUrl;
 
 const ID: &str = "0Vh3kY2s4fLq9ZxA01b";
 

@@ -436,10 +436,12 @@ mod couchdb {
     use std::time::Instant;
 
     use base64::Engine;
-    use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, Secret};
     use qrtag::store::couch::CouchStore;
+    use qrtag::store::options::CouchSettings;
     use qrtag::store::{BulkDoc, LinkStore, OnExisting};
+    use qrtag::values::couch::{CouchDbName, CouchUrl};
     use qrtag::values::link_key::LinkKey;
+    use qrtag::values::secret::Secret;
 
     /// Links of the same-run comparison with the way before issue 24.
     const COMPARED: u64 = 100_000;

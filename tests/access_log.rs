@@ -18,12 +18,13 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use qrtag::access_log::{LogLine, parse_line};
-use qrtag::settings::{AccessLogTarget, PublicUrl, Settings};
+use qrtag::settings::{AccessLogTarget, Settings};
 use qrtag::startup::Application;
 use qrtag::store::sqlite::SqliteStore;
 use qrtag::tracking::id::TrackingId;
 use qrtag::values::destination::Destination;
 use qrtag::values::link_key::LinkKey;
+use qrtag::values::public_url::PublicUrl;
 use reqwest::header::{HeaderMap, HeaderValue};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 

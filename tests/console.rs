@@ -9,8 +9,8 @@ mod setup;
 
 use std::time::Duration;
 
+use qrtag::console::ConsoleSettings;
 use qrtag::console::password;
-use qrtag::settings::ConsoleSettings;
 use qrtag::store::LinkStore;
 use qrtag::values::destination::Destination;
 use qrtag::values::link_key::LinkKey;

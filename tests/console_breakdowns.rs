@@ -9,9 +9,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use qrtag::console::ConsoleSettings;
 use qrtag::console::pages::breakdowns::shown;
 use qrtag::scan_index::{BreakdownSettings, ScanIndexSettings};
-use qrtag::settings::{AccessLogTarget, ConsoleSettings};
+use qrtag::settings::AccessLogTarget;
 use qrtag::stats::dimensions::place::GeoDb;
 use reqwest::StatusCode;
 use serde_json::Value;

@@ -11,9 +11,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, NodeName, StoreSettings};
 use qrtag::snapshot::{Change, Snapshot};
 use qrtag::startup::Application;
+use qrtag::store::options::{CouchSettings, StoreSettings};
+use qrtag::values::couch::{CouchDbName, CouchUrl};
+use qrtag::values::node_name::NodeName;
 use support::process::ServerProcess;
 use support::{TestApp, poll, spawn_app, spawn_with, test_settings};
 

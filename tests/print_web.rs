@@ -13,7 +13,8 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use qrtag::settings::{ApiSettings, ConsoleSettings};
+use qrtag::console::ConsoleSettings;
+use qrtag::server::api::ApiSettings;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::{PUBLIC_URL, TestApp, header, spawn_with, test_settings};

@@ -7,7 +7,7 @@ use support::api::{api, new_key, post};
 
 use std::time::Duration;
 
-use qrtag::settings::ApiSettings;
+use qrtag::server::api::ApiSettings;
 use serde_json::{Value, json};
 use support::{TestApp, eventually, header, rest_checks, spawn_with, test_settings};
 

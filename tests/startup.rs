@@ -7,8 +7,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, StoreSettings};
 use qrtag::startup::Application;
+use qrtag::store::options::{CouchSettings, StoreSettings};
+use qrtag::values::couch::{CouchDbName, CouchUrl};
 use support::process::ServerProcess;
 use support::{header, poll, qrtag_cmd, test_settings};
 

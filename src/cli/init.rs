@@ -5,9 +5,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::Cli;
-use super::edge::UsageError;
-use crate::settings::{PublicUrl, StoreSettings};
 use crate::store::Access;
+use crate::store::options::StoreSettings;
+use crate::values::public_url::PublicUrl;
+use crate::values::usage::UsageError;
 
 pub async fn run(cli: &Cli, force: bool) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();

@@ -6,7 +6,6 @@ use std::process::ExitCode;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use super::edge::UsageError;
 use super::{Cli, Command};
 use crate::link::{self, Link};
 use crate::links;
@@ -14,6 +13,7 @@ use crate::links::chain;
 use crate::store;
 use crate::values::expiry::Expiry;
 use crate::values::link_key::LinkKey;
+use crate::values::usage::UsageError;
 
 pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let access = match &cli.command {

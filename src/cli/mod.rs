@@ -9,13 +9,16 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::settings::{
-    AccessLogTarget, ApiSettings, CouchDbName, CouchSettings, CouchUrl, PublicUrl, Secret,
-    Settings, StoreSettings, TrackingSettings, WriterOptions,
-};
+use crate::server::api::ApiSettings;
+use crate::settings::{AccessLogTarget, Settings, WriterOptions};
+use crate::store::options::{CouchSettings, StoreSettings};
+use crate::tracking::TrackingSettings;
 use crate::tracking::cookie::CookieName;
+use crate::values::couch::{CouchDbName, CouchUrl};
 use crate::values::destination::Destination;
 use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
+use crate::values::secret::Secret;
 
 mod api_key;
 pub mod config;
@@ -595,7 +598,7 @@ pub struct ServeArgs {
         env = "QRTAG_NODE_NAME",
         value_name = "NAME"
     )]
-    pub node_name: Option<crate::settings::NodeName>,
+    pub node_name: Option<crate::values::node_name::NodeName>,
     /// Access log file, appended to; `-` for standard output. SIGHUP reopens it.
     #[arg(
         help_heading = "Access log",
@@ -972,7 +975,7 @@ impl Cli {
             client_ip_mode: args.client_ip,
             snapshot_file: self.snapshot_file(args.snapshot_file.as_deref(), args.no_snapshot_file),
             scan_index: self.scan_index_settings(args),
-            console: args.console.then_some(crate::settings::ConsoleSettings {
+            console: args.console.then_some(crate::console::ConsoleSettings {
                 secure_cookie: args.console_secure_cookie,
                 time_zone: self.time_zone,
             }),
@@ -995,7 +998,7 @@ impl Cli {
                     rate_per_second: rules.api_rate_limit,
                     strangers_per_second: crate::server::rest::strangers::STRANGERS_PER_SECOND,
                     couch_writer: rules.api_couchdb_user.as_ref().map(|user| {
-                        crate::settings::Credentials {
+                        crate::values::couch::Credentials {
                             user: user.clone(),
                             password: rules.api_couchdb_password.clone(),
                         }

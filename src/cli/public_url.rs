@@ -5,10 +5,10 @@
 use anyhow::Context;
 
 use super::Cli;
-use super::edge::UsageError;
 use crate::cli::recorded_url::{self, Choice, Given};
-use crate::settings::PublicUrl;
 use crate::store::{LinkStore, StoreError};
+use crate::values::public_url::PublicUrl;
+use crate::values::usage::UsageError;
 
 /// The public URL a command given on this command line, from any source.
 fn given(cli: &Cli) -> Option<Given> {

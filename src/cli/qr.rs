@@ -18,10 +18,10 @@ use super::qr_output::{BrandArgs, Job, LabelArgs, QrFormat, TagArgs};
 use crate::links;
 use crate::print::tag_image;
 use crate::qr::{RenderOptions, SHEET_FULL_SIZE_CAPACITY};
-use crate::settings::PublicUrl;
 use crate::store;
 use crate::values::destination::Destination;
 use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
 
 /// Most links one `batch` creates: 42 full pages, already more than a poster
 /// run, and a typo of an extra zero is caught rather than filling the store.

@@ -9,15 +9,15 @@ use anyhow::Context;
 use clap::Args;
 use image::RgbaImage;
 
-use super::edge::UsageError;
 use crate::print::tag_image::{self, ImageFormat, ImageSpec, SizeLimit};
 use crate::qr::EcLevel;
 use crate::qr::brand::{self, Branded, Colour, Palette};
 use crate::qr::dots::{self, DEFAULT_DPI, MAX_DPI, MIN_DPI};
 use crate::qr::media::Media;
 use crate::qr::{RenderOptions, encode, zpl};
-use crate::settings::PublicUrl;
 use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
+use crate::values::usage::UsageError;
 
 /// What the code encodes; shared by `qr` and `batch`.
 #[derive(Debug, Clone, Args)]

@@ -3,7 +3,7 @@
 //! on decodes perfectly and never redirects, so the choice is one pure
 //! function, the same for every command that prints or encodes a short URL.
 
-use crate::settings::PublicUrl;
+use crate::values::public_url::PublicUrl;
 
 /// A public URL a command was given, and where from.
 #[derive(Debug, Clone)]

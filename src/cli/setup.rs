@@ -7,10 +7,10 @@ use anyhow::Context;
 
 use clap::Args;
 
-use crate::settings::{CouchSettings, StoreSettings};
 use crate::store::couch::setup::{
     self, DESIGN_ID, EDITOR_ROLE, READER_ROLE, Requested, SetupReport,
 };
+use crate::store::options::{CouchSettings, StoreSettings};
 
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {

@@ -25,15 +25,15 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::Cli;
-use super::edge::UsageError;
-use crate::settings::{CouchSettings, StoreSettings};
 use crate::snapshot::{TableBuilder, saver};
 use crate::store::couch::setup::{self, NewDatabase};
+use crate::store::options::{CouchSettings, StoreSettings};
 use crate::store::{self, BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting};
 use crate::transfer::check::{Check, Problems};
 use crate::transfer::parse::{self, Format};
 use crate::transfer::{LineError, Problem, export};
 use crate::values::link_key::LinkKey;
+use crate::values::usage::UsageError;
 
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {

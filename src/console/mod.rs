@@ -33,6 +33,19 @@ pub mod setup;
 
 pub use handlers::links::PAGE_SIZE;
 
+/// The console's options (`serve --console`, `--time-zone`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConsoleSettings {
+    /// Mark the session cookie `Secure`: the console is reached over https
+    /// (a TLS proxy in front of the admin listener). The public URL cannot
+    /// tell: the console is usually reached over plain http on loopback or a
+    /// tunnel even when the tags say https, and a `Secure` cookie over http
+    /// would never come back.
+    pub secure_cookie: bool,
+    /// Where a bare expiry date ends (`--time-zone`).
+    pub time_zone: chrono_tz::Tz,
+}
+
 /// No inline script or style, nothing from elsewhere, never in a frame.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data:; \
      style-src 'self'; script-src 'self'; form-action 'self'; base-uri 'none'; \

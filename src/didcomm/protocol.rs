@@ -14,9 +14,9 @@ use super::did::Did;
 use super::message::{Incoming, Kind, PIURI, Request, SHORTENED, Version};
 use super::problem::{Code, Problem};
 use crate::link::{Document, Link};
-use crate::settings::PublicUrl;
 use crate::values::destination::{Destination, InvalidDestination};
 use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
 
 /// Who sent the message, as far as the transport proved it.
 #[derive(Debug, Clone, PartialEq, Eq)]

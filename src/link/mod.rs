@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use crate::values::destination::{Destination, InvalidDestination};
+use crate::values::timestamp::time_text;
 
 pub mod key_suggest;
 pub mod natural_order;
@@ -107,11 +108,6 @@ pub fn parse_expires(s: &str) -> Result<DateTime<Utc>, InvalidLink> {
     DateTime::parse_from_rfc3339(s)
         .map(|t| t.with_timezone(&Utc))
         .map_err(|_| InvalidLink::BadExpires)
-}
-
-/// A time as qrtag writes it into a document: RFC 3339 UTC, whole seconds.
-pub fn time_text(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
 }
 
 /// A time field of the document, `None` when absent or not an RFC 3339 time.

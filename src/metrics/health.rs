@@ -11,9 +11,9 @@ use serde::Serialize;
 use crate::access_log::{AccessLog, AccessLogStats};
 use crate::didcomm::delivery::Counters;
 use crate::scan_index::ScanIndex;
-use crate::settings::NodeName;
 use crate::snapshot::Snapshot;
 use crate::store::{ClusterStats, Membership};
+use crate::values::node_name::NodeName;
 
 /// The parts of the running server whose state is reported.
 pub struct Health {

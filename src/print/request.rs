@@ -17,8 +17,8 @@ use image::RgbaImage;
 use super::{Brand, CodeSize, Job, Length, Logo, Options, Paper, Tag, Target, Template};
 use crate::qr::EcLevel;
 use crate::qr::brand::{Colour, Palette};
-use crate::settings::PublicUrl;
 use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
 
 /// What is printed under each code.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]

@@ -11,8 +11,8 @@ use tokio::sync::Semaphore;
 
 use crate::qr::brand::{self, BrandError, Branded, Palette};
 use crate::qr::{self, EcLevel, QrError, RenderOptions};
-use crate::settings::PublicUrl;
 use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
 
 /// The two image formats a tag is served in.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]

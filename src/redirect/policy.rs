@@ -891,7 +891,7 @@ pub(crate) mod tests {
                                 || matches!(b, b'*' | b'-' | b'.' | b'_' | b'=' | b'+')
                         })
                 });
-            prop_assert_eq!(crate::redirect::resolver::is_serialized_form(query), pairwise, "{}", query);
+            prop_assert_eq!(crate::values::destination::is_serialized_form(query), pairwise, "{}", query);
         }
     }
 }

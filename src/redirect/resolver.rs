@@ -39,6 +39,8 @@ use std::collections::HashMap;
 
 use url::{Position, Url};
 
+use crate::values::destination::is_serialized_form;
+
 /// Internal redirects allowed before resolution gives up; the draft fails
 /// when the counter reaches 256, so 255 hops still succeed.
 pub const MAX_INTERNAL_REDIRECTS: u16 = 255;
@@ -458,27 +460,6 @@ fn push_merged_query(
     form_urlencoded::Serializer::for_suffix(out, start)
         .extend_pairs(pairs)
         .finish();
-}
-
-/// Conservative test that `URLSearchParams` would serialize `query` back to
-/// itself: non-empty `name=value` pairs of bytes that are never escaped,
-/// plus `+` (decoded to a space, which serializes back to `+`); no `%`.
-pub(crate) fn is_serialized_form(query: &str) -> bool {
-    if query.is_empty() {
-        return true;
-    }
-    // One pass: `=` counted per `&`-separated pair.
-    let mut equals = 0;
-    for b in query.bytes() {
-        match b {
-            b'&' if equals == 1 => equals = 0,
-            b'&' => return false,
-            b'=' => equals += 1,
-            _ if b.is_ascii_alphanumeric() || matches!(b, b'*' | b'-' | b'.' | b'_' | b'+') => {}
-            _ => return false,
-        }
-    }
-    equals == 1
 }
 
 /// A `URLSearchParams` list with its `append` and `set`, each O(1): the

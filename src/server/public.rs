@@ -23,11 +23,11 @@ use crate::redirect::policy::{self, Decision};
 use crate::server::header_value;
 use crate::server::request_heads::HeadFields;
 use crate::server::request_line::{Answered, LogOwnAnswer};
-use crate::settings::PublicUrl;
 use crate::snapshot::Snapshot;
 use crate::tracking::client_ip::{ClientIpMode, client_ip};
 use crate::tracking::cookie::TrackingCookie;
 use crate::tracking::id::TrackingId;
+use crate::values::public_url::PublicUrl;
 
 /// What the public handler shares across requests.
 pub struct PublicState {

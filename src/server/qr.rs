@@ -15,10 +15,10 @@ use crate::print::tag_image::{ImageFormat, ImageSpec, RenderError, RenderGate};
 use crate::print::{PrintError, PrintOptions, Spelling};
 use crate::qr::brand::{Colour, Palette};
 use crate::qr::{EcLevel, QrError, RenderOptions};
-use crate::settings::PublicUrl;
 use crate::snapshot::Snapshot;
 use crate::store::LinkStore;
 use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
 
 pub struct QrState {
     pub snapshot: Arc<Snapshot>,

@@ -24,11 +24,13 @@ use actix_web::{App, web};
 use crate::access_log::{AccessLog, AccessLogError, AccessLogTarget};
 use crate::server::request_line::{LogOwnAnswer, OwnAnswerLog, RequestLineIo};
 use crate::server::{admin, public};
-use crate::settings::{PublicUrl, Settings, StoreSettings};
+use crate::settings::Settings;
 use crate::snapshot::Snapshot;
 use crate::snapshot::saver::{self, Saver};
+use crate::store::options::StoreSettings;
 use crate::store::{self, StoreError};
 use crate::tracking::cookie::TrackingCookie;
+use crate::values::public_url::PublicUrl;
 
 #[derive(Debug, thiserror::Error)]
 pub enum StartupError {
@@ -365,7 +367,7 @@ fn public_server(
 /// stats (a 202 shows on `/readyz` and in the answer). `None`: the
 /// service's own store.
 fn api_writer(
-    api: &crate::settings::ApiSettings,
+    api: &crate::server::api::ApiSettings,
     store_settings: &StoreSettings,
     store: &Arc<dyn store::LinkStore>,
 ) -> Result<Option<Arc<dyn store::LinkStore>>, StartupError> {
@@ -388,7 +390,7 @@ fn api_writer(
 /// The REST API's state: its own key order following the snapshot (as
 /// the console's does), the process's one render gate and its rate limiter.
 fn rest_state(
-    api: &crate::settings::ApiSettings,
+    api: &crate::server::api::ApiSettings,
     store: &Arc<dyn store::LinkStore>,
     snapshot: &Arc<Snapshot>,
     scans: Option<Arc<crate::scan_index::ScanIndex>>,
@@ -424,7 +426,7 @@ fn rest_state(
 /// `POST /didcomm`, and the REST API under `/api/v1`. Returns the server
 /// and the service's DID.
 fn api_server(
-    api: &crate::settings::ApiSettings,
+    api: &crate::server::api::ApiSettings,
     listener: TcpListener,
     addr: SocketAddr,
     rest: web::Data<crate::server::rest::RestState>,
@@ -590,7 +592,7 @@ async fn restore(
 /// CouchDB's accounts, and the snapshot the list reads.
 #[allow(clippy::too_many_arguments)]
 fn console_state(
-    console: &crate::settings::ConsoleSettings,
+    console: &crate::console::ConsoleSettings,
     settings: &Settings,
     live_url: &crate::store::live_url::LiveUrl,
     snapshot: &Arc<Snapshot>,
@@ -601,11 +603,11 @@ fn console_state(
 ) -> Result<crate::console::ConsoleState, StartupError> {
     use crate::console::auth::Accounts;
     let accounts = match &settings.store {
-        crate::settings::StoreSettings::Sqlite { path } => Accounts::Password {
+        crate::store::options::StoreSettings::Sqlite { path } => Accounts::Password {
             db: store::sqlite::SqliteStore::open_with(path, store::Access::Write)?,
             store: Arc::clone(store),
         },
-        crate::settings::StoreSettings::CouchDb(couch) => {
+        crate::store::options::StoreSettings::CouchDb(couch) => {
             Accounts::couch(couch.clone(), snapshot, store.cluster())
                 .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?
         }

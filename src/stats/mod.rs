@@ -23,7 +23,7 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::access_log::format::{LogTime, parse_line_bytes};
-use crate::cli::edge::UsageError;
+use crate::values::usage::UsageError;
 use aggregate::{Aggregator, Filter, Period, Report};
 pub use args::StatsArgs;
 use attribute::LinkKeys;

@@ -10,8 +10,8 @@ use std::time::Duration;
 
 use arc_swap::ArcSwap;
 
-use crate::settings::PublicUrl;
 use crate::store::LinkStore;
+use crate::values::public_url::PublicUrl;
 
 /// How often the watcher reads the recorded public URL: one cheap read
 /// (an SQLite `meta` row, or CouchDB's `_design/qrtag`) a second.

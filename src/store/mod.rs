@@ -20,6 +20,7 @@ pub use couch::cluster::{ClusterStats, Membership};
 mod bulk;
 pub mod couch;
 pub mod live_url;
+pub mod options;
 pub mod sqlite;
 
 /// The largest document the server takes from CouchDB, as JSON text. A link
@@ -293,14 +294,14 @@ pub enum Access {
 /// Opens the store the settings name. Opening must not wait for a remote
 /// server to be up: the follower retries, and `/readyz` says why it waits.
 pub fn open(
-    settings: &crate::settings::StoreSettings,
+    settings: &crate::store::options::StoreSettings,
     access: Access,
 ) -> Result<Arc<dyn LinkStore>, StoreError> {
     match settings {
-        crate::settings::StoreSettings::Sqlite { path } => {
+        crate::store::options::StoreSettings::Sqlite { path } => {
             Ok(Arc::new(sqlite::SqliteStore::open_with(path, access)?))
         }
-        crate::settings::StoreSettings::CouchDb(couch) => {
+        crate::store::options::StoreSettings::CouchDb(couch) => {
             Ok(Arc::new(couch::CouchStore::new(couch)?))
         }
     }

@@ -94,7 +94,7 @@ pub struct KeyRecord {
     pub scope: Scope,
     /// SHA-256 of the secret, lowercase hex.
     pub hash: String,
-    /// RFC 3339, as `link::time_text` writes it.
+    /// RFC 3339, as `crate::values::timestamp::time_text` writes it.
     pub created_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<String>,
@@ -148,7 +148,7 @@ impl NewKey {
                 id,
                 name: name.to_owned(),
                 scope,
-                created_at: crate::link::time_text(now),
+                created_at: crate::values::timestamp::time_text(now),
                 revoked_at: None,
             },
         }
@@ -174,7 +174,7 @@ mod tests {
         assert_eq!(new.record.admit(&presented), Ok(Scope::Read));
         assert!(!new.record.hash.contains(&presented.secret));
         let mut revoked = new.record.clone();
-        revoked.revoked_at = Some(crate::link::time_text(Utc::now()));
+        revoked.revoked_at = Some(crate::values::timestamp::time_text(Utc::now()));
         assert_eq!(revoked.admit(&presented), Err(Refused::Revoked));
     }
 

@@ -331,7 +331,7 @@ pub(crate) fn is_plain_absolute(s: &str) -> bool {
             QUERY => {
                 // ...and the query, which must not be empty (`?` alone is dropped).
                 let query = &s[s.len() - path.len() + j + 1..];
-                return !query.is_empty() && crate::redirect::resolver::is_serialized_form(query);
+                return !query.is_empty() && is_serialized_form(query);
             }
             _ => return false,
         }
@@ -464,6 +464,27 @@ impl fmt::Debug for Destination {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "Destination({})", self.raw)
     }
+}
+
+/// Conservative test that `URLSearchParams` would serialize `query` back to
+/// itself: non-empty `name=value` pairs of bytes that are never escaped,
+/// plus `+` (decoded to a space, which serializes back to `+`); no `%`.
+pub fn is_serialized_form(query: &str) -> bool {
+    if query.is_empty() {
+        return true;
+    }
+    // One pass: `=` counted per `&`-separated pair.
+    let mut equals = 0;
+    for b in query.bytes() {
+        match b {
+            b'&' if equals == 1 => equals = 0,
+            b'&' => return false,
+            b'=' => equals += 1,
+            _ if b.is_ascii_alphanumeric() || matches!(b, b'*' | b'-' | b'.' | b'_' | b'+') => {}
+            _ => return false,
+        }
+    }
+    equals == 1
 }
 
 #[cfg(test)]

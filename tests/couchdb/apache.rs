@@ -10,7 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use qrtag::settings::{ApiSettings, Credentials, Secret};
+use qrtag::server::api::ApiSettings;
+use qrtag::values::couch::Credentials;
+use qrtag::values::secret::Secret;
 use serde_json::json;
 
 use crate::harness::{

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use qrtag::settings::ApiSettings;
+use qrtag::server::api::ApiSettings;
 use serde_json::{Value, json};
 
 use crate::harness::{Couch, TestApp, couch_settings, qrtag, stderr, stdout};

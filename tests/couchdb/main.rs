@@ -33,9 +33,10 @@ mod transfer;
 use std::sync::Arc;
 use std::time::Duration;
 
-use qrtag::settings::{Secret, StoreSettings};
+use qrtag::store::options::StoreSettings;
 use qrtag::store::{self, LinkStore, StoreError};
 use qrtag::values::link_key::LinkKey;
+use qrtag::values::secret::Secret;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -644,7 +645,7 @@ async fn only_editors_write_and_the_service_reads_with_a_member_account() {
             .expect("the DIDComm listener answers")
     };
     let api = |dir: &std::path::Path| {
-        let mut api = qrtag::settings::ApiSettings::new("127.0.0.1:0", dir.join("keys.json"));
+        let mut api = qrtag::server::api::ApiSettings::new("127.0.0.1:0", dir.join("keys.json"));
         api.token = Some(Secret::new("couch-token"));
         api
     };

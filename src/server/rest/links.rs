@@ -146,7 +146,7 @@ pub struct ListQuery {
 }
 
 fn time(t: Option<chrono::DateTime<Utc>>) -> Option<String> {
-    t.map(link::time_text)
+    t.map(crate::values::timestamp::time_text)
 }
 
 pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String) -> LinkView {

@@ -20,9 +20,9 @@ use reqwest::Method;
 use serde_json::{Map, Value};
 
 use super::CouchHttp;
-use crate::settings::CouchDbName;
 use crate::store::StoreError;
 use crate::values::api_key::{KeyId, KeyRecord};
+use crate::values::couch::CouchDbName;
 
 /// What the API keys database's name adds to the links database's.
 pub const SUFFIX: &str = "-keys";

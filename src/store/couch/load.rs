@@ -55,9 +55,9 @@ use super::all_docs_rows::{Row, RowSplitter};
 use super::feed_lines::id_in_head;
 use super::setup::{DESIGN_ID, LINKS_VIEW, LINKS_VIEW_MAP};
 use super::{CouchHttp, document_of, is_design, too_large};
-use crate::settings::CouchSettings;
 use crate::snapshot::{Change, LinkTable, TableBuilder};
 use crate::store::StoreError;
+use crate::store::options::CouchSettings;
 
 /// `_all_docs` ranges read at once. Measured at 1M links on Apache CouchDB
 /// 3.5 on two cores (`cargo bench --bench couch_load`): four keep the

@@ -40,10 +40,12 @@ use serde_json::Value;
 use self::keys::KeyDb;
 use super::{ClusterStats, LinkStore, StoreError, Stored};
 use crate::link::Document;
-use crate::settings::{CouchDbName, CouchSettings, CouchUrl, Credentials, Secret};
 use crate::snapshot::Snapshot;
+use crate::store::options::CouchSettings;
 use crate::values::api_key::{KeyId, KeyRecord};
+use crate::values::couch::{CouchDbName, CouchUrl, Credentials};
 use crate::values::link_key::LinkKey;
+use crate::values::secret::Secret;
 
 /// Limit for one ordinary request; the changes feed has its own idle limit.
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(30);

@@ -25,8 +25,9 @@ use reqwest::Method;
 use serde_json::{Map, Value, json};
 
 use super::CouchHttp;
-use crate::settings::{CouchDbName, CouchSettings};
 use crate::store::StoreError;
+use crate::store::options::CouchSettings;
+use crate::values::couch::CouchDbName;
 
 /// The role of the account `qrtag serve` reads with.
 pub const READER_ROLE: &str = "qrtag_reader";
