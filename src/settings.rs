@@ -58,7 +58,7 @@ pub struct Settings {
     /// open-file limit lowering it is then worth a warning.
     pub max_connections_chosen: bool,
     /// Where the server keeps its copy of the links for a fast restart
-    /// (see [`crate::snapshot::saver`]); `None` turns it off.
+    /// (see [`crate::store::saver`]); `None` turns it off.
     pub snapshot_file: Option<PathBuf>,
     /// The DIDComm listener; `None` when `--api-listen` is not given.
     pub api: Option<ApiSettings>,

@@ -415,7 +415,7 @@ async fn a_node_serving_its_snapshot_file_with_the_store_away_is_degraded_not_do
         Some(serde_json::json!("7-abc")),
     );
     let path = settings.snapshot_file.clone().expect("a snapshot file");
-    qrtag::snapshot::saver::save(&path, &identity, &previous.load()).expect("save");
+    qrtag::store::saver::save(&path, &identity, &previous.load()).expect("save");
 
     let (public, admin) = start(settings).await;
     let client = reqwest::Client::builder()

@@ -207,7 +207,8 @@ async fn a_damaged_snapshot_file_is_reported_and_replaced() {
 /// The snapshot file of `db`, decoded as the server checks it: of this
 /// database, in the state its marker names.
 async fn read_snapshot(db: &Path) -> qrtag::snapshot::file::Decoded {
-    use qrtag::snapshot::{file, saver};
+    use qrtag::snapshot::file;
+    use qrtag::store::saver;
     use qrtag::store::LinkStore;
     let path = snapshot_of(db);
     let store = qrtag::store::sqlite::SqliteStore::open(db).expect("open");

@@ -25,7 +25,8 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::Cli;
-use crate::snapshot::{TableBuilder, saver};
+use crate::snapshot::TableBuilder;
+use crate::store::saver;
 use crate::store::couch::setup::{self, NewDatabase};
 use crate::store::options::{CouchSettings, StoreSettings};
 use crate::store::{self, BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting};

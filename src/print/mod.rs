@@ -8,8 +8,10 @@
 //! byte-identical files: each parses its options into one
 //! [`PrintOptions`] ([`request`]) and renders its [`PrintOptions::job`].
 
+pub mod answer;
 pub mod budget;
 mod font;
+pub mod image_query;
 pub mod layout;
 mod pdf;
 mod plan;

@@ -26,7 +26,7 @@ use crate::server::request_line::{LogOwnAnswer, OwnAnswerLog, RequestLineIo};
 use crate::server::{admin, public};
 use crate::settings::Settings;
 use crate::snapshot::Snapshot;
-use crate::snapshot::saver::{self, Saver};
+use crate::store::saver::{self, Saver};
 use crate::store::options::StoreSettings;
 use crate::store::{self, StoreError};
 use crate::tracking::cookie::TrackingCookie;

@@ -239,12 +239,12 @@ fn breakdowns(
 }
 
 /// Whether `path` begins like a scan index checkpoint
-/// ([`crate::scan_index::checkpoint::is_checkpoint`]): one given among the
+/// ([`read::is_scan_index_checkpoint`]): one given among the
 /// logs (an old one matching `access.log*`) is skipped, not a failure.
 fn is_scan_index_checkpoint(path: &Path) -> std::io::Result<bool> {
     let mut head = Vec::with_capacity(8);
     File::open(path)?.take(8).read_to_end(&mut head)?;
-    Ok(crate::scan_index::checkpoint::is_checkpoint(&head))
+    Ok(read::is_scan_index_checkpoint(&head))
 }
 
 /// Feeds every line of one file to `agg`.

@@ -21,6 +21,7 @@ mod bulk;
 pub mod couch;
 pub mod live_url;
 pub mod options;
+pub mod saver;
 pub mod sqlite;
 
 /// The largest document the server takes from CouchDB, as JSON text. A link

@@ -54,7 +54,7 @@ fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, Shown),
                 .filter(|(name, value)| !(value.is_empty() && (name == "dark" || name == "light"))),
         )
         .finish();
-    let spec = crate::server::qr::spec_from_query(&query, format, uppercase_prefix, &OWN_PARAMS)
+    let spec = crate::print::image_query::spec_from_query(&query, format, uppercase_prefix, &OWN_PARAMS)
         .map_err(|e| e.to_string())?;
     let period = super::period(&query)?;
     Ok((key, Shown { spec, period }))
@@ -261,7 +261,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
             ))
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .body(body),
-        Err(e) => crate::server::qr::refused(&e),
+        Err(e) => crate::print::answer::refused(&e),
     }
 }
 

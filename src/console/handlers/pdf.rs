@@ -85,7 +85,7 @@ pub async fn render(
             field: request::field_of(&e),
             message: e.message(Spelling::Param),
         }),
-        Err(e) => Err(Refused::Answer(Box::new(crate::server::qr::refused(&e)))),
+        Err(e) => Err(Refused::Answer(Box::new(crate::print::answer::refused(&e)))),
     }
 }
 

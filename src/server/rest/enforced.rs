@@ -242,7 +242,7 @@ mod tests {
             assert!(c.parse::<crate::qr::brand::Colour>().is_err(), "{c}");
         }
         let opts = |q: &str| {
-            crate::server::qr::spec_from_query(
+            crate::print::image_query::spec_from_query(
                 q,
                 crate::print::tag_image::ImageFormat::Png,
                 false,

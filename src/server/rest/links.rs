@@ -462,7 +462,7 @@ fn qr_png_doc() {}
 fn qr_svg_doc() {}
 
 /// The image `qrtag qr` and the admin listener's `/qr/` make, with the
-/// same query options ([`crate::server::qr::spec_from_query`]).
+/// same query options ([`crate::print::image_query::spec_from_query`]).
 async fn qr(
     req: &HttpRequest,
     state: &RestState,
@@ -472,7 +472,7 @@ async fn qr(
     if let Err(res) = read(state, &key).await {
         return res;
     }
-    let spec = match crate::server::qr::spec_from_query(
+    let spec = match crate::print::image_query::spec_from_query(
         req.query_string(),
         format,
         state.uppercase_prefix,

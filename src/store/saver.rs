@@ -7,15 +7,15 @@
 //! either the old file or the new one, never half of one.
 
 use std::fs;
-use std::io::{self, BufWriter};
+use std::io;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use super::file::{self, DecodeError};
-use super::{LinkTable, Snapshot};
-use crate::store::LinkStore;
+use super::LinkStore;
+use crate::snapshot::file::{self, DecodeError, write_atomically};
+use crate::snapshot::{LinkTable, Snapshot};
 
 /// How often the saver looks for a new table.
 const CHECK_EVERY: Duration = Duration::from_secs(1);
@@ -165,51 +165,6 @@ fn process_runs(pid: u32) -> bool {
 /// Writes `table` to `path` atomically.
 pub fn save(path: &Path, identity: &str, table: &LinkTable) -> io::Result<()> {
     write_atomically(path, |w| file::encode(table, identity, w))
-}
-
-/// Writes a private file (mode 0600) through `write` to a temporary file
-/// beside `path`, syncs it and renames it over `path`, so a crash leaves
-/// the old file or the new one, never half of one. Shared with the scan
-/// index's checkpoint.
-pub fn write_atomically(
-    path: &Path,
-    write: impl FnOnce(&mut BufWriter<fs::File>) -> io::Result<()>,
-) -> io::Result<()> {
-    let dir = match path.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
-        _ => PathBuf::from("."),
-    };
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "snapshot".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
-    let written = (|| {
-        let f = open_private(&tmp)?;
-        let mut w = BufWriter::with_capacity(1 << 20, f);
-        write(&mut w)?;
-        let f = w.into_inner().map_err(|e| e.into_error())?;
-        f.sync_all()?;
-        fs::rename(&tmp, path)?;
-        // The rename itself is durable only once the directory is synced.
-        fs::File::open(&dir)?.sync_all()
-    })();
-    if written.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
-    written
-}
-
-/// The links may be private to the operator: the file is readable by the
-/// service's user only.
-fn open_private(path: &Path) -> io::Result<fs::File> {
-    use std::os::unix::fs::OpenOptionsExt;
-    fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(path)
 }
 
 /// Writes `table` to `path` as a snapshot of `store` (whose identity is
