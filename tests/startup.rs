@@ -208,8 +208,8 @@ async fn a_damaged_snapshot_file_is_reported_and_replaced() {
 /// database, in the state its marker names.
 async fn read_snapshot(db: &Path) -> qrtag::snapshot::file::Decoded {
     use qrtag::snapshot::file;
-    use qrtag::store::saver;
     use qrtag::store::LinkStore;
+    use qrtag::store::saver;
     let path = snapshot_of(db);
     let store = qrtag::store::sqlite::SqliteStore::open(db).expect("open");
     let mark = store

@@ -35,7 +35,9 @@ pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode>
         ApiKeyCommand::Create { name, scope } => {
             let name = name.trim();
             if name.is_empty() {
-                return Err(crate::values::usage::UsageError("--name must not be empty".into()).into());
+                return Err(
+                    crate::values::usage::UsageError("--name must not be empty".into()).into(),
+                );
             }
             let store = cli.open_store(Access::Create)?;
             let key = NewKey::generate(name, *scope, Utc::now());

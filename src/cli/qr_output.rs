@@ -89,10 +89,10 @@ pub struct BrandArgs {
 }
 
 fn parse_media(name: &str) -> Result<&'static Media, String> {
-    Media::find(name).ok_or_else(|| {
+    crate::print::stock::printer(name).ok_or_else(|| {
         format!(
             "unknown label printer stock {name:?}, expected one of {}",
-            Media::names()
+            crate::print::stock::printer_names()
         )
     })
 }

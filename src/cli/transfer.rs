@@ -26,9 +26,9 @@ use tokio::signal::unix::{SignalKind, signal};
 
 use super::Cli;
 use crate::snapshot::TableBuilder;
-use crate::store::saver;
 use crate::store::couch::setup::{self, NewDatabase};
 use crate::store::options::{CouchSettings, StoreSettings};
+use crate::store::saver;
 use crate::store::{self, BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting};
 use crate::transfer::check::{Check, Problems};
 use crate::transfer::parse::{self, Format};

@@ -54,8 +54,9 @@ fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, Shown),
                 .filter(|(name, value)| !(value.is_empty() && (name == "dark" || name == "light"))),
         )
         .finish();
-    let spec = crate::print::image_query::spec_from_query(&query, format, uppercase_prefix, &OWN_PARAMS)
-        .map_err(|e| e.to_string())?;
+    let spec =
+        crate::print::image_query::spec_from_query(&query, format, uppercase_prefix, &OWN_PARAMS)
+            .map_err(|e| e.to_string())?;
     let period = super::period(&query)?;
     Ok((key, Shown { spec, period }))
 }
