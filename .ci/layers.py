@@ -222,7 +222,9 @@ def read_layers(path):
     return table
 
 def layer_of(mod, table):
-    for k in range(len(mod), -1, -1):
+    # `crate` (the empty prefix) is lib.rs alone: it places no other module,
+    # so a new top-level module no line names is reported, not let through.
+    for k in range(len(mod), 0 if mod else -1, -1):
         if "::".join(mod[:k]) in table: return table["::".join(mod[:k])], "::".join(mod[:k]) or "(crate root)"
     return None, None
 
