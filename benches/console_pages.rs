@@ -33,15 +33,17 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use qrtag::destination::Destination;
+use qrtag::console::ConsoleSettings;
 use qrtag::link::Link;
-use qrtag::link_key::LinkKey;
 use qrtag::scan_index::{ScanIndex, ScanIndexSettings};
-use qrtag::settings::{AccessLogTarget, ConsoleSettings, PublicUrl, Settings};
+use qrtag::settings::{AccessLogTarget, Settings};
 use qrtag::startup::Application;
 use qrtag::store::sqlite::SqliteStore;
 use qrtag::store::{Access, LinkStore};
 use qrtag::store::{BulkDoc, BulkOutcome, OnExisting};
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
+use qrtag::values::public_url::PublicUrl;
 
 use keys::key;
 use load::quantile;

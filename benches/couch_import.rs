@@ -231,7 +231,7 @@ fn main() {
             for db in [import_db, bulk_db] {
                 server.call(reqwest::Method::DELETE, db, None).await;
                 server.call(reqwest::Method::DELETE, &format!("{db}-keys"), None).await;
-                qrtag::store::couch_setup::setup(&server.settings(db), Default::default())
+                qrtag::store::couch::setup::setup(&server.settings(db), Default::default())
                     .await
                     .expect("qrtag setup");
             }

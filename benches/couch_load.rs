@@ -27,7 +27,7 @@ mod keys;
 use std::time::Instant;
 
 use couch::CouchServer;
-use qrtag::store::couch_load::{LoadWay, bench_load};
+use qrtag::store::couch::load::{LoadWay, bench_load};
 
 fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);

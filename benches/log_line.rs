@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 use chrono::Utc;
 use criterion::{Criterion, criterion_group, criterion_main};
 use qrtag::access_log::format::{Record, parse_line, write_record};
-use qrtag::tracking_id::TrackingId;
+use qrtag::tracking::id::TrackingId;
 
 const IPHONE: &[u8] = b"Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
 

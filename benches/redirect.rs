@@ -30,11 +30,11 @@ use serde_json::json;
 use qrtag::access_log::{AccessLog, AccessLogTarget, Record, WriterOptions, write_record};
 use qrtag::server::public::{self, PublicState};
 use qrtag::server::request_line::RequestLines;
-use qrtag::settings::PublicUrl;
 use qrtag::snapshot::{Change, Snapshot};
-use qrtag::tracking_cookie::{CookieName, Presented, TrackingCookie};
-use qrtag::tracking_id::TrackingId;
-use qrtag::tracking_secret::TrackingKeys;
+use qrtag::tracking::cookie::{CookieName, Presented, TrackingCookie};
+use qrtag::tracking::id::TrackingId;
+use qrtag::tracking::secret::TrackingKeys;
+use qrtag::values::public_url::PublicUrl;
 
 const ID: &str = "0Vh3kY2s4fLq9ZxA01b";
 
@@ -65,7 +65,7 @@ fn state(log: AccessLog) -> web::Data<PublicState> {
     snapshot.mark_loaded();
     web::Data::new(PublicState {
         snapshot,
-        public_url: qrtag::live_url::LiveUrl::new(
+        public_url: qrtag::store::live_url::LiveUrl::new(
             PublicUrl::parse("https://0x1f.ie").expect("url"),
         ),
         access_log: log,

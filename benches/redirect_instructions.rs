@@ -29,7 +29,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
 use load::{KEY, ROLE_VAR, serve_bare, serve_qrtag};
-use qrtag::tracking_secret::VALUE_LEN;
+use qrtag::tracking::secret::VALUE_LEN;
 
 const WARM_UP: usize = 300;
 const FIRST_DUMP: usize = 1_000;

@@ -6,7 +6,7 @@ use std::collections::HashMap;
 use std::hint::black_box;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use qrtag::redirect_policy::{Decision, decide};
+use qrtag::redirect::policy::{Decision, decide};
 use url::Url;
 
 const ORIGIN: &str = "https://0x1f.ie";

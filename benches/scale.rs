@@ -256,9 +256,9 @@ fn main() {
     let mut rss_after_100 = 0;
     for e in 0..500u64 {
         let i = (e * 7919) % n;
-        let k = qrtag::link_key::LinkKey::parse(&key(i)).expect("key");
+        let k = qrtag::values::link_key::LinkKey::parse(&key(i)).expect("key");
         let new_url = format!("https://www.example.com/campaigns/summer/poster-{i:07}?e={e}");
-        let dest = qrtag::destination::Destination::parse(&new_url).expect("url");
+        let dest = qrtag::values::destination::Destination::parse(&new_url).expect("url");
         // A pause of 0-25 ms, so edits do not fall into step with the
         // store's poll and every edit waits a whole interval.
         std::thread::sleep(Duration::from_micros((e * 7_919) % 25_000));
@@ -436,10 +436,12 @@ mod couchdb {
     use std::time::Instant;
 
     use base64::Engine;
-    use qrtag::link_key::LinkKey;
-    use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, Secret};
     use qrtag::store::couch::CouchStore;
+    use qrtag::store::options::CouchSettings;
     use qrtag::store::{BulkDoc, LinkStore, OnExisting};
+    use qrtag::values::couch::{CouchDbName, CouchUrl};
+    use qrtag::values::link_key::LinkKey;
+    use qrtag::values::secret::Secret;
 
     /// Links of the same-run comparison with the way before issue 24.
     const COMPARED: u64 = 100_000;
@@ -572,7 +574,7 @@ mod couchdb {
         (0..n)
             .map(|i| {
                 let mut doc = qrtag::link::Link::new_document(
-                    &qrtag::destination::Destination::parse(&super::url(i)).expect("url"),
+                    &qrtag::values::destination::Destination::parse(&super::url(i)).expect("url"),
                     false,
                 );
                 qrtag::link::stamp_created(&mut doc, now);

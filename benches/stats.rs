@@ -20,7 +20,7 @@ use qrtag::stats::dimensions::device::Parser;
 use qrtag::stats::dimensions::place::GeoDb;
 use qrtag::stats::dimensions::{Deriver, Dimension};
 use qrtag::stats::{feed, read};
-use qrtag::tracking_id::TrackingId;
+use qrtag::tracking::id::TrackingId;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -18,12 +18,13 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use qrtag::access_log::{LogLine, parse_line};
-use qrtag::destination::Destination;
-use qrtag::link_key::LinkKey;
-use qrtag::settings::{AccessLogTarget, PublicUrl, Settings};
+use qrtag::settings::{AccessLogTarget, Settings};
 use qrtag::startup::Application;
 use qrtag::store::sqlite::SqliteStore;
-use qrtag::tracking_id::TrackingId;
+use qrtag::tracking::id::TrackingId;
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
+use qrtag::values::public_url::PublicUrl;
 use reqwest::header::{HeaderMap, HeaderValue};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -919,7 +920,7 @@ async fn forwarded_for_is_believed_only_from_trusted_proxies() {
     let trusted = start(|s| {
         s.trusted_proxies = ["127.0.0.1", "10.0.0.0/8"]
             .iter()
-            .map(|p| qrtag::client_ip::parse_trusted_proxy(p).expect("cidr"))
+            .map(|p| qrtag::tracking::client_ip::parse_trusted_proxy(p).expect("cidr"))
             .collect();
     })
     .await;

@@ -23,7 +23,10 @@ fn link_lifecycle() {
     let key = short
         .strip_prefix(&format!("{PUBLIC_URL}/"))
         .expect("short URL on the public origin");
-    assert!(qrtag::short_id::ShortId::parse(key).is_ok(), "{key}");
+    assert!(
+        qrtag::values::short_id::ShortId::parse(key).is_ok(),
+        "{key}"
+    );
 
     let out = qrtag_cmd(&db, &["set", key, "https://example.com/b"]);
     assert!(out.status.success(), "{out:?}");

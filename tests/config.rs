@@ -135,8 +135,9 @@ async fn serve_without_a_public_url_answers_with_its_own_address() {
     assert!(out.status.success(), "{out:?}");
     {
         let store = qrtag::store::sqlite::SqliteStore::open(&db).expect("store");
-        let key = qrtag::link_key::LinkKey::parse("poster").expect("key");
-        let url = qrtag::destination::Destination::parse("https://example.com/p").expect("url");
+        let key = qrtag::values::link_key::LinkKey::parse("poster").expect("key");
+        let url =
+            qrtag::values::destination::Destination::parse("https://example.com/p").expect("url");
         qrtag::links::create(&store, &url, Some(&key), false)
             .await
             .expect("create");

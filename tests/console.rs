@@ -9,11 +9,11 @@ mod setup;
 
 use std::time::Duration;
 
+use qrtag::console::ConsoleSettings;
 use qrtag::console::password;
-use qrtag::destination::Destination;
-use qrtag::link_key::LinkKey;
-use qrtag::settings::ConsoleSettings;
 use qrtag::store::LinkStore;
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
 use reqwest::StatusCode;
 use support::{
     TestApp, eventually, header, qrtag_cmd, spawn_console_with_scan_index, spawn_with,

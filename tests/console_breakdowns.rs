@@ -9,9 +9,10 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use qrtag::console::ConsoleSettings;
 use qrtag::console::pages::breakdowns::shown;
 use qrtag::scan_index::{BreakdownSettings, ScanIndexSettings};
-use qrtag::settings::{AccessLogTarget, ConsoleSettings};
+use qrtag::settings::AccessLogTarget;
 use qrtag::stats::dimensions::place::GeoDb;
 use reqwest::StatusCode;
 use serde_json::Value;
@@ -50,7 +51,7 @@ async fn console() -> (TestApp, PathBuf, reqwest::Client) {
     let mut settings = test_settings(dir.path());
     settings.console = Some(ConsoleSettings::default());
     settings.trusted_proxies =
-        vec![qrtag::client_ip::parse_trusted_proxy("127.0.0.1").expect("cidr")];
+        vec![qrtag::tracking::client_ip::parse_trusted_proxy("127.0.0.1").expect("cidr")];
     let AccessLogTarget::Path(log) = settings.access_log.clone() else {
         panic!("a log file");
     };

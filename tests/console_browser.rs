@@ -369,7 +369,7 @@ async fn a_form_without_its_csrf_token_is_refused_and_changes_nothing() {
     );
     app.link(key, old).await;
     let stored = || async {
-        let key = qrtag::link_key::LinkKey::parse(key).expect("key");
+        let key = qrtag::values::link_key::LinkKey::parse(key).expect("key");
         qrtag::store::LinkStore::get(&app.store(), &key)
             .await
             .expect("read")

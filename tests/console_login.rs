@@ -9,8 +9,8 @@ use std::net::IpAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use qrtag::console::ConsoleSettings;
 use qrtag::console::limiter::{GLOBAL, PER_ADDRESS};
-use qrtag::settings::ConsoleSettings;
 use reqwest::StatusCode;
 use support::process::ServerProcess;
 use support::{header, init_db, poll, qrtag_bin, qrtag_cmd, spawn_with, test_settings};

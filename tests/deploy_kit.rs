@@ -267,16 +267,17 @@ fn the_units_open_file_limit_keeps_the_default_connection_cap() {
         .parse()
         .expect("LimitNOFILE= is a number");
     let defaults = qrtag::settings::Settings::local("qrtag.db".into());
-    let needs = qrtag::fd_budget::Needs {
+    let needs = qrtag::startup::fd_budget::Needs {
         max_connections: defaults.max_connections,
         max_connections_per_ip: defaults.max_connections_per_ip,
         worker_threads: 64 + 1 + 4,
         api: true,
         couchdb: true,
     };
-    let caps = qrtag::fd_budget::split(limit, &needs).expect("the limit is enough to start");
+    let caps =
+        qrtag::startup::fd_budget::split(limit, &needs).expect("the limit is enough to start");
     assert!(!caps.lowered(&needs), "{caps:?}");
-    let systemd = qrtag::fd_budget::split(1024, &needs).expect("1,024 starts");
+    let systemd = qrtag::startup::fd_budget::split(1024, &needs).expect("1,024 starts");
     assert!(systemd.lowered(&needs), "the test would tell nothing");
 }
 

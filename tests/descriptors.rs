@@ -16,9 +16,9 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use process::ServerProcess;
-use qrtag::destination::Destination;
-use qrtag::link_key::LinkKey;
 use qrtag::store::sqlite::SqliteStore;
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpSocket, TcpStream};
 
@@ -57,7 +57,7 @@ fn client() -> reqwest::Client {
 /// `request_timeout` seconds and `args`, its database holding `abcde`.
 async fn serve(dir: &Path, request_timeout: &str, args: &[&str]) -> ServerProcess {
     // The held connections' client ends are this process's descriptors.
-    qrtag::fd_budget::open_file_limit();
+    qrtag::startup::fd_budget::open_file_limit();
     let db = dir.join("qrtag.db");
     create_link(&db).await;
     let mut all = vec!["--no-snapshot-file", "--request-timeout", request_timeout];

@@ -30,9 +30,12 @@ fn prose(text: &str) -> Vec<String> {
     for line in text.lines() {
         if line.trim_start().starts_with("```") {
             fenced = !fenced;
+            out.push(String::new());
             continue;
         }
         if fenced {
+            // Kept as an empty line, so a link's line number is the file's.
+            out.push(String::new());
             continue;
         }
         let mut kept = String::new();
@@ -115,8 +118,28 @@ fn links(text: &str) -> Vec<(usize, String)> {
     out
 }
 
+/// `path` with its `..` and `.` parts taken out (no file system access).
+fn normal(path: &Path) -> PathBuf {
+    let mut out = PathBuf::new();
+    for part in path.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    out
+}
+
 /// What is wrong with the links of `file`, one line each.
 fn broken(file: &Path) -> Vec<String> {
+    broken_in(file, &root().join("docs/src"))
+}
+
+/// The same, for a book whose pages are under `book`.
+fn broken_in(file: &Path, book: &Path) -> Vec<String> {
     let text = std::fs::read_to_string(file).expect("read");
     let dir = file.parent().expect("dir");
     let mut out = Vec::new();
@@ -133,6 +156,10 @@ fn broken(file: &Path) -> Vec<String> {
         let at = format!("{}:{line}: {target}", file.display());
         if !to.exists() {
             out.push(format!("{at}: no such file"));
+        } else if file.starts_with(book) && !normal(&to).starts_with(book) {
+            // The built book holds docs/src only: a link out of it works
+            // in a clone and is a dead link in the HTML.
+            out.push(format!("{at}: leaves the book (docs/src)"));
         } else if !fragment.is_empty() && to.extension().is_some_and(|e| e == "md") {
             let ids = anchors(&std::fs::read_to_string(&to).expect("read target"));
             if !ids.contains(fragment) {
@@ -178,6 +205,24 @@ fn the_summary_names_every_page_and_only_pages_that_exist() {
             page.display()
         );
     }
+}
+
+#[test]
+fn a_link_out_of_the_book_is_refused() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let book = dir.path().join("src");
+    std::fs::create_dir(&book).expect("book");
+    std::fs::write(dir.path().join("README.md"), "# Up\n").expect("readme");
+    std::fs::write(book.join("tags.md"), "# Tags\n").expect("page");
+    let page = book.join("page.md");
+    std::fs::write(
+        &page,
+        "[up](../README.md) [in](tags.md) [also](./../src/tags.md)\n",
+    )
+    .expect("probe");
+    let bad = broken_in(&page, &book);
+    assert_eq!(bad.len(), 1, "{bad:?}");
+    assert!(bad[0].contains("../README.md: leaves the book"), "{bad:?}");
 }
 
 #[test]

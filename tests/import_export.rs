@@ -121,7 +121,10 @@ fn a_csv_without_keys_draws_them_and_prints_them() {
     {
         let (key, printed) = line.split_once('\t').expect("KEY<TAB>URL");
         assert_eq!(printed, url);
-        assert!(qrtag::short_id::ShortId::parse(key).is_ok(), "{key}");
+        assert!(
+            qrtag::values::short_id::ShortId::parse(key).is_ok(),
+            "{key}"
+        );
         assert_eq!(show(&db, key)["url"], url);
         keys.push(key.to_owned());
     }
@@ -315,7 +318,7 @@ async fn deleted_links_are_not_exported_and_an_import_revives_them() {
     }
     let store = qrtag::store::sqlite::SqliteStore::open(&db).expect("open");
     store
-        .delete(&qrtag::link_key::LinkKey::parse("gone1").expect("key"))
+        .delete(&qrtag::values::link_key::LinkKey::parse("gone1").expect("key"))
         .await
         .expect("delete");
     drop(store);

@@ -229,7 +229,7 @@ fn a_module_below_the_minimum_is_refused_naming_it() {
     let db = Db::with_links();
     // The longest key (256 bytes, issue 30) at level H.
     let segments = vec!["k".repeat(64); 4].join("/");
-    let long = &segments[..qrtag::link_key::MAX_KEY_LEN];
+    let long = &segments[..qrtag::values::link_key::MAX_KEY_LEN];
     ok(qrtag_cmd_env(
         &db.db,
         &["new", "https://example.com/", "--key", long],

@@ -11,9 +11,11 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, NodeName, StoreSettings};
 use qrtag::snapshot::{Change, Snapshot};
 use qrtag::startup::Application;
+use qrtag::store::options::{CouchSettings, StoreSettings};
+use qrtag::values::couch::{CouchDbName, CouchUrl};
+use qrtag::values::node_name::NodeName;
 use support::process::ServerProcess;
 use support::{TestApp, poll, spawn_app, spawn_with, test_settings};
 
@@ -413,7 +415,7 @@ async fn a_node_serving_its_snapshot_file_with_the_store_away_is_degraded_not_do
         Some(serde_json::json!("7-abc")),
     );
     let path = settings.snapshot_file.clone().expect("a snapshot file");
-    qrtag::snapshot::saver::save(&path, &identity, &previous.load()).expect("save");
+    qrtag::store::saver::save(&path, &identity, &previous.load()).expect("save");
 
     let (public, admin) = start(settings).await;
     let client = reqwest::Client::builder()

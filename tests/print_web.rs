@@ -13,7 +13,8 @@ mod support;
 use std::path::Path;
 use std::process::Command;
 
-use qrtag::settings::{ApiSettings, ConsoleSettings};
+use qrtag::console::ConsoleSettings;
+use qrtag::server::api::ApiSettings;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::{PUBLIC_URL, TestApp, header, spawn_with, test_settings};
@@ -41,7 +42,7 @@ async fn server_with_logo(logo: Option<image::RgbaImage>) -> Server {
     settings.print_logo = logo.map(|image| {
         let file = dir.path().join("server-logo.png");
         image.save(&file).expect("logo");
-        std::sync::Arc::new(qrtag::qr_image::ServerLogo {
+        std::sync::Arc::new(qrtag::print::tag_image::ServerLogo {
             image: std::sync::Arc::new(image),
             png: std::fs::read(&file).expect("logo"),
         })
@@ -571,7 +572,7 @@ async fn a_custom_label_larger_than_a_page_is_refused_on_every_surface() {
 async fn a_print_job_over_the_work_budget_is_a_problem_saying_what_to_reduce() {
     let s = server().await;
     let segments = vec!["k".repeat(64); 4].join("/");
-    let long = &segments[..qrtag::link_key::MAX_KEY_LEN];
+    let long = &segments[..qrtag::values::link_key::MAX_KEY_LEN];
     s.app.link(long, "https://example.com/long").await;
     s.app.wait_for_status(&format!("/{long}"), 302).await;
     let keys = vec![long; 1000];
@@ -621,7 +622,7 @@ async fn one_render_gate_holds_across_the_admin_listener_and_the_api() {
         .expect("qrtag_render_slots in /metrics");
     let expected = std::thread::available_parallelism()
         .map_or(1, usize::from)
-        .min(qrtag::qr_image::RenderGate::MAX_SLOTS);
+        .min(qrtag::print::tag_image::RenderGate::MAX_SLOTS);
     assert_eq!(slots, expected as f64);
     assert_eq!(gauge(&s, "qrtag_renders_in_flight").await, Some(0.0));
 

@@ -7,9 +7,9 @@ mod support;
 
 use std::time::Duration;
 
-use qrtag::destination::Destination;
-use qrtag::link_key::LinkKey;
-use qrtag::qr_image::{MAX_PNG_SIDE, RenderGate};
+use qrtag::print::tag_image::{MAX_PNG_SIDE, RenderGate};
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
 use support::{TestApp, eventually, header, spawn_app};
 
 /// The process's peak resident memory (`VmHWM`), in bytes.

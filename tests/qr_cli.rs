@@ -191,7 +191,10 @@ fn printed_keys(out: &Output, n: usize) -> Vec<String> {
             let key = line
                 .strip_prefix(&format!("{PUBLIC_URL}/"))
                 .unwrap_or_else(|| panic!("a short URL: {line}"));
-            assert!(qrtag::short_id::ShortId::parse(key).is_ok(), "{key}");
+            assert!(
+                qrtag::values::short_id::ShortId::parse(key).is_ok(),
+                "{key}"
+            );
             key.to_owned()
         })
         .collect();

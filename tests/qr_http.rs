@@ -8,9 +8,9 @@ mod support;
 use std::time::Duration;
 
 use qr_decode::{decode_png, decode_svg};
-use qrtag::destination::Destination;
-use qrtag::link_key::LinkKey;
 use qrtag::qr::EcLevel;
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
 use support::{PUBLIC_URL, TestApp, eventually, header, spawn_app, spawn_with, test_settings};
 
 async fn qr_get(app: &TestApp, path: &str) -> reqwest::Response {
@@ -254,7 +254,7 @@ async fn the_public_listener_serves_no_images() {
 async fn a_png_over_the_pixel_bound_is_a_400_naming_it() {
     let app = spawn_app().await;
     let segments = vec!["k".repeat(64); 4].join("/");
-    let long = &segments[..qrtag::link_key::MAX_KEY_LEN];
+    let long = &segments[..qrtag::values::link_key::MAX_KEY_LEN];
     link(&app, long, false).await;
     link(&app, "H83if", false).await;
 

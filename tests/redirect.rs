@@ -348,7 +348,7 @@ async fn a_stored_key_over_the_bound_is_an_invalid_document() {
 /// caps it redirects.
 #[tokio::test]
 async fn requests_past_the_parameter_and_segment_caps_are_a_logged_400() {
-    use qrtag::redirect_policy::{MAX_PATH_SEGMENTS, MAX_QUERY_PARAMS};
+    use qrtag::redirect::policy::{MAX_PATH_SEGMENTS, MAX_QUERY_PARAMS};
     let app = spawn_app().await;
     app.link("docs", "https://docs.example/").await;
     app.wait_for_status("/docs", 302).await;

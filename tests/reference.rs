@@ -99,7 +99,7 @@ fn cell(text: &str) -> String {
 
 #[test]
 fn the_configuration_chapter_is_every_key() {
-    let keys = qrtag::config::keys(&Cli::command());
+    let keys = qrtag::cli::config::keys(&Cli::command());
     assert!(keys.contains_key("public_url"), "{keys:?}");
     let mut md = format!(
         "{HEADER}\n\n# Configuration keys\n\nEvery key `qrtag.toml` may hold, the environment \

@@ -7,7 +7,7 @@ use support::api::{api, new_key, post};
 
 use std::time::Duration;
 
-use qrtag::settings::ApiSettings;
+use qrtag::server::api::ApiSettings;
 use serde_json::{Value, json};
 use support::{TestApp, eventually, header, rest_checks, spawn_with, test_settings};
 
@@ -497,8 +497,8 @@ async fn a_key_over_256_bytes_is_refused_by_every_writer() {
     let app = spawn_api().await;
     let write = new_key(&app, "write");
     let segments = vec!["k".repeat(64); 5].join("/");
-    let longest = &segments[..qrtag::link_key::MAX_KEY_LEN];
-    let over = &segments[..qrtag::link_key::MAX_KEY_LEN + 1];
+    let longest = &segments[..qrtag::values::link_key::MAX_KEY_LEN];
+    let over = &segments[..qrtag::values::link_key::MAX_KEY_LEN + 1];
 
     let r = post(
         &app,

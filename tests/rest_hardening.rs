@@ -7,8 +7,8 @@ mod support;
 
 use support::api::{api, new_key, post};
 
-use qrtag::destination::MAX_DESTINATION;
-use qrtag::settings::ApiSettings;
+use qrtag::server::api::ApiSettings;
+use qrtag::values::destination::MAX_DESTINATION;
 use serde_json::{Value, json};
 use support::{TestApp, header, spawn_with, test_settings};
 

@@ -16,9 +16,9 @@ use std::time::Duration;
 
 use flate2::Compression;
 use flate2::write::GzEncoder;
-use qrtag::link_key::LinkKey;
 use qrtag::scan_index::{self, RunningIndex, ScanIndex, ScanIndexSettings};
 use qrtag::stats::aggregate::{Aggregator, Filter, Report};
+use qrtag::values::link_key::LinkKey;
 
 const TIMEOUT: Duration = Duration::from_secs(10);
 

@@ -7,8 +7,9 @@ mod support;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, StoreSettings};
 use qrtag::startup::Application;
+use qrtag::store::options::{CouchSettings, StoreSettings};
+use qrtag::values::couch::{CouchDbName, CouchUrl};
 use support::process::ServerProcess;
 use support::{header, poll, qrtag_cmd, test_settings};
 
@@ -206,8 +207,9 @@ async fn a_damaged_snapshot_file_is_reported_and_replaced() {
 /// The snapshot file of `db`, decoded as the server checks it: of this
 /// database, in the state its marker names.
 async fn read_snapshot(db: &Path) -> qrtag::snapshot::file::Decoded {
-    use qrtag::snapshot::{file, saver};
+    use qrtag::snapshot::file;
     use qrtag::store::LinkStore;
+    use qrtag::store::saver;
     let path = snapshot_of(db);
     let store = qrtag::store::sqlite::SqliteStore::open(db).expect("open");
     let mark = store

@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 
 use chrono::{Duration, TimeZone, Utc};
 use qrtag::access_log::format::{Record, write_record};
-use qrtag::tracking_id::TrackingId;
+use qrtag::tracking::id::TrackingId;
 use serde_json::Value;
 
 const AGENTS: [&str; 5] = [

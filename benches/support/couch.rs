@@ -228,7 +228,7 @@ impl CouchServer {
     /// (minutes at a million links, once: the database is kept). Returns
     /// whether it had to wait.
     pub async fn set_up_view(&self, db: &str) -> bool {
-        qrtag::store::couch_setup::setup(&self.settings(db), Default::default())
+        qrtag::store::couch::setup::setup(&self.settings(db), Default::default())
             .await
             .expect("qrtag setup");
         let path = format!("{db}/_design/qrtag/_info");
@@ -264,15 +264,18 @@ impl CouchServer {
     }
 
     /// qrtag's settings for `db` on this server.
-    pub fn settings(&self, db: &str) -> qrtag::settings::CouchSettings {
-        let mut s = qrtag::settings::CouchSettings::new(
-            qrtag::settings::CouchUrl::parse(&self.url).expect("CouchDB URL"),
-            qrtag::settings::CouchDbName::parse(db).expect("database name"),
+    pub fn settings(&self, db: &str) -> qrtag::store::options::CouchSettings {
+        let mut s = qrtag::store::options::CouchSettings::new(
+            qrtag::values::couch::CouchUrl::parse(&self.url).expect("CouchDB URL"),
+            qrtag::values::couch::CouchDbName::parse(db).expect("database name"),
         );
         if let Some(user) = &self.user {
-            s.credentials = Some(qrtag::settings::Credentials {
+            s.credentials = Some(qrtag::values::couch::Credentials {
                 user: user.clone(),
-                password: self.password.clone().map(qrtag::settings::Secret::new),
+                password: self
+                    .password
+                    .clone()
+                    .map(qrtag::values::secret::Secret::new),
             });
         }
         s

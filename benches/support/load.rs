@@ -57,8 +57,8 @@ pub fn serve_qrtag() {
         }
         let store = qrtag::store::sqlite::SqliteStore::open(&dir.path().join("load.db"))
             .expect("open store");
-        let key = qrtag::link_key::LinkKey::parse(KEY).expect("key");
-        let dest = qrtag::destination::Destination::parse(DEST).expect("dest");
+        let key = qrtag::values::link_key::LinkKey::parse(KEY).expect("key");
+        let dest = qrtag::values::destination::Destination::parse(DEST).expect("dest");
         qrtag::links::create(&store, &dest, Some(&key), false)
             .await
             .expect("create link");

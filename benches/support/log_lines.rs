@@ -8,7 +8,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use chrono::{DateTime, Utc};
 use qrtag::access_log::format::{Record, write_record};
-use qrtag::tracking_id::TrackingId;
+use qrtag::tracking::id::TrackingId;
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 

@@ -35,7 +35,7 @@
 //! A value that is absent or empty is written `-`; a value that is exactly `-` is
 //! written `%2D`, so the two cannot be confused. A field longer than 8 KiB
 //! written is cut there and ends in `%~cut` ([`CUT_MARK`]). A tracking ID is 19 characters
-//! `[0-9A-Za-z]` (see [`crate::tracking_id`]).
+//! `[0-9A-Za-z]` (see [`crate::tracking::id`]).
 //!
 //! A line is written when its request completes but carries the time it arrived,
 //! so times within a file are nearly, not strictly, in order.
@@ -50,7 +50,7 @@ use std::net::IpAddr;
 use chrono::{DateTime, Datelike, NaiveDate, Timelike, Utc};
 use percent_encoding::percent_decode_str;
 
-use crate::tracking_id::TrackingId;
+use crate::tracking::id::TrackingId;
 
 /// Number of fields on a line.
 pub const FIELD_COUNT: usize = 9;

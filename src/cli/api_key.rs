@@ -7,8 +7,8 @@ use chrono::Utc;
 use clap::Subcommand;
 
 use super::Cli;
-use crate::api_key::{KeyId, NewKey, Scope};
 use crate::store::Access;
+use crate::values::api_key::{KeyId, NewKey, Scope};
 
 #[derive(Debug, Subcommand)]
 pub enum ApiKeyCommand {
@@ -35,7 +35,9 @@ pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode>
         ApiKeyCommand::Create { name, scope } => {
             let name = name.trim();
             if name.is_empty() {
-                return Err(super::edge::UsageError("--name must not be empty".into()).into());
+                return Err(
+                    crate::values::usage::UsageError("--name must not be empty".into()).into(),
+                );
             }
             let store = cli.open_store(Access::Create)?;
             let key = NewKey::generate(name, *scope, Utc::now());
@@ -66,7 +68,7 @@ pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode>
         }
         ApiKeyCommand::Revoke { id } => {
             let Some(key_id) = KeyId::parse(id) else {
-                return Err(super::edge::UsageError(format!(
+                return Err(crate::values::usage::UsageError(format!(
                     "{id:?} is not an API key ID (8 letters and digits, as `qrtag api-key list` shows)"
                 ))
                 .into());
@@ -76,7 +78,7 @@ pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode>
                 anyhow::bail!("no API key with ID {key_id}");
             };
             if record.revoked_at.is_none() {
-                record.revoked_at = Some(crate::link::time_text(Utc::now()));
+                record.revoked_at = Some(crate::values::timestamp::time_text(Utc::now()));
                 store.put_api_key(&record).await?;
             }
             eprintln!("qrtag: API key {key_id} revoked");

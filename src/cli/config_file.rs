@@ -1,5 +1,5 @@
 //! The configuration file at the command line's edge: found and applied
-//! before clap parses (see [`crate::config`]), where each setting came from,
+//! before clap parses (see [`crate::cli::config`]), where each setting came from,
 //! and `qrtag config`, which prints them.
 
 use std::collections::BTreeMap;
@@ -11,7 +11,7 @@ use clap::parser::ValueSource;
 use clap::{ArgMatches, CommandFactory};
 
 use super::Cli;
-use crate::config::{self, Config, ConfigError, Found, Site};
+use crate::cli::config::{self, Config, ConfigError, Found, Site};
 
 /// Where each setting came from, for messages (`db from /etc/qrtag/qrtag.toml`)
 /// and `qrtag config`.

@@ -9,10 +9,10 @@ use std::process::ExitCode;
 use anyhow::Context;
 
 use super::Cli;
-use super::edge::UsageError;
 use crate::console::password;
 use crate::store::Access;
 use crate::store::sqlite::SqliteStore;
+use crate::values::usage::UsageError;
 
 pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     if cli.store.couchdb_url.is_some() {

@@ -10,11 +10,7 @@
 use std::io::ErrorKind;
 use std::process::ExitCode;
 
-/// A usage error found after parsing (options that contradict each other,
-/// a file name whose extension names no format): exit code 2, like clap's.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct UsageError(pub String);
+use crate::values::usage::UsageError;
 
 pub const USAGE: u8 = 2;
 

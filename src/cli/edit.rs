@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, bail};
 
 use crate::link::{Document, Link};
-use crate::link_key::LinkKey;
 use crate::store::{LinkStore, StoreError};
+use crate::values::link_key::LinkKey;
 
 pub async fn run(store: &dyn LinkStore, key: &LinkKey) -> anyhow::Result<()> {
     let Some(stored) = store.get(key).await? else {

@@ -5,9 +5,10 @@ use std::io::Write;
 use std::process::ExitCode;
 
 use super::Cli;
-use super::edge::UsageError;
-use crate::settings::{PublicUrl, StoreSettings};
 use crate::store::Access;
+use crate::store::options::StoreSettings;
+use crate::values::public_url::PublicUrl;
+use crate::values::usage::UsageError;
 
 pub async fn run(cli: &Cli, force: bool) -> anyhow::Result<ExitCode> {
     let mut out = std::io::stdout().lock();
@@ -51,7 +52,7 @@ pub async fn run(cli: &Cli, force: bool) -> anyhow::Result<ExitCode> {
         }
         (recorded, Some(g)) => {
             let from = format!("from {}", cli.origin.source("public_url"));
-            crate::recorded_url::printable(&g, &from, cli.allow_local_url)
+            crate::cli::recorded_url::printable(&g, &from, cli.allow_local_url)
                 .map_err(|e| UsageError(e.to_string()))?;
             if let Some(r) = &recorded {
                 if !force {

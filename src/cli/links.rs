@@ -6,14 +6,14 @@ use std::process::ExitCode;
 use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
-use super::edge::UsageError;
 use super::{Cli, Command};
-use crate::expiry::Expiry;
 use crate::link::{self, Link};
-use crate::link_chain;
-use crate::link_key::LinkKey;
 use crate::links;
+use crate::links::chain;
 use crate::store;
+use crate::values::expiry::Expiry;
+use crate::values::link_key::LinkKey;
+use crate::values::usage::UsageError;
 
 pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     let access = match &cli.command {
@@ -145,7 +145,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             let mut links = store.list().await?;
             // Natural order: `table-2` before `table-10`, so `list | print -`
             // prints a numbered run in its numbers' order.
-            links.sort_by(|a, b| crate::natural_order::cmp(&a.0, &b.0));
+            links.sort_by(|a, b| crate::link::natural_order::cmp(&a.0, &b.0));
             for (key, doc) in links {
                 let tombstone = link::is_tombstone(&doc);
                 if tombstone && !(*deleted || *all) || !tombstone && *deleted {
@@ -173,7 +173,7 @@ fn future_expiry(
     };
     let time = expires.time(tz);
     if let Some(t) = time.filter(|_| !force) {
-        crate::expiry::check_future(t, Utc::now(), tz)
+        crate::values::expiry::check_future(t, Utc::now(), tz)
             .map_err(|e| UsageError(format!("--expires {e}; give --force to set it anyway")))?;
     }
     Ok(Some(time))
@@ -183,13 +183,17 @@ fn future_expiry(
 /// 404 when the link is inactive (a repoint does not enable it).
 /// Says on stderr that a host written with capitals was stored in lower
 /// case (stdout keeps its one line for scripts).
-fn note_lowered(url: &crate::destination::Destination) {
+fn note_lowered(url: &crate::values::destination::Destination) {
     if let Some(note) = url.lowered_note() {
         eprintln!("qrtag: note: {note}");
     }
 }
 
-fn repointed(key: &LinkKey, url: &crate::destination::Destination, doc: &link::Document) -> String {
+fn repointed(
+    key: &LinkKey,
+    url: &crate::values::destination::Destination,
+    doc: &link::Document,
+) -> String {
     match Link::from_document(doc) {
         Ok(l) if l.inactive => format!(
             "{key} -> {url} (inactive: scans answer 404 until qrtag enable {key}, or set --enable)"
@@ -201,7 +205,7 @@ fn repointed(key: &LinkKey, url: &crate::destination::Destination, doc: &link::D
 /// One line of `qrtag list`: key, destination and state, tab-separated;
 /// the state's own spaces never hold a tab.
 fn list_line(key: &str, doc: &link::Document, now: DateTime<Utc>, tz: Tz) -> String {
-    let show = |t: DateTime<Utc>| crate::expiry::show(t, tz);
+    let show = |t: DateTime<Utc>| crate::values::expiry::show(t, tz);
     if link::is_tombstone(doc) {
         let url = doc.get("url").and_then(|u| u.as_str()).unwrap_or("-");
         let when = link::deleted_at(doc).map(show).unwrap_or_default();
@@ -249,7 +253,7 @@ fn confirm_delete(key: &LinkKey) -> anyhow::Result<()> {
 async fn warn_broken_chain(store: &dyn store::LinkStore, cli: &Cli, key: &LinkKey) {
     let origin = super::public_url::for_checks(cli, store).await;
     let origin = origin.as_ref().map_or("", |u| u.origin());
-    match link_chain::check(store, origin, key).await {
+    match chain::check(store, origin, key).await {
         Ok(Some(broken)) => eprintln!("qrtag: warning: {}", broken.warning(key)),
         Ok(None) => {}
         Err(e) => eprintln!("qrtag: warning: could not check where {key} leads: {e}"),

@@ -9,15 +9,19 @@ use std::process::ExitCode;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
 
-use crate::destination::Destination;
-use crate::link_key::LinkKey;
-use crate::settings::{
-    AccessLogTarget, ApiSettings, CouchDbName, CouchSettings, CouchUrl, PublicUrl, Secret,
-    Settings, StoreSettings, TrackingSettings, WriterOptions,
-};
-use crate::tracking_cookie::CookieName;
+use crate::server::api::ApiSettings;
+use crate::settings::{AccessLogTarget, Settings, WriterOptions};
+use crate::store::options::{CouchSettings, StoreSettings};
+use crate::tracking::TrackingSettings;
+use crate::tracking::cookie::CookieName;
+use crate::values::couch::{CouchDbName, CouchUrl};
+use crate::values::destination::Destination;
+use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
+use crate::values::secret::Secret;
 
 mod api_key;
+pub mod config;
 mod config_file;
 mod console;
 mod didcomm;
@@ -29,6 +33,7 @@ mod print;
 mod public_url;
 mod qr;
 mod qr_output;
+pub mod recorded_url;
 mod resolve;
 mod serve;
 mod setup;
@@ -235,8 +240,8 @@ pub enum Command {
         /// Stop redirecting at this time: RFC 3339 (2026-12-31T23:59:59Z), a
         /// date (2026-12-31: the end of that day in --time-zone) or a
         /// duration from now (90m, 12h, 30d, 2w).
-        #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
-        expires: Option<crate::expiry::Expiry>,
+        #[arg(long, value_name = "WHEN", value_parser = crate::values::expiry::parse_arg)]
+        expires: Option<crate::values::expiry::Expiry>,
         /// Create a --key even when it takes over URLs of a shorter link
         /// (docs/api/v1 while docs/api exists: /docs/api/v1 then leads here,
         /// no longer to docs/api with /v1 appended).
@@ -265,8 +270,8 @@ pub enum Command {
         /// Stop redirecting at this time (RFC 3339, a date for the end of
         /// that day, or a duration from now such as 30d), or `never` to
         /// remove an expiry.
-        #[arg(long, value_name = "WHEN", value_parser = crate::expiry::parse_arg)]
-        expires: Option<crate::expiry::Expiry>,
+        #[arg(long, value_name = "WHEN", value_parser = crate::values::expiry::parse_arg)]
+        expires: Option<crate::values::expiry::Expiry>,
         /// Take an --expires time in the past (the link answers 404 at once).
         #[arg(long)]
         force: bool,
@@ -593,7 +598,7 @@ pub struct ServeArgs {
         env = "QRTAG_NODE_NAME",
         value_name = "NAME"
     )]
-    pub node_name: Option<crate::settings::NodeName>,
+    pub node_name: Option<crate::values::node_name::NodeName>,
     /// Access log file, appended to; `-` for standard output. SIGHUP reopens it.
     #[arg(
         help_heading = "Access log",
@@ -615,7 +620,7 @@ pub struct ServeArgs {
     )]
     pub access_log_flush_ms: u64,
     /// Name of the tracking cookie.
-    #[arg(help_heading = "Tracking", long, env = "QRTAG_COOKIE_NAME", default_value = crate::tracking_cookie::DEFAULT_NAME)]
+    #[arg(help_heading = "Tracking", long, env = "QRTAG_COOKIE_NAME", default_value = crate::tracking::cookie::DEFAULT_NAME)]
     pub cookie_name: CookieName,
     /// Set no tracking cookie; the log's tracking field becomes `-`.
     #[arg(
@@ -646,7 +651,7 @@ pub struct ServeArgs {
         value_name = "CIDR",
         env = "QRTAG_TRUSTED_PROXIES",
         value_delimiter = ',',
-        value_parser = crate::client_ip::parse_trusted_proxy
+        value_parser = crate::tracking::client_ip::parse_trusted_proxy
     )]
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// How much of a client's address the access log keeps: `full`,
@@ -658,9 +663,9 @@ pub struct ServeArgs {
         env = "QRTAG_CLIENT_IP",
         value_name = "WHAT",
         value_enum,
-        default_value_t = crate::client_ip::ClientIpMode::Full
+        default_value_t = crate::tracking::client_ip::ClientIpMode::Full
     )]
-    pub client_ip: crate::client_ip::ClientIpMode,
+    pub client_ip: crate::tracking::client_ip::ClientIpMode,
     /// Seconds a request may take on every listener (public, admin, DIDComm)
     /// from its first byte to its last (head and body); a slower client is
     /// disconnected.
@@ -911,7 +916,7 @@ impl Cli {
     fn fewer_copies_warning(&self) -> Option<String> {
         let held = self.clusters.lock().ok()?;
         let writes: u64 = held.iter().map(|c| c.fewer_copy_writes()).sum();
-        (writes > 0).then(|| crate::store::cluster::fewer_copies_warning(writes))
+        (writes > 0).then(|| crate::store::couch::cluster::fewer_copies_warning(writes))
     }
 
     /// The snapshot file `serve` keeps (`None`: `--no-snapshot-file`):
@@ -970,7 +975,7 @@ impl Cli {
             client_ip_mode: args.client_ip,
             snapshot_file: self.snapshot_file(args.snapshot_file.as_deref(), args.no_snapshot_file),
             scan_index: self.scan_index_settings(args),
-            console: args.console.then_some(crate::settings::ConsoleSettings {
+            console: args.console.then_some(crate::console::ConsoleSettings {
                 secure_cookie: args.console_secure_cookie,
                 time_zone: self.time_zone,
             }),
@@ -993,7 +998,7 @@ impl Cli {
                     rate_per_second: rules.api_rate_limit,
                     strangers_per_second: crate::server::rest::strangers::STRANGERS_PER_SECOND,
                     couch_writer: rules.api_couchdb_user.as_ref().map(|user| {
-                        crate::settings::Credentials {
+                        crate::values::couch::Credentials {
                             user: user.clone(),
                             password: rules.api_couchdb_password.clone(),
                         }

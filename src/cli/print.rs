@@ -9,15 +9,15 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Cli;
-use super::edge::UsageError;
-use super::qr::TagArgs;
+use super::qr_output::TagArgs;
 use crate::link;
-use crate::link_key::LinkKey;
 use crate::links;
 use crate::print::request::{self, CaptionKind, PrintOptions, Spelling};
 use crate::print::{self, Job, Length, Options, Paper, Tag, Target, Template};
 use crate::qr::brand::Colour;
 use crate::store;
+use crate::values::link_key::LinkKey;
+use crate::values::usage::UsageError;
 
 #[derive(Debug, Clone, Args)]
 pub struct PrintArgs {

@@ -1,14 +1,14 @@
 //! The public URL each command uses: the one recorded with the links, the
 //! one given, or (for `serve` alone) its own listener's; decided by
-//! [`crate::recorded_url`], refused here with one line.
+//! [`crate::cli::recorded_url`], refused here with one line.
 
 use anyhow::Context;
 
 use super::Cli;
-use super::edge::UsageError;
-use crate::recorded_url::{self, Choice, Given};
-use crate::settings::PublicUrl;
+use crate::cli::recorded_url::{self, Choice, Given};
 use crate::store::{LinkStore, StoreError};
+use crate::values::public_url::PublicUrl;
+use crate::values::usage::UsageError;
 
 /// The public URL a command given on this command line, from any source.
 fn given(cli: &Cli) -> Option<Given> {

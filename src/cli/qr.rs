@@ -1,6 +1,6 @@
 //! `qrtag qr` and `qrtag batch`: tag images from the command line.
 //!
-//! Images go through [`qr_image::render`], the function the admin listener
+//! Images go through [`tag_image::render`], the function the admin listener
 //! uses, so a file written here and `GET /qr/{key}.png` are the same bytes.
 //! Unlike the server, `qrtag qr` makes a PNG of any size the options allow
 //! ([`SizeLimit::Unbounded`]): it runs one render, for the person asking.
@@ -14,34 +14,18 @@ use anyhow::Context;
 use clap::Args;
 
 use super::Cli;
-use super::qr_output::{BrandArgs, Job, LabelArgs, QrFormat};
-use crate::destination::Destination;
-use crate::link_key::LinkKey;
+use super::qr_output::{BrandArgs, Job, LabelArgs, QrFormat, TagArgs};
 use crate::links;
-use crate::qr::{EcLevel, RenderOptions, SHEET_FULL_SIZE_CAPACITY};
-use crate::qr_image;
-use crate::settings::PublicUrl;
+use crate::print::tag_image;
+use crate::qr::{RenderOptions, SHEET_FULL_SIZE_CAPACITY};
 use crate::store;
+use crate::values::destination::Destination;
+use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
 
 /// Most links one `batch` creates: 42 full pages, already more than a poster
 /// run, and a typo of an extra zero is caught rather than filling the store.
 pub const MAX_BATCH: u16 = 1000;
-
-/// What the code encodes; shared by `qr` and `batch`.
-#[derive(Debug, Clone, Args)]
-pub struct TagArgs {
-    /// Error correction: L (the default: smallest code), M, Q or H.
-    #[arg(long, value_name = "L|M|Q|H", default_value_t = EcLevel::L)]
-    pub ec: EcLevel,
-    /// Scheme and host in capitals (a smaller code; some phone cameras
-    /// mishandle it, see docs/src/printing.md). Same variable as `serve --qr-uppercase-prefix`.
-    #[arg(
-        long,
-        env = "QRTAG_QR_UPPERCASE_PREFIX",
-        value_parser = clap::builder::BoolishValueParser::new()
-    )]
-    pub uppercase_prefix: bool,
-}
 
 #[derive(Debug, Clone, Args)]
 pub struct QrArgs {
@@ -171,7 +155,7 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
         // Printed as soon as it exists, so a failure part-way still tells
         // which inactive links were made.
         writeln!(out, "{}", public_url.short_url(key.as_str()))?;
-        let text = qr_image::tag_text(&public_url, &key, args.tag.uppercase_prefix);
+        let text = tag_image::tag_text(&public_url, &key, args.tag.uppercase_prefix);
         items.push((key.to_string(), crate::qr::encode(&text, args.tag.ec)?));
         tags.push(crate::print::Tag {
             text,

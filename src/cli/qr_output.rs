@@ -9,15 +9,31 @@ use anyhow::Context;
 use clap::Args;
 use image::RgbaImage;
 
-use super::edge::UsageError;
-use super::qr::TagArgs;
-use crate::link_key::LinkKey;
+use crate::print::tag_image::{self, ImageFormat, ImageSpec, SizeLimit};
+use crate::qr::EcLevel;
 use crate::qr::brand::{self, Branded, Colour, Palette};
 use crate::qr::dots::{self, DEFAULT_DPI, MAX_DPI, MIN_DPI};
-use crate::qr::printer_media::Media;
+use crate::qr::media::Media;
 use crate::qr::{RenderOptions, encode, zpl};
-use crate::qr_image::{self, ImageFormat, ImageSpec, SizeLimit};
-use crate::settings::PublicUrl;
+use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
+use crate::values::usage::UsageError;
+
+/// What the code encodes; shared by `qr` and `batch`.
+#[derive(Debug, Clone, Args)]
+pub struct TagArgs {
+    /// Error correction: L (the default: smallest code), M, Q or H.
+    #[arg(long, value_name = "L|M|Q|H", default_value_t = EcLevel::L)]
+    pub ec: EcLevel,
+    /// Scheme and host in capitals (a smaller code; some phone cameras
+    /// mishandle it, see docs/src/printing.md). Same variable as `serve --qr-uppercase-prefix`.
+    #[arg(
+        long,
+        env = "QRTAG_QR_UPPERCASE_PREFIX",
+        value_parser = clap::builder::BoolishValueParser::new()
+    )]
+    pub uppercase_prefix: bool,
+}
 
 #[derive(Debug, Clone, Args)]
 pub struct LabelArgs {
@@ -73,10 +89,10 @@ pub struct BrandArgs {
 }
 
 fn parse_media(name: &str) -> Result<&'static Media, String> {
-    Media::find(name).ok_or_else(|| {
+    crate::print::stock::printer(name).ok_or_else(|| {
         format!(
             "unknown label printer stock {name:?}, expected one of {}",
-            Media::names()
+            crate::print::stock::printer_names()
         )
     })
 }
@@ -204,7 +220,7 @@ impl Job {
         tag: &TagArgs,
         options: RenderOptions,
     ) -> anyhow::Result<Vec<u8>> {
-        let text = qr_image::tag_text(public_url, key, tag.uppercase_prefix);
+        let text = tag_image::tag_text(public_url, key, tag.uppercase_prefix);
         let (text, ec) = (text.as_str(), tag.ec);
         match self {
             Job::Plain { format, palette } => {
@@ -216,7 +232,7 @@ impl Job {
                     palette: *palette,
                     logo: None,
                 };
-                Ok(qr_image::render(
+                Ok(tag_image::render(
                     public_url,
                     key,
                     &spec,
@@ -273,7 +289,7 @@ fn read_logo(path: &std::path::Path, percent: u32) -> anyhow::Result<Logo> {
 
 /// `serve --print-logo`, read and decoded once at start.
 #[derive(Clone, Debug)]
-pub struct PrintLogo(pub std::sync::Arc<crate::qr_image::ServerLogo>);
+pub struct PrintLogo(pub std::sync::Arc<crate::print::tag_image::ServerLogo>);
 
 /// The largest `--print-logo` file and image a server takes: a logo is a
 /// few kilobytes, and every print job's PDF embeds its pixels.
@@ -302,7 +318,7 @@ pub fn parse_print_logo(path: &str) -> Result<PrintLogo, String> {
         ));
     }
     Ok(PrintLogo(std::sync::Arc::new(
-        crate::qr_image::ServerLogo {
+        crate::print::tag_image::ServerLogo {
             image: std::sync::Arc::new(image),
             png,
         },

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 
-use crate::redirect_policy;
+use crate::redirect::policy;
 
 /// Prints `URL -> RESULT` a line, or with `plain` only `RESULT` (a line per
 /// URL, in order; `-` for one that does not resolve, whose error goes to
@@ -24,7 +24,7 @@ pub fn run(rules: &Path, urls: &[String], plain: bool) -> anyhow::Result<ExitCod
     let mut out = std::io::stdout().lock();
     let mut failed = false;
     for url in urls {
-        match redirect_policy::resolve_url_str(url, &rules) {
+        match policy::resolve_url_str(url, &rules) {
             Ok(dest) if plain => writeln!(out, "{dest}")?,
             Ok(dest) => writeln!(out, "{url} -> {dest}")?,
             Err(e) if plain => {

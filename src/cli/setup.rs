@@ -7,10 +7,10 @@ use anyhow::Context;
 
 use clap::Args;
 
-use crate::settings::{CouchSettings, StoreSettings};
-use crate::store::couch_setup::{
+use crate::store::couch::setup::{
     self, DESIGN_ID, EDITOR_ROLE, READER_ROLE, Requested, SetupReport,
 };
+use crate::store::options::{CouchSettings, StoreSettings};
 
 #[derive(Debug, Clone, Args)]
 pub struct SetupArgs {
@@ -29,7 +29,7 @@ pub async fn run(store: &StoreSettings, args: &SetupArgs) -> anyhow::Result<Exit
     let StoreSettings::CouchDb(couch) = store else {
         anyhow::bail!("setup prepares a CouchDB database: give --couchdb-url");
     };
-    let report = couch_setup::setup(couch, args.requested())
+    let report = setup::setup(couch, args.requested())
         .await
         .with_context(|| format!("setting up {} on {}", couch.db, couch.url))?;
     print_report(couch, &report, args)?;
@@ -64,7 +64,7 @@ pub fn print_report(
             "database {}: n = {} (copies of each link), q = {} (shards){nodes}",
             couch.db, p.n, p.q
         )?;
-        let fewer = couch_setup::fewer_copies_than_asked(
+        let fewer = setup::fewer_copies_than_asked(
             couch.db.as_str(),
             args.replicas,
             p,
@@ -73,7 +73,7 @@ pub fn print_report(
         if let Some(warning) = fewer.or_else(|| {
             report
                 .cluster_nodes
-                .and_then(|c| couch_setup::placement_warning(p, c))
+                .and_then(|c| setup::placement_warning(p, c))
         }) {
             eprintln!("qrtag: warning: {warning}");
         }

@@ -5,12 +5,12 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use super::Cli;
-use super::edge::UsageError;
 use crate::scan_index::LogSources;
 use crate::scan_index::follow::rotated_files;
 use crate::stats::StatsArgs;
 use crate::stats::attribute::LinkKeys;
 use crate::store;
+use crate::values::usage::UsageError;
 
 pub async fn run(cli: &Cli, args: &StatsArgs) -> anyhow::Result<ExitCode> {
     let files = if args.files.is_empty() {

@@ -25,15 +25,16 @@ use indicatif::{ProgressBar, ProgressStyle};
 use tokio::signal::unix::{SignalKind, signal};
 
 use super::Cli;
-use super::edge::UsageError;
-use crate::link_key::LinkKey;
-use crate::settings::{CouchSettings, StoreSettings};
-use crate::snapshot::{TableBuilder, saver};
-use crate::store::couch_setup::{self, NewDatabase};
+use crate::snapshot::TableBuilder;
+use crate::store::couch::setup::{self, NewDatabase};
+use crate::store::options::{CouchSettings, StoreSettings};
+use crate::store::saver;
 use crate::store::{self, BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting};
 use crate::transfer::check::{Check, Problems};
 use crate::transfer::parse::{self, Format};
 use crate::transfer::{LineError, Problem, export};
+use crate::values::link_key::LinkKey;
+use crate::values::usage::UsageError;
 
 #[derive(Debug, Clone, Args)]
 pub struct ExportArgs {
@@ -396,7 +397,7 @@ async fn store_first(
         StoreSettings::Sqlite { .. } => Ok(Some(cli.open_store(store::Access::Write)?)),
         StoreSettings::CouchDb(couch) => {
             let store = cli.open_store(store::Access::Write)?;
-            if !couch_setup::database_exists(&couch)
+            if !setup::database_exists(&couch)
                 .await
                 .with_context(|| format!("asking {} for database {}", couch.url, couch.db))?
             {
@@ -445,7 +446,7 @@ async fn draw_again(
         let mut keys = Vec::with_capacity(taken.len());
         for &i in &taken {
             let key = loop {
-                let key: LinkKey = crate::short_id::ShortId::random().into();
+                let key: LinkKey = crate::values::short_id::ShortId::random().into();
                 if in_file.insert(key.clone()) {
                     break key;
                 }
@@ -487,7 +488,7 @@ async fn new_database_target(
         )
         .into());
     };
-    let admin = couch_setup::is_server_admin(&couch)
+    let admin = setup::is_server_admin(&couch)
         .await
         .with_context(|| format!("asking {} who the account is", couch.url))?;
     if !admin {
@@ -501,7 +502,7 @@ async fn new_database_target(
             couch.url
         );
     }
-    if couch_setup::database_exists(&couch)
+    if setup::database_exists(&couch)
         .await
         .with_context(|| format!("asking {} for database {}", couch.url, couch.db))?
     {
@@ -1000,7 +1001,7 @@ async fn take_overs(
             .parents()
             .filter(|p| stored.binary_search(p).is_ok())
             .collect();
-        if let Some(parent) = crate::link_key::taken_over(key, &mine) {
+        if let Some(parent) = crate::values::link_key::taken_over(key, &mine) {
             problems.push(LineError::new(
                 line,
                 Problem::TakesOver {
@@ -1129,7 +1130,8 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store =
             crate::store::sqlite::SqliteStore::open(&dir.path().join("t.db")).expect("open");
-        let url = crate::destination::Destination::parse("https://example.com/").expect("url");
+        let url =
+            crate::values::destination::Destination::parse("https://example.com/").expect("url");
         let taken = LinkKey::parse("abcde").expect("key");
         crate::links::create(&store, &url, Some(&taken), false)
             .await

@@ -1,8 +1,8 @@
 //! A command given a key that is no link: the keys the person may have
-//! meant, drawn from the store ([`crate::key_suggest`]).
+//! meant, drawn from the store ([`crate::link::key_suggest`]).
 
 use super::Cli;
-use crate::key_suggest::{SUGGESTIONS, did_you_mean, suggest};
+use crate::link::key_suggest::{SUGGESTIONS, did_you_mean, suggest};
 use crate::links::LinkError;
 use crate::store::{self, StoreError};
 

@@ -11,11 +11,12 @@ use serde::Deserialize;
 use super::password;
 use super::session::User;
 use crate::links::served::Served;
-use crate::settings::{CouchSettings, Secret};
 use crate::snapshot::Snapshot;
 use crate::store::couch::CouchStore;
+use crate::store::options::CouchSettings;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{ClusterStats, LinkStore};
+use crate::values::secret::Secret;
 
 /// The roles whose holders see edit forms; CouchDB still decides each write.
 const EDITOR_ROLES: [&str; 2] = ["qrtag_editor", "_admin"];

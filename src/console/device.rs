@@ -30,7 +30,7 @@ pub const COOKIE: &str = "qrtag_device";
 pub const LIFETIME: Duration = Duration::from_secs(180 * 24 * 3600);
 
 /// What the tracking secret is keyed with to give this cookie's key (at
-/// most 55 bytes: [`crate::tracking_secret::TrackingKeys::derived_key`]).
+/// most 55 bytes: [`crate::tracking::secret::TrackingKeys::derived_key`]).
 pub const KEY_PURPOSE: &[u8] = b"qrtag console device cookie v1";
 
 /// What starts every value, so a later format can be told apart.

@@ -155,7 +155,7 @@ pub fn client_address(req: &HttpRequest, state: &ConsoleState) -> IpAddr {
         .get_all(header::X_FORWARDED_FOR)
         .map(HeaderValue::as_bytes)
         .collect();
-    crate::client_ip::client_ip(peer, &forwarded, &state.trusted_proxies)
+    crate::tracking::client_ip::client_ip(peer, &forwarded, &state.trusted_proxies)
 }
 
 /// The device a browser's device cookie names for logins as `user`.

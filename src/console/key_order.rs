@@ -1,4 +1,4 @@
-//! Every key in natural order ([`crate::natural_order`]: `table-2` before
+//! Every key in natural order ([`crate::link::natural_order`]: `table-2` before
 //! `table-10`), for the console's paged list.
 //!
 //! The snapshot's table is hashed, so it cannot page. This index keeps the
@@ -14,7 +14,7 @@ use std::collections::HashSet;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
-use crate::natural_order;
+use crate::link::natural_order;
 use crate::snapshot::{LinkTable, Snapshot};
 
 /// Keys per block when built; a block splits at twice this.

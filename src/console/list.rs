@@ -16,7 +16,7 @@ use memchr::memmem;
 
 use super::key_order::SortedKeys;
 use super::scans::AllTimeScans;
-use crate::natural_order;
+use crate::link::natural_order;
 use crate::snapshot::{LinkTable, LinkView};
 
 /// What the search box searches.

@@ -13,8 +13,8 @@ use std::sync::{Arc, Mutex};
 use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpResponse, web};
 
-use crate::live_url::LiveUrl;
 use crate::snapshot::Snapshot;
+use crate::store::live_url::LiveUrl;
 
 pub mod auth;
 pub mod check_gate;
@@ -30,9 +30,21 @@ pub mod password;
 pub mod scans;
 pub mod session;
 pub mod setup;
-pub mod stylesheet;
 
 pub use handlers::links::PAGE_SIZE;
+
+/// The console's options (`serve --console`, `--time-zone`).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ConsoleSettings {
+    /// Mark the session cookie `Secure`: the console is reached over https
+    /// (a TLS proxy in front of the admin listener). The public URL cannot
+    /// tell: the console is usually reached over plain http on loopback or a
+    /// tunnel even when the tags say https, and a `Secure` cookie over http
+    /// would never come back.
+    pub secure_cookie: bool,
+    /// Where a bare expiry date ends (`--time-zone`).
+    pub time_zone: chrono_tz::Tz,
+}
 
 /// No inline script or style, nothing from elsewhere, never in a frame.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' data:; \
@@ -64,8 +76,8 @@ pub struct ConsoleState {
     /// Where a bare expiry date ends (`--time-zone`).
     pub time_zone: chrono_tz::Tz,
     /// Downloads render through the admin listener's gate
-    /// ([`crate::qr_image::RenderGate`]), set at startup.
-    pub renders: crate::qr_image::RenderGate,
+    /// ([`crate::print::tag_image::RenderGate`]), set at startup.
+    pub renders: crate::print::tag_image::RenderGate,
 }
 
 impl ConsoleState {
@@ -91,7 +103,7 @@ impl ConsoleState {
             secure_cookie,
             setup: setup::SetupLink::default(),
             time_zone: chrono_tz::Tz::UTC,
-            renders: crate::qr_image::RenderGate::for_cores(),
+            renders: crate::print::tag_image::RenderGate::for_cores(),
         }
     }
 
@@ -151,7 +163,10 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
                 "/dashboard/breakdowns.csv",
                 web::get().to(dashboard::breakdowns_csv),
             )
-            .route(stylesheet::PATH, web::get().to(stylesheet::serve))
+            .route(
+                pages::stylesheet::PATH,
+                web::get().to(pages::stylesheet::serve),
+            )
             .default_service(web::to(not_found)),
     );
 }

@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use base64::Engine as _;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
-use crate::link_key::LinkKey;
 use crate::store::LinkStore;
+use crate::values::link_key::LinkKey;
 
 /// The console's cookie.
 pub const COOKIE: &str = "qrtag_console";

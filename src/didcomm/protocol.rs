@@ -13,10 +13,10 @@ use serde_json::{Value, json};
 use super::did::Did;
 use super::message::{Incoming, Kind, PIURI, Request, SHORTENED, Version};
 use super::problem::{Code, Problem};
-use crate::destination::{Destination, InvalidDestination};
 use crate::link::{Document, Link};
-use crate::link_key::LinkKey;
-use crate::settings::PublicUrl;
+use crate::values::destination::{Destination, InvalidDestination};
+use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
 
 /// Who sent the message, as far as the transport proved it.
 #[derive(Debug, Clone, PartialEq, Eq)]

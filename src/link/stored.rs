@@ -17,7 +17,7 @@ use serde::Deserialize;
 use serde::de::IgnoredAny;
 
 use super::{InvalidLink, Link, parse_expires};
-use crate::destination::{Destination, is_plain_absolute};
+use crate::values::destination::{Destination, is_plain_absolute};
 
 /// A string field, borrowed from the JSON text when it holds no escapes.
 #[derive(Debug, Deserialize)]

@@ -27,11 +27,11 @@ use std::time::Duration;
 use async_trait::async_trait;
 
 use crate::link::Document;
-use crate::link_key::LinkKey;
 use crate::snapshot::{LinkTable, Snapshot};
 use crate::store::{
     BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting, Resume, StoreError, Stored,
 };
+use crate::values::link_key::LinkKey;
 
 /// The longest a write's answer waits for this server to serve it. A
 /// follower applies a change in milliseconds, so reaching this means it is
@@ -218,16 +218,19 @@ impl LinkStore for Served {
 
     async fn api_key(
         &self,
-        id: &crate::api_key::KeyId,
-    ) -> Result<Option<crate::api_key::KeyRecord>, StoreError> {
+        id: &crate::values::api_key::KeyId,
+    ) -> Result<Option<crate::values::api_key::KeyRecord>, StoreError> {
         self.inner.api_key(id).await
     }
 
-    async fn api_keys(&self) -> Result<Vec<crate::api_key::KeyRecord>, StoreError> {
+    async fn api_keys(&self) -> Result<Vec<crate::values::api_key::KeyRecord>, StoreError> {
         self.inner.api_keys().await
     }
 
-    async fn put_api_key(&self, record: &crate::api_key::KeyRecord) -> Result<(), StoreError> {
+    async fn put_api_key(
+        &self,
+        record: &crate::values::api_key::KeyRecord,
+    ) -> Result<(), StoreError> {
         self.inner.put_api_key(record).await
     }
 
@@ -245,8 +248,8 @@ impl LinkStore for Served {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::destination::Destination;
     use crate::store::sqlite::SqliteStore;
+    use crate::values::destination::Destination;
 
     /// Through a served store, every answered write is in the snapshot
     /// already: no waiting or polling by the reader.

@@ -18,9 +18,10 @@ use std::sync::Arc;
 
 use prometheus_client::registry::Registry;
 
-use crate::health::Health;
+use crate::metrics::health::Health;
 
 pub mod exposition;
+pub mod health;
 pub mod process;
 pub mod qr;
 pub mod requests;
@@ -41,7 +42,7 @@ impl Metrics {
         requests: Arc<RequestMetrics>,
         health: Arc<Health>,
         qr: &QrRenders,
-        gate: crate::qr_image::RenderGate,
+        gate: crate::print::tag_image::RenderGate,
     ) -> Self {
         let mut registry = Registry::default();
         registry.register_collector(Box::new(service::ServiceCollector(health)));

@@ -12,7 +12,7 @@ use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 
-use crate::qr_image::{ImageFormat, RenderGate};
+use crate::print::tag_image::{ImageFormat, RenderGate};
 
 type Labels = [(&'static str, &'static str); 1];
 

@@ -1,5 +1,5 @@
 //! The service's state as gauges and counters, read at scrape time from the
-//! same [`Report`](crate::health::Report) `/readyz` shows: links, the store
+//! same [`Report`](crate::metrics::health::Report) `/readyz` shows: links, the store
 //! follower, the access log, DIDComm deliveries, and who this node is.
 
 use std::fmt;
@@ -12,7 +12,7 @@ use prometheus_client::metrics::counter::ConstCounter;
 use prometheus_client::metrics::gauge::ConstGauge;
 use prometheus_client::registry::Unit;
 
-use crate::health::{Health, Status};
+use crate::metrics::health::{Health, Status};
 
 #[derive(Debug)]
 pub(super) struct ServiceCollector(pub Arc<Health>);

@@ -8,14 +8,17 @@
 //! byte-identical files: each parses its options into one
 //! [`PrintOptions`] ([`request`]) and renders its [`PrintOptions::job`].
 
+pub mod answer;
 pub mod budget;
 mod font;
+pub mod image_query;
 pub mod layout;
 mod pdf;
 mod plan;
 pub mod request;
 pub mod spelling;
 pub mod stock;
+pub mod tag_image;
 pub mod template;
 
 pub use layout::{CodeSize, FitError, MIN_MODULE_MM};

@@ -15,10 +15,10 @@ use std::sync::Arc;
 use image::RgbaImage;
 
 use super::{Brand, CodeSize, Job, Length, Logo, Options, Paper, Tag, Target, Template};
-use crate::link_key::LinkKey;
 use crate::qr::EcLevel;
 use crate::qr::brand::{Colour, Palette};
-use crate::settings::PublicUrl;
+use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
 
 /// What is printed under each code.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, ValueEnum)]
@@ -384,7 +384,7 @@ impl PrintOptions {
             CaptionKind::None => String::new(),
         };
         Tag {
-            text: crate::qr_image::tag_text(public_url, key, uppercase_prefix),
+            text: crate::print::tag_image::tag_text(public_url, key, uppercase_prefix),
             caption,
         }
     }

@@ -9,7 +9,7 @@
 use png::{BitDepth, ColorType, PixelDimensions, Unit};
 use qrcode::{Color, QrCode};
 
-use super::printer_media::{Media, um_to_dots};
+use crate::qr::media::{Media, um_to_dots};
 
 /// The printer resolution when `--dpi` is not given: Brother QL and Dymo
 /// LabelWriter print at 300, and so do the 300 dpi Zebra models.
@@ -204,11 +204,11 @@ pub fn label_png(code: &QrCode, layout: &Layout) -> Result<Vec<u8>, LabelError> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::qr::printer_media::MEDIA;
+    use crate::print::stock::{printer, printers};
     use crate::qr::{EcLevel, encode};
 
     fn media(name: &str) -> &'static Media {
-        Media::find(name).expect("known media")
+        printer(name).expect("known media")
     }
 
     #[test]
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn every_media_and_dpi_keeps_the_code_and_quiet_zone_on_the_label() {
-        for media in MEDIA {
+        for media in printers() {
             for dpi in [203, 300, 600] {
                 for modules in (21..=177).step_by(4) {
                     let Ok(l) = layout(media, dpi, modules) else {

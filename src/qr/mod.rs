@@ -6,7 +6,7 @@
 
 pub mod brand;
 pub mod dots;
-pub mod printer_media;
+pub mod media;
 mod render;
 mod segment;
 mod sheet;
@@ -97,7 +97,7 @@ pub enum QrError {
         max = RenderOptions::MAX_MARGIN
     )]
     MarginOutOfRange(u32),
-    /// A PNG over the served bound ([`crate::qr_image::MAX_PNG_SIDE`]); the
+    /// A PNG over the served bound ([`crate::print::tag_image::MAX_PNG_SIDE`]); the
     /// advice is computed for the symbol at hand, so it can be followed.
     #[error("an image of {side}×{side} pixels is over the limit of {max}×{max}: {advice}")]
     TooLarge {

@@ -85,13 +85,13 @@ fn field_hex(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::print::stock::printer;
     use crate::qr::dots::layout;
     use crate::qr::encode;
-    use crate::qr::printer_media::Media;
 
     fn fixture() -> (QrCode, Layout) {
         let code = encode("HTTPS://0X1F.IE/H83if", EcLevel::L).expect("fits");
-        let media = Media::find("zebra-2x1").expect("known");
+        let media = printer("zebra-2x1").expect("known");
         let l = layout(media, 203, code.width() as u32).expect("fits");
         (code, l)
     }
@@ -125,7 +125,7 @@ mod tests {
         );
         assert!(zpl.contains(&want), "{zpl}");
         assert!(zpl.starts_with("^XA\n") && zpl.ends_with("^XZ\n"));
-        let media = Media::find("zebra-4x6").expect("known");
+        let media = printer("zebra-4x6").expect("known");
         let big = layout(media, 600, 21).expect("fits");
         assert!(big.module > MAX_NATIVE_MAGNIFICATION);
         let zpl = native_label("x", EcLevel::L, &big);

@@ -23,7 +23,7 @@ use crate::access_log::format::LogLine;
 use crate::stats::breakdown::HeatMap;
 use crate::stats::dimensions::{Deriver, Dimension};
 
-use super::key_tallies::KeyTallies;
+use super::key_tallies::{KeyTallies, SATURATED};
 
 type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 
@@ -57,10 +57,6 @@ pub const OTHER: &str = "(other)";
 pub const KEY_CAP: usize = 256;
 /// Most values of one dimension a day (all links together) keeps apart.
 pub const DAY_CAP: usize = 4096;
-
-/// A count this large is kept in the excess map: the entry holds it as
-/// saturated.
-pub(super) const SATURATED: u32 = 0xFFFF;
 
 fn range_of(tag: Tag) -> Option<(usize, u32, u32)> {
     let t = u32::from(tag);

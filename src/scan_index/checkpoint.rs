@@ -54,12 +54,7 @@ use super::index::{Beyond, DayCount, IndexState, day_date};
 use super::pairs::{Pair, PairSet};
 use super::sketch::Sketch;
 
-const MAGIC: &[u8; 8] = b"QRTAGSIX";
-/// Whether `head`, a file's first bytes, begins like a checkpoint: how
-/// `qrtag stats` tells one from a log given among its files.
-pub fn is_checkpoint(head: &[u8]) -> bool {
-    head.starts_with(MAGIC)
-}
+use crate::stats::read::SCAN_INDEX_CHECKPOINT as MAGIC;
 
 /// 2: the "other paths" bucket and a key's `redirected` flag; 3: the pairs
 /// as their table's raw slots; 4: lines counted under the link that

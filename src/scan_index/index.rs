@@ -34,9 +34,9 @@ use chrono::{Datelike, NaiveDate};
 use hashbrown::HashTable;
 
 use crate::access_log::format::LogLine;
-use crate::link_key::LinkKey;
 use crate::stats::aggregate::{self, BotFilter, KeyStats};
 use crate::stats::dimensions::Deriver;
+use crate::values::link_key::LinkKey;
 
 use super::breakdowns::{Basis, Kept, Shares};
 use super::buckets::ScanBuckets;

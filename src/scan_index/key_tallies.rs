@@ -12,12 +12,16 @@
 //! of its block (a few kilobytes) and the block grows by an eighth at a
 //! time, not doubling, so its spare room stays under an eighth.
 
-use super::breakdowns::{SATURATED, Tag, Values, check_entries, find_slot};
+use super::breakdowns::{Tag, Values, check_entries, find_slot};
 
 /// Links per block: small enough that shifting a block's tail is a few
 /// kilobytes, large enough that a block's own overhead (its vector and its
 /// ends) is a few bytes per link.
 pub(super) const BLOCK: usize = 64;
+
+/// A count this large is kept in the excess map: the entry holds it as
+/// saturated.
+pub(super) const SATURATED: u32 = 0xFFFF;
 
 #[derive(Debug, Clone)]
 struct Block {

@@ -576,7 +576,7 @@ fn run(
         let Some(marks) = logs.marks() else {
             return;
         };
-        let written = crate::snapshot::saver::write_atomically(&settings.checkpoint, |w| {
+        let written = crate::snapshot::file::write_atomically(&settings.checkpoint, |w| {
             checkpoint::encode(&index.read(), &marks, &sources_key, w)
         });
         match written {

@@ -9,7 +9,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use super::accept::accepts;
 
-use crate::health::Health;
+use crate::metrics::health::Health;
 use crate::metrics::{Format, Metrics, exposition};
 
 pub struct AdminState {

@@ -7,6 +7,7 @@
 //! Whatever a client sends gets a 2xx or a 4xx with a one-line body; only an
 //! unreachable store gives a 503.
 
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use actix_web::http::header::{self, HeaderMap};
@@ -22,9 +23,65 @@ use crate::didcomm::problem::{Code, Problem};
 use crate::didcomm::protocol::{self, Caller, Context, Policy, Refusal, Step};
 use crate::didcomm::replay::{self, Seen};
 use crate::links::{self, LinkError};
-use crate::settings::Secret;
 use crate::store::LinkStore;
-use crate::store::cluster::WriteWatch;
+use crate::store::couch::cluster::WriteWatch;
+use crate::values::couch::Credentials;
+use crate::values::public_url::PublicUrl;
+use crate::values::secret::Secret;
+
+/// The DIDComm listener (`POST /didcomm`) and its rules.
+#[derive(Debug, Clone)]
+pub struct ApiSettings {
+    pub listen: String,
+    /// Where agents reach the listener; its DID's endpoint is this plus
+    /// `/didcomm`. Default: `http://` and the bound address.
+    pub public_url: Option<PublicUrl>,
+    /// Bearer token for plaintext messages; without one, only encrypted
+    /// messages are accepted.
+    pub token: Option<Secret>,
+    pub key_file: PathBuf,
+    pub policy: Policy,
+    /// Deliver replies to loopback and private-range endpoints too
+    /// (`didcomm::delivery`).
+    pub allow_private_endpoints: bool,
+    /// Requests a second per REST API key.
+    pub rate_per_second: u32,
+    /// Requests answered 401 a second per client address before it is
+    /// answered 429 (`rest::strangers`); no flag sets it, tests raise it.
+    pub strangers_per_second: u32,
+    /// With CouchDB, the account the listener writes links with (DIDComm
+    /// and the REST API) and reads API keys with: an editor, while the
+    /// store's own account, which follows the links, can stay a reader.
+    /// `None`: the store's account does both.
+    pub couch_writer: Option<Credentials>,
+}
+
+impl ApiSettings {
+    /// Whether DIDComm is on: a bearer token or a DID the policy lets in.
+    /// Without either `POST /didcomm` refuses every message and no reply is
+    /// ever delivered; the listener then serves the REST API alone.
+    pub fn didcomm_on(&self) -> bool {
+        let p = &self.policy;
+        self.token.is_some() || p.allow_any || !p.allow.is_empty() || !p.admins.is_empty()
+    }
+
+    pub fn new(listen: impl Into<String>, key_file: PathBuf) -> Self {
+        Self {
+            listen: listen.into(),
+            public_url: None,
+            token: None,
+            key_file,
+            policy: Policy {
+                slugs: true,
+                ..Default::default()
+            },
+            allow_private_endpoints: false,
+            rate_per_second: super::rest::auth::RATE_PER_SECOND,
+            strangers_per_second: super::rest::strangers::STRANGERS_PER_SECOND,
+            couch_writer: None,
+        }
+    }
+}
 
 /// The most a message may weigh.
 pub const MAX_BODY: usize = 64 * 1024;
@@ -65,7 +122,7 @@ pub struct ApiState {
     pub store: Arc<dyn LinkStore>,
     pub identity: ServiceIdentity,
     /// The current public URL ([`LiveUrl`]), read once per answer.
-    pub public_url: crate::live_url::LiveUrl,
+    pub public_url: crate::store::live_url::LiveUrl,
     pub token: Option<Secret>,
     pub policy: Policy,
     pub delivery: Delivery,

@@ -1,5 +1,5 @@
 //! The two HTTP listeners. Thin shells: the decisions are made by
-//! [`redirect_policy`](crate::redirect_policy) and the snapshot.
+//! [`redirect::policy`](crate::redirect::policy) and the snapshot.
 
 pub mod accept;
 pub mod admin;

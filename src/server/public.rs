@@ -18,22 +18,22 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, Utc};
 
 use crate::access_log::{AccessLog, Record};
-use crate::client_ip::{ClientIpMode, client_ip};
 use crate::metrics::RequestMetrics;
-use crate::redirect_policy::{self, Decision};
+use crate::redirect::policy::{self, Decision};
 use crate::server::header_value;
 use crate::server::request_heads::HeadFields;
 use crate::server::request_line::{Answered, LogOwnAnswer};
-use crate::settings::PublicUrl;
 use crate::snapshot::Snapshot;
-use crate::tracking_cookie::TrackingCookie;
-use crate::tracking_id::TrackingId;
+use crate::tracking::client_ip::{ClientIpMode, client_ip};
+use crate::tracking::cookie::TrackingCookie;
+use crate::tracking::id::TrackingId;
+use crate::values::public_url::PublicUrl;
 
 /// What the public handler shares across requests.
 pub struct PublicState {
     pub snapshot: Arc<Snapshot>,
     /// The current public URL ([`LiveUrl`]), read once per answer.
-    pub public_url: crate::live_url::LiveUrl,
+    pub public_url: crate::store::live_url::LiveUrl,
     pub access_log: AccessLog,
     /// `None` when tracking is off.
     pub tracking: Option<TrackingCookie>,
@@ -312,7 +312,7 @@ pub fn answer<'a>(
         let res = redirect(location.to_owned(), key, &public_url);
         return (res, Some(Cow::Borrowed(key)));
     }
-    let decision = redirect_policy::decide(public_url.origin(), uri.path(), uri.query(), |key| {
+    let decision = policy::decide(public_url.origin(), uri.path(), uri.query(), |key| {
         table.live_url(key, now_ms)
     });
     let key = match &decision {

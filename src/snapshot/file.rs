@@ -23,7 +23,9 @@
 //! crc32:u32                        (of every byte before it)
 //! ```
 
-use std::io::{self, Write};
+use std::fs;
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
@@ -383,6 +385,51 @@ impl<'a> Reader<'a> {
         let n = self.u32()? as usize;
         self.str(n)
     }
+}
+
+/// Writes a private file (mode 0600) through `write` to a temporary file
+/// beside `path`, syncs it and renames it over `path`, so a crash leaves
+/// the old file or the new one, never half of one. Shared with the scan
+/// index's checkpoint.
+pub fn write_atomically(
+    path: &Path,
+    write: impl FnOnce(&mut BufWriter<fs::File>) -> io::Result<()>,
+) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d.to_owned(),
+        _ => PathBuf::from("."),
+    };
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "snapshot".into());
+    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let written = (|| {
+        let f = open_private(&tmp)?;
+        let mut w = BufWriter::with_capacity(1 << 20, f);
+        write(&mut w)?;
+        let f = w.into_inner().map_err(|e| e.into_error())?;
+        f.sync_all()?;
+        fs::rename(&tmp, path)?;
+        // The rename itself is durable only once the directory is synced.
+        fs::File::open(&dir)?.sync_all()
+    })();
+    if written.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    written
+}
+
+/// The links may be private to the operator: the file is readable by the
+/// service's user only.
+fn open_private(path: &Path) -> io::Result<fs::File> {
+    use std::os::unix::fs::OpenOptionsExt;
+    fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(path)
 }
 
 #[cfg(test)]

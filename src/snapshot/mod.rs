@@ -18,7 +18,6 @@ use crate::link::Document;
 
 pub mod file;
 mod follower;
-pub mod saver;
 mod shard;
 mod table;
 

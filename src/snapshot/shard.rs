@@ -24,7 +24,7 @@ pub struct LinkView<'a> {
     pub expires_ms: Option<i64>,
     /// The `Location` for a request of exactly `/KEY` with no query, worked
     /// out once when the link is loaded (see
-    /// [`redirect_policy::direct_location`](crate::redirect_policy::direct_location));
+    /// [`policy::direct_location`](crate::redirect::policy::direct_location));
     /// `None` for internal redirects, whose result depends on other links.
     pub direct: Option<&'a str>,
     /// Creation and last-change times, seconds since the epoch: only the

@@ -19,10 +19,10 @@ use serde_json::Value;
 
 use super::Change;
 use super::shard::{Hashed, LinkView, MAX_KEY_LEN, Shard};
-use crate::destination::Destination;
 use crate::link::{self, Document, Link, StoredFields};
-use crate::link_key::LinkKey;
-use crate::redirect_policy;
+use crate::redirect::policy;
+use crate::values::destination::Destination;
+use crate::values::link_key::LinkKey;
 
 /// Links per shard aimed at: about three quarters of the 512 slots the
 /// index then has (its load factor tops out at 7/8), and an edit rebuilds
@@ -54,7 +54,7 @@ impl LiveLink {
         let direct = if link.url.is_internal() {
             None
         } else {
-            redirect_policy::direct_location(key, link.url.as_str())
+            policy::direct_location(key, link.url.as_str())
         };
         Self {
             url: link.url.into_string(),
@@ -100,7 +100,7 @@ impl LiveLink {
         let direct = if url.is_internal() {
             None
         } else {
-            redirect_policy::direct_location(link.key, url.as_str())
+            policy::direct_location(link.key, url.as_str())
         };
         Ok(Self {
             url: url.into_string(),
@@ -140,11 +140,11 @@ fn check_key(key: &str) -> Result<(), String> {
 }
 
 /// Whether `key` passes [`check_key`] and a link under it with a plain
-/// destination ([`crate::destination::is_plain_absolute`]) redirects a
+/// destination ([`crate::values::destination::is_plain_absolute`]) redirects a
 /// `/KEY` scan to the destination itself: what lets a load judge the
 /// common link once, borrowing its text (issue 24).
 fn is_plain_key(key: &str) -> bool {
-    LinkKey::is_valid(key) && key.len() <= MAX_KEY_LEN && redirect_policy::direct_is_value(key)
+    LinkKey::is_valid(key) && key.len() <= MAX_KEY_LEN && policy::direct_is_value(key)
 }
 
 /// [`LiveLink::recheck`]'s verdict on `link` when its key and destination
@@ -153,7 +153,7 @@ fn is_plain_key(key: &str) -> bool {
 /// shape, which the full path judges. A property test holds it to
 /// [`LiveLink::recheck`].
 fn recheck_plain<'a>(link: &LinkView<'a>) -> Option<LinkView<'a>> {
-    (is_plain_key(link.key) && crate::destination::is_plain_absolute(link.url)).then_some(
+    (is_plain_key(link.key) && crate::values::destination::is_plain_absolute(link.url)).then_some(
         LinkView {
             direct: Some(link.url),
             ..*link
@@ -268,7 +268,7 @@ impl LinkTable {
         self.get(key)
             .filter(|l| l.is_live_at(now_ms))
             .and_then(|l| l.direct)
-            .filter(|location| !redirect_policy::is_on_public_origin(location, public_origin))
+            .filter(|location| !policy::is_on_public_origin(location, public_origin))
     }
 
     /// Whether the table is what a change writing `doc` under `key` leaves:

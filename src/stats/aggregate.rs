@@ -25,7 +25,7 @@ use chrono::{Datelike, NaiveDate, Weekday};
 use super::attribute::LinkKeys;
 use super::breakdown::{Breakdown, Breakdowns, HeatMap};
 use crate::access_log::format::{LogLine, LogTime, decode_lossy};
-use crate::tracking_id::TrackingId;
+use crate::tracking::id::TrackingId;
 
 /// The maps below are hit several times for every line, and std's SipHash showed
 /// high in profiles. foldhash is much cheaper and still seeded per process, which

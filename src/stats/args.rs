@@ -6,6 +6,7 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime, NaiveTime, Utc};
 
 use super::aggregate::Period;
 use super::dimensions::Dimension;
+use super::output::Format;
 
 /// Scan counts per link key, from one or more access logs. The keys of the
 /// links come from the store (`--db`, or CouchDB) when it exists, so a path
@@ -159,13 +160,6 @@ impl StatsArgs {
         }
         dims
     }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-pub enum Format {
-    Table,
-    Csv,
-    Json,
 }
 
 /// A date alone means the start of that day, UTC.

@@ -294,5 +294,17 @@ fn order(dimension: Dimension, rows: &mut Vec<Row>) {
     }
 }
 
+/// "Scans by device, bots left out": what a breakdown counted.
+pub fn heading(b: &Breakdown) -> String {
+    let zone = b
+        .time_zone
+        .map_or_else(String::new, |tz| format!(" ({tz})"));
+    format!(
+        "Scans by {}{zone}, bots {}",
+        b.dimension,
+        if b.bots { "included" } else { "left out" }
+    )
+}
+
 #[cfg(test)]
 mod tests;

@@ -106,7 +106,7 @@ pub fn draw_breakdown(
                 .iter()
                 .find(|b| b.dimension == *dim)
                 .ok_or_else(|| anyhow!("the report has no breakdown by {dim}"))?;
-            let title = format!("{}, {files}", heading(b));
+            let title = format!("{}, {files}", super::breakdown::heading(b));
             let bars = breakdown::bars(b);
             paint_file(path, |measure| {
                 breakdown::bar_chart(&bars, &title, SIZE, measure)
@@ -131,18 +131,6 @@ pub fn draw_breakdown(
             })
         }
     }
-}
-
-/// "Scans by device, bots left out": what a breakdown counted.
-pub fn heading(b: &super::breakdown::Breakdown) -> String {
-    let zone = b
-        .time_zone
-        .map_or_else(String::new, |tz| format!(" ({tz})"));
-    format!(
-        "Scans by {}{zone}, bots {}",
-        b.dimension,
-        if b.bots { "included" } else { "left out" }
-    )
 }
 
 /// Paints the scene `scene` lays out (given the text measure) to `path`, as

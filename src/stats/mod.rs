@@ -23,13 +23,14 @@ use anyhow::{Context, bail};
 use indicatif::{ProgressBar, ProgressStyle};
 
 use crate::access_log::format::{LogTime, parse_line_bytes};
-use crate::cli::edge::UsageError;
+use crate::values::usage::UsageError;
 use aggregate::{Aggregator, Filter, Period, Report};
-pub use args::{Format, StatsArgs};
+pub use args::StatsArgs;
 use attribute::LinkKeys;
 use breakdown::{Breakdowns, Wanted};
 use dimensions::place::GeoDb;
 use dimensions::{Deriver, Dimension};
+pub use output::Format;
 
 /// Below this much input a progress bar would only flicker.
 const PROGRESS_MIN_BYTES: u64 = 64 << 20;
@@ -152,10 +153,11 @@ pub fn run_with_links(
     if let Some(seen) = agg.unknown_key() {
         let key = args.key.as_deref().unwrap_or_default();
         let key = key.strip_prefix('/').unwrap_or(key);
-        let suggestions = crate::key_suggest::suggest(key, seen, crate::key_suggest::SUGGESTIONS);
+        let suggestions =
+            crate::link::key_suggest::suggest(key, seen, crate::link::key_suggest::SUGGESTIONS);
         bail!(
             "no requests for key {key} in the logs read{}",
-            crate::key_suggest::did_you_mean(&suggestions)
+            crate::link::key_suggest::did_you_mean(&suggestions)
         );
     }
     if let Some(why) = no_links
@@ -237,12 +239,12 @@ fn breakdowns(
 }
 
 /// Whether `path` begins like a scan index checkpoint
-/// ([`crate::scan_index::checkpoint::is_checkpoint`]): one given among the
+/// ([`read::is_scan_index_checkpoint`]): one given among the
 /// logs (an old one matching `access.log*`) is skipped, not a failure.
 fn is_scan_index_checkpoint(path: &Path) -> std::io::Result<bool> {
     let mut head = Vec::with_capacity(8);
     File::open(path)?.take(8).read_to_end(&mut head)?;
-    Ok(crate::scan_index::checkpoint::is_checkpoint(&head))
+    Ok(read::is_scan_index_checkpoint(&head))
 }
 
 /// Feeds every line of one file to `agg`.

@@ -5,10 +5,17 @@ use std::io::{self, Write};
 use serde::{Serialize, Serializer};
 
 use super::aggregate::{KeyReport, KeyStats, PeriodCount, Report};
-use super::args::Format;
 use super::breakdown::{Breakdown, HeatMap};
 use super::dimensions::Dimension;
 use crate::access_log::format::LogTime;
+
+/// How `qrtag stats` writes its report.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Table,
+    Csv,
+    Json,
+}
 
 /// `with_series` prints the per-period counts; without it, a series collected only
 /// for the chart stays out of the output.
@@ -124,7 +131,7 @@ const VALUE_WIDTH: usize = 40;
 
 fn breakdown_tables(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for b in &report.breakdowns {
-        writeln!(out, "\n{}:", super::chart::heading(b))?;
+        writeln!(out, "\n{}:", super::breakdown::heading(b))?;
         let total: u64 = b.rows.iter().map(|r| r.scans).sum();
         let name = b.dimension.to_string().to_uppercase();
         let values: Vec<String> = b.rows.iter().map(|r| cut(&r.value, VALUE_WIDTH)).collect();

@@ -5,6 +5,16 @@ use std::io::{self, BufRead, BufReader, Read};
 
 use flate2::bufread::MultiGzDecoder;
 
+/// How a scan index checkpoint file begins. It sits beside the logs and may
+/// match `access.log*`, so `qrtag stats` must know one when it is given one;
+/// the scan index, which builds on this reading, writes it.
+pub const SCAN_INDEX_CHECKPOINT: &[u8; 8] = b"QRTAGSIX";
+
+/// Whether `head`, a file's first bytes, begins like a scan index checkpoint.
+pub fn is_scan_index_checkpoint(head: &[u8]) -> bool {
+    head.starts_with(SCAN_INDEX_CHECKPOINT)
+}
+
 /// Large reads keep system calls and decompressor calls off the per-line cost.
 pub const BUF_SIZE: usize = 1 << 20;
 

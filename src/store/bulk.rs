@@ -4,7 +4,7 @@
 use serde_json::Value;
 
 use crate::link::Document;
-use crate::link_key::LinkKey;
+use crate::values::link_key::LinkKey;
 
 /// A document for a bulk write: its key and its fields serialized once, as
 /// the compact JSON object the embedded store keeps, so a million of them

@@ -9,25 +9,19 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 
-use crate::api_key::{KeyId, KeyRecord};
 use crate::link::Document;
-use crate::link_key::LinkKey;
 use crate::snapshot::{LinkTable, Snapshot};
+use crate::values::api_key::{KeyId, KeyRecord};
+use crate::values::link_key::LinkKey;
 
 pub use bulk::{BulkDoc, BulkOutcome, ExportPage, OnExisting};
-pub use cluster::{ClusterStats, Membership};
+pub use couch::cluster::{ClusterStats, Membership};
 
-mod all_docs_rows;
 mod bulk;
-pub mod cluster;
 pub mod couch;
-mod couch_follower;
-pub mod couch_keys;
-pub mod couch_load;
-mod couch_mark;
-mod couch_public_url;
-pub mod couch_setup;
-pub mod feed_lines;
+pub mod live_url;
+pub mod options;
+pub mod saver;
 pub mod sqlite;
 
 /// The largest document the server takes from CouchDB, as JSON text. A link
@@ -301,14 +295,14 @@ pub enum Access {
 /// Opens the store the settings name. Opening must not wait for a remote
 /// server to be up: the follower retries, and `/readyz` says why it waits.
 pub fn open(
-    settings: &crate::settings::StoreSettings,
+    settings: &crate::store::options::StoreSettings,
     access: Access,
 ) -> Result<Arc<dyn LinkStore>, StoreError> {
     match settings {
-        crate::settings::StoreSettings::Sqlite { path } => {
+        crate::store::options::StoreSettings::Sqlite { path } => {
             Ok(Arc::new(sqlite::SqliteStore::open_with(path, access)?))
         }
-        crate::settings::StoreSettings::CouchDb(couch) => {
+        crate::store::options::StoreSettings::CouchDb(couch) => {
             Ok(Arc::new(couch::CouchStore::new(couch)?))
         }
     }

@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 
 use super::{LineError, Problem, Record};
-use crate::link_key::LinkKey;
+use crate::values::link_key::LinkKey;
 
 /// How many problems a report shows; the rest are counted.
 pub const SHOWN: usize = 20;
@@ -72,7 +72,7 @@ impl Check {
         };
         // A drawn key is never a duplicate: drawn again (O(1) expected).
         while record.drawn && self.seen.contains_key(&record.key) {
-            record.key = crate::short_id::ShortId::random().into();
+            record.key = crate::values::short_id::ShortId::random().into();
         }
         match self.seen.get(&record.key) {
             Some(&first) => {

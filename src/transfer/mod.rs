@@ -12,7 +12,7 @@
 use std::fmt;
 
 use crate::link::{Document, InvalidLink};
-use crate::link_key::{InvalidKey, LinkKey};
+use crate::values::link_key::{InvalidKey, LinkKey};
 
 pub mod check;
 pub mod export;
@@ -93,7 +93,7 @@ pub enum Problem {
         on: Option<chrono::DateTime<chrono::Utc>>,
     },
     /// Not a problem of the file: the key would take over the URLs of a
-    /// shorter link the store has ([`crate::link_key::taken_over`]).
+    /// shorter link the store has ([`crate::values::link_key::taken_over`]).
     #[error(
         "the key {key} would take over URLs of the existing link {parent} (--take-over imports it anyway)"
     )]

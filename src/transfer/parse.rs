@@ -30,10 +30,10 @@ use std::io::{self, BufRead};
 use serde_json::Value;
 
 use super::{LineError, Problem, Record};
-use crate::destination::Destination;
 use crate::link::{self, Document, Link, Notes};
-use crate::link_key::LinkKey;
-use crate::short_id::ShortId;
+use crate::values::destination::Destination;
+use crate::values::link_key::LinkKey;
+use crate::values::short_id::ShortId;
 
 const BOM: &[u8] = b"\xEF\xBB\xBF";
 
@@ -155,7 +155,7 @@ pub fn check_document(id: &str, doc: &Document) -> Result<LinkKey, Problem> {
 /// [`check_document`] to judge.
 fn lower_host(url: &mut String) {
     // The common shape is lower case already: no copy made for it.
-    if crate::destination::is_plain_absolute(url) {
+    if crate::values::destination::is_plain_absolute(url) {
         return;
     }
     if let Ok(d) = Destination::parse(url)

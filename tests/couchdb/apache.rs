@@ -10,7 +10,9 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use qrtag::settings::{ApiSettings, Credentials, Secret};
+use qrtag::server::api::ApiSettings;
+use qrtag::values::couch::Credentials;
+use qrtag::values::secret::Secret;
 use serde_json::json;
 
 use crate::harness::{
@@ -296,7 +298,7 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
         // Issue 30: the length caps.
         (
             "bad09",
-            json!({"url": format!("https://a.example/{}", "x".repeat(qrtag::destination::MAX_DESTINATION))}),
+            json!({"url": format!("https://a.example/{}", "x".repeat(qrtag::values::destination::MAX_DESTINATION))}),
         ),
         (
             "bad10",
@@ -830,7 +832,7 @@ async fn apache_couchdb_new_database_import_is_locked_then_set_up_or_removed() {
     // The lock, through the library: a member reads nothing until it opens.
     let settings =
         couch_settings(&url, "links").with_credentials(ADMIN.0, Some(Secret::new(ADMIN.1)));
-    let locked = qrtag::store::couch_setup::NewDatabase::create(&settings, Default::default())
+    let locked = qrtag::store::couch::setup::NewDatabase::create(&settings, Default::default())
         .await
         .expect("created")
         .expect("not there before");

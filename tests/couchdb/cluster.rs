@@ -448,14 +448,14 @@ async fn a_cluster_under_crash_freeze_and_lost_quorum_keeps_answering_302() {
     links.bulk(docs).await;
 
     let mut store = couch_settings(&lb, "links");
-    store.credentials = Some(qrtag::settings::Credentials {
+    store.credentials = Some(qrtag::values::couch::Credentials {
         user: ADMIN.0.into(),
-        password: Some(qrtag::settings::Secret::new(ADMIN.1)),
+        password: Some(qrtag::values::secret::Secret::new(ADMIN.1)),
     });
     let app_dir = tempfile::tempdir().expect("temporary directory");
     let app = Arc::new(
         TestApp::spawn_with(store, app_dir.path(), |s| {
-            s.console = Some(qrtag::settings::ConsoleSettings::default());
+            s.console = Some(qrtag::console::ConsoleSettings::default());
         })
         .await,
     );

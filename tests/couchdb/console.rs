@@ -1,7 +1,8 @@
 //! The web console on CouchDB: users log in with their CouchDB accounts,
 //! and every write is made as them, so CouchDB's roles decide.
 
-use qrtag::settings::{ConsoleSettings, Secret};
+use qrtag::console::ConsoleSettings;
+use qrtag::values::secret::Secret;
 use reqwest::StatusCode;
 
 use serde_json::json;

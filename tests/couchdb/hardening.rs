@@ -5,7 +5,7 @@
 use std::collections::HashMap;
 use std::time::Duration;
 
-use qrtag::settings::ApiSettings;
+use qrtag::server::api::ApiSettings;
 use serde_json::{Value, json};
 
 use crate::harness::{Couch, TestApp, couch_settings, qrtag, stderr, stdout};
@@ -38,7 +38,7 @@ async fn caps_hold_on_couchdb_and_a_child_is_never_written_after_its_parent() {
     let couch = Couch::new(&url, "links");
 
     // Written directly: the validation holds the same caps as the service.
-    let cap = qrtag::destination::MAX_DESTINATION;
+    let cap = qrtag::values::destination::MAX_DESTINATION;
     let head = "https://example.com/";
     let at_cap = format!("{head}{}", "x".repeat(cap - head.len()));
     let (status, body) = couch.try_put("atcap", json!({ "url": at_cap })).await;

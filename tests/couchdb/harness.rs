@@ -7,8 +7,11 @@ use std::path::Path;
 use std::process::Output;
 use std::time::Duration;
 
-use qrtag::settings::{CouchDbName, CouchSettings, CouchUrl, PublicUrl, Settings, StoreSettings};
+use qrtag::settings::Settings;
 use qrtag::startup::Application;
+use qrtag::store::options::{CouchSettings, StoreSettings};
+use qrtag::values::couch::{CouchDbName, CouchUrl};
+use qrtag::values::public_url::PublicUrl;
 use serde_json::{Value, json};
 
 pub const PUBLIC_URL: &str = "http://qr.test";
@@ -51,7 +54,7 @@ impl TestApp {
     pub async fn spawn_with_api(
         store: CouchSettings,
         dir: &Path,
-        api: Option<qrtag::settings::ApiSettings>,
+        api: Option<qrtag::server::api::ApiSettings>,
     ) -> Self {
         Self::spawn_with(store, dir, |s| s.api = api).await
     }

@@ -3,7 +3,7 @@
 //! answers 404 for, no command reuses, and the database itself keeps from
 //! an editor's hand edit.
 
-use qrtag::settings::Secret;
+use qrtag::values::secret::Secret;
 use serde_json::json;
 
 use super::harness::{Couch, TestApp, accounts, couch_settings, qrtag, stderr, stdout, user_env};

@@ -33,9 +33,10 @@ mod transfer;
 use std::sync::Arc;
 use std::time::Duration;
 
-use qrtag::link_key::LinkKey;
-use qrtag::settings::{Secret, StoreSettings};
+use qrtag::store::options::StoreSettings;
 use qrtag::store::{self, LinkStore, StoreError};
+use qrtag::values::link_key::LinkKey;
+use qrtag::values::secret::Secret;
 use reqwest::Method;
 use serde_json::{Value, json};
 
@@ -405,7 +406,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     ];
     // Issue 30: a key over 256 bytes, written straight to CouchDB.
     let segments = vec!["k".repeat(64); 5].join("/");
-    let too_long = &segments[..qrtag::link_key::MAX_KEY_LEN + 1];
+    let too_long = &segments[..qrtag::values::link_key::MAX_KEY_LEN + 1];
     let bad = bad
         .into_iter()
         .chain([(too_long, json!({"url": "https://a.example/"}))]);
@@ -445,7 +446,10 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         .strip_prefix("http://qr.test/")
         .expect("a short URL")
         .to_owned();
-    assert!(qrtag::short_id::ShortId::parse(&key).is_ok(), "{short}");
+    assert!(
+        qrtag::values::short_id::ShortId::parse(&key).is_ok(),
+        "{short}"
+    );
     let out = qrtag(
         &[
             "new",
@@ -641,7 +645,7 @@ async fn only_editors_write_and_the_service_reads_with_a_member_account() {
             .expect("the DIDComm listener answers")
     };
     let api = |dir: &std::path::Path| {
-        let mut api = qrtag::settings::ApiSettings::new("127.0.0.1:0", dir.join("keys.json"));
+        let mut api = qrtag::server::api::ApiSettings::new("127.0.0.1:0", dir.join("keys.json"));
         api.token = Some(Secret::new("couch-token"));
         api
     };

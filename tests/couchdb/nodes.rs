@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use qrtag::tracking_id::TrackingId;
+use qrtag::tracking::id::TrackingId;
 use serde_json::{Value, json};
 
 use crate::harness::{Couch, PUBLIC_URL, TestApp, eventually, qrtag, stderr, stdout};

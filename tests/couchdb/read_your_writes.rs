@@ -21,8 +21,8 @@ async fn a_scan_right_after_a_didcomm_reply_gets_the_new_link_and_the_invalidati
     let pouch = PouchDb::start().await;
     Couch::new(&pouch.url(), "links").create_db().await;
     let dir = tempfile::tempdir().expect("tempdir");
-    let mut api = qrtag::settings::ApiSettings::new("127.0.0.1:0", dir.path().join("keys.json"));
-    api.token = Some(qrtag::settings::Secret::new("couch-token"));
+    let mut api = qrtag::server::api::ApiSettings::new("127.0.0.1:0", dir.path().join("keys.json"));
+    api.token = Some(qrtag::values::secret::Secret::new("couch-token"));
     let app =
         TestApp::spawn_with_api(couch_settings(&pouch.url(), "links"), dir.path(), Some(api)).await;
     app.wait_ready(Duration::from_secs(20)).await;

@@ -6,7 +6,7 @@
 
 use std::time::{Duration, Instant};
 
-use qrtag::settings::ApiSettings;
+use qrtag::server::api::ApiSettings;
 
 use crate::harness::{TestApp, couch_settings, qrtag, stderr, stdout};
 use crate::pouchdb::PouchDb;

@@ -490,12 +490,15 @@ async fn a_new_database_is_created_filled_then_set_up() {
 
     // While it is written the database admits server admins only (through
     // the library: the import holds it so for moments).
-    let settings = qrtag::settings::CouchSettings::new(
-        qrtag::settings::CouchUrl::parse(&url).expect("URL"),
-        qrtag::settings::CouchDbName::parse("locked").expect("name"),
+    let settings = qrtag::store::options::CouchSettings::new(
+        qrtag::values::couch::CouchUrl::parse(&url).expect("URL"),
+        qrtag::values::couch::CouchDbName::parse("locked").expect("name"),
     )
-    .with_credentials("boss", Some(qrtag::settings::Secret::new("boss-pw-1")));
-    let locked = qrtag::store::couch_setup::NewDatabase::create(&settings, Default::default())
+    .with_credentials(
+        "boss",
+        Some(qrtag::values::secret::Secret::new("boss-pw-1")),
+    );
+    let locked = qrtag::store::couch::setup::NewDatabase::create(&settings, Default::default())
         .await
         .expect("created")
         .expect("not there before");

@@ -6,7 +6,8 @@ use qrtag::didcomm::did::Did;
 use qrtag::didcomm::envelope;
 use qrtag::didcomm::identity::{Keys, ServiceIdentity};
 use qrtag::didcomm::protocol::Policy;
-use qrtag::settings::{ApiSettings, Secret};
+use qrtag::server::api::ApiSettings;
+use qrtag::values::secret::Secret;
 use serde_json::{Value, json};
 
 use crate::support::{TestApp, spawn_with, test_settings};

@@ -233,7 +233,7 @@ async fn every_request_problem_code_over_http() {
     let reply = plain_v2(&app, request_v2("s2", body.clone())).await;
     assert_eq!(problem_code(&reply), Some("invalid_slug"));
     // A deleted link's slug stays taken: its tombstone keeps the key.
-    let key = qrtag::link_key::LinkKey::parse("my-invite").expect("key");
+    let key = qrtag::values::link_key::LinkKey::parse("my-invite").expect("key");
     qrtag::links::delete(&app.store(), &key)
         .await
         .expect("delete");
@@ -450,7 +450,7 @@ async fn a_slug_that_takes_over_a_links_urls_is_unavailable() {
         )
         .await;
         assert_eq!(problem_code(&reply), Some("slug_unavailable"), "{reply}");
-        let key = qrtag::link_key::LinkKey::parse(slug).expect("key");
+        let key = qrtag::values::link_key::LinkKey::parse(slug).expect("key");
         let stored = qrtag::store::LinkStore::get(&app.store(), &key)
             .await
             .expect("read");

@@ -8,11 +8,13 @@ use std::path::{Path, PathBuf};
 use std::process::Output;
 use std::time::{Duration, Instant};
 
-use qrtag::destination::Destination;
-use qrtag::link_key::LinkKey;
-use qrtag::settings::{PublicUrl, Settings, StoreSettings};
+use qrtag::settings::Settings;
 use qrtag::startup::Application;
+use qrtag::store::options::StoreSettings;
 use qrtag::store::sqlite::SqliteStore;
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
+use qrtag::values::public_url::PublicUrl;
 
 pub const PUBLIC_URL: &str = "https://0x1f.ie";
 
@@ -95,7 +97,7 @@ pub async fn spawn_console_with_scan_index(password: &str) -> (TestApp, PathBuf)
 pub async fn spawn_first_run_console_with_scan_index() -> (TestApp, PathBuf) {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
-    settings.console = Some(qrtag::settings::ConsoleSettings::default());
+    settings.console = Some(qrtag::console::ConsoleSettings::default());
     let qrtag::settings::AccessLogTarget::Path(log) = settings.access_log.clone() else {
         panic!("a log file");
     };

@@ -79,7 +79,7 @@ pub fn configure(settings: &mut qrtag::settings::Settings) {
     let mut png = Vec::new();
     logo.write_to(&mut std::io::Cursor::new(&mut png), image::ImageFormat::Png)
         .expect("the logo as PNG");
-    settings.print_logo = Some(std::sync::Arc::new(qrtag::qr_image::ServerLogo {
+    settings.print_logo = Some(std::sync::Arc::new(qrtag::print::tag_image::ServerLogo {
         image: std::sync::Arc::new(logo),
         png,
     }));

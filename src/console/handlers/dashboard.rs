@@ -9,7 +9,6 @@ use chrono::Utc;
 use crate::console::ConsoleState;
 use crate::console::http::{html, logged_in, plain, problem, viewer};
 use crate::console::pages;
-use crate::console::pages::chart::Period;
 
 /// How many busiest links.
 const TOP: usize = 10;
@@ -19,7 +18,7 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(ok) => ok,
         Err(to_login) => return *to_login,
     };
-    let period = match period(req.query_string()) {
+    let period = match super::period(req.query_string()) {
         Ok(p) => p,
         Err(msg) => {
             let back = format!("{}/dashboard", pages::BASE);
@@ -72,7 +71,7 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
     if let Err(to_login) = logged_in(&req, &state) {
         return *to_login;
     }
-    let period = match period(req.query_string()) {
+    let period = match super::period(req.query_string()) {
         Ok(p) => p,
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
@@ -80,7 +79,7 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
     let since = period.since(today);
     let scans = Arc::clone(&state.scans);
     match web::block(move || scans.day_shares(since, today)).await {
-        Ok(Some(shares)) => super::link::csv_file(
+        Ok(Some(shares)) => super::csv_file(
             &format!("scans-{}-days-breakdowns.csv", period.days()),
             pages::breakdowns::csv(&shares),
         ),
@@ -89,16 +88,4 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
             "breakdowns are not available (the scan index is still reading the log, or keeps none)",
         ),
     }
-}
-
-/// The `days` parameter of a page's query (the period picker's links): the
-/// default period without one.
-pub fn period(query: &str) -> Result<Period, String> {
-    let mut period = Period::default();
-    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
-        if name == "days" {
-            period = Period::parse(&value)?;
-        }
-    }
-    Ok(period)
 }

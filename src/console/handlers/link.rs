@@ -14,13 +14,13 @@ use crate::console::pages::chart::Period;
 use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{Current, User};
-use crate::destination::Destination;
-use crate::expiry::parse_future;
 use crate::link::{self, Document, Link, Notes};
-use crate::link_chain;
-use crate::link_key::LinkKey;
+use crate::links::chain;
 use crate::links::{self, LinkError};
-use crate::qr_image::{ImageFormat, ImageSpec};
+use crate::print::tag_image::{ImageFormat, ImageSpec};
+use crate::values::destination::Destination;
+use crate::values::expiry::parse_future;
+use crate::values::link_key::LinkKey;
 
 /// The parameters the link page and the download read besides the QR ones
 /// (`days`: the scan chart's period, which the download ignores).
@@ -54,9 +54,10 @@ fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, Shown),
                 .filter(|(name, value)| !(value.is_empty() && (name == "dark" || name == "light"))),
         )
         .finish();
-    let spec = crate::server::qr::spec_from_query(&query, format, uppercase_prefix, &OWN_PARAMS)
-        .map_err(|e| e.to_string())?;
-    let period = super::dashboard::period(&query)?;
+    let spec =
+        crate::print::image_query::spec_from_query(&query, format, uppercase_prefix, &OWN_PARAMS)
+            .map_err(|e| e.to_string())?;
+    let period = super::period(&query)?;
     Ok((key, Shown { spec, period }))
 }
 
@@ -103,7 +104,7 @@ async fn read(
 /// write. Run on every render rather than remembered from the edit, so the
 /// warning is right after a reload and also covers loops others made.
 async fn chain_warning(state: &ConsoleState, user: &User, key: &LinkKey) -> Option<String> {
-    match link_chain::check(user.store.as_ref(), state.public_url.get().origin(), key).await {
+    match chain::check(user.store.as_ref(), state.public_url.get().origin(), key).await {
         Ok(broken) => broken.map(|b| b.warning(key)),
         Err(e) => {
             tracing::warn!(error = %e, %key, "console could not check where a link leads");
@@ -207,7 +208,7 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
     match state.scans.key_shares(key.as_str()) {
-        Some(shares) => csv_file(
+        Some(shares) => super::csv_file(
             &format!("{}-breakdowns.csv", key.as_str().replace('/', "_")),
             pages::breakdowns::csv(&shares),
         ),
@@ -216,18 +217,6 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
             "breakdowns are not available (the scan index is still reading the log, or keeps none)",
         ),
     }
-}
-
-/// A CSV download named `name`.
-pub fn csv_file(name: &str, body: String) -> HttpResponse {
-    HttpResponse::Ok()
-        .content_type("text/csv; charset=utf-8")
-        .insert_header((
-            header::CONTENT_DISPOSITION,
-            format!("attachment; filename=\"{name}\""),
-        ))
-        .insert_header((header::CACHE_CONTROL, "no-store"))
-        .body(body)
 }
 
 /// The tag as a file, the bytes `qrtag qr` writes for the same parameters.
@@ -273,7 +262,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
             ))
             .insert_header((header::CACHE_CONTROL, "no-store"))
             .body(body),
-        Err(e) => crate::server::qr::refused(&e),
+        Err(e) => crate::print::answer::refused(&e),
     }
 }
 

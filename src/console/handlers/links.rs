@@ -13,11 +13,11 @@ use crate::console::http::{
 use crate::console::list::{self, At, By, Cursor, Query, Sort, StateFilter};
 use crate::console::pages::{self, Refused, links::CreateForm};
 use crate::console::session::{Current, User};
-use crate::destination::Destination;
-use crate::expiry::parse_future;
 use crate::link::{self, Link, Notes};
-use crate::link_key::LinkKey;
 use crate::links::{self, LinkError};
+use crate::values::destination::Destination;
+use crate::values::expiry::parse_future;
+use crate::values::link_key::LinkKey;
 
 /// Rows a page shows.
 pub const PAGE_SIZE: usize = 50;

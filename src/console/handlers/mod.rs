@@ -7,3 +7,32 @@ pub mod links;
 pub mod pdf;
 pub mod setup;
 pub mod sheet;
+
+use actix_web::HttpResponse;
+use actix_web::http::header;
+
+use crate::console::pages::chart::Period;
+
+/// The `days` parameter of a page's query (the period picker's links): the
+/// default period without one.
+pub fn period(query: &str) -> Result<Period, String> {
+    let mut period = Period::default();
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        if name == "days" {
+            period = Period::parse(&value)?;
+        }
+    }
+    Ok(period)
+}
+
+/// A CSV download named `name`.
+pub fn csv_file(name: &str, body: String) -> HttpResponse {
+    HttpResponse::Ok()
+        .content_type("text/csv; charset=utf-8")
+        .insert_header((
+            header::CONTENT_DISPOSITION,
+            format!("attachment; filename=\"{name}\""),
+        ))
+        .insert_header((header::CACHE_CONTROL, "no-store"))
+        .body(body)
+}

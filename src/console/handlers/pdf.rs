@@ -12,10 +12,10 @@ use crate::console::http::{plain, write_failure};
 use crate::console::pages::print_form::Kind;
 use crate::console::session::User;
 use crate::link;
-use crate::link_key::LinkKey;
 use crate::links::{self, LinkError};
+use crate::print::tag_image::RenderError;
 use crate::print::{PrintOptions, Spelling, request};
-use crate::qr_image::RenderError;
+use crate::values::link_key::LinkKey;
 
 /// Why no PDF was made.
 pub enum Refused {
@@ -85,7 +85,7 @@ pub async fn render(
             field: request::field_of(&e),
             message: e.message(Spelling::Param),
         }),
-        Err(e) => Err(Refused::Answer(Box::new(crate::server::qr::refused(&e)))),
+        Err(e) => Err(Refused::Answer(Box::new(crate::print::answer::refused(&e)))),
     }
 }
 

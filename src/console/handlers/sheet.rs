@@ -14,11 +14,11 @@ use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{BATCHES, PrintRun};
 use crate::console::session::{Current, User};
-use crate::destination::Destination;
-use crate::link_key::LinkKey;
 use crate::links;
+use crate::print::tag_image;
 use crate::qr::{self, EcLevel, SHEET_FULL_SIZE_CAPACITY};
-use crate::qr_image;
+use crate::values::destination::Destination;
+use crate::values::link_key::LinkKey;
 
 /// As `qrtag batch`: a typo of an extra zero is caught.
 pub const MAX: u16 = 1000;
@@ -239,7 +239,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
     };
     let mut items = Vec::with_capacity(chunk.len());
     for key in chunk {
-        let text = qr_image::tag_text(&state.public_url.load(), key, state.uppercase_prefix);
+        let text = tag_image::tag_text(&state.public_url.load(), key, state.uppercase_prefix);
         match qr::encode(&text, EcLevel::L) {
             Ok(code) => items.push((key.to_string(), code)),
             Err(e) => return plain(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),

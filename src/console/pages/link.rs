@@ -11,8 +11,8 @@ use super::{
 };
 use crate::console::scans::{KeyScans, Shares};
 use crate::link::MAX_NOTES;
+use crate::print::tag_image::{ImageFormat, ImageSpec};
 use crate::qr::EcLevel;
-use crate::qr_image::{ImageFormat, ImageSpec};
 
 pub struct View<'a> {
     pub viewer: Viewer<'a>,
@@ -26,7 +26,7 @@ pub struct View<'a> {
     /// has no notes, so the notes cannot be edited from it.
     pub store_away: bool,
     /// Why a scan of this key answers 404 although the link is live (a loop
-    /// of internal redirects), as [`crate::link_chain::BrokenChain::warning`] says it.
+    /// of internal redirects), as [`crate::links::chain::BrokenChain::warning`] says it.
     pub chain_warning: Option<&'a str>,
     /// CouchDB stored a recent write with fewer copies than n (HTTP 202),
     /// as [`crate::store::ClusterStats::recent_fewer_copies`] says it.

@@ -17,6 +17,7 @@ pub mod login;
 pub mod print_form;
 pub mod setup;
 pub mod sheet;
+pub mod stylesheet;
 
 /// Where the console is mounted on the admin listener.
 pub const BASE: &str = "/console";
@@ -37,7 +38,7 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
                 title { (title) " · qrtag" }
-                link rel="stylesheet" href=(super::stylesheet::href());
+                link rel="stylesheet" href=(stylesheet::href());
             }
             body {
                 header.top {

@@ -244,7 +244,7 @@ fn url_problems() {
 fn a_url_over_the_cap_is_refused_naming_the_cap() {
     let long = format!(
         "https://e.example/{}",
-        "x".repeat(crate::destination::MAX_DESTINATION)
+        "x".repeat(crate::values::destination::MAX_DESTINATION)
     );
     let msg = v2(json!({"url": long, "goal_code": "shorten"}));
     let step = run(&msg, &Caller::Token, &policy(), None);

@@ -10,8 +10,8 @@ use actix_web::HttpResponse;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 
 use super::problem::{self, Kind};
-use crate::api_key::{Presented, Scope};
 use crate::store::LinkStore;
+use crate::values::api_key::{Presented, Scope};
 
 /// The key a request acts with.
 #[derive(Debug, Clone)]

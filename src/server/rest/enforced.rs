@@ -8,14 +8,15 @@
 
 use serde_json::{Map, Value, json};
 
-use super::links::{MAX_BULK, MAX_PAGE};
+use super::MAX_BULK;
+use super::links::MAX_PAGE;
 use crate::console::list::{Sort, StateFilter};
 use crate::link::MAX_NOTES;
-use crate::link_key::{MAX_KEY_LEN, MAX_SEGMENT};
 use crate::print::CaptionKind;
 use crate::print::request::{FONT_SIZES, LOGO_SIZES};
 use crate::qr::RenderOptions;
 use crate::stats::dimensions::Dimension;
+use crate::values::link_key::{MAX_KEY_LEN, MAX_SEGMENT};
 
 /// CSS hex without or with `#` (`%23` in a query), as `Colour` parses it.
 pub const COLOUR: &str = "^#?([0-9A-Fa-f]{3}|[0-9A-Fa-f]{6})$";
@@ -228,10 +229,10 @@ mod tests {
         }
         // COLOUR's two lengths of hex digits, with or without `#`.
         for k in ["a", "-a/_b", "docs/api"] {
-            assert!(crate::link_key::LinkKey::is_valid(k), "{k}");
+            assert!(crate::values::link_key::LinkKey::is_valid(k), "{k}");
         }
         for k in ["_a", "a//b", "a/", "/a", "a b"] {
-            assert!(!crate::link_key::LinkKey::is_valid(k), "{k}");
+            assert!(!crate::values::link_key::LinkKey::is_valid(k), "{k}");
         }
         assert!(key_pattern().contains(&format!("{{1,{MAX_SEGMENT}}}")));
         for c in ["#abc", "A0b1C2", "000", "#FFFFFF"] {
@@ -241,7 +242,12 @@ mod tests {
             assert!(c.parse::<crate::qr::brand::Colour>().is_err(), "{c}");
         }
         let opts = |q: &str| {
-            crate::server::qr::spec_from_query(q, crate::qr_image::ImageFormat::Png, false, &[])
+            crate::print::image_query::spec_from_query(
+                q,
+                crate::print::tag_image::ImageFormat::Png,
+                false,
+                &[],
+            )
         };
         let (min, max) = (RenderOptions::MIN_SCALE, RenderOptions::MAX_SCALE);
         assert!(opts(&format!("scale={min}")).is_ok() && opts(&format!("scale={max}")).is_ok());

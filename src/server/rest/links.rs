@@ -1,4 +1,4 @@
-//! `/api/v1/links`: create (one or a bulk of up to [`MAX_BULK`]), get,
+//! `/api/v1/links`: create (one or a bulk of up to [`super::MAX_BULK`]), get,
 //! list, edit, and the QR images of a link. Requests are parsed into the
 //! same types the CLI and the console use (`Destination`, `LinkKey`,
 //! `Notes`, `expiry`), and written through [`crate::links`].
@@ -13,19 +13,17 @@ use serde_json::Value;
 use utoipa::{IntoParams, ToSchema};
 
 use super::problem::{self, Kind};
-use super::{RestState, admit, json_body};
+use super::{MAX_BULK, RestState, admit, json_body, read};
 use crate::console::list::{self, At, By, Cursor, Sort, StateFilter};
-use crate::destination::Destination;
-use crate::expiry;
 use crate::link::{self, Document, Link, Notes};
-use crate::link_key::LinkKey;
 use crate::links::{self as write, LinkError};
-use crate::qr_image::ImageFormat;
+use crate::print::tag_image::ImageFormat;
 use crate::store::StoreError;
-use crate::store::cluster::WriteWatch;
+use crate::store::couch::cluster::WriteWatch;
+use crate::values::destination::Destination;
+use crate::values::expiry;
+use crate::values::link_key::LinkKey;
 
-/// The most links one bulk create takes.
-pub const MAX_BULK: usize = 1000;
 /// The most rows a list page holds.
 pub const MAX_PAGE: usize = 1000;
 const DEFAULT_PAGE: usize = 100;
@@ -148,14 +146,14 @@ pub struct ListQuery {
 }
 
 fn time(t: Option<chrono::DateTime<Utc>>) -> Option<String> {
-    t.map(link::time_text)
+    t.map(crate::values::timestamp::time_text)
 }
 
-fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String) -> LinkView {
+pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String) -> LinkView {
     let text = |f: &str| doc.get(f).and_then(Value::as_str).map(str::to_owned);
     LinkView {
         key: key.to_string(),
-        short_url: crate::qr_image::tag_text(&state.public_url.load(), key, false),
+        short_url: crate::print::tag_image::tag_text(&state.public_url.load(), key, false),
         url: text("url").unwrap_or_default(),
         inactive: doc
             .get("inactive")
@@ -219,19 +217,6 @@ async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpRe
         .await
         .map_err(|e| problem::from_link_error(&e))?;
     read(state, &key).await
-}
-
-pub(super) async fn read(state: &RestState, key: &LinkKey) -> Result<LinkView, HttpResponse> {
-    match state.store.get(key).await {
-        Ok(Some(stored)) if !link::is_tombstone(&stored.doc) => {
-            Ok(view(state, key, &stored.doc, stored.rev))
-        }
-        Ok(_) => Err(problem::respond(
-            Kind::NotFound,
-            format!("no link with key {key}"),
-        )),
-        Err(e) => Err(problem::from_link_error(&LinkError::Store(e))),
-    }
 }
 
 #[utoipa::path(
@@ -477,7 +462,7 @@ fn qr_png_doc() {}
 fn qr_svg_doc() {}
 
 /// The image `qrtag qr` and the admin listener's `/qr/` make, with the
-/// same query options ([`crate::server::qr::spec_from_query`]).
+/// same query options ([`crate::print::image_query::spec_from_query`]).
 async fn qr(
     req: &HttpRequest,
     state: &RestState,
@@ -487,7 +472,7 @@ async fn qr(
     if let Err(res) = read(state, &key).await {
         return res;
     }
-    let spec = match crate::server::qr::spec_from_query(
+    let spec = match crate::print::image_query::spec_from_query(
         req.query_string(),
         format,
         state.uppercase_prefix,

@@ -26,11 +26,13 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use futures_util::StreamExt;
 use serde::de::DeserializeOwned;
 
-use crate::qr_image::RenderGate;
+use crate::link;
+use crate::print::tag_image::RenderGate;
 use crate::store::LinkStore;
+use crate::values::link_key::LinkKey;
 use problem::Kind;
 
-/// The largest request body: a bulk create of [`links::MAX_BULK`] links
+/// The largest request body: a bulk create of [`MAX_BULK`] links
 /// with long notes fits, and a body over it is refused before it is read
 /// whole.
 pub const MAX_BODY: usize = 4 << 20;
@@ -38,7 +40,7 @@ pub const MAX_BODY: usize = 4 << 20;
 pub struct RestState {
     pub store: Arc<dyn LinkStore>,
     /// The current public URL ([`LiveUrl`]), read once per answer.
-    pub public_url: crate::live_url::LiveUrl,
+    pub public_url: crate::store::live_url::LiveUrl,
     pub uppercase_prefix: bool,
     pub gate: RenderGate,
     pub limiter: auth::RateLimiter,
@@ -193,4 +195,25 @@ pub async fn json_body<T: DeserializeOwned>(
     }
     serde_json::from_slice(&body)
         .map_err(|e| problem::respond(Kind::BadRequest, format!("the JSON body: {e}")))
+}
+
+/// The most links one bulk create takes (and keys one print request names).
+pub const MAX_BULK: usize = 1000;
+
+/// One live link as the API shows it, or the problem answer for a missing
+/// one; shared by the links, print and scans handlers.
+pub(super) async fn read(
+    state: &RestState,
+    key: &LinkKey,
+) -> Result<links::LinkView, HttpResponse> {
+    match state.store.get(key).await {
+        Ok(Some(stored)) if !link::is_tombstone(&stored.doc) => {
+            Ok(links::view(state, key, &stored.doc, stored.rev))
+        }
+        Ok(_) => Err(problem::respond(
+            Kind::NotFound,
+            format!("no link with key {key}"),
+        )),
+        Err(e) => Err(problem::from_link_error(&crate::links::LinkError::Store(e))),
+    }
 }

@@ -10,12 +10,12 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use serde::Deserialize;
 use utoipa::ToSchema;
 
-use super::links::{MAX_BULK, read};
 use super::problem::{self, Kind};
+use super::{MAX_BULK, read};
 use super::{RestState, admit, json_body};
-use crate::link_key::LinkKey;
+use crate::print::tag_image::RenderError;
 use crate::print::{PrintOptions, Spelling, Tag};
-use crate::qr_image::RenderError;
+use crate::values::link_key::LinkKey;
 
 /// The links of a print run, in the order they go on the sheets.
 #[derive(Debug, Deserialize, ToSchema)]
@@ -179,15 +179,15 @@ async fn render(state: &RestState, options: &PrintOptions, tags: Vec<Tag>) -> Ht
         Err(bad) => return problem::respond(Kind::BadRequest, bad),
     };
     match state.gate.render_pdf(job).await {
-        Ok(body) => crate::server::qr::pdf_response(body, HeaderValue::from_static("no-store")),
+        Ok(body) => crate::print::answer::pdf_response(body, HeaderValue::from_static("no-store")),
         Err(e) => refused(&e),
     }
 }
 
 /// A render that gave nothing, as a problem: the admin listener's status
-/// and line ([`crate::server::qr::refusal`]).
+/// and line ([`crate::print::answer::refusal`]).
 pub fn refused(e: &RenderError) -> HttpResponse {
-    let (status, message) = crate::server::qr::refusal(e);
+    let (status, message) = crate::print::answer::refusal(e);
     match status {
         StatusCode::BAD_REQUEST => problem::respond(Kind::BadRequest, message),
         StatusCode::UNPROCESSABLE_ENTITY => problem::respond(Kind::Unprintable, message),
@@ -197,6 +197,6 @@ pub fn refused(e: &RenderError) -> HttpResponse {
                 .insert(header::RETRY_AFTER, HeaderValue::from_static("1"));
             res
         }
-        _ => crate::server::qr::refused(e),
+        _ => crate::print::answer::refused(e),
     }
 }

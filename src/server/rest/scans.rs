@@ -10,8 +10,8 @@ use utoipa::{IntoParams, ToSchema};
 use super::problem::{self, Kind};
 use super::{RestState, admit};
 use crate::console::scans::Shares;
-use crate::link_key::LinkKey;
 use crate::stats::dimensions::Dimension;
+use crate::values::link_key::LinkKey;
 
 /// How far back a range reaches when `since` is left out.
 const DEFAULT_DAYS: i64 = 30;
@@ -239,7 +239,7 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
         Ok(r) => r,
         Err(res) => return res,
     };
-    if let Err(res) = super::links::read(state, &key).await {
+    if let Err(res) = super::read(state, &key).await {
         return res;
     }
     let Some(k) = state.scans.key(key.as_str(), since) else {

@@ -61,7 +61,7 @@ impl StrangerLimiter {
             .get_all("x-forwarded-for")
             .map(|v| v.as_bytes())
             .collect();
-        Some(network(crate::client_ip::client_ip(
+        Some(network(crate::tracking::client_ip::client_ip(
             peer,
             &forwarded,
             &self.trusted,

@@ -82,7 +82,7 @@ proptest::proptest! {
         let mut url = format!("{origin}{path}");
         if let Some(q) = query { url.push('?'); url.push_str(&q); }
         if let Some(f) = fragment { url.push('#'); url.push_str(&f); }
-        proptest::prop_assume!(crate::destination::Destination::parse(&url).is_ok());
+        proptest::prop_assume!(crate::values::destination::Destination::parse(&url).is_ok());
         let mut t = LinkTable::default();
         let mut changes: Vec<Change> = others
             .into_iter()
@@ -92,8 +92,8 @@ proptest::proptest! {
         t.apply(changes);
         let request = format!("/{key}");
         const ORIGIN: &str = "https://0x1f.ie";
-        let policy = match redirect_policy::decide(ORIGIN, &request, None, |k| t.live_url(k, 0)) {
-            redirect_policy::Decision::Redirect { location, .. } => Some(location),
+        let policy = match policy::decide(ORIGIN, &request, None, |k| t.live_url(k, 0)) {
+            policy::Decision::Redirect { location, .. } => Some(location),
             _ => None,
         };
         let direct = t.direct_location(&key, 0, ORIGIN).map(str::to_owned);
@@ -321,7 +321,7 @@ fn the_builder_keeps_the_last_of_many_pushes_of_one_key() {
 /// the line of the plain shortcut, with any stored direct location.
 fn read_link()
 -> impl proptest::strategy::Strategy<Value = (String, String, Option<String>, bool, Option<i64>)> {
-    use crate::redirect_policy::tests::{key_near_plain, url_near_plain};
+    use crate::redirect::policy::tests::{key_near_plain, url_near_plain};
     (
         key_near_plain(),
         url_near_plain(),
@@ -378,8 +378,8 @@ proptest::proptest! {
     /// judged as its parsed document is: the same link, or the same reason.
     #[test]
     fn push_json_is_the_parsed_document(
-        key in crate::redirect_policy::tests::key_near_plain(),
-        url in proptest::option::of(crate::redirect_policy::tests::url_near_plain()),
+        key in crate::redirect::policy::tests::key_near_plain(),
+        url in proptest::option::of(crate::redirect::policy::tests::url_near_plain()),
         inactive in proptest::prop_oneof![
             proptest::strategy::Just(None),
             proptest::strategy::Just(Some(json!(true))),
@@ -428,8 +428,8 @@ proptest::proptest! {
 #[test]
 fn an_over_long_stored_key_is_an_invalid_document() {
     let long = vec!["k".repeat(64); 5].join("/");
-    let long = &long[..crate::link_key::MAX_KEY_LEN + 1];
-    let longest = &long[..crate::link_key::MAX_KEY_LEN];
+    let long = &long[..crate::values::link_key::MAX_KEY_LEN + 1];
+    let longest = &long[..crate::values::link_key::MAX_KEY_LEN];
     let mut b = TableBuilder::default();
     assert!(
         b.push_json("good1", r#"{"url":"https://a.example/"}"#)

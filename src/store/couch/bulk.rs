@@ -39,8 +39,8 @@ use serde_json::{Value, json};
 use tokio::sync::mpsc::{self, Receiver, Sender};
 
 use super::{CouchStore, REQUEST_TIMEOUT, document_of, is_design};
-use crate::link_key::LinkKey;
 use crate::store::{BulkDoc, BulkOutcome, ExportPage, OnExisting, StoreError, Stored};
+use crate::values::link_key::LinkKey;
 
 /// Documents per `_bulk_docs` request. CouchDB runs the validation function
 /// on every document, in its JavaScript process (about 0.75 ms of CPU a

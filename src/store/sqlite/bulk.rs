@@ -14,8 +14,8 @@ use rusqlite::{TransactionBehavior, params};
 use tokio::sync::mpsc::Sender;
 
 use super::SqliteStore;
-use crate::link_key::LinkKey;
 use crate::store::{BulkDoc, BulkOutcome, ExportPage, OnExisting, StoreError};
+use crate::values::link_key::LinkKey;
 
 /// Rows per write transaction: large enough that commits cost nothing next to
 /// the rows, small enough that a `qrtag set` meanwhile waits milliseconds.

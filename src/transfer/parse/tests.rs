@@ -556,7 +556,7 @@ fn a_csv_without_keys_draws_them() {
     for r in &records {
         assert!(r.drawn, "{r:?}");
         assert!(
-            crate::short_id::ShortId::parse(r.key.as_str()).is_ok(),
+            crate::values::short_id::ShortId::parse(r.key.as_str()).is_ok(),
             "{r:?}"
         );
     }

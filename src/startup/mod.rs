@@ -1,0 +1,1081 @@
+//! Building the running service from [`Settings`]: open the store, start the
+//! follower that fills the snapshot, bind both listeners.
+//!
+//! Binding happens in [`Application::build`], before anything runs, so that
+//! callers (tests on port 0 especially) learn the real addresses up front.
+
+pub mod fd_budget;
+pub mod file_size_limit;
+
+use std::net::{SocketAddr, TcpListener};
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix_http::body::MessageBody;
+use actix_http::error::DispatchError;
+use actix_http::{HttpService, KeepAlive};
+use actix_server::Server;
+use actix_service::{
+    IntoServiceFactory, Service, ServiceFactory, ServiceFactoryExt, fn_service, map_config,
+};
+use actix_web::dev::AppConfig;
+use actix_web::{App, web};
+
+use crate::access_log::{AccessLog, AccessLogError, AccessLogTarget};
+use crate::server::request_line::{LogOwnAnswer, OwnAnswerLog, RequestLineIo};
+use crate::server::{admin, public};
+use crate::settings::Settings;
+use crate::snapshot::Snapshot;
+use crate::store::options::StoreSettings;
+use crate::store::saver::{self, Saver};
+use crate::store::{self, StoreError};
+use crate::tracking::cookie::TrackingCookie;
+use crate::values::public_url::PublicUrl;
+
+#[derive(Debug, thiserror::Error)]
+pub enum StartupError {
+    #[error("cannot listen on {addr} ({}, {}): {source}", listener.option(), listener.env())]
+    Bind {
+        addr: String,
+        listener: Listener,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    #[error(transparent)]
+    AccessLog(#[from] AccessLogError),
+    #[error("cannot listen for SIGHUP: {0}")]
+    Signal(#[source] std::io::Error),
+    #[error(transparent)]
+    Identity(#[from] crate::didcomm::identity::IdentityError),
+    #[error(transparent)]
+    TrackingSecret(#[from] crate::tracking::secret::SecretFileError),
+    #[error(
+        "the scan index follows an access log file, not standard output: give --scan-log PATTERN"
+    )]
+    ScanIndexWithoutFile,
+    #[error("cannot start the scan index: {0}")]
+    ScanIndex(#[source] std::io::Error),
+    #[error("cannot start the console's key order: {0}")]
+    ConsoleKeys(#[source] std::io::Error),
+    #[error(transparent)]
+    Descriptors(#[from] fd_budget::TooFewDescriptors),
+    #[error(transparent)]
+    FileSize(#[from] file_size_limit::BelowDatabase),
+}
+
+/// Which listener an address is for, so a port clash names the setting to
+/// change: every listener's default is a fixed port, and two services (or two
+/// qrtag instances) on one machine meet on the admin port first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Listener {
+    Public,
+    Admin,
+    Api,
+}
+
+impl Listener {
+    pub fn option(self) -> &'static str {
+        match self {
+            Self::Public => "--listen",
+            Self::Admin => "--admin-listen",
+            Self::Api => "--api-listen",
+        }
+    }
+
+    pub fn env(self) -> &'static str {
+        match self {
+            Self::Public => "QRTAG_LISTEN",
+            Self::Admin => "QRTAG_ADMIN_LISTEN",
+            Self::Api => "QRTAG_API_LISTEN",
+        }
+    }
+
+    fn bind_error(self, addr: &str) -> impl FnOnce(std::io::Error) -> StartupError {
+        let addr = addr.to_owned();
+        move |source| StartupError::Bind {
+            addr,
+            listener: self,
+            source,
+        }
+    }
+}
+
+pub struct Application {
+    public_addr: SocketAddr,
+    admin_addr: SocketAddr,
+    public: Server,
+    admin: Server,
+    api_addr: Option<SocketAddr>,
+    api: Option<Server>,
+    didcomm_did: Option<crate::didcomm::did::Did>,
+    didcomm_on: bool,
+    snapshot: Arc<Snapshot>,
+    follower: tokio::task::JoinHandle<()>,
+    /// Follows the recorded public URL into `live_url`, when asked to.
+    url_watch: Option<tokio::task::JoinHandle<()>>,
+    saver: Option<Arc<Saver>>,
+    access_log: AccessLog,
+    scan_index: Option<crate::scan_index::RunningIndex>,
+    /// The console's first-run setup link, when it offers one.
+    console_setup_url: Option<String>,
+    /// The origin short URLs are answered with (configured, or the bound
+    /// public address).
+    public_url: PublicUrl,
+    /// What `serve` says at start when the open-file limit lowered the
+    /// public listener's cap ([`fd_budget::lowered_line`]).
+    connection_warning: Option<String>,
+    /// Registered in `build`, so a SIGHUP that arrives once the addresses are
+    /// known reopens the log instead of killing the process.
+    hangup: tokio::signal::unix::Signal,
+    /// SIGTERM and SIGINT, handled here rather than by each actix server,
+    /// so the listeners keep serving through the drain.
+    stop_signals: StopSignals,
+    health: Arc<crate::metrics::health::Health>,
+    shutdown_grace: Duration,
+}
+
+/// The signals that stop the server.
+struct StopSignals {
+    terminate: tokio::signal::unix::Signal,
+    interrupt: tokio::signal::unix::Signal,
+}
+
+impl StopSignals {
+    fn register() -> Result<Self, StartupError> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Self {
+            terminate: signal(SignalKind::terminate()).map_err(StartupError::Signal)?,
+            interrupt: signal(SignalKind::interrupt()).map_err(StartupError::Signal)?,
+        })
+    }
+
+    /// The next SIGTERM or SIGINT.
+    async fn next(&mut self) {
+        tokio::select! {
+            _ = self.terminate.recv() => {}
+            _ = self.interrupt.recv() => {}
+        }
+    }
+}
+
+fn bind(addr: &str, which: Listener) -> Result<(TcpListener, SocketAddr), StartupError> {
+    let listener = TcpListener::bind(addr).map_err(which.bind_error(addr))?;
+    let local = listener.local_addr().map_err(which.bind_error(addr))?;
+    Ok((listener, local))
+}
+
+/// What a listener's connections are held to: slow clients cannot hold
+/// connections open (a deadline from a request's first byte to its last),
+/// nor can one network take them all (a cap per /24 or /64) or everyone
+/// together exhaust the process (a cap in all; from 75 % of it, waits
+/// are cut short, `server::waits`).
+struct Guards {
+    workers: usize,
+    request_timeout: Duration,
+    max_connections: usize,
+    max_connections_per_ip: usize,
+    /// Counted by their own address, not their network.
+    trusted_proxies: Vec<ipnet::IpNet>,
+}
+
+impl Guards {
+    /// `caps` is the listener's share of the descriptor limit
+    /// ([`fd_budget::split`]), not the bare settings.
+    fn new(settings: &Settings, workers: usize, caps: fd_budget::ListenerCaps) -> Self {
+        Self {
+            workers: workers.max(1),
+            request_timeout: settings.request_timeout,
+            max_connections: caps.total,
+            max_connections_per_ip: caps.per_ip,
+            trusted_proxies: settings.trusted_proxies.clone(),
+        }
+    }
+}
+
+/// Worker threads of the public listener (`--workers`, else one per core).
+fn public_workers(settings: &Settings) -> usize {
+    settings
+        .workers
+        .unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get)
+        })
+        .max(1)
+}
+
+/// Worker threads of the DIDComm listener: a few, whatever the cores.
+fn api_workers(settings: &Settings) -> usize {
+    settings.workers.unwrap_or(2).clamp(1, 4)
+}
+
+/// The connection caps of every listener from the open-file limit the
+/// process has (its soft limit raised to the hard one first).
+fn connection_caps(
+    settings: &Settings,
+) -> Result<(fd_budget::Caps, fd_budget::Needs), StartupError> {
+    let needs = fd_budget::Needs {
+        max_connections: settings.max_connections,
+        max_connections_per_ip: settings.max_connections_per_ip,
+        worker_threads: public_workers(settings)
+            + 1
+            + settings.api.as_ref().map_or(0, |_| api_workers(settings)),
+        api: settings.api.is_some(),
+        couchdb: matches!(settings.store, StoreSettings::CouchDb(_)),
+    };
+    let caps = fd_budget::split(fd_budget::open_file_limit(), &needs)?;
+    Ok((caps, needs))
+}
+
+/// A listener served by actix-http directly rather than through
+/// `HttpServer`, which offers no way to wrap a connection: every connection
+/// goes through [`RequestLineIo`], which gives each request its deadline
+/// (and on the public listener lets a raw non-ASCII target reach the handler
+/// and the access log instead of being refused by actix's parser), after
+/// the per-network cap took its slot. The public and the admin listener are
+/// both built here, so neither lacks what the other has.
+///
+/// The settings are `HttpServer`'s defaults, spelled out; so is its graceful
+/// shutdown signal, which lets idle keep-alive connections close at once.
+/// `AppConfig::default()` stands in for the host and address `HttpServer`
+/// would give the app: nothing on either listener builds URLs from them.
+/// `own_answers` logs the answers actix gives on its own (the public
+/// listener's access log).
+fn guarded_server<F, I, S, B>(
+    name: &str,
+    listener: TcpListener,
+    addr: SocketAddr,
+    guards: &Guards,
+    own_answers: Option<LogOwnAnswer>,
+    app: F,
+) -> std::io::Result<Server>
+where
+    F: Fn() -> I + Send + Clone + 'static,
+    I: IntoServiceFactory<S, actix_http::Request>,
+    S: ServiceFactory<actix_http::Request, Config = AppConfig> + 'static,
+    S::Error: Into<actix_web::Error> + 'static,
+    S::InitError: std::fmt::Debug,
+    S::Response: Into<actix_http::Response<B>> + 'static,
+    <S::Service as Service<actix_http::Request>>::Future: 'static,
+    S::Service: 'static,
+    B: MessageBody + 'static,
+{
+    socket2::SockRef::from(&listener).listen(backlog(guards.max_connections))?;
+    let mut builder = Server::build();
+    builder = builder
+        // `run_until_stopped` handles SIGTERM and SIGINT: a drain first.
+        .disable_signals()
+        .workers(guards.workers)
+        // actix counts per worker; the setting is for the whole listener.
+        .max_concurrent_connections(guards.max_connections.div_ceil(guards.workers).max(1));
+    let limiter = crate::server::limits::ConnectionLimiter::new(
+        guards.max_connections_per_ip,
+        guards.max_connections,
+        guards.trusted_proxies.clone(),
+    );
+    let request_timeout = guards.request_timeout;
+    let shutdown = builder.graceful_shutdown_signal();
+    let builder = builder.listen(name, listener, move || {
+        let app = app()
+            .into_factory()
+            .map_err(|err: S::Error| err.into().error_response());
+        let shutdown = shutdown.clone();
+        let h1 = HttpService::build()
+            .graceful_shutdown_signal(move || {
+                let shutdown = shutdown.clone();
+                async move { shutdown.notified().await }
+            })
+            .keep_alive(KeepAlive::default())
+            .client_request_timeout(request_timeout)
+            .client_disconnect_timeout(Duration::from_secs(1))
+            .local_addr(addr)
+            .on_connect_ext(|io: &RequestLineIo<tokio::net::TcpStream>, ext| {
+                ext.insert(io.answered());
+            })
+            .h1(map_config(app, |()| AppConfig::default()));
+        let limiter = std::sync::Arc::clone(&limiter);
+        let own_answers = own_answers.clone();
+        fn_service(move |io: tokio::net::TcpStream| {
+            let peer = io.peer_addr().ok();
+            let slot = limiter.acquire(peer.map(|p| p.ip())).map(Some);
+            // Over its network's share: the connection is closed at once.
+            let io = slot
+                .map(|slot| {
+                    let io = RequestLineIo::with_limits(io, request_timeout, slot);
+                    let io = match &own_answers {
+                        Some(log) => io.with_own_answers(OwnAnswerLog {
+                            log: Arc::clone(log),
+                            peer,
+                        }),
+                        None => io,
+                    };
+                    (io, peer)
+                })
+                .ok_or_else(|| {
+                    DispatchError::Io(std::io::Error::other(
+                        "too many connections from one address",
+                    ))
+                });
+            std::future::ready(io)
+        })
+        .and_then(h1)
+    })?;
+    Ok(builder.run())
+}
+
+/// The kernel's queue of connections a listener has not accepted yet.
+/// std listens with 128, and past a listener's cap connections wait there:
+/// a full queue drops a SYN, which a client sends again only after 1, 3,
+/// 7 s (issue 30: scans behind a flood of silent connections timed out).
+/// About the cap (at least 128, at most the usual `somaxconn`, 4096), a
+/// full queue drains within a crowded listener's short wait
+/// (`server::waits::CROWDED_WAIT`).
+fn backlog(cap: usize) -> i32 {
+    i32::try_from(cap.clamp(128, 4096)).unwrap_or(128)
+}
+
+/// The public listener: every path is a redirect request.
+fn public_server(
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: web::Data<public::PublicState>,
+    settings: &Settings,
+    caps: fd_budget::ListenerCaps,
+) -> std::io::Result<Server> {
+    let log_own_answer = public::own_answer_logger(
+        state.access_log.clone(),
+        state.trusted_proxies.clone(),
+        state.client_ip_mode,
+    );
+    guarded_server(
+        "qrtag-public",
+        listener,
+        addr,
+        &Guards::new(settings, public_workers(settings), caps),
+        Some(log_own_answer),
+        move || {
+            App::new()
+                .app_data(state.clone())
+                .default_service(web::to(public::handle))
+        },
+    )
+}
+
+/// The store the API listener writes with (and reads API keys with) when
+/// it has an account of its own (`--api-couchdb-user`): the same CouchDB
+/// database as an editor, its writes counted in the service's cluster
+/// stats (a 202 shows on `/readyz` and in the answer). `None`: the
+/// service's own store.
+fn api_writer(
+    api: &crate::server::api::ApiSettings,
+    store_settings: &StoreSettings,
+    store: &Arc<dyn store::LinkStore>,
+) -> Result<Option<Arc<dyn store::LinkStore>>, StartupError> {
+    let (Some(writer), StoreSettings::CouchDb(couch)) = (&api.couch_writer, store_settings) else {
+        return Ok(None);
+    };
+    tracing::info!(
+        user = %writer.user,
+        "the API listener writes to CouchDB with its own account"
+    );
+    let mut settings = couch.clone();
+    settings.credentials = Some(writer.clone());
+    let mut writer = store::couch::CouchStore::new(&settings)?;
+    if let Some(cluster) = store.cluster() {
+        writer = writer.sharing(cluster);
+    }
+    Ok(Some(Arc::new(writer)))
+}
+
+/// The REST API's state: its own key order following the snapshot (as
+/// the console's does), the process's one render gate and its rate limiter.
+fn rest_state(
+    api: &crate::server::api::ApiSettings,
+    store: &Arc<dyn store::LinkStore>,
+    snapshot: &Arc<Snapshot>,
+    scans: Option<Arc<crate::scan_index::ScanIndex>>,
+    settings: &Settings,
+    live_url: &crate::store::live_url::LiveUrl,
+    gate: crate::print::tag_image::RenderGate,
+) -> Result<web::Data<crate::server::rest::RestState>, StartupError> {
+    let order = Arc::new(std::sync::Mutex::new(
+        crate::console::key_order::KeyOrder::default(),
+    ));
+    crate::console::key_order::keep_following(&order, Arc::clone(snapshot))
+        .map_err(StartupError::ConsoleKeys)?;
+    Ok(web::Data::new(crate::server::rest::RestState {
+        store: Arc::clone(store),
+        public_url: live_url.clone(),
+        uppercase_prefix: settings.qr_uppercase_prefix,
+        gate,
+        limiter: crate::server::rest::auth::RateLimiter::new(api.rate_per_second),
+        strangers: crate::server::rest::strangers::StrangerLimiter::new(
+            api.strangers_per_second,
+            settings.trusted_proxies.clone(),
+        ),
+        snapshot: Arc::clone(snapshot),
+        order,
+        scans: match scans {
+            Some(index) => index,
+            None => Arc::new(crate::console::scans::NoScanCounts),
+        },
+    }))
+}
+
+/// The API listener: the service identity from its key file,
+/// `POST /didcomm`, and the REST API under `/api/v1`. Returns the server
+/// and the service's DID.
+fn api_server(
+    api: &crate::server::api::ApiSettings,
+    listener: TcpListener,
+    addr: SocketAddr,
+    rest: web::Data<crate::server::rest::RestState>,
+    delivery: crate::didcomm::delivery::Delivery,
+    settings: &Settings,
+    caps: fd_budget::ListenerCaps,
+) -> Result<(Server, crate::didcomm::did::Did), StartupError> {
+    use crate::didcomm::identity::{self, ServiceIdentity};
+    let keys = identity::load_or_create(&api.key_file)?;
+    let endpoint = match &api.public_url {
+        Some(url) => format!("{url}/didcomm"),
+        None => format!("http://{addr}/didcomm"),
+    };
+    let me = ServiceIdentity::new(keys, Some(&endpoint));
+    let did = me.did().clone();
+    if api.didcomm_on() {
+        tracing::info!(%did, %endpoint, "DIDComm url-shortener");
+    } else {
+        tracing::info!(
+            "the API listener serves the REST API; DIDComm is off (give --api-token, --didcomm-allow, --didcomm-allow-any or --didcomm-admin to turn it on)"
+        );
+    }
+    let state = web::Data::new(crate::server::api::ApiState {
+        store: Arc::clone(&rest.store),
+        identity: me,
+        public_url: rest.public_url.clone(),
+        token: api.token.clone(),
+        policy: api.policy.clone(),
+        delivery,
+        seen: crate::didcomm::replay::Seen::default(),
+    });
+    // The same guards as the other listeners: a slow body or one address
+    // must not hold the connections (and descriptors) agents need.
+    let server = guarded_server(
+        "qrtag-api",
+        listener,
+        addr,
+        &Guards::new(settings, api_workers(settings), caps),
+        None,
+        move || {
+            App::new()
+                .app_data(state.clone())
+                .app_data(rest.clone())
+                .configure(crate::server::api::routes)
+        },
+    )
+    .map_err(Listener::Api.bind_error(&api.listen))?;
+    Ok((server, did))
+}
+
+/// The line `qrtag serve` prints on stderr once bound, for scripts and
+/// tests that start it on port 0: one stable format whatever the logging.
+pub fn listening_line(public: SocketAddr, admin: SocketAddr) -> String {
+    format!("listening public={public} admin={admin}")
+}
+
+/// Reads a [`listening_line`] back: (public, admin).
+pub fn parse_listening_line(line: &str) -> Option<(SocketAddr, SocketAddr)> {
+    let rest = line.strip_prefix("listening ")?;
+    let addr = |name: &str| {
+        rest.split(' ')
+            .find_map(|f| f.strip_prefix(name))
+            .and_then(|a| a.parse().ok())
+    };
+    Some((addr("public=")?, addr("admin=")?))
+}
+
+/// Serves the links from the snapshot file, if there is one this store can
+/// resume from; returns where to follow the store from. A file that
+/// cannot be believed is reported and left for the next save to replace.
+async fn restore(
+    path: &std::path::Path,
+    identity: &str,
+    store: &dyn store::LinkStore,
+    snapshot: &Snapshot,
+) -> Option<crate::store::Resume> {
+    let started = std::time::Instant::now();
+    // Read on this thread, before anything is served, rather than on the
+    // blocking pool: the follower (on the runtime's thread) later replaces
+    // the table's shards one by one, and glibc returns freed memory to the
+    // arena of the thread that allocated it. Shards built on a pool thread
+    // would leave the freed ones stranded there, growing the resident set
+    // by a shard per edit (measured: 30 KB an edit at 1M links).
+    for leftover in saver::remove_leftovers(path) {
+        tracing::info!(path = %leftover.display(), "removed a snapshot file a stopped save left unfinished");
+    }
+    let file = saver::mark_name(path);
+    let loaded = if store.checks_mark_when_following() {
+        saver::load_any_state_from(path, identity, |named| store.same_data_as(named)).map(|found| {
+            found.map(|found| {
+                let mark = crate::store::FileMark {
+                    file: file.clone(),
+                    in_file: found.mark,
+                };
+                (found.table, Some(mark), found.moved)
+            })
+        })
+    } else {
+        let mark = match store.snapshot_mark(&file).await {
+            Ok(mark) => mark,
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot read the snapshot file's marker; loading every link from the store instead");
+                return None;
+            }
+        };
+        let identity = crate::snapshot::file::marked_identity(identity, mark.as_deref());
+        saver::load(path, &identity).map(|found| found.map(|table| (table, None, false)))
+    };
+    let (table, unchecked_mark, moved) = match loaded {
+        Ok(Some(found)) => found,
+        Ok(None) => return None,
+        Err(e) => {
+            tracing::warn!(error = %e, "loading every link from the store instead");
+            return None;
+        }
+    };
+    let seq = table.seq().cloned()?;
+    if let Err(why) = store.check_seq(&seq).await {
+        tracing::warn!(path = %path.display(), reason = %why, "ignoring snapshot file; loading every link from the store instead");
+        return None;
+    }
+    if moved {
+        // Saved by a node that reached the database at another URL: held
+        // until the follower has read the file's marker from the database,
+        // so a copy pointed at another database of the same name is never
+        // served.
+        tracing::info!(
+            path = %path.display(),
+            links = table.len(),
+            seq = %seq,
+            took = ?started.elapsed(),
+            "snapshot file saved through another URL; serving it once the database confirms its marker"
+        );
+        snapshot.set_problem(Some(format!(
+            "confirming the snapshot file (store sequence {seq}, saved through another URL) with the store"
+        )));
+        return Some(crate::store::Resume {
+            seq,
+            unchecked_mark,
+            unconfirmed: Some(table),
+        });
+    }
+    tracing::info!(
+        path = %path.display(),
+        links = table.len(),
+        seq = %seq,
+        took = ?started.elapsed(),
+        "serving links from the snapshot file; catching up with the store"
+    );
+    snapshot.publish(table);
+    snapshot.mark_loaded();
+    snapshot.set_problem(Some(format!(
+        "serving the snapshot file (store sequence {seq}); catching up with the store"
+    )));
+    Some(crate::store::Resume {
+        seq,
+        unchecked_mark,
+        unconfirmed: None,
+    })
+}
+
+/// The console's state: logins against the embedded store's password or
+/// CouchDB's accounts, and the snapshot the list reads.
+#[allow(clippy::too_many_arguments)]
+fn console_state(
+    console: &crate::console::ConsoleSettings,
+    settings: &Settings,
+    live_url: &crate::store::live_url::LiveUrl,
+    snapshot: &Arc<Snapshot>,
+    store: &Arc<dyn store::LinkStore>,
+    scans: Option<Arc<crate::scan_index::ScanIndex>>,
+    renders: crate::print::tag_image::RenderGate,
+    device_key: Option<[u8; 32]>,
+) -> Result<crate::console::ConsoleState, StartupError> {
+    use crate::console::auth::Accounts;
+    let accounts = match &settings.store {
+        crate::store::options::StoreSettings::Sqlite { path } => Accounts::Password {
+            db: store::sqlite::SqliteStore::open_with(path, store::Access::Write)?,
+            store: Arc::clone(store),
+        },
+        crate::store::options::StoreSettings::CouchDb(couch) => {
+            Accounts::couch(couch.clone(), snapshot, store.cluster())
+                .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?
+        }
+    };
+    let mut state = crate::console::ConsoleState::new(
+        Arc::clone(snapshot),
+        live_url.clone(),
+        settings.qr_uppercase_prefix,
+        accounts,
+        console.secure_cookie,
+    );
+    state.time_zone = console.time_zone;
+    state.renders = renders;
+    state.trusted_proxies = settings.trusted_proxies.clone();
+    if let Some(key) = device_key {
+        state.devices = crate::console::device::DeviceKeys::new(key);
+    }
+    if let Some(index) = scans {
+        state.scans = index;
+    }
+    crate::console::key_order::keep_following(&state.order, Arc::clone(snapshot))
+        .map_err(StartupError::ConsoleKeys)?;
+    Ok(state)
+}
+
+/// A file-size limit (`RLIMIT_FSIZE`, `ulimit -f`, systemd's `LimitFSIZE`)
+/// makes the kernel send SIGXFSZ on a write past it, whose default action
+/// kills the process mid-line with nothing said. With a handler installed
+/// the write fails with `EFBIG` instead, which the access log treats like a
+/// full disk (reported, retried, the file cut back to whole lines). Tokio
+/// keeps a handler registered for the life of the process, so the stream
+/// itself can be dropped.
+fn ignore_file_size_signal() -> Result<(), StartupError> {
+    let kind = tokio::signal::unix::SignalKind::from_raw(libc::SIGXFSZ);
+    tokio::signal::unix::signal(kind)
+        .map(drop)
+        .map_err(StartupError::Signal)
+}
+
+/// What must come before the first write to any file (`serve` calls it
+/// before it reads the recorded public URL from the store, `build` again):
+/// the SIGXFSZ handler, without which a write past a file-size limit kills
+/// the process with nothing said, and the refusal of a limit below the
+/// database's size, which no write could get past.
+pub fn before_any_write(settings: &Settings) -> Result<(), StartupError> {
+    ignore_file_size_signal()?;
+    if let StoreSettings::Sqlite { path } = &settings.store {
+        file_size_limit::check_file(path)?;
+    }
+    Ok(())
+}
+
+impl Application {
+    /// Opens the store, starts following it and binds both listeners. Must
+    /// be called inside a Tokio runtime; nothing is served until
+    /// [`run_until_stopped`](Self::run_until_stopped).
+    pub async fn build(settings: Settings) -> Result<Self, StartupError> {
+        before_any_write(&settings)?;
+        // First the listeners: a port in use stops the start before any
+        // file (database, log, secret) is created.
+        let (public_listener, public_addr) = bind(&settings.listen, Listener::Public)?;
+        // No public URL configured: answer with the address actually bound,
+        // so `--listen 127.0.0.1:8280` says 8280 (and port 0 its real port).
+        let mut settings = settings;
+        let (caps, needs) = connection_caps(&settings)?;
+        let connection_warning = caps
+            .worth_warning(&needs, settings.max_connections_chosen)
+            .then(|| fd_budget::lowered_line(&caps, &needs));
+        let public_url = settings
+            .public_url
+            .get_or_insert_with(|| PublicUrl::of_listener(public_addr))
+            .clone();
+        let (admin_listener, admin_addr) = bind(&settings.admin_listen, Listener::Admin)?;
+        let api_listener = settings
+            .api
+            .as_ref()
+            .map(|api| bind(&api.listen, Listener::Api))
+            .transpose()?;
+        // Then the secret file: a bad one stops the start before the store.
+        let mut device_key = None;
+        let tracking = match &settings.tracking {
+            Some(t) => {
+                let keys = crate::tracking::secret::load_or_create(&t.secret_file)?;
+                device_key = Some(keys.derived_key(crate::console::device::KEY_PURPOSE));
+                Some(TrackingCookie::new(
+                    t.cookie_name.clone(),
+                    public_url.is_https(),
+                    keys,
+                ))
+            }
+            None => None,
+        };
+        let store = store::open(&settings.store, store::Access::Create)?;
+        let access_log =
+            AccessLog::open(&settings.access_log, settings.access_log_options.clone())?;
+        let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
+            .map_err(StartupError::Signal)?;
+        let stop_signals = StopSignals::register()?;
+        let snapshot = Snapshot::new();
+        let scan_index = match &settings.scan_index {
+            None => None,
+            Some(index) => Some(
+                crate::scan_index::start_with_links(
+                    match (&index.logs, &settings.access_log) {
+                        (Some(logs), _) => logs.clone(),
+                        (None, AccessLogTarget::Path(log)) => log.clone().into(),
+                        (None, AccessLogTarget::Stdout) => {
+                            return Err(StartupError::ScanIndexWithoutFile);
+                        }
+                    },
+                    index.clone(),
+                    Arc::clone(&snapshot) as Arc<dyn crate::scan_index::Links>,
+                )
+                .map_err(StartupError::ScanIndex)?,
+            ),
+        };
+        let identity = store.snapshot_identity();
+        let resume = match &settings.snapshot_file {
+            Some(path) => restore(path, &identity, store.as_ref(), &snapshot).await,
+            None => None,
+        };
+        let saver = settings.snapshot_file.clone().map(|path| {
+            // A file held for confirmation is saved again once served, under
+            // this node's URL, so its next restart serves at once.
+            let on_disk = resume
+                .as_ref()
+                .is_some_and(|r| r.unconfirmed.is_none())
+                .then(|| snapshot.generation());
+            Saver::new(path, Arc::clone(&store), Arc::clone(&snapshot), on_disk)
+        });
+        let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
+        let live_url = crate::store::live_url::LiveUrl::new(public_url.clone());
+        let url_watch = settings
+            .follow_recorded_url
+            .then(|| crate::store::live_url::watch(Arc::clone(&store), live_url.clone()));
+        // What the console and the API write through: answered once served.
+        let writes = crate::links::served::Served::wrap(Arc::clone(&store), Arc::clone(&snapshot));
+
+        let requests = Arc::new(crate::metrics::RequestMetrics::default());
+        let public_state = web::Data::new(public::PublicState {
+            snapshot: Arc::clone(&snapshot),
+            public_url: live_url.clone(),
+            access_log: access_log.clone(),
+            tracking,
+            trusted_proxies: settings.trusted_proxies.clone(),
+            client_ip_mode: settings.client_ip_mode,
+            metrics: Arc::clone(&requests),
+        });
+        let public_server = public_server(
+            public_listener,
+            public_addr,
+            public_state,
+            &settings,
+            caps.public,
+        )
+        .map_err(Listener::Public.bind_error(&settings.listen))?;
+
+        let qr_renders = crate::metrics::QrRenders::default();
+        let render_gate = crate::print::tag_image::RenderGate::for_cores()
+            .with_print_logo(settings.print_logo.clone());
+        let qr_state = web::Data::new(crate::server::qr::QrState {
+            snapshot: Arc::clone(&snapshot),
+            store: Arc::clone(&store),
+            public_url: live_url.clone(),
+            uppercase_prefix: settings.qr_uppercase_prefix,
+            renders: qr_renders.clone(),
+            gate: render_gate.clone(),
+        });
+        let delivery = crate::didcomm::delivery::Delivery::new(
+            settings
+                .api
+                .as_ref()
+                .is_some_and(|a| a.allow_private_endpoints),
+        );
+        let health = Arc::new(crate::metrics::health::Health {
+            snapshot: Arc::clone(&snapshot),
+            access_log: access_log.clone(),
+            deliveries: settings
+                .api
+                .as_ref()
+                .filter(|api| api.didcomm_on())
+                .map(|_| delivery.counters()),
+            node: settings.node_name.clone(),
+            cluster: store.cluster(),
+            scans: scan_index
+                .as_ref()
+                .map(crate::scan_index::RunningIndex::index),
+            draining: std::sync::atomic::AtomicBool::new(false),
+        });
+        let metrics = crate::metrics::Metrics::new(
+            requests,
+            Arc::clone(&health),
+            &qr_renders,
+            render_gate.clone(),
+        );
+        let console = match &settings.console {
+            Some(console) => Some(web::Data::new(console_state(
+                console,
+                &settings,
+                &live_url,
+                &snapshot,
+                &writes,
+                scan_index
+                    .as_ref()
+                    .map(crate::scan_index::RunningIndex::index),
+                render_gate.clone(),
+                device_key,
+            )?)),
+            None => None,
+        };
+        let console_setup_url = match &console {
+            Some(console) => console.offer_setup(admin_addr).await?,
+            None => None,
+        };
+        let admin_state = web::Data::new(admin::AdminState {
+            health: Arc::clone(&health),
+            metrics: Arc::new(metrics),
+            console: console.is_some(),
+        });
+        // One worker: nothing here is a scan. The same guards as the public
+        // listener, since the console behind a proxy is as exposed.
+        let admin_server = guarded_server(
+            "qrtag-admin",
+            admin_listener,
+            admin_addr,
+            &Guards::new(&settings, 1, caps.admin),
+            None,
+            move || {
+                App::new()
+                    .app_data(admin_state.clone())
+                    .configure(admin::routes)
+                    .service(crate::server::qr::service(qr_state.clone()))
+                    .configure(|cfg| {
+                        if let Some(console) = &console {
+                            crate::console::configure(cfg, console.clone());
+                        }
+                    })
+            },
+        )
+        .map_err(Listener::Admin.bind_error(&settings.admin_listen))?;
+
+        let (api, api_addr, didcomm_did) = match (&settings.api, api_listener) {
+            (Some(api), Some((listener, addr))) => {
+                // Every write the API listener makes (DIDComm and REST) is
+                // answered once this server serves it (`Served`), and made
+                // with the account meant for writing.
+                let api_writes = match api_writer(api, &settings.store, &store)? {
+                    Some(writer) => {
+                        crate::links::served::Served::wrap(writer, Arc::clone(&snapshot))
+                    }
+                    None => Arc::clone(&writes),
+                };
+                let rest = rest_state(
+                    api,
+                    &api_writes,
+                    &snapshot,
+                    scan_index
+                        .as_ref()
+                        .map(crate::scan_index::RunningIndex::index),
+                    &settings,
+                    &live_url,
+                    render_gate.clone(),
+                )?;
+                let (server, did) =
+                    api_server(api, listener, addr, rest, delivery, &settings, caps.api)?;
+                (Some(server), Some(addr), Some(did))
+            }
+            _ => (None, None, None),
+        };
+
+        // Logged once the start succeeded: a failed start says one line.
+        tracing::info!(
+            limit = caps.limit,
+            public = caps.public.total,
+            admin = caps.admin.total,
+            api = caps.api.total,
+            "connection caps from the open-file limit"
+        );
+        Ok(Self {
+            public_addr,
+            admin_addr,
+            public: public_server,
+            admin: admin_server,
+            api_addr,
+            api,
+            didcomm_did,
+            didcomm_on: settings.api.as_ref().is_some_and(|a| a.didcomm_on()),
+            snapshot,
+            follower,
+            url_watch,
+            saver,
+            access_log,
+            scan_index,
+            console_setup_url,
+            public_url,
+            hangup,
+            stop_signals,
+            health,
+            shutdown_grace: settings.shutdown_grace,
+            connection_warning,
+        })
+    }
+
+    /// One line naming the open-file limit, the public listener's cap in
+    /// force and how to raise it, when the limit lowered the cap.
+    pub fn connection_warning(&self) -> Option<&str> {
+        self.connection_warning.as_deref()
+    }
+
+    pub fn public_url(&self) -> &PublicUrl {
+        &self.public_url
+    }
+
+    pub fn public_addr(&self) -> SocketAddr {
+        self.public_addr
+    }
+
+    pub fn admin_addr(&self) -> SocketAddr {
+        self.admin_addr
+    }
+
+    /// The DIDComm listener's address, when `--api-listen` is set.
+    pub fn api_addr(&self) -> Option<SocketAddr> {
+        self.api_addr
+    }
+
+    /// The service's DID, when the DIDComm listener is on.
+    pub fn didcomm_did(&self) -> Option<&crate::didcomm::did::Did> {
+        self.didcomm_did.as_ref()
+    }
+
+    /// Whether DIDComm is on (`ApiSettings::didcomm_on`), not only the
+    /// API listener.
+    pub fn didcomm_on(&self) -> bool {
+        self.didcomm_on
+    }
+
+    pub fn snapshot(&self) -> Arc<Snapshot> {
+        Arc::clone(&self.snapshot)
+    }
+
+    pub fn access_log(&self) -> AccessLog {
+        self.access_log.clone()
+    }
+
+    /// The scan counts, when `settings.scan_index` turned them on.
+    pub fn scan_index(&self) -> Option<Arc<crate::scan_index::ScanIndex>> {
+        self.scan_index
+            .as_ref()
+            .map(crate::scan_index::RunningIndex::index)
+    }
+
+    /// The console's first-run setup link (`/console/setup?token=…` on the
+    /// admin listener's bound address), when `--console` runs on the
+    /// embedded store with no password set. It works once; never log it.
+    pub fn console_setup_url(&self) -> Option<&str> {
+        self.console_setup_url.as_deref()
+    }
+
+    /// Serves until SIGINT or SIGTERM; in-flight requests are finished first,
+    /// then every access log line is written and synced. SIGHUP reopens the
+    /// access log.
+    pub async fn run_until_stopped(self) -> std::io::Result<()> {
+        let reopener = {
+            let log = self.access_log.clone();
+            let mut hangup = self.hangup;
+            tokio::spawn(async move {
+                while hangup.recv().await.is_some() {
+                    let log = log.clone();
+                    // Waits for the flusher, which may be mid-write.
+                    let _ = tokio::task::spawn_blocking(move || log.reopen()).await;
+                }
+            })
+        };
+        let saving = self.saver.as_ref().map(Saver::spawn);
+        let public_handle = self.public.handle();
+        let admin_handle = self.admin.handle();
+        let api_handle = self.api.as_ref().map(Server::handle);
+        let public = tokio::spawn(self.public);
+        let admin = tokio::spawn(self.admin);
+        let api = self.api.map(tokio::spawn);
+        let api_done = async move {
+            match api {
+                Some(task) => task.await,
+                None => std::future::pending().await,
+            }
+        };
+        // On SIGTERM or SIGINT: draining (every listener serving, `/readyz`
+        // 503) for the grace period or until a second signal, then every
+        // listener stops, finishing its requests in flight. A listener that
+        // ends on its own stops the others too.
+        let mut signals = self.stop_signals;
+        let health = self.health;
+        let grace = self.shutdown_grace;
+        let drain = async move {
+            signals.next().await;
+            health
+                .draining
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            tracing::info!(grace = ?grace, "draining: /readyz answers 503 while the listeners serve on");
+            tokio::select! {
+                _ = tokio::time::sleep(grace) => {}
+                _ = signals.next() => tracing::info!("a second signal: stopping now"),
+            }
+        };
+        let mut public = public;
+        let mut admin = admin;
+        let first = tokio::select! {
+            () = drain => None,
+            r = &mut public => Some(r),
+            r = &mut admin => Some(r),
+            r = api_done => Some(r),
+        };
+        public_handle.stop(true).await;
+        admin_handle.stop(true).await;
+        if let Some(handle) = api_handle {
+            handle.stop(true).await;
+        }
+        let first = match first {
+            Some(r) => r,
+            None => public.await,
+        };
+        self.follower.abort();
+        if let Some(watch) = &self.url_watch {
+            watch.abort();
+        }
+        reopener.abort();
+        if let (Some(task), Some(saver)) = (saving, &self.saver) {
+            task.abort();
+            // The next start then serves exactly what this one last did.
+            if let Err(e) = saver.save_if_changed().await {
+                tracing::warn!(path = %saver.path().display(), error = %e, "cannot write the snapshot file");
+            }
+        }
+        // Both listeners have stopped, so no line can be appended any more.
+        let log = self.access_log;
+        let drained = tokio::task::spawn_blocking(move || log.shutdown())
+            .await
+            .map_err(std::io::Error::other)
+            .and_then(|r| r.map_err(std::io::Error::other));
+        if let Some(index) = self.scan_index {
+            // After the drain, so its last checkpoint holds every line.
+            let _ = tokio::task::spawn_blocking(move || index.stop()).await;
+        }
+        let served = first.map_err(std::io::Error::other)?;
+        let stats = drained?;
+        tracing::info!(
+            lines_written = stats.lines_written,
+            lines_dropped = stats.lines_dropped,
+            write_errors = stats.write_errors,
+            "access log closed"
+        );
+        served
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_listening_line_reads_back() {
+        let (p, a): (SocketAddr, SocketAddr) = (
+            "127.0.0.1:8080".parse().expect("addr"),
+            "[::1]:8081".parse().expect("addr"),
+        );
+        assert_eq!(parse_listening_line(&listening_line(p, a)), Some((p, a)));
+        assert_eq!(parse_listening_line("listening public=x admin=y"), None);
+        assert_eq!(parse_listening_line("INFO qrtag is serving"), None);
+    }
+}

@@ -1,0 +1,794 @@
+//! `qrtag setup`: makes a CouchDB database ready to hold links.
+//!
+//! Idempotent, so it can run on every deploy: it creates only what is
+//! missing, rewrites the validation only when it differs, and adds the two
+//! qrtag roles to `_security` without removing anyone else's access.
+//!
+//! Access model: CouchDB lets every member of a database write to it unless a
+//! `validate_doc_update` function refuses, so both roles are made members and
+//! the function refuses writes from anyone who is neither an admin nor a
+//! `qrtag_editor`. The service itself follows the links with a
+//! `qrtag_reader` account, and writes (the API listener) with an editor one.
+//!
+//! `qrtag import --new-database` ([`NewDatabase`]) takes the same steps
+//! after its writes: it creates the database itself, locked to server
+//! admins, writes every document with no validation function installed
+//! (CouchDB spends most of a write's CPU calling one), and only then
+//! installs the validation and opens the database to the two roles.
+//!
+//! The REST API's keys live in a second database, `LINKS-keys`
+//! ([`super::couch_keys`]): only the editor role is a member there, so a
+//! reader can neither read nor write a key, and its own validation lets an
+//! editor create and revoke keys but never change or un-revoke one.
+
+use reqwest::Method;
+use serde_json::{Map, Value, json};
+
+use super::CouchHttp;
+use crate::store::StoreError;
+use crate::store::options::CouchSettings;
+use crate::values::couch::CouchDbName;
+
+/// The role of the account `qrtag serve` reads with.
+pub const READER_ROLE: &str = "qrtag_reader";
+/// The role that may create and edit links (besides admins).
+pub const EDITOR_ROLE: &str = "qrtag_editor";
+/// The design document that carries the validation.
+pub const DESIGN_ID: &str = "_design/qrtag";
+/// The validation function, kept as a JavaScript file so it can be read and
+/// linted as what it is.
+pub const VALIDATE_DOC_UPDATE: &str =
+    include_str!("../../../assets/couchdb/validate_doc_update.js");
+/// The API keys database's validation (the same design document ID there).
+pub const VALIDATE_API_KEY: &str = include_str!("../../../assets/couchdb/validate_api_key.js");
+/// The map function of the `links` view of `_design/qrtag`: every link's
+/// document as the full load reads it (everything but `_id` and `_rev`), so
+/// a new node reads a prebuilt index instead of opening each document
+/// ([`super::couch_load`]). One line, as installed: the load trusts the
+/// view only when its function is exactly this text. Values pass through
+/// JavaScript, so a number past 2^53 would read rounded; no field qrtag
+/// reads is one (times are RFC 3339 strings).
+pub const LINKS_VIEW_MAP: &str =
+    include_str!("../../../assets/couchdb/links_view.js").trim_ascii_end();
+/// The view's name in `_design/qrtag`.
+pub const LINKS_VIEW: &str = "links";
+/// The members of the links database: the service reads, editors write.
+pub const LINK_ROLES: [&str; 2] = [READER_ROLE, EDITOR_ROLE];
+/// The members of the API keys database: editors only, never the reader.
+pub const KEY_ROLES: [&str; 1] = [EDITOR_ROLE];
+
+/// How many times the design document is re-read after a conflicting write.
+const ATTEMPTS: usize = 5;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    Created,
+    Updated,
+    Unchanged,
+}
+
+impl std::fmt::Display for Outcome {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Self::Created => "created",
+            Self::Updated => "updated",
+            Self::Unchanged => "unchanged",
+        })
+    }
+}
+
+/// What `setup` did to each part.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupReport {
+    pub database: Outcome,
+    pub design: Outcome,
+    /// A public URL found where any member could write it, moved into the
+    /// design document ([`super::couch_public_url::move_legacy`]).
+    pub public_url_moved: Option<String>,
+    pub security: Outcome,
+    /// The API keys database (`LINKS-keys`), its validation and `_security`.
+    pub keys: PartReport,
+    /// The database's copies and shards, where the server says (Apache
+    /// CouchDB does; PouchDB Server has no cluster).
+    pub placement: Option<Placement>,
+    /// Nodes the cluster is configured with (`_membership`), where the
+    /// account may read it.
+    pub cluster_nodes: Option<usize>,
+}
+
+/// What `setup` did to one more database.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PartReport {
+    pub name: String,
+    pub database: Outcome,
+    pub design: Outcome,
+    pub security: Outcome,
+}
+
+/// How CouchDB spreads a database: `n` copies of each of `q` shards.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Placement {
+    pub n: u32,
+    pub q: u32,
+}
+
+/// What the person running `setup` asked for (`--replicas`, `--shards`);
+/// CouchDB's defaults (`[cluster] n` and `q`) for what they did not.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Requested {
+    pub n: Option<u32>,
+    pub q: Option<u32>,
+}
+
+impl Requested {
+    /// What an existing database has that differs from the request: CouchDB
+    /// fixes both when it creates a database, so setup cannot apply them.
+    fn unmet(self, has: Placement) -> Option<String> {
+        let mut parts = Vec::new();
+        if self.n.is_some_and(|n| n != has.n) {
+            parts.push(format!(
+                "--replicas {} (it has n = {})",
+                self.n.unwrap_or_default(),
+                has.n
+            ));
+        }
+        if self.q.is_some_and(|q| q != has.q) {
+            parts.push(format!(
+                "--shards {} (it has q = {})",
+                self.q.unwrap_or_default(),
+                has.q
+            ));
+        }
+        (!parts.is_empty()).then(|| parts.join(" and "))
+    }
+}
+
+/// A warning about copies that do not match the cluster: one copy on a
+/// cluster (losing one node loses links), or more copies than nodes (every
+/// write is accepted with fewer copies than asked for, a 202).
+pub fn placement_warning(placement: Placement, cluster_nodes: usize) -> Option<String> {
+    let Placement { n, .. } = placement;
+    if n == 1 && cluster_nodes > 1 {
+        return Some(format!(
+            "n = 1 on a cluster of {cluster_nodes} nodes: each link is on one node only, and losing that node loses it; \
+             create the database with --replicas {}",
+            cluster_nodes.min(3)
+        ));
+    }
+    if n as usize > cluster_nodes {
+        return Some(format!(
+            "n = {n} on a cluster of {cluster_nodes} node{}: every write keeps fewer copies than asked for \
+             (CouchDB answers 202)",
+            if cluster_nodes == 1 { "" } else { "s" }
+        ));
+    }
+    None
+}
+
+/// A warning when CouchDB created the database with fewer copies than
+/// `--replicas` asked for: it answers the request with success and keeps
+/// at most as many copies as the cluster has nodes (Apache CouchDB 3.5 on
+/// one node makes n = 1 of `?n=3`), which nothing else would say.
+pub fn fewer_copies_than_asked(
+    db: &str,
+    replicas: Option<u32>,
+    has: Placement,
+    cluster_nodes: Option<usize>,
+) -> Option<String> {
+    let asked = replicas.filter(|r| *r > has.n)?;
+    let nodes = cluster_nodes
+        .map(|c| format!(" on a cluster of {c} node{}", if c == 1 { "" } else { "s" }))
+        .unwrap_or_default();
+    Some(format!(
+        "--replicas {asked} asked for {asked} copies of each link, but CouchDB created \
+         database {db} with n = {n}{nodes}: each link has {n} cop{}",
+        if has.n == 1 { "y" } else { "ies" },
+        n = has.n,
+    ))
+}
+
+/// Creates the database, installs the validation and sets `_security`.
+/// Needs a server admin account.
+pub async fn setup(
+    settings: &CouchSettings,
+    requested: Requested,
+) -> Result<SetupReport, StoreError> {
+    let http = CouchHttp::new(settings)?;
+    let database = ensure_database(&http, requested).await?;
+    prepare(&http, requested, database, Lock::Keep).await
+}
+
+/// Whether the setup steps take out the admins-only lock a
+/// [`NewDatabase`] was made with.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Lock {
+    Keep,
+    Open,
+}
+
+/// Everything `setup` does once the database is there: checks the copies
+/// and shards, installs the validation, then (never before it) admits the
+/// roles, and prepares the API keys database.
+async fn prepare(
+    http: &CouchHttp,
+    requested: Requested,
+    database: Outcome,
+    lock: Lock,
+) -> Result<SetupReport, StoreError> {
+    let placement = placement(http).await?;
+    if let (Outcome::Unchanged, Some(has)) = (database, placement)
+        && let Some(unmet) = requested.unmet(has)
+    {
+        return Err(StoreError::Other(format!(
+            "database {} exists, so {unmet} cannot be applied: CouchDB sets copies and shards \
+             when it creates a database (replicate into a new one to change them)",
+            http.db()
+        )));
+    }
+    let design = ensure_design(http, VALIDATE_DOC_UPDATE, Some(LINKS_VIEW_MAP)).await?;
+    let public_url_moved = super::public_url::move_legacy(http).await?;
+    let security = ensure_security(http, &LINK_ROLES, lock).await?;
+    let keys = setup_keys(http, requested).await?;
+    Ok(SetupReport {
+        database,
+        design,
+        public_url_moved,
+        security,
+        keys,
+        placement,
+        cluster_nodes: cluster_nodes(http).await,
+    })
+}
+
+/// The role every server admin has and nobody else: a database whose only
+/// member role it is admits server admins alone, on Apache CouchDB (which
+/// also makes new databases admin-only by default) and PouchDB Server
+/// alike.
+const ADMIN_ROLE: &str = "_admin";
+
+/// `_security` of a database only server admins may read or write.
+fn admins_only() -> Value {
+    json!({
+        "admins": {"names": [], "roles": []},
+        "members": {"names": [], "roles": [ADMIN_ROLE]}
+    })
+}
+
+/// Whether the account is a server admin, the only one that may create a
+/// database (`GET /_session`: the roles of the account the request was made
+/// with; an admin party, with no admin configured, makes everyone one).
+pub async fn is_server_admin(settings: &CouchSettings) -> Result<bool, StoreError> {
+    let http = CouchHttp::new(settings)?;
+    let mut url = http.server().as_url().clone();
+    url.set_path("/_session");
+    let session: Value = http
+        .json(http.request(Method::GET, url), "reading _session")
+        .await?;
+    Ok(session
+        .pointer("/userCtx/roles")
+        .and_then(Value::as_array)
+        .is_some_and(|roles| roles.iter().any(|r| r == ADMIN_ROLE)))
+}
+
+/// Whether the database exists (`HEAD`; any answer but a 404 means there is
+/// something by that name).
+pub async fn database_exists(settings: &CouchSettings) -> Result<bool, StoreError> {
+    let http = CouchHttp::new(settings)?;
+    let head = http
+        .send(http.request(Method::HEAD, http.db_url(&[])))
+        .await?;
+    Ok(head.status().as_u16() != 404)
+}
+
+/// A database made by [`NewDatabase::create`]: only server admins may read
+/// or write it, and it has no validation function, until
+/// [`open`](Self::open) runs the setup steps; [`remove`](Self::remove)
+/// deletes it instead. Dropping it leaves it as it is.
+pub struct NewDatabase {
+    http: CouchHttp,
+    requested: Requested,
+    /// The API keys database [`open`](Self::open) makes beside it; `None`
+    /// when one was there before (not this import's to delete).
+    keys: Option<CouchHttp>,
+}
+
+impl NewDatabase {
+    /// Documents per `_bulk_docs` request while no validation runs: with
+    /// the documents in key order, a batch of 1,000 cost Apache CouchDB 3.5
+    /// 0.066–0.075 ms of CPU a document, one of 250 0.089–0.095 ms (in the
+    /// order of a file of random keys, 0.33 ms at 250), answered well
+    /// within the response-head limit.
+    pub const BATCH: usize = 1000;
+
+    /// Creates the database (copies and shards as asked), admins only.
+    /// `None` when a database of that name exists: it is left untouched.
+    pub async fn create(
+        settings: &CouchSettings,
+        requested: Requested,
+    ) -> Result<Option<Self>, StoreError> {
+        let http = CouchHttp::new(settings)?;
+        let keys = http.for_db(super::keys::database_name(http.db())?);
+        let keys_there = keys
+            .send(keys.request(Method::HEAD, keys.db_url(&[])))
+            .await?
+            .status()
+            .as_u16()
+            != 404;
+        let resp = http
+            .send(http.request(Method::PUT, placement_url(&http, requested)))
+            .await?;
+        match resp.status().as_u16() {
+            200..=299 => {}
+            412 => return Ok(None),
+            _ => {
+                let what = format!("creating database {}", http.db());
+                return Err(http.refusal(resp, &what).await);
+            }
+        }
+        let created = Self {
+            http,
+            requested,
+            keys: (!keys_there).then_some(keys),
+        };
+        let what = format!("writing {}/_security", created.http.db());
+        let locked: Result<Value, StoreError> = created
+            .http
+            .json(
+                created
+                    .http
+                    .request(Method::PUT, created.http.db_url(&["_security"]))
+                    .json(&admins_only()),
+                &what,
+            )
+            .await;
+        match locked {
+            Ok(_) => Ok(Some(created)),
+            Err(e) => {
+                // Never leave behind a database open to members without
+                // its validation.
+                let _ = created.remove().await;
+                Err(e)
+            }
+        }
+    }
+
+    /// The database's name.
+    pub fn name(&self) -> &CouchDbName {
+        self.http.db()
+    }
+
+    /// Runs `setup`'s steps on it: the validation first, then the roles
+    /// admitted (the admins-only lock taken out), then the API keys
+    /// database.
+    pub async fn open(&self) -> Result<SetupReport, StoreError> {
+        prepare(&self.http, self.requested, Outcome::Created, Lock::Open).await
+    }
+
+    /// The database's `update_seq` once the import's writes are answered:
+    /// the sequence a snapshot of exactly those documents is at, which the
+    /// first `serve`'s follower resumes from.
+    pub async fn update_seq(&self) -> Result<Value, StoreError> {
+        super::load::update_seq(&self.http).await
+    }
+
+    /// Asks CouchDB to build the `links` view's index now, in the
+    /// background (`update=lazy` answers at once), so a later full load
+    /// reads the view instead of every document. Best effort: the view is
+    /// built on its first read anyway.
+    pub async fn start_view_build(&self) {
+        let mut url = self.http.db_url(&["_design", "qrtag", "_view", LINKS_VIEW]);
+        url.query_pairs_mut()
+            .append_pair("limit", "0")
+            .append_pair("update", "lazy");
+        let req = self
+            .http
+            .request(Method::GET, url)
+            .timeout(std::time::Duration::from_secs(2));
+        if let Err(e) = self.http.send(req).await {
+            tracing::debug!(error = %e, "could not ask for the links view's index");
+        }
+    }
+
+    /// Deletes the database and everything written to it, and the API keys
+    /// database `open` made (if it got that far) with it.
+    pub async fn remove(&self) -> Result<(), StoreError> {
+        drop_database(&self.http, false).await?;
+        if let Some(keys) = &self.keys {
+            drop_database(keys, true).await?;
+        }
+        Ok(())
+    }
+}
+
+/// `DELETE`s a database; `missing_ok`: one that is not there is no error.
+async fn drop_database(http: &CouchHttp, missing_ok: bool) -> Result<(), StoreError> {
+    let resp = http
+        .send(http.request(Method::DELETE, http.db_url(&[])))
+        .await?;
+    let status = resp.status().as_u16();
+    if resp.status().is_success() || (missing_ok && status == 404) {
+        Ok(())
+    } else {
+        let what = format!("deleting database {}", http.db());
+        Err(http.refusal(resp, &what).await)
+    }
+}
+
+/// The database's URL with CouchDB's `n` and `q` when asked for.
+fn placement_url(http: &CouchHttp, requested: Requested) -> url::Url {
+    let mut url = http.db_url(&[]);
+    for (name, value) in [("n", requested.n), ("q", requested.q)] {
+        if let Some(value) = value {
+            url.query_pairs_mut().append_pair(name, &value.to_string());
+        }
+    }
+    url
+}
+
+/// The API keys database beside the links one: a single shard (a few
+/// small documents), as many copies as the links get.
+async fn setup_keys(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
+    let http = links.for_db(super::keys::database_name(links.db())?);
+    let keys = Requested {
+        n: requested.n,
+        q: Some(1),
+    };
+    Ok(PartReport {
+        name: http.db().to_string(),
+        database: ensure_database(&http, keys).await?,
+        design: ensure_design(&http, VALIDATE_API_KEY, None).await?,
+        security: ensure_security(&http, &KEY_ROLES, Lock::Keep).await?,
+    })
+}
+
+/// `cluster.n` and `cluster.q` of the database's information.
+async fn placement(http: &CouchHttp) -> Result<Option<Placement>, StoreError> {
+    let info: Value = http
+        .json(
+            http.request(Method::GET, http.db_url(&[])),
+            "reading the database's information",
+        )
+        .await?;
+    let number = |name: &str| {
+        info.pointer(&format!("/cluster/{name}"))
+            .and_then(Value::as_u64)
+            .and_then(|v| u32::try_from(v).ok())
+    };
+    Ok(number("n")
+        .zip(number("q"))
+        .map(|(n, q)| Placement { n, q }))
+}
+
+/// The nodes the cluster is configured with; `None` where `_membership` is
+/// not offered or not readable by the account.
+async fn cluster_nodes(http: &CouchHttp) -> Option<usize> {
+    let mut url = http.server().as_url().clone();
+    url.set_path("/_membership");
+    let resp = http.send(http.request(Method::GET, url)).await.ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    let body: Value = http.read_json(resp, "reading _membership").await.ok()?;
+    body.get("cluster_nodes")?.as_array().map(Vec::len)
+}
+
+async fn ensure_database(http: &CouchHttp, requested: Requested) -> Result<Outcome, StoreError> {
+    // Look before creating: only a server admin may PUT a database, even one
+    // that exists, and a database admin should be able to re-run setup.
+    let head = http
+        .send(http.request(Method::HEAD, http.db_url(&[])))
+        .await?;
+    if head.status().is_success() {
+        return Ok(Outcome::Unchanged);
+    }
+    let what = format!("creating database {}", http.db());
+    let resp = http
+        .send(http.request(Method::PUT, placement_url(http, requested)))
+        .await?;
+    match resp.status().as_u16() {
+        200..=299 => Ok(Outcome::Created),
+        // 412 file_exists: CouchDB's answer for a database that is there.
+        412 => Ok(Outcome::Unchanged),
+        _ => Err(http.refusal(resp, &what).await),
+    }
+}
+
+/// Reads a document, `None` when missing.
+async fn get_doc(http: &CouchHttp, segments: &[&str]) -> Result<Option<Value>, StoreError> {
+    let what = format!("reading {}", segments.join("/"));
+    let resp = http
+        .send(http.request(Method::GET, http.db_url(segments)))
+        .await?;
+    match resp.status().as_u16() {
+        200..=299 => http.read_json(resp, &what).await.map(Some),
+        404 => Ok(None),
+        _ => Err(http.refusal(resp, &what).await),
+    }
+}
+
+/// The design document with qrtag's fields set (and, for the links, the
+/// `links` view); other fields (views someone added) are kept. `None` when
+/// nothing needs to change.
+fn desired_design(current: Option<&Value>, validation: &str, view: Option<&str>) -> Option<Value> {
+    let mut doc = match current {
+        Some(Value::Object(m)) => m.clone(),
+        _ => Map::new(),
+    };
+    let before = doc.clone();
+    doc.insert("_id".into(), Value::String(DESIGN_ID.into()));
+    doc.insert("language".into(), Value::String("javascript".into()));
+    doc.insert(
+        "validate_doc_update".into(),
+        Value::String(validation.into()),
+    );
+    if let Some(map) = view {
+        let views = doc
+            .entry("views")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if !views.is_object() {
+            *views = Value::Object(Map::new());
+        }
+        if let Value::Object(views) = views {
+            views.insert(LINKS_VIEW.into(), serde_json::json!({ "map": map }));
+        }
+    }
+    (current.is_none() || doc != before).then_some(Value::Object(doc))
+}
+
+async fn ensure_design(
+    http: &CouchHttp,
+    validation: &str,
+    view: Option<&str>,
+) -> Result<Outcome, StoreError> {
+    let segments = ["_design", "qrtag"];
+    for _ in 0..ATTEMPTS {
+        let current = get_doc(http, &segments).await?;
+        let Some(doc) = desired_design(current.as_ref(), validation, view) else {
+            return Ok(Outcome::Unchanged);
+        };
+        let resp = http
+            .send(http.request(Method::PUT, http.db_url(&segments)).json(&doc))
+            .await?;
+        match resp.status().as_u16() {
+            200..=299 if current.is_none() => return Ok(Outcome::Created),
+            200..=299 => return Ok(Outcome::Updated),
+            // Someone else wrote it in between: read again.
+            409 => continue,
+            _ => return Err(http.refusal(resp, &format!("writing {DESIGN_ID}")).await),
+        }
+    }
+    Err(StoreError::Conflict(DESIGN_ID.into()))
+}
+
+/// `_security` with `roles` among the members, everything already there
+/// kept (with [`Lock::Open`], but the admins-only member role). `None`
+/// when nothing needs to change.
+fn desired_security(current: &Value, roles_wanted: &[&str], lock: Lock) -> Option<Value> {
+    let mut sec = match current {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    };
+    let before = sec.clone();
+    if lock == Lock::Open
+        && let Some(Value::Array(roles)) = sec.get_mut("members").and_then(|m| m.get_mut("roles"))
+    {
+        roles.retain(|r| r != ADMIN_ROLE);
+    }
+    for part in ["admins", "members"] {
+        let group = sec.entry(part).or_insert_with(|| json!({}));
+        if !group.is_object() {
+            *group = json!({});
+        }
+        if let Value::Object(group) = group {
+            for list in ["names", "roles"] {
+                let entry = group.entry(list).or_insert_with(|| json!([]));
+                if !entry.is_array() {
+                    *entry = json!([]);
+                }
+            }
+            if part == "members"
+                && let Some(Value::Array(roles)) = group.get_mut("roles")
+            {
+                for role in roles_wanted {
+                    if !roles.iter().any(|r| r == role) {
+                        roles.push(Value::String((*role).into()));
+                    }
+                }
+            }
+        }
+    }
+    (sec != before).then_some(Value::Object(sec))
+}
+
+async fn ensure_security(
+    http: &CouchHttp,
+    roles: &[&str],
+    lock: Lock,
+) -> Result<Outcome, StoreError> {
+    let current = get_doc(http, &["_security"]).await?.unwrap_or(json!({}));
+    let Some(sec) = desired_security(&current, roles, lock) else {
+        return Ok(Outcome::Unchanged);
+    };
+    let what = format!("writing {}/_security", http.db());
+    let _: Value = http
+        .json(
+            http.request(Method::PUT, http.db_url(&["_security"]))
+                .json(&sec),
+            &what,
+        )
+        .await?;
+    Ok(Outcome::Updated)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fewer_copies_than_asked_are_said() {
+        let one = Placement { n: 1, q: 2 };
+        assert_eq!(
+            fewer_copies_than_asked("links", Some(3), one, Some(1)).as_deref(),
+            Some(
+                "--replicas 3 asked for 3 copies of each link, but CouchDB created database links \
+                 with n = 1 on a cluster of 1 node: each link has 1 copy"
+            )
+        );
+        let two = Placement { n: 2, q: 2 };
+        let w = fewer_copies_than_asked("links", Some(3), two, None).expect("fewer");
+        assert!(w.ends_with("with n = 2: each link has 2 copies"), "{w}");
+        assert_eq!(
+            fewer_copies_than_asked("links", Some(1), one, Some(1)),
+            None
+        );
+        assert_eq!(fewer_copies_than_asked("links", None, one, Some(3)), None);
+        assert_eq!(
+            fewer_copies_than_asked("links", Some(2), two, Some(1)),
+            None
+        );
+    }
+
+    #[test]
+    fn copies_that_do_not_match_the_cluster_are_named() {
+        let one = Placement { n: 1, q: 2 };
+        assert_eq!(placement_warning(one, 1), None);
+        let w = placement_warning(one, 3).expect("one copy on three nodes");
+        assert!(
+            w.contains("n = 1 on a cluster of 3 nodes") && w.contains("--replicas 3"),
+            "{w}"
+        );
+        let three = Placement { n: 3, q: 2 };
+        assert_eq!(placement_warning(three, 3), None);
+        assert_eq!(placement_warning(three, 5), None);
+        let w = placement_warning(three, 1).expect("three copies on one node");
+        assert!(
+            w.contains("n = 3 on a cluster of 1 node:") && w.contains("202"),
+            "{w}"
+        );
+    }
+
+    #[test]
+    fn an_existing_database_names_what_setup_cannot_change() {
+        let has = Placement { n: 1, q: 2 };
+        assert_eq!(Requested::default().unmet(has), None);
+        assert_eq!(
+            Requested {
+                n: Some(1),
+                q: Some(2)
+            }
+            .unmet(has),
+            None
+        );
+        assert_eq!(
+            Requested {
+                n: Some(3),
+                q: Some(2)
+            }
+            .unmet(has)
+            .as_deref(),
+            Some("--replicas 3 (it has n = 1)")
+        );
+        assert_eq!(
+            Requested {
+                n: Some(3),
+                q: Some(8)
+            }
+            .unmet(has)
+            .as_deref(),
+            Some("--replicas 3 (it has n = 1) and --shards 8 (it has q = 2)")
+        );
+    }
+
+    #[test]
+    fn the_validation_knows_the_editor_role() {
+        assert!(VALIDATE_DOC_UPDATE.contains(&format!("'{EDITOR_ROLE}'")));
+        assert!(VALIDATE_DOC_UPDATE.trim_start().starts_with("function"));
+    }
+
+    #[test]
+    fn design_is_rewritten_only_when_it_differs() {
+        let view = Some(LINKS_VIEW_MAP);
+        let fresh = desired_design(None, VALIDATE_DOC_UPDATE, view).expect("a new design document");
+        assert_eq!(fresh["validate_doc_update"], VALIDATE_DOC_UPDATE);
+        assert_eq!(fresh["views"]["links"]["map"], LINKS_VIEW_MAP);
+        let mut stored = fresh.clone();
+        stored["_rev"] = json!("1-a");
+        stored["views"]["by_url"] = json!({"map": "function (d) {}"});
+        assert_eq!(
+            desired_design(Some(&stored), VALIDATE_DOC_UPDATE, view),
+            None
+        );
+        stored["validate_doc_update"] = json!("function () {}");
+        stored["views"]["links"]["map"] = json!("function (d) { emit(d._id, 1); }");
+        let updated = desired_design(Some(&stored), VALIDATE_DOC_UPDATE, view).expect("an update");
+        assert_eq!(updated["_rev"], "1-a", "the update must name the revision");
+        assert!(
+            updated["views"]["by_url"].is_object(),
+            "other views are kept"
+        );
+        assert_eq!(updated["views"]["links"]["map"], LINKS_VIEW_MAP);
+        let keys = desired_design(None, VALIDATE_API_KEY, None).expect("a new design document");
+        assert!(keys.get("views").is_none(), "no view on the API keys");
+    }
+
+    #[test]
+    fn security_adds_roles_and_keeps_the_rest() {
+        let set = desired_security(&json!({}), &LINK_ROLES, Lock::Keep).expect("a change");
+        assert_eq!(
+            set,
+            json!({
+                "admins": {"names": [], "roles": []},
+                "members": {"names": [], "roles": [READER_ROLE, EDITOR_ROLE]}
+            })
+        );
+        assert_eq!(
+            desired_security(&set, &LINK_ROLES, Lock::Keep),
+            None,
+            "a second run changes nothing"
+        );
+        let other = json!({
+            "admins": {"names": ["ops"], "roles": []},
+            "members": {"names": ["alice"], "roles": ["staff", EDITOR_ROLE]}
+        });
+        let merged = desired_security(&other, &LINK_ROLES, Lock::Keep).expect("a change");
+        assert_eq!(merged["admins"]["names"], json!(["ops"]));
+        assert_eq!(merged["members"]["names"], json!(["alice"]));
+        assert_eq!(
+            merged["members"]["roles"],
+            json!(["staff", EDITOR_ROLE, READER_ROLE])
+        );
+        // The keys database admits the editors and never adds the reader.
+        let keys = desired_security(&json!({}), &KEY_ROLES, Lock::Keep).expect("a change");
+        assert_eq!(keys["members"]["roles"], json!([EDITOR_ROLE]));
+    }
+
+    #[test]
+    fn opening_a_new_database_takes_out_only_the_admins_lock() {
+        let locked = admins_only();
+        assert_eq!(
+            desired_security(&locked, &LINK_ROLES, Lock::Keep).expect("roles added")["members"]["roles"],
+            json!([ADMIN_ROLE, READER_ROLE, EDITOR_ROLE]),
+            "setup on someone's locked database keeps their lock"
+        );
+        let opened = desired_security(&locked, &LINK_ROLES, Lock::Open).expect("a change");
+        assert_eq!(
+            opened,
+            json!({
+                "admins": {"names": [], "roles": []},
+                "members": {"names": [], "roles": [READER_ROLE, EDITOR_ROLE]}
+            }),
+            "the same _security as setup gives a database of its own"
+        );
+        assert_eq!(
+            opened,
+            desired_security(&json!({}), &LINK_ROLES, Lock::Keep).expect("a change")
+        );
+    }
+
+    #[test]
+    fn the_key_validation_knows_the_editor_role_and_refuses_changes() {
+        assert!(VALIDATE_API_KEY.contains(&format!("'{EDITOR_ROLE}'")));
+        assert!(VALIDATE_API_KEY.trim_start().starts_with("function"));
+        assert!(!VALIDATE_API_KEY.contains(READER_ROLE));
+    }
+}

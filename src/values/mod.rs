@@ -1,0 +1,14 @@
+//! Values every layer shares: parsed once at the edge, valid by construction
+//! (parse, don't validate). Nothing here imports a feature of qrtag.
+
+pub mod api_key;
+pub mod couch;
+pub mod destination;
+pub mod expiry;
+pub mod link_key;
+pub mod node_name;
+pub mod public_url;
+pub mod secret;
+pub mod short_id;
+pub mod timestamp;
+pub mod usage;
