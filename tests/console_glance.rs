@@ -261,3 +261,108 @@ async fn a_hundred_links_show_a_hundred_codes_while_stats_keeps_every_core_busy(
     drop(busy);
     drop(b);
 }
+
+/// Where `css` lies on the page as laid out now, in CSS pixels from the
+/// page's top: `(top, bottom)`, or `None` when nothing matches.
+fn span(b: &mut Browser, css: &str) -> Option<(f64, f64)> {
+    let got = b.script(
+        "const e = document.querySelector(arguments[0]); if (!e) return null;\
+         const r = e.getBoundingClientRect();\
+         return [r.top + window.scrollY, r.bottom + window.scrollY];",
+        json!([css]),
+    );
+    let n = |i: usize| got[i].as_f64().expect("a position");
+    (!got.is_null()).then(|| (n(0), n(1)))
+}
+
+/// The phone issue 33 was tried on (as `browser::PHONE`, named apart).
+const PHONE: Screen = Screen {
+    name: "phone",
+    width: 390,
+    height: 844,
+    scale: 2.0,
+    mobile: true,
+};
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_links_page_shows_its_scans_on_the_first_screen() {
+    let (app, _log) = spawn_console_with_scan_index(PASSWORD).await;
+    let console = |path: &str| format!("http://{}/console{path}", app.admin);
+    let key = "spring-poster";
+    app.link(key, "https://example.com/spring").await;
+    app.wait_for_status(&format!("/{key}"), 302).await;
+    let iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+    scan(&app, key, 3, iphone, "https://l.instagram.com/").await;
+    scan(&app, key, 1, iphone, "https://www.google.com/").await;
+
+    let mut b = Browser::start();
+    b.screen(WIDE);
+    b.get(&console("/login"));
+    b.wait("form#login");
+    log_in(&mut b);
+    let page = console(&format!("/link?key={key}"));
+    b.reload_until(&page, r#"#scans dd[data-scans="4"]"#);
+
+    for (screen, screens) in [(WIDE, 1.0), (PHONE, 1.5)] {
+        b.screen(screen);
+        b.get(&page);
+        b.wait("#scans");
+        b.screenshot(&screenshots().join(format!("{}-link-glance.png", screen.name)));
+        let (counts, chart) = (span(&mut b, "#scans"), span(&mut b, "svg#daily"));
+        let summary = span(&mut b, "#scans-summary");
+        eprintln!(
+            "{} ({}×{}): scan counts at {counts:?}, chart at {chart:?}, summary at {summary:?} px",
+            screen.name, screen.width, screen.height
+        );
+        let (top, bottom) = summary.expect("a scans summary");
+        let within = f64::from(screen.height) * screens;
+        assert!(
+            top >= 0.0 && bottom <= within,
+            "{}: the summary spans {top}..{bottom} px, past the first {within} px",
+            screen.name
+        );
+        // What the summary holds: the counts, the chart, where scans come from.
+        for part in [
+            r#"#scans-summary dd[data-last="7"]"#,
+            r#"#scans-summary dd[data-last="30"]"#,
+            r#"#scans-summary dd[data-last="365"]"#,
+            "#scans-summary svg#daily",
+            r#"#scans-summary dd[data-top="device"][data-value="phone"]"#,
+            r#"#scans-summary dd[data-top="country"]"#,
+            r#"#scans-summary dd[data-top="referrer"][data-value="l.instagram.com"]"#,
+        ] {
+            assert_eq!(b.count(part), 1, "{}: {part}", screen.name);
+        }
+        assert_eq!(b.text(r#"#scans-summary dd[data-last="7"]"#), "4");
+        // Above it or beside it: what the link is, its code and when made.
+        for part in [
+            "#short-url",
+            "#destination",
+            "#state",
+            "#created",
+            "#changed",
+        ] {
+            let (_, end) = span(&mut b, part).unwrap_or_else(|| panic!("no {part}"));
+            assert!(end <= within, "{}: {part} ends at {end} px", screen.name);
+        }
+        assert_ne!(
+            b.text("#created"),
+            "not recorded",
+            "the link's creation time"
+        );
+        let shown = b.script(
+            "const i = document.querySelector('#glance-tag'); return i.complete && i.naturalWidth > 0;",
+            json!([]),
+        );
+        assert_eq!(shown, json!(true), "{}: the link's QR code", screen.name);
+        // The rest, each a section the page's links jump to.
+        for section in ["edit", "qr", "print", "details"] {
+            assert_eq!(
+                b.count(&format!(r##"nav#sections a[href="#{section}"]"##)),
+                1,
+                "{section}"
+            );
+            assert_eq!(b.count(&format!("section#{section}")), 1, "{section}");
+        }
+    }
+}
