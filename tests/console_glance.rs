@@ -107,14 +107,21 @@ impl BusyCores {
         }
     }
 
-    /// Busy cores: each thread's `qrtag stats` started, and a core's CPU
-    /// time seen going to them.
+    /// Waits until each thread's first `qrtag stats` has started.
     fn wait_busy(&self, cores: usize) {
         let start = Instant::now();
         while self.runs.load(Ordering::Relaxed) < cores {
             assert!(start.elapsed() < Duration::from_secs(10), "stats never ran");
             std::thread::sleep(Duration::from_millis(10));
         }
+    }
+}
+
+impl BusyCores {
+    /// Whether every thread still runs its `qrtag stats` (a thread ends
+    /// only when dropped, or when a run fails).
+    fn running(&self) -> bool {
+        self.threads.iter().all(|t| !t.is_finished())
     }
 }
 
@@ -127,8 +134,8 @@ impl Drop for BusyCores {
     }
 }
 
-/// Seconds of CPU all processes spent, from `/proc/stat`'s first line
-/// (user + nice + system, in clock ticks).
+/// CPU time the whole machine spent, from `/proc/stat`'s first line
+/// (user + nice + system, in clock ticks of 1/100 s).
 fn busy_ticks() -> u64 {
     let stat = std::fs::read_to_string("/proc/stat").expect("/proc/stat");
     let cpu = stat.lines().next().expect("cpu line");
@@ -236,7 +243,7 @@ async fn a_hundred_links_show_a_hundred_codes_while_stats_keeps_every_core_busy(
         rows += b.count("table#links tbody tr");
         let (ok, bad, all) = scroll_through(&mut b, "td.thumb img");
         broken += bad;
-        b.screenshot(&screenshots().join(format!("desktop-links-thumbnails-{pages}.png")));
+        b.screenshot(&screenshots().join(format!("{}-links-thumbnails-{pages}.png", WIDE.name)));
         loaded += ok;
         images += all;
         if b.count("a#next") == 0 {
@@ -247,11 +254,14 @@ async fn a_hundred_links_show_a_hundred_codes_while_stats_keeps_every_core_busy(
     }
     let spent = clock.elapsed();
     let used = busy_ticks() - ticks;
-    // The cores were busy meanwhile (clock ticks are 1/100 s).
+    assert!(
+        busy.running(),
+        "qrtag stats stopped before the pages were seen"
+    );
     let had = spent.as_secs_f64() * 100.0 * cores as f64;
     eprintln!(
         "{loaded} of {images} thumbnails loaded ({broken} broken) on {pages} page(s) of {rows} rows in {spent:?}, \
-         the CPU {:.0}% busy, {} stats runs",
+         the machine's CPU {:.0}% busy, {} stats runs",
         100.0 * used as f64 / had,
         busy.runs.load(Ordering::Relaxed)
     );
