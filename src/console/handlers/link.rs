@@ -173,10 +173,29 @@ async fn render(
     // Read on every render, like the chain warning: the page after a
     // write says it, and so does a reload while it is recent.
     let copies_warning = user.store.cluster().and_then(|c| c.recent_fewer_copies());
+    // One query for the year: the first screen's 7, 30 and 365 days, and
+    // the chart's period cut from it.
+    let today = Utc::now().date_naive();
+    let year = state.scans.key(key.as_str(), Period::Year.since(today));
+    let recent = year.as_ref().map(|s| pages::link::recent(&s.daily, today));
+    let scans = year.map(|mut s| {
+        let since = shown.period.since(today);
+        s.daily.retain(|(day, _)| *day >= since);
+        s
+    });
+    let public_url = state.public_url.load();
     let view = pages::link::View {
         viewer: viewer(session, user),
         key: key.as_str(),
-        short_url: state.public_url.load().short_url(key.as_str()),
+        short_url: public_url.short_url(key.as_str()),
+        tag_text: crate::qr::short_url_text(
+            public_url.origin(),
+            key.as_str(),
+            state.uppercase_prefix,
+        ),
+        created: link::created_at(&doc),
+        changed: link::changed_at(&doc),
+        recent,
         url: link.url.as_str(),
         inactive: link.inactive,
         expires: link.expires,
@@ -186,9 +205,7 @@ async fn render(
         copies_warning: copies_warning.as_deref(),
         spec: shown.spec,
         period: shown.period,
-        scans: state
-            .scans
-            .key(key.as_str(), shown.period.since(Utc::now().date_naive())),
+        scans,
         shares: state.scans.key_shares(key.as_str()),
         now: Utc::now(),
         deleted: link::is_tombstone(&doc).then(|| link::deleted_at(&doc)),

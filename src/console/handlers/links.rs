@@ -141,6 +141,8 @@ async fn list_page(
     let scans = state.scans.scans_since(&keys, since);
     let public_url = state.public_url.get();
     let short_url = |k: &str| public_url.short_url(k);
+    let tag_text =
+        |k: &str| crate::qr::short_url_text(public_url.origin(), k, state.uppercase_prefix);
     let view = pages::links::View {
         viewer: viewer(session, user),
         total,
@@ -149,6 +151,7 @@ async fn list_page(
         scans,
         filter_unavailable,
         short_url: &short_url,
+        tag_text: &tag_text,
         now: Utc::now(),
         create,
     };

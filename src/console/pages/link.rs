@@ -1,7 +1,9 @@
-//! One link: what it is, its edits, its tag at print size with downloads,
-//! and its scans.
+//! One link: first what it is and whether it is scanned (the question
+//! people open it with, issue 33), then its edits, its tag at print size
+//! with downloads, printing, and its scans in detail, each a section the
+//! page's own links jump to (no JavaScript).
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, NaiveDate, Utc};
 use maud::{Markup, html};
 
 use super::chart::Period;
@@ -13,6 +15,8 @@ use crate::console::scans::{KeyScans, Shares};
 use crate::link::MAX_NOTES;
 use crate::print::tag_image::{ImageFormat, ImageSpec};
 use crate::qr::EcLevel;
+use crate::scan_index::breakdowns::OTHER;
+use crate::stats::dimensions::Dimension;
 
 pub struct View<'a> {
     pub viewer: Viewer<'a>,
@@ -32,6 +36,15 @@ pub struct View<'a> {
     /// as [`crate::store::ClusterStats::recent_fewer_copies`] says it.
     pub copies_warning: Option<&'a str>,
     pub spec: ImageSpec,
+    /// What the tag encodes, drawn small on the first screen
+    /// ([`super::thumb`]: in the page, so it shows whatever the renders do).
+    pub tag_text: String,
+    /// When the link was made and last written (`created_at`,
+    /// `changed_at`; `None`: not recorded, or the store did not answer).
+    pub created: Option<DateTime<Utc>>,
+    pub changed: Option<DateTime<Utc>>,
+    /// Scans in the last 7, 30 and 365 days ([`recent`]).
+    pub recent: Option<[u64; 3]>,
     /// The scan chart's period (the picker's `days`).
     pub period: Period,
     pub scans: Option<KeyScans>,
@@ -104,15 +117,39 @@ pub fn page(v: &View<'_>) -> Markup {
                 }
             }
             (form_problem(v.refused.as_ref().map(|(r, _)| r), v.viewer.can_edit))
-            dl.facts {
-                dt { "Destination" } dd #destination data-url=(v.url) { (v.url) }
-                dt { "State" } dd #state data-state=(state_value) { (state_text) }
-                @if let Some(notes) = v.notes { dt { "Notes" } dd.notes #notes { (notes) } }
+            // The first screen: what the link is, and whether it is scanned.
+            div.glance #glance {
+                section.about #about aria-label="The link" {
+                    @if let Some(src) = super::thumb::data_uri(&v.tag_text) {
+                        img.glance-tag #glance-tag src=(src) alt={ "QR code of " (v.short_url) } width="120" height="120";
+                    }
+                    dl.facts {
+                        dt { "Destination" } dd #destination data-url=(v.url) { (v.url) }
+                        dt { "State" } dd #state data-state=(state_value) { (state_text) }
+                        @if let Some(notes) = v.notes { dt { "Notes" } dd.notes #notes { (notes) } }
+                        dt { "Created" } dd #created data-at=[v.created.map(|t| t.to_rfc3339())] { (stamp(v.created)) }
+                        dt { "Last changed" } dd #changed data-at=[v.changed.map(|t| t.to_rfc3339())] { (stamp(v.changed)) }
+                    }
+                }
+                section.scans-summary #scans-summary aria-labelledby="scans-heading" {
+                    h2 #scans-heading { "Scans" }
+                    (scans(v))
+                }
+            }
+            nav.sections #sections aria-label="On this page" {
+                @if v.viewer.can_edit { a href="#edit" { "Edit" } }
+                a href="#qr" { "QR code" }
+                a href="#print" { "Print" }
+                a href="#details" { "Scans in detail" }
             }
             @if v.viewer.can_edit {
-                (edit_forms(v))
+                section #edit aria-labelledby="edit-heading" {
+                    h2 #edit-heading { "Edit" }
+                    (edit_forms(v))
+                }
             }
-            h2 { "QR code" }
+            section #qr aria-labelledby="qr-heading" {
+            h2 #qr-heading { "QR code" }
             form.card.qr-options #qr-options method="get" action={ (BASE) "/link" } {
                 input type="hidden" name="key" value=(v.key);
                 label for="format" { "Format" }
@@ -149,22 +186,39 @@ pub fn page(v: &View<'_>) -> Markup {
                 " "
                 a.button #download-svg href=(download(ImageFormat::Svg)) download { "Download SVG" }
             }
-            h2 { "Print (PDF)" }
+            }
+            section #print aria-labelledby="print-heading" {
+            h2 #print-heading { "Print (PDF)" }
             p { "A label on a sheet of labels, at the position of the next free one, or a poster: the file " code { "qrtag print" } " writes." }
             h3 { "A label on a sheet" }
             (print_form::form(print_form::Kind::Label, &pdf_action, &[("key", v.key)], v.pdf))
             h3 { "A poster" }
             (print_form::form(print_form::Kind::Poster, &pdf_action, &[("key", v.key)], v.pdf))
-            h2 { "Scans" }
-            (scans(v.key, v.period, v.scans.as_ref()))
-            h2 { "Where and when, of all time" }
+            }
+            section #details aria-labelledby="details-heading" {
+            h2 #details-heading { "Scans in detail" }
+            @if let Some(s) = &v.scans {
+                dl #requests.facts {
+                    dt { "HEAD requests" } dd { (s.head) }
+                    dt { "Bot requests" } dd { (s.bots) }
+                    dt { "404s" } dd { (s.not_found) }
+                }
+            }
+            h3 { "Where and when, of all time" }
             (super::breakdowns::section(
                 v.shares.as_ref(),
                 "of all time (the period above does not apply)",
                 &format!("{BASE}/link/breakdowns.csv?key={key_q}"),
             ))
+            }
         },
     )
+}
+
+/// A time as the pages write it, or that it was not recorded (a link made
+/// before qrtag stamped its documents, or written by hand).
+fn stamp(t: Option<DateTime<Utc>>) -> String {
+    t.map_or_else(|| "not recorded".to_owned(), super::when)
 }
 
 /// A tombstone's page: what the key was and when it was deleted, with no
@@ -264,19 +318,115 @@ fn edit_forms(v: &View<'_>) -> Markup {
     }
 }
 
-fn scans(key: &str, period: Period, s: Option<&KeyScans>) -> Markup {
-    match s {
-        None => html! { p #scans.muted data-available="false" { "Scan counts not available." } },
-        Some(s) => html! {
-            dl #scans.facts data-available="true" {
-                dt { "Scans" } dd data-scans=(s.scans) { (s.scans) }
-                dt { "Unique scanners" } dd data-unique=(s.unique_scanners) { (s.unique_scanners) }
-                dt { "HEAD requests" } dd { (s.head) }
-                dt { "Bot requests" } dd { (s.bots) }
-                dt { "404s" } dd { (s.not_found) }
+/// The first screen's scans: the last 7, 30 and 365 days and all time,
+/// the chart of the period picked, and where most scans come from.
+fn scans(v: &View<'_>) -> Markup {
+    let Some(s) = &v.scans else {
+        return html! { p #scans.muted data-available="false" { "Scan counts not available." } };
+    };
+    let recent = v.recent.unwrap_or_default();
+    html! {
+        dl #scans.counts data-available="true" {
+            @for (days, n) in [7, 30, 365].into_iter().zip(recent) {
+                div { dt { "Last " (days) " days" } dd data-last=(days) { (n) } }
             }
-            (super::chart::picker(period, |days| format!("{BASE}/link?key={}&days={days}", q(key))))
-            (super::chart::chart("daily", "Scans", period, &s.daily))
+            div { dt { "All time" } dd data-scans=(s.scans) { (s.scans) } }
+            div { dt { "Unique scanners" } dd data-unique=(s.unique_scanners) { (s.unique_scanners) } }
+        }
+        (super::chart::picker(v.period, |days| format!("{BASE}/link?key={}&days={days}", q(v.key))))
+        (super::chart::chart("daily", "Scans", v.period, &s.daily))
+        dl #top.facts {
+            @for (dim, what) in [(Dimension::Device, "Top device"), (Dimension::Country, "Top country"), (Dimension::Referrer, "Top source")] {
+                dt { (what) }
+                (top_cell(v.shares.as_ref(), dim))
+            }
+        }
+    }
+}
+
+/// A breakdown's busiest value, its share, or why there is none.
+fn top_cell(shares: Option<&Shares>, dim: Dimension) -> Markup {
+    match shares.map(|s| (s.get(dim).is_some(), top(s, dim))) {
+        Some((_, Some((value, share)))) => html! {
+            dd data-top=(dim.name()) data-value=(value) { (shown_value(dim, value)) " " span.muted { "(" (share) "%)" } }
         },
+        Some((false, None)) if dim == Dimension::Country => html! {
+            dd.muted data-top=(dim.name()) { "not kept (" code { "serve --geoip-db" } ")" }
+        },
+        _ => html! { dd.muted data-top=(dim.name()) { "—" } },
+    }
+}
+
+/// The busiest value of a breakdown (not the index's own "other" bucket)
+/// and its share of the breakdown's scans in whole percent; `None` with no
+/// scans or no such breakdown kept.
+pub fn top(shares: &Shares, dim: Dimension) -> Option<(&str, u64)> {
+    let rows = &shares.get(dim)?.rows;
+    let all: u64 = rows.iter().map(|(_, n)| n).sum();
+    let (value, n) = rows
+        .iter()
+        .filter(|(v, n)| v != OTHER && *n > 0)
+        .max_by_key(|(_, n)| *n)?;
+    Some((value.as_str(), (n * 100 + all / 2) / all))
+}
+
+/// A breakdown's value in words where the index's is a code.
+fn shown_value(dim: Dimension, value: &str) -> &str {
+    match (dim, value) {
+        (Dimension::Referrer, crate::stats::dimensions::referrer::NONE) => {
+            "none (scanned or typed)"
+        }
+        _ => value,
+    }
+}
+
+/// Scans in the last 7, 30 and 365 days (today included) from a key's
+/// scans per day.
+pub fn recent(daily: &[(NaiveDate, u64)], today: NaiveDate) -> [u64; 3] {
+    [7u64, 30, 365].map(|days| {
+        let first = today - chrono::Days::new(days - 1);
+        daily
+            .iter()
+            .filter(|(d, _)| *d >= first && *d <= today)
+            .map(|(_, n)| n)
+            .sum()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn recent_scans_count_whole_days_back_from_today() {
+        let today = NaiveDate::from_ymd_opt(2026, 11, 28).expect("date");
+        let back = |d: u64| today - chrono::Days::new(d);
+        let daily = [
+            (back(400), 1000),
+            (back(364), 100),
+            (back(29), 10),
+            (back(6), 1),
+            (today, 2),
+        ];
+        assert_eq!(recent(&daily, today), [3, 13, 113]);
+        assert_eq!(recent(&[], today), [0, 0, 0]);
+    }
+
+    #[test]
+    fn the_top_value_is_never_the_other_bucket() {
+        let shares = Shares {
+            dimensions: vec![crate::console::scans::Share {
+                dimension: Dimension::Device,
+                rows: vec![
+                    (OTHER.into(), 50),
+                    ("phone".into(), 30),
+                    ("desktop".into(), 20),
+                ],
+            }],
+            heat: Default::default(),
+            time_zone: chrono_tz::Tz::UTC,
+        };
+        assert_eq!(top(&shares, Dimension::Device), Some(("phone", 30)));
+        assert_eq!(top(&shares, Dimension::Country), None);
     }
 }

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use maud::{Markup, html};
 
+use super::thumb;
 use super::{
     BASE, Refused, Viewer, count, csrf_field, fault, field_problem, form_problem, layout, q, state,
     when,
@@ -22,6 +23,9 @@ pub struct View<'a> {
     /// available: the page says so instead of listing nothing.
     pub filter_unavailable: bool,
     pub short_url: &'a dyn Fn(&str) -> String,
+    /// What a key's tag encodes (the short URL, its prefix in capitals when
+    /// the server is told so), drawn as the row's thumbnail.
+    pub tag_text: &'a dyn Fn(&str) -> String,
     pub now: DateTime<Utc>,
     pub create: CreateForm<'a>,
 }
@@ -128,7 +132,7 @@ pub fn page(v: &View<'_>) -> Markup {
                             @let (state_text, state_value) = state(row.inactive, row.expires_ms, v.now);
                             @let scans = v.scans.as_ref().and_then(|s| s.get(i).copied());
                             tr data-key=(row.key) data-state=(state_value) data-created=[row.created] data-changed=[row.changed] {
-                                td.thumb { img src={ "/qr/" (row.key) ".svg?scale=2&margin=1" } alt={ "QR code of " (row.key) } width="64" height="64" loading="lazy"; }
+                                td.thumb { @if let Some(src) = thumb::data_uri(&(v.tag_text)(&row.key)) { img src=(src) alt={ "QR code of " (row.key) } width="64" height="64"; } }
                                 td.key { a href={ (BASE) "/link?key=" (q(&row.key)) } { (row.key) } br; small { ((v.short_url)(&row.key)) } }
                                 td.url { (row.url) }
                                 td.state {

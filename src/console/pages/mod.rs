@@ -18,6 +18,7 @@ pub mod print_form;
 pub mod setup;
 pub mod sheet;
 pub mod stylesheet;
+pub mod thumb;
 
 /// Where the console is mounted on the admin listener.
 pub const BASE: &str = "/console";
