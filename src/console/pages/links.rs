@@ -24,6 +24,8 @@ pub struct View<'a> {
     pub short_url: &'a dyn Fn(&str) -> String,
     pub now: DateTime<Utc>,
     pub create: CreateForm<'a>,
+    /// The bulk actions' bar (issue 33).
+    pub bulk: super::bulk::Bar<'a>,
 }
 
 /// The create form's values: empty, or what was typed into a form the
@@ -121,13 +123,16 @@ pub fn page(v: &View<'_>) -> Markup {
             } @else if v.page.rows.is_empty() {
                 p #empty { "No links match." }
             } @else {
+                form #bulk method="post" action=(super::bulk::ACTION) {
+                (csrf_field(v.viewer.csrf))
                 table #links {
-                    thead { tr { th { "QR" } th { "Key" } th { "Destination" } th { "State" } th { "Scans (30 days)" } } }
+                    thead { tr { th.pick { "Select" } th { "QR" } th { "Key" } th { "Destination" } th { "State" } th { "Scans (30 days)" } } }
                     tbody {
                         @for (i, row) in v.page.rows.iter().enumerate() {
                             @let (state_text, state_value) = state(row.inactive, row.expires_ms, v.now);
                             @let scans = v.scans.as_ref().and_then(|s| s.get(i).copied());
                             tr data-key=(row.key) data-state=(state_value) data-created=[row.created] data-changed=[row.changed] {
+                                (super::bulk::pick(&row.key, &v.bulk))
                                 td.thumb { img src={ "/qr/" (row.key) ".svg?scale=2&margin=1" } alt={ "QR code of " (row.key) } width="64" height="64" loading="lazy"; }
                                 td.key { a href={ (BASE) "/link?key=" (q(&row.key)) } { (row.key) } br; small { ((v.short_url)(&row.key)) } }
                                 td.url { (row.url) }
@@ -143,6 +148,8 @@ pub fn page(v: &View<'_>) -> Markup {
                             }
                         }
                     }
+                }
+                (super::bulk::bar(&v.viewer, query, by_name(query.by), &v.bulk))
                 }
             }
             nav.pager #pager {
