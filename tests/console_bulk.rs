@@ -4,10 +4,10 @@
 //! the effects checked through the public listener, the store and the
 //! tools that read a PDF the way a printer's customer would.
 
+#[path = "support/pdf_decode.rs"]
+mod pdf_decode;
 mod support;
 
-use std::path::Path;
-use std::process::Command;
 use std::time::Duration;
 
 use qrtag::console::ConsoleSettings;
@@ -448,37 +448,6 @@ async fn all_matching_says_how_many_and_stops_past_a_thousand() {
     assert_eq!(c.location("t5").await.0, 302, "outside the search");
 }
 
-/// The texts `zbarimg` reads from every page of `pdf`.
-fn decode(dir: &Path, pdf: &[u8]) -> Vec<String> {
-    let file = dir.join("bulk.pdf");
-    std::fs::write(&file, pdf).expect("write");
-    let out = Command::new("pdftoppm")
-        .args(["-r", "300", "-gray", "-png"])
-        .arg(&file)
-        .arg(dir.join("page"))
-        .output()
-        .expect("pdftoppm (poppler-utils, see .ci/test)");
-    assert!(out.status.success(), "pdftoppm: {out:?}");
-    let mut pages: Vec<_> = std::fs::read_dir(dir)
-        .expect("dir")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "png"))
-        .collect();
-    pages.sort();
-    let zbar = Command::new("zbarimg")
-        .args(["-q", "--raw", "-Sdisable", "-Sqrcode.enable"])
-        .args(&pages)
-        .output()
-        .expect("zbarimg (zbar-tools, see .ci/test)");
-    let mut texts: Vec<String> = String::from_utf8_lossy(&zbar.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    texts.sort();
-    texts
-}
-
 /// Existing links printed together: one PDF on the stock chosen, with the
 /// labels already used skipped and the caption chosen; the file is the one
 /// `qrtag print` makes for the same keys and options, and its codes read
@@ -505,7 +474,7 @@ async fn ticked_rows_print_as_one_pdf_that_qrtag_print_would_make() {
     let pdf = res.bytes().await.expect("body").to_vec();
     let dir = tempfile::tempdir().expect("dir");
     assert_eq!(
-        decode(dir.path(), &pdf),
+        pdf_decode::decode_pdf(dir.path(), &pdf),
         ["door-1", "door-2", "door-3"].map(|k| format!("{PUBLIC_URL}/{k}"))
     );
     let out_file = dir.path().join("cli.pdf");
