@@ -10,6 +10,7 @@
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
+use futures_util::stream::{self, StreamExt};
 
 use crate::console::ConsoleState;
 use crate::console::bulk::{self, Action, BAR, MAX_BULK, PRINT_FIELDS, Scope};
@@ -22,6 +23,12 @@ use crate::console::session::{Current, User};
 use crate::link::{self, Document};
 use crate::links::{self, LinkError};
 use crate::values::link_key::LinkKey;
+
+/// Links edited at once, reported in the order sent: each write waits
+/// until the snapshot serves it, and with several under way one
+/// publication serves several, while the store still orders the writes
+/// themselves (SQLite one at a time).
+const IN_FLIGHT: usize = 8;
 
 /// The list's query as the form carries it (`q`, `by`, `sort`, `state`).
 fn list_query(form: &Form) -> Result<Query, String> {
@@ -145,15 +152,19 @@ pub async fn act(
         Action::Expire(at) => Box::new(move |d| link::set_expires(d, Some(at))),
         Action::NoExpiry => Box::new(|d| link::set_expires(d, None)),
     };
-    let mut rows = Vec::with_capacity(keys.len());
-    for key in keys {
-        let outcome = match links::bulk::edit(user.store.as_ref(), &key, |d| change(d)).await {
-            links::bulk::Outcome::Done => Outcome::Done,
-            links::bulk::Outcome::Unchanged => Outcome::Unchanged,
-            links::bulk::Outcome::Refused(e) => Outcome::Refused(write_failure(&e).1),
-        };
-        rows.push((key.to_string(), outcome));
-    }
+    let (store, change) = (user.store.as_ref(), &change);
+    let rows: Vec<(String, Outcome)> = stream::iter(keys)
+        .map(|key| async move {
+            let outcome = match links::bulk::edit(store, &key, |d| change(d)).await {
+                links::bulk::Outcome::Done => Outcome::Done,
+                links::bulk::Outcome::Unchanged => Outcome::Unchanged,
+                links::bulk::Outcome::Refused(e) => Outcome::Refused(write_failure(&e).1),
+            };
+            (key.to_string(), outcome)
+        })
+        .buffered(IN_FLIGHT)
+        .collect()
+        .await;
     tracing::info!(
         user = %user.name,
         action = %label,
