@@ -499,6 +499,12 @@ async fn ticked_rows_are_printed_disabled_and_deleted_in_a_real_browser() {
     assert_eq!(b.count(r#"#bulk-report tr[data-outcome="done"]"#), 2);
     assert_eq!(b.attr("#bulk-summary", "data-done"), "2");
     b.screenshot(&shots.join("bulk-report.png"));
+    // The report and the confirmation fit a phone and a desktop, as every
+    // page does (laid out again in place: a reload would send the form again).
+    for screen in [PHONE, DESKTOP] {
+        b.screen(screen);
+        assert_fits(&mut b, screen, "bulk-report");
+    }
     for k in ["stall-2", "stall-3"] {
         eventually(PROPAGATION, || async {
             location(&app, k).await.0 == StatusCode::NOT_FOUND
@@ -514,6 +520,10 @@ async fn ticked_rows_are_printed_disabled_and_deleted_in_a_real_browser() {
     b.click("#bulk-delete button[value=delete]");
     b.wait("form#confirm-delete");
     assert_eq!(b.count("#to-delete li"), 1);
+    for screen in [PHONE, DESKTOP] {
+        b.screen(screen);
+        assert_fits(&mut b, screen, "bulk-confirm-delete");
+    }
     assert_eq!(location(&app, "stall-4").await.0, StatusCode::FOUND);
     b.click("form#confirm-delete button[type=submit]");
     b.wait(r#"#bulk-report tr[data-key="stall-4"][data-outcome="done"]"#);
@@ -528,5 +538,9 @@ async fn ticked_rows_are_printed_disabled_and_deleted_in_a_real_browser() {
     b.click("#bulk-state button[value=enable]");
     b.wait("#bulk-problem");
     assert!(b.text("#bulk-problem").contains("No link is ticked"));
+    for screen in [PHONE, DESKTOP] {
+        b.screen(screen);
+        assert_fits(&mut b, screen, "links-bulk-refused");
+    }
     assert_eq!(location(&app, "stall-2").await.0, StatusCode::NOT_FOUND);
 }
