@@ -415,6 +415,8 @@ async fn all_matching_says_how_many_and_stops_past_a_thousand() {
     let list = c.page("/links").await;
     assert!(list.contains(r#"data-matching="more""#), "{list}");
     assert!(list.contains("more than 1000"), "{list}");
+    let newest = c.page("/links?sort=created&state=active").await;
+    assert!(newest.contains(r#"data-matching="more""#), "{newest}");
     let html = c
         .bulk_text(
             &[("scope", "matching"), ("q", ""), ("action", "disable")],
