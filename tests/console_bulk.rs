@@ -502,6 +502,21 @@ async fn ticked_rows_print_as_one_pdf_that_qrtag_print_would_make() {
         std::fs::read(&out_file).expect("cli pdf") == pdf,
         "the console's PDF is qrtag print's"
     );
+    // All that a search matches, the same file: the list's order is the
+    // keys' order.
+    let res = c
+        .bulk(&[
+            ("scope", "matching"),
+            ("q", "door-"),
+            ("by", "key"),
+            ("action", "print"),
+            ("template", "L7160"),
+            ("skip", "2"),
+            ("caption", "key"),
+        ])
+        .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(res.bytes().await.expect("body") == pdf, "all matching");
 
     let html = c
         .bulk_text(
