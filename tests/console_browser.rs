@@ -19,6 +19,8 @@ mod support;
 
 #[path = "support/browser.rs"]
 mod browser;
+#[path = "support/pdf_decode.rs"]
+mod pdf_decode;
 #[path = "support/qr_decode.rs"]
 mod qr_decode;
 
@@ -415,4 +417,130 @@ async fn a_form_without_its_csrf_token_is_refused_and_changes_nothing() {
     b.click("form#edit-destination button[type=submit]");
     b.wait(&format!(r#"#destination[data-url="{new}"]"#));
     wait_location(&app, key, new).await;
+}
+
+// Bulk actions (issue 33).
+
+/// Sends the list's bulk form as the browser would with `button` pressed
+/// (the form's own fields, the ticked boxes among them, and the button's
+/// name and value), from the page with its cookies: status, content type
+/// and body. (`f.action` would be the buttons named `action`, so the
+/// attribute is read.) A PDF download leaves no page to look at, so the test reads
+/// the answer this way.
+fn submit_bulk(b: &mut Browser, button: &str) -> (u64, String, Vec<u8>) {
+    use base64::Engine;
+    let got = b.script(
+        "const f = document.querySelector('form#bulk');\
+         const s = f.querySelector(arguments[0]);\
+         return fetch(f.getAttribute('action'), {method: 'POST', credentials: 'same-origin',\
+                                 body: new URLSearchParams(new FormData(f, s))})\
+           .then(r => r.arrayBuffer().then(b => {\
+             let t = ''; const u = new Uint8Array(b);\
+             for (let i = 0; i < u.length; i++) t += String.fromCharCode(u[i]);\
+             return {status: r.status, type: r.headers.get('content-type'), body: btoa(t)};\
+           }));",
+        json!([button]),
+    );
+    let body = base64::engine::general_purpose::STANDARD
+        .decode(got["body"].as_str().expect("body"))
+        .expect("base64");
+    (
+        got["status"].as_u64().expect("status"),
+        got["type"].as_str().unwrap_or_default().to_owned(),
+        body,
+    )
+}
+
+/// A person ticks rows in the list and prints them as one PDF on L7160
+/// (its codes read back), then disables two with a click and deletes one
+/// after the page that asks; each effect seen by a scan.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ticked_rows_are_printed_disabled_and_deleted_in_a_real_browser() {
+    let (app, _log) = spawn_console_with_scan_index(PASSWORD).await;
+    let console = |path: &str| format!("http://{}/console{path}", app.admin);
+    let keys = ["stall-1", "stall-2", "stall-3", "stall-4"];
+    for k in keys {
+        app.link(k, &format!("https://example.com/{k}")).await;
+    }
+    wait_location(&app, "stall-4", "https://example.com/stall-4").await;
+    let shots = screenshots();
+    let mut b = Browser::start();
+    b.get(&console("/login"));
+    b.wait("form#login");
+    log_in(&mut b);
+    b.wait("form#bulk");
+
+    // Print three on L7160, the first two labels of the sheet used.
+    for k in ["stall-1", "stall-2", "stall-4"] {
+        b.click(&format!("#pick-{k}"));
+    }
+    b.script(
+        "document.querySelector('#bulk-template').value = 'L7160';",
+        json!([]),
+    );
+    b.fill("#bulk-skip", "2");
+    b.screenshot(&shots.join("bulk-ticked.png"));
+    let (status, content_type, pdf) = submit_bulk(&mut b, "button[value=print]");
+    assert_eq!(status, 200, "{}", String::from_utf8_lossy(&pdf));
+    assert_eq!(content_type, "application/pdf");
+    let dir = tempfile::tempdir().expect("dir");
+    assert_eq!(
+        pdf_decode::decode_pdf(dir.path(), &pdf),
+        ["stall-1", "stall-2", "stall-4"].map(|k| format!("{PUBLIC_URL}/{k}"))
+    );
+
+    // Disable two with the button itself: the report, then 404s.
+    b.get(&console("/links"));
+    b.wait("form#bulk");
+    b.click("#pick-stall-2");
+    b.click("#pick-stall-3");
+    b.click("#bulk-state button[value=disable]");
+    b.wait("table#bulk-report");
+    assert_eq!(b.count(r#"#bulk-report tr[data-outcome="done"]"#), 2);
+    assert_eq!(b.attr("#bulk-summary", "data-done"), "2");
+    b.screenshot(&shots.join("bulk-report.png"));
+    // The report and the confirmation fit a phone and a desktop, as every
+    // page does (laid out again in place: a reload would send the form again).
+    for screen in [PHONE, DESKTOP] {
+        b.screen(screen);
+        assert_fits(&mut b, screen, "bulk-report");
+    }
+    for k in ["stall-2", "stall-3"] {
+        eventually(PROPAGATION, || async {
+            location(&app, k).await.0 == StatusCode::NOT_FOUND
+        })
+        .await;
+    }
+    assert_eq!(location(&app, "stall-1").await.0, StatusCode::FOUND);
+
+    // Delete asks first; only the confirmation deletes.
+    b.get(&console("/links"));
+    b.wait("form#bulk");
+    b.click("#pick-stall-4");
+    b.click("#bulk-delete button[value=delete]");
+    b.wait("form#confirm-delete");
+    assert_eq!(b.count("#to-delete li"), 1);
+    for screen in [PHONE, DESKTOP] {
+        b.screen(screen);
+        assert_fits(&mut b, screen, "bulk-confirm-delete");
+    }
+    assert_eq!(location(&app, "stall-4").await.0, StatusCode::FOUND);
+    b.click("form#confirm-delete button[type=submit]");
+    b.wait(r#"#bulk-report tr[data-key="stall-4"][data-outcome="done"]"#);
+    eventually(PROPAGATION, || async {
+        location(&app, "stall-4").await.0 == StatusCode::NOT_FOUND
+    })
+    .await;
+
+    // Nothing ticked: the list again, the bar says why.
+    b.get(&console("/links"));
+    b.wait("form#bulk");
+    b.click("#bulk-state button[value=enable]");
+    b.wait("#bulk-problem");
+    assert!(b.text("#bulk-problem").contains("No link is ticked"));
+    for screen in [PHONE, DESKTOP] {
+        b.screen(screen);
+        assert_fits(&mut b, screen, "links-bulk-refused");
+    }
+    assert_eq!(location(&app, "stall-2").await.0, StatusCode::NOT_FOUND);
 }

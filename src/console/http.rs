@@ -280,6 +280,12 @@ impl Form {
     pub fn text(&self, name: &str) -> Option<&str> {
         self.get(name).map(str::trim).filter(|s| !s.is_empty())
     }
+
+    /// Every field as sent, in order (a bulk action's ticked keys repeat
+    /// one name).
+    pub fn pairs(&self) -> &[(String, String)] {
+        &self.0
+    }
 }
 
 /// A POST's gate: a live session and its CSRF token in the form, or a 403

@@ -466,6 +466,26 @@ fn parse_position(sort: Sort, p: &str) -> (u64, String) {
     }
 }
 
+// Bulk actions (issue 33): "all N matching this filter".
+
+/// The first `limit` links `query` matches from its first page on, in its
+/// order and with no byte budget: what a bulk action over "all matching"
+/// acts on, resolved when it is sent. Asking for one more than an action
+/// takes says whether there are too many.
+pub fn matching(
+    keys: &SortedKeys,
+    table: &LinkTable,
+    query: &Query,
+    limit: usize,
+    at: &At<'_>,
+) -> Vec<Row> {
+    let first = Query {
+        cursor: Cursor::First,
+        ..query.clone()
+    };
+    page_within(keys, table, &first, limit, usize::MAX, at).rows
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

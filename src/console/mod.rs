@@ -17,6 +17,7 @@ use crate::snapshot::Snapshot;
 use crate::store::live_url::LiveUrl;
 
 pub mod auth;
+pub mod bulk;
 pub mod check_gate;
 pub mod csrf;
 pub mod device;
@@ -126,7 +127,7 @@ impl ConsoleState {
 
 /// Everything under `/console`, with the security headers on every answer.
 pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
-    use handlers::{auth, dashboard, link, links, setup, sheet};
+    use handlers::{auth, bulk, dashboard, link, links, setup, sheet};
     let headers = DefaultHeaders::new()
         .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
         .add(("X-Content-Type-Options", "nosniff"))
@@ -145,6 +146,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/setup", web::post().to(setup::set))
             .route("/links", web::get().to(links::list))
             .route("/links", web::post().to(links::create))
+            .route("/links/bulk", web::post().to(bulk::act))
             .route("/link", web::get().to(link::page))
             .route("/link/download", web::get().to(link::download))
             .route("/link/pdf", web::get().to(link::pdf))

@@ -9,6 +9,7 @@
 
 use chrono::{DateTime, Utc};
 
+pub mod bulk;
 pub mod chain;
 pub mod served;
 

@@ -267,3 +267,44 @@ async fn a_reader_in_a_real_browser_is_told_couchdb_refused_an_edit() {
         Some("https://a.example/one")
     );
 }
+
+/// Bulk actions (issue 33) as a reader: the bar offers print and CSV only,
+/// and a disable sent anyway is CouchDB's to refuse, link by link, in the
+/// report; the same action as the editor is done.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reader_s_bulk_action_is_refused_by_couchdb_link_by_link() {
+    let ConsoleOnCouch { app, .. } = &console_on_couchdb().await;
+    let reader = Browser::new(app);
+    assert_eq!(reader.login("rd", "rd-pw-1").await, StatusCode::SEE_OTHER);
+    let (_, list) = reader.get("/links").await;
+    assert!(list.contains(r#"id="pick-H83if""#), "{list}");
+    assert!(list.contains(r#"value="print""#), "a reader may print");
+    assert!(!list.contains(r#"value="disable""#), "but not disable");
+    let disable = [("key", "H83if"), ("action", "disable")];
+    let (status, report) = reader.post("/links", "/links/bulk", &disable).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        report.contains(r#"<tr data-key="H83if" data-outcome="refused">"#),
+        "{report}"
+    );
+    assert!(
+        report.contains("CouchDB refused this change for your account"),
+        "{report}"
+    );
+    assert!(report.contains(r#"data-refused="1""#), "{report}");
+    assert_eq!(
+        app.location("H83if").await.as_deref(),
+        Some("https://a.example/one"),
+        "not disabled"
+    );
+
+    let editor = Browser::new(app);
+    assert_eq!(editor.login("ed", "ed-pw-1").await, StatusCode::SEE_OTHER);
+    let (status, report) = editor.post("/links", "/links/bulk", &disable).await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(
+        report.contains(r#"<tr data-key="H83if" data-outcome="done">"#),
+        "{report}"
+    );
+    app.wait_location("H83if", None, PROPAGATION).await;
+}

@@ -11,6 +11,7 @@ use crate::console::http::{
     Form, checked_write, html, link_path, logged_in, plain, viewer, write_failure,
 };
 use crate::console::list::{self, At, By, Cursor, Query, Sort, StateFilter};
+use crate::console::pages::bulk::{Bar, Matching};
 use crate::console::pages::{self, Refused, links::CreateForm};
 use crate::console::session::{Current, User};
 use crate::link::{self, Link, Notes};
@@ -28,9 +29,9 @@ const SCAN_DAYS: i64 = 30;
 /// The list's query: text, where to search, order, state and cursor, all
 /// query parameters so a sorted, filtered page is an address to keep. An
 /// order or state the console does not know is the client's mistake.
-fn query_from(req: &HttpRequest) -> Result<Query, String> {
+pub(super) fn query_from(query_string: &str) -> Result<Query, String> {
     let mut query = Query::default();
-    for (name, value) in form_urlencoded::parse(req.query_string().as_bytes()) {
+    for (name, value) in form_urlencoded::parse(query_string.as_bytes()) {
         match &*name {
             "q" => query.text = value.trim().to_owned(),
             "by" if value == "url" => query.by = By::Url,
@@ -67,7 +68,7 @@ pub async fn list(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(ok) => ok,
         Err(to_login) => return *to_login,
     };
-    let query = match query_from(&req) {
+    let query = match query_from(req.query_string()) {
         Ok(query) => query,
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
@@ -78,19 +79,21 @@ pub async fn list(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         query,
         StatusCode::OK,
         CreateForm::default(),
+        Bar::default(),
     )
     .await
 }
 
-/// The list page for `query`, with the create form as given (empty, or
-/// refused and filled in again).
-async fn list_page(
+/// The list page for `query`, with the create form and the bulk actions'
+/// bar as given (empty, or refused and filled in again).
+pub(super) async fn list_page(
     state: &web::Data<ConsoleState>,
     session: &Current,
     user: &User,
     query: Query,
     status: StatusCode,
     create: CreateForm<'_>,
+    bulk: Bar<'_>,
 ) -> HttpResponse {
     // Off the admin listener's one worker: a destination search, a state
     // filter or a time order scans every link, and a page asked for before
@@ -136,6 +139,16 @@ async fn list_page(
     };
     let filter_unavailable = page.is_none();
     let page = page.unwrap_or_default();
+    // "All N matching" (issue 33): a one-page list counts its rows, a
+    // longer one up to one past what a bulk action takes.
+    let bulk = Bar {
+        matching: if page.prev.is_none() && page.next.is_none() {
+            Matching::Exactly(page.rows.len())
+        } else {
+            super::matching::count(state, &query).await
+        },
+        ..bulk
+    };
     let since = (Utc::now() - chrono::Duration::days(SCAN_DAYS - 1)).date_naive();
     let keys: Vec<&str> = page.rows.iter().map(|r| r.key.as_str()).collect();
     let scans = state.scans.scans_since(&keys, since);
@@ -154,6 +167,7 @@ async fn list_page(
         tag_text: &tag_text,
         now: Utc::now(),
         create,
+        bulk,
     };
     html(status, pages::links::page(&view))
 }
@@ -183,7 +197,16 @@ pub async fn create(
             message: &msg,
         }),
     };
-    list_page(&state, &session, &user, Query::default(), status, create).await
+    list_page(
+        &state,
+        &session,
+        &user,
+        Query::default(),
+        status,
+        create,
+        Bar::default(),
+    )
+    .await
 }
 
 /// A refused form: the status, the field at fault (`None`: no one field's

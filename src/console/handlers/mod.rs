@@ -1,9 +1,11 @@
 //! The console's request handlers, by page.
 
 pub mod auth;
+pub mod bulk;
 pub mod dashboard;
 pub mod link;
 pub mod links;
+pub mod matching;
 pub mod pdf;
 pub mod setup;
 pub mod sheet;

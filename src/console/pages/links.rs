@@ -28,6 +28,8 @@ pub struct View<'a> {
     pub tag_text: &'a dyn Fn(&str) -> String,
     pub now: DateTime<Utc>,
     pub create: CreateForm<'a>,
+    /// The bulk actions' bar (issue 33).
+    pub bulk: super::bulk::Bar<'a>,
 }
 
 /// The create form's values: empty, or what was typed into a form the
@@ -125,13 +127,16 @@ pub fn page(v: &View<'_>) -> Markup {
             } @else if v.page.rows.is_empty() {
                 p #empty { "No links match." }
             } @else {
+                form #bulk method="post" action=(super::bulk::ACTION) {
+                (csrf_field(v.viewer.csrf))
                 table #links {
-                    thead { tr { th { "QR" } th { "Key" } th { "Destination" } th { "State" } th { "Scans (30 days)" } } }
+                    thead { tr { th.pick { "Select" } th { "QR" } th { "Key" } th { "Destination" } th { "State" } th { "Scans (30 days)" } } }
                     tbody {
                         @for (i, row) in v.page.rows.iter().enumerate() {
                             @let (state_text, state_value) = state(row.inactive, row.expires_ms, v.now);
                             @let scans = v.scans.as_ref().and_then(|s| s.get(i).copied());
                             tr data-key=(row.key) data-state=(state_value) data-created=[row.created] data-changed=[row.changed] {
+                                (super::bulk::pick(&row.key, &v.bulk))
                                 td.thumb { @if let Some(src) = thumb::data_uri(&(v.tag_text)(&row.key)) { img src=(src) alt={ "QR code of " (row.key) } width="64" height="64"; } }
                                 td.key { a href={ (BASE) "/link?key=" (q(&row.key)) } { (row.key) } br; small { ((v.short_url)(&row.key)) } }
                                 td.url { (row.url) }
@@ -147,6 +152,8 @@ pub fn page(v: &View<'_>) -> Markup {
                             }
                         }
                     }
+                }
+                (super::bulk::bar(&v.viewer, query, by_name(query.by), &v.bulk))
                 }
             }
             nav.pager #pager {

@@ -9,6 +9,7 @@ use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, html};
 
 pub mod breakdowns;
+pub mod bulk;
 pub mod chart;
 pub mod dashboard;
 pub mod link;

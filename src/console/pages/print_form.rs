@@ -61,7 +61,7 @@ pub const DEFAULT_TEMPLATE: &str = "L7163";
 pub const POSTERS: [&str; 8] = ["A5", "A4", "A3", "A2", "A1", "A0", "Letter", "Tabloid"];
 const DEFAULT_POSTER: &str = "A3";
 
-fn caption_text(kind: CaptionKind) -> &'static str {
+pub fn caption_text(kind: CaptionKind) -> &'static str {
     match kind {
         CaptionKind::Url => "The short URL",
         CaptionKind::Key => "The key",
