@@ -248,6 +248,53 @@ impl Browser {
     }
 }
 
+/// Accessibility (issue 33): axe-core's rules, and the keyboard.
+impl Browser {
+    /// axe-core's standard rules run over the page shown: its violations
+    /// (`id`, `impact`, `help`, and `nodes`, each with its `target`
+    /// selectors). axe-core is the pinned npm package in
+    /// `tests/console/axe/`, injected through the driver.
+    pub fn axe(&mut self) -> Vec<Value> {
+        let path = axe_script();
+        match self.run(json!({"op": "axe", "path": path})) {
+            Value::Array(v) => v,
+            other => panic!("axe-core answered {other}"),
+        }
+    }
+
+    /// Presses keys on whatever has the focus, one after another: names of
+    /// selenium's `Keys` (`TAB`, `ENTER`), or a chord (`CONTROL+a`).
+    pub fn press(&mut self, keys: &[&str]) {
+        self.run(json!({"op": "press", "keys": keys}));
+    }
+
+    /// Types `text` into whatever has the focus.
+    pub fn type_focused(&mut self, text: &str) {
+        self.run(json!({"op": "type_focused", "text": text}));
+    }
+
+    /// The focused element (`tag`, `id`, `href`, `name`, `text`, and its
+    /// computed `outline` and `shadow`, which show the focus), or `null`
+    /// when nothing is.
+    pub fn focused(&mut self) -> Value {
+        self.run(json!({"op": "focused"}))
+    }
+}
+
+/// `tests/console/axe/node_modules/axe-core/axe.min.js`, which must be
+/// installed.
+pub fn axe_script() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/console/axe");
+    let script = dir.join("node_modules/axe-core/axe.min.js");
+    assert!(
+        script.is_file(),
+        "{} is missing: run `bash .ci/test` once, or `npm ci --prefix {}`",
+        script.display(),
+        dir.display()
+    );
+    script
+}
+
 impl Drop for Browser {
     /// Closing standard input makes the script quit Chromium and
     /// chromedriver; killed only if it does not within 10 s.

@@ -1,0 +1,412 @@
+//! The web console's reach (issue 33): every page it serves, in headless
+//! Chromium at a laptop's 1440 × 900 and a phone's 390 × 844, holds to
+//! axe-core's standard rules with no serious or critical violation, and a
+//! task is done with the keyboard alone.
+//!
+//! axe-core is the npm package pinned in `tests/console/axe/` (installed
+//! by `.ci/test`), injected into each page through the Selenium driver
+//! (`tests/support/browser.rs`), so the console's Content-Security-Policy
+//! is the one people get. The pages are those `src/console/mod.rs` routes
+//! to, in the states people see them in: logged out (first run, setup, a
+//! refused password, a spent setup link), an empty list and a full one, a
+//! link with scans and breakdowns and without, inactive with an expiry,
+//! deleted, every form refused, the print sheet and a print run, the
+//! dashboard, and the pages that say what went wrong. An answer that is not
+//! a page (a download, a plain-text refusal such as the 404 of an unknown
+//! console path) has no markup of the console's to check; the test checks
+//! that it is plain text.
+
+mod support;
+
+#[path = "support/browser.rs"]
+mod browser;
+
+use std::time::Duration;
+
+use browser::{Browser, PHONE, Screen, screenshots};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use support::{PUBLIC_URL, TestApp, eventually, header, spawn_first_run_console_with_scan_index};
+
+const PASSWORD: &str = "poster-printing-42";
+
+/// A laptop's screen, the desktop width the issue names.
+const LAPTOP: Screen = Screen {
+    name: "laptop",
+    width: 1440,
+    height: 900,
+    scale: 1.0,
+    mobile: false,
+};
+
+/// The impacts that fail the test; `moderate` and `minor` are reported only.
+const FAILING: [&str; 2] = ["serious", "critical"];
+
+/// Phones' user agents, so scans count as people's and the breakdowns
+/// have devices, systems and browsers to show.
+const AGENTS: [&str; 3] = [
+    "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1",
+    "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36",
+    "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36",
+];
+const REFERRERS: [&str; 3] = [
+    "https://l.instagram.com/",
+    "https://www.facebook.com/",
+    "https://www.google.com/",
+];
+
+/// One scan of `key` by the `n`th phone (its own cookie), which must redirect.
+async fn scan(app: &TestApp, key: &str, n: usize) {
+    let res = app
+        .client
+        .get(app.url(&format!("/{key}")))
+        .header("user-agent", AGENTS[n % AGENTS.len()])
+        .header("referer", REFERRERS[n % REFERRERS.len()])
+        .header("cookie", format!("x={n}"))
+        .send()
+        .await
+        .expect("scan");
+    assert_eq!(res.status(), StatusCode::FOUND, "/{key}");
+}
+
+/// The violations found so far, one line each, and how many pages were checked.
+#[derive(Default)]
+struct Findings {
+    failing: Vec<String>,
+    reported: Vec<String>,
+    pages: usize,
+}
+
+impl Findings {
+    /// Runs axe-core over the page shown (`page` names it) and keeps its
+    /// violations: rule, impact, each element's selector, page and screen.
+    /// A screenshot is saved as `a11y-<screen>-<page>.png`, to see why.
+    fn check(&mut self, b: &mut Browser, screen: Screen, page: &str) {
+        let kind = b.script("return document.contentType;", json!([]));
+        assert_eq!(kind, json!("text/html"), "{page} is not a page");
+        b.screenshot(&screenshots().join(format!("a11y-{}-{page}.png", screen.name)));
+        self.pages += 1;
+        for v in b.axe() {
+            let impact = v["impact"].as_str().unwrap_or("unknown");
+            let nodes = v["nodes"].as_array().cloned().unwrap_or_default();
+            for n in &nodes {
+                let line = format!(
+                    "{} ({impact}) on {page} at {} px: {} — {}",
+                    v["id"].as_str().unwrap_or("?"),
+                    screen.width,
+                    n["target"],
+                    v["help"].as_str().unwrap_or(""),
+                );
+                if FAILING.contains(&impact) {
+                    self.failing.push(line);
+                } else {
+                    self.reported.push(line);
+                }
+            }
+        }
+    }
+}
+
+/// Submits form `css` without the browser's own checks (`min`, `required`),
+/// as a browser that does not make them would: what the server answers to a
+/// bad value is what is checked.
+fn submit_unchecked(b: &mut Browser, css: &str) {
+    b.script(
+        "const f = document.querySelector(arguments[0]); f.noValidate = true; \
+         f.querySelector('button[type=submit]').click();",
+        json!([css]),
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_console_page_passes_axe_core_on_a_laptop_and_a_phone() {
+    let started = std::time::Instant::now();
+    let (app, _log) = spawn_first_run_console_with_scan_index().await;
+    let setup = app
+        .console_setup_url
+        .clone()
+        .expect("a first-run setup link");
+    let console = |path: &str| format!("http://{}/console{path}", app.admin);
+    let screens = [LAPTOP, PHONE];
+    let mut found = Findings::default();
+    let mut b = Browser::start();
+
+    // Logged out, before a password is set: the login page with its hint,
+    // the setup form, and the form refused (the two passwords differ).
+    for screen in screens {
+        b.screen(screen);
+        b.get(&console("/login"));
+        b.wait("#first-run");
+        found.check(&mut b, screen, "login-first-run");
+        b.get(&setup);
+        b.wait("form#setup");
+        found.check(&mut b, screen, "setup");
+        b.fill("#password", PASSWORD);
+        b.fill("#again", "poster-printing-24");
+        b.click("form#setup button[type=submit]");
+        b.wait("#problem");
+        found.check(&mut b, screen, "setup-refused");
+    }
+    // The password set: the list opens, with no links yet.
+    b.get(&setup);
+    b.wait("form#setup");
+    b.fill("#password", PASSWORD);
+    b.fill("#again", PASSWORD);
+    b.click("form#setup button[type=submit]");
+    b.wait("form#create");
+    for screen in screens {
+        b.screen(screen);
+        b.get(&console("/links"));
+        b.wait("#empty");
+        found.check(&mut b, screen, "links-empty");
+        b.get(&console("/dashboard"));
+        b.wait("h1");
+        found.check(&mut b, screen, "dashboard-no-scans");
+    }
+
+    // Links, scans of one (breakdowns by device, system, browser and
+    // referrer), and one of each state.
+    let (busy, quiet) = ("spring-poster", "menu");
+    app.link(busy, "https://example.com/spring").await;
+    app.link(quiet, "https://example.com/menu").await;
+    app.link("old-event", "https://example.com/old").await;
+    app.link("gone", "https://example.com/gone").await;
+    app.wait_for_status(&format!("/{busy}"), 302).await;
+    for n in 0..6 {
+        scan(&app, busy, n).await;
+    }
+    let link_page = |key: &str| console(&format!("/link?key={key}"));
+    b.reload_until(&link_page(busy), r#"#scans dd[data-scans="6"]"#);
+    // Disabled with an expiry, through the console's forms.
+    b.get(&link_page("old-event"));
+    b.fill("#expires", "30d");
+    b.click("form#edit-expiry button[type=submit]");
+    b.wait("#clear-expiry");
+    b.click("form#edit-state button[type=submit]");
+    b.wait(r#"#state[data-state="inactive"]"#);
+    // Deleted: its page is the tombstone's.
+    b.get(&link_page("gone"));
+    b.click("#confirm-delete");
+    b.click("form#delete-link button[type=submit]");
+    b.wait("#deleted");
+    // A print run, made through the form.
+    b.get(&console("/sheet"));
+    b.fill("#count", "3");
+    b.click("form#sheet button[type=submit]");
+    b.wait("section#batch");
+    let print_run = b.current_url();
+
+    for screen in screens {
+        b.screen(screen);
+        let pages = [
+            (
+                "links",
+                console("/links"),
+                format!(r#"tr[data-key="{busy}"]"#),
+            ),
+            (
+                "links-newest-inactive",
+                console("/links?sort=created&state=inactive"),
+                r#"tr[data-key="old-event"]"#.to_owned(),
+            ),
+            (
+                "links-no-match",
+                console("/links?q=no-such-thing&by=url"),
+                "#empty".to_owned(),
+            ),
+            (
+                "link-scans-breakdowns",
+                link_page(busy),
+                r#"#breakdowns[data-available="true"] #heat-map"#.to_owned(),
+            ),
+            (
+                "link-a-year",
+                console(&format!("/link?key={busy}&days=365")),
+                "svg.chart".to_owned(),
+            ),
+            ("link-no-scans", link_page(quiet), "#scans".to_owned()),
+            (
+                "link-inactive-expiring",
+                link_page("old-event"),
+                "#clear-expiry".to_owned(),
+            ),
+            ("link-deleted", link_page("gone"), "#deleted".to_owned()),
+            (
+                "link-unknown",
+                link_page("no-such-key"),
+                "#problem".to_owned(),
+            ),
+            ("sheet", console("/sheet"), "form#sheet".to_owned()),
+            ("sheet-run", print_run.clone(), "form#run-pdf".to_owned()),
+            (
+                "dashboard",
+                console("/dashboard"),
+                format!(r#"tr[data-key="{busy}"]"#),
+            ),
+            (
+                "dashboard-a-week",
+                console("/dashboard?days=7"),
+                format!(r#"tr[data-key="{busy}"]"#),
+            ),
+            (
+                "dashboard-bad-period",
+                console("/dashboard?days=5"),
+                "#problem".to_owned(),
+            ),
+        ];
+        for (name, url, shown) in &pages {
+            b.get(url);
+            b.wait(shown);
+            found.check(&mut b, screen, name);
+        }
+
+        // Every form refused: shown again as typed, the field marked.
+        b.get(&console("/links"));
+        b.fill("#new-url", "not a url");
+        b.click("form#create button[type=submit]");
+        b.wait("#new-url-problem");
+        found.check(&mut b, screen, "links-refused-create");
+        b.get(&link_page(busy));
+        b.fill("#url", "ftp://example.com/x");
+        b.click("form#edit-destination button[type=submit]");
+        b.wait("#url-problem");
+        found.check(&mut b, screen, "link-refused-destination");
+        b.get(&link_page(busy));
+        b.fill("#label-pdf-skip", "99");
+        b.click("form#label-pdf button[type=submit]");
+        b.wait("#label-pdf-skip-problem");
+        found.check(&mut b, screen, "link-refused-pdf");
+        b.get(&console("/sheet"));
+        b.fill("#count", "0");
+        submit_unchecked(&mut b, "form#sheet");
+        b.wait("#count-problem");
+        found.check(&mut b, screen, "sheet-refused-count");
+        b.get(&print_run);
+        b.fill("#run-pdf-skip", "99");
+        b.click("form#run-pdf button[type=submit]");
+        b.wait("#run-pdf-skip-problem");
+        found.check(&mut b, screen, "sheet-refused-pdf");
+    }
+
+    // What is not a page is plain text, with nothing of the console's to
+    // check: an unknown console path, a download of an unknown link.
+    for path in ["/no-such-page", "/link/download?key=no-such-key"] {
+        let (status, kind, _) = b.fetch(&console(path));
+        assert!((400..500).contains(&status), "{path}: {status}");
+        assert!(kind.starts_with("text/plain"), "{path}: {kind}");
+    }
+
+    // Logged out again: the login page, a wrong password, the spent setup link.
+    b.click("form#logout button[type=submit]");
+    b.wait("form#login");
+    for screen in screens {
+        b.screen(screen);
+        b.get(&console("/login"));
+        b.wait("form#login");
+        found.check(&mut b, screen, "login");
+        b.fill("#password", "not-the-password");
+        b.click("form#login button[type=submit]");
+        b.wait("#problem");
+        found.check(&mut b, screen, "login-refused");
+        b.get(&setup);
+        b.wait("#problem");
+        found.check(&mut b, screen, "setup-spent");
+    }
+
+    drop(b);
+
+    eprintln!(
+        "axe-core: {} pages checked in {:?}; moderate and minor, not failing:\n{}",
+        found.pages,
+        started.elapsed(),
+        found.reported.join("\n")
+    );
+    assert!(
+        found.failing.is_empty(),
+        "{} serious or critical violations:\n{}",
+        found.failing.len(),
+        found.failing.join("\n")
+    );
+}
+
+/// Presses Tab until the focused element is the one `wanted` accepts, at
+/// most `limit` times; returns how many it took. Each element the focus
+/// lands on must show it (an outline or a shadow), or a keyboard user is lost.
+fn tab_to(b: &mut Browser, what: &str, limit: usize, wanted: impl Fn(&Value) -> bool) -> usize {
+    for n in 1..=limit {
+        b.press(&["TAB"]);
+        let f = b.focused();
+        assert!(!f.is_null(), "Tab {n} towards {what} left the page");
+        let outline = f["outline"].as_str().unwrap_or_default();
+        let shadow = f["shadow"].as_str().unwrap_or("none");
+        assert!(
+            !outline.starts_with("none") || shadow != "none",
+            "{what}: the focus on {f} cannot be seen"
+        );
+        if wanted(&f) {
+            return n;
+        }
+    }
+    panic!("{what} not reached in {limit} presses of Tab");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_person_changes_a_destination_with_the_keyboard_alone() {
+    let (app, _log) = support::spawn_console_with_scan_index(PASSWORD).await;
+    let console = |path: &str| format!("http://{}/console{path}", app.admin);
+    let (key, old, new) = (
+        "spring-poster",
+        "https://example.com/spring",
+        "https://example.com/summer",
+    );
+    app.link("menu", "https://example.com/menu").await;
+    app.link(key, old).await;
+    app.wait_for_status(&format!("/{key}"), 302).await;
+    let mut b = Browser::start();
+    b.screen(LAPTOP);
+
+    // Log in: Tab to the password, type it, Enter.
+    b.get(&console("/links"));
+    b.wait("form#login");
+    let mut presses = tab_to(&mut b, "the password", 10, |f| f["id"] == "password");
+    b.type_focused(PASSWORD);
+    b.press(&["ENTER"]);
+    b.wait("form#create");
+    presses += 1;
+
+    // Open the link: Tab to its row's link in the list, Enter.
+    let href = format!("/console/link?key={key}");
+    presses += tab_to(&mut b, "the link in the list", 60, |f| {
+        f["href"].as_str() == Some(href.as_str())
+    });
+    b.press(&["ENTER"]);
+    b.wait(&format!(r#"h1#key[data-key="{key}"]"#));
+    presses += 1;
+
+    // Change the destination: Tab to the field, replace what it holds, Enter.
+    presses += tab_to(&mut b, "the destination field", 30, |f| f["id"] == "url");
+    b.press(&["CONTROL+a"]);
+    b.type_focused(new);
+    b.press(&["ENTER"]);
+    b.wait(&format!(r#"#destination[data-url="{new}"]"#));
+    presses += 3;
+    eprintln!("logged in, opened {key} and changed its destination in {presses} key presses");
+
+    // Scans follow, as after a click.
+    eventually(Duration::from_secs(1), || async {
+        let res = app
+            .client
+            .get(app.url(&format!("/{key}")))
+            .header("user-agent", "curl/8")
+            .send()
+            .await
+            .expect("scan");
+        res.status() == StatusCode::FOUND && header(&res, "location") == Some(new)
+    })
+    .await;
+    assert_eq!(
+        b.text("#short-url"),
+        format!("{PUBLIC_URL}/{key}"),
+        "the link's page"
+    );
+}
