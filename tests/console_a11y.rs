@@ -21,12 +21,19 @@ mod support;
 #[path = "support/browser.rs"]
 mod browser;
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use browser::{Browser, PHONE, Screen, screenshots};
+use qrtag::access_log::format::{Record, write_record};
+use qrtag::console::ConsoleSettings;
+use qrtag::scan_index::{BreakdownSettings, ScanIndexSettings};
+use qrtag::settings::AccessLogTarget;
+use qrtag::stats::dimensions::place::GeoDb;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use support::{PUBLIC_URL, TestApp, eventually, header, spawn_first_run_console_with_scan_index};
+use support::{PUBLIC_URL, TestApp, eventually, header, spawn_with, test_settings};
 
 const PASSWORD: &str = "poster-printing-42";
 
@@ -55,6 +62,82 @@ const REFERRERS: [&str; 3] = [
     "https://www.google.com/",
 ];
 
+/// Addresses the test GeoIP database places (tests/fixtures/geoip/).
+const ADDRESSES: [&str; 5] = [
+    "203.0.113.7",
+    "198.51.100.9",
+    "192.0.2.1",
+    "2001:db8:1::5",
+    "2001:db8:2::9",
+];
+
+/// `serve --console` on a first run (no password, the setup link offered),
+/// the scan index polling every 20 ms with every breakdown on (the test
+/// GeoIP database, so countries, regions and cities too). Returns the log.
+async fn first_run() -> (TestApp, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    settings.console = Some(ConsoleSettings::default());
+    let AccessLogTarget::Path(log) = settings.access_log.clone() else {
+        panic!("a log file");
+    };
+    let mut index = ScanIndexSettings::beside(&log);
+    index.poll_interval = Duration::from_millis(20);
+    let geoip = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/geoip/test.mmdb");
+    let db = GeoDb::open(&geoip).expect("the test database");
+    index.breakdowns = Some(BreakdownSettings::new(
+        chrono_tz::Europe::Dublin,
+        Some((geoip.as_path(), db)),
+    ));
+    settings.scan_index = Some(index);
+    (spawn_with(settings, dir).await, log)
+}
+
+/// Scans of `key` over the past year appended to the log as the server
+/// writes them: uneven over hours, weekdays, days and months, from the
+/// addresses, phones and referrers above, so every bar, label and shade of
+/// the charts and the hour × weekday map is drawn. Returns how many.
+fn scans_of_a_year(log: &Path, key: &str) -> u64 {
+    let now = chrono::Utc::now();
+    let mut lines = Vec::new();
+    let mut n = 0;
+    let target = format!("/{key}");
+    let mut line = |back: chrono::Duration, i: usize| {
+        let ip: std::net::IpAddr = ADDRESSES[i % ADDRESSES.len()].parse().expect("address");
+        write_record(
+            &Record {
+                time: now - back,
+                client_ip: Some(ip),
+                tracking: None,
+                user_agent: Some(AGENTS[i % AGENTS.len()].as_bytes()),
+                target: target.as_bytes(),
+                status: 302,
+                location: Some("https://example.com/spring"),
+                method: "GET",
+                referer: Some(REFERRERS[i % REFERRERS.len()].as_bytes()),
+            },
+            &mut lines,
+        );
+        n += 1;
+    };
+    // The last few weeks, bunched into some hours more than others.
+    for i in 0..160 {
+        line(chrono::Duration::hours(((i * i) % 500) as i64 + 1), i);
+    }
+    // One to eleven months back, more in some months than others.
+    for month in 1..12 {
+        for i in 0..(month * 7) % 12 {
+            line(chrono::Duration::days(month as i64 * 30 + i as i64), i);
+        }
+    }
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(log)
+        .expect("the access log");
+    file.write_all(&lines).expect("append");
+    n
+}
+
 /// One scan of `key` by the `n`th phone (its own cookie), which must redirect.
 async fn scan(app: &TestApp, key: &str, n: usize) {
     let res = app
@@ -73,7 +156,11 @@ async fn scan(app: &TestApp, key: &str, n: usize) {
 #[derive(Default)]
 struct Findings {
     failing: Vec<String>,
+    /// Moderate and minor violations: reported, not failing.
     reported: Vec<String>,
+    /// What axe-core could not decide and does not fail here (its rule
+    /// and page, once): text over the SVG charts, whose colours it cannot read.
+    review: Vec<String>,
     pages: usize,
 }
 
@@ -86,25 +173,72 @@ impl Findings {
         assert_eq!(kind, json!("text/html"), "{page} is not a page");
         b.screenshot(&screenshots().join(format!("a11y-{}-{page}.png", screen.name)));
         self.pages += 1;
-        for v in b.axe() {
+        let got = b.axe();
+        let rules = |list: &Value| list.as_array().cloned().unwrap_or_default();
+        let line = |v: &Value, impact: &str, n: &Value, more: &str| {
+            format!(
+                "{} ({impact}) on {page} at {} px: {} — {}{more}",
+                v["id"].as_str().unwrap_or("?"),
+                screen.width,
+                n["target"],
+                v["help"].as_str().unwrap_or(""),
+            )
+        };
+        for v in rules(&got["violations"]) {
             let impact = v["impact"].as_str().unwrap_or("unknown");
-            let nodes = v["nodes"].as_array().cloned().unwrap_or_default();
-            for n in &nodes {
-                let line = format!(
-                    "{} ({impact}) on {page} at {} px: {} — {}",
-                    v["id"].as_str().unwrap_or("?"),
-                    screen.width,
-                    n["target"],
-                    v["help"].as_str().unwrap_or(""),
-                );
+            for n in rules(&v["nodes"]) {
+                let found = line(&v, impact, &n, "");
                 if FAILING.contains(&impact) {
-                    self.failing.push(line);
+                    self.failing.push(found);
                 } else {
-                    self.reported.push(line);
+                    self.reported.push(found);
+                }
+            }
+        }
+        for v in rules(&got["incomplete"]) {
+            for n in rules(&v["nodes"]) {
+                match short_text_contrast(&v, &n) {
+                    Some(ratios) => self.failing.push(line(&v, "serious", &n, &ratios)),
+                    None => {
+                        let what = format!(
+                            "{} on {page} at {} px",
+                            v["id"].as_str().unwrap_or("?"),
+                            screen.width
+                        );
+                        if !self.review.contains(&what) {
+                            self.review.push(what);
+                        }
+                    }
                 }
             }
         }
     }
+}
+
+/// A colour contrast axe-core measured below what the text needs but left
+/// undecided because the text is short (one digit in a table cell might be
+/// an icon): in the console such text is a number people read, so it is
+/// held to the same ratio. The measured and the needed ratio, or `None`.
+fn short_text_contrast(rule: &Value, node: &Value) -> Option<String> {
+    if rule["id"] != "color-contrast" {
+        return None;
+    }
+    node["data"].as_array()?.iter().find_map(|d| {
+        // Text over an SVG drawing has no colours axe-core can read: not this case.
+        let (fg, bg) = (d["fgColor"].as_str()?, d["bgColor"].as_str()?);
+        let measured = d["contrastRatio"].as_f64()?;
+        let needed: f64 = d["expectedContrastRatio"]
+            .as_str()?
+            .trim_end_matches(":1")
+            .parse()
+            .ok()?;
+        (d["messageKey"] == "shortTextContent" && measured < needed).then(|| {
+            format!(
+                " (short text, left undecided by axe-core: {fg} on {bg}, \
+                 {measured}:1 where {needed}:1 is needed)"
+            )
+        })
+    })
 }
 
 /// Submits form `css` without the browser's own checks (`min`, `required`),
@@ -121,7 +255,7 @@ fn submit_unchecked(b: &mut Browser, css: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_console_page_passes_axe_core_on_a_laptop_and_a_phone() {
     let started = std::time::Instant::now();
-    let (app, _log) = spawn_first_run_console_with_scan_index().await;
+    let (app, log) = first_run().await;
     let setup = app
         .console_setup_url
         .clone()
@@ -130,6 +264,21 @@ async fn every_console_page_passes_axe_core_on_a_laptop_and_a_phone() {
     let screens = [LAPTOP, PHONE];
     let mut found = Findings::default();
     let mut b = Browser::start();
+
+    // The checker finds what it is there to find: an image with no text.
+    b.get(&console("/login"));
+    b.wait("form#login");
+    b.script(
+        "document.querySelector('main').insertAdjacentHTML('beforeend', '<img src=\"data:,\">');",
+        json!([]),
+    );
+    let planted = b.axe();
+    assert!(
+        planted["violations"].as_array().is_some_and(|v| v
+            .iter()
+            .any(|v| v["id"] == "image-alt" && v["impact"] == "critical")),
+        "axe-core did not find an image without alt text: {planted:?}"
+    );
 
     // Logged out, before a password is set: the login page with its hint,
     // the setup form, and the form refused (the two passwords differ).
@@ -177,6 +326,11 @@ async fn every_console_page_passes_axe_core_on_a_laptop_and_a_phone() {
     }
     let link_page = |key: &str| console(&format!("/link?key={key}"));
     b.reload_until(&link_page(busy), r#"#scans dd[data-scans="6"]"#);
+    let all = 6 + scans_of_a_year(&log, busy);
+    b.reload_until(
+        &console(&format!("/link?key={busy}&days=365")),
+        &format!(r#"#scans dd[data-scans="{all}"]"#),
+    );
     // Disabled with an expiry, through the console's forms.
     b.get(&link_page("old-event"));
     b.fill("#expires", "30d");
@@ -316,10 +470,12 @@ async fn every_console_page_passes_axe_core_on_a_laptop_and_a_phone() {
     drop(b);
 
     eprintln!(
-        "axe-core: {} pages checked in {:?}; moderate and minor, not failing:\n{}",
+        "axe-core: {} pages checked in {:?}; moderate and minor, not failing:\n{}\n\
+         undecided by axe-core, to review:\n{}",
         found.pages,
         started.elapsed(),
-        found.reported.join("\n")
+        found.reported.join("\n"),
+        found.review.join("\n"),
     );
     assert!(
         found.failing.is_empty(),
@@ -350,6 +506,38 @@ fn tab_to(b: &mut Browser, what: &str, limit: usize, wanted: impl Fn(&Value) -> 
     panic!("{what} not reached in {limit} presses of Tab");
 }
 
+/// The first Tab on a page reaches a link past the header's navigation,
+/// shown on the screen while it has the focus; Enter follows it, so the
+/// next Tab is inside the page's content (the first thing there, which is
+/// never what the test looks for). Returns the presses (3).
+fn skip_to_content(b: &mut Browser, page: &str) -> usize {
+    b.press(&["TAB"]);
+    let f = b.focused();
+    assert_eq!(f["href"], "#main", "the first Tab on {page} reached {f}");
+    let (width, height, top) = (
+        f["rect"]["width"].as_f64().unwrap_or(0.0),
+        f["rect"]["height"].as_f64().unwrap_or(0.0),
+        f["rect"]["top"].as_f64().unwrap_or(-1.0),
+    );
+    assert!(
+        width > 40.0 && height > 20.0 && top >= 0.0,
+        "the skip link on {page} is not seen while focused: {f}"
+    );
+    b.press(&["ENTER"]);
+    b.press(&["TAB"]);
+    let inside = b.script(
+        "return document.querySelector('main').contains(document.activeElement);",
+        json!([]),
+    );
+    assert_eq!(
+        inside,
+        json!(true),
+        "after the skip link on {page}: {}",
+        b.focused()
+    );
+    3
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_person_changes_a_destination_with_the_keyboard_alone() {
     let (app, _log) = support::spawn_console_with_scan_index(PASSWORD).await;
@@ -374,17 +562,20 @@ async fn a_person_changes_a_destination_with_the_keyboard_alone() {
     b.wait("form#create");
     presses += 1;
 
-    // Open the link: Tab to its row's link in the list, Enter.
+    // Open the link: past the navigation, then Tab to its row's link, Enter.
+    presses += skip_to_content(&mut b, "the list");
     let href = format!("/console/link?key={key}");
-    presses += tab_to(&mut b, "the link in the list", 60, |f| {
+    presses += tab_to(&mut b, "the link in the list", 40, |f| {
         f["href"].as_str() == Some(href.as_str())
     });
     b.press(&["ENTER"]);
     b.wait(&format!(r#"h1#key[data-key="{key}"]"#));
     presses += 1;
 
-    // Change the destination: Tab to the field, replace what it holds, Enter.
-    presses += tab_to(&mut b, "the destination field", 30, |f| f["id"] == "url");
+    // Change the destination: past the navigation, Tab to the field,
+    // replace what it holds, Enter.
+    presses += skip_to_content(&mut b, "the link's page");
+    presses += tab_to(&mut b, "the destination field", 10, |f| f["id"] == "url");
     b.press(&["CONTROL+a"]);
     b.type_focused(new);
     b.press(&["ENTER"]);

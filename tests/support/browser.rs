@@ -250,16 +250,15 @@ impl Browser {
 
 /// Accessibility (issue 33): axe-core's rules, and the keyboard.
 impl Browser {
-    /// axe-core's standard rules run over the page shown: its violations
+    /// axe-core's standard rules run over the page shown: `violations`,
+    /// and `incomplete`, what it could not decide, each a list of rules
     /// (`id`, `impact`, `help`, and `nodes`, each with its `target`
-    /// selectors). axe-core is the pinned npm package in
-    /// `tests/console/axe/`, injected through the driver.
-    pub fn axe(&mut self) -> Vec<Value> {
+    /// selectors and the `data` its checks measured). axe-core is the
+    /// pinned npm package in `tests/console/axe/`, injected through the
+    /// driver.
+    pub fn axe(&mut self) -> Value {
         let path = axe_script();
-        match self.run(json!({"op": "axe", "path": path})) {
-            Value::Array(v) => v,
-            other => panic!("axe-core answered {other}"),
-        }
+        self.run(json!({"op": "axe", "path": path}))
     }
 
     /// Presses keys on whatever has the focus, one after another: names of
@@ -273,9 +272,9 @@ impl Browser {
         self.run(json!({"op": "type_focused", "text": text}));
     }
 
-    /// The focused element (`tag`, `id`, `href`, `name`, `text`, and its
-    /// computed `outline` and `shadow`, which show the focus), or `null`
-    /// when nothing is.
+    /// The focused element (`tag`, `id`, `href`, `name`, `text`, its
+    /// computed `outline` and `shadow`, which show the focus, and its
+    /// `rect` on the screen), or `null` when nothing is.
     pub fn focused(&mut self) -> Value {
         self.run(json!({"op": "focused"}))
     }

@@ -46,14 +46,20 @@ fetch(arguments[0], {credentials: "same-origin"})
 
 
 # axe-core's run over the whole page with its standard rules: the
-# violations, each with its impact and the elements it was found on.
+# violations, and what it could not decide ("incomplete", to review), each
+# with its impact and the elements it was found on, with the measurements
+# its checks took (a colour contrast's ratio).
 AXE_RUN = """
 const done = arguments[arguments.length - 1];
-axe.run(document, {resultTypes: ["violations"]})
-  .then(r => done(r.violations.map(v => ({
-    id: v.id, impact: v.impact, help: v.help,
-    nodes: v.nodes.map(n => ({target: n.target, impact: n.impact, summary: n.failureSummary})),
-  }))))
+const results = list => list.map(v => ({
+  id: v.id, impact: v.impact, help: v.help,
+  nodes: v.nodes.map(n => ({
+    target: n.target, impact: n.impact, summary: n.failureSummary,
+    data: n.any.concat(n.all, n.none).map(c => c.data).filter(d => d),
+  })),
+}));
+axe.run(document, {resultTypes: ["violations", "incomplete"]})
+  .then(r => done({violations: results(r.violations), incomplete: results(r.incomplete)}))
   .catch(e => done({error: String(e)}));
 """
 
@@ -64,7 +70,8 @@ if (!e || e === document.body) return null;
 const style = getComputedStyle(e);
 return {tag: e.tagName.toLowerCase(), id: e.id, href: e.getAttribute("href"),
         name: e.getAttribute("name"), text: (e.innerText || e.value || "").trim().slice(0, 80),
-        outline: style.outlineStyle + " " + style.outlineWidth, shadow: style.boxShadow};
+        outline: style.outlineStyle + " " + style.outlineWidth, shadow: style.boxShadow,
+        rect: e.getBoundingClientRect().toJSON()};
 """
 
 
@@ -173,7 +180,8 @@ def screen(driver, cmd):
 
 def axe(driver, path):
     """axe-core injected into the page shown (once a page load) and run
-    with its standard rules: the page's violations. Injected through the
+    with its standard rules: the page's violations and incomplete
+    results. Injected through the
     driver, so the console's Content-Security-Policy (no script from
     elsewhere) stays as it is for people."""
     if not driver.execute_script("return typeof window.axe === 'object';"):
@@ -184,7 +192,7 @@ def axe(driver, path):
         got = driver.execute_async_script(AXE_RUN)
     finally:
         driver.set_script_timeout(15)
-    if isinstance(got, dict) and "error" in got:
+    if "error" in got:
         raise RuntimeError(got["error"])
     return got
 
