@@ -401,6 +401,8 @@ fn skip_to_content(b: &mut Browser, page: &str) -> usize {
         width > 40.0 && height > 20.0 && top >= 0.0,
         "the skip link on {page} is not seen while focused: {f}"
     );
+    let name = page.replace(|c: char| !c.is_ascii_alphanumeric(), "-");
+    b.screenshot(&browser::screenshots().join(format!("a11y-skip-link-{name}.png")));
     b.press(&["ENTER"]);
     b.press(&["TAB"]);
     let inside = b.script(
