@@ -54,7 +54,7 @@ const done = arguments[arguments.length - 1];
 const results = list => list.map(v => ({
   id: v.id, impact: v.impact, help: v.help,
   nodes: v.nodes.map(n => ({
-    target: n.target, impact: n.impact, summary: n.failureSummary,
+    target: n.target, html: n.html, impact: n.impact, summary: n.failureSummary,
     data: n.any.concat(n.all, n.none).map(c => c.data).filter(d => d),
   })),
 }));
