@@ -180,10 +180,9 @@ def screen(driver, cmd):
 
 def axe(driver, path):
     """axe-core injected into the page shown (once a page load) and run
-    with its standard rules: the page's violations and incomplete
-    results. Injected through the
-    driver, so the console's Content-Security-Policy (no script from
-    elsewhere) stays as it is for people."""
+    with its standard rules: the page's violations and incomplete results.
+    Injected through the driver, so the console's Content-Security-Policy
+    (no script from elsewhere) stays as it is for people."""
     if not driver.execute_script("return typeof window.axe === 'object';"):
         with open(path, encoding="utf-8") as f:
             driver.execute_script(f.read())
