@@ -111,6 +111,55 @@ async fn console_on_couchdb() -> ConsoleOnCouch {
     }
 }
 
+/// axe-core over what only a CouchDB console shows (issue 33; the rest is
+/// `tests/console_a11y.rs`'s): the login form with a user name, a wrong
+/// one, a reader's list, link, print sheet and dashboard (no edit forms,
+/// no scan index), and CouchDB's refusal, at 1440 and 390 px.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_readers_pages_pass_axe_core_on_a_laptop_and_a_phone() {
+    let started = std::time::Instant::now();
+    let ConsoleOnCouch { app, .. } = &console_on_couchdb().await;
+    let console = |path: &str| format!("{}/console{path}", app.admin);
+    let mut found = crate::a11y::Findings::default();
+    let mut b = Chromium::start();
+    for screen in [crate::a11y::LAPTOP, browser::PHONE] {
+        b.screen(screen);
+        b.get(&console("/login"));
+        b.wait("form#login #user");
+        found.check(&mut b, screen, "couchdb-login");
+        b.fill("#user", "rd");
+        b.fill("#password", "not-rd-pw");
+        b.click("form#login button[type=submit]");
+        b.wait("#problem");
+        found.check(&mut b, screen, "couchdb-login-refused");
+        b.fill("#user", "rd");
+        b.fill("#password", "rd-pw-1");
+        b.click("form#login button[type=submit]");
+        b.wait(r#"tr[data-key="H83if"]"#);
+        found.check(&mut b, screen, "couchdb-reader-links");
+        b.get(&console("/link?key=H83if"));
+        b.wait("#notes");
+        found.check(&mut b, screen, "couchdb-reader-link");
+        b.get(&console("/sheet"));
+        b.wait("h1");
+        found.check(&mut b, screen, "couchdb-reader-sheet");
+        b.get(&console("/dashboard"));
+        b.wait("h1");
+        found.check(&mut b, screen, "couchdb-reader-dashboard");
+        b.get(&console("/link?key=H83if"));
+        b.wait("#notes");
+        b.script(EDITOR_FORM, json!([console("/link/destination"), "H83if"]));
+        b.fill("#url", "https://evil.example/");
+        b.click("form#edit-destination button[type=submit]");
+        b.wait_text("#problem", "CouchDB refused this change for your account");
+        found.check(&mut b, screen, "couchdb-reader-refused");
+        b.click("form#logout button[type=submit]");
+        b.wait("form#login");
+    }
+    drop(b);
+    found.assert_none(started.elapsed());
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_sees_a_read_only_console_and_couchdb_refuses_its_writes() {
     let ConsoleOnCouch { app, .. } = &console_on_couchdb().await;

@@ -3,6 +3,8 @@
 //! CLI and the access roles. Needs `npm ci` first; without it every test that
 //! needs a server fails and says so.
 
+#[path = "../support/a11y.rs"]
+mod a11y;
 mod apache;
 #[path = "../support/browser.rs"]
 mod browser;

@@ -248,6 +248,52 @@ impl Browser {
     }
 }
 
+/// Accessibility (issue 33): axe-core's rules, and the keyboard.
+impl Browser {
+    /// axe-core's standard rules run over the page shown: `violations`,
+    /// and `incomplete`, what it could not decide, each a list of rules
+    /// (`id`, `impact`, `help`, and `nodes`, each with its `target`
+    /// selectors and the `data` its checks measured). axe-core is the
+    /// pinned npm package in `tests/console/axe/`, injected through the
+    /// driver.
+    pub fn axe(&mut self) -> Value {
+        let path = axe_script();
+        self.run(json!({"op": "axe", "path": path}))
+    }
+
+    /// Presses keys on whatever has the focus, one after another: names of
+    /// selenium's `Keys` (`TAB`, `ENTER`), or a chord (`CONTROL+a`).
+    pub fn press(&mut self, keys: &[&str]) {
+        self.run(json!({"op": "press", "keys": keys}));
+    }
+
+    /// Types `text` into whatever has the focus.
+    pub fn type_focused(&mut self, text: &str) {
+        self.run(json!({"op": "type_focused", "text": text}));
+    }
+
+    /// The focused element (`tag`, `id`, `href`, `name`, `text`, its
+    /// computed `outline` and `shadow`, which show the focus, and its
+    /// `rect` on the screen), or `null` when nothing is.
+    pub fn focused(&mut self) -> Value {
+        self.run(json!({"op": "focused"}))
+    }
+}
+
+/// `tests/console/axe/node_modules/axe-core/axe.min.js`, which must be
+/// installed.
+pub fn axe_script() -> PathBuf {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/console/axe");
+    let script = dir.join("node_modules/axe-core/axe.min.js");
+    assert!(
+        script.is_file(),
+        "{} is missing: run `bash .ci/test` once, or `npm ci --prefix {}`",
+        script.display(),
+        dir.display()
+    );
+    script
+}
+
 impl Drop for Browser {
     /// Closing standard input makes the script quit Chromium and
     /// chromedriver; killed only if it does not within 10 s.

@@ -43,10 +43,15 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                 link rel="stylesheet" href=(stylesheet::href());
             }
             body {
+                // The first Tab on every page: past the navigation to what
+                // the page is for, so a keyboard does not walk the header
+                // each time (shown only while it has the focus).
+                a.skip href="#main" { "Skip to content" }
                 header.top {
                     a.brand href={ (BASE) "/links" } { "qrtag" }
                     @if let Some(v) = viewer {
-                        nav {
+                        // Named: the list's pager is a navigation landmark too.
+                        nav aria-label="Console" {
                             a href={ (BASE) "/links" } { "Links" }
                             a href={ (BASE) "/sheet" } { "Print sheet" }
                             a href={ (BASE) "/dashboard" } { "Dashboard" }
@@ -60,7 +65,7 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                         }
                     }
                 }
-                main { (content) }
+                main #main { (content) }
             }
         }
     }

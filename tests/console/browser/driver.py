@@ -14,6 +14,7 @@ from selenium import webdriver
 from selenium.common.exceptions import TimeoutException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
+from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
 
@@ -41,6 +42,36 @@ fetch(arguments[0], {credentials: "same-origin"})
     done({status: r.status, type: r.headers.get("content-type"), body: btoa(s)});
   }))
   .catch(e => done({error: String(e)}));
+"""
+
+
+# axe-core's run over the whole page with its standard rules: the
+# violations, and what it could not decide ("incomplete", to review), each
+# with its impact and the elements it was found on, with the measurements
+# its checks took (a colour contrast's ratio).
+AXE_RUN = """
+const done = arguments[arguments.length - 1];
+const results = list => list.map(v => ({
+  id: v.id, impact: v.impact, help: v.help,
+  nodes: v.nodes.map(n => ({
+    target: n.target, html: n.html, impact: n.impact, summary: n.failureSummary,
+    data: n.any.concat(n.all, n.none).map(c => c.data).filter(d => d),
+  })),
+}));
+axe.run(document, {resultTypes: ["violations", "incomplete"]})
+  .then(r => done({violations: results(r.violations), incomplete: results(r.incomplete)}))
+  .catch(e => done({error: String(e)}));
+"""
+
+# The focused element, as a test names it: tag, id, and what it says.
+FOCUSED = """
+const e = document.activeElement;
+if (!e || e === document.body) return null;
+const style = getComputedStyle(e);
+return {tag: e.tagName.toLowerCase(), id: e.id, href: e.getAttribute("href"),
+        name: e.getAttribute("name"), text: (e.innerText || e.value || "").trim().slice(0, 80),
+        outline: style.outlineStyle + " " + style.outlineWidth, shadow: style.boxShadow,
+        rect: e.getBoundingClientRect().toJSON()};
 """
 
 
@@ -117,6 +148,15 @@ def run(driver, cmd):
         return driver.execute_script(cmd["js"], *cmd.get("args", []))
     if op == "screen":
         return screen(driver, cmd)
+    if op == "axe":
+        return axe(driver, cmd["path"])
+    if op == "press":
+        return press(driver, cmd["keys"])
+    if op == "type_focused":
+        driver.switch_to.active_element.send_keys(cmd["text"])
+        return None
+    if op == "focused":
+        return driver.execute_script(FOCUSED)
     if op == "screenshot":
         return screenshot(driver, cmd["path"])
     raise ValueError(f"unknown op {op}")
@@ -135,6 +175,34 @@ def screen(driver, cmd):
         },
     )
     driver.execute_cdp_cmd("Emulation.setTouchEmulationEnabled", {"enabled": cmd["mobile"]})
+    return None
+
+
+def axe(driver, path):
+    """axe-core injected into the page shown (once a page load) and run
+    with its standard rules: the page's violations and incomplete results.
+    Injected through the driver, so the console's Content-Security-Policy
+    (no script from elsewhere) stays as it is for people."""
+    if not driver.execute_script("return typeof window.axe === 'object';"):
+        with open(path, encoding="utf-8") as f:
+            driver.execute_script(f.read())
+    driver.set_script_timeout(25)
+    try:
+        got = driver.execute_async_script(AXE_RUN)
+    finally:
+        driver.set_script_timeout(15)
+    if "error" in got:
+        raise RuntimeError(got["error"])
+    return got
+
+
+def press(driver, keys):
+    """Keys pressed on whatever has the focus, one after another, as a
+    keyboard does: each the name of one of selenium's Keys ("TAB",
+    "ENTER") or a chord of them and a character ("CONTROL+a")."""
+    for k in keys:
+        parts = [getattr(Keys, p) if len(p) > 1 else p for p in k.split("+")]
+        driver.switch_to.active_element.send_keys(*parts)
     return None
 
 
