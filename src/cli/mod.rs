@@ -254,6 +254,11 @@ pub enum Command {
         /// 2000 characters.
         #[arg(long, value_name = "TEXT")]
         notes: Option<crate::link::Notes>,
+        /// Where scans go while the link is disabled or expired, instead of
+        /// a 404: an absolute http(s) URL (the venue's home page after an
+        /// event).
+        #[arg(long, value_name = "URL", value_parser = FallbackArg::parse)]
+        fallback: Option<FallbackArg>,
     },
     /// Repoint a link, or change when it expires, or its notes.
     #[command(
@@ -265,7 +270,7 @@ pub enum Command {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
         /// The new destination: an absolute http(s) URL or a /path on this service.
-        #[arg(required_unless_present_any = ["expires", "notes", "enable"])]
+        #[arg(required_unless_present_any = ["expires", "notes", "enable", "fallback"])]
         url: Option<Destination>,
         /// Stop redirecting at this time (RFC 3339, a date for the end of
         /// that day, or a duration from now such as 30d), or `never` to
@@ -282,6 +287,10 @@ pub enum Command {
         /// 2000 characters; an empty TEXT removes them.
         #[arg(long, value_name = "TEXT")]
         notes: Option<crate::link::Notes>,
+        /// Where scans go while the link is disabled or expired, instead of
+        /// a 404: an absolute http(s) URL; an empty URL removes it.
+        #[arg(long, value_name = "URL", value_parser = FallbackArg::parse)]
+        fallback: Option<FallbackArg>,
     },
     /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
     /// any field), checked before it is saved.
@@ -397,7 +406,7 @@ pub enum Command {
     ///
     /// The format is told by the first line: `{` for JSON lines, else CSV
     /// with a header naming url (optional: key, inactive, expires, notes,
-    /// created_at, changed_at, deleted_at; a key left out or empty is
+    /// created_at, changed_at, deleted_at, fallback_url; a key left out or empty is
     /// drawn, and printed as KEY<TAB>URL). The whole input is checked
     /// first: a bad line, a duplicate key or (without --update) a key that
     /// exists, and nothing is written.
@@ -799,6 +808,21 @@ pub struct ServeArgs {
     pub didcomm_rules: DidcommServeArgs,
     #[command(flatten)]
     pub dead_tags: DeadTagArgs,
+}
+
+/// `--fallback URL` (issue 33): an absolute http(s) URL, or `''` for none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FallbackArg(pub Option<Destination>);
+
+impl FallbackArg {
+    fn parse(s: &str) -> Result<Self, String> {
+        if s.trim().is_empty() {
+            return Ok(Self(None));
+        }
+        Destination::parse_absolute(s)
+            .map(|d| Self(Some(d)))
+            .map_err(|e| e.to_string())
+    }
 }
 
 /// What a person who scans a tag that leads nowhere is told (issue 33).

@@ -323,6 +323,15 @@ pub fn answer<'a>(
     };
     let mut res = respond(decision, &public_url, uri.path());
     if res.status() == StatusCode::NOT_FOUND {
+        // A dead link with a fallback sends its scans there (issue 33):
+        // asked only here, so a live scan does no more work than before.
+        let asked = uri.path().strip_prefix('/').unwrap_or_default();
+        if let Some(fallback) = table.fallback_at(asked, now_ms) {
+            return (
+                redirect(fallback.to_owned(), asked, &public_url),
+                Some(Cow::Borrowed(asked)),
+            );
+        }
         res = dead_tag(req, state, uri.path());
     }
     (res, key)

@@ -355,6 +355,7 @@ proptest::proptest! {
                 direct: direct.as_deref(),
                 created: Some(7),
                 changed: None,
+                fallback: None,
             };
             fast.push_rechecked(&read);
             match LiveLink::recheck(&read) {
@@ -462,6 +463,7 @@ fn an_over_long_stored_key_is_an_invalid_document() {
         direct: Some("https://a.example/"),
         created: None,
         changed: None,
+        fallback: None,
     };
     let mut b = TableBuilder::default();
     b.push_rechecked(&view);
