@@ -550,8 +550,10 @@ struct Item {
     expires_ms: Option<i64>,
     created: Option<u32>,
     changed: Option<u32>,
-    /// The fallback's length, stored after the direct location (issue 33).
-    fallback_len: Option<usize>,
+    /// The fallback's length, stored after the direct location, 0 for none
+    /// (a fallback is never empty): a `u32` in the padding beside the
+    /// flags, so a load of links without one holds no more (issue 33).
+    fallback_len: u32,
     state: ItemState,
 }
 
@@ -683,7 +685,8 @@ impl TableBuilder {
             expires_ms: link.expires_ms,
             created: link.created,
             changed: link.changed,
-            fallback_len: link.fallback.map(str::len),
+            // A shard holds at most 4 GiB of text, so this fits.
+            fallback_len: link.fallback.map_or(0, |f| f.len() as u32),
             state: ItemState::Live,
         });
     }
@@ -706,7 +709,7 @@ impl TableBuilder {
             expires_ms: None,
             created: None,
             changed: None,
-            fallback_len: None,
+            fallback_len: 0,
             state,
         });
     }
@@ -735,9 +738,8 @@ impl TableBuilder {
             }),
             created: item.created,
             changed: item.changed,
-            fallback: item
-                .fallback_len
-                .map(|n| &self.arena[direct_end..direct_end + n]),
+            fallback: (item.fallback_len != 0)
+                .then(|| &self.arena[direct_end..direct_end + item.fallback_len as usize]),
         }
     }
 

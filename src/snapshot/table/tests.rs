@@ -470,3 +470,12 @@ fn an_over_long_stored_key_is_an_invalid_document() {
     let t3 = b.build(None);
     assert_eq!((t3.len(), t3.invalid_count()), (0, 1));
 }
+
+/// A full load holds one item per link until the table is built: the
+/// fallback's length sits in padding, so links without a fallback cost a
+/// load what they did (issue 33; 104 bytes on 64-bit targets before it).
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn a_fallback_costs_a_loading_item_no_bytes() {
+    assert_eq!(size_of::<super::Item>(), 104);
+}
