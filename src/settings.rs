@@ -69,6 +69,8 @@ pub struct Settings {
     pub scan_index: Option<crate::scan_index::ScanIndexSettings>,
     /// The web console on the admin listener; `None` unless `--console`.
     pub console: Option<ConsoleSettings>,
+    /// The page a browser gets for a key that leads nowhere (issue 33).
+    pub dead_tag: crate::server::dead_tag::DeadTagPage,
 }
 
 /// The snapshot file beside an embedded database: `qrtag.db.snapshot`.
@@ -126,6 +128,7 @@ impl Settings {
             api: None,
             scan_index: None,
             console: None,
+            dead_tag: Default::default(),
         }
     }
 }

@@ -1802,3 +1802,91 @@ async fn a_scan_right_after_each_answered_edit_gets_the_new_answer() {
         started.elapsed() - repointed
     );
 }
+
+/// Issue 33: the fallback is set on the link's page, shown beside the
+/// state, refused beside its field when it is no absolute URL (nothing
+/// written), followed by a scan once the link is disabled, and cleared by
+/// an empty field.
+#[tokio::test]
+async fn a_fallback_is_set_refused_and_cleared_on_the_link_page() {
+    let c = console().await;
+    c.app.link("gig", "https://event.example/").await;
+    c.login().await;
+    let from = "/link?key=gig";
+    let page = c.page(from).await;
+    assert!(page.contains(r#"id="edit-fallback""#), "{page}");
+    assert!(!page.contains(r#"id="fallback""#), "no fallback yet");
+    let stored = || async {
+        c.app
+            .store()
+            .get(&Console::key("gig"))
+            .await
+            .expect("read")
+            .expect("exists")
+            .doc
+    };
+
+    let before = stored().await;
+    for bad in ["/gig", "venue.example", "javascript:alert(1)"] {
+        let res = c
+            .post(
+                from,
+                "/link/fallback",
+                &[("key", "gig"), ("fallback_url", bad)],
+            )
+            .await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{bad}");
+        let page = res.text().await.expect("body");
+        assert!(
+            page.contains(r#"id="fallback-url-problem""#),
+            "beside the field: {page}"
+        );
+        assert!(page.contains("Fallback: "), "{bad}: {page}");
+        assert!(page.contains(r#"aria-invalid="true""#), "{page}");
+    }
+    assert_eq!(stored().await, before, "nothing was written");
+
+    let res = c
+        .post(
+            from,
+            "/link/fallback",
+            &[
+                ("key", "gig"),
+                ("fallback_url", "https://venue.example/home"),
+            ],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let doc = stored().await;
+    assert_eq!(
+        doc.get("fallback_url").and_then(|f| f.as_str()),
+        Some("https://venue.example/home")
+    );
+    let page = c.page(from).await;
+    assert!(
+        page.contains(r#"id="fallback" data-url="https://venue.example/home""#),
+        "{page}"
+    );
+
+    let res = c
+        .post(from, "/link/state", &[("key", "gig"), ("active", "false")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    eventually(Duration::from_secs(2), || async {
+        let r = c.app.get("/gig").await;
+        r.status() == 302 && header(&r, "location") == Some("https://venue.example/home")
+    })
+    .await;
+    assert!(c.page(from).await.contains("scans go here now"));
+
+    let res = c
+        .post(
+            from,
+            "/link/fallback",
+            &[("key", "gig"), ("fallback_url", "")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert!(!stored().await.contains_key("fallback_url"));
+    c.app.wait_for_status("/gig", 404).await;
+}

@@ -431,7 +431,7 @@ fn bad_lines_are_named_and_nothing_is_written() {
             "bad.csv",
             "ok1,/a\n",
             &[
-                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at); found \"ok1,/a\"",
+                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url); found \"ok1,/a\"",
             ],
         ),
         (
@@ -1018,7 +1018,7 @@ fn a_csv_export_imports_back_into_the_same_links() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("key,url,inactive,expires,notes,created_at,changed_at,deleted_at")
+        Some("key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url")
     );
     assert!(
         csv.contains(

@@ -671,3 +671,69 @@ async fn what_the_document_forbids_is_refused() {
         );
     }
 }
+
+/// Issue 33: a fallback is set on create, changed and cleared by PATCH,
+/// shown on every read, refused as a problem when it is a path (nothing
+/// else of the edit written), and a disabled link's scans go there.
+#[tokio::test]
+async fn a_fallback_is_set_shown_refused_and_followed() {
+    let app = spawn_api().await;
+    let write = new_key(&app, "write");
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://event.example/", "key": "gig",
+                "fallback_url": "https://venue.example/home"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let made: Value = r.json().await.expect("json");
+    assert_eq!(made["fallback_url"], "https://venue.example/home");
+    app.wait_for_status("/gig", 302).await;
+
+    let patch = |body: Value| {
+        app.client
+            .patch(api(&app, "/links/gig"))
+            .bearer_auth(&write)
+            .json(&body)
+            .send()
+    };
+    for bad in ["/gig", "venue.example", "javascript:alert(1)"] {
+        let r = patch(json!({"inactive": true, "fallback_url": bad}))
+            .await
+            .expect("PATCH");
+        assert_eq!(
+            problem(r, 400).await,
+            "urn:qrtag:problem:invalid-url",
+            "{bad}"
+        );
+    }
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://event.example/", "fallback_url": "/gig"}),
+    )
+    .await;
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:invalid-url");
+    let r = get(&app, "/links/gig", &write).await;
+    let now: Value = r.json().await.expect("json");
+    assert_eq!(now["rev"], made["rev"], "nothing written: {now}");
+
+    let r = patch(json!({"inactive": true})).await.expect("PATCH");
+    assert_eq!(r.status().as_u16(), 200);
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    let r = client.get(app.url("/gig")).send().await.expect("scan");
+    assert_eq!(r.status().as_u16(), 302);
+    assert_eq!(header(&r, "location"), Some("https://venue.example/home"));
+
+    let r = patch(json!({"fallback_url": ""})).await.expect("PATCH");
+    assert_eq!(r.status().as_u16(), 200);
+    let cleared: Value = r.json().await.expect("json");
+    assert!(cleared["fallback_url"].is_null(), "{cleared}");
+    app.wait_for_status("/gig", 404).await;
+}

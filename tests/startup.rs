@@ -336,6 +336,7 @@ async fn a_rewritten_snapshot_file_cannot_add_a_bad_destination() {
             direct: Some(url),
             created: None,
             changed: None,
+            fallback: None,
         };
         links.push_live(key, &forged);
     }

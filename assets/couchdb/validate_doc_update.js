@@ -170,4 +170,26 @@ function (newDoc, oldDoc, userCtx, secObj) {
       refuse('"notes" may be at most ' + MAX_NOTES + ' characters');
     }
   }
+
+  // Where a dead link's scans go (issue 33): link::fallback_url
+  // (src/link/mod.rs), Destination::parse_absolute, an absolute http(s)
+  // URL held to the rules of "url", never a path.
+  var fallback = newDoc.fallback_url;
+  if (fallback !== undefined && fallback !== null) {
+    if (typeof fallback !== 'string') {
+      refuse('"fallback_url" must be a string');
+    }
+    if (utf8Length(fallback, MAX_DESTINATION) > MAX_DESTINATION) {
+      refuse('"fallback_url" may be at most ' + MAX_DESTINATION + ' bytes');
+    }
+    var fm = /^https?:\/\/([^\/?#]*)([\/?#]|$)/.exec(fallback);
+    if (!fm || fm[1].length === 0) {
+      refuse('"fallback_url" must be an absolute http(s) URL with a host, not a path');
+    }
+    if (/[\s\u0000-\u001f\u007f-\u009f\\]/.test(fallback) || fm[1].indexOf('@') !== -1 ||
+        /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]/.test(fallback) ||
+        !/^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?)(:[1-9][0-9]{0,4})?$/.test(fm[1])) {
+      refuse('"fallback_url" must be written as "url" is: no spaces, backslashes, invisible characters or user name, the host as it is served');
+    }
+  }
 }

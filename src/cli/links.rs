@@ -43,6 +43,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             inactive,
             take_over,
             notes,
+            fallback,
             ..
         } => {
             let public_url = super::public_url::for_tags(cli, store, true).await?;
@@ -50,6 +51,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             link::set_expires(&mut doc, expiry.flatten());
             if let Some(notes) = notes {
                 link::set_notes(&mut doc, notes);
+            }
+            if let Some(fallback) = fallback {
+                link::set_fallback_url(&mut doc, fallback.0.as_ref());
             }
             let take_over = if *take_over {
                 links::TakeOver::Allow
@@ -73,6 +77,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             url,
             notes,
             enable,
+            fallback,
             ..
         } => {
             let doc = links::update(store, key, |doc| {
@@ -84,6 +89,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                 }
                 if let Some(notes) = notes {
                     link::set_notes(doc, notes);
+                }
+                if let Some(fallback) = fallback {
+                    link::set_fallback_url(doc, fallback.0.as_ref());
                 }
                 if *enable {
                     link::set_inactive(doc, false);
@@ -102,6 +110,13 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             match notes {
                 Some(n) if n.is_empty() => writeln!(out, "{key} has no notes")?,
                 Some(_) => writeln!(out, "{key} notes set")?,
+                None => {}
+            }
+            match fallback {
+                Some(super::FallbackArg(Some(f))) => {
+                    writeln!(out, "{key} falls back to {f} while disabled or expired")?
+                }
+                Some(super::FallbackArg(None)) => writeln!(out, "{key} has no fallback")?,
                 None => {}
             }
             if *enable {

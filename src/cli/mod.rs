@@ -254,6 +254,11 @@ pub enum Command {
         /// 2000 characters.
         #[arg(long, value_name = "TEXT")]
         notes: Option<crate::link::Notes>,
+        /// Where scans go while the link is disabled or expired, instead of
+        /// a 404: an absolute http(s) URL (the venue's home page after an
+        /// event).
+        #[arg(long, value_name = "URL", value_parser = FallbackArg::parse)]
+        fallback: Option<FallbackArg>,
     },
     /// Repoint a link, or change when it expires, or its notes.
     #[command(
@@ -265,7 +270,7 @@ pub enum Command {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
         /// The new destination: an absolute http(s) URL or a /path on this service.
-        #[arg(required_unless_present_any = ["expires", "notes", "enable"])]
+        #[arg(required_unless_present_any = ["expires", "notes", "enable", "fallback"])]
         url: Option<Destination>,
         /// Stop redirecting at this time (RFC 3339, a date for the end of
         /// that day, or a duration from now such as 30d), or `never` to
@@ -282,6 +287,10 @@ pub enum Command {
         /// 2000 characters; an empty TEXT removes them.
         #[arg(long, value_name = "TEXT")]
         notes: Option<crate::link::Notes>,
+        /// Where scans go while the link is disabled or expired, instead of
+        /// a 404: an absolute http(s) URL; an empty URL removes it.
+        #[arg(long, value_name = "URL", value_parser = FallbackArg::parse)]
+        fallback: Option<FallbackArg>,
     },
     /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
     /// any field), checked before it is saved.
@@ -397,7 +406,7 @@ pub enum Command {
     ///
     /// The format is told by the first line: `{` for JSON lines, else CSV
     /// with a header naming url (optional: key, inactive, expires, notes,
-    /// created_at, changed_at, deleted_at; a key left out or empty is
+    /// created_at, changed_at, deleted_at, fallback_url; a key left out or empty is
     /// drawn, and printed as KEY<TAB>URL). The whole input is checked
     /// first: a bad line, a duplicate key or (without --update) a key that
     /// exists, and nothing is written.
@@ -797,6 +806,76 @@ pub struct ServeArgs {
     pub didcomm: DidcommIdentityArgs,
     #[command(flatten)]
     pub didcomm_rules: DidcommServeArgs,
+    #[command(flatten)]
+    pub dead_tags: DeadTagArgs,
+}
+
+/// `--fallback URL` (issue 33): an absolute http(s) URL, or `''` for none.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FallbackArg(pub Option<Destination>);
+
+impl FallbackArg {
+    fn parse(s: &str) -> Result<Self, String> {
+        if s.trim().is_empty() {
+            return Ok(Self(None));
+        }
+        Destination::parse_absolute(s)
+            .map(|d| Self(Some(d)))
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// What a person who scans a tag that leads nowhere is told (issue 33).
+#[derive(Debug, Clone, Args)]
+pub struct DeadTagArgs {
+    /// Who runs these tags, named on the page a browser gets for an
+    /// unknown, disabled, expired or deleted key (at most 100 characters).
+    #[arg(
+        help_heading = "Dead tags",
+        long,
+        env = "QRTAG_OPERATOR_NAME",
+        value_name = "NAME",
+        value_parser = |s: &str| crate::server::dead_tag::parse_name(s).map_err(|e| e.to_string())
+    )]
+    pub operator_name: Option<String>,
+    /// How people reach the operator, linked on the dead-tag page: an
+    /// email address or an http(s) URL.
+    #[arg(
+        help_heading = "Dead tags",
+        long,
+        env = "QRTAG_OPERATOR_CONTACT",
+        value_name = "EMAIL|URL",
+        value_parser = |s: &str| crate::server::dead_tag::Contact::parse(s).map_err(|e| e.to_string())
+    )]
+    pub operator_contact: Option<crate::server::dead_tag::Contact>,
+    /// An HTML file to answer a browser with instead of the built-in
+    /// dead-tag page: at most
+    /// 4 KB, no script, nothing loaded from elsewhere; `{{name}}`,
+    /// `{{contact}}`, `{{contact_href}}` and `{{key}}` are filled in.
+    /// Read once, at start.
+    #[arg(
+        help_heading = "Dead tags",
+        long,
+        env = "QRTAG_DEAD_TAG_PAGE",
+        value_name = "FILE.html",
+        value_hint = clap::ValueHint::FilePath,
+        value_parser = |s: &str| crate::server::dead_tag::Template::read(s).map_err(|e| e.to_string())
+    )]
+    pub dead_tag_page: Option<crate::server::dead_tag::Template>,
+}
+
+impl DeadTagArgs {
+    /// The page these options make; refused only when a template would
+    /// pass 4 KB once filled in.
+    pub fn page(
+        &self,
+    ) -> Result<crate::server::dead_tag::DeadTagPage, crate::server::dead_tag::DeadTagError> {
+        crate::server::dead_tag::DeadTagPage::new(
+            self.operator_name.as_deref(),
+            self.operator_contact.as_ref(),
+            self.dead_tag_page.as_ref(),
+        )
+    }
 }
 
 /// An IANA time zone name, said as one line when unknown (chrono-tz's own
@@ -940,6 +1019,8 @@ impl Cli {
 
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
         Settings {
+            // Checked in `main` before the command runs.
+            dead_tag: args.dead_tags.page().unwrap_or_default(),
             request_timeout: std::time::Duration::from_secs(args.request_timeout),
             shutdown_grace: std::time::Duration::from_secs(args.shutdown_grace),
             max_connections_per_ip: args.max_connections_per_ip,
@@ -1122,6 +1203,12 @@ pub fn main() -> ExitCode {
     };
     if let Err(msg) = check_usage(&cli) {
         eprintln!("qrtag: {msg}");
+        return ExitCode::from(edge::USAGE);
+    }
+    if let Command::Serve(args) = &cli.command
+        && let Err(e) = args.dead_tags.page()
+    {
+        eprintln!("qrtag: {e}");
         return ExitCode::from(edge::USAGE);
     }
     init_tracing();

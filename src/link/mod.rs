@@ -25,6 +25,9 @@ pub struct Link {
     pub url: Destination,
     pub inactive: bool,
     pub expires: Option<DateTime<Utc>>,
+    /// Where scans go while the link is inactive or expired (issue 33):
+    /// always absolute ([`Destination::parse_absolute`]).
+    pub fallback: Option<Destination>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -41,6 +44,8 @@ pub enum InvalidLink {
     BadTime(&'static str),
     #[error("\"{0}\" must be a string")]
     NotText(&'static str),
+    #[error("bad \"fallback_url\": {0}")]
+    BadFallback(InvalidDestination),
     #[error("\"{field}\" may be at most {limit} {unit}")]
     TooLong {
         field: &'static str,
@@ -65,7 +70,13 @@ impl Link {
             Some(Value::String(s)) => Some(parse_expires(s)?),
             Some(_) => return Err(InvalidLink::BadExpires),
         };
-        Ok(Self::from_parts(url, inactive, is_tombstone(doc), expires))
+        let fallback = fallback_url(doc)?;
+        Ok(Self::from_parts(url, inactive, is_tombstone(doc), expires).with_fallback(fallback))
+    }
+
+    /// The link with its fallback, which [`Link::from_parts`] leaves out.
+    fn with_fallback(self, fallback: Option<Destination>) -> Self {
+        Self { fallback, ..self }
     }
 
     /// The link from its checked fields (shared with [`StoredFields`], which
@@ -80,6 +91,7 @@ impl Link {
             url,
             inactive: Self::is_inactive(inactive, tombstone),
             expires,
+            fallback: None,
         }
     }
 
@@ -320,6 +332,38 @@ pub fn notes(doc: &Document) -> Option<std::borrow::Cow<'_, str>> {
     }
 }
 
+// --- The fallback destination (issue 33) ---
+
+/// The document's `fallback_url`: absent or null is none; anything but an
+/// absolute http(s) URL makes the document no valid link, as a bad `url`
+/// does, so what is stored is always what a scan of the dead link gets.
+pub fn fallback_url(doc: &Document) -> Result<Option<Destination>, InvalidLink> {
+    match doc.get(FALLBACK_URL) {
+        None | Some(Value::Null) => Ok(None),
+        Some(Value::String(s)) => Destination::parse_absolute(s)
+            .map(Some)
+            .map_err(InvalidLink::BadFallback),
+        Some(_) => Err(InvalidLink::NotText(FALLBACK_URL)),
+    }
+}
+
+/// The field's name, as the stores, the CSV column and the APIs spell it.
+pub const FALLBACK_URL: &str = "fallback_url";
+
+/// Sets the `fallback_url` field, or removes it for `None`.
+pub fn set_fallback_url(doc: &mut Document, fallback: Option<&Destination>) {
+    match fallback {
+        Some(d) => doc.insert(FALLBACK_URL.into(), Value::String(d.as_str().to_owned())),
+        None => doc.shift_remove(FALLBACK_URL),
+    };
+}
+
+/// Where a scan of this link goes when it is not live at `now`: its
+/// fallback, or nowhere (a 404).
+pub fn fallback_at(link: &Link, now: DateTime<Utc>) -> Option<&Destination> {
+    link.fallback.as_ref().filter(|_| !link.is_live_at(now))
+}
+
 pub fn set_expires(doc: &mut Document, expires: Option<DateTime<Utc>>) {
     match expires {
         Some(t) => doc.insert("expires".into(), Value::String(time_text(t))),
@@ -362,6 +406,7 @@ mod tests {
         ] {
             assert!(js.contains(&format!("var {name} = {cap};")), "{name}");
         }
+        assert!(js.contains(&format!("newDoc.{FALLBACK_URL}")));
         let mut d = doc(json!({"url": "/x", "created_by": "did:peer:2.x", "thid": null}));
         assert_eq!(check_texts(&d), Ok(()));
         d.insert("thid".into(), json!("t".repeat(MAX_TEXT)));
@@ -428,6 +473,38 @@ mod tests {
             Link::from_document(&doc(json!({"url": "javascript:alert(1)"}))),
             Err(InvalidLink::BadUrl(_))
         ));
+    }
+
+    #[test]
+    fn a_fallback_is_an_absolute_url_and_serves_only_a_dead_link() {
+        let d = doc(json!({"url": "/x", "inactive": true,
+                           "fallback_url": "https://venue.example/home"}));
+        let l = Link::from_document(&d).expect("valid");
+        let now = Utc::now();
+        assert_eq!(
+            fallback_at(&l, now).map(Destination::as_str),
+            Some("https://venue.example/home")
+        );
+        let live = Link {
+            inactive: false,
+            ..l.clone()
+        };
+        assert_eq!(fallback_at(&live, now), None, "a live link redirects");
+        for (bad, want) in [
+            (json!("/H83if"), "not a path"),
+            (json!("javascript:alert(1)"), "absolute http(s)"),
+            (json!(5), "must be a string"),
+        ] {
+            let d = doc(json!({"url": "/x", "fallback_url": bad}));
+            let err = Link::from_document(&d).expect_err("refused").to_string();
+            assert!(err.contains(want), "{err}");
+        }
+        let mut d = doc(json!({"url": "/x", "tag": 1}));
+        let f = Destination::parse_absolute("https://venue.example/").expect("absolute");
+        set_fallback_url(&mut d, Some(&f));
+        assert_eq!(d.get(FALLBACK_URL), Some(&json!("https://venue.example/")));
+        set_fallback_url(&mut d, None);
+        assert_eq!(Value::Object(d), json!({"url": "/x", "tag": 1}));
     }
 
     #[test]

@@ -47,6 +47,9 @@ pub struct StoredFields<'a> {
     changed_at: Option<Text<'a>>,
     /// Any value but `null` makes the document a tombstone.
     deleted_at: Option<IgnoredAny>,
+    /// Where a dead link's scans go (issue 33).
+    #[serde(borrow)]
+    fallback_url: Option<Text<'a>>,
 }
 
 impl<'a> StoredFields<'a> {
@@ -75,12 +78,17 @@ impl<'a> StoredFields<'a> {
             Some(s) => Some(parse_expires(s)?),
             None => None,
         };
+        let fallback = Self::text(&self.fallback_url)
+            .map(Destination::parse_absolute)
+            .transpose()
+            .map_err(InvalidLink::BadFallback)?;
         Ok(Link::from_parts(
             url,
             self.inactive.unwrap_or(false),
             self.is_tombstone(),
             expires,
-        ))
+        )
+        .with_fallback(fallback))
     }
 
     /// As [`link`](Self::link), for a link whose destination
@@ -89,6 +97,10 @@ impl<'a> StoredFields<'a> {
     /// copied, and judged once (a full load does this for every row, issue
     /// 24). `None` for any other destination: call [`link`](Self::link).
     pub fn plain_link(&self) -> Option<Result<PlainLink<'_>, InvalidLink>> {
+        // A link with a fallback is rare: the full path reads it.
+        if self.fallback_url.is_some() {
+            return None;
+        }
         let url = Self::text(&self.url).filter(|u| is_plain_absolute(u))?;
         let expires = match Self::text(&self.expires).map(parse_expires) {
             Some(Err(e)) => return Some(Err(e)),
@@ -179,6 +191,7 @@ mod tests {
             Just("changed_at".to_owned()),
             Just("deleted_at".to_owned()),
             Just("notes".to_owned()),
+            Just("fallback_url".to_owned()),
             Just("_rev".to_owned()),
             "[a-z_]{1,8}",
         ]
@@ -216,7 +229,7 @@ mod tests {
                 prop_assert_eq!(read, judged(&doc), "{}", json);
             }
             // A document of the shape qrtag writes is always read as text.
-            let typed = ["url", "expires", "created_at", "changed_at"]
+            let typed = ["url", "expires", "created_at", "changed_at", "fallback_url"]
                 .iter()
                 .all(|n| doc.get(*n).is_none_or(|v| v.is_string() || v.is_null()))
                 && doc.get("inactive").is_none_or(|v| v.is_boolean() || v.is_null());
@@ -225,7 +238,7 @@ mod tests {
                 if twice && let Some((n, _)) = fields.first() {
                     names.push(n);
                 }
-                let known = ["url", "inactive", "expires", "created_at", "changed_at", "deleted_at"];
+                let known = ["url", "inactive", "expires", "created_at", "changed_at", "deleted_at", "fallback_url"];
                 known.iter().all(|k| names.iter().filter(|n| *n == k).count() <= 1)
             };
             if typed && unique {

@@ -4,6 +4,7 @@
 pub mod accept;
 pub mod admin;
 pub mod api;
+pub mod dead_tag;
 pub mod etag;
 pub mod header_value;
 pub mod limits;

@@ -42,6 +42,8 @@ pub struct PublicState {
     pub client_ip_mode: ClientIpMode,
     /// Counts and times every answer; atomics only (see [`RequestMetrics`]).
     pub metrics: Arc<RequestMetrics>,
+    /// What a browser gets for a key that leads nowhere.
+    pub dead_tag: crate::server::dead_tag::DeadTagPage,
 }
 
 const NO_STORE: HeaderValue = HeaderValue::from_static("private, no-store");
@@ -319,7 +321,48 @@ pub fn answer<'a>(
         Decision::Redirect { key, .. } => Some(Cow::Owned(key.clone())),
         _ => None,
     };
-    (respond(decision, &public_url, uri.path()), key)
+    let mut res = respond(decision, &public_url, uri.path());
+    if res.status() == StatusCode::NOT_FOUND {
+        // A dead link with a fallback sends its scans there (issue 33):
+        // asked only here, so a live scan does no more work than before.
+        let asked = uri.path().strip_prefix('/').unwrap_or_default();
+        if let Some(fallback) = table.fallback_at(asked, now_ms) {
+            return (
+                redirect(fallback.to_owned(), asked, &public_url),
+                Some(Cow::Borrowed(asked)),
+            );
+        }
+        res = dead_tag(req, state, uri.path());
+    }
+    (res, key)
+}
+
+/// The 404 for a key that leads nowhere: the dead-tag page for a browser,
+/// the one plain body for everyone else; either way `Vary: Accept`, since
+/// the answer depends on it.
+fn dead_tag(req: &HttpRequest, state: &PublicState, path: &str) -> HttpResponse {
+    let mut res = if super::accept::prefers_html(req.headers()) {
+        HttpResponse::build(StatusCode::NOT_FOUND)
+            .insert_header((header::CACHE_CONTROL, NO_STORE))
+            .insert_header((
+                header::CONTENT_SECURITY_POLICY,
+                HeaderValue::from_static(
+                    "default-src 'none'; style-src 'unsafe-inline'; img-src data:; \
+                     base-uri 'none'; form-action 'none'",
+                ),
+            ))
+            .insert_header((
+                header::X_CONTENT_TYPE_OPTIONS,
+                HeaderValue::from_static("nosniff"),
+            ))
+            .content_type("text/html; charset=utf-8")
+            .body(state.dead_tag.render(path))
+    } else {
+        not_found()
+    };
+    res.headers_mut()
+        .insert(header::VARY, HeaderValue::from_static("accept"));
+    res
 }
 
 /// The answer for any request about a link before the first table is

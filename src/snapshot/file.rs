@@ -18,7 +18,8 @@
 //! links:u64, then per link:
 //!     key_len:u16 flags:u8 url_len:u32 [direct_len:u32] [expires_ms:i64]
 //!     [created:u32] [changed:u32]  (seconds since the epoch)
-//!     key url [direct]
+//!     [fallback_len:u32]           (issue 33)
+//!     key url [direct] [fallback]
 //! invalid:u64, then per invalid document: key_len:u16 reason_len:u32 key reason
 //! crc32:u32                        (of every byte before it)
 //! ```
@@ -38,7 +39,9 @@ const MAGIC: &[u8; 8] = b"QRTAGSNP";
 /// the store read whole once.
 /// 3: a link carries its creation and change times and whether it is a
 /// tombstone; a version-2 file has none of them, so it is ignored the same way.
-const VERSION: u32 = 3;
+/// 4: a link may carry a fallback (issue 33); a version-3 file cannot say
+/// which links have one, so it is ignored the same way.
+const VERSION: u32 = 4;
 
 const INACTIVE: u8 = 1;
 const EXPIRES: u8 = 2;
@@ -46,7 +49,9 @@ const DIRECT_IS_URL: u8 = 4;
 const DIRECT_OWN: u8 = 8;
 const CREATED: u8 = 16;
 const CHANGED: u8 = 32;
-const KNOWN_FLAGS: u8 = INACTIVE | EXPIRES | DIRECT_IS_URL | DIRECT_OWN | CREATED | CHANGED;
+const FALLBACK: u8 = 64;
+const KNOWN_FLAGS: u8 =
+    INACTIVE | EXPIRES | DIRECT_IS_URL | DIRECT_OWN | CREATED | CHANGED | FALLBACK;
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DecodeError {
@@ -153,6 +158,9 @@ fn write_link(w: &mut impl Write, link: &LinkView<'_>) -> io::Result<()> {
     if link.changed.is_some() {
         flags |= CHANGED;
     }
+    if link.fallback.is_some() {
+        flags |= FALLBACK;
+    }
     w.write_all(&len16(link.key)?.to_le_bytes())?;
     w.write_all(&[flags])?;
     w.write_all(&len32(link.url)?.to_le_bytes())?;
@@ -165,10 +173,16 @@ fn write_link(w: &mut impl Write, link: &LinkView<'_>) -> io::Result<()> {
     for t in [link.created, link.changed].into_iter().flatten() {
         w.write_all(&t.to_le_bytes())?;
     }
+    if let Some(f) = link.fallback {
+        w.write_all(&len32(f)?.to_le_bytes())?;
+    }
     w.write_all(link.key.as_bytes())?;
     w.write_all(link.url.as_bytes())?;
     if let Some(d) = own_direct {
         w.write_all(d.as_bytes())?;
+    }
+    if let Some(f) = link.fallback {
+        w.write_all(f.as_bytes())?;
     }
     Ok(())
 }
@@ -278,11 +292,20 @@ fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded,
         };
         let created = time(CREATED)?;
         let changed = time(CHANGED)?;
+        let fallback_len = if flags & FALLBACK != 0 {
+            Some(r.u32()? as usize)
+        } else {
+            None
+        };
         let key = r.str(key_len)?;
         let url = r.str(url_len)?;
         let direct = match direct_len {
             Some(n) => Some(r.str(n)?),
             None if flags & DIRECT_IS_URL != 0 => Some(url),
+            None => None,
+        };
+        let fallback = match fallback_len {
+            Some(n) => Some(r.str(n)?),
             None => None,
         };
         if key.is_empty() || url.is_empty() {
@@ -296,6 +319,7 @@ fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded,
             direct,
             created,
             changed,
+            fallback,
         };
         links.push_rechecked(&read);
     }
@@ -457,6 +481,12 @@ mod tests {
                 "new01",
                 json!({"url": "https://d.example/", "changed_at": "2026-02-03T04:05:06Z"}),
             ),
+            test_upsert(
+                "after",
+                json!({"url": "https://e.example/", "inactive": true,
+                       "expires": "2026-01-01T00:00:00Z",
+                       "fallback_url": "https://venue.example/home"}),
+            ),
         ]);
         b.build(Some(json!("12-g1AAAA")))
     }
@@ -494,6 +524,11 @@ mod tests {
         );
         let new = back.get("new01").expect("kept");
         assert_eq!((new.created, new.changed), (None, Some(1_770_091_506)));
+        assert_eq!(
+            back.fallback_at("after", 0),
+            Some("https://venue.example/home")
+        );
+        assert_eq!(back.fallback_at("up", 0), None);
     }
 
     #[test]
@@ -550,11 +585,11 @@ mod tests {
             Some(DecodeError::NotASnapshot)
         );
         let mut future = bytes.clone();
-        future[8] = 4;
-        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(4)));
+        future[8] = 5;
+        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(5)));
         // Version 1 held links judged by older, looser destination rules,
-        // version 2 links without their times.
-        for old in [1, 2] {
+        // version 2 links without their times, version 3 without fallbacks.
+        for old in [1, 2, 3] {
             let mut past = bytes.clone();
             past[8] = old;
             assert_eq!(
@@ -589,6 +624,7 @@ mod tests {
                 direct,
                 created: None,
                 changed: None,
+                fallback: None,
             };
         for link in [
             forged(
@@ -599,6 +635,10 @@ mod tests {
             forged("evil2", "javascript:alert(1)", Some("javascript:alert(1)")),
             forged("bad key!", "https://a.example/", Some("https://a.example/")),
             forged("good1", "https://a.example/", Some("//evil.example/x")),
+            LinkView {
+                fallback: Some("/H83if"),
+                ..forged("evil3", "https://a.example/", None)
+            },
         ] {
             b.push_live(link.key, &link);
         }
@@ -607,8 +647,8 @@ mod tests {
             .expect("whole")
             .links
             .build(Some(json!(7)));
-        assert_eq!(back.invalid_count(), 3);
-        for key in ["evil1", "evil2", "bad key!"] {
+        assert_eq!(back.invalid_count(), 4);
+        for key in ["evil1", "evil2", "bad key!", "evil3"] {
             assert!(back.get(key).is_none(), "{key} served");
             assert_eq!(back.direct_location(key, 0, "https://0x1f.ie"), None);
         }

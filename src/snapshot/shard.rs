@@ -32,6 +32,9 @@ pub struct LinkView<'a> {
     /// sorting needs; `None` for documents without them.
     pub created: Option<u32>,
     pub changed: Option<u32>,
+    /// Where scans go while the link is not live (issue 33): read only on
+    /// the 404 path, so a live link's lookup is what it was.
+    pub fallback: Option<&'a str>,
 }
 
 impl LinkView<'_> {
@@ -63,6 +66,10 @@ const DIRECT_IS_URL: u16 = 4;
 /// The direct location is stored after the URL.
 const DIRECT_OWN: u16 = 8;
 const EXPIRY_DIGITS: usize = 16;
+/// The fallback follows the expiry: its length as [`FALLBACK_LEN_DIGITS`]
+/// hex digits, then its text, so an entry without one costs nothing.
+const FALLBACK: u16 = 16;
+const FALLBACK_LEN_DIGITS: usize = 8;
 
 /// Largest key a shard stores; longer keys are refused as invalid documents.
 pub const MAX_KEY_LEN: usize = u16::MAX as usize;
@@ -123,6 +130,11 @@ impl Shard {
             if l.inactive {
                 flags |= INACTIVE;
             }
+            if let Some(f) = l.fallback {
+                flags |= FALLBACK;
+                arena.push_str(&format!("{:08x}", f.len() as u32));
+                arena.push_str(f);
+            }
             entries.push((
                 *h,
                 Entry {
@@ -181,7 +193,8 @@ fn stored_len(l: &LinkView<'_>) -> usize {
     } else {
         0
     };
-    l.key.len() + l.url.len() + direct + expiry
+    let fallback = l.fallback.map_or(0, |f| FALLBACK_LEN_DIGITS + f.len());
+    l.key.len() + l.url.len() + direct + expiry + fallback
 }
 
 #[inline]
@@ -208,6 +221,18 @@ fn view<'a>(arena: &'a str, e: &Entry) -> LinkView<'a> {
         // Written by `build` as exactly 16 hex digits.
         u64::from_str_radix(digits, 16).unwrap_or(0) as i64
     });
+    let fallback = (e.flags & FALLBACK != 0).then(|| {
+        let start = direct_end
+            + if expires_ms.is_some() {
+                EXPIRY_DIGITS
+            } else {
+                0
+            };
+        let text = start + FALLBACK_LEN_DIGITS;
+        // Written by `build` as exactly 8 hex digits and that many bytes.
+        let len = usize::from_str_radix(&arena[start..text], 16).unwrap_or(0);
+        &arena[text..text + len]
+    });
     LinkView {
         key: &arena[e.off as usize..key_end],
         url,
@@ -216,6 +241,7 @@ fn view<'a>(arena: &'a str, e: &Entry) -> LinkView<'a> {
         direct,
         created: (e.created != 0).then_some(e.created),
         changed: (e.changed != 0).then_some(e.changed),
+        fallback,
     }
 }
 
@@ -238,6 +264,7 @@ mod tests {
             direct: Some(url),
             created: None,
             changed: None,
+            fallback: None,
         }
     }
 
@@ -262,17 +289,28 @@ mod tests {
                 changed: Some(u32::MAX),
                 ..link("e", "https://e.example/x")
             },
+            LinkView {
+                fallback: Some("https://venue.example/after"),
+                ..link("f", "https://f.example/x")
+            },
+            LinkView {
+                fallback: Some("https://venue.example/"),
+                expires_ms: Some(7),
+                inactive: true,
+                direct: Some("https://g.example/own"),
+                ..link("g", "https://g.example/x")
+            },
         ];
         let hashed: Vec<_> = links.iter().map(|l| (h(l.key), *l)).collect();
         let shard = Shard::build(&hashed, &h).expect("fits");
-        assert_eq!(shard.len(), 4);
+        assert_eq!(shard.len(), 6);
         for l in &links {
             assert_eq!(shard.get(h(l.key), l.key), Some(*l));
         }
         assert_eq!(shard.get(h("zzz"), "zzz"), None);
         let mut keys: Vec<_> = shard.iter().map(|l| l.key).collect();
         keys.sort_unstable();
-        assert_eq!(keys, ["abcde", "b", "c/d", "e"]);
+        assert_eq!(keys, ["abcde", "b", "c/d", "e", "f", "g"]);
     }
 
     #[test]
@@ -296,14 +334,14 @@ mod tests {
         fn round_trips_any_links(
             links in proptest::collection::hash_map(
                 "[A-Za-z0-9_/-]{1,12}",
-                ("[ -~]{0,40}", proptest::option::of(proptest::option::of("[ -~]{0,20}")), proptest::bool::ANY, proptest::option::of(proptest::num::i64::ANY), proptest::option::of(1..=u32::MAX), proptest::option::of(1..=u32::MAX)),
+                (("[ -~]{0,40}", proptest::option::of(proptest::option::of("[ -~]{0,20}")), proptest::bool::ANY, proptest::option::of(proptest::num::i64::ANY), proptest::option::of(1..=u32::MAX), proptest::option::of(1..=u32::MAX)), proptest::option::of("[ -~]{0,30}")),
                 0..60,
             )
         ) {
             let h = hasher();
             let views: Vec<LinkView<'_>> = links
                 .iter()
-                .map(|(k, (url, direct, inactive, expires_ms, created, changed))| LinkView {
+                .map(|(k, ((url, direct, inactive, expires_ms, created, changed), fallback))| LinkView {
                     key: k,
                     url,
                     inactive: *inactive,
@@ -315,6 +353,7 @@ mod tests {
                     },
                     created: *created,
                     changed: *changed,
+                    fallback: fallback.as_deref(),
                 })
                 .collect();
             let hashed: Vec<_> = views.iter().map(|l| (h(l.key), *l)).collect();

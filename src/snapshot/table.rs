@@ -38,6 +38,8 @@ pub struct LiveLink {
     pub direct: Option<String>,
     pub created: Option<u32>,
     pub changed: Option<u32>,
+    /// Where scans go while the link is not live (issue 33).
+    pub fallback: Option<String>,
 }
 
 /// A time as the shard keeps it: whole seconds since the epoch in a `u32`
@@ -63,6 +65,7 @@ impl LiveLink {
             direct,
             created: None,
             changed: None,
+            fallback: link.fallback.map(Destination::into_string),
         }
     }
 
@@ -97,6 +100,11 @@ impl LiveLink {
     pub fn recheck(link: &LinkView<'_>) -> Result<Self, String> {
         check_key(link.key)?;
         let url = Destination::parse(link.url).map_err(|e| e.to_string())?;
+        let fallback = link
+            .fallback
+            .map(Destination::parse_absolute)
+            .transpose()
+            .map_err(|e| crate::link::InvalidLink::BadFallback(e).to_string())?;
         let direct = if url.is_internal() {
             None
         } else {
@@ -109,6 +117,7 @@ impl LiveLink {
             direct,
             created: link.created,
             changed: link.changed,
+            fallback: fallback.map(Destination::into_string),
         })
     }
 
@@ -121,6 +130,7 @@ impl LiveLink {
             direct: self.direct.as_deref(),
             created: self.created,
             changed: self.changed,
+            fallback: self.fallback.as_deref(),
         }
     }
 }
@@ -153,12 +163,13 @@ fn is_plain_key(key: &str) -> bool {
 /// shape, which the full path judges. A property test holds it to
 /// [`LiveLink::recheck`].
 fn recheck_plain<'a>(link: &LinkView<'a>) -> Option<LinkView<'a>> {
-    (is_plain_key(link.key) && crate::values::destination::is_plain_absolute(link.url)).then_some(
-        LinkView {
-            direct: Some(link.url),
-            ..*link
-        },
-    )
+    (is_plain_key(link.key)
+        && crate::values::destination::is_plain_absolute(link.url)
+        && link.fallback.is_none())
+    .then_some(LinkView {
+        direct: Some(link.url),
+        ..*link
+    })
 }
 
 /// The hash every shard of a table (and of the tables derived from it) uses.
@@ -269,6 +280,16 @@ impl LinkTable {
             .filter(|l| l.is_live_at(now_ms))
             .and_then(|l| l.direct)
             .filter(|location| !policy::is_on_public_origin(location, public_origin))
+    }
+
+    /// Where a scan of exactly `key` goes when the link is not live at
+    /// `now_ms` and has a fallback (issue 33); `None` for a live link, an
+    /// unknown key or a dead link without one. Asked only once the scan
+    /// was going to be a 404, so the live path does no more work.
+    pub fn fallback_at(&self, key: &str, now_ms: i64) -> Option<&str> {
+        self.get(key)
+            .filter(|l| !l.is_live_at(now_ms))
+            .and_then(|l| l.fallback)
     }
 
     /// Whether the table is what a change writing `doc` under `key` leaves:
@@ -529,6 +550,10 @@ struct Item {
     expires_ms: Option<i64>,
     created: Option<u32>,
     changed: Option<u32>,
+    /// The fallback's length, stored after the direct location, 0 for none
+    /// (a fallback is never empty): a `u32` in the padding beside the
+    /// flags, so a load of links without one holds no more (issue 33).
+    fallback_len: u32,
     state: ItemState,
 }
 
@@ -593,6 +618,7 @@ impl TableBuilder {
                     direct: Some(link.url),
                     created: stamp(fields.created_at()),
                     changed: stamp(fields.changed_at()),
+                    fallback: None,
                 },
             );
             return None;
@@ -646,6 +672,9 @@ impl TableBuilder {
                 Some(Some(d.len()))
             }
         };
+        if let Some(f) = link.fallback {
+            self.arena.push_str(f);
+        }
         self.items.push(Item {
             hash: self.hasher.hash(key),
             off,
@@ -656,6 +685,8 @@ impl TableBuilder {
             expires_ms: link.expires_ms,
             created: link.created,
             changed: link.changed,
+            // A shard holds at most 4 GiB of text, so this fits.
+            fallback_len: link.fallback.map_or(0, |f| f.len() as u32),
             state: ItemState::Live,
         });
     }
@@ -678,6 +709,7 @@ impl TableBuilder {
             expires_ms: None,
             created: None,
             changed: None,
+            fallback_len: 0,
             state,
         });
     }
@@ -694,6 +726,7 @@ impl TableBuilder {
         let url_start = item.off + item.key_len;
         let url_end = url_start + item.url_len;
         let url = &self.arena[url_start..url_end];
+        let direct_end = url_end + item.direct.flatten().unwrap_or(0);
         LinkView {
             key: self.key(item),
             url,
@@ -705,6 +738,8 @@ impl TableBuilder {
             }),
             created: item.created,
             changed: item.changed,
+            fallback: (item.fallback_len != 0)
+                .then(|| &self.arena[direct_end..direct_end + item.fallback_len as usize]),
         }
     }
 

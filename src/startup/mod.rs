@@ -755,6 +755,7 @@ impl Application {
             trusted_proxies: settings.trusted_proxies.clone(),
             client_ip_mode: settings.client_ip_mode,
             metrics: Arc::clone(&requests),
+            dead_tag: settings.dead_tag.clone(),
         });
         let public_server = public_server(
             public_listener,

@@ -283,7 +283,7 @@ impl Csv {
 /// The CSV columns, every field the store keeps that fits in a cell; `url`
 /// is required. Times are RFC 3339; an empty cell leaves the
 /// field out.
-pub const COLUMNS: [&str; 8] = [
+pub const COLUMNS: [&str; 9] = [
     "key",
     "url",
     "inactive",
@@ -292,11 +292,14 @@ pub const COLUMNS: [&str; 8] = [
     "created_at",
     "changed_at",
     "deleted_at",
+    // Where a dead link's scans go (issue 33).
+    "fallback_url",
 ];
 const KEY: usize = 0;
 const URL: usize = 1;
 const INACTIVE: usize = 2;
 const NOTES: usize = 4;
+const FALLBACK_URL: usize = 8;
 
 /// Which CSV column holds what: for each of [`COLUMNS`], its index.
 #[derive(Debug)]
@@ -377,6 +380,10 @@ impl Columns {
             let text = if column == NOTES {
                 let notes = Notes::parse(text).map_err(|e| bad(Problem::Notes(e)))?;
                 notes.as_str().to_owned()
+            } else if column == FALLBACK_URL {
+                let mut fallback = text.to_owned();
+                lower_host(&mut fallback);
+                fallback
             } else {
                 text.to_owned()
             };

@@ -71,6 +71,8 @@ pub enum InvalidDestination {
     DotSegment(String),
     #[error("not an absolute http(s) URL with a host: {0:?}")]
     NotHttp(String),
+    #[error("a fallback must be an absolute http(s) URL (https://...), not a path: {0:?}")]
+    NotAbsolute(String),
     #[error(
         "a destination must not contain a user name or password (an '@' before the host): {0:?}"
     )]
@@ -249,6 +251,19 @@ impl Destination {
     /// True for an origin-relative path (an internal redirect).
     pub fn is_internal(&self) -> bool {
         self.internal
+    }
+
+    /// A link's fallback (issue 33): a destination as [`Destination::parse`]
+    /// takes it, but never a path. A fallback is where a dead link's scans
+    /// go instead of a 404, answered as it is without the resolver, so it
+    /// must lead off the service by itself: a path would be resolved again
+    /// among the links, which may be the dead link itself.
+    pub fn parse_absolute(s: &str) -> Result<Self, InvalidDestination> {
+        let d = Self::parse(s)?;
+        if d.internal {
+            return Err(InvalidDestination::NotAbsolute(s.to_owned()));
+        }
+        Ok(d)
     }
 }
 

@@ -911,3 +911,102 @@ async fn an_import_into_a_live_database_writes_in_key_order() {
     let sorted: Vec<String> = (0..n).map(|i| format!("k{i:04}")).collect();
     assert_eq!(ids, sorted, "the documents in key order");
 }
+
+/// Issue 33: a link's fallback moves to CouchDB and back with the link
+/// (JSON lines both ways, CSV back), and CouchDB's validation refuses a
+/// fallback that is not a string or not an absolute http(s) URL.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_fallback_moves_to_couchdb_and_back_and_the_validation_holds_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = dir.path().join("first.db");
+    for args in [
+        [
+            "new",
+            "https://event.example/",
+            "--key",
+            "gig",
+            "--fallback",
+            "https://venue.example/home",
+        ],
+        [
+            "new",
+            "https://event.example/",
+            "--key",
+            "plain",
+            "--notes",
+            "none",
+        ],
+    ] {
+        let out = sqlite(&first, &args).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let out = sqlite(&first, &["export"]).await;
+    let from_sqlite = stdout(&out);
+
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let env = [("QRTAG_COUCHDB_URL", url.as_str())];
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (export, import) = tokio::task::spawn_blocking({
+        let (first, url) = (first.clone(), url.clone());
+        move || move_to_couchdb(&first, &url)
+    })
+    .await
+    .expect("pipe");
+    assert!(export.status.success(), "{}", stderr(&export));
+    assert!(import.status.success(), "{}", stderr(&import));
+    let couch = Couch::new(&url, "links");
+    let gig = couch.get("gig").await.expect("imported");
+    assert_eq!(gig["fallback_url"], "https://venue.example/home");
+    let out = qrtag(&["export"], &env).await;
+    assert_eq!(stdout(&out), from_sqlite, "the same documents back");
+
+    let csv = dir.path().join("from-couch.csv");
+    let csv = csv.to_str().expect("utf-8");
+    let out = qrtag(&["export", "--format", "csv", "-o", csv], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let back = dir.path().join("back.db");
+    let out = sqlite(&back, &["import", csv]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sqlite(&back, &["show", "gig"]).await;
+    let shown: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+    assert_eq!(shown["fallback_url"], "https://venue.example/home");
+
+    // Written straight to CouchDB, past qrtag's own checks.
+    for (id, doc) in [
+        (
+            "bad1",
+            serde_json::json!({"url": "https://a.example/", "fallback_url": 5}),
+        ),
+        (
+            "bad2",
+            serde_json::json!({"url": "https://a.example/", "fallback_url": "/gig"}),
+        ),
+        (
+            "bad3",
+            serde_json::json!({"url": "https://a.example/", "fallback_url": ["https://b.example/"]}),
+        ),
+        (
+            "bad4",
+            serde_json::json!({"url": "https://a.example/", "fallback_url": "https://u:p@b.example/"}),
+        ),
+    ] {
+        let (status, body) = couch.try_put(id, doc).await;
+        assert_eq!(status, 403, "{id} accepted: {body}");
+        assert!(
+            body["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("fallback_url")),
+            "{id}: {body}"
+        );
+    }
+    for (id, fallback) in [
+        ("good1", Value::Null),
+        ("good2", "https://b.example/x".into()),
+    ] {
+        let doc = serde_json::json!({"url": "https://a.example/", "fallback_url": fallback});
+        let (status, body) = couch.try_put(id, doc).await;
+        assert_eq!(status, 201, "{id}: {body}");
+    }
+}

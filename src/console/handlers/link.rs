@@ -93,6 +93,9 @@ async fn read(
                 .expires_ms
                 .and_then(chrono::DateTime::from_timestamp_millis);
             link::set_expires(&mut doc, expires);
+            if let Some(f) = view.fallback {
+                doc.insert(link::FALLBACK_URL.into(), f.into());
+            }
             Ok((doc, Source::Snapshot))
         }
         Err(e) => Err(e),
@@ -211,6 +214,7 @@ async fn render(
         deleted: link::is_tombstone(&doc).then(|| link::deleted_at(&doc)),
         refused,
         pdf: pdf.as_ref(),
+        fallback: link.fallback.as_ref().map(Destination::as_str),
     };
     html(status, pages::link::page(&view))
 }
@@ -462,6 +466,30 @@ pub async fn delete(
             ));
         }
         Ok(Box::new(|d| link::set_deleted(d, Utc::now())))
+    })
+    .await
+}
+
+/// Sets or clears the fallback (issue 33): an absolute http(s) URL, or
+/// an empty field for none.
+pub async fn fallback(
+    req: HttpRequest,
+    state: web::Data<ConsoleState>,
+    body: web::Bytes,
+) -> HttpResponse {
+    edit(req, state, body, Some("fallback_url"), |form| {
+        // A form without the field at all is not one of ours.
+        let given = form
+            .get("fallback_url")
+            .ok_or("Give the fallback_url field.")?
+            .trim();
+        let fallback = match given {
+            "" => None,
+            s => Some(Destination::parse_absolute(s).map_err(|e| format!("Fallback: {e}."))?),
+        };
+        Ok(Box::new(move |d| {
+            link::set_fallback_url(d, fallback.as_ref())
+        }))
     })
     .await
 }

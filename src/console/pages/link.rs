@@ -59,6 +59,8 @@ pub struct View<'a> {
     pub refused: Option<(Refused<'a>, &'a str)>,
     /// A PDF form the server refused.
     pub pdf: Option<&'a super::print_form::Refusal<'a>>,
+    /// Where scans go while the link is disabled or expired (issue 33).
+    pub fallback: Option<&'a str>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -127,6 +129,7 @@ pub fn page(v: &View<'_>) -> Markup {
                         dt { "Destination" } dd #destination data-url=(v.url) { (v.url) }
                         dt { "State" } dd #state data-state=(state_value) { (state_text) }
                         @if let Some(notes) = v.notes { dt { "Notes" } dd.notes #notes { (notes) } }
+                        (fallback_fact(v))
                         dt { "Created" } dd #created data-at=[v.created.map(|t| t.to_rfc3339())] { (stamp(v.created)) }
                         dt { "Last changed" } dd #changed data-at=[v.changed.map(|t| t.to_rfc3339())] { (stamp(v.changed)) }
                     }
@@ -146,6 +149,7 @@ pub fn page(v: &View<'_>) -> Markup {
                 section #edit aria-labelledby="edit-heading" {
                     h2 #edit-heading { "Edit" }
                     (edit_forms(v))
+                    (fallback_form(v))
                 }
             }
             section #qr aria-labelledby="qr-heading" {
@@ -242,6 +246,45 @@ fn deleted_page(v: &View<'_>, on: Option<DateTime<Utc>>) -> Markup {
             }
         },
     )
+}
+
+// --- The fallback (issue 33) ---
+
+/// Where a dead link's scans go, beside its state: whether they go there
+/// now is what a person wants to know.
+fn fallback_fact(v: &View<'_>) -> Markup {
+    let Some(fallback) = v.fallback else {
+        return html! {};
+    };
+    let live = !v.inactive && v.expires.is_none_or(|e| v.now < e);
+    html! {
+        dt { "Fallback" }
+        dd #fallback data-url=(fallback) {
+            (fallback)
+            @if live { " (used once the link is disabled or expired)" }
+            @else { " (scans go here now)" }
+        }
+    }
+}
+
+/// The fallback's own form, beside the others.
+fn fallback_form(v: &View<'_>) -> Markup {
+    let r = v.refused.as_ref().map(|(r, _)| r);
+    let shown = match v.refused {
+        Some((r, typed)) if r.field == Some("fallback_url") => Some(typed),
+        _ => v.fallback,
+    };
+    let (invalid, class, described) = fault(r, "fallback_url", "fallback-url");
+    html! {
+        form.card #edit-fallback method="post" action={ (BASE) "/link/fallback" } {
+            (csrf_field(v.viewer.csrf))
+            input type="hidden" name="key" value=(v.key);
+            label for="fallback-url" { "Fallback: where scans go while the link is disabled or expired, instead of a 404 (an https:// address; empty to remove it)" }
+            input #fallback-url type="url" name="fallback_url" value=[shown] aria-invalid=[invalid] class=[class] aria-describedby=[described];
+            (field_problem(r, "fallback_url", "fallback-url"))
+            button type="submit" { "Save fallback" }
+        }
+    }
 }
 
 fn edit_forms(v: &View<'_>) -> Markup {

@@ -45,6 +45,10 @@ pub struct NewLink {
     pub expires: Option<String>,
     #[serde(default)]
     pub notes: Option<String>,
+    /// Where scans go while the link is disabled or expired, instead of a
+    /// 404: an absolute http(s) URL (issue 33). Left out or `""`: none.
+    #[serde(default)]
+    pub fallback_url: Option<String>,
 }
 
 /// Changes to a link; a field left out is left as it is.
@@ -63,6 +67,9 @@ pub struct LinkEdit {
     /// New notes; `""` clears them.
     #[serde(default)]
     pub notes: Option<String>,
+    /// A new fallback (an absolute http(s) URL); `""` clears it.
+    #[serde(default)]
+    pub fallback_url: Option<String>,
 }
 
 /// A link as the API shows it.
@@ -77,6 +84,8 @@ pub struct LinkView {
     pub notes: Option<String>,
     pub created_at: Option<String>,
     pub changed_at: Option<String>,
+    /// Where scans go while the link is disabled or expired (issue 33).
+    pub fallback_url: Option<String>,
     /// The revision, as in the `ETag` header: send it back in `If-Match`.
     pub rev: String,
     /// Only on a write's answer, and only when CouchDB stored the write
@@ -163,6 +172,7 @@ pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String
         notes: link::notes(doc).map(|n| n.into_owned()),
         created_at: time(link::created_at(doc)),
         changed_at: time(link::changed_at(doc)),
+        fallback_url: text(link::FALLBACK_URL),
         rev,
         warning: None,
     }
@@ -193,10 +203,23 @@ fn new_document(new: &NewLink) -> Result<(Document, Option<LinkKey>), (Kind, Str
     };
     let notes = Notes::parse(new.notes.as_deref().unwrap_or_default())
         .map_err(|e| (Kind::BadRequest, format!("notes: {e}")))?;
+    let fallback = fallback(new.fallback_url.as_deref())?;
     let mut doc = Link::new_document(&url, new.inactive);
     link::set_expires(&mut doc, expires);
     link::set_notes(&mut doc, &notes);
+    link::set_fallback_url(&mut doc, fallback.as_ref());
     Ok((doc, key))
+}
+
+/// A `fallback_url` as sent: `""` (or none) is no fallback, anything else
+/// an absolute http(s) URL or an `invalid-url` problem naming the field.
+fn fallback(sent: Option<&str>) -> Result<Option<Destination>, (Kind, String)> {
+    match sent.filter(|s| !s.is_empty()) {
+        None => Ok(None),
+        Some(s) => Destination::parse_absolute(s)
+            .map(Some)
+            .map_err(|e| (Kind::InvalidUrl, format!("fallback_url: {e}"))),
+    }
 }
 
 /// A write's key checked (a write key, within its rate), then its body.
@@ -650,6 +673,10 @@ fn edits(edit: &LinkEdit) -> Result<impl Fn(&mut Document) + use<>, (Kind, Strin
         let notes = Notes::parse(notes).map_err(|e| (Kind::BadRequest, format!("notes: {e}")))?;
         steps.push(Box::new(move |d| link::set_notes(d, &notes)));
     }
+    if let Some(sent) = &edit.fallback_url {
+        let f = fallback(Some(sent))?;
+        steps.push(Box::new(move |d| link::set_fallback_url(d, f.as_ref())));
+    }
     Ok(move |d: &mut Document| steps.iter().for_each(|s| s(d)))
 }
 
@@ -840,6 +867,7 @@ mod tests {
                 notes: notes.map(str::to_owned),
                 created_at: None,
                 changed_at: None,
+                fallback_url: None,
                 rev: "1".into(),
                 warning: None,
             };
@@ -906,13 +934,25 @@ mod tests {
             inactive: Some(true),
             expires: None,
             notes: None,
+            fallback_url: None,
         };
         assert!(matches!(edits(&bad), Err((Kind::InvalidUrl, _))));
+        let path = LinkEdit {
+            url: None,
+            inactive: Some(true),
+            expires: None,
+            notes: None,
+            fallback_url: Some("/H83if".into()),
+        };
+        assert!(
+            matches!(edits(&path), Err((Kind::InvalidUrl, m)) if m.starts_with("fallback_url: "))
+        );
         let good = LinkEdit {
             url: Some("https://example.org/".into()),
             inactive: Some(true),
             expires: Some("never".into()),
             notes: Some("".into()),
+            fallback_url: Some("https://venue.example/".into()),
         };
         let apply = edits(&good).expect("valid");
         let mut doc = Link::new_document(
@@ -925,5 +965,9 @@ mod tests {
             Some("https://example.org/")
         );
         assert_eq!(doc.get("inactive"), Some(&Value::Bool(true)));
+        assert_eq!(
+            doc.get("fallback_url").and_then(Value::as_str),
+            Some("https://venue.example/")
+        );
     }
 }

@@ -22,6 +22,9 @@ IN_WORDS = [
     # no userinfo, no dot segments, ...) are the CLI's, stated in words.
     ("POST /api/v1/links", 400, "url:", "a URL's rules"),
     ("PATCH /api/v1/links/{key}", 400, "url:", "a URL's rules"),
+    # A fallback is a destination that is never a path (issue 33).
+    ("POST /api/v1/links", 400, "fallback_url:", "an absolute URL's rules"),
+    ("PATCH /api/v1/links/{key}", 400, "fallback_url:", "an absolute URL's rules"),
     # An expiry is a time in the future: an RFC 3339 time, a date, a
     # duration or `never`.
     ("POST /api/v1/links", 400, "expires:", "an expiry in the future"),

@@ -1,0 +1,263 @@
+//! A fallback destination per link on the real binary (issue 33): scans of
+//! a disabled or expired link with a `fallback_url` are sent there (302)
+//! instead of a 404, set and cleared by `new`/`set --fallback`, refused
+//! when it is no absolute URL, and carried through export and import.
+
+mod support;
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use support::process::ServerProcess;
+use support::{init_db, poll, qrtag_cmd};
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn ok(o: Output) -> String {
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    stdout(&o)
+}
+
+fn show(db: &Path, key: &str) -> serde_json::Value {
+    serde_json::from_str(&ok(qrtag_cmd(db, &["show", key]))).expect("show prints JSON")
+}
+
+/// The status and `Location` of a scan of `path`, once it is `want`.
+async fn scan_until(
+    client: &reqwest::Client,
+    srv: &ServerProcess,
+    path: &str,
+    want: (u16, Option<&str>),
+) {
+    let url = srv.url(path);
+    poll::until(
+        Duration::from_secs(5),
+        &format!("{path} to answer {want:?}"),
+        || {
+            let (client, url) = (client.clone(), url.clone());
+            async move {
+                let r = client.get(&url).send().await.ok()?;
+                let location = r.headers().get("location").and_then(|v| v.to_str().ok());
+                (r.status().as_u16() == want.0 && location == want.1).then_some(())
+            }
+        },
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_dead_link_with_a_fallback_sends_its_scans_there() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    let event = "https://event.example/gig";
+    ok(qrtag_cmd(
+        &db,
+        &[
+            "new",
+            event,
+            "--key",
+            "gig01",
+            "--fallback",
+            "https://venue.example/home",
+        ],
+    ));
+    ok(qrtag_cmd(
+        &db,
+        &[
+            "new",
+            event,
+            "--key",
+            "gig02",
+            "--fallback",
+            "https://venue.example/later",
+            "--expires",
+            "2020-01-01T00:00:00Z",
+            "--force",
+        ],
+    ));
+    ok(qrtag_cmd(
+        &db,
+        &["new", event, "--key", "gig03", "--inactive"],
+    ));
+    assert_eq!(
+        show(&db, "gig01")["fallback_url"],
+        "https://venue.example/home"
+    );
+
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    // A live link goes to its destination, fallback or not.
+    scan_until(&client, &srv, "/gig01", (302, Some(event))).await;
+    // Expired: the fallback, also for a browser (no dead-tag page).
+    scan_until(
+        &client,
+        &srv,
+        "/gig02",
+        (302, Some("https://venue.example/later")),
+    )
+    .await;
+    let r = client
+        .get(srv.url("/gig02"))
+        .header("accept", "text/html,*/*;q=0.8")
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(r.status(), 302);
+    // Inactive without a fallback: the 404 as before.
+    scan_until(&client, &srv, "/gig03", (404, None)).await;
+
+    ok(qrtag_cmd(&db, &["disable", "gig01"]));
+    scan_until(
+        &client,
+        &srv,
+        "/gig01",
+        (302, Some("https://venue.example/home")),
+    )
+    .await;
+    // Enabled again: its own destination.
+    ok(qrtag_cmd(&db, &["enable", "gig01"]));
+    scan_until(&client, &srv, "/gig01", (302, Some(event))).await;
+    ok(qrtag_cmd(&db, &["disable", "gig01"]));
+    scan_until(
+        &client,
+        &srv,
+        "/gig01",
+        (302, Some("https://venue.example/home")),
+    )
+    .await;
+
+    // A restart serves the fallback from the snapshot file at once.
+    srv.stop().await;
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    scan_until(
+        &client,
+        &srv,
+        "/gig01",
+        (302, Some("https://venue.example/home")),
+    )
+    .await;
+
+    // Cleared: the 404 again.
+    let said = ok(qrtag_cmd(&db, &["set", "gig01", "--fallback", ""]));
+    assert_eq!(said, "gig01 has no fallback\n");
+    assert!(show(&db, "gig01").get("fallback_url").is_none());
+    scan_until(&client, &srv, "/gig01", (404, None)).await;
+
+    // Every scan has its line; a fallback's Location tells it apart.
+    let log = dir.path().join("access.log");
+    let text = poll::until(Duration::from_secs(5), "the log lines", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        std::future::ready(text.contains("https://venue.example/home").then_some(text))
+    })
+    .await;
+    assert!(text.lines().any(|l| {
+        let l = qrtag::access_log::parse_line(l).expect("a log line");
+        l.target == "/gig01" && l.status == 302 && l.location == Some("https://venue.example/home")
+    }));
+    srv.stop().await;
+}
+
+#[tokio::test]
+async fn a_fallback_that_is_no_absolute_url_is_refused_and_nothing_changes() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    ok(qrtag_cmd(
+        &db,
+        &["new", "https://event.example/", "--key", "gig01"],
+    ));
+    let before = show(&db, "gig01");
+    for args in [
+        vec![
+            "new",
+            "https://event.example/",
+            "--key",
+            "gig02",
+            "--fallback",
+            "/gig01",
+        ],
+        vec!["set", "gig01", "--fallback", "/gig01"],
+        vec!["set", "gig01", "--fallback", "venue.example"],
+        vec!["set", "gig01", "--fallback", "javascript:alert(1)"],
+    ] {
+        let o = qrtag_cmd(&db, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("--fallback"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty());
+    }
+    assert_eq!(show(&db, "gig01"), before);
+    let o = qrtag_cmd(&db, &["show", "gig02"]);
+    assert!(!o.status.success(), "gig02 was not created");
+}
+
+#[tokio::test]
+async fn the_fallback_round_trips_through_export_and_import() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    ok(qrtag_cmd(
+        &db,
+        &[
+            "new",
+            "https://event.example/",
+            "--key",
+            "gig01",
+            "--fallback",
+            "https://venue.example/a,b",
+        ],
+    ));
+    ok(qrtag_cmd(
+        &db,
+        &["new", "https://event.example/", "--key", "gig02"],
+    ));
+    for format in ["csv", "jsonl"] {
+        let file = dir.path().join(format!("links.{format}"));
+        let file_arg = file.to_string_lossy().into_owned();
+        let mut args = vec!["export", "-o", &file_arg];
+        if format == "csv" {
+            args.extend(["--format", "csv"]);
+        }
+        ok(qrtag_cmd(&db, &args));
+        let text = std::fs::read_to_string(&file).expect("export");
+        if format == "csv" {
+            assert!(
+                text.lines()
+                    .next()
+                    .is_some_and(|h| h.ends_with(",fallback_url")),
+                "{text}"
+            );
+        }
+        let other = dir.path().join(format!("{format}.db"));
+        init_db(&other);
+        ok(qrtag_cmd(&other, &["import", &file_arg]));
+        assert_eq!(
+            show(&other, "gig01")["fallback_url"],
+            "https://venue.example/a,b"
+        );
+        assert!(show(&other, "gig02").get("fallback_url").is_none());
+    }
+    // An import refuses a fallback that is a path, naming the line.
+    let bad = dir.path().join("bad.csv");
+    std::fs::write(
+        &bad,
+        "key,url,fallback_url\ngig09,https://event.example/,/gig01\n",
+    )
+    .expect("csv");
+    let o = qrtag_cmd(&db, &["import", &bad.to_string_lossy()]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.contains("fallback_url") && err.contains("bad.csv:2:"),
+        "{err}"
+    );
+    assert!(!qrtag_cmd(&db, &["show", "gig09"]).status.success());
+}
