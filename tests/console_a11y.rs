@@ -335,6 +335,34 @@ async fn every_console_page_passes_axe_core_on_a_laptop_and_a_phone() {
         b.click("form#run-pdf button[type=submit]");
         b.wait("#run-pdf-skip-problem");
         found.check(&mut b, screen, "sheet-refused-pdf");
+        // The list's bulk actions: refused with no row ticked, the delete
+        // confirmation (not confirmed), and a report (enabling an active
+        // link changes nothing).
+        b.get(&console("/links"));
+        b.wait("form#bulk");
+        b.click("#bulk-state button[value=disable]");
+        b.wait("form#bulk [role=alert]");
+        found.check(&mut b, screen, "bulk-refused-nothing-ticked");
+        b.get(&console("/links"));
+        b.wait("form#bulk");
+        b.click(&format!("#pick-{quiet}"));
+        b.click("#bulk-delete button[value=delete]");
+        b.wait("form#confirm-delete");
+        found.check(&mut b, screen, "bulk-confirm-delete");
+        b.get(&console("/links"));
+        b.wait("form#bulk");
+        b.click(&format!("#pick-{quiet}"));
+        b.click("#bulk-state button[value=enable]");
+        b.wait("table#bulk-report");
+        found.check(&mut b, screen, "bulk-report");
+        // What a phone's browser shows for a tag that is not active: the
+        // public listener's dead-tag page (issue 33), not the console's.
+        b.get(&app.url("/no-such-tag"));
+        b.wait("h1");
+        found.check(&mut b, screen, "dead-tag-page");
+        // Back on the console's origin: what follows fetches from its pages.
+        b.get(&console("/links"));
+        b.wait("form#bulk");
     }
 
     // What is not a page is plain text, with nothing of the console's to
