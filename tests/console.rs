@@ -1797,3 +1797,94 @@ async fn a_scan_right_after_each_answered_edit_gets_the_new_answer() {
         started.elapsed() - repointed
     );
 }
+
+/// Issue 33: a title is given in the create form and edited on the link's
+/// page, which it heads; a bad one is said beside its field and nothing is
+/// written.
+#[tokio::test]
+async fn titles_are_made_edited_and_head_the_link_page() {
+    let c = console().await;
+    c.login().await;
+    let stored = |key: &'static str| {
+        let store = c.app.store();
+        async move {
+            store
+                .get(&Console::key(key))
+                .await
+                .expect("read")
+                .map(|s| s.doc)
+        }
+    };
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[
+                ("url", "https://example.com/s"),
+                ("key", "spring"),
+                ("title", " Spring <poster> "),
+            ],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let doc = stored("spring").await.expect("created");
+    assert_eq!(qrtag::link::title(&doc), Some("Spring <poster>"));
+    let from = "/link?key=spring";
+    let page = c.page(from).await;
+    assert!(
+        page.contains(r#"<span id="title">Spring &lt;poster&gt;</span>"#),
+        "{page}"
+    );
+    assert!(tag_of(&page, "key").contains(r#"data-key="spring""#));
+
+    let long = "🎟".repeat(201);
+    for bad in [long.as_str(), "two\r\nlines"] {
+        let res = c
+            .post(from, "/link/title", &[("key", "spring"), ("title", bad)])
+            .await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let page = res.text().await.expect("body");
+        let says = if bad == long {
+            "a title may be at most 200 characters, not 201"
+        } else {
+            "a title is one line"
+        };
+        assert_marked(&page, "title-text", says);
+        let res = c
+            .post(
+                "/links",
+                "/links",
+                &[
+                    ("url", "https://example.com/b"),
+                    ("key", "bad"),
+                    ("title", bad),
+                ],
+            )
+            .await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_marked(&res.text().await.expect("body"), "new-title", says);
+    }
+    assert_eq!(stored("spring").await, Some(doc), "nothing written");
+    assert_eq!(stored("bad").await, None, "nothing created");
+
+    let res = c
+        .post(
+            from,
+            "/link/title",
+            &[("key", "spring"), ("title", "Bus stop")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert!(
+        c.page(from)
+            .await
+            .contains(r#"<span id="title">Bus stop</span>"#)
+    );
+    let res = c
+        .post(from, "/link/title", &[("key", "spring"), ("title", " ")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let doc = stored("spring").await.expect("kept");
+    assert!(!doc.contains_key("title"), "cleared: {doc:?}");
+    assert!(!c.page(from).await.contains(r#"id="title""#));
+}

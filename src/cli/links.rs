@@ -43,6 +43,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             inactive,
             take_over,
             notes,
+            title,
             ..
         } => {
             let public_url = super::public_url::for_tags(cli, store, true).await?;
@@ -50,6 +51,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             link::set_expires(&mut doc, expiry.flatten());
             if let Some(notes) = notes {
                 link::set_notes(&mut doc, notes);
+            }
+            if let Some(title) = title {
+                link::set_title(&mut doc, title);
             }
             let take_over = if *take_over {
                 links::TakeOver::Allow
@@ -72,6 +76,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             key,
             url,
             notes,
+            title,
             enable,
             ..
         } => {
@@ -84,6 +89,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                 }
                 if let Some(notes) = notes {
                     link::set_notes(doc, notes);
+                }
+                if let Some(title) = title {
+                    link::set_title(doc, title);
                 }
                 if *enable {
                     link::set_inactive(doc, false);
@@ -102,6 +110,11 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             match notes {
                 Some(n) if n.is_empty() => writeln!(out, "{key} has no notes")?,
                 Some(_) => writeln!(out, "{key} notes set")?,
+                None => {}
+            }
+            match title {
+                Some(t) if t.is_empty() => writeln!(out, "{key} has no title")?,
+                Some(_) => writeln!(out, "{key} title set")?,
                 None => {}
             }
             if *enable {
@@ -151,7 +164,8 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                 if tombstone && !(*deleted || *all) || !tombstone && *deleted {
                     continue;
                 }
-                writeln!(out, "{}", list_line(&key, &doc, now, tz))?;
+                let line = list_line(&key, &doc, now, tz);
+                writeln!(out, "{line}{}", title_column(&doc))?;
             }
         }
         _ => {
@@ -225,6 +239,20 @@ fn list_line(key: &str, doc: &link::Document, now: DateTime<Utc>, tz: Tz) -> Str
         }
         Err(e) => format!("{key}\t-\tinvalid: {e}"),
     }
+}
+
+/// The title as `list`'s fourth column, after a tab, when the link has one
+/// (issue 33); a link without one keeps its three columns, as scripts
+/// reading `list` expect. Control characters (a hand edit's tab or line
+/// break) become spaces, so a title stays in its column and its line.
+fn title_column(doc: &link::Document) -> String {
+    link::title(doc).map_or_else(String::new, |t| {
+        let one_line: String = t
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        format!("\t{one_line}")
+    })
 }
 
 /// Deleting is for good (the key is never reused), so a person at a

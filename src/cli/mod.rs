@@ -225,7 +225,8 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  qrtag new https://example.com/whelans/?p=14\n  \
                             qrtag new --key docs https://docs.example/ --expires 30d\n  \
-                            qrtag new https://example.com/menu --notes 'table 1'"
+                            qrtag new https://example.com/menu --notes 'table 1'\n  \
+                            qrtag new https://example.com/spring --title 'Spring poster'"
     )]
     New {
         /// Destination: an absolute http(s) URL or a /path on this service.
@@ -254,18 +255,23 @@ pub enum Command {
         /// 2000 characters.
         #[arg(long, value_name = "TEXT")]
         notes: Option<crate::link::Notes>,
+        /// The link's title, the name lists show beside its key (one line,
+        /// at most 200 characters).
+        #[arg(long, value_name = "TEXT")]
+        title: Option<crate::link::Title>,
     },
-    /// Repoint a link, or change when it expires, or its notes.
+    /// Repoint a link, or change when it expires, its notes or its title.
     #[command(
         after_help = "Examples:\n  qrtag set H83if https://example.com/new\n  \
                             qrtag set H83if --expires never\n  \
-                            qrtag set H83if --notes 'bus stop, Main St'"
+                            qrtag set H83if --notes 'bus stop, Main St'\n  \
+                            qrtag set H83if --title 'Bus stop poster'"
     )]
     Set {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
         /// The new destination: an absolute http(s) URL or a /path on this service.
-        #[arg(required_unless_present_any = ["expires", "notes", "enable"])]
+        #[arg(required_unless_present_any = ["expires", "notes", "title", "enable"])]
         url: Option<Destination>,
         /// Stop redirecting at this time (RFC 3339, a date for the end of
         /// that day, or a duration from now such as 30d), or `never` to
@@ -282,6 +288,10 @@ pub enum Command {
         /// 2000 characters; an empty TEXT removes them.
         #[arg(long, value_name = "TEXT")]
         notes: Option<crate::link::Notes>,
+        /// The link's title (one line, at most 200 characters); an empty
+        /// TEXT removes it.
+        #[arg(long, value_name = "TEXT")]
+        title: Option<crate::link::Title>,
     },
     /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
     /// any field), checked before it is saved.

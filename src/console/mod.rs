@@ -153,6 +153,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/link/state", web::post().to(link::set_state))
             .route("/link/expiry", web::post().to(link::expiry))
             .route("/link/notes", web::post().to(link::notes))
+            .route("/link/title", web::post().to(link::title))
             .route("/link/delete", web::post().to(link::delete))
             .route("/sheet", web::get().to(sheet::page))
             .route("/sheet", web::post().to(sheet::create))

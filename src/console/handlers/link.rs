@@ -14,7 +14,7 @@ use crate::console::pages::chart::Period;
 use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{Current, User};
-use crate::link::{self, Document, Link, Notes};
+use crate::link::{self, Document, Link, Notes, Title};
 use crate::links::chain;
 use crate::links::{self, LinkError};
 use crate::print::tag_image::{ImageFormat, ImageSpec};
@@ -181,6 +181,7 @@ async fn render(
         inactive: link.inactive,
         expires: link.expires,
         notes: notes.as_deref(),
+        title: link::title(&doc),
         store_away: source == Source::Snapshot,
         chain_warning: chain_warning.as_deref(),
         copies_warning: copies_warning.as_deref(),
@@ -460,6 +461,20 @@ pub async fn notes(
         let notes = form.get("notes").ok_or("Give the notes field.")?;
         let notes = Notes::parse(notes).map_err(|e| format!("Notes: {e}."))?;
         Ok(Box::new(move |d| link::set_notes(d, &notes)))
+    })
+    .await
+}
+
+/// Sets or clears the title (issue 33), by the one rule every writer keeps.
+pub async fn title(
+    req: HttpRequest,
+    state: web::Data<ConsoleState>,
+    body: web::Bytes,
+) -> HttpResponse {
+    edit(req, state, body, Some("title"), |form| {
+        let title = form.get("title").ok_or("Give the title field.")?;
+        let title = Title::parse(title).map_err(|e| format!("Title: {e}."))?;
+        Ok(Box::new(move |d| link::set_title(d, &title)))
     })
     .await
 }

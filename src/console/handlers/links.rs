@@ -13,7 +13,7 @@ use crate::console::http::{
 use crate::console::list::{self, At, By, Cursor, Query, Sort, StateFilter};
 use crate::console::pages::{self, Refused, links::CreateForm};
 use crate::console::session::{Current, User};
-use crate::link::{self, Link, Notes};
+use crate::link::{self, Link, Notes, Title};
 use crate::links::{self, LinkError};
 use crate::values::destination::Destination;
 use crate::values::expiry::parse_future;
@@ -175,6 +175,7 @@ pub async fn create(
         key: typed("key"),
         expires: typed("expires"),
         notes: typed("notes"),
+        title: typed("title"),
         refused: Some(Refused {
             field,
             message: &msg,
@@ -210,9 +211,12 @@ async fn create_link(state: &ConsoleState, user: &User, form: &Form) -> Result<L
     };
     let notes = Notes::parse(form.get("notes").unwrap_or_default())
         .map_err(|e| bad("notes", format!("Notes: {e}.")))?;
+    let title = Title::parse(form.get("title").unwrap_or_default())
+        .map_err(|e| bad("title", format!("Title: {e}.")))?;
     let mut doc = Link::new_document(&url, false);
     link::set_expires(&mut doc, expires);
     link::set_notes(&mut doc, &notes);
+    link::set_title(&mut doc, &title);
     links::create_document(user.store.as_ref(), &doc, key.as_ref())
         .await
         .map_err(|e| {

@@ -34,6 +34,7 @@ pub struct CreateForm<'a> {
     pub key: &'a str,
     pub expires: &'a str,
     pub notes: &'a str,
+    pub title: &'a str,
     pub refused: Option<Refused<'a>>,
 }
 
@@ -160,6 +161,18 @@ fn by_name(by: By) -> &'static str {
     }
 }
 
+/// The create form's title field (issue 33), first: the name is what a
+/// person has in mind when making a tag.
+fn title_field(f: &CreateForm<'_>) -> Markup {
+    let r = f.refused.as_ref();
+    let (invalid, class, described) = fault(r, "title", "new-title");
+    html! {
+        label for="new-title" { "Title (optional: the name lists show, e.g. Spring poster, bus stop)" }
+        input #new-title type="text" name="title" value=(f.title) aria-invalid=[invalid] class=[class] aria-describedby=[described];
+        (field_problem(r, "title", "new-title"))
+    }
+}
+
 fn create_form(csrf: &str, f: &CreateForm<'_>) -> Markup {
     let r = f.refused.as_ref();
     let (url_invalid, url_class, url_described) = fault(r, "url", "new-url");
@@ -170,6 +183,7 @@ fn create_form(csrf: &str, f: &CreateForm<'_>) -> Markup {
         h2 { "New link" }
         form.card #create method="post" action={ (BASE) "/links" } {
             (csrf_field(csrf))
+            (title_field(f))
             label for="new-url" { "Destination" }
             input #new-url type="text" name="url" required placeholder="https://example.com/poster" value=(f.url) aria-invalid=[url_invalid] class=[url_class] aria-describedby=[url_described];
             (field_problem(r, "url", "new-url"))

@@ -15,7 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::problem::{self, Kind};
 use super::{MAX_BULK, RestState, admit, json_body, read};
 use crate::console::list::{self, At, By, Cursor, Sort, StateFilter};
-use crate::link::{self, Document, Link, Notes};
+use crate::link::{self, Document, Link, Notes, Title};
 use crate::links::{self as write, LinkError};
 use crate::print::tag_image::ImageFormat;
 use crate::store::StoreError;
@@ -45,6 +45,10 @@ pub struct NewLink {
     pub expires: Option<String>,
     #[serde(default)]
     pub notes: Option<String>,
+    /// The name lists show beside the key: one line, at most 200
+    /// characters (issue 33).
+    #[serde(default)]
+    pub title: Option<String>,
 }
 
 /// Changes to a link; a field left out is left as it is.
@@ -63,6 +67,9 @@ pub struct LinkEdit {
     /// New notes; `""` clears them.
     #[serde(default)]
     pub notes: Option<String>,
+    /// A new title; `""` clears it.
+    #[serde(default)]
+    pub title: Option<String>,
 }
 
 /// A link as the API shows it.
@@ -75,6 +82,7 @@ pub struct LinkView {
     pub inactive: bool,
     pub expires: Option<String>,
     pub notes: Option<String>,
+    pub title: Option<String>,
     pub created_at: Option<String>,
     pub changed_at: Option<String>,
     /// The revision, as in the `ETag` header: send it back in `If-Match`.
@@ -161,6 +169,7 @@ pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String
             .unwrap_or(false),
         expires: text("expires"),
         notes: link::notes(doc).map(|n| n.into_owned()),
+        title: link::title(doc).map(str::to_owned),
         created_at: time(link::created_at(doc)),
         changed_at: time(link::changed_at(doc)),
         rev,
@@ -193,9 +202,12 @@ fn new_document(new: &NewLink) -> Result<(Document, Option<LinkKey>), (Kind, Str
     };
     let notes = Notes::parse(new.notes.as_deref().unwrap_or_default())
         .map_err(|e| (Kind::BadRequest, format!("notes: {e}")))?;
+    let title = Title::parse(new.title.as_deref().unwrap_or_default())
+        .map_err(|e| (Kind::BadRequest, format!("title: {e}")))?;
     let mut doc = Link::new_document(&url, new.inactive);
     link::set_expires(&mut doc, expires);
     link::set_notes(&mut doc, &notes);
+    link::set_title(&mut doc, &title);
     Ok((doc, key))
 }
 
@@ -650,6 +662,10 @@ fn edits(edit: &LinkEdit) -> Result<impl Fn(&mut Document) + use<>, (Kind, Strin
         let notes = Notes::parse(notes).map_err(|e| (Kind::BadRequest, format!("notes: {e}")))?;
         steps.push(Box::new(move |d| link::set_notes(d, &notes)));
     }
+    if let Some(title) = &edit.title {
+        let title = Title::parse(title).map_err(|e| (Kind::BadRequest, format!("title: {e}")))?;
+        steps.push(Box::new(move |d| link::set_title(d, &title)));
+    }
     Ok(move |d: &mut Document| steps.iter().for_each(|s| s(d)))
 }
 
@@ -728,7 +744,8 @@ fn within(views: &[(String, LinkView)], bytes: usize) -> usize {
     views
         .iter()
         .take_while(|(_, v)| {
-            let notes = v.notes.as_ref().map_or(0, String::len);
+            let notes =
+                v.notes.as_ref().map_or(0, String::len) + v.title.as_ref().map_or(0, String::len);
             total = total.saturating_add(v.key.len() + v.url.len() + notes);
             total <= bytes
         })
@@ -838,6 +855,7 @@ mod tests {
                 inactive: false,
                 expires: None,
                 notes: notes.map(str::to_owned),
+                title: None,
                 created_at: None,
                 changed_at: None,
                 rev: "1".into(),
@@ -906,6 +924,18 @@ mod tests {
             inactive: Some(true),
             expires: None,
             notes: None,
+            title: Some("x".repeat(crate::link::MAX_TITLE + 1)),
+        };
+        assert!(matches!(edits(&bad), Err((Kind::InvalidUrl, _))));
+        let bad = LinkEdit { url: None, ..bad };
+        assert!(
+            matches!(edits(&bad), Err((Kind::BadRequest, m)) if m.starts_with("title: a title may be at most 200")
+            )
+        );
+        let bad = LinkEdit {
+            url: Some("javascript:alert(1)".into()),
+            title: None,
+            ..bad
         };
         assert!(matches!(edits(&bad), Err((Kind::InvalidUrl, _))));
         let good = LinkEdit {
@@ -913,6 +943,7 @@ mod tests {
             inactive: Some(true),
             expires: Some("never".into()),
             notes: Some("".into()),
+            title: Some(" Spring poster ".into()),
         };
         let apply = edits(&good).expect("valid");
         let mut doc = Link::new_document(
@@ -925,5 +956,6 @@ mod tests {
             Some("https://example.org/")
         );
         assert_eq!(doc.get("inactive"), Some(&Value::Bool(true)));
+        assert_eq!(link::title(&doc), Some("Spring poster"));
     }
 }
