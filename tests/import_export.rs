@@ -431,7 +431,7 @@ fn bad_lines_are_named_and_nothing_is_written() {
             "bad.csv",
             "ok1,/a\n",
             &[
-                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at); found \"ok1,/a\"",
+                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, title); found \"ok1,/a\"",
             ],
         ),
         (
@@ -970,7 +970,8 @@ fn import_help_names_every_optional_column() {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let columns = "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at";
+    let columns =
+        "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, title";
     assert_eq!(help.matches(columns).count(), 2, "{help}");
     assert!(!help.contains("inactive, expires)"), "{help}");
 }
@@ -994,6 +995,9 @@ fn a_csv_export_imports_back_into_the_same_links() {
             "2030-01-01T00:00:00Z",
             "--notes",
             "by the \"main\" door, left\nsecond line",
+            // Issue 33: the title column.
+            "--title",
+            "Main door, \"inner\" 🎟",
         ],
         &["new", "/g", "--key", "gone"],
         &["delete", "--yes", "gone"],
@@ -1018,7 +1022,7 @@ fn a_csv_export_imports_back_into_the_same_links() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("key,url,inactive,expires,notes,created_at,changed_at,deleted_at")
+        Some("key,url,inactive,expires,notes,created_at,changed_at,deleted_at,title")
     );
     assert!(
         csv.contains(
@@ -1029,6 +1033,10 @@ fn a_csv_export_imports_back_into_the_same_links() {
     assert!(
         csv.contains("\ntable-10,\"https://example.com/a?x=1,2\",false,,,"),
         "{csv}"
+    );
+    assert!(
+        csv.contains(",\"Main door, \"\"inner\"\" 🎟\"\n"),
+        "the title last: {csv}"
     );
     assert!(
         !csv.contains("gone"),

@@ -120,7 +120,7 @@ mod tests {
         write_csv_header(&mut head).unwrap();
         assert_eq!(
             head,
-            b"key,url,inactive,expires,notes,created_at,changed_at,deleted_at\n"
+            b"key,url,inactive,expires,notes,created_at,changed_at,deleted_at,title\n"
         );
         let d = doc(
             json!({"url": "/a,b", "inactive": true, "notes": "say \"hi\"\r\nthere",
@@ -129,14 +129,14 @@ mod tests {
         assert_eq!(
             csv("k", &d),
             (
-                "k,\"/a,b\",true,,\"say \"\"hi\"\"\r\nthere\",2026-01-01T00:00:00Z,,\n".to_owned(),
+                "k,\"/a,b\",true,,\"say \"\"hi\"\"\r\nthere\",2026-01-01T00:00:00Z,,,\n".to_owned(),
                 None
             )
         );
         let d = doc(json!({"url": "/x", "inactive": false, "owner": "me", "expires": 5}));
         assert_eq!(
             csv("k", &d),
-            ("k,/x,false,5,,,,\n".to_owned(), Some("owner".to_owned()))
+            ("k,/x,false,5,,,,,\n".to_owned(), Some("owner".to_owned()))
         );
     }
 
@@ -149,6 +149,7 @@ mod tests {
             inactive: bool,
             notes in "[a-z ,\"\r\n\u{e9}]{0,40}",
             created in proptest::option::of(0i64..4_000_000_000),
+            title in "[a-z ,\"\u{e9}\u{1f39f}]{0,40}",
         ) {
             let mut fields = serde_json::Map::new();
             fields.insert("url".into(), json!("https://example.com/a,\"b\""));
@@ -160,6 +161,10 @@ mod tests {
             if let Some(t) = created {
                 let t = chrono::DateTime::from_timestamp(t, 0).unwrap();
                 fields.insert("created_at".into(), json!(t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)));
+            }
+            let title = crate::link::Title::parse(&title).unwrap();
+            if !title.is_empty() {
+                fields.insert("title".into(), json!(title.as_str()));
             }
             let d = doc(Value::Object(fields));
             let mut file = Vec::new();

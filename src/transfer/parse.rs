@@ -30,7 +30,7 @@ use std::io::{self, BufRead};
 use serde_json::Value;
 
 use super::{LineError, Problem, Record};
-use crate::link::{self, Document, Link, Notes};
+use crate::link::{self, Document, Link, Notes, Title};
 use crate::values::destination::Destination;
 use crate::values::link_key::LinkKey;
 use crate::values::short_id::ShortId;
@@ -283,7 +283,7 @@ impl Csv {
 /// The CSV columns, every field the store keeps that fits in a cell; `url`
 /// is required. Times are RFC 3339; an empty cell leaves the
 /// field out.
-pub const COLUMNS: [&str; 8] = [
+pub const COLUMNS: [&str; 9] = [
     "key",
     "url",
     "inactive",
@@ -292,11 +292,14 @@ pub const COLUMNS: [&str; 8] = [
     "created_at",
     "changed_at",
     "deleted_at",
+    // Issue 33: last, so the columns before it keep their places.
+    "title",
 ];
 const KEY: usize = 0;
 const URL: usize = 1;
 const INACTIVE: usize = 2;
 const NOTES: usize = 4;
+const TITLE: usize = 8;
 
 /// Which CSV column holds what: for each of [`COLUMNS`], its index.
 #[derive(Debug)]
@@ -377,6 +380,9 @@ impl Columns {
             let text = if column == NOTES {
                 let notes = Notes::parse(text).map_err(|e| bad(Problem::Notes(e)))?;
                 notes.as_str().to_owned()
+            } else if column == TITLE {
+                let title = Title::parse(text).map_err(|e| bad(Problem::Title(e)))?;
+                title.as_str().to_owned()
             } else {
                 text.to_owned()
             };

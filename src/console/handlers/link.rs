@@ -299,10 +299,12 @@ pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespon
             );
         }
     };
-    let notes = link::notes(&doc).map(|n| n.into_owned());
     let file = format!("{}-{}.pdf", key.as_str().replace('/', "_"), kind.name());
     let made = match make::options(&req, "key") {
-        Ok(options) => make::render(&state, &options, &[(key.clone(), notes)], &file).await,
+        Ok(options) => {
+            let text = options.caption_text(&doc);
+            make::render(&state, &options, &[(key.clone(), text)], &file).await
+        }
         Err(not) => Err(not),
     };
     match made {
