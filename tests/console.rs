@@ -1888,3 +1888,84 @@ async fn titles_are_made_edited_and_head_the_link_page() {
     assert!(!doc.contains_key("title"), "cleared: {doc:?}");
     assert!(!c.page(from).await.contains(r#"id="title""#));
 }
+
+/// Issue 33: the list names each link by its title, shows its notes' first
+/// line, and one search box finds a link by a piece of its key, title,
+/// notes or destination, whatever the case; all from the snapshot.
+#[tokio::test]
+async fn the_list_shows_titles_and_searches_titles_notes_keys_and_destinations() {
+    let c = console().await;
+    for args in [
+        &[
+            "new",
+            "https://example.com/menu",
+            "--key",
+            "t1",
+            "--title",
+            "Table one menu",
+        ][..],
+        &[
+            "new",
+            "https://example.com/s",
+            "--key",
+            "poster",
+            "--title",
+            "Spring <poster> 🎟",
+            "--notes",
+            "\n  Bus stop, Main St\nsecond line",
+        ],
+        &["new", "https://shop.example/autumn", "--key", "p2"],
+        &[
+            "new",
+            "https://example.com/x",
+            "--key",
+            "zz",
+            "--notes",
+            "été à Paris",
+        ],
+    ] {
+        let out = c.app.cli(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    c.login().await;
+    let all = eventually_page(&c, "/links", |p| p.contains(r#"data-total="4""#)).await;
+    assert!(
+        all.contains(
+            r#"<a class="title" href="/console/link?key=poster">Spring &lt;poster&gt; 🎟</a>"#
+        ),
+        "{all}"
+    );
+    assert!(
+        all.contains(r#"<small class="notes-line">Bus stop, Main St</small>"#),
+        "{all}"
+    );
+    assert!(!all.contains("second line"), "the first line only");
+    assert!(all.contains(r#"<option value="any" selected>"#), "{all}");
+    for (query, want) in [
+        ("bus+STOP", vec!["poster"]),
+        ("spring", vec!["poster"]),
+        ("MENU", vec!["t1"]),
+        ("SHOP.example", vec!["p2"]),
+        ("ÉTÉ", vec!["zz"]),
+        ("AUTUMN", vec!["p2"]),
+        ("nothing-like-it", vec![]),
+    ] {
+        let page = c.page(&format!("/links?q={query}&by=any")).await;
+        assert_eq!(rows(&page), want, "{query}");
+    }
+    // The key prefix and destination searches are as they were.
+    assert_eq!(rows(&c.page("/links?q=p&by=key").await), ["p2", "poster"]);
+    assert_eq!(
+        rows(&c.page("/links?q=Bus&by=url").await),
+        Vec::<String>::new()
+    );
+
+    // An edit reaches the list within the snapshot's second.
+    let out = c.app.cli(&["set", "p2", "--title", "Autumn sale"]);
+    assert!(out.status.success());
+    eventually_page(&c, "/links?q=autumn+SALE&by=any", |p| rows(p) == ["p2"]).await;
+}

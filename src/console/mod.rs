@@ -28,6 +28,7 @@ pub mod list;
 pub mod pages;
 pub mod password;
 pub mod scans;
+pub mod search;
 pub mod session;
 pub mod setup;
 

@@ -34,6 +34,7 @@ fn query_from(req: &HttpRequest) -> Result<Query, String> {
         match &*name {
             "q" => query.text = value.trim().to_owned(),
             "by" if value == "url" => query.by = By::Url,
+            "by" if value == "any" => query.by = By::Any,
             "sort" => {
                 query.sort = Sort::parse(&value).ok_or_else(|| {
                     format!(

@@ -94,9 +94,14 @@ pub fn page(v: &View<'_>) -> Markup {
             }
             form.search #search method="get" action={ (BASE) "/links" } {
                 label for="q" { "Search" }
-                input #q type="search" name="q" value=(query.text) placeholder="key or destination";
+                input #q type="search" name="q" value=(query.text) placeholder="a word of the title, notes, key or destination";
+                // Issue 33: searching everything is the box's first choice
+                // (and the one shown until a search is made); a key prefix
+                // stays the plain list's order and its pager's `by`.
+                @let any = query.by == By::Any || (query.by == By::Key && query.text.is_empty());
                 select #by name="by" aria-label="Search in" {
-                    option value="key" selected[query.by == By::Key] { "key starts with" }
+                    option value="any" selected[any] { "title, notes, key or destination contains" }
+                    option value="key" selected[!any && query.by == By::Key] { "key starts with" }
                     option value="url" selected[query.by == By::Url] { "destination contains" }
                 }
                 span.choice {
@@ -130,7 +135,17 @@ pub fn page(v: &View<'_>) -> Markup {
                             @let scans = v.scans.as_ref().and_then(|s| s.get(i).copied());
                             tr data-key=(row.key) data-state=(state_value) data-created=[row.created] data-changed=[row.changed] {
                                 td.thumb { img src={ "/qr/" (row.key) ".svg?scale=2&margin=1" } alt={ "QR code of " (row.key) } width="64" height="64" loading="lazy"; }
-                                td.key { a href={ (BASE) "/link?key=" (q(&row.key)) } { (row.key) } br; small { ((v.short_url)(&row.key)) } }
+                                td.key {
+                                    // Issue 33: the title names the row; the key and short URL under it.
+                                    @if let Some(title) = &row.title {
+                                        a.title href={ (BASE) "/link?key=" (q(&row.key)) } { (title) }
+                                        br; small.key-beside { (row.key) }
+                                    } @else {
+                                        a href={ (BASE) "/link?key=" (q(&row.key)) } { (row.key) }
+                                    }
+                                    br; small { ((v.short_url)(&row.key)) }
+                                    @if let Some(notes) = &row.notes { br; small.notes-line { (notes) } }
+                                }
                                 td.url { (row.url) }
                                 td.state {
                                     (state_text)
@@ -158,6 +173,7 @@ fn by_name(by: By) -> &'static str {
     match by {
         By::Key => "key",
         By::Url => "url",
+        By::Any => "any",
     }
 }
 

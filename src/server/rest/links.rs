@@ -138,6 +138,9 @@ pub struct ListQuery {
     pub prefix: Option<String>,
     /// Destinations containing this (instead of `prefix`: not both).
     pub url_contains: Option<String>,
+    /// Keys, titles, notes or destinations containing this, ignoring case
+    /// (instead of `prefix` and `url_contains`; issue 33).
+    pub q: Option<String>,
     /// `all` (the default), `active`, `inactive`, `expiring` (an expiry
     /// still ahead) or `expired`.
     pub state: Option<String>,
@@ -785,11 +788,12 @@ async fn page_views(
 
 /// The console's [`list::Query`] from the API's parameters (pure).
 fn list_query(q: &ListQuery) -> Result<(list::Query, usize), String> {
-    let (text, by) = match (&q.prefix, &q.url_contains) {
-        (Some(_), Some(_)) => return Err("give prefix or url_contains, not both".into()),
-        (Some(p), None) => (p.clone(), By::Key),
-        (None, Some(u)) => (u.clone(), By::Url),
-        (None, None) => (String::new(), By::Key),
+    let (text, by) = match (&q.prefix, &q.url_contains, &q.q) {
+        (Some(p), None, None) => (p.clone(), By::Key),
+        (None, Some(u), None) => (u.clone(), By::Url),
+        (None, None, Some(t)) => (t.trim().to_owned(), By::Any),
+        (None, None, None) => (String::new(), By::Key),
+        _ => return Err("give one of prefix, url_contains and q".into()),
     };
     let state = match q.state.as_deref() {
         None => StateFilter::default(),
@@ -880,6 +884,7 @@ mod tests {
         let q = ListQuery {
             prefix: None,
             url_contains: Some("example".into()),
+            q: None,
             state: Some("inactive".into()),
             sort: Some("created".into()),
             after: Some("x".into()),
