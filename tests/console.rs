@@ -1969,3 +1969,35 @@ async fn the_list_shows_titles_and_searches_titles_notes_keys_and_destinations()
     assert!(out.status.success());
     eventually_page(&c, "/links?q=autumn+SALE&by=any", |p| rows(p) == ["p2"]).await;
 }
+
+/// Issue 33: the dashboard's busiest links are named by their titles with
+/// their destinations beside them, and a link's breakdowns CSV says which
+/// link and title it is about.
+#[tokio::test]
+async fn the_busiest_links_and_a_link_s_breakdowns_carry_the_title() {
+    let (c, _log) = console_with_scans(3).await;
+    let out = c
+        .app
+        .cli(&["set", "poster", "--title", "Spring \"poster\" 🎟"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dashboard = eventually_page(&c, "/dashboard", |html| {
+        html.contains(r#"href="/console/link?key=poster">Spring &quot;poster&quot; 🎟</a> <small class="key-beside">poster</small>"#)
+    })
+    .await;
+    assert!(
+        dashboard.contains(r#"<td class="url">https://example.com/poster</td>"#),
+        "{dashboard}"
+    );
+    let csv = eventually_page(&c, "/link/breakdowns.csv?key=poster", |csv| {
+        csv.contains("title,")
+    })
+    .await;
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("dimension,value,scans"));
+    assert_eq!(lines.next(), Some(r#"link,"poster","#));
+    assert_eq!(lines.next(), Some(r#"title,"Spring ""poster"" 🎟","#));
+}

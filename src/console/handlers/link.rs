@@ -211,7 +211,15 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
     match state.scans.key_shares(key.as_str()) {
         Some(shares) => super::csv_file(
             &format!("{}-breakdowns.csv", key.as_str().replace('/', "_")),
-            pages::breakdowns::csv(&shares),
+            pages::breakdowns::link_csv(
+                key.as_str(),
+                state
+                    .snapshot
+                    .load()
+                    .texts(key.as_str())
+                    .and_then(|t| t.title),
+                &shares,
+            ),
         ),
         None => plain(
             StatusCode::SERVICE_UNAVAILABLE,
