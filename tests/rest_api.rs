@@ -720,6 +720,16 @@ async fn titles_are_written_shown_and_checked() {
     assert_eq!(after["rev"], one["rev"], "nothing written");
     assert_eq!(get(&app, "/links/bad", &write).await.status().as_u16(), 404);
 
+    // The list's q: a piece of the title (or key, notes, destination),
+    // ignoring case, from the served snapshot.
+    app.wait_for_status("/spring", 302).await;
+    let r = get(&app, "/links?q=SPRING%20Post", &write).await;
+    let page: Value = r.json().await.expect("json");
+    assert_eq!(page["links"][0]["key"], "spring", "{page}");
+    assert_eq!(page["links"].as_array().map(Vec::len), Some(1), "{page}");
+    let r = get(&app, "/links?q=x&prefix=s", &write).await;
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
+
     let r = patch(json!({"title": "🎟".repeat(200)}))
         .await
         .expect("request");

@@ -184,8 +184,7 @@ fn heading(v: &View<'_>) -> Markup {
     }
 }
 
-/// The title's edit form (issue 33), shown even while the store is away:
-/// the title is in the snapshot the page is then read from.
+/// The title's edit form (issue 33).
 fn title_form(v: &View<'_>) -> Markup {
     let r = v.refused.as_ref().map(|(r, _)| r);
     let shown = match v.refused {
@@ -283,7 +282,11 @@ fn edit_forms(v: &View<'_>) -> Markup {
                 button type="submit" { "Save notes" }
             }
         }
-        (title_form(v))
+        // Hidden with the store away, as the notes are: the page then shows
+        // the snapshot's copy, not the stored title to edit.
+        @if !v.store_away {
+            (title_form(v))
+        }
         @if v.expires.is_some() {
             form.card #clear-expiry method="post" action={ (BASE) "/link/expiry" } {
                 (csrf_field(csrf))
