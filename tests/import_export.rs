@@ -377,6 +377,14 @@ fn csv_with_a_header() {
     );
 }
 
+/// A JSON line whose title is one character over the limit (issue 33).
+const TITLE_201_JSON: &str = concat!(
+    "{\"_id\":\"ok1\",\"url\":\"/a\",\"title\":\"",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "xxxxx\"}\n"
+);
+
 #[test]
 fn bad_lines_are_named_and_nothing_is_written() {
     let cases: &[(&str, &str, &[&str])] = &[
@@ -451,6 +459,23 @@ fn bad_lines_are_named_and_nothing_is_written() {
                 "bad.csv:2: \"inactive\" must be true, false, 1, 0 or empty, not \"no\"",
                 "bad.csv:3: \"inactive\" must be true, false, 1, 0 or empty, not \"maybe\"",
             ],
+        ),
+        // Issue 33: a title is a string of at most 200 characters, and a
+        // CSV cell keeps `set --title`'s rule (one line).
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\",\"title\":5}\n",
+            &["bad.jsonl:1: not a valid link: \"title\" must be a string"],
+        ),
+        (
+            "bad.jsonl",
+            TITLE_201_JSON,
+            &["bad.jsonl:1: not a valid link: \"title\" may be at most 200 characters"],
+        ),
+        (
+            "bad.csv",
+            "key,url,title\nok1,/a,\"two\nlines\"\nok2,/b,fine\n",
+            &["bad.csv:2: a title is one line: no line breaks or control characters"],
         ),
     ];
     for (name, content, want) in cases {
