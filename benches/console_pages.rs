@@ -290,6 +290,15 @@ async fn run() -> Result<(), Error> {
             "destination search, 1 match",
             format!("{console}/links?{}", query(&[("q", rare), ("by", "url")])),
         ),
+        // Issue 33: the search box's first choice, every link's key, title,
+        // notes and destination, ignoring case (the same match, upper case).
+        (
+            "search of everything, 1 match",
+            format!(
+                "{console}/links?{}",
+                query(&[("q", &rare.to_uppercase()), ("by", "any")])
+            ),
+        ),
         (
             "link page (QR, chart, breakdowns)",
             format!("{console}/link?{}", query(&[("key", &key(0))])),

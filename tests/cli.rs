@@ -266,3 +266,69 @@ fn list_sorts_numbered_keys_by_their_numbers() {
         ]
     );
 }
+
+/// Issue 33: a link's title, set by `new --title` and `set --title`,
+/// shown by `list` as a fourth column; bad input is one line, exit 2,
+/// and nothing written.
+#[test]
+fn titles_are_set_listed_and_checked() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let out = qrtag_cmd(
+        &db,
+        &[
+            "new",
+            "https://example.com/spring",
+            "--key",
+            "p1",
+            "--title",
+            "  Spring poster, bus stop ",
+        ],
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = qrtag_cmd(&db, &["new", "https://example.com/plain", "--key", "p2"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = qrtag_cmd(&db, &["list"]);
+    assert_eq!(
+        stdout(&out),
+        "p1\thttps://example.com/spring\tactive\tSpring poster, bus stop\n\
+         p2\thttps://example.com/plain\tactive\n"
+    );
+
+    let out = qrtag_cmd(&db, &["set", "p2", "--title", "Menu, table 4"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stdout(&out), "p2 title set\n");
+    let show = |key: &str| -> serde_json::Value {
+        let out = qrtag_cmd(&db, &["show", key]);
+        serde_json::from_str(&stdout(&out)).expect("JSON")
+    };
+    assert_eq!(show("p2")["title"], "Menu, table 4");
+
+    let long = "🎟".repeat(201);
+    for bad in [long.as_str(), "two\nlines"] {
+        for args in [
+            vec!["set", "p2", "--title", bad],
+            vec!["new", "/x", "--key", "p3", "--title", bad],
+        ] {
+            let out = qrtag_cmd(&db, &args);
+            assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stdout(&out));
+            let err = stderr(&out);
+            let first = err.lines().next().unwrap_or_default();
+            assert!(
+                first.contains("a title may be at most 200 characters, not 201")
+                    || first.contains("a title is one line"),
+                "{err}"
+            );
+        }
+    }
+    assert_eq!(show("p2")["title"], "Menu, table 4", "nothing changed");
+    assert!(!qrtag_cmd(&db, &["show", "p3"]).status.success());
+    let out = qrtag_cmd(&db, &["set", "p2", "--title", ""]);
+    assert_eq!(stdout(&out), "p2 has no title\n");
+    assert!(show("p2").get("title").is_none());
+    let out = qrtag_cmd(
+        &db,
+        &["new", "/x", "--key", "p4", "--title", &"🎟".repeat(200)],
+    );
+    assert!(out.status.success(), "200 emoji fit: {}", stderr(&out));
+}

@@ -1890,3 +1890,207 @@ async fn a_fallback_is_set_refused_and_cleared_on_the_link_page() {
     assert!(!stored().await.contains_key("fallback_url"));
     c.app.wait_for_status("/gig", 404).await;
 }
+
+/// Issue 33: a title is given in the create form and edited on the link's
+/// page, which it heads; a bad one is said beside its field and nothing is
+/// written.
+#[tokio::test]
+async fn titles_are_made_edited_and_head_the_link_page() {
+    let c = console().await;
+    c.login().await;
+    let stored = |key: &'static str| {
+        let store = c.app.store();
+        async move {
+            store
+                .get(&Console::key(key))
+                .await
+                .expect("read")
+                .map(|s| s.doc)
+        }
+    };
+    let res = c
+        .post(
+            "/links",
+            "/links",
+            &[
+                ("url", "https://example.com/s"),
+                ("key", "spring"),
+                ("title", " Spring <poster> "),
+            ],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let doc = stored("spring").await.expect("created");
+    assert_eq!(qrtag::link::title(&doc), Some("Spring <poster>"));
+    let from = "/link?key=spring";
+    let page = c.page(from).await;
+    assert!(
+        page.contains(r#"<span id="title">Spring &lt;poster&gt;</span>"#),
+        "{page}"
+    );
+    assert!(tag_of(&page, "key").contains(r#"data-key="spring""#));
+
+    let long = "🎟".repeat(201);
+    for bad in [long.as_str(), "two\r\nlines"] {
+        let res = c
+            .post(from, "/link/title", &[("key", "spring"), ("title", bad)])
+            .await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        let page = res.text().await.expect("body");
+        let says = if bad == long {
+            "a title may be at most 200 characters, not 201"
+        } else {
+            "a title is one line"
+        };
+        assert_marked(&page, "title-text", says);
+        let res = c
+            .post(
+                "/links",
+                "/links",
+                &[
+                    ("url", "https://example.com/b"),
+                    ("key", "bad"),
+                    ("title", bad),
+                ],
+            )
+            .await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST);
+        assert_marked(&res.text().await.expect("body"), "new-title", says);
+    }
+    assert_eq!(stored("spring").await, Some(doc), "nothing written");
+    assert_eq!(stored("bad").await, None, "nothing created");
+
+    let res = c
+        .post(
+            from,
+            "/link/title",
+            &[("key", "spring"), ("title", "Bus stop")],
+        )
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert!(
+        c.page(from)
+            .await
+            .contains(r#"<span id="title">Bus stop</span>"#)
+    );
+    let res = c
+        .post(from, "/link/title", &[("key", "spring"), ("title", " ")])
+        .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let doc = stored("spring").await.expect("kept");
+    assert!(!doc.contains_key("title"), "cleared: {doc:?}");
+    assert!(!c.page(from).await.contains(r#"id="title""#));
+}
+
+/// Issue 33: the list names each link by its title, shows its notes' first
+/// line, and one search box finds a link by a piece of its key, title,
+/// notes or destination, whatever the case; all from the snapshot.
+#[tokio::test]
+async fn the_list_shows_titles_and_searches_titles_notes_keys_and_destinations() {
+    let c = console().await;
+    for args in [
+        &[
+            "new",
+            "https://example.com/menu",
+            "--key",
+            "t1",
+            "--title",
+            "Table one menu",
+        ][..],
+        &[
+            "new",
+            "https://example.com/s",
+            "--key",
+            "poster",
+            "--title",
+            "Spring <poster> 🎟",
+            "--notes",
+            "\n  Bus stop, Main St\nsecond line",
+        ],
+        &["new", "https://shop.example/autumn", "--key", "p2"],
+        &[
+            "new",
+            "https://example.com/x",
+            "--key",
+            "zz",
+            "--notes",
+            "été à Paris",
+        ],
+    ] {
+        let out = c.app.cli(args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    c.login().await;
+    let all = eventually_page(&c, "/links", |p| p.contains(r#"data-total="4""#)).await;
+    assert!(
+        all.contains(
+            r#"<a class="title" href="/console/link?key=poster">Spring &lt;poster&gt; 🎟</a>"#
+        ),
+        "{all}"
+    );
+    assert!(
+        all.contains(r#"<small class="notes-line">Bus stop, Main St</small>"#),
+        "{all}"
+    );
+    assert!(!all.contains("second line"), "the first line only");
+    assert!(all.contains(r#"<option value="any" selected>"#), "{all}");
+    for (query, want) in [
+        ("bus+STOP", vec!["poster"]),
+        ("spring", vec!["poster"]),
+        ("MENU", vec!["t1"]),
+        ("SHOP.example", vec!["p2"]),
+        ("ÉTÉ", vec!["zz"]),
+        ("AUTUMN", vec!["p2"]),
+        ("nothing-like-it", vec![]),
+    ] {
+        let page = c.page(&format!("/links?q={query}&by=any")).await;
+        assert_eq!(rows(&page), want, "{query}");
+    }
+    // The key prefix and destination searches are as they were.
+    assert_eq!(rows(&c.page("/links?q=p&by=key").await), ["p2", "poster"]);
+    assert_eq!(
+        rows(&c.page("/links?q=Bus&by=url").await),
+        Vec::<String>::new()
+    );
+
+    // An edit reaches the list within the snapshot's second.
+    let out = c.app.cli(&["set", "p2", "--title", "Autumn sale"]);
+    assert!(out.status.success());
+    eventually_page(&c, "/links?q=autumn+SALE&by=any", |p| rows(p) == ["p2"]).await;
+}
+
+/// Issue 33: the dashboard's busiest links are named by their titles with
+/// their destinations beside them, and a link's breakdowns CSV says which
+/// link and title it is about.
+#[tokio::test]
+async fn the_busiest_links_and_a_link_s_breakdowns_carry_the_title() {
+    let (c, _log) = console_with_scans(3).await;
+    let out = c
+        .app
+        .cli(&["set", "poster", "--title", "Spring \"poster\" 🎟"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let dashboard = eventually_page(&c, "/dashboard", |html| {
+        html.contains(r#"href="/console/link?key=poster">Spring &quot;poster&quot; 🎟</a> <small class="key-beside">poster</small>"#)
+    })
+    .await;
+    assert!(
+        dashboard.contains(r#"<td class="url">https://example.com/poster</td>"#),
+        "{dashboard}"
+    );
+    let csv = eventually_page(&c, "/link/breakdowns.csv?key=poster", |csv| {
+        csv.contains("title,")
+    })
+    .await;
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some("dimension,value,scans"));
+    assert_eq!(lines.next(), Some(r#"link,"poster","#));
+    assert_eq!(lines.next(), Some(r#"title,"Spring ""poster"" 🎟","#));
+}

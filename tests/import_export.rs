@@ -377,6 +377,14 @@ fn csv_with_a_header() {
     );
 }
 
+/// A JSON line whose title is one character over the limit (issue 33).
+const TITLE_201_JSON: &str = concat!(
+    "{\"_id\":\"ok1\",\"url\":\"/a\",\"title\":\"",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
+    "xxxxx\"}\n"
+);
+
 #[test]
 fn bad_lines_are_named_and_nothing_is_written() {
     let cases: &[(&str, &str, &[&str])] = &[
@@ -431,7 +439,7 @@ fn bad_lines_are_named_and_nothing_is_written() {
             "bad.csv",
             "ok1,/a\n",
             &[
-                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url); found \"ok1,/a\"",
+                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title); found \"ok1,/a\"",
             ],
         ),
         (
@@ -451,6 +459,23 @@ fn bad_lines_are_named_and_nothing_is_written() {
                 "bad.csv:2: \"inactive\" must be true, false, 1, 0 or empty, not \"no\"",
                 "bad.csv:3: \"inactive\" must be true, false, 1, 0 or empty, not \"maybe\"",
             ],
+        ),
+        // Issue 33: a title is a string of at most 200 characters, and a
+        // CSV cell keeps `set --title`'s rule (one line).
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\",\"title\":5}\n",
+            &["bad.jsonl:1: not a valid link: \"title\" must be a string"],
+        ),
+        (
+            "bad.jsonl",
+            TITLE_201_JSON,
+            &["bad.jsonl:1: not a valid link: \"title\" may be at most 200 characters"],
+        ),
+        (
+            "bad.csv",
+            "key,url,title\nok1,/a,\"two\nlines\"\nok2,/b,fine\n",
+            &["bad.csv:2: a title is one line: no line breaks or control characters"],
         ),
     ];
     for (name, content, want) in cases {
@@ -970,7 +995,8 @@ fn import_help_names_every_optional_column() {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let columns = "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at";
+    let columns =
+        "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, title";
     assert_eq!(help.matches(columns).count(), 2, "{help}");
     assert!(!help.contains("inactive, expires)"), "{help}");
 }
@@ -994,6 +1020,9 @@ fn a_csv_export_imports_back_into_the_same_links() {
             "2030-01-01T00:00:00Z",
             "--notes",
             "by the \"main\" door, left\nsecond line",
+            // Issue 33: the title column.
+            "--title",
+            "Main door, \"inner\" 🎟",
         ],
         &["new", "/g", "--key", "gone"],
         &["delete", "--yes", "gone"],
@@ -1018,7 +1047,7 @@ fn a_csv_export_imports_back_into_the_same_links() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url")
+        Some("key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title")
     );
     assert!(
         csv.contains(
@@ -1029,6 +1058,10 @@ fn a_csv_export_imports_back_into_the_same_links() {
     assert!(
         csv.contains("\ntable-10,\"https://example.com/a?x=1,2\",false,,,"),
         "{csv}"
+    );
+    assert!(
+        csv.contains(",\"Main door, \"\"inner\"\" 🎟\"\n"),
+        "the title last: {csv}"
     );
     assert!(
         !csv.contains("gone"),

@@ -1198,3 +1198,27 @@ fn print_brands_codes_with_colours_and_a_logo_that_still_scan() {
         assert!(!out_pdf.exists(), "{args:?}: nothing written");
     }
 }
+
+/// Issue 33: `--caption title` prints each link's title, and the key for
+/// a link without one.
+#[test]
+fn title_captions_print_the_title_or_the_key() {
+    let links = links(2);
+    let set = qrtag_cmd(
+        &links.db,
+        &["set", &links.keys[0], "--title", "Spring poster, bus stop"],
+    );
+    assert!(set.status.success(), "{}", stderr(&set));
+    let pdf = links.print(
+        &links.keys,
+        &["--template", "L7165", "--caption", "title"],
+        "titles.pdf",
+    );
+    let text = run("pdftotext", &[s(&pdf), "-"]);
+    assert!(text.contains("Spring poster, bus stop"), "{text}");
+    assert!(text.contains(&links.keys[1]), "no title: the key: {text}");
+    assert!(
+        !text.contains(&links.keys[0]),
+        "titled: not the key: {text}"
+    );
+}

@@ -737,3 +737,70 @@ async fn a_fallback_is_set_shown_refused_and_followed() {
     assert!(cleared["fallback_url"].is_null(), "{cleared}");
     app.wait_for_status("/gig", 404).await;
 }
+
+/// Issue 33: a link's title through the API: created, shown, edited and
+/// cleared; an over-long or two-line title is a problem+json 400 and
+/// nothing is written.
+#[tokio::test]
+async fn titles_are_written_shown_and_checked() {
+    let app = spawn_api().await;
+    let write = new_key(&app, "write");
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://example.com/s", "key": "spring", "title": " Spring poster "}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let made: Value = r.json().await.expect("json");
+    assert_eq!(made["title"], "Spring poster");
+    let r = get(&app, "/links/spring", &write).await;
+    let one: Value = r.json().await.expect("json");
+    assert_eq!(one["title"], "Spring poster");
+
+    let patch = |body: Value| {
+        app.client
+            .patch(api(&app, "/links/spring"))
+            .bearer_auth(&write)
+            .json(&body)
+            .send()
+    };
+    let long = "🎟".repeat(201);
+    for bad in [long.as_str(), "two\nlines"] {
+        let r = patch(json!({"title": bad, "url": "https://example.com/other"}))
+            .await
+            .expect("request");
+        assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
+        let r = post(
+            &app,
+            "/links",
+            &write,
+            &json!({"url": "https://example.com/s", "key": "bad", "title": bad}),
+        )
+        .await;
+        assert_eq!(r.status().as_u16(), 400);
+    }
+    let r = get(&app, "/links/spring", &write).await;
+    let after: Value = r.json().await.expect("json");
+    assert_eq!(after["rev"], one["rev"], "nothing written");
+    assert_eq!(get(&app, "/links/bad", &write).await.status().as_u16(), 404);
+
+    // The list's q: a piece of the title (or key, notes, destination),
+    // ignoring case, from the served snapshot.
+    app.wait_for_status("/spring", 302).await;
+    let r = get(&app, "/links?q=SPRING%20Post", &write).await;
+    let page: Value = r.json().await.expect("json");
+    assert_eq!(page["links"][0]["key"], "spring", "{page}");
+    assert_eq!(page["links"].as_array().map(Vec::len), Some(1), "{page}");
+    let r = get(&app, "/links?q=x&prefix=s", &write).await;
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:bad-request");
+
+    let r = patch(json!({"title": "🎟".repeat(200)}))
+        .await
+        .expect("request");
+    assert_eq!(r.status().as_u16(), 200);
+    let r = patch(json!({"title": ""})).await.expect("request");
+    let cleared: Value = r.json().await.expect("json");
+    assert!(cleared["title"].is_null(), "{cleared}");
+}

@@ -192,4 +192,20 @@ function (newDoc, oldDoc, userCtx, secObj) {
       refuse('"fallback_url" must be written as "url" is: no spaces, backslashes, invisible characters or user name, the host as it is served');
     }
   }
+
+  // Issue 33: the link's title, link::MAX_TITLE characters
+  // (src/link/title.rs) counted as Rust counts them: code points, so a
+  // surrogate pair (an emoji) is one (charCount), and a string of more than
+  // twice as many UTF-16 units is over the limit without being walked.
+  // Unlike notes, a title must be a string.
+  var MAX_TITLE = 200;
+  var title = newDoc.title;
+  if (title !== undefined && title !== null) {
+    if (typeof title !== 'string') {
+      refuse('"title" must be a string');
+    }
+    if (title.length > 2 * MAX_TITLE || charCount(title) > MAX_TITLE) {
+      refuse('"title" may be at most ' + MAX_TITLE + ' characters');
+    }
+  }
 }

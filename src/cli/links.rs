@@ -44,6 +44,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             take_over,
             notes,
             fallback,
+            title,
             ..
         } => {
             let public_url = super::public_url::for_tags(cli, store, true).await?;
@@ -54,6 +55,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             }
             if let Some(fallback) = fallback {
                 link::set_fallback_url(&mut doc, fallback.0.as_ref());
+            }
+            if let Some(title) = title {
+                link::set_title(&mut doc, title);
             }
             let take_over = if *take_over {
                 links::TakeOver::Allow
@@ -76,6 +80,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             key,
             url,
             notes,
+            title,
             enable,
             fallback,
             ..
@@ -92,6 +97,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                 }
                 if let Some(fallback) = fallback {
                     link::set_fallback_url(doc, fallback.0.as_ref());
+                }
+                if let Some(title) = title {
+                    link::set_title(doc, title);
                 }
                 if *enable {
                     link::set_inactive(doc, false);
@@ -117,6 +125,11 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                     writeln!(out, "{key} falls back to {f} while disabled or expired")?
                 }
                 Some(super::FallbackArg(None)) => writeln!(out, "{key} has no fallback")?,
+                None => {}
+            }
+            match title {
+                Some(t) if t.is_empty() => writeln!(out, "{key} has no title")?,
+                Some(_) => writeln!(out, "{key} title set")?,
                 None => {}
             }
             if *enable {
@@ -166,7 +179,8 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                 if tombstone && !(*deleted || *all) || !tombstone && *deleted {
                     continue;
                 }
-                writeln!(out, "{}", list_line(&key, &doc, now, tz))?;
+                let line = list_line(&key, &doc, now, tz);
+                writeln!(out, "{line}{}", title_column(&doc))?;
             }
         }
         _ => {
@@ -240,6 +254,20 @@ fn list_line(key: &str, doc: &link::Document, now: DateTime<Utc>, tz: Tz) -> Str
         }
         Err(e) => format!("{key}\t-\tinvalid: {e}"),
     }
+}
+
+/// The title as `list`'s fourth column, after a tab, when the link has one
+/// (issue 33); a link without one keeps its three columns, as scripts
+/// reading `list` expect. Control characters (a hand edit's tab or line
+/// break) become spaces, so a title stays in its column and its line.
+fn title_column(doc: &link::Document) -> String {
+    link::title(doc).map_or_else(String::new, |t| {
+        let one_line: String = t
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
+        format!("\t{one_line}")
+    })
 }
 
 /// Deleting is for good (the key is never reused), so a person at a

@@ -225,7 +225,8 @@ pub enum Command {
     #[command(
         after_help = "Examples:\n  qrtag new https://example.com/whelans/?p=14\n  \
                             qrtag new --key docs https://docs.example/ --expires 30d\n  \
-                            qrtag new https://example.com/menu --notes 'table 1'"
+                            qrtag new https://example.com/menu --notes 'table 1'\n  \
+                            qrtag new https://example.com/spring --title 'Spring poster'"
     )]
     New {
         /// Destination: an absolute http(s) URL or a /path on this service.
@@ -259,18 +260,23 @@ pub enum Command {
         /// event).
         #[arg(long, value_name = "URL", value_parser = FallbackArg::parse)]
         fallback: Option<FallbackArg>,
+        /// The link's title, the name lists show beside its key (one line,
+        /// at most 200 characters).
+        #[arg(long, value_name = "TEXT")]
+        title: Option<crate::link::Title>,
     },
-    /// Repoint a link, or change when it expires, or its notes.
+    /// Repoint a link, or change when it expires, its notes or its title.
     #[command(
         after_help = "Examples:\n  qrtag set H83if https://example.com/new\n  \
                             qrtag set H83if --expires never\n  \
-                            qrtag set H83if --notes 'bus stop, Main St'"
+                            qrtag set H83if --notes 'bus stop, Main St'\n  \
+                            qrtag set H83if --title 'Bus stop poster'"
     )]
     Set {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
         /// The new destination: an absolute http(s) URL or a /path on this service.
-        #[arg(required_unless_present_any = ["expires", "notes", "enable", "fallback"])]
+        #[arg(required_unless_present_any = ["expires", "notes", "title", "enable", "fallback"])]
         url: Option<Destination>,
         /// Stop redirecting at this time (RFC 3339, a date for the end of
         /// that day, or a duration from now such as 30d), or `never` to
@@ -291,6 +297,10 @@ pub enum Command {
         /// a 404: an absolute http(s) URL; an empty URL removes it.
         #[arg(long, value_name = "URL", value_parser = FallbackArg::parse)]
         fallback: Option<FallbackArg>,
+        /// The link's title (one line, at most 200 characters); an empty
+        /// TEXT removes it.
+        #[arg(long, value_name = "TEXT")]
+        title: Option<crate::link::Title>,
     },
     /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
     /// any field), checked before it is saved.
@@ -406,7 +416,7 @@ pub enum Command {
     ///
     /// The format is told by the first line: `{` for JSON lines, else CSV
     /// with a header naming url (optional: key, inactive, expires, notes,
-    /// created_at, changed_at, deleted_at, fallback_url; a key left out or empty is
+    /// created_at, changed_at, deleted_at, fallback_url, title; a key left out or empty is
     /// drawn, and printed as KEY<TAB>URL). The whole input is checked
     /// first: a bad line, a duplicate key or (without --update) a key that
     /// exists, and nothing is written.

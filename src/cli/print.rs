@@ -10,7 +10,6 @@ use clap::Args;
 
 use super::Cli;
 use super::qr_output::TagArgs;
-use crate::link;
 use crate::links;
 use crate::print::request::{self, CaptionKind, PrintOptions, Spelling};
 use crate::print::{self, Job, Length, Options, Paper, Tag, Target, Template};
@@ -246,7 +245,7 @@ async fn tags(
             &public_url,
             key,
             args.tag.uppercase_prefix,
-            link::notes(&doc).as_deref(),
+            options.caption_text(&doc).as_deref(),
         ));
     }
     Ok(tags)

@@ -16,8 +16,9 @@ use memchr::memmem;
 
 use super::key_order::SortedKeys;
 use super::scans::AllTimeScans;
+use super::search::Needle;
 use crate::link::natural_order;
-use crate::snapshot::{LinkTable, LinkView};
+use crate::snapshot::{LinkTable, LinkView, Texts};
 
 /// What the search box searches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -28,6 +29,10 @@ pub enum By {
     /// Destinations containing the text: a scan in key order that stops
     /// once a page is full.
     Url,
+    /// Issue 33: keys, titles, notes or destinations containing the text,
+    /// ignoring case ([`super::search::Needle`]): one pass over the table,
+    /// reading each link's texts from its shard.
+    Any,
 }
 
 /// The list's order. Links without the time asked for (made before qrtag
@@ -195,6 +200,10 @@ pub struct Row {
     pub expires_ms: Option<i64>,
     pub created: Option<u32>,
     pub changed: Option<u32>,
+    /// Issue 33: the title, and the notes' first line (at most
+    /// [`NOTES_SHOWN`] characters), from the snapshot.
+    pub title: Option<String>,
+    pub notes: Option<String>,
     /// Where the row stands in the page's order, as a cursor names it: the
     /// key in key order, `TIME:KEY` in a time order.
     pub position: String,
@@ -249,6 +258,7 @@ fn page_within(
         .unwrap_or_else(|| scan_matches(table, query, size + 1, at));
     // Rows are in the direction of travel, so a page cut short by bytes
     // ends where the cursor it gives continues.
+    with_texts(table, &mut rows);
     let size = size.min(rows_within(&rows, bytes));
     let more = rows.len() > size;
     rows.truncate(size);
@@ -277,7 +287,9 @@ fn rows_within(rows: &[Row], bytes: usize) -> usize {
     let fit = rows
         .iter()
         .take_while(|r| {
-            total = total.saturating_add(r.key.len() + r.url.len());
+            let texts =
+                r.title.as_ref().map_or(0, String::len) + r.notes.as_ref().map_or(0, String::len);
+            total = total.saturating_add(r.key.len() + r.url.len() + texts);
             total <= bytes
         })
         .count();
@@ -296,7 +308,27 @@ fn row(l: &LinkView<'_>, sort: Sort) -> Row {
         expires_ms: l.expires_ms,
         created: l.created,
         changed: l.changed,
+        title: None,
+        notes: None,
         position,
+    }
+}
+
+/// Characters of the notes a row shows: a line of the list, not the notes.
+pub const NOTES_SHOWN: usize = 80;
+
+/// Each row's title and the first line of its notes, one lookup a row
+/// (issue 33): O(page), read only for the rows a page shows.
+fn with_texts(table: &LinkTable, rows: &mut [Row]) {
+    for r in rows {
+        let Some(texts) = table.texts(&r.key) else {
+            continue;
+        };
+        r.title = texts.title.map(str::to_owned);
+        r.notes = texts.notes.and_then(|n| {
+            let line = n.lines().map(str::trim).find(|l| !l.is_empty())?;
+            Some(line.chars().take(NOTES_SHOWN).collect())
+        });
     }
 }
 
@@ -406,7 +438,7 @@ impl Eq for Ranked<'_> {}
 /// One pass over the table in memory order (a lookup per key in key order
 /// misses the cache a million times): the links the search and the state
 /// filter admit past the cursor, of which a max-heap keeps the `n` nearest.
-fn scan_matches(table: &LinkTable, query: &Query, n: usize, at: &At<'_>) -> Vec<Row> {
+fn scan_matches<'a>(table: &'a LinkTable, query: &Query, n: usize, at: &At<'_>) -> Vec<Row> {
     let sort = query.sort;
     let text = query.text.as_bytes();
     let finder = memmem::Finder::new(text);
@@ -420,18 +452,28 @@ fn scan_matches(table: &LinkTable, query: &Query, n: usize, at: &At<'_>) -> Vec<
         Some((rank, key)) if backward => place_cmp(place, (*rank, key)) == Ordering::Less,
         Some((rank, key)) => place_cmp(place, (*rank, key)) == Ordering::Greater,
     };
-    let searched = |l: &LinkView<'_>| {
+    let needle = Needle::new(&query.text);
+    let searched = |l: &LinkView<'_>, t: &Texts<'_>| {
         text.is_empty()
             || match query.by {
                 By::Key => l.key.as_bytes().starts_with(text),
                 By::Url => finder.find(l.url.as_bytes()).is_some(),
+                By::Any => {
+                    needle.found_in(l.key)
+                        || t.title.is_some_and(|x| needle.found_in(x))
+                        || t.notes.is_some_and(|x| needle.found_in(x))
+                        || needle.found_in(l.url)
+                }
             }
     };
-    let mut heap: BinaryHeap<Ranked<'_>> = BinaryHeap::with_capacity(n + 1);
-    for view in table.iter() {
+    let mut heap: BinaryHeap<Ranked<'a>> = BinaryHeap::with_capacity(n + 1);
+    let mut consider = |view: LinkView<'a>, texts: Texts<'_>| {
         let rank = sort.rank(&view);
-        if !past_cursor((rank, view.key)) || !searched(&view) || !query.state.admits(&view, at) {
-            continue;
+        if !past_cursor((rank, view.key))
+            || !searched(&view, &texts)
+            || !query.state.admits(&view, at)
+        {
+            return;
         }
         let hit = Ranked {
             rank,
@@ -444,6 +486,17 @@ fn scan_matches(table: &LinkTable, query: &Query, n: usize, at: &At<'_>) -> Vec<
             heap.pop();
             heap.push(hit);
         }
+    };
+    // Only a search of everything reads the texts: the other pages pass
+    // over the table as they did.
+    if query.by == By::Any && !text.is_empty() {
+        table
+            .iter_with_texts()
+            .for_each(|(view, texts)| consider(view, texts));
+    } else {
+        table
+            .iter()
+            .for_each(|view| consider(view, Texts::default()));
     }
     heap.into_sorted_vec()
         .iter()

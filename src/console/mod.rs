@@ -29,6 +29,7 @@ pub mod list;
 pub mod pages;
 pub mod password;
 pub mod scans;
+pub mod search;
 pub mod session;
 pub mod setup;
 
@@ -156,6 +157,7 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/link/expiry", web::post().to(link::expiry))
             .route("/link/notes", web::post().to(link::notes))
             .route("/link/fallback", web::post().to(link::fallback))
+            .route("/link/title", web::post().to(link::title))
             .route("/link/delete", web::post().to(link::delete))
             .route("/sheet", web::get().to(sheet::page))
             .route("/sheet", web::post().to(sheet::create))

@@ -15,6 +15,9 @@ pub mod key_suggest;
 pub mod natural_order;
 mod stored;
 pub use stored::{PlainLink, StoredFields};
+// Issue 33: the link's title.
+mod title;
+pub use title::{BadTitle, MAX_TITLE, Title, check_title, set_title, title};
 
 /// A link document's fields as stored (CouchDB's `_id` and `_rev` excluded).
 pub type Document = Map<String, Value>;
@@ -178,7 +181,8 @@ pub const TEXT_FIELDS: [&str; 4] = ["created_by", "goal_code", "thid", "invalida
 pub const MAX_TEXT: usize = 4096;
 
 /// Whether every text field is absent, null or a string of at most
-/// [`MAX_TEXT`] bytes, and the notes at most [`MAX_NOTES`] characters:
+/// [`MAX_TEXT`] bytes, the notes at most [`MAX_NOTES`] characters and the
+/// title a string of at most [`MAX_TITLE`] ([`check_title`]):
 /// what CouchDB's validation asks, so an import is refused before the
 /// store would (and `import --new-database`, which writes while no
 /// validation runs, lets in nothing the validation would refuse).
@@ -204,6 +208,7 @@ pub fn check_texts(doc: &Document) -> Result<(), InvalidLink> {
             unit: "characters",
         });
     }
+    check_title(doc)?;
     Ok(())
 }
 
@@ -403,6 +408,7 @@ mod tests {
             ),
             ("MAX_TEXT", MAX_TEXT),
             ("MAX_NOTES", MAX_NOTES),
+            ("MAX_TITLE", MAX_TITLE),
         ] {
             assert!(js.contains(&format!("var {name} = {cap};")), "{name}");
         }
@@ -433,6 +439,9 @@ mod tests {
             })
         );
         d.shift_remove("notes");
+        d.insert("title".into(), json!(7));
+        assert_eq!(check_texts(&d), Err(InvalidLink::NotText("title")));
+        d.shift_remove("title");
         d.insert("goal_code".into(), json!(5));
         assert_eq!(check_texts(&d), Err(InvalidLink::NotText("goal_code")));
     }

@@ -50,6 +50,13 @@ pub struct StoredFields<'a> {
     /// Where a dead link's scans go (issue 33).
     #[serde(borrow)]
     fallback_url: Option<Text<'a>>,
+    /// Issue 33: the texts the console's list shows and searches. Notes or
+    /// a title of another type make the read `None`, and the parsed
+    /// document is judged (its notes then shown as their JSON).
+    #[serde(borrow)]
+    title: Option<Text<'a>>,
+    #[serde(borrow)]
+    notes: Option<Text<'a>>,
 }
 
 impl<'a> StoredFields<'a> {
@@ -117,6 +124,12 @@ impl<'a> StoredFields<'a> {
     /// As [`super::created_at`] on the document.
     pub fn created_at(&self) -> Option<DateTime<Utc>> {
         Self::text(&self.created_at).and_then(|s| parse_expires(s).ok())
+    }
+
+    /// The title and the notes as strings, as [`super::title`] and
+    /// [`super::notes`] read a string field.
+    pub fn texts(&self) -> (Option<&str>, Option<&str>) {
+        (Self::text(&self.title), Self::text(&self.notes))
     }
 
     /// As [`super::changed_at`] on the document.
@@ -192,6 +205,7 @@ mod tests {
             Just("deleted_at".to_owned()),
             Just("notes".to_owned()),
             Just("fallback_url".to_owned()),
+            Just("title".to_owned()),
             Just("_rev".to_owned()),
             "[a-z_]{1,8}",
         ]
@@ -227,9 +241,15 @@ mod tests {
             let doc: Document = serde_json::from_str(&json).expect("an object");
             if let Some(read) = read_judged(&json) {
                 prop_assert_eq!(read, judged(&doc), "{}", json);
+                // Issue 33: the texts the list shows, as the document has them.
+                let f = StoredFields::read(&json).expect("read");
+                let some = |s: Option<&str>| s.filter(|s| !s.is_empty()).map(str::to_owned);
+                let (title, notes) = f.texts();
+                prop_assert_eq!(some(title), some(crate::link::title(&doc)), "{}", json);
+                prop_assert_eq!(some(notes), some(crate::link::notes(&doc).as_deref()), "{}", json);
             }
             // A document of the shape qrtag writes is always read as text.
-            let typed = ["url", "expires", "created_at", "changed_at", "fallback_url"]
+            let typed = ["url", "expires", "created_at", "changed_at", "fallback_url", "notes", "title"]
                 .iter()
                 .all(|n| doc.get(*n).is_none_or(|v| v.is_string() || v.is_null()))
                 && doc.get("inactive").is_none_or(|v| v.is_boolean() || v.is_null());
@@ -238,7 +258,7 @@ mod tests {
                 if twice && let Some((n, _)) = fields.first() {
                     names.push(n);
                 }
-                let known = ["url", "inactive", "expires", "created_at", "changed_at", "deleted_at", "fallback_url"];
+                let known = ["url", "inactive", "expires", "created_at", "changed_at", "deleted_at", "fallback_url", "notes", "title"];
                 known.iter().all(|k| names.iter().filter(|n| *n == k).count() <= 1)
             };
             if typed && unique {

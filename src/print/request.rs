@@ -30,15 +30,18 @@ pub enum CaptionKind {
     Key,
     /// The first line of the link's notes (the key when it has none).
     Notes,
+    /// The link's title (the key when it has none).
+    Title,
     /// No caption: the code alone, as big as the label allows.
     None,
 }
 
 impl CaptionKind {
-    pub const ALL: [CaptionKind; 4] = [
+    pub const ALL: [CaptionKind; 5] = [
         CaptionKind::Url,
         CaptionKind::Key,
         CaptionKind::Notes,
+        CaptionKind::Title,
         CaptionKind::None,
     ];
 
@@ -48,6 +51,7 @@ impl CaptionKind {
             CaptionKind::Url => "url",
             CaptionKind::Key => "key",
             CaptionKind::Notes => "notes",
+            CaptionKind::Title => "title",
             CaptionKind::None => "none",
         }
     }
@@ -59,7 +63,9 @@ impl FromStr for CaptionKind {
         CaptionKind::ALL
             .into_iter()
             .find(|k| k.name() == s)
-            .ok_or_else(|| format!("{s:?} is not a caption: expected url, key, notes or none"))
+            .ok_or_else(|| {
+                format!("{s:?} is not a caption: expected url, key, notes, title or none")
+            })
     }
 }
 
@@ -232,9 +238,20 @@ impl PrintOptions {
         Ok(o)
     }
 
-    /// Whether a tag's caption needs the link's notes.
+    /// Whether a tag's caption needs the link's notes or title, which
+    /// change without a restart and are read from the store.
     pub fn needs_notes(&self) -> bool {
-        self.caption == CaptionKind::Notes
+        matches!(self.caption, CaptionKind::Notes | CaptionKind::Title)
+    }
+
+    /// The text of `doc` the caption prints ([`PrintOptions::tag`]'s
+    /// `text`): its notes or its title, `None` for the other captions.
+    pub fn caption_text(&self, doc: &crate::link::Document) -> Option<String> {
+        match self.caption {
+            CaptionKind::Notes => crate::link::notes(doc).map(|n| n.into_owned()),
+            CaptionKind::Title => crate::link::title(doc).map(str::to_owned),
+            _ => None,
+        }
     }
 
     /// The target the options name, checked as a whole: a template or a
@@ -367,18 +384,21 @@ impl PrintOptions {
     }
 
     /// `key`'s tag: what its code encodes (as `qrtag qr` encodes it) and
-    /// its caption; `notes` are read only for [`CaptionKind::Notes`].
+    /// its caption; `text` (the link's notes or title, as
+    /// [`PrintOptions::caption_text`] picks) is read only for
+    /// [`CaptionKind::Notes`] and [`CaptionKind::Title`], whose caption is
+    /// its first non-blank line, or the key.
     pub fn tag(
         &self,
         public_url: &PublicUrl,
         key: &LinkKey,
         uppercase_prefix: bool,
-        notes: Option<&str>,
+        text: Option<&str>,
     ) -> Tag {
         let caption = match self.caption {
             CaptionKind::Url => public_url.short_url(key.as_str()),
             CaptionKind::Key => key.to_string(),
-            CaptionKind::Notes => notes
+            CaptionKind::Notes | CaptionKind::Title => text
                 .and_then(|n| n.lines().map(str::trim).find(|l| !l.is_empty()))
                 .map_or_else(|| key.to_string(), str::to_owned),
             CaptionKind::None => String::new(),
@@ -470,7 +490,7 @@ mod tests {
             ("template=L7163&template=L7163", "template"),
             ("poster=A9", "poster"),
             ("skip=-1", "skip"),
-            ("caption=title", "caption"),
+            ("caption=headline", "caption"),
             ("font-size=1", "font-size"),
             ("code-size=25furlongs", "code-size"),
             ("outline=maybe", "outline"),
@@ -557,6 +577,24 @@ mod tests {
             "Spring poster"
         );
         assert_eq!(with(CaptionKind::Notes, None), "docs/api");
+        assert_eq!(
+            with(CaptionKind::Title, Some("Spring poster")),
+            "Spring poster"
+        );
+        assert_eq!(with(CaptionKind::Title, None), "docs/api");
+        let titled = crate::link::test_document(
+            serde_json::json!({"url": "/x", "title": "T", "notes": "N"}),
+        );
+        let text = |caption| {
+            PrintOptions {
+                caption,
+                ..PrintOptions::default()
+            }
+            .caption_text(&titled)
+        };
+        assert_eq!(text(CaptionKind::Title).as_deref(), Some("T"));
+        assert_eq!(text(CaptionKind::Notes).as_deref(), Some("N"));
+        assert_eq!(text(CaptionKind::Key), None);
         assert_eq!(with(CaptionKind::None, None), "");
     }
 }

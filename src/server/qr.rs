@@ -115,7 +115,7 @@ async fn pdf(
     // what an image depends on.
     let notes = if options.needs_notes() {
         match state.store.get(&key).await {
-            Ok(Some(stored)) => crate::link::notes(&stored.doc).map(|n| n.into_owned()),
+            Ok(Some(stored)) => options.caption_text(&stored.doc),
             Ok(None) => return not_found(),
             Err(e) => {
                 tracing::warn!(error = %e, "reading a link's notes for its PDF");

@@ -18,8 +18,9 @@
 //! links:u64, then per link:
 //!     key_len:u16 flags:u8 url_len:u32 [direct_len:u32] [expires_ms:i64]
 //!     [created:u32] [changed:u32]  (seconds since the epoch)
-//!     [fallback_len:u32]           (issue 33)
+//!     [fallback_len:u32]           (version 4, issue 33)
 //!     key url [direct] [fallback]
+//!     title_len:u32 notes_len:u32 title notes   (version 5, issue 33)
 //! invalid:u64, then per invalid document: key_len:u16 reason_len:u32 key reason
 //! crc32:u32                        (of every byte before it)
 //! ```
@@ -30,7 +31,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::{LinkTable, LinkView, TableBuilder};
+use super::{LinkTable, LinkView, TableBuilder, Texts};
 
 const MAGIC: &[u8; 8] = b"QRTAGSNP";
 /// 2: destinations are judged by stricter rules (userinfo, dot segments, a
@@ -41,7 +42,10 @@ const MAGIC: &[u8; 8] = b"QRTAGSNP";
 /// tombstone; a version-2 file has none of them, so it is ignored the same way.
 /// 4: a link may carry a fallback (issue 33); a version-3 file cannot say
 /// which links have one, so it is ignored the same way.
-const VERSION: u32 = 4;
+/// 5: a link carries its title and notes (issue 33), which the console's
+/// list shows and searches; a version-4 file has none, so it is ignored the
+/// same way.
+const VERSION: u32 = 5;
 
 const INACTIVE: u8 = 1;
 const EXPIRES: u8 = 2;
@@ -118,8 +122,9 @@ pub fn encode(table: &LinkTable, identity: &str, out: impl Write) -> io::Result<
     let seq = table.seq().unwrap_or(&Value::Null).to_string();
     write_str32(&mut w, &seq)?;
     w.write_all(&(table.len() as u64).to_le_bytes())?;
-    for link in table.iter() {
+    for (link, texts) in table.iter_with_texts() {
         write_link(&mut w, &link)?;
+        write_texts(&mut w, texts)?;
     }
     w.write_all(&(table.invalid_count() as u64).to_le_bytes())?;
     for (key, reason) in table.invalid() {
@@ -186,6 +191,24 @@ fn write_link(w: &mut impl Write, link: &LinkView<'_>) -> io::Result<()> {
     }
     Ok(())
 }
+
+// Issue 33: the texts block of a link. ------------------------------------
+fn write_texts(w: &mut impl Write, texts: Texts<'_>) -> io::Result<()> {
+    let (title, notes) = (texts.title.unwrap_or(""), texts.notes.unwrap_or(""));
+    w.write_all(&len32(title)?.to_le_bytes())?;
+    w.write_all(&len32(notes)?.to_le_bytes())?;
+    w.write_all(title.as_bytes())?;
+    w.write_all(notes.as_bytes())
+}
+
+fn read_texts<'a>(r: &mut Reader<'a>) -> Result<Texts<'a>, DecodeError> {
+    let title_len = r.u32()? as usize;
+    let notes_len = r.u32()? as usize;
+    let title = r.str(title_len)?;
+    let notes = r.str(notes_len)?;
+    Ok(Texts::new(Some(title), Some(notes)))
+}
+// End of the texts block. -------------------------------------------------
 
 fn write_str32(w: &mut impl Write, s: &str) -> io::Result<()> {
     w.write_all(&len32(s)?.to_le_bytes())?;
@@ -321,7 +344,8 @@ fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded,
             changed,
             fallback,
         };
-        links.push_rechecked(&read);
+        let texts = read_texts(&mut r)?;
+        links.push_rechecked(&read, texts);
     }
     let invalid = r.u64()?;
     for _ in 0..invalid {
@@ -465,11 +489,14 @@ mod tests {
     fn table() -> LinkTable {
         let mut b = TableBuilder::default();
         b.apply([
-            test_upsert("H83if", json!({"url": "https://a.example/x?y=1"})),
+            test_upsert(
+                "H83if",
+                json!({"url": "https://a.example/x?y=1", "title": "Spring 🎟", "notes": "bus stop\nMain St"}),
+            ),
             test_upsert("up", json!({"url": "https://b.example"})),
             test_upsert(
                 "docs/api",
-                json!({"url": "/H83if", "inactive": true, "expires": "2030-01-01T00:00:00Z"}),
+                json!({"url": "/H83if", "inactive": true, "expires": "2030-01-01T00:00:00Z", "notes": ["by hand"]}),
             ),
             test_upsert("bad01", json!({"url": 3})),
             test_upsert(
@@ -498,7 +525,10 @@ mod tests {
     }
 
     fn links_of(t: &LinkTable) -> Vec<String> {
-        let mut v: Vec<String> = t.iter().map(|l| format!("{l:?}")).collect();
+        let mut v: Vec<String> = t
+            .iter_with_texts()
+            .map(|(l, texts)| format!("{l:?} {texts:?}"))
+            .collect();
         v.sort();
         v
     }
@@ -522,6 +552,15 @@ mod tests {
             (gone.created, gone.changed),
             (Some(1_767_323_045), Some(1_770_091_506))
         );
+        assert_eq!(
+            back.texts("H83if"),
+            Some(Texts::new(Some("Spring 🎟"), Some("bus stop\nMain St")))
+        );
+        assert_eq!(
+            back.texts("docs/api"),
+            Some(Texts::new(None, Some(r#"["by hand"]"#)))
+        );
+        assert_eq!(back.texts("up"), Some(Texts::default()));
         let new = back.get("new01").expect("kept");
         assert_eq!((new.created, new.changed), (None, Some(1_770_091_506)));
         assert_eq!(
@@ -585,11 +624,12 @@ mod tests {
             Some(DecodeError::NotASnapshot)
         );
         let mut future = bytes.clone();
-        future[8] = 5;
-        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(5)));
+        future[8] = 6;
+        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(6)));
         // Version 1 held links judged by older, looser destination rules,
-        // version 2 links without their times, version 3 without fallbacks.
-        for old in [1, 2, 3] {
+        // version 2 links without their times, version 3 without fallbacks,
+        // version 4 without their titles and notes (issue 33).
+        for old in [1, 2, 3, 4] {
             let mut past = bytes.clone();
             past[8] = old;
             assert_eq!(

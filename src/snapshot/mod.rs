@@ -22,7 +22,7 @@ mod shard;
 mod table;
 
 pub use follower::FollowerStats;
-pub use shard::LinkView;
+pub use shard::{LinkView, Texts};
 pub use table::{LinkTable, LiveLink, TableBuilder};
 
 /// One change read from a store.

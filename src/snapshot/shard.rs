@@ -45,8 +45,14 @@ impl LinkView<'_> {
 }
 
 /// Where an entry's strings are and what it is. The arena holds, from `off`:
-/// the key, the URL, the direct location (when it differs from the URL) and
-/// the expiry as 16 hex digits (when there is one).
+/// the key, the URL, the direct location (when it differs from the URL),
+/// the expiry as 16 hex digits (when there is one) and the texts (when
+/// there are some, [`Texts`]).
+///
+/// Issue 33: a link's title and notes, which only the console's list reads
+/// (to show and search them), follow everything the redirect path reads,
+/// behind a flag: [`view`] and the entry are as they were, so a scan's
+/// lookup reads nothing more.
 #[derive(Clone, Copy)]
 struct Entry {
     off: u32,
@@ -71,6 +77,107 @@ const EXPIRY_DIGITS: usize = 16;
 const FALLBACK: u16 = 16;
 const FALLBACK_LEN_DIGITS: usize = 8;
 
+// Issue 33: the texts block. ---------------------------------------------
+/// The entry has texts: after the expiry and the fallback, the title's and the notes' byte
+/// lengths as 8 hex digits each, then the title and the notes.
+const TEXTS: u16 = 32;
+const TEXT_LEN_DIGITS: usize = 8;
+
+/// A link's title and notes, borrowed from a shard's arena; `None` for a
+/// field the document lacks (or holds empty).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Texts<'a> {
+    pub title: Option<&'a str>,
+    pub notes: Option<&'a str>,
+}
+
+impl<'a> Texts<'a> {
+    /// Texts with empty fields as `None`, so an empty and a missing field
+    /// are one thing.
+    pub fn new(title: Option<&'a str>, notes: Option<&'a str>) -> Self {
+        Self {
+            title: title.filter(|t| !t.is_empty()),
+            notes: notes.filter(|n| !n.is_empty()),
+        }
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.title.is_none() && self.notes.is_none()
+    }
+
+    /// Bytes the texts take in an arena.
+    fn stored_len(&self) -> usize {
+        if self.is_empty() {
+            return 0;
+        }
+        2 * TEXT_LEN_DIGITS + self.title.map_or(0, str::len) + self.notes.map_or(0, str::len)
+    }
+
+    /// Appends the texts block (nothing for none).
+    fn push_to(&self, arena: &mut String) {
+        if self.is_empty() {
+            return;
+        }
+        let (title, notes) = (self.title.unwrap_or(""), self.notes.unwrap_or(""));
+        arena.push_str(&format!("{:08x}{:08x}", title.len(), notes.len()));
+        arena.push_str(title);
+        arena.push_str(notes);
+    }
+}
+
+/// The texts block of `e`, which starts after everything [`view`] reads.
+fn texts_of<'a>(arena: &'a str, e: &Entry) -> Texts<'a> {
+    if e.flags & TEXTS == 0 {
+        return Texts::default();
+    }
+    let mut at = e.off as usize + e.key_len as usize + e.url_len as usize;
+    if e.flags & DIRECT_OWN != 0 {
+        at += e.direct_len as usize;
+    }
+    if e.flags & EXPIRES != 0 {
+        at += EXPIRY_DIGITS;
+    }
+    if e.flags & FALLBACK != 0 {
+        // The fallback comes first (`view` reads it): its length, then it.
+        let len = arena
+            .get(at..at + FALLBACK_LEN_DIGITS)
+            .and_then(|d| usize::from_str_radix(d, 16).ok())
+            .unwrap_or(0);
+        at += FALLBACK_LEN_DIGITS + len;
+    }
+    // Written by `build` as exactly 8 hex digits each, inside the arena.
+    let len = |from: usize| {
+        arena
+            .get(from..from + TEXT_LEN_DIGITS)
+            .and_then(|d| usize::from_str_radix(d, 16).ok())
+            .unwrap_or(0)
+    };
+    let (title_len, notes_len) = (len(at), len(at + TEXT_LEN_DIGITS));
+    let title_at = at + 2 * TEXT_LEN_DIGITS;
+    let notes_at = title_at + title_len;
+    Texts::new(
+        arena.get(title_at..notes_at),
+        arena.get(notes_at..notes_at + notes_len),
+    )
+}
+
+impl Shard {
+    /// The texts of `key`'s link.
+    pub fn texts(&self, hash: u64, key: &str) -> Option<Texts<'_>> {
+        self.index
+            .find(hash, |e| key_of(&self.arena, e) == key)
+            .map(|e| texts_of(&self.arena, e))
+    }
+
+    /// Every link with its texts.
+    pub fn iter_with_texts(&self) -> impl Iterator<Item = (LinkView<'_>, Texts<'_>)> + '_ {
+        self.index
+            .iter()
+            .map(|e| (view(&self.arena, e), texts_of(&self.arena, e)))
+    }
+}
+// End of the texts block. -------------------------------------------------
+
 /// Largest key a shard stores; longer keys are refused as invalid documents.
 pub const MAX_KEY_LEN: usize = u16::MAX as usize;
 
@@ -89,8 +196,8 @@ impl fmt::Debug for Shard {
     }
 }
 
-/// A link handed to [`Shard::build`], with its key's hash.
-pub type Hashed<'a> = (u64, LinkView<'a>);
+/// A link handed to [`Shard::build`], with its key's hash and its texts.
+pub type Hashed<'a> = (u64, LinkView<'a>, Texts<'a>);
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 #[error("a shard holds at most 4 GiB of text")]
@@ -100,13 +207,16 @@ impl Shard {
     /// Packs `links` (unique keys, each with its hash) into a shard. `hash`
     /// must be the function that produced the hashes.
     pub fn build(links: &[Hashed<'_>], hash: impl Fn(&str) -> u64) -> Result<Self, ShardTooLarge> {
-        let text: usize = links.iter().map(|(_, l)| stored_len(l)).sum();
+        let text: usize = links
+            .iter()
+            .map(|(_, l, t)| stored_len(l) + t.stored_len())
+            .sum();
         if u32::try_from(text).is_err() {
             return Err(ShardTooLarge);
         }
         let mut arena = String::with_capacity(text);
         let mut entries = Vec::with_capacity(links.len());
-        for (h, l) in links {
+        for (h, l, texts) in links {
             // Every length fits: the total was checked above, keys are checked
             // by the table before they get here.
             let off = arena.len() as u32;
@@ -134,6 +244,10 @@ impl Shard {
                 flags |= FALLBACK;
                 arena.push_str(&format!("{:08x}", f.len() as u32));
                 arena.push_str(f);
+            }
+            if !texts.is_empty() {
+                flags |= TEXTS;
+                texts.push_to(&mut arena);
             }
             entries.push((
                 *h,
@@ -301,12 +415,21 @@ mod tests {
                 ..link("g", "https://g.example/x")
             },
         ];
-        let hashed: Vec<_> = links.iter().map(|l| (h(l.key), *l)).collect();
+        // Issue 33: texts on some links, none on others.
+        let texts = |key: &str| match key {
+            "b" => Texts::new(Some("Spring 🎟 poster"), None),
+            "e" => Texts::new(Some("T"), Some("notes,\nsecond line")),
+            "c/d" => Texts::new(None, Some("only notes")),
+            _ => Texts::default(),
+        };
+        let hashed: Vec<_> = links.iter().map(|l| (h(l.key), *l, texts(l.key))).collect();
         let shard = Shard::build(&hashed, &h).expect("fits");
         assert_eq!(shard.len(), 6);
         for l in &links {
             assert_eq!(shard.get(h(l.key), l.key), Some(*l));
+            assert_eq!(shard.texts(h(l.key), l.key), Some(texts(l.key)));
         }
+        assert!(shard.iter_with_texts().all(|(l, t)| t == texts(l.key)));
         assert_eq!(shard.get(h("zzz"), "zzz"), None);
         let mut keys: Vec<_> = shard.iter().map(|l| l.key).collect();
         keys.sort_unstable();
@@ -356,11 +479,19 @@ mod tests {
                     fallback: fallback.as_deref(),
                 })
                 .collect();
-            let hashed: Vec<_> = views.iter().map(|l| (h(l.key), *l)).collect();
+            fn texts<'a>(l: &LinkView<'a>) -> Texts<'a> {
+                match l.key.len() % 3 {
+                0 => Texts::default(),
+                1 => Texts::new(Some(l.url), None),
+                    _ => Texts::new(Some(l.key), Some(l.url)),
+                }
+            }
+            let hashed: Vec<_> = views.iter().map(|l| (h(l.key), *l, texts(l))).collect();
             let shard = Shard::build(&hashed, &h).expect("fits");
             proptest::prop_assert_eq!(shard.len(), views.len());
             for l in &views {
                 proptest::prop_assert_eq!(shard.get(h(l.key), l.key), Some(*l));
+                proptest::prop_assert_eq!(shard.texts(h(l.key), l.key), Some(texts(l)));
             }
         }
     }

@@ -18,7 +18,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::Change;
-use super::shard::{Hashed, LinkView, MAX_KEY_LEN, Shard};
+use super::shard::{Hashed, LinkView, MAX_KEY_LEN, Shard, Texts};
 use crate::link::{self, Document, Link, StoredFields};
 use crate::redirect::policy;
 use crate::values::destination::Destination;
@@ -40,6 +40,9 @@ pub struct LiveLink {
     pub changed: Option<u32>,
     /// Where scans go while the link is not live (issue 33).
     pub fallback: Option<String>,
+    /// Issue 33: the title and the notes, for the console's list.
+    pub title: Option<String>,
+    pub notes: Option<String>,
 }
 
 /// A time as the shard keeps it: whole seconds since the epoch in a `u32`
@@ -66,6 +69,8 @@ impl LiveLink {
             created: None,
             changed: None,
             fallback: link.fallback.map(Destination::into_string),
+            title: None,
+            notes: None,
         }
     }
 
@@ -74,9 +79,13 @@ impl LiveLink {
     pub fn parse(key: &str, doc: &Document) -> Result<Self, String> {
         check_key(key)?;
         let link = Link::from_document(doc).map_err(|e| e.to_string())?;
+        let notes = link::notes(doc);
+        let texts = Texts::new(link::title(doc), notes.as_deref());
         Ok(Self {
             created: stamp(link::created_at(doc)),
             changed: stamp(link::changed_at(doc)),
+            title: texts.title.map(str::to_owned),
+            notes: texts.notes.map(str::to_owned),
             ..Self::from_link(key, link)
         })
     }
@@ -85,9 +94,13 @@ impl LiveLink {
     fn from_fields(key: &str, fields: &StoredFields<'_>) -> Result<Self, String> {
         check_key(key)?;
         let link = fields.link().map_err(|e| e.to_string())?;
+        let (title, notes) = fields.texts();
+        let texts = Texts::new(title, notes);
         Ok(Self {
             created: stamp(fields.created_at()),
             changed: stamp(fields.changed_at()),
+            title: texts.title.map(str::to_owned),
+            notes: texts.notes.map(str::to_owned),
             ..Self::from_link(key, link)
         })
     }
@@ -97,7 +110,7 @@ impl LiveLink {
     /// location worked out again: a checksum says only that the file is
     /// whole, not who wrote it, so a rewritten file cannot serve
     /// `//evil.example` or `javascript:`.
-    pub fn recheck(link: &LinkView<'_>) -> Result<Self, String> {
+    pub fn recheck(link: &LinkView<'_>, texts: Texts<'_>) -> Result<Self, String> {
         check_key(link.key)?;
         let url = Destination::parse(link.url).map_err(|e| e.to_string())?;
         let fallback = link
@@ -118,7 +131,14 @@ impl LiveLink {
             created: link.created,
             changed: link.changed,
             fallback: fallback.map(Destination::into_string),
+            title: texts.title.map(str::to_owned),
+            notes: texts.notes.map(str::to_owned),
         })
+    }
+
+    /// The texts, borrowed.
+    pub(crate) fn texts(&self) -> Texts<'_> {
+        Texts::new(self.title.as_deref(), self.notes.as_deref())
     }
 
     pub(crate) fn view<'a>(&'a self, key: &'a str) -> LinkView<'a> {
@@ -303,7 +323,9 @@ impl LinkTable {
             return self.get(key).is_none();
         }
         match LiveLink::parse(key, doc) {
-            Ok(live) => self.get(key) == Some(live.view(key)),
+            Ok(live) => {
+                self.get(key) == Some(live.view(key)) && self.texts(key) == Some(live.texts())
+            }
             Err(_) => self.invalid.contains_key(key),
         }
     }
@@ -323,6 +345,21 @@ impl LinkTable {
     /// Every link, in no particular order.
     pub fn iter(&self) -> impl Iterator<Item = LinkView<'_>> + '_ {
         self.shards.iter().flat_map(|s| s.iter())
+    }
+
+    /// Issue 33: the title and notes of `key`'s link, for the console's
+    /// list (a second lookup, which the redirect path never makes).
+    pub fn texts(&self, key: &str) -> Option<Texts<'_>> {
+        if key.len() > self.longest_key {
+            return None;
+        }
+        let h = self.hasher.hash(key);
+        self.shards[shard_of(h, self.shards.len())].texts(h, key)
+    }
+
+    /// Every link with its title and notes, in no particular order.
+    pub fn iter_with_texts(&self) -> impl Iterator<Item = (LinkView<'_>, Texts<'_>)> + '_ {
+        self.shards.iter().flat_map(|s| s.iter_with_texts())
     }
 
     /// Every invalid document's key and reason, in no particular order.
@@ -409,17 +446,17 @@ impl LinkTable {
         for (index, edits) in by_shard {
             let old = Arc::clone(&shards[index]);
             let mut links: Vec<Hashed<'_>> = old
-                .iter()
-                .filter(|l| !last.contains_key(l.key))
-                .map(|l| (hasher.hash(l.key), l))
+                .iter_with_texts()
+                .filter(|(l, _)| !last.contains_key(l.key))
+                .map(|(l, t)| (hasher.hash(l.key), l, t))
                 .collect();
             links.extend(edits.iter().filter_map(|(h, key, outcome)| match outcome {
-                Outcome::Live(link) => Some((*h, link.view(key))),
+                Outcome::Live(link) => Some((*h, link.view(key), link.texts())),
                 _ => None,
             }));
             self.longest_key = links
                 .iter()
-                .map(|(_, l)| l.key.len())
+                .map(|(_, l, _)| l.key.len())
                 .fold(self.longest_key, usize::max);
             let new_len = links.len();
             let old_len = old.len();
@@ -458,9 +495,9 @@ impl LinkTable {
     fn reshard(&mut self, count: usize) {
         let hasher = self.hasher.clone();
         let mut groups: Vec<Vec<Hashed<'_>>> = vec![Vec::new(); count];
-        for link in self.shards.iter().flat_map(|s| s.iter()) {
+        for (link, texts) in self.shards.iter().flat_map(|s| s.iter_with_texts()) {
             let h = hasher.hash(link.key);
-            groups[shard_of(h, count)].push((h, link));
+            groups[shard_of(h, count)].push((h, link, texts));
         }
         let built: Result<Vec<_>, _> = groups
             .iter()
@@ -546,6 +583,8 @@ struct Item {
     /// `None`: no direct location; `Some(None)`: the URL; `Some(Some(n))`: `n`
     /// bytes after the URL.
     direct: Option<Option<usize>>,
+    /// Issue 33: the title's and the notes' bytes after the fallback.
+    texts: (usize, usize),
     inactive: bool,
     expires_ms: Option<i64>,
     created: Option<u32>,
@@ -584,7 +623,9 @@ impl TableBuilder {
         let mut rejected = Vec::new();
         for change in changes {
             match Outcome::of(change) {
-                (key, Outcome::Live(link)) => self.push_live(&key, &link.view(&key)),
+                (key, Outcome::Live(link)) => {
+                    self.push_live_with(&key, &link.view(&key), link.texts())
+                }
                 (key, Outcome::Invalid(reason)) => {
                     rejected.push((key.clone(), reason.clone()));
                     self.push_invalid(&key, reason);
@@ -608,7 +649,7 @@ impl TableBuilder {
             && is_plain_key(key)
             && let Some(Ok(link)) = fields.plain_link()
         {
-            self.push_live(
+            self.push_live_with(
                 key,
                 &LinkView {
                     key,
@@ -620,12 +661,16 @@ impl TableBuilder {
                     changed: stamp(fields.changed_at()),
                     fallback: None,
                 },
+                {
+                    let (title, notes) = fields.texts();
+                    Texts::new(title, notes)
+                },
             );
             return None;
         }
         match Outcome::of_read(key, json, fields) {
             Outcome::Live(link) => {
-                self.push_live(key, &link.view(key));
+                self.push_live_with(key, &link.view(key), link.texts());
                 None
             }
             Outcome::Invalid(reason) => {
@@ -648,12 +693,12 @@ impl TableBuilder {
     /// Adds a link read back from a snapshot file as [`LiveLink::recheck`]
     /// judges it: as a link, or as an invalid document with the reason.
     /// The common link is judged once and copied once, into the arena.
-    pub fn push_rechecked(&mut self, read: &LinkView<'_>) {
+    pub fn push_rechecked(&mut self, read: &LinkView<'_>, texts: Texts<'_>) {
         if let Some(link) = recheck_plain(read) {
-            return self.push_live(read.key, &link);
+            return self.push_live_with(read.key, &link, texts);
         }
-        match LiveLink::recheck(read) {
-            Ok(link) => self.push_live(read.key, &link.view(read.key)),
+        match LiveLink::recheck(read, texts) {
+            Ok(link) => self.push_live_with(read.key, &link.view(read.key), link.texts()),
             Err(reason) => self.push_invalid(read.key, reason),
         }
     }
@@ -661,6 +706,12 @@ impl TableBuilder {
     /// Adds a link already known to be valid (from the snapshot file, whose
     /// checksum vouches for what a previous run parsed).
     pub fn push_live(&mut self, key: &str, link: &LinkView<'_>) {
+        self.push_live_with(key, link, Texts::default());
+    }
+
+    /// [`push_live`](Self::push_live) with the link's texts (issue 33),
+    /// kept in the builder's arena after the direct location.
+    pub fn push_live_with(&mut self, key: &str, link: &LinkView<'_>, texts: Texts<'_>) {
         let off = self.arena.len();
         self.arena.push_str(key);
         self.arena.push_str(link.url);
@@ -675,7 +726,12 @@ impl TableBuilder {
         if let Some(f) = link.fallback {
             self.arena.push_str(f);
         }
+        let title_len = texts.title.map_or(0, str::len);
+        let notes_len = texts.notes.map_or(0, str::len);
+        self.arena.push_str(texts.title.unwrap_or(""));
+        self.arena.push_str(texts.notes.unwrap_or(""));
         self.items.push(Item {
+            texts: (title_len, notes_len),
             hash: self.hasher.hash(key),
             off,
             key_len: key.len(),
@@ -704,6 +760,7 @@ impl TableBuilder {
             off,
             key_len: key.len(),
             url_len: 0,
+            texts: (0, 0),
             direct: None,
             inactive: false,
             expires_ms: None,
@@ -741,6 +798,21 @@ impl TableBuilder {
             fallback: (item.fallback_len != 0)
                 .then(|| &self.arena[direct_end..direct_end + item.fallback_len as usize]),
         }
+    }
+
+    /// The texts of `item`, after its direct location and fallback in the arena.
+    fn texts<'a>(&'a self, item: &Item) -> Texts<'a> {
+        let mut at = item.off + item.key_len + item.url_len;
+        if let Some(Some(n)) = item.direct {
+            at += n;
+        }
+        // After the fallback, which `view` reads.
+        at += item.fallback_len as usize;
+        let (title, notes) = item.texts;
+        Texts::new(
+            Some(&self.arena[at..at + title]),
+            Some(&self.arena[at + title..at + title + notes]),
+        )
     }
 
     /// The finished table at store position `seq`.
@@ -796,7 +868,7 @@ impl TableBuilder {
             links.clear();
             while let Some(item) = in_order.next_if(|item| shard_of(item.hash, count) == index) {
                 longest_key = longest_key.max(item.key_len);
-                links.push((item.hash, self.view(item)));
+                links.push((item.hash, self.view(item), self.texts(item)));
             }
             // A shard is ~384 links; only URLs of megabytes each could
             // overflow one, and those are dropped rather than the table.

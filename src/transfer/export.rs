@@ -120,7 +120,7 @@ mod tests {
         write_csv_header(&mut head).unwrap();
         assert_eq!(
             head,
-            b"key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url\n"
+            b"key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title\n"
         );
         let d = doc(
             json!({"url": "/a,b", "inactive": true, "notes": "say \"hi\"\r\nthere",
@@ -150,6 +150,7 @@ mod tests {
             notes in "[a-z ,\"\r\n\u{e9}]{0,40}",
             created in proptest::option::of(0i64..4_000_000_000),
             fallback in proptest::option::of("https://[a-z]{1,8}\\.example/[a-z,]{0,8}"),
+            title in "[a-z ,\"\u{e9}\u{1f39f}]{0,40}",
         ) {
             let mut fields = serde_json::Map::new();
             fields.insert("url".into(), json!("https://example.com/a,\"b\""));
@@ -164,6 +165,10 @@ mod tests {
             }
             if let Some(f) = fallback {
                 fields.insert("fallback_url".into(), json!(f));
+            }
+            let title = crate::link::Title::parse(&title).unwrap();
+            if !title.is_empty() {
+                fields.insert("title".into(), json!(title.as_str()));
             }
             let d = doc(Value::Object(fields));
             let mut file = Vec::new();

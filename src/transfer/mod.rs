@@ -79,6 +79,9 @@ pub enum Problem {
     CsvInactive(String),
     #[error("{0}")]
     Notes(#[from] crate::link::NotesTooLong),
+    /// Issue 33: a `title` cell `qrtag set --title` would refuse.
+    #[error("{0}")]
+    Title(#[from] crate::link::BadTitle),
     #[error("the key {key} is also on line {first}")]
     Duplicate { key: LinkKey, first: u64 },
     /// Not a problem of the file: the store already has the key and the

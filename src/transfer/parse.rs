@@ -30,7 +30,7 @@ use std::io::{self, BufRead};
 use serde_json::Value;
 
 use super::{LineError, Problem, Record};
-use crate::link::{self, Document, Link, Notes};
+use crate::link::{self, Document, Link, Notes, Title};
 use crate::values::destination::Destination;
 use crate::values::link_key::LinkKey;
 use crate::values::short_id::ShortId;
@@ -283,7 +283,7 @@ impl Csv {
 /// The CSV columns, every field the store keeps that fits in a cell; `url`
 /// is required. Times are RFC 3339; an empty cell leaves the
 /// field out.
-pub const COLUMNS: [&str; 9] = [
+pub const COLUMNS: [&str; 10] = [
     "key",
     "url",
     "inactive",
@@ -294,12 +294,15 @@ pub const COLUMNS: [&str; 9] = [
     "deleted_at",
     // Where a dead link's scans go (issue 33).
     "fallback_url",
+    // Issue 33: last, so the columns before it keep their places.
+    "title",
 ];
 const KEY: usize = 0;
 const URL: usize = 1;
 const INACTIVE: usize = 2;
 const NOTES: usize = 4;
 const FALLBACK_URL: usize = 8;
+const TITLE: usize = 9;
 
 /// Which CSV column holds what: for each of [`COLUMNS`], its index.
 #[derive(Debug)]
@@ -384,6 +387,9 @@ impl Columns {
                 let mut fallback = text.to_owned();
                 lower_host(&mut fallback);
                 fallback
+            } else if column == TITLE {
+                let title = Title::parse(text).map_err(|e| bad(Problem::Title(e)))?;
+                title.as_str().to_owned()
             } else {
                 text.to_owned()
             };

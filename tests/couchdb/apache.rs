@@ -308,6 +308,12 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
             "bad11",
             json!({"url": "/x", "thid": "t".repeat(qrtag::link::MAX_TEXT + 1)}),
         ),
+        // Issue 33: a title is a string of at most MAX_TITLE characters.
+        (
+            "bad12",
+            json!({"url": "/x", "title": "🎟".repeat(qrtag::link::MAX_TITLE + 1)}),
+        ),
+        ("bad13", json!({"url": "/x", "title": 5})),
     ] {
         let (status, body) = editor.try_put(id, doc).await;
         assert!(
@@ -319,6 +325,14 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
         .try_put(
             "by-hand",
             json!({"url": "https://a.example/hand", "notes": "Fauxton"}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    // Issue 33: 200 emoji are 400 UTF-16 units and 200 characters, the limit.
+    let (status, body) = editor
+        .try_put(
+            "titled",
+            json!({"url": "/x", "title": "🎟".repeat(qrtag::link::MAX_TITLE)}),
         )
         .await;
     assert_eq!(status, 201, "{body}");

@@ -144,3 +144,40 @@ async fn caps_hold_on_couchdb_and_a_child_is_never_written_after_its_parent() {
     );
     assert_eq!(children, stored, "every child answered 201 is kept");
 }
+
+/// Issue 33: the validation holds a title to a string of at most
+/// `MAX_TITLE` characters, counted as code points as Rust counts them: 200
+/// emoji (400 UTF-16 units) fit, 201 do not.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_validation_counts_a_title_in_characters() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let out = qrtag(&["setup"], &[("QRTAG_COUCHDB_URL", &url)]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let couch = Couch::new(&url, "links");
+    let max = qrtag::link::MAX_TITLE;
+    for (id, doc, want) in [
+        ("emoji", json!({"url": "/x", "title": "🎟".repeat(max)}), 201),
+        ("plain", json!({"url": "/x", "title": "x".repeat(max)}), 201),
+        ("none", json!({"url": "/x", "title": null}), 201),
+        (
+            "over",
+            json!({"url": "/x", "title": "🎟".repeat(max + 1)}),
+            403,
+        ),
+        (
+            "overx",
+            json!({"url": "/x", "title": "x".repeat(max + 1)}),
+            403,
+        ),
+        ("number", json!({"url": "/x", "title": 5}), 403),
+        ("list", json!({"url": "/x", "title": ["a"]}), 403),
+    ] {
+        let (status, body) = couch.try_put(id, doc).await;
+        assert_eq!(status, want, "{id}: {body}");
+        if want == 403 {
+            let reason = body["reason"].as_str().unwrap_or_default();
+            assert!(reason.contains("\"title\""), "{id}: {body}");
+        }
+    }
+}

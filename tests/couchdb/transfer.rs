@@ -76,7 +76,22 @@ async fn from_sqlite_to_couchdb_and_back_every_document_is_the_same() {
     std::fs::write(&rich, RICH).expect("write");
     let out = sqlite(&first, &["import", rich.to_str().expect("utf-8")]).await;
     assert!(out.status.success(), "{}", stderr(&out));
-    let out = sqlite(&first, &["new", "/inner", "--key", "zz/top", "--inactive"]).await;
+    // Issue 33: a title of 200 emoji (400 UTF-16 units), the limit, which
+    // CouchDB's validation counts as Rust does.
+    let title = "🎟".repeat(qrtag::link::MAX_TITLE);
+    let out = sqlite(
+        &first,
+        &[
+            "new",
+            "/inner",
+            "--key",
+            "zz/top",
+            "--inactive",
+            "--title",
+            &title,
+        ],
+    )
+    .await;
     assert!(out.status.success(), "{}", stderr(&out));
     let out = sqlite(&first, &["export"]).await;
     assert!(out.status.success(), "{}", stderr(&out));
@@ -119,6 +134,14 @@ async fn from_sqlite_to_couchdb_and_back_every_document_is_the_same() {
     assert_eq!(
         from_couch, from_sqlite,
         "the same documents, fields, order and bytes; no _rev, no design document"
+    );
+    let out = qrtag(&["export", "--format", "csv"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("\nzz/top,/inner,true,,,")
+            && stdout(&out).contains(&format!(",{title}\n")),
+        "the title column: {}",
+        stdout(&out)
     );
 
     // And back into a fresh embedded store.

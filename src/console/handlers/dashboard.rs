@@ -50,9 +50,16 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     let table = state.snapshot.load();
     let top = top.map(|top| {
         top.into_iter()
-            .map(|(key, n)| {
-                let is_link = table.get(&key).is_some();
-                (key, n, is_link)
+            .map(|(key, scans)| {
+                let link = table.get(&key);
+                let title = table.texts(&key).and_then(|t| t.title).map(str::to_owned);
+                pages::dashboard::Busiest {
+                    is_link: link.is_some(),
+                    url: link.map(|l| l.url.to_owned()),
+                    title,
+                    scans,
+                    key,
+                }
             })
             .collect()
     });

@@ -14,7 +14,7 @@ use crate::console::pages::chart::Period;
 use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{Current, User};
-use crate::link::{self, Document, Link, Notes};
+use crate::link::{self, Document, Link, Notes, Title};
 use crate::links::chain;
 use crate::links::{self, LinkError};
 use crate::print::tag_image::{ImageFormat, ImageSpec};
@@ -203,6 +203,7 @@ async fn render(
         inactive: link.inactive,
         expires: link.expires,
         notes: notes.as_deref(),
+        title: link::title(&doc),
         store_away: source == Source::Snapshot,
         chain_warning: chain_warning.as_deref(),
         copies_warning: copies_warning.as_deref(),
@@ -231,7 +232,15 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
     match state.scans.key_shares(key.as_str()) {
         Some(shares) => super::csv_file(
             &format!("{}-breakdowns.csv", key.as_str().replace('/', "_")),
-            pages::breakdowns::csv(&shares),
+            pages::breakdowns::link_csv(
+                key.as_str(),
+                state
+                    .snapshot
+                    .load()
+                    .texts(key.as_str())
+                    .and_then(|t| t.title),
+                &shares,
+            ),
         ),
         None => plain(
             StatusCode::SERVICE_UNAVAILABLE,
@@ -319,10 +328,12 @@ pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespon
             );
         }
     };
-    let notes = link::notes(&doc).map(|n| n.into_owned());
     let file = format!("{}-{}.pdf", key.as_str().replace('/', "_"), kind.name());
     let made = match make::options(&req, "key") {
-        Ok(options) => make::render(&state, &options, &[(key.clone(), notes)], &file).await,
+        Ok(options) => {
+            let text = options.caption_text(&doc);
+            make::render(&state, &options, &[(key.clone(), text)], &file).await
+        }
         Err(not) => Err(not),
     };
     match made {
@@ -505,6 +516,20 @@ pub async fn notes(
         let notes = form.get("notes").ok_or("Give the notes field.")?;
         let notes = Notes::parse(notes).map_err(|e| format!("Notes: {e}."))?;
         Ok(Box::new(move |d| link::set_notes(d, &notes)))
+    })
+    .await
+}
+
+/// Sets or clears the title (issue 33), by the one rule every writer keeps.
+pub async fn title(
+    req: HttpRequest,
+    state: web::Data<ConsoleState>,
+    body: web::Bytes,
+) -> HttpResponse {
+    edit(req, state, body, Some("title"), |form| {
+        let title = form.get("title").ok_or("Give the title field.")?;
+        let title = Title::parse(title).map_err(|e| format!("Title: {e}."))?;
+        Ok(Box::new(move |d| link::set_title(d, &title)))
     })
     .await
 }

@@ -14,7 +14,7 @@ use crate::console::list::{self, At, By, Cursor, Query, Sort, StateFilter};
 use crate::console::pages::bulk::{Bar, Matching};
 use crate::console::pages::{self, Refused, links::CreateForm};
 use crate::console::session::{Current, User};
-use crate::link::{self, Link, Notes};
+use crate::link::{self, Link, Notes, Title};
 use crate::links::{self, LinkError};
 use crate::values::destination::Destination;
 use crate::values::expiry::parse_future;
@@ -35,6 +35,7 @@ pub(super) fn query_from(query_string: &str) -> Result<Query, String> {
         match &*name {
             "q" => query.text = value.trim().to_owned(),
             "by" if value == "url" => query.by = By::Url,
+            "by" if value == "any" => query.by = By::Any,
             "sort" => {
                 query.sort = Sort::parse(&value).ok_or_else(|| {
                     format!(
@@ -192,6 +193,7 @@ pub async fn create(
         key: typed("key"),
         expires: typed("expires"),
         notes: typed("notes"),
+        title: typed("title"),
         refused: Some(Refused {
             field,
             message: &msg,
@@ -236,9 +238,12 @@ async fn create_link(state: &ConsoleState, user: &User, form: &Form) -> Result<L
     };
     let notes = Notes::parse(form.get("notes").unwrap_or_default())
         .map_err(|e| bad("notes", format!("Notes: {e}.")))?;
+    let title = Title::parse(form.get("title").unwrap_or_default())
+        .map_err(|e| bad("title", format!("Title: {e}.")))?;
     let mut doc = Link::new_document(&url, false);
     link::set_expires(&mut doc, expires);
     link::set_notes(&mut doc, &notes);
+    link::set_title(&mut doc, &title);
     links::create_document(user.store.as_ref(), &doc, key.as_ref())
         .await
         .map_err(|e| {

@@ -118,7 +118,7 @@ pub async fn with_notes(
                         &msg,
                     ))));
                 }
-                Ok(doc) => link::notes(&doc).map(|n| n.into_owned()),
+                Ok(doc) => options.caption_text(&doc),
                 Err(e @ LinkError::NotFound(_)) => {
                     return Err(Refused::Answer(Box::new(plain(
                         StatusCode::NOT_FOUND,

@@ -220,6 +220,22 @@ pub fn csv(s: &Shares) -> String {
     out
 }
 
+/// One link's breakdowns as CSV (issue 33): [`csv`] with the link named in
+/// its first rows, in the file's own shape: `link,"KEY",` and, when it has
+/// one, `title,"TITLE",` (no scans in those rows), so a file saved to a
+/// folder still says which poster it is about.
+pub fn link_csv(key: &str, title: Option<&str>, s: &Shares) -> String {
+    let all = csv(s);
+    let (header, rows) = all.split_at(all.find('\n').map_or(all.len(), |i| i + 1));
+    let mut out = String::from(header);
+    out.push_str(&format!("link,{},\n", quoted(key)));
+    if let Some(title) = title {
+        out.push_str(&format!("title,{},\n", quoted(title)));
+    }
+    out.push_str(rows);
+    out
+}
+
 /// A CSV field: quoted, quotes doubled, and a leading `=`, `+`, `-` or `@`
 /// escaped so a spreadsheet does not run it as a formula.
 fn quoted(value: &str) -> String {
@@ -307,6 +323,19 @@ mod tests {
         assert!(lines.contains(&"hour-weekday,\"Mon 09\",3"), "{csv}");
         assert_eq!(lines.len(), 1 + 2 + TOP + 1 + 2);
         assert_eq!(quoted("=cmd|x"), "\"'=cmd|x\"");
+    }
+
+    #[test]
+    fn a_link_s_csv_names_the_link_and_its_title_first() {
+        let all = csv(&shares());
+        let titled = link_csv("poster", Some("Spring \"poster\""), &shares());
+        let lines: Vec<&str> = titled.lines().collect();
+        assert_eq!(lines[0], "dimension,value,scans");
+        assert_eq!(lines[1], "link,\"poster\",");
+        assert_eq!(lines[2], "title,\"Spring \"\"poster\"\"\",");
+        assert_eq!(lines[3..], all.lines().collect::<Vec<_>>()[1..]);
+        let plain = link_csv("p", None, &shares());
+        assert_eq!(plain.lines().nth(2), all.lines().nth(1), "no title row");
     }
 
     #[test]

@@ -11,11 +11,22 @@ use crate::console::scans::Shares;
 pub struct View<'a> {
     pub viewer: Viewer<'a>,
     pub period: Period,
-    /// Key, scans, and whether the key is a link now.
-    pub top: Option<Vec<(String, u64, bool)>>,
+    pub top: Option<Vec<Busiest>>,
     pub daily: Option<Vec<(NaiveDate, u64)>>,
     /// All links' breakdowns over the period.
     pub shares: Option<Shares>,
+}
+
+/// One of the busiest links: its key, scans, and whether the key is a link
+/// now, with its title and destination (issue 33: a bare key tells nobody
+/// which poster it is) when it is.
+#[derive(Debug, Clone, Default)]
+pub struct Busiest {
+    pub key: String,
+    pub scans: u64,
+    pub is_link: bool,
+    pub title: Option<String>,
+    pub url: Option<String>,
 }
 
 pub fn page(v: &View<'_>) -> Markup {
@@ -34,17 +45,21 @@ pub fn page(v: &View<'_>) -> Markup {
             @match &v.top {
                 Some(top) if !top.is_empty() => {
                     table #top {
-                        thead { tr { th { "Key" } th { "Scans" } } }
-                        tbody { @for (key, n, is_link) in top {
-                            tr data-key=(key) data-link=(is_link) {
+                        thead { tr { th { "Link" } th { "Destination" } th { "Scans" } } }
+                        tbody { @for b in top {
+                            tr data-key=(b.key) data-link=(b.is_link) {
                                 td {
-                                    @if *is_link {
-                                        a href={ (BASE) "/link?key=" (q(key)) } { (key) }
+                                    @if b.is_link {
+                                        a href={ (BASE) "/link?key=" (q(&b.key)) } {
+                                            @if let Some(title) = &b.title { (title) } @else { (b.key) }
+                                        }
+                                        @if b.title.is_some() { " " small.key-beside { (b.key) } }
                                     } @else {
-                                        (key) " " span.muted { "(no longer a link)" }
+                                        (b.key) " " span.muted { "(no longer a link)" }
                                     }
                                 }
-                                td data-scans=(n) { (n) }
+                                td.url { @if let Some(url) = &b.url { (url) } }
+                                td data-scans=(b.scans) { (b.scans) }
                             }
                         } }
                     }
@@ -77,7 +92,20 @@ mod tests {
                 csrf: "t",
             },
             period: Period::Month,
-            top: Some(vec![("docs".into(), 5, true), ("gone".into(), 2, false)]),
+            top: Some(vec![
+                Busiest {
+                    key: "docs".into(),
+                    scans: 5,
+                    is_link: true,
+                    title: Some("The <docs> poster".into()),
+                    url: Some("https://docs.example/".into()),
+                },
+                Busiest {
+                    key: "gone".into(),
+                    scans: 2,
+                    ..Busiest::default()
+                },
+            ]),
             daily: None,
             shares: None,
         };
@@ -96,5 +124,14 @@ mod tests {
         );
         assert!(!html.contains("key=gone"), "{html}");
         assert!(html.contains("(no longer a link)"), "{html}");
+        // Issue 33: a link is named by its title, its destination beside it.
+        assert!(
+            html.contains(r#">The &lt;docs&gt; poster</a> <small class="key-beside">docs</small>"#),
+            "{html}"
+        );
+        assert!(
+            html.contains(r#"<td class="url">https://docs.example/</td>"#),
+            "{html}"
+        );
     }
 }

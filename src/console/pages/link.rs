@@ -26,6 +26,8 @@ pub struct View<'a> {
     pub inactive: bool,
     pub expires: Option<DateTime<Utc>>,
     pub notes: Option<&'a str>,
+    /// The link's title (issue 33): the page's heading, the key beside it.
+    pub title: Option<&'a str>,
     /// The store did not answer: the page shows the snapshot's copy, which
     /// has no notes, so the notes cannot be edited from it.
     pub store_away: bool,
@@ -105,7 +107,7 @@ pub fn page(v: &View<'_>) -> Markup {
         v.key,
         Some(&v.viewer),
         html! {
-            h1 #key data-key=(v.key) { (v.key) }
+            (heading(v))
             p.short { a #short-url href=(v.short_url) { (v.short_url) } }
             @if let Some(warning) = v.chain_warning {
                 p.warning #chain-warning role="alert" { strong { "Warning: " } (warning) }
@@ -225,6 +227,44 @@ fn stamp(t: Option<DateTime<Utc>>) -> String {
     t.map_or_else(|| "not recorded".to_owned(), super::when)
 }
 
+/// The heading: the title when the link has one, with its key beside it
+/// (people know a tag by its name; the key is what the tag encodes), or
+/// the key alone.
+fn heading(v: &View<'_>) -> Markup {
+    html! {
+        h1 #key data-key=(v.key) data-title=[v.title] {
+            @if let Some(title) = v.title {
+                span #title { (title) } " " small.key-beside { (v.key) }
+            } @else {
+                (v.key)
+            }
+        }
+    }
+}
+
+/// The title's edit form (issue 33).
+fn title_form(v: &View<'_>) -> Markup {
+    let r = v.refused.as_ref().map(|(r, _)| r);
+    let shown = match v.refused {
+        Some((r, typed)) if r.field == Some("title") => Some(typed),
+        _ => v.title,
+    };
+    let (invalid, class, described) = fault(r, "title", "title-text");
+    html! {
+        form.card #edit-title method="post" action={ (BASE) "/link/title" } {
+            (csrf_field(v.viewer.csrf))
+            input type="hidden" name="key" value=(v.key);
+            label for="title-text" { "Title (one line, the name lists show; empty to remove it)" }
+            // No `maxlength`: a browser counts UTF-16 units, so 200 emoji
+            // (200 characters, the limit) would be cut at 100; the server
+            // says it beside the field instead.
+            input #title-text type="text" name="title" value=[shown] aria-invalid=[invalid] class=[class] aria-describedby=[described];
+            (field_problem(r, "title", "title-text"))
+            button type="submit" { "Save title" }
+        }
+    }
+}
+
 /// A tombstone's page: what the key was and when it was deleted, with no
 /// edits and no tag (the key is never used again).
 fn deleted_page(v: &View<'_>, on: Option<DateTime<Utc>>) -> Markup {
@@ -233,7 +273,7 @@ fn deleted_page(v: &View<'_>, on: Option<DateTime<Utc>>) -> Markup {
         v.key,
         Some(&v.viewer),
         html! {
-            h1 #key data-key=(v.key) { (v.key) }
+            (heading(v))
             p.warning #deleted role="status" data-deleted-at=[when.as_deref()] {
                 "This link was deleted"
                 @if let Some(when) = &when { " on " (when) }
@@ -338,6 +378,11 @@ fn edit_forms(v: &View<'_>) -> Markup {
                 (field_problem(r, "notes", "notes-text"))
                 button type="submit" { "Save notes" }
             }
+        }
+        // Hidden with the store away, as the notes are: the page then shows
+        // the snapshot's copy, not the stored title to edit.
+        @if !v.store_away {
+            (title_form(v))
         }
         @if v.expires.is_some() {
             form.card #clear-expiry method="post" action={ (BASE) "/link/expiry" } {

@@ -40,6 +40,7 @@ pub struct CreateForm<'a> {
     pub key: &'a str,
     pub expires: &'a str,
     pub notes: &'a str,
+    pub title: &'a str,
     pub refused: Option<Refused<'a>>,
 }
 
@@ -99,9 +100,14 @@ pub fn page(v: &View<'_>) -> Markup {
             }
             form.search #search method="get" action={ (BASE) "/links" } {
                 label for="q" { "Search" }
-                input #q type="search" name="q" value=(query.text) placeholder="key or destination";
+                input #q type="search" name="q" value=(query.text) placeholder="a word of the title, notes, key or destination";
+                // Issue 33: searching everything is the box's first choice
+                // (and the one shown until a search is made); a key prefix
+                // stays the plain list's order and its pager's `by`.
+                @let any = query.by == By::Any || (query.by == By::Key && query.text.is_empty());
                 select #by name="by" aria-label="Search in" {
-                    option value="key" selected[query.by == By::Key] { "key starts with" }
+                    option value="any" selected[any] { "title, notes, key or destination contains" }
+                    option value="key" selected[!any && query.by == By::Key] { "key starts with" }
                     option value="url" selected[query.by == By::Url] { "destination contains" }
                 }
                 span.choice {
@@ -138,7 +144,17 @@ pub fn page(v: &View<'_>) -> Markup {
                             tr data-key=(row.key) data-state=(state_value) data-created=[row.created] data-changed=[row.changed] {
                                 (super::bulk::pick(&row.key, &v.bulk))
                                 td.thumb { @if let Some(src) = thumb::data_uri(&(v.tag_text)(&row.key)) { img src=(src) alt={ "QR code of " (row.key) } width="64" height="64"; } }
-                                td.key { a href={ (BASE) "/link?key=" (q(&row.key)) } { (row.key) } br; small { ((v.short_url)(&row.key)) } }
+                                td.key {
+                                    // Issue 33: the title names the row; the key and short URL under it.
+                                    @if let Some(title) = &row.title {
+                                        a.title href={ (BASE) "/link?key=" (q(&row.key)) } { (title) }
+                                        br; small.key-beside { (row.key) }
+                                    } @else {
+                                        a href={ (BASE) "/link?key=" (q(&row.key)) } { (row.key) }
+                                    }
+                                    br; small { ((v.short_url)(&row.key)) }
+                                    @if let Some(notes) = &row.notes { br; small.notes-line { (notes) } }
+                                }
                                 td.url { (row.url) }
                                 td.state {
                                     (state_text)
@@ -168,6 +184,19 @@ fn by_name(by: By) -> &'static str {
     match by {
         By::Key => "key",
         By::Url => "url",
+        By::Any => "any",
+    }
+}
+
+/// The create form's title field (issue 33), first: the name is what a
+/// person has in mind when making a tag.
+fn title_field(f: &CreateForm<'_>) -> Markup {
+    let r = f.refused.as_ref();
+    let (invalid, class, described) = fault(r, "title", "new-title");
+    html! {
+        label for="new-title" { "Title (optional: the name lists show, e.g. Spring poster, bus stop)" }
+        input #new-title type="text" name="title" value=(f.title) aria-invalid=[invalid] class=[class] aria-describedby=[described];
+        (field_problem(r, "title", "new-title"))
     }
 }
 
@@ -181,6 +210,7 @@ fn create_form(csrf: &str, f: &CreateForm<'_>) -> Markup {
         h2 { "New link" }
         form.card #create method="post" action={ (BASE) "/links" } {
             (csrf_field(csrf))
+            (title_field(f))
             label for="new-url" { "Destination" }
             input #new-url type="text" name="url" required placeholder="https://example.com/poster" value=(f.url) aria-invalid=[url_invalid] class=[url_class] aria-describedby=[url_described];
             (field_problem(r, "url", "new-url"))

@@ -66,6 +66,7 @@ pub fn caption_text(kind: CaptionKind) -> &'static str {
         CaptionKind::Url => "The short URL",
         CaptionKind::Key => "The key",
         CaptionKind::Notes => "The first line of the notes",
+        CaptionKind::Title => "The title",
         CaptionKind::None => "None",
     }
 }

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 use super::MAX_BULK;
 use super::links::MAX_PAGE;
 use crate::console::list::{Sort, StateFilter};
-use crate::link::MAX_NOTES;
+use crate::link::{MAX_NOTES, MAX_TITLE};
 use crate::print::CaptionKind;
 use crate::print::request::{FONT_SIZES, LOGO_SIZES};
 use crate::qr::RenderOptions;
@@ -164,6 +164,9 @@ fn properties() -> Vec<(&'static str, &'static str, Value)> {
         ("NewLink", "notes", json!({"maxLength": MAX_NOTES})),
         ("LinkEdit", "notes", json!({"maxLength": MAX_NOTES})),
         ("LinkEdit", "url", json!({"minLength": 1})),
+        // Issue 33: the title, in characters (JSON Schema counts them so).
+        ("NewLink", "title", json!({"maxLength": MAX_TITLE})),
+        ("LinkEdit", "title", json!({"maxLength": MAX_TITLE})),
         ("BulkCreate", "links", json!({"maxItems": MAX_BULK})),
         (
             "PrintKeys",

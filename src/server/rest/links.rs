@@ -15,7 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::problem::{self, Kind};
 use super::{MAX_BULK, RestState, admit, json_body, read};
 use crate::console::list::{self, At, By, Cursor, Sort, StateFilter};
-use crate::link::{self, Document, Link, Notes};
+use crate::link::{self, Document, Link, Notes, Title};
 use crate::links::{self as write, LinkError};
 use crate::print::tag_image::ImageFormat;
 use crate::store::StoreError;
@@ -49,6 +49,10 @@ pub struct NewLink {
     /// 404: an absolute http(s) URL (issue 33). Left out or `""`: none.
     #[serde(default)]
     pub fallback_url: Option<String>,
+    /// The name lists show beside the key: one line, at most 200
+    /// characters (issue 33).
+    #[serde(default)]
+    pub title: Option<String>,
 }
 
 /// Changes to a link; a field left out is left as it is.
@@ -70,6 +74,9 @@ pub struct LinkEdit {
     /// A new fallback (an absolute http(s) URL); `""` clears it.
     #[serde(default)]
     pub fallback_url: Option<String>,
+    /// A new title; `""` clears it.
+    #[serde(default)]
+    pub title: Option<String>,
 }
 
 /// A link as the API shows it.
@@ -82,6 +89,7 @@ pub struct LinkView {
     pub inactive: bool,
     pub expires: Option<String>,
     pub notes: Option<String>,
+    pub title: Option<String>,
     pub created_at: Option<String>,
     pub changed_at: Option<String>,
     /// Where scans go while the link is disabled or expired (issue 33).
@@ -139,6 +147,9 @@ pub struct ListQuery {
     pub prefix: Option<String>,
     /// Destinations containing this (instead of `prefix`: not both).
     pub url_contains: Option<String>,
+    /// Keys, titles, notes or destinations containing this, ignoring case
+    /// (instead of `prefix` and `url_contains`; issue 33).
+    pub q: Option<String>,
     /// `all` (the default), `active`, `inactive`, `expiring` (an expiry
     /// still ahead) or `expired`.
     pub state: Option<String>,
@@ -170,6 +181,7 @@ pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String
             .unwrap_or(false),
         expires: text("expires"),
         notes: link::notes(doc).map(|n| n.into_owned()),
+        title: link::title(doc).map(str::to_owned),
         created_at: time(link::created_at(doc)),
         changed_at: time(link::changed_at(doc)),
         fallback_url: text(link::FALLBACK_URL),
@@ -204,10 +216,13 @@ fn new_document(new: &NewLink) -> Result<(Document, Option<LinkKey>), (Kind, Str
     let notes = Notes::parse(new.notes.as_deref().unwrap_or_default())
         .map_err(|e| (Kind::BadRequest, format!("notes: {e}")))?;
     let fallback = fallback(new.fallback_url.as_deref())?;
+    let title = Title::parse(new.title.as_deref().unwrap_or_default())
+        .map_err(|e| (Kind::BadRequest, format!("title: {e}")))?;
     let mut doc = Link::new_document(&url, new.inactive);
     link::set_expires(&mut doc, expires);
     link::set_notes(&mut doc, &notes);
     link::set_fallback_url(&mut doc, fallback.as_ref());
+    link::set_title(&mut doc, &title);
     Ok((doc, key))
 }
 
@@ -677,6 +692,10 @@ fn edits(edit: &LinkEdit) -> Result<impl Fn(&mut Document) + use<>, (Kind, Strin
         let f = fallback(Some(sent))?;
         steps.push(Box::new(move |d| link::set_fallback_url(d, f.as_ref())));
     }
+    if let Some(title) = &edit.title {
+        let title = Title::parse(title).map_err(|e| (Kind::BadRequest, format!("title: {e}")))?;
+        steps.push(Box::new(move |d| link::set_title(d, &title)));
+    }
     Ok(move |d: &mut Document| steps.iter().for_each(|s| s(d)))
 }
 
@@ -755,7 +774,8 @@ fn within(views: &[(String, LinkView)], bytes: usize) -> usize {
     views
         .iter()
         .take_while(|(_, v)| {
-            let notes = v.notes.as_ref().map_or(0, String::len);
+            let notes =
+                v.notes.as_ref().map_or(0, String::len) + v.title.as_ref().map_or(0, String::len);
             total = total.saturating_add(v.key.len() + v.url.len() + notes);
             total <= bytes
         })
@@ -795,11 +815,12 @@ async fn page_views(
 
 /// The console's [`list::Query`] from the API's parameters (pure).
 fn list_query(q: &ListQuery) -> Result<(list::Query, usize), String> {
-    let (text, by) = match (&q.prefix, &q.url_contains) {
-        (Some(_), Some(_)) => return Err("give prefix or url_contains, not both".into()),
-        (Some(p), None) => (p.clone(), By::Key),
-        (None, Some(u)) => (u.clone(), By::Url),
-        (None, None) => (String::new(), By::Key),
+    let (text, by) = match (&q.prefix, &q.url_contains, &q.q) {
+        (Some(p), None, None) => (p.clone(), By::Key),
+        (None, Some(u), None) => (u.clone(), By::Url),
+        (None, None, Some(t)) => (t.trim().to_owned(), By::Any),
+        (None, None, None) => (String::new(), By::Key),
+        _ => return Err("give one of prefix, url_contains and q".into()),
     };
     let state = match q.state.as_deref() {
         None => StateFilter::default(),
@@ -865,6 +886,7 @@ mod tests {
                 inactive: false,
                 expires: None,
                 notes: notes.map(str::to_owned),
+                title: None,
                 created_at: None,
                 changed_at: None,
                 fallback_url: None,
@@ -890,6 +912,7 @@ mod tests {
         let q = ListQuery {
             prefix: None,
             url_contains: Some("example".into()),
+            q: None,
             state: Some("inactive".into()),
             sort: Some("created".into()),
             after: Some("x".into()),
@@ -935,6 +958,18 @@ mod tests {
             expires: None,
             notes: None,
             fallback_url: None,
+            title: Some("x".repeat(crate::link::MAX_TITLE + 1)),
+        };
+        assert!(matches!(edits(&bad), Err((Kind::InvalidUrl, _))));
+        let bad = LinkEdit { url: None, ..bad };
+        assert!(
+            matches!(edits(&bad), Err((Kind::BadRequest, m)) if m.starts_with("title: a title may be at most 200")
+            )
+        );
+        let bad = LinkEdit {
+            url: Some("javascript:alert(1)".into()),
+            title: None,
+            ..bad
         };
         assert!(matches!(edits(&bad), Err((Kind::InvalidUrl, _))));
         let path = LinkEdit {
@@ -943,6 +978,7 @@ mod tests {
             expires: None,
             notes: None,
             fallback_url: Some("/H83if".into()),
+            title: None,
         };
         assert!(
             matches!(edits(&path), Err((Kind::InvalidUrl, m)) if m.starts_with("fallback_url: "))
@@ -953,6 +989,7 @@ mod tests {
             expires: Some("never".into()),
             notes: Some("".into()),
             fallback_url: Some("https://venue.example/".into()),
+            title: Some(" Spring poster ".into()),
         };
         let apply = edits(&good).expect("valid");
         let mut doc = Link::new_document(
@@ -969,5 +1006,6 @@ mod tests {
             doc.get("fallback_url").and_then(Value::as_str),
             Some("https://venue.example/")
         );
+        assert_eq!(link::title(&doc), Some("Spring poster"));
     }
 }

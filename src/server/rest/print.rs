@@ -32,7 +32,7 @@ pub struct PrintKeys {
         ("template" = Option<String>, Query, description = "Label stock: a built-in name (`qrtag print --list-templates`) or `custom:paper=A4,label=40x40mm,cols=4,rows=6`; this or `poster`", example = "L7163"),
         ("poster" = Option<String>, Query, description = "One code a page: A0 to A6, Letter, Legal, Tabloid or WxH (`500x700mm`)"),
         ("skip" = Option<u32>, Query, description = "Labels already used on the first sheet"),
-        ("caption" = Option<String>, Query, description = "`url` (the default), `key`, `notes` or `none`"),
+        ("caption" = Option<String>, Query, description = "`url` (the default), `key`, `notes`, `title` or `none`"),
         ("font-size" = Option<f64>, Query, description = "The caption's size in points, 2 to 500"),
         ("code-size" = Option<String>, Query, description = "The code's side without its quiet zone (`25mm`, `1in`); the largest that fits if left out"),
         ("outline" = Option<bool>, Query, description = "Draw every label's border (an alignment page)"),
@@ -169,7 +169,10 @@ async fn tag(state: &RestState, options: &PrintOptions, key: LinkKey) -> Result<
         &state.public_url.load(),
         &key,
         state.uppercase_prefix,
-        view.notes.as_deref(),
+        match options.caption {
+            crate::print::request::CaptionKind::Title => view.title.as_deref(),
+            _ => view.notes.as_deref(),
+        },
     ))
 }
 

@@ -357,9 +357,10 @@ proptest::proptest! {
                 changed: None,
                 fallback: None,
             };
-            fast.push_rechecked(&read);
-            match LiveLink::recheck(&read) {
-                Ok(link) => full.push_live(key, &link.view(key)),
+            let texts = crate::snapshot::Texts::new(Some(url), None);
+            fast.push_rechecked(&read, texts);
+            match LiveLink::recheck(&read, texts) {
+                Ok(link) => full.push_live_with(key, &link.view(key), link.texts()),
                 Err(reason) => full.push_invalid(key, reason),
             }
         }
@@ -367,6 +368,7 @@ proptest::proptest! {
         proptest::prop_assert_eq!(fast.len(), full.len());
         for (key, ..) in &links {
             proptest::prop_assert_eq!(fast.get(key), full.get(key), "{}", key);
+            proptest::prop_assert_eq!(fast.texts(key), full.texts(key), "{}", key);
         }
         let mut a: Vec<_> = fast.invalid().collect();
         let mut b: Vec<_> = full.invalid().collect();
@@ -466,7 +468,7 @@ fn an_over_long_stored_key_is_an_invalid_document() {
         fallback: None,
     };
     let mut b = TableBuilder::default();
-    b.push_rechecked(&view);
+    b.push_rechecked(&view, crate::snapshot::Texts::default());
     let t3 = b.build(None);
     assert_eq!((t3.len(), t3.invalid_count()), (0, 1));
 }
