@@ -828,7 +828,7 @@ fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
     let format = parse::read(input, |item| {
         if let Some(mut r) = check.take(item) {
             if r.doc.get("created_at").is_none() {
-                crate::link::stamp_created(&mut r.doc, now);
+                crate::link::stamp_created(&mut r.doc, now, crate::link::Via::Import);
             }
             if r.drawn {
                 let url = r
@@ -1134,7 +1134,7 @@ mod tests {
         let url =
             crate::values::destination::Destination::parse("https://example.com/").expect("url");
         let taken = LinkKey::parse("abcde").expect("key");
-        crate::links::create(&store, &url, Some(&taken), false)
+        crate::links::create(&store, crate::link::Via::Cli, &url, Some(&taken), false)
             .await
             .expect("create");
         let doc = || crate::link::Link::new_document(&url, false);
