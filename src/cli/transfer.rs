@@ -48,7 +48,7 @@ pub struct ExportArgs {
     pub deleted: bool,
     /// JSON lines (every field as stored), or CSV with a header: key, url,
     /// inactive, expires, notes, created_at, changed_at, deleted_at,
-    /// fallback_url, title (the
+    /// fallback_url, title, created_via, changed_via (the
     /// columns `import` reads; a field beyond them is left out, and said).
     #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
     pub format: ExportFormat,
@@ -64,7 +64,7 @@ pub enum ExportFormat {
 pub struct ImportArgs {
     /// JSON lines as `qrtag export` writes them, or CSV with a header naming
     /// url (optional: key, inactive, expires, notes, created_at, changed_at,
-    /// deleted_at, fallback_url, title); a key left out or empty is drawn; `-` reads standard
+    /// deleted_at, fallback_url, title, created_via, changed_via); a key left out or empty is drawn; `-` reads standard
     /// input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
