@@ -212,6 +212,8 @@ async fn ticked_rows_are_disabled_repointed_expired_deleted_and_downloaded() {
     );
     assert_eq!(c.revs(&["bus-1"]).await, rev, "unchanged is not written");
     assert!(c.doc("bus-3").await["changed_at"].is_string(), "stamped");
+    // Issue 33: by the console, over the binary's stamp from the setup.
+    assert_eq!(c.doc("bus-3").await["changed_via"], "console", "stamped");
 
     // Enable all that a key search matches: the form carries the query.
     let html = c
