@@ -995,8 +995,7 @@ fn import_help_names_every_optional_column() {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let columns =
-        "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, title";
+    let columns = "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title";
     assert_eq!(help.matches(columns).count(), 2, "{help}");
     assert!(!help.contains("inactive, expires)"), "{help}");
 }

@@ -129,14 +129,15 @@ mod tests {
         assert_eq!(
             csv("k", &d),
             (
-                "k,\"/a,b\",true,,\"say \"\"hi\"\"\r\nthere\",2026-01-01T00:00:00Z,,,\n".to_owned(),
+                "k,\"/a,b\",true,,\"say \"\"hi\"\"\r\nthere\",2026-01-01T00:00:00Z,,,,\n"
+                    .to_owned(),
                 None
             )
         );
         let d = doc(json!({"url": "/x", "inactive": false, "owner": "me", "expires": 5}));
         assert_eq!(
             csv("k", &d),
-            ("k,/x,false,5,,,,,\n".to_owned(), Some("owner".to_owned()))
+            ("k,/x,false,5,,,,,,\n".to_owned(), Some("owner".to_owned()))
         );
     }
 
