@@ -584,7 +584,7 @@ struct Item {
     /// bytes after the URL.
     direct: Option<Option<usize>>,
     /// Issue 33: the title's and the notes' bytes after the fallback.
-    texts: (usize, usize),
+    texts: (u32, u32),
     inactive: bool,
     expires_ms: Option<i64>,
     created: Option<u32>,
@@ -726,8 +726,9 @@ impl TableBuilder {
         if let Some(f) = link.fallback {
             self.arena.push_str(f);
         }
-        let title_len = texts.title.map_or(0, str::len);
-        let notes_len = texts.notes.map_or(0, str::len);
+        // A document is at most `MAX_DOCUMENT` bytes: its texts' lengths fit.
+        let title_len = texts.title.map_or(0, str::len) as u32;
+        let notes_len = texts.notes.map_or(0, str::len) as u32;
         self.arena.push_str(texts.title.unwrap_or(""));
         self.arena.push_str(texts.notes.unwrap_or(""));
         self.items.push(Item {
@@ -808,7 +809,7 @@ impl TableBuilder {
         }
         // After the fallback, which `view` reads.
         at += item.fallback_len as usize;
-        let (title, notes) = item.texts;
+        let (title, notes) = (item.texts.0 as usize, item.texts.1 as usize);
         Texts::new(
             Some(&self.arena[at..at + title]),
             Some(&self.arena[at + title..at + title + notes]),

@@ -33,7 +33,7 @@ IN_WORDS = [
     # know the current one.
     ("PATCH /api/v1/links/{key}", 412, "", "a revision the link has not"),
     # Parameters that exclude each other.
-    ("GET /api/v1/links", 400, "give prefix or url_contains, not both", "exclusive"),
+    ("GET /api/v1/links", 400, "give one of prefix, url_contains and q", "exclusive"),
     ("GET /api/v1/links", 400, "give after or before, not both", "exclusive"),
     # `since` not after `until` (today when left out).
     ("GET /api/v1/scans", 400, "since is after until", "an ordered range"),
