@@ -262,8 +262,13 @@ fn main() {
         // A pause of 0-25 ms, so edits do not fall into step with the
         // store's poll and every edit waits a whole interval.
         std::thread::sleep(Duration::from_micros((e * 7_919) % 25_000));
-        rt.block_on(qrtag::links::set_url(&store, &k, &dest))
-            .expect("set");
+        rt.block_on(qrtag::links::set_url(
+            &store,
+            qrtag::link::Via::Cli,
+            &k,
+            &dest,
+        ))
+        .expect("set");
         let written = Instant::now();
         let seen = wait_for(
             server.addr,
@@ -577,7 +582,7 @@ mod couchdb {
                     &qrtag::values::destination::Destination::parse(&super::url(i)).expect("url"),
                     false,
                 );
-                qrtag::link::stamp_created(&mut doc, now);
+                qrtag::link::stamp_created(&mut doc, now, qrtag::link::Via::Cli);
                 BulkDoc::new(LinkKey::parse(&super::key(i)).expect("key"), doc)
             })
             .collect()

@@ -74,7 +74,7 @@ async fn create_link(db: &Path) {
     for (key, dest) in [(KEY, DEST), DOCS] {
         let key = LinkKey::parse(key).expect("key");
         let url = Destination::parse(dest).expect("destination");
-        qrtag::links::create(&store, &url, Some(&key), false)
+        qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
             .await
             .expect("create link");
     }

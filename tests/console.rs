@@ -1038,6 +1038,7 @@ async fn the_list_pages_forward_and_back_and_searches_keys_and_destinations() {
         };
         qrtag::links::create(
             &store,
+            qrtag::link::Via::Cli,
             &Destination::parse(&url).expect("url"),
             Some(&Console::key(&format!("p{i:03}"))),
             i % 7 == 0,
@@ -1105,6 +1106,7 @@ async fn the_list_sorts_numbered_keys_by_their_numbers() {
     for key in &keys {
         qrtag::links::create(
             &store,
+            qrtag::link::Via::Cli,
             &Destination::parse("https://example.com/t").expect("url"),
             Some(&Console::key(key)),
             false,

@@ -212,6 +212,8 @@ async fn ticked_rows_are_disabled_repointed_expired_deleted_and_downloaded() {
     );
     assert_eq!(c.revs(&["bus-1"]).await, rev, "unchanged is not written");
     assert!(c.doc("bus-3").await["changed_at"].is_string(), "stamped");
+    // Issue 33: by the console, over the binary's stamp from the setup.
+    assert_eq!(c.doc("bus-3").await["changed_via"], "console", "stamped");
 
     // Enable all that a key search matches: the form carries the query.
     let html = c
@@ -407,7 +409,7 @@ async fn all_matching_says_how_many_and_stops_past_a_thousand() {
     let url = qrtag::values::destination::Destination::parse("https://example.com/").expect("url");
     for i in 0..1001 {
         let key = LinkKey::parse(&format!("t{i}")).expect("key");
-        qrtag::links::create(&store, &url, Some(&key), false)
+        qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
             .await
             .expect("create");
     }
@@ -551,7 +553,7 @@ async fn a_thousand_links_in_one_action_beat_a_thousand_single_edits() {
     for i in 0..1000 {
         for prefix in ["a", "b"] {
             let key = LinkKey::parse(&format!("{prefix}{i}")).expect("key");
-            qrtag::links::create(&store, &url, Some(&key), false)
+            qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
                 .await
                 .expect("create");
         }

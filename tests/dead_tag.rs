@@ -39,9 +39,12 @@ async fn server_with_dead_links(dir: &Path, toml: &str) -> ServerProcess {
     ok(qrtag_cmd(&db, &["disable", "dead1"]));
     ok(qrtag_cmd(&db, &["delete", "gone1", "--yes"]));
     let store = qrtag::store::sqlite::SqliteStore::open(&db).expect("store");
-    qrtag::links::update(&store, &"old01".parse().expect("key"), |d| {
-        qrtag::link::set_expires(d, Some(chrono::Utc::now() - chrono::Duration::seconds(1)))
-    })
+    qrtag::links::update(
+        &store,
+        qrtag::link::Via::Cli,
+        &"old01".parse().expect("key"),
+        |d| qrtag::link::set_expires(d, Some(chrono::Utc::now() - chrono::Duration::seconds(1))),
+    )
     .await
     .expect("expire");
     let config = dir.join("qrtag.toml");

@@ -40,7 +40,7 @@ async fn create_link(db: &Path) {
     let store = SqliteStore::open(db).expect("open store");
     let key = LinkKey::parse("abcde").expect("key");
     let url = Destination::parse("https://example.com/").expect("destination");
-    qrtag::links::create(&store, &url, Some(&key), false)
+    qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
         .await
         .expect("create link");
 }

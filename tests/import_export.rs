@@ -76,7 +76,7 @@ fn unstamped(text: &str) -> String {
     text.split_inclusive('\n')
         .map(|line| {
             let mut line = line.to_owned();
-            for field in ["created_at", "changed_at"] {
+            for field in ["created_at", "changed_at", "created_via", "changed_via"] {
                 let pattern = format!(",\"{field}\":\"");
                 if let Some(at) = line.find(&pattern) {
                     let value = at + pattern.len();
@@ -161,6 +161,8 @@ fn show(db: &Path, key: &str) -> Value {
     if let Some(fields) = doc.as_object_mut() {
         fields.shift_remove("created_at");
         fields.shift_remove("changed_at");
+        fields.shift_remove("created_via");
+        fields.shift_remove("changed_via");
     }
     doc
 }
@@ -439,7 +441,7 @@ fn bad_lines_are_named_and_nothing_is_written() {
             "bad.csv",
             "ok1,/a\n",
             &[
-                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title); found \"ok1,/a\"",
+                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via); found \"ok1,/a\"",
             ],
         ),
         (
@@ -458,6 +460,14 @@ fn bad_lines_are_named_and_nothing_is_written() {
             &[
                 "bad.csv:2: \"inactive\" must be true, false, 1, 0 or empty, not \"no\"",
                 "bad.csv:3: \"inactive\" must be true, false, 1, 0 or empty, not \"maybe\"",
+            ],
+        ),
+        // Issue 33: a surface is one qrtag knows, by its stored name.
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\",\"created_via\":\"rest\"}\n",
+            &[
+                "bad.jsonl:1: not a valid link: \"created_via\" must be one of cli, edit, console, api, didcomm, import",
             ],
         ),
         // Issue 33: a title is a string of at most 200 characters, and a
@@ -995,7 +1005,7 @@ fn import_help_names_every_optional_column() {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let columns = "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title";
+    let columns = "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via";
     assert_eq!(help.matches(columns).count(), 2, "{help}");
     assert!(!help.contains("inactive, expires)"), "{help}");
 }
@@ -1046,7 +1056,9 @@ fn a_csv_export_imports_back_into_the_same_links() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title")
+        Some(
+            "key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via"
+        )
     );
     assert!(
         csv.contains(
@@ -1059,8 +1071,8 @@ fn a_csv_export_imports_back_into_the_same_links() {
         "{csv}"
     );
     assert!(
-        csv.contains(",\"Main door, \"\"inner\"\" 🎟\"\n"),
-        "the title last: {csv}"
+        csv.contains(",\"Main door, \"\"inner\"\" 🎟\",cli,cli\n"),
+        "the title, then the surfaces: {csv}"
     );
     assert!(
         !csv.contains("gone"),
@@ -1107,4 +1119,41 @@ fn a_csv_export_imports_back_into_the_same_links() {
         stderr(&out),
         "qrtag: warning: 3 links have fields CSV has no column for (\"H83if\": owner), left out; --format json keeps every field\n"
     );
+}
+
+/// Issue 33: an import keeps the surfaces a document names; a document
+/// with no times is stamped as made and changed by an import; one with
+/// its own times but no surface is given none (the import did not make
+/// those times).
+#[test]
+fn an_import_keeps_a_documents_surfaces_and_names_itself_only_for_its_own_stamps() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let file = write(
+        dir.path(),
+        "in.jsonl",
+        concat!(
+            r#"{"_id":"kept","url":"/a","created_at":"2025-01-01T00:00:00Z","changed_at":"2025-02-01T00:00:00Z","created_via":"console","changed_via":"api"}"#,
+            "\n",
+            r#"{"_id":"fresh","url":"/b"}"#,
+            "\n",
+            r#"{"_id":"timed","url":"/c","created_at":"2025-01-01T00:00:00Z"}"#,
+            "\n",
+        ),
+    );
+    let out = qrtag_cmd(&db, &["import", file.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let raw = |key: &str| -> Value {
+        let out = qrtag_cmd(&db, &["show", key]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_str(&stdout(&out)).expect("JSON")
+    };
+    let via = |doc: &Value| (doc["created_via"].clone(), doc["changed_via"].clone());
+    let kept = raw("kept");
+    assert_eq!(via(&kept), (json!("console"), json!("api")), "{kept}");
+    assert_eq!(kept["changed_at"], "2025-02-01T00:00:00Z");
+    let fresh = raw("fresh");
+    assert_eq!(via(&fresh), (json!("import"), json!("import")), "{fresh}");
+    let timed = raw("timed");
+    assert_eq!(via(&timed), (Value::Null, Value::Null), "{timed}");
 }

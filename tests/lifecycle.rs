@@ -59,6 +59,11 @@ fn every_write_records_its_time_and_creation_is_kept() {
     let created_at = time_of(&created, "created_at");
     assert!(created_at >= before, "{created}");
     assert_eq!(created["changed_at"], created["created_at"]);
+    // Issue 33: and by which surface, beside each time.
+    assert_eq!(
+        (&created["created_via"], &created["changed_via"]),
+        (&serde_json::json!("cli"), &serde_json::json!("cli"))
+    );
 
     // A link made long ago (an import keeps the times it brings): every
     // edit moves changed_at to now and leaves created_at.
@@ -70,7 +75,12 @@ fn every_write_records_its_time_and_creation_is_kept() {
     .expect("write");
     ok(qrtag_cmd(&db, &["import", file.to_str().expect("utf-8")]));
     let long_ago: chrono::DateTime<chrono::Utc> = "2020-01-01T00:00:00Z".parse().expect("time");
-    assert_eq!(time_of(&show(&db, "old"), "created_at"), long_ago);
+    let imported = show(&db, "old");
+    assert_eq!(time_of(&imported, "created_at"), long_ago);
+    // The import kept the times it was given, so it names no surface for
+    // them (it did not make the link then).
+    assert!(imported.get("created_via").is_none(), "{imported}");
+    assert!(imported.get("changed_via").is_none(), "{imported}");
     for args in [
         &["set", "old", "https://example.com/2"][..],
         &["set", "old", "--notes", "bus stop"],
@@ -89,6 +99,9 @@ fn every_write_records_its_time_and_creation_is_kept() {
         ));
         let doc = show(&db, "old");
         assert_eq!(time_of(&doc, "created_at"), long_ago, "{args:?}");
+        let via = if args[0] == "edit" { "edit" } else { "cli" };
+        assert_eq!(doc["changed_via"], via, "{args:?}: {doc}");
+        assert!(doc.get("created_via").is_none(), "{args:?}: {doc}");
         assert!(
             time_of(&doc, "changed_at") >= edited_before,
             "{args:?}: {doc}"

@@ -22,9 +22,15 @@ async fn qr_get(app: &TestApp, path: &str) -> reqwest::Response {
 async fn link(app: &TestApp, key: &str, inactive: bool) {
     let key = LinkKey::parse(key).expect("valid key");
     let url = Destination::parse("https://example.com/").expect("valid url");
-    qrtag::links::create(&app.store(), &url, Some(&key), inactive)
-        .await
-        .expect("create link");
+    qrtag::links::create(
+        &app.store(),
+        qrtag::link::Via::Cli,
+        &url,
+        Some(&key),
+        inactive,
+    )
+    .await
+    .expect("create link");
     let path = format!("/qr/{key}.svg");
     eventually(Duration::from_secs(2), || async {
         qr_get(app, &path).await.status() == 200

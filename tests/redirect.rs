@@ -56,9 +56,12 @@ async fn unknown_inactive_and_expired_keys_get_the_same_404() {
     app.wait_for_status("/old01", 302).await;
     let out = app.cli(&["disable", "dead1"]);
     assert!(out.status.success(), "{out:?}");
-    qrtag::links::update(&app.store(), &"old01".parse().expect("key"), |d| {
-        qrtag::link::set_expires(d, Some(chrono::Utc::now() - chrono::Duration::seconds(1)))
-    })
+    qrtag::links::update(
+        &app.store(),
+        qrtag::link::Via::Cli,
+        &"old01".parse().expect("key"),
+        |d| qrtag::link::set_expires(d, Some(chrono::Utc::now() - chrono::Duration::seconds(1))),
+    )
     .await
     .expect("expire");
     app.wait_for_status("/old01", 404).await;

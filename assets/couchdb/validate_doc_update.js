@@ -208,4 +208,15 @@ function (newDoc, oldDoc, userCtx, secObj) {
       refuse('"title" may be at most ' + MAX_TITLE + ' characters');
     }
   }
+
+  // Issue 33: by which surface the link was made and last changed, the
+  // names of link::Via (src/link/via.rs), as link::check_via takes them.
+  var VIA = ['cli', 'edit', 'console', 'api', 'didcomm', 'import'];
+  var vias = ['created_via', 'changed_via'];
+  for (var w = 0; w < vias.length; w++) {
+    var via = newDoc[vias[w]];
+    if (via !== undefined && via !== null && (typeof via !== 'string' || VIA.indexOf(via) === -1)) {
+      refuse('"' + vias[w] + '" must be one of ' + VIA.join(', '));
+    }
+  }
 }

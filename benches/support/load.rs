@@ -59,7 +59,7 @@ pub fn serve_qrtag() {
             .expect("open store");
         let key = qrtag::values::link_key::LinkKey::parse(KEY).expect("key");
         let dest = qrtag::values::destination::Destination::parse(DEST).expect("dest");
-        qrtag::links::create(&store, &dest, Some(&key), false)
+        qrtag::links::create(&store, qrtag::link::Via::Cli, &dest, Some(&key), false)
             .await
             .expect("create link");
         let app = qrtag::startup::Application::build(settings)

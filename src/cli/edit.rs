@@ -44,7 +44,7 @@ pub async fn run(store: &dyn LinkStore, key: &LinkKey) -> anyhow::Result<()> {
         }
     };
     let mut doc = doc;
-    crate::link::stamp_changed(&mut doc, chrono::Utc::now());
+    crate::link::stamp_changed(&mut doc, chrono::Utc::now(), crate::link::Via::Edit);
     match store.replace(key, &doc, &stored.rev).await {
         Ok(()) => {
             eprintln!("qrtag: {key} saved");
@@ -72,6 +72,9 @@ pub fn check(text: &str) -> Result<Document, String> {
         ));
     }
     Link::from_document(&doc).map_err(|e| format!("not a valid link: {e}"))?;
+    // Issue 33: the save stamps changed_via, but created_via is kept as
+    // typed, and CouchDB's validation would refuse a name it does not know.
+    crate::link::check_via(&doc).map_err(|e| format!("not a valid link: {e}"))?;
     Ok(doc)
 }
 
@@ -165,6 +168,10 @@ mod tests {
             (r#"{"url": "javascript:alert(1)"}"#, "bad \"url\""),
             (r#"{"url": "/x", "expires": "soon"}"#, "\"expires\""),
             (r#"{"url": "/x", "_rev": "1-a"}"#, "belong to the store"),
+            (
+                r#"{"url": "/x", "created_via": "web"}"#,
+                "\"created_via\" must be one of",
+            ),
         ] {
             let err = check(text).expect_err(text);
             assert!(err.contains(says), "{text}: {err}");

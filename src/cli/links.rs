@@ -7,6 +7,7 @@ use chrono::{DateTime, Utc};
 use chrono_tz::Tz;
 
 use super::{Cli, Command};
+use crate::link::Via;
 use crate::link::{self, Link};
 use crate::links;
 use crate::links::chain;
@@ -64,7 +65,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             } else {
                 links::TakeOver::Refuse
             };
-            let key = links::create_document_with(store, &doc, key.as_ref(), take_over)
+            let key = links::create_document_with(store, Via::Cli, &doc, key.as_ref(), take_over)
                 .await
                 .map_err(|e| match e {
                     e @ links::LinkError::TakesOver { .. } => {
@@ -85,7 +86,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             fallback,
             ..
         } => {
-            let doc = links::update(store, key, |doc| {
+            let doc = links::update(store, Via::Cli, key, |doc| {
                 if let Some(url) = url {
                     link::set_url(doc, url);
                 }
@@ -142,16 +143,16 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             warn_broken_chain(store, cli, key).await;
         }
         Command::Disable { key } => {
-            links::set_inactive(store, key, true).await?;
+            links::set_inactive(store, Via::Cli, key, true).await?;
             writeln!(out, "{key} disabled")?;
         }
         Command::Enable { key } => {
-            links::set_inactive(store, key, false).await?;
+            links::set_inactive(store, Via::Cli, key, false).await?;
             writeln!(out, "{key} enabled")?;
             warn_broken_chain(store, cli, key).await;
         }
         Command::Delete { key, .. } => {
-            links::delete(store, key).await?;
+            links::delete(store, Via::Cli, key).await?;
             let scanned = match super::public_url::for_checks(cli, store).await {
                 Some(url) => url.short_url(key.as_str()),
                 None => format!("/{key}"),

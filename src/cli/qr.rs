@@ -15,6 +15,7 @@ use clap::Args;
 
 use super::Cli;
 use super::qr_output::{BrandArgs, Job, LabelArgs, QrFormat, TagArgs};
+use crate::link::Via;
 use crate::links;
 use crate::print::tag_image;
 use crate::qr::{RenderOptions, SHEET_FULL_SIZE_CAPACITY};
@@ -151,7 +152,7 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
     let mut items = Vec::with_capacity(count);
     let mut tags = Vec::with_capacity(count);
     for _ in 0..count {
-        let key = links::create(store.as_ref(), &placeholder, None, true).await?;
+        let key = links::create(store.as_ref(), Via::Cli, &placeholder, None, true).await?;
         // Printed as soon as it exists, so a failure part-way still tells
         // which inactive links were made.
         writeln!(out, "{}", public_url.short_url(key.as_str()))?;

@@ -48,7 +48,7 @@ pub struct ExportArgs {
     pub deleted: bool,
     /// JSON lines (every field as stored), or CSV with a header: key, url,
     /// inactive, expires, notes, created_at, changed_at, deleted_at,
-    /// fallback_url, title (the
+    /// fallback_url, title, created_via, changed_via (the
     /// columns `import` reads; a field beyond them is left out, and said).
     #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
     pub format: ExportFormat,
@@ -64,7 +64,7 @@ pub enum ExportFormat {
 pub struct ImportArgs {
     /// JSON lines as `qrtag export` writes them, or CSV with a header naming
     /// url (optional: key, inactive, expires, notes, created_at, changed_at,
-    /// deleted_at, fallback_url, title); a key left out or empty is drawn; `-` reads standard
+    /// deleted_at, fallback_url, title, created_via, changed_via); a key left out or empty is drawn; `-` reads standard
     /// input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
@@ -828,7 +828,7 @@ fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
     let format = parse::read(input, |item| {
         if let Some(mut r) = check.take(item) {
             if r.doc.get("created_at").is_none() {
-                crate::link::stamp_created(&mut r.doc, now);
+                crate::link::stamp_created(&mut r.doc, now, crate::link::Via::Import);
             }
             if r.drawn {
                 let url = r
@@ -1134,7 +1134,7 @@ mod tests {
         let url =
             crate::values::destination::Destination::parse("https://example.com/").expect("url");
         let taken = LinkKey::parse("abcde").expect("key");
-        crate::links::create(&store, &url, Some(&taken), false)
+        crate::links::create(&store, crate::link::Via::Cli, &url, Some(&taken), false)
             .await
             .expect("create");
         let doc = || crate::link::Link::new_document(&url, false);

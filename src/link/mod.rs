@@ -18,6 +18,8 @@ pub use stored::{PlainLink, StoredFields};
 // Issue 33: the link's title.
 mod title;
 pub use title::{BadTitle, MAX_TITLE, Title, check_title, set_title, title};
+mod via;
+pub use via::{VIA_FIELDS, Via, changed_via, check_via, created_via};
 
 /// A link document's fields as stored (CouchDB's `_id` and `_rev` excluded).
 pub type Document = Map<String, Value>;
@@ -47,6 +49,8 @@ pub enum InvalidLink {
     BadTime(&'static str),
     #[error("\"{0}\" must be a string")]
     NotText(&'static str),
+    #[error("\"{0}\" must be one of cli, edit, console, api, didcomm, import")]
+    BadVia(&'static str),
     #[error("bad \"fallback_url\": {0}")]
     BadFallback(InvalidDestination),
     #[error("\"{field}\" may be at most {limit} {unit}")]
@@ -209,6 +213,7 @@ pub fn check_texts(doc: &Document) -> Result<(), InvalidLink> {
         });
     }
     check_title(doc)?;
+    check_via(doc)?;
     Ok(())
 }
 
@@ -223,17 +228,23 @@ pub fn deleted_message(key: &impl std::fmt::Display, on: Option<DateTime<Utc>>) 
 }
 
 /// Stamps a new document: `created_at` unless it has one (DIDComm and an
-/// import bring their own), and `changed_at`.
-pub fn stamp_created(doc: &mut Document, now: DateTime<Utc>) {
+/// import bring their own), `created_via` unless it has one (an import of
+/// an export keeps its surface), and `changed_at`/`changed_via`.
+pub fn stamp_created(doc: &mut Document, now: DateTime<Utc>, via: Via) {
     if doc.get("created_at").is_none_or(Value::is_null) {
         doc.insert("created_at".into(), Value::String(time_text(now)));
     }
-    stamp_changed(doc, now);
+    if doc.get("created_via").is_none_or(Value::is_null) {
+        via::set_via(doc, "created_via", via);
+    }
+    stamp_changed(doc, now, via);
 }
 
-/// Stamps a write: `changed_at` is now.
-pub fn stamp_changed(doc: &mut Document, now: DateTime<Utc>) {
+/// Stamps a write: `changed_at` is now, `changed_via` the surface, always
+/// together, so the two never disagree.
+pub fn stamp_changed(doc: &mut Document, now: DateTime<Utc>, via: Via) {
     doc.insert("changed_at".into(), Value::String(time_text(now)));
+    via::set_via(doc, "changed_via", via);
 }
 
 /// Turns the document into a tombstone: `deleted_at`, `inactive: true`;
@@ -569,7 +580,7 @@ mod tests {
     fn a_tombstone_is_never_live_and_keeps_its_fields() {
         let now = parse_expires("2026-11-25T13:40:00.7Z").expect("time");
         let mut d = doc(json!({"url": "/x", "inactive": false, "tag": 1}));
-        stamp_created(&mut d, now);
+        stamp_created(&mut d, now, Via::Cli);
         assert_eq!(created_at(&d), parse_expires("2026-11-25T13:40:00Z").ok());
         assert_eq!(changed_at(&d), created_at(&d));
         set_deleted(&mut d, now);
@@ -589,11 +600,22 @@ mod tests {
         let t1 = parse_expires("2026-01-01T00:00:00Z").expect("time");
         let t2 = parse_expires("2026-02-01T00:00:00Z").expect("time");
         let mut d = doc(json!({"url": "/x"}));
-        stamp_created(&mut d, t1);
-        stamp_created(&mut d, t2);
+        stamp_created(&mut d, t1, Via::Console);
+        stamp_created(&mut d, t2, Via::Didcomm);
         assert_eq!((created_at(&d), changed_at(&d)), (Some(t1), Some(t2)));
-        stamp_changed(&mut d, t1);
+        assert_eq!(
+            (created_via(&d), changed_via(&d)),
+            (Some(Via::Console), Some(Via::Didcomm)),
+            "the surface goes with its time"
+        );
+        stamp_changed(&mut d, t1, Via::Api);
         assert_eq!(changed_at(&d), Some(t1));
+        assert_eq!(changed_via(&d), Some(Via::Api));
+        // An exported document imported keeps the surface that made it.
+        let mut brought = doc(json!({"url": "/x", "created_via": "console"}));
+        stamp_created(&mut brought, t2, Via::Import);
+        assert_eq!(created_via(&brought), Some(Via::Console));
+        assert_eq!(changed_via(&brought), Some(Via::Import));
     }
 
     #[test]

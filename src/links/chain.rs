@@ -116,7 +116,7 @@ mod tests {
         for (key, url) in links {
             let key = LinkKey::parse(key).expect("key");
             let url = Destination::parse(url).expect("url");
-            crate::links::create(&store, &url, Some(&key), false)
+            crate::links::create(&store, crate::link::Via::Cli, &url, Some(&key), false)
                 .await
                 .expect("create");
         }

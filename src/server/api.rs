@@ -22,6 +22,7 @@ use crate::didcomm::message::{self, Incoming, Version};
 use crate::didcomm::problem::{Code, Problem};
 use crate::didcomm::protocol::{self, Caller, Context, Policy, Refusal, Step};
 use crate::didcomm::replay::{self, Seen};
+use crate::link::Via;
 use crate::links::{self, LinkError};
 use crate::store::LinkStore;
 use crate::store::couch::cluster::WriteWatch;
@@ -348,7 +349,7 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         }
         Step::Create(plan) => {
             let watch = WriteWatch::new(store);
-            match links::create_document(store, &plan.doc, plan.key.as_ref()).await {
+            match links::create_document(store, Via::Didcomm, &plan.doc, plan.key.as_ref()).await {
                 Ok(key) => {
                     tracing::info!(caller = caller.recorded(), %key, "DIDComm short URL created");
                     if let Some(warning) = watch.warning() {
@@ -364,7 +365,7 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         }
         Step::Invalidate(plan) => {
             let watch = WriteWatch::new(store);
-            match links::update(store, &plan.key, |d| plan.apply(d)).await {
+            match links::update(store, Via::Didcomm, &plan.key, |d| plan.apply(d)).await {
                 Ok(_) => {
                     tracing::info!(caller = caller.recorded(), key = %plan.key, "DIDComm short URL invalidated");
                     if let Some(warning) = watch.warning() {

@@ -120,7 +120,7 @@ mod tests {
         write_csv_header(&mut head).unwrap();
         assert_eq!(
             head,
-            b"key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title\n"
+            b"key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via\n"
         );
         let d = doc(
             json!({"url": "/a,b", "inactive": true, "notes": "say \"hi\"\r\nthere",
@@ -129,7 +129,7 @@ mod tests {
         assert_eq!(
             csv("k", &d),
             (
-                "k,\"/a,b\",true,,\"say \"\"hi\"\"\r\nthere\",2026-01-01T00:00:00Z,,,,\n"
+                "k,\"/a,b\",true,,\"say \"\"hi\"\"\r\nthere\",2026-01-01T00:00:00Z,,,,,,\n"
                     .to_owned(),
                 None
             )
@@ -137,7 +137,10 @@ mod tests {
         let d = doc(json!({"url": "/x", "inactive": false, "owner": "me", "expires": 5}));
         assert_eq!(
             csv("k", &d),
-            ("k,/x,false,5,,,,,,\n".to_owned(), Some("owner".to_owned()))
+            (
+                "k,/x,false,5,,,,,,,,\n".to_owned(),
+                Some("owner".to_owned())
+            )
         );
     }
 

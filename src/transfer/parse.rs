@@ -283,7 +283,7 @@ impl Csv {
 /// The CSV columns, every field the store keeps that fits in a cell; `url`
 /// is required. Times are RFC 3339; an empty cell leaves the
 /// field out.
-pub const COLUMNS: [&str; 10] = [
+pub const COLUMNS: [&str; 12] = [
     "key",
     "url",
     "inactive",
@@ -296,6 +296,10 @@ pub const COLUMNS: [&str; 10] = [
     "fallback_url",
     // Issue 33: last, so the columns before it keep their places.
     "title",
+    // Issue 33: by which surface the link was made and last changed
+    // (`link::Via`'s names), after the title for the same reason.
+    "created_via",
+    "changed_via",
 ];
 const KEY: usize = 0;
 const URL: usize = 1;

@@ -314,6 +314,9 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
             json!({"url": "/x", "title": "🎟".repeat(qrtag::link::MAX_TITLE + 1)}),
         ),
         ("bad13", json!({"url": "/x", "title": 5})),
+        // Issue 33: a surface is one of link::Via's names.
+        ("bad14", json!({"url": "/x", "changed_via": "rest"})),
+        ("bad15", json!({"url": "/x", "created_via": 1})),
     ] {
         let (status, body) = editor.try_put(id, doc).await;
         assert!(
@@ -333,6 +336,13 @@ async fn apache_couchdb_enforces_roles_and_validation_and_edits_reach_scans() {
         .try_put(
             "titled",
             json!({"url": "/x", "title": "🎟".repeat(qrtag::link::MAX_TITLE)}),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let (status, body) = editor
+        .try_put(
+            "surfaced",
+            json!({"url": "/x", "created_via": "console", "changed_via": "api"}),
         )
         .await;
     assert_eq!(status, 201, "{body}");

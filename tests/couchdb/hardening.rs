@@ -181,3 +181,47 @@ async fn the_validation_counts_a_title_in_characters() {
         }
     }
 }
+
+/// Issue 33: `created_via` and `changed_via` hold one of the surfaces'
+/// names or nothing; the validation and the import's check
+/// (`link::check_via`) give the same verdict on each document.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_validation_takes_only_a_surface_name_as_via() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let out = qrtag(&["setup"], &[("QRTAG_COUCHDB_URL", &url)]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let couch = Couch::new(&url, "links");
+    let mut cases: Vec<(String, serde_json::Value, u16)> = qrtag::link::Via::ALL
+        .iter()
+        .map(|v| {
+            let doc = json!({"url": "/x", "created_via": v.as_str(), "changed_via": v.as_str()});
+            (format!("ok-{v}"), doc, 201)
+        })
+        .collect();
+    for (id, doc, want) in [
+        ("none", json!({"url": "/x", "created_via": null}), 201),
+        ("rest", json!({"url": "/x", "changed_via": "rest"}), 403),
+        ("caps", json!({"url": "/x", "created_via": "Console"}), 403),
+        ("empty", json!({"url": "/x", "created_via": ""}), 403),
+        ("number", json!({"url": "/x", "changed_via": 1}), 403),
+        ("list", json!({"url": "/x", "created_via": ["cli"]}), 403),
+    ] {
+        cases.push((id.to_owned(), doc, want));
+    }
+    for (id, doc, want) in cases {
+        let local = qrtag::link::check_via(doc.as_object().expect("object"));
+        assert_eq!(local.is_ok(), want == 201, "{id}: check_via {local:?}");
+        let (status, body) = couch.try_put(&id, doc).await;
+        assert_eq!(status, want, "{id}: {body}");
+        if want == 403 {
+            let reason = body["reason"].as_str().unwrap_or_default();
+            let words = local.err().map(|e| e.to_string()).unwrap_or_default();
+            assert_eq!(
+                reason,
+                format!("not a qrtag link document: {words}"),
+                "{id}: the same words as qrtag's own check"
+            );
+        }
+    }
+}

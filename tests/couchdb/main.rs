@@ -757,7 +757,7 @@ async fn the_store_maps_conflicts_and_concurrent_edits_all_land() {
             let store = Arc::clone(&store);
             let key = key.clone();
             tokio::spawn(async move {
-                qrtag::links::update(store.as_ref(), &key, |d| {
+                qrtag::links::update(store.as_ref(), qrtag::link::Via::Cli, &key, |d| {
                     d.insert(format!("f{i}"), json!(i));
                 })
                 .await

@@ -139,8 +139,8 @@ async fn from_sqlite_to_couchdb_and_back_every_document_is_the_same() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("\nzz/top,/inner,true,,,")
-            && stdout(&out).contains(&format!(",{title}\n")),
-        "the title column: {}",
+            && stdout(&out).contains(&format!(",{title},cli,cli\n")),
+        "the title column, then the surfaces (issue 33): {}",
         stdout(&out)
     );
 

@@ -44,6 +44,11 @@ async fn v1_with_the_token_makes_a_link_that_redirects_and_records_its_origin() 
     assert_eq!(doc["created_by"], "token");
     assert_eq!(doc["goal_code"], "shorten.oobv1");
     assert_eq!(doc["thid"], "v1-req-1");
+    // Issue 33: the surface beside the times.
+    assert_eq!(
+        (&doc["created_via"], &doc["changed_via"]),
+        (&json!("didcomm"), &json!("didcomm"))
+    );
 
     // The token holder invalidates it: v1 ack, then 404, then short_url_invalid.
     let inv = json!({"@type": INVALIDATE, "@id": "v1-inv-1", "shortened_url": short});
@@ -58,6 +63,7 @@ async fn v1_with_the_token_makes_a_link_that_redirects_and_records_its_origin() 
         (doc["inactive"].as_bool(), doc["invalidated_by"].as_str()),
         (Some(true), Some("token"))
     );
+    assert_eq!(doc["changed_via"], "didcomm", "{doc}");
     let r = post(&app, "application/json", inv.to_string(), Some(TOKEN)).await;
     let again: Value = r.json().await.expect("json");
     assert_eq!(problem_code(&again), Some("short_url_invalid"));
@@ -234,7 +240,7 @@ async fn every_request_problem_code_over_http() {
     assert_eq!(problem_code(&reply), Some("invalid_slug"));
     // A deleted link's slug stays taken: its tombstone keeps the key.
     let key = qrtag::values::link_key::LinkKey::parse("my-invite").expect("key");
-    qrtag::links::delete(&app.store(), &key)
+    qrtag::links::delete(&app.store(), qrtag::link::Via::Cli, &key)
         .await
         .expect("delete");
     let reply = plain_v2(&app, request_v2("s3", body)).await;

@@ -143,7 +143,7 @@ impl TestApp {
         let store = self.store();
         let key = LinkKey::parse(key).expect("valid key");
         let url = Destination::parse(url).expect("valid url");
-        qrtag::links::create(&store, &url, Some(&key), false)
+        qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
             .await
             .expect("create link");
     }

@@ -14,6 +14,7 @@ use crate::console::pages::chart::Period;
 use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{Current, User};
+use crate::link::Via;
 use crate::link::{self, Document, Link, Notes, Title};
 use crate::links::chain;
 use crate::links::{self, LinkError};
@@ -198,6 +199,8 @@ async fn render(
         ),
         created: link::created_at(&doc),
         changed: link::changed_at(&doc),
+        created_via: link::created_via(&doc),
+        changed_via: link::changed_via(&doc),
         recent,
         url: link.url.as_str(),
         inactive: link.inactive,
@@ -387,17 +390,19 @@ async fn edit(
     };
     let back = link_path(key.as_str());
     let (status, at_fault, msg) = match change(&form) {
-        Ok(apply) => match links::update(user.store.as_ref(), &key, |d| apply(d)).await {
-            Ok(_) => return see_other(&back),
-            Err(e @ LinkError::NotFound(_)) => {
-                let (status, msg) = write_failure(&e);
-                return problem(&session, &user, status, &msg, &back);
+        Ok(apply) => {
+            match links::update(user.store.as_ref(), Via::Console, &key, |d| apply(d)).await {
+                Ok(_) => return see_other(&back),
+                Err(e @ LinkError::NotFound(_)) => {
+                    let (status, msg) = write_failure(&e);
+                    return problem(&session, &user, status, &msg, &back);
+                }
+                Err(e) => {
+                    let (status, msg) = write_failure(&e);
+                    (status, None, msg)
+                }
             }
-            Err(e) => {
-                let (status, msg) = write_failure(&e);
-                (status, None, msg)
-            }
-        },
+        }
         Err(msg) => (StatusCode::BAD_REQUEST, field, msg),
     };
     let refused = Refused {

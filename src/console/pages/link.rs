@@ -45,6 +45,10 @@ pub struct View<'a> {
     /// `changed_at`; `None`: not recorded, or the store did not answer).
     pub created: Option<DateTime<Utc>>,
     pub changed: Option<DateTime<Utc>>,
+    /// By which surface each was written (`created_via`, `changed_via`;
+    /// `None` for a link from before qrtag recorded it: then nothing is said).
+    pub created_via: Option<crate::link::Via>,
+    pub changed_via: Option<crate::link::Via>,
     /// Scans in the last 7, 30 and 365 days ([`recent`]).
     pub recent: Option<[u64; 3]>,
     /// The scan chart's period (the picker's `days`).
@@ -132,8 +136,8 @@ pub fn page(v: &View<'_>) -> Markup {
                         dt { "State" } dd #state data-state=(state_value) { (state_text) }
                         @if let Some(notes) = v.notes { dt { "Notes" } dd.notes #notes { (notes) } }
                         (fallback_fact(v))
-                        dt { "Created" } dd #created data-at=[v.created.map(|t| t.to_rfc3339())] { (stamp(v.created)) }
-                        dt { "Last changed" } dd #changed data-at=[v.changed.map(|t| t.to_rfc3339())] { (stamp(v.changed)) }
+                        dt { "Created" } dd #created data-at=[v.created.map(|t| t.to_rfc3339())] { (stamp(v.created)) (via(v.created_via)) }
+                        dt { "Last changed" } dd #changed data-at=[v.changed.map(|t| t.to_rfc3339())] { (stamp(v.changed)) (via(v.changed_via)) }
                     }
                 }
                 section.scans-summary #scans-summary aria-labelledby="scans-heading" {
@@ -225,6 +229,16 @@ pub fn page(v: &View<'_>) -> Markup {
 /// before qrtag stamped its documents, or written by hand).
 fn stamp(t: Option<DateTime<Utc>>) -> String {
     t.map_or_else(|| "not recorded".to_owned(), super::when)
+}
+
+/// " via the console" after a time, in words a person reads; nothing when
+/// the document does not say.
+fn via(v: Option<crate::link::Via>) -> Markup {
+    html! {
+        @if let Some(v) = v {
+            " " span.via data-via=(v.as_str()) { "via " (v.words()) }
+        }
+    }
 }
 
 /// The heading: the title when the link has one, with its key beside it

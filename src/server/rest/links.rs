@@ -15,6 +15,7 @@ use utoipa::{IntoParams, ToSchema};
 use super::problem::{self, Kind};
 use super::{MAX_BULK, RestState, admit, json_body, read};
 use crate::console::list::{self, At, By, Cursor, Sort, StateFilter};
+use crate::link::Via;
 use crate::link::{self, Document, Link, Notes, Title};
 use crate::links::{self as write, LinkError};
 use crate::print::tag_image::ImageFormat;
@@ -94,6 +95,12 @@ pub struct LinkView {
     pub changed_at: Option<String>,
     /// Where scans go while the link is disabled or expired (issue 33).
     pub fallback_url: Option<String>,
+    /// By which surface the link was made (issue 33): `cli`, `edit`
+    /// (`qrtag edit`), `console`, `api` (this API), `didcomm` or `import`;
+    /// null for a link written before qrtag recorded it.
+    pub created_via: Option<String>,
+    /// By which surface the link was last changed, as `created_via`.
+    pub changed_via: Option<String>,
     /// The revision, as in the `ETag` header: send it back in `If-Match`.
     pub rev: String,
     /// Only on a write's answer, and only when CouchDB stored the write
@@ -185,6 +192,8 @@ pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String
         created_at: time(link::created_at(doc)),
         changed_at: time(link::changed_at(doc)),
         fallback_url: text(link::FALLBACK_URL),
+        created_via: link::created_via(doc).map(|v| v.as_str().to_owned()),
+        changed_via: link::changed_via(doc).map(|v| v.as_str().to_owned()),
         rev,
         warning: None,
     }
@@ -251,7 +260,7 @@ async fn write_body<T: serde::de::DeserializeOwned>(
 async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpResponse> {
     let (doc, key) = new_document(new).map_err(|(kind, msg)| problem::respond(kind, msg))?;
     let store = state.store.as_ref();
-    let key = write::create_document(store, &doc, key.as_ref())
+    let key = write::create_document(store, Via::Api, &doc, key.as_ref())
         .await
         .map_err(|e| problem::from_link_error(&e))?;
     read(state, &key).await
@@ -584,13 +593,13 @@ pub async fn edit(
             // The write itself is at the revision read, so a change in
             // between is still a conflict; a tombstone is refused there.
             Ok(Some(stored)) if listed.matches(&stored.rev) || link::is_tombstone(&stored.doc) => {
-                write::update_at(store, &key, &stored.rev, |d| apply(d)).await
+                write::update_at(store, Via::Api, &key, &stored.rev, |d| apply(d)).await
             }
             Ok(Some(_)) => Err(LinkError::Store(StoreError::Conflict(key.to_string()))),
             Ok(None) => Err(LinkError::NotFound(key.clone())),
             Err(e) => Err(e.into()),
         },
-        None => write::update(store, &key, |d| apply(d)).await,
+        None => write::update(store, Via::Api, &key, |d| apply(d)).await,
     };
     match written {
         Ok(_) => match read(&state, &key).await {
@@ -890,6 +899,8 @@ mod tests {
                 created_at: None,
                 changed_at: None,
                 fallback_url: None,
+                created_via: None,
+                changed_via: None,
                 rev: "1".into(),
                 warning: None,
             };

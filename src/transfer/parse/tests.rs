@@ -271,7 +271,7 @@ fn bad_csv_names_the_line_and_the_reason() {
     let cases = [
         (
             "abcde,https://a.example/\n",
-            "line 1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title); found \"abcde,https://a.example/\"",
+            "line 1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via); found \"abcde,https://a.example/\"",
         ),
         (
             "key,link\nk,/a\n",
@@ -279,7 +279,7 @@ fn bad_csv_names_the_line_and_the_reason() {
         ),
         (
             "key,url,note\nk,/a,x\n",
-            "line 1: bad CSV header: unknown column \"note\" (the columns are key, url, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title)",
+            "line 1: bad CSV header: unknown column \"note\" (the columns are key, url, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via)",
         ),
         (
             "key,url,URL\n",
