@@ -349,3 +349,50 @@ async fn stats_counts_fallback_scans_apart_from_live_ones() {
         .expect("a gig01 row");
     assert!(row.trim_end().ends_with(" 3"), "{table}");
 }
+
+/// Issue 33: a fallback at the link's own short URL (the tests' public URL
+/// is https://0x1f.ie), or a path below it, would loop while the link is
+/// dead: one line naming `--fallback`, exit 2, nothing written.
+#[test]
+fn a_fallback_that_loops_back_to_its_own_link_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    ok(qrtag_cmd(
+        &db,
+        &["new", "https://event.example/", "--key", "gig01"],
+    ));
+    let before = show(&db, "gig01");
+    for args in [
+        vec![
+            "new",
+            "https://event.example/",
+            "--key",
+            "gig02",
+            "--fallback",
+            "https://0x1f.ie/gig02",
+        ],
+        vec!["set", "gig01", "--fallback", "https://0x1f.ie/gig01"],
+        vec![
+            "set",
+            "gig01",
+            "--fallback",
+            "https://0x1f.ie/gig01/later?x=1",
+        ],
+    ] {
+        let o = qrtag_cmd(&db, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("--fallback"), "{args:?}: {err}");
+        assert!(err.contains("own short URL"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty());
+    }
+    assert_eq!(show(&db, "gig01"), before);
+    assert!(!qrtag_cmd(&db, &["show", "gig02"]).status.success());
+    // Another key on the same origin is no loop.
+    ok(qrtag_cmd(
+        &db,
+        &["set", "gig01", "--fallback", "https://0x1f.ie/gig02"],
+    ));
+}
