@@ -396,3 +396,34 @@ fn a_fallback_that_loops_back_to_its_own_link_is_refused() {
         &["set", "gig01", "--fallback", "https://0x1f.ie/gig02"],
     ));
 }
+
+/// Issue 33: import refuses a `fallback_url` at the line's own short URL,
+/// by the line, and writes nothing.
+#[test]
+fn import_refuses_a_fallback_that_loops_back_to_its_own_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    let file = dir.path().join("links.csv");
+    std::fs::write(
+        &file,
+        "key,url,fallback_url\n\
+         gig01,https://event.example/,https://venue.example/\n\
+         gig02,https://event.example/,https://0x1f.ie/gig02\n",
+    )
+    .expect("write");
+    let o = qrtag_cmd(&db, &["import", file.to_str().expect("a UTF-8 path")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("links.csv:3: fallback_url: ") && l.contains("own short URL")),
+        "{err}"
+    );
+    for key in ["gig01", "gig02"] {
+        assert!(
+            !qrtag_cmd(&db, &["show", key]).status.success(),
+            "{key} not written"
+        );
+    }
+}
