@@ -22,6 +22,7 @@ fn bench(c: &mut Criterion) {
         target: b"/H83if?utm_source=qr",
         status: 302,
         location: Some("https://example.com/whelans/?p=14"),
+        fallback: false,
         method: "GET",
         referer: Some(b"https://search.example/?q=whelans"),
     };

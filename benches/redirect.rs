@@ -158,6 +158,7 @@ fn benches(c: &mut Criterion) {
         target: b"/H83if",
         status: 302,
         location: Some("https://example.com/whelans/?p=14"),
+        fallback: false,
         method: "GET",
         referer: Some(b"https://www.example.org/"),
     };

@@ -99,6 +99,7 @@ fn generate_log(lines: usize) -> Vec<u8> {
             target: &target,
             status,
             location,
+            fallback: false,
             method,
             referer: None,
         };

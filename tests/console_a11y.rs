@@ -107,6 +107,7 @@ fn scans_of_a_year(log: &Path, key: &str) -> u64 {
                 target: target.as_bytes(),
                 status: 302,
                 location: Some("https://example.com/spring"),
+                fallback: false,
                 method: "GET",
                 referer: Some(REFERRERS[i % REFERRERS.len()].as_bytes()),
             },

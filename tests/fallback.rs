@@ -232,7 +232,7 @@ async fn the_fallback_round_trips_through_export_and_import() {
             assert!(
                 text.lines()
                     .next()
-                    .is_some_and(|h| h.ends_with(",fallback_url,title")),
+                    .is_some_and(|h| h.split(',').any(|c| c == "fallback_url")),
                 "{text}"
             );
         }
@@ -260,4 +260,170 @@ async fn the_fallback_round_trips_through_export_and_import() {
         "{err}"
     );
     assert!(!qrtag_cmd(&db, &["show", "gig09"]).status.success());
+}
+
+// --- Fallback scans counted apart (issue 33) ---
+
+const PHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 \
+                     (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+
+/// Sends `n` phone scans of `path` and checks each got `want`.
+async fn scans(client: &reqwest::Client, srv: &ServerProcess, path: &str, n: usize, want: &str) {
+    for _ in 0..n {
+        let r = client
+            .get(srv.url(path))
+            .header("user-agent", PHONE)
+            .send()
+            .await
+            .expect("GET");
+        assert_eq!(r.status(), 302);
+        assert_eq!(r.headers()["location"], want);
+    }
+}
+
+#[tokio::test]
+async fn stats_counts_fallback_scans_apart_from_live_ones() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    let (event, home) = ("https://event.example/gig", "https://venue.example/home");
+    ok(qrtag_cmd(
+        &db,
+        &["new", event, "--key", "gig01", "--fallback", home],
+    ));
+    // The fallback's URL is another link's destination: the Location alone
+    // cannot tell the two apart.
+    ok(qrtag_cmd(&db, &["new", home, "--key", "home"]));
+    let srv = ServerProcess::spawn(&db, &[], &[], false).await;
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client");
+    scan_until(&client, &srv, "/gig01", (302, Some(event))).await;
+    scans(&client, &srv, "/gig01", 2, event).await;
+    scans(&client, &srv, "/home", 1, home).await;
+    ok(qrtag_cmd(&db, &["disable", "gig01"]));
+    scan_until(&client, &srv, "/gig01", (302, Some(home))).await;
+    scans(&client, &srv, "/gig01", 3, home).await;
+    srv.stop().await;
+
+    let log = dir.path().join("access.log");
+    let log = log.to_str().expect("a UTF-8 path");
+    let json: serde_json::Value =
+        serde_json::from_str(&ok(qrtag_cmd(&db, &["stats", log, "--format", "json"])))
+            .expect("stats prints JSON");
+    let of = |key: &str| {
+        json["keys"]
+            .as_array()
+            .expect("keys")
+            .iter()
+            .find(|k| k["key"] == key)
+            .cloned()
+            .unwrap_or_else(|| panic!("{key} in {json}"))
+    };
+    // scan_until's own scans have no user agent: bots, not counted.
+    assert_eq!(of("gig01")["scans"], 2, "{json}");
+    assert_eq!(of("gig01")["fallback"], 3, "{json}");
+    assert_eq!(of("home")["scans"], 1, "{json}");
+    assert_eq!(of("home")["fallback"], 0, "{json}");
+    assert_eq!(json["total"]["fallback"], 3, "{json}");
+
+    let csv = ok(qrtag_cmd(&db, &["stats", log, "--format", "csv"]));
+    let mut lines = csv.lines();
+    assert_eq!(
+        lines.next(),
+        Some("key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests,fallback")
+    );
+    let gig = lines
+        .find(|l| l.starts_with("gig01,"))
+        .expect("a gig01 row");
+    assert!(gig.starts_with("gig01,2,"), "{gig}");
+    assert!(gig.ends_with(",3"), "{gig}");
+
+    let table = ok(qrtag_cmd(&db, &["stats", log]));
+    let head = table.lines().next().expect("a header");
+    assert!(head.trim_end().ends_with("FALLBACK"), "{table}");
+    let row = table
+        .lines()
+        .find(|l| l.starts_with("gig01 "))
+        .expect("a gig01 row");
+    assert!(row.trim_end().ends_with(" 3"), "{table}");
+}
+
+/// Issue 33: a fallback at the link's own short URL (the tests' public URL
+/// is https://0x1f.ie), or a path below it, would loop while the link is
+/// dead: one line naming `--fallback`, exit 2, nothing written.
+#[test]
+fn a_fallback_that_loops_back_to_its_own_link_is_refused() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    ok(qrtag_cmd(
+        &db,
+        &["new", "https://event.example/", "--key", "gig01"],
+    ));
+    let before = show(&db, "gig01");
+    for args in [
+        vec![
+            "new",
+            "https://event.example/",
+            "--key",
+            "gig02",
+            "--fallback",
+            "https://0x1f.ie/gig02",
+        ],
+        vec!["set", "gig01", "--fallback", "https://0x1f.ie/gig01"],
+        vec![
+            "set",
+            "gig01",
+            "--fallback",
+            "https://0x1f.ie/gig01/later?x=1",
+        ],
+    ] {
+        let o = qrtag_cmd(&db, &args);
+        let err = String::from_utf8_lossy(&o.stderr);
+        assert_eq!(o.status.code(), Some(2), "{args:?}: {err}");
+        assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+        assert!(err.contains("--fallback"), "{args:?}: {err}");
+        assert!(err.contains("own short URL"), "{args:?}: {err}");
+        assert!(o.stdout.is_empty());
+    }
+    assert_eq!(show(&db, "gig01"), before);
+    assert!(!qrtag_cmd(&db, &["show", "gig02"]).status.success());
+    // Another key on the same origin is no loop.
+    ok(qrtag_cmd(
+        &db,
+        &["set", "gig01", "--fallback", "https://0x1f.ie/gig02"],
+    ));
+}
+
+/// Issue 33: import refuses a `fallback_url` at the line's own short URL,
+/// by the line, and writes nothing.
+#[test]
+fn import_refuses_a_fallback_that_loops_back_to_its_own_link() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    let file = dir.path().join("links.csv");
+    std::fs::write(
+        &file,
+        "key,url,fallback_url\n\
+         gig01,https://event.example/,https://venue.example/\n\
+         gig02,https://event.example/,https://0x1f.ie/gig02\n",
+    )
+    .expect("write");
+    let o = qrtag_cmd(&db, &["import", file.to_str().expect("a UTF-8 path")]);
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(!o.status.success(), "{err}");
+    assert!(
+        err.lines()
+            .any(|l| l.contains("links.csv:3: fallback_url: ") && l.contains("own short URL")),
+        "{err}"
+    );
+    for key in ["gig01", "gig02"] {
+        assert!(
+            !qrtag_cmd(&db, &["show", key]).status.success(),
+            "{key} not written"
+        );
+    }
 }

@@ -804,3 +804,56 @@ async fn titles_are_written_shown_and_checked() {
     let cleared: Value = r.json().await.expect("json");
     assert!(cleared["title"].is_null(), "{cleared}");
 }
+
+/// Issue 33: a fallback at the link's own short URL (or below it) on the
+/// public origin would send a dead link's scans back to itself: a
+/// problem+json 400 naming the field, on create and on PATCH, nothing
+/// written; the same path on another origin, or another key's, is fine.
+#[tokio::test]
+async fn a_fallback_that_loops_back_to_its_own_link_is_refused() {
+    let app = spawn_api().await;
+    let write = new_key(&app, "write");
+    for own in ["https://0x1f.ie/gig", "https://0x1f.ie/gig/later?x=1"] {
+        let r = post(
+            &app,
+            "/links",
+            &write,
+            &json!({"url": "https://event.example/", "key": "gig", "fallback_url": own}),
+        )
+        .await;
+        assert_eq!(r.status().as_u16(), 400, "{own}");
+        let body: Value = r.json().await.expect("problem+json");
+        assert_eq!(body["type"], "urn:qrtag:problem:invalid-url", "{body}");
+        let detail = body["detail"].as_str().unwrap_or_default();
+        assert!(
+            detail.starts_with("fallback_url: ") && detail.contains("own short URL"),
+            "{body}"
+        );
+    }
+    let r = get(&app, "/links/gig", &write).await;
+    assert_eq!(r.status().as_u16(), 404, "gig was not created");
+
+    let r = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://event.example/", "key": "gig",
+                "fallback_url": "https://0x1f.ie/home"}),
+    )
+    .await;
+    assert_eq!(r.status().as_u16(), 201);
+    let made: Value = r.json().await.expect("json");
+    let r = app
+        .client
+        .patch(api(&app, "/links/gig"))
+        .bearer_auth(&write)
+        .json(&json!({"inactive": true, "fallback_url": "https://0x1f.ie/gig"}))
+        .send()
+        .await
+        .expect("PATCH");
+    assert_eq!(problem(r, 400).await, "urn:qrtag:problem:invalid-url");
+    let r = get(&app, "/links/gig", &write).await;
+    let now: Value = r.json().await.expect("json");
+    assert_eq!(now["rev"], made["rev"], "nothing written: {now}");
+    assert_eq!(now["fallback_url"], "https://0x1f.ie/home");
+}

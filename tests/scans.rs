@@ -396,3 +396,59 @@ fn stats_for_a_key_in_no_log_is_an_error() {
         "qrtag: no requests for key quite in the logs read (did you mean quiet?)\n"
     );
 }
+
+/// Issue 33: a dead link's scans sent to its fallback are counted apart,
+/// on its console page beside its scans (`#scans-summary`), as `qrtag
+/// stats` counts them: 2 live scans, then 3 sent to the fallback.
+#[tokio::test]
+async fn the_link_page_shows_fallback_scans_beside_its_scans() {
+    let (app, log) = spawn_console_with_scan_index(PASSWORD).await;
+    let out = app.cli(&[
+        "new",
+        "https://event.example/gig",
+        "--key",
+        "gig",
+        "--fallback",
+        "https://venue.example/home",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    app.wait_for_status("/gig", 302).await;
+    for _ in 0..2 {
+        phone_scan(&app, "/gig").await;
+    }
+    let out = app.cli(&["disable", "gig"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    eventually(Duration::from_secs(5), || async {
+        let r = app.get("/gig").await;
+        support::header(&r, "location") == Some("https://venue.example/home")
+    })
+    .await;
+    for _ in 0..3 {
+        let res = phone_scan(&app, "/gig").await;
+        assert_eq!(
+            support::header(&res, "location"),
+            Some("https://venue.example/home")
+        );
+    }
+    eventually(Duration::from_secs(2), || async { our_lines(&log) == 5 }).await;
+
+    let http = console_session(app.admin).await;
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let page = loop {
+        let page = console_page(&http, app.admin, "/link?key=gig").await;
+        if page.contains(r#"data-fallback="3""#) {
+            break page;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "gig's page never showed 3 fallback scans:\n{page}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let summary = &page[page.find(r#"id="scans-summary""#).expect("the summary")..];
+    assert!(summary.contains(r#"data-scans="2""#), "{summary}");
+    assert!(summary.contains(r#"data-fallback="3""#), "{summary}");
+    let index = app.scan_index.clone().expect("the index");
+    assert_eq!(index.key("gig").scans, 2);
+    assert_eq!(index.key("gig").fallback, 3);
+}

@@ -97,28 +97,28 @@ fn json_counts_everything() {
             "total": {
                 "scans": 7, "unique_scanners": 3,
                 "first_scan": "2026-11-20T09:15:00.2Z", "last_scan": "2026-11-22T08:00:00.0Z",
-                "head": 2, "bot": 3, "not_found": 2, "requests": 13,
+                "head": 2, "bot": 3, "not_found": 2, "requests": 13, "fallback": 0,
             },
             "keys": [
                 {
                     "key": "H83if", "scans": 5, "unique_scanners": 2,
                     "first_scan": "2026-11-20T09:15:00.2Z", "last_scan": "2026-11-22T07:00:00.0Z",
-                    "head": 2, "bot": 2, "not_found": 0, "requests": 8,
+                    "head": 2, "bot": 2, "not_found": 0, "requests": 8, "fallback": 0,
                 },
                 {
                     "key": "docs/api", "scans": 2, "unique_scanners": 2,
                     "first_scan": "2026-11-21T08:30:01.0Z", "last_scan": "2026-11-22T08:00:00.0Z",
-                    "head": 0, "bot": 0, "not_found": 0, "requests": 3,
+                    "head": 0, "bot": 0, "not_found": 0, "requests": 3, "fallback": 0,
                 },
                 {
                     "key": "robots.txt", "scans": 0, "unique_scanners": 0,
                     "first_scan": null, "last_scan": null,
-                    "head": 0, "bot": 1, "not_found": 1, "requests": 1,
+                    "head": 0, "bot": 1, "not_found": 1, "requests": 1, "fallback": 0,
                 },
                 {
                     "key": "zzzzz", "scans": 0, "unique_scanners": 0,
                     "first_scan": null, "last_scan": null,
-                    "head": 0, "bot": 0, "not_found": 1, "requests": 1,
+                    "head": 0, "bot": 0, "not_found": 1, "requests": 1, "fallback": 0,
                 },
             ],
         })
@@ -130,11 +130,11 @@ fn csv_counts() {
     let logs = logs();
     assert_eq!(
         stats(&logs, &["--format", "csv"]).unwrap(),
-        "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests\n\
-         H83if,5,2,2026-11-20T09:15:00.2Z,2026-11-22T07:00:00.0Z,2,2,0,8\n\
-         docs/api,2,2,2026-11-21T08:30:01.0Z,2026-11-22T08:00:00.0Z,0,0,0,3\n\
-         robots.txt,0,0,,,0,1,1,1\n\
-         zzzzz,0,0,,,0,0,1,1\n"
+        "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests,fallback\n\
+         H83if,5,2,2026-11-20T09:15:00.2Z,2026-11-22T07:00:00.0Z,2,2,0,8,0\n\
+         docs/api,2,2,2026-11-21T08:30:01.0Z,2026-11-22T08:00:00.0Z,0,0,0,3,0\n\
+         robots.txt,0,0,,,0,1,1,1,0\n\
+         zzzzz,0,0,,,0,0,1,1,0\n"
     );
 }
 
@@ -170,8 +170,8 @@ fn key_and_day_range() {
             ]
         )
         .unwrap(),
-        "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests\n\
-         H83if,2,1,2026-11-21T08:30:00.5Z,2026-11-21T12:00:00.0Z,1,0,0,3\n"
+        "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests,fallback\n\
+         H83if,2,1,2026-11-21T08:30:00.5Z,2026-11-21T12:00:00.0Z,1,0,0,3,0\n"
     );
     // A leading slash is accepted; RFC 3339 bounds are inclusive, offsets honoured.
     let v = json_of(

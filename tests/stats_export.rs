@@ -59,6 +59,7 @@ fn log(dir: &Path) -> PathBuf {
             target: key.as_bytes(),
             status,
             location,
+            fallback: false,
             method: if i % 23 == 0 { "HEAD" } else { "GET" },
             referer: None,
         };

@@ -105,6 +105,7 @@ impl Generator {
                     target: &self.target,
                     status,
                     location,
+                    fallback: false,
                     method,
                     referer: None,
                 },

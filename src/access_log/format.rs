@@ -20,7 +20,7 @@
 //! | 4 | user agent  | `User-Agent` header, strict encoding, or `-`                              |
 //! | 5 | target      | path and query as received (never a host or userinfo), target encoding     |
 //! | 6 | status      | response status code, decimal, e.g. `302`                                 |
-//! | 7 | location    | for a redirect, the `Location` sent, target encoding; otherwise `-`       |
+//! | 7 | location    | for a redirect, the `Location` sent, target encoding; otherwise `-`; `~` before it for a fallback answer |
 //! | 8 | method      | request method, strict encoding, e.g. `GET`, `HEAD`                       |
 //! | 9 | referer     | `Referer` header, strict encoding, or `-`                                 |
 //!
@@ -31,6 +31,14 @@
 //! bytes (0x80–0xFF) as `%XX` and keeps everything else, including `%XX` escapes the
 //! client already sent, as received: the field reads like the URL, and percent-decoding
 //! it gives the same as percent-decoding the original.
+//!
+//! *Fallback answers* (issue 33): a scan of a disabled or expired link answered
+//! with its `fallback_url` has its location written after a `~`
+//! ([`FALLBACK_MARK`]), so `qrtag stats` and the scan index count it apart from
+//! live scans without asking what the link's destination was at the time (it
+//! changes). Any other location that begins with `~` has that `~` written
+//! `%7E`, so the mark cannot be mistaken for data; a line written before the
+//! mark existed simply has no fallback answers.
 //!
 //! A value that is absent or empty is written `-`; a value that is exactly `-` is
 //! written `%2D`, so the two cannot be confused. A field longer than 8 KiB
@@ -139,9 +147,15 @@ pub struct Record<'a> {
     pub target: &'a [u8],
     pub status: u16,
     pub location: Option<&'a str>,
+    /// The redirect was a dead link's fallback (issue 33): logged as
+    /// [`FALLBACK_MARK`] before the location.
+    pub fallback: bool,
     pub method: &'a str,
     pub referer: Option<&'a [u8]>,
 }
+
+/// Comes before the location of a fallback answer (issue 33).
+pub const FALLBACK_MARK: char = '~';
 
 /// Appends `rec` as one complete line, `\n` included, to `out`.
 ///
@@ -165,7 +179,7 @@ pub fn write_record(rec: &Record<'_>, out: &mut Vec<u8>) {
     out.push(b' ');
     write_u16(rec.status, out);
     out.push(b' ');
-    write_value(rec.location.map(str::as_bytes), &TARGET, out);
+    write_location(rec.location, rec.fallback, out);
     out.push(b' ');
     write_value(Some(rec.method.as_bytes()), &STRICT, out);
     out.push(b' ');
@@ -183,6 +197,28 @@ pub const MAX_FIELD: usize = 8 * 1024;
 /// be mistaken for data; in a target field only a client's own target could
 /// contain it.
 pub const CUT_MARK: &str = "%~cut";
+
+/// The location field: [`FALLBACK_MARK`] first for a fallback answer, and a
+/// location's own leading `~` escaped, so the mark says only that.
+fn write_location(location: Option<&str>, fallback: bool, out: &mut Vec<u8>) {
+    let Some(location) = location.filter(|l| !l.is_empty()) else {
+        out.extend_from_slice(ABSENT.as_bytes());
+        return;
+    };
+    let rest = if fallback {
+        out.push(FALLBACK_MARK as u8);
+        location
+    } else if let Some(rest) = location.strip_prefix(FALLBACK_MARK) {
+        out.extend_from_slice(b"%7E");
+        rest
+    } else {
+        location
+    };
+    if rest.is_empty() {
+        return;
+    }
+    write_value(Some(rest.as_bytes()), &TARGET, out);
+}
 
 fn write_value(value: Option<&[u8]>, keep: &[bool; 256], out: &mut Vec<u8>) {
     match value {
@@ -444,7 +480,11 @@ pub struct LogLine<'a> {
     /// `-` if the request target was empty (HTTP does not allow that).
     pub target: &'a str,
     pub status: u16,
+    /// Without the [`FALLBACK_MARK`] of a fallback answer.
     pub location: Option<&'a str>,
+    /// The answer was a dead link's fallback (issue 33); never for a line
+    /// written before the mark existed.
+    pub fallback: bool,
     /// `-` if the method was empty (HTTP does not allow that).
     pub method: &'a str,
     pub referer: Option<&'a str>,
@@ -550,6 +590,11 @@ pub fn parse_line(line: &str) -> Result<LogLine<'_>, ParseError> {
     ] = fields;
 
     let invalid = ParseError::Invalid;
+    let (location, fallback) = match location.strip_prefix(FALLBACK_MARK) {
+        Some("") => return Err(invalid(Field::Location)),
+        Some(rest) => (rest, true),
+        None => (location, false),
+    };
     Ok(LogLine {
         time: LogTime::parse(time).ok_or(invalid(Field::Time))?,
         client_ip: match ip {
@@ -564,6 +609,7 @@ pub fn parse_line(line: &str) -> Result<LogLine<'_>, ParseError> {
         target,
         status: parse_status(status).ok_or(invalid(Field::Status))?,
         location: optional(location),
+        fallback,
         method,
         referer: optional(referer),
     })

@@ -49,6 +49,9 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             ..
         } => {
             let public_url = super::public_url::for_tags(cli, store, true).await?;
+            if let Some(key) = key {
+                refuse_looping_fallback(cli, store, key.as_str(), fallback.as_ref()).await?;
+            }
             let mut doc = Link::new_document(url, *inactive);
             link::set_expires(&mut doc, expiry.flatten());
             if let Some(notes) = notes {
@@ -86,6 +89,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             fallback,
             ..
         } => {
+            refuse_looping_fallback(cli, store, key.as_str(), fallback.as_ref()).await?;
             let doc = links::update(store, Via::Cli, key, |doc| {
                 if let Some(url) = url {
                     link::set_url(doc, url);
@@ -302,4 +306,23 @@ async fn warn_broken_chain(store: &dyn store::LinkStore, cli: &Cli, key: &LinkKe
         Ok(None) => {}
         Err(e) => eprintln!("qrtag: warning: could not check where {key} leads: {e}"),
     }
+}
+
+/// Issue 33: a `--fallback` at the link's own short URL (on a public URL
+/// these links are known by) would send its scans back to it while it is
+/// dead: refused with one line, exit 2, before anything is written.
+async fn refuse_looping_fallback(
+    cli: &Cli,
+    store: &dyn store::LinkStore,
+    key: &str,
+    fallback: Option<&super::FallbackArg>,
+) -> anyhow::Result<()> {
+    let Some(super::FallbackArg(Some(fallback))) = fallback else {
+        return Ok(());
+    };
+    for public_url in super::public_url::known(cli, store).await? {
+        link::fallback_loop::check(fallback, key, public_url.origin())
+            .map_err(|e| UsageError(format!("--fallback: {e}")))?;
+    }
+    Ok(())
 }

@@ -138,3 +138,12 @@ pub async fn record_after_start(cli: &Cli, url: &PublicUrl) {
         tracing::warn!(error = %e, "cannot record the public URL with the links");
     }
 }
+
+/// Issue 33: the public URLs these links' short URLs are on, the recorded
+/// one and one given, for refusing a fallback that would loop back to its
+/// own link; none is no error (nothing to loop through).
+pub async fn known(cli: &Cli, store: &dyn LinkStore) -> anyhow::Result<Vec<PublicUrl>> {
+    let mut urls: Vec<PublicUrl> = recorded(store).await?.into_iter().collect();
+    urls.extend(given(cli).map(|g| g.url));
+    Ok(urls)
+}

@@ -32,8 +32,9 @@ use crate::store::saver;
 use crate::store::{self, BulkDoc, BulkOutcome, ExportPage, LinkStore, OnExisting};
 use crate::transfer::check::{Check, Problems};
 use crate::transfer::parse::{self, Format};
-use crate::transfer::{LineError, Problem, export};
+use crate::transfer::{LineError, Problem, Record, export};
 use crate::values::link_key::LinkKey;
+use crate::values::public_url::PublicUrl;
 use crate::values::usage::UsageError;
 
 #[derive(Debug, Clone, Args)]
@@ -275,12 +276,17 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
     let new_database = new_database_target(cli, args).await?;
     // And a database that is not there (a million lines take seconds).
     let store = store_first(cli, args, new_database.is_some()).await?;
+    // Issue 33: the public URLs a fallback must not loop back through.
+    let origins = match &store {
+        Some(store) => super::public_url::known(cli, store.as_ref()).await?,
+        None => cli.public_url.clone().into_iter().collect(),
+    };
     let Some(Input {
         format,
         mut docs,
         problems: bad_lines,
         drawn,
-    }) = read_input(&args.file, &name)?
+    }) = read_input(&args.file, &name, &origins)?
     else {
         println!("{name}: no links");
         return Ok(ExitCode::SUCCESS);
@@ -803,7 +809,7 @@ struct Input {
 /// Documents without a `created_at` get one, and a `changed_at`: the
 /// import creates them; a document with its own times (an export) is
 /// written as it is.
-fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
+fn read_input(file: &Path, name: &str, origins: &[PublicUrl]) -> anyhow::Result<Option<Input>> {
     let (input, size): (Box<dyn io::Read>, Option<u64>) = if file == Path::new("-") {
         (Box::new(io::stdin().lock()), None)
     } else {
@@ -826,6 +832,7 @@ fn read_input(file: &Path, name: &str) -> anyhow::Result<Option<Input>> {
     // The valid records are kept even after a bad line: their keys are
     // looked up in the store, so every problem is said in one run.
     let format = parse::read(input, |item| {
+        let item = item.and_then(|r| refuse_looping_fallback(r, origins));
         if let Some(mut r) = check.take(item) {
             if r.doc.get("created_at").is_none() {
                 crate::link::stamp_created(&mut r.doc, now, crate::link::Via::Import);
@@ -1118,6 +1125,23 @@ impl Drop for AtomicFile {
             let _ = std::fs::remove_file(&self.temp);
         }
     }
+}
+
+/// Issue 33: a record whose `fallback_url` is its own short URL on one of
+/// `origins` would loop while the link is dead: refused by the line, as
+/// `set --fallback` refuses it.
+fn refuse_looping_fallback(r: Record, origins: &[PublicUrl]) -> Result<Record, LineError> {
+    let Ok(Some(fallback)) = crate::link::fallback_url(&r.doc) else {
+        return Ok(r);
+    };
+    for public_url in origins {
+        if let Err(e) =
+            crate::link::fallback_loop::check(&fallback, r.key.as_str(), public_url.origin())
+        {
+            return Err(LineError::new(r.line, e.into()));
+        }
+    }
+    Ok(r)
 }
 
 #[cfg(test)]

@@ -18,6 +18,8 @@ pub struct KeyScans {
     pub head: u64,
     pub bots: u64,
     pub not_found: u64,
+    /// Scans answered with the link's fallback (issue 33), not in `scans`.
+    pub fallback: u64,
     /// Scans per day, oldest first, quiet days included as 0.
     pub daily: Vec<(NaiveDate, u64)>,
 }
@@ -99,6 +101,7 @@ impl ScanCounts for crate::scan_index::ScanIndex {
             head: stats.head,
             bots: stats.bot,
             not_found: stats.not_found,
+            fallback: stats.fallback,
             daily: with_quiet_days(from, to, days.iter().map(|d| (d.day, d.scans))),
         })
     }

@@ -11,6 +11,7 @@ use serde_json::{Map, Value};
 use crate::values::destination::{Destination, InvalidDestination};
 use crate::values::timestamp::time_text;
 
+pub mod fallback_loop;
 pub mod key_suggest;
 pub mod natural_order;
 mod stored;

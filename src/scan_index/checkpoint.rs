@@ -25,13 +25,13 @@
 //!     path_len:u32 path
 //!     marks:u32, per file: dev:u64 ino:u64 size:u64 offset:u64 head:[u8;16] complete:u8
 //! lines_read:u64 malformed:u64 overflow:u64 folded:u64
-//! other: requests scans head bot not_found:u64 first last:u64
+//! other: requests scans head bot not_found:u64 first last:u64 [fallback:u64 (version 8)]
 //! keys:u64, per key:
-//!     key_len:u32 key redirected:u8 requests scans head bot not_found:u64 first last:u64 (0: none)
+//!     key_len:u32 key redirected:u8 requests scans head bot not_found:u64 first last:u64 (0: none) [fallback:u64]
 //!     days:u32, per day: day:u32 scans:u32
 //! pair_bits:u32 slots:u64, per slot: key_id:u32 scanner:u64 (key_id u32::MAX, scanner 0: empty)
 //! scanners:u64, per scanner: scanner:u64
-//! days:u32, per day: day:u32 requests scans head bot not_found:u64 first last:u64
+//! days:u32, per day: day:u32 requests scans head bot not_found:u64 first last:u64 [fallback:u64]
 //! with breakdowns (basis not empty):
 //!     values:u32, per value: tag:u16 len:u32 value        (in the order they were interned)
 //!     tallies:u32 (at most keys), per key by id: entries:u32, per entry: tag << 16 | count:u32
@@ -61,9 +61,11 @@ use crate::stats::read::SCAN_INDEX_CHECKPOINT as MAGIC;
 /// answered them, not their path; 5: several logs (`--scan-log`), the marks
 /// of each under its path; 6: the breakdowns and what they were counted
 /// with; 7: the sketches of scanners past the exact counts, which a
-/// version 6 file lacks and is read without. A file of another version is
+/// version 6 file lacks and is read without; 8 (issue 33): each stats
+/// record ends in its fallback answers, 0 in an older file (whose lines the
+/// server that wrote them did not mark). A file of another version is
 /// ignored and the index rebuilt from the logs.
-const VERSION: u32 = 7;
+const VERSION: u32 = 8;
 /// The oldest version read.
 const OLDEST: u32 = 6;
 
@@ -127,6 +129,19 @@ pub fn encode(
     sources: &str,
     out: impl Write,
 ) -> io::Result<()> {
+    encode_as(VERSION, state, logs, sources, out)
+}
+
+/// [`encode`] in the layout of `version` (7 or later), so the tests can
+/// make the files an older qrtag wrote: a version 7 file has no fallbacks.
+fn encode_as(
+    version: u32,
+    state: &IndexState,
+    logs: &[LogMarks],
+    sources: &str,
+    out: impl Write,
+) -> io::Result<()> {
+    let fallback = version >= 8;
     // Buffered before the checksum, so that it is taken of 64 KiB blocks
     // rather than of millions of 4- and 8-byte writes.
     let mut w = BufWriter::with_capacity(
@@ -137,7 +152,7 @@ pub fn encode(
         },
     );
     w.write_all(MAGIC)?;
-    w.u32(VERSION)?;
+    w.u32(version)?;
     w.u32(len32(sources.len())?)?;
     w.write_all(sources.as_bytes())?;
     let basis = state
@@ -167,14 +182,14 @@ pub fn encode(
     ] {
         w.u64(v)?;
     }
-    write_stats(&mut w, &state.other)?;
+    write_stats(&mut w, &state.other, fallback)?;
     w.u64(state.keys.len() as u64)?;
     for (id, entry) in state.keys.iter().enumerate() {
         let key = state.key_str(id as u32);
         w.u32(len32(key.len())?)?;
         w.write_all(key.as_bytes())?;
         w.write_all(&[u8::from(entry.redirected)])?;
-        write_stats(&mut w, &entry.stats)?;
+        write_stats(&mut w, &entry.stats, fallback)?;
         w.u32(len32(entry.days.len())?)?;
         for d in &entry.days {
             w.u32(d.day)?;
@@ -195,7 +210,7 @@ pub fn encode(
     w.u32(len32(state.days.len())?)?;
     for (&day, stats) in &state.days {
         w.u32(day)?;
-        write_stats(&mut w, stats)?;
+        write_stats(&mut w, stats, fallback)?;
     }
     if let Some(kept) = &state.kept {
         write_kept(&mut w, kept)?;
@@ -310,12 +325,16 @@ fn read_kept(r: &mut impl Read, basis: Basis, key_count: usize) -> Result<Kept, 
     Ok(kept)
 }
 
-fn write_stats(w: &mut impl Write, s: &KeyStats) -> io::Result<()> {
+fn write_stats(w: &mut impl Write, s: &KeyStats, fallback: bool) -> io::Result<()> {
     for v in [s.requests, s.scans, s.head, s.bot, s.not_found] {
         w.u64(v)?;
     }
     w.u64(s.first_scan.map_or(0, LogTime::to_bits))?;
-    w.u64(s.last_scan.map_or(0, LogTime::to_bits))
+    w.u64(s.last_scan.map_or(0, LogTime::to_bits))?;
+    if fallback {
+        w.u64(s.fallback)?;
+    }
+    Ok(())
 }
 
 fn len32(n: usize) -> io::Result<u32> {
@@ -409,7 +428,7 @@ fn decode_inner(
     state.malformed = r.u64()?;
     state.overflow = r.u64()?;
     state.folded = r.u64()?;
-    state.other = read_stats(&mut r)?;
+    state.other = read_stats(&mut r, version)?;
     let key_count = r.u64()?;
     state.reserve_keys(bounded(key_count));
     // One buffer for every key's bytes: no allocation per key.
@@ -417,7 +436,7 @@ fn decode_inner(
     for _ in 0..key_count {
         let key = read_str(&mut r, &mut key_bytes)?;
         let redirected = r.flag("a key's flag")?;
-        let stats = read_stats(&mut r)?;
+        let stats = read_stats(&mut r, version)?;
         let day_count = r.u32()?;
         let mut days = Vec::with_capacity(bounded(u64::from(day_count)));
         for _ in 0..day_count {
@@ -464,7 +483,7 @@ fn decode_inner(
         if day_date(day).is_none() {
             return Err(DecodeError::Malformed("a day"));
         }
-        let stats = read_stats(&mut r)?;
+        let stats = read_stats(&mut r, version)?;
         state.days.insert(day, stats);
     }
     if let Some(basis) = basis {
@@ -514,7 +533,7 @@ fn read_sketches(r: &mut impl Read, state: &mut IndexState) -> Result<(), Decode
     Ok(())
 }
 
-fn read_stats(r: &mut impl Read) -> Result<KeyStats, DecodeError> {
+fn read_stats(r: &mut impl Read, version: u32) -> Result<KeyStats, DecodeError> {
     let mut s = KeyStats {
         requests: r.u64()?,
         scans: r.u64()?,
@@ -525,6 +544,9 @@ fn read_stats(r: &mut impl Read) -> Result<KeyStats, DecodeError> {
     };
     s.first_scan = read_time(r)?;
     s.last_scan = read_time(r)?;
+    if version >= 8 {
+        s.fallback = r.u64()?;
+    }
     Ok(s)
 }
 

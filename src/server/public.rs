@@ -183,6 +183,11 @@ fn logged_target(uri: &actix_web::http::Uri) -> &str {
     }
 }
 
+/// Marks a dead link's fallback redirect for [`log_request`], which writes
+/// it so `qrtag stats` counts the scan apart (issue 33).
+#[derive(Debug, Clone, Copy)]
+struct FallbackAnswer;
+
 fn log_request(
     req: &HttpRequest,
     seen: &Seen<'_>,
@@ -220,6 +225,7 @@ fn log_request(
             .headers()
             .get(header::LOCATION)
             .and_then(header_value::to_str),
+        fallback: res.extensions().contains::<FallbackAnswer>(),
         method: req.method().as_str(),
         referer: seen.referer.map(HeaderValue::as_bytes),
     });
@@ -270,6 +276,7 @@ pub fn own_answer_logger(
             target: fields.target.as_deref().unwrap_or_default(),
             status,
             location: None,
+            fallback: false,
             method: fields
                 .method
                 .and_then(|m| std::str::from_utf8(m).ok())
@@ -327,10 +334,10 @@ pub fn answer<'a>(
         // asked only here, so a live scan does no more work than before.
         let asked = uri.path().strip_prefix('/').unwrap_or_default();
         if let Some(fallback) = table.fallback_at(asked, now_ms) {
-            return (
-                redirect(fallback.to_owned(), asked, &public_url),
-                Some(Cow::Borrowed(asked)),
-            );
+            let mut res = redirect(fallback.to_owned(), asked, &public_url);
+            // For the log line: counted apart from live scans.
+            res.extensions_mut().insert(FallbackAnswer);
+            return (res, Some(Cow::Borrowed(asked)));
         }
         res = dead_tag(req, state, uri.path());
     }

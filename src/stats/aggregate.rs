@@ -7,7 +7,11 @@
 //!
 //! - `requests`: every request;
 //! - `scans`: GET answered with a redirect (301, 302, 303, 307, 308), from a client
-//!   the `isbot` pattern list does not recognise as a bot;
+//!   the `isbot` pattern list does not recognise as a bot, that was not a
+//!   fallback answer;
+//! - `fallback`: the same for a disabled or expired link's fallback answers
+//!   (issue 33; the access log marks them), counted apart from the scans and
+//!   in no other scan figure: a link's live scans stay what they were;
 //! - `unique_scanners`: distinct tracking IDs among those scans (`-` is no ID);
 //! - `head`: HEAD requests;
 //! - `bot`: requests whose user agent the pattern list recognises (a request
@@ -118,6 +122,8 @@ pub struct KeyStats {
     pub bot: u64,
     pub not_found: u64,
     pub requests: u64,
+    /// Scans answered with the link's fallback (issue 33).
+    pub fallback: u64,
 }
 
 /// Scans in one period.
@@ -235,6 +241,8 @@ pub struct Counted {
     pub not_found: bool,
     /// Counts in `scans`, in the scan's period and in `first_scan`/`last_scan`.
     pub scan: bool,
+    /// A scan answered with the link's fallback: counts in `fallback` only.
+    pub fallback: bool,
     /// The scanner's [`fingerprint`], for a scan with a tracking ID: what
     /// `unique_scanners` counts distinct values of.
     pub scanner: Option<u64>,
@@ -243,7 +251,7 @@ pub struct Counted {
 /// Classifies one request by the rules in this module's documentation.
 pub fn classify(line: &LogLine<'_>, bots: &mut BotFilter) -> Counted {
     let bot = bots.is_bot(line.user_agent);
-    let scan = !bot && line.method == "GET" && line.is_redirect();
+    let scan = is_scan(line, bot);
     let scanner = if scan {
         line.tracking.as_ref().map(fingerprint)
     } else {
@@ -256,12 +264,18 @@ pub fn classify(line: &LogLine<'_>, bots: &mut BotFilter) -> Counted {
 /// has taken already: decoding the ID is a good part of a line's cost.
 fn classify_with(line: &LogLine<'_>, bots: &mut BotFilter, id: Option<u64>) -> Counted {
     let bot = bots.is_bot(line.user_agent);
-    let scan = !bot && line.method == "GET" && line.is_redirect();
+    let scan = is_scan(line, bot);
     classified(line, bot, scan, if scan { id } else { None })
+}
+
+/// A person's GET sent on by a redirect, not by a dead link's fallback.
+fn is_scan(line: &LogLine<'_>, bot: bool) -> bool {
+    !bot && line.method == "GET" && line.is_redirect() && !line.fallback
 }
 
 fn classified(line: &LogLine<'_>, bot: bool, scan: bool, scanner: Option<u64>) -> Counted {
     Counted {
+        fallback: !bot && line.fallback && line.method == "GET" && line.is_redirect(),
         bot,
         head: line.method == "HEAD",
         not_found: line.status == 404,
@@ -279,6 +293,7 @@ impl KeyStats {
         self.bot += u64::from(c.bot);
         self.head += u64::from(c.head);
         self.not_found += u64::from(c.not_found);
+        self.fallback += u64::from(c.fallback);
         if c.scan {
             self.scans += 1;
             self.first_scan = Some(self.first_scan.map_or(time, |f| f.min(time)));
@@ -532,6 +547,7 @@ pub fn add_into(total: &mut KeyStats, s: &KeyStats) {
     total.bot += s.bot;
     total.not_found += s.not_found;
     total.requests += s.requests;
+    total.fallback += s.fallback;
     total.first_scan = match (total.first_scan, s.first_scan) {
         (Some(a), Some(b)) => Some(a.min(b)),
         (a, b) => a.or(b),

@@ -71,8 +71,9 @@ pub(super) fn csv_field(s: &str) -> String {
     }
 }
 
+/// `fallback` (issue 33) last, so existing columns keep their places.
 const CSV_HEADER: &str =
-    "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests";
+    "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests,fallback";
 
 fn csv(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     writeln!(out, "{CSV_HEADER}")?;
@@ -81,7 +82,7 @@ fn csv(report: &Report, out: &mut dyn Write) -> io::Result<()> {
         let time = |t: Option<LogTime>| t.map(rfc3339).unwrap_or_default();
         writeln!(
             out,
-            "{},{},{},{},{},{},{},{},{}",
+            "{},{},{},{},{},{},{},{},{},{}",
             csv_field(&k.key),
             s.scans,
             s.unique_scanners,
@@ -90,7 +91,8 @@ fn csv(report: &Report, out: &mut dyn Write) -> io::Result<()> {
             s.head,
             s.bot,
             s.not_found,
-            s.requests
+            s.requests,
+            s.fallback
         )?;
     }
     Ok(())
@@ -277,6 +279,8 @@ struct JsonStats {
     bot: u64,
     not_found: u64,
     requests: u64,
+    /// Scans answered with the link's fallback (issue 33), not in `scans`.
+    fallback: u64,
 }
 
 impl From<&KeyStats> for JsonStats {
@@ -290,6 +294,7 @@ impl From<&KeyStats> for JsonStats {
             bot: s.bot,
             not_found: s.not_found,
             requests: s.requests,
+            fallback: s.fallback,
         }
     }
 }
@@ -406,8 +411,9 @@ fn table(report: &Report, with_series: bool, out: &mut dyn Write) -> io::Result<
         "BOTS",
         "404",
         "REQUESTS",
+        "FALLBACK",
     ];
-    let row = |key: String, s: &KeyStats| -> [String; 9] {
+    let row = |key: String, s: &KeyStats| -> [String; 10] {
         [
             key,
             s.scans.to_string(),
@@ -418,14 +424,15 @@ fn table(report: &Report, with_series: bool, out: &mut dyn Write) -> io::Result<
             s.bot.to_string(),
             s.not_found.to_string(),
             s.requests.to_string(),
+            s.fallback.to_string(),
         ]
     };
-    let mut rows: Vec<[String; 9]> = vec![header.map(str::to_owned)];
+    let mut rows: Vec<[String; 10]> = vec![header.map(str::to_owned)];
     rows.extend(report.keys.iter().map(|k| row(short_key(&k.key), &k.stats)));
     if report.keys.len() > 1 {
         rows.push(row("(all)".to_owned(), &report.total));
     }
-    let mut widths = [0; 9];
+    let mut widths = [0; 10];
     for r in &rows {
         for (w, cell) in widths.iter_mut().zip(r) {
             *w = (*w).max(cell.chars().count());
@@ -503,6 +510,7 @@ mod tests {
             bot: 4,
             not_found: 0,
             requests: 8,
+            fallback: 0,
         };
         let b = KeyStats {
             not_found: 2,
@@ -561,9 +569,9 @@ mod tests {
     fn csv_quotes_keys() {
         assert_eq!(
             render(Format::Csv, false),
-            "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests\n\
-             H83if,3,2,2026-11-21T10:00:00.0Z,2026-11-22T09:00:00.5Z,1,4,0,8\n\
-             \"a,\"\"b\"\"\",0,0,,,0,0,2,2\n"
+            "key,scans,unique_scanners,first_scan,last_scan,head,bot,not_found,requests,fallback\n\
+             H83if,3,2,2026-11-21T10:00:00.0Z,2026-11-22T09:00:00.5Z,1,4,0,8,0\n\
+             \"a,\"\"b\"\"\",0,0,,,0,0,2,2,0\n"
         );
     }
 

@@ -84,6 +84,10 @@ pub enum Problem {
     Title(#[from] crate::link::BadTitle),
     #[error("the key {key} is also on line {first}")]
     Duplicate { key: LinkKey, first: u64 },
+    /// Issue 33: a `fallback_url` at the link's own short URL, which would
+    /// send its scans back to it while it is dead.
+    #[error("fallback_url: {0}")]
+    FallbackLoops(#[from] crate::link::fallback_loop::FallbackLoops),
     /// Not a problem of the file: the store already has the key and the
     /// import does not overwrite.
     #[error("the key {0} already exists (--update overwrites it)")]

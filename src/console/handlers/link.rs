@@ -493,7 +493,9 @@ pub async fn fallback(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, Some("fallback_url"), |form| {
+    // Issue 33: one at the link's own short URL would loop while it is dead.
+    let origin = state.public_url.load().origin().to_owned();
+    edit(req, state, body, Some("fallback_url"), move |form| {
         // A form without the field at all is not one of ours.
         let given = form
             .get("fallback_url")
@@ -503,6 +505,9 @@ pub async fn fallback(
             "" => None,
             s => Some(Destination::parse_absolute(s).map_err(|e| format!("Fallback: {e}."))?),
         };
+        if let (Some(f), Some(key)) = (&fallback, form.get("key")) {
+            link::fallback_loop::check(f, key, &origin).map_err(|e| format!("Fallback: {e}."))?;
+        }
         Ok(Box::new(move |d| {
             link::set_fallback_url(d, fallback.as_ref())
         }))

@@ -434,6 +434,10 @@ fn scans(v: &View<'_>) -> Markup {
             }
             div { dt { "All time" } dd data-scans=(s.scans) { (s.scans) } }
             div { dt { "Unique scanners" } dd data-unique=(s.unique_scanners) { (s.unique_scanners) } }
+            // Issue 33: scans a dead link sent to its fallback, apart.
+            @if v.fallback.is_some() || s.fallback > 0 {
+                div { dt { "Sent to the fallback" } dd data-fallback=(s.fallback) { (s.fallback) } }
+            }
         }
         (super::chart::picker(v.period, |days| format!("{BASE}/link?key={}&days={days}", q(v.key))))
         (super::chart::chart("daily", "Scans", v.period, &s.daily))

@@ -244,7 +244,15 @@ fn another_version_is_refused() {
 /// over the upgrade rather than rebuilt from logs that may be gone.
 #[test]
 fn a_version_6_checkpoint_still_loads() {
-    let bytes = encoded();
+    let mut bytes = Vec::new();
+    encode_as(
+        7,
+        &sample(),
+        &marks(),
+        "/var/log/qrtag/access.log",
+        &mut bytes,
+    )
+    .expect("encode");
     let body = bytes.len() - 4;
     // No key's sketch, no total's: a count of 0 and a flag of 0.
     assert_eq!(&bytes[body - 5..body], &[0, 0, 0, 0, 0]);
@@ -269,4 +277,46 @@ fn a_version_6_checkpoint_still_loads() {
     assert_eq!(got.state.totals(), want.state.totals());
     assert_eq!(got.state.key("H83if"), want.state.key("H83if"));
     assert_eq!(got.logs, want.logs);
+}
+
+/// Issue 33: fallback answers are kept over a restart (version 8); a
+/// version 7 file, written before the log marked them, is read with none.
+#[test]
+fn fallback_answers_round_trip_and_a_version_7_file_has_none() {
+    let mut state = sample();
+    let mut bots = BotFilter::new();
+    let mut deriver = deriver();
+    for _ in 0..3 {
+        let line = format!(
+            "20261123100000.0 192.0.2.1 - {IPHONE} /H83if 302 ~https://venue.example/ GET -"
+        );
+        let line = parse_line(&line).expect("line");
+        state.add_with(&line, line.key(), &mut bots, Some(&mut deriver));
+    }
+    assert_eq!(state.key("H83if").fallback, 3);
+    let decoded = |version: u32| {
+        let mut bytes = Vec::new();
+        encode_as(
+            version,
+            &state,
+            &marks(),
+            "/var/log/qrtag/access.log",
+            &mut bytes,
+        )
+        .expect("encode");
+        decode(
+            &bytes[..],
+            bytes.len() as u64,
+            "/var/log/qrtag/access.log",
+            Some(&basis()),
+        )
+        .expect("decode")
+        .state
+    };
+    let got = decoded(VERSION);
+    assert_eq!(got.key("H83if"), state.key("H83if"));
+    assert_eq!(got.totals(), state.totals());
+    let old = decoded(7);
+    assert_eq!(old.key("H83if").fallback, 0);
+    assert_eq!(old.key("H83if").scans, state.key("H83if").scans);
 }

@@ -246,6 +246,22 @@ fn fallback(sent: Option<&str>) -> Result<Option<Destination>, (Kind, String)> {
     }
 }
 
+// --- Issue 33: a fallback that would loop back to its own link ---
+
+/// A `fallback_url` at the link's own short URL on the public origin:
+/// while the link is dead its scans would be sent back to it, for ever.
+fn refuse_looping_fallback(
+    state: &RestState,
+    key: &str,
+    sent: Option<&str>,
+) -> Result<(), (Kind, String)> {
+    let Some(fallback) = fallback(sent)? else {
+        return Ok(());
+    };
+    link::fallback_loop::check(&fallback, key, state.public_url.load().origin())
+        .map_err(|e| (Kind::InvalidUrl, format!("fallback_url: {e}")))
+}
+
 /// A write's key checked (a write key, within its rate), then its body.
 async fn write_body<T: serde::de::DeserializeOwned>(
     req: &HttpRequest,
@@ -259,6 +275,10 @@ async fn write_body<T: serde::de::DeserializeOwned>(
 /// Creates one link and reads it back (its revision is the `ETag`).
 async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpResponse> {
     let (doc, key) = new_document(new).map_err(|(kind, msg)| problem::respond(kind, msg))?;
+    if let Some(key) = &key {
+        refuse_looping_fallback(state, key.as_str(), new.fallback_url.as_deref())
+            .map_err(|(kind, msg)| problem::respond(kind, msg))?;
+    }
     let store = state.store.as_ref();
     let key = write::create_document(store, Via::Api, &doc, key.as_ref())
         .await
@@ -581,6 +601,11 @@ pub async fn edit(
         Ok(apply) => apply,
         Err((kind, msg)) => return problem::respond(kind, msg),
     };
+    if let Err((kind, msg)) =
+        refuse_looping_fallback(&state, key.as_str(), edit.fallback_url.as_deref())
+    {
+        return problem::respond(kind, msg);
+    }
     let if_match = req
         .headers()
         .get(header::IF_MATCH)

@@ -79,6 +79,7 @@ fn counts_per_key() {
             bot: 1,
             not_found: 0,
             requests: 6,
+            fallback: 0,
         }
     );
     assert_eq!(
