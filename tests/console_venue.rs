@@ -590,7 +590,9 @@ async fn a_venue_runs_its_day_in_the_console_without_the_cli() {
     let mut lines = csv.lines();
     assert_eq!(
         lines.next(),
-        Some("key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title")
+        Some(
+            "key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via"
+        )
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
     assert_eq!(rows.len(), LINKS, "{csv}");
@@ -605,6 +607,7 @@ async fn a_venue_runs_its_day_in_the_console_without_the_cli() {
             .find(|r| r[0] == key)
             .unwrap_or_else(|| panic!("{key} in {csv}"));
         assert_eq!(row[9], title, "{key}'s title");
+        assert_eq!(row[10], "console", "{key} was made in the console");
         let url = if key == gala { moved } else { url };
         assert_eq!(row[1], url, "{key}'s destination");
         let inactive = disabled.contains(key.as_str());
