@@ -513,6 +513,11 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         let stamped = shown.as_object_mut().and_then(|d| d.shift_remove(time));
         assert!(stamped.is_some_and(|t| t.is_string()), "{time}");
     }
+    // And beside them the surface that wrote it: the command line.
+    for via in ["created_via", "changed_via"] {
+        let stamped = shown.as_object_mut().and_then(|d| d.shift_remove(via));
+        assert_eq!(stamped, Some(json!("cli")), "{via}");
+    }
     assert_eq!(
         shown,
         json!({"url": "https://a.example/two", "inactive": true, "note": "poster at the bus stop"})
