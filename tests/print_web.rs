@@ -10,9 +10,13 @@
 
 mod support;
 
+#[path = "support/pdf_decode.rs"]
+mod pdf_decode;
+
 use std::path::Path;
 use std::process::Command;
 
+use pdf_decode::{decode_pdf, decode_pdf_at};
 use qrtag::console::ConsoleSettings;
 use qrtag::server::api::ApiSettings;
 use reqwest::StatusCode;
@@ -165,41 +169,6 @@ async fn pdf_body(res: reqwest::Response, what: &str) -> Vec<u8> {
     res.bytes().await.expect("body").to_vec()
 }
 
-/// The texts `zbarimg` reads from every page of `pdf` rendered at `dpi`.
-fn decode(dir: &Path, pdf: &[u8], dpi: u32) -> Vec<String> {
-    let file = dir.join("decode.pdf");
-    std::fs::write(&file, pdf).expect("write");
-    let prefix = dir.join("page");
-    let out = Command::new("pdftoppm")
-        .args(["-r", &dpi.to_string(), "-gray", "-png"])
-        .arg(&file)
-        .arg(&prefix)
-        .output()
-        .expect("pdftoppm (poppler-utils, see .ci/test)");
-    assert!(out.status.success(), "pdftoppm: {out:?}");
-    let mut pages: Vec<_> = std::fs::read_dir(dir)
-        .expect("dir")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "png"))
-        .collect();
-    pages.sort();
-    let zbar = Command::new("zbarimg")
-        .args(["-q", "--raw", "-Sdisable", "-Sqrcode.enable"])
-        .args(&pages)
-        .output()
-        .expect("zbarimg (zbar-tools, see .ci/test)");
-    for page in pages {
-        let _ = std::fs::remove_file(page);
-    }
-    let mut texts: Vec<String> = String::from_utf8_lossy(&zbar.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    texts.sort();
-    texts
-}
-
 fn text_of(dir: &Path, pdf: &[u8]) -> String {
     let file = dir.join("text.pdf");
     std::fs::write(&file, pdf).expect("write");
@@ -279,7 +248,7 @@ async fn every_surface_gives_the_cli_bytes_and_the_codes_scan() {
             "{query}: the REST API differs from qrtag print"
         );
         assert_eq!(
-            decode(dir.path(), &cli, dpi),
+            decode_pdf_at(dir.path(), &cli, dpi),
             [format!("{PUBLIC_URL}/door")]
         );
         if form == "label" {
@@ -308,7 +277,7 @@ async fn every_surface_gives_the_cli_bytes_and_the_codes_scan() {
         "POST /api/v1/print.pdf differs from qrtag print"
     );
     assert_eq!(
-        decode(dir.path(), &cli, 300),
+        decode_pdf(dir.path(), &cli),
         [
             format!("{PUBLIC_URL}/docs/api"),
             format!("{PUBLIC_URL}/door")
@@ -363,7 +332,7 @@ async fn a_console_print_run_as_a_pdf_is_the_cli_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut want: Vec<String> = keys.iter().map(|k| format!("{PUBLIC_URL}/{k}")).collect();
     want.sort();
-    assert_eq!(decode(dir.path(), &cli, 300), want);
+    assert_eq!(decode_pdf(dir.path(), &cli), want);
 
     // A run's form refused: the page again, 400, the message beside the
     // field, what was typed kept.
@@ -751,7 +720,7 @@ fn logo() -> image::RgbaImage {
 async fn a_logo_and_colours_on_every_surface_give_the_cli_bytes_and_scan() {
     let s = server_with_logo(Some(logo())).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    // Apart from the pages `decode` reads (and removes) as *.png.
+    // Apart from the scratch space `decode_pdf` renders pages into.
     let logo_dir = tempfile::tempdir().expect("tempdir");
     let file = logo_dir.path().join("logo.png");
     logo().save(&file).expect("logo");
@@ -789,10 +758,7 @@ async fn a_logo_and_colours_on_every_surface_give_the_cli_bytes_and_scan() {
         "the console's form differs from qrtag print --logo"
     );
     assert!(rest == cli, "the REST API differs from qrtag print --logo");
-    assert_eq!(
-        decode(dir.path(), &cli, 300),
-        [format!("{PUBLIC_URL}/door")]
-    );
+    assert_eq!(decode_pdf(dir.path(), &cli), [format!("{PUBLIC_URL}/door")]);
     let run = s.cli(&["door", "docs/api"], &flags);
     let rest_run = pdf_body(
         s.api_post(
@@ -808,7 +774,7 @@ async fn a_logo_and_colours_on_every_surface_give_the_cli_bytes_and_scan() {
         "the REST run differs from qrtag print --logo"
     );
     assert_eq!(
-        decode(dir.path(), &run, 300),
+        decode_pdf(dir.path(), &run),
         [
             format!("{PUBLIC_URL}/docs/api"),
             format!("{PUBLIC_URL}/door")
