@@ -15,6 +15,7 @@ use qrtag::store::LinkStore;
 use qrtag::values::destination::Destination;
 use qrtag::values::link_key::LinkKey;
 use reqwest::StatusCode;
+use support::console::{browser, csrf, log_in_with};
 use support::{
     TestApp, eventually, header, qrtag_cmd, spawn_console_with_scan_index, spawn_with,
     test_settings,
@@ -53,16 +54,6 @@ async fn console_with(secure_cookie: bool) -> Console {
 
 async fn console() -> Console {
     console_with(false).await
-}
-
-/// A client that keeps cookies and does not follow redirects, as a browser
-/// session seen from the test.
-fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client")
 }
 
 /// The number in `data-NAME="N"` after `#id` on a page.
@@ -250,15 +241,6 @@ async fn eventually_page(c: &Console, path: &str, ok: impl Fn(&str) -> bool) -> 
     }
 }
 
-/// The synchronizer token in a page's first form.
-fn csrf(html: &str) -> String {
-    let at = html
-        .find(r#"name="csrf" value=""#)
-        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
-    let rest = &html[at + r#"name="csrf" value=""#.len()..];
-    rest[..rest.find('"').expect("end of value")].to_owned()
-}
-
 fn rows(html: &str) -> Vec<String> {
     html.split(r#"<tr data-key=""#)
         .skip(1)
@@ -299,8 +281,7 @@ impl Console {
     }
 
     async fn login_with(&self, password: &str) -> reqwest::Response {
-        self.post("/login", "/login", &[("password", password)])
-            .await
+        log_in_with(&self.http, &self.url(""), password).await
     }
 
     async fn login(&self) {

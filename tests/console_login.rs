@@ -12,6 +12,7 @@ use std::time::{Duration, Instant};
 use qrtag::console::ConsoleSettings;
 use qrtag::console::limiter::{GLOBAL, PER_ADDRESS};
 use reqwest::StatusCode;
+use support::console::csrf;
 use support::process::ServerProcess;
 use support::{header, init_db, poll, qrtag_bin, qrtag_cmd, spawn_with, test_settings};
 
@@ -30,15 +31,6 @@ fn browser_from(source: IpAddr) -> reqwest::Client {
         .timeout(WITHIN)
         .build()
         .expect("client")
-}
-
-/// The synchronizer token in a page's first form.
-fn csrf(html: &str) -> String {
-    let at = html
-        .find(r#"name="csrf" value=""#)
-        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
-    let rest = &html[at + r#"name="csrf" value=""#.len()..];
-    rest[..rest.find('"').expect("end of value")].to_owned()
 }
 
 /// Opens the login form and posts `password` from it, with an extra

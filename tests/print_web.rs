@@ -21,6 +21,7 @@ use qrtag::console::ConsoleSettings;
 use qrtag::server::api::ApiSettings;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use support::console::{browser, csrf, log_in};
 use support::{PUBLIC_URL, TestApp, header, spawn_with, test_settings};
 
 const PASSWORD: &str = "labels-on-l7163";
@@ -74,34 +75,13 @@ async fn server_with_logo(logo: Option<image::RgbaImage>) -> Server {
         .trim()
         .to_owned();
 
-    let console = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
     let s = Server {
         app,
-        console,
+        console: browser(),
         api_key,
     };
-    let token = csrf(&s.console_text("/login").await);
-    let res = s
-        .console
-        .post(s.console_url("/login"))
-        .form(&[("csrf", token.as_str()), ("password", PASSWORD)])
-        .send()
-        .await
-        .expect("login");
-    assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
+    log_in(&s.console, &s.console_url(""), PASSWORD).await;
     s
-}
-
-fn csrf(html: &str) -> String {
-    let at = html
-        .find(r#"name="csrf" value=""#)
-        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
-    let rest = &html[at + r#"name="csrf" value=""#.len()..];
-    rest[..rest.find('"').expect("end of value")].to_owned()
 }
 
 impl Server {

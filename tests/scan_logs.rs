@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use rsyslog::Rsyslogd;
 use serde_json::Value;
+use support::console::logged_in;
 use support::process::ServerProcess;
 use support::{init_db, poll, qrtag_bin, qrtag_cmd};
 
@@ -229,28 +230,8 @@ struct Console {
 
 impl Console {
     async fn login(host: &ServerProcess) -> Console {
-        let http = reqwest::Client::builder()
-            .cookie_store(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("client");
         let base = format!("http://{}/console", host.admin);
-        let form = http
-            .get(format!("{base}/login"))
-            .send()
-            .await
-            .expect("login form")
-            .text()
-            .await
-            .expect("body");
-        let token = attribute_after(&form, r#"name="csrf" value=""#).expect("a CSRF field");
-        let res = http
-            .post(format!("{base}/login"))
-            .form(&[("csrf", token.as_str()), ("password", PASSWORD)])
-            .send()
-            .await
-            .expect("login");
-        assert_eq!(res.status(), 303, "logged in");
+        let http = logged_in(&base, PASSWORD).await;
         Console { http, base }
     }
 

@@ -1,0 +1,62 @@
+//! The console as its HTTP tests meet it: a client that behaves as a
+//! browser's session, the CSRF token of a page's form, and a login through
+//! the real form. One copy, so a change to the login form or its token
+//! field is mended in one place. Takes the console's base URL
+//! (`http://ADDR/console`), so it serves an in-process `TestApp` and a
+//! spawned `qrtag serve` alike.
+
+use reqwest::StatusCode;
+
+/// Where a form's token stands in the page.
+const CSRF_FIELD: &str = r#"name="csrf" value=""#;
+
+/// A client that keeps cookies and does not follow redirects, as a browser
+/// session seen from the test (each 303 stays visible).
+pub fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+/// The synchronizer token in a page's first form.
+pub fn csrf(html: &str) -> String {
+    let at = html
+        .find(CSRF_FIELD)
+        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
+    let rest = &html[at + CSRF_FIELD.len()..];
+    rest[..rest.find('"').expect("end of value")].to_owned()
+}
+
+/// Opens the login form of the console at `console` with `http` and posts
+/// `password` from it, with the form's token: the login's answer.
+pub async fn log_in_with(
+    http: &reqwest::Client,
+    console: &str,
+    password: &str,
+) -> reqwest::Response {
+    let url = format!("{console}/login");
+    let form = http.get(&url).send().await.expect("GET login");
+    assert_eq!(form.status(), StatusCode::OK, "GET {url}");
+    let token = csrf(&form.text().await.expect("login form"));
+    http.post(&url)
+        .form(&[("csrf", token.as_str()), ("password", password)])
+        .send()
+        .await
+        .expect("POST login")
+}
+
+/// Logs `http` in to the console at `console` with `password`, which must
+/// be the right one.
+pub async fn log_in(http: &reqwest::Client, console: &str, password: &str) {
+    let res = log_in_with(http, console, password).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
+}
+
+/// A new [`browser`] session, logged in to the console at `console`.
+pub async fn logged_in(console: &str, password: &str) -> reqwest::Client {
+    let http = browser();
+    log_in(&http, console, password).await;
+    http
+}
