@@ -15,7 +15,7 @@ use qrtag::store::LinkStore;
 use qrtag::values::destination::Destination;
 use qrtag::values::link_key::LinkKey;
 use reqwest::StatusCode;
-use support::console::{browser, csrf, log_in_with};
+use support::console::{browser, csrf, get_page, log_in_with, post_form};
 use support::{
     TestApp, eventually, header, qrtag_cmd, spawn_console_with_scan_index, spawn_with,
     test_settings,
@@ -258,18 +258,11 @@ impl Console {
     }
 
     async fn page(&self, path: &str) -> String {
-        let res = self.get(path).await;
-        assert_eq!(res.status(), StatusCode::OK, "GET {path}");
-        res.text().await.expect("body")
+        get_page(&self.http, &self.url(path)).await
     }
 
     async fn post_raw(&self, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
-        self.http
-            .post(self.url(path))
-            .form(form)
-            .send()
-            .await
-            .expect("POST")
+        post_form(&self.http, &self.url(path), form).await
     }
 
     /// Posts a form with the token of the page the form is on.

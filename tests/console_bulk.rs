@@ -15,7 +15,7 @@ use qrtag::console::password;
 use qrtag::store::LinkStore;
 use qrtag::values::link_key::LinkKey;
 use reqwest::StatusCode;
-use support::console::{browser, csrf, log_in};
+use support::console::{browser, csrf, get_page, log_in, post_form};
 use support::{PUBLIC_URL, TestApp, eventually, header, qrtag_cmd, spawn_with, test_settings};
 
 const PASSWORD: &str = "poster-printing-42";
@@ -69,18 +69,11 @@ impl Console {
     }
 
     async fn page(&self, path: &str) -> String {
-        let res = self.http.get(self.url(path)).send().await.expect("GET");
-        assert_eq!(res.status(), StatusCode::OK, "GET {path}");
-        res.text().await.expect("body")
+        get_page(&self.http, &self.url(path)).await
     }
 
     async fn post_raw(&self, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
-        self.http
-            .post(self.url(path))
-            .form(form)
-            .send()
-            .await
-            .expect("POST")
+        post_form(&self.http, &self.url(path), form).await
     }
 
     /// The list's bulk form sent with `fields`, its token from the list.

@@ -13,7 +13,7 @@ use qrtag::store::LinkStore;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::api::{api, new_key};
-use support::console::{browser, csrf, log_in};
+use support::console::{browser, csrf, get_page, log_in, post_form};
 use support::{TestApp, spawn_with, test_settings};
 
 const PASSWORD: &str = "poster-printing-42";
@@ -73,18 +73,11 @@ impl Both {
     }
 
     async fn page(&self, path: &str) -> String {
-        let res = self.http.get(self.url(path)).send().await.expect("GET");
-        assert_eq!(res.status(), StatusCode::OK, "GET {path}");
-        res.text().await.expect("body")
+        get_page(&self.http, &self.url(path)).await
     }
 
     async fn post(&self, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
-        self.http
-            .post(self.url(path))
-            .form(form)
-            .send()
-            .await
-            .expect("POST")
+        post_form(&self.http, &self.url(path), form).await
     }
 
     /// A console form on the link's page, sent with its token.

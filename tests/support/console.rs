@@ -29,6 +29,23 @@ pub fn csrf(html: &str) -> String {
     rest[..rest.find('"').expect("end of value")].to_owned()
 }
 
+/// The page at `url`, which must be there (200).
+pub async fn get_page(http: &reqwest::Client, url: &str) -> String {
+    let res = http.get(url).send().await.expect("GET");
+    assert_eq!(res.status(), StatusCode::OK, "GET {url}");
+    res.text().await.expect("body")
+}
+
+/// `form` posted to `url` as a browser posts it, and nothing added: the
+/// token is the caller's to send, or to leave out.
+pub async fn post_form(
+    http: &reqwest::Client,
+    url: &str,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
+    http.post(url).form(form).send().await.expect("POST")
+}
+
 /// Opens the login form of the console at `console` with `http` and posts
 /// `password` from it, with the form's token: the login's answer.
 pub async fn log_in_with(
@@ -37,14 +54,13 @@ pub async fn log_in_with(
     password: &str,
 ) -> reqwest::Response {
     let url = format!("{console}/login");
-    let form = http.get(&url).send().await.expect("GET login");
-    assert_eq!(form.status(), StatusCode::OK, "GET {url}");
-    let token = csrf(&form.text().await.expect("login form"));
-    http.post(&url)
-        .form(&[("csrf", token.as_str()), ("password", password)])
-        .send()
-        .await
-        .expect("POST login")
+    let token = csrf(&get_page(http, &url).await);
+    post_form(
+        http,
+        &url,
+        &[("csrf", token.as_str()), ("password", password)],
+    )
+    .await
 }
 
 /// Logs `http` in to the console at `console` with `password`, which must
