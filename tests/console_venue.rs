@@ -27,8 +27,9 @@ use std::time::Duration;
 
 use browser::{Browser, Screen, on_path, screenshots};
 use serde_json::json;
+use support::console::set_password;
 use support::process::ServerProcess;
-use support::{PUBLIC_URL, init_db, poll, qrtag_bin};
+use support::{PUBLIC_URL, init_db, poll};
 
 const PASSWORD: &str = "the-venue-door-code-7";
 const OPERATOR: &str = "The Harbour Hall";
@@ -190,20 +191,7 @@ impl Public {
 fn prepare(dir: &Path) -> (PathBuf, PathBuf) {
     let db = dir.join("qrtag.db");
     init_db(&db);
-    let mut child = qrtag_bin()
-        .arg("--db")
-        .arg(&db)
-        .arg("console-password")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("console-password");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        writeln!(stdin, "{PASSWORD}").expect("password");
-    }
-    assert!(child.wait().expect("wait").success());
+    set_password(&db, PASSWORD);
     let config = dir.join("qrtag.toml");
     std::fs::write(
         &config,

@@ -19,7 +19,7 @@ use std::time::Duration;
 
 use rsyslog::Rsyslogd;
 use serde_json::Value;
-use support::console::logged_in;
+use support::console::{logged_in, set_password};
 use support::process::ServerProcess;
 use support::{init_db, poll, qrtag_bin, qrtag_cmd};
 
@@ -49,20 +49,7 @@ impl Cluster {
             );
             assert!(out.status.success(), "{out:?}");
         }
-        let mut child = qrtag_bin()
-            .arg("--db")
-            .arg(cluster.db())
-            .arg("console-password")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("console-password");
-        {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().expect("stdin");
-            writeln!(stdin, "{PASSWORD}").expect("password");
-        }
-        assert!(child.wait().expect("wait").success());
+        set_password(&cluster.db(), PASSWORD);
         cluster
     }
 

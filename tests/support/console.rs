@@ -1,11 +1,15 @@
-//! The console as its HTTP tests meet it: a client that behaves as a
-//! browser's session, the CSRF token of a page's form, and a login through
-//! the real form. One copy, so a change to the login form or its token
-//! field is mended in one place. Takes the console's base URL
-//! (`http://ADDR/console`), so it serves an in-process `TestApp` and a
-//! spawned `qrtag serve` alike.
+//! The console as its HTTP tests meet it: the password set with the CLI,
+//! a client that behaves as a browser's session, the CSRF token of a
+//! page's form, and a login through the real form. One copy, so a change
+//! to the login form or its token field is mended in one place. Takes the
+//! console's base URL (`http://ADDR/console`), so it serves an in-process
+//! `TestApp` and a spawned `qrtag serve` alike.
+
+use std::path::Path;
 
 use reqwest::StatusCode;
+
+use super::qrtag_bin;
 
 /// Where a form's token stands in the page.
 const CSRF_FIELD: &str = r#"name="csrf" value=""#;
@@ -27,6 +31,23 @@ pub fn csrf(html: &str) -> String {
         .unwrap_or_else(|| panic!("no CSRF field in {html}"));
     let rest = &html[at + CSRF_FIELD.len()..];
     rest[..rest.find('"').expect("end of value")].to_owned()
+}
+
+/// Sets the console's password as an operator does: `qrtag
+/// console-password` on the database `db`, `password` typed on its
+/// standard input.
+pub fn set_password(db: &Path, password: &str) {
+    use std::io::Write as _;
+    let mut child = qrtag_bin()
+        .arg("--db")
+        .arg(db)
+        .arg("console-password")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("console-password");
+    writeln!(child.stdin.take().expect("stdin"), "{password}").expect("password");
+    assert!(child.wait().expect("wait").success());
 }
 
 /// The page at `url`, which must be there (200).
