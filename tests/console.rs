@@ -15,6 +15,7 @@ use qrtag::store::LinkStore;
 use qrtag::values::destination::Destination;
 use qrtag::values::link_key::LinkKey;
 use reqwest::StatusCode;
+use support::console::{browser, csrf, get_page, log_in_with, post_form};
 use support::{
     TestApp, eventually, header, qrtag_cmd, spawn_console_with_scan_index, spawn_with,
     test_settings,
@@ -53,16 +54,6 @@ async fn console_with(secure_cookie: bool) -> Console {
 
 async fn console() -> Console {
     console_with(false).await
-}
-
-/// A client that keeps cookies and does not follow redirects, as a browser
-/// session seen from the test.
-fn browser() -> reqwest::Client {
-    reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client")
 }
 
 /// The number in `data-NAME="N"` after `#id` on a page.
@@ -250,15 +241,6 @@ async fn eventually_page(c: &Console, path: &str, ok: impl Fn(&str) -> bool) -> 
     }
 }
 
-/// The synchronizer token in a page's first form.
-fn csrf(html: &str) -> String {
-    let at = html
-        .find(r#"name="csrf" value=""#)
-        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
-    let rest = &html[at + r#"name="csrf" value=""#.len()..];
-    rest[..rest.find('"').expect("end of value")].to_owned()
-}
-
 fn rows(html: &str) -> Vec<String> {
     html.split(r#"<tr data-key=""#)
         .skip(1)
@@ -276,18 +258,11 @@ impl Console {
     }
 
     async fn page(&self, path: &str) -> String {
-        let res = self.get(path).await;
-        assert_eq!(res.status(), StatusCode::OK, "GET {path}");
-        res.text().await.expect("body")
+        get_page(&self.http, &self.url(path)).await
     }
 
     async fn post_raw(&self, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
-        self.http
-            .post(self.url(path))
-            .form(form)
-            .send()
-            .await
-            .expect("POST")
+        post_form(&self.http, &self.url(path), form).await
     }
 
     /// Posts a form with the token of the page the form is on.
@@ -299,8 +274,7 @@ impl Console {
     }
 
     async fn login_with(&self, password: &str) -> reqwest::Response {
-        self.post("/login", "/login", &[("password", password)])
-            .await
+        log_in_with(&self.http, &self.url(""), password).await
     }
 
     async fn login(&self) {

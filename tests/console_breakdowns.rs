@@ -16,6 +16,7 @@ use qrtag::settings::AccessLogTarget;
 use qrtag::stats::dimensions::place::GeoDb;
 use reqwest::StatusCode;
 use serde_json::Value;
+use support::console::logged_in;
 use support::{TestApp, qrtag_cmd, spawn_with, test_settings};
 
 const PASSWORD: &str = "poster-printing-42";
@@ -68,23 +69,7 @@ async fn console() -> (TestApp, PathBuf, reqwest::Client) {
     qrtag::console::password::set(&app.store(), PASSWORD)
         .await
         .expect("password set");
-    let http = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
-    let login = format!("http://{}/console/login", app.admin);
-    let form = http.get(&login).send().await.expect("login form");
-    let html = form.text().await.expect("body");
-    let at = html.find(r#"name="csrf" value=""#).expect("csrf") + 19;
-    let csrf = html[at..].split('"').next().expect("token").to_owned();
-    let res = http
-        .post(&login)
-        .form(&[("csrf", csrf.as_str()), ("password", PASSWORD)])
-        .send()
-        .await
-        .expect("login");
-    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let http = logged_in(&format!("http://{}/console", app.admin), PASSWORD).await;
     (app, log, http)
 }
 

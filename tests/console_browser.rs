@@ -421,36 +421,6 @@ async fn a_form_without_its_csrf_token_is_refused_and_changes_nothing() {
 
 // Bulk actions (issue 33).
 
-/// Sends the list's bulk form as the browser would with `button` pressed
-/// (the form's own fields, the ticked boxes among them, and the button's
-/// name and value), from the page with its cookies: status, content type
-/// and body. (`f.action` would be the buttons named `action`, so the
-/// attribute is read.) A PDF download leaves no page to look at, so the test reads
-/// the answer this way.
-fn submit_bulk(b: &mut Browser, button: &str) -> (u64, String, Vec<u8>) {
-    use base64::Engine;
-    let got = b.script(
-        "const f = document.querySelector('form#bulk');\
-         const s = f.querySelector(arguments[0]);\
-         return fetch(f.getAttribute('action'), {method: 'POST', credentials: 'same-origin',\
-                                 body: new URLSearchParams(new FormData(f, s))})\
-           .then(r => r.arrayBuffer().then(b => {\
-             let t = ''; const u = new Uint8Array(b);\
-             for (let i = 0; i < u.length; i++) t += String.fromCharCode(u[i]);\
-             return {status: r.status, type: r.headers.get('content-type'), body: btoa(t)};\
-           }));",
-        json!([button]),
-    );
-    let body = base64::engine::general_purpose::STANDARD
-        .decode(got["body"].as_str().expect("body"))
-        .expect("base64");
-    (
-        got["status"].as_u64().expect("status"),
-        got["type"].as_str().unwrap_or_default().to_owned(),
-        body,
-    )
-}
-
 /// A person ticks rows in the list and prints them as one PDF on L7160
 /// (its codes read back), then disables two with a click and deletes one
 /// after the page that asks; each effect seen by a scan.
@@ -480,7 +450,7 @@ async fn ticked_rows_are_printed_disabled_and_deleted_in_a_real_browser() {
     );
     b.fill("#bulk-skip", "2");
     b.screenshot(&shots.join("bulk-ticked.png"));
-    let (status, content_type, pdf) = submit_bulk(&mut b, "button[value=print]");
+    let (status, content_type, pdf) = b.submit_bulk("button[value=print]");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&pdf));
     assert_eq!(content_type, "application/pdf");
     let dir = tempfile::tempdir().expect("dir");

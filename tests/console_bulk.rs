@@ -15,6 +15,7 @@ use qrtag::console::password;
 use qrtag::store::LinkStore;
 use qrtag::values::link_key::LinkKey;
 use reqwest::StatusCode;
+use support::console::{browser, csrf, get_page, log_in, post_form};
 use support::{PUBLIC_URL, TestApp, eventually, header, qrtag_cmd, spawn_with, test_settings};
 
 const PASSWORD: &str = "poster-printing-42";
@@ -34,27 +35,12 @@ async fn console() -> Console {
     password::set(&app.store(), PASSWORD)
         .await
         .expect("password set");
-    let http = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
-    let c = Console { app, http };
-    let token = csrf(&c.page("/login").await);
-    let res = c
-        .post_raw("/login", &[("csrf", &token), ("password", PASSWORD)])
-        .await;
-    assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
+    let c = Console {
+        app,
+        http: browser(),
+    };
+    log_in(&c.http, &c.url(""), PASSWORD).await;
     c
-}
-
-/// The synchronizer token in a page's first form.
-fn csrf(html: &str) -> String {
-    let at = html
-        .find(r#"name="csrf" value=""#)
-        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
-    let rest = &html[at + r#"name="csrf" value=""#.len()..];
-    rest[..rest.find('"').expect("end of value")].to_owned()
 }
 
 /// The report's rows: (key, outcome).
@@ -83,18 +69,11 @@ impl Console {
     }
 
     async fn page(&self, path: &str) -> String {
-        let res = self.http.get(self.url(path)).send().await.expect("GET");
-        assert_eq!(res.status(), StatusCode::OK, "GET {path}");
-        res.text().await.expect("body")
+        get_page(&self.http, &self.url(path)).await
     }
 
     async fn post_raw(&self, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
-        self.http
-            .post(self.url(path))
-            .form(form)
-            .send()
-            .await
-            .expect("POST")
+        post_form(&self.http, &self.url(path), form).await
     }
 
     /// The list's bulk form sent with `fields`, its token from the list.

@@ -6,14 +6,14 @@
 mod support;
 
 use std::net::IpAddr;
-use std::path::Path;
 use std::time::{Duration, Instant};
 
 use qrtag::console::ConsoleSettings;
 use qrtag::console::limiter::{GLOBAL, PER_ADDRESS};
 use reqwest::StatusCode;
+use support::console::{csrf, set_password};
 use support::process::ServerProcess;
-use support::{header, init_db, poll, qrtag_bin, qrtag_cmd, spawn_with, test_settings};
+use support::{header, init_db, poll, qrtag_cmd, spawn_with, test_settings};
 
 const PASSWORD: &str = "poster-printing-42";
 const WITHIN: Duration = Duration::from_secs(20);
@@ -30,15 +30,6 @@ fn browser_from(source: IpAddr) -> reqwest::Client {
         .timeout(WITHIN)
         .build()
         .expect("client")
-}
-
-/// The synchronizer token in a page's first form.
-fn csrf(html: &str) -> String {
-    let at = html
-        .find(r#"name="csrf" value=""#)
-        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
-    let rest = &html[at + r#"name="csrf" value=""#.len()..];
-    rest[..rest.find('"').expect("end of value")].to_owned()
 }
 
 /// Opens the login form and posts `password` from it, with an extra
@@ -134,20 +125,6 @@ fn p99(times: &mut [Duration]) -> Duration {
     times[times.len().saturating_sub(1) * 99 / 100]
 }
 
-fn set_password(db: &Path) {
-    use std::io::Write as _;
-    let mut child = qrtag_bin()
-        .arg("--db")
-        .arg(db)
-        .arg("console-password")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("console-password");
-    writeln!(child.stdin.take().expect("stdin"), "{PASSWORD}").expect("password");
-    assert!(child.wait().expect("wait").success());
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_login_flood_from_hundreds_of_addresses_costs_a_few_checks_and_no_scan() {
     let dir = tempfile::tempdir().expect("tempdir");
@@ -155,7 +132,7 @@ async fn a_login_flood_from_hundreds_of_addresses_costs_a_few_checks_and_no_scan
     init_db(&db);
     let out = qrtag_cmd(&db, &["new", "https://example.com/", "--key", "poster"]);
     assert!(out.status.success(), "{out:?}");
-    set_password(&db);
+    set_password(&db, PASSWORD);
     // A request deadline far past a loaded machine's slowest answer: the
     // flood is hundreds of connections at a one-worker listener.
     let srv =

@@ -27,8 +27,9 @@ use std::time::Duration;
 
 use browser::{Browser, Screen, on_path, screenshots};
 use serde_json::json;
+use support::console::set_password;
 use support::process::ServerProcess;
-use support::{PUBLIC_URL, init_db, poll, qrtag_bin};
+use support::{PUBLIC_URL, init_db, poll};
 
 const PASSWORD: &str = "the-venue-door-code-7";
 const OPERATOR: &str = "The Harbour Hall";
@@ -110,6 +111,12 @@ impl Person {
         assert_eq!(got, json!(value), "{css} offers {value}");
     }
 
+    /// The list's bulk form sent with `button` pressed: one click.
+    fn submit_bulk(&mut self, button: &str) -> (u64, String, Vec<u8>) {
+        self.clicks += 1;
+        self.b.submit_bulk(button)
+    }
+
     /// Closes a task: what it took since the last one.
     fn done(&mut self, task: &'static str) {
         let (c, k) = self
@@ -184,20 +191,7 @@ impl Public {
 fn prepare(dir: &Path) -> (PathBuf, PathBuf) {
     let db = dir.join("qrtag.db");
     init_db(&db);
-    let mut child = qrtag_bin()
-        .arg("--db")
-        .arg(&db)
-        .arg("console-password")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::null())
-        .spawn()
-        .expect("console-password");
-    {
-        use std::io::Write;
-        let mut stdin = child.stdin.take().expect("stdin");
-        writeln!(stdin, "{PASSWORD}").expect("password");
-    }
-    assert!(child.wait().expect("wait").success());
+    set_password(&db, PASSWORD);
     let config = dir.join("qrtag.toml");
     std::fs::write(
         &config,
@@ -288,34 +282,6 @@ fn write_png(img: &image::RgbImage, path: &Path) {
             .arg(path)
             .status();
     }
-}
-
-/// Sends the list's bulk form with the button `button` pressed, from the
-/// page with its cookies (a download leaves no page to look at):
-/// status, content type and body.
-fn submit_bulk(p: &mut Person, button: &str) -> (u64, String, Vec<u8>) {
-    use base64::Engine;
-    p.clicks += 1;
-    let got = p.b.script(
-        "const f = document.querySelector('form#bulk');\
-         const s = f.querySelector(arguments[0]);\
-         return fetch(f.getAttribute('action'), {method: 'POST', credentials: 'same-origin',\
-                                 body: new URLSearchParams(new FormData(f, s))})\
-           .then(r => r.arrayBuffer().then(b => {\
-             let t = ''; const u = new Uint8Array(b);\
-             for (let i = 0; i < u.length; i++) t += String.fromCharCode(u[i]);\
-             return {status: r.status, type: r.headers.get('content-type'), body: btoa(t)};\
-           }));",
-        json!([button]),
-    );
-    let body = base64::engine::general_purpose::STANDARD
-        .decode(got["body"].as_str().expect("body"))
-        .expect("base64");
-    (
-        got["status"].as_u64().expect("status"),
-        got["type"].as_str().unwrap_or_default().to_owned(),
-        body,
-    )
 }
 
 /// The codes on every page of `pdf` as zbarimg and ZXingReader read them
@@ -493,7 +459,7 @@ async fn a_venue_runs_its_day_in_the_console_without_the_cli() {
     );
     p.choose("#bulk-template", "L7160");
     p.choose("#bulk-caption", "title");
-    let (status, content_type, pdf) = submit_bulk(&mut p, "button[value=print]");
+    let (status, content_type, pdf) = p.submit_bulk("button[value=print]");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&pdf));
     assert_eq!(content_type, "application/pdf");
     p.done("print all 30 on L7160");
@@ -582,7 +548,7 @@ async fn a_venue_runs_its_day_in_the_console_without_the_cli() {
     p.click(r#"nav a[href$="/links"]"#);
     p.b.wait("form#bulk");
     p.click("#scope-matching");
-    let (status, content_type, csv) = submit_bulk(&mut p, "button[value=csv]");
+    let (status, content_type, csv) = p.submit_bulk("button[value=csv]");
     assert_eq!(status, 200, "{}", String::from_utf8_lossy(&csv));
     assert!(content_type.starts_with("text/csv"), "{content_type}");
     p.done("download the CSV");

@@ -13,6 +13,7 @@ use qrtag::store::LinkStore;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 use support::api::{api, new_key};
+use support::console::{browser, csrf, get_page, log_in, post_form};
 use support::{TestApp, spawn_with, test_settings};
 
 const PASSWORD: &str = "poster-printing-42";
@@ -35,27 +36,14 @@ async fn both() -> Both {
     password::set(&app.store(), PASSWORD)
         .await
         .expect("password set");
-    let http = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
     let write = new_key(&app, "write");
-    let b = Both { app, http, write };
-    let token = csrf(&b.page("/login").await);
-    let res = b
-        .post("/login", &[("csrf", &token), ("password", PASSWORD)])
-        .await;
-    assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
+    let b = Both {
+        app,
+        http: browser(),
+        write,
+    };
+    log_in(&b.http, &b.url(""), PASSWORD).await;
     b
-}
-
-fn csrf(html: &str) -> String {
-    let at = html
-        .find(r#"name="csrf" value=""#)
-        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
-    let rest = &html[at + r#"name="csrf" value=""#.len()..];
-    rest[..rest.find('"').expect("end of value")].to_owned()
 }
 
 /// The text of the page's `<dd id="ID">`, tags dropped.
@@ -85,18 +73,11 @@ impl Both {
     }
 
     async fn page(&self, path: &str) -> String {
-        let res = self.http.get(self.url(path)).send().await.expect("GET");
-        assert_eq!(res.status(), StatusCode::OK, "GET {path}");
-        res.text().await.expect("body")
+        get_page(&self.http, &self.url(path)).await
     }
 
     async fn post(&self, path: &str, form: &[(&str, &str)]) -> reqwest::Response {
-        self.http
-            .post(self.url(path))
-            .form(form)
-            .send()
-            .await
-            .expect("POST")
+        post_form(&self.http, &self.url(path), form).await
     }
 
     /// A console form on the link's page, sent with its token.

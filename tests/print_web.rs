@@ -10,13 +10,18 @@
 
 mod support;
 
+#[path = "support/pdf_decode.rs"]
+mod pdf_decode;
+
 use std::path::Path;
 use std::process::Command;
 
+use pdf_decode::{decode_pdf, decode_pdf_at};
 use qrtag::console::ConsoleSettings;
 use qrtag::server::api::ApiSettings;
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use support::console::{browser, csrf, log_in};
 use support::{PUBLIC_URL, TestApp, header, spawn_with, test_settings};
 
 const PASSWORD: &str = "labels-on-l7163";
@@ -70,34 +75,13 @@ async fn server_with_logo(logo: Option<image::RgbaImage>) -> Server {
         .trim()
         .to_owned();
 
-    let console = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
     let s = Server {
         app,
-        console,
+        console: browser(),
         api_key,
     };
-    let token = csrf(&s.console_text("/login").await);
-    let res = s
-        .console
-        .post(s.console_url("/login"))
-        .form(&[("csrf", token.as_str()), ("password", PASSWORD)])
-        .send()
-        .await
-        .expect("login");
-    assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
+    log_in(&s.console, &s.console_url(""), PASSWORD).await;
     s
-}
-
-fn csrf(html: &str) -> String {
-    let at = html
-        .find(r#"name="csrf" value=""#)
-        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
-    let rest = &html[at + r#"name="csrf" value=""#.len()..];
-    rest[..rest.find('"').expect("end of value")].to_owned()
 }
 
 impl Server {
@@ -163,41 +147,6 @@ async fn pdf_body(res: reqwest::Response, what: &str) -> Vec<u8> {
     assert_eq!(res.status(), StatusCode::OK, "{what}");
     assert_eq!(header(&res, "content-type"), Some(PDF), "{what}");
     res.bytes().await.expect("body").to_vec()
-}
-
-/// The texts `zbarimg` reads from every page of `pdf` rendered at `dpi`.
-fn decode(dir: &Path, pdf: &[u8], dpi: u32) -> Vec<String> {
-    let file = dir.join("decode.pdf");
-    std::fs::write(&file, pdf).expect("write");
-    let prefix = dir.join("page");
-    let out = Command::new("pdftoppm")
-        .args(["-r", &dpi.to_string(), "-gray", "-png"])
-        .arg(&file)
-        .arg(&prefix)
-        .output()
-        .expect("pdftoppm (poppler-utils, see .ci/test)");
-    assert!(out.status.success(), "pdftoppm: {out:?}");
-    let mut pages: Vec<_> = std::fs::read_dir(dir)
-        .expect("dir")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|e| e == "png"))
-        .collect();
-    pages.sort();
-    let zbar = Command::new("zbarimg")
-        .args(["-q", "--raw", "-Sdisable", "-Sqrcode.enable"])
-        .args(&pages)
-        .output()
-        .expect("zbarimg (zbar-tools, see .ci/test)");
-    for page in pages {
-        let _ = std::fs::remove_file(page);
-    }
-    let mut texts: Vec<String> = String::from_utf8_lossy(&zbar.stdout)
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    texts.sort();
-    texts
 }
 
 fn text_of(dir: &Path, pdf: &[u8]) -> String {
@@ -279,7 +228,7 @@ async fn every_surface_gives_the_cli_bytes_and_the_codes_scan() {
             "{query}: the REST API differs from qrtag print"
         );
         assert_eq!(
-            decode(dir.path(), &cli, dpi),
+            decode_pdf_at(dir.path(), &cli, dpi),
             [format!("{PUBLIC_URL}/door")]
         );
         if form == "label" {
@@ -308,7 +257,7 @@ async fn every_surface_gives_the_cli_bytes_and_the_codes_scan() {
         "POST /api/v1/print.pdf differs from qrtag print"
     );
     assert_eq!(
-        decode(dir.path(), &cli, 300),
+        decode_pdf(dir.path(), &cli),
         [
             format!("{PUBLIC_URL}/docs/api"),
             format!("{PUBLIC_URL}/door")
@@ -363,7 +312,7 @@ async fn a_console_print_run_as_a_pdf_is_the_cli_file() {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut want: Vec<String> = keys.iter().map(|k| format!("{PUBLIC_URL}/{k}")).collect();
     want.sort();
-    assert_eq!(decode(dir.path(), &cli, 300), want);
+    assert_eq!(decode_pdf(dir.path(), &cli), want);
 
     // A run's form refused: the page again, 400, the message beside the
     // field, what was typed kept.
@@ -751,7 +700,7 @@ fn logo() -> image::RgbaImage {
 async fn a_logo_and_colours_on_every_surface_give_the_cli_bytes_and_scan() {
     let s = server_with_logo(Some(logo())).await;
     let dir = tempfile::tempdir().expect("tempdir");
-    // Apart from the pages `decode` reads (and removes) as *.png.
+    // Apart from the scratch space `decode_pdf` renders pages into.
     let logo_dir = tempfile::tempdir().expect("tempdir");
     let file = logo_dir.path().join("logo.png");
     logo().save(&file).expect("logo");
@@ -789,10 +738,7 @@ async fn a_logo_and_colours_on_every_surface_give_the_cli_bytes_and_scan() {
         "the console's form differs from qrtag print --logo"
     );
     assert!(rest == cli, "the REST API differs from qrtag print --logo");
-    assert_eq!(
-        decode(dir.path(), &cli, 300),
-        [format!("{PUBLIC_URL}/door")]
-    );
+    assert_eq!(decode_pdf(dir.path(), &cli), [format!("{PUBLIC_URL}/door")]);
     let run = s.cli(&["door", "docs/api"], &flags);
     let rest_run = pdf_body(
         s.api_post(
@@ -808,7 +754,7 @@ async fn a_logo_and_colours_on_every_surface_give_the_cli_bytes_and_scan() {
         "the REST run differs from qrtag print --logo"
     );
     assert_eq!(
-        decode(dir.path(), &run, 300),
+        decode_pdf(dir.path(), &run),
         [
             format!("{PUBLIC_URL}/docs/api"),
             format!("{PUBLIC_URL}/door")

@@ -19,6 +19,7 @@ use std::time::Duration;
 
 use rsyslog::Rsyslogd;
 use serde_json::Value;
+use support::console::{logged_in, set_password};
 use support::process::ServerProcess;
 use support::{init_db, poll, qrtag_bin, qrtag_cmd};
 
@@ -48,20 +49,7 @@ impl Cluster {
             );
             assert!(out.status.success(), "{out:?}");
         }
-        let mut child = qrtag_bin()
-            .arg("--db")
-            .arg(cluster.db())
-            .arg("console-password")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::null())
-            .spawn()
-            .expect("console-password");
-        {
-            use std::io::Write;
-            let mut stdin = child.stdin.take().expect("stdin");
-            writeln!(stdin, "{PASSWORD}").expect("password");
-        }
-        assert!(child.wait().expect("wait").success());
+        set_password(&cluster.db(), PASSWORD);
         cluster
     }
 
@@ -229,28 +217,8 @@ struct Console {
 
 impl Console {
     async fn login(host: &ServerProcess) -> Console {
-        let http = reqwest::Client::builder()
-            .cookie_store(true)
-            .redirect(reqwest::redirect::Policy::none())
-            .build()
-            .expect("client");
         let base = format!("http://{}/console", host.admin);
-        let form = http
-            .get(format!("{base}/login"))
-            .send()
-            .await
-            .expect("login form")
-            .text()
-            .await
-            .expect("body");
-        let token = attribute_after(&form, r#"name="csrf" value=""#).expect("a CSRF field");
-        let res = http
-            .post(format!("{base}/login"))
-            .form(&[("csrf", token.as_str()), ("password", PASSWORD)])
-            .send()
-            .await
-            .expect("login");
-        assert_eq!(res.status(), 303, "logged in");
+        let http = logged_in(&base, PASSWORD).await;
         Console { http, base }
     }
 

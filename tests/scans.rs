@@ -12,6 +12,7 @@ use std::process::{Command, Output, Stdio};
 use std::time::Duration;
 
 use reqwest::StatusCode;
+use support::console::logged_in;
 use support::{eventually, qrtag_cmd, spawn_console_with_scan_index};
 
 const PASSWORD: &str = "poster-printing-42";
@@ -68,25 +69,7 @@ async fn phone_scan(app: &support::TestApp, path: &str) -> reqwest::Response {
 
 /// A browser's session on the console, logged in.
 async fn console_session(admin: std::net::SocketAddr) -> reqwest::Client {
-    let http = reqwest::Client::builder()
-        .cookie_store(true)
-        .redirect(reqwest::redirect::Policy::none())
-        .build()
-        .expect("client");
-    let login = format!("http://{admin}/console/login");
-    let page = http.get(&login).send().await.expect("GET login");
-    let html = page.text().await.expect("body");
-    let marker = r#"name="csrf" value=""#;
-    let at = html.find(marker).expect("a CSRF field") + marker.len();
-    let csrf = &html[at..at + html[at..].find('"').expect("end")];
-    let res = http
-        .post(&login)
-        .form(&[("csrf", csrf), ("password", PASSWORD)])
-        .send()
-        .await
-        .expect("POST login");
-    assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
-    http
+    logged_in(&format!("http://{admin}/console"), PASSWORD).await
 }
 
 async fn console_page(http: &reqwest::Client, admin: std::net::SocketAddr, path: &str) -> String {

@@ -188,16 +188,31 @@ impl Browser {
     /// `fetch(url)` from the page, with the browser's cookies: status,
     /// content type and body.
     pub fn fetch(&mut self, url: &str) -> (u64, String, Vec<u8>) {
-        use base64::Engine;
         let got = self.run(json!({"op": "fetch", "url": url}));
-        let body = base64::engine::general_purpose::STANDARD
-            .decode(got["body"].as_str().expect("body"))
-            .expect("base64");
-        (
-            got["status"].as_u64().expect("status"),
-            got["type"].as_str().unwrap_or_default().to_owned(),
-            body,
-        )
+        answer(&got)
+    }
+
+    /// Sends the list's bulk form (issue 33) as the browser would with
+    /// the button `button` (a CSS selector) pressed (the form's own fields,
+    /// the ticked boxes among them, and the button's name and value), from
+    /// the page with its cookies: status, content type and body. A PDF or
+    /// CSV download leaves no page to look at, so the test reads the answer
+    /// this way. (`f.action` would be the buttons named `action`, so the
+    /// attribute is read.)
+    pub fn submit_bulk(&mut self, button: &str) -> (u64, String, Vec<u8>) {
+        let got = self.script(
+            "const f = document.querySelector('form#bulk');\
+             const s = f.querySelector(arguments[0]);\
+             return fetch(f.getAttribute('action'), {method: 'POST', credentials: 'same-origin',\
+                                     body: new URLSearchParams(new FormData(f, s))})\
+               .then(r => r.arrayBuffer().then(b => {\
+                 let t = ''; const u = new Uint8Array(b);\
+                 for (let i = 0; i < u.length; i++) t += String.fromCharCode(u[i]);\
+                 return {status: r.status, type: r.headers.get('content-type'), body: btoa(t)};\
+               }));",
+            json!([button]),
+        );
+        answer(&got)
     }
 
     /// The whole page (not only what the screen shows) as a PNG at `path`.
@@ -246,6 +261,21 @@ impl Browser {
             std::thread::sleep(Duration::from_millis(50));
         }
     }
+}
+
+/// A fetch's answer as the page hands it back (`status`, `type` and the
+/// body in base64, which is how bytes cross the driver's JSON lines):
+/// status, content type and body.
+fn answer(got: &Value) -> (u64, String, Vec<u8>) {
+    use base64::Engine;
+    let body = base64::engine::general_purpose::STANDARD
+        .decode(got["body"].as_str().expect("body"))
+        .expect("base64");
+    (
+        got["status"].as_u64().expect("status"),
+        got["type"].as_str().unwrap_or_default().to_owned(),
+        body,
+    )
 }
 
 /// Accessibility (issue 33): axe-core's rules, and the keyboard.

@@ -244,6 +244,7 @@ pub fn qrtag_cmd_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 }
 
 pub mod api;
+pub mod console;
 pub mod pipe;
 pub mod poll;
 pub mod process;

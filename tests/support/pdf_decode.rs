@@ -10,11 +10,17 @@ use std::process::Command;
 /// The texts `zbarimg` reads from every page of `pdf` at 300 dpi, sorted;
 /// `dir` is scratch space.
 pub fn decode_pdf(dir: &Path, pdf: &[u8]) -> Vec<String> {
+    decode_pdf_at(dir, pdf, 300)
+}
+
+/// [`decode_pdf`] with the pages rendered at `dpi`: a small module has to
+/// scan at the resolution a printer has, not only at 300 dpi.
+pub fn decode_pdf_at(dir: &Path, pdf: &[u8], dpi: u32) -> Vec<String> {
     let file = dir.join("decode.pdf");
     std::fs::write(&file, pdf).expect("write");
     let prefix = dir.join("decode-page");
     let out = Command::new("pdftoppm")
-        .args(["-r", "300", "-gray", "-png"])
+        .args(["-r", &dpi.to_string(), "-gray", "-png"])
         .arg(&file)
         .arg(&prefix)
         .output()

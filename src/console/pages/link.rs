@@ -258,23 +258,79 @@ fn heading(v: &View<'_>) -> Markup {
 
 /// The title's edit form (issue 33).
 fn title_form(v: &View<'_>) -> Markup {
-    let r = v.refused.as_ref().map(|(r, _)| r);
-    let shown = match v.refused {
-        Some((r, typed)) if r.field == Some("title") => Some(typed),
-        _ => v.title,
-    };
-    let (invalid, class, described) = fault(r, "title", "title-text");
-    html! {
-        form.card #edit-title method="post" action={ (BASE) "/link/title" } {
-            (csrf_field(v.viewer.csrf))
-            input type="hidden" name="key" value=(v.key);
-            label for="title-text" { "Title (one line, the name lists show; empty to remove it)" }
+    field_form(
+        v,
+        &FieldForm {
+            form: "edit-title",
+            action: "/link/title",
+            name: "title",
+            id: "title-text",
+            label: "Title (one line, the name lists show; empty to remove it)",
             // No `maxlength`: a browser counts UTF-16 units, so 200 emoji
             // (200 characters, the limit) would be cut at 100; the server
             // says it beside the field instead.
-            input #title-text type="text" name="title" value=[shown] aria-invalid=[invalid] class=[class] aria-describedby=[described];
-            (field_problem(r, "title", "title-text"))
-            button type="submit" { "Save title" }
+            control: Control::Input {
+                kind: "text",
+                required: false,
+            },
+            submit: "Save title",
+        },
+        v.title,
+    )
+}
+
+/// A form that edits one field of the link: the field with its label and
+/// current value, the server's refusal beside it, and a submit. The
+/// destination, expiry, notes, title and fallback forms are all this
+/// shape, so a change to how a refused field is shown (what was typed,
+/// `aria-invalid`, the message it is described by) is made once.
+struct FieldForm {
+    /// The form's `id`.
+    form: &'static str,
+    /// Where it posts, below [`BASE`].
+    action: &'static str,
+    /// The field's `name`, as a refusal names it.
+    name: &'static str,
+    /// The field's `id`, which its label and its problem hang on.
+    id: &'static str,
+    label: &'static str,
+    control: Control,
+    /// The button's words.
+    submit: &'static str,
+}
+
+/// How a [`FieldForm`]'s value is typed.
+enum Control {
+    /// One line; `required` where an empty value is no edit at all.
+    Input { kind: &'static str, required: bool },
+    /// Several lines, at most `max` characters.
+    Textarea { rows: u32, max: usize },
+}
+
+/// `f` for the link in `v`, holding `stored`, or what was typed when the
+/// server refused this very field (so nothing typed is lost).
+fn field_form(v: &View<'_>, f: &FieldForm, stored: Option<&str>) -> Markup {
+    let r = v.refused.as_ref().map(|(r, _)| r);
+    let shown = match v.refused {
+        Some((r, typed)) if r.field == Some(f.name) => Some(typed),
+        _ => stored,
+    };
+    let (invalid, class, described) = fault(r, f.name, f.id);
+    html! {
+        form.card id=(f.form) method="post" action={ (BASE) (f.action) } {
+            (csrf_field(v.viewer.csrf))
+            input type="hidden" name="key" value=(v.key);
+            label for=(f.id) { (f.label) }
+            @match f.control {
+                Control::Input { kind, required } => {
+                    input id=(f.id) type=(kind) name=(f.name) value=[shown] required[required] aria-invalid=[invalid] class=[class] aria-describedby=[described];
+                }
+                Control::Textarea { rows, max } => {
+                    textarea id=(f.id) name=(f.name) rows=(rows) maxlength=(max) aria-invalid=[invalid] class=[class] aria-describedby=[described] { (shown.unwrap_or_default()) }
+                }
+            }
+            (field_problem(r, f.name, f.id))
+            button type="submit" { (f.submit) }
         }
     }
 }
@@ -323,47 +379,67 @@ fn fallback_fact(v: &View<'_>) -> Markup {
 
 /// The fallback's own form, beside the others.
 fn fallback_form(v: &View<'_>) -> Markup {
-    let r = v.refused.as_ref().map(|(r, _)| r);
-    let shown = match v.refused {
-        Some((r, typed)) if r.field == Some("fallback_url") => Some(typed),
-        _ => v.fallback,
-    };
-    let (invalid, class, described) = fault(r, "fallback_url", "fallback-url");
-    html! {
-        form.card #edit-fallback method="post" action={ (BASE) "/link/fallback" } {
-            (csrf_field(v.viewer.csrf))
-            input type="hidden" name="key" value=(v.key);
-            label for="fallback-url" { "Fallback: where scans go while the link is disabled or expired, instead of a 404 (an https:// address; empty to remove it)" }
-            input #fallback-url type="url" name="fallback_url" value=[shown] aria-invalid=[invalid] class=[class] aria-describedby=[described];
-            (field_problem(r, "fallback_url", "fallback-url"))
-            button type="submit" { "Save fallback" }
-        }
-    }
+    field_form(
+        v,
+        &FieldForm {
+            form: "edit-fallback",
+            action: "/link/fallback",
+            name: "fallback_url",
+            id: "fallback-url",
+            label: "Fallback: where scans go while the link is disabled or expired, instead of a 404 (an https:// address; empty to remove it)",
+            control: Control::Input {
+                kind: "url",
+                required: false,
+            },
+            submit: "Save fallback",
+        },
+        v.fallback,
+    )
 }
 
 fn edit_forms(v: &View<'_>) -> Markup {
     let csrf = v.viewer.csrf;
-    let r = v.refused.as_ref().map(|(r, _)| r);
-    // What a refused field had typed in it, or else the stored value.
-    let shown = |name: &str, stored: Option<String>| match v.refused {
-        Some((r, typed)) if r.field == Some(name) => Some(typed.to_owned()),
-        _ => stored,
-    };
     let expires = v
         .expires
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));
-    let (url_invalid, url_class, url_described) = fault(r, "url", "url");
-    let (exp_invalid, exp_class, exp_described) = fault(r, "expires", "expires");
-    let (notes_invalid, notes_class, notes_described) = fault(r, "notes", "notes-text");
+    let destination = FieldForm {
+        form: "edit-destination",
+        action: "/link/destination",
+        name: "url",
+        id: "url",
+        label: "New destination",
+        control: Control::Input {
+            kind: "text",
+            required: true,
+        },
+        submit: "Save destination",
+    };
+    let expiry = FieldForm {
+        form: "edit-expiry",
+        action: "/link/expiry",
+        name: "expires",
+        id: "expires",
+        label: "Expires (30d, 12h, 2w, a date such as 2026-12-31, 2026-12-31T23:59:59Z, or never)",
+        control: Control::Input {
+            kind: "text",
+            required: false,
+        },
+        submit: "Set expiry",
+    };
+    let notes = FieldForm {
+        form: "edit-notes",
+        action: "/link/notes",
+        name: "notes",
+        id: "notes-text",
+        label: "Notes (empty to remove them)",
+        control: Control::Textarea {
+            rows: 3,
+            max: MAX_NOTES,
+        },
+        submit: "Save notes",
+    };
     html! {
-        form.card #edit-destination method="post" action={ (BASE) "/link/destination" } {
-            (csrf_field(csrf))
-            input type="hidden" name="key" value=(v.key);
-            label for="url" { "New destination" }
-            input #url type="text" name="url" value=[shown("url", Some(v.url.to_owned()))] required aria-invalid=[url_invalid] class=[url_class] aria-describedby=[url_described];
-            (field_problem(r, "url", "url"))
-            button type="submit" { "Save destination" }
-        }
+        (field_form(v, &destination, Some(v.url)))
         form.card #edit-state method="post" action={ (BASE) "/link/state" } {
             (csrf_field(csrf))
             input type="hidden" name="key" value=(v.key);
@@ -375,23 +451,9 @@ fn edit_forms(v: &View<'_>) -> Markup {
                 button type="submit" { "Disable" }
             }
         }
-        form.card #edit-expiry method="post" action={ (BASE) "/link/expiry" } {
-            (csrf_field(csrf))
-            input type="hidden" name="key" value=(v.key);
-            label for="expires" { "Expires (30d, 12h, 2w, a date such as 2026-12-31, 2026-12-31T23:59:59Z, or never)" }
-            input #expires type="text" name="expires" value=[shown("expires", expires)] aria-invalid=[exp_invalid] class=[exp_class] aria-describedby=[exp_described];
-            (field_problem(r, "expires", "expires"))
-            button type="submit" { "Set expiry" }
-        }
+        (field_form(v, &expiry, expires.as_deref()))
         @if !v.store_away {
-            form.card #edit-notes method="post" action={ (BASE) "/link/notes" } {
-                (csrf_field(csrf))
-                input type="hidden" name="key" value=(v.key);
-                label for="notes-text" { "Notes (empty to remove them)" }
-                textarea #notes-text name="notes" rows="3" maxlength=(MAX_NOTES) aria-invalid=[notes_invalid] class=[notes_class] aria-describedby=[notes_described] { (shown("notes", v.notes.map(str::to_owned)).unwrap_or_default()) }
-                (field_problem(r, "notes", "notes-text"))
-                button type="submit" { "Save notes" }
-            }
+            (field_form(v, &notes, v.notes))
         }
         // Hidden with the store away, as the notes are: the page then shows
         // the snapshot's copy, not the stored title to edit.

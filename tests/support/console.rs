@@ -1,0 +1,99 @@
+//! The console as its HTTP tests meet it: the password set with the CLI,
+//! a client that behaves as a browser's session, the CSRF token of a
+//! page's form, and a login through the real form. One copy, so a change
+//! to the login form or its token field is mended in one place. Takes the
+//! console's base URL (`http://ADDR/console`), so it serves an in-process
+//! `TestApp` and a spawned `qrtag serve` alike.
+
+use std::path::Path;
+
+use reqwest::StatusCode;
+
+use super::qrtag_bin;
+
+/// Where a form's token stands in the page.
+const CSRF_FIELD: &str = r#"name="csrf" value=""#;
+
+/// A client that keeps cookies and does not follow redirects, as a browser
+/// session seen from the test (each 303 stays visible).
+pub fn browser() -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+/// The synchronizer token in a page's first form.
+pub fn csrf(html: &str) -> String {
+    let at = html
+        .find(CSRF_FIELD)
+        .unwrap_or_else(|| panic!("no CSRF field in {html}"));
+    let rest = &html[at + CSRF_FIELD.len()..];
+    rest[..rest.find('"').expect("end of value")].to_owned()
+}
+
+/// Sets the console's password as an operator does: `qrtag
+/// console-password` on the database `db`, `password` typed on its
+/// standard input.
+pub fn set_password(db: &Path, password: &str) {
+    use std::io::Write as _;
+    let mut child = qrtag_bin()
+        .arg("--db")
+        .arg(db)
+        .arg("console-password")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .expect("console-password");
+    writeln!(child.stdin.take().expect("stdin"), "{password}").expect("password");
+    assert!(child.wait().expect("wait").success());
+}
+
+/// The page at `url`, which must be there (200).
+pub async fn get_page(http: &reqwest::Client, url: &str) -> String {
+    let res = http.get(url).send().await.expect("GET");
+    assert_eq!(res.status(), StatusCode::OK, "GET {url}");
+    res.text().await.expect("body")
+}
+
+/// `form` posted to `url` as a browser posts it, and nothing added: the
+/// token is the caller's to send, or to leave out.
+pub async fn post_form(
+    http: &reqwest::Client,
+    url: &str,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
+    http.post(url).form(form).send().await.expect("POST")
+}
+
+/// Opens the login form of the console at `console` with `http` and posts
+/// `password` from it, with the form's token: the login's answer.
+pub async fn log_in_with(
+    http: &reqwest::Client,
+    console: &str,
+    password: &str,
+) -> reqwest::Response {
+    let url = format!("{console}/login");
+    let token = csrf(&get_page(http, &url).await);
+    post_form(
+        http,
+        &url,
+        &[("csrf", token.as_str()), ("password", password)],
+    )
+    .await
+}
+
+/// Logs `http` in to the console at `console` with `password`, which must
+/// be the right one.
+pub async fn log_in(http: &reqwest::Client, console: &str, password: &str) {
+    let res = log_in_with(http, console, password).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
+}
+
+/// A new [`browser`] session, logged in to the console at `console`.
+pub async fn logged_in(console: &str, password: &str) -> reqwest::Client {
+    let http = browser();
+    log_in(&http, console, password).await;
+    http
+}
