@@ -1117,6 +1117,7 @@ async fn a_list_page_shows_a_hundred_rows_or_the_size_asked_for() {
     let keys = |r: std::ops::Range<usize>| r.map(key).collect::<Vec<_>>();
 
     let first = c.page("/links").await;
+    eprintln!("per=100: the first page is {} bytes of HTML", first.len());
     assert_eq!(rows(&first), keys(0..100));
     assert_eq!(
         first.matches(r#"<img src="data:image/svg+xml,"#).count(),
@@ -1141,6 +1142,9 @@ async fn a_list_page_shows_a_hundred_rows_or_the_size_asked_for() {
                 "per={per}: the form shows the size"
             );
             let got = rows(&html);
+            if page == 1 {
+                eprintln!("per={per}: the first page is {} bytes of HTML", html.len());
+            }
             assert_eq!(
                 got.len(),
                 per.min(230 - seen.len()),
