@@ -1026,18 +1026,19 @@ async fn the_list_pages_forward_and_back_and_searches_keys_and_destinations() {
     })
     .await;
 
-    let first = c.page("/links").await;
-    assert_eq!(rows(&first).len(), qrtag::console::PAGE_SIZE);
+    // Pages of 50 rows (`per=50`), the size kept in the pager's links.
+    let first = c.page("/links?per=50").await;
+    assert_eq!(rows(&first).len(), 50);
     assert_eq!(rows(&first)[0], "p000");
     assert!(!first.contains(r#"id="prev""#));
     assert!(first.contains(r#"data-state="inactive""#));
-    let second = c.page("/links?q=&by=key&after=p049").await;
+    let second = c.page("/links?q=&by=key&per=50&after=p049").await;
     assert_eq!(rows(&second)[0], "p050");
-    assert!(second.contains(r#"href="/console/links?q=&amp;by=key&amp;after=p099""#));
-    let third = c.page("/links?q=&by=key&after=p099").await;
+    assert!(second.contains(r#"href="/console/links?q=&amp;by=key&amp;per=50&amp;after=p099""#));
+    let third = c.page("/links?q=&by=key&per=50&after=p099").await;
     assert_eq!(rows(&third).len(), 20);
     assert!(!third.contains(r#"id="next""#));
-    let back = c.page("/links?q=&by=key&before=p100").await;
+    let back = c.page("/links?q=&by=key&per=50&before=p100").await;
     assert_eq!(rows(&back), rows(&second));
 
     let prefix = c.page("/links?q=p10&by=key").await;
@@ -1057,10 +1058,97 @@ async fn the_list_pages_forward_and_back_and_searches_keys_and_destinations() {
     // The thumbnails are drawn into the page, not asked of the render gate.
     assert_eq!(
         first.matches(r#"<img src="data:image/svg+xml,"#).count(),
-        qrtag::console::PAGE_SIZE
+        50
     );
     assert!(!first.contains(r#"src="/qr/"#), "a thumbnail from /qr/");
     assert!(first.contains(r#"data-scans="—""#), "no scan index yet");
+}
+
+/// Issue 33: a list page shows 100 rows unless the address asks for 25,
+/// 50 or 200 (`per`), a choice the search form offers and the pager's
+/// links keep; any other size is a 400 with a line naming the sizes.
+#[tokio::test]
+async fn a_list_page_shows_a_hundred_rows_or_the_size_asked_for() {
+    let c = console().await;
+    let store = c.app.store();
+    for i in 0..230 {
+        qrtag::links::create(
+            &store,
+            qrtag::link::Via::Cli,
+            &Destination::parse(&format!("https://example.com/{i}")).expect("url"),
+            Some(&Console::key(&format!("p{i:03}"))),
+            false,
+        )
+        .await
+        .expect("create");
+    }
+    c.login().await;
+    eventually(Duration::from_secs(2), || async {
+        c.page("/links").await.contains(r#"data-total="230""#)
+    })
+    .await;
+    let key = |i: usize| format!("p{i:03}");
+    let keys = |r: std::ops::Range<usize>| r.map(key).collect::<Vec<_>>();
+
+    let first = c.page("/links").await;
+    eprintln!("per=100: the first page is {} bytes of HTML", first.len());
+    assert_eq!(rows(&first), keys(0..100));
+    assert_eq!(
+        first.matches(r#"<img src="data:image/svg+xml,"#).count(),
+        100,
+        "a thumbnail a row"
+    );
+    assert!(first.contains(r#"<option value="100" selected>"#));
+    assert!(
+        first.contains(r#"href="/console/links?q=&amp;by=key&amp;after=p099""#),
+        "the default size is left out of the pager's links"
+    );
+    let second = c.page("/links?q=&by=key&after=p099").await;
+    assert_eq!(rows(&second), keys(100..200));
+
+    for (per, pages) in [(25, 10), (50, 5), (200, 2)] {
+        let mut path = format!("/links?per={per}");
+        let mut seen = Vec::new();
+        for page in 1.. {
+            let html = c.page(&path).await;
+            assert!(
+                html.contains(&format!(r#"<option value="{per}" selected>"#)),
+                "per={per}: the form shows the size"
+            );
+            let got = rows(&html);
+            if page == 1 {
+                eprintln!("per={per}: the first page is {} bytes of HTML", html.len());
+            }
+            assert_eq!(
+                got.len(),
+                per.min(230 - seen.len()),
+                "per={per}, page {page}"
+            );
+            seen.extend(got);
+            let Some(next) = html
+                .split(r#"id="next" rel="next" href=""#)
+                .nth(1)
+                .and_then(|s| s.split('"').next())
+            else {
+                assert_eq!(page, pages, "per={per}");
+                break;
+            };
+            let next = next.replace("&amp;", "&");
+            assert!(next.contains(&format!("&per={per}&")), "{next}");
+            path = next.trim_start_matches("/console").to_owned();
+        }
+        assert_eq!(seen, keys(0..230), "per={per}: every link once, in order");
+    }
+
+    for bad in ["7", "0", "100000", "", "all"] {
+        let res = c.get(&format!("/links?per={bad}")).await;
+        assert_eq!(res.status(), StatusCode::BAD_REQUEST, "per={bad}");
+        let body = res.text().await.expect("body");
+        assert_eq!(
+            body.trim_end(),
+            format!("bad per: `{bad}`; one of 25, 50, 100, 200")
+        );
+    }
 }
 
 /// Issue 31: the list sorted `table-10` before `table-2`. Keys come in
@@ -1100,14 +1188,16 @@ async fn the_list_sorts_numbered_keys_by_their_numbers() {
         "table-1x".to_owned(),
     ];
     want.extend((2..=60).map(|i| format!("table-{i}")));
-    let first = c.page("/links").await;
-    let size = qrtag::console::PAGE_SIZE;
+    let first = c.page("/links?per=50").await;
+    let size = 50;
     assert_eq!(rows(&first), want[..size]);
     let last = &want[size - 1];
-    let second = c.page(&format!("/links?q=&by=key&after={last}")).await;
+    let second = c
+        .page(&format!("/links?q=&by=key&per=50&after={last}"))
+        .await;
     assert_eq!(rows(&second), want[size..]);
     let back = c
-        .page(&format!("/links?q=&by=key&before={}", want[size]))
+        .page(&format!("/links?q=&by=key&per=50&before={}", want[size]))
         .await;
     assert_eq!(rows(&back), rows(&first));
     let prefix = c.page("/links?q=table-1&by=key").await;
@@ -1474,7 +1564,7 @@ async fn the_list_sorts_by_time_filters_by_state_and_keeps_the_choices() {
     );
 
     let feb: Vec<String> = (0..60).rev().map(|i| format!("p{i:02}")).collect();
-    let newest = c.page("/links?sort=created&state=active").await;
+    let newest = c.page("/links?sort=created&state=active&per=50").await;
     assert_eq!(rows(&newest), feb[..50]);
     assert!(
         newest.contains(r#"<option value="created" selected>"#),
@@ -1487,7 +1577,10 @@ async fn the_list_sorts_by_time_filters_by_state_and_keeps_the_choices() {
         .and_then(|s| s.split('"').next())
         .expect("a next page")
         .replace("&amp;", "&");
-    assert!(next.contains("sort=created&state=active&after="), "{next}");
+    assert!(
+        next.contains("sort=created&state=active&per=50&after="),
+        "{next}"
+    );
     let second = c.page(next.trim_start_matches("/console")).await;
     let mut want: Vec<&str> = feb[50..].iter().map(String::as_str).collect();
     want.extend(["f-soon", "c-new", "b-mid", "a-old", "d-hand"]);
@@ -1543,6 +1636,8 @@ async fn the_list_sorts_by_time_filters_by_state_and_keeps_the_choices() {
         "/links?sort=size",
         "/links?state=lost",
         "/links?state=deleted",
+        "/links?per=7",
+        "/links?per=all",
     ] {
         let res = c.get(bad).await;
         assert_eq!(res.status(), StatusCode::BAD_REQUEST, "{bad}");

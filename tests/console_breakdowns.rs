@@ -293,6 +293,151 @@ async fn breakdowns_on_the_console_equal_qrtag_stats_by() {
     assert_eq!(shown_rows(&again, "device"), shown_rows(&html, "device"));
 }
 
+/// Issue 33: scans a fallback answered are counted apart, so the
+/// dashboard says how many beside its totals and in its busiest links, and
+/// both breakdowns CSVs carry them in a row of their own; the numbers equal
+/// `qrtag stats` over the same access log.
+#[tokio::test]
+async fn the_dashboard_and_the_breakdowns_say_how_many_scans_a_fallback_answered() {
+    let (app, log, http) = console().await;
+    let (event, home) = ("https://event.example/gig", "https://venue.example/home");
+    let mut doc = qrtag::link::Link::new_document(
+        &qrtag::values::destination::Destination::parse(event).expect("url"),
+        false,
+    );
+    qrtag::link::set_fallback_url(
+        &mut doc,
+        Some(&qrtag::values::destination::Destination::parse_absolute(home).expect("url")),
+    );
+    qrtag::links::create_document(
+        &app.store(),
+        qrtag::link::Via::Cli,
+        &doc,
+        Some(&qrtag::values::link_key::LinkKey::parse("gig01").expect("key")),
+    )
+    .await
+    .expect("create");
+    app.link("home", home).await;
+    let scan = |key: &'static str, want: &'static str| {
+        let req = app
+            .client
+            .get(app.url(&format!("/{key}")))
+            .header("user-agent", AGENTS[0])
+            .header("x-forwarded-for", ADDRESSES[0]);
+        async move {
+            let res = req.send().await.expect("scan");
+            assert_eq!(res.status(), StatusCode::FOUND, "/{key}");
+            assert_eq!(res.headers()["location"], want, "/{key}");
+        }
+    };
+    app.wait_for_status("/gig01", 302).await;
+    app.wait_for_status("/home", 302).await;
+    for _ in 0..2 {
+        scan("gig01", event).await;
+    }
+    scan("home", home).await;
+    let out = qrtag_cmd(&app.db, &["disable", "gig01"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    support::eventually(Duration::from_secs(5), || async {
+        let res = app
+            .client
+            .get(app.url("/gig01"))
+            .send()
+            .await
+            .expect("scan");
+        res.headers().get("location").is_some_and(|l| l == home)
+    })
+    .await;
+    for _ in 0..3 {
+        scan("gig01", home).await;
+    }
+    // The waits' own requests had no User-Agent (bots); one of them, after
+    // the disable, was answered by the fallback too: `qrtag stats` says.
+    let report = {
+        let out = qrtag_cmd(
+            &app.db,
+            &["stats", "--format", "json", log.to_str().expect("utf-8")],
+        );
+        serde_json::from_slice::<Value>(&out.stdout).expect("JSON")
+    };
+    let fallback = report["total"]["fallback"].as_u64().expect("a total");
+    assert!(fallback >= 3, "{report}");
+
+    let totals = format!(r#"<dd data-fallback="{fallback}">"#);
+    let deadline = std::time::Instant::now() + Duration::from_secs(5);
+    let html = loop {
+        let html = page(&app, &http, "/dashboard")
+            .await
+            .text()
+            .await
+            .expect("body");
+        if html.contains(&totals) {
+            break html;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "never counted: {html}"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    };
+    let scans = report["total"]["scans"].as_u64().expect("scans");
+    assert!(
+        html.contains(&format!(r#"<dd data-scans="{scans}">"#)),
+        "{html}"
+    );
+    // The busiest links, each with its fallback answers.
+    let row = |key: &str| {
+        let at = html
+            .find(&format!(r#"<tr data-key="{key}""#))
+            .unwrap_or_else(|| panic!("{key} among the busiest: {html}"));
+        html[at..].split("</tr>").next().expect("a row").to_owned()
+    };
+    assert!(
+        row("gig01").contains(&format!(r#"data-fallback="{fallback}""#)),
+        "{}",
+        row("gig01")
+    );
+    assert!(
+        row("home").contains(r#"data-fallback="0""#),
+        "{}",
+        row("home")
+    );
+    assert!(
+        html.contains(&format!(
+            r#"id="breakdowns-fallback" data-fallback="{fallback}""#
+        )),
+        "{html}"
+    );
+
+    let row = format!("\nfallback,all,{fallback}\n");
+    let csv = page(&app, &http, "/dashboard/breakdowns.csv?days=7")
+        .await
+        .text()
+        .await
+        .expect("csv");
+    assert!(csv.ends_with(&row[1..]) && csv.contains(&row), "{csv}");
+    let csv = page(&app, &http, "/link/breakdowns.csv?key=gig01")
+        .await
+        .text()
+        .await
+        .expect("csv");
+    assert!(
+        csv.starts_with("dimension,value,scans\nlink,\"gig01\","),
+        "{csv}"
+    );
+    assert!(csv.ends_with(&row[1..]), "{csv}");
+    let csv = page(&app, &http, "/link/breakdowns.csv?key=home")
+        .await
+        .text()
+        .await
+        .expect("csv");
+    assert!(csv.ends_with("\nfallback,all,0\n"), "{csv}");
+}
+
 /// A `--geoip-db` that is not there or not an MMDB is one line, exit 2,
 /// before anything starts.
 #[test]

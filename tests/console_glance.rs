@@ -233,8 +233,8 @@ async fn a_hundred_links_show_a_hundred_codes_while_stats_keeps_every_core_busy(
     log_in(&mut b);
     let ticks = busy_ticks();
     let clock = Instant::now();
-    // The list's pages (one of 100 rows, or as many as a page holds) until
-    // every link was shown, each page's images waited for.
+    // The list's pages until every link was shown, each page's images
+    // waited for: one page of 100 rows (issue 33).
     let (mut rows, mut loaded, mut broken, mut images, mut pages) = (0, 0, 0, 0, 0);
     b.get(&console("/links"));
     loop {
@@ -265,6 +265,7 @@ async fn a_hundred_links_show_a_hundred_codes_while_stats_keeps_every_core_busy(
         100.0 * used as f64 / had,
         busy.runs.load(Ordering::Relaxed)
     );
+    assert_eq!(pages, 1, "the 100 links on one page");
     assert_eq!(rows, 100, "every link listed");
     assert_eq!(images, 100, "a thumbnail a row");
     assert_eq!(loaded, 100, "every thumbnail shows a code");
@@ -375,4 +376,109 @@ async fn a_links_page_shows_its_scans_on_the_first_screen() {
             assert_eq!(b.count(&format!("section#{section}")), 1, "{section}");
         }
     }
+}
+
+/// How a chart is drawn on the screen now, in CSS pixels: the drawing's
+/// width and height, its smallest and largest text as drawn (font size
+/// times the drawing's scale), and the width its container's content box
+/// gives it.
+fn chart_box(b: &mut Browser, css: &str) -> Option<(f64, f64, f64, f64, f64)> {
+    let got = b.script(
+        "const s = document.querySelector(arguments[0]); if (!s) return null;\
+         const r = s.getBoundingClientRect();\
+         const sizes = [...s.querySelectorAll('text')].map(t => {\
+           const m = t.getScreenCTM();\
+           return parseFloat(getComputedStyle(t).fontSize) * (m ? Math.hypot(m.a, m.b) : 1); });\
+         const p = s.closest('figure').parentElement; const cs = getComputedStyle(p);\
+         const room = p.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);\
+         return [r.width, r.height, Math.min(...sizes), Math.max(...sizes), room];",
+        json!([css]),
+    );
+    let n = |i: usize| got[i].as_f64().expect("a size");
+    (!got.is_null()).then(|| (n(0), n(1), n(2), n(3), n(4)))
+}
+
+/// The breakdowns' bars as drawn: the narrowest bar track, the bars'
+/// height and the smallest text in their tables, in CSS pixels.
+fn bars_box(b: &mut Browser) -> (f64, f64, f64) {
+    let got = b.script(
+        "const tracks = [...document.querySelectorAll('#breakdowns table.bars td.bar')];\
+         const svgs = [...document.querySelectorAll('#breakdowns table.bars td.bar svg')];\
+         const cells = [...document.querySelectorAll('#breakdowns table.bars th, #breakdowns table.bars td.n')];\
+         return [Math.min(...tracks.map(t => t.getBoundingClientRect().width)),\
+                 Math.min(...svgs.map(s => s.getBoundingClientRect().height)),\
+                 Math.min(...cells.map(c => parseFloat(getComputedStyle(c).fontSize)))];",
+        json!([]),
+    );
+    let n = |i: usize| got[i].as_f64().expect("a size");
+    (n(0), n(1), n(2))
+}
+
+/// Issue 33: the scan charts are large enough to read at a glance. On a
+/// 1440 × 900 desktop the dashboard's daily chart is at least 640 px wide
+/// and a link's (the whole column of its scans summary) at least 520 px,
+/// both at least 240 px tall, their labels between 14 px (the console's
+/// least text) and 20 px; on a
+/// 390 × 844 phone a chart spans the width it is given and its labels stay
+/// at least 14 px (the console's least text). The breakdowns' bars are at
+/// least 100 px long and 12 px thick, their text 14 px or more, on both.
+/// Measured on main before: 448 × 261 px (link) and 480 × 280 px
+/// (dashboard) with 21–22 px labels on the desktop; 366 × 214 px, 17 px
+/// labels on the phone.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_scan_charts_are_large_enough_to_read_on_a_desktop_and_a_phone() {
+    let (app, _log) = spawn_console_with_scan_index(PASSWORD).await;
+    let console = |path: &str| format!("http://{}/console{path}", app.admin);
+    let key = "spring-poster";
+    app.link(key, "https://example.com/spring").await;
+    app.wait_for_status(&format!("/{key}"), 302).await;
+    let iphone = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+    scan(&app, key, 12, iphone, "https://l.instagram.com/").await;
+    scan(&app, key, 3, iphone, "https://www.google.com/").await;
+
+    let mut b = Browser::start();
+    b.screen(WIDE);
+    b.get(&console("/login"));
+    b.wait("form#login");
+    log_in(&mut b);
+    let link = console(&format!("/link?key={key}"));
+    b.reload_until(&link, r#"#scans dd[data-scans="15"]"#);
+    let mut problems = Vec::new();
+    for screen in [WIDE, PHONE] {
+        b.screen(screen);
+        for (page, url) in [("link", &link), ("dashboard", &console("/dashboard"))] {
+            b.get(url);
+            b.wait("svg#daily");
+            b.screenshot(&screenshots().join(format!("{}-{page}-chart.png", screen.name)));
+            let (w, h, small, large, room) = chart_box(&mut b, "svg#daily").expect("a chart");
+            let (track, thick, cell) = bars_box(&mut b);
+            eprintln!(
+                "{} {page}: chart {w:.0} × {h:.0} px of {room:.0} px, labels {small:.1}..{large:.1} px; \
+                 bars from {track:.0} px long, {thick:.1} px thick, text {cell:.1} px",
+                screen.name
+            );
+            let mut want = |ok: bool, what: String| {
+                if !ok {
+                    problems.push(format!("{} {page}: {what}", screen.name));
+                }
+            };
+            if screen.mobile {
+                want(
+                    w >= room - 1.0,
+                    format!("the chart is {w:.0} of {room:.0} px wide"),
+                );
+                want(small >= 14.0 - 0.05, format!("a label of {small:.1} px"));
+            } else {
+                let least = if page == "link" { 520.0 } else { 640.0 };
+                want(w >= least, format!("the chart is {w:.0} px wide"));
+                want(h >= 240.0, format!("the chart is {h:.0} px tall"));
+                want(small >= 14.0 - 0.05, format!("a label of {small:.1} px"));
+                want(large <= 20.0, format!("a label of {large:.1} px"));
+            }
+            want(track >= 100.0, format!("a bar track of {track:.0} px"));
+            want(thick >= 12.0, format!("bars {thick:.1} px thick"));
+            want(cell >= 14.0 - 0.05, format!("bar text of {cell:.1} px"));
+        }
+    }
+    assert!(problems.is_empty(), "{problems:#?}");
 }

@@ -28,6 +28,7 @@ pub mod limiter;
 pub mod list;
 pub mod pages;
 pub mod password;
+pub mod per_page;
 pub mod scans;
 pub mod search;
 pub mod session;

@@ -45,6 +45,20 @@ pub trait ScanCounts: Send + Sync + 'static {
     /// every link in one pass). `false`, and `f` not run, when not available.
     fn with_all_time(&self, f: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool;
 
+    /// Issue 33: scans answered by a link's fallback (the link disabled or
+    /// expired), all keys together since `day` (inclusive). No other number
+    /// here counts them, so a page says them beside the rest.
+    fn fallback_since(&self, _day: NaiveDate) -> Option<u64> {
+        None
+    }
+
+    /// Issue 33: each key's scans answered by its fallback, of all time, in
+    /// the order given (the index keeps a key's fallback answers in its
+    /// totals only, not per day).
+    fn fallback_of(&self, _keys: &[&str]) -> Option<Vec<u64>> {
+        None
+    }
+
     /// A key's breakdowns (device, OS, browser, places, referrer, hour ×
     /// weekday) of all time; `None` when not available or not kept.
     fn key_shares(&self, _key: &str) -> Option<Shares> {
@@ -146,6 +160,20 @@ impl ScanCounts for crate::scan_index::ScanIndex {
             return None;
         }
         crate::scan_index::ScanIndex::key_shares(self, key)
+    }
+
+    fn fallback_since(&self, day: NaiveDate) -> Option<u64> {
+        if !self.caught_up() {
+            return None;
+        }
+        let to = chrono::Utc::now().date_naive().max(day);
+        let totals = crate::scan_index::ScanIndex::daily_totals(self, day, to);
+        Some(totals.iter().map(|t| t.fallback).sum())
+    }
+
+    fn fallback_of(&self, keys: &[&str]) -> Option<Vec<u64>> {
+        self.caught_up()
+            .then(|| self.with_state(|s| keys.iter().map(|k| s.key(k).fallback).collect()))
     }
 
     fn day_shares(&self, from: NaiveDate, to: NaiveDate) -> Option<Shares> {

@@ -136,6 +136,8 @@ pub struct DayTotals {
     pub head: u64,
     pub bot: u64,
     pub not_found: u64,
+    /// Issue 33: answered with a link's fallback, not in `scans`.
+    pub fallback: u64,
 }
 
 /// Scans of one key on one day.
@@ -528,6 +530,7 @@ impl IndexState {
                     head: s.head,
                     bot: s.bot,
                     not_found: s.not_found,
+                    fallback: s.fallback,
                 })
             })
             .collect()

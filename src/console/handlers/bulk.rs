@@ -211,7 +211,7 @@ impl Again<'_> {
             self.state,
             self.session,
             self.user,
-            self.query.clone(),
+            (self.query.clone(), Default::default()),
             status,
             CreateForm::default(),
             bar,

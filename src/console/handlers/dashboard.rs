@@ -35,22 +35,29 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
             scans.top_keys(since, TOP),
             scans.daily_totals(since),
             scans.day_shares(since, today),
+            scans.fallback_since(since),
         )
     })
     .await;
-    let (top, daily, shares) = match numbers {
+    let (top, daily, shares, fallback) = match numbers {
         Ok(numbers) => numbers,
         Err(e) => {
             tracing::error!(error = %e, "counting the dashboard's scans did not finish");
-            (None, None, None)
+            (None, None, None, None)
         }
     };
+    // Issue 33: the busiest links' fallback answers, of all time.
+    let top_fallback = top.as_ref().and_then(|top| {
+        let keys: Vec<&str> = top.iter().map(|(k, _)| k.as_str()).collect();
+        state.scans.fallback_of(&keys)
+    });
     // A key with scans was a link when it was counted; one deleted since
     // is shown as such, not linked to a page that would say it is unknown.
     let table = state.snapshot.load();
     let top = top.map(|top| {
         top.into_iter()
-            .map(|(key, scans)| {
+            .enumerate()
+            .map(|(i, (key, scans))| {
                 let link = table.get(&key);
                 let title = table.texts(&key).and_then(|t| t.title).map(str::to_owned);
                 pages::dashboard::Busiest {
@@ -59,6 +66,7 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
                     title,
                     scans,
                     key,
+                    fallback: top_fallback.as_ref().and_then(|f| f.get(i).copied()),
                 }
             })
             .collect()
@@ -69,6 +77,7 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         top,
         daily,
         shares,
+        fallback,
     };
     html(StatusCode::OK, pages::dashboard::page(&view))
 }
@@ -85,10 +94,14 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
     let today = Utc::now().date_naive();
     let since = period.since(today);
     let scans = Arc::clone(&state.scans);
-    match web::block(move || scans.day_shares(since, today)).await {
-        Ok(Some(shares)) => super::csv_file(
+    let numbers = web::block(move || (scans.day_shares(since, today), scans.fallback_since(since)));
+    match numbers.await {
+        Ok((Some(shares), fallback)) => super::csv_file(
             &format!("scans-{}-days-breakdowns.csv", period.days()),
-            pages::breakdowns::csv(&shares),
+            pages::breakdowns::with_fallback(
+                pages::breakdowns::csv(&shares),
+                fallback.unwrap_or_default(),
+            ),
         ),
         _ => plain(
             StatusCode::SERVICE_UNAVAILABLE,

@@ -235,14 +235,23 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
     match state.scans.key_shares(key.as_str()) {
         Some(shares) => super::csv_file(
             &format!("{}-breakdowns.csv", key.as_str().replace('/', "_")),
-            pages::breakdowns::link_csv(
-                key.as_str(),
+            // Issue 33: the link's fallback answers, of all time as its
+            // breakdowns are, in their own row.
+            pages::breakdowns::with_fallback(
+                pages::breakdowns::link_csv(
+                    key.as_str(),
+                    state
+                        .snapshot
+                        .load()
+                        .texts(key.as_str())
+                        .and_then(|t| t.title),
+                    &shares,
+                ),
                 state
-                    .snapshot
-                    .load()
-                    .texts(key.as_str())
-                    .and_then(|t| t.title),
-                &shares,
+                    .scans
+                    .fallback_of(&[key.as_str()])
+                    .and_then(|f| f.first().copied())
+                    .unwrap_or_default(),
             ),
         ),
         None => plain(

@@ -13,6 +13,7 @@ use crate::console::http::{
 use crate::console::list::{self, At, By, Cursor, Query, Sort, StateFilter};
 use crate::console::pages::bulk::{Bar, Matching};
 use crate::console::pages::{self, Refused, links::CreateForm};
+use crate::console::per_page::PerPage;
 use crate::console::session::{Current, User};
 use crate::link::Via;
 use crate::link::{self, Link, Notes, Title};
@@ -21,8 +22,8 @@ use crate::values::destination::Destination;
 use crate::values::expiry::parse_future;
 use crate::values::link_key::LinkKey;
 
-/// Rows a page shows.
-pub const PAGE_SIZE: usize = 50;
+/// Rows a page shows when the address does not say (issue 33: a hundred).
+pub const PAGE_SIZE: usize = crate::console::per_page::DEFAULT;
 
 /// Days of scans the list shows per link.
 const SCAN_DAYS: i64 = 30;
@@ -61,6 +62,19 @@ pub(super) fn query_from(query_string: &str) -> Result<Query, String> {
     Ok(query)
 }
 
+/// Issue 33: the rows a page shows (`per`), kept apart from [`Query`],
+/// which says which rows; a size the list does not offer is the client's
+/// mistake.
+pub(super) fn per_from(query_string: &str) -> Result<PerPage, String> {
+    let mut per = PerPage::default();
+    for (name, value) in form_urlencoded::parse(query_string.as_bytes()) {
+        if name == "per" {
+            per = PerPage::parse(&value)?;
+        }
+    }
+    Ok(per)
+}
+
 fn names<const N: usize>(names: [&str; N]) -> String {
     names.join(", ")
 }
@@ -74,11 +88,15 @@ pub async fn list(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(query) => query,
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
+    let per = match per_from(req.query_string()) {
+        Ok(per) => per,
+        Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
+    };
     list_page(
         &state,
         &session,
         &user,
-        query,
+        (query, per),
         StatusCode::OK,
         CreateForm::default(),
         Bar::default(),
@@ -92,11 +110,12 @@ pub(super) async fn list_page(
     state: &web::Data<ConsoleState>,
     session: &Current,
     user: &User,
-    query: Query,
+    (query, per): (Query, PerPage),
     status: StatusCode,
     create: CreateForm<'_>,
     bulk: Bar<'_>,
 ) -> HttpResponse {
+    let size = per.rows();
     // Off the admin listener's one worker: a destination search, a state
     // filter or a time order scans every link, and a page asked for before
     // `key_order::keep_following` has sorted the keys after a start sorts
@@ -116,7 +135,7 @@ pub(super) async fn list_page(
                         now_ms,
                         all_time_scans: scans,
                     };
-                    page = Some(list::page(keys, &table, &query, PAGE_SIZE, &at));
+                    page = Some(list::page(keys, &table, &query, size, &at));
                 });
                 page
             } else {
@@ -124,7 +143,7 @@ pub(super) async fn list_page(
                     now_ms,
                     all_time_scans: &|_| 0,
                 };
-                Some(list::page(keys, &table, &query, PAGE_SIZE, &at))
+                Some(list::page(keys, &table, &query, size, &at))
             };
             (page, table.len())
         }
@@ -162,6 +181,7 @@ pub(super) async fn list_page(
         viewer: viewer(session, user),
         total,
         query: &query,
+        per,
         page: &page,
         scans,
         filter_unavailable,
@@ -204,7 +224,7 @@ pub async fn create(
         &state,
         &session,
         &user,
-        Query::default(),
+        (Query::default(), PerPage::default()),
         status,
         create,
         Bar::default(),

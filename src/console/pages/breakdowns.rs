@@ -220,6 +220,34 @@ pub fn csv(s: &Shares) -> String {
     out
 }
 
+// --- Fallback answers beside the breakdowns (issue 33) ---
+
+/// The CSV row of scans answered by a fallback: the index counts them
+/// apart from scans, with no device, place or hour, so they are in no
+/// other row.
+pub const FALLBACK_ROW: &str = "fallback,all";
+
+/// A breakdowns CSV ([`csv`], [`link_csv`]) with the [`FALLBACK_ROW`] at
+/// its end: `fallback,all,N` over the same span.
+pub fn with_fallback(mut csv: String, fallback: u64) -> String {
+    csv.push_str(&format!("{FALLBACK_ROW},{fallback}\n"));
+    csv
+}
+
+/// Under the breakdowns: how many scans `scope` were sent to a fallback
+/// instead, which the bars above leave out (nothing when none were).
+pub fn fallback_note(fallback: Option<u64>, scope: &str) -> Markup {
+    html! {
+        @if let Some(n) = fallback.filter(|n| *n > 0) {
+            p.muted #breakdowns-fallback data-fallback=(n) {
+                "Besides these, " (n) " " (if n == 1 { "scan" } else { "scans" }) " " (scope)
+                " went to a link's fallback (the link disabled or expired); the breakdowns leave "
+                (if n == 1 { "it" } else { "them" }) " out."
+            }
+        }
+    }
+}
+
 /// One link's breakdowns as CSV (issue 33): [`csv`] with the link named in
 /// its first rows, in the file's own shape: `link,"KEY",` and, when it has
 /// one, `title,"TITLE",` (no scans in those rows), so a file saved to a

@@ -327,7 +327,7 @@ pub fn chart(id: &str, what: &str, period: Period, daily: &[(NaiveDate, u64)]) -
                 @for t in &ticks {
                     @let ty = y(*t as f64);
                     line x1=(f(AXIS)) x2=(f(W - RIGHT)) y1=(f(ty)) y2=(f(ty)) stroke=(if *t == 0 { "#5c6670" } else { "#d9dee3" }) stroke-width="1" {}
-                    text.tick x=(f(AXIS - 4.0)) y=(f(ty + FONT * 0.35)) text-anchor="end" font-size=(FONT) fill="#5c6670" data-tick=(t) { (short(*t)) }
+                    text.tick x=(f(AXIS - 4.0)) y=(f(ty)) dominant-baseline="central" text-anchor="end" font-size=(FONT) fill="#5c6670" data-tick=(t) { (short(*t)) }
                 }
                 @for (i, b) in buckets.iter().enumerate() {
                     @let cx = AXIS + slot * (i as f64 + 0.5);

@@ -15,6 +15,9 @@ pub struct View<'a> {
     pub daily: Option<Vec<(NaiveDate, u64)>>,
     /// All links' breakdowns over the period.
     pub shares: Option<Shares>,
+    /// Issue 33: scans over the period sent to a link's fallback, which
+    /// `daily` does not count.
+    pub fallback: Option<u64>,
 }
 
 /// One of the busiest links: its key, scans, and whether the key is a link
@@ -27,6 +30,9 @@ pub struct Busiest {
     pub is_link: bool,
     pub title: Option<String>,
     pub url: Option<String>,
+    /// Issue 33: its scans sent to its fallback, of all time (the index
+    /// keeps no per-day count of them per link); `None`: not available.
+    pub fallback: Option<u64>,
 }
 
 pub fn page(v: &View<'_>) -> Markup {
@@ -37,6 +43,9 @@ pub fn page(v: &View<'_>) -> Markup {
             h1 { "Dashboard" }
             (chart::picker(v.period, |days| format!("{BASE}/dashboard?days={days}")))
             h2 { "Scans per " (v.period.unit_noun()) ", " (v.period.words()) }
+            @if let Some(daily) = &v.daily {
+                (totals(daily, v.fallback))
+            }
             @match &v.daily {
                 Some(daily) => (chart::chart("daily", "Scans", v.period, daily)),
                 None => p #daily.muted data-available="false" { "Scan counts not available." },
@@ -45,7 +54,7 @@ pub fn page(v: &View<'_>) -> Markup {
             @match &v.top {
                 Some(top) if !top.is_empty() => {
                     table #top {
-                        thead { tr { th { "Link" } th { "Destination" } th { "Scans" } } }
+                        thead { tr { th { "Link" } th { "Destination" } th { "Scans" } th { "Sent to its fallback (all time)" } } }
                         tbody { @for b in top {
                             tr data-key=(b.key) data-link=(b.is_link) {
                                 td {
@@ -60,6 +69,7 @@ pub fn page(v: &View<'_>) -> Markup {
                                 }
                                 td.url { @if let Some(url) = &b.url { (url) } }
                                 td data-scans=(b.scans) { (b.scans) }
+                                td data-fallback=[b.fallback] { (super::count(b.fallback)) }
                             }
                         } }
                     }
@@ -73,8 +83,21 @@ pub fn page(v: &View<'_>) -> Markup {
                 &format!("in {}", v.period.words()),
                 &format!("{BASE}/dashboard/breakdowns.csv?days={}", v.period.days()),
             ))
+            (super::breakdowns::fallback_note(v.fallback, &format!("in {}", v.period.words())))
         },
     )
+}
+
+/// Issue 33: the period's scans and, beside them, those a fallback
+/// answered, which the scans (and the chart) do not include.
+fn totals(daily: &[(NaiveDate, u64)], fallback: Option<u64>) -> Markup {
+    let scans: u64 = daily.iter().map(|d| d.1).sum();
+    html! {
+        dl.counts #totals {
+            div { dt { "Scans" } dd data-scans=(scans) { (scans) } }
+            div { dt { "Sent to a fallback" } dd data-fallback=[fallback] { (super::count(fallback)) } }
+        }
+    }
 }
 
 #[cfg(test)]
@@ -99,6 +122,7 @@ mod tests {
                     is_link: true,
                     title: Some("The <docs> poster".into()),
                     url: Some("https://docs.example/".into()),
+                    fallback: Some(0),
                 },
                 Busiest {
                     key: "gone".into(),
@@ -108,6 +132,7 @@ mod tests {
             ]),
             daily: None,
             shares: None,
+            fallback: None,
         };
         let html = page(&view).into_string();
         assert!(

@@ -10,12 +10,15 @@ use super::{
     when,
 };
 use crate::console::list::{By, Page, Query, Sort, StateFilter};
+use crate::console::per_page::PerPage;
 use crate::link::MAX_NOTES;
 
 pub struct View<'a> {
     pub viewer: Viewer<'a>,
     pub total: usize,
     pub query: &'a Query,
+    /// The rows a page shows (issue 33), kept in the pager's links.
+    pub per: PerPage,
     pub page: &'a Page,
     /// Scans in the last 30 days, per row; `None` when not available.
     pub scans: Option<Vec<u64>>,
@@ -45,15 +48,18 @@ pub struct CreateForm<'a> {
 }
 
 /// The list's address for `query`'s text and choices and one cursor. The
-/// sort and the state are left out at their defaults, so the plain list's
-/// addresses stay as they were.
-fn list_href(query: &Query, cursor: &str, position: &str) -> String {
+/// sort, the state and the page size are left out at their defaults, so the
+/// plain list's addresses stay as they were.
+fn list_href(query: &Query, per: PerPage, cursor: &str, position: &str) -> String {
     let mut href = format!("{BASE}/links?q={}&by={}", q(&query.text), by_name(query.by));
     if query.sort != Sort::default() {
         href.push_str(&format!("&sort={}", query.sort.name()));
     }
     if query.state != StateFilter::default() {
         href.push_str(&format!("&state={}", query.state.name()));
+    }
+    if !per.is_default() {
+        href.push_str(&format!("&per={}", per.rows()));
     }
     href.push_str(&format!("&{cursor}={}", q(position)));
     href
@@ -126,6 +132,14 @@ pub fn page(v: &View<'_>) -> Markup {
                         }
                     }
                 }
+                span.choice {
+                    label for="per" { "Rows" }
+                    select #per name="per" {
+                        @for p in PerPage::all() {
+                            option value=(p.rows()) selected[v.per == p] { (p.rows()) }
+                        }
+                    }
+                }
                 button type="submit" { "Search" }
             }
             @if v.filter_unavailable {
@@ -173,8 +187,8 @@ pub fn page(v: &View<'_>) -> Markup {
                 }
             }
             nav.pager #pager {
-                @if let Some(k) = &v.page.prev { a #prev rel="prev" href=(list_href(query, "before", k)) { "← Previous" } }
-                @if let Some(k) = &v.page.next { a #next rel="next" href=(list_href(query, "after", k)) { "Next →" } }
+                @if let Some(k) = &v.page.prev { a #prev rel="prev" href=(list_href(query, v.per, "before", k)) { "← Previous" } }
+                @if let Some(k) = &v.page.next { a #next rel="next" href=(list_href(query, v.per, "after", k)) { "Next →" } }
             }
         },
     )

@@ -176,15 +176,24 @@ fn assert_agrees(state: &IndexState, lines: &[String], links: &LinkKeys) {
             head: 0,
             bot: 0,
             not_found: 0,
+            fallback: 0,
         });
         assert_eq!(
-            (got.scans, got.requests, got.head, got.bot, got.not_found),
+            (
+                got.scans,
+                got.requests,
+                got.head,
+                got.bot,
+                got.not_found,
+                got.fallback
+            ),
             (
                 want.scans,
                 want.requests,
                 want.head,
                 want.bot,
-                want.not_found
+                want.not_found,
+                want.fallback
             ),
             "day {day}"
         );
