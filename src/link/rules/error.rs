@@ -32,6 +32,8 @@ pub enum Problem {
     MissingUrl,
     #[error("{0}")]
     BadUrl(InvalidDestination),
+    #[error("must be an absolute http(s) URL (https://...), not a path")]
+    UrlNotAbsolute,
     #[error(
         "a rule needs at least one condition (os, class, country, lang, from, until, days, hours, split)"
     )]

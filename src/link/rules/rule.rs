@@ -6,7 +6,7 @@ use chrono::NaiveDateTime;
 use chrono_tz::Tz;
 use serde_json::{Map, Value};
 
-use crate::values::destination::Destination;
+use crate::values::destination::{Destination, InvalidDestination};
 
 use super::country::is_country;
 use super::device::{Class, ClassSet, Device, Os, OsSet};
@@ -83,9 +83,19 @@ impl Rule {
         }
         let url = match obj.get("url") {
             None => return Err(at.err("url", Problem::MissingUrl)),
-            Some(v) => Destination::parse_absolute(text(&at, "url", v)?)
-                .map_err(|e| at.err("url", Problem::BadUrl(e)))?,
+            Some(v) => Destination::parse_absolute(text(&at, "url", v)?).map_err(|e| {
+                at.err(
+                    "url",
+                    match e {
+                        InvalidDestination::NotAbsolute(_) => Problem::UrlNotAbsolute,
+                        e => Problem::BadUrl(e),
+                    },
+                )
+            })?,
         };
+        // Stored as `url` is: a host in capitals in lower case.
+        let mut source = obj.clone();
+        source.insert("url".into(), Value::String(url.as_str().to_owned()));
         let mut rule = Rule {
             url,
             os: None,
@@ -96,7 +106,7 @@ impl Rule {
             weekly: None,
             split: None,
             reads: Reads::NONE,
-            source: obj.clone(),
+            source,
         };
         if let Some(v) = obj.get("os") {
             let mut set = OsSet::default();

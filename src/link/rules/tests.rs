@@ -31,13 +31,18 @@ struct Scan {
     bucket: u8,
     asked_country: usize,
     asked_bucket: usize,
+    /// How often the User-Agent and Accept-Language were read.
+    read_ua: std::cell::Cell<usize>,
+    read_lang: std::cell::Cell<usize>,
 }
 
 impl ScanFacts for Scan {
     fn user_agent(&self) -> &[u8] {
+        self.read_ua.set(self.read_ua.get() + 1);
         self.ua.as_bytes()
     }
     fn accept_language(&self) -> &[u8] {
+        self.read_lang.set(self.read_lang.get() + 1);
         self.lang.as_bytes()
     }
     fn country(&mut self) -> Option<[u8; 2]> {
@@ -318,8 +323,16 @@ fn a_country_rule_needs_a_geoip_database_unless_already_stored() {
 
 #[test]
 fn a_rule_url_is_an_absolute_url_with_urls_own_checks() {
+    let e = refused(json!([{"url": "/menu", "os": ["ios"]}]), GEOIP);
+    assert_eq!(
+        (e.path.as_str(), &e.problem),
+        ("rules[0].url", &Problem::UrlNotAbsolute)
+    );
+    assert_eq!(
+        e.to_string(),
+        "rules[0].url: must be an absolute http(s) URL (https://...), not a path"
+    );
     for (bad, want) in [
-        ("/menu", "a fallback must be an absolute http(s) URL"),
         ("ftp://example.com/", "not an absolute http(s) URL"),
         ("https://user@example.com/", "user name or password"),
         ("", "must not be empty"),
@@ -329,6 +342,10 @@ fn a_rule_url_is_an_absolute_url_with_urls_own_checks() {
         assert!(matches!(e.problem, Problem::BadUrl(_)), "{e}");
         assert!(e.to_string().contains(want), "{e}");
     }
+    // A host in capitals is stored in lower case, as `url` is.
+    let r = rules(json!([{"url": "https://Example.COM/a", "os": ["ios"]}]));
+    assert_eq!(r.url(0).map(|d| d.as_str()), Some("https://example.com/a"));
+    assert_eq!(r.to_json()[0]["url"], "https://example.com/a");
     let long = format!(
         "https://example.com/{}",
         "a".repeat(crate::values::destination::MAX_DESTINATION)
@@ -1178,7 +1195,9 @@ proptest! {
         let r = Rules::from_json(&Value::Array(list.clone()), &GEOIP).expect("generated rules are valid");
         prop_assert_eq!(r.to_json(), Value::Array(list.clone()));
         prop_assert_eq!(r.choose(&mut scan, now), reference_choose(&list, &scan, now));
+        // Each fact read at most once, however many rules test it.
         prop_assert!(scan.asked_country <= 1 && scan.asked_bucket <= 1);
+        prop_assert!(scan.read_ua.get() <= 1 && scan.read_lang.get() <= 1);
     }
 }
 
