@@ -55,6 +55,7 @@ use crate::values::destination::Destination;
 use super::Document;
 
 mod country;
+mod describe;
 pub mod device;
 mod error;
 pub mod language;
@@ -234,6 +235,14 @@ impl Rules {
     /// The destination rule `index` gives.
     pub fn url(&self, index: usize) -> Option<&Destination> {
         self.rules.get(index).map(|r| &r.url)
+    }
+
+    /// Rule `index`'s conditions in one line (`os: ios, ipados; hours:
+    /// 11:00–15:00; tz: Europe/Dublin`), the same on every surface.
+    pub fn conditions(&self, index: usize) -> Option<String> {
+        self.rules
+            .get(index)
+            .map(|r| describe::conditions(&r.source))
     }
 
     /// What the rules read of a scan, all rules together.

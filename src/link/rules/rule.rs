@@ -17,7 +17,7 @@ use super::{Capabilities, Reads, ScanFacts};
 
 /// The fields a rule may have; anything else is refused, so that a typo
 /// (`"contry"`) never leaves a rule that holds for everyone.
-const FIELDS: [&str; 11] = [
+pub(super) const FIELDS: [&str; 11] = [
     "url", "os", "class", "country", "lang", "from", "until", "days", "hours", "tz", "split",
 ];
 
@@ -79,7 +79,7 @@ impl Rule {
             });
         };
         if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
-            return Err(at.err(unknown, Problem::UnknownField));
+            return Err(at.err(&shortened(unknown), Problem::UnknownField));
         }
         let url = match obj.get("url") {
             None => return Err(at.err("url", Problem::MissingUrl)),
@@ -242,6 +242,16 @@ impl Rule {
             }
         }
         true
+    }
+}
+
+/// An unknown field's name as an error shows it: a document may have a
+/// name of megabytes.
+fn shortened(name: &str) -> String {
+    const SHOWN: usize = 40;
+    match name.char_indices().nth(SHOWN) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name.to_owned(),
     }
 }
 

@@ -308,6 +308,13 @@ fn bad_input_is_named_by_its_field() {
 }
 
 #[test]
+fn a_long_unknown_field_is_not_echoed_whole() {
+    let name = "x".repeat(100_000);
+    let e = refused(json!([{"url": "https://example.com/", name: 1}]), GEOIP);
+    assert_eq!(e.path, format!("rules[0].{}…", "x".repeat(40)));
+}
+
+#[test]
 fn a_country_rule_needs_a_geoip_database_unless_already_stored() {
     let v = json!([{"url": "https://example.com/ie", "country": ["IE"]}]);
     let e = refused(v.clone(), Capabilities { geoip: false });
@@ -379,6 +386,18 @@ fn round_trips_as_written() {
     ]);
     let r = rules(v.clone());
     assert_eq!(r.to_json(), v);
+    let lines: Vec<String> = (0..r.len()).filter_map(|i| r.conditions(i)).collect();
+    assert_eq!(
+        lines,
+        [
+            "os: ios, ipados; class: phone, tablet",
+            "days: mon, tue, wed, thu, fri; hours: 11:00–15:00; tz: Europe/Dublin",
+            "country: GB, IE; lang: en-GB, EN",
+            "from: 2026-12-01T08:00:00+01:00; until: 2027-01-01T00:00:00Z",
+            "split: 50–100%",
+        ]
+    );
+    assert_eq!(r.conditions(5), None);
     assert_eq!(rules(r.to_json()), r);
     assert_eq!(r.url(4).map(|d| d.as_str()), Some("https://example.com/b"));
     assert_eq!(r.url(5), None);
