@@ -29,6 +29,8 @@ struct Scan {
     lang: String,
     country: Option<[u8; 2]>,
     bucket: u8,
+    /// The link's key and who scans it: the bucket is then `split::bucket`'s.
+    scanner: Option<(String, String)>,
     asked_country: usize,
     asked_bucket: usize,
     /// How often the User-Agent and Accept-Language were read.
@@ -51,7 +53,10 @@ impl ScanFacts for Scan {
     }
     fn split_bucket(&mut self) -> u8 {
         self.asked_bucket += 1;
-        self.bucket
+        match &self.scanner {
+            Some((key, who)) => split::bucket(key, who.as_bytes()),
+            None => self.bucket,
+        }
     }
 }
 
@@ -1066,6 +1071,22 @@ fn reference_window(rule: &Value, now: i64) -> bool {
     }
 }
 
+/// The documented split hash, restated: SHA-256 of the key's length (4
+/// bytes, big-endian), the key and the scanner; the first 8 bytes
+/// big-endian, modulo 100.
+fn reference_bucket(scan: &Scan) -> u64 {
+    use sha2::{Digest, Sha256};
+    let Some((key, who)) = &scan.scanner else {
+        return u64::from(scan.bucket);
+    };
+    let mut input = (key.len() as u32).to_be_bytes().to_vec();
+    input.extend_from_slice(key.as_bytes());
+    input.extend_from_slice(who.as_bytes());
+    let digest = Sha256::digest(&input);
+    let first: [u8; 8] = digest[..8].try_into().expect("8 bytes");
+    u64::from_be_bytes(first) % 100
+}
+
 fn reference_choose(list: &[Value], scan: &Scan, now: i64) -> Option<usize> {
     list.iter().position(|rule| {
         let strings = |f: &str| -> Option<Vec<String>> {
@@ -1100,7 +1121,8 @@ fn reference_choose(list: &[Value], scan: &Scan, now: i64) -> Option<usize> {
             && reference_window(rule, now)
             && rule.get("split").is_none_or(|s| {
                 let (lo, hi) = (s[0].as_u64().expect("lo"), s[1].as_u64().expect("hi"));
-                lo <= u64::from(scan.bucket) && u64::from(scan.bucket) < hi
+                let bucket = reference_bucket(scan);
+                lo <= bucket && bucket < hi
             })
     })
 }
@@ -1119,10 +1141,13 @@ const HOURS: [&str; 8] = [
     "00:00", "01:30", "02:15", "06:00", "11:00", "15:00", "22:00", "23:59",
 ];
 const ZONES: [&str; 4] = ["Europe/Dublin", "America/New_York", "UTC", "Asia/Kolkata"];
-const LANGS: [&str; 6] = ["en", "en-GB", "de", "pt-BR", "fr", "EN-us"];
+const LANGS: [&str; 7] = ["en", "en-GB", "de", "de-AT", "pt-BR", "fr", "EN-us"];
 const COUNTRIES: [&str; 4] = ["IE", "GB", "US", "DE"];
-const HEADERS: [&str; 8] = [
+const HEADERS: [&str; 11] = [
     "",
+    "en",
+    "pt;q=0.5, fr;q=0.4",
+    "de-at, en;q=0.9",
     "en-GB,en;q=0.9",
     "de, en;q=0.8",
     "fr;q=0.2, pt-BR",
@@ -1186,12 +1211,17 @@ prop_compose! {
         lang in prop::sample::select(HEADERS.to_vec()),
         country in prop::option::of(prop::sample::select(COUNTRIES.to_vec())),
         bucket in 0u8..100,
+        scanner in prop::option::of((
+            prop::sample::select(vec!["H83if", "menu", "table-2", "a/b/c", ""]),
+            "[0-9A-Za-z]{19}|[0-9.]{7,15} [ -~]{0,40}",
+        )),
     ) -> Scan {
         Scan {
             ua: ua.into(),
             lang: lang.into(),
             country: country.map(|c| [c.as_bytes()[0], c.as_bytes()[1]]),
             bucket,
+            scanner: scanner.map(|(k, w)| (k.to_owned(), w)),
             ..Scan::default()
         }
     }
@@ -1209,6 +1239,8 @@ fn an_instant() -> impl Strategy<Value = i64> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
 
+    /// Any link key, rule list, scan and time (the split's bucket computed
+    /// from the key and the scanner on both sides).
     #[test]
     fn choose_equals_the_reference(list in prop::collection::vec(a_rule(), 0..6), mut scan in a_scan(), now in an_instant()) {
         let r = Rules::from_json(&Value::Array(list.clone()), &GEOIP).expect("generated rules are valid");
