@@ -59,11 +59,13 @@ mod describe;
 pub mod device;
 mod error;
 pub mod language;
+mod loops;
 mod rule;
 pub mod split;
 pub mod window;
 
 pub use error::{Problem, RuleError};
+pub use loops::RuleLoops;
 
 use rule::{Rule, Seen};
 
