@@ -166,16 +166,15 @@ impl Rules {
     /// array is no rules.
     pub fn from_json(value: &Value, caps: &Capabilities) -> Result<Rules, RuleError> {
         let Value::Array(items) = value else {
-            return Err(RuleError {
-                path: "rules".into(),
-                problem: Problem::NotArray,
-            });
+            return Err(RuleError::at(None, None, None, Problem::NotArray));
         };
         if items.len() > MAX_RULES {
-            return Err(RuleError {
-                path: "rules".into(),
-                problem: Problem::TooMany(items.len()),
-            });
+            return Err(RuleError::at(
+                None,
+                None,
+                None,
+                Problem::TooMany(items.len()),
+            ));
         }
         let rules = items
             .iter()
