@@ -20,7 +20,8 @@
 //! Each rule has `url` (an absolute http(s) URL, checked as a fallback is:
 //! [`Destination::parse_absolute`]) and at least one condition:
 //! - `os`: `ios`, `ipados`, `android`, `other`; `class`: `phone`, `tablet`,
-//!   `desktop` ([`device`]: a byte scan of the User-Agent);
+//!   `desktop` ([`device`]: a byte scan of the User-Agent); `ios` is
+//!   iPhones and iPods, iPads are `ipados`, so an App Store rule names both;
 //! - `country`: ISO 3166-1 alpha-2 codes in capitals ([`country`]), only
 //!   where the server has a GeoIP database ([`Capabilities::geoip`]);
 //! - `lang`: language tags, matched against the scanner's most preferred
