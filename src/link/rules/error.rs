@@ -13,7 +13,47 @@ use super::MAX_RULES;
 pub struct RuleError {
     /// `rules`, `rules[2]`, `rules[2].hours`, `rules[0].os[1]`.
     pub path: String,
+    /// The same place as a JSON Pointer into the document.
+    pointer: String,
     pub problem: Problem,
+}
+
+impl RuleError {
+    /// A problem with the list (`rule: None`), a rule, one of its fields, or
+    /// one item of a field's array.
+    pub(super) fn at(
+        rule: Option<usize>,
+        field: Option<&str>,
+        item: Option<usize>,
+        problem: Problem,
+    ) -> RuleError {
+        let (mut path, mut pointer) = (String::from("rules"), String::from("/rules"));
+        if let Some(i) = rule {
+            path.push_str(&format!("[{i}]"));
+            pointer.push_str(&format!("/{i}"));
+        }
+        if let Some(f) = field {
+            path.push('.');
+            path.push_str(f);
+            pointer.push('/');
+            pointer.push_str(&f.replace('~', "~0").replace('/', "~1"));
+        }
+        if let Some(j) = item {
+            path.push_str(&format!("[{j}]"));
+            pointer.push_str(&format!("/{j}"));
+        }
+        RuleError {
+            path,
+            pointer,
+            problem,
+        }
+    }
+
+    /// The place as a JSON Pointer into the document (`/rules/2/hours`),
+    /// for the REST API's problem details.
+    pub fn pointer(&self) -> &str {
+        &self.pointer
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

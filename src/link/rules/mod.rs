@@ -20,7 +20,8 @@
 //! Each rule has `url` (an absolute http(s) URL, checked as a fallback is:
 //! [`Destination::parse_absolute`]) and at least one condition:
 //! - `os`: `ios`, `ipados`, `android`, `other`; `class`: `phone`, `tablet`,
-//!   `desktop` ([`device`]: a byte scan of the User-Agent);
+//!   `desktop` ([`device`]: a byte scan of the User-Agent); `ios` is
+//!   iPhones and iPods, iPads are `ipados`, so an App Store rule names both;
 //! - `country`: ISO 3166-1 alpha-2 codes in capitals ([`country`]), only
 //!   where the server has a GeoIP database ([`Capabilities::geoip`]);
 //! - `lang`: language tags, matched against the scanner's most preferred
@@ -168,16 +169,15 @@ impl Rules {
     /// array is no rules.
     pub fn from_json(value: &Value, caps: &Capabilities) -> Result<Rules, RuleError> {
         let Value::Array(items) = value else {
-            return Err(RuleError {
-                path: "rules".into(),
-                problem: Problem::NotArray,
-            });
+            return Err(RuleError::at(None, None, None, Problem::NotArray));
         };
         if items.len() > MAX_RULES {
-            return Err(RuleError {
-                path: "rules".into(),
-                problem: Problem::TooMany(items.len()),
-            });
+            return Err(RuleError::at(
+                None,
+                None,
+                None,
+                Problem::TooMany(items.len()),
+            ));
         }
         let rules = items
             .iter()

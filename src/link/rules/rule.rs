@@ -40,13 +40,13 @@ struct At(usize);
 
 impl At {
     fn err(&self, field: &str, problem: Problem) -> RuleError {
-        RuleError {
-            path: format!("rules[{}].{field}", self.0),
-            problem,
-        }
+        RuleError::at(Some(self.0), Some(field), None, problem)
     }
     fn item(&self, field: &str, j: usize, problem: Problem) -> RuleError {
-        self.err(&format!("{field}[{j}]"), problem)
+        RuleError::at(Some(self.0), Some(field), Some(j), problem)
+    }
+    fn rule(&self, problem: Problem) -> RuleError {
+        RuleError::at(Some(self.0), None, None, problem)
     }
 }
 
@@ -73,10 +73,7 @@ impl Rule {
     pub fn parse(index: usize, value: &Value, caps: &Capabilities) -> Result<Rule, RuleError> {
         let at = At(index);
         let Value::Object(obj) = value else {
-            return Err(RuleError {
-                path: format!("rules[{index}]"),
-                problem: Problem::NotObject,
-            });
+            return Err(at.rule(Problem::NotObject));
         };
         if let Some(unknown) = obj.keys().find(|k| !FIELDS.contains(&k.as_str())) {
             return Err(at.err(&shortened(unknown), Problem::UnknownField));
@@ -193,10 +190,7 @@ impl Rule {
             rule.reads = rule.reads | Reads::SPLIT;
         }
         if rule.reads.is_empty() {
-            return Err(RuleError {
-                path: format!("rules[{index}]"),
-                problem: Problem::NoCondition,
-            });
+            return Err(at.rule(Problem::NoCondition));
         }
         Ok(rule)
     }
@@ -245,8 +239,8 @@ impl Rule {
     }
 }
 
-/// An unknown field's name as an error shows it: a document may have a
-/// name of megabytes.
+/// An unknown field's name as an error shows it (path and pointer alike):
+/// a document may have a name of megabytes.
 fn shortened(name: &str) -> String {
     const SHOWN: usize = 40;
     match name.char_indices().nth(SHOWN) {

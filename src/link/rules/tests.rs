@@ -313,6 +313,24 @@ fn bad_input_is_named_by_its_field() {
 }
 
 #[test]
+fn the_path_as_a_json_pointer() {
+    let pointer = |v: Value| refused(v, GEOIP).pointer().to_owned();
+    let url = "https://example.com/";
+    assert_eq!(pointer(json!({})), "/rules");
+    assert_eq!(pointer(json!([{"url": url, "os": ["x"]}])), "/rules/0/os/0");
+    assert_eq!(
+        pointer(json!([{"url": url, "split": [1]}])),
+        "/rules/0/split"
+    );
+    assert_eq!(pointer(json!([{"url": url, "a/b~": 1}])), "/rules/0/a~1b~0");
+    assert_eq!(
+        pointer(json!([{"url": url, "a.b[1]": 1}])),
+        "/rules/0/a.b[1]"
+    );
+    assert_eq!(pointer(json!([{"url": url}])), "/rules/0");
+}
+
+#[test]
 fn a_long_unknown_field_is_not_echoed_whole() {
     let name = "x".repeat(100_000);
     let e = refused(json!([{"url": "https://example.com/", name: 1}]), GEOIP);

@@ -224,12 +224,6 @@ pub fn parse_instant(s: &str) -> Option<i64> {
         .map(|t| t.timestamp_millis())
 }
 
-/// The local date and seconds after midnight of an instant (for tests and
-/// the shell's wording).
-pub fn local_parts(tz: Tz, ms: i64) -> Option<(NaiveDate, u32)> {
-    local(tz, ms).map(|l| (l.date(), l.time().num_seconds_from_midnight()))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
