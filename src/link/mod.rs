@@ -14,6 +14,8 @@ use crate::values::timestamp::time_text;
 pub mod fallback_loop;
 pub mod key_suggest;
 pub mod natural_order;
+// Issue 34: smart tags, the rules that choose a scan's destination.
+pub mod rules;
 mod stored;
 pub use stored::{PlainLink, StoredFields};
 // Issue 33: the link's title.
