@@ -11,8 +11,9 @@ use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use qrtag::console::PAGE_SIZE;
-use qrtag::console::key_order::{KeyOrder, SortedKeys};
+use qrtag::console::key_order::KeyOrder;
 use qrtag::console::list::{self, At, By, Cursor, Query, Sort};
+use qrtag::console::list_index::ListIndex;
 use qrtag::link::Document;
 use qrtag::snapshot::{Change, LinkTable, TableBuilder};
 
@@ -61,12 +62,12 @@ fn bench(c: &mut Criterion) {
     order.follow(&table);
     eprintln!("ordered index of {n} keys built in {:?}", started.elapsed());
     let keys = order.follow(&table).clone();
-    let middle = keys.from(None).nth(keys.len() / 2).map(str::to_owned);
+    let middle = keys.keys().nth(keys.len() / 2).map(str::to_owned);
 
     let mut g = c.benchmark_group("list_page");
     let first = Query::default();
     g.bench_function("baseline/50_lookups", |b| {
-        let sample: Vec<String> = keys.from(None).take(PAGE_SIZE).map(str::to_owned).collect();
+        let sample: Vec<String> = keys.keys().take(PAGE_SIZE).map(str::to_owned).collect();
         b.iter(|| {
             sample
                 .iter()
@@ -135,8 +136,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("baseline/gather_keys", |b| {
         b.iter(|| black_box(table.iter().map(|l| l.key).collect::<Vec<_>>().len()))
     });
-    g.bench_function("build_sorted_keys", |b| {
-        b.iter(|| black_box(SortedKeys::build(table.iter().map(|l| l.key)).len()))
+    g.bench_function("build_list_index", |b| {
+        b.iter(|| black_box(ListIndex::build(table.iter_with_texts()).len()))
     });
     g.sample_size(20);
     g.bench_function("follow_one_edit", |b| {
