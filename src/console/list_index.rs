@@ -524,6 +524,8 @@ impl Ordered {
     /// Newest first: each time's links in key order, the latest time
     /// first, links without the time last (by key); backward the reverse.
     /// `start`'s rank is a time as this order keeps it (oldest first).
+    /// Each time's links are found by reading along, not by a seek, so a
+    /// walk over every link (a rare state) costs two reads a link.
     fn walk_newest<'s>(
         &'s self,
         start: Start<'_>,
@@ -531,78 +533,117 @@ impl Ordered {
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         if backward {
-            // Links without the time, last key first; then each time from
-            // the oldest, its last key first.
-            let (mut group, mut p) = match start {
-                Start::Past(r, k) => (r, self.seek((r, k))),
-                _ => (NO_TIME, self.end()),
-            };
-            loop {
-                while let Some(q) = self.prev(p) {
-                    let Some((key, cols)) = self.entry(q) else {
-                        break;
-                    };
-                    if self.time.rank(&cols) != group {
-                        break;
-                    }
-                    if !visit(key, cols) {
-                        return;
-                    }
-                    p = q;
-                }
-                let next = if group == NO_TIME {
-                    Pos(0, 0)
+            self.walk_newest_back(start, visit);
+            return;
+        }
+        // The group walked, where it starts, and where the walk is in it.
+        let (mut group, mut first, mut p) = match start {
+            Start::Past(r, k) => {
+                let p = self.seek((r, k));
+                let p = if self.place(p) == Some((r, k)) {
+                    self.next(p)
                 } else {
-                    self.seek_rank(group + 1)
+                    p
                 };
-                match self.rank_at(next) {
-                    Some(r) if r != NO_TIME => {
-                        group = r;
-                        p = self.seek_rank(r + 1);
+                (r, self.seek_rank(r), p)
+            }
+            _ => {
+                let untimed = self.seek_rank(NO_TIME);
+                match self.prev(untimed) {
+                    Some(q) => {
+                        let (r, s) = self.group_from_its_end(q);
+                        (r, s, s)
                     }
-                    _ => return,
+                    None => (NO_TIME, untimed, untimed),
                 }
             }
-        } else {
-            let (mut group, mut p) = match start {
-                Start::Past(r, k) => {
-                    let p = self.seek((r, k));
-                    let p = if self.place(p) == Some((r, k)) {
-                        self.next(p)
-                    } else {
-                        p
-                    };
-                    (r, p)
+        };
+        loop {
+            while let Some((key, cols)) = self.entry(p) {
+                if self.time.rank(&cols) != group {
+                    break;
                 }
-                _ => self.latest_below(NO_TIME),
-            };
-            loop {
-                while let Some((key, cols)) = self.entry(p) {
-                    if self.time.rank(&cols) != group {
-                        break;
-                    }
-                    if !visit(key, cols) {
-                        return;
-                    }
-                    p = self.next(p);
-                }
-                if group == NO_TIME {
+                if !visit(key, cols) {
                     return;
                 }
-                (group, p) = self.latest_below(group);
+                p = self.next(p);
             }
+            if group == NO_TIME {
+                return;
+            }
+            // The time before this one ends just before this one starts;
+            // before the oldest come the links without the time.
+            (group, first, p) = match self.prev(first) {
+                Some(q) => {
+                    let (r, s) = self.group_from_its_end(q);
+                    (r, s, s)
+                }
+                None => {
+                    let untimed = self.seek_rank(NO_TIME);
+                    (NO_TIME, untimed, untimed)
+                }
+            };
         }
     }
 
-    /// The latest time before `rank` and where its links start; the links
-    /// without the time when there is none.
-    fn latest_below(&self, rank: u64) -> (u64, Pos) {
-        match self
-            .prev(self.seek_rank(rank))
-            .and_then(|q| self.rank_at(q))
-        {
-            Some(r) if r != NO_TIME => (r, self.seek_rank(r)),
-            _ => (NO_TIME, self.seek_rank(NO_TIME)),
+    /// The rank at `last` and where the links of that rank start, read
+    /// back from `last`.
+    fn group_from_its_end(&self, last: Pos) -> (u64, Pos) {
+        let rank = self.rank_at(last).unwrap_or(NO_TIME);
+        let mut s = last;
+        while let Some(q) = self.prev(s) {
+            if self.rank_at(q) != Some(rank) {
+                break;
+            }
+            s = q;
+        }
+        (rank, s)
+    }
+
+    /// Where the links of the rank at `first` end, read on from `first`.
+    fn group_end(&self, first: Pos, rank: u64) -> Pos {
+        let mut e = first;
+        while self.rank_at(e) == Some(rank) {
+            e = self.next(e);
+        }
+        e
+    }
+
+    /// [`Ordered::walk_newest`] backward: links without the time, last key
+    /// first; then each time from the oldest, its last key first.
+    fn walk_newest_back<'s>(
+        &'s self,
+        start: Start<'_>,
+        mut visit: impl FnMut(&'s str, Cols) -> bool,
+    ) {
+        let (mut group, mut end, mut p) = match start {
+            Start::Past(r, k) => (r, self.seek_rank(r.saturating_add(1)), self.seek((r, k))),
+            _ => (NO_TIME, self.end(), self.end()),
+        };
+        loop {
+            while let Some(q) = self.prev(p) {
+                let Some((key, cols)) = self.entry(q) else {
+                    break;
+                };
+                if self.time.rank(&cols) != group {
+                    break;
+                }
+                if !visit(key, cols) {
+                    return;
+                }
+                p = q;
+            }
+            // The next time starts where this one ends; after the links
+            // without the time comes the oldest.
+            let next = if group == NO_TIME { Pos(0, 0) } else { end };
+            match self.rank_at(next) {
+                Some(r) if r != NO_TIME => {
+                    group = r;
+                    end = self.group_end(next, r);
+                    p = end;
+                }
+                _ => return,
+            }
         }
     }
 
