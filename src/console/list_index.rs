@@ -19,15 +19,18 @@
 //! full; in a time order it reads every block and keeps the page's rows
 //! in a heap.
 //!
-//! Why not a trigram index: at 1M links of the benchmark's 62-byte
-//! destinations, its posting lists (a `u32` per distinct trigram of each
-//! link, about 55 a link) would take about 220 bytes a link against the
-//! text's ~80 here, and a search matching 100,000 links intersects lists of
-//! about that length per trigram of the text, which is the same order of
-//! work as reading the ~80 MB of text with `memmem` (a few milliseconds a
-//! block-sized step, ~15 ms for all at memory speed); it wins only for a
-//! rare match in a time order, which the text pass already answers within
-//! the bound. Measured figures are in `benches/console_pages.rs`' output.
+//! Why not a trigram index: its posting lists alone (a `u32` per distinct
+//! trigram of each link's lowered destination) took 208 bytes a link
+//! in `benches/console.rs`, against 176 for this whole index (three orders,
+//! their columns and the text; the served table 93), and a search matching
+//! 100,000 links still reads lists about that long per trigram of its
+//! text, where the text pass here reads each link's text once with
+//! `memmem` and stops at a full page in key order. Measured end to end (`console_pages`, 1M
+//! links): a search of everything with 1 match 13 ms p50, a destination
+//! search with 1 match newest first 18 ms (every link's text read), with
+//! 100,000 matches newest first 150 ms (every match through the page's
+//! heap): a trigram index might help the last, at more memory than this
+//! index takes in all; the bench group `search_every_match` times both.
 
 use std::cmp::Ordering;
 
