@@ -5,14 +5,16 @@
 //!
 //! `cargo bench --bench console` (`QRTAG_CONSOLE_BENCH_LINKS=N` for another size).
 
+use std::collections::HashMap;
 use std::hint::black_box;
 use std::sync::Arc;
 use std::time::Instant;
 
 use criterion::{Criterion, criterion_group, criterion_main};
 use qrtag::console::PAGE_SIZE;
-use qrtag::console::key_order::{KeyOrder, SortedKeys};
+use qrtag::console::key_order::KeyOrder;
 use qrtag::console::list::{self, At, By, Cursor, Query, Sort};
+use qrtag::console::list_index::{ListIndex, Start};
 use qrtag::link::Document;
 use qrtag::snapshot::{Change, LinkTable, TableBuilder};
 
@@ -61,12 +63,18 @@ fn bench(c: &mut Criterion) {
     order.follow(&table);
     eprintln!("ordered index of {n} keys built in {:?}", started.elapsed());
     let keys = order.follow(&table).clone();
-    let middle = keys.from(None).nth(keys.len() / 2).map(str::to_owned);
+    eprintln!(
+        "the list's index: {:.0} bytes a link (orders, columns and search text), \
+         the table {:.0}",
+        keys.heap_bytes() as f64 / n as f64,
+        table.heap_bytes() as f64 / n as f64
+    );
+    let middle = keys.keys().nth(keys.len() / 2).map(str::to_owned);
 
     let mut g = c.benchmark_group("list_page");
     let first = Query::default();
     g.bench_function("baseline/50_lookups", |b| {
-        let sample: Vec<String> = keys.from(None).take(PAGE_SIZE).map(str::to_owned).collect();
+        let sample: Vec<String> = keys.keys().take(PAGE_SIZE).map(str::to_owned).collect();
         b.iter(|| {
             sample
                 .iter()
@@ -135,8 +143,8 @@ fn bench(c: &mut Criterion) {
     g.bench_function("baseline/gather_keys", |b| {
         b.iter(|| black_box(table.iter().map(|l| l.key).collect::<Vec<_>>().len()))
     });
-    g.bench_function("build_sorted_keys", |b| {
-        b.iter(|| black_box(SortedKeys::build(table.iter().map(|l| l.key)).len()))
+    g.bench_function("build_list_index", |b| {
+        b.iter(|| black_box(ListIndex::build(table.iter_with_texts()).len()))
     });
     g.sample_size(20);
     g.bench_function("follow_one_edit", |b| {
@@ -160,6 +168,100 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.finish();
+    alternatives(c, &table, &keys, n);
+}
+
+/// Issue 33: the index's text pass against a trigram index, the
+/// alternative weighed for the search (`list_index`'s doc comment).
+fn alternatives(c: &mut Criterion, table: &LinkTable, keys: &ListIndex, n: u64) {
+    let trigrams = Trigrams::build(table);
+    eprintln!(
+        "trigram posting lists: {:.0} bytes a link, besides the text they are checked against",
+        trigrams.heap_bytes() as f64 / n as f64
+    );
+    // One destination, and every one whose number starts with 1 (111,111 at
+    // a million).
+    let one = format!("campaigns/{}/", n / 3);
+    let many = "campaigns/1".to_owned();
+    let mut g = c.benchmark_group("search_every_match");
+    g.sample_size(10);
+    for (name, text) in [("1_match", &one), ("many_matches", &many)] {
+        let count = |b: &mut criterion::Bencher| {
+            b.iter(|| {
+                let mut found = 0usize;
+                keys.search(text.as_bytes(), false, Start::Edge, false, |_, _| {
+                    found += 1;
+                    true
+                });
+                found
+            })
+        };
+        g.bench_function(format!("index_text_pass/{name}"), count);
+        g.bench_function(format!("trigrams/{name}"), |b| {
+            b.iter(|| black_box(trigrams.search(text).len()))
+        });
+    }
+    g.finish();
+}
+
+/// Sorted link numbers per trigram of each link's lowered destination,
+/// candidates checked against the text.
+struct Trigrams {
+    postings: HashMap<[u8; 3], Vec<u32>>,
+    texts: Vec<String>,
+}
+
+impl Trigrams {
+    fn build(table: &LinkTable) -> Self {
+        let mut postings: HashMap<[u8; 3], Vec<u32>> = HashMap::new();
+        let mut texts = Vec::new();
+        for (i, l) in table.iter().enumerate() {
+            let text = l.url.to_lowercase();
+            let mut seen: Vec<[u8; 3]> = text
+                .as_bytes()
+                .windows(3)
+                .map(|w| [w[0], w[1], w[2]])
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            for t in seen {
+                postings.entry(t).or_default().push(i as u32);
+            }
+            texts.push(text);
+        }
+        for list in postings.values_mut() {
+            list.shrink_to_fit();
+        }
+        Self { postings, texts }
+    }
+
+    fn heap_bytes(&self) -> usize {
+        self.postings
+            .values()
+            .map(|v| v.capacity() * 4 + 3 + size_of::<Vec<u32>>())
+            .sum()
+    }
+
+    fn search(&self, text: &str) -> Vec<u32> {
+        let lower = text.to_lowercase();
+        let mut lists: Vec<&Vec<u32>> = Vec::new();
+        for w in lower.as_bytes().windows(3) {
+            match self.postings.get(&[w[0], w[1], w[2]]) {
+                Some(list) => lists.push(list),
+                None => return Vec::new(),
+            }
+        }
+        lists.sort_by_key(|l| l.len());
+        let Some((first, rest)) = lists.split_first() else {
+            return Vec::new();
+        };
+        first
+            .iter()
+            .copied()
+            .filter(|i| rest.iter().all(|l| l.binary_search(i).is_ok()))
+            .filter(|&i| self.texts[i as usize].contains(&lower))
+            .collect()
+    }
 }
 
 criterion_group!(benches, bench);

@@ -3,22 +3,23 @@
 //! position), so every page costs the same however deep it is and an edit
 //! between two clicks never shifts a row onto the wrong page.
 //!
-//! In key order with no state filter a page is a run of the sorted keys
-//! ([`super::key_order`]). Any other page (a destination search, a state
-//! filter, newest or oldest first) is one pass over the table in memory
-//! order that keeps the page's rows in a heap bounded by the page size:
-//! O(links × log page), no sort of every link and no memory per link.
+//! Issue 33: every page reads the console's orders ([`ListIndex`], kept
+//! current per edit by [`super::key_order`]): a walk of the key order or a
+//! time order from the cursor, the state filter read from the columns
+//! kept beside each key, until a page is full; a search in key order reads
+//! the index's text from the cursor until a page is full; a search in a
+//! time order reads all of the index's text (one `memmem` pass) and keeps
+//! the page's rows in a heap bounded by the page size. Only the rows of a
+//! page are read from the table.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use memchr::memmem;
-
-use super::key_order::SortedKeys;
+use super::list_index::{Cols, ListIndex, Start, Time};
 use super::scans::AllTimeScans;
 use super::search::Needle;
 use crate::link::natural_order;
-use crate::snapshot::{LinkTable, LinkView, Texts};
+use crate::snapshot::{LinkTable, LinkView};
 
 /// What the search box searches.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -26,12 +27,12 @@ pub enum By {
     /// Keys starting with the text: a range of the sorted keys.
     #[default]
     Key,
-    /// Destinations containing the text: a scan in key order that stops
-    /// once a page is full.
+    /// Destinations containing the text: the index's text read in key
+    /// order until a page is full.
     Url,
     /// Issue 33: keys, titles, notes or destinations containing the text,
-    /// ignoring case ([`super::search::Needle`]): one pass over the table,
-    /// reading each link's texts from its shard.
+    /// ignoring case ([`super::search::Needle`]), read from the index's
+    /// lowered text.
     Any,
 }
 
@@ -75,12 +76,17 @@ impl Sort {
 
     /// A link's place in this order before its key: smaller comes first.
     fn rank(self, l: &LinkView<'_>) -> u64 {
+        self.rank_of_cols(&Cols::of(l))
+    }
+
+    /// [`Sort::rank`] from the index's columns.
+    fn rank_of_cols(self, c: &Cols) -> u64 {
         let (time, newest_first) = match self {
             Sort::Key => return 0,
-            Sort::Created => (l.created, true),
-            Sort::CreatedOldest => (l.created, false),
-            Sort::Changed => (l.changed, true),
-            Sort::ChangedOldest => (l.changed, false),
+            Sort::Created => (c.created(), true),
+            Sort::CreatedOldest => (c.created(), false),
+            Sort::Changed => (c.changed(), true),
+            Sort::ChangedOldest => (c.changed(), false),
         };
         match time {
             None => u64::MAX,
@@ -95,6 +101,28 @@ impl Sort {
             _ if rank == u64::MAX => "-".into(),
             Sort::Created | Sort::Changed => (u64::from(u32::MAX) - rank).to_string(),
             _ => rank.to_string(),
+        }
+    }
+
+    /// The index's time order and whether it is walked newest first.
+    fn time(self) -> (Time, bool) {
+        match self {
+            Sort::Key => (Time::Key, false),
+            Sort::Created => (Time::Created, true),
+            Sort::CreatedOldest => (Time::Created, false),
+            Sort::Changed => (Time::Changed, true),
+            Sort::ChangedOldest => (Time::Changed, false),
+        }
+    }
+
+    /// A rank of this order as the index's time order ranks it (the time,
+    /// oldest first): one to one, so a cursor's place is kept exactly.
+    fn index_rank(self, rank: u64) -> u64 {
+        match self {
+            Sort::Created | Sort::Changed if rank <= u64::from(u32::MAX) => {
+                u64::from(u32::MAX) - rank
+            }
+            _ => rank,
         }
     }
 
@@ -153,15 +181,16 @@ impl StateFilter {
         StateFilter::ALL.into_iter().find(|v| v.name() == s)
     }
 
-    fn admits(self, l: &LinkView<'_>, at: &At<'_>) -> bool {
+    /// Whether `key`'s link, with the index's columns `c`, is in this state.
+    fn admits(self, key: &str, c: &Cols, at: &At<'_>) -> bool {
         let expired = |e: i64| e <= at.now_ms;
         match self {
             StateFilter::All => true,
-            StateFilter::Active => l.is_live_at(at.now_ms),
-            StateFilter::Inactive => l.inactive,
-            StateFilter::Expiring => !l.inactive && l.expires_ms.is_some_and(|e| !expired(e)),
-            StateFilter::Expired => !l.inactive && l.expires_ms.is_some_and(expired),
-            StateFilter::NeverScanned => (at.all_time_scans)(l.key) == 0,
+            StateFilter::Active => c.is_live_at(at.now_ms),
+            StateFilter::Inactive => c.inactive(),
+            StateFilter::Expiring => !c.inactive() && c.expires_ms().is_some_and(|e| !expired(e)),
+            StateFilter::Expired => !c.inactive() && c.expires_ms().is_some_and(expired),
+            StateFilter::NeverScanned => (at.all_time_scans)(key) == 0,
         }
     }
 }
@@ -227,35 +256,42 @@ pub struct Page {
 pub const PAGE_BYTES: usize = 1 << 20;
 
 /// The page `query` asks for, at most `size` rows and [`PAGE_BYTES`].
-pub fn page(keys: &SortedKeys, table: &LinkTable, query: &Query, size: usize, at: &At<'_>) -> Page {
+pub fn page(keys: &ListIndex, table: &LinkTable, query: &Query, size: usize, at: &At<'_>) -> Page {
     page_within(keys, table, query, size, PAGE_BYTES, at)
 }
 
 /// [`page`] with a budget of `bytes` (tests use small ones).
 fn page_within(
-    keys: &SortedKeys,
+    keys: &ListIndex,
     table: &LinkTable,
     query: &Query,
     size: usize,
     bytes: usize,
     at: &At<'_>,
 ) -> Page {
+    page_of(table, query, size, bytes, |n| {
+        matches(keys, query, n, at)
+            .into_iter()
+            .filter_map(|k| table.get(k))
+            .map(|l| row(&l, query.sort))
+            .collect()
+    })
+}
+
+/// The page of the rows `find(n)` gives: up to `n` rows in the direction
+/// of travel.
+fn page_of(
+    table: &LinkTable,
+    query: &Query,
+    size: usize,
+    bytes: usize,
+    find: impl FnOnce(usize) -> Vec<Row>,
+) -> Page {
     let size = size.max(1);
     let backward = matches!(query.cursor, Cursor::Before(_));
     // Up to `size + 1` rows in the direction of travel: one more than a
     // page says whether there is another page that way.
-    let in_key_order = query.sort == Sort::Key && (query.by == By::Key || query.text.is_empty());
-    // A state filter in key order reads the sorted keys until a page is
-    // full, which is quick while the state is common; a rare one falls back
-    // to the pass in memory order after `KEY_WALK_BUDGET` keys.
-    let budget = match query.state {
-        StateFilter::All => usize::MAX,
-        _ => KEY_WALK_BUDGET,
-    };
-    let mut rows = in_key_order
-        .then(|| key_matches(keys, table, query, size + 1, at, budget))
-        .flatten()
-        .unwrap_or_else(|| scan_matches(table, query, size + 1, at));
+    let mut rows = find(size + 1);
     // Rows are in the direction of travel, so a page cut short by bytes
     // ends where the cursor it gives continues.
     with_texts(table, &mut rows);
@@ -332,116 +368,105 @@ fn with_texts(table: &LinkTable, rows: &mut [Row]) {
     }
 }
 
-/// Keys a filtered page in key order reads before it gives up on the
-/// sorted keys for one pass in memory order: about as long as a twentieth of
-/// a pass over a million links in memory order takes, so a rare state costs
-/// at most that much more than the pass alone.
-const KEY_WALK_BUDGET: usize = 20_000;
+/// The keys of the page's rows (and one more), in the direction of travel.
+fn matches<'k>(index: &'k ListIndex, query: &Query, n: usize, at: &At<'_>) -> Vec<&'k str> {
+    let backward = matches!(query.cursor, Cursor::Before(_));
+    let text = query.text.as_str();
+    let mut out = Vec::with_capacity(n);
+    let mut keep = |key: &'k str, cols: Cols| {
+        if query.state.admits(key, &cols, at) {
+            out.push(key);
+        }
+        out.len() < n
+    };
+    let searched = query.by != By::Key && !text.is_empty();
+    let lowered;
+    let needle = match query.by {
+        By::Any => {
+            lowered = Needle::new(text);
+            lowered.lowered().as_bytes()
+        }
+        _ => text.as_bytes(),
+    };
+    let url_only = query.by == By::Url;
+    if query.sort == Sort::Key {
+        let cursor = match &query.cursor {
+            Cursor::First => None,
+            Cursor::After(k) | Cursor::Before(k) => Some(k.as_str()),
+        };
+        if searched {
+            let start = cursor.map_or(Start::Edge, |k| Start::Past(0, k));
+            index.search(needle, url_only, start, backward, keep);
+        } else {
+            key_run(index, query, cursor, backward, &mut keep);
+        }
+        return out;
+    }
+    if text.is_empty() {
+        let (time, newest) = query.sort.time();
+        let place = match &query.cursor {
+            Cursor::First => None,
+            Cursor::After(p) | Cursor::Before(p) => Some(parse_position(query.sort, p)),
+        };
+        let start = match &place {
+            None => Start::Edge,
+            Some((rank, key)) => Start::Past(query.sort.index_rank(*rank), key),
+        };
+        index.walk_time(time, newest, start, backward, keep);
+        return out;
+    }
+    gathered(index, query, n, at, needle, url_only)
+}
 
-/// Keys with the prefix are one run of the sorted keys: seek, then read on,
-/// keeping the links the state filter admits. `None` when `budget` keys
-/// were read without filling the page.
-fn key_matches(
-    keys: &SortedKeys,
-    table: &LinkTable,
+/// Key order without a search of the texts: keys with the prefix are one
+/// run of the order; seek, then read on, keeping the links the state
+/// filter admits.
+fn key_run<'k>(
+    index: &'k ListIndex,
     query: &Query,
-    n: usize,
-    at: &At<'_>,
-    budget: usize,
-) -> Option<Vec<Row>> {
+    cursor: Option<&str>,
+    backward: bool,
+    keep: &mut impl FnMut(&'k str, Cols) -> bool,
+) {
     let prefix = if query.by == By::Key {
         query.text.as_str()
     } else {
         ""
     };
-    let in_order: Box<dyn Iterator<Item = &str>> = match &query.cursor {
-        Cursor::Before(end) => Box::new(keys.before(Some(end))),
-        cursor => {
-            let after = match cursor {
-                Cursor::After(k) if natural_order::cmp(k, prefix) != Ordering::Less => {
-                    Some(k.as_str())
-                }
-                _ => None,
-            };
-            Box::new(
-                keys.from(Some(after.unwrap_or(prefix)))
-                    .skip_while(move |k| Some(*k) == after),
-            )
-        }
-    };
     // In natural order the keys with the prefix lie in the run of its
     // tokens without its trailing digits (`table-1`: `table-1`, `table-2`,
     // …, `table-10`), read and filtered.
     let run = natural_order::prefix_run(prefix);
-    let mut rows = Vec::with_capacity(n);
-    for (read, key) in in_order
-        .take_while(|k| natural_order::in_run(k, run))
-        .enumerate()
-    {
-        if read == budget {
-            return None;
+    let visit = |key: &'k str, cols: Cols| {
+        if !natural_order::in_run(key, run) {
+            return false;
         }
-        if !key.starts_with(prefix) {
-            continue;
+        !key.starts_with(prefix) || keep(key, cols)
+    };
+    match cursor {
+        // Backward from the run's end when the cursor lies past it.
+        Some(end) if backward => {
+            index.walk_keys_back_in_run(prefix, end, |k| natural_order::in_run(k, run), visit)
         }
-        if let Some(l) = table.get(key).filter(|l| query.state.admits(l, at)) {
-            rows.push(row(&l, Sort::Key));
-            if rows.len() == n {
-                break;
-            }
+        Some(k) if natural_order::cmp(k, prefix) != Ordering::Less => {
+            index.walk_keys(Start::Past(0, k), false, visit)
         }
-    }
-    Some(rows)
-}
-
-/// A link in the heap, ordered by its place in the page's order.
-struct Ranked<'a> {
-    rank: u64,
-    view: LinkView<'a>,
-    /// Walking backward the heap keeps the last rows before the cursor, so
-    /// the order is turned around.
-    backward: bool,
-}
-
-/// A row's place in a page's order: its rank, then its key in natural order.
-fn place_cmp(a: (u64, &str), b: (u64, &str)) -> Ordering {
-    a.0.cmp(&b.0).then_with(|| natural_order::cmp(a.1, b.1))
-}
-
-impl Ranked<'_> {
-    fn place(&self) -> (u64, &str) {
-        (self.rank, self.view.key)
+        _ => index.walk_keys(Start::At(0, prefix), false, visit),
     }
 }
 
-impl Ord for Ranked<'_> {
-    fn cmp(&self, other: &Self) -> Ordering {
-        let o = place_cmp(self.place(), other.place());
-        if self.backward { o.reverse() } else { o }
-    }
-}
-
-impl PartialOrd for Ranked<'_> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-
-impl PartialEq for Ranked<'_> {
-    fn eq(&self, other: &Self) -> bool {
-        self.cmp(other) == Ordering::Equal
-    }
-}
-
-impl Eq for Ranked<'_> {}
-
-/// One pass over the table in memory order (a lookup per key in key order
-/// misses the cache a million times): the links the search and the state
-/// filter admit past the cursor, of which a max-heap keeps the `n` nearest.
-fn scan_matches<'a>(table: &'a LinkTable, query: &Query, n: usize, at: &At<'_>) -> Vec<Row> {
+/// A search in a time order: every match (a key prefix's run, or a pass
+/// over the index's text), of which a max-heap keeps the `n` nearest past
+/// the cursor.
+fn gathered<'k>(
+    index: &'k ListIndex,
+    query: &Query,
+    n: usize,
+    at: &At<'_>,
+    needle: &[u8],
+    url_only: bool,
+) -> Vec<&'k str> {
     let sort = query.sort;
-    let text = query.text.as_bytes();
-    let finder = memmem::Finder::new(text);
     let backward = matches!(query.cursor, Cursor::Before(_));
     let cursor = match &query.cursor {
         Cursor::First => None,
@@ -452,32 +477,15 @@ fn scan_matches<'a>(table: &'a LinkTable, query: &Query, n: usize, at: &At<'_>) 
         Some((rank, key)) if backward => place_cmp(place, (*rank, key)) == Ordering::Less,
         Some((rank, key)) => place_cmp(place, (*rank, key)) == Ordering::Greater,
     };
-    let needle = Needle::new(&query.text);
-    let searched = |l: &LinkView<'_>, t: &Texts<'_>| {
-        text.is_empty()
-            || match query.by {
-                By::Key => l.key.as_bytes().starts_with(text),
-                By::Url => finder.find(l.url.as_bytes()).is_some(),
-                By::Any => {
-                    needle.found_in(l.key)
-                        || t.title.is_some_and(|x| needle.found_in(x))
-                        || t.notes.is_some_and(|x| needle.found_in(x))
-                        || needle.found_in(l.url)
-                }
-            }
-    };
-    let mut heap: BinaryHeap<Ranked<'a>> = BinaryHeap::with_capacity(n + 1);
-    let mut consider = |view: LinkView<'a>, texts: Texts<'_>| {
-        let rank = sort.rank(&view);
-        if !past_cursor((rank, view.key))
-            || !searched(&view, &texts)
-            || !query.state.admits(&view, at)
-        {
-            return;
+    let mut heap: BinaryHeap<Hit<'k>> = BinaryHeap::with_capacity(n + 1);
+    let mut consider = |key: &'k str, cols: Cols| {
+        let rank = sort.rank_of_cols(&cols);
+        if !past_cursor((rank, key)) || !query.state.admits(key, &cols, at) {
+            return true;
         }
-        let hit = Ranked {
+        let hit = Hit {
             rank,
-            view,
+            key,
             backward,
         };
         if heap.len() < n {
@@ -486,23 +494,57 @@ fn scan_matches<'a>(table: &'a LinkTable, query: &Query, n: usize, at: &At<'_>) 
             heap.pop();
             heap.push(hit);
         }
+        true
     };
-    // Only a search of everything reads the texts: the other pages pass
-    // over the table as they did.
-    if query.by == By::Any && !text.is_empty() {
-        table
-            .iter_with_texts()
-            .for_each(|(view, texts)| consider(view, texts));
+    if query.by == By::Key {
+        let prefix = query.text.as_str();
+        let run = natural_order::prefix_run(prefix);
+        index.walk_keys(Start::At(0, prefix), false, |key, cols| {
+            if !natural_order::in_run(key, run) {
+                return false;
+            }
+            !key.starts_with(prefix) || consider(key, cols)
+        });
     } else {
-        table
-            .iter()
-            .for_each(|view| consider(view, Texts::default()));
+        index.search(needle, url_only, Start::Edge, false, consider);
     }
-    heap.into_sorted_vec()
-        .iter()
-        .map(|r| row(&r.view, sort))
-        .collect()
+    heap.into_sorted_vec().into_iter().map(|h| h.key).collect()
 }
+
+/// A match in the heap, ordered by its place in the page's order.
+struct Hit<'a> {
+    rank: u64,
+    key: &'a str,
+    /// Walking backward the heap keeps the last rows before the cursor, so
+    /// the order is turned around.
+    backward: bool,
+}
+
+/// A row's place in a page's order: its rank, then its key in natural order.
+fn place_cmp(a: (u64, &str), b: (u64, &str)) -> Ordering {
+    a.0.cmp(&b.0).then_with(|| natural_order::cmp(a.1, b.1))
+}
+
+impl Ord for Hit<'_> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        let o = place_cmp((self.rank, self.key), (other.rank, other.key));
+        if self.backward { o.reverse() } else { o }
+    }
+}
+
+impl PartialOrd for Hit<'_> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Hit<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Hit<'_> {}
 
 /// A cursor's position in `sort`'s order: a key, or `TIME:KEY`. A cursor
 /// from another order (a bookmark edited by hand) is read as a key.
@@ -526,7 +568,7 @@ fn parse_position(sort: Sort, p: &str) -> (u64, String) {
 /// acts on, resolved when it is sent. Asking for one more than an action
 /// takes says whether there are too many.
 pub fn matching(
-    keys: &SortedKeys,
+    keys: &ListIndex,
     table: &LinkTable,
     query: &Query,
     limit: usize,
@@ -543,6 +585,140 @@ pub fn matching(
 mod tests {
     use super::*;
     use crate::snapshot::{Change, TableBuilder};
+
+    /// The pass before issue 33's index, kept as the reference the index's
+    /// pages must equal: one pass over the table in memory order, the
+    /// links the search and the state filter admit past the cursor, of
+    /// which a max-heap keeps the `n` nearest.
+    mod reference {
+        use super::super::*;
+        use crate::snapshot::Texts;
+        use memchr::memmem;
+
+        /// The state filter read from a link as the table holds it.
+        pub(super) fn admits_view(state: StateFilter, l: &LinkView<'_>, at: &At<'_>) -> bool {
+            let expired = |e: i64| e <= at.now_ms;
+            match state {
+                StateFilter::All => true,
+                StateFilter::Active => l.is_live_at(at.now_ms),
+                StateFilter::Inactive => l.inactive,
+                StateFilter::Expiring => !l.inactive && l.expires_ms.is_some_and(|e| !expired(e)),
+                StateFilter::Expired => !l.inactive && l.expires_ms.is_some_and(expired),
+                StateFilter::NeverScanned => (at.all_time_scans)(l.key) == 0,
+            }
+        }
+
+        /// A link in the heap, ordered by its place in the page's order.
+        struct Ranked<'a> {
+            rank: u64,
+            view: LinkView<'a>,
+            /// Walking backward the heap keeps the last rows before the cursor, so
+            /// the order is turned around.
+            backward: bool,
+        }
+
+        impl Ranked<'_> {
+            fn place(&self) -> (u64, &str) {
+                (self.rank, self.view.key)
+            }
+        }
+
+        impl Ord for Ranked<'_> {
+            fn cmp(&self, other: &Self) -> Ordering {
+                let o = place_cmp(self.place(), other.place());
+                if self.backward { o.reverse() } else { o }
+            }
+        }
+
+        impl PartialOrd for Ranked<'_> {
+            fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+                Some(self.cmp(other))
+            }
+        }
+
+        impl PartialEq for Ranked<'_> {
+            fn eq(&self, other: &Self) -> bool {
+                self.cmp(other) == Ordering::Equal
+            }
+        }
+
+        impl Eq for Ranked<'_> {}
+
+        /// One pass over the table in memory order (a lookup per key in key order
+        /// misses the cache a million times): the links the search and the state
+        /// filter admit past the cursor, of which a max-heap keeps the `n` nearest.
+        pub(super) fn scan_matches<'a>(
+            table: &'a LinkTable,
+            query: &Query,
+            n: usize,
+            at: &At<'_>,
+        ) -> Vec<Row> {
+            let sort = query.sort;
+            let text = query.text.as_bytes();
+            let finder = memmem::Finder::new(text);
+            let backward = matches!(query.cursor, Cursor::Before(_));
+            let cursor = match &query.cursor {
+                Cursor::First => None,
+                Cursor::After(p) | Cursor::Before(p) => Some(parse_position(sort, p)),
+            };
+            let past_cursor = |place: (u64, &str)| match &cursor {
+                None => true,
+                Some((rank, key)) if backward => place_cmp(place, (*rank, key)) == Ordering::Less,
+                Some((rank, key)) => place_cmp(place, (*rank, key)) == Ordering::Greater,
+            };
+            let needle = Needle::new(&query.text);
+            let searched = |l: &LinkView<'_>, t: &Texts<'_>| {
+                text.is_empty()
+                    || match query.by {
+                        By::Key => l.key.as_bytes().starts_with(text),
+                        By::Url => finder.find(l.url.as_bytes()).is_some(),
+                        By::Any => {
+                            needle.found_in(l.key)
+                                || t.title.is_some_and(|x| needle.found_in(x))
+                                || t.notes.is_some_and(|x| needle.found_in(x))
+                                || needle.found_in(l.url)
+                        }
+                    }
+            };
+            let mut heap: BinaryHeap<Ranked<'a>> = BinaryHeap::with_capacity(n + 1);
+            let mut consider = |view: LinkView<'a>, texts: Texts<'_>| {
+                let rank = sort.rank(&view);
+                if !past_cursor((rank, view.key))
+                    || !searched(&view, &texts)
+                    || !admits_view(query.state, &view, at)
+                {
+                    return;
+                }
+                let hit = Ranked {
+                    rank,
+                    view,
+                    backward,
+                };
+                if heap.len() < n {
+                    heap.push(hit);
+                } else if heap.peek().is_some_and(|worst| hit < *worst) {
+                    heap.pop();
+                    heap.push(hit);
+                }
+            };
+            // Only a search of everything reads the texts: the other pages pass
+            // over the table as they did.
+            if query.by == By::Any && !text.is_empty() {
+                table
+                    .iter_with_texts()
+                    .for_each(|(view, texts)| consider(view, texts));
+            } else {
+                table
+                    .iter()
+                    .for_each(|view| consider(view, Texts::default()));
+            }
+            heap.into_sorted_vec()
+                .iter()
+                .map(|r| row(&r.view, sort))
+                .collect()
+        }
+    }
+    use reference::{admits_view, scan_matches};
 
     fn table(n: usize) -> LinkTable {
         let mut b = TableBuilder::default();
@@ -568,7 +744,7 @@ mod tests {
     #[test]
     fn pages_walk_forward_and_back_by_cursor() {
         let t = table(120);
-        let keys = SortedKeys::build(t.iter().map(|l| l.key));
+        let keys = ListIndex::build(t.iter_with_texts());
         let mut q = Query::default();
         let p1 = page(&keys, &t, &q, 50, &AT);
         assert_eq!(p1.rows.len(), 50);
@@ -594,7 +770,7 @@ mod tests {
     #[test]
     fn prefix_and_substring_searches() {
         let t = table(120);
-        let keys = SortedKeys::build(t.iter().map(|l| l.key));
+        let keys = ListIndex::build(t.iter_with_texts());
         let q = Query {
             text: "k10".into(),
             ..Query::default()
@@ -669,14 +845,14 @@ mod tests {
     }
 
     /// Every page of a query, walked forward, then walked back from the end.
-    fn walk(keys: &SortedKeys, t: &LinkTable, q: &Query, size: usize, at: &At<'_>) -> Vec<String> {
+    fn walk(keys: &ListIndex, t: &LinkTable, q: &Query, size: usize, at: &At<'_>) -> Vec<String> {
         walk_within(keys, t, q, size, PAGE_BYTES, at)
     }
 
     /// [`walk`] with pages of at most `bytes`, each page checked to hold
     /// no more (but for its first row).
     fn walk_within(
-        keys: &SortedKeys,
+        keys: &ListIndex,
         t: &LinkTable,
         q: &Query,
         size: usize,
@@ -726,7 +902,9 @@ mod tests {
     fn expected(t: &LinkTable, q: &Query, at: &At<'_>) -> Vec<String> {
         let mut all: Vec<LinkView<'_>> = t
             .iter()
-            .filter(|l| q.state.admits(l, at) && (q.text.is_empty() || l.key.starts_with(&q.text)))
+            .filter(|l| {
+                admits_view(q.state, l, at) && (q.text.is_empty() || l.key.starts_with(&q.text))
+            })
             .collect();
         all.sort_by(|a, b| place_cmp((q.sort.rank(a), a.key), (q.sort.rank(b), b.key)));
         all.iter().map(|l| l.key.to_owned()).collect()
@@ -735,7 +913,7 @@ mod tests {
     #[test]
     fn time_orders_and_state_filters_page_as_a_full_sort_would() {
         let t = varied(60);
-        let keys = SortedKeys::build(t.iter().map(|l| l.key));
+        let keys = ListIndex::build(t.iter_with_texts());
         let scanned = |k: &str| u64::from(k.ends_with('5'));
         let at = At {
             now_ms: 1_800_000_000_000,
@@ -820,15 +998,18 @@ mod tests {
     }
 
     #[test]
-    fn a_rare_state_in_key_order_falls_back_to_the_pass_with_the_same_rows() {
+    fn a_rare_state_in_key_order_reads_the_columns_with_the_passes_rows() {
         let t = varied(60);
-        let keys = SortedKeys::build(t.iter().map(|l| l.key));
+        let keys = ListIndex::build(t.iter_with_texts());
         let q = Query {
             state: StateFilter::Expired,
             ..Query::default()
         };
-        assert_eq!(key_matches(&keys, &t, &q, 5, &AT, 4), None, "gave up");
-        let walked = key_matches(&keys, &t, &q, 5, &AT, usize::MAX).expect("no budget");
+        let walked: Vec<Row> = matches(&keys, &q, 5, &AT)
+            .into_iter()
+            .filter_map(|k| t.get(k))
+            .map(|l| row(&l, q.sort))
+            .collect();
         assert_eq!(walked, scan_matches(&t, &q, 5, &AT));
         assert_eq!(walked.len(), 5);
     }
@@ -836,7 +1017,7 @@ mod tests {
     #[test]
     fn deleted_links_are_in_no_list() {
         let t = varied(30);
-        let keys = SortedKeys::build(t.iter().map(|l| l.key));
+        let keys = ListIndex::build(t.iter_with_texts());
         for state in StateFilter::ALL {
             let q = Query {
                 state,
@@ -854,5 +1035,125 @@ mod tests {
             Some(StateFilter::NeverScanned)
         );
         assert_eq!(StateFilter::parse("bogus"), None);
+    }
+
+    /// A link of the random tables: small keys that tie and run in natural
+    /// order, times that tie, texts in both cases and outside ASCII.
+    fn arb_doc() -> impl proptest::strategy::Strategy<Value = serde_json::Value> {
+        use proptest::prelude::*;
+        let url = prop::sample::select(vec![
+            "https://example.com/a1",
+            "https://example.com/Stop",
+            "https://ex.com/\u{e9}t\u{e9}",
+            "/ΑΣ",
+            "https://example.com/b",
+        ]);
+        let text = prop::option::of(prop::sample::select(vec![
+            "Bus STOP", "stop", "ΑΣ b", "é", "a1",
+        ]));
+        let time = prop::option::of(0u32..4);
+        let expiry = prop::option::of(prop::sample::select(vec![
+            "2020-01-01T00:00:00Z",
+            "2099-01-01T00:00:00Z",
+        ]));
+        (
+            url,
+            text.clone(),
+            text,
+            time.clone(),
+            time,
+            any::<bool>(),
+            expiry,
+        )
+            .prop_map(|(url, title, notes, created, changed, inactive, expires)| {
+                let stamp = |h: u32| {
+                    chrono::DateTime::from_timestamp(1_790_000_000 + i64::from(h) * 3600, 0)
+                        .expect("time")
+                        .to_rfc3339_opts(chrono::SecondsFormat::Secs, true)
+                };
+                let mut doc = serde_json::json!({ "url": url, "inactive": inactive });
+                if let Some(t) = title {
+                    doc["title"] = t.into();
+                }
+                if let Some(n) = notes {
+                    doc["notes"] = n.into();
+                }
+                if let Some(h) = created {
+                    doc["created_at"] = stamp(h).into();
+                }
+                if let Some(h) = changed {
+                    doc["changed_at"] = stamp(h).into();
+                }
+                if let Some(e) = expires {
+                    doc["expires"] = e.into();
+                }
+                doc
+            })
+    }
+
+    fn arb_key() -> impl proptest::strategy::Strategy<Value = String> {
+        "[ab]{1,2}[0-9]{0,2}"
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Issue 33: over random tables and random edits followed through
+        /// `changed_keys`, every page (any sort, search, state, size,
+        /// cursor either way) equals the pass's.
+        #[test]
+        fn every_page_equals_the_pass_after_edits_followed(
+            initial in proptest::collection::vec((arb_key(), arb_doc()), 0..40),
+            edits in proptest::collection::vec(
+                (arb_key(), proptest::option::of(arb_doc())),
+                0..20,
+            ),
+            sort in proptest::sample::select(Sort::ALL.to_vec()),
+            by in proptest::sample::select(vec![By::Key, By::Url, By::Any]),
+            text in proptest::sample::select(vec!["", "a", "a1", "b", "STOP", "stop", "Σ", "σ", "é", "/"]),
+            state in proptest::sample::select(StateFilter::ALL.to_vec()),
+            size in 1usize..5,
+        ) {
+            use std::sync::Arc;
+            let mut b = TableBuilder::default();
+            b.apply(initial.into_iter().map(|(key, doc)| Change::Upsert {
+                key,
+                doc: crate::link::test_document(doc),
+            }));
+            let before = Arc::new(b.build(None));
+            let mut order = super::super::key_order::KeyOrder::default();
+            order.follow(&before);
+            let mut after = (*before).clone();
+            after.apply(edits.into_iter().map(|(key, doc)| match doc {
+                Some(doc) => Change::Upsert {
+                    key,
+                    doc: crate::link::test_document(doc),
+                },
+                None => Change::Delete { key },
+            }));
+            let after = Arc::new(after);
+            proptest::prop_assert!(order.try_follow(&after), "followed per edit");
+            let index = order.follow(&after);
+            let t = &*after;
+            let scanned = |k: &str| u64::from(k.ends_with('1'));
+            let at = At {
+                now_ms: 1_800_000_000_000,
+                all_time_scans: &scanned,
+            };
+            let q = Query { text: text.into(), by, sort, state, cursor: Cursor::First };
+            let all = scan_matches(t, &q, t.len() + 1, &at);
+            let mut cursors = vec![Cursor::First];
+            for p in all.iter().map(|r| r.position.clone()).chain(
+                t.iter().map(|l| row(&l, sort).position),
+            ).chain(["zz".to_owned(), "-:a1".to_owned(), "5:b".to_owned(), "".to_owned()]) {
+                cursors.push(Cursor::After(p.clone()));
+                cursors.push(Cursor::Before(p));
+            }
+            for cursor in cursors {
+                let q = Query { cursor, ..q.clone() };
+                let got = page_within(index, t, &q, size, PAGE_BYTES, &at);
+                let want = page_of(t, &q, size, PAGE_BYTES, |n| scan_matches(t, &q, n, &at));
+                proptest::prop_assert_eq!(got, want, "{:?}", q);
+            }
+        }
     }
 }

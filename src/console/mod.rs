@@ -26,6 +26,7 @@ pub mod http;
 pub mod key_order;
 pub mod limiter;
 pub mod list;
+pub mod list_index;
 pub mod pages;
 pub mod password;
 pub mod per_page;

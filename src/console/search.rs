@@ -24,6 +24,12 @@ impl Needle {
         self.lower.is_empty()
     }
 
+    /// The text as [`Needle::found_in`] compares it, for the list's index,
+    /// which keeps its texts lowered the same way.
+    pub fn lowered(&self) -> &str {
+        &self.lower
+    }
+
     /// Whether the text is a piece of `hay`, ignoring case.
     pub fn found_in(&self, hay: &str) -> bool {
         if self.lower.len() > hay.len() && hay.is_ascii() {

@@ -116,9 +116,9 @@ pub(super) async fn list_page(
     bulk: Bar<'_>,
 ) -> HttpResponse {
     let size = per.rows();
-    // Off the admin listener's one worker: a destination search, a state
-    // filter or a time order scans every link, and a page asked for before
-    // `key_order::keep_following` has sorted the keys after a start sorts
+    // Off the admin listener's one worker: a search in a time order reads
+    // every link's text, and a page asked for before
+    // `key_order::keep_following` has built the orders after a start builds
     // them itself.
     let work = {
         let state = state.clone().into_inner();

@@ -39,7 +39,7 @@ fn matching_rows(state: &ConsoleState, query: &Query, limit: usize) -> Option<Ve
 }
 
 /// The links `query` matches, up to one past [`MAX_BULK`], off the admin
-/// listener's worker (a filter other than a key prefix is one pass).
+/// listener's worker (a search in a time order reads every link's text).
 pub(super) async fn rows(state: &web::Data<ConsoleState>, query: &Query) -> Option<Vec<Row>> {
     let state = state.clone().into_inner();
     let query = query.clone();
