@@ -416,7 +416,7 @@ pub enum Command {
     ///
     /// The format is told by the first line: `{` for JSON lines, else CSV
     /// with a header naming url (optional: key, inactive, expires, notes,
-    /// created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via; a key left out or empty is
+    /// created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via, rules; a key left out or empty is
     /// drawn, and printed as KEY<TAB>URL). The whole input is checked
     /// first: a bad line, a duplicate key or (without --update) a key that
     /// exists, and nothing is written.
