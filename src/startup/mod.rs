@@ -420,14 +420,14 @@ fn rest_state(
             None => Arc::new(crate::console::scans::NoScanCounts),
         },
         rule_capabilities: crate::link::rules::Capabilities {
-            geoip: has_geoip(settings),
+            geoip: api.geoip || has_geoip(settings),
         },
     }))
 }
 
-/// Whether this server has a GeoIP database (`serve --geoip-db`), which a
-/// `country` rule needs (issue 34). The scan index is where `serve` hands
-/// the opened database today.
+/// Whether the scan index has a GeoIP database (`serve --geoip-db` with
+/// the console or `--scan-log`), which a `country` rule needs (issue 34);
+/// `ApiSettings::geoip` says it for a server without a scan index.
 fn has_geoip(settings: &Settings) -> bool {
     settings
         .scan_index
