@@ -557,7 +557,7 @@ async fn a_venue_runs_its_day_in_the_console_without_the_cli() {
     assert_eq!(
         lines.next(),
         Some(
-            "key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via"
+            "key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via,rules"
         )
     );
     let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();

@@ -441,7 +441,7 @@ fn bad_lines_are_named_and_nothing_is_written() {
             "bad.csv",
             "ok1,/a\n",
             &[
-                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via); found \"ok1,/a\"",
+                "bad.csv:1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via, rules); found \"ok1,/a\"",
             ],
         ),
         (
@@ -1005,7 +1005,7 @@ fn import_help_names_every_optional_column() {
         .split_whitespace()
         .collect::<Vec<_>>()
         .join(" ");
-    let columns = "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via";
+    let columns = "(optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via, rules";
     assert_eq!(help.matches(columns).count(), 2, "{help}");
     assert!(!help.contains("inactive, expires)"), "{help}");
 }
@@ -1057,7 +1057,7 @@ fn a_csv_export_imports_back_into_the_same_links() {
     assert_eq!(
         lines.next(),
         Some(
-            "key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via"
+            "key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via,rules"
         )
     );
     assert!(
@@ -1071,7 +1071,7 @@ fn a_csv_export_imports_back_into_the_same_links() {
         "{csv}"
     );
     assert!(
-        csv.contains(",\"Main door, \"\"inner\"\" 🎟\",cli,cli\n"),
+        csv.contains(",\"Main door, \"\"inner\"\" 🎟\",cli,cli,\n"),
         "the title, then the surfaces: {csv}"
     );
     assert!(
@@ -1156,4 +1156,132 @@ fn an_import_keeps_a_documents_surfaces_and_names_itself_only_for_its_own_stamps
     assert_eq!(via(&fresh), (json!("import"), json!("import")), "{fresh}");
     let timed = raw("timed");
     assert_eq!(via(&timed), (Value::Null, Value::Null), "{timed}");
+}
+
+// --- Issue 34: a link's rules ---
+
+/// Links with rules, as JSON lines (one rule's host in capitals).
+const WITH_RULES: &str = concat!(
+    "{\"_id\":\"menu\",\"url\":\"https://example.com/dinner\",\"inactive\":false,\"rules\":[",
+    "{\"url\":\"https://example.com/lunch\",\"days\":[\"mon\",\"tue\",\"wed\",\"thu\",\"fri\"],",
+    "\"hours\":[\"11:00\",\"15:00\"],\"tz\":\"Europe/Dublin\"},",
+    "{\"url\":\"https://Example.com/b,\\\"c\\\"\",\"split\":[50,100]}]}\n",
+    "{\"_id\":\"app\",\"url\":\"https://example.com/\",\"inactive\":false,\"title\":\"App, \\\"store\\\"\",\"rules\":[",
+    "{\"url\":\"https://apps.apple.com/app/id1\",\"os\":[\"ios\",\"ipados\"]},",
+    "{\"url\":\"https://example.ie/\",\"country\":[\"IE\"]}]}\n",
+    "{\"_id\":\"plain\",\"url\":\"/x\",\"inactive\":false}\n",
+);
+
+/// Rules go through JSON lines as stored and through CSV as their JSON
+/// array in the last column, and come back into the same documents; a
+/// country rule is moved whatever this machine has (the server decides).
+#[test]
+fn rules_round_trip_through_json_lines_and_csv() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let first = dir.path().join("first.db");
+    let file = write(dir.path(), "rules.jsonl", WITH_RULES);
+    let out = qrtag_cmd(&first, &["import", file.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = export(&first);
+    let docs: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON line"))
+        .collect();
+    let menu = docs.iter().find(|d| d["_id"] == "menu").expect("menu");
+    assert_eq!(
+        menu["rules"][1],
+        json!({"url": "https://example.com/b,\"c\"", "split": [50, 100]}),
+        "a host in capitals stored lowered, as url's: {menu}"
+    );
+    assert_eq!(
+        menu["rules"][0]["hours"],
+        json!(["11:00", "15:00"]),
+        "{menu}"
+    );
+
+    // JSON lines: the same documents again, byte for byte.
+    let second = dir.path().join("second.db");
+    let (exported, imported) = pipe_export_into_import(&first, &second, &[]);
+    assert!(exported.status.success(), "{}", stderr(&exported));
+    assert!(imported.status.success(), "{}", stderr(&imported));
+    assert_eq!(export(&second), text);
+
+    // CSV: the rules column last, the JSON array in it, empty for none.
+    let out = qrtag_cmd(&first, &["export", "--format", "csv"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "no field left out");
+    let csv = stdout(&out);
+    assert!(
+        csv.starts_with(
+            "key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via,rules\n"
+        ),
+        "{csv}"
+    );
+    assert!(
+        csv.contains(",import,import,\"[{\"\"url\"\":\"\"https://apps.apple.com/app/id1\"\",\"\"os\"\":[\"\"ios\"\",\"\"ipados\"\"]},"),
+        "{csv}"
+    );
+    assert!(csv.contains("\nplain,/x,false,"), "{csv}");
+    assert!(
+        csv.lines()
+            .any(|l| l.starts_with("plain,") && l.ends_with(",import,import,")),
+        "no rules, an empty cell: {csv}"
+    );
+    let file = write(dir.path(), "links.csv", &csv);
+    let third = dir.path().join("third.db");
+    let out = qrtag_cmd(&third, &["import", file.to_str().expect("utf-8")]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // The same documents (CSV has its own order of fields).
+    let parsed = |text: &str| -> Vec<Value> {
+        text.lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    };
+    assert_eq!(parsed(&export(&third)), docs);
+}
+
+/// A bad rule refuses its line with the reason, as a bad url does, and
+/// nothing of the file is written; so does a rule at the line's own short
+/// URL.
+#[test]
+fn an_import_refuses_a_bad_rule_naming_the_line_and_the_field() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    let cases: &[(&str, &str, &str)] = &[
+        (
+            "bad.jsonl",
+            concat!(
+                "{\"_id\":\"ok1\",\"url\":\"/a\"}\n",
+                "{\"_id\":\"ok2\",\"url\":\"/b\",\"rules\":[{\"url\":\"https://example.com/\",\"os\":[\"ios\"]},",
+                "{\"url\":\"https://example.com/x\",\"split\":[50,50]}]}\n",
+            ),
+            "bad.jsonl:2: rules[1].split: must be [lo, hi], whole percentages with 0 <= lo < hi <= 100",
+        ),
+        (
+            "bad.csv",
+            "key,url,rules\nok1,/a,\nok2,/b,\"[{\"\"url\"\":\"\"https://example.com/\"\"}]\"\n",
+            "bad.csv:3: rules[0]: a rule needs at least one condition",
+        ),
+        (
+            "bad.csv",
+            "key,url,rules\nok1,/a,not json\n",
+            "bad.csv:2: rules: not valid JSON: ",
+        ),
+        (
+            "bad.jsonl",
+            "{\"_id\":\"ok1\",\"url\":\"/a\",\"rules\":[{\"url\":\"https://0x1f.ie/ok1/x\",\"lang\":[\"en\"]}]}\n",
+            "bad.jsonl:1: rules[0].url: https://0x1f.ie/ok1/x is the link ok1's own short URL",
+        ),
+    ];
+    for (name, content, said) in cases {
+        let file = write(dir.path(), name, content);
+        let out = qrtag_cmd(&db, &["import", file.to_str().expect("utf-8")]);
+        assert_eq!(out.status.code(), Some(1), "{content}: {}", stdout(&out));
+        assert!(
+            stderr(&out).lines().any(|l| l.contains(said)),
+            "{content}: {}",
+            stderr(&out)
+        );
+        assert_eq!(export(&db), "", "nothing written: {content}");
+    }
 }

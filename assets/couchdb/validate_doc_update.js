@@ -219,4 +219,162 @@ function (newDoc, oldDoc, userCtx, secObj) {
       refuse('"' + vias[w] + '" must be one of ' + VIA.join(', '));
     }
   }
+
+  // Issue 34: a link's rules (src/link/rules/), the shape Rules::from_json
+  // takes: at most MAX_RULES objects, each a "url" (an absolute http(s)
+  // URL held to the rules of "fallback_url") and at least one condition,
+  // no other field, no empty list. Each refusal names the field as the
+  // core does (rules[2].hours). What ES5 cannot know (a time zone's name,
+  // a country's place on the ISO list) is left to the service, which
+  // serves such a link with its "url" alone.
+  var rules = newDoc.rules;
+  if (rules !== undefined && rules !== null) {
+    var MAX_RULES = 32;
+    var RULE_FIELDS = ['url', 'os', 'class', 'country', 'lang', 'from', 'until', 'days', 'hours', 'tz', 'split'];
+    var NAMES = {
+      os: ['ios', 'ipados', 'android', 'other'],
+      'class': ['phone', 'tablet', 'desktop'],
+      days: ['mon', 'tue', 'wed', 'thu', 'fri', 'sat', 'sun']
+    };
+    var ruleRefuse = function (path, why) {
+      throw ({ forbidden: 'not a qrtag link document: ' + path + ': ' + why });
+    };
+    // Milliseconds of an RFC 3339 time, or NaN; by hand, as Date.parse
+    // of ES5 knows only one spelling.
+    var instant = function (v) {
+      var tm = typeof v === 'string' &&
+        /^(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(\.\d+)?(?:([Zz])|([+-])(\d{2}):(\d{2}))$/.exec(v);
+      if (!tm || +tm[2] < 1 || +tm[2] > 12 || +tm[3] < 1 || +tm[3] > 31 || +tm[4] > 23 ||
+          +tm[5] > 59 || +tm[6] > 60 || +tm[10] > 23 || +tm[11] > 59) {
+        return NaN;
+      }
+      var ms = Date.UTC(+tm[1], +tm[2] - 1, +tm[3], +tm[4], +tm[5], +tm[6]) +
+        (tm[7] ? Math.floor(+('0' + tm[7]) * 1000) : 0);
+      if (tm[9]) {
+        var offset = (+tm[10] * 60 + +tm[11]) * 60000;
+        ms += tm[9] === '+' ? -offset : offset;
+      }
+      return ms;
+    };
+    var HHMM = /^([01][0-9]|2[0-3]):[0-5][0-9]$/;
+    if (Object.prototype.toString.call(rules) !== '[object Array]') {
+      ruleRefuse('rules', 'must be an array of rules');
+    }
+    if (rules.length > MAX_RULES) {
+      ruleRefuse('rules', 'at most ' + MAX_RULES + ' rules a link, not ' + rules.length);
+    }
+    for (var r = 0; r < rules.length; r++) {
+      var rule = rules[r];
+      var at = 'rules[' + r + ']';
+      if (typeof rule !== 'object' || rule === null || Object.prototype.toString.call(rule) === '[object Array]') {
+        ruleRefuse(at, 'a rule must be an object');
+      }
+      for (var field in rule) {
+        if (Object.prototype.hasOwnProperty.call(rule, field) && RULE_FIELDS.indexOf(field) === -1) {
+          ruleRefuse(at + '.' + (field.length > 40 ? field.substring(0, 40) + '...' : field),
+            'unknown field (a rule has ' + RULE_FIELDS.join(', ') + ')');
+        }
+      }
+      var ru = rule.url;
+      if (ru === undefined) {
+        ruleRefuse(at + '.url', 'a rule needs a "url", the destination it gives');
+      }
+      if (typeof ru !== 'string') {
+        ruleRefuse(at + '.url', 'must be a string');
+      }
+      if (utf8Length(ru, MAX_DESTINATION) > MAX_DESTINATION) {
+        ruleRefuse(at + '.url', 'may be at most ' + MAX_DESTINATION + ' bytes');
+      }
+      var rm = /^https?:\/\/([^\/?#]*)([\/?#]|$)/.exec(ru);
+      if (!rm || rm[1].length === 0) {
+        ruleRefuse(at + '.url', 'must be an absolute http(s) URL with a host, not a path');
+      }
+      if (/[\s\u0000-\u001f\u007f-\u009f\\]/.test(ru) || rm[1].indexOf('@') !== -1 ||
+          /[\u00ad\u034f\u061c\u115f\u1160\u17b4\u17b5\u180b-\u180f\u200b-\u200f\u202a-\u202e\u2060-\u206f\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb]/.test(ru) ||
+          !/^(\[[0-9a-f:.]+\]|[a-z0-9_-]+(\.[a-z0-9_-]+)*\.?)(:[1-9][0-9]{0,4})?$/.test(rm[1])) {
+        ruleRefuse(at + '.url', 'must be written as "url" is: no spaces, backslashes, invisible characters or user name, the host as it is served');
+      }
+      var conditions = 0;
+      var lists = ['os', 'class', 'country', 'lang', 'days'];
+      for (var l = 0; l < lists.length; l++) {
+        var name = lists[l];
+        var list = rule[name];
+        if (list === undefined) {
+          continue;
+        }
+        if (Object.prototype.toString.call(list) !== '[object Array]' || list.length === 0) {
+          ruleRefuse(at + '.' + name, 'must be a non-empty array');
+        }
+        for (var k = 0; k < list.length; k++) {
+          var item = list[k];
+          var itemAt = at + '.' + name + '[' + k + ']';
+          if (typeof item !== 'string') {
+            ruleRefuse(itemAt, 'must be a string');
+          }
+          if (NAMES[name] && NAMES[name].indexOf(item) === -1) {
+            ruleRefuse(itemAt, 'must be one of ' + NAMES[name].join(', '));
+          }
+          if (name === 'country' && !/^[A-Z]{2}$/.test(item)) {
+            ruleRefuse(itemAt, 'must be an ISO 3166-1 alpha-2 country code in capitals (GB, IE, US)');
+          }
+          if (name === 'lang' && (item.length > 35 || !/^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/.test(item))) {
+            ruleRefuse(itemAt, 'must be a language tag (en, en-GB, pt-BR)');
+          }
+        }
+        if (name !== 'days') {
+          conditions++;
+        }
+      }
+      var span = ['from', 'until'];
+      for (var f = 0; f < span.length; f++) {
+        if (rule[span[f]] !== undefined) {
+          if (isNaN(instant(rule[span[f]]))) {
+            ruleRefuse(at + '.' + span[f], 'must be an RFC 3339 time, e.g. 2026-12-31T23:59:59Z');
+          }
+          conditions++;
+        }
+      }
+      if (rule.from !== undefined && rule.until !== undefined && instant(rule.until) <= instant(rule.from)) {
+        ruleRefuse(at + '.until', 'must be after "from"');
+      }
+      var hours = rule.hours;
+      if (hours !== undefined) {
+        if (Object.prototype.toString.call(hours) !== '[object Array]' || hours.length !== 2 ||
+            typeof hours[0] !== 'string' || typeof hours[1] !== 'string' ||
+            !HHMM.test(hours[0]) || !HHMM.test(hours[1])) {
+          ruleRefuse(at + '.hours', 'must be ["HH:MM", "HH:MM"], a start and an end from 00:00 to 23:59');
+        }
+        if (hours[0] === hours[1]) {
+          ruleRefuse(at + '.hours', 'start and end are the same time: the window would be empty');
+        }
+      }
+      var weekly = rule.days !== undefined || hours !== undefined;
+      if (rule.tz !== undefined && (typeof rule.tz !== 'string' || rule.tz.length === 0)) {
+        ruleRefuse(at + '.tz', 'not an IANA time zone name (Europe/Dublin, America/New_York)');
+      }
+      if (weekly && rule.tz === undefined) {
+        ruleRefuse(at + '.tz', 'days and hours need a "tz", an IANA time zone name (Europe/Dublin)');
+      }
+      if (!weekly && rule.tz !== undefined) {
+        ruleRefuse(at + '.tz', 'only days and hours read "tz"; this rule has neither');
+      }
+      if (weekly) {
+        conditions++;
+      }
+      var split = rule.split;
+      if (split !== undefined) {
+        var whole = function (x) {
+          return typeof x === 'number' && x % 1 === 0 && x >= 0 && x <= 100;
+        };
+        if (Object.prototype.toString.call(split) !== '[object Array]' || split.length !== 2 ||
+            !whole(split[0]) || !whole(split[1]) || split[0] >= split[1]) {
+          ruleRefuse(at + '.split', 'must be [lo, hi], whole percentages with 0 <= lo < hi <= 100');
+        }
+        conditions++;
+      }
+      if (conditions === 0) {
+        ruleRefuse(at, 'a rule needs at least one condition (os, class, country, lang, from, until, days, hours, split)');
+      }
+    }
+  }
 }

@@ -75,6 +75,10 @@ pub fn check(text: &str) -> Result<Document, String> {
     // Issue 33: the save stamps changed_via, but created_via is kept as
     // typed, and CouchDB's validation would refuse a name it does not know.
     crate::link::check_via(&doc).map_err(|e| format!("not a valid link: {e}"))?;
+    // Issue 34: rules the server could not use would leave the link
+    // answering with its url alone; named by their field. A country rule is
+    // kept as stored (the server that serves it decides).
+    crate::link::rules::Rules::from_stored(&doc).map_err(|e| format!("not a valid link: {e}"))?;
     Ok(doc)
 }
 
@@ -162,6 +166,10 @@ mod tests {
     #[test]
     fn only_a_valid_link_object_is_accepted() {
         assert!(check(r#"{"url": "https://a.example/", "note": "bus stop", "expires": "2026-12-31T00:00:00Z"}"#).is_ok());
+        assert!(
+            check(r#"{"url": "/x", "rules": [{"url": "https://a.example/", "country": ["IE"]}]}"#)
+                .is_ok()
+        );
         for (text, says) in [
             ("{", "not valid JSON"),
             ("[1]", "JSON object"),
@@ -171,6 +179,14 @@ mod tests {
             (
                 r#"{"url": "/x", "created_via": "web"}"#,
                 "\"created_via\" must be one of",
+            ),
+            (
+                r#"{"url": "/x", "rules": [{"url": "https://a.example/"}]}"#,
+                "not a valid link: rules[0]: a rule needs at least one condition",
+            ),
+            (
+                r#"{"url": "/x", "rules": [{"url": "https://a.example/", "hours": ["11:00", "15:00"]}]}"#,
+                "rules[0].tz: ",
             ),
         ] {
             let err = check(text).expect_err(text);

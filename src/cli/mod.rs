@@ -416,7 +416,7 @@ pub enum Command {
     ///
     /// The format is told by the first line: `{` for JSON lines, else CSV
     /// with a header naming url (optional: key, inactive, expires, notes,
-    /// created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via; a key left out or empty is
+    /// created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via, rules; a key left out or empty is
     /// drawn, and printed as KEY<TAB>URL). The whole input is checked
     /// first: a bad line, a duplicate key or (without --update) a key that
     /// exists, and nothing is written.
@@ -1094,6 +1094,7 @@ impl Cli {
                             password: rules.api_couchdb_password.clone(),
                         }
                     }),
+                    geoip: args.geoip_db.is_some(),
                 }
             }),
         }
@@ -1454,5 +1455,19 @@ mod tests {
         ] {
             assert!(serve(bad).is_err(), "{bad:?} accepted");
         }
+    }
+
+    /// Issue 34: `serve --geoip-db` lets the REST API take a country rule,
+    /// with or without the console's scan index.
+    #[test]
+    fn the_api_knows_whether_serve_has_a_geoip_database() {
+        let db = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/geoip/test.mmdb"
+        );
+        let with = serve(&["--api-listen", "127.0.0.1:0", "--geoip-db", db]).expect("flags");
+        assert!(with.api.expect("on").geoip);
+        let without = serve(&["--api-listen", "127.0.0.1:0"]).expect("flags");
+        assert!(!without.api.expect("on").geoip);
     }
 }

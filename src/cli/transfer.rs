@@ -49,8 +49,9 @@ pub struct ExportArgs {
     pub deleted: bool,
     /// JSON lines (every field as stored), or CSV with a header: key, url,
     /// inactive, expires, notes, created_at, changed_at, deleted_at,
-    /// fallback_url, title, created_via, changed_via (the
-    /// columns `import` reads; a field beyond them is left out, and said).
+    /// fallback_url, title, created_via, changed_via, rules (a JSON array;
+    /// the columns `import` reads; a field beyond them is left out, and
+    /// said).
     #[arg(long, value_enum, default_value_t = ExportFormat::Json)]
     pub format: ExportFormat,
 }
@@ -65,7 +66,7 @@ pub enum ExportFormat {
 pub struct ImportArgs {
     /// JSON lines as `qrtag export` writes them, or CSV with a header naming
     /// url (optional: key, inactive, expires, notes, created_at, changed_at,
-    /// deleted_at, fallback_url, title, created_via, changed_via); a key left out or empty is drawn; `-` reads standard
+    /// deleted_at, fallback_url, title, created_via, changed_via, rules); a key left out or empty is drawn; `-` reads standard
     /// input.
     #[arg(value_name = "FILE")]
     pub file: PathBuf,
@@ -832,7 +833,9 @@ fn read_input(file: &Path, name: &str, origins: &[PublicUrl]) -> anyhow::Result<
     // The valid records are kept even after a bad line: their keys are
     // looked up in the store, so every problem is said in one run.
     let format = parse::read(input, |item| {
-        let item = item.and_then(|r| refuse_looping_fallback(r, origins));
+        let item = item
+            .and_then(|r| refuse_looping_fallback(r, origins))
+            .and_then(|r| refuse_looping_rules(r, origins));
         if let Some(mut r) = check.take(item) {
             if r.doc.get("created_at").is_none() {
                 crate::link::stamp_created(&mut r.doc, now, crate::link::Via::Import);
@@ -1138,6 +1141,20 @@ fn refuse_looping_fallback(r: Record, origins: &[PublicUrl]) -> Result<Record, L
         if let Err(e) =
             crate::link::fallback_loop::check(&fallback, r.key.as_str(), public_url.origin())
         {
+            return Err(LineError::new(r.line, e.into()));
+        }
+    }
+    Ok(r)
+}
+
+/// Issue 34: a record with a rule whose destination is its own short URL
+/// on one of `origins`: refused by the line, naming the rule.
+fn refuse_looping_rules(r: Record, origins: &[PublicUrl]) -> Result<Record, LineError> {
+    let Ok(rules) = crate::link::rules::Rules::from_stored(&r.doc) else {
+        return Ok(r);
+    };
+    for public_url in origins {
+        if let Err(e) = rules.check_loops(r.key.as_str(), public_url.origin()) {
             return Err(LineError::new(r.line, e.into()));
         }
     }

@@ -28,13 +28,19 @@ pub struct BrokenChain {
     pub reason: String,
     /// `(key, destination)` of each link met, in the order met.
     pub links: Vec<(String, String)>,
+    /// Issue 34: the rule of the written link whose destination starts the
+    /// chain (its index), or `None` for the link's `url`.
+    pub rule: Option<usize>,
 }
 
 impl BrokenChain {
     /// What the person who wrote `key` is told, by the CLI and the console
     /// alike: `scans of b will answer 404: too many internal redirects: ...`.
     pub fn warning(&self, key: &LinkKey) -> String {
-        format!("scans of {key} will answer 404: {self}")
+        match self.rule {
+            None => format!("scans of {key} will answer 404: {self}"),
+            Some(i) => format!("scans of {key} that rules[{i}] answers will answer 404: {self}"),
+        }
     }
 }
 
@@ -53,17 +59,54 @@ impl std::fmt::Display for BrokenChain {
 }
 
 /// What a scan of `/KEY` meets now: `Some` when the resolver refuses the
-/// chain of links it starts.
+/// chain of links it starts: from the link's `url`, or (issue 34) from any
+/// of its rules' destinations, the first such chain in that order. A rule's
+/// chain is walked with the written link answering with that rule, as a
+/// scan the rule holds for would meet it again; the other links met are
+/// followed by their `url` (their own rules would multiply the walks).
 pub async fn check(
     store: &dyn LinkStore,
     public_origin: &str,
     key: &LinkKey,
+) -> Result<Option<BrokenChain>, StoreError> {
+    if let Some(broken) = walk(store, public_origin, key, None).await? {
+        return Ok(Some(broken));
+    }
+    let now = Utc::now();
+    let rules = match store.get(key).await? {
+        Some(s) if Link::from_document(&s.doc).is_ok_and(|l| l.is_live_at(now)) => {
+            crate::link::rules::Rules::from_stored(&s.doc).unwrap_or_default()
+        }
+        _ => return Ok(None),
+    };
+    for i in 0..rules.len() {
+        let Some(url) = rules.url(i) else { continue };
+        let start = (i, url.as_str().to_owned());
+        if let Some(broken) = walk(store, public_origin, key, Some(start)).await? {
+            return Ok(Some(broken));
+        }
+    }
+    Ok(None)
+}
+
+/// One walk of the resolver from `/KEY`, the link `key` answering with
+/// `rule`'s destination when given.
+async fn walk(
+    store: &dyn LinkStore,
+    public_origin: &str,
+    key: &LinkKey,
+    rule: Option<(usize, String)>,
 ) -> Result<Option<BrokenChain>, StoreError> {
     let path = format!("/{key}");
     let now = Utc::now();
     // What each key the resolver asked for holds: `None` for no live link.
     let mut known: HashMap<String, Option<String>> = HashMap::new();
     let mut order: Vec<String> = Vec::new();
+    let index = rule.as_ref().map(|(i, _)| *i);
+    if let Some((_, url)) = rule {
+        known.insert(key.to_string(), Some(url));
+        order.push(key.to_string());
+    }
     for _ in 0..MAX_READS {
         let missing = RefCell::new(None);
         let decision = policy::decide(public_origin, &path, None, |k| match known.get(k) {
@@ -81,6 +124,7 @@ pub async fn check(
                         .iter()
                         .filter_map(|k| Some((k.clone(), known.get(k)?.clone()?)))
                         .collect(),
+                    rule: index,
                 }),
                 _ => None,
             });
@@ -159,6 +203,57 @@ mod tests {
         assert_eq!(check_key(&store, "a").await, None);
         // A destination nothing matches is a 404, not a refused chain.
         assert_eq!(check_key(&store, "d").await, None);
+    }
+
+    /// Issue 34: a rule whose destination starts a loop is reported, naming
+    /// the rule; the url's own chain is checked first.
+    #[tokio::test]
+    async fn a_rule_destination_that_loops_is_reported_naming_the_rule() {
+        let (_dir, store) = store_with(&[
+            ("a", "https://example.com/"),
+            ("b", "https://0x1f.ie/c"),
+            ("c", "https://0x1f.ie/b"),
+        ])
+        .await;
+        let key = LinkKey::parse("a").expect("key");
+        let rules = crate::link::rules::Rules::from_json(
+            &serde_json::json!([
+                {"url": "https://example.com/ios", "os": ["ios"]},
+                {"url": "https://0x1f.ie/b", "lang": ["en"]}
+            ]),
+            &Default::default(),
+        )
+        .expect("rules");
+        crate::links::update(&store, crate::link::Via::Cli, &key, |d| rules.write_to(d))
+            .await
+            .expect("saved");
+        let broken = check_key(&store, "a")
+            .await
+            .expect("the rule's chain loops");
+        assert_eq!(broken.rule, Some(1));
+        assert_eq!(
+            broken.links[..3],
+            [
+                ("a".to_owned(), "https://0x1f.ie/b".to_owned()),
+                ("b".to_owned(), "https://0x1f.ie/c".to_owned()),
+                ("c".to_owned(), "https://0x1f.ie/b".to_owned()),
+            ]
+        );
+        let said = broken.warning(&key);
+        assert!(
+            said.starts_with("scans of a that rules[1] answers will answer 404: "),
+            "{said}"
+        );
+        // Rules that go nowhere inside the service are no chain.
+        let fine = crate::link::rules::Rules::from_json(
+            &serde_json::json!([{"url": "https://0x1f.ie/nowhere", "os": ["ios"]}]),
+            &Default::default(),
+        )
+        .expect("rules");
+        crate::links::update(&store, crate::link::Via::Cli, &key, |d| fine.write_to(d))
+            .await
+            .expect("saved");
+        assert_eq!(check_key(&store, "a").await, None);
     }
 
     #[tokio::test]

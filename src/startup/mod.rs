@@ -419,7 +419,21 @@ fn rest_state(
             Some(index) => index,
             None => Arc::new(crate::console::scans::NoScanCounts),
         },
+        rule_capabilities: crate::link::rules::Capabilities {
+            geoip: api.geoip || has_geoip(settings),
+        },
     }))
+}
+
+/// Whether the scan index has a GeoIP database (`serve --geoip-db` with
+/// the console or `--scan-log`), which a `country` rule needs (issue 34);
+/// `ApiSettings::geoip` says it for a server without a scan index.
+fn has_geoip(settings: &Settings) -> bool {
+    settings
+        .scan_index
+        .as_ref()
+        .and_then(|s| s.breakdowns.as_ref())
+        .is_some_and(|b| b.geo.is_some())
 }
 
 /// The API listener: the service identity from its key file,

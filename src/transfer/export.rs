@@ -120,7 +120,7 @@ mod tests {
         write_csv_header(&mut head).unwrap();
         assert_eq!(
             head,
-            b"key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via\n"
+            b"key,url,inactive,expires,notes,created_at,changed_at,deleted_at,fallback_url,title,created_via,changed_via,rules\n"
         );
         let d = doc(
             json!({"url": "/a,b", "inactive": true, "notes": "say \"hi\"\r\nthere",
@@ -129,7 +129,7 @@ mod tests {
         assert_eq!(
             csv("k", &d),
             (
-                "k,\"/a,b\",true,,\"say \"\"hi\"\"\r\nthere\",2026-01-01T00:00:00Z,,,,,,\n"
+                "k,\"/a,b\",true,,\"say \"\"hi\"\"\r\nthere\",2026-01-01T00:00:00Z,,,,,,,\n"
                     .to_owned(),
                 None
             )
@@ -138,7 +138,7 @@ mod tests {
         assert_eq!(
             csv("k", &d),
             (
-                "k,/x,false,5,,,,,,,,\n".to_owned(),
+                "k,/x,false,5,,,,,,,,,\n".to_owned(),
                 Some("owner".to_owned())
             )
         );
@@ -155,6 +155,7 @@ mod tests {
             created in proptest::option::of(0i64..4_000_000_000),
             fallback in proptest::option::of("https://[a-z]{1,8}\\.example/[a-z,]{0,8}"),
             title in "[a-z ,\"\u{e9}\u{1f39f}]{0,40}",
+            rules in proptest::option::of(0usize..3),
         ) {
             let mut fields = serde_json::Map::new();
             fields.insert("url".into(), json!("https://example.com/a,\"b\""));
@@ -173,6 +174,16 @@ mod tests {
             let title = crate::link::Title::parse(&title).unwrap();
             if !title.is_empty() {
                 fields.insert("title".into(), json!(title.as_str()));
+            }
+            // Issue 34: rules, in the cell as their JSON array.
+            if let Some(n) = rules {
+                let rules: Vec<Value> = [
+                    json!({"url": "https://example.com/a,\"b\"", "os": ["ios"]}),
+                    json!({"url": "https://example.com/lunch", "days": ["mon", "fri"],
+                           "hours": ["11:00", "15:00"], "tz": "Europe/Dublin"}),
+                    json!({"url": "https://example.com/b", "split": [50, 100], "lang": ["pt-BR"]}),
+                ][..=n].to_vec();
+                fields.insert("rules".into(), Value::Array(rules));
             }
             let d = doc(Value::Object(fields));
             let mut file = Vec::new();

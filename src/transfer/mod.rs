@@ -88,6 +88,16 @@ pub enum Problem {
     /// send its scans back to it while it is dead.
     #[error("fallback_url: {0}")]
     FallbackLoops(#[from] crate::link::fallback_loop::FallbackLoops),
+    /// Issue 34: `rules` the core refuses, naming the field
+    /// (`rules[2].hours: ...`).
+    #[error("{0}")]
+    Rules(#[from] crate::link::rules::RuleError),
+    /// Issue 34: a CSV `rules` cell that is not JSON.
+    #[error("rules: {0}")]
+    RulesJson(String),
+    /// Issue 34: a rule's destination at the link's own short URL.
+    #[error("{0}")]
+    RuleLoops(#[from] crate::link::rules::RuleLoops),
     /// Not a problem of the file: the store already has the key and the
     /// import does not overwrite.
     #[error("the key {0} already exists (--update overwrites it)")]

@@ -30,6 +30,7 @@ use std::io::{self, BufRead};
 use serde_json::Value;
 
 use super::{LineError, Problem, Record};
+use crate::link::rules::Rules;
 use crate::link::{self, Document, Link, Notes, Title};
 use crate::values::destination::Destination;
 use crate::values::link_key::LinkKey;
@@ -126,6 +127,7 @@ pub fn json_line(line: u64, text: &[u8]) -> Result<Record, LineError> {
     if let Some(Value::String(url)) = doc.get_mut("url") {
         lower_host(url);
     }
+    store_rules(&mut doc);
     let key = check_document(&id, &doc).map_err(bad)?;
     Ok(Record {
         line,
@@ -146,7 +148,26 @@ pub fn check_document(id: &str, doc: &Document) -> Result<LinkKey, Problem> {
     Link::from_document(doc)?;
     link::check_times(doc)?;
     link::check_texts(doc)?;
+    // Issue 34: rules as a store holds them, a country rule kept whatever
+    // this machine has (an import moves stored links; the server that
+    // serves them decides), as the snapshot reads them.
+    Rules::from_stored(doc)?;
     Ok(key)
+}
+
+/// Issue 34: rules the core takes are stored as the core writes them (a
+/// destination's host in capitals lowered, as `url`'s is, which the CouchDB
+/// validation asks; an empty list no field); others are left for
+/// [`check_document`] to refuse.
+fn store_rules(doc: &mut Document) {
+    if let Ok(rules) = Rules::from_stored(doc)
+        && doc.contains_key("rules")
+    {
+        if rules.is_empty() && doc.get("rules") == Some(&Value::Null) {
+            return;
+        }
+        rules.write_to(doc);
+    }
 }
 
 /// A destination whose host is written with capitals becomes the text
@@ -283,7 +304,7 @@ impl Csv {
 /// The CSV columns, every field the store keeps that fits in a cell; `url`
 /// is required. Times are RFC 3339; an empty cell leaves the
 /// field out.
-pub const COLUMNS: [&str; 12] = [
+pub const COLUMNS: [&str; 13] = [
     "key",
     "url",
     "inactive",
@@ -300,6 +321,9 @@ pub const COLUMNS: [&str; 12] = [
     // (`link::Via`'s names), after the title for the same reason.
     "created_via",
     "changed_via",
+    // Issue 34: a link's rules, their JSON array as stored; last, so the
+    // columns before it keep their places.
+    "rules",
 ];
 const KEY: usize = 0;
 const URL: usize = 1;
@@ -307,6 +331,7 @@ const INACTIVE: usize = 2;
 const NOTES: usize = 4;
 const FALLBACK_URL: usize = 8;
 const TITLE: usize = 9;
+const RULES: usize = 12;
 
 /// Which CSV column holds what: for each of [`COLUMNS`], its index.
 #[derive(Debug)]
@@ -384,6 +409,12 @@ impl Columns {
             let Some(text) = field(column)?.filter(|t| !t.is_empty()) else {
                 continue;
             };
+            if column == RULES {
+                let rules: Value = serde_json::from_str(text)
+                    .map_err(|e| bad(Problem::RulesJson(json_problem(&e).to_string())))?;
+                doc.insert((*name).into(), rules);
+                continue;
+            }
             let text = if column == NOTES {
                 let notes = Notes::parse(text).map_err(|e| bad(Problem::Notes(e)))?;
                 notes.as_str().to_owned()
@@ -405,6 +436,7 @@ impl Columns {
             Some(k) => (k.to_owned(), false),
             None => (ShortId::random().as_str().to_owned(), true),
         };
+        store_rules(&mut doc);
         let key = check_document(&id, &doc).map_err(bad)?;
         Ok(Record {
             line,

@@ -30,6 +30,7 @@ mod read_your_writes;
 mod rest;
 #[path = "../support/rest_checks.rs"]
 mod rest_checks;
+mod rules;
 mod transfer;
 
 use std::sync::Arc;

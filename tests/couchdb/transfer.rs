@@ -139,7 +139,7 @@ async fn from_sqlite_to_couchdb_and_back_every_document_is_the_same() {
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).contains("\nzz/top,/inner,true,,,")
-            && stdout(&out).contains(&format!(",{title},cli,cli\n")),
+            && stdout(&out).contains(&format!(",{title},cli,cli,\n")),
         "the title column, then the surfaces (issue 33): {}",
         stdout(&out)
     );
@@ -1032,4 +1032,74 @@ async fn a_fallback_moves_to_couchdb_and_back_and_the_validation_holds_it() {
         let (status, body) = couch.try_put(id, doc).await;
         assert_eq!(status, 201, "{id}: {body}");
     }
+}
+
+// --- Issue 34: a link's rules ---
+
+/// Links with rules, one destination's host in capitals, and a country rule.
+const WITH_RULES: &str = concat!(
+    r#"{"_id":"menu","url":"https://example.com/dinner","inactive":false,"rules":[{"url":"https://example.com/lunch","days":["mon","fri"],"hours":["11:00","15:00"],"tz":"Europe/Dublin"},{"url":"https://Example.com/B","split":[50,100]}]}"#,
+    "\n",
+    r#"{"_id":"app","url":"https://example.com/","inactive":false,"rules":[{"url":"https://apps.apple.com/app/id1","os":["ios","ipados"]},{"url":"https://example.ie/","country":["IE"],"lang":["ga"]}]}"#,
+    "\n",
+    r#"{"_id":"plain","url":"/x","inactive":false}"#,
+    "\n",
+);
+
+/// Rules imported straight into CouchDB (through its validation, a host in
+/// capitals lowered first), exported as they are stored, and back into the
+/// embedded store the same; the CSV's `rules` column takes them there too.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rules_round_trip_between_couchdb_and_sqlite() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = dir.path().join("rules.jsonl");
+    std::fs::write(&file, WITH_RULES).expect("write");
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let env = [("QRTAG_COUCHDB_URL", url.as_str())];
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = qrtag(&["import", file.to_str().expect("utf-8")], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let couch = Couch::new(&url, "links");
+    let menu = couch.get("menu").await.expect("imported");
+    assert_eq!(
+        menu["rules"][1],
+        serde_json::json!({"url": "https://example.com/B", "split": [50, 100]}),
+        "{menu}"
+    );
+    let out = qrtag(&["export"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "every document importable");
+    let from_couch = stdout(&out);
+    assert!(from_couch.contains(r#""country":["IE"]"#), "{from_couch}");
+
+    let back = dir.path().join("back.db");
+    let exported = dir.path().join("from-couch.jsonl");
+    std::fs::write(&exported, &from_couch).expect("write");
+    let out = sqlite(&back, &["import", exported.to_str().expect("utf-8")]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = sqlite(&back, &["export"]).await;
+    assert_eq!(stdout(&out), from_couch, "byte for byte");
+
+    let out = qrtag(&["export", "--format", "csv"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let csv = stdout(&out);
+    assert!(
+        csv.lines().next().is_some_and(|h| h.ends_with(",rules")),
+        "{csv}"
+    );
+    let csv_file = dir.path().join("from-couch.csv");
+    std::fs::write(&csv_file, &csv).expect("write");
+    let third = dir.path().join("third.db");
+    let out = sqlite(&third, &["import", csv_file.to_str().expect("utf-8")]).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let parsed = |text: String| -> Vec<Value> {
+        text.lines()
+            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .collect()
+    };
+    let out = sqlite(&third, &["export"]).await;
+    assert_eq!(parsed(stdout(&out)), parsed(from_couch));
 }

@@ -54,6 +54,11 @@ pub struct NewLink {
     /// characters (issue 33).
     #[serde(default)]
     pub title: Option<String>,
+    /// The link's rules, in order (issue 34): the first whose conditions
+    /// all hold for a scan gives its destination, otherwise `url` does.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub rules: Option<Value>,
 }
 
 /// Changes to a link; a field left out is left as it is.
@@ -78,6 +83,10 @@ pub struct LinkEdit {
     /// A new title; `""` clears it.
     #[serde(default)]
     pub title: Option<String>,
+    /// New rules, replacing all of them (issue 34); `[]` removes them.
+    #[serde(default)]
+    #[schema(value_type = Option<Vec<Object>>)]
+    pub rules: Option<Value>,
 }
 
 /// A link as the API shows it.
@@ -101,6 +110,9 @@ pub struct LinkView {
     pub created_via: Option<String>,
     /// By which surface the link was last changed, as `created_via`.
     pub changed_via: Option<String>,
+    /// The link's rules as stored, in order (issue 34); `[]` for none.
+    #[schema(value_type = Vec<Object>)]
+    pub rules: Vec<Value>,
     /// The revision, as in the `ETag` header: send it back in `If-Match`.
     pub rev: String,
     /// Only on a write's answer, and only when CouchDB stored the write
@@ -194,6 +206,7 @@ pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String
         fallback_url: text(link::FALLBACK_URL),
         created_via: link::created_via(doc).map(|v| v.as_str().to_owned()),
         changed_via: link::changed_via(doc).map(|v| v.as_str().to_owned()),
+        rules: super::rules::shown(doc),
         rev,
         warning: None,
     }
@@ -246,6 +259,19 @@ fn fallback(sent: Option<&str>) -> Result<Option<Destination>, (Kind, String)> {
     }
 }
 
+// --- Issue 34: a link's rules ---
+
+/// A new link's `rules`, checked as a PATCH's are (none when left out).
+fn new_rules(
+    state: &RestState,
+    new: &NewLink,
+) -> Result<crate::link::rules::Rules, (Kind, String)> {
+    match &new.rules {
+        None => Ok(Default::default()),
+        Some(sent) => super::rules::parse(state, new.key.as_deref(), sent),
+    }
+}
+
 // --- Issue 33: a fallback that would loop back to its own link ---
 
 /// A `fallback_url` at the link's own short URL on the public origin:
@@ -274,11 +300,14 @@ async fn write_body<T: serde::de::DeserializeOwned>(
 
 /// Creates one link and reads it back (its revision is the `ETag`).
 async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpResponse> {
-    let (doc, key) = new_document(new).map_err(|(kind, msg)| problem::respond(kind, msg))?;
+    let (mut doc, key) = new_document(new).map_err(|(kind, msg)| problem::respond(kind, msg))?;
     if let Some(key) = &key {
         refuse_looping_fallback(state, key.as_str(), new.fallback_url.as_deref())
             .map_err(|(kind, msg)| problem::respond(kind, msg))?;
     }
+    new_rules(state, new)
+        .map_err(|(kind, msg)| problem::respond(kind, msg))?
+        .write_to(&mut doc);
     let store = state.store.as_ref();
     let key = write::create_document(store, Via::Api, &doc, key.as_ref())
         .await
@@ -362,29 +391,31 @@ pub async fn bulk(
     let watch = WriteWatch::new(state.store.as_ref());
     let mut results = Vec::with_capacity(bulk.links.len());
     for new in &bulk.links {
-        results.push(match new_document(new) {
-            Err((kind, msg)) => BulkItem {
-                link: None,
-                problem: Some(problem::Problem::new(kind, msg)),
-            },
-            Ok(_) => match create_one(&state, new).await {
-                Ok(view) => BulkItem {
-                    link: Some(view),
-                    problem: None,
+        results.push(
+            match new_document(new).and_then(|_| new_rules(&state, new)) {
+                Err((kind, msg)) => BulkItem {
+                    link: None,
+                    problem: Some(problem::Problem::new(kind, msg)),
                 },
-                Err(res) => {
-                    // A store that is away fails the whole request.
-                    if res.status().is_server_error() {
-                        return res;
+                Ok(_) => match create_one(&state, new).await {
+                    Ok(view) => BulkItem {
+                        link: Some(view),
+                        problem: None,
+                    },
+                    Err(res) => {
+                        // A store that is away fails the whole request.
+                        if res.status().is_server_error() {
+                            return res;
+                        }
+                        let kind = kind_of(res.status());
+                        BulkItem {
+                            link: None,
+                            problem: Some(problem::Problem::new(kind, "the key is taken")),
+                        }
                     }
-                    let kind = kind_of(res.status());
-                    BulkItem {
-                        link: None,
-                        problem: Some(problem::Problem::new(kind, "the key is taken")),
-                    }
-                }
+                },
             },
-        });
+        );
     }
     HttpResponse::Ok().json(BulkResult {
         results,
@@ -606,6 +637,21 @@ pub async fn edit(
     {
         return problem::respond(kind, msg);
     }
+    // Issue 34: new rules replace the link's, checked before anything is
+    // written.
+    let rules = match &edit.rules {
+        None => None,
+        Some(sent) => match super::rules::parse(&state, Some(key.as_str()), sent) {
+            Ok(rules) => Some(rules),
+            Err((kind, msg)) => return problem::respond(kind, msg),
+        },
+    };
+    let apply = move |d: &mut Document| {
+        apply(d);
+        if let Some(rules) = &rules {
+            rules.write_to(d);
+        }
+    };
     let if_match = req
         .headers()
         .get(header::IF_MATCH)
@@ -808,8 +854,9 @@ fn within(views: &[(String, LinkView)], bytes: usize) -> usize {
     views
         .iter()
         .take_while(|(_, v)| {
-            let notes =
-                v.notes.as_ref().map_or(0, String::len) + v.title.as_ref().map_or(0, String::len);
+            let notes = v.notes.as_ref().map_or(0, String::len)
+                + v.title.as_ref().map_or(0, String::len)
+                + super::rules::page_bytes(&v.rules);
             total = total.saturating_add(v.key.len() + v.url.len() + notes);
             total <= bytes
         })
@@ -926,6 +973,7 @@ mod tests {
                 fallback_url: None,
                 created_via: None,
                 changed_via: None,
+                rules: Vec::new(),
                 rev: "1".into(),
                 warning: None,
             };
@@ -995,6 +1043,7 @@ mod tests {
             notes: None,
             fallback_url: None,
             title: Some("x".repeat(crate::link::MAX_TITLE + 1)),
+            rules: None,
         };
         assert!(matches!(edits(&bad), Err((Kind::InvalidUrl, _))));
         let bad = LinkEdit { url: None, ..bad };
@@ -1015,6 +1064,7 @@ mod tests {
             notes: None,
             fallback_url: Some("/H83if".into()),
             title: None,
+            rules: None,
         };
         assert!(
             matches!(edits(&path), Err((Kind::InvalidUrl, m)) if m.starts_with("fallback_url: "))
@@ -1026,6 +1076,7 @@ mod tests {
             notes: Some("".into()),
             fallback_url: Some("https://venue.example/".into()),
             title: Some(" Spring poster ".into()),
+            rules: None,
         };
         let apply = edits(&good).expect("valid");
         let mut doc = Link::new_document(

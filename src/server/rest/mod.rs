@@ -16,6 +16,7 @@ pub mod links;
 pub mod openapi;
 pub mod print;
 pub mod problem;
+pub mod rules;
 pub mod scans;
 pub mod strangers;
 
@@ -53,6 +54,9 @@ pub struct RestState {
     /// The console's scan counts ([`crate::console::scans::NoScanCounts`]
     /// when this node runs no scan index).
     pub scans: Arc<dyn crate::console::scans::ScanCounts>,
+    /// What a link's rules may ask of this server (issue 34): a `country`
+    /// rule only with a GeoIP database.
+    pub rule_capabilities: crate::link::rules::Capabilities,
 }
 
 /// The methods each fixed path takes, as the document declares them: a

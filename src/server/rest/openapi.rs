@@ -79,6 +79,7 @@ pub fn document() -> String {
     let mut text = serde_json::to_value(ApiDoc::openapi())
         .and_then(|mut doc| {
             super::enforced::apply(&mut doc);
+            super::rules::add_rule_schema(&mut doc);
             serde_json::to_string_pretty(&doc)
         })
         .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));

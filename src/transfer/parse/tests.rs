@@ -271,7 +271,7 @@ fn bad_csv_names_the_line_and_the_reason() {
     let cases = [
         (
             "abcde,https://a.example/\n",
-            "line 1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via); found \"abcde,https://a.example/\"",
+            "line 1: bad CSV header: it must name the column url (optional: key, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via, rules); found \"abcde,https://a.example/\"",
         ),
         (
             "key,link\nk,/a\n",
@@ -279,7 +279,7 @@ fn bad_csv_names_the_line_and_the_reason() {
         ),
         (
             "key,url,note\nk,/a,x\n",
-            "line 1: bad CSV header: unknown column \"note\" (the columns are key, url, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via)",
+            "line 1: bad CSV header: unknown column \"note\" (the columns are key, url, inactive, expires, notes, created_at, changed_at, deleted_at, fallback_url, title, created_via, changed_via, rules)",
         ),
         (
             "key,url,URL\n",
@@ -383,7 +383,7 @@ fn doc_strategy() -> impl Strategy<Value = Document> {
         .prop_map(|(url, inactive, expires, extra, at)| {
             let mut fields: Vec<(String, Value)> = extra
                 .into_iter()
-                .filter(|(k, _)| !["url", "inactive", "expires"].contains(&k.as_str()))
+                .filter(|(k, _)| !["url", "inactive", "expires", "rules"].contains(&k.as_str()))
                 .collect();
             let mut own = vec![("url".to_owned(), Value::String(url))];
             own.extend(inactive.map(|b| ("inactive".to_owned(), Value::Bool(b))));
@@ -570,4 +570,75 @@ fn a_csv_without_keys_draws_them() {
     assert!(records[1].drawn);
     // JSON lines name their keys: `_id` is still required.
     assert!(one_error("{\"url\":\"/a\"}\n").contains("_id"));
+}
+
+// --- Issue 34: a link's rules ---
+
+/// Rules come in as stored, from JSON lines and from the CSV's `rules`
+/// cell (their JSON array), a destination's host lowered as `url`'s is;
+/// an empty list is no field.
+#[test]
+fn rules_are_read_from_json_lines_and_csv() {
+    let rules = json!([{"url": "https://Apps.Apple.com/app/id1", "os": ["ios"]},
+                       {"url": "https://example.com/b", "split": [50, 100]}]);
+    let stored = json!([{"url": "https://apps.apple.com/app/id1", "os": ["ios"]},
+                        {"url": "https://example.com/b", "split": [50, 100]}]);
+    let line = json!({"_id": "menu", "url": "https://example.com/", "rules": rules});
+    let mut cell = Vec::new();
+    export::write_csv_header(&mut cell).expect("memory");
+    let mut doc = Document::new();
+    doc.insert("url".into(), json!("https://example.com/"));
+    doc.insert("rules".into(), rules.clone());
+    export::write_csv(&mut cell, "menu", &doc).expect("memory");
+    let csv = String::from_utf8(cell).expect("utf-8");
+    for input in [format!("{line}\n"), csv] {
+        let docs = read_records_docs(&input);
+        assert_eq!(docs.len(), 1, "{input}");
+        assert_eq!(docs[0]["rules"], stored, "{input}");
+    }
+    for input in [
+        "{\"_id\":\"menu\",\"url\":\"/x\",\"rules\":[]}\n",
+        "key,url,rules\nmenu,/x,[]\n",
+        "key,url,rules\nmenu,/x,\n",
+    ] {
+        let docs = read_records_docs(input);
+        assert_eq!(docs.len(), 1, "{input}");
+        assert!(docs[0].get("rules").is_none(), "{input}: {:?}", docs[0]);
+    }
+}
+
+/// A bad rule refuses its line, naming the field in the core's words, as a
+/// bad `url` does; the lines around it are read.
+#[test]
+fn a_bad_rule_refuses_its_line_naming_the_field() {
+    let window =
+        r#"{"url":"https://example.com/x","hours":["11:00","11:00"],"tz":"Europe/Dublin"}"#;
+    let input = format!(
+        "{{\"_id\":\"a\",\"url\":\"/a\"}}\n\
+         {{\"_id\":\"b\",\"url\":\"/b\",\"rules\":[{window}]}}\n\
+         {{\"_id\":\"c\",\"url\":\"/c\",\"rules\":{{\"os\":[\"ios\"]}}}}\n"
+    );
+    let (_, items) = read_all(&input);
+    let errors: Vec<&String> = items.iter().filter_map(|r| r.as_ref().err()).collect();
+    assert_eq!(
+        errors,
+        [
+            "line 2: rules[0].hours: start and end are the same time: the window would be empty",
+            "line 3: rules: must be an array of rules"
+        ]
+    );
+    assert_eq!(items.len(), 3);
+    assert_eq!(
+        one_error("key,url,rules\nk,/a,\"[{\"\"url\"\":\"\"/p\"\",\"\"os\"\":[\"\"ios\"\"]}]\"\n"),
+        "line 2: rules[0].url: must be an absolute http(s) URL (https://...), not a path"
+    );
+    assert!(
+        one_error("key,url,rules\nk,/a,[{\n").starts_with("line 2: rules: not valid JSON: "),
+        "a cell that is not JSON"
+    );
+    // A country rule is kept as stored, whatever this machine has.
+    let docs = read_records_docs(
+        "{\"_id\":\"ie\",\"url\":\"/a\",\"rules\":[{\"url\":\"https://example.ie/\",\"country\":[\"IE\"]}]}\n",
+    );
+    assert_eq!(docs.len(), 1);
 }

@@ -25,6 +25,15 @@ IN_WORDS = [
     # A fallback is a destination that is never a path (issue 33).
     ("POST /api/v1/links", 400, "fallback_url:", "an absolute URL's rules"),
     ("PATCH /api/v1/links/{key}", 400, "fallback_url:", "an absolute URL's rules"),
+    # A title is one line, without control characters (issue 33).
+    ("POST /api/v1/links", 400, "title:", "one line"),
+    ("PATCH /api/v1/links/{key}", 400, "title:", "one line"),
+    # A link's rules (issue 34): at least one condition, `tz` an IANA zone
+    # with `days` or `hours` and only with them, `from` before `until`,
+    # `lo` below `hi`, a country on the ISO list and only on a server with
+    # a GeoIP database, a destination's rules; each refusal names the field.
+    ("POST /api/v1/links", 400, "rules", "a rule's conditions"),
+    ("PATCH /api/v1/links/{key}", 400, "rules", "a rule's conditions"),
     # An expiry is a time in the future: an RFC 3339 time, a date, a
     # duration or `never`.
     ("POST /api/v1/links", 400, "expires:", "an expiry in the future"),
