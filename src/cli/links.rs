@@ -298,7 +298,7 @@ fn confirm_delete(key: &LinkKey) -> anyhow::Result<()> {
 
 /// The write is done either way; a chain of internal redirects the server
 /// will refuse (a loop, too many hops) is said at once, naming its links.
-async fn warn_broken_chain(store: &dyn store::LinkStore, cli: &Cli, key: &LinkKey) {
+pub(super) async fn warn_broken_chain(store: &dyn store::LinkStore, cli: &Cli, key: &LinkKey) {
     let origin = super::public_url::for_checks(cli, store).await;
     let origin = origin.as_ref().map_or("", |u| u.origin());
     match chain::check(store, origin, key).await {

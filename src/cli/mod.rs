@@ -35,6 +35,8 @@ mod qr;
 mod qr_output;
 pub mod recorded_url;
 mod resolve;
+mod rule;
+mod rule_flags;
 mod serve;
 mod setup;
 mod stats;
@@ -446,6 +448,13 @@ pub enum Command {
     ApiKey {
         #[command(subcommand)]
         command: api_key::ApiKeyCommand,
+    },
+    /// Smart tags: a link's rules, which send a scan elsewhere than its
+    /// url by the scanner's device, country, language, the time or an A/B
+    /// split (the first rule whose conditions all hold answers).
+    Rule {
+        #[command(subcommand)]
+        command: rule::RuleCommand,
     },
     /// The DIDComm url-shortener's identity.
     Didcomm {
@@ -1121,6 +1130,9 @@ const UNUSED: &[(&[&str], &[&str])] = &[
     (&["batch"], &[TIME_ZONE]),
     (&["print"], &[TIME_ZONE]),
     (&["delete"], &[TIME_ZONE]),
+    (&["rule", "list"], &[SERVICE, TIME_ZONE]),
+    (&["rule", "remove"], &[TIME_ZONE]),
+    (&["rule", "move"], &[TIME_ZONE]),
 ];
 const STORE_DB: &str = "db";
 const STORE_COUCH: &str = "couchdb";
@@ -1305,6 +1317,7 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Didcomm { command } => didcomm::run(cli, command),
         Command::ConsolePassword => console::run(cli).await,
         Command::ApiKey { command } => api_key::run(cli, command).await,
+        Command::Rule { command } => unknown_key::explain(cli, rule::run(cli, command).await).await,
         _ => unknown_key::explain(cli, links::run(cli).await).await,
     }
 }
