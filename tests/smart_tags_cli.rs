@@ -353,3 +353,217 @@ fn a_country_rule_needs_the_geoip_database_serve_reads() {
     // go on without one.
     ok(qrtag_cmd(&db, &["rule", "move", "menu", "3", "--to", "1"]));
 }
+
+/// The lunch-menu tag of the issue: apps by OS first, lunch on weekdays
+/// 11:00-15:00 in Dublin, the English page for English speakers, dinner
+/// otherwise.
+fn lunch_menu(db: &Path) {
+    menu(db);
+    for args in [
+        &["--os", "ios,ipados", "https://apps.apple.com/app/id1"][..],
+        &[
+            "--days",
+            "mon-fri",
+            "--hours",
+            "11:00-15:00",
+            "--tz",
+            "Europe/Dublin",
+            "https://example.com/lunch",
+        ],
+        &["--lang", "en", "https://example.com/en"],
+    ] {
+        let mut add = vec!["rule", "add", "menu"];
+        add.extend(args);
+        ok(qrtag_cmd(db, &add));
+    }
+}
+
+fn try_scan(db: &Path, args: &[&str]) -> Vec<String> {
+    let mut all = vec!["try"];
+    all.extend(args);
+    ok(qrtag_cmd(db, &all)).lines().map(str::to_owned).collect()
+}
+
+#[test]
+fn try_tells_which_rule_a_described_scan_gets_and_what_changes_next() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    lunch_menu(&db);
+    // Wednesday 2 December 2026, 12:30 in Dublin (UTC in winter).
+    let wed_lunch = ["--at", "2026-12-02 12:30", "--tz", "Europe/Dublin"];
+    let mut args = vec!["menu", "--ua", "iphone"];
+    args.extend(wed_lunch);
+    assert_eq!(
+        try_scan(&db, &args),
+        [
+            "https://apps.apple.com/app/id1",
+            "by rule 1 of menu: os: ios, ipados",
+            "next: no change due",
+        ]
+    );
+    let mut args = vec!["menu", "--ua", "android", "--lang", "de, en;q=0.8"];
+    args.extend(wed_lunch);
+    assert_eq!(
+        try_scan(&db, &args),
+        [
+            "https://example.com/lunch",
+            "by rule 2 of menu: days: mon, tue, wed, thu, fri; hours: 11:00–15:00; tz: Europe/Dublin",
+            "next: from 2026-12-02 15:00 Europe/Dublin: https://example.com/dinner (the url)",
+        ]
+    );
+    // Saturday: no lunch; German first, so not the English page either.
+    let out = try_scan(
+        &db,
+        &[
+            "menu",
+            "--ua",
+            "desktop",
+            "--lang",
+            "de, en;q=0.8",
+            "--at",
+            "2026-12-05T12:00:00Z",
+        ],
+    );
+    assert_eq!(out[0], "https://example.com/dinner");
+    assert_eq!(out[1], "by menu's url (no rule holds)");
+    assert_eq!(
+        out[2],
+        "next: from 2026-12-07 11:00 UTC: https://example.com/lunch (rule 2)"
+    );
+    let out = try_scan(
+        &db,
+        &["menu", "--lang", "en-GB", "--at", "2026-12-05T12:00:00Z"],
+    );
+    assert_eq!(out[0], "https://example.com/en");
+    // Summer time: 11:00 in Dublin is 10:00 UTC, the window is local.
+    let out = try_scan(&db, &["menu", "--at", "2026-07-01T10:30:00Z"]);
+    assert_eq!(out[0], "https://example.com/lunch", "{out:?}");
+    let out = try_scan(&db, &["menu", "--at", "2026-07-01T14:30:00Z"]);
+    assert_eq!(out[0], "https://example.com/dinner", "{out:?}");
+    // The resolver runs on the chosen destination: path and query appended,
+    // and another link pointing here follows the rules too.
+    let mut args = vec!["menu/today?table=4"];
+    args.extend(wed_lunch);
+    assert_eq!(
+        try_scan(&db, &args)[0],
+        "https://example.com/lunch/today?table=4"
+    );
+    ok(qrtag_cmd(
+        &db,
+        &[
+            "new",
+            "--key",
+            "tent",
+            &format!("{}/menu", support::PUBLIC_URL),
+        ],
+    ));
+    let mut args = vec!["tent", "--ua", "iphone"];
+    args.extend(wed_lunch);
+    let out = try_scan(&db, &args);
+    assert_eq!(out[0], "https://apps.apple.com/app/id1", "{out:?}");
+    // A dead link: 404, exit 1; a key that is no link: suggestions.
+    ok(qrtag_cmd(&db, &["disable", "tent"]));
+    let out = qrtag_cmd(&db, &["try", "tent"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert_eq!(stdout(&out), "404: tent is inactive\n");
+    let out = qrtag_cmd(&db, &["try", "mneu"]);
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(stderr(&out).contains("did you mean menu?"), "{out:?}");
+    for (args, said) in [
+        (
+            &["try", "menu", "--at", "whenever"][..],
+            "--at: `whenever` is not a time",
+        ),
+        (
+            &["try", "menu", "--country", "Ireland"],
+            "--country Ireland",
+        ),
+        (&["try", "menu", "--cookie", "abc"], "--cookie"),
+        (&["try", "menu", "--ip", "not-an-address"], "--ip"),
+    ] {
+        refused(&db, args, said);
+    }
+}
+
+#[test]
+fn try_splits_by_cookie_and_finds_the_country_of_an_address() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    menu(&db);
+    let mmdb = geoip_db();
+    ok(qrtag_cmd(
+        &db,
+        &[
+            "rule",
+            "add",
+            "menu",
+            "--country",
+            "IE",
+            "https://example.com/ie",
+            "--geoip-db",
+            &mmdb,
+        ],
+    ));
+    ok(qrtag_cmd(
+        &db,
+        &[
+            "rule",
+            "add",
+            "menu",
+            "--split",
+            "0-50",
+            "https://example.com/a",
+        ],
+    ));
+    ok(qrtag_cmd(
+        &db,
+        &[
+            "rule",
+            "add",
+            "menu",
+            "--split",
+            "50-100",
+            "https://example.com/b",
+        ],
+    ));
+    let out = try_scan(&db, &["menu", "--country", "ie"]);
+    assert_eq!(out[0], "https://example.com/ie");
+    let out = try_scan(&db, &["menu", "--ip", "203.0.113.7", "--geoip-db", &mmdb]);
+    assert_eq!(out[0], "https://example.com/ie", "{out:?}");
+    let out = try_scan(&db, &["menu", "--ip", "198.51.100.7", "--geoip-db", &mmdb]);
+    assert_ne!(out[0], "https://example.com/ie", "{out:?}");
+    // Each ID's variant is the one its bucket says, every time.
+    let mut seen = std::collections::BTreeSet::new();
+    for i in 0..12u64 {
+        let id = qrtag::tracking::id::TrackingId::generate_now(1_780_000_000_000 + i as i64);
+        let bucket = qrtag::link::rules::split::bucket("menu", id.as_str().as_bytes());
+        let want = if bucket < 50 {
+            "https://example.com/a"
+        } else {
+            "https://example.com/b"
+        };
+        for _ in 0..2 {
+            let out = try_scan(&db, &["menu", "--cookie", id.as_str()]);
+            assert_eq!(out[0], want, "{id}: {out:?}");
+            assert_eq!(
+                out[2],
+                format!("split bucket: {bucket} of 0-99 (from --cookie)")
+            );
+        }
+        seen.insert(want);
+    }
+    assert_eq!(seen.len(), 2, "12 IDs all in one half");
+    // Without a cookie: the address and the User-Agent.
+    let who = qrtag::link::rules::split::scanner_without_cookie(
+        "192.0.2.1".parse().expect("ip"),
+        b"curl/8",
+    );
+    let bucket = qrtag::link::rules::split::bucket("menu", &who);
+    let out = try_scan(&db, &["menu", "--ip", "192.0.2.1", "--ua", "curl/8"]);
+    assert_eq!(
+        out[2],
+        format!(
+            "split bucket: {bucket} of 0-99 (no --cookie: from the address 192.0.2.1 and the User-Agent)"
+        )
+    );
+}

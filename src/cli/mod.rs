@@ -41,6 +41,7 @@ mod serve;
 mod setup;
 mod stats;
 mod transfer;
+mod try_scan;
 mod unknown_key;
 
 #[derive(Debug, Parser)]
@@ -456,6 +457,18 @@ pub enum Command {
         #[command(subcommand)]
         command: rule::RuleCommand,
     },
+    /// Which destination a described scan of a link would get, by which
+    /// rule, and what changes next and when.
+    ///
+    /// Prints the `Location` the server would answer (after its resolver:
+    /// internal redirects, path and query), then the rule or url that gave
+    /// it, and the next scheduled change for this scan. Exit code 1 when
+    /// the scan would be answered 404.
+    #[command(after_help = "Examples:\n  qrtag try menu --ua iphone\n  \
+                            qrtag try menu --lang 'de, en;q=0.8' --at '2026-12-01 12:30' --tz Europe/Dublin\n  \
+                            qrtag try promo --cookie 0mE3Yk1zAbCdEfGhIjK\n  \
+                            qrtag try menu --ip 203.0.113.7 --geoip-db GeoLite2-Country.mmdb")]
+    Try(Box<try_scan::TryArgs>),
     /// The DIDComm url-shortener's identity.
     Didcomm {
         #[command(subcommand)]
@@ -1317,6 +1330,7 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Didcomm { command } => didcomm::run(cli, command),
         Command::ConsolePassword => console::run(cli).await,
         Command::ApiKey { command } => api_key::run(cli, command).await,
+        Command::Try(args) => unknown_key::explain(cli, try_scan::run(cli, args).await).await,
         Command::Rule { command } => unknown_key::explain(cli, rule::run(cli, command).await).await,
         _ => unknown_key::explain(cli, links::run(cli).await).await,
     }

@@ -226,6 +226,14 @@ fn in_zone(local: NaiveDateTime, tz: Tz) -> Option<DateTime<Utc>> {
         .map(|t| t.with_timezone(&Utc))
 }
 
+/// `--at` of `qrtag try`: the same forms as `--from`.
+pub fn at(s: &str, tz: Tz, now: DateTime<Utc>) -> Result<DateTime<Utc>, FlagError> {
+    let text = instant(s, tz, now, Edge::Start, "at")?;
+    DateTime::parse_from_rfc3339(&text)
+        .map(|t| t.with_timezone(&Utc))
+        .map_err(|_| bad("at", format!("`{s}` is not a time")))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
