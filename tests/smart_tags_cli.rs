@@ -567,3 +567,50 @@ fn try_splits_by_cookie_and_finds_the_country_of_an_address() {
         )
     );
 }
+
+#[test]
+fn show_says_now_and_next_and_list_marks_links_with_rules() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    ok(qrtag_cmd(
+        &db,
+        &["new", "--key", "gig", "https://example.com/gig"],
+    ));
+    ok(qrtag_cmd(
+        &db,
+        &["new", "--key", "plain", "https://example.com/plain"],
+    ));
+    // The recap after an event: a scheduled repoint, nobody at a keyboard.
+    ok(qrtag_cmd(
+        &db,
+        &[
+            "rule",
+            "add",
+            "gig",
+            "--from",
+            "2030-06-01 09:00",
+            "--tz",
+            "Europe/Dublin",
+            "https://example.com/recap",
+        ],
+    ));
+    let out = qrtag_cmd(&db, &["show", "gig", "--tz", "Europe/Dublin"]);
+    let shown: serde_json::Value = serde_json::from_str(&ok(out.clone())).expect("stdout is JSON");
+    assert_eq!(shown["rules"][0]["from"], "2030-06-01T08:00:00Z");
+    assert_eq!(
+        stderr(&out),
+        "rules, tried in order (qrtag rule list gig):\n  \
+         1. from: 2030-06-01T08:00:00Z -> https://example.com/recap\n  \
+         otherwise -> https://example.com/gig\n\
+         now, a scan with no User-Agent, language, country or cookie: https://example.com/gig (the url)\n\
+         next: from 2030-06-01 09:00 Europe/Dublin: https://example.com/recap (rule 1)\n"
+    );
+    let out = qrtag_cmd(&db, &["show", "plain"]);
+    assert!(out.status.success() && out.stderr.is_empty(), "{out:?}");
+    assert_eq!(
+        ok(qrtag_cmd(&db, &["list"])),
+        "gig\thttps://example.com/gig\tactive, 1 rule\n\
+         plain\thttps://example.com/plain\tactive\n"
+    );
+}

@@ -169,8 +169,12 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Show { key } => {
             let doc = links::get(store, key).await?;
-            let json = serde_json::to_string_pretty(&serde_json::Value::Object(doc))?;
+            let json = serde_json::to_string_pretty(&serde_json::Value::Object(doc.clone()))?;
             writeln!(out, "{json}")?;
+            // Issue 34: stdout stays the document, for scripts.
+            for line in super::rule::show_lines(key, &doc, chrono::Utc::now(), tz) {
+                eprintln!("{line}");
+            }
         }
         Command::Qr(_) | Command::Batch(_) => anyhow::bail!("internal error: not a link command"),
         Command::List { deleted, all } => {
@@ -185,7 +189,8 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                     continue;
                 }
                 let line = list_line(&key, &doc, now, tz);
-                writeln!(out, "{line}{}", title_column(&doc))?;
+                let mark = super::rule::list_mark(&doc);
+                writeln!(out, "{line}{mark}{}", title_column(&doc))?;
             }
         }
         _ => {

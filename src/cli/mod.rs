@@ -336,6 +336,11 @@ pub enum Command {
         yes: bool,
     },
     /// Print a link's document as JSON.
+    ///
+    /// For a link with smart-tag rules, standard error also lists the
+    /// rules, what a scan with no particular facts gets now, and the next
+    /// scheduled change (`next: from 2026-12-01 09:00 Europe/Dublin: URL`,
+    /// in --time-zone).
     #[command(after_help = "Example:\n  qrtag show H83if")]
     Show {
         /// The link's key, e.g. H83if or docs/api.
@@ -363,7 +368,8 @@ pub enum Command {
     /// List every link: key, destination, state (tab-separated).
     ///
     /// The state is `active`, `active until TIME`, `inactive`, `expired
-    /// TIME`, `deleted TIME` or `invalid: WHY`; times in --time-zone.
+    /// TIME`, `deleted TIME` or `invalid: WHY`; times in --time-zone. A
+    /// link with smart-tag rules has `, N rules` after its state.
     /// Deleted links are left out unless asked for.
     #[command(after_help = "Example:\n  qrtag list | grep inactive")]
     List {
@@ -1132,7 +1138,7 @@ const UNUSED: &[(&[&str], &[&str])] = &[
     (&["setup"], &[STORE_DB, SERVICE, TIME_ZONE]),
     (&["didcomm", "did"], &[STORE_COUCH, SERVICE, TIME_ZONE]),
     (&["disable"], &[SERVICE, TIME_ZONE]),
-    (&["show"], &[SERVICE, TIME_ZONE]),
+    (&["show"], &[SERVICE]),
     (&["list"], &[SERVICE]),
     (&["export"], &[SERVICE, TIME_ZONE]),
     (&["import"], &[SERVICE, TIME_ZONE]),

@@ -300,3 +300,57 @@ fn said(e: &RuleError, new: Option<usize>) -> anyhow::Error {
     };
     UsageError(text).into()
 }
+
+// --- `qrtag show` and `qrtag list` (issue 34) ---
+
+/// What `qrtag show` says of a link's rules on standard error (its
+/// standard output stays the document, for scripts): the rules in order,
+/// what a scan with no particular facts gets now, and the next scheduled
+/// change. Nothing for a link without rules.
+pub fn show_lines(
+    key: &LinkKey,
+    doc: &Document,
+    now: chrono::DateTime<chrono::Utc>,
+    tz: chrono_tz::Tz,
+) -> Vec<String> {
+    if crate::link::is_tombstone(doc) {
+        return Vec::new();
+    }
+    let rules = match Rules::from_stored(doc) {
+        Ok(rules) if rules.is_empty() => return Vec::new(),
+        Ok(rules) => rules,
+        Err(e) => return vec![format!("invalid rules (scans get the url): {e}")],
+    };
+    let mut out = vec![format!("rules, tried in order (qrtag rule list {key}):")];
+    out.extend(lines(&rules, doc).into_iter().map(|l| format!("  {l}")));
+    let mut scan = super::try_scan::Scan::default();
+    let scan = scan.for_link(key.as_str());
+    let ms = now.timestamp_millis();
+    let url = doc.get("url").and_then(Value::as_str).unwrap_or("-");
+    let (dest, which) = match rules
+        .choose(scan, ms)
+        .and_then(|i| Some((rules.url(i)?, i)))
+    {
+        Some((d, i)) => (d.to_string(), format!("rule {}", i + 1)),
+        None => (url.to_owned(), "the url".to_owned()),
+    };
+    out.push(format!(
+        "now, a scan with no User-Agent, language, country or cookie: {dest} ({which})"
+    ));
+    let next = rules.next_change(scan, ms);
+    out.push(super::try_scan::next_line(next, &rules, doc, tz));
+    out
+}
+
+/// `qrtag list`'s mark after the state of a link with rules: `, 3 rules`
+/// (`list | grep rules` finds them; the columns stay as scripts read them).
+pub fn list_mark(doc: &Document) -> String {
+    if crate::link::is_tombstone(doc) {
+        return String::new();
+    }
+    match doc.get("rules").and_then(Value::as_array).map(Vec::len) {
+        Some(1) => ", 1 rule".to_owned(),
+        Some(n) if n > 1 => format!(", {n} rules"),
+        _ => String::new(),
+    }
+}
