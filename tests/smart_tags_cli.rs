@@ -614,3 +614,45 @@ fn show_says_now_and_next_and_list_marks_links_with_rules() {
          plain\thttps://example.com/plain\tactive\n"
     );
 }
+
+#[test]
+fn the_user_agent_presets_are_the_devices_they_name() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    ok(qrtag_cmd(
+        &db,
+        &["new", "--key", "dev", "https://example.com/"],
+    ));
+    let kinds = [
+        ("iphone", "ios", "phone"),
+        ("ipad", "ipados", "tablet"),
+        ("android", "android", "phone"),
+        ("android-tablet", "android", "tablet"),
+        ("desktop", "other", "desktop"),
+    ];
+    for (preset, os, class) in kinds {
+        ok(qrtag_cmd(
+            &db,
+            &[
+                "rule",
+                "add",
+                "dev",
+                "--os",
+                os,
+                "--class",
+                class,
+                &format!("https://example.com/{preset}"),
+            ],
+        ));
+    }
+    for (preset, _, _) in kinds {
+        let out = try_scan(&db, &["dev", "--ua", preset]);
+        assert_eq!(out[0], format!("https://example.com/{preset}"), "{out:?}");
+    }
+    let out = try_scan(&db, &["dev", "--ua", "curl/8.5.0"]);
+    assert_eq!(
+        out[0], "https://example.com/",
+        "a literal User-Agent: {out:?}"
+    );
+}
