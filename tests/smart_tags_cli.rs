@@ -656,3 +656,37 @@ fn the_user_agent_presets_are_the_devices_they_name() {
         "a literal User-Agent: {out:?}"
     );
 }
+
+#[test]
+fn show_and_try_without_flags_agree_on_a_split() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    for key in ["ab1", "ab2", "ab3", "ab4"] {
+        ok(qrtag_cmd(
+            &db,
+            &["new", "--key", key, "https://example.com/a"],
+        ));
+        ok(qrtag_cmd(
+            &db,
+            &[
+                "rule",
+                "add",
+                key,
+                "--split",
+                "50-100",
+                "https://example.com/b",
+            ],
+        ));
+        let tried = try_scan(&db, &[key]);
+        let shown = stderr(&qrtag_cmd(&db, &["show", key]));
+        let now = shown
+            .lines()
+            .find(|l| l.starts_with("now, "))
+            .expect("a now line");
+        assert!(
+            now.contains(&format!(": {} (", tried[0])),
+            "{now} / {tried:?}"
+        );
+    }
+}

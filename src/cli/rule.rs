@@ -323,7 +323,7 @@ pub fn show_lines(
     };
     let mut out = vec![format!("rules, tried in order (qrtag rule list {key}):")];
     out.extend(lines(&rules, doc).into_iter().map(|l| format!("  {l}")));
-    let mut scan = super::try_scan::Scan::default();
+    let mut scan = super::try_scan::Scan::without_facts();
     let scan = scan.for_link(key.as_str());
     let ms = now.timestamp_millis();
     let url = doc.get("url").and_then(Value::as_str).unwrap_or("-");

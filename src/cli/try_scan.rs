@@ -106,6 +106,16 @@ pub struct Scan {
 }
 
 impl Scan {
+    /// A scan with no particular facts, as `qrtag show` tells "now": no
+    /// User-Agent, language, country or cookie, so for a split the
+    /// unspecified address and an empty User-Agent, as `try` without flags.
+    pub fn without_facts() -> Scan {
+        Scan {
+            who: split::scanner_without_cookie(IpAddr::V4(Ipv4Addr::UNSPECIFIED), b""),
+            ..Scan::default()
+        }
+    }
+
     pub fn for_link(&mut self, key: &str) -> &mut Self {
         key.clone_into(&mut self.key);
         self
