@@ -690,3 +690,43 @@ fn show_and_try_without_flags_agree_on_a_split() {
         );
     }
 }
+
+#[test]
+fn edit_refuses_rules_the_core_refuses() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    menu(&db);
+    let before = doc(&db, "menu");
+    let edited = dir.path().join("edited.json");
+    std::fs::write(
+        &edited,
+        r#"{"url": "https://example.com/dinner", "rules": [{"url": "https://example.com/x", "contry": ["IE"]}]}"#,
+    )
+    .expect("write");
+    let editor = format!("cp {}", edited.display());
+    let out = qrtag_cmd_env(
+        &db,
+        &["edit", "menu"],
+        &[("EDITOR", &editor), ("VISUAL", "")],
+    );
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(
+        stderr(&out).contains("rules[0].contry: unknown field"),
+        "{out:?}"
+    );
+    assert_eq!(doc(&db, "menu"), before, "nothing saved");
+    std::fs::write(
+        &edited,
+        r#"{"url": "https://example.com/dinner", "rules": [{"url": "https://example.com/x", "lang": ["en"]}]}"#,
+    )
+    .expect("write");
+    ok(qrtag_cmd_env(
+        &db,
+        &["edit", "menu"],
+        &[("EDITOR", &editor), ("VISUAL", "")],
+    ));
+    assert_eq!(
+        ok(qrtag_cmd(&db, &["rule", "list", "menu"])),
+        "1. lang: en -> https://example.com/x\notherwise -> https://example.com/dinner\n"
+    );
+}

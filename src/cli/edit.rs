@@ -75,6 +75,9 @@ pub fn check(text: &str) -> Result<Document, String> {
     // Issue 33: the save stamps changed_via, but created_via is kept as
     // typed, and CouchDB's validation would refuse a name it does not know.
     crate::link::check_via(&doc).map_err(|e| format!("not a valid link: {e}"))?;
+    // Issue 34: the rules as the stores' readers take them (a country rule
+    // is not refused here: the editor names no GeoIP database).
+    crate::link::rules::Rules::from_stored(&doc).map_err(|e| format!("not a valid link: {e}"))?;
     Ok(doc)
 }
 
@@ -171,6 +174,14 @@ mod tests {
             (
                 r#"{"url": "/x", "created_via": "web"}"#,
                 "\"created_via\" must be one of",
+            ),
+            (
+                r#"{"url": "/x", "rules": [{"url": "https://b.example/", "hours": ["11:00", "11:00"], "tz": "UTC"}]}"#,
+                "rules[0].hours: start and end are the same time",
+            ),
+            (
+                r#"{"url": "/x", "rules": [{"url": "https://b.example/"}]}"#,
+                "rules[0]: a rule needs at least one condition",
             ),
         ] {
             let err = check(text).expect_err(text);
