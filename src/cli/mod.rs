@@ -92,8 +92,9 @@ pub struct Cli {
     pub clusters: std::sync::Mutex<Vec<std::sync::Arc<crate::store::ClusterStats>>>,
 
     /// The time zone dates are read and shown in: a bare --expires date
-    /// ends at 23:59:59 there, `list` shows expiry times in it, and `stats
-    /// --by hour|weekday` counts in it. An IANA name, e.g. Europe/Dublin.
+    /// ends at 23:59:59 there, `list` shows expiry times in it, `stats
+    /// --by hour|weekday` counts in it, and `rule add --days/--hours` keeps
+    /// it as the rule's zone. An IANA name, e.g. Europe/Dublin.
     #[arg(
         long,
         visible_alias = "tz",
