@@ -730,3 +730,30 @@ fn edit_refuses_rules_the_core_refuses() {
         "1. lang: en -> https://example.com/x\notherwise -> https://example.com/dinner\n"
     );
 }
+
+#[test]
+fn a_rule_host_in_capitals_is_stored_lowered_and_said() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    menu(&db);
+    let out = qrtag_cmd(
+        &db,
+        &[
+            "rule",
+            "add",
+            "menu",
+            "--lang",
+            "fr",
+            "https://Example.COM/Fr",
+        ],
+    );
+    assert_eq!(
+        stdout(&out),
+        "menu: rule 1: lang: fr -> https://example.com/Fr\n"
+    );
+    assert!(stderr(&out).starts_with("qrtag: note: "), "{out:?}");
+    assert_eq!(
+        doc(&db, "menu")["rules"][0]["url"],
+        "https://example.com/Fr"
+    );
+}
