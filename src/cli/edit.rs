@@ -188,6 +188,10 @@ mod tests {
                 r#"{"url": "/x", "rules": [{"url": "https://a.example/", "hours": ["11:00", "15:00"]}]}"#,
                 "rules[0].tz: ",
             ),
+            (
+                r#"{"url": "/x", "rules": [{"url": "https://b.example/", "hours": ["11:00", "11:00"], "tz": "UTC"}]}"#,
+                "rules[0].hours: start and end are the same time",
+            ),
         ] {
             let err = check(text).expect_err(text);
             assert!(err.contains(says), "{text}: {err}");

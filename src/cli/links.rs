@@ -169,8 +169,12 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
         }
         Command::Show { key } => {
             let doc = links::get(store, key).await?;
-            let json = serde_json::to_string_pretty(&serde_json::Value::Object(doc))?;
+            let json = serde_json::to_string_pretty(&serde_json::Value::Object(doc.clone()))?;
             writeln!(out, "{json}")?;
+            // Issue 34: stdout stays the document, for scripts.
+            for line in super::rule::show_lines(key, &doc, chrono::Utc::now(), tz) {
+                eprintln!("{line}");
+            }
         }
         Command::Qr(_) | Command::Batch(_) => anyhow::bail!("internal error: not a link command"),
         Command::List { deleted, all } => {
@@ -185,7 +189,8 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                     continue;
                 }
                 let line = list_line(&key, &doc, now, tz);
-                writeln!(out, "{line}{}", title_column(&doc))?;
+                let mark = super::rule::list_mark(&doc);
+                writeln!(out, "{line}{mark}{}", title_column(&doc))?;
             }
         }
         _ => {
@@ -298,7 +303,7 @@ fn confirm_delete(key: &LinkKey) -> anyhow::Result<()> {
 
 /// The write is done either way; a chain of internal redirects the server
 /// will refuse (a loop, too many hops) is said at once, naming its links.
-async fn warn_broken_chain(store: &dyn store::LinkStore, cli: &Cli, key: &LinkKey) {
+pub(super) async fn warn_broken_chain(store: &dyn store::LinkStore, cli: &Cli, key: &LinkKey) {
     let origin = super::public_url::for_checks(cli, store).await;
     let origin = origin.as_ref().map_or("", |u| u.origin());
     match chain::check(store, origin, key).await {

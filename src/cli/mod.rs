@@ -35,10 +35,13 @@ mod qr;
 mod qr_output;
 pub mod recorded_url;
 mod resolve;
+mod rule;
+mod rule_flags;
 mod serve;
 mod setup;
 mod stats;
 mod transfer;
+mod try_scan;
 mod unknown_key;
 
 #[derive(Debug, Parser)]
@@ -89,8 +92,9 @@ pub struct Cli {
     pub clusters: std::sync::Mutex<Vec<std::sync::Arc<crate::store::ClusterStats>>>,
 
     /// The time zone dates are read and shown in: a bare --expires date
-    /// ends at 23:59:59 there, `list` shows expiry times in it, and `stats
-    /// --by hour|weekday` counts in it. An IANA name, e.g. Europe/Dublin.
+    /// ends at 23:59:59 there, `list` shows expiry times in it, `stats
+    /// --by hour|weekday` counts in it, and `rule add --days/--hours` keeps
+    /// it as the rule's zone. An IANA name, e.g. Europe/Dublin.
     #[arg(
         long,
         visible_alias = "tz",
@@ -333,6 +337,11 @@ pub enum Command {
         yes: bool,
     },
     /// Print a link's document as JSON.
+    ///
+    /// For a link with smart-tag rules, standard error also lists the
+    /// rules, what a scan with no particular facts gets now, and the next
+    /// scheduled change (`next: from 2026-12-01 09:00 Europe/Dublin: URL`,
+    /// in --time-zone).
     #[command(after_help = "Example:\n  qrtag show H83if")]
     Show {
         /// The link's key, e.g. H83if or docs/api.
@@ -360,7 +369,8 @@ pub enum Command {
     /// List every link: key, destination, state (tab-separated).
     ///
     /// The state is `active`, `active until TIME`, `inactive`, `expired
-    /// TIME`, `deleted TIME` or `invalid: WHY`; times in --time-zone.
+    /// TIME`, `deleted TIME` or `invalid: WHY`; times in --time-zone. A
+    /// link with smart-tag rules has `, N rules` after its state.
     /// Deleted links are left out unless asked for.
     #[command(after_help = "Example:\n  qrtag list | grep inactive")]
     List {
@@ -447,6 +457,25 @@ pub enum Command {
         #[command(subcommand)]
         command: api_key::ApiKeyCommand,
     },
+    /// Smart tags: a link's rules, which send a scan elsewhere than its
+    /// url by the scanner's device, country, language, the time or an A/B
+    /// split (the first rule whose conditions all hold answers).
+    Rule {
+        #[command(subcommand)]
+        command: rule::RuleCommand,
+    },
+    /// Which destination a described scan of a link would get, by which
+    /// rule, and what changes next and when.
+    ///
+    /// Prints the `Location` the server would answer (after its resolver:
+    /// internal redirects, path and query), then the rule or url that gave
+    /// it, and the next scheduled change for this scan. Exit code 1 when
+    /// the scan would be answered 404.
+    #[command(after_help = "Examples:\n  qrtag try menu --ua iphone\n  \
+                            qrtag try menu --lang 'de, en;q=0.8' --at '2026-12-01 12:30' --tz Europe/Dublin\n  \
+                            qrtag try promo --cookie 0mE3Yk1zAbCdEfGhIjK\n  \
+                            qrtag try menu --ip 203.0.113.7 --geoip-db GeoLite2-Country.mmdb")]
+    Try(Box<try_scan::TryArgs>),
     /// The DIDComm url-shortener's identity.
     Didcomm {
         #[command(subcommand)]
@@ -1111,7 +1140,7 @@ const UNUSED: &[(&[&str], &[&str])] = &[
     (&["setup"], &[STORE_DB, SERVICE, TIME_ZONE]),
     (&["didcomm", "did"], &[STORE_COUCH, SERVICE, TIME_ZONE]),
     (&["disable"], &[SERVICE, TIME_ZONE]),
-    (&["show"], &[SERVICE, TIME_ZONE]),
+    (&["show"], &[SERVICE]),
     (&["list"], &[SERVICE]),
     (&["export"], &[SERVICE, TIME_ZONE]),
     (&["import"], &[SERVICE, TIME_ZONE]),
@@ -1122,6 +1151,9 @@ const UNUSED: &[(&[&str], &[&str])] = &[
     (&["batch"], &[TIME_ZONE]),
     (&["print"], &[TIME_ZONE]),
     (&["delete"], &[TIME_ZONE]),
+    (&["rule", "list"], &[SERVICE, TIME_ZONE]),
+    (&["rule", "remove"], &[TIME_ZONE]),
+    (&["rule", "move"], &[TIME_ZONE]),
 ];
 const STORE_DB: &str = "db";
 const STORE_COUCH: &str = "couchdb";
@@ -1306,6 +1338,8 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Didcomm { command } => didcomm::run(cli, command),
         Command::ConsolePassword => console::run(cli).await,
         Command::ApiKey { command } => api_key::run(cli, command).await,
+        Command::Try(args) => unknown_key::explain(cli, try_scan::run(cli, args).await).await,
+        Command::Rule { command } => unknown_key::explain(cli, rule::run(cli, command).await).await,
         _ => unknown_key::explain(cli, links::run(cli).await).await,
     }
 }

@@ -30,6 +30,21 @@ pub fn bucket(link_key: &str, who: &[u8]) -> u8 {
     (u64::from_be_bytes(first) % 100) as u8
 }
 
+// --- Added by i34-cli (issue 34): who a cookie-less scanner is. ---
+
+/// The scanner's bytes for [`bucket`] when a scan carries no tracking ID
+/// (`Sec-GPC`, `--no-tracking`, a first scan): the client address as text,
+/// one space, the User-Agent (`203.0.113.7 Mozilla/5.0`, the shape pinned
+/// below). One definition, so that the server, `qrtag try` and the
+/// console's tester put one person in one bucket: a tester that said
+/// "variant B" while the server showed A would be worse than none.
+pub fn scanner_without_cookie(address: std::net::IpAddr, user_agent: &[u8]) -> Vec<u8> {
+    let mut who = address.to_string().into_bytes();
+    who.push(b' ');
+    who.extend_from_slice(user_agent);
+    who
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -48,6 +63,13 @@ mod tests {
     }
 
     const PINNED: [u8; 4] = [95, 80, 50, 19];
+
+    #[test]
+    fn a_scanner_without_cookie_is_its_address_and_user_agent() {
+        let who = scanner_without_cookie([203, 0, 113, 7].into(), b"Mozilla/5.0");
+        assert_eq!(who, b"203.0.113.7 Mozilla/5.0");
+        assert_eq!(bucket("H83if", &who), PINNED[2]);
+    }
 
     #[test]
     fn the_key_is_part_of_the_input() {
