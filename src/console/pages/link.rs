@@ -67,6 +67,8 @@ pub struct View<'a> {
     pub pdf: Option<&'a super::print_form::Refusal<'a>>,
     /// Where scans go while the link is disabled or expired (issue 33).
     pub fallback: Option<&'a str>,
+    /// Issue 34: the rules, their editor and the tester.
+    pub rules: super::link_rules::Section<'a>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -125,6 +127,8 @@ pub fn page(v: &View<'_>) -> Markup {
                 }
             }
             (form_problem(v.refused.as_ref().map(|(r, _)| r), v.viewer.can_edit))
+            // Issue 34: what a scan gets now and what changes next.
+            (super::link_rules::now_line(&v.rules))
             // The first screen: what the link is, and whether it is scanned.
             div.glance #glance {
                 section.about #about aria-label="The link" {
@@ -146,11 +150,14 @@ pub fn page(v: &View<'_>) -> Markup {
                 }
             }
             nav.sections #sections aria-label="On this page" {
+                a href="#rules" { "Rules" }
                 @if v.viewer.can_edit { a href="#edit" { "Edit" } }
                 a href="#qr" { "QR code" }
                 a href="#print" { "Print" }
                 a href="#details" { "Scans in detail" }
             }
+            // Issue 34: the rules, after the scans summary.
+            (super::link_rules::section(&v.rules))
             @if v.viewer.can_edit {
                 section #edit aria-labelledby="edit-heading" {
                     h2 #edit-heading { "Edit" }
