@@ -150,14 +150,12 @@ pub fn page(v: &View<'_>) -> Markup {
                 }
             }
             nav.sections #sections aria-label="On this page" {
-                a href="#rules" { "Rules" }
                 @if v.viewer.can_edit { a href="#edit" { "Edit" } }
+                a href="#rules" { "Rules" }
                 a href="#qr" { "QR code" }
                 a href="#print" { "Print" }
                 a href="#details" { "Scans in detail" }
             }
-            // Issue 34: the rules, after the scans summary.
-            (super::link_rules::section(&v.rules))
             @if v.viewer.can_edit {
                 section #edit aria-labelledby="edit-heading" {
                     h2 #edit-heading { "Edit" }
@@ -165,6 +163,9 @@ pub fn page(v: &View<'_>) -> Markup {
                     (fallback_form(v))
                 }
             }
+            // Issue 34: the rules, after the scans summary and the edits
+            // (a keyboard reaches the destination's field first).
+            (super::link_rules::section(&v.rules))
             section #qr aria-labelledby="qr-heading" {
             h2 #qr-heading { "QR code" }
             form.card.qr-options #qr-options method="get" action={ (BASE) "/link" } {
