@@ -2,7 +2,9 @@
 //! application: a rule added with the keyboard alone (Tab, typing, Space
 //! on the tick boxes, Enter), and axe-core over a link page with rules, a
 //! refused rule and a tester's answer at a laptop's and a phone's width,
-//! with no serious or critical violation (`tests/support/a11y.rs`).
+//! with no serious or critical violation (`tests/support/a11y.rs`), each
+//! page also fitting the screen as `tests/console_browser.rs` asks
+//! (`fits.js`: no sideways scrolling, tap targets of 40 px, text of 14 px).
 
 mod support;
 
@@ -38,6 +40,21 @@ fn tab_to(b: &mut Browser, what: &str, limit: usize, wanted: impl Fn(&Value) -> 
         }
     }
     panic!("{what} not reached in {limit} presses of Tab");
+}
+
+/// `fits.js`'s problems with the page shown, as `tests/console_browser.rs`
+/// checks every other page: 40 px tap targets, 14 px text.
+fn fit_problems(b: &mut Browser, width: u32, page: &str) -> Vec<String> {
+    let problems = b.script(
+        include_str!("console/browser/fits.js"),
+        json!([width, 40.0, 14.0]),
+    );
+    problems
+        .as_array()
+        .expect("a list of problems")
+        .iter()
+        .map(|p| format!("{page} at {width} px: {}", p.as_str().unwrap_or_default()))
+        .collect()
 }
 
 fn set_value(b: &mut Browser, css: &str, value: &str) {
@@ -130,17 +147,20 @@ async fn a_link_page_with_rules_passes_axe_core_on_a_laptop_and_a_phone() {
     assert_eq!(rules(&app, "menu").await.as_array().map(Vec::len), Some(2));
 
     let mut found = Findings::default();
+    let mut unfit = Vec::new();
     for screen in [LAPTOP, PHONE] {
         b.screen(screen);
         b.get(&page);
         b.wait("#rules-now");
         found.check(&mut b, screen, "link-with-rules");
+        unfit.extend(fit_problems(&mut b, screen.width, "link-with-rules"));
         // A rule refused: the message beside its fields (days without a zone).
         b.fill("#rule-url", "https://example.com/x");
         b.click("#rule-days-sat");
         b.click("#add-rule button[type=submit]");
         b.wait("#rule-tz-problem");
         found.check(&mut b, screen, "link-rule-refused");
+        unfit.extend(fit_problems(&mut b, screen.width, "link-rule-refused"));
         // The tester's answer, and a question it refuses.
         b.get(&format!(
             "http://{}/console/link/try?key=menu&device=android-phone&at=2026-11-30T12%3A00",
@@ -148,13 +168,16 @@ async fn a_link_page_with_rules_passes_axe_core_on_a_laptop_and_a_phone() {
         ));
         b.wait("#try-answer");
         found.check(&mut b, screen, "link-rule-tested");
+        unfit.extend(fit_problems(&mut b, screen.width, "link-rule-tested"));
         b.get(&format!(
             "http://{}/console/link/try?key=menu&device=desktop&bucket=200",
             app.admin
         ));
         b.wait("#try-bucket-problem");
         found.check(&mut b, screen, "link-rule-test-refused");
+        unfit.extend(fit_problems(&mut b, screen.width, "link-rule-test-refused"));
     }
     drop(b);
+    assert!(unfit.is_empty(), "{}", unfit.join("\n"));
     found.assert_none(started.elapsed());
 }
