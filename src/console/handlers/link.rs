@@ -265,6 +265,7 @@ pub(super) async fn render(
             .as_ref()
             .zip(answer.as_ref().map(Result::as_ref)),
         schedule: rule_tester::schedule(&tester_link, now),
+        store_away: source == Source::Snapshot,
     };
     let view = pages::link::View {
         viewer: viewer(session, user),

@@ -33,6 +33,9 @@ pub struct Section<'a> {
     pub tried: Option<(&'a Described, Result<&'a Answer, &'a Unclear>)>,
     /// [`rule_tester::schedule`]: now, and the next change.
     pub schedule: Option<Schedule>,
+    /// The store did not answer and the page shows the snapshot's copy,
+    /// which carries no rules: nothing is said about them but that.
+    pub store_away: bool,
 }
 
 /// A time in the console's zone, named.
@@ -79,6 +82,9 @@ pub fn section(s: &Section<'_>) -> Markup {
         section #rules aria-labelledby="rules-heading" {
             h2 #rules-heading { "Rules" }
             p.muted { "The first rule whose conditions all hold gives a scan its destination; when none holds, the link's destination does." }
+            @if s.store_away {
+                p.muted #rules-away { "The rules are read from the link store, which did not answer: they are shown, edited and tried once it does." }
+            } @else {
             @if let Some(msg) = s.list_problem {
                 p.problem #rules-problem role="alert" { (msg) }
             }
@@ -91,6 +97,7 @@ pub fn section(s: &Section<'_>) -> Markup {
                 (add_form(s))
             }
             (tester(s))
+            }
         }
     }
 }
@@ -340,6 +347,58 @@ fn answer_of(s: &Section<'_>, a: &Answer) -> Markup {
                 Some((t, p)) => p #try-next data-next-at=(t.to_rfc3339()) data-next-rule=(rule_data(p)) { "Next change: from " (local(*t, s.zone)) " it gets " (which(p)) ": " (p.destination) "." },
                 None => p #try-next { "Nothing changes with time for this scan." },
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn section<'a>(rules: &'a Rules, store_away: bool) -> Section<'a> {
+        Section {
+            key: "menu",
+            rules: Ok(rules),
+            can_edit: true,
+            csrf: "token",
+            geoip: false,
+            zone: Tz::UTC,
+            refused: None,
+            list_problem: None,
+            tried: None,
+            schedule: None,
+            store_away,
+        }
+    }
+
+    #[test]
+    fn each_rule_moves_only_where_it_can_and_the_store_away_hides_the_edits() {
+        let rules = Rules::from_json(
+            &json!([
+                {"url": "https://e.com/a", "os": ["ios"]},
+                {"url": "https://e.com/b", "lang": ["fr"]}
+            ]),
+            &crate::link::rules::Capabilities::default(),
+        )
+        .expect("rules");
+        let html = super::section(&section(&rules, false)).into_string();
+        assert_eq!(html.matches(r#"<li class="rule""#).count(), 2, "{html}");
+        assert!(html.contains(r#"aria-label="Move rule 1 down""#), "{html}");
+        assert!(!html.contains(r#"aria-label="Move rule 1 up""#), "{html}");
+        assert!(html.contains(r#"aria-label="Move rule 2 up""#), "{html}");
+        assert!(!html.contains(r#"aria-label="Move rule 2 down""#), "{html}");
+        assert!(html.contains(r#"id="add-rule""#));
+        assert!(html.contains(r#"id="rule-country-note""#), "no GeoIP: said");
+
+        let away = super::section(&section(&rules, true)).into_string();
+        assert!(away.contains(r#"id="rules-away""#), "{away}");
+        for gone in [
+            r#"<li class="rule""#,
+            r#"id="add-rule""#,
+            r#"id="try-scan""#,
+        ] {
+            assert!(!away.contains(gone), "{gone} shown with the store away");
         }
     }
 }
