@@ -71,7 +71,7 @@ pub fn now_line(s: &Section<'_>) -> Markup {
             @if let Some((t, p)) = next {
                 "; " strong { "from " (local(*t, s.zone)) ": " } (p.destination) " (" (which(p)) ")"
             }
-            " " span.muted { "— for a scan no device, language or country rule picks out; try one below." }
+            " " span.muted { "— for a scan with no User-Agent, language or country, in split bucket 0; try another below." }
         }
     }
 }
