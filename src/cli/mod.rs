@@ -1098,6 +1098,7 @@ impl Cli {
             console: args.console.then_some(crate::console::ConsoleSettings {
                 secure_cookie: args.console_secure_cookie,
                 time_zone: self.time_zone,
+                geoip: args.geoip_db.is_some(),
             }),
             api: args.didcomm.api_listen.as_ref().map(|listen| {
                 let rules = &args.didcomm_rules;

@@ -35,6 +35,10 @@ pub mod search;
 pub mod session;
 pub mod setup;
 
+// Issue 34: the link page's rule editor and tester.
+pub mod rule_form;
+pub mod rule_tester;
+
 pub use handlers::links::PAGE_SIZE;
 
 /// The console's options (`serve --console`, `--time-zone`).
@@ -48,6 +52,9 @@ pub struct ConsoleSettings {
     pub secure_cookie: bool,
     /// Where a bare expiry date ends (`--time-zone`).
     pub time_zone: chrono_tz::Tz,
+    /// Issue 34: the server has a GeoIP database (`--geoip-db`), so a
+    /// rule on the country may be saved.
+    pub geoip: bool,
 }
 
 /// No inline script or style, nothing from elsewhere, never in a frame.
@@ -82,6 +89,9 @@ pub struct ConsoleState {
     /// Downloads render through the admin listener's gate
     /// ([`crate::print::tag_image::RenderGate`]), set at startup.
     pub renders: crate::print::tag_image::RenderGate,
+    /// Issue 34: whether the server has a GeoIP database, which a rule on
+    /// the country needs (`link::rules::Capabilities::geoip`).
+    pub geoip: bool,
 }
 
 impl ConsoleState {
@@ -108,6 +118,7 @@ impl ConsoleState {
             setup: setup::SetupLink::default(),
             time_zone: chrono_tz::Tz::UTC,
             renders: crate::print::tag_image::RenderGate::for_cores(),
+            geoip: false,
         }
     }
 
@@ -130,7 +141,7 @@ impl ConsoleState {
 
 /// Everything under `/console`, with the security headers on every answer.
 pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
-    use handlers::{auth, bulk, dashboard, link, links, setup, sheet};
+    use handlers::{auth, bulk, dashboard, link, link_rules, links, setup, sheet};
     let headers = DefaultHeaders::new()
         .add(("Content-Security-Policy", CONTENT_SECURITY_POLICY))
         .add(("X-Content-Type-Options", "nosniff"))
@@ -161,6 +172,11 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/link/fallback", web::post().to(link::fallback))
             .route("/link/title", web::post().to(link::title))
             .route("/link/delete", web::post().to(link::delete))
+            // Issue 34: the rule editor and tester.
+            .route("/link/rules/add", web::post().to(link_rules::add))
+            .route("/link/rules/remove", web::post().to(link_rules::remove))
+            .route("/link/rules/move", web::post().to(link_rules::move_rule))
+            .route("/link/try", web::get().to(link_rules::try_scan))
             .route("/sheet", web::get().to(sheet::page))
             .route("/sheet", web::post().to(sheet::create))
             .route("/sheet/download", web::get().to(sheet::download))

@@ -634,6 +634,7 @@ fn console_state(
         console.secure_cookie,
     );
     state.time_zone = console.time_zone;
+    state.geoip = console.geoip;
     state.renders = renders;
     state.trusted_proxies = settings.trusted_proxies.clone();
     if let Some(key) = device_key {

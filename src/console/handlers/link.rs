@@ -13,8 +13,11 @@ use crate::console::http::{
 use crate::console::pages::chart::Period;
 use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
+use crate::console::rule_form::{Fault, RuleForm};
+use crate::console::rule_tester;
 use crate::console::session::{Current, User};
 use crate::link::Via;
+use crate::link::rules::Rules;
 use crate::link::{self, Document, Link, Notes, Title};
 use crate::links::chain;
 use crate::links::{self, LinkError};
@@ -29,10 +32,12 @@ const OWN_PARAMS: [&str; 3] = ["key", "format", "days"];
 
 /// What a link page shows besides the link: the tag's image parameters and
 /// the scan chart's period.
-#[derive(Debug, Clone, Copy, Default)]
-struct Shown {
+#[derive(Debug, Clone, Default)]
+pub(super) struct Shown {
     spec: ImageSpec,
     period: Period,
+    /// Issue 34: the rule tester's question, when the page answers one.
+    pub(super) tried: Option<crate::console::rule_tester::Described>,
 }
 
 /// `key`, the image parameters and the chart's period of a link page or
@@ -59,7 +64,22 @@ fn key_and_spec(query: &str, uppercase_prefix: bool) -> Result<(LinkKey, Shown),
         crate::print::image_query::spec_from_query(&query, format, uppercase_prefix, &OWN_PARAMS)
             .map_err(|e| e.to_string())?;
     let period = super::period(&query)?;
-    Ok((key, Shown { spec, period }))
+    Ok((
+        key,
+        Shown {
+            spec,
+            period,
+            tried: None,
+        },
+    ))
+}
+
+/// Issue 34: the page with the rule tester's question answered.
+pub(super) fn shown_trying(tried: crate::console::rule_tester::Described) -> Shown {
+    Shown {
+        tried: Some(tried),
+        ..Shown::default()
+    }
 }
 
 /// Where a page's document came from.
@@ -131,16 +151,20 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
 }
 
 /// A form of the link page the server refused.
-enum PageRefusal<'a> {
+pub(super) enum PageRefusal<'a> {
     /// An edit: why, and what was typed into its field.
     Edit(Refused<'a>, &'a str),
     /// A PDF form, with what was sent.
     Pdf(Refusal<'a>),
+    /// Issue 34: the add-a-rule form, as typed, and why not.
+    Rule(&'a RuleForm, &'a Fault),
+    /// Issue 34: a rule's remove or move, and why not.
+    Rules(&'a str),
 }
 
 /// The link's page as it is in the store now, with a form the server
 /// refused shown again with what was typed.
-async fn render(
+pub(super) async fn render(
     state: &ConsoleState,
     session: &Current,
     user: &User,
@@ -149,8 +173,14 @@ async fn render(
     status: StatusCode,
     refused: Option<PageRefusal<'_>>,
 ) -> HttpResponse {
+    // Issue 34: the rule forms' refusals, apart from the others.
+    let (rule_refused, rules_problem) = match &refused {
+        Some(PageRefusal::Rule(typed, fault)) => (Some((*typed, *fault)), None),
+        Some(PageRefusal::Rules(msg)) => (None, Some(*msg)),
+        _ => (None, None),
+    };
     let (refused, pdf) = match refused {
-        None => (None, None),
+        None | Some(PageRefusal::Rule(..) | PageRefusal::Rules(_)) => (None, None),
         Some(PageRefusal::Edit(r, typed)) => (Some((r, typed)), None),
         Some(PageRefusal::Pdf(r)) => (None, Some(r)),
     };
@@ -188,6 +218,55 @@ async fn render(
         s
     });
     let public_url = state.public_url.load();
+    // Issue 34: the rules, what a scan gets now, and the tester's answer.
+    let stored_rules = Rules::from_stored(&doc);
+    let no_rules = Rules::default();
+    let rules = stored_rules.as_ref().unwrap_or(&no_rules);
+    let now = Utc::now();
+    let live_at =
+        |ms: i64| !link.inactive && link.expires.is_none_or(|e| ms < e.timestamp_millis());
+    let tester_link = rule_tester::Link {
+        key: key.as_str(),
+        url: link.url.as_str(),
+        rules,
+        live_at: &live_at,
+        fallback: link.fallback.as_ref().map(Destination::as_str),
+    };
+    let table = state.snapshot.load();
+    let other = |k: &str, ms: i64| table.live_url(k, ms).map(str::to_owned);
+    let answer = shown.tried.as_ref().map(|d| {
+        rule_tester::answer(
+            d,
+            &tester_link,
+            &other,
+            public_url.origin(),
+            state.time_zone,
+            state.geoip,
+            now,
+        )
+    });
+    // A described scan the tester cannot try is the client's mistake.
+    let status = match answer {
+        Some(Err(_)) if status == StatusCode::OK => StatusCode::BAD_REQUEST,
+        _ => status,
+    };
+    let viewer_of = viewer(session, user);
+    let rules_section = pages::link_rules::Section {
+        key: key.as_str(),
+        rules: stored_rules.as_ref().map_err(ToString::to_string),
+        can_edit: viewer_of.can_edit,
+        csrf: viewer_of.csrf,
+        geoip: state.geoip,
+        zone: state.time_zone,
+        refused: rule_refused,
+        list_problem: rules_problem,
+        tried: shown
+            .tried
+            .as_ref()
+            .zip(answer.as_ref().map(Result::as_ref)),
+        schedule: rule_tester::schedule(&tester_link, now),
+        store_away: source == Source::Snapshot,
+    };
     let view = pages::link::View {
         viewer: viewer(session, user),
         key: key.as_str(),
@@ -219,6 +298,7 @@ async fn render(
         refused,
         pdf: pdf.as_ref(),
         fallback: link.fallback.as_ref().map(Destination::as_str),
+        rules: rules_section,
     };
     html(status, pages::link::page(&view))
 }

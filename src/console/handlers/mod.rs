@@ -4,6 +4,7 @@ pub mod auth;
 pub mod bulk;
 pub mod dashboard;
 pub mod link;
+pub mod link_rules;
 pub mod links;
 pub mod matching;
 pub mod pdf;

@@ -67,6 +67,8 @@ pub struct View<'a> {
     pub pdf: Option<&'a super::print_form::Refusal<'a>>,
     /// Where scans go while the link is disabled or expired (issue 33).
     pub fallback: Option<&'a str>,
+    /// Issue 34: the rules, their editor and the tester.
+    pub rules: super::link_rules::Section<'a>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -125,6 +127,8 @@ pub fn page(v: &View<'_>) -> Markup {
                 }
             }
             (form_problem(v.refused.as_ref().map(|(r, _)| r), v.viewer.can_edit))
+            // Issue 34: what a scan gets now and what changes next.
+            (super::link_rules::now_line(&v.rules))
             // The first screen: what the link is, and whether it is scanned.
             div.glance #glance {
                 section.about #about aria-label="The link" {
@@ -147,6 +151,7 @@ pub fn page(v: &View<'_>) -> Markup {
             }
             nav.sections #sections aria-label="On this page" {
                 @if v.viewer.can_edit { a href="#edit" { "Edit" } }
+                a href="#rules" { "Rules" }
                 a href="#qr" { "QR code" }
                 a href="#print" { "Print" }
                 a href="#details" { "Scans in detail" }
@@ -158,6 +163,9 @@ pub fn page(v: &View<'_>) -> Markup {
                     (fallback_form(v))
                 }
             }
+            // Issue 34: the rules, after the scans summary and the edits
+            // (a keyboard reaches the destination's field first).
+            (super::link_rules::section(&v.rules))
             section #qr aria-labelledby="qr-heading" {
             h2 #qr-heading { "QR code" }
             form.card.qr-options #qr-options method="get" action={ (BASE) "/link" } {

@@ -13,6 +13,7 @@ pub mod bulk;
 pub mod chart;
 pub mod dashboard;
 pub mod link;
+pub mod link_rules;
 pub mod links;
 pub mod login;
 pub mod print_form;
