@@ -109,6 +109,15 @@ pub struct AllScans {
     pub breakdowns: Option<Breakdowns>,
 }
 
+/// The breakdowns `by` may name: `qrtag stats --by`'s but destination,
+/// which the scan index keeps per link only (issue 34: a link's
+/// `destinations`).
+pub fn breakdowns() -> impl Iterator<Item = Dimension> {
+    Dimension::ALL
+        .into_iter()
+        .filter(|d| *d != Dimension::Destination)
+}
+
 /// The dimensions `by` names (pure): `None` for all of them.
 fn wanted(by: Option<&str>) -> Result<Option<Vec<Dimension>>, String> {
     let Some(by) = by else {
@@ -116,8 +125,7 @@ fn wanted(by: Option<&str>) -> Result<Option<Vec<Dimension>>, String> {
     };
     by.split(',')
         .map(|name| {
-            Dimension::ALL
-                .into_iter()
+            breakdowns()
                 .find(|d| d.name() == name.trim())
                 .ok_or_else(|| {
                     format!(
