@@ -571,14 +571,16 @@ mod breakdowns {
             0usize..TARGETS.len(),
             prop::sample::select(vec![302u16, 302, 404, 301]),
             prop::sample::select(vec!["GET", "GET", "HEAD"]),
+            // Issue 34: an A/B split's two destinations and a fallback.
+            prop::sample::select(vec![
+                "https://example.com/",
+                "https://example.com/b",
+                "~https://example.com/gone",
+            ]),
         )
             .prop_map(
-                |((day, secs), id, ua, ip, referer, target, status, method)| {
-                    let location = if status == 404 {
-                        "-"
-                    } else {
-                        "https://example.com/"
-                    };
+                |((day, secs), id, ua, ip, referer, target, status, method, sent)| {
+                    let location = if status == 404 { "-" } else { sent };
                     format!(
                         "202611{:02}{:02}{:02}{:02}.0 {} {} {} {} {status} {location} {method} {}",
                         20 + day,
@@ -638,11 +640,42 @@ mod breakdowns {
                     .zip(got.heat.iter().map(|d| d.iter().sum::<u64>()))
                     .filter(|(_, n)| *n > 0)
                     .collect(),
+                // Kept per link only: compared by `assert_same_destinations`.
+                Dimension::Destination => continue,
                 d => got.get(d).map(|s| s.rows.clone()).unwrap_or_default(),
             };
             assert_eq!(have, want, "{what}: {}", b.dimension);
         }
         assert_eq!(Some(got.heat), r.heat_map, "{what}: the heat map");
+    }
+
+    /// A link's scans per destination as the index has them and as the
+    /// report's destination breakdown does (issue 34).
+    fn assert_same_destinations(
+        got: &[crate::scan_index::DestinationScans],
+        r: &Report,
+        what: &str,
+    ) {
+        let mut have: Vec<(String, u64)> = got
+            .iter()
+            .map(|d| {
+                let name = d
+                    .destination
+                    .as_deref()
+                    .unwrap_or(crate::stats::dimensions::destination::OTHER);
+                let mark = if d.fallback { "~" } else { "" };
+                (format!("{mark}{name}"), d.scans)
+            })
+            .collect();
+        let mut want: Vec<(String, u64)> = r
+            .breakdowns
+            .iter()
+            .filter(|b| b.dimension == Dimension::Destination)
+            .flat_map(|b| b.rows.iter().map(|row| (row.value.clone(), row.scans)))
+            .collect();
+        have.sort();
+        want.sort();
+        assert_eq!(have, want, "{what}: destinations");
     }
 
     proptest! {
@@ -687,6 +720,7 @@ mod breakdowns {
                 let r = stats_by(&lines, Filter { key: Some(key.into()), ..Filter::default() }, &links);
                 let got = state.key_shares(key).expect("kept");
                 assert_same(&got, &r, key);
+                assert_same_destinations(&state.key_destinations(key), &r, key);
             }
             for day in 20..24 {
                 let bound = |t: &str| LogTime::parse(&format!("202611{day}{t}")).expect("time");
