@@ -67,6 +67,9 @@ pub struct View<'a> {
     pub pdf: Option<&'a super::print_form::Refusal<'a>>,
     /// Where scans go while the link is disabled or expired (issue 33).
     pub fallback: Option<&'a str>,
+    // Issue 34, scans per destination: the rows of the link's
+    // "Scans per destination" table (`None`: not counted yet).
+    pub destinations: Option<Vec<super::destinations::Row>>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -220,6 +223,8 @@ pub fn page(v: &View<'_>) -> Markup {
                 "of all time (the period above does not apply)",
                 &format!("{BASE}/link/breakdowns.csv?key={key_q}"),
             ))
+            // Issue 34: scans per destination, and the rule each belongs to.
+            (super::destinations::section(v.destinations.as_deref()))
             }
         },
     )
