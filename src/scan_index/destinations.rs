@@ -50,9 +50,17 @@ pub struct Destinations {
     /// Where each name lies in `arena`, by id.
     spans: Vec<(u32, u32)>,
     lookup: HashTable<u32>,
-    /// By key id (shorter until a key is sent somewhere): sorted by id.
-    keys: Vec<Box<[u64]>>,
+    /// By key id (shorter until a key is sent somewhere): its one entry
+    /// (most links are sent to one destination), 0 for none, or [`MORE`]
+    /// when its entries are in `more`.
+    keys: Vec<u64>,
+    /// The entries of keys sent to more than one destination, sorted by id.
+    more: hashbrown::HashMap<u32, Box<[u64]>, foldhash::fast::RandomState>,
 }
+
+/// A key's slot in [`Destinations::keys`] when its entries are in `more`:
+/// a count of 0, which no entry has.
+const MORE: u64 = (u32::MAX as u64) << 32;
 
 fn name_hash(name: &str) -> u64 {
     foldhash::fast::FixedState::with_seed(0xde57).hash_one(name)
@@ -94,52 +102,82 @@ impl Destinations {
         Some(id)
     }
 
+    /// The key's entries, sorted by id.
+    fn slice(&self, key: u32) -> &[u64] {
+        match self.keys.get(key as usize) {
+            None | Some(0) => &[],
+            Some(&MORE) => self.more.get(&key).map_or(&[], |e| e),
+            Some(e) => std::slice::from_ref(e),
+        }
+    }
+
+    /// Sets the key's entries (sorted by id, none of count 0).
+    fn set(&mut self, key: u32, entries: Vec<u64>) {
+        if self.keys.len() <= key as usize {
+            self.keys.resize(key as usize + 1, 0);
+        }
+        match entries.as_slice() {
+            [] => {
+                self.keys[key as usize] = 0;
+                self.more.remove(&key);
+            }
+            [one] => {
+                self.keys[key as usize] = *one;
+                self.more.remove(&key);
+            }
+            _ => {
+                self.keys[key as usize] = MORE;
+                self.more.insert(key, entries.into_boxed_slice());
+            }
+        }
+    }
+
     /// Counts one scan (or fallback answer) of the key with id `key` sent
     /// to `location`.
     pub fn count(&mut self, key: u32, location: &str, fallback: bool) {
         let mark = if fallback { FALLBACK } else { 0 };
-        let mut id = match self.keys.get(key as usize) {
-            // Known to this link: no new name needed.
-            Some(entries) => self
-                .find(location)
-                .filter(|id| entries.iter().any(|e| (e >> 32) as u32 == id | mark))
-                .map_or(u32::MAX, |id| id | mark),
-            None => u32::MAX,
+        let entries = self.slice(key);
+        // Known to this link: no new name needed.
+        let known = self
+            .find(location)
+            .map(|id| id | mark)
+            .filter(|&id| entries.iter().any(|e| (e >> 32) as u32 == id));
+        let id = match known {
+            Some(id) => id,
+            None => {
+                let kept = entries
+                    .iter()
+                    .filter(|&&e| (e >> 32) as u32 & !FALLBACK != OTHER)
+                    .count();
+                match (kept < KEY_CAP).then(|| self.intern(location)).flatten() {
+                    Some(name) => name | mark,
+                    None => OTHER | mark,
+                }
+            }
         };
-        if self.keys.len() <= key as usize {
-            self.keys.resize_with(key as usize + 1, Default::default);
+        // The common case, a link's one destination again: in place.
+        if let Some(e) = self.keys.get_mut(key as usize)
+            && *e != 0
+            && *e != MORE
+            && (*e >> 32) as u32 == id
+        {
+            *e = entry(id, (*e as u32).saturating_add(1));
+            return;
         }
-        if id == u32::MAX {
-            let kept = self.keys[key as usize]
-                .iter()
-                .filter(|&&e| (e >> 32) as u32 & !FALLBACK != OTHER)
-                .count();
-            id = match (kept < KEY_CAP).then(|| self.intern(location)).flatten() {
-                Some(name) => name | mark,
-                None => OTHER | mark,
-            };
-        }
-        let entries = &mut self.keys[key as usize];
+        let mut entries = self.slice(key).to_vec();
         match entries.binary_search_by_key(&id, |e| (e >> 32) as u32) {
-            Ok(i) => {
-                let count = (entries[i] as u32).saturating_add(1);
-                entries[i] = entry(id, count);
-            }
-            Err(i) => {
-                let mut v = std::mem::take(entries).into_vec();
-                v.insert(i, entry(id, 1));
-                *entries = v.into_boxed_slice();
-            }
+            Ok(i) => entries[i] = entry(id, (entries[i] as u32).saturating_add(1)),
+            Err(i) => entries.insert(i, entry(id, 1)),
         }
+        self.set(key, entries);
     }
 
     /// The key's destinations, busiest first (then by destination, a
     /// fallback after the same destination as a scan).
     pub fn key(&self, key: Option<u32>) -> Vec<DestinationScans> {
-        let entries = key.and_then(|k| self.keys.get(k as usize));
+        let entries = key.map_or(&[][..], |k| self.slice(k));
         let mut rows: Vec<DestinationScans> = entries
-            .into_iter()
-            .flat_map(|e| e.iter())
+            .iter()
             .map(|&e| {
                 let id = (e >> 32) as u32;
                 DestinationScans {
@@ -164,8 +202,9 @@ impl Destinations {
         self.arena.capacity()
             + self.spans.capacity() * 8
             + self.lookup.capacity() * 5
-            + self.keys.capacity() * 16
-            + self.keys.iter().map(|e| e.len() * 8).sum::<usize>()
+            + self.keys.capacity() * 8
+            + self.more.capacity() * 21
+            + self.more.values().map(|e| e.len() * 8).sum::<usize>()
     }
 
     /// The names, in id order (the checkpoint).
@@ -175,7 +214,7 @@ impl Destinations {
 
     /// The keys' entries, by key id (the checkpoint).
     pub(super) fn entries(&self) -> impl Iterator<Item = &[u64]> {
-        self.keys.iter().map(|e| &**e)
+        (0..self.keys.len() as u32).map(|k| self.slice(k))
     }
 
     /// Adds a name read back from a checkpoint, in id order.
@@ -202,7 +241,8 @@ impl Destinations {
         if !ordered || !known || named > KEY_CAP || !counted {
             return Err("a link's destinations");
         }
-        self.keys.push(entries.into());
+        let key = self.keys.len() as u32;
+        self.set(key, entries.to_vec());
         Ok(())
     }
 
@@ -276,6 +316,7 @@ mod tests {
         }
         assert_eq!(back.key(Some(1)), d.key(Some(1)));
         assert_eq!(back.key_count(), 2);
+        assert!(back.key(Some(0)).is_empty());
         assert!(back.push_name("https://e.com/a").is_err());
         assert!(back.push_key(&[entry(7, 1)]).is_err());
         assert!(back.push_key(&[entry(1, 1), entry(0, 1)]).is_err());

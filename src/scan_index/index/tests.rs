@@ -735,3 +735,47 @@ mod breakdowns {
         }
     }
 }
+
+/// Issue 34: what each link's scans per destination add to the index's
+/// tables at one destination a link (most links), measured here against
+/// the rest of the tables of the same state, without the breakdowns and
+/// with them (as `serve` keeps them by default).
+#[test]
+fn destinations_cost_a_bounded_share_of_the_tables() {
+    let basis = Basis {
+        time_zone: chrono_tz::UTC,
+        geoip: None,
+    };
+    let mut deriver = Deriver::new(
+        chrono_tz::UTC,
+        crate::stats::dimensions::device::Parser::new().ok(),
+        None,
+    );
+    for kept in [false, true] {
+        let mut state = IndexState::new();
+        if kept {
+            state = state.with_breakdowns(basis.clone());
+        }
+        let mut bots = BotFilter::new();
+        for i in 0..20_000 {
+            for day in 21..24 {
+                let line = format!(
+                    "202611{day}100000.0 192.0.2.1 - {IPHONE} /k{i:05} 302 https://www.example.com/campaigns/2026/spring/poster-{i:05}?utm_source=qr GET -"
+                );
+                let line = parse_line(&line).expect("line");
+                state.add_with(&line, line.key(), &mut bots, Some(&mut deriver));
+            }
+        }
+        let all = state.approx_bytes();
+        let destinations = state.destinations.approx_bytes();
+        let rest = all - destinations;
+        println!(
+            "20,000 links of one 85-byte destination each, breakdowns {}: destinations {} bytes a link, the rest of the tables {} ({:.2}x with them)",
+            if kept { "kept" } else { "not kept" },
+            destinations / 20_000,
+            rest / 20_000,
+            all as f64 / rest as f64
+        );
+        assert!(destinations < rest, "{destinations} against {rest}");
+    }
+}
