@@ -8,7 +8,7 @@
 
 use chrono::NaiveDate;
 
-pub use crate::scan_index::{Share, Shares};
+pub use crate::scan_index::{DestinationScans, Share, Shares};
 
 /// One link's scan numbers, by the definitions `qrtag stats` uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -68,6 +68,12 @@ pub trait ScanCounts: Send + Sync + 'static {
     /// All keys' breakdowns over the days `from..=to`; `None` when not
     /// available or not kept.
     fn day_shares(&self, _from: NaiveDate, _to: NaiveDate) -> Option<Shares> {
+        None
+    }
+
+    /// A key's scans per destination of all time (issue 34); `None` when
+    /// not available.
+    fn key_destinations(&self, _key: &str) -> Option<Vec<DestinationScans>> {
         None
     }
 }
@@ -181,6 +187,13 @@ impl ScanCounts for crate::scan_index::ScanIndex {
             return None;
         }
         crate::scan_index::ScanIndex::day_shares(self, from, to)
+    }
+
+    fn key_destinations(&self, key: &str) -> Option<Vec<DestinationScans>> {
+        if !self.caught_up() {
+            return None;
+        }
+        Some(crate::scan_index::ScanIndex::key_destinations(self, key))
     }
 }
 

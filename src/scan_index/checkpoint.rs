@@ -40,6 +40,8 @@
 //!     excess:u64, per entry: day:u32 tag:u16 count:u64
 //! sketches:u32, per key past its exact scanners: key_id:u32 registers:[u8;4096]   (version 7)
 //! total sketch:u8 (0: none; 1: registers:[u8;4096] follow)                          (version 7)
+//! destinations:u32, per destination: len:u32 destination   (version 9, in id order)
+//! links:u32 (at most keys), per key by id: entries:u32, per entry: id << 32 | count:u64
 //! crc32:u32                            (of every byte before it)
 //! ```
 
@@ -50,6 +52,7 @@ use crate::snapshot::file::Crc32Writer;
 use crate::stats::aggregate::KeyStats;
 
 use super::breakdowns::{Basis, Kept, Tally};
+use super::destinations::{self, Destinations};
 use super::index::{Beyond, DayCount, IndexState, day_date};
 use super::pairs::{Pair, PairSet};
 use super::sketch::Sketch;
@@ -63,11 +66,13 @@ use crate::stats::read::SCAN_INDEX_CHECKPOINT as MAGIC;
 /// with; 7: the sketches of scanners past the exact counts, which a
 /// version 6 file lacks and is read without; 8 (issue 33): each stats
 /// record ends in its fallback answers, 0 in an older file (whose lines the
-/// server that wrote them did not mark). A file of another version is
+/// server that wrote them did not mark); 9 (issue 34): each link's scans
+/// per destination, which an older file lacks and its lines hold, so it is
+/// rebuilt rather than read with none. A file of another version is
 /// ignored and the index rebuilt from the logs.
-const VERSION: u32 = 8;
+const VERSION: u32 = 9;
 /// The oldest version read.
-const OLDEST: u32 = 6;
+const OLDEST: u32 = 9;
 
 /// Which file a checkpoint's counts came from, and how far.
 ///
@@ -228,6 +233,9 @@ fn encode_as(
             w.write_all(beyond.sketch.registers())?;
         }
         None => w.write_all(&[0])?,
+    }
+    if version >= 9 {
+        write_destinations(&mut w, &state.destinations)?;
     }
     let mut w = w.into_inner().map_err(|e| e.into_error())?;
     let crc = w.crc.clone().finalize();
@@ -492,6 +500,9 @@ fn decode_inner(
     if version >= 7 {
         read_sketches(&mut r, &mut state)?;
     }
+    if version >= 9 {
+        read_destinations(&mut r, &mut state)?;
+    }
     let mut trailer = [0u8; 4];
     r.read_exact(&mut trailer)?;
     let body = r.get_ref();
@@ -505,6 +516,53 @@ fn decode_inner(
         return Err(DecodeError::Malformed("a sketch of too few scanners"));
     }
     Ok(Decoded { state, logs })
+}
+
+fn write_destinations(w: &mut impl Write, d: &Destinations) -> io::Result<()> {
+    let names: Vec<&str> = d.names().collect();
+    w.u32(len32(names.len())?)?;
+    for name in names {
+        w.u32(len32(name.len())?)?;
+        w.write_all(name.as_bytes())?;
+    }
+    w.u32(len32(d.key_count())?)?;
+    for entries in d.entries() {
+        w.u32(len32(entries.len())?)?;
+        entries.iter().try_for_each(|&e| w.u64(e))?;
+    }
+    Ok(())
+}
+
+/// Each link's scans per destination, checked as they are read.
+fn read_destinations(r: &mut impl Read, state: &mut IndexState) -> Result<(), DecodeError> {
+    let names = r.u32()?;
+    for _ in 0..names {
+        let name = r.string()?;
+        state
+            .destinations
+            .push_name(&name)
+            .map_err(DecodeError::Malformed)?;
+    }
+    let links = r.u32()? as usize;
+    if links > state.keys.len() {
+        return Err(DecodeError::Malformed("more links' destinations than keys"));
+    }
+    let mut entries = Vec::new();
+    for _ in 0..links {
+        let n = r.u32()? as usize;
+        if n > 2 * destinations::KEY_CAP + 2 {
+            return Err(DecodeError::Malformed("a link's destinations"));
+        }
+        entries.clear();
+        for _ in 0..n {
+            entries.push(r.u64()?);
+        }
+        state
+            .destinations
+            .push_key(&entries)
+            .map_err(DecodeError::Malformed)?;
+    }
+    Ok(())
 }
 
 /// The keys' sketches, in key order, and the total's.

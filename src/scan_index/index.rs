@@ -40,6 +40,7 @@ use crate::values::link_key::LinkKey;
 
 use super::breakdowns::{Basis, Kept, Shares};
 use super::buckets::ScanBuckets;
+use super::destinations::{DestinationScans, Destinations};
 use super::pairs::{MAX_KEY_ID, Pair, PairSet};
 use super::sketch::Sketch;
 
@@ -187,6 +188,8 @@ pub struct IndexState {
     pub(super) overflow: u64,
     /// The breakdowns, when the index keeps them ([`super::breakdowns`]).
     pub(super) kept: Option<Kept>,
+    /// Each link's scans per destination (issue 34).
+    pub(super) destinations: Destinations,
 }
 
 impl Default for IndexState {
@@ -209,6 +212,7 @@ impl Default for IndexState {
             malformed: 0,
             overflow: 0,
             kept: None,
+            destinations: Destinations::default(),
         }
     }
 }
@@ -291,6 +295,11 @@ impl IndexState {
         };
         if let (Some(kept), Some(tags)) = (&mut self.kept, &tags) {
             kept.count_key(id, tags);
+        }
+        if (counted.scan || counted.fallback)
+            && let Some(location) = line.location
+        {
+            self.destinations.count(id, location, counted.fallback);
         }
         let entry = &mut self.keys[id as usize];
         if redirect && !entry.redirected {
@@ -556,6 +565,12 @@ impl IndexState {
         Some(self.kept.as_ref()?.key(self.find(key)))
     }
 
+    /// A key's scans per destination of all time, busiest first (issue
+    /// 34): what `qrtag stats --by destination --key KEY` counts.
+    pub fn key_destinations(&self, key: &str) -> Vec<DestinationScans> {
+        self.destinations.key(self.find(key))
+    }
+
     /// All keys together over the days `from..=to`; `None` when no
     /// breakdowns are kept.
     pub fn day_shares(&self, from: NaiveDate, to: NaiveDate) -> Option<Shares> {
@@ -648,6 +663,7 @@ impl IndexState {
                 .map_or(0, |b| b.sketch.approx_bytes())
             + self.buckets.approx_bytes()
             + self.kept.as_ref().map_or(0, Kept::approx_bytes)
+            + self.destinations.approx_bytes()
     }
 }
 

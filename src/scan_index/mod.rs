@@ -16,6 +16,7 @@
 pub mod breakdowns;
 mod buckets;
 pub mod checkpoint;
+pub mod destinations;
 pub mod follow;
 pub mod index;
 mod key_tallies;
@@ -40,6 +41,7 @@ use crate::stats::dimensions::place::GeoDb;
 use crate::stats::dimensions::{Deriver, device};
 pub use breakdowns::{Basis, Share, Shares};
 pub use checkpoint::{DecodeError, FileMark, LogMarks};
+pub use destinations::DestinationScans;
 pub use follow::Progress;
 pub use index::{
     DayScans, DayTotals, EXACT_KEY_SCANNERS, EXACT_TOTAL_SCANNERS, IndexState, TopKey,
@@ -360,6 +362,11 @@ impl ScanIndex {
     /// A key's breakdowns of all time (`None`: the index keeps none).
     pub fn key_shares(&self, key: &str) -> Option<Shares> {
         self.read().key_shares(key)
+    }
+
+    /// A key's scans per destination of all time (issue 34).
+    pub fn key_destinations(&self, key: &str) -> Vec<DestinationScans> {
+        self.read().key_destinations(key)
     }
 
     /// All keys' breakdowns over the days `from..=to` (`None`: none kept).

@@ -60,7 +60,9 @@ pub struct StatsArgs {
     /// Also report scans per key per day, ISO week or month, and/or break
     /// the scans down by device class, OS, browser, country, region, city
     /// (those three need --geoip-db), referrer host, hour or weekday (in
-    /// --time-zone). Repeat it or separate with commas: `--by week,device`.
+    /// --time-zone), or destination (the URL each scan was sent to; `~`
+    /// before a fallback's). Repeat it or separate with commas: `--by
+    /// week,device`.
     #[arg(long, value_enum, value_name = "WHAT", value_delimiter = ',')]
     pub by: Vec<By>,
 
@@ -103,7 +105,7 @@ pub enum By {
     Dimension(Dimension),
 }
 
-const EVERY_BY: [By; 12] = [
+const EVERY_BY: [By; 13] = [
     By::Period(Period::Day),
     By::Period(Period::Week),
     By::Period(Period::Month),
@@ -116,6 +118,7 @@ const EVERY_BY: [By; 12] = [
     By::Dimension(Dimension::ALL[6]),
     By::Dimension(Dimension::ALL[7]),
     By::Dimension(Dimension::ALL[8]),
+    By::Dimension(Dimension::ALL[9]),
 ];
 
 impl clap::ValueEnum for By {

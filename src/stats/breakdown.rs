@@ -134,6 +134,7 @@ impl Breakdowns {
     /// [`fingerprint`] of its tracking ID.
     pub fn see_and_add(&mut self, line: &LogLine<'_>, c: &Counted, scanner: Option<u64>) {
         if !self.is_counted(line, c) {
+            self.count_fallback(line, c);
             return self.seen(scanner, line.time);
         }
         let ids = self.count(line, c);
@@ -152,6 +153,29 @@ impl Breakdowns {
 
     fn is_counted(&self, line: &LogLine<'_>, c: &Counted) -> bool {
         c.scan || (self.wanted.bots && c.bot && line.method == "GET" && line.is_redirect())
+    }
+
+    /// A dead link's fallback answer is no scan (issue 33), but where it
+    /// was sent is a destination (issue 34): the destination breakdown
+    /// counts it, under its `~` value, as a scan without a scanner (it is
+    /// neither a new nor a returning one), and no other breakdown does.
+    fn count_fallback(&mut self, line: &LogLine<'_>, c: &Counted) {
+        if !c.fallback {
+            return;
+        }
+        let at = self
+            .wanted
+            .dimensions
+            .iter()
+            .position(|d| *d == Dimension::Destination);
+        if let Some(i) = at {
+            let id = self.deriver.value_id(Dimension::Destination, line, c.bot);
+            let table = &mut self.tables[i];
+            if table.len() <= id as usize {
+                table.resize(id as usize + 1, (0, 0));
+            }
+            table[id as usize].0 += 1;
+        }
     }
 
     /// Adds a counted line to the tables and the heat map: its value ids.
@@ -179,7 +203,7 @@ impl Breakdowns {
     /// [`Breakdowns::add`] with the scanner's fingerprint given.
     fn counted(&mut self, line: &LogLine<'_>, c: &Counted, scanner: Option<u64>) {
         if !self.is_counted(line, c) {
-            return;
+            return self.count_fallback(line, c);
         }
         let ids = self.count(line, c);
         if let Some(fp) = scanner

@@ -130,13 +130,20 @@ fn csv_breakdowns(report: &Report, out: &mut dyn Write) -> io::Result<()> {
 /// How wide a breakdown's value column is at most: referrers and browsers
 /// can be long.
 const VALUE_WIDTH: usize = 40;
+/// A destination's: two variants of an A/B split often differ only at
+/// the end of a long URL.
+const DESTINATION_WIDTH: usize = 120;
 
 fn breakdown_tables(report: &Report, out: &mut dyn Write) -> io::Result<()> {
     for b in &report.breakdowns {
         writeln!(out, "\n{}:", super::breakdown::heading(b))?;
         let total: u64 = b.rows.iter().map(|r| r.scans).sum();
         let name = b.dimension.to_string().to_uppercase();
-        let values: Vec<String> = b.rows.iter().map(|r| cut(&r.value, VALUE_WIDTH)).collect();
+        let width = match b.dimension {
+            Dimension::Destination => DESTINATION_WIDTH,
+            _ => VALUE_WIDTH,
+        };
+        let values: Vec<String> = b.rows.iter().map(|r| cut(&r.value, width)).collect();
         let w = values
             .iter()
             .map(|v| v.chars().count())

@@ -299,8 +299,29 @@ pub(super) async fn render(
         pdf: pdf.as_ref(),
         fallback: link.fallback.as_ref().map(Destination::as_str),
         rules: rules_section,
+        destinations: destinations(state, key.as_str(), &doc, &link),
     };
     html(status, pages::link::page(&view))
+}
+
+/// Issue 34: the link's scans per destination, each named by what sends
+/// scans there today (a stored document's rules that do not read are
+/// none, as the snapshot serves the `url` alone then).
+fn destinations(
+    state: &ConsoleState,
+    key: &str,
+    doc: &Document,
+    link: &Link,
+) -> Option<Vec<pages::destinations::Row>> {
+    let scans = state.scans.key_destinations(key)?;
+    let rules = link::rules::Rules::from_stored(doc).ok();
+    let today = pages::destinations::Today {
+        key,
+        url: &link.url,
+        rules: rules.as_ref(),
+        fallback: link.fallback.as_ref(),
+    };
+    Some(pages::destinations::rows(scans, &today))
 }
 
 /// The link page's breakdowns as CSV, what the page shows.

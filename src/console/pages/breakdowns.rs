@@ -46,6 +46,7 @@ fn title(d: Dimension) -> &'static str {
         Dimension::Referrer => "Referrers",
         Dimension::Hour => "Hours",
         Dimension::Weekday => "Weekdays",
+        Dimension::Destination => "Destinations",
     }
 }
 
@@ -60,6 +61,7 @@ fn column(d: Dimension) -> &'static str {
         Dimension::Referrer => "Referrer",
         Dimension::Hour => "Hour",
         Dimension::Weekday => "Weekday",
+        Dimension::Destination => "Destination",
     }
 }
 

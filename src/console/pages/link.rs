@@ -69,6 +69,9 @@ pub struct View<'a> {
     pub fallback: Option<&'a str>,
     /// Issue 34: the rules, their editor and the tester.
     pub rules: super::link_rules::Section<'a>,
+    // Issue 34, scans per destination: the rows of the link's
+    // "Scans per destination" table (`None`: not counted yet).
+    pub destinations: Option<Vec<super::destinations::Row>>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -228,6 +231,8 @@ pub fn page(v: &View<'_>) -> Markup {
                 "of all time (the period above does not apply)",
                 &format!("{BASE}/link/breakdowns.csv?key={key_q}"),
             ))
+            // Issue 34: scans per destination, and the rule each belongs to.
+            (super::destinations::section(v.destinations.as_deref()))
             }
         },
     )

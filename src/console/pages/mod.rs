@@ -12,6 +12,7 @@ pub mod breakdowns;
 pub mod bulk;
 pub mod chart;
 pub mod dashboard;
+pub mod destinations;
 pub mod link;
 pub mod link_rules;
 pub mod links;

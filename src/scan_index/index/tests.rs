@@ -580,14 +580,16 @@ mod breakdowns {
             0usize..TARGETS.len(),
             prop::sample::select(vec![302u16, 302, 404, 301]),
             prop::sample::select(vec!["GET", "GET", "HEAD"]),
+            // Issue 34: an A/B split's two destinations and a fallback.
+            prop::sample::select(vec![
+                "https://example.com/",
+                "https://example.com/b",
+                "~https://example.com/gone",
+            ]),
         )
             .prop_map(
-                |((day, secs), id, ua, ip, referer, target, status, method)| {
-                    let location = if status == 404 {
-                        "-"
-                    } else {
-                        "https://example.com/"
-                    };
+                |((day, secs), id, ua, ip, referer, target, status, method, sent)| {
+                    let location = if status == 404 { "-" } else { sent };
                     format!(
                         "202611{:02}{:02}{:02}{:02}.0 {} {} {} {} {status} {location} {method} {}",
                         20 + day,
@@ -647,11 +649,42 @@ mod breakdowns {
                     .zip(got.heat.iter().map(|d| d.iter().sum::<u64>()))
                     .filter(|(_, n)| *n > 0)
                     .collect(),
+                // Kept per link only: compared by `assert_same_destinations`.
+                Dimension::Destination => continue,
                 d => got.get(d).map(|s| s.rows.clone()).unwrap_or_default(),
             };
             assert_eq!(have, want, "{what}: {}", b.dimension);
         }
         assert_eq!(Some(got.heat), r.heat_map, "{what}: the heat map");
+    }
+
+    /// A link's scans per destination as the index has them and as the
+    /// report's destination breakdown does (issue 34).
+    fn assert_same_destinations(
+        got: &[crate::scan_index::DestinationScans],
+        r: &Report,
+        what: &str,
+    ) {
+        let mut have: Vec<(String, u64)> = got
+            .iter()
+            .map(|d| {
+                let name = d
+                    .destination
+                    .as_deref()
+                    .unwrap_or(crate::stats::dimensions::destination::OTHER);
+                let mark = if d.fallback { "~" } else { "" };
+                (format!("{mark}{name}"), d.scans)
+            })
+            .collect();
+        let mut want: Vec<(String, u64)> = r
+            .breakdowns
+            .iter()
+            .filter(|b| b.dimension == Dimension::Destination)
+            .flat_map(|b| b.rows.iter().map(|row| (row.value.clone(), row.scans)))
+            .collect();
+        have.sort();
+        want.sort();
+        assert_eq!(have, want, "{what}: destinations");
     }
 
     proptest! {
@@ -696,6 +729,7 @@ mod breakdowns {
                 let r = stats_by(&lines, Filter { key: Some(key.into()), ..Filter::default() }, &links);
                 let got = state.key_shares(key).expect("kept");
                 assert_same(&got, &r, key);
+                assert_same_destinations(&state.key_destinations(key), &r, key);
             }
             for day in 20..24 {
                 let bound = |t: &str| LogTime::parse(&format!("202611{day}{t}")).expect("time");
@@ -708,5 +742,49 @@ mod breakdowns {
                 assert_same(&state.day_shares(d, d).expect("kept"), &r, &format!("day {day}"));
             }
         }
+    }
+}
+
+/// Issue 34: what each link's scans per destination add to the index's
+/// tables at one destination a link (most links), measured here against
+/// the rest of the tables of the same state, without the breakdowns and
+/// with them (as `serve` keeps them by default).
+#[test]
+fn destinations_cost_a_bounded_share_of_the_tables() {
+    let basis = Basis {
+        time_zone: chrono_tz::UTC,
+        geoip: None,
+    };
+    let mut deriver = Deriver::new(
+        chrono_tz::UTC,
+        crate::stats::dimensions::device::Parser::new().ok(),
+        None,
+    );
+    for kept in [false, true] {
+        let mut state = IndexState::new();
+        if kept {
+            state = state.with_breakdowns(basis.clone());
+        }
+        let mut bots = BotFilter::new();
+        for i in 0..20_000 {
+            for day in 21..24 {
+                let line = format!(
+                    "202611{day}100000.0 192.0.2.1 - {IPHONE} /k{i:05} 302 https://www.example.com/campaigns/2026/spring/poster-{i:05}?utm_source=qr GET -"
+                );
+                let line = parse_line(&line).expect("line");
+                state.add_with(&line, line.key(), &mut bots, Some(&mut deriver));
+            }
+        }
+        let all = state.approx_bytes();
+        let destinations = state.destinations.approx_bytes();
+        let rest = all - destinations;
+        println!(
+            "20,000 links of one 85-byte destination each, breakdowns {}: destinations {} bytes a link, the rest of the tables {} ({:.2}x with them)",
+            if kept { "kept" } else { "not kept" },
+            destinations / 20_000,
+            rest / 20_000,
+            all as f64 / rest as f64
+        );
+        assert!(destinations < rest, "{destinations} against {rest}");
     }
 }

@@ -54,7 +54,7 @@ fn parameters() -> Vec<(&'static str, &'static str, &'static str, Value)> {
         .into_iter()
         .map(CaptionKind::name)
         .collect();
-    let dimensions: Vec<_> = Dimension::ALL.into_iter().map(Dimension::name).collect();
+    let dimensions: Vec<_> = super::scans::breakdowns().map(Dimension::name).collect();
     let text = json!({"type": "string", "minLength": 1});
     let ec = json!({"type": "string", "enum": EC_LEVELS});
     let logo_size =

@@ -50,6 +50,7 @@ use super::{links, print, scans};
         scans::Breakdowns,
         scans::Breakdown,
         scans::ValueScans,
+        scans::DestinationRow,
     )),
     modifiers(&Bearer)
 )]

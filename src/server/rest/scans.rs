@@ -88,6 +88,33 @@ pub struct LinkScans {
     /// The link's breakdowns of all time (not limited to the range);
     /// null when the scan index keeps none.
     pub breakdowns: Option<Breakdowns>,
+    /// Where the link's scans were sent, of all time, busiest first
+    /// (issue 34): which of its rules answered, as `qrtag stats --by
+    /// destination --key KEY` counts it.
+    pub destinations: Vec<DestinationRow>,
+}
+
+/// Scans of one link sent to one destination (issue 34).
+#[derive(Debug, Serialize, ToSchema)]
+pub struct DestinationRow {
+    /// The `Location` sent, as the access log holds it; null for the
+    /// destinations past the 16 a link keeps apart, together.
+    #[schema(example = "https://example.com/landing?variant=a")]
+    pub destination: Option<String>,
+    /// Answers with the link's fallback while it was dead (issue 33),
+    /// which are no scans.
+    pub fallback: bool,
+    pub scans: u64,
+}
+
+impl From<crate::console::scans::DestinationScans> for DestinationRow {
+    fn from(d: crate::console::scans::DestinationScans) -> DestinationRow {
+        DestinationRow {
+            destination: d.destination,
+            fallback: d.fallback,
+            scans: d.scans,
+        }
+    }
 }
 
 #[derive(Debug, Serialize, ToSchema)]
@@ -109,6 +136,15 @@ pub struct AllScans {
     pub breakdowns: Option<Breakdowns>,
 }
 
+/// The breakdowns `by` may name: `qrtag stats --by`'s but destination,
+/// which the scan index keeps per link only (issue 34: a link's
+/// `destinations`).
+pub fn breakdowns() -> impl Iterator<Item = Dimension> {
+    Dimension::ALL
+        .into_iter()
+        .filter(|d| *d != Dimension::Destination)
+}
+
 /// The dimensions `by` names (pure): `None` for all of them.
 fn wanted(by: Option<&str>) -> Result<Option<Vec<Dimension>>, String> {
     let Some(by) = by else {
@@ -116,8 +152,7 @@ fn wanted(by: Option<&str>) -> Result<Option<Vec<Dimension>>, String> {
     };
     by.split(',')
         .map(|name| {
-            Dimension::ALL
-                .into_iter()
+            breakdowns()
                 .find(|d| d.name() == name.trim())
                 .ok_or_else(|| {
                     format!(
@@ -265,6 +300,13 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
         in_range,
         daily,
         breakdowns,
+        destinations: state
+            .scans
+            .key_destinations(key.as_str())
+            .unwrap_or_default()
+            .into_iter()
+            .map(DestinationRow::from)
+            .collect(),
     })
 }
 

@@ -33,8 +33,13 @@ pub struct Bar {
 /// The bars a breakdown is drawn with: every row for hours and weekdays, else
 /// the [`TOP_VALUES`] busiest and one "other" row for the rest (if any).
 pub fn bars(b: &Breakdown) -> Vec<Bar> {
+    let destination = b.dimension == super::super::dimensions::Dimension::Destination;
     let bar = |label: &str, scans| Bar {
-        label: cut(label),
+        label: if destination {
+            cut_middle(label)
+        } else {
+            cut(label)
+        },
         scans,
         other: false,
     };
@@ -51,6 +56,23 @@ pub fn bars(b: &Breakdown) -> Vec<Bar> {
         other: true,
     });
     bars
+}
+
+/// A destination cut in the middle (issue 34): an A/B split's variants
+/// share a host and often all but the end of the URL, which tells them
+/// apart.
+fn cut_middle(s: &str) -> String {
+    let n = s.chars().count();
+    if n <= MAX_LABEL {
+        return s.to_owned();
+    }
+    let head = MAX_LABEL / 3;
+    let tail = MAX_LABEL - head - 1;
+    s.chars()
+        .take(head)
+        .chain(['…'])
+        .chain(s.chars().skip(n - tail))
+        .collect()
 }
 
 fn cut(s: &str) -> String {

@@ -9,6 +9,7 @@
 //! each distinct User-Agent is parsed once. The console's scan index can call
 //! the same [`Deriver`] per line.
 
+pub mod destination;
 pub mod device;
 pub mod place;
 pub mod referrer;
@@ -37,10 +38,12 @@ pub enum Dimension {
     Referrer,
     Hour,
     Weekday,
+    /// Where the scan was sent (issue 34): the logged `Location`.
+    Destination,
 }
 
 impl Dimension {
-    pub const ALL: [Dimension; 9] = [
+    pub const ALL: [Dimension; 10] = [
         Dimension::Device,
         Dimension::Os,
         Dimension::Browser,
@@ -50,6 +53,7 @@ impl Dimension {
         Dimension::Referrer,
         Dimension::Hour,
         Dimension::Weekday,
+        Dimension::Destination,
     ];
 
     pub fn name(self) -> &'static str {
@@ -63,6 +67,7 @@ impl Dimension {
             Dimension::Referrer => "referrer",
             Dimension::Hour => "hour",
             Dimension::Weekday => "weekday",
+            Dimension::Destination => "destination",
         }
     }
 
@@ -212,7 +217,9 @@ pub struct Deriver {
     referrers: Map<Box<str>, u32>,
     /// Each dimension's names, indexed by [`Dimension`] as it is listed in
     /// [`Dimension::ALL`].
-    names: [Names; 9],
+    names: [Names; Dimension::ALL.len()],
+    /// Bytes of the destinations named so far ([`destination::Bound`]).
+    destination_bytes: usize,
     /// The last minute converted to local time, and its (hour, weekday):
     /// lines come nearly in time order.
     last_minute: (u64, u32, chrono::Weekday),
@@ -221,7 +228,7 @@ pub struct Deriver {
 impl Deriver {
     /// `parser` is needed for the device dimensions, `geo` for the places.
     pub fn new(tz: Tz, parser: Option<device::Parser>, geo: Option<GeoDb>) -> Deriver {
-        let mut names: [Names; 9] = Default::default();
+        let mut names: [Names; Dimension::ALL.len()] = Default::default();
         names[Dimension::Device as usize] =
             Names::with(CLASSES.iter().map(|c| c.name().to_owned()));
         names[Dimension::Hour as usize] = Names::with(Dimension::Hour.cycle());
@@ -261,6 +268,7 @@ impl Deriver {
             place_of_record: Map::default(),
             referrers: Map::default(),
             names,
+            destination_bytes: 0,
             last_minute: (u64::MAX, 0, chrono::Weekday::Mon),
         }
     }
@@ -328,6 +336,7 @@ impl Deriver {
             Dimension::Referrer => self.referrer_id(line.referer),
             Dimension::Hour => self.local_time(line.time).0,
             Dimension::Weekday => self.local_time(line.time).1.num_days_from_monday(),
+            Dimension::Destination => self.destination_id(line),
         }
     }
 
@@ -478,6 +487,23 @@ impl Deriver {
         id
     }
 
+    /// The id of a line's destination ([`destination::value`]); past
+    /// [`destination::Bound`] a destination not named yet is
+    /// [`destination::OTHER`], so a log of made-up paths under a link that
+    /// appends them cannot grow the names without end.
+    fn destination_id(&mut self, line: &LogLine<'_>) -> u32 {
+        let value = destination::value(line);
+        let names = &mut self.names[Dimension::Destination as usize];
+        if let Some(&id) = names.ids.get(&*value) {
+            return id;
+        }
+        if !destination::Bound::admits(names.names.len(), self.destination_bytes, value.len()) {
+            return names.id(destination::OTHER);
+        }
+        self.destination_bytes += value.len();
+        names.id(&value)
+    }
+
     /// Local hour and weekday of a line's time.
     pub fn local_time(&mut self, t: crate::access_log::format::LogTime) -> (u32, chrono::Weekday) {
         // Tenths of a second in the low digits: yyyymmddhhmm is bits / 1000.
@@ -517,7 +543,7 @@ fn agent_slot(ua: &[u8]) -> usize {
     (mixed.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> (64 - AGENT_SLOTS.trailing_zeros())) as usize
 }
 
-fn device_ids(names: &mut [Names; 9], d: &Device) -> [u32; 3] {
+fn device_ids(names: &mut [Names; Dimension::ALL.len()], d: &Device) -> [u32; 3] {
     [
         d.class as u32,
         names[Dimension::Os as usize].id(&d.os()),
@@ -525,7 +551,7 @@ fn device_ids(names: &mut [Names; 9], d: &Device) -> [u32; 3] {
     ]
 }
 
-fn place_ids(names: &mut [Names; 9], p: &Place) -> [u32; 3] {
+fn place_ids(names: &mut [Names; Dimension::ALL.len()], p: &Place) -> [u32; 3] {
     [
         names[Dimension::Country as usize].id(&p.country),
         names[Dimension::Region as usize].id(&p.region),
