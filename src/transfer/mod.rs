@@ -39,6 +39,20 @@ pub struct LineError {
     pub problem: Problem,
 }
 
+// Boxed: a line's error is returned by value on every line read, and the
+// rules' errors would make every `Result` of the import twice as large.
+impl From<crate::link::rules::RuleError> for Problem {
+    fn from(e: crate::link::rules::RuleError) -> Self {
+        Problem::Rules(Box::new(e))
+    }
+}
+
+impl From<crate::link::rules::RuleLoops> for Problem {
+    fn from(e: crate::link::rules::RuleLoops) -> Self {
+        Problem::RuleLoops(Box::new(e))
+    }
+}
+
 impl LineError {
     pub fn new(line: u64, problem: Problem) -> Self {
         Self { line, problem }
@@ -91,13 +105,13 @@ pub enum Problem {
     /// Issue 34: `rules` the core refuses, naming the field
     /// (`rules[2].hours: ...`).
     #[error("{0}")]
-    Rules(#[from] crate::link::rules::RuleError),
+    Rules(Box<crate::link::rules::RuleError>),
     /// Issue 34: a CSV `rules` cell that is not JSON.
     #[error("rules: {0}")]
     RulesJson(String),
     /// Issue 34: a rule's destination at the link's own short URL.
     #[error("{0}")]
-    RuleLoops(#[from] crate::link::rules::RuleLoops),
+    RuleLoops(Box<crate::link::rules::RuleLoops>),
     /// Not a problem of the file: the store already has the key and the
     /// import does not overwrite.
     #[error("the key {0} already exists (--update overwrites it)")]
