@@ -379,26 +379,50 @@ pub fn answer_scan<'a>(
             ClientIpMode::Full,
         )
     };
+    let new_facts = || {
+        RefCell::new(RequestFacts::new(
+            req,
+            FactSources {
+                tracking: state
+                    .tracking
+                    .as_ref()
+                    .filter(|_| !asks_no_tracking(req.headers().get(SEC_GPC))),
+                geoip: state.geoip.as_ref(),
+                client_ip: &client_ip,
+                now_ms,
+            },
+        ))
+    };
     let facts: OnceCell<RefCell<RequestFacts<'_, '_>>> = OnceCell::new();
+    // Issue 34: `/KEY` of a link with rules whose chosen destination is a
+    // plain URL is answered with it, as the direct path answers a link
+    // without rules: the resolver would give the same (the policy's
+    // `plain_direct_location`), at several times the cost.
+    if uri.query().is_none()
+        && let Some(key) = uri.path().strip_prefix('/')
+        && let Some(link) = table.get(key).filter(|l| l.is_live_at(now_ms))
+        && let Some(rules) = link.rules
+    {
+        let cell = facts.get_or_init(&new_facts);
+        let chosen = cell.borrow_mut().choose(key, rules, now_ms);
+        if let Some(location) = policy::plain_direct_location(key, chosen.unwrap_or(link.url))
+            .filter(|l| !policy::is_on_public_origin(l, public_url.origin()))
+        {
+            let mut res = redirect(location.to_owned(), key, &public_url);
+            let minted = with_vary(&mut res, &cell.borrow());
+            return Answer {
+                res,
+                key: Some(Cow::Borrowed(key)),
+                minted,
+            };
+        }
+    }
     let decision = policy::decide(public_url.origin(), uri.path(), uri.query(), |key| {
         let link = table.get(key).filter(|l| l.is_live_at(now_ms))?;
         let Some(rules) = link.rules else {
             return Some(link.url);
         };
-        let facts = facts.get_or_init(|| {
-            RefCell::new(RequestFacts::new(
-                req,
-                FactSources {
-                    tracking: state
-                        .tracking
-                        .as_ref()
-                        .filter(|_| !asks_no_tracking(req.headers().get(SEC_GPC))),
-                    geoip: state.geoip.as_ref(),
-                    client_ip: &client_ip,
-                    now_ms,
-                },
-            ))
-        });
+        let facts = facts.get_or_init(&new_facts);
         let chosen = facts.borrow_mut().choose(key, rules, now_ms);
         Some(chosen.unwrap_or(link.url))
     });
@@ -407,15 +431,9 @@ pub fn answer_scan<'a>(
         _ => None,
     };
     let mut res = respond(decision, &public_url, uri.path());
-    let mut minted = None;
-    if let Some(facts) = facts.into_inner().map(RefCell::into_inner) {
-        minted = facts.minted();
-        // Never cached for another person: the answer depends on these.
-        if let Some(vary) = facts.reads().vary() {
-            res.headers_mut()
-                .append(header::VARY, HeaderValue::from_static(vary));
-        }
-    }
+    let minted = facts
+        .into_inner()
+        .and_then(|facts| with_vary(&mut res, &facts.into_inner()));
     if res.status() == StatusCode::NOT_FOUND {
         // A dead link with a fallback sends its scans there (issue 33):
         // asked only here, so a live scan does no more work than before.
@@ -429,6 +447,17 @@ pub fn answer_scan<'a>(
         res = dead_tag(req, state, uri.path());
     }
     Answer { res, key, minted }
+}
+
+/// Issue 34: the `Vary` of an answer chosen by rules (never cached for
+/// another person: it depends on these headers); the tracking ID the split
+/// minted, for the cookie.
+fn with_vary(res: &mut HttpResponse, facts: &RequestFacts<'_, '_>) -> Option<TrackingId> {
+    if let Some(vary) = facts.reads().vary() {
+        res.headers_mut()
+            .append(header::VARY, HeaderValue::from_static(vary));
+    }
+    facts.minted()
 }
 
 /// The 404 for a key that leads nowhere: the dead-tag page for a browser,
