@@ -65,6 +65,7 @@ fn state(log: AccessLog) -> web::Data<PublicState> {
     snapshot.mark_loaded();
     web::Data::new(PublicState {
         dead_tag: Default::default(),
+        geoip: None,
         snapshot,
         public_url: qrtag::store::live_url::LiveUrl::new(
             PublicUrl::parse("https://0x1f.ie").expect("url"),

@@ -18,6 +18,13 @@
 //! and head capture, snapshot lookup, tracking cookie, metrics, and an access
 //! log line written to a file.
 //!
+//! Issue 34: then, for each kind of scan, qrtag alone on links with three
+//! rules (device OS, language, a weekly time window): one whose last rule
+//! answers the scan, one whose rules all fail so the scan gets `url`. Those
+//! requests also say `Accept-Language: en-GB,en;q=0.9` (the language rule
+//! reads it), one header more than the rows above, and are compared with
+//! the rule-less qrtag row of the same kind.
+//!
 //! `QRTAG_CALLGRIND_KEEP=DIR` keeps the dumps in DIR for `callgrind_annotate`.
 
 #[path = "support/load.rs"]
@@ -28,7 +35,7 @@ use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 
-use load::{KEY, ROLE_VAR, serve_bare, serve_qrtag};
+use load::{DEST, KEY, ROLE_VAR, RULES_DEST, RULES_LAST, RULES_URL, serve_bare, serve_qrtag};
 use qrtag::tracking::secret::VALUE_LEN;
 
 const WARM_UP: usize = 300;
@@ -71,7 +78,7 @@ fn drive() {
             let dir = keep.clone().unwrap_or_else(|| scratch.path().to_owned());
             let dir = dir.join(format!("{role}-{}", scan_tag(scan)));
             std::fs::create_dir_all(&dir).expect("dump directory");
-            let (settle, per_request) = count(role, scan, &dir);
+            let (settle, per_request) = count(role, scan, &dir, &Target::PLAIN);
             println!(
                 "  {:<30} {role:>5}: {per_request:>8.0} instructions/request (first {FIRST_DUMP}: {settle:.0})",
                 scan.name()
@@ -85,7 +92,54 @@ fn drive() {
             counts[1],
             counts[1] / counts[0]
         );
+        // Issue 34: the links with rules.
+        for target in [Target::LAST_RULE, Target::TO_URL] {
+            let dir = keep.clone().unwrap_or_else(|| scratch.path().to_owned());
+            let dir = dir.join(format!("{}-{}", target.key, scan_tag(scan)));
+            std::fs::create_dir_all(&dir).expect("dump directory");
+            let (settle, per_request) = count("qrtag", scan, &dir, &target);
+            println!(
+                "  {:<30} {}: {per_request:>8.0} instructions/request (first {FIRST_DUMP}: {settle:.0})",
+                scan.name(),
+                target.name
+            );
+            println!(
+                "{}: {} {per_request:.0}, /qrtag without rules = {:.3}",
+                scan.name(),
+                target.name,
+                per_request / counts[1]
+            );
+        }
     }
+}
+
+/// What the requests ask for, and the `Location` they must get.
+struct Target {
+    name: &'static str,
+    key: &'static str,
+    accept_language: bool,
+    location: &'static str,
+}
+
+impl Target {
+    const PLAIN: Target = Target {
+        name: "no rules",
+        key: KEY,
+        accept_language: false,
+        location: DEST,
+    };
+    const LAST_RULE: Target = Target {
+        name: "3 rules, the last answers",
+        key: RULES_LAST,
+        accept_language: true,
+        location: RULES_DEST,
+    };
+    const TO_URL: Target = Target {
+        name: "3 rules, none holds (url)",
+        key: RULES_URL,
+        accept_language: true,
+        location: DEST,
+    };
 }
 
 fn scan_tag(scan: Scan) -> &'static str {
@@ -97,7 +151,7 @@ fn scan_tag(scan: Scan) -> &'static str {
 
 /// Instructions per request of the server `role` in the first and the
 /// second dump.
-fn count(role: &str, scan: Scan, dir: &Path) -> (f64, f64) {
+fn count(role: &str, scan: Scan, dir: &Path, target: &Target) -> (f64, f64) {
     let exe = std::env::current_exe().expect("current exe");
     let out_file = dir.join("callgrind.out");
     let mut child = Valgrind(
@@ -123,8 +177,9 @@ fn count(role: &str, scan: Scan, dir: &Path) -> (f64, f64) {
     let mut conn = Connection {
         writer: stream.try_clone().expect("clone"),
         reader: BufReader::new(stream),
+        location: None,
     };
-    let plain = request(None);
+    let plain = request(target, None);
     let request = match scan {
         Scan::First => plain,
         Scan::Returning => {
@@ -133,10 +188,18 @@ fn count(role: &str, scan: Scan, dir: &Path) -> (f64, f64) {
             let cookie = conn
                 .exchange(&plain)
                 .unwrap_or_else(|| format!("qrtag={}", "0".repeat(VALUE_LEN)));
-            request(Some(&cookie))
+            request(target, Some(&cookie))
         }
     };
     let sent_back = conn.run(&request, WARM_UP);
+    if role == "qrtag" {
+        assert_eq!(
+            conn.location.as_deref(),
+            Some(target.location),
+            "{}",
+            target.name
+        );
+    }
     if let (Scan::Returning, "qrtag") = (scan, role) {
         assert_eq!(
             sent_back.as_deref().map(|c| request.contains(c)),
@@ -163,10 +226,16 @@ fn count(role: &str, scan: Scan, dir: &Path) -> (f64, f64) {
     )
 }
 
-fn request(cookie: Option<&str>) -> String {
+fn request(target: &Target, cookie: Option<&str>) -> String {
     let cookie = cookie.map_or(String::new(), |c| format!("Cookie: {c}\r\n"));
+    let lang = if target.accept_language {
+        "Accept-Language: en-GB,en;q=0.9\r\n"
+    } else {
+        ""
+    };
     format!(
-        "GET /{KEY} HTTP/1.1\r\nHost: 0x1f.ie\r\nUser-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)\r\n{cookie}\r\n"
+        "GET /{} HTTP/1.1\r\nHost: 0x1f.ie\r\nUser-Agent: Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)\r\n{lang}{cookie}\r\n",
+        target.key
     )
 }
 
@@ -223,6 +292,8 @@ fn dump_totals(dir: &Path) -> Vec<u64> {
 struct Connection {
     writer: TcpStream,
     reader: BufReader<TcpStream>,
+    /// The last answer's `Location`.
+    location: Option<String>,
 }
 
 impl Connection {
@@ -256,6 +327,8 @@ impl Connection {
                 length = value.parse().expect("a length");
             } else if name.eq_ignore_ascii_case("set-cookie") {
                 cookie = value.split(';').next().map(str::to_owned);
+            } else if name.eq_ignore_ascii_case("location") {
+                self.location = Some(value.to_owned());
             }
         }
         let mut body = vec![0; length];

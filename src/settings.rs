@@ -71,6 +71,20 @@ pub struct Settings {
     pub console: Option<ConsoleSettings>,
     /// The page a browser gets for a key that leads nowhere (issue 33).
     pub dead_tag: crate::server::dead_tag::DeadTagPage,
+    /// Issue 34: `--geoip-db`, opened, for the public listener's `country`
+    /// rules (the scan index has its own copy in `scan_index`).
+    pub geoip: Option<GeoIp>,
+}
+
+/// Issue 34: an opened `--geoip-db` in the settings (the database itself
+/// prints as nothing).
+#[derive(Clone)]
+pub struct GeoIp(pub crate::stats::dimensions::place::GeoDb);
+
+impl std::fmt::Debug for GeoIp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("GeoIp")
+    }
 }
 
 /// The snapshot file beside an embedded database: `qrtag.db.snapshot`.
@@ -129,6 +143,7 @@ impl Settings {
             scan_index: None,
             console: None,
             dead_tag: Default::default(),
+            geoip: None,
         }
     }
 }

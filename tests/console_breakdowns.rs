@@ -356,16 +356,29 @@ async fn the_dashboard_and_the_breakdowns_say_how_many_scans_a_fallback_answered
         scan("gig01", home).await;
     }
     // The waits' own requests had no User-Agent (bots); one of them, after
-    // the disable, was answered by the fallback too: `qrtag stats` says.
-    let report = {
+    // the disable, was answered by the fallback too: `qrtag stats` says,
+    // once the log holds the three scans (its lines are written after the
+    // answers, so a loaded machine may read it before them).
+    let stats = || {
         let out = qrtag_cmd(
             &app.db,
             &["stats", "--format", "json", log.to_str().expect("utf-8")],
         );
         serde_json::from_slice::<Value>(&out.stdout).expect("JSON")
     };
+    let deadline = std::time::Instant::now() + Duration::from_secs(10);
+    let report = loop {
+        let report = stats();
+        if report["total"]["fallback"].as_u64().expect("a total") >= 3 {
+            break report;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the log never held the three fallback scans: {report}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    };
     let fallback = report["total"]["fallback"].as_u64().expect("a total");
-    assert!(fallback >= 3, "{report}");
 
     let totals = format!(r#"<dd data-fallback="{fallback}">"#);
     let deadline = std::time::Instant::now() + Duration::from_secs(5);

@@ -337,6 +337,7 @@ async fn a_rewritten_snapshot_file_cannot_add_a_bad_destination() {
             created: None,
             changed: None,
             fallback: None,
+            rules: None,
         };
         links.push_live(key, &forged);
     }

@@ -13,6 +13,36 @@ pub const DEST: &str = "https://example.com/wp/whelans/?p=14";
 /// The key the load benchmarks scan.
 pub const KEY: &str = "H83if";
 
+// Issue 34: links with three rules (OS, language, time) beside [`KEY`]. ----
+/// Three rules, the last of which holds for an iPhone that prefers English:
+/// a weekly window that covers the whole day.
+pub const RULES_LAST: &str = "rules3";
+/// The same three rules, none of which holds (the window ended in 2020):
+/// the scan falls through to `url`, [`DEST`].
+pub const RULES_URL: &str = "rules3u";
+/// Where [`RULES_LAST`]'s last rule sends a scan.
+pub const RULES_DEST: &str = "https://example.com/wp/whelans/open?p=14";
+
+/// The rules of [`RULES_LAST`] (`ended: false`) or [`RULES_URL`].
+pub fn three_rules(ended: bool) -> qrtag::link::rules::Rules {
+    let mut window = serde_json::json!({
+        "url": RULES_DEST,
+        "days": ["mon", "tue", "wed", "thu", "fri", "sat", "sun"],
+        "hours": ["00:00", "23:59"],
+        "tz": "Europe/Dublin"
+    });
+    if ended {
+        window["until"] = serde_json::json!("2020-01-01T00:00:00Z");
+    }
+    let rules = serde_json::json!([
+        {"url": "https://play.google.com/store/apps/details?id=ie.whelans", "os": ["android"]},
+        {"url": "https://example.com/wp/whelans/de", "lang": ["de"]},
+        window
+    ]);
+    qrtag::link::rules::Rules::from_json(&rules, &Default::default()).expect("valid rules")
+}
+// End of the rules links. --------------------------------------------------
+
 /// The baseline: the least an actix-web server can do to answer a redirect.
 /// Run by a bench binary re-executed with [`ROLE_VAR`]` = bare`.
 pub fn serve_bare() {
@@ -62,6 +92,17 @@ pub fn serve_qrtag() {
         qrtag::links::create(&store, qrtag::link::Via::Cli, &dest, Some(&key), false)
             .await
             .expect("create link");
+        // Issue 34: the links with rules, written as every surface writes them.
+        for (key, ended) in [(RULES_LAST, false), (RULES_URL, true)] {
+            let key = qrtag::values::link_key::LinkKey::parse(key).expect("key");
+            let rules = three_rules(ended);
+            qrtag::links::create(&store, qrtag::link::Via::Cli, &dest, Some(&key), false)
+                .await
+                .expect("create link");
+            qrtag::links::update(&store, qrtag::link::Via::Cli, &key, |d| rules.write_to(d))
+                .await
+                .expect("write rules");
+        }
         let app = qrtag::startup::Application::build(settings)
             .await
             .expect("build");

@@ -1060,6 +1060,10 @@ impl Cli {
         Settings {
             // Checked in `main` before the command runs.
             dead_tag: args.dead_tags.page().unwrap_or_default(),
+            geoip: args
+                .geoip_db
+                .as_ref()
+                .map(|g| crate::settings::GeoIp(g.db.clone())),
             request_timeout: std::time::Duration::from_secs(args.request_timeout),
             shutdown_grace: std::time::Duration::from_secs(args.shutdown_grace),
             max_connections_per_ip: args.max_connections_per_ip,

@@ -914,6 +914,7 @@ mod tests {
             created,
             changed: created.map(|t| 100 - t),
             fallback: None,
+            rules: None,
         }
     }
 

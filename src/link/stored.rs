@@ -57,6 +57,10 @@ pub struct StoredFields<'a> {
     title: Option<Text<'a>>,
     #[serde(borrow)]
     notes: Option<Text<'a>>,
+    /// Issue 34: a link's rules are read from the parsed document
+    /// ([`super::rules::Rules::from_stored`]); here only whether there are
+    /// any (`null` is none), so such a row takes the full path.
+    rules: Option<IgnoredAny>,
 }
 
 impl<'a> StoredFields<'a> {
@@ -68,6 +72,12 @@ impl<'a> StoredFields<'a> {
 
     fn text<'s>(field: &'s Option<Text<'a>>) -> Option<&'s str> {
         field.as_ref().map(|t| &*t.0)
+    }
+
+    /// Issue 34: whether the document has `rules` (not `null`): the caller
+    /// then judges the parsed document, which reads them.
+    pub fn has_rules(&self) -> bool {
+        self.rules.is_some()
     }
 
     /// As [`super::is_tombstone`] on the document.
@@ -105,7 +115,7 @@ impl<'a> StoredFields<'a> {
     /// 24). `None` for any other destination: call [`link`](Self::link).
     pub fn plain_link(&self) -> Option<Result<PlainLink<'_>, InvalidLink>> {
         // A link with a fallback is rare: the full path reads it.
-        if self.fallback_url.is_some() {
+        if self.fallback_url.is_some() || self.has_rules() {
             return None;
         }
         let url = Self::text(&self.url).filter(|u| is_plain_absolute(u))?;

@@ -102,6 +102,15 @@ pub fn direct_location(key: &str, value: &str) -> Option<String> {
     direct_location_in_full(key, value)
 }
 
+/// Issue 34: [`direct_location`]'s shortcut alone, borrowing: `value`
+/// itself when `key` and `value` are plain (what [`decide`] answers for
+/// `/KEY`, property-tested there), else `None` (ask [`decide`]). For a
+/// destination chosen per scan by a link's rules, which has no precomputed
+/// answer.
+pub fn plain_direct_location<'v>(key: &str, value: &'v str) -> Option<&'v str> {
+    (is_plain_key(key) && crate::values::destination::is_plain_absolute(value)).then_some(value)
+}
+
 /// A link key whose `/KEY` request [`check_path`] lets through.
 fn is_plain_key(key: &str) -> bool {
     crate::values::link_key::LinkKey::is_valid(key) && direct_is_value(key)

@@ -14,4 +14,5 @@ pub mod qr;
 pub mod request_heads;
 pub mod request_line;
 pub mod rest;
+pub mod scan_facts;
 pub mod waits;

@@ -9,6 +9,7 @@
 //! whatever the decision was: the tracking cookie and an access log line.
 
 use std::borrow::Cow;
+use std::cell::{OnceCell, RefCell};
 use std::net::{IpAddr, Ipv6Addr, SocketAddr};
 use std::sync::Arc;
 
@@ -23,6 +24,7 @@ use crate::redirect::policy::{self, Decision};
 use crate::server::header_value;
 use crate::server::request_heads::HeadFields;
 use crate::server::request_line::{Answered, LogOwnAnswer};
+use crate::server::scan_facts::{FactSources, RequestFacts};
 use crate::snapshot::Snapshot;
 use crate::tracking::client_ip::{ClientIpMode, client_ip};
 use crate::tracking::cookie::TrackingCookie;
@@ -44,6 +46,8 @@ pub struct PublicState {
     pub metrics: Arc<RequestMetrics>,
     /// What a browser gets for a key that leads nowhere.
     pub dead_tag: crate::server::dead_tag::DeadTagPage,
+    /// Issue 34: `serve --geoip-db`, for `country` rules; opened once.
+    pub geoip: Option<crate::stats::dimensions::place::GeoDb>,
 }
 
 const NO_STORE: HeaderValue = HeaderValue::from_static("private, no-store");
@@ -54,7 +58,11 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
     if let Some(answered) = req.conn_data::<Answered>() {
         answered.note();
     }
-    let (mut res, key) = answer(&req, &state, arrived);
+    let Answer {
+        mut res,
+        key,
+        minted,
+    } = answer_scan(&req, &state, arrived);
     let seen = Seen::of(req.headers());
     // The invitation is the one stored with the link the client asked for,
     // never one in the request's query: the query is merged into the
@@ -86,11 +94,18 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
                 .into_iter()
                 .flatten();
             let mut value = Vec::with_capacity(cookie.set_cookie_len());
-            let id = cookie.respond(
-                cookies.map(HeaderValue::as_bytes),
-                arrived.timestamp_millis(),
-                &mut value,
-            );
+            let id = match minted {
+                // Issue 34: the ID a split chose with for a scan without one.
+                Some(id) => {
+                    cookie.write_set_cookie(&id, &mut value);
+                    id
+                }
+                None => cookie.respond(
+                    cookies.map(HeaderValue::as_bytes),
+                    arrived.timestamp_millis(),
+                    &mut value,
+                ),
+            };
             // A token name and an alphanumeric ID always make a valid value.
             if let Some(value) = header_value::printable(value) {
                 res.headers_mut().append(header::SET_COOKIE, value);
@@ -296,18 +311,46 @@ pub fn answer<'a>(
     state: &PublicState,
     now: DateTime<Utc>,
 ) -> (HttpResponse, Option<Cow<'a, str>>) {
+    let a = answer_scan(req, state, now);
+    (a.res, a.key)
+}
+
+/// [`answer`]'s response and key, with the tracking ID a link's split
+/// minted for a scan that had none (issue 34): the cookie must carry it.
+pub struct Answer<'a> {
+    pub res: HttpResponse,
+    pub key: Option<Cow<'a, str>>,
+    pub minted: Option<TrackingId>,
+}
+
+impl<'a> Answer<'a> {
+    fn of(res: HttpResponse, key: Option<Cow<'a, str>>) -> Self {
+        Self {
+            res,
+            key,
+            minted: None,
+        }
+    }
+}
+
+/// [`answer`], with what the handler needs beyond it.
+pub fn answer_scan<'a>(
+    req: &'a HttpRequest,
+    state: &PublicState,
+    now: DateTime<Utc>,
+) -> Answer<'a> {
     let method = req.method();
     if method != Method::GET && method != Method::HEAD {
         let res = HttpResponse::build(StatusCode::NOT_IMPLEMENTED)
             .insert_header((header::ALLOW, HeaderValue::from_static("GET, HEAD")))
             .content_type("text/plain; charset=utf-8")
             .body("method not implemented: use GET or HEAD\n");
-        return (res, None);
+        return Answer::of(res, None);
     }
     // Before the first table is in, every key would look unknown; a 404
     // could be cached by the scanning phone, a 503 is retried.
     if !state.snapshot.is_loaded() {
-        return (links_loading(), None);
+        return Answer::of(links_loading(), None);
     }
     let now_ms = now.timestamp_millis();
     let table = state.snapshot.load();
@@ -319,16 +362,78 @@ pub fn answer<'a>(
         && let Some(location) = table.direct_location(key, now_ms, public_url.origin())
     {
         let res = redirect(location.to_owned(), key, &public_url);
-        return (res, Some(Cow::Borrowed(key)));
+        return Answer::of(res, Some(Cow::Borrowed(key)));
+    }
+    // Issue 34: a link with rules (never on the direct path) chooses its
+    // destination with the scan's facts, at every hop, before the resolver
+    // treats it as it treats `url`. Made only when a link has rules.
+    let client_ip = || {
+        client_address(
+            req.peer_addr(),
+            || {
+                req.headers()
+                    .get_all(header::X_FORWARDED_FOR)
+                    .map(HeaderValue::as_bytes)
+            },
+            &state.trusted_proxies,
+            ClientIpMode::Full,
+        )
+    };
+    let new_facts = || {
+        RefCell::new(RequestFacts::new(
+            req,
+            FactSources {
+                tracking: state
+                    .tracking
+                    .as_ref()
+                    .filter(|_| !asks_no_tracking(req.headers().get(SEC_GPC))),
+                geoip: state.geoip.as_ref(),
+                client_ip: &client_ip,
+                now_ms,
+            },
+        ))
+    };
+    let facts: OnceCell<RefCell<RequestFacts<'_, '_>>> = OnceCell::new();
+    // Issue 34: `/KEY` of a link with rules whose chosen destination is a
+    // plain URL is answered with it, as the direct path answers a link
+    // without rules: the resolver would give the same (the policy's
+    // `plain_direct_location`), at several times the cost.
+    if uri.query().is_none()
+        && let Some(key) = uri.path().strip_prefix('/')
+        && let Some(link) = table.get(key).filter(|l| l.is_live_at(now_ms))
+        && let Some(rules) = link.rules
+    {
+        let cell = facts.get_or_init(&new_facts);
+        let chosen = cell.borrow_mut().choose(key, rules, now_ms);
+        if let Some(location) = policy::plain_direct_location(key, chosen.unwrap_or(link.url))
+            .filter(|l| !policy::is_on_public_origin(l, public_url.origin()))
+        {
+            let mut res = redirect(location.to_owned(), key, &public_url);
+            let minted = with_vary(&mut res, &cell.borrow());
+            return Answer {
+                res,
+                key: Some(Cow::Borrowed(key)),
+                minted,
+            };
+        }
     }
     let decision = policy::decide(public_url.origin(), uri.path(), uri.query(), |key| {
-        table.live_url(key, now_ms)
+        let link = table.get(key).filter(|l| l.is_live_at(now_ms))?;
+        let Some(rules) = link.rules else {
+            return Some(link.url);
+        };
+        let facts = facts.get_or_init(&new_facts);
+        let chosen = facts.borrow_mut().choose(key, rules, now_ms);
+        Some(chosen.unwrap_or(link.url))
     });
     let key = match &decision {
         Decision::Redirect { key, .. } => Some(Cow::Owned(key.clone())),
         _ => None,
     };
     let mut res = respond(decision, &public_url, uri.path());
+    let minted = facts
+        .into_inner()
+        .and_then(|facts| with_vary(&mut res, &facts.into_inner()));
     if res.status() == StatusCode::NOT_FOUND {
         // A dead link with a fallback sends its scans there (issue 33):
         // asked only here, so a live scan does no more work than before.
@@ -337,11 +442,22 @@ pub fn answer<'a>(
             let mut res = redirect(fallback.to_owned(), asked, &public_url);
             // For the log line: counted apart from live scans.
             res.extensions_mut().insert(FallbackAnswer);
-            return (res, Some(Cow::Borrowed(asked)));
+            return Answer::of(res, Some(Cow::Borrowed(asked)));
         }
         res = dead_tag(req, state, uri.path());
     }
-    (res, key)
+    Answer { res, key, minted }
+}
+
+/// Issue 34: the `Vary` of an answer chosen by rules (never cached for
+/// another person: it depends on these headers); the tracking ID the split
+/// minted, for the cookie.
+fn with_vary(res: &mut HttpResponse, facts: &RequestFacts<'_, '_>) -> Option<TrackingId> {
+    if let Some(vary) = facts.reads().vary() {
+        res.headers_mut()
+            .append(header::VARY, HeaderValue::from_static(vary));
+    }
+    facts.minted()
 }
 
 /// The 404 for a key that leads nowhere: the dead-tag page for a browser,

@@ -19,9 +19,12 @@
 //!     key_len:u16 flags:u8 url_len:u32 [direct_len:u32] [expires_ms:i64]
 //!     [created:u32] [changed:u32]  (seconds since the epoch)
 //!     [fallback_len:u32]           (version 4, issue 33)
-//!     key url [direct] [fallback]
+//!     [rules_len:u32]              (version 6, issue 34)
+//!     key url [direct] [fallback] [rules]   (rules: the JSON array as stored)
 //!     title_len:u32 notes_len:u32 title notes   (version 5, issue 33)
 //! invalid:u64, then per invalid document: key_len:u16 reason_len:u32 key reason
+//!                                  (version 6: a link served with its url whose
+//!                                  rules were refused is listed too)
 //! crc32:u32                        (of every byte before it)
 //! ```
 
@@ -32,6 +35,7 @@ use std::path::{Path, PathBuf};
 use serde_json::Value;
 
 use super::{LinkTable, LinkView, TableBuilder, Texts};
+use crate::link::rules::{Capabilities, Rules};
 
 const MAGIC: &[u8; 8] = b"QRTAGSNP";
 /// 2: destinations are judged by stricter rules (userinfo, dot segments, a
@@ -45,7 +49,10 @@ const MAGIC: &[u8; 8] = b"QRTAGSNP";
 /// 5: a link carries its title and notes (issue 33), which the console's
 /// list shows and searches; a version-4 file has none, so it is ignored the
 /// same way.
-const VERSION: u32 = 5;
+/// 6: a link may carry rules (issue 34), and a link whose rules were refused
+/// is both served and listed as invalid; a version-5 file cannot say which
+/// links have rules, so it is ignored the same way.
+const VERSION: u32 = 6;
 
 const INACTIVE: u8 = 1;
 const EXPIRES: u8 = 2;
@@ -54,8 +61,9 @@ const DIRECT_OWN: u8 = 8;
 const CREATED: u8 = 16;
 const CHANGED: u8 = 32;
 const FALLBACK: u8 = 64;
-const KNOWN_FLAGS: u8 =
-    INACTIVE | EXPIRES | DIRECT_IS_URL | DIRECT_OWN | CREATED | CHANGED | FALLBACK;
+/// Issue 34: the link has rules, their JSON text after the fallback.
+const RULES: u8 = 128;
+// Every bit of the flags byte is a flag since version 6 (issue 34).
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum DecodeError {
@@ -166,6 +174,10 @@ fn write_link(w: &mut impl Write, link: &LinkView<'_>) -> io::Result<()> {
     if link.fallback.is_some() {
         flags |= FALLBACK;
     }
+    let rules = link.rules.map(|r| r.to_json().to_string());
+    if rules.is_some() {
+        flags |= RULES;
+    }
     w.write_all(&len16(link.key)?.to_le_bytes())?;
     w.write_all(&[flags])?;
     w.write_all(&len32(link.url)?.to_le_bytes())?;
@@ -181,6 +193,9 @@ fn write_link(w: &mut impl Write, link: &LinkView<'_>) -> io::Result<()> {
     if let Some(f) = link.fallback {
         w.write_all(&len32(f)?.to_le_bytes())?;
     }
+    if let Some(r) = &rules {
+        w.write_all(&len32(r)?.to_le_bytes())?;
+    }
     w.write_all(link.key.as_bytes())?;
     w.write_all(link.url.as_bytes())?;
     if let Some(d) = own_direct {
@@ -188,6 +203,9 @@ fn write_link(w: &mut impl Write, link: &LinkView<'_>) -> io::Result<()> {
     }
     if let Some(f) = link.fallback {
         w.write_all(f.as_bytes())?;
+    }
+    if let Some(r) = &rules {
+        w.write_all(r.as_bytes())?;
     }
     Ok(())
 }
@@ -209,6 +227,13 @@ fn read_texts<'a>(r: &mut Reader<'a>) -> Result<Texts<'a>, DecodeError> {
     Ok(Texts::new(Some(title), Some(notes)))
 }
 // End of the texts block. -------------------------------------------------
+
+/// Issue 34: a link's rules as the file holds them (the JSON array), parsed
+/// as the snapshot reads a stored document's.
+fn read_rules(text: &str) -> Result<Rules, String> {
+    let value: Value = serde_json::from_str(text).map_err(|e| format!("rules: not JSON: {e}"))?;
+    Rules::from_json(&value, &Capabilities { geoip: true }).map_err(|e| e.to_string())
+}
 
 fn write_str32(w: &mut impl Write, s: &str) -> io::Result<()> {
     w.write_all(&len32(s)?.to_le_bytes())?;
@@ -290,7 +315,7 @@ fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded,
     for _ in 0..count {
         let key_len = r.u16()? as usize;
         let flags = r.u8()?;
-        if flags & !KNOWN_FLAGS != 0 || flags & DIRECT_IS_URL != 0 && flags & DIRECT_OWN != 0 {
+        if flags & DIRECT_IS_URL != 0 && flags & DIRECT_OWN != 0 {
             return Err(DecodeError::Malformed("unknown link flags"));
         }
         let url_len = r.u32()? as usize;
@@ -320,6 +345,11 @@ fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded,
         } else {
             None
         };
+        let rules_len = if flags & RULES != 0 {
+            Some(r.u32()? as usize)
+        } else {
+            None
+        };
         let key = r.str(key_len)?;
         let url = r.str(url_len)?;
         let direct = match direct_len {
@@ -329,6 +359,11 @@ fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded,
         };
         let fallback = match fallback_len {
             Some(n) => Some(r.str(n)?),
+            None => None,
+        };
+        // Issue 34: judged again as a store load judges them.
+        let rules = match rules_len {
+            Some(n) => Some(read_rules(r.str(n)?)),
             None => None,
         };
         if key.is_empty() || url.is_empty() {
@@ -343,9 +378,10 @@ fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded,
             created,
             changed,
             fallback,
+            rules: None,
         };
         let texts = read_texts(&mut r)?;
-        links.push_rechecked(&read, texts);
+        links.push_rechecked(&read, texts, rules);
     }
     let invalid = r.u64()?;
     for _ in 0..invalid {
@@ -353,7 +389,7 @@ fn decode_checking(bytes: &[u8], expected: &str, state: bool) -> Result<Decoded,
         let reason_len = r.u32()? as usize;
         let key = r.str(key_len)?;
         let reason = r.str(reason_len)?;
-        links.push_invalid(key, reason.to_owned());
+        links.push_note(key, reason.to_owned());
     }
     if !r.bytes.is_empty() {
         return Err(DecodeError::Malformed("bytes after the last record"));
@@ -570,6 +606,77 @@ mod tests {
         assert_eq!(back.fallback_at("up", 0), None);
     }
 
+    /// Issue 34: a link's rules come back compiled; a link whose rules were
+    /// refused comes back served with its url and still counted.
+    #[test]
+    fn round_trips_rules_and_links_served_without_them() {
+        let mut b = TableBuilder::default();
+        b.apply([
+            test_upsert(
+                "smart",
+                json!({"url": "https://a.example/", "rules": [
+                    {"url": "https://apps.apple.com/x", "os": ["ios"]},
+                    {"url": "https://b.example/de", "lang": ["de"], "country": ["DE"]}]}),
+            ),
+            test_upsert(
+                "broken",
+                json!({"url": "https://c.example/", "rules": [{"url": "https://d.example/"}]}),
+            ),
+            test_upsert("bad01", json!({"url": 3})),
+        ]);
+        let t = b.build(Some(json!(3)));
+        assert_eq!((t.len(), t.invalid_count()), (2, 2));
+        let bytes = encoded(&t, "id");
+        let back = decode(&bytes, "id")
+            .expect("decodes")
+            .links
+            .build(Some(json!(3)));
+        assert_eq!(links_of(&back), links_of(&t));
+        assert_eq!((back.len(), back.invalid_count()), (2, 2));
+        let rules = back.get("smart").and_then(|l| l.rules).expect("rules");
+        assert_eq!(
+            rules.to_json(),
+            t.get("smart")
+                .and_then(|l| l.rules)
+                .expect("rules")
+                .to_json()
+        );
+        assert_eq!(back.live_url("broken", 0), Some("https://c.example/"));
+        assert!(
+            back.invalid()
+                .any(|(k, r)| k == "broken" && r.contains("rules[0]"))
+        );
+        assert_eq!(back.live_url("bad01", 0), None);
+    }
+
+    /// Issue 34: rules rewritten in a file are judged again; refused ones
+    /// leave the link served with its url, counted.
+    #[test]
+    fn rules_are_judged_again_when_read() {
+        let mut b = TableBuilder::default();
+        let read = LinkView {
+            key: "smart",
+            url: "https://a.example/",
+            inactive: false,
+            expires_ms: None,
+            direct: None,
+            created: None,
+            changed: None,
+            fallback: None,
+            rules: None,
+        };
+        b.push_rechecked(
+            &read,
+            Texts::default(),
+            Some(read_rules(r#"[{"url": "javascript:x", "os": ["ios"]}]"#)),
+        );
+        let t = b.build(None);
+        assert_eq!(t.live_url("smart", 0), Some("https://a.example/"));
+        assert!(t.get("smart").and_then(|l| l.rules).is_none());
+        assert_eq!(t.invalid_count(), 1);
+        assert!(read_rules("not json").is_err());
+    }
+
     #[test]
     fn refuses_another_store() {
         let bytes = encoded(&table(), "sqlite:abc");
@@ -624,12 +731,12 @@ mod tests {
             Some(DecodeError::NotASnapshot)
         );
         let mut future = bytes.clone();
-        future[8] = 6;
-        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(6)));
+        future[8] = 7;
+        assert_eq!(decode(&future, "id").err(), Some(DecodeError::Version(7)));
         // Version 1 held links judged by older, looser destination rules,
         // version 2 links without their times, version 3 without fallbacks,
         // version 4 without their titles and notes (issue 33).
-        for old in [1, 2, 3, 4] {
+        for old in [1, 2, 3, 4, 5] {
             let mut past = bytes.clone();
             past[8] = old;
             assert_eq!(
@@ -665,6 +772,7 @@ mod tests {
                 created: None,
                 changed: None,
                 fallback: None,
+                rules: None,
             };
         for link in [
             forged(

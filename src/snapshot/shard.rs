@@ -12,10 +12,14 @@
 
 use std::fmt;
 
+use std::sync::Arc;
+
 use hashbrown::HashTable;
 
+use crate::link::rules::Rules;
+
 /// What a link holds for the redirect path; borrowed from a shard's arena.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LinkView<'a> {
     pub key: &'a str,
     pub url: &'a str,
@@ -35,6 +39,11 @@ pub struct LinkView<'a> {
     /// Where scans go while the link is not live (issue 33): read only on
     /// the 404 path, so a live link's lookup is what it was.
     pub fallback: Option<&'a str>,
+    /// Issue 34: the link's rules, compiled once when the shard is built
+    /// ([`Rules::from_stored`]), `None` for a link without (or whose stored
+    /// rules did not parse: it is served with its `url`). A link with rules
+    /// has no `direct` location: its answer depends on the scan.
+    pub rules: Option<&'a Arc<Rules>>,
 }
 
 impl LinkView<'_> {
@@ -82,6 +91,23 @@ const FALLBACK_LEN_DIGITS: usize = 8;
 /// lengths as 8 hex digits each, then the title and the notes.
 const TEXTS: u16 = 32;
 const TEXT_LEN_DIGITS: usize = 8;
+
+// Issue 34: the rules block. ----------------------------------------------
+/// The entry has rules: they are `Shard::rules[direct_len]`, the shard's
+/// side vector of compiled [`Rules`]. Such a link has no direct location
+/// (neither `DIRECT_` flag), so `direct_len` is free to be the index: an
+/// entry stays 24 bytes and a link without rules reads one flag more.
+const RULES: u16 = 64;
+
+/// The rules of entry `e`, from the shard's side vector.
+#[inline]
+fn rules_of<'a>(rules: &'a [Arc<Rules>], e: &Entry) -> Option<&'a Arc<Rules>> {
+    if e.flags & RULES == 0 {
+        return None;
+    }
+    rules.get(e.direct_len as usize)
+}
+// End of the rules block. -------------------------------------------------
 
 /// A link's title and notes, borrowed from a shard's arena; `None` for a
 /// field the document lacks (or holds empty).
@@ -173,7 +199,7 @@ impl Shard {
     pub fn iter_with_texts(&self) -> impl Iterator<Item = (LinkView<'_>, Texts<'_>)> + '_ {
         self.index
             .iter()
-            .map(|e| (view(&self.arena, e), texts_of(&self.arena, e)))
+            .map(|e| (view(&self.arena, &self.rules, e), texts_of(&self.arena, e)))
     }
 }
 // End of the texts block. -------------------------------------------------
@@ -185,6 +211,9 @@ pub const MAX_KEY_LEN: usize = u16::MAX as usize;
 pub struct Shard {
     index: HashTable<Entry>,
     arena: Box<str>,
+    /// Issue 34: the compiled rules of the links that have some (see
+    /// [`RULES`]); empty, and unallocated, in a shard without.
+    rules: Box<[Arc<Rules>]>,
 }
 
 impl fmt::Debug for Shard {
@@ -216,6 +245,7 @@ impl Shard {
         }
         let mut arena = String::with_capacity(text);
         let mut entries = Vec::with_capacity(links.len());
+        let mut rules = Vec::new();
         for (h, l, texts) in links {
             // Every length fits: the total was checked above, keys are checked
             // by the table before they get here.
@@ -224,14 +254,21 @@ impl Shard {
             arena.push_str(l.url);
             let mut flags = 0;
             let mut direct_len = 0;
-            match l.direct {
-                Some(d) if d == l.url => flags |= DIRECT_IS_URL,
-                Some(d) => {
+            match (l.rules, l.direct) {
+                // Issue 34: a link with rules has no direct location; its
+                // entry's `direct_len` indexes the side vector.
+                (Some(r), _) => {
+                    flags |= RULES;
+                    direct_len = rules.len() as u32;
+                    rules.push(Arc::clone(r));
+                }
+                (None, Some(d)) if d == l.url => flags |= DIRECT_IS_URL,
+                (None, Some(d)) => {
                     flags |= DIRECT_OWN;
                     direct_len = d.len() as u32;
                     arena.push_str(d);
                 }
-                None => {}
+                (None, None) => {}
             }
             if let Some(ms) = l.expires_ms {
                 flags |= EXPIRES;
@@ -267,14 +304,18 @@ impl Shard {
         for (h, e) in entries {
             index.insert_unique(h, e, |e| hash(key_of(&arena, e)));
         }
-        Ok(Self { index, arena })
+        Ok(Self {
+            index,
+            arena,
+            rules: rules.into_boxed_slice(),
+        })
     }
 
     #[inline]
     pub fn get(&self, hash: u64, key: &str) -> Option<LinkView<'_>> {
         self.index
             .find(hash, |e| key_of(&self.arena, e) == key)
-            .map(|e| view(&self.arena, e))
+            .map(|e| view(&self.arena, &self.rules, e))
     }
 
     pub fn len(&self) -> usize {
@@ -282,7 +323,7 @@ impl Shard {
     }
 
     pub fn iter(&self) -> impl Iterator<Item = LinkView<'_>> + '_ {
-        self.index.iter().map(|e| view(&self.arena, e))
+        self.index.iter().map(|e| view(&self.arena, &self.rules, e))
     }
 
     /// Heap bytes this shard holds (index buckets, control bytes, arena).
@@ -292,14 +333,16 @@ impl Shard {
         } else {
             (self.index.capacity() * 8 / 7).next_power_of_two()
         };
-        buckets * (size_of::<Entry>() + 1) + self.arena.len()
+        buckets * (size_of::<Entry>() + 1)
+            + self.arena.len()
+            + self.rules.len() * size_of::<Arc<Rules>>()
     }
 }
 
 /// Bytes `l` takes in an arena.
 fn stored_len(l: &LinkView<'_>) -> usize {
     let direct = match l.direct {
-        Some(d) if d != l.url => d.len(),
+        Some(d) if d != l.url && l.rules.is_none() => d.len(),
         _ => 0,
     };
     let expiry = if l.expires_ms.is_some() {
@@ -318,7 +361,7 @@ fn key_of<'a>(arena: &'a str, e: &Entry) -> &'a str {
 }
 
 #[inline]
-fn view<'a>(arena: &'a str, e: &Entry) -> LinkView<'a> {
+fn view<'a>(arena: &'a str, rules: &'a [Arc<Rules>], e: &Entry) -> LinkView<'a> {
     let key_end = e.off as usize + e.key_len as usize;
     let url_end = key_end + e.url_len as usize;
     let url = &arena[key_end..url_end];
@@ -356,6 +399,7 @@ fn view<'a>(arena: &'a str, e: &Entry) -> LinkView<'a> {
         created: (e.created != 0).then_some(e.created),
         changed: (e.changed != 0).then_some(e.changed),
         fallback,
+        rules: rules_of(rules, e),
     }
 }
 
@@ -379,6 +423,7 @@ mod tests {
             created: None,
             changed: None,
             fallback: None,
+            rules: None,
         }
     }
 
@@ -436,6 +481,42 @@ mod tests {
         assert_eq!(keys, ["abcde", "b", "c/d", "e", "f", "g"]);
     }
 
+    /// Issue 34: rules cost an entry nothing (their index is the unused
+    /// direct length); the entry stays 24 bytes.
+    #[test]
+    fn an_entry_is_24_bytes_and_rules_come_back() {
+        assert_eq!(size_of::<Entry>(), 24);
+        let h = hasher();
+        let rules = Arc::new(
+            Rules::from_json(
+                &serde_json::json!([{"url": "https://b.example/", "os": ["android"]}]),
+                &crate::link::rules::Capabilities::default(),
+            )
+            .expect("rules"),
+        );
+        let links = [
+            LinkView {
+                direct: None,
+                rules: Some(&rules),
+                fallback: Some("https://venue.example/"),
+                ..link("r", "https://r.example/")
+            },
+            link("plain", "https://p.example/"),
+        ];
+        let hashed: Vec<_> = links
+            .iter()
+            .map(|l| (h(l.key), *l, Texts::new(Some("t"), None)))
+            .collect();
+        let shard = Shard::build(&hashed, &h).expect("fits");
+        for l in &links {
+            assert_eq!(shard.get(h(l.key), l.key), Some(*l));
+            assert_eq!(
+                shard.texts(h(l.key), l.key),
+                Some(Texts::new(Some("t"), None))
+            );
+        }
+    }
+
     #[test]
     fn liveness_uses_flag_and_expiry() {
         let l = LinkView {
@@ -477,6 +558,7 @@ mod tests {
                     created: *created,
                     changed: *changed,
                     fallback: fallback.as_deref(),
+                    rules: None,
                 })
                 .collect();
             fn texts<'a>(l: &LinkView<'a>) -> Texts<'a> {

@@ -19,6 +19,7 @@ use serde_json::Value;
 
 use super::Change;
 use super::shard::{Hashed, LinkView, MAX_KEY_LEN, Shard, Texts};
+use crate::link::rules::Rules;
 use crate::link::{self, Document, Link, StoredFields};
 use crate::redirect::policy;
 use crate::values::destination::Destination;
@@ -30,7 +31,7 @@ use crate::values::link_key::LinkKey;
 const TARGET_PER_SHARD: usize = 384;
 
 /// A link as parsed from a document, before it is packed into a shard.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct LiveLink {
     pub url: String,
     pub inactive: bool,
@@ -43,6 +44,13 @@ pub struct LiveLink {
     /// Issue 33: the title and the notes, for the console's list.
     pub title: Option<String>,
     pub notes: Option<String>,
+    /// Issue 34: the link's rules, compiled; `None` for none. A link with
+    /// rules has no `direct` location.
+    pub rules: Option<Arc<Rules>>,
+    /// Issue 34: why the document's `rules` did not parse (`rules[2].hours:
+    /// ...`): the link is served with its `url` alone and counted among the
+    /// invalid documents with this reason.
+    pub rules_error: Option<String>,
 }
 
 /// A time as the shard keeps it: whole seconds since the epoch in a `u32`
@@ -71,7 +79,25 @@ impl LiveLink {
             fallback: link.fallback.map(Destination::into_string),
             title: None,
             notes: None,
+            rules: None,
+            rules_error: None,
         }
+    }
+
+    /// Issue 34: the link with `rules` as read ([`Rules::from_stored`] or
+    /// the snapshot file's recheck): compiled rules take the direct
+    /// location away; rules that did not parse leave the link as it was,
+    /// with the reason.
+    fn with_rules(mut self, rules: Result<Rules, String>) -> Self {
+        match rules {
+            Ok(r) if r.is_empty() => {}
+            Ok(r) => {
+                self.direct = None;
+                self.rules = Some(Arc::new(r));
+            }
+            Err(reason) => self.rules_error = Some(reason),
+        }
+        self
     }
 
     /// Parses a stored document under `key`: the one place a change becomes
@@ -87,7 +113,8 @@ impl LiveLink {
             title: texts.title.map(str::to_owned),
             notes: texts.notes.map(str::to_owned),
             ..Self::from_link(key, link)
-        })
+        }
+        .with_rules(Rules::from_stored(doc).map_err(|e| e.to_string())))
     }
 
     /// [`LiveLink::parse`] for the document whose fields are `fields`.
@@ -110,7 +137,11 @@ impl LiveLink {
     /// location worked out again: a checksum says only that the file is
     /// whole, not who wrote it, so a rewritten file cannot serve
     /// `//evil.example` or `javascript:`.
-    pub fn recheck(link: &LinkView<'_>, texts: Texts<'_>) -> Result<Self, String> {
+    pub fn recheck(
+        link: &LinkView<'_>,
+        texts: Texts<'_>,
+        rules: Option<Result<Rules, String>>,
+    ) -> Result<Self, String> {
         check_key(link.key)?;
         let url = Destination::parse(link.url).map_err(|e| e.to_string())?;
         let fallback = link
@@ -133,7 +164,10 @@ impl LiveLink {
             fallback: fallback.map(Destination::into_string),
             title: texts.title.map(str::to_owned),
             notes: texts.notes.map(str::to_owned),
-        })
+            rules: None,
+            rules_error: None,
+        }
+        .with_rules(rules.unwrap_or(Ok(Rules::default()))))
     }
 
     /// The texts, borrowed.
@@ -151,6 +185,7 @@ impl LiveLink {
             created: self.created,
             changed: self.changed,
             fallback: self.fallback.as_deref(),
+            rules: self.rules.as_ref(),
         }
     }
 }
@@ -185,7 +220,8 @@ fn is_plain_key(key: &str) -> bool {
 fn recheck_plain<'a>(link: &LinkView<'a>) -> Option<LinkView<'a>> {
     (is_plain_key(link.key)
         && crate::values::destination::is_plain_absolute(link.url)
-        && link.fallback.is_none())
+        && link.fallback.is_none()
+        && link.rules.is_none())
     .then_some(LinkView {
         direct: Some(link.url),
         ..*link
@@ -426,6 +462,14 @@ impl LinkTable {
             if let Outcome::Invalid(reason) = &outcome {
                 rejected.push((key.clone(), reason.clone()));
             }
+            // Issue 34: served with its url, warned about as invalid.
+            if let Outcome::Live(LiveLink {
+                rules_error: Some(reason),
+                ..
+            }) = &outcome
+            {
+                rejected.push((key.clone(), reason.clone()));
+            }
             last.insert(key, outcome);
         }
         if last.is_empty() {
@@ -474,7 +518,11 @@ impl LinkTable {
         let invalid = Arc::make_mut(&mut self.invalid);
         for (key, outcome) in last {
             match outcome {
-                Outcome::Invalid(reason) => {
+                Outcome::Invalid(reason)
+                | Outcome::Live(LiveLink {
+                    rules_error: Some(reason),
+                    ..
+                }) => {
                     invalid.insert(key.into_boxed_str(), reason);
                 }
                 Outcome::Live(_) | Outcome::Gone => {
@@ -543,13 +591,14 @@ impl Outcome {
     fn of_read(key: &str, json: &str, fields: Option<StoredFields<'_>>) -> Self {
         match fields {
             Some(fields) if fields.is_tombstone() => Outcome::Gone,
-            Some(fields) => match LiveLink::from_fields(key, &fields) {
+            // Issue 34: rules are read from the parsed document.
+            Some(fields) if !fields.has_rules() => match LiveLink::from_fields(key, &fields) {
                 Ok(link) => Outcome::Live(link),
                 Err(reason) => Outcome::Invalid(reason),
             },
             // A row that is not a JSON object is judged as an empty
             // document: invalid.
-            None => {
+            _ => {
                 let doc = serde_json::from_str(json).unwrap_or_default();
                 Self::of(Change::Upsert {
                     key: key.to_owned(),
@@ -572,6 +621,13 @@ pub struct TableBuilder {
     items: Vec<Item>,
     reasons: Vec<String>,
     rejected: usize,
+    /// Issue 34: the compiled rules of the items in state
+    /// [`ItemState::LiveRules`].
+    rules: Vec<Arc<Rules>>,
+    /// Issue 34: reasons for keys read from a snapshot file's invalid
+    /// documents ([`TableBuilder::push_note`]), which may be links served
+    /// with their `url` (rules that did not parse): counted, not unserved.
+    notes: HashMap<Box<str>, String>,
 }
 
 /// One link (or verdict on a key) in the builder's arena.
@@ -599,9 +655,24 @@ struct Item {
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum ItemState {
     Live,
+    /// Issue 34: live, with the rules at this index of the builder's
+    /// `rules`.
+    LiveRules(usize),
+    /// Issue 34: live, served with its `url` alone, its rules refused for
+    /// the reason at this index into `reasons`.
+    LiveNoted(usize),
     /// Index into `reasons`.
     Invalid(usize),
     Deleted,
+}
+
+impl ItemState {
+    fn is_live(self) -> bool {
+        matches!(
+            self,
+            ItemState::Live | ItemState::LiveRules(_) | ItemState::LiveNoted(_)
+        )
+    }
 }
 
 impl Default for TableBuilder {
@@ -612,6 +683,8 @@ impl Default for TableBuilder {
             items: Vec::new(),
             reasons: Vec::new(),
             rejected: 0,
+            rules: Vec::new(),
+            notes: HashMap::new(),
         }
     }
 }
@@ -624,7 +697,10 @@ impl TableBuilder {
         for change in changes {
             match Outcome::of(change) {
                 (key, Outcome::Live(link)) => {
-                    self.push_live_with(&key, &link.view(&key), link.texts())
+                    if let Some(reason) = &link.rules_error {
+                        rejected.push((key.clone(), reason.clone()));
+                    }
+                    self.push_link(&key, link)
                 }
                 (key, Outcome::Invalid(reason)) => {
                     rejected.push((key.clone(), reason.clone()));
@@ -660,6 +736,7 @@ impl TableBuilder {
                     created: stamp(fields.created_at()),
                     changed: stamp(fields.changed_at()),
                     fallback: None,
+                    rules: None,
                 },
                 {
                     let (title, notes) = fields.texts();
@@ -670,8 +747,12 @@ impl TableBuilder {
         }
         match Outcome::of_read(key, json, fields) {
             Outcome::Live(link) => {
-                self.push_live_with(key, &link.view(key), link.texts());
-                None
+                let noted = link.rules_error.clone();
+                if noted.is_some() {
+                    self.rejected += 1;
+                }
+                self.push_link(key, link);
+                noted
             }
             Outcome::Invalid(reason) => {
                 self.rejected += 1;
@@ -693,14 +774,43 @@ impl TableBuilder {
     /// Adds a link read back from a snapshot file as [`LiveLink::recheck`]
     /// judges it: as a link, or as an invalid document with the reason.
     /// The common link is judged once and copied once, into the arena.
-    pub fn push_rechecked(&mut self, read: &LinkView<'_>, texts: Texts<'_>) {
-        if let Some(link) = recheck_plain(read) {
+    /// Issue 34: `rules` is what the file held for the link (`None` for
+    /// none), parsed again as a store load parses it.
+    pub fn push_rechecked(
+        &mut self,
+        read: &LinkView<'_>,
+        texts: Texts<'_>,
+        rules: Option<Result<Rules, String>>,
+    ) {
+        if rules.is_none()
+            && let Some(link) = recheck_plain(read)
+        {
             return self.push_live_with(read.key, &link, texts);
         }
-        match LiveLink::recheck(read, texts) {
-            Ok(link) => self.push_live_with(read.key, &link.view(read.key), link.texts()),
+        match LiveLink::recheck(read, texts, rules) {
+            Ok(link) => self.push_link(read.key, link),
             Err(reason) => self.push_invalid(read.key, reason),
         }
+    }
+
+    /// Issue 34: a parsed link, with its rules or the reason they were
+    /// refused.
+    fn push_link(&mut self, key: &str, link: LiveLink) {
+        self.push_live_with(key, &link.view(key), link.texts());
+        if let Some(reason) = link.rules_error
+            && let Some(item) = self.items.last_mut()
+        {
+            self.reasons.push(reason);
+            item.state = ItemState::LiveNoted(self.reasons.len() - 1);
+        }
+    }
+
+    /// Issue 34: an invalid document's reason read from a snapshot file,
+    /// which lists links served with their `url` (their rules refused)
+    /// beside documents that are no link: it marks nothing unserved, and a
+    /// key that is no link at the build is counted invalid.
+    pub fn push_note(&mut self, key: &str, reason: String) {
+        self.notes.insert(key.into(), reason);
     }
 
     /// Adds a link already known to be valid (from the snapshot file, whose
@@ -744,7 +854,13 @@ impl TableBuilder {
             changed: link.changed,
             // A shard holds at most 4 GiB of text, so this fits.
             fallback_len: link.fallback.map_or(0, |f| f.len() as u32),
-            state: ItemState::Live,
+            state: match link.rules {
+                None => ItemState::Live,
+                Some(r) => {
+                    self.rules.push(Arc::clone(r));
+                    ItemState::LiveRules(self.rules.len() - 1)
+                }
+            },
         });
     }
 
@@ -798,6 +914,10 @@ impl TableBuilder {
             changed: item.changed,
             fallback: (item.fallback_len != 0)
                 .then(|| &self.arena[direct_end..direct_end + item.fallback_len as usize]),
+            rules: match item.state {
+                ItemState::LiveRules(i) => self.rules.get(i),
+                _ => None,
+            },
         }
     }
 
@@ -844,15 +964,31 @@ impl TableBuilder {
         for &i in &winners {
             let item = &self.items[i];
             match item.state {
-                ItemState::Live => live += 1,
+                ItemState::Live | ItemState::LiveRules(_) => live += 1,
+                ItemState::LiveNoted(r) => {
+                    live += 1;
+                    invalid.insert(
+                        Box::from(self.key(item)),
+                        std::mem::take(&mut self.reasons[r]),
+                    );
+                }
                 ItemState::Invalid(r) => {
                     invalid.insert(
                         Box::from(self.key(item)),
                         std::mem::take(&mut self.reasons[r]),
                     );
                 }
-                ItemState::Deleted => {}
+                ItemState::Deleted => {
+                    if !self.notes.is_empty() {
+                        let key = &self.arena[item.off..item.off + item.key_len];
+                        self.notes.remove(key);
+                    }
+                }
             }
+        }
+        // Issue 34: a file's reasons for keys nothing later replaced.
+        for (key, reason) in std::mem::take(&mut self.notes) {
+            invalid.entry(key).or_insert(reason);
         }
         let count = shard_count_for(live);
         let hasher = self.hasher.clone();
@@ -862,7 +998,7 @@ impl TableBuilder {
         let mut in_order = winners
             .iter()
             .map(|&i| &self.items[i])
-            .filter(|item| item.state == ItemState::Live)
+            .filter(|item| item.state.is_live())
             .peekable();
         let mut links: Vec<Hashed<'_>> = Vec::new();
         for index in 0..count {

@@ -771,6 +771,7 @@ impl Application {
             client_ip_mode: settings.client_ip_mode,
             metrics: Arc::clone(&requests),
             dead_tag: settings.dead_tag.clone(),
+            geoip: settings.geoip.as_ref().map(|g| g.0.clone()),
         });
         let public_server = public_server(
             public_listener,

@@ -28,9 +28,11 @@ mod proxy;
 mod public_url;
 mod read_your_writes;
 mod rest;
+// Issue 34: smart tags served from CouchDB.
 #[path = "../support/rest_checks.rs"]
 mod rest_checks;
 mod rules;
+mod rules_served;
 mod transfer;
 
 use std::sync::Arc;

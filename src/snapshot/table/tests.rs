@@ -356,10 +356,11 @@ proptest::proptest! {
                 created: Some(7),
                 changed: None,
                 fallback: None,
+                rules: None,
             };
             let texts = crate::snapshot::Texts::new(Some(url), None);
-            fast.push_rechecked(&read, texts);
-            match LiveLink::recheck(&read, texts) {
+            fast.push_rechecked(&read, texts, None);
+            match LiveLink::recheck(&read, texts, None) {
                 Ok(link) => full.push_live_with(key, &link.view(key), link.texts()),
                 Err(reason) => full.push_invalid(key, reason),
             }
@@ -399,12 +400,19 @@ proptest::proptest! {
             proptest::strategy::Just(json!("yesterday")),
         ]),
         deleted in proptest::bool::ANY,
+        // Issue 34: none, null, good and refused rules.
+        rules in proptest::prop_oneof![
+            proptest::strategy::Just(None),
+            proptest::strategy::Just(Some(json!(null))),
+            proptest::strategy::Just(Some(json!([{"url": "https://b.example/", "os": ["ios"]}]))),
+            proptest::strategy::Just(Some(json!([{"url": "https://b.example/"}]))),
+        ],
     ) {
         let mut doc = serde_json::Map::new();
         if let Some(url) = url {
             doc.insert("url".into(), json!(url));
         }
-        for (name, value) in [("inactive", inactive), ("expires", expires), ("created_at", created)] {
+        for (name, value) in [("inactive", inactive), ("expires", expires), ("created_at", created), ("rules", rules)] {
             if let Some(value) = value {
                 doc.insert(name.into(), value);
             }
@@ -466,9 +474,10 @@ fn an_over_long_stored_key_is_an_invalid_document() {
         created: None,
         changed: None,
         fallback: None,
+        rules: None,
     };
     let mut b = TableBuilder::default();
-    b.push_rechecked(&view, crate::snapshot::Texts::default());
+    b.push_rechecked(&view, crate::snapshot::Texts::default(), None);
     let t3 = b.build(None);
     assert_eq!((t3.len(), t3.invalid_count()), (0, 1));
 }
@@ -482,4 +491,112 @@ fn an_over_long_stored_key_is_an_invalid_document() {
 #[cfg(target_pointer_width = "64")]
 fn a_loading_item_is_112_bytes() {
     assert_eq!(size_of::<super::Item>(), 112);
+}
+
+// Issue 34: rules in the table. ---------------------------------------------
+
+fn with_rules(url: &str, rules: Value) -> Change {
+    upsert("smart", json!({"url": url, "rules": rules}))
+}
+
+fn ios_rule() -> Value {
+    json!([{"url": "https://apps.apple.com/app/id1", "os": ["ios", "ipados"]},
+           {"url": "https://example.com/de", "lang": ["de"]}])
+}
+
+#[test]
+fn a_link_with_rules_has_them_compiled_and_no_direct_location() {
+    for load in ["apply", "builder", "json"] {
+        let change = with_rules("https://example.com/", ios_rule());
+        let t = match load {
+            "apply" => {
+                let mut t = LinkTable::default();
+                assert!(t.apply([change]).is_empty());
+                t
+            }
+            "builder" => {
+                let mut b = TableBuilder::default();
+                assert!(b.apply([change]).is_empty());
+                b.build(None)
+            }
+            _ => {
+                let Change::Upsert { doc, .. } = change else {
+                    unreachable!()
+                };
+                let mut b = TableBuilder::default();
+                let text = serde_json::to_string(&doc).expect("json");
+                assert_eq!(b.push_json("smart", &text), None);
+                b.build(None)
+            }
+        };
+        let link = t.get("smart").expect("served");
+        let rules = link.rules.expect("compiled rules");
+        assert_eq!(rules.len(), 2, "{load}");
+        assert_eq!(
+            rules.url(0).map(|d| d.as_str()),
+            Some("https://apps.apple.com/app/id1")
+        );
+        assert_eq!(link.direct, None, "{load}: no precomputed answer");
+        assert_eq!(t.direct_location("smart", 0, "https://0x1f.ie"), None);
+        assert_eq!(t.live_url("smart", 0), Some("https://example.com/"));
+        assert_eq!(t.invalid_count(), 0);
+    }
+}
+
+#[test]
+fn rules_that_do_not_parse_serve_the_url_and_are_counted() {
+    let bad = json!([{"url": "https://a.example/x", "hours": ["11:00", "25:00"], "tz": "UTC"}]);
+    // An edit to a live link.
+    let mut t = LinkTable::default();
+    t.apply([with_rules("https://example.com/", ios_rule())]);
+    let rejected = t.apply([with_rules("https://example.com/", bad.clone())]);
+    assert_eq!(rejected.len(), 1);
+    assert!(rejected[0].1.contains("rules[0].hours"), "{rejected:?}");
+    assert_eq!(t.live_url("smart", 0), Some("https://example.com/"));
+    let link = t.get("smart").expect("served");
+    assert!(link.rules.is_none());
+    assert_eq!(
+        link.direct,
+        Some("https://example.com/"),
+        "served as a plain link"
+    );
+    assert_eq!(t.invalid_count(), 1);
+    assert!(
+        t.invalid()
+            .any(|(k, r)| k == "smart" && r.contains("rules[0].hours"))
+    );
+    // Fixed: no longer counted.
+    t.apply([with_rules("https://example.com/", ios_rule())]);
+    assert_eq!(t.invalid_count(), 0);
+    assert!(t.get("smart").and_then(|l| l.rules).is_some());
+
+    // A full load, from documents and from JSON rows.
+    let mut b = TableBuilder::default();
+    assert_eq!(
+        b.apply([with_rules("https://example.com/", bad.clone())])
+            .len(),
+        1
+    );
+    let mut rows = TableBuilder::default();
+    let text = json!({"url": "https://example.com/", "rules": bad}).to_string();
+    let reason = rows.push_json("smart", &text).expect("a reason");
+    assert!(reason.contains("rules[0].hours"), "{reason}");
+    for t in [b.build(None), rows.build(None)] {
+        assert_eq!(t.live_url("smart", 0), Some("https://example.com/"));
+        assert_eq!((t.len(), t.invalid_count()), (1, 1));
+    }
+}
+
+#[test]
+fn a_table_holds_a_write_with_rules() {
+    let mut t = LinkTable::default();
+    let doc =
+        crate::link::test_document(json!({"url": "https://example.com/", "rules": ios_rule()}));
+    assert!(!t.holds("smart", &doc));
+    t.apply([with_rules("https://example.com/", ios_rule())]);
+    assert!(t.holds("smart", &doc));
+    let other = crate::link::test_document(
+        json!({"url": "https://example.com/", "rules": [ios_rule()[0].clone()]}),
+    );
+    assert!(!t.holds("smart", &other), "other rules are another write");
 }
