@@ -16,10 +16,8 @@ use crate::store::couch::CouchStore;
 use crate::store::options::CouchSettings;
 use crate::store::sqlite::SqliteStore;
 use crate::store::{ClusterStats, LinkStore};
+use crate::values::role::Role;
 use crate::values::secret::Secret;
-
-/// The roles whose holders see edit forms; CouchDB still decides each write.
-const EDITOR_ROLES: [&str; 2] = ["qrtag_editor", "_admin"];
 
 /// The name shown for the embedded store's one account.
 pub const PASSWORD_USER: &str = "admin";
@@ -110,7 +108,7 @@ impl Accounts {
         match self {
             Self::Password { store, .. } => Some(User {
                 name: PASSWORD_USER.into(),
-                can_edit: true,
+                role: Role::Admin,
                 store: Arc::clone(store),
             }),
             Self::Couch { .. } => None,
@@ -182,10 +180,7 @@ impl Accounts {
                     .json()
                     .await
                     .map_err(|e| LoginError::Unavailable(format!("CouchDB's answer: {e}")))?;
-                let can_edit = session
-                    .roles
-                    .iter()
-                    .any(|r| EDITOR_ROLES.contains(&r.as_str()));
+                let role = Role::from_couch_roles(&session.roles);
                 let as_user = settings
                     .clone()
                     .with_credentials(name, Some(Secret::new(password)));
@@ -197,7 +192,7 @@ impl Accounts {
                 };
                 Ok(User {
                     name: session.name.unwrap_or_else(|| name.to_owned()),
-                    can_edit,
+                    role,
                     store: Served::wrap(Arc::new(store), Arc::clone(snapshot)),
                 })
             }

@@ -256,7 +256,7 @@ pub fn login_path() -> String {
 pub fn viewer<'a>(session: &'a Current, user: &'a User) -> Viewer<'a> {
     Viewer {
         name: &user.name,
-        can_edit: user.can_edit,
+        can_edit: user.role.may_edit(),
         csrf: &session.csrf,
     }
 }

@@ -16,6 +16,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 use crate::store::LinkStore;
 use crate::values::link_key::LinkKey;
+use crate::values::role::Role;
 
 /// The console's cookie.
 pub const COOKIE: &str = "qrtag_console";
@@ -36,8 +37,9 @@ pub const BATCHES: usize = 20;
 #[derive(Clone)]
 pub struct User {
     pub name: String,
-    /// Whether to show edit forms; the store still decides every write.
-    pub can_edit: bool,
+    /// What the console shows and accepts (issue 35): forms are hidden and
+    /// the server refuses alike; on CouchDB, CouchDB still decides each write.
+    pub role: Role,
     pub store: Arc<dyn LinkStore>,
 }
 
@@ -45,7 +47,7 @@ impl std::fmt::Debug for User {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("User")
             .field("name", &self.name)
-            .field("can_edit", &self.can_edit)
+            .field("role", &self.role)
             .finish_non_exhaustive()
     }
 }
@@ -202,7 +204,7 @@ mod tests {
         let store = SqliteStore::open(&dir.path().join("q.db")).expect("store");
         let user = User {
             name: "admin".into(),
-            can_edit: true,
+            role: Role::Admin,
             store: Arc::new(store),
         };
         (dir, user)

@@ -1,6 +1,7 @@
 //! Values every layer shares: parsed once at the edge, valid by construction
 //! (parse, don't validate). Nothing here imports a feature of qrtag.
 
+pub mod actor;
 pub mod api_key;
 pub mod couch;
 pub mod destination;
@@ -8,6 +9,7 @@ pub mod expiry;
 pub mod link_key;
 pub mod node_name;
 pub mod public_url;
+pub mod role;
 pub mod secret;
 pub mod short_id;
 pub mod timestamp;
