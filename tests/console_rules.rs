@@ -24,10 +24,15 @@ impl Console {
     async fn start(geoip: bool) -> Console {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut settings = test_settings(dir.path());
-        settings.console = Some(ConsoleSettings {
-            geoip,
-            ..ConsoleSettings::default()
-        });
+        settings.console = Some(ConsoleSettings::default());
+        if geoip {
+            // `serve --geoip-db`, which the console asks before taking a
+            // country rule.
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/geoip/test.mmdb");
+            let db = qrtag::stats::dimensions::place::GeoDb::open(&path).expect("test MMDB");
+            settings.geoip = Some(qrtag::settings::GeoIp(db));
+        }
         let app = spawn_with(settings, dir).await;
         password::set(&app.store(), PASSWORD)
             .await
