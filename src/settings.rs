@@ -72,7 +72,9 @@ pub struct Settings {
     /// The page a browser gets for a key that leads nowhere (issue 33).
     pub dead_tag: crate::server::dead_tag::DeadTagPage,
     /// Issue 34: `--geoip-db`, opened, for the public listener's `country`
-    /// rules (the scan index has its own copy in `scan_index`).
+    /// rules (the scan index has its own copy in `scan_index`). Whether a
+    /// console or REST write may save such a rule is read from here too
+    /// ([`Settings::rule_capabilities`]).
     pub geoip: Option<GeoIp>,
 }
 
@@ -103,6 +105,16 @@ pub fn default_tracking_secret_file(db: &std::path::Path) -> PathBuf {
 }
 
 impl Settings {
+    /// What a link's rules may ask of this server, for every surface that
+    /// judges a rule before saving it: derived from [`Settings::geoip`]
+    /// alone, so the console and the REST API cannot take a `country`
+    /// rule the public listener has no database to answer.
+    pub fn rule_capabilities(&self) -> crate::link::rules::Capabilities {
+        crate::link::rules::Capabilities {
+            geoip: self.geoip.is_some(),
+        }
+    }
+
     /// The public URL once [`Application::build`](crate::startup::Application::build)
     /// has filled it in from the bound address if it was `None`.
     pub fn public_url(&self) -> PublicUrl {

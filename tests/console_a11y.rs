@@ -30,7 +30,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use a11y::{Findings, LAPTOP};
+use a11y::{Findings, LAPTOP, tab_to};
 use browser::{Browser, PHONE};
 use qrtag::access_log::format::{Record, write_record};
 use qrtag::console::ConsoleSettings;
@@ -38,7 +38,7 @@ use qrtag::scan_index::{BreakdownSettings, ScanIndexSettings};
 use qrtag::settings::AccessLogTarget;
 use qrtag::stats::dimensions::place::GeoDb;
 use reqwest::StatusCode;
-use serde_json::{Value, json};
+use serde_json::json;
 use support::{PUBLIC_URL, TestApp, eventually, header, spawn_with, test_settings};
 
 const PASSWORD: &str = "poster-printing-42";
@@ -393,27 +393,6 @@ async fn every_console_page_passes_axe_core_on_a_laptop_and_a_phone() {
 
     drop(b);
     found.assert_none(started.elapsed());
-}
-
-/// Presses Tab until the focused element is the one `wanted` accepts, at
-/// most `limit` times; returns how many it took. Each element the focus
-/// lands on must show it (an outline or a shadow), or a keyboard user is lost.
-fn tab_to(b: &mut Browser, what: &str, limit: usize, wanted: impl Fn(&Value) -> bool) -> usize {
-    for n in 1..=limit {
-        b.press(&["TAB"]);
-        let f = b.focused();
-        assert!(!f.is_null(), "Tab {n} towards {what} left the page");
-        let outline = f["outline"].as_str().unwrap_or_default();
-        let shadow = f["shadow"].as_str().unwrap_or("none");
-        assert!(
-            !outline.starts_with("none") || shadow != "none",
-            "{what}: the focus on {f} cannot be seen"
-        );
-        if wanted(&f) {
-            return n;
-        }
-    }
-    panic!("{what} not reached in {limit} presses of Tab");
 }
 
 /// The first Tab on a page reaches a link past the header's navigation,

@@ -24,10 +24,15 @@ impl Console {
     async fn start(geoip: bool) -> Console {
         let dir = tempfile::tempdir().expect("tempdir");
         let mut settings = test_settings(dir.path());
-        settings.console = Some(ConsoleSettings {
-            geoip,
-            ..ConsoleSettings::default()
-        });
+        settings.console = Some(ConsoleSettings::default());
+        if geoip {
+            // `serve --geoip-db`, which the console asks before taking a
+            // country rule.
+            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("tests/fixtures/geoip/test.mmdb");
+            let db = qrtag::stats::dimensions::place::GeoDb::open(&path).expect("test MMDB");
+            settings.geoip = Some(qrtag::settings::GeoIp(db));
+        }
         let app = spawn_with(settings, dir).await;
         password::set(&app.store(), PASSWORD)
             .await
@@ -98,6 +103,18 @@ async fn add(c: &Console, fields: &[(&str, &str)]) -> reqwest::Response {
     let mut form = vec![("key", "menu")];
     form.extend_from_slice(fields);
     c.post(PAGE, "/link/rules/add", &form).await
+}
+
+/// The first rule's Down button pressed on a page that showed the rule
+/// as `was`.
+async fn move_first_down(c: &Console, was: &str) -> reqwest::Response {
+    let form = [
+        ("key", "menu"),
+        ("index", "1"),
+        ("was", was),
+        ("to", "down"),
+    ];
+    c.post(PAGE, "/link/rules/move", &form).await
 }
 
 #[tokio::test]
@@ -247,33 +264,11 @@ async fn rules_are_added_refused_moved_and_removed_on_the_link_page() {
 
     // Moved down, with the rule as the page showed it.
     let was = ios.to_string();
-    let res = c
-        .post(
-            PAGE,
-            "/link/rules/move",
-            &[
-                ("key", "menu"),
-                ("index", "1"),
-                ("was", &was),
-                ("to", "down"),
-            ],
-        )
-        .await;
+    let res = move_first_down(&c, &was).await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER);
     assert_eq!(c.rules("menu").await, json!([lunch, ios]));
     // The same button again, from a page shown before the move: refused.
-    let res = c
-        .post(
-            PAGE,
-            "/link/rules/move",
-            &[
-                ("key", "menu"),
-                ("index", "1"),
-                ("was", &was),
-                ("to", "down"),
-            ],
-        )
-        .await;
+    let res = move_first_down(&c, &was).await;
     assert_eq!(res.status(), StatusCode::CONFLICT);
     let page = res.text().await.expect("body");
     assert!(page.contains(r#"id="rules-problem""#), "{page}");
@@ -340,6 +335,18 @@ fn attr(page: &str, id: &str, name: &str) -> Option<String> {
     Some(tag[from..from + tag[from..].find('"')?].to_owned())
 }
 
+/// Asserts each attribute `(name, value)` of the element with `id` on
+/// `page` (the tester's answer, its next change), the page in the message.
+fn assert_attrs(page: &str, id: &str, want: &[(&str, &str)]) {
+    for (name, value) in want {
+        assert_eq!(
+            attr(page, id, name).as_deref(),
+            Some(*value),
+            "#{id} {name}: {page}"
+        );
+    }
+}
+
 #[tokio::test]
 async fn the_tester_answers_which_rule_where_and_what_changes_next() {
     let c = Console::start(true).await;
@@ -373,14 +380,13 @@ async fn the_tester_answers_which_rule_where_and_what_changes_next() {
     // An iPhone: rule 1, followed through the link it points at, as the
     // server follows an internal redirect.
     let page = tried("device=iphone").await;
-    assert_eq!(
-        attr(&page, "try-answer", "data-rule").as_deref(),
-        Some("1"),
-        "{page}"
-    );
-    assert_eq!(
-        attr(&page, "try-answer", "data-location").as_deref(),
-        Some("https://example.com/apps")
+    assert_attrs(
+        &page,
+        "try-answer",
+        &[
+            ("data-rule", "1"),
+            ("data-location", "https://example.com/apps"),
+        ],
     );
     assert!(
         page.contains("Nothing changes with time for this scan"),
@@ -390,35 +396,26 @@ async fn the_tester_answers_which_rule_where_and_what_changes_next() {
     // A desktop at 14:30 in Dublin (UTC in November, the console's zone):
     // the lunch rule, until 15:00.
     let page = tried("device=desktop&at=2026-11-30T14%3A30").await;
-    assert_eq!(
-        attr(&page, "try-answer", "data-rule").as_deref(),
-        Some("2"),
-        "{page}"
-    );
-    assert_eq!(
-        attr(&page, "try-next", "data-next-at").as_deref(),
-        Some("2026-11-30T15:00:00+00:00")
-    );
-    assert_eq!(
-        attr(&page, "try-next", "data-next-rule").as_deref(),
-        Some("url")
+    assert_attrs(&page, "try-answer", &[("data-rule", "2")]);
+    assert_attrs(
+        &page,
+        "try-next",
+        &[
+            ("data-next-at", "2026-11-30T15:00:00+00:00"),
+            ("data-next-rule", "url"),
+        ],
     );
     let page = tried("device=desktop&country=IE&at=2026-11-30T16%3A00").await;
-    assert_eq!(
-        attr(&page, "try-answer", "data-rule").as_deref(),
-        Some("3"),
-        "{page}"
-    );
+    assert_attrs(&page, "try-answer", &[("data-rule", "3")]);
     // A User-Agent of one's own wins over the preset.
     let page = tried("device=iphone&ua=curl%2F8&at=2026-11-30T16%3A00").await;
-    assert_eq!(
-        attr(&page, "try-answer", "data-rule").as_deref(),
-        Some("url"),
-        "{page}"
-    );
-    assert_eq!(
-        attr(&page, "try-answer", "data-location").as_deref(),
-        Some("https://example.com/dinner")
+    assert_attrs(
+        &page,
+        "try-answer",
+        &[
+            ("data-rule", "url"),
+            ("data-location", "https://example.com/dinner"),
+        ],
     );
 
     // Bad input: a 400, the message beside the field.

@@ -13,34 +13,14 @@ mod a11y;
 #[path = "support/browser.rs"]
 mod browser;
 
-use a11y::{Findings, LAPTOP};
-use browser::{Browser, PHONE};
+use a11y::{Findings, LAPTOP, tab_to};
+use browser::{Browser, PHONE, Screen};
 use qrtag::store::LinkStore;
 use qrtag::values::link_key::LinkKey;
 use serde_json::{Value, json};
 use support::{TestApp, spawn_console_with_scan_index};
 
 const PASSWORD: &str = "poster-printing-42";
-
-/// Presses Tab until the focused element is the one `wanted` accepts, at
-/// most `limit` times, each landing shown (an outline or a shadow).
-fn tab_to(b: &mut Browser, what: &str, limit: usize, wanted: impl Fn(&Value) -> bool) -> usize {
-    for n in 1..=limit {
-        b.press(&["TAB"]);
-        let f = b.focused();
-        assert!(!f.is_null(), "Tab {n} towards {what} left the page");
-        let outline = f["outline"].as_str().unwrap_or_default();
-        let shadow = f["shadow"].as_str().unwrap_or("none");
-        assert!(
-            !outline.starts_with("none") || shadow != "none",
-            "{what}: the focus on {f} cannot be seen"
-        );
-        if wanted(&f) {
-            return n;
-        }
-    }
-    panic!("{what} not reached in {limit} presses of Tab");
-}
 
 /// `fits.js`'s problems with the page shown, as `tests/console_browser.rs`
 /// checks every other page: 40 px tap targets, 14 px text.
@@ -55,6 +35,19 @@ fn fit_problems(b: &mut Browser, width: u32, page: &str) -> Vec<String> {
         .iter()
         .map(|p| format!("{page} at {width} px: {}", p.as_str().unwrap_or_default()))
         .collect()
+}
+
+/// The page shown judged as every console page is: axe-core's verdict kept
+/// in `found`, `fits.js`'s problems added to `unfit`.
+fn judge(
+    b: &mut Browser,
+    screen: Screen,
+    page: &str,
+    found: &mut Findings,
+    unfit: &mut Vec<String>,
+) {
+    found.check(b, screen, page);
+    unfit.extend(fit_problems(b, screen.width, page));
 }
 
 fn set_value(b: &mut Browser, css: &str, value: &str) {
@@ -152,30 +145,32 @@ async fn a_link_page_with_rules_passes_axe_core_on_a_laptop_and_a_phone() {
         b.screen(screen);
         b.get(&page);
         b.wait("#rules-now");
-        found.check(&mut b, screen, "link-with-rules");
-        unfit.extend(fit_problems(&mut b, screen.width, "link-with-rules"));
+        judge(&mut b, screen, "link-with-rules", &mut found, &mut unfit);
         // A rule refused: the message beside its fields (days without a zone).
         b.fill("#rule-url", "https://example.com/x");
         b.click("#rule-days-sat");
         b.click("#add-rule button[type=submit]");
         b.wait("#rule-tz-problem");
-        found.check(&mut b, screen, "link-rule-refused");
-        unfit.extend(fit_problems(&mut b, screen.width, "link-rule-refused"));
+        judge(&mut b, screen, "link-rule-refused", &mut found, &mut unfit);
         // The tester's answer, and a question it refuses.
         b.get(&format!(
             "http://{}/console/link/try?key=menu&device=android-phone&at=2026-11-30T12%3A00",
             app.admin
         ));
         b.wait("#try-answer");
-        found.check(&mut b, screen, "link-rule-tested");
-        unfit.extend(fit_problems(&mut b, screen.width, "link-rule-tested"));
+        judge(&mut b, screen, "link-rule-tested", &mut found, &mut unfit);
         b.get(&format!(
             "http://{}/console/link/try?key=menu&device=desktop&bucket=200",
             app.admin
         ));
         b.wait("#try-bucket-problem");
-        found.check(&mut b, screen, "link-rule-test-refused");
-        unfit.extend(fit_problems(&mut b, screen.width, "link-rule-test-refused"));
+        judge(
+            &mut b,
+            screen,
+            "link-rule-test-refused",
+            &mut found,
+            &mut unfit,
+        );
     }
     drop(b);
     assert!(unfit.is_empty(), "{}", unfit.join("\n"));

@@ -40,6 +40,17 @@ const BROWSER_ACCEPT: &str = "text/html,application/xhtml+xml,application/xml;q=
 /// two-core machine gets some slack.
 const PROPAGATION: Duration = Duration::from_secs(3);
 const LINKS: usize = 30;
+/// The 30 keys, fixed so the printed sheet is the same on every run: a
+/// venue leaves the key empty and gets random ones, but then which codes
+/// the decoders meet changes from run to run. `cIlov` is the code a run
+/// with random keys once reported unread (by zbarimg, reading whole
+/// pages); `eezKe` and `0LoXB` are two that zbarimg missed on a whole page
+/// of 21 and read alone (see `decode_sheet`); the rest were drawn once.
+const KEYS: [&str; LINKS] = [
+    "cIlov", "eezKe", "0LoXB", "HwLb1", "o5b4y", "x98eB", "9tvgL", "G0jgr", "wNaXj", "WHfZd",
+    "xqVJT", "1dZy7", "kL3Ot", "syunn", "CIlMi", "KTzIB", "ppR0h", "LQVeZ", "CrAhL", "s66mY",
+    "lzXX6", "vC36f", "HV0EA", "3DxiC", "rioks", "te6tH", "gLHtA", "7oA82", "tWI65", "UWw9V",
+];
 
 /// The desktop the issue measures the console on.
 const DESKTOP: Screen = Screen {
@@ -285,18 +296,32 @@ fn write_png(img: &image::RgbImage, path: &Path) {
 }
 
 /// The codes on every page of `pdf` as zbarimg and ZXingReader read them
-/// from `pdftoppm`'s 300 dpi pages; the first page is also kept as a small
-/// picture at `sheet` when asked.
+/// from `pdftoppm`'s 300 dpi pages (a laser printer's), each label cut out
+/// on its own, as a phone sees one tag; the first page is also kept as a
+/// small picture at `sheet` when asked.
+///
+/// Both decoders read the labels one by one because neither reads a whole
+/// page of 21 codes reliably: ZXingReader finds none, and zbarimg misses
+/// the odd code it reads at once when the code is alone. Measured with
+/// this layout (modules of 0.99 mm, 11.7 pixels at 300 dpi, the 4-module
+/// quiet zone clear of the caption): zbarimg missed 2 of 3,600 random keys
+/// (120 sheets) on whole pages at 300 dpi, and another code of the same
+/// sheet at 200 and at 600 dpi, while all 1,800 codes of 60 of those
+/// sheets, the misses included, read cut out, by both decoders. So a miss
+/// was the decoder's page scan, not the print.
 fn decode_sheet(pdf: &[u8], sheet: Option<&Path>) -> (BTreeSet<String>, BTreeSet<String>) {
     let dir = tempfile::tempdir().expect("dir");
     let file = dir.path().join("labels.pdf");
     std::fs::write(&file, pdf).expect("write");
+    // zbarimg exits 4 when an image holds no code it reads: the codes it
+    // did read are still compared, so a miss names the key.
     let run = |program: &str, args: &[&str]| {
         let out = Command::new(program)
             .args(args)
             .output()
             .unwrap_or_else(|e| panic!("{program} (see .ci/test): {e}"));
-        assert!(out.status.success(), "{program}: {out:?}");
+        let missed = program == "zbarimg" && out.status.code() == Some(4);
+        assert!(out.status.success() || missed, "{program}: {out:?}");
         String::from_utf8_lossy(&out.stdout).into_owned()
     };
     let s = |p: &Path| p.to_str().expect("utf-8 path").to_owned();
@@ -313,32 +338,32 @@ fn decode_sheet(pdf: &[u8], sheet: Option<&Path>) -> (BTreeSet<String>, BTreeSet
         .collect();
     pages.sort();
     assert_eq!(pages.len(), 2, "30 labels on L7160 (21 a sheet)");
-    let mut zbar_args = vec!["-q", "--raw", "-Sdisable", "-Sqrcode.enable"];
-    zbar_args.extend(pages.iter().map(String::as_str));
-    let zbar = run("zbarimg", &zbar_args)
-        .lines()
-        .map(str::to_owned)
-        .collect();
-    // ZXingReader finds no code in a page of 21; each label is cut out
-    // on its own (as tests/print.rs does), as a phone sees one tag.
+    // Each label cut out on its own (as tests/print.rs does).
     let grid = qrtag::print::stock::STOCK
         .iter()
         .find(|s| s.name == "L7160")
         .expect("L7160 is stock")
         .grid;
     let px = |mm: f64| (mm * 300.0 / 25.4).round() as u32;
+    let images: Vec<image::GrayImage> = pages
+        .iter()
+        .map(|page| image::open(page).expect("a page").to_luma8())
+        .collect();
     let mut crops = Vec::new();
-    for (n, page) in pages.iter().enumerate() {
-        let img = image::open(page).expect("a page").to_luma8();
-        for slot in 0..grid.per_sheet() {
-            let r = grid.label(slot);
-            let label =
-                image::imageops::crop_imm(&img, px(r.x), px(r.y), px(r.w), px(r.h)).to_image();
-            let path = dir.path().join(format!("label-{n}-{slot:02}.png"));
-            label.save(&path).expect("save");
-            crops.push(s(&path));
-        }
+    for (n, slot) in grid.slots(0, LINKS) {
+        let r = grid.label(slot);
+        let label =
+            image::imageops::crop_imm(&images[n], px(r.x), px(r.y), px(r.w), px(r.h)).to_image();
+        let path = dir.path().join(format!("label-{n}-{slot:02}.png"));
+        label.save(&path).expect("save");
+        crops.push(s(&path));
     }
+    let mut zbar_args = vec!["-q", "--raw", "-Sdisable", "-Sqrcode.enable"];
+    zbar_args.extend(crops.iter().map(String::as_str));
+    let zbar = run("zbarimg", &zbar_args)
+        .lines()
+        .map(str::to_owned)
+        .collect();
     let mut zxing_args = vec!["-format", "QRCode", "-1"];
     zxing_args.extend(crops.iter().map(String::as_str));
     let zxing = run("ZXingReader", &zxing_args)
@@ -407,15 +432,19 @@ async fn a_venue_runs_its_day_in_the_console_without_the_cli() {
 
     // 30 links with titles, through the list's form; each opens its page,
     // whose heading is the title; "Links" in the navigation goes back.
+    // The key is set behind the person's back (`KEYS`), not counted: a
+    // venue leaves it empty.
     let plan = plan();
     let mut keys = Vec::new();
-    for (title, url) in &plan {
+    for ((title, url), key) in plan.iter().zip(KEYS) {
         p.fill("#new-title", title);
         p.fill("#new-url", url);
+        p.b.fill("#new-key", key);
         p.click("form#create button[type=submit]");
         p.b.wait("h1#key[data-key]");
         assert_eq!(p.b.attr("h1#key", "data-title"), *title);
-        keys.push(p.b.attr("h1#key", "data-key"));
+        assert_eq!(p.b.attr("h1#key", "data-key"), key);
+        keys.push(key.to_owned());
         p.click(r#"nav a[href$="/links"]"#);
         p.b.wait("form#create");
     }

@@ -7,20 +7,8 @@ mod support;
 use std::process::Output;
 
 use serde_json::Value;
+use support::output::{ok, stderr, stdout};
 use support::{PUBLIC_URL, qrtag_cmd, qrtag_cmd_env, spawn_app};
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(o: Output) -> String {
-    assert!(o.status.success(), "{}", stderr(&o));
-    stdout(&o)
-}
 
 /// The one line `qrtag: ...` a refused command prints, and its exit code.
 fn refused(o: &Output, code: i32) -> String {

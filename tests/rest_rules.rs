@@ -14,8 +14,8 @@ use support::{TestApp, header, spawn_with, test_settings};
 
 const PROBLEM: &str = "application/problem+json";
 
-/// The API, with a GeoIP database (`--geoip-db`, which `serve` hands to
-/// the scan index) or without.
+/// The API, with a GeoIP database (`--geoip-db`, which `serve` opens for
+/// the rules and hands to the scan index) or without.
 async fn spawn_api(geoip: bool) -> TestApp {
     let dir = tempfile::tempdir().expect("tempdir");
     let mut settings = test_settings(dir.path());
@@ -32,9 +32,10 @@ async fn spawn_api(geoip: bool) -> TestApp {
         let mut index = qrtag::scan_index::ScanIndexSettings::beside(&log);
         index.breakdowns = Some(qrtag::scan_index::BreakdownSettings::new(
             chrono_tz::UTC,
-            Some((path.as_path(), db)),
+            Some((path.as_path(), db.clone())),
         ));
         settings.scan_index = Some(index);
+        settings.geoip = Some(qrtag::settings::GeoIp(db));
     }
     spawn_with(settings, dir).await
 }

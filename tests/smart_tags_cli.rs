@@ -4,23 +4,12 @@
 
 mod support;
 
-use std::path::Path;
-use std::process::Output;
+use std::path::{Path, PathBuf};
 
-use support::{init_db, qrtag_cmd, qrtag_cmd_env};
+use tempfile::TempDir;
 
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-fn ok(o: Output) -> String {
-    assert!(o.status.success(), "{}", stderr(&o));
-    stdout(&o)
-}
+use support::output::{ok, stderr, stdout};
+use support::{fresh_db, qrtag_cmd, qrtag_cmd_env};
 
 fn doc(db: &Path, key: &str) -> serde_json::Value {
     serde_json::from_str(&ok(qrtag_cmd(db, &["show", key]))).expect("show prints JSON")
@@ -43,55 +32,54 @@ fn geoip_db() -> String {
         .to_string()
 }
 
-fn menu(db: &Path) {
-    init_db(db);
+/// A fresh database holding `menu`, whose url is the dinner menu.
+fn menu() -> (TempDir, PathBuf) {
+    let (dir, db) = fresh_db();
     ok(qrtag_cmd(
-        db,
+        &db,
         &["new", "--key", "menu", "https://example.com/dinner"],
     ));
+    (dir, db)
+}
+
+/// `rule add`'s flags for the issue's first two rules: the apps for iOS
+/// and iPadOS, lunch on weekdays 11:00-15:00 in Dublin.
+const APPS: &[&str] = &["--os", "ios,ipados", "https://apps.apple.com/app/id1"];
+const LUNCH: &[&str] = &[
+    "--days",
+    "mon-fri",
+    "--hours",
+    "11:00-15:00",
+    "--tz",
+    "Europe/Dublin",
+    "https://example.com/lunch",
+];
+
+/// What `qrtag rule list menu` prints.
+fn rule_list(db: &Path) -> String {
+    ok(qrtag_cmd(db, &["rule", "list", "menu"]))
+}
+
+/// `qrtag rule add KEY ARGS...`, which must succeed: what it printed.
+fn add_rule(db: &Path, key: &str, args: &[&str]) -> String {
+    let mut all = vec!["rule", "add", key];
+    all.extend(args);
+    ok(qrtag_cmd(db, &all))
 }
 
 #[test]
 fn rules_are_added_listed_moved_and_removed() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    menu(&db);
-    let out = ok(qrtag_cmd(
-        &db,
-        &[
-            "rule",
-            "add",
-            "menu",
-            "--os",
-            "ios,ipados",
-            "https://apps.apple.com/app/id1",
-        ],
-    ));
+    let (_dir, db) = menu();
+    let out = add_rule(&db, "menu", APPS);
     assert_eq!(
         out,
         "menu: rule 1: os: ios, ipados -> https://apps.apple.com/app/id1\n"
     );
-    ok(qrtag_cmd(
+    add_rule(&db, "menu", LUNCH);
+    add_rule(
         &db,
+        "menu",
         &[
-            "rule",
-            "add",
-            "menu",
-            "--days",
-            "mon-fri",
-            "--hours",
-            "11:00-15:00",
-            "--tz",
-            "Europe/Dublin",
-            "https://example.com/lunch",
-        ],
-    ));
-    ok(qrtag_cmd(
-        &db,
-        &[
-            "rule",
-            "add",
-            "menu",
             "--from",
             "2026-12-01 09:00",
             "--tz",
@@ -100,20 +88,12 @@ fn rules_are_added_listed_moved_and_removed() {
             "--at",
             "1",
         ],
-    ));
-    ok(qrtag_cmd(
+    );
+    add_rule(
         &db,
-        &[
-            "rule",
-            "add",
-            "menu",
-            "--split",
-            "50-100",
-            "--lang",
-            "en",
-            "https://example.com/b",
-        ],
-    ));
+        "menu",
+        &["--split", "50-100", "--lang", "en", "https://example.com/b"],
+    );
     let rules = doc(&db, "menu")["rules"].clone();
     assert_eq!(
         rules,
@@ -126,7 +106,7 @@ fn rules_are_added_listed_moved_and_removed() {
         ])
     );
     assert_eq!(
-        ok(qrtag_cmd(&db, &["rule", "list", "menu"])),
+        rule_list(&db),
         "1. from: 2026-12-01T09:00:00Z -> https://example.com/recap\n\
          2. os: ios, ipados -> https://apps.apple.com/app/id1\n\
          3. days: mon, tue, wed, thu, fri; hours: 11:00–15:00; tz: Europe/Dublin -> https://example.com/lunch\n\
@@ -158,27 +138,19 @@ fn rules_are_added_listed_moved_and_removed() {
         "no rules, no field"
     );
     assert_eq!(
-        ok(qrtag_cmd(&db, &["rule", "list", "menu"])),
+        rule_list(&db),
         "no rules: every scan gets https://example.com/dinner\n"
     );
 }
 
 #[test]
 fn bad_rules_are_one_line_exit_2_and_nothing_saved() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    menu(&db);
-    ok(qrtag_cmd(
+    let (_dir, db) = menu();
+    add_rule(
         &db,
-        &[
-            "rule",
-            "add",
-            "menu",
-            "--os",
-            "android",
-            "https://play.google.com/x",
-        ],
-    ));
+        "menu",
+        &["--os", "android", "https://play.google.com/x"],
+    );
     let before = doc(&db, "menu");
     let u = "https://example.com/x";
     for (args, said) in [
@@ -287,9 +259,7 @@ fn bad_rules_are_one_line_exit_2_and_nothing_saved() {
 
 #[test]
 fn a_country_rule_needs_the_geoip_database_serve_reads() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    menu(&db);
+    let (dir, db) = menu();
     let mmdb = geoip_db();
     let add = [
         "rule",
@@ -306,32 +276,15 @@ fn a_country_rule_needs_the_geoip_database_serve_reads() {
     let mut with_flag = add.to_vec();
     with_flag.extend(["--geoip-db", &mmdb]);
     ok(qrtag_cmd(&db, &with_flag));
-    ok(qrtag_cmd_env(
-        &db,
-        &[
-            "rule",
-            "add",
-            "menu",
-            "--country",
-            "FR",
-            "https://example.com/fr",
-        ],
-        &[("QRTAG_GEOIP_DB", &mmdb)],
-    ));
+    let add_country = |code: &str, env: &[(&str, &str)]| {
+        let url = format!("https://example.com/{}", code.to_lowercase());
+        let args = ["rule", "add", "menu", "--country", code, &url];
+        ok(qrtag_cmd_env(&db, &args, env))
+    };
+    add_country("FR", &[("QRTAG_GEOIP_DB", &mmdb)]);
     let config = dir.path().join("qrtag.toml");
     std::fs::write(&config, format!("geoip_db = {mmdb:?}\n")).expect("config");
-    ok(qrtag_cmd_env(
-        &db,
-        &[
-            "rule",
-            "add",
-            "menu",
-            "--country",
-            "US",
-            "https://example.com/us",
-        ],
-        &[("QRTAG_CONFIG", config.to_str().expect("utf-8"))],
-    ));
+    add_country("US", &[("QRTAG_CONFIG", config.to_str().expect("utf-8"))]);
     assert_eq!(doc(&db, "menu")["rules"].as_array().map(Vec::len), Some(3));
     // A rule whose code is no country is refused, database or not.
     let out = qrtag_cmd(
@@ -357,25 +310,12 @@ fn a_country_rule_needs_the_geoip_database_serve_reads() {
 /// The lunch-menu tag of the issue: apps by OS first, lunch on weekdays
 /// 11:00-15:00 in Dublin, the English page for English speakers, dinner
 /// otherwise.
-fn lunch_menu(db: &Path) {
-    menu(db);
-    for args in [
-        &["--os", "ios,ipados", "https://apps.apple.com/app/id1"][..],
-        &[
-            "--days",
-            "mon-fri",
-            "--hours",
-            "11:00-15:00",
-            "--tz",
-            "Europe/Dublin",
-            "https://example.com/lunch",
-        ],
-        &["--lang", "en", "https://example.com/en"],
-    ] {
-        let mut add = vec!["rule", "add", "menu"];
-        add.extend(args);
-        ok(qrtag_cmd(db, &add));
+fn lunch_menu() -> (TempDir, PathBuf) {
+    let (dir, db) = menu();
+    for args in [APPS, LUNCH, &["--lang", "en", "https://example.com/en"]] {
+        add_rule(&db, "menu", args);
     }
+    (dir, db)
 }
 
 fn try_scan(db: &Path, args: &[&str]) -> Vec<String> {
@@ -386,9 +326,7 @@ fn try_scan(db: &Path, args: &[&str]) -> Vec<String> {
 
 #[test]
 fn try_tells_which_rule_a_described_scan_gets_and_what_changes_next() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    lunch_menu(&db);
+    let (_dir, db) = lunch_menu();
     // Wednesday 2 December 2026, 12:30 in Dublin (UTC in winter).
     let wed_lunch = ["--at", "2026-12-02 12:30", "--tz", "Europe/Dublin"];
     let mut args = vec!["menu", "--ua", "iphone"];
@@ -487,45 +425,21 @@ fn try_tells_which_rule_a_described_scan_gets_and_what_changes_next() {
 
 #[test]
 fn try_splits_by_cookie_and_finds_the_country_of_an_address() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    menu(&db);
+    let (_dir, db) = menu();
     let mmdb = geoip_db();
-    ok(qrtag_cmd(
+    add_rule(
         &db,
+        "menu",
         &[
-            "rule",
-            "add",
-            "menu",
             "--country",
             "IE",
             "https://example.com/ie",
             "--geoip-db",
             &mmdb,
         ],
-    ));
-    ok(qrtag_cmd(
-        &db,
-        &[
-            "rule",
-            "add",
-            "menu",
-            "--split",
-            "0-50",
-            "https://example.com/a",
-        ],
-    ));
-    ok(qrtag_cmd(
-        &db,
-        &[
-            "rule",
-            "add",
-            "menu",
-            "--split",
-            "50-100",
-            "https://example.com/b",
-        ],
-    ));
+    );
+    add_rule(&db, "menu", &["--split", "0-50", "https://example.com/a"]);
+    add_rule(&db, "menu", &["--split", "50-100", "https://example.com/b"]);
     let out = try_scan(&db, &["menu", "--country", "ie"]);
     assert_eq!(out[0], "https://example.com/ie");
     let out = try_scan(&db, &["menu", "--ip", "203.0.113.7", "--geoip-db", &mmdb]);
@@ -570,9 +484,7 @@ fn try_splits_by_cookie_and_finds_the_country_of_an_address() {
 
 #[test]
 fn show_says_now_and_next_and_list_marks_links_with_rules() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
+    let (_dir, db) = fresh_db();
     ok(qrtag_cmd(
         &db,
         &["new", "--key", "gig", "https://example.com/gig"],
@@ -582,19 +494,17 @@ fn show_says_now_and_next_and_list_marks_links_with_rules() {
         &["new", "--key", "plain", "https://example.com/plain"],
     ));
     // The recap after an event: a scheduled repoint, nobody at a keyboard.
-    ok(qrtag_cmd(
+    add_rule(
         &db,
+        "gig",
         &[
-            "rule",
-            "add",
-            "gig",
             "--from",
             "2030-06-01 09:00",
             "--tz",
             "Europe/Dublin",
             "https://example.com/recap",
         ],
-    ));
+    );
     let out = qrtag_cmd(&db, &["show", "gig", "--tz", "Europe/Dublin"]);
     let shown: serde_json::Value = serde_json::from_str(&ok(out.clone())).expect("stdout is JSON");
     assert_eq!(shown["rules"][0]["from"], "2030-06-01T08:00:00Z");
@@ -617,9 +527,7 @@ fn show_says_now_and_next_and_list_marks_links_with_rules() {
 
 #[test]
 fn the_user_agent_presets_are_the_devices_they_name() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
+    let (_dir, db) = fresh_db();
     ok(qrtag_cmd(
         &db,
         &["new", "--key", "dev", "https://example.com/"],
@@ -632,19 +540,17 @@ fn the_user_agent_presets_are_the_devices_they_name() {
         ("desktop", "other", "desktop"),
     ];
     for (preset, os, class) in kinds {
-        ok(qrtag_cmd(
+        add_rule(
             &db,
+            "dev",
             &[
-                "rule",
-                "add",
-                "dev",
                 "--os",
                 os,
                 "--class",
                 class,
                 &format!("https://example.com/{preset}"),
             ],
-        ));
+        );
     }
     for (preset, _, _) in kinds {
         let out = try_scan(&db, &["dev", "--ua", preset]);
@@ -659,25 +565,13 @@ fn the_user_agent_presets_are_the_devices_they_name() {
 
 #[test]
 fn show_and_try_without_flags_agree_on_a_split() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
+    let (_dir, db) = fresh_db();
     for key in ["ab1", "ab2", "ab3", "ab4"] {
         ok(qrtag_cmd(
             &db,
             &["new", "--key", key, "https://example.com/a"],
         ));
-        ok(qrtag_cmd(
-            &db,
-            &[
-                "rule",
-                "add",
-                key,
-                "--split",
-                "50-100",
-                "https://example.com/b",
-            ],
-        ));
+        add_rule(&db, key, &["--split", "50-100", "https://example.com/b"]);
         let tried = try_scan(&db, &[key]);
         let shown = stderr(&qrtag_cmd(&db, &["show", key]));
         let now = shown
@@ -693,9 +587,7 @@ fn show_and_try_without_flags_agree_on_a_split() {
 
 #[test]
 fn edit_refuses_rules_the_core_refuses() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    menu(&db);
+    let (dir, db) = menu();
     let before = doc(&db, "menu");
     let edited = dir.path().join("edited.json");
     std::fs::write(
@@ -726,16 +618,14 @@ fn edit_refuses_rules_the_core_refuses() {
         &[("EDITOR", &editor), ("VISUAL", "")],
     ));
     assert_eq!(
-        ok(qrtag_cmd(&db, &["rule", "list", "menu"])),
+        rule_list(&db),
         "1. lang: en -> https://example.com/x\notherwise -> https://example.com/dinner\n"
     );
 }
 
 #[test]
 fn a_rule_host_in_capitals_is_stored_lowered_and_said() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    menu(&db);
+    let (_dir, db) = menu();
     let out = qrtag_cmd(
         &db,
         &[

@@ -1102,7 +1102,6 @@ impl Cli {
             console: args.console.then_some(crate::console::ConsoleSettings {
                 secure_cookie: args.console_secure_cookie,
                 time_zone: self.time_zone,
-                geoip: args.geoip_db.is_some(),
             }),
             api: args.didcomm.api_listen.as_ref().map(|listen| {
                 let rules = &args.didcomm_rules;
@@ -1128,7 +1127,6 @@ impl Cli {
                             password: rules.api_couchdb_password.clone(),
                         }
                     }),
-                    geoip: args.geoip_db.is_some(),
                 }
             }),
         }
@@ -1496,8 +1494,8 @@ mod tests {
         }
     }
 
-    /// Issue 34: `serve --geoip-db` lets the REST API take a country rule,
-    /// with or without the console's scan index.
+    /// Issue 34: `serve --geoip-db` lets the REST API and the console take
+    /// a country rule, with or without the console's scan index.
     #[test]
     fn the_api_knows_whether_serve_has_a_geoip_database() {
         let db = concat!(
@@ -1505,8 +1503,8 @@ mod tests {
             "/tests/fixtures/geoip/test.mmdb"
         );
         let with = serve(&["--api-listen", "127.0.0.1:0", "--geoip-db", db]).expect("flags");
-        assert!(with.api.expect("on").geoip);
-        let without = serve(&["--api-listen", "127.0.0.1:0"]).expect("flags");
-        assert!(!without.api.expect("on").geoip);
+        assert!(with.rule_capabilities().geoip);
+        let without = serve(&["--api-listen", "127.0.0.1:0", "--console"]).expect("flags");
+        assert!(!without.rule_capabilities().geoip);
     }
 }

@@ -52,9 +52,6 @@ pub struct ConsoleSettings {
     pub secure_cookie: bool,
     /// Where a bare expiry date ends (`--time-zone`).
     pub time_zone: chrono_tz::Tz,
-    /// Issue 34: the server has a GeoIP database (`--geoip-db`), so a
-    /// rule on the country may be saved.
-    pub geoip: bool,
 }
 
 /// No inline script or style, nothing from elsewhere, never in a frame.

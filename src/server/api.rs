@@ -55,9 +55,6 @@ pub struct ApiSettings {
     /// store's own account, which follows the links, can stay a reader.
     /// `None`: the store's account does both.
     pub couch_writer: Option<Credentials>,
-    /// Issue 34: `serve` has a GeoIP database (`--geoip-db`), so the REST
-    /// API takes a `country` rule.
-    pub geoip: bool,
 }
 
 impl ApiSettings {
@@ -83,7 +80,6 @@ impl ApiSettings {
             rate_per_second: super::rest::auth::RATE_PER_SECOND,
             strangers_per_second: super::rest::strangers::STRANGERS_PER_SECOND,
             couch_writer: None,
-            geoip: false,
         }
     }
 }

@@ -419,21 +419,8 @@ fn rest_state(
             Some(index) => index,
             None => Arc::new(crate::console::scans::NoScanCounts),
         },
-        rule_capabilities: crate::link::rules::Capabilities {
-            geoip: api.geoip || has_geoip(settings),
-        },
+        rule_capabilities: settings.rule_capabilities(),
     }))
-}
-
-/// Whether the scan index has a GeoIP database (`serve --geoip-db` with
-/// the console or `--scan-log`), which a `country` rule needs (issue 34);
-/// `ApiSettings::geoip` says it for a server without a scan index.
-fn has_geoip(settings: &Settings) -> bool {
-    settings
-        .scan_index
-        .as_ref()
-        .and_then(|s| s.breakdowns.as_ref())
-        .is_some_and(|b| b.geo.is_some())
 }
 
 /// The API listener: the service identity from its key file,
@@ -634,7 +621,7 @@ fn console_state(
         console.secure_cookie,
     );
     state.time_zone = console.time_zone;
-    state.geoip = console.geoip;
+    state.geoip = settings.rule_capabilities().geoip;
     state.renders = renders;
     state.trusted_proxies = settings.trusted_proxies.clone();
     if let Some(key) = device_key {

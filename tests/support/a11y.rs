@@ -196,3 +196,24 @@ fn short_text_contrast(rule: &Value, node: &Value) -> Option<String> {
         })
     })
 }
+
+/// Presses Tab until the focused element is the one `wanted` accepts, at
+/// most `limit` times; returns how many it took. Each element the focus
+/// lands on must show it (an outline or a shadow), or a keyboard user is lost.
+pub fn tab_to(b: &mut Browser, what: &str, limit: usize, wanted: impl Fn(&Value) -> bool) -> usize {
+    for n in 1..=limit {
+        b.press(&["TAB"]);
+        let f = b.focused();
+        assert!(!f.is_null(), "Tab {n} towards {what} left the page");
+        let outline = f["outline"].as_str().unwrap_or_default();
+        let shadow = f["shadow"].as_str().unwrap_or("none");
+        assert!(
+            !outline.starts_with("none") || shadow != "none",
+            "{what}: the focus on {f} cannot be seen"
+        );
+        if wanted(&f) {
+            return n;
+        }
+    }
+    panic!("{what} not reached in {limit} presses of Tab");
+}

@@ -212,6 +212,15 @@ pub fn init_db(db: &Path) {
     assert!(out.status.success(), "qrtag init: {out:?}");
 }
 
+/// A database made by `qrtag init` ([`init_db`]) in a directory of its
+/// own, which goes when the returned directory is dropped.
+pub fn fresh_db() -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    (dir, db)
+}
+
 /// Whether `args` is a command that adds links to a database (which must
 /// exist): the helpers create it first, as a user runs `qrtag init` once.
 pub fn adds_links(args: &[&str]) -> bool {
@@ -245,6 +254,7 @@ pub fn qrtag_cmd_env(db: &Path, args: &[&str], env: &[(&str, &str)]) -> Output {
 
 pub mod api;
 pub mod console;
+pub mod output;
 pub mod pipe;
 pub mod poll;
 pub mod process;

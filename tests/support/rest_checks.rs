@@ -64,9 +64,12 @@ pub fn configure(settings: &mut qrtag::settings::Settings) {
     let db = qrtag::stats::dimensions::place::GeoDb::open(&geoip).expect("the test GeoIP database");
     index.breakdowns = Some(qrtag::scan_index::BreakdownSettings::new(
         "UTC".parse().expect("zone"),
-        Some((geoip.as_path(), db)),
+        Some((geoip.as_path(), db.clone())),
     ));
     settings.scan_index = Some(index);
+    // As `serve --geoip-db` opens it for the rules too: a country rule is
+    // taken.
+    settings.geoip = Some(qrtag::settings::GeoIp(db));
     // `serve --print-logo`: a small two-colour square, so `logo=true` is
     // answered as the document says.
     let logo = image::RgbaImage::from_fn(48, 48, |x, y| {
