@@ -5,16 +5,17 @@
 //! qrtag roles to `_security` without removing anyone else's access.
 //!
 //! Access model: CouchDB lets every member of a database write to it unless a
-//! `validate_doc_update` function refuses, so both roles are made members and
-//! the function refuses writes from anyone who is neither an admin nor a
-//! `qrtag_editor`. The service itself follows the links with a
+//! `validate_doc_update` function refuses, so qrtag's roles are made members
+//! and the function refuses writes from anyone who is neither an admin nor a
+//! `qrtag_editor` or `qrtag_admin`, and a delete (a tombstone) from anyone
+//! but an admin or a `qrtag_admin` (issue 35). The service itself follows the links with a
 //! `qrtag_reader` account, and writes (the API listener) with an editor one.
 //!
 //! `qrtag import --new-database` ([`NewDatabase`]) takes the same steps
 //! after its writes: it creates the database itself, locked to server
 //! admins, writes every document with no validation function installed
 //! (CouchDB spends most of a write's CPU calling one), and only then
-//! installs the validation and opens the database to the two roles.
+//! installs the validation and opens the database to qrtag's roles.
 //!
 //! The REST API's keys live in a second database, `LINKS-keys`
 //! ([`super::couch_keys`]): only the editor role is a member there, so a
