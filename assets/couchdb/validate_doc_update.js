@@ -6,6 +6,9 @@ function (newDoc, oldDoc, userCtx, secObj) {
   // the moment they are made, where the person making them sees why.
   // Plain ES5: CouchDB's JavaScript engine may be old.
   var EDITOR_ROLE = 'qrtag_editor';
+  // Issue 35: qrtag's admin role, which alone (with CouchDB's admins) may
+  // delete a link, as the console and the CLI's admins do.
+  var ADMIN_ROLE = 'qrtag_admin';
 
   function has(list, x) {
     return !!list && typeof list.indexOf === 'function' && list.indexOf(x) !== -1;
@@ -54,8 +57,17 @@ function (newDoc, oldDoc, userCtx, secObj) {
     }
     return;
   }
-  if (!isAdmin && !has(roles, EDITOR_ROLE)) {
-    throw ({ forbidden: 'only admins and the ' + EDITOR_ROLE + ' role may change links' });
+  var mayDelete = isAdmin || has(roles, ADMIN_ROLE);
+  if (!mayDelete && !has(roles, EDITOR_ROLE)) {
+    throw ({ forbidden: 'only admins and the ' + EDITOR_ROLE + ' and ' + ADMIN_ROLE + ' roles may change links' });
+  }
+  // Issue 35: making a tombstone (qrtag delete) is an admin's right. An
+  // editor's own `_deleted` of a document it just created (a create taken
+  // back) stays allowed: it removes no key anyone was served.
+  var stamped = newDoc.deleted_at !== undefined && newDoc.deleted_at !== null;
+  var wasStamped = !!oldDoc && !oldDoc._deleted && oldDoc.deleted_at !== undefined && oldDoc.deleted_at !== null;
+  if (!mayDelete && newDoc._deleted !== true && stamped && !wasStamped) {
+    throw ({ forbidden: 'only admins and the ' + ADMIN_ROLE + ' role may delete links' });
   }
   // A deleted link's tombstone keeps its key from ever being handed out
   // again (`qrtag delete`): only an admin may revive or remove one.

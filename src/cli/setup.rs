@@ -7,9 +7,7 @@ use anyhow::Context;
 
 use clap::Args;
 
-use crate::store::couch::setup::{
-    self, DESIGN_ID, EDITOR_ROLE, READER_ROLE, Requested, SetupReport,
-};
+use crate::store::couch::setup::{self, DESIGN_ID, EDITOR_ROLE, Requested, SetupReport};
 use crate::store::options::{CouchSettings, StoreSettings};
 
 #[derive(Debug, Clone, Args)]
@@ -97,7 +95,8 @@ pub fn print_report(
     }
     writeln!(
         out,
-        "_security (members: roles {READER_ROLE}, {EDITOR_ROLE}): {}",
+        "_security (members: roles {}): {}",
+        setup::LINK_ROLES.join(", "),
         report.security
     )?;
     let keys = &report.keys;

@@ -22,6 +22,22 @@ use crate::values::secret::Secret;
 /// The name shown for the embedded store's one account.
 pub const PASSWORD_USER: &str = "admin";
 
+/// A test seam (issue 35), until the embedded store has accounts of its
+/// own: in a debug build, `QRTAG_TEST_PASSWORD_ROLE` (viewer, editor)
+/// lowers the role the one password logs in with, so tests meet a
+/// viewer's and an editor's console through the real server. It can only
+/// lower the role, and a release build never reads it.
+fn password_role() -> Role {
+    #[cfg(debug_assertions)]
+    if let Some(role) = std::env::var("QRTAG_TEST_PASSWORD_ROLE")
+        .ok()
+        .and_then(|r| Role::parse(&r).ok())
+    {
+        return role.min(Role::Admin);
+    }
+    Role::Admin
+}
+
 pub enum Accounts {
     /// One password, its hash in the database's `meta` table.
     Password {
@@ -108,7 +124,7 @@ impl Accounts {
         match self {
             Self::Password { store, .. } => Some(User {
                 name: PASSWORD_USER.into(),
-                role: Role::Admin,
+                role: password_role(),
                 store: Arc::clone(store),
             }),
             Self::Couch { .. } => None,

@@ -258,6 +258,7 @@ pub fn viewer<'a>(session: &'a Current, user: &'a User) -> Viewer<'a> {
         name: &user.name,
         can_edit: user.role.may_edit(),
         csrf: &session.csrf,
+        role: user.role,
     }
 }
 

@@ -10,8 +10,10 @@
 
 use std::sync::{Arc, Mutex};
 
+use actix_web::dev::Service as _;
 use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpResponse, web};
+use futures_util::future::Either;
 
 use crate::snapshot::Snapshot;
 use crate::store::live_url::LiveUrl;
@@ -21,6 +23,7 @@ pub mod bulk;
 pub mod check_gate;
 pub mod csrf;
 pub mod device;
+mod gate;
 mod handlers;
 pub mod http;
 pub mod key_order;
@@ -36,6 +39,7 @@ pub mod session;
 pub mod setup;
 
 // Issue 34: the link page's rule editor and tester.
+pub mod rights;
 pub mod rule_form;
 pub mod rule_tester;
 
@@ -144,51 +148,64 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
         .add(("X-Content-Type-Options", "nosniff"))
         .add(("Referrer-Policy", "same-origin"))
         .add(("X-Frame-Options", "DENY"));
-    cfg.service(
-        web::scope(pages::BASE)
-            .app_data(state)
-            .wrap(headers)
-            .route("", web::get().to(to_links))
-            .route("/", web::get().to(to_links))
-            .route("/login", web::get().to(auth::form))
-            .route("/login", web::post().to(auth::login))
-            .route("/logout", web::post().to(auth::logout))
-            .route("/setup", web::get().to(setup::form))
-            .route("/setup", web::post().to(setup::set))
-            .route("/links", web::get().to(links::list))
-            .route("/links", web::post().to(links::create))
-            .route("/links/bulk", web::post().to(bulk::act))
-            .route("/link", web::get().to(link::page))
-            .route("/link/download", web::get().to(link::download))
-            .route("/link/pdf", web::get().to(link::pdf))
-            .route("/link/breakdowns.csv", web::get().to(link::breakdowns_csv))
-            .route("/link/destination", web::post().to(link::destination))
-            .route("/link/state", web::post().to(link::set_state))
-            .route("/link/expiry", web::post().to(link::expiry))
-            .route("/link/notes", web::post().to(link::notes))
-            .route("/link/fallback", web::post().to(link::fallback))
-            .route("/link/title", web::post().to(link::title))
-            .route("/link/delete", web::post().to(link::delete))
-            // Issue 34: the rule editor and tester.
-            .route("/link/rules/add", web::post().to(link_rules::add))
-            .route("/link/rules/remove", web::post().to(link_rules::remove))
-            .route("/link/rules/move", web::post().to(link_rules::move_rule))
-            .route("/link/try", web::get().to(link_rules::try_scan))
-            .route("/sheet", web::get().to(sheet::page))
-            .route("/sheet", web::post().to(sheet::create))
-            .route("/sheet/download", web::get().to(sheet::download))
-            .route("/sheet/pdf", web::get().to(sheet::pdf))
-            .route("/dashboard", web::get().to(dashboard::page))
-            .route(
-                "/dashboard/breakdowns.csv",
-                web::get().to(dashboard::breakdowns_csv),
-            )
-            .route(
-                pages::stylesheet::PATH,
-                web::get().to(pages::stylesheet::serve),
-            )
-            .default_service(web::to(not_found)),
-    );
+    // Issue 35: the POST routes come from `rights::Post`, and the gate in
+    // front of them refuses a role below a form's need (and any POST the
+    // table does not name) before a handler reads the body.
+    let gate_state = state.clone();
+    let mut scope = web::scope(pages::BASE)
+        .app_data(state)
+        .wrap_fn(move |req, srv| match gate::refusal(&req, &gate_state) {
+            Some(res) => Either::Left(std::future::ready(Ok(req.into_response(res)))),
+            None => Either::Right(srv.call(req)),
+        })
+        .wrap(headers)
+        .route("", web::get().to(to_links))
+        .route("/", web::get().to(to_links))
+        .route("/login", web::get().to(auth::form))
+        .route("/setup", web::get().to(setup::form))
+        .route("/links", web::get().to(links::list))
+        .route("/link", web::get().to(link::page))
+        .route("/link/download", web::get().to(link::download))
+        .route("/link/pdf", web::get().to(link::pdf))
+        .route("/link/breakdowns.csv", web::get().to(link::breakdowns_csv))
+        // Issue 34: the rule tester.
+        .route("/link/try", web::get().to(link_rules::try_scan))
+        .route("/sheet", web::get().to(sheet::page))
+        .route("/sheet/download", web::get().to(sheet::download))
+        .route("/sheet/pdf", web::get().to(sheet::pdf))
+        .route("/dashboard", web::get().to(dashboard::page))
+        .route(
+            "/dashboard/breakdowns.csv",
+            web::get().to(dashboard::breakdowns_csv),
+        )
+        .route(
+            pages::stylesheet::PATH,
+            web::get().to(pages::stylesheet::serve),
+        );
+    for post in rights::Post::ALL {
+        use rights::Post as P;
+        let handler = match post {
+            P::Login => web::post().to(auth::login),
+            P::Logout => web::post().to(auth::logout),
+            P::Setup => web::post().to(setup::set),
+            P::Create => web::post().to(links::create),
+            P::Bulk => web::post().to(bulk::act),
+            P::Destination => web::post().to(link::destination),
+            P::State => web::post().to(link::set_state),
+            P::Expiry => web::post().to(link::expiry),
+            P::Notes => web::post().to(link::notes),
+            P::Fallback => web::post().to(link::fallback),
+            P::Title => web::post().to(link::title),
+            P::Delete => web::post().to(link::delete),
+            // Issue 34: the rule editor.
+            P::RulesAdd => web::post().to(link_rules::add),
+            P::RulesRemove => web::post().to(link_rules::remove),
+            P::RulesMove => web::post().to(link_rules::move_rule),
+            P::Sheet => web::post().to(sheet::create),
+        };
+        scope = scope.route(post.path(), handler);
+    }
+    cfg.service(scope.default_service(web::to(not_found)));
 }
 
 async fn to_links() -> HttpResponse {

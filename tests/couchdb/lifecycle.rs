@@ -52,7 +52,17 @@ async fn a_deleted_link_is_a_tombstone_the_database_keeps() {
     app.wait_location("menu", Some("https://a.example/menu"), PROPAGATION)
         .await;
 
+    // Issue 35: deleting is an admin's; CouchDB refuses the editor's.
     let out = qrtag(&["delete", "--yes", "menu"], &ed).await;
+    assert_eq!(out.status.code(), Some(1), "an editor deleted");
+    assert!(
+        stderr(&out).contains("may delete links"),
+        "{}",
+        stderr(&out)
+    );
+    let mut admin = boss.clone();
+    admin.push(("QRTAG_PUBLIC_URL", super::harness::PUBLIC_URL));
+    let out = qrtag(&["delete", "--yes", "menu"], &admin).await;
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
         stdout(&out).starts_with("deleted menu: scans of "),

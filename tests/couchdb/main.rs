@@ -28,6 +28,8 @@ mod proxy;
 mod public_url;
 mod read_your_writes;
 mod rest;
+// Issue 35: each role enforced by CouchDB itself.
+mod roles;
 // Issue 34: smart tags served from CouchDB.
 #[path = "../support/rest_checks.rs"]
 mod rest_checks;
@@ -338,7 +340,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     assert_eq!(
         stdout(&first),
         "database links: created\n_design/qrtag (validation, links view): created\n\
-         _security (members: roles qrtag_reader, qrtag_editor): updated\n\
+         _security (members: roles qrtag_reader, qrtag_editor, qrtag_viewer, qrtag_admin): updated\n\
          database links-keys (API keys): created\n\
          links-keys/_design/qrtag (API key validation): created\n\
          links-keys/_security (members: role qrtag_editor): updated\n"
@@ -348,7 +350,7 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     assert_eq!(
         stdout(&again),
         "database links: unchanged\n_design/qrtag (validation, links view): unchanged\n\
-         _security (members: roles qrtag_reader, qrtag_editor): unchanged\n\
+         _security (members: roles qrtag_reader, qrtag_editor, qrtag_viewer, qrtag_admin): unchanged\n\
          database links-keys (API keys): unchanged\n\
          links-keys/_design/qrtag (API key validation): unchanged\n\
          links-keys/_security (members: role qrtag_editor): unchanged\n"
@@ -365,7 +367,12 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
     let (_, security) = couch.call(Method::GET, "links/_security", None).await;
     assert_eq!(
         security["members"]["roles"],
-        json!(["qrtag_reader", "qrtag_editor"])
+        json!([
+            "qrtag_reader",
+            "qrtag_editor",
+            "qrtag_viewer",
+            "qrtag_admin"
+        ])
     );
     let (_, security) = couch.call(Method::GET, "links-keys/_security", None).await;
     assert_eq!(

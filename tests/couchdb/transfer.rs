@@ -552,7 +552,7 @@ async fn a_new_database_is_created_filled_then_set_up() {
     );
     for part in [
         "_design/qrtag (validation, links view): created\n",
-        "_security (members: roles qrtag_reader, qrtag_editor): updated\n",
+        "_security (members: roles qrtag_reader, qrtag_editor, qrtag_viewer, qrtag_admin): updated\n",
         "database links-keys (API keys): created\n",
     ] {
         assert!(said.contains(part), "{part} missing: {said}");
@@ -565,7 +565,7 @@ async fn a_new_database_is_created_filled_then_set_up() {
         security,
         serde_json::json!({
             "admins": {"names": [], "roles": []},
-            "members": {"names": [], "roles": ["qrtag_reader", "qrtag_editor"]}
+            "members": {"names": [], "roles": ["qrtag_reader", "qrtag_editor", "qrtag_viewer", "qrtag_admin"]}
         })
     );
     let out = run(vec!["setup".into()], as_user("boss", "boss-pw-1")).await;
@@ -574,7 +574,7 @@ async fn a_new_database_is_created_filled_then_set_up() {
         stdout(&out).contains("database links: unchanged\n")
             && stdout(&out).contains("_design/qrtag (validation, links view): unchanged\n")
             && stdout(&out)
-                .contains("_security (members: roles qrtag_reader, qrtag_editor): unchanged\n"),
+                .contains("_security (members: roles qrtag_reader, qrtag_editor, qrtag_viewer, qrtag_admin): unchanged\n"),
         "{}",
         stdout(&out)
     );

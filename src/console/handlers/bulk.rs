@@ -102,6 +102,13 @@ pub async fn act(
                 .await;
         }
     };
+    // Issue 35: printing is a viewer's, an edit an editor's, deleting an
+    // admin's; checked before any link is looked at.
+    if let Err(why) =
+        crate::console::rights::check(user.role, crate::console::rights::bulk(&request.action))
+    {
+        return plain(StatusCode::FORBIDDEN, &why);
+    }
     let keys = match request.scope {
         Scope::Ticked(keys) => match check_ticked(&state, &user, &keys).await {
             Ok(()) => keys,

@@ -156,8 +156,11 @@ pub fn bar(viewer: &Viewer<'_>, query: &Query, by: &str, b: &Bar<'_>) -> Markup 
                         button type="submit" name="action" value="never" { "Clear expiry" }
                     }
                 }
-                div.act.buttons #bulk-delete {
-                    button.danger type="submit" name="action" value="delete" { "Delete…" }
+                // Issue 35: an admin's alone.
+                @if viewer.can_delete() {
+                    div.act.buttons #bulk-delete {
+                        button.danger type="submit" name="action" value="delete" { "Delete…" }
+                    }
                 }
             }
         }

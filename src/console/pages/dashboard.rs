@@ -113,6 +113,7 @@ mod tests {
                 name: "admin",
                 can_edit: true,
                 csrf: "t",
+                role: crate::values::role::Role::Admin,
             },
             period: Period::Month,
             top: Some(vec![

@@ -483,6 +483,8 @@ fn edit_forms(v: &View<'_>) -> Markup {
         }
         // Deleting is for good, so it takes a second step: the box must be
         // ticked (the server checks it; `required` only saves a round trip).
+        // Issue 35: an admin's alone.
+        @if v.viewer.can_delete() {
         form.card #delete-link method="post" action={ (BASE) "/link/delete" } {
             (csrf_field(csrf))
             input type="hidden" name="key" value=(v.key);
@@ -491,6 +493,7 @@ fn edit_forms(v: &View<'_>) -> Markup {
                 " Delete " (v.key) " for good: scans answer 404 and the key is never used again"
             }
             button.danger type="submit" { "Delete link" }
+        }
         }
     }
 }

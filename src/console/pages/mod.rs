@@ -31,6 +31,16 @@ pub struct Viewer<'a> {
     pub name: &'a str,
     pub can_edit: bool,
     pub csrf: &'a str,
+    /// Issue 35: what the forms shown are for (`can_edit` is
+    /// `role.may_edit()`); an editor sees no delete form.
+    pub role: crate::values::role::Role,
+}
+
+impl Viewer<'_> {
+    /// Whether delete forms are shown: an admin's alone (issue 35).
+    pub fn can_delete(&self) -> bool {
+        self.role.may_administer()
+    }
 }
 
 /// Every page: head, navigation (when logged in), content.
@@ -60,7 +70,7 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                         }
                         form.logout #logout method="post" action={ (BASE) "/logout" } {
                             (csrf_field(v.csrf))
-                            span.user data-user=(v.name) data-can-edit=(v.can_edit) {
+                            span.user data-user=(v.name) data-can-edit=(v.can_edit) data-role=(v.role) {
                                 (v.name) @if !v.can_edit { " (read-only)" }
                             }
                             button type="submit" { "Log out" }

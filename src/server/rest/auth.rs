@@ -12,20 +12,34 @@ use actix_web::http::header::{self, HeaderMap, HeaderValue};
 use super::problem::{self, Kind};
 use crate::store::LinkStore;
 use crate::values::api_key::{Presented, Scope};
+use crate::values::role::Role;
 
 /// The key a request acts with.
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub id: String,
     pub scope: Scope,
+    /// What the key may do (issue 35): [`scope_role`] of its scope.
+    pub role: Role,
+}
+
+/// The role a key's scope gives (issue 35): a read key is a viewer's, a
+/// write key an editor's. The one place a key's role is computed, so its
+/// owner's role (i35-users) can lower it here: at most the user's.
+pub fn scope_role(scope: Scope) -> Role {
+    match scope {
+        Scope::Read => Role::Viewer,
+        Scope::Write => Role::Editor,
+    }
 }
 
 /// Checks `Authorization: Bearer qrt_…`: 401 for no key, an unknown or a
-/// revoked one, 403 for a read key asking to write.
+/// revoked one, 403 for a key whose role is below `need`, the operation's
+/// ([`super::needs`]).
 pub async fn caller(
     headers: &HeaderMap,
     store: &dyn LinkStore,
-    write: bool,
+    need: Role,
 ) -> Result<Caller, HttpResponse> {
     let given = headers
         .get(header::AUTHORIZATION)
@@ -55,15 +69,21 @@ pub async fn caller(
     let scope = record
         .admit(&presented)
         .map_err(|e| problem::respond(Kind::Unauthorized, e))?;
-    if write && !scope.may_write() {
+    let role = scope_role(scope);
+    if role < need {
         return Err(problem::respond(
             Kind::Forbidden,
-            format!("API key {} may only read", record.id),
+            format!(
+                "API key {} ({} scope, the {role} role) may not do this: it needs the {need} role",
+                record.id,
+                scope.name()
+            ),
         ));
     }
     Ok(Caller {
         id: record.id,
         scope,
+        role,
     })
 }
 

@@ -294,7 +294,7 @@ async fn write_body<T: serde::de::DeserializeOwned>(
     payload: web::Payload,
     state: &RestState,
 ) -> Result<T, HttpResponse> {
-    admit(req, state, true).await?;
+    admit(req, state, super::needs::WRITE).await?;
     json_body(req.headers(), payload).await
 }
 
@@ -495,7 +495,7 @@ fn tail_target(req: &HttpRequest) -> Result<Target, HttpResponse> {
     security(("bearer" = []))
 )]
 pub async fn get(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse {
-    if let Err(res) = admit(&req, &state, false).await {
+    if let Err(res) = admit(&req, &state, super::needs::READ).await {
         return res;
     }
     match tail_target(&req) {
@@ -792,7 +792,7 @@ fn edits(edit: &LinkEdit) -> Result<impl Fn(&mut Document) + use<>, (Kind, Strin
     security(("bearer" = []))
 )]
 pub async fn list(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse {
-    if let Err(res) = admit(&req, &state, false).await {
+    if let Err(res) = admit(&req, &state, super::needs::READ).await {
         return res;
     }
     let query = match web::Query::<ListQuery>::from_query(req.query_string()) {

@@ -13,6 +13,7 @@
 pub mod auth;
 pub mod enforced;
 pub mod links;
+pub mod needs;
 pub mod openapi;
 pub mod print;
 pub mod problem;
@@ -132,11 +133,11 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
 pub async fn admit(
     req: &HttpRequest,
     state: &RestState,
-    write: bool,
+    need: crate::values::role::Role,
 ) -> Result<auth::Caller, HttpResponse> {
     let net = state.strangers.network_of(req);
     state.strangers.check(net)?;
-    let caller = match auth::caller(req.headers(), state.store.as_ref(), write).await {
+    let caller = match auth::caller(req.headers(), state.store.as_ref(), need).await {
         Ok(caller) => caller,
         Err(res) => {
             if res.status() == actix_web::http::StatusCode::UNAUTHORIZED {

@@ -123,7 +123,7 @@ pub async fn sheet(
     payload: web::Payload,
     state: web::Data<RestState>,
 ) -> HttpResponse {
-    if let Err(res) = admit(&req, &state, false).await {
+    if let Err(res) = admit(&req, &state, super::needs::READ).await {
         return res;
     }
     let options = match options(req.query_string()) {

@@ -247,7 +247,7 @@ struct Asked {
 }
 
 async fn checked(req: &HttpRequest, state: &RestState) -> Result<Asked, HttpResponse> {
-    admit(req, state, false).await?;
+    admit(req, state, super::needs::READ).await?;
     let range = web::Query::<Range>::from_query(req.query_string())
         .map_err(|e| problem::respond(Kind::BadRequest, e))?;
     let bad = |e: String| problem::respond(Kind::BadRequest, e);

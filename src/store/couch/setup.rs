@@ -5,16 +5,17 @@
 //! qrtag roles to `_security` without removing anyone else's access.
 //!
 //! Access model: CouchDB lets every member of a database write to it unless a
-//! `validate_doc_update` function refuses, so both roles are made members and
-//! the function refuses writes from anyone who is neither an admin nor a
-//! `qrtag_editor`. The service itself follows the links with a
+//! `validate_doc_update` function refuses, so qrtag's roles are made members
+//! and the function refuses writes from anyone who is neither an admin nor a
+//! `qrtag_editor` or `qrtag_admin`, and a delete (a tombstone) from anyone
+//! but an admin or a `qrtag_admin` (issue 35). The service itself follows the links with a
 //! `qrtag_reader` account, and writes (the API listener) with an editor one.
 //!
 //! `qrtag import --new-database` ([`NewDatabase`]) takes the same steps
 //! after its writes: it creates the database itself, locked to server
 //! admins, writes every document with no validation function installed
 //! (CouchDB spends most of a write's CPU calling one), and only then
-//! installs the validation and opens the database to the two roles.
+//! installs the validation and opens the database to qrtag's roles.
 //!
 //! The REST API's keys live in a second database, `LINKS-keys`
 //! ([`super::couch_keys`]): only the editor role is a member there, so a
@@ -52,8 +53,15 @@ pub const LINKS_VIEW_MAP: &str =
     include_str!("../../../assets/couchdb/links_view.js").trim_ascii_end();
 /// The view's name in `_design/qrtag`.
 pub const LINKS_VIEW: &str = "links";
-/// The members of the links database: the service reads, editors write.
-pub const LINK_ROLES: [&str; 2] = [READER_ROLE, EDITOR_ROLE];
+/// Issue 35: the console's viewers (any role but these two is a viewer;
+/// this one is made a member so a viewer can read).
+pub const VIEWER_ROLE: &str = "qrtag_viewer";
+/// Issue 35: qrtag's admins, who also delete links (the validation's
+/// `ADMIN_ROLE`), the first of the roles the console maps to admin.
+pub const ADMIN_ROLE_NAME: &str = crate::values::role::COUCH_ADMIN_ROLES[0];
+/// The members of the links database: the service reads, editors write;
+/// viewers read and admins also delete (issue 35).
+pub const LINK_ROLES: [&str; 4] = [READER_ROLE, EDITOR_ROLE, VIEWER_ROLE, ADMIN_ROLE_NAME];
 /// The members of the API keys database: editors only, never the reader.
 pub const KEY_ROLES: [&str; 1] = [EDITOR_ROLE];
 
@@ -731,6 +739,19 @@ mod tests {
         assert!(keys.get("views").is_none(), "no view on the API keys");
     }
 
+    /// Issue 35: the validation, `_security` and the console's mapping
+    /// name the same roles.
+    #[test]
+    fn the_validation_knows_the_roles_the_console_maps() {
+        use crate::values::role::{COUCH_EDITOR_ROLES, Role};
+        assert_eq!(ADMIN_ROLE_NAME, "qrtag_admin");
+        assert!(VALIDATE_DOC_UPDATE.contains(&format!("'{ADMIN_ROLE_NAME}'")));
+        assert_eq!(COUCH_EDITOR_ROLES, [EDITOR_ROLE]);
+        assert_eq!(Role::from_couch_roles(&[VIEWER_ROLE]), Role::Viewer);
+        assert_eq!(Role::from_couch_roles(&[READER_ROLE]), Role::Viewer);
+        assert_eq!(Role::from_couch_roles(&[ADMIN_ROLE_NAME]), Role::Admin);
+    }
+
     #[test]
     fn security_adds_roles_and_keeps_the_rest() {
         let set = desired_security(&json!({}), &LINK_ROLES, Lock::Keep).expect("a change");
@@ -738,7 +759,7 @@ mod tests {
             set,
             json!({
                 "admins": {"names": [], "roles": []},
-                "members": {"names": [], "roles": [READER_ROLE, EDITOR_ROLE]}
+                "members": {"names": [], "roles": LINK_ROLES}
             })
         );
         assert_eq!(
@@ -755,7 +776,13 @@ mod tests {
         assert_eq!(merged["members"]["names"], json!(["alice"]));
         assert_eq!(
             merged["members"]["roles"],
-            json!(["staff", EDITOR_ROLE, READER_ROLE])
+            json!([
+                "staff",
+                EDITOR_ROLE,
+                READER_ROLE,
+                VIEWER_ROLE,
+                ADMIN_ROLE_NAME
+            ])
         );
         // The keys database admits the editors and never adds the reader.
         let keys = desired_security(&json!({}), &KEY_ROLES, Lock::Keep).expect("a change");
@@ -767,7 +794,13 @@ mod tests {
         let locked = admins_only();
         assert_eq!(
             desired_security(&locked, &LINK_ROLES, Lock::Keep).expect("roles added")["members"]["roles"],
-            json!([ADMIN_ROLE, READER_ROLE, EDITOR_ROLE]),
+            json!([
+                ADMIN_ROLE,
+                READER_ROLE,
+                EDITOR_ROLE,
+                VIEWER_ROLE,
+                ADMIN_ROLE_NAME
+            ]),
             "setup on someone's locked database keeps their lock"
         );
         let opened = desired_security(&locked, &LINK_ROLES, Lock::Open).expect("a change");
@@ -775,7 +808,7 @@ mod tests {
             opened,
             json!({
                 "admins": {"names": [], "roles": []},
-                "members": {"names": [], "roles": [READER_ROLE, EDITOR_ROLE]}
+                "members": {"names": [], "roles": LINK_ROLES}
             }),
             "the same _security as setup gives a database of its own"
         );

@@ -1,0 +1,244 @@
+//! Issue 35: CouchDB enforces qrtag's roles itself, whoever writes. After
+//! `qrtag setup`, a user of each role writes straight to the database (as
+//! Fauxton or curl would): `qrtag_viewer` reads and is refused a write,
+//! `qrtag_editor` writes but is refused a delete (a tombstone), and
+//! `qrtag_admin` deletes; on PouchDB Server and on Apache CouchDB 3.5.0
+//! (which alone enforces `_security`: a user of none of the roles reads
+//! nothing there). The console on CouchDB shows a `qrtag_viewer` no forms.
+
+use qrtag::console::ConsoleSettings;
+use qrtag::values::secret::Secret;
+use reqwest::Method;
+use serde_json::{Value, json};
+
+use crate::START;
+use crate::apache::{ADMIN, ApacheCouch};
+use crate::harness::{
+    Couch, TestApp, couch_settings, editor_and_reader, qrtag, server_admin, stderr, user_env,
+};
+use crate::pouchdb::PouchDb;
+
+/// `vi` (qrtag_viewer), `ad` (qrtag_admin) and `out` (no role), password
+/// NAME-pw-1, beside [`editor_and_reader`]'s `ed` and `rd`.
+async fn role_users(admin: &Couch) {
+    editor_and_reader(admin).await;
+    for (name, roles) in [
+        ("vi", json!(["qrtag_viewer"])),
+        ("ad", json!(["qrtag_admin"])),
+        ("out", json!([])),
+    ] {
+        let (status, body) = admin
+            .call(
+                Method::PUT,
+                &format!("_users/org.couchdb.user:{name}"),
+                Some(json!({"name": name, "password": format!("{name}-pw-1"),
+                            "roles": roles, "type": "user"})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+}
+
+fn as_user(url: &str, name: &str) -> Couch {
+    Couch::new(url, "links").with_user(name, &format!("{name}-pw-1"))
+}
+
+async fn setup(url: &str) {
+    let env = user_env(url, ADMIN.0, ADMIN.1);
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    env.push(("QRTAG_PUBLIC_URL", crate::harness::PUBLIC_URL));
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+fn refused(server: &str, what: &str, (status, body): &(u16, Value), reason: &str) {
+    assert_eq!(*status, 403, "{server}: {what}: {body}");
+    assert_eq!(body["error"], "forbidden", "{server}: {what}: {body}");
+    let said = body["reason"].as_str().unwrap_or_default();
+    assert!(said.contains(reason), "{server}: {what}: {said}");
+}
+
+/// What every server enforces, through its validation function.
+async fn check(url: &str, admin: &Couch, server: &str) {
+    let (status, security) = admin.call(Method::GET, "links/_security", None).await;
+    assert_eq!(status, 200, "{security}");
+    for role in ["qrtag_viewer", "qrtag_editor", "qrtag_admin"] {
+        assert!(
+            security["members"]["roles"]
+                .as_array()
+                .is_some_and(|r| r.iter().any(|r| r == role)),
+            "{server}: {role} is no member: {security}"
+        );
+    }
+    let link = json!({"url": "https://a.example/one"});
+    let ed = as_user(url, "ed");
+    let answer = ed.try_put("H83if", link.clone()).await;
+    assert_eq!(answer.0, 201, "{server}: the editor writes: {}", answer.1);
+    let stored = admin.get("H83if").await.expect("stored");
+
+    let vi = as_user(url, "vi");
+    assert_eq!(
+        vi.get("H83if").await.map(|d| d["url"].clone()),
+        Some(json!("https://a.example/one")),
+        "{server}: a viewer reads"
+    );
+    let answer = vi
+        .try_put("H83if", json!({"url": "https://evil.example/"}))
+        .await;
+    refused(server, "a viewer's repoint", &answer, "may change links");
+    let answer = vi.try_put("new01", link.clone()).await;
+    refused(server, "a viewer's create", &answer, "may change links");
+
+    let mut tombstone = link.clone();
+    tombstone["deleted_at"] = json!("2026-11-28T12:00:00Z");
+    let answer = ed.try_put("H83if", tombstone.clone()).await;
+    refused(server, "an editor's delete", &answer, "may delete links");
+    let after = admin.get("H83if").await.expect("stored");
+    assert_eq!(after["_rev"], stored["_rev"], "{server}: changed: {after}");
+    // An editor may still write every other field.
+    let answer = ed
+        .try_put(
+            "H83if",
+            json!({"url": "https://a.example/two", "inactive": true}),
+        )
+        .await;
+    assert_eq!(answer.0, 201, "{server}: {}", answer.1);
+
+    let ad = as_user(url, "ad");
+    let answer = ad.try_put("made", link.clone()).await;
+    assert_eq!(answer.0, 201, "{server}: an admin writes: {}", answer.1);
+    let answer = ad.try_put("H83if", tombstone).await;
+    assert_eq!(answer.0, 201, "{server}: an admin deletes: {}", answer.1);
+    assert_eq!(
+        admin.get("H83if").await.map(|d| d["deleted_at"].clone()),
+        Some(json!("2026-11-28T12:00:00Z"))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pouchdb_enforces_each_role_on_direct_writes() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let admin = server_admin(&url, ADMIN.0, ADMIN.1).await;
+    role_users(&admin).await;
+    setup(&url).await;
+    check(&url, &admin, "PouchDB Server").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_enforces_each_role_on_direct_writes() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_enforces_each_role").await else {
+        return;
+    };
+    let url = server.url();
+    let admin = server.admin();
+    role_users(&admin).await;
+    setup(&url).await;
+    check(&url, &admin, "Apache CouchDB").await;
+    // `_security` holds: a user of none of the roles is no member.
+    let (status, body) = as_user(&url, "out")
+        .call(Method::GET, "links/made", None)
+        .await;
+    assert_eq!(status, 403, "an outsider read a link: {body}");
+}
+
+/// The console on CouchDB: a `qrtag_viewer` sees no form that writes and
+/// is refused a forged one by qrtag before CouchDB is asked; a
+/// `qrtag_editor` sees no delete form.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_on_couchdb_shows_each_role_its_forms() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let admin = server_admin(&url, ADMIN.0, ADMIN.1).await;
+    role_users(&admin).await;
+    setup(&url).await;
+    as_user(&url, "ed")
+        .put("H83if", json!({"url": "https://a.example/one"}))
+        .await;
+    let service =
+        couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1")));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = TestApp::spawn_with(service, dir.path(), |s| {
+        s.console = Some(ConsoleSettings::default());
+    })
+    .await;
+    app.wait_ready(START).await;
+    let stored = admin.get("H83if").await.expect("stored");
+
+    for (user, role) in [("vi", "viewer"), ("ed", "editor"), ("ad", "admin")] {
+        let http = reqwest::Client::builder()
+            .cookie_store(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .build()
+            .expect("client");
+        let console = |path: &str| format!("{}/console{path}", app.admin);
+        let token = |page: &str| {
+            let marker = r#"name="csrf" value=""#;
+            let at = page.find(marker).expect("a form") + marker.len();
+            page[at..at + page[at..].find('"').expect("end")].to_owned()
+        };
+        let page = |path: String| {
+            let http = http.clone();
+            async move {
+                let res = http.get(path).send().await.expect("GET");
+                assert_eq!(res.status(), 200);
+                res.text().await.expect("body")
+            }
+        };
+        let login = page(console("/login")).await;
+        let password = format!("{user}-pw-1");
+        let res = http
+            .post(console("/login"))
+            .form(&[
+                ("csrf", token(&login).as_str()),
+                ("user", user),
+                ("password", password.as_str()),
+            ])
+            .send()
+            .await
+            .expect("login");
+        assert_eq!(res.status(), 303, "{user} logs in");
+        let link = page(console("/link?key=H83if")).await;
+        assert!(
+            link.contains(&format!(r#"data-role="{role}""#)),
+            "{user}: {link}"
+        );
+        assert_eq!(
+            link.contains(r#"id="edit-destination""#),
+            role != "viewer",
+            "{user}"
+        );
+        assert_eq!(
+            link.contains(r#"id="delete-link""#),
+            role == "admin",
+            "{user}"
+        );
+        assert!(link.contains(r#"id="print""#), "{user} prints");
+        if role == "admin" {
+            continue;
+        }
+        // The form the role may not post, forged with a valid token.
+        let (path, form): (&str, Vec<(&str, &str)>) = if role == "viewer" {
+            ("/link/destination", vec![("url", "https://evil.example/")])
+        } else {
+            ("/link/delete", vec![("confirm", "yes")])
+        };
+        let csrf = token(&link);
+        let mut fields = vec![("csrf", csrf.as_str()), ("key", "H83if")];
+        fields.extend(form);
+        let res = http
+            .post(console(path))
+            .form(&fields)
+            .send()
+            .await
+            .expect("POST");
+        assert_eq!(res.status(), 403, "{user} POST {path}");
+        let body = res.text().await.expect("body");
+        assert!(
+            body.contains(&format!("your role ({role}) may not")),
+            "{body}"
+        );
+        let after = admin.get("H83if").await.expect("stored");
+        assert_eq!(after["_rev"], stored["_rev"], "{user}: written: {after}");
+    }
+}
