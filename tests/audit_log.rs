@@ -123,6 +123,19 @@ async fn console_logins_failed_logins_bulk_actions_and_logouts_are_in_the_audit_
     )
     .await;
     assert_eq!(res.status(), StatusCode::OK);
+    // The one-password admin reads the log in the console, newest first.
+    let page = get_page(&http, &format!("{console}/audit")).await;
+    let shown: Vec<&str> = page
+        .split(r#"data-kind=""#)
+        .skip(1)
+        .map(|r| &r[..r.find('"').expect("end")])
+        .collect();
+    assert_eq!(
+        shown,
+        ["bulk", "login", "failed_login", "settings_changed"],
+        "{page}"
+    );
+    assert!(page.contains("admin (console)"), "{page}");
     let token = csrf(&get_page(&http, &format!("{console}/links")).await);
     let res = post_form(
         &http,

@@ -177,6 +177,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/login", web::get().to(auth::form))
             .route("/login", web::post().to(auth::login))
             .route("/logout", web::post().to(auth::logout))
+            // Issue 35: the audit log, for admins.
+            .route("/audit", web::get().to(handlers::audit::page))
             .route("/setup", web::get().to(setup::form))
             .route("/setup", web::post().to(setup::set))
             .route("/links", web::get().to(links::list))

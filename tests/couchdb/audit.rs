@@ -164,3 +164,147 @@ async fn apache_couchdb_keeps_an_append_only_audit_log() {
     let admin = Couch::new(&url, "links-audit").with_user(ADMIN.0, ADMIN.1);
     check(&url, Some(("rd", "rd-pw-1")), &admin, "Apache CouchDB").await;
 }
+
+/// A session of the console at `admin` (the admin listener's base URL).
+struct Session {
+    admin: String,
+    http: reqwest::Client,
+}
+
+impl Session {
+    fn new(admin: &str) -> Self {
+        Self {
+            admin: admin.to_owned(),
+            http: reqwest::Client::builder()
+                .cookie_store(true)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+        }
+    }
+
+    async fn get(&self, path: &str) -> (u16, String) {
+        let res = self
+            .http
+            .get(format!("{}/console{path}", self.admin))
+            .send()
+            .await
+            .expect("GET");
+        (res.status().as_u16(), res.text().await.expect("body"))
+    }
+
+    async fn login(&self, user: &str, password: &str) -> u16 {
+        let (_, page) = self.get("/login").await;
+        let marker = r#"name="csrf" value=""#;
+        let at = page.find(marker).expect("a form") + marker.len();
+        let token = &page[at..at + page[at..].find('"').expect("end")];
+        let res = self
+            .http
+            .post(format!("{}/console/login", self.admin))
+            .form(&[("csrf", token), ("user", user), ("password", password)])
+            .send()
+            .await
+            .expect("POST");
+        res.status().as_u16()
+    }
+}
+
+/// The console on CouchDB: the service (reading as `rd`) records logins
+/// and failed logins in `links-audit`; the server admin `boss` reads them
+/// on the Audit page, newest first and a page at a time; the editor `ed`
+/// and a CouchDB user with no qrtag role get 403 there.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_console_records_logins_and_shows_the_audit_log_to_admins_only() {
+    use crate::harness::{TestApp, accounts};
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let admin = accounts(&url).await;
+    let env = user_env(&url, "boss", "boss-pw-1");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (status, body) = admin
+        .call(
+            reqwest::Method::PUT,
+            "_users/org.couchdb.user:vi",
+            Some(json!({"name": "vi", "password": "vi-pw-1", "roles": [], "type": "user"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    let service =
+        couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1")));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = TestApp::spawn_with(service, dir.path(), |s| {
+        s.console = Some(qrtag::console::ConsoleSettings::default());
+    })
+    .await;
+    app.wait_ready(crate::START).await;
+
+    let stranger = Session::new(&app.admin);
+    assert_eq!(stranger.login("mallory", "guess").await, 401);
+    for (user, password) in [("ed", "ed-pw-1"), ("vi", "vi-pw-1")] {
+        let s = Session::new(&app.admin);
+        assert_eq!(s.login(user, password).await, 303, "{user} logs in");
+        let (status, body) = s.get("/audit").await;
+        assert_eq!(status, 403, "{user} reads the audit log: {body}");
+    }
+    // Not logged in: the way to the login, not the log.
+    assert_eq!(stranger.get("/audit").await.0, 303);
+
+    let boss = Session::new(&app.admin);
+    assert_eq!(boss.login("boss", "boss-pw-1").await, 303);
+    let (status, page) = boss.get("/audit").await;
+    assert_eq!(status, 200, "{page}");
+    let kinds: Vec<&str> = page
+        .split(r#"data-kind=""#)
+        .skip(1)
+        .map(|r| &r[..r.find('"').expect("end")])
+        .collect();
+    assert_eq!(kinds, ["login", "login", "login", "failed_login"], "{page}");
+    assert!(
+        page.contains("failed login as &quot;mallory&quot;"),
+        "{page}"
+    );
+    assert!(page.contains("boss (console)"), "{page}");
+    assert!(!page.contains(r#"id="audit-older""#), "one page: {page}");
+
+    // More than a page: the next page starts below the last entry shown.
+    let store = qrtag::store::open(
+        &qrtag::store::options::StoreSettings::CouchDb(
+            couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1"))),
+        ),
+        Access::Write,
+    )
+    .expect("store");
+    for n in 0..60 {
+        qrtag::store::audit::record(
+            &*store,
+            Actor::Cli {
+                os_user: format!("u{n}"),
+                host: "box".into(),
+            },
+            Surface::Cli,
+            Event::SettingsChanged {
+                setting: "console_password".into(),
+            },
+        )
+        .await;
+    }
+    let (_, first) = boss.get("/audit").await;
+    assert_eq!(first.matches("<tr data-id=").count(), 50, "{first}");
+    assert!(first.contains("cli (u59@box)"), "newest first: {first}");
+    let marker = r#"id="audit-older" href=""#;
+    let at = first.find(marker).expect("older") + marker.len();
+    let href = first[at..at + first[at..].find('"').expect("end")].replace("&amp;", "&");
+    let (status, second) = boss.get(href.trim_start_matches("/console")).await;
+    assert_eq!(status, 200, "{second}");
+    // The second page: the 10 oldest settings entries, the logins, no overlap.
+    assert_eq!(second.matches("<tr data-id=").count(), 14, "{second}");
+    assert!(
+        second.contains("cli (u9@box)") && !second.contains("cli (u10@box)"),
+        "{second}"
+    );
+    assert!(second.contains(r#"id="audit-newest""#), "{second}");
+    let (status, _) = boss.get(&format!("/audit?before={}", "x".repeat(65))).await;
+    assert_eq!(status, 400);
+}

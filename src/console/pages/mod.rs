@@ -8,6 +8,7 @@
 use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, html};
 
+pub mod audit;
 pub mod breakdowns;
 pub mod bulk;
 pub mod chart;
