@@ -178,3 +178,53 @@ async fn console_logins_failed_logins_bulk_actions_and_logouts_are_in_the_audit_
     assert!(bulk["action"].as_str().is_some_and(|a| !a.is_empty()));
     assert_eq!(log[4]["actor"]["user"], "admin");
 }
+
+/// A REST bulk create is one entry naming the key that made it and the
+/// links it made (not the ones it refused).
+#[tokio::test]
+async fn a_rest_bulk_create_is_in_the_audit_log_with_its_key() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    settings.api = Some(qrtag::server::api::ApiSettings::new(
+        "127.0.0.1:0",
+        dir.path().join("didcomm-keys.json"),
+    ));
+    let app = spawn_with(settings, dir).await;
+    let out = app.cli(&["api-key", "create", "--name", "shop", "--scope", "write"]);
+    assert!(out.status.success());
+    let key = String::from_utf8(out.stdout)
+        .expect("key")
+        .trim()
+        .to_owned();
+    let id = key.split('_').nth(1).expect("qrt_ID_SECRET").to_owned();
+    let links = serde_json::json!({"links": [
+        {"url": "https://example.com/1", "key": "run/1"},
+        {"url": "https://example.com/2", "key": "run/2"},
+        {"url": "//evil.example"},
+    ]});
+    let res = app
+        .client
+        .post(format!(
+            "http://{}/api/v1/links/bulk",
+            app.api.expect("API")
+        ))
+        .bearer_auth(&key)
+        .json(&links)
+        .send()
+        .await
+        .expect("request");
+    assert_eq!(res.status(), StatusCode::OK);
+    let log = audit(&app.db, &[]);
+    assert_eq!(kinds(&log), ["api_key_created", "bulk"]);
+    assert_eq!(
+        log[1]["actor"],
+        serde_json::json!({"kind": "api_key", "key": id})
+    );
+    assert_eq!(log[1]["surface"], "api");
+    assert_eq!(log[1]["event"]["action"], "create");
+    assert_eq!(log[1]["event"]["count"], 2);
+    assert_eq!(
+        log[1]["event"]["keys"],
+        serde_json::json!(["run/1", "run/2"])
+    );
+}
