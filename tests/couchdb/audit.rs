@@ -308,3 +308,77 @@ async fn the_console_records_logins_and_shows_the_audit_log_to_admins_only() {
     let (status, _) = boss.get(&format!("/audit?before={}", "x".repeat(65))).await;
     assert_eq!(status, 400);
 }
+
+/// `qrtag_audit_write_failures_total` as the admin listener shows it.
+async fn audit_failures(admin: &str) -> f64 {
+    let text = reqwest::get(format!("{admin}/metrics"))
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("body");
+    text.lines()
+        .find_map(|l| l.strip_prefix("qrtag_audit_write_failures_total "))
+        .and_then(|v| v.trim().parse().ok())
+        .unwrap_or_else(|| panic!("no audit failure counter in {text}"))
+}
+
+/// A store that cannot take an entry (the audit database gone: a server
+/// upgraded without `qrtag setup`) fails no login: the right password
+/// still logs in, a wrong one is still a 401, not a 500, and each lost
+/// entry is counted on `/metrics`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_lost_audit_entry_fails_no_login_and_is_counted() {
+    use crate::harness::{TestApp, accounts};
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let admin = accounts(&url).await;
+    let env = user_env(&url, "boss", "boss-pw-1");
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (status, body) = admin
+        .call(reqwest::Method::DELETE, "links-audit", None)
+        .await;
+    assert_eq!(status, 200, "{body}");
+    let service =
+        couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1")));
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = TestApp::spawn_with(service, dir.path(), |s| {
+        s.console = Some(qrtag::console::ConsoleSettings::default());
+    })
+    .await;
+    app.wait_ready(crate::START).await;
+    let before = audit_failures(&app.admin).await;
+    let s = Session::new(&app.admin);
+    assert_eq!(s.login("ed", "wrong").await, 401);
+    assert_eq!(s.login("ed", "ed-pw-1").await, 303);
+    let after = audit_failures(&app.admin).await;
+    assert!(after >= before + 2.0, "{before} -> {after}");
+}
+
+/// An `import --new-database` that fails while setting up the audit
+/// database deletes it with the links and keys databases it made.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_new_database_import_deletes_its_audit_database_too() {
+    let pouch = PouchDb::start().await;
+    let proxy = crate::proxy::RefusingProxy::start(
+        pouch.url().replace("http://", ""),
+        "PUT /links-audit/_design/",
+    )
+    .await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("links.csv");
+    std::fs::write(&path, "key,url\na,https://a.example/\n").expect("write");
+    let out = qrtag(
+        &["import", "--new-database", path.to_str().expect("utf-8")],
+        &[("QRTAG_COUCHDB_URL", proxy.url().as_str())],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let couch = Couch::new(&pouch.url(), "links");
+    for db in ["links", "links-keys", "links-audit"] {
+        let (status, body) = couch.call(reqwest::Method::GET, db, None).await;
+        assert_eq!(status, 404, "{db} is left behind: {body}");
+    }
+}
