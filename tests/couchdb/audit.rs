@@ -144,6 +144,17 @@ async fn pouchdb_keeps_an_append_only_audit_log() {
         "PouchDB Server",
     )
     .await;
+    // `qrtag audit` reads the same entries, oldest first.
+    let out = qrtag(&["audit", "--limit", "2"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let kinds: Vec<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(l).expect("a JSON line");
+            v["event"]["kind"].as_str().unwrap_or("?").to_owned()
+        })
+        .collect();
+    assert_eq!(kinds, ["login", "bulk"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
