@@ -9,6 +9,7 @@ use clap::Subcommand;
 use super::Cli;
 use crate::store::Access;
 use crate::values::api_key::{KeyId, NewKey, Scope};
+use crate::values::audit::Event;
 
 #[derive(Debug, Subcommand)]
 pub enum ApiKeyCommand {
@@ -42,6 +43,14 @@ pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode>
             let store = cli.open_store(Access::Create)?;
             let key = NewKey::generate(name, *scope, Utc::now());
             store.put_api_key(&key.record).await?;
+            // Issue 35: the audit log names the key by ID, never its secret.
+            let event = Event::ApiKeyCreated {
+                key: key.record.id.clone(),
+                name: key.record.name.clone(),
+                scope: scope.name().to_owned(),
+                user: None,
+            };
+            super::audit::record(&*store, event).await;
             writeln!(std::io::stdout().lock(), "{}", key.text)?;
             eprintln!(
                 "qrtag: API key {} ({}, {}) created; it is shown only now",
@@ -80,6 +89,10 @@ pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode>
             if record.revoked_at.is_none() {
                 record.revoked_at = Some(crate::values::timestamp::time_text(Utc::now()));
                 store.put_api_key(&record).await?;
+                let event = Event::ApiKeyRevoked {
+                    key: key_id.to_string(),
+                };
+                super::audit::record(&*store, event).await;
             }
             eprintln!("qrtag: API key {key_id} revoked");
         }

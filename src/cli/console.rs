@@ -40,6 +40,11 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     };
     let store = SqliteStore::open_with(&cli.store.db, Access::Write)?;
     password::set(&store, &password).await?;
+    // Issue 35: which setting, never the password.
+    let event = crate::values::audit::Event::SettingsChanged {
+        setting: "console_password".into(),
+    };
+    super::audit::record(&store, event).await;
     eprintln!(
         "qrtag: console password set in {}; it applies to the next login",
         cli.store.db.display()

@@ -21,6 +21,7 @@ use crate::values::public_url::PublicUrl;
 use crate::values::secret::Secret;
 
 mod api_key;
+mod audit;
 pub mod config;
 mod config_file;
 mod console;
@@ -457,6 +458,13 @@ pub enum Command {
         #[command(subcommand)]
         command: api_key::ApiKeyCommand,
     },
+    /// The audit log (issue 35): API keys made and revoked, logins and
+    /// failed logins, passwords and settings changed, bulk actions, users
+    /// and roles; one JSON object a line, oldest first.
+    #[command(
+        after_help = "Examples:\n  qrtag audit\n  qrtag audit --since 2026-11-01 --limit 100"
+    )]
+    Audit(audit::AuditArgs),
     /// Smart tags: a link's rules, which send a scan elsewhere than its
     /// url by the scanner's device, country, language, the time or an A/B
     /// split (the first rule whose conditions all hold answers).
@@ -1341,6 +1349,7 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Didcomm { command } => didcomm::run(cli, command),
         Command::ConsolePassword => console::run(cli).await,
         Command::ApiKey { command } => api_key::run(cli, command).await,
+        Command::Audit(args) => audit::run(cli, args).await,
         Command::Try(args) => unknown_key::explain(cli, try_scan::run(cli, args).await).await,
         Command::Rule { command } => unknown_key::explain(cli, rule::run(cli, command).await).await,
         _ => unknown_key::explain(cli, links::run(cli).await).await,

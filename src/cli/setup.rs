@@ -110,5 +110,24 @@ pub fn print_report(
         out,
         "{}/_security (members: role {EDITOR_ROLE}): {}",
         keys.name, keys.security
+    )?;
+    // Issue 35: the audit log's database.
+    let audit = &report.audit;
+    writeln!(
+        out,
+        "database {} (audit log): {}",
+        audit.name, audit.database
+    )?;
+    writeln!(
+        out,
+        "{}/{DESIGN_ID} (audit log validation, append-only): {}",
+        audit.name, audit.design
+    )?;
+    writeln!(
+        out,
+        "{}/_security (members: roles {}): {}",
+        audit.name,
+        crate::store::couch::setup::AUDIT_ROLES.join(", "),
+        audit.security
     )
 }

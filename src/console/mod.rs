@@ -93,6 +93,10 @@ pub struct ConsoleState {
     /// Issue 34: whether the server has a GeoIP database, which a rule on
     /// the country needs (`link::rules::Capabilities::geoip`).
     pub geoip: bool,
+    /// Issue 35: where the console's audit entries go (logins, failed
+    /// logins, logouts, bulk actions, the password set): the service's
+    /// store, set at startup, since a failed login has no user's to use.
+    pub audit: Option<Arc<dyn crate::store::LinkStore>>,
 }
 
 impl ConsoleState {
@@ -120,6 +124,23 @@ impl ConsoleState {
             time_zone: chrono_tz::Tz::UTC,
             renders: crate::print::tag_image::RenderGate::for_cores(),
             geoip: false,
+            audit: None,
+        }
+    }
+
+    /// Issue 35: keeps an audit entry of something done through the
+    /// console; never fails (see [`crate::store::audit::record`]).
+    pub async fn record(
+        &self,
+        actor: crate::values::actor::Actor,
+        event: crate::values::audit::Event,
+    ) {
+        use crate::values::audit::Surface;
+        match &self.audit {
+            Some(store) => {
+                crate::store::audit::record(&**store, actor, Surface::Console, event).await;
+            }
+            None => tracing::debug!(event = event.kind(), "no audit log to record in"),
         }
     }
 
@@ -162,6 +183,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
         .route("", web::get().to(to_links))
         .route("/", web::get().to(to_links))
         .route("/login", web::get().to(auth::form))
+        // Issue 35: the audit log, for admins.
+        .route("/audit", web::get().to(handlers::audit::page))
         .route("/setup", web::get().to(setup::form))
         .route("/links", web::get().to(links::list))
         .route("/link", web::get().to(link::page))

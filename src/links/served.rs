@@ -234,6 +234,21 @@ impl LinkStore for Served {
         self.inner.put_api_key(record).await
     }
 
+    // Issue 35: the audit log, passed on.
+    async fn append_audit(
+        &self,
+        entry: &crate::values::audit::AuditEntry,
+    ) -> Result<(), StoreError> {
+        self.inner.append_audit(entry).await
+    }
+
+    async fn audit(
+        &self,
+        query: &crate::values::audit::AuditQuery,
+    ) -> Result<Vec<crate::values::audit::AuditEntry>, StoreError> {
+        self.inner.audit(query).await
+    }
+
     /// The server's follower runs on the store itself; this one is only
     /// for writers. Following through it still works, on the inner store.
     fn follow(

@@ -55,6 +55,12 @@ impl Metrics {
         );
         registry.register_collector(Box::new(qr::RenderSlots(gate)));
         registry.register_collector(Box::new(process::ProcessCollector));
+        // Issue 35: audit entries the store did not take.
+        registry.register(
+            "qrtag_audit_write_failures",
+            "Audit log entries lost because the store refused or could not be reached",
+            crate::store::audit::failures(),
+        );
         Self { registry }
     }
 

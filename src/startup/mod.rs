@@ -624,6 +624,8 @@ fn console_state(
     state.geoip = settings.rule_capabilities().geoip;
     state.renders = renders;
     state.trusted_proxies = settings.trusted_proxies.clone();
+    // Issue 35: the console's audit entries, with the service's account.
+    state.audit = Some(Arc::clone(store));
     if let Some(key) = device_key {
         state.devices = crate::console::device::DeviceKeys::new(key);
     }

@@ -17,6 +17,7 @@ use crate::values::link_key::LinkKey;
 pub use bulk::{BulkDoc, BulkOutcome, ExportPage, OnExisting};
 pub use couch::cluster::{ClusterStats, Membership};
 
+pub mod audit;
 mod bulk;
 pub mod couch;
 pub mod live_url;
@@ -211,6 +212,20 @@ pub trait LinkStore: Send + Sync + 'static {
 
     /// Writes an API key record, new or changed (a revocation).
     async fn put_api_key(&self, record: &KeyRecord) -> Result<(), StoreError>;
+
+    // Issue 35: the audit log of what is not a link edit (`values::audit`,
+    // written through `store::audit::record`).
+    /// Appends an entry; no method changes or removes one.
+    async fn append_audit(
+        &self,
+        entry: &crate::values::audit::AuditEntry,
+    ) -> Result<(), StoreError>;
+
+    /// The entries `query` asks for, newest first.
+    async fn audit(
+        &self,
+        query: &crate::values::audit::AuditQuery,
+    ) -> Result<Vec<crate::values::audit::AuditEntry>, StoreError>;
 
     /// Starts the background task that keeps `snapshot` a mirror of the
     /// store. With `resume`, the snapshot already holds the links as of that

@@ -31,6 +31,9 @@ pub enum Actor {
         #[serde(default, skip_serializing_if = "Option::is_none")]
         rev: Option<String>,
     },
+    // Issue 35 (audit log): the actor of a failed login, who is nobody yet.
+    /// Someone not logged in, by the address they came from.
+    Anonymous { address: String },
 }
 
 impl Actor {
@@ -39,7 +42,10 @@ impl Actor {
         match self {
             Actor::Console { user } => Some(user),
             Actor::ApiKey { user, .. } => user.as_deref(),
-            Actor::Didcomm { .. } | Actor::Cli { .. } | Actor::Outside { .. } => None,
+            Actor::Didcomm { .. }
+            | Actor::Cli { .. }
+            | Actor::Outside { .. }
+            | Actor::Anonymous { .. } => None,
         }
     }
 }
@@ -57,6 +63,7 @@ impl fmt::Display for Actor {
             Actor::Cli { os_user, host } => write!(f, "cli ({os_user}@{host})"),
             Actor::Outside { rev: Some(rev) } => write!(f, "outside qrtag (revision {rev})"),
             Actor::Outside { rev: None } => f.write_str("outside qrtag"),
+            Actor::Anonymous { address } => write!(f, "someone not logged in ({address})"),
         }
     }
 }
@@ -103,6 +110,13 @@ mod tests {
                 },
                 json!({"kind": "outside", "rev": "3-abc"}),
                 "outside qrtag (revision 3-abc)",
+            ),
+            (
+                Actor::Anonymous {
+                    address: "192.0.2.7".into(),
+                },
+                json!({"kind": "anonymous", "address": "192.0.2.7"}),
+                "someone not logged in (192.0.2.7)",
             ),
         ];
         for (actor, stored, shown) in cases {

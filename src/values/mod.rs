@@ -3,6 +3,7 @@
 
 pub mod actor;
 pub mod api_key;
+pub mod audit;
 pub mod couch;
 pub mod destination;
 pub mod expiry;

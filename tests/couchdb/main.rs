@@ -6,6 +6,7 @@
 #[path = "../support/a11y.rs"]
 mod a11y;
 mod apache;
+mod audit;
 #[path = "../support/browser.rs"]
 mod browser;
 mod cluster;
@@ -343,7 +344,10 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
          _security (members: roles qrtag_reader, qrtag_editor, qrtag_viewer, qrtag_admin): updated\n\
          database links-keys (API keys): created\n\
          links-keys/_design/qrtag (API key validation): created\n\
-         links-keys/_security (members: role qrtag_editor): updated\n"
+         links-keys/_security (members: role qrtag_editor): updated\n\
+         database links-audit (audit log): created\n\
+         links-audit/_design/qrtag (audit log validation, append-only): created\n\
+         links-audit/_security (members: roles qrtag_reader, qrtag_editor, qrtag_admin): updated\n"
     );
     let again = qrtag(&["setup"], &env).await;
     assert!(again.status.success(), "{}", stderr(&again));
@@ -353,7 +357,10 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
          _security (members: roles qrtag_reader, qrtag_editor, qrtag_viewer, qrtag_admin): unchanged\n\
          database links-keys (API keys): unchanged\n\
          links-keys/_design/qrtag (API key validation): unchanged\n\
-         links-keys/_security (members: role qrtag_editor): unchanged\n"
+         links-keys/_security (members: role qrtag_editor): unchanged\n\
+         database links-audit (audit log): unchanged\n\
+         links-audit/_design/qrtag (audit log validation, append-only): unchanged\n\
+         links-audit/_security (members: roles qrtag_reader, qrtag_editor, qrtag_admin): unchanged\n"
     );
     // PouchDB Server has no cluster: copies and shards asked for are said
     // to have had no effect rather than silently dropped.

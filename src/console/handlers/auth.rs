@@ -7,6 +7,8 @@ use crate::console::ConsoleState;
 use crate::console::auth::LoginError;
 use crate::console::http::{self, anonymous_page, checked_form, clear_cookie, html, see_other};
 use crate::console::pages::{self, BASE};
+use crate::values::actor::Actor;
+use crate::values::audit::Event;
 
 /// The form, in an anonymous session whose token the POST must bring back;
 /// before any password is set it says how to set one.
@@ -37,9 +39,18 @@ pub async fn login(
     let user = form.get("user").unwrap_or_default().trim();
     let password = form.get("password").unwrap_or_default();
     let ask_name = state.accounts.has_user_names();
+    // Issue 35: logins and failed logins go into the audit log.
+    let address = http::client_address(&req, &state).to_string();
     match state.accounts.login(user, password).await {
         Ok(user) => {
             attempt.give_back(&state);
+            let actor = Actor::Console {
+                user: user.name.clone(),
+            };
+            let event = Event::Login {
+                address: Some(address),
+            };
+            state.record(actor, event).await;
             http::log_in(&state, &session, user)
         }
         Err(LoginError::Busy(busy)) => {
@@ -56,6 +67,10 @@ pub async fn login(
             };
             if let LoginError::Unavailable(why) = &e {
                 tracing::warn!(reason = %why, "console login could not be checked");
+            }
+            if matches!(e, LoginError::Wrong | LoginError::WrongPassword) {
+                let event = Event::failed_login(user, address.clone());
+                state.record(Actor::Anonymous { address }, event).await;
             }
             // No password yet: the first-run hint says it all, and more.
             let first_run = matches!(e, LoginError::NoPassword);
@@ -78,6 +93,12 @@ pub async fn logout(
         Err(refused) => return *refused,
     };
     state.sessions.end(&session.id);
+    if let Some(user) = &session.user {
+        let actor = Actor::Console {
+            user: user.name.clone(),
+        };
+        state.record(actor, Event::Logout).await;
+    }
     http::with_cookie(
         see_other(&http::login_path()),
         &clear_cookie(state.secure_cookie),

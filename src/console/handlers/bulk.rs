@@ -179,6 +179,17 @@ pub async fn act(
         links = rows.len(),
         "console bulk action"
     );
+    // Issue 35: the links it changed, into the audit log.
+    let changed: Vec<&str> = rows
+        .iter()
+        .filter(|(_, o)| matches!(o, Outcome::Done))
+        .map(|(k, _)| k.as_str())
+        .collect();
+    let actor = crate::values::actor::Actor::Console {
+        user: user.name.clone(),
+    };
+    let event = crate::values::audit::Event::bulk(&label, &changed);
+    state.record(actor, event).await;
     html(
         StatusCode::OK,
         pages::bulk::report(&viewer(&session, &user), &label, &rows),

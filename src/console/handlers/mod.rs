@@ -1,5 +1,6 @@
 //! The console's request handlers, by page.
 
+pub mod audit;
 pub mod auth;
 pub mod bulk;
 pub mod dashboard;

@@ -82,6 +82,14 @@ pub async fn set(
     let _ = state.setup.consume(token);
     state.setup.close();
     tracing::info!("console password set through the first-run setup link");
+    // Issue 35: which setting, never its value; by whoever held the link.
+    let actor = crate::values::actor::Actor::Anonymous {
+        address: http::client_address(&req, &state).to_string(),
+    };
+    let event = crate::values::audit::Event::SettingsChanged {
+        setting: "console_password".into(),
+    };
+    state.record(actor, event).await;
     match state.accounts.password_user() {
         Some(user) => http::log_in(&state, &session, user),
         None => no_setup(),

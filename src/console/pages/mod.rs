@@ -8,6 +8,7 @@
 use chrono::{DateTime, Utc};
 use maud::{DOCTYPE, Markup, html};
 
+pub mod audit;
 pub mod breakdowns;
 pub mod bulk;
 pub mod chart;
@@ -67,6 +68,9 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                             a href={ (BASE) "/links" } { "Links" }
                             a href={ (BASE) "/sheet" } { "Print sheet" }
                             a href={ (BASE) "/dashboard" } { "Dashboard" }
+                            @if v.role.may_administer() {
+                                a href={ (BASE) "/audit" } { "Audit" }
+                            }
                         }
                         form.logout #logout method="post" action={ (BASE) "/logout" } {
                             (csrf_field(v.csrf))

@@ -375,7 +375,12 @@ pub async fn bulk(
     payload: web::Payload,
     state: web::Data<RestState>,
 ) -> HttpResponse {
-    let bulk: BulkCreate = match write_body(&req, payload, &state).await {
+    // Issue 35: the caller is kept, to name its key in the audit log.
+    let caller = match admit(&req, &state, true).await {
+        Ok(caller) => caller,
+        Err(res) => return res,
+    };
+    let bulk: BulkCreate = match json_body(req.headers(), payload).await {
         Ok(b) => b,
         Err(res) => return res,
     };
@@ -417,10 +422,29 @@ pub async fn bulk(
             },
         );
     }
+    record_bulk(&state, &caller, &results).await;
     HttpResponse::Ok().json(BulkResult {
         results,
         warning: watch.warning(),
     })
+}
+
+/// Issue 35: a bulk create that made links is an audit entry naming them.
+async fn record_bulk(state: &RestState, caller: &super::auth::Caller, results: &[BulkItem]) {
+    let made: Vec<&str> = results
+        .iter()
+        .filter_map(|r| r.link.as_ref().map(|l| l.key.as_str()))
+        .collect();
+    if made.is_empty() {
+        return;
+    }
+    let actor = crate::values::actor::Actor::ApiKey {
+        key: caller.id.clone(),
+        user: None,
+    };
+    let event = crate::values::audit::Event::bulk("create", &made);
+    let surface = crate::values::audit::Surface::Api;
+    crate::store::audit::record(state.store.as_ref(), actor, surface, event).await;
 }
 
 fn kind_of(status: actix_web::http::StatusCode) -> Kind {

@@ -17,6 +17,7 @@
 //! with either.
 
 mod all_docs_rows;
+pub mod audit;
 mod bulk;
 pub mod cluster;
 pub mod feed_lines;
@@ -729,6 +730,21 @@ impl LinkStore for CouchStore {
 
     async fn put_api_key(&self, record: &KeyRecord) -> Result<(), StoreError> {
         KeyDb::beside(&self.http)?.put(record).await
+    }
+
+    // Issue 35: the audit log, in its own database beside the links (`audit.rs`).
+    async fn append_audit(
+        &self,
+        entry: &crate::values::audit::AuditEntry,
+    ) -> Result<(), StoreError> {
+        audit::AuditDb::beside(&self.http)?.append(entry).await
+    }
+
+    async fn audit(
+        &self,
+        query: &crate::values::audit::AuditQuery,
+    ) -> Result<Vec<crate::values::audit::AuditEntry>, StoreError> {
+        audit::AuditDb::beside(&self.http)?.read(query).await
     }
 
     fn follow(

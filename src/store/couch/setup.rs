@@ -65,6 +65,15 @@ pub const LINK_ROLES: [&str; 4] = [READER_ROLE, EDITOR_ROLE, VIEWER_ROLE, ADMIN_
 /// The members of the API keys database: editors only, never the reader.
 pub const KEY_ROLES: [&str; 1] = [EDITOR_ROLE];
 
+// Issue 35: the audit log's database (`super::audit`).
+/// The audit database's validation: append-only, for everyone.
+pub const VALIDATE_AUDIT: &str = include_str!("../../../assets/couchdb/validate_audit.js");
+/// The role CouchDB users administering qrtag have (`values::role`).
+pub const ADMIN_QRTAG_ROLE: &str = "qrtag_admin";
+/// The members of the audit database: the service's reader (a failed
+/// login is recorded with it), editors and qrtag admins.
+pub const AUDIT_ROLES: [&str; 3] = [READER_ROLE, EDITOR_ROLE, ADMIN_QRTAG_ROLE];
+
 /// How many times the design document is re-read after a conflicting write.
 const ATTEMPTS: usize = 5;
 
@@ -96,6 +105,8 @@ pub struct SetupReport {
     pub security: Outcome,
     /// The API keys database (`LINKS-keys`), its validation and `_security`.
     pub keys: PartReport,
+    /// Issue 35: the audit database (`LINKS-audit`), the same three.
+    pub audit: PartReport,
     /// The database's copies and shards, where the server says (Apache
     /// CouchDB does; PouchDB Server has no cluster).
     pub placement: Option<Placement>,
@@ -237,12 +248,14 @@ async fn prepare(
     let public_url_moved = super::public_url::move_legacy(http).await?;
     let security = ensure_security(http, &LINK_ROLES, lock).await?;
     let keys = setup_keys(http, requested).await?;
+    let audit = setup_audit(http, requested).await?;
     Ok(SetupReport {
         database,
         design,
         public_url_moved,
         security,
         keys,
+        audit,
         placement,
         cluster_nodes: cluster_nodes(http).await,
     })
@@ -298,6 +311,8 @@ pub struct NewDatabase {
     /// The API keys database [`open`](Self::open) makes beside it; `None`
     /// when one was there before (not this import's to delete).
     keys: Option<CouchHttp>,
+    /// Issue 35: the audit database, the same way.
+    audit: Option<CouchHttp>,
 }
 
 impl NewDatabase {
@@ -322,6 +337,13 @@ impl NewDatabase {
             .status()
             .as_u16()
             != 404;
+        let audit = http.for_db(super::audit::database_name(http.db())?);
+        let audit_there = audit
+            .send(audit.request(Method::HEAD, audit.db_url(&[])))
+            .await?
+            .status()
+            .as_u16()
+            != 404;
         let resp = http
             .send(http.request(Method::PUT, placement_url(&http, requested)))
             .await?;
@@ -337,6 +359,7 @@ impl NewDatabase {
             http,
             requested,
             keys: (!keys_there).then_some(keys),
+            audit: (!audit_there).then_some(audit),
         };
         let what = format!("writing {}/_security", created.http.db());
         let locked: Result<Value, StoreError> = created
@@ -404,6 +427,9 @@ impl NewDatabase {
         if let Some(keys) = &self.keys {
             drop_database(keys, true).await?;
         }
+        if let Some(audit) = &self.audit {
+            drop_database(audit, true).await?;
+        }
         Ok(())
     }
 }
@@ -446,6 +472,22 @@ async fn setup_keys(links: &CouchHttp, requested: Requested) -> Result<PartRepor
         database: ensure_database(&http, keys).await?,
         design: ensure_design(&http, VALIDATE_API_KEY, None).await?,
         security: ensure_security(&http, &KEY_ROLES, Lock::Keep).await?,
+    })
+}
+
+/// Issue 35: the audit database beside the links one, a single shard like
+/// the keys' (entries are small and read a page at a time).
+async fn setup_audit(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
+    let http = links.for_db(super::audit::database_name(links.db())?);
+    let audit = Requested {
+        n: requested.n,
+        q: Some(1),
+    };
+    Ok(PartReport {
+        name: http.db().to_string(),
+        database: ensure_database(&http, audit).await?,
+        design: ensure_design(&http, VALIDATE_AUDIT, None).await?,
+        security: ensure_security(&http, &AUDIT_ROLES, Lock::Keep).await?,
     })
 }
 

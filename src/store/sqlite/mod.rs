@@ -155,6 +155,8 @@ impl SqliteStore {
             COMMIT;"
         ))
         .map_err(err)?;
+        // Issue 35: the audit log's table, append-only.
+        conn.execute_batch(audit::SCHEMA).map_err(err)?;
         let db_id = conn
             .query_row("SELECT value FROM meta WHERE name = 'db_id'", [], |r| {
                 r.get(0)
@@ -399,6 +401,7 @@ impl SqliteStore {
 }
 
 /// Bulk import and export: new code kept apart from the single writes.
+mod audit;
 mod bulk;
 
 /// The `meta` row of the recorded public URL.
@@ -617,6 +620,35 @@ impl LinkStore for SqliteStore {
         let json = serde_json::to_string(record).map_err(|e| StoreError::Other(e.to_string()))?;
         self.set_meta(&format!("{API_KEY_META}{}", record.id), &json)
             .await
+    }
+
+    // Issue 35: the audit log, in its own table (`audit.rs`).
+    async fn append_audit(
+        &self,
+        entry: &crate::values::audit::AuditEntry,
+    ) -> Result<(), StoreError> {
+        let entry = entry.clone();
+        let err = self.sql_err();
+        self.with_conn(move |conn| audit::append(conn, &entry).map_err(err))
+            .await
+    }
+
+    async fn audit(
+        &self,
+        query: &crate::values::audit::AuditQuery,
+    ) -> Result<Vec<crate::values::audit::AuditEntry>, StoreError> {
+        let query = query.clone();
+        let err = self.sql_err();
+        let rows = self
+            .with_conn(move |conn| audit::read(conn, &query).map_err(err))
+            .await?;
+        rows.iter()
+            .map(|json| {
+                crate::values::audit::AuditEntry::parse(json).map_err(|e| {
+                    StoreError::Other(format!("a stored audit entry is unreadable: {e}"))
+                })
+            })
+            .collect()
     }
 
     fn snapshot_identity(&self) -> String {
