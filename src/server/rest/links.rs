@@ -376,7 +376,7 @@ pub async fn bulk(
     state: web::Data<RestState>,
 ) -> HttpResponse {
     // Issue 35: the caller is kept, to name its key in the audit log.
-    let caller = match admit(&req, &state, true).await {
+    let caller = match admit(&req, &state, super::needs::WRITE).await {
         Ok(caller) => caller,
         Err(res) => return res,
     };
