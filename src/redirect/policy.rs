@@ -111,6 +111,18 @@ pub fn plain_direct_location<'v>(key: &str, value: &'v str) -> Option<&'v str> {
     (is_plain_key(key) && crate::values::destination::is_plain_absolute(value)).then_some(value)
 }
 
+/// Issue 34: [`plain_direct_location`] for a key found in the snapshot
+/// (valid, as every key there is) and a value whose plainness was judged
+/// when its link was loaded ([`crate::link::rules::Rules::is_plain`]), so a
+/// scan judges neither again.
+pub fn judged_direct_location<'v>(
+    table_key: &str,
+    value: &'v str,
+    value_is_plain: bool,
+) -> Option<&'v str> {
+    (value_is_plain && direct_is_value(table_key)).then_some(value)
+}
+
 /// A link key whose `/KEY` request [`check_path`] lets through.
 fn is_plain_key(key: &str) -> bool {
     crate::values::link_key::LinkKey::is_valid(key) && direct_is_value(key)
@@ -901,6 +913,16 @@ pub(crate) mod tests {
                         })
                 });
             prop_assert_eq!(crate::values::destination::is_serialized_form(query), pairwise, "{}", query);
+            // Issue 34: a snapshot key (valid) with its value judged once
+            // is answered as `plain_direct_location` answers it.
+            if crate::values::link_key::LinkKey::is_valid(&key) {
+                let plain = crate::values::destination::is_plain_absolute(&url);
+                prop_assert_eq!(
+                    judged_direct_location(&key, &url, plain),
+                    plain_direct_location(&key, &url),
+                    "{} {}", key, url
+                );
+            }
         }
     }
 }

@@ -19,6 +19,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::{DateTime, Utc};
 
 use crate::access_log::{AccessLog, Record};
+use crate::link::rules::VARY_VALUES;
 use crate::metrics::RequestMetrics;
 use crate::redirect::policy::{self, Decision};
 use crate::server::header_value;
@@ -404,8 +405,14 @@ pub fn answer_scan<'a>(
         && let Some(rules) = link.rules
     {
         let cell = facts.get_or_init(&new_facts);
-        let chosen = cell.borrow_mut().choose(key, rules, now_ms);
-        if let Some(location) = policy::plain_direct_location(key, chosen.unwrap_or(link.url))
+        let chosen = cell.borrow_mut().choose_rule(key, rules, now_ms);
+        // A rule's destination was judged plain or not when the link was
+        // loaded, and so was the link's `url`.
+        let (value, plain) = match chosen.and_then(|i| rules.url(i).map(|d| (d, i))) {
+            Some((d, i)) => (d.as_str(), rules.is_plain(i)),
+            None => (link.url, rules.url_is_direct()),
+        };
+        if let Some(location) = policy::judged_direct_location(key, value, plain)
             .filter(|l| !policy::is_on_public_origin(l, public_url.origin()))
         {
             let mut res = redirect(location.to_owned(), key, &public_url);
@@ -453,12 +460,21 @@ pub fn answer_scan<'a>(
 /// another person: it depends on these headers); the tracking ID the split
 /// minted, for the cookie.
 fn with_vary(res: &mut HttpResponse, facts: &RequestFacts<'_, '_>) -> Option<TrackingId> {
-    if let Some(vary) = facts.reads().vary() {
-        res.headers_mut()
-            .append(header::VARY, HeaderValue::from_static(vary));
+    if let Some(vary) = facts.reads().vary_index().and_then(|i| VARY.get(i)) {
+        res.headers_mut().append(header::VARY, vary.clone());
     }
     facts.minted()
 }
+
+/// Issue 34: each `Vary` value as a header, checked once at compile time
+/// (`HeaderValue::from_static` at run time checked every byte, per scan).
+static VARY: [HeaderValue; VARY_VALUES.len()] = [
+    HeaderValue::from_static(VARY_VALUES[0]),
+    HeaderValue::from_static(VARY_VALUES[1]),
+    HeaderValue::from_static(VARY_VALUES[2]),
+    HeaderValue::from_static(VARY_VALUES[3]),
+    HeaderValue::from_static(VARY_VALUES[4]),
+];
 
 /// The 404 for a key that leads nowhere: the dead-tag page for a browser,
 /// the one plain body for everyone else; either way `Vary: Accept`, since

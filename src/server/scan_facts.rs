@@ -71,12 +71,20 @@ impl<'r, 's> RequestFacts<'r, 's> {
     /// The destination `key`'s `rules` give this scan at `now_ms`, or
     /// `None` for the link's `url`; remembers what they read, for `Vary`.
     pub fn choose<'t>(&mut self, key: &str, rules: &'t Rules, now_ms: i64) -> Option<&'t str> {
-        self.reads = self.reads | rules.reads();
-        key.clone_into(&mut self.key);
-        rules
-            .choose(self, now_ms)
+        self.choose_rule(key, rules, now_ms)
             .and_then(|i| rules.url(i))
             .map(|d| d.as_str())
+    }
+
+    /// [`RequestFacts::choose`] as the rule's index, for what the rules
+    /// know of it beyond its text ([`Rules::is_plain`]).
+    pub fn choose_rule(&mut self, key: &str, rules: &Rules, now_ms: i64) -> Option<usize> {
+        self.reads = self.reads | rules.reads();
+        // Only a split reads the key: no copy of it for other rules.
+        if rules.reads().contains(Reads::SPLIT) {
+            key.clone_into(&mut self.key);
+        }
+        rules.choose(self, now_ms)
     }
 
     /// What the rules of every link chosen with read, together.

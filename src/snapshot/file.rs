@@ -634,6 +634,7 @@ mod tests {
         assert_eq!(links_of(&back), links_of(&t));
         assert_eq!((back.len(), back.invalid_count()), (2, 2));
         let rules = back.get("smart").and_then(|l| l.rules).expect("rules");
+        assert!(rules.url_is_direct(), "judged again when read");
         assert_eq!(
             rules.to_json(),
             t.get("smart")

@@ -92,8 +92,11 @@ impl LiveLink {
         match rules {
             Ok(r) if r.is_empty() => {}
             Ok(r) => {
+                // The direct location goes, but whether `url` was it is
+                // kept with the rules, for a scan that no rule holds for.
+                let url_direct = self.direct.as_deref() == Some(self.url.as_str());
                 self.direct = None;
-                self.rules = Some(Arc::new(r));
+                self.rules = Some(Arc::new(r.with_url_direct(url_direct)));
             }
             Err(reason) => self.rules_error = Some(reason),
         }

@@ -149,85 +149,221 @@ const TABLET_HINT: u32 = 1 << 17;
 const DESKTOP_HINT: u32 = 1 << 18;
 const ARM: u32 = 1 << 19;
 
+/// One marker: its bytes, and its first eight (or fewer) as a
+/// little-endian word with a mask, so that a position is ruled out by one
+/// compare of a loaded word, not a call to `memcmp`: most candidate
+/// positions (`M` of `Mozilla`, `(`, `C` of `CPU`) fail in the first bytes.
+#[derive(Clone, Copy)]
+struct Marker {
+    word: u64,
+    mask: u64,
+    pattern: &'static [u8],
+    bits: u32,
+}
+
+impl Marker {
+    const fn new(pattern: &'static [u8], bits: u32) -> Marker {
+        let (mut word, mut mask, mut i) = (0u64, 0u64, 0);
+        while i < pattern.len() && i < 8 {
+            // No marker holds a NUL byte, so the zeros `word_at` pads a
+            // short tail with never match one (see the test).
+            word |= (pattern[i] as u64) << (8 * i);
+            mask |= 0xff << (8 * i);
+            i += 1;
+        }
+        Marker {
+            word,
+            mask,
+            pattern,
+            bits,
+        }
+    }
+
+    /// Whether the marker starts `rest`, whose first eight bytes are `word`.
+    #[inline(always)]
+    fn starts(&self, word: u64, rest: &[u8]) -> bool {
+        word & self.mask == self.word && (self.pattern.len() <= 8 || rest.starts_with(self.pattern))
+    }
+}
+
+/// The first eight bytes of `rest` as a little-endian word, zeros past its
+/// end.
+#[inline(always)]
+fn word_at(rest: &[u8]) -> u64 {
+    match rest.first_chunk::<8>() {
+        Some(w) => u64::from_le_bytes(*w),
+        None => {
+            let mut w = [0u8; 8];
+            w[..rest.len()].copy_from_slice(rest);
+            u64::from_le_bytes(w)
+        }
+    }
+}
+
+/// The bytes some marker (or the `iOS` word) starts with: every other byte
+/// of a User-Agent, most of them, costs one table read.
+const FIRST_BYTES: &[u8] = b"ABCEIJKMNOPQSTWXaiw(;";
+
+const IS_FIRST: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < FIRST_BYTES.len() {
+        t[FIRST_BYTES[i] as usize] = true;
+        i += 1;
+    }
+    t
+};
+
 /// The markers by their first byte.
-fn candidates(first: u8) -> &'static [(&'static [u8], u32)] {
+fn candidates(first: u8) -> &'static [Marker] {
     match first {
-        b'A' => &[
-            (b"Android", ANDROID),
-            (b"AspiegelBot", NOT_AN_OS),
-            (b"Apple TV", APPLE_OTHER),
-            (b"AppleTV", APPLE_OTHER),
-            (b"ARM;", ARM),
-        ],
-        b'B' => &[(b"BlackBerry", PHONE_HINT), (b"BB10", PHONE_HINT)],
-        b'C' => &[
-            (b"CFNetwork/720.", MAC),
-            (b"CFNetwork/760.", MAC),
-            (b"CFNetwork/", IOS),
-            (b"CrKey", NOT_AN_OS),
-            (b"CriOS/", IOS_APP),
-            (b"CrOS", DESKTOP_HINT),
-        ],
-        b'E' => &[(b"EdgiOS/", IOS_APP)],
-        b'I' => &[(b"Intel", INTEL), (b"IEMobile", PHONE_HINT)],
-        b'J' => &[(b"J2ME", PHONE_HINT)],
-        b'K' => &[
-            (b"Kindle", TABLET_HINT),
-            (b"KFTT", TABLET_HINT),
-            (b"KFOT", TABLET_HINT),
-            (b"KaiOS", PHONE_HINT),
-        ],
-        b'M' => &[
-            (b"Macintosh", MAC | DESKTOP_HINT),
-            (b"Mac_PowerPC", MAC | DESKTOP_HINT),
-            (b"Mac OS X", MAC_OS_X | DESKTOP_HINT),
-            (b"Mobile", MOBILE),
-            (b"MIDP", PHONE_HINT),
-        ],
-        b'N' => &[(b"Nokia", PHONE_HINT)],
-        b'O' => &[
-            (b"Outlook-iOS-Android", OUTLOOK_IOS),
-            (b"Opera Mini", PHONE_HINT),
-            (b"Opera Mobi", PHONE_HINT),
-        ],
-        b'P' => &[(b"PetalBot", NOT_AN_OS), (b"PlayBook", TABLET_HINT)],
-        b'Q' => &[(b"Quest", ANDROID_HINT)],
-        b'S' => &[
-            (b"Silk-Accelerated=", ANDROID_HINT | TABLET_HINT),
-            (b"Silk", TABLET_HINT),
-            (b"Symbian", PHONE_HINT),
-            (b"SymbOS", PHONE_HINT),
-            (b"Series40", PHONE_HINT),
-            (b"Series 60", PHONE_HINT),
-        ],
-        b'T' => &[(b"Tizen", WINDOWS), (b"Tablet", TABLET_HINT)],
-        b'W' => &[
-            (b"Windows Phone", WIN_PHONE | WINDOWS),
-            (b"Windows Mobile", WIN_PHONE | WINDOWS),
-            (b"WindowsMobile", WIN_PHONE | WINDOWS),
-            (b"Windows NT", WINDOWS | WINDOWS_NT | DESKTOP_HINT),
-            (b"Windows", WINDOWS),
-            (b"Win32", WINDOWS),
-            (b"Win16", WINDOWS),
-            (b"Win64", WINDOWS),
-            (b"WinNT", WINDOWS),
-            (b"Win9", WINDOWS),
-        ],
-        b'X' => &[(b"XBLWP7", WIN_PHONE), (b"X11", DESKTOP_HINT)],
-        b'a' => &[(b"android mobile/", ANDROID_HINT)],
-        b'i' => &[
-            (b"iPhone", IOS),
-            (b"iPad", IOS | IPAD),
-            (b"iPod", IOS),
-            (b"iPh OS", IOS),
-            (b"iPd OS", IOS),
-        ],
-        b'w' => &[(b"watchOS", APPLE_OTHER)],
-        b'(' => &[
-            (b"(x86_64)", MAC | DESKTOP_HINT),
-            (b"(i386)", MAC | DESKTOP_HINT),
-        ],
-        b';' => &[(b"; Adr ", ANDROID_HINT)],
+        b'A' => {
+            const {
+                &[
+                    Marker::new(b"Android", ANDROID),
+                    Marker::new(b"AspiegelBot", NOT_AN_OS),
+                    Marker::new(b"Apple TV", APPLE_OTHER),
+                    Marker::new(b"AppleTV", APPLE_OTHER),
+                    Marker::new(b"ARM;", ARM),
+                ]
+            }
+        }
+        b'B' => {
+            const {
+                &[
+                    Marker::new(b"BlackBerry", PHONE_HINT),
+                    Marker::new(b"BB10", PHONE_HINT),
+                ]
+            }
+        }
+        b'C' => {
+            const {
+                &[
+                    Marker::new(b"CFNetwork/720.", MAC),
+                    Marker::new(b"CFNetwork/760.", MAC),
+                    Marker::new(b"CFNetwork/", IOS),
+                    Marker::new(b"CrKey", NOT_AN_OS),
+                    Marker::new(b"CriOS/", IOS_APP),
+                    Marker::new(b"CrOS", DESKTOP_HINT),
+                ]
+            }
+        }
+        b'E' => const { &[Marker::new(b"EdgiOS/", IOS_APP)] },
+        b'I' => {
+            const {
+                &[
+                    Marker::new(b"Intel", INTEL),
+                    Marker::new(b"IEMobile", PHONE_HINT),
+                ]
+            }
+        }
+        b'J' => const { &[Marker::new(b"J2ME", PHONE_HINT)] },
+        b'K' => {
+            const {
+                &[
+                    Marker::new(b"Kindle", TABLET_HINT),
+                    Marker::new(b"KFTT", TABLET_HINT),
+                    Marker::new(b"KFOT", TABLET_HINT),
+                    Marker::new(b"KaiOS", PHONE_HINT),
+                ]
+            }
+        }
+        b'M' => {
+            const {
+                &[
+                    Marker::new(b"Macintosh", MAC | DESKTOP_HINT),
+                    Marker::new(b"Mac_PowerPC", MAC | DESKTOP_HINT),
+                    Marker::new(b"Mac OS X", MAC_OS_X | DESKTOP_HINT),
+                    Marker::new(b"Mobile", MOBILE),
+                    Marker::new(b"MIDP", PHONE_HINT),
+                ]
+            }
+        }
+        b'N' => const { &[Marker::new(b"Nokia", PHONE_HINT)] },
+        b'O' => {
+            const {
+                &[
+                    Marker::new(b"Outlook-iOS-Android", OUTLOOK_IOS),
+                    Marker::new(b"Opera Mini", PHONE_HINT),
+                    Marker::new(b"Opera Mobi", PHONE_HINT),
+                ]
+            }
+        }
+        b'P' => {
+            const {
+                &[
+                    Marker::new(b"PetalBot", NOT_AN_OS),
+                    Marker::new(b"PlayBook", TABLET_HINT),
+                ]
+            }
+        }
+        b'Q' => const { &[Marker::new(b"Quest", ANDROID_HINT)] },
+        b'S' => {
+            const {
+                &[
+                    Marker::new(b"Silk-Accelerated=", ANDROID_HINT | TABLET_HINT),
+                    Marker::new(b"Silk", TABLET_HINT),
+                    Marker::new(b"Symbian", PHONE_HINT),
+                    Marker::new(b"SymbOS", PHONE_HINT),
+                    Marker::new(b"Series40", PHONE_HINT),
+                    Marker::new(b"Series 60", PHONE_HINT),
+                ]
+            }
+        }
+        b'T' => {
+            const {
+                &[
+                    Marker::new(b"Tizen", WINDOWS),
+                    Marker::new(b"Tablet", TABLET_HINT),
+                ]
+            }
+        }
+        b'W' => {
+            const {
+                &[
+                    Marker::new(b"Windows Phone", WIN_PHONE | WINDOWS),
+                    Marker::new(b"Windows Mobile", WIN_PHONE | WINDOWS),
+                    Marker::new(b"WindowsMobile", WIN_PHONE | WINDOWS),
+                    Marker::new(b"Windows NT", WINDOWS | WINDOWS_NT | DESKTOP_HINT),
+                    Marker::new(b"Windows", WINDOWS),
+                    Marker::new(b"Win32", WINDOWS),
+                    Marker::new(b"Win16", WINDOWS),
+                    Marker::new(b"Win64", WINDOWS),
+                    Marker::new(b"WinNT", WINDOWS),
+                    Marker::new(b"Win9", WINDOWS),
+                ]
+            }
+        }
+        b'X' => {
+            const {
+                &[
+                    Marker::new(b"XBLWP7", WIN_PHONE),
+                    Marker::new(b"X11", DESKTOP_HINT),
+                ]
+            }
+        }
+        b'a' => const { &[Marker::new(b"android mobile/", ANDROID_HINT)] },
+        b'i' => {
+            const {
+                &[
+                    Marker::new(b"iPhone", IOS),
+                    Marker::new(b"iPad", IOS | IPAD),
+                    Marker::new(b"iPod", IOS),
+                    Marker::new(b"iPh OS", IOS),
+                    Marker::new(b"iPd OS", IOS),
+                ]
+            }
+        }
+        b'w' => const { &[Marker::new(b"watchOS", APPLE_OTHER)] },
+        b'(' => {
+            const {
+                &[
+                    Marker::new(b"(x86_64)", MAC | DESKTOP_HINT),
+                    Marker::new(b"(i386)", MAC | DESKTOP_HINT),
+                ]
+            }
+        }
+        b';' => const { &[Marker::new(b"; Adr ", ANDROID_HINT)] },
         _ => &[],
     }
 }
@@ -240,18 +376,22 @@ fn markers(ua: &[u8]) -> u32 {
         m |= ANDROID_HINT;
     }
     for (i, &b) in ua.iter().enumerate() {
+        if !IS_FIRST[usize::from(b)] {
+            continue;
+        }
         let rest = &ua[i..];
-        for &(pattern, bits) in candidates(b) {
-            if rest.starts_with(pattern) {
-                m |= bits;
-                if bits & ANDROID != 0 && versioned(&rest[pattern.len()..]) {
+        let word = word_at(rest);
+        for marker in candidates(b) {
+            if marker.starts(word, rest) {
+                m |= marker.bits;
+                if marker.bits & ANDROID != 0 && versioned(&rest[marker.pattern.len()..]) {
                     m |= ANDROID_VERSION;
                 }
             }
         }
         // `iOS` as a word: not KaiOS, not "iOSApp".
         if b == b'i'
-            && rest.starts_with(b"iOS")
+            && word & 0xff_ffff == u64::from_le_bytes(*b"iOS\0\0\0\0\0")
             && (i == 0 || !ua[i - 1].is_ascii_alphabetic())
             && rest
                 .get(3)
@@ -408,6 +548,100 @@ mod tests {
         ua.extend_from_slice(b" iPhone");
         assert_eq!(Device::of(&ua).os, Os::Other);
         assert_eq!(Device::of(&ua[MAX_READ - 10..]).os, Os::Ios);
+    }
+
+    /// The first-byte table and the markers agree, and no marker holds a
+    /// NUL (which the zero padding of a short tail could match).
+    #[test]
+    fn marker_table_is_consistent() {
+        for b in 0..=255u8 {
+            let group = candidates(b);
+            assert_eq!(
+                IS_FIRST[usize::from(b)],
+                !group.is_empty() || b == b'i',
+                "{:?}",
+                b as char
+            );
+            for m in group {
+                assert_eq!(m.pattern[0], b);
+                assert!(!m.pattern.contains(&0));
+            }
+        }
+    }
+
+    /// The markers as first written: every candidate compared in full at
+    /// every position of its first byte. The word compare must find the
+    /// same.
+    fn markers_in_full(ua: &[u8]) -> u32 {
+        let ua = &ua[..ua.len().min(MAX_READ)];
+        let mut m = 0;
+        if ua.starts_with(b"JUC") {
+            m |= ANDROID_HINT;
+        }
+        for (i, &b) in ua.iter().enumerate() {
+            let rest = &ua[i..];
+            for c in candidates(b) {
+                if rest.starts_with(c.pattern) {
+                    m |= c.bits;
+                    if c.bits & ANDROID != 0 && versioned(&rest[c.pattern.len()..]) {
+                        m |= ANDROID_VERSION;
+                    }
+                }
+            }
+            if b == b'i'
+                && rest.starts_with(b"iOS")
+                && (i == 0 || !ua[i - 1].is_ascii_alphabetic())
+                && rest
+                    .get(3)
+                    .is_none_or(|c| matches!(c, b' ' | b'/' | b';' | b'-' | b')' | b'_'))
+            {
+                m |= IOS;
+            }
+        }
+        m
+    }
+
+    /// User-Agents built from pieces of markers (cut anywhere, so many end
+    /// in the middle of one), NUL and other bytes.
+    fn pieces() -> impl proptest::strategy::Strategy<Value = Vec<u8>> {
+        use proptest::prelude::*;
+        let mut all: Vec<&'static [u8]> = (0..=255u8)
+            .flat_map(|b| candidates(b).iter().map(|m| m.pattern))
+            .collect();
+        all.extend([
+            &b"iOS"[..],
+            b"JUC",
+            b" 9",
+            b"/",
+            b"\0",
+            b"x",
+            b"i",
+            b"iO",
+            b"KaiOS;",
+        ]);
+        let piece = (proptest::sample::select(all), 0usize..20)
+            .prop_map(|(p, cut)| p[..p.len().min(cut.max(1))].to_vec());
+        proptest::collection::vec(piece, 0..12).prop_map(|v| v.concat())
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn word_compare_finds_what_full_compare_finds(ua in pieces()) {
+            proptest::prop_assert_eq!(markers(&ua), markers_in_full(&ua));
+        }
+    }
+
+    #[test]
+    fn word_compare_on_the_corpus() {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/tests/fixtures/ua/reference.tsv"
+        );
+        let text = std::fs::read_to_string(path).expect("reference");
+        for line in text.lines() {
+            let ua = line.split('\t').next().unwrap_or_default().as_bytes();
+            assert_eq!(markers(ua), markers_in_full(ua), "{line}");
+        }
     }
 
     #[test]

@@ -64,6 +64,11 @@ pub fn preferred(header: &[u8]) -> Option<Preferred> {
         }
         if best.is_none_or(|(_, best_q)| q > best_q) {
             best = Some((tag, q));
+            // Nothing later can be preferred to a first range of quality
+            // 1, the usual head of a header: the rest need not be read.
+            if q == 1000 {
+                break;
+            }
         }
     }
     let (tag, _) = best?;

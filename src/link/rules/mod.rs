@@ -135,19 +135,34 @@ impl Reads {
     /// depends on. A split depends on the cookie, or on the User-Agent
     /// when there is none. The address and the clock are no header.
     pub fn vary(self) -> Option<&'static str> {
+        self.vary_index().map(|i| VARY_VALUES[i])
+    }
+
+    /// [`Reads::vary`] as its place in [`VARY_VALUES`], so the server can
+    /// keep each value as a header made once, not checked again per scan.
+    pub fn vary_index(self) -> Option<usize> {
         let ua = self.contains(Reads::USER_AGENT) || self.contains(Reads::SPLIT);
         let lang = self.contains(Reads::ACCEPT_LANGUAGE);
         let cookie = self.contains(Reads::SPLIT);
         match (ua, lang, cookie) {
             (false, false, _) => None,
-            (true, false, false) => Some("User-Agent"),
-            (false, true, _) => Some("Accept-Language"),
-            (true, true, false) => Some("User-Agent, Accept-Language"),
-            (true, false, true) => Some("User-Agent, Cookie"),
-            (true, true, true) => Some("User-Agent, Accept-Language, Cookie"),
+            (true, false, false) => Some(0),
+            (false, true, _) => Some(1),
+            (true, true, false) => Some(2),
+            (true, false, true) => Some(3),
+            (true, true, true) => Some(4),
         }
     }
 }
+
+/// Every `Vary` value [`Reads::vary`] gives, by [`Reads::vary_index`].
+pub const VARY_VALUES: [&str; 5] = [
+    "User-Agent",
+    "Accept-Language",
+    "User-Agent, Accept-Language",
+    "User-Agent, Cookie",
+    "User-Agent, Accept-Language, Cookie",
+];
 
 impl std::ops::BitOr for Reads {
     type Output = Reads;
@@ -162,6 +177,9 @@ impl std::ops::BitOr for Reads {
 pub struct Rules {
     rules: Box<[Rule]>,
     reads: Reads,
+    /// Whether the link's `url` is its own answer to `/KEY` (see
+    /// [`Rules::with_url_direct`]); `false` until the snapshot says so.
+    url_direct: bool,
 }
 
 impl Rules {
@@ -185,7 +203,11 @@ impl Rules {
             .map(|(i, v)| Rule::parse(i, v, caps))
             .collect::<Result<Box<[Rule]>, _>>()?;
         let reads = rules.iter().fold(Reads::NONE, |r, rule| r | rule.reads);
-        Ok(Rules { rules, reads })
+        Ok(Rules {
+            rules,
+            reads,
+            url_direct: false,
+        })
     }
 
     /// A document's `rules` (none when absent or `null`).
@@ -237,6 +259,29 @@ impl Rules {
     /// The destination rule `index` gives.
     pub fn url(&self, index: usize) -> Option<&Destination> {
         self.rules.get(index).map(|r| &r.url)
+    }
+
+    /// Whether rule `index`'s destination is plain
+    /// ([`crate::values::destination::is_plain_absolute`]), as judged when
+    /// the rules were compiled: the redirect path answers such a choice
+    /// without judging it per scan. `false` for no such rule.
+    pub fn is_plain(&self, index: usize) -> bool {
+        self.rules.get(index).is_some_and(|r| r.plain)
+    }
+
+    /// The rules of a link whose `url` is, or is not, its own answer to a
+    /// `/KEY` scan that no rule holds for (its direct location is the URL
+    /// itself), as the snapshot worked it out when the link was loaded: a
+    /// scan falling through to `url` is then answered without judging the
+    /// URL again ([`Rules::url_is_direct`]).
+    pub fn with_url_direct(mut self, url_direct: bool) -> Rules {
+        self.url_direct = url_direct;
+        self
+    }
+
+    /// See [`Rules::with_url_direct`]; `false` when not known.
+    pub fn url_is_direct(&self) -> bool {
+        self.url_direct
     }
 
     /// Rule `index`'s conditions in one line (`os: ios, ipados; hours:

@@ -6,7 +6,7 @@ use chrono::NaiveDateTime;
 use chrono_tz::Tz;
 use serde_json::{Map, Value};
 
-use crate::values::destination::{Destination, InvalidDestination};
+use crate::values::destination::{Destination, InvalidDestination, is_plain_absolute};
 
 use super::country::is_country;
 use super::device::{Class, ClassSet, Device, Os, OsSet};
@@ -24,6 +24,9 @@ pub(super) const FIELDS: [&str; 11] = [
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct Rule {
     pub url: Destination,
+    /// Whether `url` is plain ([`is_plain_absolute`]), judged once here so
+    /// that a scan answered by this rule is not judged again.
+    pub plain: bool,
     os: Option<OsSet>,
     class: Option<ClassSet>,
     countries: Option<Box<[[u8; 2]]>>,
@@ -94,6 +97,7 @@ impl Rule {
         let mut source = obj.clone();
         source.insert("url".into(), Value::String(url.as_str().to_owned()));
         let mut rule = Rule {
+            plain: is_plain_absolute(url.as_str()),
             url,
             os: None,
             class: None,

@@ -465,6 +465,44 @@ fn reads_and_vary() {
     );
 }
 
+/// Every combination of what rules read names one `Vary` value, and
+/// `vary_index` places it in `VARY_VALUES` (the server's headers).
+#[test]
+fn vary_index_places_every_vary() {
+    let mut seen = std::collections::BTreeSet::new();
+    for bits in 0u8..32 {
+        let reads = [
+            Reads::USER_AGENT,
+            Reads::ACCEPT_LANGUAGE,
+            Reads::COUNTRY,
+            Reads::SPLIT,
+            Reads::CLOCK,
+        ]
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| bits & (1 << i) != 0)
+        .fold(Reads::NONE, |r, (_, x)| r | x);
+        let i = reads.vary_index();
+        assert_eq!(i.map(|i| VARY_VALUES[i]), reads.vary());
+        seen.extend(i);
+    }
+    assert_eq!(seen.len(), VARY_VALUES.len(), "each value is used");
+}
+
+/// A rule's destination is judged plain once, when compiled.
+#[test]
+fn a_rule_destination_is_judged_plain_once() {
+    let r = rules(json!([
+        {"url": "https://example.com/wp/whelans/open?p=14", "os": ["ios"]},
+        {"url": "https://example.com:8443/a", "os": ["android"]},
+        {"url": "https://example.com/a#top", "lang": ["de"]}
+    ]));
+    assert!(r.is_plain(0));
+    assert!(!r.is_plain(1) && !r.is_plain(2));
+    assert!(!r.is_plain(3), "no such rule");
+    assert!(!r.url_is_direct(), "unknown until the snapshot says");
+}
+
 // ---- choose ------------------------------------------------------------
 
 #[test]

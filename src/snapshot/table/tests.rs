@@ -537,9 +537,30 @@ fn a_link_with_rules_has_them_compiled_and_no_direct_location() {
             Some("https://apps.apple.com/app/id1")
         );
         assert_eq!(link.direct, None, "{load}: no precomputed answer");
+        assert!(rules.url_is_direct(), "{load}: url judged once, kept");
         assert_eq!(t.direct_location("smart", 0, "https://0x1f.ie"), None);
         assert_eq!(t.live_url("smart", 0), Some("https://example.com/"));
         assert_eq!(t.invalid_count(), 0);
+    }
+}
+
+/// The `url` of a link with rules is judged when loaded: its own answer
+/// to `/KEY` only where a link without rules would have it as its direct
+/// location.
+#[test]
+fn a_link_with_rules_knows_whether_its_url_is_its_own_answer() {
+    for (url, direct) in [
+        ("https://example.com/", true),
+        ("https://example.com/a?q=1", true),
+        // Internal: another link's answer.
+        ("/elsewhere", false),
+        // Not in normal form: the resolver's answer differs from the text.
+        ("https://example.com", false),
+    ] {
+        let mut t = LinkTable::default();
+        assert!(t.apply([with_rules(url, ios_rule())]).is_empty(), "{url}");
+        let rules = t.get("smart").and_then(|l| l.rules).expect("rules");
+        assert_eq!(rules.url_is_direct(), direct, "{url}");
     }
 }
 
