@@ -19,10 +19,20 @@
 //! full; in a time order it reads every block and keeps the page's rows
 //! in a heap.
 //!
+//! Each block also keeps a [`Summary`] of its links' states (how many are
+//! disabled, the earliest and latest expiry of the enabled ones, how many
+//! are not known scanned), so a walk filtered by state passes over a block
+//! none of whose links can match without reading them; and each link's
+//! columns carry a known-scanned bit, set only from the scan counts
+//! (primed by [`super::key_order`]'s thread, marked by a lookup that found
+//! scans), so "never scanned" asks the scan index only about links without
+//! it. Scans of all time only grow, so the bit is never wrong, only late.
+//!
 //! Why not a trigram index: its posting lists alone (a `u32` per distinct
 //! trigram of each link's lowered destination) took 208 bytes a link
 //! in `benches/console.rs`, against 176 for this whole index (three orders,
-//! their columns and the text; the served table 93), and a search matching
+//! their columns and the text; the served table 93; 177 with the blocks'
+//! summaries), and a search matching
 //! 100,000 links still reads lists about that long per trigram of its
 //! text, where the text pass here reads each link's text once with
 //! `memmem` and stops at a full page in key order. Measured end to end (`console_pages`, 1M
