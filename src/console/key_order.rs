@@ -15,6 +15,7 @@ use std::sync::{Arc, Mutex, Weak};
 use std::time::Duration;
 
 use super::list_index::ListIndex;
+use super::scans::ScanCounts;
 use crate::snapshot::{LinkTable, Snapshot};
 
 /// [`ListIndex`] kept up to date with the snapshot's tables.
@@ -23,6 +24,9 @@ pub struct KeyOrder {
     keys: ListIndex,
     /// The table `keys` reflects.
     base: Option<Arc<LinkTable>>,
+    /// Issue 33: how many of the index's blocks [`KeyOrder::prime_some`]
+    /// has asked the scan counts about since the index was last built.
+    primed: usize,
 }
 
 impl KeyOrder {
@@ -31,6 +35,38 @@ impl KeyOrder {
     fn replace(&mut self, keys: ListIndex, table: Arc<LinkTable>) {
         self.keys = keys;
         self.base = Some(table);
+        self.primed = 0;
+    }
+
+    /// Marks known scanned the links of the next `blocks` blocks the scan
+    /// counts say were (issue 33: so "never scanned" is a test of a bit,
+    /// not a scan-count lookup a link). `Some(true)` once every block has
+    /// been asked since the index was built; `None` while the counts are
+    /// not available.
+    pub fn prime_some(&mut self, scans: &dyn ScanCounts, blocks: usize) -> Option<bool> {
+        let total = self.keys.block_count();
+        if self.primed >= total {
+            return Some(true);
+        }
+        let (from, to) = (self.primed, self.primed.saturating_add(blocks));
+        let keys = &mut self.keys;
+        let available = scans.with_all_time(&mut |count| {
+            keys.mark_scanned_in(from, to, &|k| count(k) > 0);
+        });
+        if !available {
+            return None;
+        }
+        self.primed = to;
+        Some(to >= total)
+    }
+
+    /// Marks known scanned links the scan counts said were (a "never
+    /// scanned" walk's lookups that found scans), so the next walk passes
+    /// over them.
+    pub fn mark_scanned<'k>(&mut self, keys: impl IntoIterator<Item = &'k str>) {
+        for k in keys {
+            self.keys.mark_scanned(k);
+        }
     }
 
     /// Brings the keys up to `table` by the shards an edit replaced; false,
@@ -90,6 +126,21 @@ pub fn keep_following(
     order: &Arc<Mutex<KeyOrder>>,
     snapshot: Arc<Snapshot>,
 ) -> std::io::Result<()> {
+    keep_following_with(order, snapshot, None)
+}
+
+/// Blocks of the index one lock of [`keep_following_with`] primes: a few
+/// thousand scan-count lookups, a millisecond or two off list requests.
+const PRIME_BLOCKS: usize = 16;
+
+/// [`keep_following`], also priming each index it builds with what
+/// `scans` knows of every link's scans ([`KeyOrder::prime_some`]), a few
+/// blocks a lock, once the counts are available.
+pub fn keep_following_with(
+    order: &Arc<Mutex<KeyOrder>>,
+    snapshot: Arc<Snapshot>,
+    scans: Option<Arc<dyn ScanCounts>>,
+) -> std::io::Result<()> {
     let order: Weak<Mutex<KeyOrder>> = Arc::downgrade(order);
     std::thread::Builder::new()
         .name("console-keys".into())
@@ -113,8 +164,16 @@ pub fn keep_following(
                     }
                     seen = Some(generation);
                 }
+                let priming = scans.as_deref().is_some_and(|scans| {
+                    let mut order = order.lock().unwrap_or_else(|p| p.into_inner());
+                    order.base.is_some() && order.prime_some(scans, PRIME_BLOCKS) == Some(false)
+                });
                 drop(order);
-                std::thread::sleep(FOLLOW_INTERVAL);
+                if priming {
+                    std::thread::yield_now();
+                } else {
+                    std::thread::sleep(FOLLOW_INTERVAL);
+                }
             }
         })
         .map(drop)
@@ -222,5 +281,86 @@ mod tests {
             );
             current = next;
         }
+    }
+
+    /// Scan counts of a set of keys, one scan each.
+    struct Scanned(std::sync::Mutex<HashSet<String>>);
+
+    impl ScanCounts for Scanned {
+        fn key(&self, _: &str, _: chrono::NaiveDate) -> Option<super::super::scans::KeyScans> {
+            None
+        }
+        fn scans_since(&self, _: &[&str], _: chrono::NaiveDate) -> Option<Vec<u64>> {
+            None
+        }
+        fn top_keys(&self, _: chrono::NaiveDate, _: usize) -> Option<Vec<(String, u64)>> {
+            None
+        }
+        fn daily_totals(&self, _: chrono::NaiveDate) -> Option<Vec<(chrono::NaiveDate, u64)>> {
+            None
+        }
+        fn with_all_time(&self, f: &mut dyn FnMut(&super::super::scans::AllTimeScans<'_>)) -> bool {
+            let set = self.0.lock().expect("lock");
+            f(&|k| u64::from(set.contains(k)));
+            true
+        }
+    }
+
+    /// The keys in key order not known scanned.
+    fn not_known_scanned(order: &Mutex<KeyOrder>) -> Vec<String> {
+        let order = order.lock().expect("lock");
+        let mut out = Vec::new();
+        order.keys.walk_keys_where(
+            super::super::list_index::Start::Edge,
+            false,
+            &|s| s.any_not_known_scanned(),
+            |k, c| {
+                if !c.known_scanned() {
+                    out.push(k.to_owned());
+                }
+                true
+            },
+        );
+        out
+    }
+
+    #[test]
+    fn the_thread_primes_each_index_it_builds_with_the_scans_known() {
+        use crate::snapshot::{Change, TableBuilder};
+        let upsert = |key: String| Change::Upsert {
+            key,
+            doc: crate::link::test_document(serde_json::json!({"url": "https://example.com/"})),
+        };
+        let snapshot = Snapshot::new();
+        let mut b = TableBuilder::default();
+        b.apply((0..3000).map(|i| upsert(format!("k{i:05}"))));
+        snapshot.publish(b.build(None));
+        let scans = Arc::new(Scanned(std::sync::Mutex::new(
+            (0..3000)
+                .filter(|i| i % 10 != 3)
+                .map(|i| format!("k{i:05}"))
+                .collect(),
+        )));
+        let order = Arc::new(Mutex::new(KeyOrder::default()));
+        keep_following_with(
+            &order,
+            Arc::clone(&snapshot),
+            Some(scans.clone() as Arc<dyn ScanCounts>),
+        )
+        .expect("thread");
+        snapshot.mark_loaded();
+        let want: Vec<String> = (0..3000)
+            .filter(|i| i % 10 == 3)
+            .map(|i| format!("k{i:05}"))
+            .collect();
+        within_seconds("primed", || not_known_scanned(&order) == want);
+        // A link made since is not known scanned until a lookup says so.
+        snapshot.apply(vec![upsert("a-new-one".into())], None);
+        within_seconds("the edit followed", || {
+            order.lock().expect("lock").keys.len() == 3001
+        });
+        assert_eq!(not_known_scanned(&order)[0], "a-new-one");
+        order.lock().expect("lock").mark_scanned(["a-new-one"]);
+        assert_eq!(not_known_scanned(&order), want);
     }
 }

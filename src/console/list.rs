@@ -15,7 +15,7 @@
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
 
-use super::list_index::{Cols, ListIndex, Start, Time};
+use super::list_index::{Cols, ListIndex, Start, Summary, Time};
 use super::scans::AllTimeScans;
 use super::search::Needle;
 use crate::link::natural_order;
@@ -190,7 +190,21 @@ impl StateFilter {
             StateFilter::Inactive => c.inactive(),
             StateFilter::Expiring => !c.inactive() && c.expires_ms().is_some_and(|e| !expired(e)),
             StateFilter::Expired => !c.inactive() && c.expires_ms().is_some_and(expired),
-            StateFilter::NeverScanned => (at.all_time_scans)(key) == 0,
+            // A link known scanned is not asked again: scans only grow.
+            StateFilter::NeverScanned => !c.known_scanned() && (at.all_time_scans)(key) == 0,
+        }
+    }
+
+    /// Whether a block with `s` may hold a link in this state: the walks
+    /// pass over one that cannot unread.
+    fn may(self, s: &Summary, at: &At<'_>) -> bool {
+        match self {
+            StateFilter::All => true,
+            StateFilter::Active => s.any_live_at(at.now_ms),
+            StateFilter::Inactive => s.any_inactive(),
+            StateFilter::Expiring => s.any_expiring_at(at.now_ms),
+            StateFilter::Expired => s.any_expired_at(at.now_ms),
+            StateFilter::NeverScanned => s.any_not_known_scanned(),
         }
     }
 }
@@ -389,6 +403,7 @@ fn matches<'k>(index: &'k ListIndex, query: &Query, n: usize, at: &At<'_>) -> Ve
         _ => text.as_bytes(),
     };
     let url_only = query.by == By::Url;
+    let may = |s: &Summary| query.state.may(s, at);
     if query.sort == Sort::Key {
         let cursor = match &query.cursor {
             Cursor::First => None,
@@ -396,9 +411,9 @@ fn matches<'k>(index: &'k ListIndex, query: &Query, n: usize, at: &At<'_>) -> Ve
         };
         if searched {
             let start = cursor.map_or(Start::Edge, |k| Start::Past(0, k));
-            index.search(needle, url_only, start, backward, keep);
+            index.search_where(needle, url_only, start, backward, &may, keep);
         } else {
-            key_run(index, query, cursor, backward, &mut keep);
+            key_run(index, query, cursor, backward, &may, &mut keep);
         }
         return out;
     }
@@ -412,7 +427,7 @@ fn matches<'k>(index: &'k ListIndex, query: &Query, n: usize, at: &At<'_>) -> Ve
             None => Start::Edge,
             Some((rank, key)) => Start::Past(query.sort.index_rank(*rank), key),
         };
-        index.walk_time(time, newest, start, backward, keep);
+        index.walk_time_where(time, newest, start, backward, &may, keep);
         return out;
     }
     gathered(index, query, n, at, needle, url_only)
@@ -426,6 +441,7 @@ fn key_run<'k>(
     query: &Query,
     cursor: Option<&str>,
     backward: bool,
+    may: &dyn Fn(&Summary) -> bool,
     keep: &mut impl FnMut(&'k str, Cols) -> bool,
 ) {
     let prefix = if query.by == By::Key {
@@ -445,13 +461,17 @@ fn key_run<'k>(
     };
     match cursor {
         // Backward from the run's end when the cursor lies past it.
-        Some(end) if backward => {
-            index.walk_keys_back_in_run(prefix, end, |k| natural_order::in_run(k, run), visit)
-        }
+        Some(end) if backward => index.walk_keys_back_in_run_where(
+            prefix,
+            end,
+            |k| natural_order::in_run(k, run),
+            may,
+            visit,
+        ),
         Some(k) if natural_order::cmp(k, prefix) != Ordering::Less => {
-            index.walk_keys(Start::Past(0, k), false, visit)
+            index.walk_keys_where(Start::Past(0, k), false, may, visit)
         }
-        _ => index.walk_keys(Start::At(0, prefix), false, visit),
+        _ => index.walk_keys_where(Start::At(0, prefix), false, may, visit),
     }
 }
 
@@ -477,6 +497,7 @@ fn gathered<'k>(
         Some((rank, key)) if backward => place_cmp(place, (*rank, key)) == Ordering::Less,
         Some((rank, key)) => place_cmp(place, (*rank, key)) == Ordering::Greater,
     };
+    let may = |s: &Summary| query.state.may(s, at);
     let mut heap: BinaryHeap<Hit<'k>> = BinaryHeap::with_capacity(n + 1);
     let mut consider = |key: &'k str, cols: Cols| {
         let rank = sort.rank_of_cols(&cols);
@@ -499,14 +520,14 @@ fn gathered<'k>(
     if query.by == By::Key {
         let prefix = query.text.as_str();
         let run = natural_order::prefix_run(prefix);
-        index.walk_keys(Start::At(0, prefix), false, |key, cols| {
+        index.walk_keys_where(Start::At(0, prefix), false, &may, |key, cols| {
             if !natural_order::in_run(key, run) {
                 return false;
             }
             !key.starts_with(prefix) || consider(key, cols)
         });
     } else {
-        index.search(needle, url_only, Start::Edge, false, consider);
+        index.search_where(needle, url_only, Start::Edge, false, &may, consider);
     }
     heap.into_sorted_vec().into_iter().map(|h| h.key).collect()
 }
@@ -579,6 +600,24 @@ pub fn matching(
         ..query.clone()
     };
     page_within(keys, table, &first, limit, usize::MAX, at).rows
+}
+
+/// How many links `query` matches, counted up to `limit`: what
+/// [`matching`]`(…).len()` says, without its rows. A count has no order, so
+/// it reads the key order, where a search and a filter stop at `limit`
+/// matches; a time order would read every match into a heap first (issue
+/// 33: the list's "all N matching" had cost a second pass over every link
+/// of a search newest first).
+pub fn count(keys: &ListIndex, query: &Query, limit: usize, at: &At<'_>) -> usize {
+    if limit == 0 {
+        return 0;
+    }
+    let in_key_order = Query {
+        sort: Sort::Key,
+        cursor: Cursor::First,
+        ..query.clone()
+    };
+    matches(keys, &in_key_order, limit, at).len()
 }
 
 #[cfg(test)]
@@ -1153,6 +1192,42 @@ mod tests {
                 let got = page_within(index, t, &q, size, PAGE_BYTES, &at);
                 let want = page_of(t, &q, size, PAGE_BYTES, |n| scan_matches(t, &q, n, &at));
                 proptest::prop_assert_eq!(got, want, "{:?}", q);
+            }
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(200))]
+        /// Issue 33: the list's "all N matching" counts in key order without
+        /// rows; it says what the rows of [`matching`] in the query's own
+        /// order number, up to any limit.
+        #[test]
+        fn a_count_equals_the_rows_matching_gives(
+            initial in proptest::collection::vec((arb_key(), arb_doc()), 0..40),
+            sort in proptest::sample::select(Sort::ALL.to_vec()),
+            by in proptest::sample::select(vec![By::Key, By::Url, By::Any]),
+            text in proptest::sample::select(vec!["", "a", "a1", "b", "STOP", "é", "/"]),
+            state in proptest::sample::select(StateFilter::ALL.to_vec()),
+        ) {
+            let mut b = TableBuilder::default();
+            b.apply(initial.into_iter().map(|(key, doc)| Change::Upsert {
+                key,
+                doc: crate::link::test_document(doc),
+            }));
+            let t = b.build(None);
+            let index = ListIndex::build(t.iter_with_texts());
+            let scanned = |k: &str| u64::from(k.ends_with('1'));
+            let at = At {
+                now_ms: 1_800_000_000_000,
+                all_time_scans: &scanned,
+            };
+            let q = Query { text: text.into(), by, sort, state, cursor: Cursor::After("b".into()) };
+            let all = scan_matches(&t, &Query { cursor: Cursor::First, ..q.clone() }, t.len() + 1, &at).len();
+            for limit in 0..=all + 1 {
+                proptest::prop_assert_eq!(count(&index, &q, limit, &at), all.min(limit), "{:?}", q);
+                if limit > 0 {
+                    proptest::prop_assert_eq!(matching(&index, &t, &q, limit, &at).len(), all.min(limit));
+                }
             }
         }
     }

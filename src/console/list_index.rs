@@ -19,10 +19,20 @@
 //! full; in a time order it reads every block and keeps the page's rows
 //! in a heap.
 //!
+//! Each block also keeps a [`Summary`] of its links' states (how many are
+//! disabled, the earliest and latest expiry of the enabled ones, how many
+//! are not known scanned), so a walk filtered by state passes over a block
+//! none of whose links can match without reading them; and each link's
+//! columns carry a known-scanned bit, set only from the scan counts
+//! (primed by [`super::key_order`]'s thread, marked by a lookup that found
+//! scans), so "never scanned" asks the scan index only about links without
+//! it. Scans of all time only grow, so the bit is never wrong, only late.
+//!
 //! Why not a trigram index: its posting lists alone (a `u32` per distinct
 //! trigram of each link's lowered destination) took 208 bytes a link
 //! in `benches/console.rs`, against 176 for this whole index (three orders,
-//! their columns and the text; the served table 93), and a search matching
+//! their columns and the text; the served table 93; 177 with the blocks'
+//! summaries), and a search matching
 //! 100,000 links still reads lists about that long per trigram of its
 //! text, where the text pass here reads each link's text once with
 //! `memmem` and stops at a full page in key order. Measured end to end (`console_pages`, 1M
@@ -47,6 +57,10 @@ const FIELD_END: u8 = 0xFF;
 
 const INACTIVE: u8 = 1;
 const EXPIRES: u8 = 2;
+/// Known to have been scanned: set from the scan counts ([`ListIndex::mark_scanned`]),
+/// never from the table, and only ever for a link that was (scans of all
+/// time only grow), so a link without it is asked of the scan counts.
+const SCANNED: u8 = 4;
 
 /// What a state filter and a time order read of a link, kept beside its
 /// key in every order.
@@ -92,9 +106,87 @@ impl Cols {
         (self.flags & EXPIRES != 0).then_some(self.expires_ms)
     }
 
+    /// Whether the scan counts said this link was scanned (false: not
+    /// known, ask them).
+    pub fn known_scanned(&self) -> bool {
+        self.flags & SCANNED != 0
+    }
+
     /// [`LinkView::is_live_at`] of the same link.
     pub fn is_live_at(&self, now_ms: i64) -> bool {
         !self.inactive() && self.expires_ms().is_none_or(|e| now_ms < e)
+    }
+}
+
+/// What a block's links hold between them, so a walk filtered by state
+/// passes over a block none of whose links can be in it without reading
+/// its links (issue 33: "expired" with no link expired read every link).
+/// Recomputed whenever the block is (an edit rebuilds its block).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Summary {
+    /// Links disabled.
+    inactive: u16,
+    /// Links enabled with an expiry, and the earliest and latest of those.
+    enabled_expiring: u16,
+    min_expires_ms: i64,
+    max_expires_ms: i64,
+    /// Links not known to have been scanned ([`Cols::known_scanned`]).
+    unscanned: u16,
+    len: u16,
+}
+
+impl Default for Summary {
+    fn default() -> Self {
+        Self {
+            inactive: 0,
+            enabled_expiring: 0,
+            min_expires_ms: i64::MAX,
+            max_expires_ms: i64::MIN,
+            unscanned: 0,
+            len: 0,
+        }
+    }
+}
+
+impl Summary {
+    fn add(&mut self, c: &Cols) {
+        self.len += 1;
+        if c.inactive() {
+            self.inactive += 1;
+        } else if let Some(e) = c.expires_ms() {
+            self.enabled_expiring += 1;
+            self.min_expires_ms = self.min_expires_ms.min(e);
+            self.max_expires_ms = self.max_expires_ms.max(e);
+        }
+        if !c.known_scanned() {
+            self.unscanned += 1;
+        }
+    }
+
+    /// Whether a link of the block may be disabled.
+    pub fn any_inactive(&self) -> bool {
+        self.inactive > 0
+    }
+
+    /// Whether a link may be enabled and live at `now_ms`.
+    pub fn any_live_at(&self, now_ms: i64) -> bool {
+        self.inactive < self.len
+            && (self.enabled_expiring < self.len - self.inactive || now_ms < self.max_expires_ms)
+    }
+
+    /// Whether an enabled link may have an expiry after `now_ms`.
+    pub fn any_expiring_at(&self, now_ms: i64) -> bool {
+        self.enabled_expiring > 0 && now_ms < self.max_expires_ms
+    }
+
+    /// Whether an enabled link may have an expiry at or before `now_ms`.
+    pub fn any_expired_at(&self, now_ms: i64) -> bool {
+        self.enabled_expiring > 0 && self.min_expires_ms <= now_ms
+    }
+
+    /// Whether a link may not have been scanned.
+    pub fn any_not_known_scanned(&self) -> bool {
+        self.unscanned > 0
     }
 }
 
@@ -180,6 +272,7 @@ struct Block {
     cols: Vec<Cols>,
     hay: Vec<u8>,
     marks: Vec<[u32; 3]>,
+    summary: Summary,
 }
 
 impl Block {
@@ -189,6 +282,7 @@ impl Block {
             b.keys.push_str(it.key);
             b.ends.push(b.keys.len() as u32);
             b.cols.push(it.cols);
+            b.summary.add(&it.cols);
             if let Some(r) = it.record {
                 let at = b.hay.len() as u32;
                 b.hay.extend_from_slice(r.bytes);
@@ -201,6 +295,17 @@ impl Block {
 
     fn len(&self) -> usize {
         self.ends.len()
+    }
+
+    /// Marks link `i` scanned; true if it was not.
+    fn mark_scanned(&mut self, i: usize) -> bool {
+        let c = &mut self.cols[i];
+        if c.known_scanned() {
+            return false;
+        }
+        c.flags |= SCANNED;
+        self.summary.unscanned -= 1;
+        true
     }
 
     fn key(&self, i: usize) -> &str {
@@ -298,6 +403,13 @@ pub enum Start<'a> {
     /// Past this place, in the walk's direction.
     Past(u64, &'a str),
 }
+
+/// Which blocks a walk reads: those whose [`Summary`] says a link of them
+/// may be wanted; the others are passed over unread.
+pub type May<'a> = &'a dyn Fn(&Summary) -> bool;
+
+/// Every block.
+const ALL: May<'static> = &|_| true;
 
 /// Every link in one order, in blocks.
 #[derive(Debug, Clone)]
@@ -467,6 +579,7 @@ impl Ordered {
         &'s self,
         start: Start<'_>,
         backward: bool,
+        may: May<'_>,
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         let mut p = match (start, backward) {
@@ -484,23 +597,60 @@ impl Ordered {
             (Start::Past(r, k), true) => self.seek((r, k)),
         };
         if backward {
-            while let Some(q) = self.prev(p) {
-                let Some((key, cols)) = self.entry(q) else {
-                    break;
-                };
-                if !visit(key, cols) {
-                    return;
-                }
-                p = q;
-            }
+            self.walk_back_from(p, may, visit);
         } else {
-            while let Some((key, cols)) = self.entry(p) {
-                if !visit(key, cols) {
+            while let Some(block) = self.blocks.get(p.0) {
+                if !may(&block.summary) {
+                    p = Pos(p.0 + 1, 0);
+                    continue;
+                }
+                if !visit(block.key(p.1), block.cols[p.1]) {
                     return;
                 }
                 p = self.next(p);
             }
         }
+    }
+
+    /// Visits the links before `p`, last first, passing over the blocks
+    /// `may` rules out, until `visit` says stop.
+    fn walk_back_from<'s>(
+        &'s self,
+        mut p: Pos,
+        may: May<'_>,
+        mut visit: impl FnMut(&'s str, Cols) -> bool,
+    ) {
+        while let Some(q) = self.prev(p) {
+            let block = &self.blocks[q.0];
+            if !may(&block.summary) {
+                p = Pos(q.0, 0);
+                continue;
+            }
+            if !visit(block.key(q.1), block.cols[q.1]) {
+                return;
+            }
+            p = q;
+        }
+    }
+
+    /// The last link at or before `q` in a block `may` lets through.
+    fn prev_where(&self, mut q: Pos, may: May<'_>) -> Option<Pos> {
+        while !may(&self.blocks[q.0].summary) {
+            q = self.prev(Pos(q.0, 0))?;
+        }
+        Some(q)
+    }
+
+    /// The first link at or after `p` in a block `may` lets through (the
+    /// end if none).
+    fn next_where(&self, mut p: Pos, may: May<'_>) -> Pos {
+        while let Some(b) = self.blocks.get(p.0) {
+            if may(&b.summary) {
+                return p;
+            }
+            p = Pos(p.0 + 1, 0);
+        }
+        self.end()
     }
 
     /// Where the links from `from` on stop passing `inside`, which holds
@@ -529,14 +679,19 @@ impl Ordered {
     /// `start`'s rank is a time as this order keeps it (oldest first).
     /// Each time's links are found by reading along, not by a seek, so a
     /// walk over every link (a rare state) costs two reads a link.
+    ///
+    /// Blocks `may` rules out are passed over: a time whose links lie only
+    /// in them is never read, and reading back to the previous time starts
+    /// from the last block `may` lets through.
     fn walk_newest<'s>(
         &'s self,
         start: Start<'_>,
         backward: bool,
+        may: May<'_>,
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         if backward {
-            self.walk_newest_back(start, visit);
+            self.walk_newest_back(start, may, visit);
             return;
         }
         // The group walked, where it starts, and where the walk is in it.
@@ -552,7 +707,7 @@ impl Ordered {
             }
             _ => {
                 let untimed = self.seek_rank(NO_TIME);
-                match self.prev(untimed) {
+                match self.prev(untimed).and_then(|q| self.prev_where(q, may)) {
                     Some(q) => {
                         let (r, s) = self.group_from_its_end(q);
                         (r, s, s)
@@ -562,7 +717,13 @@ impl Ordered {
             }
         };
         loop {
-            while let Some((key, cols)) = self.entry(p) {
+            while let Some(block) = self.blocks.get(p.0) {
+                if !may(&block.summary) {
+                    // Past the block; the time's links may go on after it.
+                    p = Pos(p.0 + 1, 0);
+                    continue;
+                }
+                let (key, cols) = (block.key(p.1), block.cols[p.1]);
                 if self.time.rank(&cols) != group {
                     break;
                 }
@@ -574,9 +735,10 @@ impl Ordered {
             if group == NO_TIME {
                 return;
             }
-            // The time before this one ends just before this one starts;
-            // before the oldest come the links without the time.
-            (group, first, p) = match self.prev(first) {
+            // The time before this one ends just before this one starts
+            // (or, past blocks ruled out, in the last block let through
+            // before it); before the oldest come the links without the time.
+            (group, first, p) = match self.prev(first).and_then(|q| self.prev_where(q, may)) {
                 Some(q) => {
                     let (r, s) = self.group_from_its_end(q);
                     (r, s, s)
@@ -617,6 +779,7 @@ impl Ordered {
     fn walk_newest_back<'s>(
         &'s self,
         start: Start<'_>,
+        may: May<'_>,
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         let (mut group, mut end, mut p) = match start {
@@ -625,9 +788,12 @@ impl Ordered {
         };
         loop {
             while let Some(q) = self.prev(p) {
-                let Some((key, cols)) = self.entry(q) else {
-                    break;
-                };
+                let block = &self.blocks[q.0];
+                if !may(&block.summary) {
+                    p = Pos(q.0, 0);
+                    continue;
+                }
+                let (key, cols) = (block.key(q.1), block.cols[q.1]);
                 if self.time.rank(&cols) != group {
                     break;
                 }
@@ -636,9 +802,10 @@ impl Ordered {
                 }
                 p = q;
             }
-            // The next time starts where this one ends; after the links
-            // without the time comes the oldest.
-            let next = if group == NO_TIME { Pos(0, 0) } else { end };
+            // The next time starts where this one ends (or, past blocks
+            // ruled out, in the first block let through after it); after
+            // the links without the time comes the oldest.
+            let next = self.next_where(if group == NO_TIME { Pos(0, 0) } else { end }, may);
             match self.rank_at(next) {
                 Some(r) if r != NO_TIME => {
                     group = r;
@@ -658,6 +825,7 @@ impl Ordered {
         url_only: bool,
         start: Start<'_>,
         backward: bool,
+        may: May<'_>,
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         let finder = memmem::Finder::new(needle);
@@ -679,6 +847,9 @@ impl Ordered {
         if backward {
             for b in (0..self.blocks.len().min(from.0 + 1)).rev() {
                 let block = &self.blocks[b];
+                if !may(&block.summary) {
+                    continue;
+                }
                 let hi = if b == from.0 { from.1 } else { block.len() };
                 hits.clear();
                 block.hits(&finder, url_only, 0, hi, &mut hits);
@@ -690,6 +861,9 @@ impl Ordered {
             }
         } else {
             for (b, block) in self.blocks.iter().enumerate().skip(from.0) {
+                if !may(&block.summary) {
+                    continue;
+                }
                 let lo = if b == from.0 { from.1 } else { 0 };
                 hits.clear();
                 block.hits(&finder, url_only, lo, block.len(), &mut hits);
@@ -795,14 +969,22 @@ impl ListIndex {
         old: Option<(LinkView<'_>, Texts<'_>)>,
         new: Option<(LinkView<'_>, Texts<'_>)>,
     ) {
+        // Scans are the key's, not the document's: an edit keeps what is
+        // known of them.
+        let mut scanned = 0;
+        let old_key = old.as_ref().map(|(l, _)| l.key);
         if let Some((l, _)) = old {
             let cols = Cols::of(&l);
+            scanned = self.cols_of(l.key).map_or(0, |c| c.flags & SCANNED);
             self.by_key.remove(l.key, &cols);
             self.created.remove(l.key, &cols);
             self.changed.remove(l.key, &cols);
         }
         if let Some((l, texts)) = new {
-            let cols = Cols::of(&l);
+            let mut cols = Cols::of(&l);
+            if old_key == Some(l.key) {
+                cols.flags |= scanned;
+            }
             let mut bytes = Vec::new();
             let (url_at, raw_at) = write_record(&l, &texts, &mut bytes);
             let item = Item {
@@ -830,7 +1012,18 @@ impl ListIndex {
         backward: bool,
         visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
-        self.by_key.walk(start, backward, visit)
+        self.by_key.walk(start, backward, ALL, visit)
+    }
+
+    /// [`Self::walk_keys`] over the blocks `may` lets through only.
+    pub fn walk_keys_where<'s>(
+        &'s self,
+        start: Start<'_>,
+        backward: bool,
+        may: May<'_>,
+        visit: impl FnMut(&'s str, Cols) -> bool,
+    ) {
+        self.by_key.walk(start, backward, may, visit)
     }
 
     /// Links in key order before `end`, last first, from the end of the run
@@ -841,21 +1034,25 @@ impl ListIndex {
         from: &str,
         end: &str,
         inside: impl Fn(&str) -> bool,
-        mut visit: impl FnMut(&'s str, Cols) -> bool,
+        visit: impl FnMut(&'s str, Cols) -> bool,
+    ) {
+        self.walk_keys_back_in_run_where(from, end, inside, ALL, visit)
+    }
+
+    /// [`Self::walk_keys_back_in_run`] over the blocks `may` lets through.
+    pub fn walk_keys_back_in_run_where<'s>(
+        &'s self,
+        from: &str,
+        end: &str,
+        inside: impl Fn(&str) -> bool,
+        may: May<'_>,
+        visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         let order = &self.by_key;
-        let mut p = order
+        let p = order
             .seek((0, end))
             .min(order.run_end(order.seek((0, from)), inside));
-        while let Some(q) = order.prev(p) {
-            let Some((key, cols)) = order.entry(q) else {
-                break;
-            };
-            if !visit(key, cols) {
-                return;
-            }
-            p = q;
-        }
+        order.walk_back_from(p, may, visit)
     }
 
     /// Links in a time order (`newest`: latest first) from `start`, whose
@@ -868,15 +1065,28 @@ impl ListIndex {
         backward: bool,
         visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
+        self.walk_time_where(time, newest, start, backward, ALL, visit)
+    }
+
+    /// [`Self::walk_time`] over the blocks `may` lets through only.
+    pub fn walk_time_where<'s>(
+        &'s self,
+        time: Time,
+        newest: bool,
+        start: Start<'_>,
+        backward: bool,
+        may: May<'_>,
+        visit: impl FnMut(&'s str, Cols) -> bool,
+    ) {
         let order = match time {
             Time::Key => &self.by_key,
             Time::Created => &self.created,
             Time::Changed => &self.changed,
         };
         if newest {
-            order.walk_newest(start, backward, visit)
+            order.walk_newest(start, backward, may, visit)
         } else {
-            order.walk(start, backward, visit)
+            order.walk(start, backward, may, visit)
         }
     }
 
@@ -891,7 +1101,92 @@ impl ListIndex {
         backward: bool,
         visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
-        self.by_key.search(needle, url_only, start, backward, visit)
+        self.by_key
+            .search(needle, url_only, start, backward, ALL, visit)
+    }
+
+    /// [`Self::search`] over the blocks `may` lets through only.
+    pub fn search_where<'s>(
+        &'s self,
+        needle: &[u8],
+        url_only: bool,
+        start: Start<'_>,
+        backward: bool,
+        may: May<'_>,
+        visit: impl FnMut(&'s str, Cols) -> bool,
+    ) {
+        self.by_key
+            .search(needle, url_only, start, backward, may, visit)
+    }
+
+    /// The order `time` sorts by.
+    fn order_mut(&mut self, time: Time) -> &mut Ordered {
+        match time {
+            Time::Key => &mut self.by_key,
+            Time::Created => &mut self.created,
+            Time::Changed => &mut self.changed,
+        }
+    }
+
+    /// The columns of `key`'s link, if it is in the index.
+    fn cols_of(&self, key: &str) -> Option<Cols> {
+        let p = self.by_key.seek((0, key));
+        self.by_key
+            .entry(p)
+            .and_then(|(k, c)| (k == key).then_some(c))
+    }
+
+    /// Marks `key`'s link known to have been scanned in every order, so
+    /// the "never scanned" filter passes over it without asking the scan
+    /// counts (and over a block whose links all are, unread). Only for a
+    /// link the scan counts said was scanned: scans of all time only grow.
+    pub fn mark_scanned(&mut self, key: &str) {
+        let Some(cols) = self.cols_of(key) else {
+            return;
+        };
+        if cols.known_scanned() {
+            return;
+        }
+        for time in [Time::Key, Time::Created, Time::Changed] {
+            let order = self.order_mut(time);
+            let place = (time.rank(&cols), key);
+            let p = order.seek(place);
+            if order.place(p) == Some(place) {
+                order.blocks[p.0].mark_scanned(p.1);
+            }
+        }
+    }
+
+    /// Blocks in all (each order's counted), for [`Self::mark_scanned_in`].
+    pub fn block_count(&self) -> usize {
+        self.by_key.blocks.len() + self.created.blocks.len() + self.changed.blocks.len()
+    }
+
+    /// Asks `scanned` of every link not yet known scanned in blocks
+    /// `from..to` (counted over the three orders in turn, as
+    /// [`Self::block_count`]) and marks those it says were: a pass over the
+    /// whole index a few blocks at a time, so a thread priming it holds
+    /// the lock briefly. Each order is marked on its own (a lookup each,
+    /// no seek), so an index changed between two calls is still only ever
+    /// marked where `scanned` said so.
+    pub fn mark_scanned_in(&mut self, from: usize, to: usize, scanned: &dyn Fn(&str) -> bool) {
+        let mut base = 0;
+        for time in [Time::Key, Time::Created, Time::Changed] {
+            let order = self.order_mut(time);
+            let n = order.blocks.len();
+            for b in from.max(base)..to.min(base + n) {
+                let block = &mut order.blocks[b - base];
+                if block.summary.unscanned == 0 {
+                    continue;
+                }
+                for i in 0..block.len() {
+                    if !block.cols[i].known_scanned() && scanned(block.key(i)) {
+                        block.mark_scanned(i);
+                    }
+                }
+            }
+            base += n;
+        }
     }
 }
 
@@ -1060,5 +1355,255 @@ mod tests {
             assert_eq!(order.len, 10);
             assert!(order.blocks.iter().all(|b| b.len() > 0));
         }
+    }
+
+    /// A link of the state tests: disabled, expiry (0 none, 1 past, 2
+    /// future), created time (ties), scanned.
+    type Flags = (bool, u8, Option<u32>, bool);
+
+    const NOW_MS: i64 = 1_800_000_000_000;
+
+    fn flagged<'a>(key: &'a str, f: &Flags) -> LinkView<'a> {
+        LinkView {
+            inactive: f.0,
+            expires_ms: match f.1 {
+                0 => None,
+                1 => Some(NOW_MS - 1),
+                _ => Some(NOW_MS + 1),
+            },
+            ..view(key, "/", f.2)
+        }
+    }
+
+    /// The state filters as [`super::super::list`] asks them: a link's test
+    /// and its blocks' test.
+    type Filter = (&'static str, fn(&Cols) -> bool, fn(&Summary) -> bool);
+
+    fn filters() -> Vec<Filter> {
+        vec![
+            ("inactive", |c| c.inactive(), |s| s.any_inactive()),
+            (
+                "active",
+                |c| c.is_live_at(NOW_MS),
+                |s| s.any_live_at(NOW_MS),
+            ),
+            (
+                "expiring",
+                |c| !c.inactive() && c.expires_ms().is_some_and(|e| NOW_MS < e),
+                |s| s.any_expiring_at(NOW_MS),
+            ),
+            (
+                "expired",
+                |c| !c.inactive() && c.expires_ms().is_some_and(|e| e <= NOW_MS),
+                |s| s.any_expired_at(NOW_MS),
+            ),
+            (
+                "not known scanned",
+                |c| !c.known_scanned(),
+                |s| s.any_not_known_scanned(),
+            ),
+        ]
+    }
+
+    /// Every walk of `index`, filtered by each state: passing over the
+    /// blocks the summaries rule out, and reading every link.
+    fn filtered_walks(
+        index: &ListIndex,
+        cursor: (u64, &str),
+    ) -> Vec<(String, Vec<String>, Vec<String>)> {
+        let mut out = Vec::new();
+        for (name, admits, may) in filters() {
+            for (time, newest) in [
+                (Time::Key, false),
+                (Time::Created, false),
+                (Time::Created, true),
+            ] {
+                let starts = [Start::Edge, Start::Past(cursor.0, cursor.1)];
+                for (start, backward) in starts.into_iter().flat_map(|s| [(s, false), (s, true)]) {
+                    let mut skipping = Vec::new();
+                    index.walk_time_where(time, newest, start, backward, &may, |k, c| {
+                        if admits(&c) {
+                            skipping.push(k.to_owned());
+                        }
+                        true
+                    });
+                    let mut reading = Vec::new();
+                    index.walk_time(time, newest, start, backward, |k, c| {
+                        if admits(&c) {
+                            reading.push(k.to_owned());
+                        }
+                        true
+                    });
+                    let what =
+                        format!("{name}: {time:?} newest {newest} {start:?} back {backward}");
+                    out.push((what, skipping, reading));
+                }
+            }
+            let mut skipping = Vec::new();
+            index.search_where(b"/", true, Start::Edge, false, &may, |k, c| {
+                if admits(&c) {
+                    skipping.push(k.to_owned());
+                }
+                true
+            });
+            let mut reading = Vec::new();
+            index.search(b"/", true, Start::Edge, false, |k, c| {
+                if admits(&c) {
+                    reading.push(k.to_owned());
+                }
+                true
+            });
+            out.push((format!("{name}: search"), skipping, reading));
+        }
+        out
+    }
+
+    fn arb_flags() -> impl Strategy<Value = Flags> {
+        (
+            proptest::bool::weighted(0.02),
+            prop_oneof![8 => Just(0u8), 1 => Just(1u8), 1 => Just(2u8)],
+            proptest::option::weighted(0.9, 0u32..40),
+            proptest::bool::weighted(0.9),
+        )
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(64))]
+        /// Issue 33: a walk filtered by state passes over whole blocks by
+        /// their summaries and finds what reading every link finds, in
+        /// every order and direction, through edits and scans marked.
+        #[test]
+        fn walks_passing_over_blocks_find_what_reading_every_link_finds(
+            initial in proptest::collection::vec(arb_flags(), 0..1400),
+            edits in proptest::collection::vec((0usize..1500, proptest::option::of(arb_flags())), 0..60),
+            cursor in (0u64..42, 0usize..1500),
+        ) {
+            let keys: Vec<String> = (0..1500).map(|i| format!("k{i}")).collect();
+            let mut model: BTreeMap<usize, Flags> = initial.into_iter().enumerate().collect();
+            let mut index = ListIndex::build(
+                model.iter().map(|(i, f)| (flagged(&keys[*i], f), Texts::default())),
+            );
+            let mark = |index: &mut ListIndex, model: &BTreeMap<usize, Flags>| {
+                for (i, f) in model {
+                    if f.3 {
+                        index.mark_scanned(&keys[*i]);
+                    }
+                }
+            };
+            mark(&mut index, &model);
+            for (i, now) in edits {
+                let was = model.get(&i).copied();
+                index.replace(
+                    was.as_ref().map(|f| (flagged(&keys[i], f), Texts::default())),
+                    now.as_ref().map(|f| (flagged(&keys[i], f), Texts::default())),
+                );
+                match now {
+                    Some(f) => model.insert(i, f),
+                    None => model.remove(&i),
+                };
+            }
+            mark(&mut index, &model);
+            let rank = if cursor.0 >= 40 { NO_TIME } else { cursor.0 };
+            for (what, skipping, reading) in filtered_walks(&index, (rank, &keys[cursor.1])) {
+                prop_assert_eq!(skipping, reading, "{}", what);
+            }
+        }
+    }
+
+    /// Many blocks, of which the summaries rule out all but the one an edit
+    /// changes.
+    fn many(n: usize) -> (Vec<String>, ListIndex) {
+        let keys: Vec<String> = (0..n).map(|i| format!("k{i:05}")).collect();
+        let flags: Flags = (false, 0, Some(7), true);
+        let mut index =
+            ListIndex::build(keys.iter().map(|k| (flagged(k, &flags), Texts::default())));
+        for k in &keys {
+            index.mark_scanned(k);
+        }
+        (keys, index)
+    }
+
+    fn found(
+        index: &ListIndex,
+        admits: fn(&Cols) -> bool,
+        may: fn(&Summary) -> bool,
+    ) -> Vec<String> {
+        let mut out = Vec::new();
+        index.walk_time_where(Time::Created, true, Start::Edge, false, &may, |k, c| {
+            if admits(&c) {
+                out.push(k.to_owned());
+            }
+            true
+        });
+        out
+    }
+
+    #[test]
+    fn an_edit_changes_what_a_filter_finds_at_once() {
+        let (keys, mut index) = many(5000);
+        assert!(index.by_key.blocks.len() > 10);
+        let [inactive, _, _, expired, unscanned] = <[_; 5]>::try_from(filters()).expect("five");
+        for (_, admits, may) in [inactive, expired, unscanned] {
+            assert_eq!(found(&index, admits, may), Vec::<String>::new());
+        }
+        let k = &keys[2345];
+        let was: Flags = (false, 0, Some(7), true);
+        let disabled: Flags = (true, 0, Some(7), true);
+        index.replace(
+            Some((flagged(k, &was), Texts::default())),
+            Some((flagged(k, &disabled), Texts::default())),
+        );
+        assert_eq!(found(&index, inactive.1, inactive.2), [k.as_str()]);
+        assert_eq!(
+            found(&index, unscanned.1, unscanned.2),
+            Vec::<String>::new(),
+            "an edit keeps the scans known"
+        );
+        let expired_now: Flags = (false, 1, Some(9), true);
+        index.replace(
+            Some((flagged(k, &disabled), Texts::default())),
+            Some((flagged(k, &expired_now), Texts::default())),
+        );
+        assert_eq!(found(&index, inactive.1, inactive.2), Vec::<String>::new());
+        assert_eq!(found(&index, expired.1, expired.2), [k.as_str()]);
+        // Deleted and made again: its scans are not known until marked.
+        index.replace(Some((flagged(k, &expired_now), Texts::default())), None);
+        index.replace(None, Some((flagged(k, &was), Texts::default())));
+        assert_eq!(found(&index, unscanned.1, unscanned.2), [k.as_str()]);
+        index.mark_scanned(k);
+        assert_eq!(
+            found(&index, unscanned.1, unscanned.2),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn priming_marks_in_slices_every_order_and_only_what_it_is_told() {
+        let keys: Vec<String> = (0..3000).map(|i| format!("k{i:05}")).collect();
+        let flags: Flags = (false, 0, Some(3), false);
+        let mut index =
+            ListIndex::build(keys.iter().map(|k| (flagged(k, &flags), Texts::default())));
+        let total = index.block_count();
+        let scanned = |k: &str| !k.ends_with('7');
+        let mut from = 0;
+        while from < total {
+            index.mark_scanned_in(from, from + 5, &scanned);
+            from += 5;
+        }
+        let (_, admits, may) = filters().pop().expect("scanned filter");
+        let want: Vec<String> = keys.iter().filter(|k| k.ends_with('7')).cloned().collect();
+        assert_eq!(
+            found(&index, admits, may),
+            want,
+            "one time: its links in key order"
+        );
+        let mut in_key_order = Vec::new();
+        index.walk_keys_where(Start::Edge, false, &may, |k, c| {
+            if admits(&c) {
+                in_key_order.push(k.to_owned());
+            }
+            true
+        });
+        assert_eq!(in_key_order.len(), 300);
     }
 }

@@ -632,8 +632,12 @@ fn console_state(
     if let Some(index) = scans {
         state.scans = index;
     }
-    crate::console::key_order::keep_following(&state.order, Arc::clone(snapshot))
-        .map_err(StartupError::ConsoleKeys)?;
+    crate::console::key_order::keep_following_with(
+        &state.order,
+        Arc::clone(snapshot),
+        Some(Arc::clone(&state.scans)),
+    )
+    .map_err(StartupError::ConsoleKeys)?;
     Ok(state)
 }
 

@@ -1,7 +1,5 @@
 //! The links list and creating a link.
 
-use std::sync::Arc;
-
 use actix_web::http::StatusCode;
 use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
@@ -10,7 +8,7 @@ use crate::console::ConsoleState;
 use crate::console::http::{
     Form, checked_write, html, link_path, logged_in, plain, viewer, write_failure,
 };
-use crate::console::list::{self, At, By, Cursor, Query, Sort, StateFilter};
+use crate::console::list::{self, By, Cursor, Query, Sort, StateFilter};
 use crate::console::pages::bulk::{Bar, Matching};
 use crate::console::pages::{self, Refused, links::CreateForm};
 use crate::console::per_page::PerPage;
@@ -124,32 +122,14 @@ pub(super) async fn list_page(
         let state = state.clone().into_inner();
         let query = query.clone();
         move || {
-            let table = Arc::clone(&state.snapshot.load());
-            let mut order = state.order.lock().unwrap_or_else(|p| p.into_inner());
-            let keys = order.follow(&table);
-            let now_ms = Utc::now().timestamp_millis();
-            let page = if query.state == StateFilter::NeverScanned {
-                let mut page = None;
-                state.scans.with_all_time(&mut |scans| {
-                    let at = At {
-                        now_ms,
-                        all_time_scans: scans,
-                    };
-                    page = Some(list::page(keys, &table, &query, size, &at));
-                });
-                page
-            } else {
-                let at = At {
-                    now_ms,
-                    all_time_scans: &|_| 0,
-                };
-                Some(list::page(keys, &table, &query, size, &at))
-            };
-            (page, table.len())
+            super::matching::with_list(&state, query.state, |table, keys, at| {
+                (list::page(keys, table, &query, size, at), table.len())
+            })
         }
     };
     let (page, total) = match web::block(work).await {
-        Ok(done) => done,
+        Ok(Some((page, total))) => (Some(page), total),
+        Ok(None) => (None, state.snapshot.load().len()),
         Err(e) => {
             tracing::error!(error = %e, "listing links did not finish");
             return plain(
