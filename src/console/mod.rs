@@ -35,6 +35,10 @@ pub mod search;
 pub mod session;
 pub mod setup;
 
+// Issue 35 (i35-users): accounts on the embedded store.
+pub mod invitation;
+pub mod user_sync;
+
 // Issue 34: the link page's rule editor and tester.
 pub mod rule_form;
 pub mod rule_tester;
@@ -182,6 +186,9 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/sheet/download", web::get().to(sheet::download))
             .route("/sheet/pdf", web::get().to(sheet::pdf))
             .route("/dashboard", web::get().to(dashboard::page))
+            // Issue 35 (i35-users): invitations.
+            .route(invitation::PATH, web::get().to(handlers::invite::form))
+            .route(invitation::PATH, web::post().to(handlers::invite::accept))
             .route(
                 "/dashboard/breakdowns.csv",
                 web::get().to(dashboard::breakdowns_csv),

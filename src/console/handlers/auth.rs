@@ -17,7 +17,7 @@ pub async fn form(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     let first_run = state.accounts.password_missing().await.unwrap_or(false);
     let ask_name = state.accounts.has_user_names();
     anonymous_page(&req, &state, StatusCode::OK, |csrf| {
-        pages::login::page(csrf, ask_name, None, first_run)
+        pages::login::page(csrf, ask_name, None, first_run, state.accounts.is_couch())
     })
 }
 
@@ -38,9 +38,10 @@ pub async fn login(
     let password = form.get("password").unwrap_or_default();
     let ask_name = state.accounts.has_user_names();
     match state.accounts.login(user, password).await {
-        Ok(user) => {
+        Ok(logged_in) => {
             attempt.give_back(&state);
-            http::log_in(&state, &session, user)
+            let origin = http::origin(&req, &state, logged_in.mark);
+            http::log_in_from(&state, &session, logged_in.user, origin)
         }
         Err(LoginError::Busy(busy)) => {
             // Never checked: not a guess.
@@ -62,7 +63,13 @@ pub async fn login(
             let problem = (!first_run).then(|| e.to_string());
             html(
                 status,
-                pages::login::page(&session.csrf, ask_name, problem.as_deref(), first_run),
+                pages::login::page(
+                    &session.csrf,
+                    ask_name,
+                    problem.as_deref(),
+                    first_run,
+                    state.accounts.is_couch(),
+                ),
             )
         }
     }

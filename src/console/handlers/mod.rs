@@ -10,6 +10,8 @@ pub mod matching;
 pub mod pdf;
 pub mod setup;
 pub mod sheet;
+// Issue 35 (i35-users).
+pub mod invite;
 
 use actix_web::HttpResponse;
 use actix_web::http::header;

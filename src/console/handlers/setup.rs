@@ -82,8 +82,16 @@ pub async fn set(
     let _ = state.setup.consume(token);
     state.setup.close();
     tracing::info!("console password set through the first-run setup link");
+    // Issue 35: the session is held to the new admin's counter like a login's.
+    let mark = match db.account(crate::console::auth::PASSWORD_USER).await {
+        Ok(account) => account.map(|a| a.sessions),
+        Err(e) => return unavailable(&e),
+    };
     match state.accounts.password_user() {
-        Some(user) => http::log_in(&state, &session, user),
+        Some(user) => {
+            let origin = http::origin(&req, &state, mark);
+            http::log_in_from(&state, &session, user, origin)
+        }
         None => no_setup(),
     }
 }

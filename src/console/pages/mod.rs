@@ -22,6 +22,8 @@ pub mod setup;
 pub mod sheet;
 pub mod stylesheet;
 pub mod thumb;
+// Issue 35 (i35-users).
+pub mod invite;
 
 /// Where the console is mounted on the admin listener.
 pub const BASE: &str = "/console";

@@ -160,6 +160,9 @@ impl SqliteStore {
                 r.get(0)
             })
             .map_err(err)?;
+        // Issue 35 (i35-users): the accounts' tables, the old password moved.
+        let mut conn = conn;
+        users::prepare(&mut conn).map_err(err)?;
         Ok(Self::from_conn(path, conn, db_id))
     }
 
@@ -400,6 +403,8 @@ impl SqliteStore {
 
 /// Bulk import and export: new code kept apart from the single writes.
 mod bulk;
+// Issue 35 (i35-users): accounts on the embedded store.
+pub mod users;
 
 /// The `meta` row of the recorded public URL.
 const PUBLIC_URL_META: &str = "public_url";
