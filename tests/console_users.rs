@@ -432,3 +432,289 @@ async fn a_database_with_the_old_single_password_logs_in_with_it_as_admin() {
         StatusCode::SEE_OTHER
     );
 }
+
+/// A browser with its own `User-Agent`, as a person's second device.
+fn browser_named(agent: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .cookie_store(true)
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(agent)
+        .timeout(WITHIN)
+        .build()
+        .expect("client")
+}
+
+/// Posts `form` to the console page `path` with the CSRF token of the
+/// logged-in page `from`.
+async fn post_as(
+    http: &reqwest::Client,
+    app: &TestApp,
+    from: &str,
+    path: &str,
+    form: &[(&str, &str)],
+) -> reqwest::Response {
+    let token = csrf(&get_page(http, &format!("http://{}/console{from}", app.admin)).await);
+    let mut fields = vec![("csrf", token.as_str())];
+    fields.extend_from_slice(form);
+    post_form(
+        http,
+        &format!("http://{}/console{path}", app.admin),
+        &fields,
+    )
+    .await
+}
+
+/// The console with the admin's password set and ann invited as `role`
+/// and logged in: the app, ann's browser, the database.
+async fn with_ann(role: &str) -> (TestApp, reqwest::Client, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    set_password(&db, ADMIN_PASSWORD);
+    let app = console_on(dir).await;
+    let link = ok(
+        &db,
+        &[
+            "user",
+            "add",
+            "ann",
+            "--role",
+            role,
+            "--admin-listen",
+            &app.admin.to_string(),
+        ],
+    );
+    let ann = browser_named("AnnPhone/1.0");
+    let res = accept(&ann, link.trim(), ANN_PASSWORD, ANN_PASSWORD).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    (app, ann, db)
+}
+
+#[tokio::test]
+async fn a_person_sees_their_own_sessions_and_logs_out_everywhere() {
+    let (app, ann, _db) = with_ann("editor").await;
+    let laptop = browser_named("AdminLaptop/2.0");
+    let phone = browser_named("AdminPhone/3.0");
+    for b in [&laptop, &phone] {
+        assert_eq!(
+            log_in(b, &app, "admin", ADMIN_PASSWORD).await,
+            StatusCode::SEE_OTHER
+        );
+    }
+    let page = get_page(&laptop, &format!("http://{}/console/account", app.admin)).await;
+    assert_eq!(page.matches("class=\"session\"").count(), 2, "{page}");
+    assert!(page.contains("AdminLaptop/2.0") && page.contains("AdminPhone/3.0"));
+    assert!(!page.contains("AnnPhone"), "only one's own: {page}");
+    assert_eq!(page.matches("data-this=\"true\"").count(), 1);
+    assert!(page.contains("127.0.0.1"), "the address: {page}");
+    assert!(
+        page.contains("id=\"users-link\""),
+        "an admin's way to the users"
+    );
+
+    let res = post_as(&laptop, &app, "/account", "/account/logout-everywhere", &[]).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(who(&laptop, &app).await, None);
+    assert_eq!(who(&phone, &app).await, None, "the other device too");
+    assert_eq!(who(&ann, &app).await, Some(("ann".into(), true)), "not ann");
+    // Still after the sync's next pass, and a new login works.
+    poll::until(WITHIN, "a new login after the sync's pass", || async {
+        let b = browser();
+        (log_in(&b, &app, "admin", ADMIN_PASSWORD).await == StatusCode::SEE_OTHER
+            && who(&b, &app).await.is_some())
+        .then_some(())
+    })
+    .await;
+
+    // An editor's page has no way to the users page.
+    let page = get_page(&ann, &format!("http://{}/console/account", app.admin)).await;
+    assert!(!page.contains("id=\"users-link\""), "{page}");
+}
+
+fn users_of(page: &str) -> Vec<(String, String, String)> {
+    page.split("<tr class=\"user\"")
+        .skip(1)
+        .map(|row| {
+            let attr = |name: &str| {
+                let at = row.find(&format!("{name}=\"")).expect(name) + name.len() + 2;
+                row[at..].split('"').next().expect("value").to_owned()
+            };
+            (attr("data-name"), attr("data-role"), attr("data-state"))
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn an_admin_manages_users_on_the_users_page_and_no_one_else_may() {
+    let (app, ann, db) = with_ann("editor").await;
+    let admin = browser();
+    assert_eq!(
+        log_in(&admin, &app, "admin", ADMIN_PASSWORD).await,
+        StatusCode::SEE_OTHER
+    );
+    let users_url = format!("http://{}/console/users", app.admin);
+    let t = |s: &str| s.to_owned();
+    assert_eq!(
+        users_of(&get_page(&admin, &users_url).await),
+        [
+            (t("admin"), t("admin"), t("active")),
+            (t("ann"), t("editor"), t("active"))
+        ]
+    );
+
+    // Invite: the link is shown once and works.
+    let res = post_as(
+        &admin,
+        &app,
+        "/users",
+        "/users/invite",
+        &[("name", "cy"), ("role", "viewer")],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let html = res.text().await.expect("body");
+    let marker = "id=\"invitation-link\">";
+    let at = html.find(marker).expect("the link") + marker.len();
+    let link = html[at..]
+        .split('<')
+        .next()
+        .expect("link")
+        .replace("&amp;", "&");
+    assert!(
+        link.starts_with(&format!("http://{}/console/invite?token=", app.admin)),
+        "{link}"
+    );
+    assert_eq!(
+        browser().get(&link).send().await.expect("GET").status(),
+        StatusCode::OK
+    );
+
+    // Refusals: the page again with the reason, nothing changed.
+    for (path, form, status, says) in [
+        (
+            "/users/invite",
+            vec![("name", "cy"), ("role", "viewer")],
+            StatusCode::CONFLICT,
+            "taken",
+        ),
+        (
+            "/users/invite",
+            vec![("name", "dee"), ("role", "owner")],
+            StatusCode::BAD_REQUEST,
+            "unknown role",
+        ),
+        (
+            "/users/invite",
+            vec![("name", "Dee D"), ("role", "viewer")],
+            StatusCode::BAD_REQUEST,
+            "not a user name",
+        ),
+        (
+            "/users/remove",
+            vec![("name", "admin")],
+            StatusCode::CONFLICT,
+            "last admin",
+        ),
+        (
+            "/users/role",
+            vec![("name", "admin"), ("role", "viewer")],
+            StatusCode::CONFLICT,
+            "last admin",
+        ),
+        (
+            "/users/role",
+            vec![("name", "zed"), ("role", "viewer")],
+            StatusCode::NOT_FOUND,
+            "no user zed",
+        ),
+    ] {
+        let before = ok(&db, &["user", "list"]);
+        let res = post_as(&admin, &app, "/users", path, &form).await;
+        assert_eq!(res.status(), status, "{path} {form:?}");
+        let body = res.text().await.expect("body");
+        assert!(body.contains(says), "{path} {form:?}: {body}");
+        assert_eq!(ok(&db, &["user", "list"]), before, "{path} {form:?}");
+    }
+
+    // Role, reset, remove.
+    let res = post_as(
+        &admin,
+        &app,
+        "/users",
+        "/users/role",
+        &[("name", "ann"), ("role", "viewer")],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    poll::until(WITHIN, "ann a viewer", || async {
+        (who(&ann, &app).await == Some(("ann".into(), false))).then_some(())
+    })
+    .await;
+    let res = post_as(&admin, &app, "/users", "/users/reset", &[("name", "ann")]).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    assert!(
+        res.text()
+            .await
+            .expect("body")
+            .contains("id=\"invitation-link\"")
+    );
+    assert_eq!(who(&ann, &app).await, None, "ann's session ended at once");
+    let res = post_as(&admin, &app, "/users", "/users/remove", &[("name", "cy")]).await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    assert_eq!(
+        users_of(&get_page(&admin, &users_url).await),
+        [
+            (t("admin"), t("admin"), t("active")),
+            (t("ann"), t("viewer"), t("invited"))
+        ]
+    );
+
+    // Not an admin: the page and its forms are refused, nothing changed.
+    let link = ok(
+        &db,
+        &[
+            "user",
+            "reset",
+            "ann",
+            "--admin-listen",
+            &app.admin.to_string(),
+        ],
+    );
+    let ann = browser();
+    assert_eq!(
+        accept(&ann, link.trim(), ANN_PASSWORD, ANN_PASSWORD)
+            .await
+            .status(),
+        StatusCode::SEE_OTHER
+    );
+    let res = ann.get(&users_url).send().await.expect("GET");
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let before = ok(&db, &["user", "list"]);
+    let res = post_as(
+        &ann,
+        &app,
+        "/links",
+        "/users/invite",
+        &[("name", "eve"), ("role", "admin")],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    let res = post_as(
+        &ann,
+        &app,
+        "/links",
+        "/users/role",
+        &[("name", "ann"), ("role", "admin")],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    // And a POST without the CSRF token, even an admin's.
+    let res = post_form(
+        &admin,
+        &format!("http://{}/console/users/remove", app.admin),
+        &[("name", "ann")],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::FORBIDDEN);
+    assert_eq!(ok(&db, &["user", "list"]), before);
+}

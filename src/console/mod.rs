@@ -186,9 +186,19 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             .route("/sheet/download", web::get().to(sheet::download))
             .route("/sheet/pdf", web::get().to(sheet::pdf))
             .route("/dashboard", web::get().to(dashboard::page))
-            // Issue 35 (i35-users): invitations.
+            // Issue 35 (i35-users): invitations, one's own sessions, users.
             .route(invitation::PATH, web::get().to(handlers::invite::form))
             .route(invitation::PATH, web::post().to(handlers::invite::accept))
+            .route("/account", web::get().to(handlers::account::page))
+            .route(
+                "/account/logout-everywhere",
+                web::post().to(handlers::account::everywhere),
+            )
+            .route("/users", web::get().to(handlers::users::page))
+            .route("/users/invite", web::post().to(handlers::users::invite))
+            .route("/users/role", web::post().to(handlers::users::role))
+            .route("/users/remove", web::post().to(handlers::users::remove))
+            .route("/users/reset", web::post().to(handlers::users::reset))
             .route(
                 "/dashboard/breakdowns.csv",
                 web::get().to(dashboard::breakdowns_csv),
