@@ -10,14 +10,31 @@ use actix_web::HttpResponse;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 
 use super::problem::{self, Kind};
-use crate::store::LinkStore;
+use crate::store::{KeyOwner, LinkStore};
 use crate::values::api_key::{Presented, Scope};
+use crate::values::role::Role;
 
 /// The key a request acts with.
 #[derive(Debug, Clone)]
 pub struct Caller {
     pub id: String,
     pub scope: Scope,
+    /// Issue 35 (i35-users): the user the key belongs to (`KeyRecord::owner`),
+    /// for `Actor::ApiKey { key, user }`.
+    pub user: String,
+    /// Issue 35 (i35-users): what the request may do: the lower of the
+    /// key's scope's role and its user's current role.
+    pub role: Role,
+}
+
+/// The role a key's scope gives, before its user's is taken into account.
+/// Issue 35: i35-gate owns the mapping of scopes to roles; this is the
+/// read → viewer, write → editor one until its function replaces it.
+fn scope_role(scope: Scope) -> Role {
+    match scope {
+        Scope::Read => Role::Viewer,
+        Scope::Write => Role::Editor,
+    }
 }
 
 /// Checks `Authorization: Bearer qrt_…`: 401 for no key, an unknown or a
@@ -55,15 +72,46 @@ pub async fn caller(
     let scope = record
         .admit(&presented)
         .map_err(|e| problem::respond(Kind::Unauthorized, e))?;
+    // Issue 35 (i35-users): the key's user, read after the key on every
+    // request: removed is a 401 at once, and the key's role is at most theirs.
+    let user = record.owner().to_owned();
+    let role = match store.key_owner(&user).await {
+        Ok(KeyOwner::Role(theirs)) => scope_role(scope).min(theirs),
+        Ok(KeyOwner::Unchecked) => scope_role(scope),
+        Ok(KeyOwner::Gone) => {
+            return Err(problem::respond(
+                Kind::Unauthorized,
+                format!("the API key's user {user} was removed"),
+            ));
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "an API key's user could not be read");
+            return Err(problem::respond(
+                Kind::Unavailable,
+                "the API keys could not be read; try again later",
+            ));
+        }
+    };
     if write && !scope.may_write() {
         return Err(problem::respond(
             Kind::Forbidden,
             format!("API key {} may only read", record.id),
         ));
     }
+    if write && !role.may_edit() {
+        return Err(problem::respond(
+            Kind::Forbidden,
+            format!(
+                "API key {} may only read: its user {user} is a {role}",
+                record.id
+            ),
+        ));
+    }
     Ok(Caller {
         id: record.id,
         scope,
+        user,
+        role,
     })
 }
 

@@ -624,6 +624,15 @@ impl LinkStore for SqliteStore {
             .await
     }
 
+    // Issue 35 (i35-users): the key's user in the `users` table.
+    async fn key_owner(&self, name: &str) -> Result<super::KeyOwner, StoreError> {
+        match self.account(name).await? {
+            Some(account) => Ok(super::KeyOwner::Role(account.role)),
+            None if self.has_users().await? => Ok(super::KeyOwner::Gone),
+            None => Ok(super::KeyOwner::Unchecked),
+        }
+    }
+
     fn snapshot_identity(&self) -> String {
         format!("sqlite:{}", self.db_id)
     }
