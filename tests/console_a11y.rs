@@ -361,6 +361,26 @@ async fn every_console_page_passes_axe_core_on_a_laptop_and_a_phone() {
         b.get(&app.url("/no-such-tag"));
         b.wait("h1");
         found.check(&mut b, screen, "dead-tag-page");
+        // Issue 35 (i35-users): one's account and the users page, an
+        // invitation's link shown once, and the invitation page itself.
+        b.get(&console("/account"));
+        b.wait("table#sessions");
+        found.check(&mut b, screen, "account");
+        b.get(&console("/users"));
+        b.wait("form#invite-user");
+        found.check(&mut b, screen, "users");
+        let invited = format!("a11y-{}", screen.width);
+        b.fill("#invite-name", &invited);
+        submit_unchecked(&mut b, "form#invite-user");
+        b.wait("#invitation-link");
+        found.check(&mut b, screen, "users-invitation-link");
+        let invitation = b.script(
+            "return document.querySelector('#invitation-link').textContent;",
+            json!([]),
+        );
+        b.get(invitation.as_str().unwrap_or_default());
+        b.wait("form#invite");
+        found.check(&mut b, screen, "invitation");
         // Back on the console's origin: what follows fetches from its pages.
         b.get(&console("/links"));
         b.wait("form#bulk");

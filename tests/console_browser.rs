@@ -338,6 +338,15 @@ async fn every_page_fits_a_phone_and_a_desktop() {
             b.wait(shown);
             assert_fits(&mut b, screen, name);
         }
+        // Issue 35 (i35-users): one's account and the admins' users page.
+        for (name, path, shown) in [
+            ("account", "/account", "table#sessions"),
+            ("users", "/users", "form#invite-user"),
+        ] {
+            b.get(&console(path));
+            b.wait(shown);
+            assert_fits(&mut b, screen, name);
+        }
         // A refused create: the list again, the field marked, its message
         // beside it.
         b.get(&console("/links"));

@@ -49,7 +49,13 @@ fn fields(post: Post) -> Vec<(&'static str, &'static str)> {
         Post::RulesRemove | Post::RulesMove => vec![("index", "1"), ("was", "{}")],
         Post::Sheet => vec![("count", "3")],
         Post::Bulk => vec![("scope", "ticked"), ("action", "disable")],
-        Post::Login | Post::Logout | Post::Setup => vec![],
+        // Issue 35 (i35-users): the users page's forms, aimed at the admin.
+        Post::UsersInvite => vec![("name", "mallory"), ("role", "admin")],
+        Post::UsersRole => vec![("name", "admin"), ("role", "viewer")],
+        Post::UsersRemove | Post::UsersReset => vec![("name", "admin")],
+        Post::Login | Post::Logout | Post::Setup | Post::Invite | Post::LogoutEverywhere => {
+            vec![]
+        }
     });
     f
 }

@@ -63,6 +63,15 @@ function (newDoc, oldDoc, userCtx, secObj) {
     refuse('"revoked_at" must be an RFC 3339 time');
   }
 
+  // Issue 35 (i35-users): the user the key belongs to, when named, is a
+  // CouchDB user name; it never changes (below).
+  if (newDoc.user !== undefined && (typeof newDoc.user !== 'string' || newDoc.user.length === 0)) {
+    refuse('"user" must be a non-empty string');
+  }
+  if (oldDoc && !oldDoc._deleted && !isAdmin && newDoc.user !== oldDoc.user) {
+    throw ({ forbidden: 'the API key ' + newDoc._id + ' exists: it can only be revoked, its "user" cannot change' });
+  }
+
   // A stored key is only ever revoked, and a revocation is final.
   if (oldDoc && !oldDoc._deleted && !isAdmin) {
     if (oldDoc.revoked_at !== undefined && oldDoc.revoked_at !== null) {

@@ -7,9 +7,11 @@ use chrono::Utc;
 use clap::Subcommand;
 
 use super::Cli;
-use crate::store::Access;
-use crate::values::api_key::{KeyId, NewKey, Scope};
+use crate::store::{Access, KeyOwner, LinkStore};
+use crate::values::api_key::{KeyId, LEGACY_OWNER, NewKey, Scope};
 use crate::values::audit::Event;
+use crate::values::usage::UsageError;
+use crate::values::user_name::UserName;
 
 #[derive(Debug, Subcommand)]
 pub enum ApiKeyCommand {
@@ -21,8 +23,14 @@ pub enum ApiKeyCommand {
         /// `read`: links, QR images and scans; `write`: those and every edit.
         #[arg(long, value_enum)]
         scope: Scope,
+        /// The user the key belongs to (issue 35): it never does more than
+        /// their role allows, and is refused once they are removed. Default:
+        /// the user admin on the embedded store (none before any user
+        /// exists); with CouchDB the name is kept, not checked.
+        #[arg(long, value_name = "NAME")]
+        user: Option<String>,
     },
-    /// Every key's ID, scope, name, creation and revocation time.
+    /// Every key's ID, scope, creation and revocation time, name and user.
     List,
     /// Refuse a key from the next request on.
     Revoke {
@@ -33,22 +41,29 @@ pub enum ApiKeyCommand {
 
 pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode> {
     match command {
-        ApiKeyCommand::Create { name, scope } => {
+        ApiKeyCommand::Create { name, scope, user } => {
             let name = name.trim();
             if name.is_empty() {
                 return Err(
                     crate::values::usage::UsageError("--name must not be empty".into()).into(),
                 );
             }
+            let user = user
+                .as_deref()
+                .map(UserName::parse)
+                .transpose()
+                .map_err(|e| UsageError(e.to_string()))?;
             let store = cli.open_store(Access::Create)?;
-            let key = NewKey::generate(name, *scope, Utc::now());
+            let owner = owner(cli, store.as_ref(), user.as_ref(), *scope).await?;
+            let mut key = NewKey::generate(name, *scope, Utc::now());
+            key.record.user = owner;
             store.put_api_key(&key.record).await?;
             // Issue 35: the audit log names the key by ID, never its secret.
             let event = Event::ApiKeyCreated {
                 key: key.record.id.clone(),
                 name: key.record.name.clone(),
                 scope: scope.name().to_owned(),
-                user: None,
+                user: Some(key.record.owner().to_owned()),
             };
             super::audit::record(&*store, event).await;
             writeln!(std::io::stdout().lock(), "{}", key.text)?;
@@ -66,12 +81,13 @@ pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode>
                 let revoked = r.revoked_at.as_deref().unwrap_or("-");
                 writeln!(
                     out,
-                    "{}\t{}\t{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}\t{}\t{}",
                     r.id,
                     r.scope.name(),
                     r.created_at,
                     revoked,
-                    r.name
+                    r.name,
+                    r.owner()
                 )?;
             }
         }
@@ -98,4 +114,40 @@ pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode>
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Issue 35 (i35-users): the user a new key is recorded as belonging to.
+/// On the embedded store the user must exist (an unknown one is a usage
+/// error); without `--user` it is `admin`, or none before any user exists
+/// (then it belongs to the first admin, as keys made before users do).
+/// CouchDB's accounts cannot be read by qrtag: the name is kept unchecked.
+async fn owner(
+    cli: &Cli,
+    store: &dyn LinkStore,
+    user: Option<&UserName>,
+    scope: Scope,
+) -> anyhow::Result<Option<String>> {
+    if cli.store.couchdb_url.is_some() {
+        return Ok(user.map(ToString::to_string));
+    }
+    let name = user.map_or(LEGACY_OWNER, UserName::as_str);
+    match (store.key_owner(name).await?, user) {
+        (KeyOwner::Role(role), _) => {
+            if scope.may_write() && !role.may_edit() {
+                eprintln!(
+                    "qrtag: warning: {name} is a {role}: the key may only read while that lasts"
+                );
+            }
+            Ok(Some(name.to_owned()))
+        }
+        (KeyOwner::Unchecked, None) => Ok(None),
+        (_, Some(_)) => Err(UsageError(format!(
+            "there is no user {name} (qrtag user list shows them; qrtag user add makes one)"
+        ))
+        .into()),
+        (KeyOwner::Gone, None) => Err(UsageError(format!(
+            "give --user NAME: there is no user {LEGACY_OWNER} to own the key"
+        ))
+        .into()),
+    }
 }

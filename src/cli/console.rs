@@ -1,5 +1,5 @@
-//! `qrtag console-password`: sets the web console's password on the
-//! embedded store. Read without echo from a terminal (twice, to catch a
+//! `qrtag console-password`: sets the password of the console user `admin`
+//! on the embedded store (issue 35: made an admin if there is none). Read without echo from a terminal (twice, to catch a
 //! typo), or one line from standard input in a script; stored as an argon2
 //! hash, and the password itself never printed or logged.
 
@@ -46,7 +46,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     };
     super::audit::record(&store, event).await;
     eprintln!(
-        "qrtag: console password set in {}; it applies to the next login",
+        "qrtag: console password of the user admin set in {}; it applies to the next login",
         cli.store.db.display()
     );
     Ok(ExitCode::SUCCESS)

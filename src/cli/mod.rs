@@ -25,6 +25,7 @@ mod audit;
 pub mod config;
 mod config_file;
 mod console;
+// Issue 35 (i35-users).
 mod didcomm;
 pub mod edge;
 mod edit;
@@ -44,6 +45,7 @@ mod stats;
 mod transfer;
 mod try_scan;
 mod unknown_key;
+mod user;
 
 #[derive(Debug, Parser)]
 #[command(
@@ -436,9 +438,10 @@ pub enum Command {
                       qrtag --couchdb-url http://127.0.0.1:5984 --couchdb-user admin import --new-database links.jsonl"
     )]
     Import(transfer::ImportArgs),
-    /// Set or reset the web console's password (embedded store only; with CouchDB
-    /// the console takes CouchDB accounts). Read without echo from the
-    /// terminal, or one line from standard input; stored as an argon2 hash.
+    /// Set or reset the password of the console user `admin` (made an admin
+    /// if there is no such user; embedded store only; with CouchDB the
+    /// console takes CouchDB accounts). Read without echo from the terminal,
+    /// or one line from standard input; stored as an argon2 hash.
     #[command(
         name = "console-password",
         after_help = "Examples:\n  qrtag console-password\n  \
@@ -465,6 +468,21 @@ pub enum Command {
         after_help = "Examples:\n  qrtag audit\n  qrtag audit --since 2026-11-01 --limit 100"
     )]
     Audit(audit::AuditArgs),
+    /// The console's users on the embedded store (issue 35): invite with a
+    /// one-time link, list, change a role, remove, reset a password.
+    ///
+    /// Roles: viewer (read, print, scans), editor (and create, repoint,
+    /// rules, enable, disable), admin (and users, API keys, settings,
+    /// delete). The last admin cannot be removed or demoted. With CouchDB,
+    /// accounts are CouchDB's own.
+    #[command(
+        after_help = "Examples:\n  qrtag user add ann --role editor\n  qrtag user list\n  \
+                      qrtag user role ann viewer\n  qrtag user reset ann\n  qrtag user remove ann"
+    )]
+    User {
+        #[command(subcommand)]
+        command: user::UserCommand,
+    },
     /// Smart tags: a link's rules, which send a scan elsewhere than its
     /// url by the scanner's device, country, language, the time or an A/B
     /// split (the first rule whose conditions all hold answers).
@@ -1350,6 +1368,7 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::ConsolePassword => console::run(cli).await,
         Command::ApiKey { command } => api_key::run(cli, command).await,
         Command::Audit(args) => audit::run(cli, args).await,
+        Command::User { command } => user::run(cli, command).await,
         Command::Try(args) => unknown_key::explain(cli, try_scan::run(cli, args).await).await,
         Command::Rule { command } => unknown_key::explain(cli, rule::run(cli, command).await).await,
         _ => unknown_key::explain(cli, links::run(cli).await).await,

@@ -1,5 +1,6 @@
-//! Who may log in, by store: the embedded store has one console password
-//! (set with `qrtag console-password`); CouchDB has its own accounts, and a
+//! Who may log in, by store: the embedded store has its own accounts
+//! (issue 35: users by name, `qrtag user`; the password of earlier
+//! versions is the user `admin`); CouchDB has its own accounts, and a
 //! console user logs in with theirs (`POST /_session`) so that every write
 //! is made as them and CouchDB's roles and validation decide it.
 
@@ -19,8 +20,18 @@ use crate::store::{ClusterStats, LinkStore};
 use crate::values::role::Role;
 use crate::values::secret::Secret;
 
-/// The name shown for the embedded store's one account.
-pub const PASSWORD_USER: &str = "admin";
+/// The account the first-run setup, `qrtag console-password` and the
+/// single password of earlier versions log in as; a login form sent with
+/// no user name is for it, so old bookmarks and scripts keep working.
+pub const PASSWORD_USER: &str = crate::store::sqlite::users::FIRST_ADMIN;
+
+/// What a login gives: the user, and on the embedded store the user's
+/// session counter at login, which ends the session when it moves
+/// ([`super::user_sync`]).
+pub struct LoggedIn {
+    pub user: User,
+    pub mark: Option<i64>,
+}
 
 /// A test seam (issue 35), until the embedded store has accounts of its
 /// own: in a debug build, `QRTAG_TEST_PASSWORD_ROLE` (viewer, editor)
@@ -39,7 +50,7 @@ fn password_role() -> Role {
 }
 
 pub enum Accounts {
-    /// One password, its hash in the database's `meta` table.
+    /// The embedded store's users (`store::sqlite::users`).
     Password {
         db: SqliteStore,
         store: Arc<dyn LinkStore>,
@@ -58,11 +69,10 @@ pub enum Accounts {
 
 #[derive(Debug, thiserror::Error)]
 pub enum LoginError {
-    /// The embedded store's one password did not match (there is no
-    /// user name to get wrong).
+    /// The embedded store's one password did not match (before accounts).
     #[error("wrong password")]
     WrongPassword,
-    /// CouchDB refused the user name and password (it does not say which).
+    /// The user name and password did not match (neither says which).
     #[error("wrong user name or password")]
     Wrong,
     #[error(
@@ -110,8 +120,8 @@ impl Accounts {
         }
     }
 
-    /// Whether logins are by the console password and none is set yet: the
-    /// first run, when `serve` offers a setup link.
+    /// Whether logins are by the embedded store's accounts and there is no
+    /// user yet: the first run, when `serve` offers a setup link.
     pub async fn password_missing(&self) -> Result<bool, crate::store::StoreError> {
         match self.password_db() {
             Some(db) => Ok(!password::is_set(db).await?),
@@ -119,50 +129,80 @@ impl Accounts {
         }
     }
 
-    /// The user the console password logs in as; `None` on CouchDB.
-    pub fn password_user(&self) -> Option<User> {
+    /// The embedded store's user `name` with `role`; `None` on CouchDB.
+    pub fn embedded_user(&self, name: &str, role: Role) -> Option<User> {
         match self {
             Self::Password { store, .. } => Some(User {
-                name: PASSWORD_USER.into(),
-                role: password_role(),
+                name: name.to_owned(),
+                // The test seam only ever lowers the stored role.
+                role: role.min(password_role()),
                 store: Arc::clone(store),
             }),
             Self::Couch { .. } => None,
         }
     }
 
-    /// The name a login form's attempt is for: the typed one on CouchDB,
-    /// the one account on the embedded store.
+    /// The first admin, as the first-run setup logs in; `None` on CouchDB.
+    pub fn password_user(&self) -> Option<User> {
+        self.embedded_user(PASSWORD_USER, Role::Admin)
+    }
+
+    /// The name a login form's attempt is for: the typed one, or on the
+    /// embedded store [`PASSWORD_USER`] when none was typed.
     pub fn login_name<'a>(&self, typed: &'a str) -> std::borrow::Cow<'a, str> {
         match self {
-            Self::Password { .. } => PASSWORD_USER.into(),
-            Self::Couch { .. } => typed.into(),
+            Self::Password { .. } if typed.is_empty() => PASSWORD_USER.into(),
+            _ => typed.into(),
         }
     }
 
-    /// Whether the login form asks for a user name.
+    /// Whether the login form asks for a user name: on both stores now
+    /// (issue 35); the embedded store's form takes an empty one as
+    /// [`PASSWORD_USER`].
     pub fn has_user_names(&self) -> bool {
+        true
+    }
+
+    /// Whether the login form's user name is CouchDB's.
+    pub fn is_couch(&self) -> bool {
         matches!(self, Self::Couch { .. })
     }
 
-    pub async fn login(&self, name: &str, password: &str) -> Result<User, LoginError> {
+    pub async fn login(&self, name: &str, password: &str) -> Result<LoggedIn, LoginError> {
         match self {
             Self::Password { db, .. } => {
-                let stored = db
-                    .meta(password::META_NAME)
-                    .await
-                    .map_err(|e| LoginError::Unavailable(e.to_string()))?
-                    .ok_or(LoginError::NoPassword)?;
+                let unavailable =
+                    |e: crate::store::StoreError| LoginError::Unavailable(e.to_string());
+                let name = self.login_name(name);
+                let account = db.account(&name).await.map_err(unavailable)?;
+                let stored = match &account {
+                    Some(crate::store::sqlite::users::Account {
+                        hash: Some(hash), ..
+                    }) => hash.clone(),
+                    // An unknown or invited user costs the same check as a
+                    // wrong password, so the time taken names no user.
+                    _ => {
+                        if !db.has_users().await.map_err(unavailable)? {
+                            return Err(LoginError::NoPassword);
+                        }
+                        password::stand_in().to_owned()
+                    }
+                };
                 let ok = password::verify_off_workers(stored, password)
                     .await
                     .map_err(|e| match e {
                         password::PasswordError::Busy(busy) => LoginError::Busy(busy),
                         e => LoginError::Unavailable(e.to_string()),
                     })?;
-                if !ok {
-                    return Err(LoginError::WrongPassword);
+                match account {
+                    Some(account) if ok && account.hash.is_some() => Ok(LoggedIn {
+                        user: self
+                            .embedded_user(&name, account.role)
+                            .ok_or(LoginError::Wrong)?,
+                        mark: Some(account.sessions),
+                    }),
+                    _ => Err(LoginError::Wrong),
                 }
-                self.password_user().ok_or(LoginError::WrongPassword)
             }
             Self::Couch {
                 settings,
@@ -206,10 +246,13 @@ impl Accounts {
                     Some(c) => store.sharing(Arc::clone(c)),
                     None => store,
                 };
-                Ok(User {
-                    name: session.name.unwrap_or_else(|| name.to_owned()),
-                    role,
-                    store: Served::wrap(Arc::new(store), Arc::clone(snapshot)),
+                Ok(LoggedIn {
+                    user: User {
+                        name: session.name.unwrap_or_else(|| name.to_owned()),
+                        role,
+                        store: Served::wrap(Arc::new(store), Arc::clone(snapshot)),
+                    },
+                    mark: None,
                 })
             }
         }

@@ -223,9 +223,44 @@ pub fn busy(message: &str) -> HttpResponse {
 /// worth nothing), ends the session the form came from, gives the browser
 /// a new device cookie for that user, and goes to the list.
 pub fn log_in(state: &ConsoleState, before: &Current, user: User) -> HttpResponse {
+    log_in_from(state, before, user, super::session::Origin::default())
+}
+
+/// Issue 35 (i35-users): where a login comes from, kept with its session
+/// for the person's list of their sessions; `mark` is the user's session
+/// counter at login (embedded store).
+pub fn origin(
+    req: &HttpRequest,
+    state: &ConsoleState,
+    mark: Option<i64>,
+) -> super::session::Origin {
+    let agent = req
+        .headers()
+        .get(header::USER_AGENT)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or_default();
+    let mut end = agent.len().min(super::session::AGENT_MAX);
+    while !agent.is_char_boundary(end) {
+        end -= 1;
+    }
+    super::session::Origin {
+        started: Some(SystemTime::now()),
+        address: Some(client_address(req, state)),
+        agent: agent[..end].to_owned(),
+        mark,
+    }
+}
+
+/// [`log_in`], the session keeping `origin`.
+pub fn log_in_from(
+    state: &ConsoleState,
+    before: &Current,
+    user: User,
+    origin: super::session::Origin,
+) -> HttpResponse {
     state.sessions.end(&before.id);
     let device = device_cookie(state, &user.name);
-    match state.sessions.start(user) {
+    match state.sessions.start_from(user, origin) {
         Some(logged_in) => with_cookie(
             with_cookie(
                 see_other(&format!("{BASE}/links")),

@@ -38,6 +38,10 @@ pub mod search;
 pub mod session;
 pub mod setup;
 
+// Issue 35 (i35-users): accounts on the embedded store.
+pub mod invitation;
+pub mod user_sync;
+
 // Issue 34: the link page's rule editor and tester.
 pub mod rights;
 pub mod rule_form;
@@ -197,6 +201,10 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
         .route("/sheet/download", web::get().to(sheet::download))
         .route("/sheet/pdf", web::get().to(sheet::pdf))
         .route("/dashboard", web::get().to(dashboard::page))
+        // Issue 35 (i35-users): invitations, one's own sessions, users.
+        .route(invitation::PATH, web::get().to(handlers::invite::form))
+        .route("/account", web::get().to(handlers::account::page))
+        .route("/users", web::get().to(handlers::users::page))
         .route(
             "/dashboard/breakdowns.csv",
             web::get().to(dashboard::breakdowns_csv),
@@ -225,6 +233,13 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             P::RulesRemove => web::post().to(link_rules::remove),
             P::RulesMove => web::post().to(link_rules::move_rule),
             P::Sheet => web::post().to(sheet::create),
+            // Issue 35 (i35-users).
+            P::Invite => web::post().to(handlers::invite::accept),
+            P::LogoutEverywhere => web::post().to(handlers::account::everywhere),
+            P::UsersInvite => web::post().to(handlers::users::invite),
+            P::UsersRole => web::post().to(handlers::users::role),
+            P::UsersRemove => web::post().to(handlers::users::remove),
+            P::UsersReset => web::post().to(handlers::users::reset),
         };
         scope = scope.route(post.path(), handler);
     }

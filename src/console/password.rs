@@ -1,6 +1,6 @@
-//! The embedded store's console password: an argon2id hash in the
-//! database's `meta` table (so a backup of the database carries it), never
-//! the password itself, which is never logged either.
+//! The embedded store's console passwords: argon2id hashes in the
+//! database's `users` table (issue 35; so a backup of the database carries
+//! them), never a password itself, which is never logged either.
 
 use std::sync::{Mutex, PoisonError};
 
@@ -11,8 +11,20 @@ use super::check_gate::{Busy, PASSWORD_CHECKS};
 use crate::store::StoreError;
 use crate::store::sqlite::SqliteStore;
 
-/// The `meta` row holding the hash.
-pub const META_NAME: &str = "console_password";
+/// The `meta` row that held the single password before accounts (moved
+/// onto the user `admin` when the database is opened for writing).
+pub const META_NAME: &str = crate::store::sqlite::users::OLD_PASSWORD_META;
+
+/// A hash no password is likely to match, checked for an unknown or
+/// invited user so that a login takes as long as for a known one. Made
+/// at the default cost on first use.
+pub fn stand_in() -> &'static str {
+    static STAND_IN: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    STAND_IN.get_or_init(|| {
+        let random: [u8; 24] = rand::random();
+        hash(&format!("{random:?}")).unwrap_or_default()
+    })
+}
 
 /// Shorter passwords are refused by `qrtag console-password`.
 pub const MIN_LEN: usize = 10;
@@ -117,7 +129,7 @@ pub fn verify(stored: &str, password: &str) -> bool {
 /// that an async worker (the console's only one) must not spend. Its turn
 /// in the process's [`PASSWORD_CHECKS`] is held until the hash is done,
 /// even if the request that asked goes away meanwhile.
-async fn hash_off_workers(password: &str) -> Result<String, PasswordError> {
+pub async fn hash_off_workers(password: &str) -> Result<String, PasswordError> {
     let password = password.to_owned();
     let turn = PASSWORD_CHECKS.enter().await?;
     tokio::task::spawn_blocking(move || {
@@ -142,24 +154,25 @@ pub async fn verify_off_workers(stored: String, password: &str) -> Result<bool, 
     .map_err(|e| PasswordError::Hash(e.to_string()))
 }
 
-/// Stores the hash of `password` as the console password.
+/// Stores the hash of `password` as the password of the user `admin`
+/// (made an admin if there is none): `qrtag console-password`.
 pub async fn set(store: &SqliteStore, password: &str) -> Result<(), PasswordError> {
     let phc = hash_off_workers(password).await?;
-    store.set_meta(META_NAME, &phc).await?;
+    store.set_first_admin_password(&phc).await?;
     Ok(())
 }
 
-/// Stores the hash of `password` only if no console password is set yet
+/// Makes the user `admin` with `password` only if there is no user yet
 /// (the first-run setup page must not replace one `qrtag console-password`
 /// set meanwhile); whether it did.
 pub async fn set_first(store: &SqliteStore, password: &str) -> Result<bool, PasswordError> {
     let phc = hash_off_workers(password).await?;
-    Ok(store.insert_meta(META_NAME, &phc).await?)
+    Ok(store.insert_first_admin(&phc).await?)
 }
 
-/// Whether a console password is set.
+/// Whether anyone can log in or has been invited: a user exists.
 pub async fn is_set(store: &SqliteStore) -> Result<bool, StoreError> {
-    Ok(store.meta(META_NAME).await?.is_some())
+    store.has_users().await
 }
 
 #[cfg(test)]

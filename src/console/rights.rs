@@ -27,10 +27,18 @@ pub enum Post {
     RulesRemove,
     RulesMove,
     Sheet,
+    /// Issue 35 (i35-users): accepting an invitation (no session yet),
+    /// one's own "log out everywhere", and the admins' users page.
+    Invite,
+    LogoutEverywhere,
+    UsersInvite,
+    UsersRole,
+    UsersRemove,
+    UsersReset,
 }
 
 impl Post {
-    pub const ALL: [Post; 16] = [
+    pub const ALL: [Post; 22] = [
         Post::Login,
         Post::Logout,
         Post::Setup,
@@ -47,6 +55,12 @@ impl Post {
         Post::RulesRemove,
         Post::RulesMove,
         Post::Sheet,
+        Post::Invite,
+        Post::LogoutEverywhere,
+        Post::UsersInvite,
+        Post::UsersRole,
+        Post::UsersRemove,
+        Post::UsersReset,
     ];
 
     /// The path under the console's base.
@@ -68,6 +82,12 @@ impl Post {
             Post::RulesRemove => "/link/rules/remove",
             Post::RulesMove => "/link/rules/move",
             Post::Sheet => "/sheet",
+            Post::Invite => super::invitation::PATH,
+            Post::LogoutEverywhere => "/account/logout-everywhere",
+            Post::UsersInvite => "/users/invite",
+            Post::UsersRole => "/users/role",
+            Post::UsersRemove => "/users/remove",
+            Post::UsersReset => "/users/reset",
         }
     }
 
@@ -82,7 +102,11 @@ impl Post {
     /// checked by its handler once the action is read.
     pub fn needs(self) -> Option<Role> {
         match self {
-            Post::Login | Post::Logout | Post::Setup => None,
+            Post::Login | Post::Logout | Post::Setup | Post::Invite => None,
+            Post::LogoutEverywhere => Some(Role::Viewer),
+            Post::UsersInvite | Post::UsersRole | Post::UsersRemove | Post::UsersReset => {
+                Some(Role::Admin)
+            }
             Post::Bulk => Some(Role::Viewer),
             Post::Delete => Some(Role::Admin),
             Post::Create
@@ -122,7 +146,7 @@ pub fn check(role: Role, need: Role) -> Result<(), String> {
     let what = match need {
         Role::Viewer => "read the console",
         Role::Editor => "change links",
-        Role::Admin => "delete links",
+        Role::Admin => "delete links or manage users",
     };
     Err(format!(
         "your role ({role}) may not {what}: that needs the {need} role; nothing was changed"

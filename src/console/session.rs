@@ -67,6 +67,36 @@ struct Entry {
     user: User,
     last_seen: Instant,
     runs: PrintRuns,
+    /// Issue 35 (i35-users): where and when it began, for the person's
+    /// list of their own sessions, and the user's session counter at login
+    /// (embedded store only), which ends it when it moves.
+    origin: Origin,
+}
+
+/// Issue 35 (i35-users): what a session keeps about where it began.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    pub started: Option<std::time::SystemTime>,
+    pub address: Option<std::net::IpAddr>,
+    /// The browser's `User-Agent`, cut to [`AGENT_MAX`] bytes.
+    pub agent: String,
+    /// The user's `sessions` counter at login (`store::sqlite::users`).
+    pub mark: Option<i64>,
+}
+
+/// The most of a `User-Agent` a session keeps.
+pub const AGENT_MAX: usize = 160;
+
+/// One of a person's sessions as their account page lists it.
+#[derive(Debug, Clone)]
+pub struct SessionInfo {
+    /// Whether it is the session asking.
+    pub this_one: bool,
+    pub started: Option<std::time::SystemTime>,
+    /// How long ago it was last used.
+    pub idle: Duration,
+    pub address: Option<std::net::IpAddr>,
+    pub agent: String,
 }
 
 /// A session's print runs: the last [`BATCHES`], each under the number it
@@ -124,6 +154,11 @@ pub fn random_token() -> String {
 impl Sessions {
     /// Starts a session for a user who has just logged in.
     pub fn start(&self, user: User) -> Option<Current> {
+        self.start_from(user, Origin::default())
+    }
+
+    /// [`start`](Self::start), keeping where and when (issue 35).
+    pub fn start_from(&self, user: User, origin: Origin) -> Option<Current> {
         let mut map = self.inner.lock().ok()?;
         if map.len() >= CAP {
             let now = Instant::now();
@@ -150,6 +185,7 @@ impl Sessions {
                 user,
                 last_seen: Instant::now(),
                 runs: PrintRuns::default(),
+                origin,
             },
         );
         Some(current)
@@ -175,6 +211,57 @@ impl Sessions {
     pub fn end(&self, id: &str) {
         if let Ok(mut map) = self.inner.lock() {
             map.remove(id);
+        }
+    }
+
+    /// Issue 35 (i35-users): holds the embedded store's sessions to its
+    /// users as read now (`marks`: name → role and session counter): a
+    /// session whose user is gone or whose counter moved ends, the others
+    /// take the user's current role. Sessions without a mark (CouchDB's)
+    /// are left alone.
+    pub fn hold_to(&self, marks: &HashMap<String, (Role, i64)>) {
+        let Ok(mut map) = self.inner.lock() else {
+            return;
+        };
+        map.retain(|_, e| {
+            let Some(mark) = e.origin.mark else {
+                return true;
+            };
+            match marks.get(&e.user.name) {
+                Some(&(role, now)) if now == mark => {
+                    e.user.role = role;
+                    true
+                }
+                _ => false,
+            }
+        });
+    }
+
+    /// The live sessions of `name` on this node, newest first.
+    pub fn of_user(&self, name: &str, asking: &str) -> Vec<SessionInfo> {
+        let Ok(map) = self.inner.lock() else {
+            return Vec::new();
+        };
+        let now = Instant::now();
+        let mut list: Vec<SessionInfo> = map
+            .iter()
+            .filter(|(_, e)| e.user.name == name && now.duration_since(e.last_seen) < IDLE)
+            .map(|(id, e)| SessionInfo {
+                this_one: id == asking,
+                started: e.origin.started,
+                idle: now.duration_since(e.last_seen),
+                address: e.origin.address,
+                agent: e.origin.agent.clone(),
+            })
+            .collect();
+        list.sort_by_key(|s| std::cmp::Reverse(s.started));
+        list
+    }
+
+    /// Ends every session of `name` on this node.
+    pub fn end_user(&self, name: &str) {
+        if let Ok(mut map) = self.inner.lock() {
+            map.retain(|_, e| e.user.name != name);
         }
     }
 

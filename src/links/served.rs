@@ -227,6 +227,11 @@ impl LinkStore for Served {
         self.inner.api_keys().await
     }
 
+    // Issue 35 (i35-users).
+    async fn key_owner(&self, name: &str) -> Result<crate::store::KeyOwner, StoreError> {
+        self.inner.key_owner(name).await
+    }
+
     async fn put_api_key(
         &self,
         record: &crate::values::api_key::KeyRecord,

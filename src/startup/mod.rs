@@ -832,6 +832,10 @@ impl Application {
             Some(console) => console.offer_setup(admin_addr).await?,
             None => None,
         };
+        // Issue 35 (i35-users): sessions follow their users' changes.
+        if let Some(console) = &console {
+            crate::console::user_sync::keep_sessions_held(&console.clone().into_inner());
+        }
         let admin_state = web::Data::new(admin::AdminState {
             health: Arc::clone(&health),
             metrics: Arc::new(metrics),

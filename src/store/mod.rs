@@ -66,6 +66,19 @@ pub enum StoreError {
     Other(String),
 }
 
+/// Issue 35 (i35-users): what the store knows of an API key's user.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyOwner {
+    /// The user exists with this role.
+    Role(crate::values::role::Role),
+    /// No such user (removed): the key is refused.
+    Gone,
+    /// The store keeps no users to check against: the embedded store
+    /// before any user exists, and CouchDB, whose accounts qrtag's
+    /// service account cannot read (there the key's scope alone decides).
+    Unchecked,
+}
+
 /// No method has a default body: a wrapper such as
 /// [`Served`](crate::links::served::Served) that forgot to pass one on
 /// would silently answer with the default instead of the inner store's
@@ -226,6 +239,12 @@ pub trait LinkStore: Send + Sync + 'static {
         &self,
         query: &crate::values::audit::AuditQuery,
     ) -> Result<Vec<crate::values::audit::AuditEntry>, StoreError>;
+
+    /// Issue 35 (i35-users): the role of the user an API key belongs to,
+    /// read on every API request after the key (no cache), so a removed
+    /// user's key is refused and a lowered role holds from the next
+    /// request on every node.
+    async fn key_owner(&self, name: &str) -> Result<KeyOwner, StoreError>;
 
     /// Starts the background task that keeps `snapshot` a mirror of the
     /// store. With `resume`, the snapshot already holds the links as of that

@@ -98,6 +98,22 @@ pub struct KeyRecord {
     pub created_at: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<String>,
+    /// Issue 35 (i35-users): the user the key belongs to, whose role it
+    /// never exceeds. A key made before users has none and belongs to the
+    /// first admin ([`KeyRecord::owner`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+}
+
+/// Issue 35 (i35-users): the user an owner-less key (made before users)
+/// belongs to: the first admin, as the single console password became.
+pub const LEGACY_OWNER: &str = "admin";
+
+impl KeyRecord {
+    /// The user the key belongs to ([`LEGACY_OWNER`] for an old key).
+    pub fn owner(&self) -> &str {
+        self.user.as_deref().unwrap_or(LEGACY_OWNER)
+    }
 }
 
 /// Why a presented key is not let in; the API answers all of them 401.
@@ -150,6 +166,7 @@ impl NewKey {
                 scope,
                 created_at: crate::values::timestamp::time_text(now),
                 revoked_at: None,
+                user: None,
             },
         }
     }

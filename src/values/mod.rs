@@ -15,3 +15,5 @@ pub mod secret;
 pub mod short_id;
 pub mod timestamp;
 pub mod usage;
+// Issue 35 (i35-users): accounts on the embedded store.
+pub mod user_name;

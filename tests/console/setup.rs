@@ -55,11 +55,13 @@ impl Console {
     }
 
     async fn stored_password(&self) -> Option<String> {
+        // Issue 35: the password is the user admin's.
         self.app
             .store()
-            .meta(password::META_NAME)
+            .account("admin")
             .await
-            .expect("read meta")
+            .expect("read the user")
+            .and_then(|a| a.hash)
     }
 }
 

@@ -19,7 +19,7 @@ pub async fn form(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     let first_run = state.accounts.password_missing().await.unwrap_or(false);
     let ask_name = state.accounts.has_user_names();
     anonymous_page(&req, &state, StatusCode::OK, |csrf| {
-        pages::login::page(csrf, ask_name, None, first_run)
+        pages::login::page(csrf, ask_name, None, first_run, state.accounts.is_couch())
     })
 }
 
@@ -42,16 +42,17 @@ pub async fn login(
     // Issue 35: logins and failed logins go into the audit log.
     let address = http::client_address(&req, &state).to_string();
     match state.accounts.login(user, password).await {
-        Ok(user) => {
+        Ok(logged_in) => {
             attempt.give_back(&state);
             let actor = Actor::Console {
-                user: user.name.clone(),
+                user: logged_in.user.name.clone(),
             };
             let event = Event::Login {
                 address: Some(address),
             };
             state.record(actor, event).await;
-            http::log_in(&state, &session, user)
+            let origin = http::origin(&req, &state, logged_in.mark);
+            http::log_in_from(&state, &session, logged_in.user, origin)
         }
         Err(LoginError::Busy(busy)) => {
             // Never checked: not a guess.
@@ -77,7 +78,13 @@ pub async fn login(
             let problem = (!first_run).then(|| e.to_string());
             html(
                 status,
-                pages::login::page(&session.csrf, ask_name, problem.as_deref(), first_run),
+                pages::login::page(
+                    &session.csrf,
+                    ask_name,
+                    problem.as_deref(),
+                    first_run,
+                    state.accounts.is_couch(),
+                ),
             )
         }
     }

@@ -11,6 +11,10 @@ pub mod matching;
 pub mod pdf;
 pub mod setup;
 pub mod sheet;
+// Issue 35 (i35-users).
+pub mod account;
+pub mod invite;
+pub mod users;
 
 use actix_web::HttpResponse;
 use actix_web::http::header;

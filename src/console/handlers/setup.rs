@@ -90,8 +90,16 @@ pub async fn set(
         setting: "console_password".into(),
     };
     state.record(actor, event).await;
+    // Issue 35: the session is held to the new admin's counter like a login's.
+    let mark = match db.account(crate::console::auth::PASSWORD_USER).await {
+        Ok(account) => account.map(|a| a.sessions),
+        Err(e) => return unavailable(&e),
+    };
     match state.accounts.password_user() {
-        Some(user) => http::log_in(&state, &session, user),
+        Some(user) => {
+            let origin = http::origin(&req, &state, mark);
+            http::log_in_from(&state, &session, user, origin)
+        }
         None => no_setup(),
     }
 }

@@ -23,6 +23,10 @@ pub mod setup;
 pub mod sheet;
 pub mod stylesheet;
 pub mod thumb;
+// Issue 35 (i35-users).
+pub mod account;
+pub mod invite;
+pub mod users;
 
 /// Where the console is mounted on the admin listener.
 pub const BASE: &str = "/console";
@@ -74,7 +78,9 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                         }
                         form.logout #logout method="post" action={ (BASE) "/logout" } {
                             (csrf_field(v.csrf))
-                            span.user data-user=(v.name) data-can-edit=(v.can_edit) data-role=(v.role) {
+                            // Issue 35 (i35-users): the name leads to one's sessions.
+                            a.user #account-link href={ (BASE) "/account" }
+                                data-user=(v.name) data-can-edit=(v.can_edit) data-role=(v.role) {
                                 (v.name) @if !v.can_edit { " (read-only)" }
                             }
                             button type="submit" { "Log out" }

@@ -10,7 +10,7 @@ use actix_web::HttpResponse;
 use actix_web::http::header::{self, HeaderMap, HeaderValue};
 
 use super::problem::{self, Kind};
-use crate::store::LinkStore;
+use crate::store::{KeyOwner, LinkStore};
 use crate::values::api_key::{Presented, Scope};
 use crate::values::role::Role;
 
@@ -19,13 +19,16 @@ use crate::values::role::Role;
 pub struct Caller {
     pub id: String,
     pub scope: Scope,
-    /// What the key may do (issue 35): [`scope_role`] of its scope.
+    /// Issue 35 (i35-users): the user the key belongs to (`KeyRecord::owner`),
+    /// for `Actor::ApiKey { key, user }`.
+    pub user: String,
+    /// What the request may do (issue 35): the lower of [`scope_role`] of
+    /// the key's scope and its user's current role.
     pub role: Role,
 }
 
 /// The role a key's scope gives (issue 35): a read key is a viewer's, a
-/// write key an editor's. The one place a key's role is computed, so its
-/// owner's role (i35-users) can lower it here: at most the user's.
+/// write key an editor's, before its owner's role lowers it in [`caller`].
 pub fn scope_role(scope: Scope) -> Role {
     match scope {
         Scope::Read => Role::Viewer,
@@ -69,7 +72,26 @@ pub async fn caller(
     let scope = record
         .admit(&presented)
         .map_err(|e| problem::respond(Kind::Unauthorized, e))?;
-    let role = scope_role(scope);
+    // Issue 35 (i35-users): the key's user, read after the key on every
+    // request: removed is a 401 at once, and the key's role is at most theirs.
+    let user = record.owner().to_owned();
+    let role = match store.key_owner(&user).await {
+        Ok(KeyOwner::Role(theirs)) => scope_role(scope).min(theirs),
+        Ok(KeyOwner::Unchecked) => scope_role(scope),
+        Ok(KeyOwner::Gone) => {
+            return Err(problem::respond(
+                Kind::Unauthorized,
+                format!("the API key's user {user} was removed"),
+            ));
+        }
+        Err(e) => {
+            tracing::warn!(error = %e, "an API key's user could not be read");
+            return Err(problem::respond(
+                Kind::Unavailable,
+                "the API keys could not be read; try again later",
+            ));
+        }
+    };
     if role < need {
         return Err(problem::respond(
             Kind::Forbidden,
@@ -83,6 +105,7 @@ pub async fn caller(
     Ok(Caller {
         id: record.id,
         scope,
+        user,
         role,
     })
 }

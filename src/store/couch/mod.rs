@@ -728,6 +728,12 @@ impl LinkStore for CouchStore {
         KeyDb::beside(&self.http)?.all().await
     }
 
+    /// Issue 35 (i35-users): CouchDB's accounts live in `_users`, which the
+    /// service's account cannot read; the key's scope alone decides.
+    async fn key_owner(&self, _name: &str) -> Result<super::KeyOwner, StoreError> {
+        Ok(super::KeyOwner::Unchecked)
+    }
+
     async fn put_api_key(&self, record: &KeyRecord) -> Result<(), StoreError> {
         KeyDb::beside(&self.http)?.put(record).await
     }

@@ -162,6 +162,9 @@ impl SqliteStore {
                 r.get(0)
             })
             .map_err(err)?;
+        // Issue 35 (i35-users): the accounts' tables, the old password moved.
+        let mut conn = conn;
+        users::prepare(&mut conn).map_err(err)?;
         Ok(Self::from_conn(path, conn, db_id))
     }
 
@@ -403,6 +406,8 @@ impl SqliteStore {
 /// Bulk import and export: new code kept apart from the single writes.
 mod audit;
 mod bulk;
+// Issue 35 (i35-users): accounts on the embedded store.
+pub mod users;
 
 /// The `meta` row of the recorded public URL.
 const PUBLIC_URL_META: &str = "public_url";
@@ -649,6 +654,15 @@ impl LinkStore for SqliteStore {
                 })
             })
             .collect()
+    }
+
+    // Issue 35 (i35-users): the key's user in the `users` table.
+    async fn key_owner(&self, name: &str) -> Result<super::KeyOwner, StoreError> {
+        match self.account(name).await? {
+            Some(account) => Ok(super::KeyOwner::Role(account.role)),
+            None if self.has_users().await? => Ok(super::KeyOwner::Gone),
+            None => Ok(super::KeyOwner::Unchecked),
+        }
     }
 
     fn snapshot_identity(&self) -> String {

@@ -1,0 +1,88 @@
+//! Issue 35 (i35-users): the admins' users page: every user with their
+//! role and state, forms to invite, change a role, reset and remove; and
+//! the page that shows a new invitation link, once.
+
+use maud::{Markup, html};
+
+use super::{BASE, Viewer, csrf_field, layout};
+use crate::store::sqlite::users::UserRow;
+use crate::values::role::Role;
+
+fn role_select(id: &str, chosen: Role) -> Markup {
+    html! {
+        select id=(id) name="role" {
+            @for r in Role::ALL {
+                option value=(r) selected[r == chosen] { (r) }
+            }
+        }
+    }
+}
+
+pub fn page(viewer: &Viewer<'_>, users: &[UserRow], problem: Option<&str>) -> Markup {
+    layout(
+        "Users",
+        Some(viewer),
+        html! {
+            h1 { "Users" }
+            @if let Some(p) = problem {
+                p.problem #problem role="alert" { (p) }
+            }
+            table #users {
+                thead { tr { th { "Name" } th { "Role" } th { "State" } th { "Created" } th { "Change" } } }
+                tbody {
+                    @for (i, u) in users.iter().enumerate() {
+                        tr.user data-name=(u.name) data-role=(u.role) data-state=(u.state()) {
+                            td { (u.name) }
+                            td { (u.role) }
+                            td { (u.state()) }
+                            td { (u.created_at) }
+                            td {
+                                form.inline method="post" action={ (BASE) "/users/role" } {
+                                    (csrf_field(viewer.csrf))
+                                    input type="hidden" name="name" value=(u.name);
+                                    label for={ "role-" (i) } { "Role of " (u.name) }
+                                    (role_select(&format!("role-{i}"), u.role))
+                                    button type="submit" { "Change role" }
+                                }
+                                form.inline method="post" action={ (BASE) "/users/reset" } {
+                                    (csrf_field(viewer.csrf))
+                                    input type="hidden" name="name" value=(u.name);
+                                    button type="submit" { "Reset password of " (u.name) }
+                                }
+                                form.inline method="post" action={ (BASE) "/users/remove" } {
+                                    (csrf_field(viewer.csrf))
+                                    input type="hidden" name="name" value=(u.name);
+                                    button type="submit" { "Remove " (u.name) }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            h2 { "Invite someone" }
+            form.card #invite-user method="post" action={ (BASE) "/users/invite" } {
+                (csrf_field(viewer.csrf))
+                label for="invite-name" { "User name" }
+                input #invite-name type="text" name="name" required autocapitalize="none" spellcheck="false";
+                label for="invite-role" { "Role" }
+                (role_select("invite-role", Role::Viewer))
+                button type="submit" { "Invite" }
+            }
+        },
+    )
+}
+
+/// A new invitation's link, shown once: only its hash is kept.
+pub fn link_page(viewer: &Viewer<'_>, name: &str, link: &str, expires: &str) -> Markup {
+    layout(
+        "Invitation",
+        Some(viewer),
+        html! {
+            h1 { "Invitation for " (name) }
+            p { "Give " (name) " this link. It works once, until " (expires) " (UTC), "
+                "and is shown only now." }
+            p { code #invitation-link { (link) } }
+            p { a href={ (BASE) "/users" } { "Back to the users" } }
+        },
+    )
+}
