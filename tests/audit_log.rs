@@ -228,3 +228,47 @@ async fn a_rest_bulk_create_is_in_the_audit_log_with_its_key() {
         serde_json::json!(["run/1", "run/2"])
     );
 }
+
+#[test]
+fn user_commands_leave_their_entries_by_the_cli() {
+    let dir = tempfile::tempdir().expect("dir");
+    let db = dir.path().join("links.db");
+    init_db(&db);
+    for args in [
+        &["user", "add", "ann", "--role", "editor"][..],
+        &["user", "role", "ann", "viewer"],
+        &["user", "reset", "ann"],
+        &["user", "remove", "ann"],
+    ] {
+        let out = qrtag_cmd(&db, args);
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    // A refused command (an unknown user) changes nothing and leaves no entry.
+    assert_eq!(
+        qrtag_cmd(&db, &["user", "remove", "nobody"]).status.code(),
+        Some(2)
+    );
+    let entries = audit(&db, &[]);
+    assert_eq!(
+        kinds(&entries),
+        [
+            "user_invited",
+            "role_changed",
+            "invitation_reset",
+            "user_removed"
+        ]
+    );
+    assert_eq!(entries[0]["event"]["user"], "ann");
+    assert_eq!(entries[0]["event"]["role"], "editor");
+    assert_eq!(entries[1]["event"]["from"], "editor");
+    assert_eq!(entries[1]["event"]["to"], "viewer");
+    for e in &entries {
+        assert_eq!(e["actor"]["kind"], "cli", "{e}");
+        assert_eq!(e["surface"], "cli", "{e}");
+        assert!(!e.to_string().contains("token="), "no invitation link: {e}");
+    }
+}

@@ -5,16 +5,15 @@
 //! a new form cannot be missed) posted by a role below its need, with a
 //! valid token, is a 403 with one plain line and leaves the store as it was.
 //!
-//! Until the embedded store has accounts (i35-users), the one password's
-//! role is lowered for the test by `QRTAG_TEST_PASSWORD_ROLE`, which only
-//! a debug build reads.
+//! The viewer and the editor are real accounts, invited with `qrtag user
+//! add` and logged in by accepting their invitation.
 
 mod support;
 
 use qrtag::console::rights::Post;
 use qrtag::values::role::Role;
 use reqwest::StatusCode;
-use support::console::{browser, csrf, get_page, log_in, post_form, set_password};
+use support::console::{browser, csrf, get_page, invited, log_in, post_form, set_password};
 use support::process::ServerProcess;
 use support::qrtag_cmd;
 
@@ -67,15 +66,16 @@ struct Session {
 
 impl Session {
     async fn start(db: &std::path::Path, role: Role) -> Self {
-        let srv = ServerProcess::spawn(
-            db,
-            &["--console"],
-            &[("QRTAG_TEST_PASSWORD_ROLE", role.as_str())],
-            false,
-        )
-        .await;
+        let srv = ServerProcess::spawn(db, &["--console"], &[], false).await;
         let http = browser();
-        log_in(&http, &srv.admin_url("/console"), PASSWORD).await;
+        let console = srv.admin_url("/console");
+        if role == Role::Admin {
+            log_in(&http, &console, PASSWORD).await;
+        } else {
+            // A person of that role, invited with `qrtag user add`; accepting
+            // the invitation logs them in.
+            invited(&http, db, &console, &format!("some-{role}"), role, PASSWORD).await;
+        }
         Self { srv, http }
     }
 
@@ -208,7 +208,12 @@ async fn each_role_sees_only_its_forms_and_a_forged_post_is_refused() {
     );
     let list = editor.page("/links").await;
     assert!(list.contains(r#"id="bulk-state""#) && !list.contains(r#"id="bulk-delete""#));
-    assert_eq!(editor.refused_above(&db, Role::Editor).await, 1);
+    let admin_forms = Post::ALL
+        .into_iter()
+        .filter(|p| p.needs() == Some(Role::Admin))
+        .count();
+    assert_eq!(admin_forms, 5, "delete and the users page's four");
+    assert_eq!(editor.refused_above(&db, Role::Editor).await, admin_forms);
     editor.bulk(&db, Role::Editor).await;
     // What an editor may do still goes through the gate.
     let (status, body) = editor

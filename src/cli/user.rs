@@ -15,6 +15,7 @@ use crate::console::invitation::{self, NewInvitation};
 use crate::store::Access;
 use crate::store::sqlite::SqliteStore;
 use crate::store::sqlite::users::UserError;
+use crate::values::audit::Event;
 use crate::values::role::Role;
 use crate::values::usage::UsageError;
 use crate::values::user_name::UserName;
@@ -146,17 +147,29 @@ pub async fn run(cli: &Cli, command: &UserCommand) -> anyhow::Result<ExitCode> {
                 "qrtag: {name} invited as {role}; the link works once, until {} (UTC)",
                 crate::values::timestamp::time_text(new.record.expires_at)
             );
-            // Issue 35 (i35-audit): "user invited" (name, role, by the CLI's actor).
+            let event = Event::UserInvited {
+                user: name.to_string(),
+                role,
+            };
+            super::audit::record(&store, event).await;
         }
         (UserCommand::Role { .. }, Some((name, Some(role)))) => {
             let old = store.set_role(name.as_str(), role).await.map_err(refused)?;
             eprintln!("qrtag: {name} is now {role} (was {old})");
-            // Issue 35 (i35-audit): "role changed" (name, old, new).
+            let event = Event::RoleChanged {
+                user: name.to_string(),
+                from: old,
+                to: role,
+            };
+            super::audit::record(&store, event).await;
         }
         (UserCommand::Remove { .. }, Some((name, None))) => {
             store.remove_user(name.as_str()).await.map_err(refused)?;
             eprintln!("qrtag: {name} removed; their sessions and API keys end now");
-            // Issue 35 (i35-audit): "user removed" (name).
+            let event = Event::UserRemoved {
+                user: name.to_string(),
+            };
+            super::audit::record(&store, event).await;
         }
         (UserCommand::Reset { link, .. }, Some((name, None))) => {
             let new = NewInvitation::generate(Utc::now());
@@ -169,7 +182,10 @@ pub async fn run(cli: &Cli, command: &UserCommand) -> anyhow::Result<ExitCode> {
                 "qrtag: {name}'s password no longer works; the new link works once, until {} (UTC)",
                 crate::values::timestamp::time_text(new.record.expires_at)
             );
-            // Issue 35 (i35-audit): "user reset" (name).
+            let event = Event::InvitationReset {
+                user: name.to_string(),
+            };
+            super::audit::record(&store, event).await;
         }
         _ => anyhow::bail!("internal: the command's checks and its run disagree"),
     }

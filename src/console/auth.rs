@@ -33,22 +33,6 @@ pub struct LoggedIn {
     pub mark: Option<i64>,
 }
 
-/// A test seam (issue 35), until the embedded store has accounts of its
-/// own: in a debug build, `QRTAG_TEST_PASSWORD_ROLE` (viewer, editor)
-/// lowers the role the one password logs in with, so tests meet a
-/// viewer's and an editor's console through the real server. It can only
-/// lower the role, and a release build never reads it.
-fn password_role() -> Role {
-    #[cfg(debug_assertions)]
-    if let Some(role) = std::env::var("QRTAG_TEST_PASSWORD_ROLE")
-        .ok()
-        .and_then(|r| Role::parse(&r).ok())
-    {
-        return role.min(Role::Admin);
-    }
-    Role::Admin
-}
-
 pub enum Accounts {
     /// The embedded store's users (`store::sqlite::users`).
     Password {
@@ -134,8 +118,7 @@ impl Accounts {
         match self {
             Self::Password { store, .. } => Some(User {
                 name: name.to_owned(),
-                // The test seam only ever lowers the stored role.
-                role: role.min(password_role()),
+                role,
                 store: Arc::clone(store),
             }),
             Self::Couch { .. } => None,

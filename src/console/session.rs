@@ -258,10 +258,15 @@ impl Sessions {
         list
     }
 
-    /// Ends every session of `name` on this node.
-    pub fn end_user(&self, name: &str) {
-        if let Ok(mut map) = self.inner.lock() {
-            map.retain(|_, e| e.user.name != name);
+    /// Ends every session of `name` on this node; how many there were.
+    pub fn end_user(&self, name: &str) -> u64 {
+        match self.inner.lock() {
+            Ok(mut map) => {
+                let before = map.len();
+                map.retain(|_, e| e.user.name != name);
+                (before - map.len()) as u64
+            }
+            Err(_) => 0,
         }
     }
 

@@ -97,3 +97,42 @@ pub async fn logged_in(console: &str, password: &str) -> reqwest::Client {
     log_in(&http, console, password).await;
     http
 }
+
+/// Invites `name` as `role` with `qrtag user add` on `db` and accepts the
+/// invitation at `console` (the console's base URL) with `password`,
+/// which logs `http` in as them (issue 35).
+pub async fn invited(
+    http: &reqwest::Client,
+    db: &Path,
+    console: &str,
+    name: &str,
+    role: qrtag::values::role::Role,
+    password: &str,
+) {
+    let out = super::qrtag_cmd(db, &["user", "add", name, "--role", role.as_str()]);
+    assert!(
+        out.status.success(),
+        "user add: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let link = String::from_utf8(out.stdout).expect("UTF-8");
+    let token = link
+        .trim()
+        .split_once("token=")
+        .expect("an invitation link")
+        .1;
+    let page = format!("{console}/invite");
+    let html = get_page(http, &format!("{page}?token={token}")).await;
+    let res = post_form(
+        http,
+        &page,
+        &[
+            ("csrf", csrf(&html).as_str()),
+            ("token", token),
+            ("password", password),
+            ("again", password),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "invitation accepted");
+}

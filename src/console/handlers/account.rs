@@ -44,7 +44,15 @@ pub async fn everywhere(
             "the sessions could not be ended now; try again",
         );
     }
-    state.sessions.end_user(&user.name);
+    let sessions = state.sessions.end_user(&user.name);
+    let event = crate::values::audit::Event::LogoutEverywhere {
+        user: user.name.clone(),
+        sessions,
+    };
+    let actor = crate::values::actor::Actor::Console {
+        user: user.name.clone(),
+    };
+    state.record(actor, event).await;
     http::with_cookie(
         see_other(&http::login_path()),
         &clear_cookie(state.secure_cookie),

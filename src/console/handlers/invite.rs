@@ -74,7 +74,12 @@ pub async fn accept(
         Err(e) => return refusal(&e),
     };
     tracing::info!(user = %name, "console: an invitation was accepted");
-    // Issue 35 (i35-audit): "invitation accepted" by `name` belongs here.
+    // The first login of an invited person: their password is chosen now.
+    let actor = crate::values::actor::Actor::Console { user: name.clone() };
+    let event = crate::values::audit::Event::Login {
+        address: Some(http::client_address(&req, &state).to_string()),
+    };
+    state.record(actor, event).await;
     match state.accounts.embedded_user(&name, role) {
         Some(user) => {
             let origin = http::origin(&req, &state, Some(mark));

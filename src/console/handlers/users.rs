@@ -15,6 +15,8 @@ use crate::console::pages;
 use crate::console::session::{Current, User};
 use crate::store::sqlite::SqliteStore;
 use crate::store::sqlite::users::UserError;
+use crate::values::actor::Actor;
+use crate::values::audit::Event;
 use crate::values::role::Role;
 use crate::values::user_name::UserName;
 
@@ -139,7 +141,11 @@ pub async fn invite(
     if let Err(e) = db.add_user(&name, role, &new.record).await {
         return refused(&session, &user, &db, &e).await;
     }
-    // Issue 35 (i35-audit): "user invited" (name, role) by `user.name`.
+    let event = Event::UserInvited {
+        user: name.to_string(),
+        role,
+    };
+    state.record(actor(&user), event).await;
     link_answer(&req, &session, &user, name.as_str(), &new)
 }
 
@@ -183,8 +189,15 @@ pub async fn role(
         }
     };
     match db.set_role(name.as_str(), role).await {
-        // Issue 35 (i35-audit): "role changed" (name, old, new) by `user.name`.
-        Ok(_old) => see_other(&users_path()),
+        Ok(old) => {
+            let event = Event::RoleChanged {
+                user: name.to_string(),
+                from: old,
+                to: role,
+            };
+            state.record(actor(&user), event).await;
+            see_other(&users_path())
+        }
         Err(e) => refused(&session, &user, &db, &e).await,
     }
 }
@@ -208,7 +221,10 @@ pub async fn reset(
     if let Err(e) = db.reset_user(name.as_str(), &new.record).await {
         return refused(&session, &user, &db, &e).await;
     }
-    // Issue 35 (i35-audit): "user reset" (name) by `user.name`.
+    let event = Event::InvitationReset {
+        user: name.to_string(),
+    };
+    state.record(actor(&user), event).await;
     state.sessions.end_user(name.as_str());
     link_answer(&req, &session, &user, name.as_str(), &new)
 }
@@ -230,10 +246,20 @@ pub async fn remove(
     };
     match db.remove_user(name.as_str()).await {
         Ok(()) => {
-            // Issue 35 (i35-audit): "user removed" (name) by `user.name`.
+            let event = Event::UserRemoved {
+                user: name.to_string(),
+            };
+            state.record(actor(&user), event).await;
             state.sessions.end_user(name.as_str());
             see_other(&users_path())
         }
         Err(e) => refused(&session, &user, &db, &e).await,
+    }
+}
+
+/// The admin acting on the users page, as the audit log names them.
+fn actor(user: &User) -> Actor {
+    Actor::Console {
+        user: user.name.clone(),
     }
 }
