@@ -20,7 +20,9 @@ use crate::values::link_key::LinkKey;
 use crate::values::public_url::PublicUrl;
 use crate::values::secret::Secret;
 
+// Issue 35: who runs a command, for the history.
 mod api_key;
+pub mod author;
 pub mod config;
 mod config_file;
 mod console;

@@ -765,9 +765,14 @@ async fn the_store_maps_conflicts_and_concurrent_edits_all_land() {
             let store = Arc::clone(&store);
             let key = key.clone();
             tokio::spawn(async move {
-                qrtag::links::update(store.as_ref(), qrtag::link::Via::Cli, &key, |d| {
-                    d.insert(format!("f{i}"), json!(i));
-                })
+                qrtag::links::update(
+                    store.as_ref(),
+                    &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+                    &key,
+                    |d| {
+                        d.insert(format!("f{i}"), json!(i));
+                    },
+                )
                 .await
             })
         })

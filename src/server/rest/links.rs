@@ -15,8 +15,8 @@ use utoipa::{IntoParams, ToSchema};
 use super::problem::{self, Kind};
 use super::{MAX_BULK, RestState, admit, json_body, read};
 use crate::console::list::{self, At, By, Cursor, Sort, StateFilter};
-use crate::link::Via;
 use crate::link::{self, Document, Link, Notes, Title};
+use crate::link::{Author, Via};
 use crate::links::{self as write, LinkError};
 use crate::print::tag_image::ImageFormat;
 use crate::store::StoreError;
@@ -288,18 +288,39 @@ fn refuse_looping_fallback(
         .map_err(|e| (Kind::InvalidUrl, format!("fallback_url: {e}")))
 }
 
-/// A write's key checked (a write key, within its rate), then its body.
+/// A write's key checked (a write key, within its rate), then its body;
+/// the key is the write's author (issue 35).
 async fn write_body<T: serde::de::DeserializeOwned>(
     req: &HttpRequest,
     payload: web::Payload,
     state: &RestState,
-) -> Result<T, HttpResponse> {
-    admit(req, state, true).await?;
-    json_body(req.headers(), payload).await
+) -> Result<(T, Author), HttpResponse> {
+    let caller = admit(req, state, true).await?;
+    Ok((
+        json_body(req.headers(), payload).await?,
+        api_author(&caller),
+    ))
+}
+
+// Issue 35 (history): a REST write's author.
+/// The API key behind a write; its user once keys belong to users
+/// (i35-users adds the user to the caller).
+pub(super) fn api_author(caller: &super::auth::Caller) -> Author {
+    Author::new(
+        Via::Api,
+        crate::values::actor::Actor::ApiKey {
+            key: caller.id.clone(),
+            user: None,
+        },
+    )
 }
 
 /// Creates one link and reads it back (its revision is the `ETag`).
-async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpResponse> {
+async fn create_one(
+    state: &RestState,
+    author: &Author,
+    new: &NewLink,
+) -> Result<LinkView, HttpResponse> {
     let (mut doc, key) = new_document(new).map_err(|(kind, msg)| problem::respond(kind, msg))?;
     if let Some(key) = &key {
         refuse_looping_fallback(state, key.as_str(), new.fallback_url.as_deref())
@@ -309,7 +330,7 @@ async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpRe
         .map_err(|(kind, msg)| problem::respond(kind, msg))?
         .write_to(&mut doc);
     let store = state.store.as_ref();
-    let key = write::create_document(store, Via::Api, &doc, key.as_ref())
+    let key = write::create_document(store, author, &doc, key.as_ref())
         .await
         .map_err(|e| problem::from_link_error(&e))?;
     read(state, &key).await
@@ -335,12 +356,12 @@ pub async fn create(
     payload: web::Payload,
     state: web::Data<RestState>,
 ) -> HttpResponse {
-    let new: NewLink = match write_body(&req, payload, &state).await {
+    let (new, author): (NewLink, _) = match write_body(&req, payload, &state).await {
         Ok(new) => new,
         Err(res) => return res,
     };
     let watch = WriteWatch::new(state.store.as_ref());
-    match create_one(&state, &new).await {
+    match create_one(&state, &author, &new).await {
         Ok(mut view) => {
             view.warning = watch.warning();
             let location = format!("/api/v1/links/{}", view.key);
@@ -375,7 +396,7 @@ pub async fn bulk(
     payload: web::Payload,
     state: web::Data<RestState>,
 ) -> HttpResponse {
-    let bulk: BulkCreate = match write_body(&req, payload, &state).await {
+    let (bulk, author): (BulkCreate, _) = match write_body(&req, payload, &state).await {
         Ok(b) => b,
         Err(res) => return res,
     };
@@ -397,7 +418,7 @@ pub async fn bulk(
                     link: None,
                     problem: Some(problem::Problem::new(kind, msg)),
                 },
-                Ok(_) => match create_one(&state, new).await {
+                Ok(_) => match create_one(&state, &author, new).await {
                     Ok(view) => BulkItem {
                         link: Some(view),
                         problem: None,
@@ -617,7 +638,7 @@ pub async fn edit(
     if tail_methods(&tail(&req)) == "GET" {
         return problem::not_allowed(req.method(), "GET");
     }
-    let edit: LinkEdit = match write_body(&req, payload, &state).await {
+    let (edit, author): (LinkEdit, _) = match write_body(&req, payload, &state).await {
         Ok(e) => e,
         Err(res) => return res,
     };
@@ -664,13 +685,13 @@ pub async fn edit(
             // The write itself is at the revision read, so a change in
             // between is still a conflict; a tombstone is refused there.
             Ok(Some(stored)) if listed.matches(&stored.rev) || link::is_tombstone(&stored.doc) => {
-                write::update_at(store, Via::Api, &key, &stored.rev, |d| apply(d)).await
+                write::update_at(store, &author, &key, &stored.rev, |d| apply(d)).await
             }
             Ok(Some(_)) => Err(LinkError::Store(StoreError::Conflict(key.to_string()))),
             Ok(None) => Err(LinkError::NotFound(key.clone())),
             Err(e) => Err(e.into()),
         },
-        None => write::update(store, Via::Api, &key, |d| apply(d)).await,
+        None => write::update(store, &author, &key, |d| apply(d)).await,
     };
     match written {
         Ok(_) => match read(&state, &key).await {
