@@ -12,6 +12,8 @@ use chrono::{DateTime, Utc};
 
 pub mod bulk;
 pub mod chain;
+// Issue 35: a link's history read, and one step back.
+pub mod history;
 pub mod served;
 
 #[cfg(test)]

@@ -234,6 +234,10 @@ impl LinkStore for Served {
         self.inner.put_api_key(record).await
     }
 
+    async fn history(&self, key: &LinkKey) -> Result<Vec<crate::link::history::Entry>, StoreError> {
+        self.inner.history(key).await
+    }
+
     /// The server's follower runs on the store itself; this one is only
     /// for writers. Following through it still works, on the inner store.
     fn follow(

@@ -731,6 +731,15 @@ impl LinkStore for CouchStore {
         KeyDb::beside(&self.http)?.put(record).await
     }
 
+    async fn history(
+        &self,
+        _key: &LinkKey,
+    ) -> Result<Vec<crate::link::history::Entry>, StoreError> {
+        Err(StoreError::Other(
+            "a link's history is not kept on CouchDB yet".into(),
+        ))
+    }
+
     fn follow(
         self: Arc<Self>,
         snapshot: Arc<Snapshot>,
