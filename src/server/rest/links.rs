@@ -216,7 +216,7 @@ fn etag(rev: &str) -> HeaderValue {
     HeaderValue::from_str(&format!("\"{rev}\"")).unwrap_or(HeaderValue::from_static("\"\""))
 }
 
-fn with_etag(mut res: HttpResponse, rev: &str) -> HttpResponse {
+pub(super) fn with_etag(mut res: HttpResponse, rev: &str) -> HttpResponse {
     res.headers_mut().insert(header::ETAG, etag(rev));
     res
 }
@@ -718,13 +718,13 @@ pub async fn edit(
 /// a weak tag (`W/"…"`) never matches. A bare revision without quotes is
 /// taken as one tag, as earlier versions did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum IfMatch {
+pub(super) enum IfMatch {
     Any,
     OneOf(Vec<String>),
 }
 
 impl IfMatch {
-    fn parse(value: &str) -> Self {
+    pub(super) fn parse(value: &str) -> Self {
         let value = value.trim();
         if value == "*" {
             return Self::Any;
@@ -758,7 +758,7 @@ impl IfMatch {
         Self::OneOf(tags)
     }
 
-    fn matches(&self, rev: &str) -> bool {
+    pub(super) fn matches(&self, rev: &str) -> bool {
         match self {
             Self::Any => true,
             Self::OneOf(tags) => tags.iter().any(|t| t == rev),
