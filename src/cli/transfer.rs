@@ -830,7 +830,8 @@ fn read_input(file: &Path, name: &str, origins: &[PublicUrl]) -> anyhow::Result<
     let mut docs = Vec::new();
     let mut drawn = Vec::new();
     let now = chrono::Utc::now();
-    // Issue 35: an import is a command's write; its history names who ran it.
+    // Issue 35: an import is a command's write; its history names who ran
+    // it, also for a document that brings its own times.
     let import_author = crate::cli::author::author(crate::link::Via::Import);
     // The valid records are kept even after a bad line: their keys are
     // looked up in the store, so every problem is said in one run.
