@@ -1052,9 +1052,16 @@ fn a_csv_export_imports_back_into_the_same_links() {
         args.extend_from_slice(extra);
         let out = qrtag_cmd(db, &args);
         assert!(out.status.success(), "{}", stderr(&out));
+        // Issue 35: CSV has no column for who wrote last (a stamp).
         stdout(&out)
             .lines()
-            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .map(|l| {
+                let mut doc: Value = serde_json::from_str(l).expect("a JSON line");
+                if let Some(fields) = doc.as_object_mut() {
+                    fields.shift_remove("changed_actor");
+                }
+                doc
+            })
             .collect()
     };
     let out = qrtag_cmd(&first, &["export", "--format", "csv"]);

@@ -831,7 +831,8 @@ fn read_input(file: &Path, name: &str, origins: &[PublicUrl]) -> anyhow::Result<
     let mut drawn = Vec::new();
     let now = chrono::Utc::now();
     // Issue 35: an import is a command's write; its history names who ran
-    // it, also for a document that brings its own times.
+    // it where the import stamps the document (one that brings its own
+    // times is written as it is, byte for byte).
     let import_author = crate::cli::author::author(crate::link::Via::Import);
     // The valid records are kept even after a bad line: their keys are
     // looked up in the store, so every problem is said in one run.
@@ -842,8 +843,6 @@ fn read_input(file: &Path, name: &str, origins: &[PublicUrl]) -> anyhow::Result<
         if let Some(mut r) = check.take(item) {
             if r.doc.get("created_at").is_none() {
                 crate::link::stamp_created(&mut r.doc, now, &import_author);
-            } else {
-                crate::link::stamp_actor(&mut r.doc, &import_author.actor);
             }
             if r.drawn {
                 let url = r

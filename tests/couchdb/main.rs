@@ -521,6 +521,15 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         let stamped = shown.as_object_mut().and_then(|d| d.shift_remove(via));
         assert_eq!(stamped, Some(json!("cli")), "{via}");
     }
+    // Issue 35: and who: the command's OS user and host.
+    let actor = shown
+        .as_object_mut()
+        .and_then(|d| d.shift_remove("changed_actor"));
+    assert_eq!(
+        actor.as_ref().map(|a| a["kind"].clone()),
+        Some(json!("cli")),
+        "{actor:?}"
+    );
     assert_eq!(
         shown,
         json!({"url": "https://a.example/two", "inactive": true, "note": "poster at the bus stop"})
