@@ -264,7 +264,7 @@ fn main() {
         std::thread::sleep(Duration::from_micros((e * 7_919) % 25_000));
         rt.block_on(qrtag::links::set_url(
             &store,
-            qrtag::link::Via::Cli,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
             &k,
             &dest,
         ))
@@ -582,7 +582,11 @@ mod couchdb {
                     &qrtag::values::destination::Destination::parse(&super::url(i)).expect("url"),
                     false,
                 );
-                qrtag::link::stamp_created(&mut doc, now, qrtag::link::Via::Cli);
+                qrtag::link::stamp_created(
+                    &mut doc,
+                    now,
+                    &qrtag::link::Author::cli(qrtag::link::Via::Cli, "bench", "host"),
+                );
                 BulkDoc::new(LinkKey::parse(&super::key(i)).expect("key"), doc)
             })
             .collect()

@@ -74,9 +74,15 @@ async fn create_link(db: &Path) {
     for (key, dest) in [(KEY, DEST), DOCS] {
         let key = LinkKey::parse(key).expect("key");
         let url = Destination::parse(dest).expect("destination");
-        qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
-            .await
-            .expect("create link");
+        qrtag::links::create(
+            &store,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+            &url,
+            Some(&key),
+            false,
+        )
+        .await
+        .expect("create link");
     }
 }
 

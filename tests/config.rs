@@ -138,9 +138,15 @@ async fn serve_without_a_public_url_answers_with_its_own_address() {
         let key = qrtag::values::link_key::LinkKey::parse("poster").expect("key");
         let url =
             qrtag::values::destination::Destination::parse("https://example.com/p").expect("url");
-        qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
-            .await
-            .expect("create");
+        qrtag::links::create(
+            &store,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+            &url,
+            Some(&key),
+            false,
+        )
+        .await
+        .expect("create");
     }
     let token = "walkthrough-token-1";
     let srv = ServerProcess::spawn(

@@ -1014,7 +1014,7 @@ async fn the_list_pages_forward_and_back_and_searches_keys_and_destinations() {
         };
         qrtag::links::create(
             &store,
-            qrtag::link::Via::Cli,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
             &Destination::parse(&url).expect("url"),
             Some(&Console::key(&format!("p{i:03}"))),
             i % 7 == 0,
@@ -1076,7 +1076,7 @@ async fn a_list_page_shows_a_hundred_rows_or_the_size_asked_for() {
     for i in 0..230 {
         qrtag::links::create(
             &store,
-            qrtag::link::Via::Cli,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
             &Destination::parse(&format!("https://example.com/{i}")).expect("url"),
             Some(&Console::key(&format!("p{i:03}"))),
             false,
@@ -1170,7 +1170,7 @@ async fn the_list_sorts_numbered_keys_by_their_numbers() {
     for key in &keys {
         qrtag::links::create(
             &store,
-            qrtag::link::Via::Cli,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
             &Destination::parse("https://example.com/t").expect("url"),
             Some(&Console::key(key)),
             false,

@@ -311,7 +311,7 @@ async fn the_dashboard_and_the_breakdowns_say_how_many_scans_a_fallback_answered
     );
     qrtag::links::create_document(
         &app.store(),
-        qrtag::link::Via::Cli,
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
         &doc,
         Some(&qrtag::values::link_key::LinkKey::parse("gig01").expect("key")),
     )

@@ -388,9 +388,15 @@ async fn all_matching_says_how_many_and_stops_past_a_thousand() {
     let url = qrtag::values::destination::Destination::parse("https://example.com/").expect("url");
     for i in 0..1001 {
         let key = LinkKey::parse(&format!("t{i}")).expect("key");
-        qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
-            .await
-            .expect("create");
+        qrtag::links::create(
+            &store,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+            &url,
+            Some(&key),
+            false,
+        )
+        .await
+        .expect("create");
     }
     c.app.wait_for_status("/t1000", 302).await;
     let list = c.page("/links").await;
@@ -532,9 +538,15 @@ async fn a_thousand_links_in_one_action_beat_a_thousand_single_edits() {
     for i in 0..1000 {
         for prefix in ["a", "b"] {
             let key = LinkKey::parse(&format!("{prefix}{i}")).expect("key");
-            qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
-                .await
-                .expect("create");
+            qrtag::links::create(
+                &store,
+                &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+                &url,
+                Some(&key),
+                false,
+            )
+            .await
+            .expect("create");
         }
     }
     c.app.wait_for_status("/b999", 302).await;

@@ -41,7 +41,7 @@ async fn server_with_dead_links(dir: &Path, toml: &str) -> ServerProcess {
     let store = qrtag::store::sqlite::SqliteStore::open(&db).expect("store");
     qrtag::links::update(
         &store,
-        qrtag::link::Via::Cli,
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
         &"old01".parse().expect("key"),
         |d| qrtag::link::set_expires(d, Some(chrono::Utc::now() - chrono::Duration::seconds(1))),
     )

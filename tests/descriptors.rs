@@ -40,9 +40,15 @@ async fn create_link(db: &Path) {
     let store = SqliteStore::open(db).expect("open store");
     let key = LinkKey::parse("abcde").expect("key");
     let url = Destination::parse("https://example.com/").expect("destination");
-    qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
-        .await
-        .expect("create link");
+    qrtag::links::create(
+        &store,
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+        &url,
+        Some(&key),
+        false,
+    )
+    .await
+    .expect("create link");
 }
 
 fn client() -> reqwest::Client {

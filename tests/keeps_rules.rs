@@ -9,7 +9,7 @@ mod support;
 use std::path::Path;
 use std::process::Output;
 
-use qrtag::link::{self, Document, Via};
+use qrtag::link::{self, Author, Document, Via};
 use qrtag::store::LinkStore;
 use qrtag::values::link_key::LinkKey;
 use serde_json::{Value, json};
@@ -82,9 +82,14 @@ async fn bulk_edits_and_a_didcomm_invalidation_keep_a_links_rules() {
     let url = qrtag::values::destination::Destination::parse("https://example.com/").expect("url");
     let mut doc = link::Link::new_document(&url, false);
     doc.insert("rules".into(), rules());
-    qrtag::links::create_document(&store, Via::Api, &doc, Some(&key))
-        .await
-        .expect("created");
+    qrtag::links::create_document(
+        &store,
+        &Author::cli(Via::Api, "test", "host"),
+        &doc,
+        Some(&key),
+    )
+    .await
+    .expect("created");
     let rules_now = |doc: &Document| doc.get("rules").cloned().unwrap_or(Value::Null);
 
     let moved =
@@ -95,7 +100,13 @@ async fn bulk_edits_and_a_didcomm_invalidation_keep_a_links_rules() {
         Box::new(|d| link::set_expires(d, None)),
     ];
     for edit in &edits {
-        let outcome = qrtag::links::bulk::edit(&store, Via::Console, &key, |d| edit(d)).await;
+        let outcome = qrtag::links::bulk::edit(
+            &store,
+            &Author::cli(Via::Console, "test", "host"),
+            &key,
+            |d| edit(d),
+        )
+        .await;
         assert!(
             matches!(
                 outcome,
@@ -113,9 +124,14 @@ async fn bulk_edits_and_a_didcomm_invalidation_keep_a_links_rules() {
         at: chrono::Utc::now(),
         ack: Value::Null,
     };
-    let written = qrtag::links::update(&store, Via::Didcomm, &key, |d| plan.apply(d))
-        .await
-        .expect("invalidated");
+    let written = qrtag::links::update(
+        &store,
+        &Author::cli(Via::Didcomm, "test", "host"),
+        &key,
+        |d| plan.apply(d),
+    )
+    .await
+    .expect("invalidated");
     assert_eq!(
         written.get("invalidated_by"),
         Some(&json!("did:peer:2.example"))

@@ -32,9 +32,15 @@ async fn parallel_renders_past_the_gate_are_503_and_memory_stays_bounded() {
     let app = spawn_app().await;
     let key = LinkKey::parse("H83if").expect("valid key");
     let url = Destination::parse("https://example.com/").expect("valid url");
-    qrtag::links::create(&app.store(), qrtag::link::Via::Cli, &url, Some(&key), false)
-        .await
-        .expect("create link");
+    qrtag::links::create(
+        &app.store(),
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+        &url,
+        Some(&key),
+        false,
+    )
+    .await
+    .expect("create link");
     // Nearly the largest PNG served: about 3,900 pixels a side.
     let path = "/qr/H83if.png?scale=64&margin=16&ec=H";
     eventually(Duration::from_secs(2), || async {

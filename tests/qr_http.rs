@@ -24,7 +24,7 @@ async fn link(app: &TestApp, key: &str, inactive: bool) {
     let url = Destination::parse("https://example.com/").expect("valid url");
     qrtag::links::create(
         &app.store(),
-        qrtag::link::Via::Cli,
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
         &url,
         Some(&key),
         inactive,

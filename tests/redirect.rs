@@ -58,7 +58,7 @@ async fn unknown_inactive_and_expired_keys_get_the_same_404() {
     assert!(out.status.success(), "{out:?}");
     qrtag::links::update(
         &app.store(),
-        qrtag::link::Via::Cli,
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
         &"old01".parse().expect("key"),
         |d| qrtag::link::set_expires(d, Some(chrono::Utc::now() - chrono::Duration::seconds(1))),
     )

@@ -175,9 +175,12 @@ async fn a_split_s_destinations_on_the_link_page_and_the_rest_api_equal_qrtag_st
     )
     .expect("rules");
     let key = LinkKey::parse("menu").expect("key");
-    qrtag::links::update(&app.store(), qrtag::link::Via::Cli, &key, |d| {
-        rules.write_to(d)
-    })
+    qrtag::links::update(
+        &app.store(),
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+        &key,
+        |d| rules.write_to(d),
+    )
     .await
     .expect("rules saved");
     app.wait_for_status("/menu", 302).await;

@@ -89,19 +89,36 @@ pub fn serve_qrtag() {
             .expect("open store");
         let key = qrtag::values::link_key::LinkKey::parse(KEY).expect("key");
         let dest = qrtag::values::destination::Destination::parse(DEST).expect("dest");
-        qrtag::links::create(&store, qrtag::link::Via::Cli, &dest, Some(&key), false)
-            .await
-            .expect("create link");
+        qrtag::links::create(
+            &store,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+            &dest,
+            Some(&key),
+            false,
+        )
+        .await
+        .expect("create link");
         // Issue 34: the links with rules, written as every surface writes them.
         for (key, ended) in [(RULES_LAST, false), (RULES_URL, true)] {
             let key = qrtag::values::link_key::LinkKey::parse(key).expect("key");
             let rules = three_rules(ended);
-            qrtag::links::create(&store, qrtag::link::Via::Cli, &dest, Some(&key), false)
-                .await
-                .expect("create link");
-            qrtag::links::update(&store, qrtag::link::Via::Cli, &key, |d| rules.write_to(d))
-                .await
-                .expect("write rules");
+            qrtag::links::create(
+                &store,
+                &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+                &dest,
+                Some(&key),
+                false,
+            )
+            .await
+            .expect("create link");
+            qrtag::links::update(
+                &store,
+                &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+                &key,
+                |d| rules.write_to(d),
+            )
+            .await
+            .expect("write rules");
         }
         let app = qrtag::startup::Application::build(settings)
             .await

@@ -9,7 +9,6 @@ use chrono::{DateTime, Utc};
 
 use super::Cli;
 use crate::store::{Access, LinkStore};
-use crate::values::actor::Actor;
 use crate::values::audit::{AuditQuery, Event, Surface};
 
 /// How many entries one read asks the store for.
@@ -55,24 +54,8 @@ pub async fn run(cli: &Cli, args: &AuditArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Who a command runs as: the operating-system user (`$USER`, else
-/// `$LOGNAME`, else the numeric ID) and the host's name.
-pub fn cli_actor() -> Actor {
-    let os_user = ["USER", "LOGNAME"]
-        .iter()
-        .find_map(|v| std::env::var(v).ok().filter(|s| !s.is_empty()))
-        // SAFETY: getuid has no preconditions and cannot fail.
-        .unwrap_or_else(|| format!("uid {}", unsafe { libc::getuid() }));
-    let host = std::fs::read_to_string("/proc/sys/kernel/hostname")
-        .map(|s| s.trim().to_owned())
-        .ok()
-        .filter(|s| !s.is_empty())
-        .unwrap_or_else(|| "unknown host".to_owned());
-    Actor::Cli { os_user, host }
-}
-
 /// Records what a command did (see [`crate::store::audit::record`]: a
 /// store that refuses the entry leaves a warning, not a failed command).
 pub async fn record(store: &dyn LinkStore, event: Event) {
-    crate::store::audit::record(store, cli_actor(), Surface::Cli, event).await;
+    crate::store::audit::record(store, super::author::actor(), Surface::Cli, event).await;
 }

@@ -44,7 +44,11 @@ pub async fn run(store: &dyn LinkStore, key: &LinkKey) -> anyhow::Result<()> {
         }
     };
     let mut doc = doc;
-    crate::link::stamp_changed(&mut doc, chrono::Utc::now(), crate::link::Via::Edit);
+    crate::link::stamp_changed(
+        &mut doc,
+        chrono::Utc::now(),
+        &crate::cli::author::author(crate::link::Via::Edit),
+    );
     match store.replace(key, &doc, &stored.rev).await {
         Ok(()) => {
             eprintln!("qrtag: {key} saved");

@@ -68,14 +68,20 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             } else {
                 links::TakeOver::Refuse
             };
-            let key = links::create_document_with(store, Via::Cli, &doc, key.as_ref(), take_over)
-                .await
-                .map_err(|e| match e {
-                    e @ links::LinkError::TakesOver { .. } => {
-                        anyhow::anyhow!("{e} (--take-over creates it anyway)")
-                    }
-                    e => e.into(),
-                })?;
+            let key = links::create_document_with(
+                store,
+                &crate::cli::author::author(Via::Cli),
+                &doc,
+                key.as_ref(),
+                take_over,
+            )
+            .await
+            .map_err(|e| match e {
+                e @ links::LinkError::TakesOver { .. } => {
+                    anyhow::anyhow!("{e} (--take-over creates it anyway)")
+                }
+                e => e.into(),
+            })?;
             writeln!(out, "{}", public_url.short_url(key.as_str()))?;
             note_lowered(url);
             warn_broken_chain(store, cli, &key).await;
@@ -90,7 +96,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             ..
         } => {
             refuse_looping_fallback(cli, store, key.as_str(), fallback.as_ref()).await?;
-            let doc = links::update(store, Via::Cli, key, |doc| {
+            let doc = links::update(store, &crate::cli::author::author(Via::Cli), key, |doc| {
                 if let Some(url) = url {
                     link::set_url(doc, url);
                 }
@@ -147,16 +153,16 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             warn_broken_chain(store, cli, key).await;
         }
         Command::Disable { key } => {
-            links::set_inactive(store, Via::Cli, key, true).await?;
+            links::set_inactive(store, &crate::cli::author::author(Via::Cli), key, true).await?;
             writeln!(out, "{key} disabled")?;
         }
         Command::Enable { key } => {
-            links::set_inactive(store, Via::Cli, key, false).await?;
+            links::set_inactive(store, &crate::cli::author::author(Via::Cli), key, false).await?;
             writeln!(out, "{key} enabled")?;
             warn_broken_chain(store, cli, key).await;
         }
         Command::Delete { key, .. } => {
-            links::delete(store, Via::Cli, key).await?;
+            links::delete(store, &crate::cli::author::author(Via::Cli), key).await?;
             let scanned = match super::public_url::for_checks(cli, store).await {
                 Some(url) => url.short_url(key.as_str()),
                 None => format!("/{key}"),

@@ -20,8 +20,10 @@ use crate::values::link_key::LinkKey;
 use crate::values::public_url::PublicUrl;
 use crate::values::secret::Secret;
 
+// Issue 35: who runs a command, for the history.
 mod api_key;
 mod audit;
+pub mod author;
 pub mod config;
 mod config_file;
 mod console;
@@ -29,6 +31,8 @@ mod console;
 mod didcomm;
 pub mod edge;
 mod edit;
+// Issue 35: `qrtag history` and `qrtag revert`.
+mod history;
 mod init;
 mod links;
 mod print;
@@ -316,6 +320,31 @@ pub enum Command {
         /// The link's key.
         key: LinkKey,
     },
+    // Issue 35 (history). ---------------------------------------------------
+    /// Show a link's history: each change, who made it (the console user,
+    /// the API key, the DIDComm agent, the OS user and host of a command,
+    /// or "outside qrtag"), when, through which surface, and the fields
+    /// before and after. The last 200 entries of a link are kept.
+    #[command(after_help = "Examples:\n  qrtag history H83if\n  qrtag history --json H83if")]
+    History {
+        /// The link's key, e.g. H83if or docs/api.
+        key: LinkKey,
+        /// One JSON object a line, oldest first, instead of a table.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Put a link back as it was after entry N of its history (destination,
+    /// rules, state, expiry, title, notes, fallback). The revert is itself
+    /// an entry; a deleted link cannot be reverted.
+    #[command(after_help = "Example:\n  qrtag revert H83if --to 3")]
+    Revert {
+        /// The link's key, e.g. H83if or docs/api.
+        key: LinkKey,
+        /// The entry's number, as `qrtag history` shows it.
+        #[arg(long, value_name = "N")]
+        to: u64,
+    },
+    // End of issue 35 (history). --------------------------------------------
     /// Make a link answer 404 (its document is kept).
     #[command(after_help = "Example:\n  qrtag disable H83if")]
     Disable {
@@ -1371,6 +1400,9 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::User { command } => user::run(cli, command).await,
         Command::Try(args) => unknown_key::explain(cli, try_scan::run(cli, args).await).await,
         Command::Rule { command } => unknown_key::explain(cli, rule::run(cli, command).await).await,
+        Command::History { .. } | Command::Revert { .. } => {
+            unknown_key::explain(cli, history::run(cli).await).await
+        }
         _ => unknown_key::explain(cli, links::run(cli).await).await,
     }
 }

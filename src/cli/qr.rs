@@ -152,7 +152,14 @@ pub async fn batch(cli: &Cli, args: &BatchArgs) -> anyhow::Result<ExitCode> {
     let mut items = Vec::with_capacity(count);
     let mut tags = Vec::with_capacity(count);
     for _ in 0..count {
-        let key = links::create(store.as_ref(), Via::Cli, &placeholder, None, true).await?;
+        let key = links::create(
+            store.as_ref(),
+            &crate::cli::author::author(Via::Cli),
+            &placeholder,
+            None,
+            true,
+        )
+        .await?;
         // Printed as soon as it exists, so a failure part-way still tells
         // which inactive links were made.
         writeln!(out, "{}", public_url.short_url(key.as_str()))?;

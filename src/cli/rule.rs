@@ -209,7 +209,15 @@ async fn save<T>(
         let rules = Rules::from_json(&Value::Array(list), &Capabilities { geoip: true })
             .map_err(|e| said(&e, None))?;
         refuse_loops(cli, store, key, &rules).await?;
-        match links::update_at(store, Via::Cli, key, &stored.rev, |d| rules.write_to(d)).await {
+        match links::update_at(
+            store,
+            &crate::cli::author::author(Via::Cli),
+            key,
+            &stored.rev,
+            |d| rules.write_to(d),
+        )
+        .await
+        {
             Ok(_) => return Ok((rules, result)),
             Err(LinkError::Store(StoreError::Conflict(_))) => continue,
             Err(e) => return Err(e.into()),

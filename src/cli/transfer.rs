@@ -830,6 +830,10 @@ fn read_input(file: &Path, name: &str, origins: &[PublicUrl]) -> anyhow::Result<
     let mut docs = Vec::new();
     let mut drawn = Vec::new();
     let now = chrono::Utc::now();
+    // Issue 35: an import is a command's write; its history names who ran
+    // it where the import stamps the document (one that brings its own
+    // times is written as it is, byte for byte).
+    let import_author = crate::cli::author::author(crate::link::Via::Import);
     // The valid records are kept even after a bad line: their keys are
     // looked up in the store, so every problem is said in one run.
     let format = parse::read(input, |item| {
@@ -838,7 +842,7 @@ fn read_input(file: &Path, name: &str, origins: &[PublicUrl]) -> anyhow::Result<
             .and_then(|r| refuse_looping_rules(r, origins));
         if let Some(mut r) = check.take(item) {
             if r.doc.get("created_at").is_none() {
-                crate::link::stamp_created(&mut r.doc, now, crate::link::Via::Import);
+                crate::link::stamp_created(&mut r.doc, now, &import_author);
             }
             if r.drawn {
                 let url = r
@@ -1175,9 +1179,15 @@ mod tests {
         let url =
             crate::values::destination::Destination::parse("https://example.com/").expect("url");
         let taken = LinkKey::parse("abcde").expect("key");
-        crate::links::create(&store, crate::link::Via::Cli, &url, Some(&taken), false)
-            .await
-            .expect("create");
+        crate::links::create(
+            &store,
+            &crate::link::Author::cli(crate::link::Via::Cli, "test", "host"),
+            &url,
+            Some(&taken),
+            false,
+        )
+        .await
+        .expect("create");
         let doc = || crate::link::Link::new_document(&url, false);
         let mut docs = vec![
             (2, BulkDoc::new(taken.clone(), doc())),

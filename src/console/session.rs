@@ -52,6 +52,19 @@ impl std::fmt::Debug for User {
     }
 }
 
+// Issue 35 (history): the console user as the author of a write.
+impl User {
+    /// Who writes through the console as this user: their name.
+    pub fn author(&self) -> crate::link::Author {
+        crate::link::Author::new(
+            crate::link::Via::Console,
+            crate::values::actor::Actor::Console {
+                user: self.name.clone(),
+            },
+        )
+    }
+}
+
 /// A copy of what a request needs from its session: a logged-in one from
 /// the table, or an anonymous one (`user` is `None`) read from its signed
 /// cookie, whose `id` is that cookie and is in no table.

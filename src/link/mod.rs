@@ -23,6 +23,10 @@ mod title;
 pub use title::{BadTitle, MAX_TITLE, Title, check_title, set_title, title};
 mod via;
 pub use via::{VIA_FIELDS, Via, changed_via, check_via, created_via};
+// Issue 35: who wrote a link, and its history.
+mod author;
+pub use author::{ACTOR_FIELD, Author, changed_actor, stamp_actor};
+pub mod history;
 
 /// A link document's fields as stored (CouchDB's `_id` and `_rev` excluded).
 pub type Document = Map<String, Value>;
@@ -233,21 +237,23 @@ pub fn deleted_message(key: &impl std::fmt::Display, on: Option<DateTime<Utc>>) 
 /// Stamps a new document: `created_at` unless it has one (DIDComm and an
 /// import bring their own), `created_via` unless it has one (an import of
 /// an export keeps its surface), and `changed_at`/`changed_via`.
-pub fn stamp_created(doc: &mut Document, now: DateTime<Utc>, via: Via) {
+pub fn stamp_created(doc: &mut Document, now: DateTime<Utc>, author: &Author) {
+    let via = author.via;
     if doc.get("created_at").is_none_or(Value::is_null) {
         doc.insert("created_at".into(), Value::String(time_text(now)));
     }
     if doc.get("created_via").is_none_or(Value::is_null) {
         via::set_via(doc, "created_via", via);
     }
-    stamp_changed(doc, now, via);
+    stamp_changed(doc, now, author);
 }
 
-/// Stamps a write: `changed_at` is now, `changed_via` the surface, always
-/// together, so the two never disagree.
-pub fn stamp_changed(doc: &mut Document, now: DateTime<Utc>, via: Via) {
+/// Stamps a write: `changed_at` is now, `changed_via` the surface and
+/// `changed_actor` who (issue 35), always together, so they never disagree.
+pub fn stamp_changed(doc: &mut Document, now: DateTime<Utc>, author: &Author) {
     doc.insert("changed_at".into(), Value::String(time_text(now)));
-    via::set_via(doc, "changed_via", via);
+    via::set_via(doc, "changed_via", author.via);
+    author::set_actor(doc, &author.actor);
 }
 
 /// Turns the document into a tombstone: `deleted_at`, `inactive: true`;
@@ -583,7 +589,7 @@ mod tests {
     fn a_tombstone_is_never_live_and_keeps_its_fields() {
         let now = parse_expires("2026-11-25T13:40:00.7Z").expect("time");
         let mut d = doc(json!({"url": "/x", "inactive": false, "tag": 1}));
-        stamp_created(&mut d, now, Via::Cli);
+        stamp_created(&mut d, now, &Author::cli(Via::Cli, "u", "h"));
         assert_eq!(created_at(&d), parse_expires("2026-11-25T13:40:00Z").ok());
         assert_eq!(changed_at(&d), created_at(&d));
         set_deleted(&mut d, now);
@@ -603,20 +609,20 @@ mod tests {
         let t1 = parse_expires("2026-01-01T00:00:00Z").expect("time");
         let t2 = parse_expires("2026-02-01T00:00:00Z").expect("time");
         let mut d = doc(json!({"url": "/x"}));
-        stamp_created(&mut d, t1, Via::Console);
-        stamp_created(&mut d, t2, Via::Didcomm);
+        stamp_created(&mut d, t1, &Author::cli(Via::Console, "u", "h"));
+        stamp_created(&mut d, t2, &Author::cli(Via::Didcomm, "u", "h"));
         assert_eq!((created_at(&d), changed_at(&d)), (Some(t1), Some(t2)));
         assert_eq!(
             (created_via(&d), changed_via(&d)),
             (Some(Via::Console), Some(Via::Didcomm)),
             "the surface goes with its time"
         );
-        stamp_changed(&mut d, t1, Via::Api);
+        stamp_changed(&mut d, t1, &Author::cli(Via::Api, "u", "h"));
         assert_eq!(changed_at(&d), Some(t1));
         assert_eq!(changed_via(&d), Some(Via::Api));
         // An exported document imported keeps the surface that made it.
         let mut brought = doc(json!({"url": "/x", "created_via": "console"}));
-        stamp_created(&mut brought, t2, Via::Import);
+        stamp_created(&mut brought, t2, &Author::cli(Via::Import, "u", "h"));
         assert_eq!(created_via(&brought), Some(Via::Console));
         assert_eq!(changed_via(&brought), Some(Via::Import));
     }

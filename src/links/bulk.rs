@@ -8,7 +8,9 @@
 use chrono::Utc;
 
 use super::{LinkError, MAX_ATTEMPTS, deleted};
-use crate::link::{self, Document, Via};
+#[cfg(test)]
+use crate::link::Via;
+use crate::link::{self, Author, Document};
 use crate::store::{LinkStore, StoreError};
 use crate::values::link_key::LinkKey;
 
@@ -26,11 +28,11 @@ pub enum Outcome {
 /// Applies `edit` to `key`'s stored document unless it changes nothing.
 pub async fn edit(
     store: &dyn LinkStore,
-    via: Via,
+    author: &Author,
     key: &LinkKey,
     edit: impl Fn(&mut Document),
 ) -> Outcome {
-    match edit_once(store, via, key, &edit).await {
+    match edit_once(store, author, key, &edit).await {
         Ok(outcome) => outcome,
         Err(e) => Outcome::Refused(e),
     }
@@ -38,7 +40,7 @@ pub async fn edit(
 
 async fn edit_once(
     store: &dyn LinkStore,
-    via: Via,
+    author: &Author,
     key: &LinkKey,
     edit: &impl Fn(&mut Document),
 ) -> Result<Outcome, LinkError> {
@@ -54,7 +56,7 @@ async fn edit_once(
         if doc == stored.doc {
             return Ok(Outcome::Unchanged);
         }
-        link::stamp_changed(&mut doc, Utc::now(), via);
+        link::stamp_changed(&mut doc, Utc::now(), author);
         match store.replace(key, &doc, &stored.rev).await {
             Ok(()) => return Ok(Outcome::Done),
             Err(StoreError::Conflict(_)) => continue,
@@ -77,36 +79,42 @@ mod tests {
         let store = SqliteStore::open(&dir.path().join("q.db")).expect("store");
         let url = Destination::parse("https://example.com/").expect("url");
         let key = LinkKey::parse("menu").expect("key");
-        crate::links::create(&store, Via::Cli, &url, Some(&key), false)
-            .await
-            .expect("create");
+        crate::links::create(
+            &store,
+            &Author::cli(Via::Cli, "u", "h"),
+            &url,
+            Some(&key),
+            false,
+        )
+        .await
+        .expect("create");
         let before = store.get(&key).await.expect("get").expect("stored");
 
         let off = |d: &mut Document| link::set_inactive(d, true);
         assert!(matches!(
-            edit(&store, Via::Console, &key, off).await,
+            edit(&store, &Author::cli(Via::Console, "u", "h"), &key, off).await,
             Outcome::Done
         ));
         let written = store.get(&key).await.expect("get").expect("stored");
         assert_ne!(written.rev, before.rev);
         assert!(matches!(
-            edit(&store, Via::Console, &key, off).await,
+            edit(&store, &Author::cli(Via::Console, "u", "h"), &key, off).await,
             Outcome::Unchanged
         ));
         let again = store.get(&key).await.expect("get").expect("stored");
         assert_eq!(again.rev, written.rev, "not written again");
 
-        crate::links::delete(&store, Via::Cli, &key)
+        crate::links::delete(&store, &Author::cli(Via::Cli, "u", "h"), &key)
             .await
             .expect("delete");
         let on = |d: &mut Document| link::set_inactive(d, false);
         assert!(matches!(
-            edit(&store, Via::Console, &key, on).await,
+            edit(&store, &Author::cli(Via::Console, "u", "h"), &key, on).await,
             Outcome::Refused(LinkError::Deleted { .. })
         ));
         let missing = LinkKey::parse("nothing").expect("key");
         assert!(matches!(
-            edit(&store, Via::Console, &missing, on).await,
+            edit(&store, &Author::cli(Via::Console, "u", "h"), &missing, on).await,
             Outcome::Refused(LinkError::NotFound(_))
         ));
     }

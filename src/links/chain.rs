@@ -160,9 +160,15 @@ mod tests {
         for (key, url) in links {
             let key = LinkKey::parse(key).expect("key");
             let url = Destination::parse(url).expect("url");
-            crate::links::create(&store, crate::link::Via::Cli, &url, Some(&key), false)
-                .await
-                .expect("create");
+            crate::links::create(
+                &store,
+                &crate::link::Author::cli(crate::link::Via::Cli, "test", "host"),
+                &url,
+                Some(&key),
+                false,
+            )
+            .await
+            .expect("create");
         }
         (dir, store)
     }
@@ -224,9 +230,14 @@ mod tests {
             &Default::default(),
         )
         .expect("rules");
-        crate::links::update(&store, crate::link::Via::Cli, &key, |d| rules.write_to(d))
-            .await
-            .expect("saved");
+        crate::links::update(
+            &store,
+            &crate::link::Author::cli(crate::link::Via::Cli, "test", "host"),
+            &key,
+            |d| rules.write_to(d),
+        )
+        .await
+        .expect("saved");
         let broken = check_key(&store, "a")
             .await
             .expect("the rule's chain loops");
@@ -250,9 +261,14 @@ mod tests {
             &Default::default(),
         )
         .expect("rules");
-        crate::links::update(&store, crate::link::Via::Cli, &key, |d| fine.write_to(d))
-            .await
-            .expect("saved");
+        crate::links::update(
+            &store,
+            &crate::link::Author::cli(crate::link::Via::Cli, "test", "host"),
+            &key,
+            |d| fine.write_to(d),
+        )
+        .await
+        .expect("saved");
         assert_eq!(check_key(&store, "a").await, None);
     }
 

@@ -3,7 +3,7 @@
 //! and applies the edit again. The CLI, the console and the API call these.
 //!
 //! Every write here stamps the document (`created_at` once, `changed_at`
-//! each time, each beside the [`Via`] surface the caller names: issue 33's
+//! each time, each beside the [`Author`] (surface and actor) the caller names: issue 33's
 //! "last changed via the console"), and none of them touches a tombstone: a deleted key keeps
 //! its document so that it is never handed out again, since a printed tag
 //! must not lead somewhere else by accident.
@@ -12,9 +12,13 @@ use chrono::{DateTime, Utc};
 
 pub mod bulk;
 pub mod chain;
+// Issue 35: a link's history read, and one step back.
+pub mod history;
 pub mod served;
 
-use crate::link::{self, Document, Link, Via};
+#[cfg(test)]
+use crate::link::Via;
+use crate::link::{self, Author, Document, Link};
 use crate::store::{LinkStore, StoreError};
 use crate::values::destination::Destination;
 use crate::values::link_key::LinkKey;
@@ -49,12 +53,12 @@ pub enum LinkError {
 /// is `None`. Returns the key used.
 pub async fn create(
     store: &dyn LinkStore,
-    via: Via,
+    author: &Author,
     url: &Destination,
     key: Option<&LinkKey>,
     inactive: bool,
 ) -> Result<LinkKey, LinkError> {
-    create_document(store, via, &Link::new_document(url, inactive), key).await
+    create_document(store, author, &Link::new_document(url, inactive), key).await
 }
 
 /// Whether a new key may take over the URLs of a shorter existing link
@@ -72,23 +76,23 @@ pub enum TakeOver {
 /// A key that would take over a shorter link's URLs is refused.
 pub async fn create_document(
     store: &dyn LinkStore,
-    via: Via,
+    author: &Author,
     doc: &Document,
     key: Option<&LinkKey>,
 ) -> Result<LinkKey, LinkError> {
-    create_document_with(store, via, doc, key, TakeOver::Refuse).await
+    create_document_with(store, author, doc, key, TakeOver::Refuse).await
 }
 
 /// [`create_document`], with the editor's word on taking over.
 pub async fn create_document_with(
     store: &dyn LinkStore,
-    via: Via,
+    author: &Author,
     doc: &Document,
     key: Option<&LinkKey>,
     take_over: TakeOver,
 ) -> Result<LinkKey, LinkError> {
     let mut doc = doc.clone();
-    link::stamp_created(&mut doc, Utc::now(), via);
+    link::stamp_created(&mut doc, Utc::now(), author);
     let doc = &doc;
     if let Some(key) = key {
         if take_over == TakeOver::Allow {
@@ -184,7 +188,7 @@ pub fn deleted(key: &LinkKey, doc: &Document) -> Option<LinkError> {
 /// refused. Returns the document as written.
 pub async fn update(
     store: &dyn LinkStore,
-    via: Via,
+    author: &Author,
     key: &LinkKey,
     edit: impl Fn(&mut Document),
 ) -> Result<Document, LinkError> {
@@ -197,7 +201,7 @@ pub async fn update(
         }
         let mut doc = stored.doc;
         edit(&mut doc);
-        link::stamp_changed(&mut doc, Utc::now(), via);
+        link::stamp_changed(&mut doc, Utc::now(), author);
         match store.replace(key, &doc, &stored.rev).await {
             Ok(()) => return Ok(doc),
             Err(StoreError::Conflict(_)) => continue,
@@ -214,7 +218,7 @@ pub async fn update(
 /// [`StoreError::Conflict`](crate::store::StoreError::Conflict).
 pub async fn update_at(
     store: &dyn LinkStore,
-    via: Via,
+    author: &Author,
     key: &LinkKey,
     rev: &str,
     edit: impl Fn(&mut Document),
@@ -230,7 +234,7 @@ pub async fn update_at(
     }
     let mut doc = stored.doc;
     edit(&mut doc);
-    link::stamp_changed(&mut doc, Utc::now(), via);
+    link::stamp_changed(&mut doc, Utc::now(), author);
     match store.replace(key, &doc, &stored.rev).await {
         Ok(()) => Ok(doc),
         Err(StoreError::NotFound(_)) => Err(LinkError::NotFound(key.clone())),
@@ -240,26 +244,30 @@ pub async fn update_at(
 
 pub async fn set_url(
     store: &dyn LinkStore,
-    via: Via,
+    author: &Author,
     key: &LinkKey,
     url: &Destination,
 ) -> Result<Document, LinkError> {
-    update(store, via, key, |d| link::set_url(d, url)).await
+    update(store, author, key, |d| link::set_url(d, url)).await
 }
 
 pub async fn set_inactive(
     store: &dyn LinkStore,
-    via: Via,
+    author: &Author,
     key: &LinkKey,
     inactive: bool,
 ) -> Result<Document, LinkError> {
-    update(store, via, key, |d| link::set_inactive(d, inactive)).await
+    update(store, author, key, |d| link::set_inactive(d, inactive)).await
 }
 
 /// Deletes a link: its document becomes a tombstone (`deleted_at`,
 /// inactive), which answers 404 and keeps the key from ever being reused.
-pub async fn delete(store: &dyn LinkStore, via: Via, key: &LinkKey) -> Result<Document, LinkError> {
-    update(store, via, key, |d| link::set_deleted(d, Utc::now())).await
+pub async fn delete(
+    store: &dyn LinkStore,
+    author: &Author,
+    key: &LinkKey,
+) -> Result<Document, LinkError> {
+    update(store, author, key, |d| link::set_deleted(d, Utc::now())).await
 }
 
 pub async fn get(store: &dyn LinkStore, key: &LinkKey) -> Result<Document, LinkError> {
@@ -280,7 +288,7 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = SqliteStore::open(&dir.path().join("t.db")).expect("open");
         let url = Destination::parse("https://example.com/").expect("url");
-        let k = create(&store, Via::Cli, &url, None, false)
+        let k = create(&store, &Author::cli(Via::Cli, "u", "h"), &url, None, false)
             .await
             .expect("create");
         assert!(
@@ -288,26 +296,39 @@ mod tests {
             "random keys are short IDs"
         );
         let slug = LinkKey::parse("docs/api").expect("key");
-        create(&store, Via::Cli, &url, Some(&slug), false)
-            .await
-            .expect("create slug");
+        create(
+            &store,
+            &Author::cli(Via::Cli, "u", "h"),
+            &url,
+            Some(&slug),
+            false,
+        )
+        .await
+        .expect("create slug");
         assert!(matches!(
-            create(&store, Via::Cli, &url, Some(&slug), false).await,
+            create(
+                &store,
+                &Author::cli(Via::Cli, "u", "h"),
+                &url,
+                Some(&slug),
+                false
+            )
+            .await,
             Err(LinkError::KeyTaken(_))
         ));
-        let doc = set_inactive(&store, Via::Cli, &slug, true)
+        let doc = set_inactive(&store, &Author::cli(Via::Cli, "u", "h"), &slug, true)
             .await
             .expect("disable");
         assert_eq!(doc.get("inactive"), Some(&serde_json::Value::Bool(true)));
         assert!(link::created_at(&doc).is_some() && link::changed_at(&doc).is_some());
         let below = LinkKey::parse("docs/api/v1").expect("key");
         assert!(matches!(
-            create(&store, Via::Cli, &url, Some(&below), false).await,
+            create(&store, &Author::cli(Via::Cli, "u", "h"), &url, Some(&below), false).await,
             Err(LinkError::TakesOver { parent, .. }) if parent == slug
         ));
         create_document_with(
             &store,
-            Via::Cli,
+            &Author::cli(Via::Cli, "u", "h"),
             &Link::new_document(&url, false),
             Some(&below),
             TakeOver::Allow,
@@ -316,7 +337,7 @@ mod tests {
         .expect("an editor's explicit word");
         let missing = LinkKey::parse("zzzzz").expect("key");
         assert!(matches!(
-            set_url(&store, Via::Cli, &missing, &url).await,
+            set_url(&store, &Author::cli(Via::Cli, "u", "h"), &missing, &url).await,
             Err(LinkError::NotFound(_))
         ));
     }
@@ -326,19 +347,27 @@ mod tests {
         let dir = tempfile::tempdir().expect("tempdir");
         let store = SqliteStore::open(&dir.path().join("t.db")).expect("open");
         let url = Destination::parse("https://example.com/").expect("url");
-        let key = create(&store, Via::Cli, &url, None, false)
+        let key = create(&store, &Author::cli(Via::Cli, "u", "h"), &url, None, false)
             .await
             .expect("create");
         let read = store.get(&key).await.expect("get").expect("stored");
         let other = Destination::parse("https://example.org/").expect("url");
-        update_at(&store, Via::Cli, &key, &read.rev, |d| {
-            link::set_url(d, &other)
-        })
+        update_at(
+            &store,
+            &Author::cli(Via::Cli, "u", "h"),
+            &key,
+            &read.rev,
+            |d| link::set_url(d, &other),
+        )
         .await
         .expect("at the revision read");
-        let stale = update_at(&store, Via::Cli, &key, &read.rev, |d| {
-            link::set_url(d, &url)
-        })
+        let stale = update_at(
+            &store,
+            &Author::cli(Via::Cli, "u", "h"),
+            &key,
+            &read.rev,
+            |d| link::set_url(d, &url),
+        )
         .await;
         assert!(matches!(
             stale,
@@ -357,23 +386,47 @@ mod tests {
         let store = SqliteStore::open(&dir.path().join("t.db")).expect("open");
         let url = Destination::parse("https://example.com/").expect("url");
         let key = LinkKey::parse("gone").expect("key");
-        create(&store, Via::Cli, &url, Some(&key), false)
+        create(
+            &store,
+            &Author::cli(Via::Cli, "u", "h"),
+            &url,
+            Some(&key),
+            false,
+        )
+        .await
+        .expect("create");
+        let doc = delete(&store, &Author::cli(Via::Cli, "u", "h"), &key)
             .await
-            .expect("create");
-        let doc = delete(&store, Via::Cli, &key).await.expect("delete");
+            .expect("delete");
         assert!(link::is_tombstone(&doc));
         let refused = |e: Option<LinkError>| matches!(e, Some(LinkError::Deleted { .. }));
         assert!(refused(
-            create(&store, Via::Cli, &url, Some(&key), false)
+            create(
+                &store,
+                &Author::cli(Via::Cli, "u", "h"),
+                &url,
+                Some(&key),
+                false
+            )
+            .await
+            .err()
+        ));
+        assert!(refused(
+            set_url(&store, &Author::cli(Via::Cli, "u", "h"), &key, &url)
                 .await
                 .err()
         ));
-        assert!(refused(set_url(&store, Via::Cli, &key, &url).await.err()));
         assert!(refused(
-            set_inactive(&store, Via::Cli, &key, false).await.err()
+            set_inactive(&store, &Author::cli(Via::Cli, "u", "h"), &key, false)
+                .await
+                .err()
         ));
-        assert!(refused(delete(&store, Via::Cli, &key).await.err()));
-        let msg = delete(&store, Via::Cli, &key)
+        assert!(refused(
+            delete(&store, &Author::cli(Via::Cli, "u", "h"), &key)
+                .await
+                .err()
+        ));
+        let msg = delete(&store, &Author::cli(Via::Cli, "u", "h"), &key)
             .await
             .expect_err("twice")
             .to_string();

@@ -254,6 +254,10 @@ impl LinkStore for Served {
         self.inner.audit(query).await
     }
 
+    async fn history(&self, key: &LinkKey) -> Result<Vec<crate::link::history::Entry>, StoreError> {
+        self.inner.history(key).await
+    }
+
     /// The server's follower runs on the store itself; this one is only
     /// for writers. Following through it still works, on the inner store.
     fn follow(
@@ -284,21 +288,41 @@ mod tests {
         let a = Destination::parse("https://a.example/").expect("url");
         let b = Destination::parse("https://b.example/").expect("url");
         for _ in 0..50 {
-            let key = crate::links::create(store.as_ref(), crate::link::Via::Cli, &a, None, false)
-                .await
-                .expect("create");
+            let key = crate::links::create(
+                store.as_ref(),
+                &crate::link::Author::cli(crate::link::Via::Cli, "test", "host"),
+                &a,
+                None,
+                false,
+            )
+            .await
+            .expect("create");
             assert_eq!(snapshot.load().live_url(key.as_str(), 0), Some(a.as_str()));
-            crate::links::set_url(store.as_ref(), crate::link::Via::Cli, &key, &b)
-                .await
-                .expect("repoint");
+            crate::links::set_url(
+                store.as_ref(),
+                &crate::link::Author::cli(crate::link::Via::Cli, "test", "host"),
+                &key,
+                &b,
+            )
+            .await
+            .expect("repoint");
             assert_eq!(snapshot.load().live_url(key.as_str(), 0), Some(b.as_str()));
-            crate::links::set_inactive(store.as_ref(), crate::link::Via::Cli, &key, true)
-                .await
-                .expect("disable");
+            crate::links::set_inactive(
+                store.as_ref(),
+                &crate::link::Author::cli(crate::link::Via::Cli, "test", "host"),
+                &key,
+                true,
+            )
+            .await
+            .expect("disable");
             assert_eq!(snapshot.load().live_url(key.as_str(), 0), None);
-            crate::links::delete(store.as_ref(), crate::link::Via::Cli, &key)
-                .await
-                .expect("delete");
+            crate::links::delete(
+                store.as_ref(),
+                &crate::link::Author::cli(crate::link::Via::Cli, "test", "host"),
+                &key,
+            )
+            .await
+            .expect("delete");
             assert!(snapshot.load().get(key.as_str()).is_none());
         }
         let docs: Vec<BulkDoc> = (0..20)
@@ -328,9 +352,15 @@ mod tests {
         let store = Served::waiting(Arc::clone(&sqlite), Snapshot::new(), wait);
         let a = Destination::parse("https://a.example/").expect("url");
         let started = tokio::time::Instant::now();
-        let key = crate::links::create(store.as_ref(), crate::link::Via::Cli, &a, None, false)
-            .await
-            .expect("written all the same");
+        let key = crate::links::create(
+            store.as_ref(),
+            &crate::link::Author::cli(crate::link::Via::Cli, "test", "host"),
+            &a,
+            None,
+            false,
+        )
+        .await
+        .expect("written all the same");
         assert!(started.elapsed() >= wait);
         assert!(sqlite.get(&key).await.expect("read").is_some());
     }

@@ -349,7 +349,14 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         }
         Step::Create(plan) => {
             let watch = WriteWatch::new(store);
-            match links::create_document(store, Via::Didcomm, &plan.doc, plan.key.as_ref()).await {
+            match links::create_document(
+                store,
+                &didcomm_author(caller),
+                &plan.doc,
+                plan.key.as_ref(),
+            )
+            .await
+            {
                 Ok(key) => {
                     tracing::info!(caller = caller.recorded(), %key, "DIDComm short URL created");
                     if let Some(warning) = watch.warning() {
@@ -365,7 +372,8 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         }
         Step::Invalidate(plan) => {
             let watch = WriteWatch::new(store);
-            match links::update(store, Via::Didcomm, &plan.key, |d| plan.apply(d)).await {
+            match links::update(store, &didcomm_author(caller), &plan.key, |d| plan.apply(d)).await
+            {
                 Ok(_) => {
                     tracing::info!(caller = caller.recorded(), key = %plan.key, "DIDComm short URL invalidated");
                     if let Some(warning) = watch.warning() {
@@ -382,6 +390,18 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
             }
         }
     }
+}
+
+// Issue 35 (history): a DIDComm write's author.
+/// The agent behind a DIDComm write, by the DID it sent from (`token` for
+/// a plaintext request admitted by the operator's token).
+fn didcomm_author(caller: &Caller) -> crate::link::Author {
+    crate::link::Author::new(
+        Via::Didcomm,
+        crate::values::actor::Actor::Didcomm {
+            did: caller.recorded().to_owned(),
+        },
+    )
 }
 
 #[cfg(test)]

@@ -246,6 +246,11 @@ pub trait LinkStore: Send + Sync + 'static {
     /// request on every node.
     async fn key_owner(&self, name: &str) -> Result<KeyOwner, StoreError>;
 
+    // Issue 35 (history).
+    /// A link's kept history entries, oldest first (at most
+    /// [`KEEP`](crate::link::history::KEEP); none for a key never written).
+    async fn history(&self, key: &LinkKey) -> Result<Vec<crate::link::history::Entry>, StoreError>;
+
     /// Starts the background task that keeps `snapshot` a mirror of the
     /// store. With `resume`, the snapshot already holds the links as of that
     /// sequence (from the snapshot file) and only later changes are read;

@@ -74,7 +74,9 @@ pub fn write_csv<'d>(
     Ok(doc
         .keys()
         .map(String::as_str)
-        .find(|k| *k != "_id" && !COLUMNS.contains(k)))
+        // Issue 35: who made the last write is a stamp, not a link's field;
+        // an import stamps its own.
+        .find(|k| *k != "_id" && *k != crate::link::ACTOR_FIELD && !COLUMNS.contains(k)))
 }
 
 /// One cell, quoted (RFC 4180: in double quotes, a quote doubled) when it

@@ -535,6 +535,15 @@ async fn setup_is_idempotent_and_every_command_works_on_couchdb() {
         let stamped = shown.as_object_mut().and_then(|d| d.shift_remove(via));
         assert_eq!(stamped, Some(json!("cli")), "{via}");
     }
+    // Issue 35: and who: the command's OS user and host.
+    let actor = shown
+        .as_object_mut()
+        .and_then(|d| d.shift_remove("changed_actor"));
+    assert_eq!(
+        actor.as_ref().map(|a| a["kind"].clone()),
+        Some(json!("cli")),
+        "{actor:?}"
+    );
     assert_eq!(
         shown,
         json!({"url": "https://a.example/two", "inactive": true, "note": "poster at the bus stop"})
@@ -779,9 +788,14 @@ async fn the_store_maps_conflicts_and_concurrent_edits_all_land() {
             let store = Arc::clone(&store);
             let key = key.clone();
             tokio::spawn(async move {
-                qrtag::links::update(store.as_ref(), qrtag::link::Via::Cli, &key, |d| {
-                    d.insert(format!("f{i}"), json!(i));
-                })
+                qrtag::links::update(
+                    store.as_ref(),
+                    &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+                    &key,
+                    |d| {
+                        d.insert(format!("f{i}"), json!(i));
+                    },
+                )
                 .await
             })
         })

@@ -1095,9 +1095,17 @@ async fn rules_round_trip_between_couchdb_and_sqlite() {
     let third = dir.path().join("third.db");
     let out = sqlite(&third, &["import", csv_file.to_str().expect("utf-8")]).await;
     assert!(out.status.success(), "{}", stderr(&out));
+    // Issue 35: CSV has no column for who wrote last (`changed_actor`, a
+    // stamp), so the documents are compared without it.
     let parsed = |text: String| -> Vec<Value> {
         text.lines()
-            .map(|l| serde_json::from_str(l).expect("a JSON line"))
+            .map(|l| {
+                let mut doc: Value = serde_json::from_str(l).expect("a JSON line");
+                if let Some(fields) = doc.as_object_mut() {
+                    fields.shift_remove("changed_actor");
+                }
+                doc
+            })
             .collect()
     };
     let out = sqlite(&third, &["export"]).await;

@@ -240,9 +240,13 @@ async fn every_request_problem_code_over_http() {
     assert_eq!(problem_code(&reply), Some("invalid_slug"));
     // A deleted link's slug stays taken: its tombstone keeps the key.
     let key = qrtag::values::link_key::LinkKey::parse("my-invite").expect("key");
-    qrtag::links::delete(&app.store(), qrtag::link::Via::Cli, &key)
-        .await
-        .expect("delete");
+    qrtag::links::delete(
+        &app.store(),
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+        &key,
+    )
+    .await
+    .expect("delete");
     let reply = plain_v2(&app, request_v2("s3", body)).await;
     assert_eq!(problem_code(&reply), Some("invalid_slug"));
     // Invalidation of what does not exist.

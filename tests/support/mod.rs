@@ -143,9 +143,15 @@ impl TestApp {
         let store = self.store();
         let key = LinkKey::parse(key).expect("valid key");
         let url = Destination::parse(url).expect("valid url");
-        qrtag::links::create(&store, qrtag::link::Via::Cli, &url, Some(&key), false)
-            .await
-            .expect("create link");
+        qrtag::links::create(
+            &store,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+            &url,
+            Some(&key),
+            false,
+        )
+        .await
+        .expect("create link");
     }
 
     /// Waits until `path` answers with `status`, so a write has reached the snapshot.

@@ -20,7 +20,6 @@ use crate::console::pages::bulk::{Bar, Outcome};
 use crate::console::pages::links::CreateForm;
 use crate::console::pages::{self, Refused};
 use crate::console::session::{Current, User};
-use crate::link::Via;
 use crate::link::{self, Document};
 use crate::links::{self, LinkError};
 use crate::values::link_key::LinkKey;
@@ -160,10 +159,11 @@ pub async fn act(
         Action::Expire(at) => Box::new(move |d| link::set_expires(d, Some(at))),
         Action::NoExpiry => Box::new(|d| link::set_expires(d, None)),
     };
-    let (store, change) = (user.store.as_ref(), &change);
+    let author = user.author();
+    let (store, change, author) = (user.store.as_ref(), &change, &author);
     let rows: Vec<(String, Outcome)> = stream::iter(keys)
         .map(|key| async move {
-            let outcome = match links::bulk::edit(store, Via::Console, &key, |d| change(d)).await {
+            let outcome = match links::bulk::edit(store, author, &key, |d| change(d)).await {
                 links::bulk::Outcome::Done => Outcome::Done,
                 links::bulk::Outcome::Unchanged => Outcome::Unchanged,
                 links::bulk::Outcome::Refused(e) => Outcome::Refused(write_failure(&e).1),

@@ -16,7 +16,6 @@ use crate::console::pages::{self, BASE, Refused};
 use crate::console::rule_form::{Fault, RuleForm};
 use crate::console::rule_tester;
 use crate::console::session::{Current, User};
-use crate::link::Via;
 use crate::link::rules::Rules;
 use crate::link::{self, Document, Link, Notes, Title};
 use crate::links::chain;
@@ -501,7 +500,7 @@ async fn edit(
     let back = link_path(key.as_str());
     let (status, at_fault, msg) = match change(&form) {
         Ok(apply) => {
-            match links::update(user.store.as_ref(), Via::Console, &key, |d| apply(d)).await {
+            match links::update(user.store.as_ref(), &user.author(), &key, |d| apply(d)).await {
                 Ok(_) => return see_other(&back),
                 Err(e @ LinkError::NotFound(_)) => {
                     let (status, msg) = write_failure(&e);

@@ -24,7 +24,6 @@ use crate::console::http::{
 use crate::console::rule_form::{Fault, RuleForm, fault_of};
 use crate::console::rule_tester::Described;
 use crate::console::session::{Current, User};
-use crate::link::Via;
 use crate::link::rules::{Capabilities, Rules};
 use crate::links::{self, LinkError};
 use crate::store::StoreError;
@@ -157,7 +156,7 @@ async fn save(
             ),
         })
     })?;
-    links::update_at(user.store.as_ref(), Via::Console, key, &stored.rev, |d| {
+    links::update_at(user.store.as_ref(), &user.author(), key, &stored.rev, |d| {
         rules.write_to(d)
     })
     .await

@@ -13,7 +13,6 @@ use crate::console::pages::bulk::{Bar, Matching};
 use crate::console::pages::{self, Refused, links::CreateForm};
 use crate::console::per_page::PerPage;
 use crate::console::session::{Current, User};
-use crate::link::Via;
 use crate::link::{self, Link, Notes, Title};
 use crate::links::{self, LinkError};
 use crate::values::destination::Destination;
@@ -245,7 +244,7 @@ async fn create_link(state: &ConsoleState, user: &User, form: &Form) -> Result<L
     link::set_expires(&mut doc, expires);
     link::set_notes(&mut doc, &notes);
     link::set_title(&mut doc, &title);
-    links::create_document(user.store.as_ref(), Via::Console, &doc, key.as_ref())
+    links::create_document(user.store.as_ref(), &user.author(), &doc, key.as_ref())
         .await
         .map_err(|e| {
             let (status, msg) = write_failure(&e);

@@ -14,7 +14,6 @@ use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::session::{BATCHES, PrintRun};
 use crate::console::session::{Current, User};
-use crate::link::Via;
 use crate::links;
 use crate::print::tag_image;
 use crate::qr::{self, EcLevel, SHEET_FULL_SIZE_CAPACITY};
@@ -189,7 +188,15 @@ pub async fn create(
     };
     let mut keys: Vec<LinkKey> = Vec::with_capacity(usize::from(count));
     for _ in 0..count {
-        match links::create(user.store.as_ref(), Via::Console, &placeholder, None, true).await {
+        match links::create(
+            user.store.as_ref(),
+            &user.author(),
+            &placeholder,
+            None,
+            true,
+        )
+        .await
+        {
             Ok(key) => keys.push(key),
             Err(e) => {
                 let (status, msg) = write_failure(&e);

@@ -15,8 +15,8 @@ use utoipa::{IntoParams, ToSchema};
 use super::problem::{self, Kind};
 use super::{MAX_BULK, RestState, admit, json_body, read};
 use crate::console::list::{self, At, By, Cursor, Sort, StateFilter};
-use crate::link::Via;
 use crate::link::{self, Document, Link, Notes, Title};
+use crate::link::{Author, Via};
 use crate::links::{self as write, LinkError};
 use crate::print::tag_image::ImageFormat;
 use crate::store::StoreError;
@@ -216,7 +216,7 @@ fn etag(rev: &str) -> HeaderValue {
     HeaderValue::from_str(&format!("\"{rev}\"")).unwrap_or(HeaderValue::from_static("\"\""))
 }
 
-fn with_etag(mut res: HttpResponse, rev: &str) -> HttpResponse {
+pub(super) fn with_etag(mut res: HttpResponse, rev: &str) -> HttpResponse {
     res.headers_mut().insert(header::ETAG, etag(rev));
     res
 }
@@ -288,18 +288,38 @@ fn refuse_looping_fallback(
         .map_err(|e| (Kind::InvalidUrl, format!("fallback_url: {e}")))
 }
 
-/// A write's key checked (a write key, within its rate), then its body.
+/// A write's key checked (a write key, within its rate), then its body;
+/// the key is the write's author (issue 35).
 async fn write_body<T: serde::de::DeserializeOwned>(
     req: &HttpRequest,
     payload: web::Payload,
     state: &RestState,
-) -> Result<T, HttpResponse> {
-    admit(req, state, super::needs::WRITE).await?;
-    json_body(req.headers(), payload).await
+) -> Result<(T, Author), HttpResponse> {
+    let caller = admit(req, state, super::needs::WRITE).await?;
+    Ok((
+        json_body(req.headers(), payload).await?,
+        api_author(&caller),
+    ))
+}
+
+// Issue 35 (history): a REST write's author.
+/// The API key behind a write, and the user it belongs to.
+pub(super) fn api_author(caller: &super::auth::Caller) -> Author {
+    Author::new(
+        Via::Api,
+        crate::values::actor::Actor::ApiKey {
+            key: caller.id.clone(),
+            user: Some(caller.user.clone()),
+        },
+    )
 }
 
 /// Creates one link and reads it back (its revision is the `ETag`).
-async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpResponse> {
+async fn create_one(
+    state: &RestState,
+    author: &Author,
+    new: &NewLink,
+) -> Result<LinkView, HttpResponse> {
     let (mut doc, key) = new_document(new).map_err(|(kind, msg)| problem::respond(kind, msg))?;
     if let Some(key) = &key {
         refuse_looping_fallback(state, key.as_str(), new.fallback_url.as_deref())
@@ -309,7 +329,7 @@ async fn create_one(state: &RestState, new: &NewLink) -> Result<LinkView, HttpRe
         .map_err(|(kind, msg)| problem::respond(kind, msg))?
         .write_to(&mut doc);
     let store = state.store.as_ref();
-    let key = write::create_document(store, Via::Api, &doc, key.as_ref())
+    let key = write::create_document(store, author, &doc, key.as_ref())
         .await
         .map_err(|e| problem::from_link_error(&e))?;
     read(state, &key).await
@@ -335,12 +355,12 @@ pub async fn create(
     payload: web::Payload,
     state: web::Data<RestState>,
 ) -> HttpResponse {
-    let new: NewLink = match write_body(&req, payload, &state).await {
+    let (new, author): (NewLink, _) = match write_body(&req, payload, &state).await {
         Ok(new) => new,
         Err(res) => return res,
     };
     let watch = WriteWatch::new(state.store.as_ref());
-    match create_one(&state, &new).await {
+    match create_one(&state, &author, &new).await {
         Ok(mut view) => {
             view.warning = watch.warning();
             let location = format!("/api/v1/links/{}", view.key);
@@ -380,6 +400,7 @@ pub async fn bulk(
         Ok(caller) => caller,
         Err(res) => return res,
     };
+    let author = api_author(&caller);
     let bulk: BulkCreate = match json_body(req.headers(), payload).await {
         Ok(b) => b,
         Err(res) => return res,
@@ -402,7 +423,7 @@ pub async fn bulk(
                     link: None,
                     problem: Some(problem::Problem::new(kind, msg)),
                 },
-                Ok(_) => match create_one(&state, new).await {
+                Ok(_) => match create_one(&state, &author, new).await {
                     Ok(view) => BulkItem {
                         link: Some(view),
                         problem: None,
@@ -641,7 +662,7 @@ pub async fn edit(
     if tail_methods(&tail(&req)) == "GET" {
         return problem::not_allowed(req.method(), "GET");
     }
-    let edit: LinkEdit = match write_body(&req, payload, &state).await {
+    let (edit, author): (LinkEdit, _) = match write_body(&req, payload, &state).await {
         Ok(e) => e,
         Err(res) => return res,
     };
@@ -688,13 +709,13 @@ pub async fn edit(
             // The write itself is at the revision read, so a change in
             // between is still a conflict; a tombstone is refused there.
             Ok(Some(stored)) if listed.matches(&stored.rev) || link::is_tombstone(&stored.doc) => {
-                write::update_at(store, Via::Api, &key, &stored.rev, |d| apply(d)).await
+                write::update_at(store, &author, &key, &stored.rev, |d| apply(d)).await
             }
             Ok(Some(_)) => Err(LinkError::Store(StoreError::Conflict(key.to_string()))),
             Ok(None) => Err(LinkError::NotFound(key.clone())),
             Err(e) => Err(e.into()),
         },
-        None => write::update(store, Via::Api, &key, |d| apply(d)).await,
+        None => write::update(store, &author, &key, |d| apply(d)).await,
     };
     match written {
         Ok(_) => match read(&state, &key).await {
@@ -721,13 +742,13 @@ pub async fn edit(
 /// a weak tag (`W/"…"`) never matches. A bare revision without quotes is
 /// taken as one tag, as earlier versions did.
 #[derive(Debug, Clone, PartialEq, Eq)]
-enum IfMatch {
+pub(super) enum IfMatch {
     Any,
     OneOf(Vec<String>),
 }
 
 impl IfMatch {
-    fn parse(value: &str) -> Self {
+    pub(super) fn parse(value: &str) -> Self {
         let value = value.trim();
         if value == "*" {
             return Self::Any;
@@ -761,7 +782,7 @@ impl IfMatch {
         Self::OneOf(tags)
     }
 
-    fn matches(&self, rev: &str) -> bool {
+    pub(super) fn matches(&self, rev: &str) -> bool {
         match self {
             Self::Any => true,
             Self::OneOf(tags) => tags.iter().any(|t| t == rev),

@@ -12,6 +12,8 @@
 
 pub mod auth;
 pub mod enforced;
+// Issue 35: a link's history and revert.
+pub mod history;
 pub mod links;
 pub mod needs;
 pub mod openapi;
@@ -113,6 +115,19 @@ pub fn routes(cfg: &mut web::ServiceConfig) {
         web::resource("/scans")
             .get(scans::all)
             .default_service(only(allow("/scans"))),
+    )
+    // Issue 35: a link's history and revert, before the paths below a
+    // key (a key whose last part is `history` or `revert` has its own
+    // paths as `/scans` does).
+    .service(
+        web::resource("/links/{key:.*}/history")
+            .get(history::link_history)
+            .default_service(only("GET")),
+    )
+    .service(
+        web::resource("/links/{key:.*}/revert")
+            .post(history::revert)
+            .default_service(only("POST")),
     )
     .service(
         web::resource("/links/{tail:.*}")

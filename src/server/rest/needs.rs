@@ -14,7 +14,7 @@ pub const WRITE: Role = Role::Editor;
 
 /// Every operation by its `operationId`. A new operation without a row
 /// here fails the unit test below, so none is left unstated.
-pub const BY_OPERATION: [(&str, Role); 11] = [
+pub const BY_OPERATION: [(&str, Role); 13] = [
     ("list", READ),
     ("create", WRITE),
     ("bulk", WRITE),
@@ -26,6 +26,9 @@ pub const BY_OPERATION: [(&str, Role); 11] = [
     ("of_link", READ),
     ("print_run_pdf", READ),
     ("all", READ),
+    // Issue 35: a link's history, and one step back.
+    ("link_history", READ),
+    ("revert", WRITE),
 ];
 
 /// The role an operation needs, by its `operationId`.

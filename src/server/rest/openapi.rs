@@ -11,7 +11,7 @@ use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use super::problem::Problem;
-use super::{links, print, scans};
+use super::{history, links, print, scans};
 
 #[derive(OpenApi)]
 #[openapi(
@@ -32,6 +32,9 @@ use super::{links, print, scans};
         print::sheet,
         scans::of_link,
         scans::all,
+        // Issue 35.
+        history::link_history,
+        history::revert,
     ),
     components(schemas(
         Problem,
@@ -51,6 +54,11 @@ use super::{links, print, scans};
         scans::Breakdown,
         scans::ValueScans,
         scans::DestinationRow,
+        // Issue 35.
+        history::HistoryView,
+        history::EntryView,
+        history::ChangeView,
+        history::Revert,
     )),
     modifiers(&Bearer)
 )]

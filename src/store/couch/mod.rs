@@ -753,6 +753,15 @@ impl LinkStore for CouchStore {
         audit::AuditDb::beside(&self.http)?.read(query).await
     }
 
+    async fn history(
+        &self,
+        _key: &LinkKey,
+    ) -> Result<Vec<crate::link::history::Entry>, StoreError> {
+        // Not kept on CouchDB yet (issue 35): no entries, so a revert is
+        // refused as for a link with no history.
+        Ok(vec![])
+    }
+
     fn follow(
         self: Arc<Self>,
         snapshot: Arc<Snapshot>,

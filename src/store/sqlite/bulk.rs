@@ -72,6 +72,7 @@ impl SqliteStore {
         on_existing: OnExisting,
     ) -> Result<Vec<BulkOutcome>, StoreError> {
         let err = self.sql_err();
+        let keep = self.history;
         self.with_conn(move |c| {
             c.pragma_update(None, "cache_size", -BULK_CACHE_KIB)
                 .map_err(&err)?;
@@ -92,6 +93,12 @@ impl SqliteStore {
                 for i in order {
                     let doc = &docs[i];
                     let (key, json, next) = (doc.key().as_str(), doc.json(), seq + 1);
+                    // Issue 35: what an overwrite replaces, for its entry.
+                    let before = if keep && on_existing == OnExisting::Overwrite {
+                        super::history::before(&tx, key).map_err(&err)?
+                    } else {
+                        None
+                    };
                     let outcome = if on_existing == OnExisting::Overwrite
                         && overwrite.execute(params![key, json, next]).map_err(&err)? == 1
                     {
@@ -103,6 +110,12 @@ impl SqliteStore {
                     };
                     if outcome != BulkOutcome::Exists {
                         seq = next;
+                        if keep {
+                            let before = before
+                                .as_deref()
+                                .filter(|_| outcome == BulkOutcome::Updated);
+                            super::history::record(&tx, key, before, json).map_err(&err)?;
+                        }
                     }
                     outcomes[i] = outcome;
                 }

@@ -86,6 +86,9 @@ pub struct SqliteStore {
     /// so the follower reads it now rather than at its next poll: a write
     /// answered by the server waits for that (read-your-writes).
     wake: Arc<tokio::sync::Notify>,
+    /// Whether writes keep the link's history (issue 35); off only for a
+    /// benchmark's baseline ([`SqliteStore::without_history`]).
+    history: bool,
 }
 
 impl SqliteStore {
@@ -152,7 +155,9 @@ impl SqliteStore {
                 value TEXT NOT NULL
             );
             INSERT OR IGNORE INTO meta (name, value) VALUES ('db_id', '{fresh_id}');
-            COMMIT;"
+            {history}
+            COMMIT;",
+            history = history::SCHEMA
         ))
         .map_err(err)?;
         // Issue 35: the audit log's table, append-only.
@@ -174,7 +179,28 @@ impl SqliteStore {
             conn: Arc::new(Mutex::new(conn)),
             db_id,
             wake: Arc::default(),
+            history: true,
         }
+    }
+
+    /// This store with no history kept: what a repoint cost before issue
+    /// 35, the baseline `benches/history.rs` measures the history against.
+    /// Nothing else should use it, since such writes leave no entry.
+    #[doc(hidden)]
+    pub fn without_history(mut self) -> Self {
+        self.history = false;
+        self
+    }
+
+    /// A link's kept history entries, oldest first (issue 35).
+    pub async fn history_entries(
+        &self,
+        key: &LinkKey,
+    ) -> Result<Vec<crate::link::history::Entry>, StoreError> {
+        let key = key.as_str().to_owned();
+        let err = self.sql_err();
+        self.with_conn(move |c| history::read(c, &key).map_err(err))
+            .await
     }
 
     /// Tells the follower that a write has committed. A permit is kept when
@@ -314,6 +340,50 @@ impl SqliteStore {
         written
     }
 
+    /// [`Self::write_one`] for a write of the link document `json` to `key`,
+    /// with its history entry recorded in the same transaction (issue 35).
+    async fn write_recorded(
+        &self,
+        sql: &'static str,
+        key: String,
+        json: String,
+        extra: Vec<rusqlite::types::Value>,
+        missed: impl FnOnce() -> StoreError + Send + 'static,
+    ) -> Result<(), StoreError> {
+        let err = self.sql_err();
+        let keep = self.history;
+        let written = self
+            .with_conn(move |c| {
+                let tx = c
+                    .transaction_with_behavior(TransactionBehavior::Immediate)
+                    .map_err(&err)?;
+                let before = if keep {
+                    history::before(&tx, &key).map_err(&err)?
+                } else {
+                    None
+                };
+                let mut values: Vec<rusqlite::types::Value> =
+                    vec![key.clone().into(), json.clone().into()];
+                values.extend(extra);
+                let n = tx
+                    .execute(sql, rusqlite::params_from_iter(values))
+                    .map_err(&err)?;
+                if n == 0 {
+                    return Err(missed());
+                }
+                if keep {
+                    history::record(&tx, &key, before.as_deref(), &json).map_err(&err)?;
+                }
+                tx.commit().map_err(&err)?;
+                Ok(())
+            })
+            .await;
+        if written.is_ok() {
+            self.wake();
+        }
+        written
+    }
+
     /// Rows written after `since`, oldest first, at most `limit`, as
     /// stored: the document's JSON text unparsed, for a full load to judge
     /// without building each document ([`TableBuilder::push_json`]).
@@ -407,6 +477,8 @@ impl SqliteStore {
 mod audit;
 mod bulk;
 // Issue 35 (i35-users): accounts on the embedded store.
+/// Issue 35: each link's history, written with its writes.
+mod history;
 pub mod users;
 
 /// The `meta` row of the recorded public URL.
@@ -485,7 +557,7 @@ impl LinkStore for SqliteStore {
     async fn create(&self, key: &LinkKey, doc: &Document) -> Result<(), StoreError> {
         let key = key.as_str().to_owned();
         let json = serde_json::Value::Object(doc.clone()).to_string();
-        self.write_one(CREATE, vec![key.clone().into(), json.into()], move || {
+        self.write_recorded(CREATE, key.clone(), json, vec![], move || {
             StoreError::Conflict(key)
         })
         .await
@@ -503,6 +575,7 @@ impl LinkStore for SqliteStore {
         let json = serde_json::Value::Object(doc.clone()).to_string();
         let parents = parents.to_vec();
         let err = self.sql_err();
+        let keep = self.history;
         let written = self
             .with_conn(move |c| {
                 let tx = c
@@ -524,10 +597,15 @@ impl LinkStore for SqliteStore {
                     return Ok(found);
                 }
                 let n = tx.execute(CREATE, params![key, json]).map_err(&err)?;
-                tx.commit().map_err(&err)?;
                 if n == 0 {
                     return Err(StoreError::Conflict(key));
                 }
+                if keep {
+                    // A create is over no live document (a revived row's
+                    // old one was removed), so there is nothing before it.
+                    history::record(&tx, &key, None, &json).map_err(&err)?;
+                }
+                tx.commit().map_err(&err)?;
                 Ok(found)
             })
             .await;
@@ -541,11 +619,13 @@ impl LinkStore for SqliteStore {
         let key = key.as_str().to_owned();
         let json = serde_json::Value::Object(doc.clone()).to_string();
         let rev: i64 = rev.parse().map_err(|_| StoreError::Conflict(key.clone()))?;
-        self.write_one(
+        self.write_recorded(
             "UPDATE links SET doc = ?2, rev = rev + 1,
                 seq = (SELECT COALESCE(MAX(seq), 0) + 1 FROM links)
              WHERE key = ?1 AND rev = ?3 AND deleted = 0",
-            vec![key.clone().into(), json.into(), rev.into()],
+            key.clone(),
+            json,
+            vec![rev.into()],
             move || StoreError::Conflict(key),
         )
         .await
@@ -594,6 +674,10 @@ impl LinkStore for SqliteStore {
         } else {
             self.insert_meta(PUBLIC_URL_META, url).await
         }
+    }
+
+    async fn history(&self, key: &LinkKey) -> Result<Vec<crate::link::history::Entry>, StoreError> {
+        self.history_entries(key).await
     }
 
     /// In `meta` as `api_key:ID`, the record as JSON: beside the console
