@@ -250,3 +250,50 @@ async fn the_admin_reverts_an_editors_repoints_from_the_timeline() {
     assert_eq!(stored(&db), before);
     c.srv.stop().await;
 }
+
+/// Past the bound of 200 the page says how many older entries were
+/// dropped, and a revert to one of them is a 404 that says so.
+#[tokio::test]
+async fn the_timeline_says_what_was_dropped_past_the_bound() {
+    use qrtag::link::{Author, Via};
+    use qrtag::values::destination::Destination;
+    use qrtag::values::link_key::LinkKey;
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("links.db");
+    let out = qrtag_cmd(&db, &["new", FIRST, "--key", KEY]);
+    assert!(out.status.success(), "{out:?}");
+    let store = qrtag::store::sqlite::SqliteStore::open(&db).expect("open");
+    let cli = Author::cli(Via::Cli, "test", "host");
+    let key = LinkKey::parse(KEY).expect("key");
+    for i in 2..=205 {
+        let url = Destination::parse(&format!("{FIRST}/{i}")).expect("url");
+        qrtag::links::set_url(&store, &cli, &key, &url)
+            .await
+            .expect("repoint");
+    }
+    drop(store);
+    set_password(&db, PASSWORD);
+    let c = Console {
+        srv: ServerProcess::spawn(&db, &["--console"], &[], false).await,
+    };
+    let admin = logged_in(&c.at(""), PASSWORD).await;
+    let page = c.link_page(&admin).await;
+    let shown = entries(&page);
+    assert_eq!(shown.len(), 200);
+    assert_eq!(shown.first().map(|(n, _)| *n), Some(205));
+    assert_eq!(shown.last().map(|(n, _)| *n), Some(6));
+    assert!(
+        history(&page).contains(r#"data-dropped="5""#)
+            && history(&page).contains("5 older entries were dropped"),
+        "{}",
+        history(&page)
+    );
+    let rev = field(history(&page), "rev").expect("the page's revision");
+    let before = stored(&db);
+    let (status, _, body) = c.revert(&admin, "5", &rev).await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(body.contains("entry 5 was dropped"), "{body}");
+    assert_eq!(stored(&db), before);
+    c.srv.stop().await;
+}
