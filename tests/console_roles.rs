@@ -52,6 +52,8 @@ fn fields(post: Post) -> Vec<(&'static str, &'static str)> {
         Post::UsersInvite => vec![("name", "mallory"), ("role", "admin")],
         Post::UsersRole => vec![("name", "admin"), ("role", "viewer")],
         Post::UsersRemove | Post::UsersReset => vec![("name", "admin")],
+        // Issue 35 (i35-timeline): back to the link's first state.
+        Post::Revert => vec![("to", "1"), ("rev", "1")],
         Post::Login | Post::Logout | Post::Setup | Post::Invite | Post::LogoutEverywhere => {
             vec![]
         }

@@ -41,6 +41,8 @@ pub mod setup;
 // Issue 35 (i35-users): accounts on the embedded store.
 pub mod invitation;
 pub mod user_sync;
+// Issue 35 (i35-timeline): the link page's history.
+pub mod history;
 
 // Issue 34: the link page's rule editor and tester.
 pub mod rights;
@@ -240,6 +242,8 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
             P::UsersRole => web::post().to(handlers::users::role),
             P::UsersRemove => web::post().to(handlers::users::remove),
             P::UsersReset => web::post().to(handlers::users::reset),
+            // Issue 35 (i35-timeline).
+            P::Revert => web::post().to(handlers::link_history::revert),
         };
         scope = scope.route(post.path(), handler);
     }

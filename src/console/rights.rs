@@ -35,10 +35,12 @@ pub enum Post {
     UsersRole,
     UsersRemove,
     UsersReset,
+    /// Issue 35 (i35-timeline): the link page's Revert buttons.
+    Revert,
 }
 
 impl Post {
-    pub const ALL: [Post; 22] = [
+    pub const ALL: [Post; 23] = [
         Post::Login,
         Post::Logout,
         Post::Setup,
@@ -61,6 +63,7 @@ impl Post {
         Post::UsersRole,
         Post::UsersRemove,
         Post::UsersReset,
+        Post::Revert,
     ];
 
     /// The path under the console's base.
@@ -88,6 +91,7 @@ impl Post {
             Post::UsersRole => "/users/role",
             Post::UsersRemove => "/users/remove",
             Post::UsersReset => "/users/reset",
+            Post::Revert => "/link/revert",
         }
     }
 
@@ -120,6 +124,8 @@ impl Post {
             | Post::RulesRemove
             | Post::RulesMove
             | Post::Sheet => Some(Role::Editor),
+            // A revert is a repoint (or any edit) back to an earlier state.
+            Post::Revert => Some(Role::Editor),
         }
     }
 }

@@ -355,3 +355,36 @@ async fn a_reader_s_bulk_action_is_refused_whole() {
     );
     app.wait_location("H83if", None, PROPAGATION).await;
 }
+
+// Issue 35 (i35-timeline): the link page's history on CouchDB.
+
+/// CouchDB keeps no history yet: the link page says so in one line rather
+/// than showing an empty timeline, offers no Revert, and a revert posted
+/// anyway is a 404 that says why, the link as it was.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_history_says_couchdb_keeps_none_and_a_revert_is_refused() {
+    let ConsoleOnCouch { app, .. } = &console_on_couchdb().await;
+    let editor = Browser::new(app);
+    assert_eq!(editor.login("ed", "ed-pw-1").await, StatusCode::SEE_OTHER);
+    let (status, page) = editor.get("/link?key=H83if").await;
+    assert_eq!(status, StatusCode::OK);
+    let history = &page[page.find(r#"id="history""#).expect("a history section")..];
+    let history = &history[..history.find("</section>").expect("its end")];
+    assert!(
+        history.contains(r#"data-kept="false""#) && history.contains("keeps no history"),
+        "{history}"
+    );
+    assert!(!history.contains("<ol"), "no empty timeline: {history}");
+    assert!(!page.contains("/console/link/revert"), "no Revert button");
+    let revert = [("key", "H83if"), ("to", "1"), ("rev", "1-x")];
+    let (status, body) = editor
+        .post("/link?key=H83if", "/link/revert", &revert)
+        .await;
+    assert_eq!(status, StatusCode::NOT_FOUND, "{body}");
+    assert!(body.contains("keeps no history"), "{body}");
+    assert_eq!(
+        app.location("H83if").await.as_deref(),
+        Some("https://a.example/one"),
+        "unchanged"
+    );
+}

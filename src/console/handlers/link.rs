@@ -159,6 +159,8 @@ pub(super) enum PageRefusal<'a> {
     Rule(&'a RuleForm, &'a Fault),
     /// Issue 34: a rule's remove or move, and why not.
     Rules(&'a str),
+    /// Issue 35 (i35-timeline): a revert, and why not.
+    History(&'a str),
 }
 
 /// The link's page as it is in the store now, with a form the server
@@ -178,8 +180,15 @@ pub(super) async fn render(
         Some(PageRefusal::Rules(msg)) => (None, Some(*msg)),
         _ => (None, None),
     };
+    // Issue 35 (i35-timeline): a refused revert, said above the timeline.
+    let history_problem = match &refused {
+        Some(PageRefusal::History(msg)) => Some(*msg),
+        _ => None,
+    };
     let (refused, pdf) = match refused {
-        None | Some(PageRefusal::Rule(..) | PageRefusal::Rules(_)) => (None, None),
+        None | Some(PageRefusal::Rule(..) | PageRefusal::Rules(_) | PageRefusal::History(_)) => {
+            (None, None)
+        }
         Some(PageRefusal::Edit(r, typed)) => (Some((r, typed)), None),
         Some(PageRefusal::Pdf(r)) => (None, Some(r)),
     };
@@ -266,6 +275,24 @@ pub(super) async fn render(
         schedule: rule_tester::schedule(&tester_link, now),
         store_away: source == Source::Snapshot,
     };
+    // Issue 35 (i35-timeline): the history and its Revert forms.
+    let loaded = crate::console::history::load(state, user, key).await;
+    let history = pages::link_history::Section {
+        key: key.as_str(),
+        kept: match &loaded {
+            crate::console::history::Loaded::Entries(h, _) => pages::link_history::Kept::Entries(h),
+            crate::console::history::Loaded::NotKept => pages::link_history::Kept::NotKept,
+            crate::console::history::Loaded::Unreadable => pages::link_history::Kept::Unreadable,
+        },
+        can_revert: viewer_of.can_edit && !link::is_tombstone(&doc),
+        csrf: viewer_of.csrf,
+        rev: match &loaded {
+            crate::console::history::Loaded::Entries(_, rev) => rev.as_deref(),
+            _ => None,
+        },
+        zone: state.time_zone,
+        problem: history_problem,
+    };
     let view = pages::link::View {
         viewer: viewer(session, user),
         key: key.as_str(),
@@ -299,6 +326,7 @@ pub(super) async fn render(
         fallback: link.fallback.as_ref().map(Destination::as_str),
         rules: rules_section,
         destinations: destinations(state, key.as_str(), &doc, &link),
+        history,
     };
     html(status, pages::link::page(&view))
 }

@@ -15,6 +15,8 @@ pub mod sheet;
 pub mod account;
 pub mod invite;
 pub mod users;
+// Issue 35 (i35-timeline).
+pub mod link_history;
 
 use actix_web::HttpResponse;
 use actix_web::http::header;

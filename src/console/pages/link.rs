@@ -72,6 +72,8 @@ pub struct View<'a> {
     // Issue 34, scans per destination: the rows of the link's
     // "Scans per destination" table (`None`: not counted yet).
     pub destinations: Option<Vec<super::destinations::Row>>,
+    /// Issue 35 (i35-timeline): the history timeline and its Revert forms.
+    pub history: super::link_history::Section<'a>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -155,6 +157,7 @@ pub fn page(v: &View<'_>) -> Markup {
             nav.sections #sections aria-label="On this page" {
                 @if v.viewer.can_edit { a href="#edit" { "Edit" } }
                 a href="#rules" { "Rules" }
+                a href="#history" { "History" }
                 a href="#qr" { "QR code" }
                 a href="#print" { "Print" }
                 a href="#details" { "Scans in detail" }
@@ -169,6 +172,9 @@ pub fn page(v: &View<'_>) -> Markup {
             // Issue 34: the rules, after the scans summary and the edits
             // (a keyboard reaches the destination's field first).
             (super::link_rules::section(&v.rules))
+            // Issue 35 (i35-timeline): who changed what, and one click
+            // back, right below the edits a wrong one came from.
+            (super::link_history::section(&v.history))
             section #qr aria-labelledby="qr-heading" {
             h2 #qr-heading { "QR code" }
             form.card.qr-options #qr-options method="get" action={ (BASE) "/link" } {
@@ -367,6 +373,8 @@ fn deleted_page(v: &View<'_>, on: Option<DateTime<Utc>>) -> Markup {
                 dt { "State" } dd #state data-state="deleted" { "deleted" }
                 @if let Some(notes) = v.notes { dt { "Notes" } dd.notes #notes { (notes) } }
             }
+            // Issue 35 (i35-timeline): what the link was, and who deleted it.
+            (super::link_history::section(&v.history))
         },
     )
 }

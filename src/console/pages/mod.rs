@@ -27,6 +27,8 @@ pub mod thumb;
 pub mod account;
 pub mod invite;
 pub mod users;
+// Issue 35 (i35-timeline).
+pub mod link_history;
 
 /// Where the console is mounted on the admin listener.
 pub const BASE: &str = "/console";
