@@ -239,7 +239,7 @@ async fn update_overwrites_at_the_current_revision_and_refusals_are_per_document
     for (line, key) in [(1, "new01"), (2, "H83if"), (3, "docs/api")] {
         assert!(
             err.contains(&format!(
-                "{second}:{line}: {key} was not written: forbidden: only admins and the qrtag_editor role may change links\n"
+                "{second}:{line}: {key} was not written: forbidden: only admins and the qrtag_editor and qrtag_admin roles may change links\n"
             )),
             "{err}"
         );

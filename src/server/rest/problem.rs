@@ -149,13 +149,13 @@ pub fn from_link_error(e: &LinkError) -> HttpResponse {
         }
         LinkError::NotFound(_) => respond(Kind::NotFound, e),
         LinkError::TooManyConflicts(_) => respond(Kind::Conflict, e),
-        // CouchDB's validation refuses an account without the editor role
-        // with this reason (assets/couchdb/validate_doc_update.js): the
+        // CouchDB's validation refuses an account without the editor or
+        // admin role with this reason (assets/couchdb/validate_doc_update.js): the
         // server's setup, not the client's link.
         LinkError::Store(crate::store::StoreError::Refused {
             status: 403,
             detail,
-        }) if detail.contains("role may change links") => {
+        }) if detail.contains("may change links") => {
             tracing::warn!(
                 error = %e,
                 "the API listener's CouchDB account may not write links: give --api-couchdb-user \
