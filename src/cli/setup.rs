@@ -129,5 +129,24 @@ pub fn print_report(
         audit.name,
         crate::store::couch::setup::AUDIT_ROLES.join(", "),
         audit.security
+    )?;
+    // Issue 35: the links' history database.
+    let history = &report.history;
+    writeln!(
+        out,
+        "database {} (link history): {}",
+        history.name, history.database
+    )?;
+    writeln!(
+        out,
+        "{}/{DESIGN_ID} (link history validation, append-only): {}",
+        history.name, history.design
+    )?;
+    writeln!(
+        out,
+        "{}/_security (members: roles {}): {}",
+        history.name,
+        crate::store::couch::setup::AUDIT_ROLES.join(", "),
+        history.security
     )
 }

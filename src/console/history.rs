@@ -3,7 +3,6 @@
 //! imports the other for it.
 
 use crate::console::ConsoleState;
-use crate::console::auth::Accounts;
 use crate::console::session::User;
 use crate::link::history::History;
 use crate::values::link_key::LinkKey;
@@ -13,17 +12,13 @@ pub enum Loaded {
     /// The kept entries and the revision they were read at (`None`: the
     /// link has no document, only history).
     Entries(History, Option<String>),
-    NotKept,
     Unreadable,
 }
 
 /// The link's history for its page. The revision is read before the
 /// entries, so a write between the two makes the page's revert a 409
 /// rather than a revert of a state the page did not show.
-pub async fn load(state: &ConsoleState, user: &User, key: &LinkKey) -> Loaded {
-    if matches!(state.accounts, Accounts::Couch { .. }) {
-        return Loaded::NotKept;
-    }
+pub async fn load(_state: &ConsoleState, user: &User, key: &LinkKey) -> Loaded {
     let rev = match user.store.get(key).await {
         Ok(stored) => stored.map(|s| s.rev),
         Err(e) => {

@@ -388,7 +388,7 @@ async fn a_failed_new_database_import_deletes_its_audit_database_too() {
     .await;
     assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
     let couch = Couch::new(&pouch.url(), "links");
-    for db in ["links", "links-keys", "links-audit"] {
+    for db in ["links", "links-keys", "links-audit", "links-history"] {
         let (status, body) = couch.call(reqwest::Method::GET, db, None).await;
         assert_eq!(status, 404, "{db} is left behind: {body}");
     }

@@ -16,6 +16,8 @@ mod console;
 mod deploy_kit;
 mod hardening;
 mod harness;
+// Issue 35: a link's history on CouchDB.
+mod history;
 mod lifecycle;
 mod nodes;
 #[path = "../support/pipe.rs"]

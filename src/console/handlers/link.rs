@@ -281,7 +281,6 @@ pub(super) async fn render(
         key: key.as_str(),
         kept: match &loaded {
             crate::console::history::Loaded::Entries(h, _) => pages::link_history::Kept::Entries(h),
-            crate::console::history::Loaded::NotKept => pages::link_history::Kept::NotKept,
             crate::console::history::Loaded::Unreadable => pages::link_history::Kept::Unreadable,
         },
         can_revert: viewer_of.can_edit && !link::is_tombstone(&doc),

@@ -8,7 +8,6 @@ use actix_web::{HttpRequest, HttpResponse, web};
 
 use super::link::{PageRefusal, render};
 use crate::console::ConsoleState;
-use crate::console::auth::Accounts;
 use crate::console::http::{checked_write, link_path, plain, problem, see_other, write_failure};
 use crate::link::history::RevertError;
 use crate::links::LinkError;
@@ -40,15 +39,7 @@ pub async fn revert(
     };
     let back = link_path(key.as_str());
     let given = form.get("to").unwrap_or_default();
-    let couch = matches!(state.accounts, Accounts::Couch { .. });
     let (status, msg) = match (entry_number(given), form.text("rev")) {
-        // Said as such rather than as a stale revision: there is nothing
-        // to go back to on this store.
-        _ if couch => (
-            StatusCode::NOT_FOUND,
-            "Nothing was reverted: this store (CouchDB) keeps no history of a link's changes yet."
-                .to_owned(),
-        ),
         (None, _) => (
             StatusCode::BAD_REQUEST,
             format!("Nothing was reverted: {given:?} is no entry number (1 or more)."),

@@ -20,8 +20,6 @@ const SHOWN_CHARS: usize = 60;
 /// What the store can say about the link's past.
 pub enum Kept<'a> {
     Entries(&'a History),
-    /// The store keeps no history (CouchDB, for now).
-    NotKept,
     /// The store did not answer.
     Unreadable,
 }
@@ -47,9 +45,6 @@ pub fn section(s: &Section<'_>) -> Markup {
                 p.problem #history-problem role="alert" { (problem) }
             }
             @match s.kept {
-                Kept::NotKept => p.muted #history-none data-kept="false" {
-                    "This store (CouchDB) keeps no history of a link's changes yet; the embedded store does."
-                },
                 Kept::Unreadable => p.warning #history-none data-kept="unknown" {
                     "The history cannot be read now (see the server's log); try again."
                 },

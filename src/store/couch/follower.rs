@@ -59,16 +59,41 @@ pub(crate) fn spawn(
     snapshot: Arc<Snapshot>,
     resume: Option<Resume>,
 ) -> tokio::task::JoinHandle<()> {
+    let (history, changes) = tokio::sync::mpsc::unbounded_channel();
     let follower = Follower {
         http: http.clone(),
         snapshot,
         backoff: Backoff::default(),
         failing: None,
+        history,
     };
+    let recorder = record_history(http.clone(), changes);
     tokio::spawn(async move {
-        tokio::join!(follower.run(resume), watch_membership(http));
+        tokio::join!(follower.run(resume), watch_membership(http), recorder);
     })
 }
+
+/// Issue 35: records each upsert the feed delivers in the history database
+/// (`super::history`), one at a time and in the feed's order, so the feed
+/// never waits on it. A failure is logged and the change left unrecorded:
+/// the next change of the key is diffed against the last entry kept.
+async fn record_history(http: CouchHttp, mut changes: HistoryChanges) {
+    let db = match super::history::HistoryDb::beside(&http) {
+        Ok(db) => db,
+        Err(e) => {
+            tracing::warn!("no link history on CouchDB: {e}");
+            return;
+        }
+    };
+    while let Some((key, rev, doc)) = changes.recv().await {
+        if let Err(e) = db.record(&key, &rev, &doc).await {
+            tracing::warn!("could not record the history of {key} at {rev}: {e}");
+        }
+    }
+}
+
+/// Key, revision and document of each upsert, for [`record_history`].
+type HistoryChanges = tokio::sync::mpsc::UnboundedReceiver<(String, String, crate::link::Document)>;
 
 /// Reads `_membership` now and then, for `/readyz` and `/metrics`; never ends.
 async fn watch_membership(http: CouchHttp) {
@@ -85,6 +110,8 @@ struct Follower {
     /// The failure being retried, so an outage is logged when it starts and
     /// ends rather than on every retry.
     failing: Option<String>,
+    /// Issue 35: where each upsert goes to be recorded ([`record_history`]).
+    history: tokio::sync::mpsc::UnboundedSender<(String, String, crate::link::Document)>,
 }
 
 /// Why a feed connection ended.
@@ -327,7 +354,11 @@ impl Follower {
                 };
                 match parsed {
                     Ok(Line::Heartbeat) => {}
-                    Ok(Line::Change { seq, change }) => {
+                    Ok(Line::Change { seq, change, rev }) => {
+                        if let (Some(Change::Upsert { key, doc }), Some(rev)) = (&change, rev) {
+                            // Issue 35: the history, written off the feed.
+                            let _ = self.history.send((key.clone(), rev, doc.clone()));
+                        }
                         batch.extend(change);
                         batch_seq = Some(seq);
                     }
@@ -376,6 +407,8 @@ enum Line {
     Change {
         seq: Value,
         change: Option<Change>,
+        /// The revision of an upserted document (issue 35: its history).
+        rev: Option<String>,
     },
     End {
         last_seq: Value,
@@ -417,6 +450,7 @@ fn parse_line(line: &[u8]) -> Result<Line, String> {
     let (Some(seq), Some(key)) = (l.seq, l.id) else {
         return Err("a changes line without seq or id".into());
     };
+    let mut rev = None;
     let change = if is_design(&key) {
         None
     } else if l.deleted {
@@ -432,11 +466,14 @@ fn parse_line(line: &[u8]) -> Result<Line, String> {
             // Valid JSON, but serde_json refuses nesting over 128 levels: an
             // invalid document, not a broken feed (which would be read again
             // and again).
-            Some(raw) => Some(match serde_json::from_str(raw.get()) {
-                Ok(doc) => Change::Upsert {
-                    key,
-                    doc: document_of(doc),
-                },
+            Some(raw) => Some(match serde_json::from_str::<Value>(raw.get()) {
+                Ok(doc) => {
+                    rev = doc.get("_rev").and_then(Value::as_str).map(str::to_owned);
+                    Change::Upsert {
+                        key,
+                        doc: document_of(doc),
+                    }
+                }
                 Err(e) => Change::Invalid {
                     key,
                     reason: format!("unreadable document: {e}"),
@@ -448,7 +485,7 @@ fn parse_line(line: &[u8]) -> Result<Line, String> {
             }),
         }
     };
-    Ok(Line::Change { seq, change })
+    Ok(Line::Change { seq, change, rev })
 }
 
 /// A change whose line is over [`MAX_LINE`]: its sequence and id are read
@@ -463,7 +500,11 @@ fn parse_long_line(head: &[u8], tail: &[u8], len: usize) -> Result<Line, String>
         key: key.to_owned(),
         reason: too_large(len),
     });
-    Ok(Line::Change { seq, change })
+    Ok(Line::Change {
+        seq,
+        change,
+        rev: None,
+    })
 }
 
 /// Capped exponential backoff with ±20% jitter, so several qrtag instances
@@ -503,7 +544,9 @@ mod tests {
             Ok(Line::Change {
                 seq,
                 change: Some(Change::Upsert { key, doc }),
+                rev,
             }) => {
+                assert_eq!(rev.as_deref(), Some("2-a"));
                 assert_eq!(seq, json!("3-g1AAAA"));
                 assert_eq!(key, "H83if");
                 assert_eq!(Value::Object(doc), json!({"url": "https://a.example/"}));
@@ -518,7 +561,7 @@ mod tests {
         let design = br#"{"seq":8,"id":"_design/qrtag","changes":[],"doc":{}}"#;
         assert!(matches!(
             parse_line(design),
-            Ok(Line::Change { change: None, seq }) if seq == json!(8)
+            Ok(Line::Change { change: None, seq, .. }) if seq == json!(8)
         ));
         assert!(matches!(
             parse_line(br#"{"last_seq":9,"pending":0}"#),
@@ -533,6 +576,7 @@ mod tests {
             Ok(Line::Change {
                 seq,
                 change: Some(Change::Invalid { key, reason }),
+                ..
             }) => {
                 assert_eq!(seq, json!("9-g1AAAA"));
                 assert_eq!(key, "H83if");

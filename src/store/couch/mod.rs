@@ -22,6 +22,8 @@ mod bulk;
 pub mod cluster;
 pub mod feed_lines;
 mod follower;
+// Issue 35: a link's history, recorded by the follower (`history.rs`).
+pub mod history;
 pub mod keys;
 pub mod load;
 mod mark;
@@ -502,6 +504,9 @@ impl CouchStore {
             Some(rev) => body.insert("_rev".into(), Value::String(rev.to_owned())),
             None => body.shift_remove("_rev"),
         };
+        // Issue 35: the generation this write makes, so the history's
+        // recorder can tell it from an outside edit that keeps the stamps.
+        history::stamp_generation(&mut body, rev);
         let req = self.doc_request(Method::PUT, key).json(&body);
         let resp = self.http.send(req).await?;
         let status = resp.status().as_u16();
@@ -753,13 +758,10 @@ impl LinkStore for CouchStore {
         audit::AuditDb::beside(&self.http)?.read(query).await
     }
 
-    async fn history(
-        &self,
-        _key: &LinkKey,
-    ) -> Result<Vec<crate::link::history::Entry>, StoreError> {
-        // Not kept on CouchDB yet (issue 35): no entries, so a revert is
-        // refused as for a link with no history.
-        Ok(vec![])
+    async fn history(&self, key: &LinkKey) -> Result<Vec<crate::link::history::Entry>, StoreError> {
+        history::HistoryDb::beside(&self.http)?
+            .read(key.as_str())
+            .await
     }
 
     fn follow(

@@ -68,6 +68,8 @@ pub const KEY_ROLES: [&str; 1] = [EDITOR_ROLE];
 // Issue 35: the audit log's database (`super::audit`).
 /// The audit database's validation: append-only, for everyone.
 pub const VALIDATE_AUDIT: &str = include_str!("../../../assets/couchdb/validate_audit.js");
+/// Issue 35: the history database's validation: append-only, for everyone.
+pub const VALIDATE_HISTORY: &str = include_str!("../../../assets/couchdb/validate_history.js");
 /// The role CouchDB users administering qrtag have (`values::role`).
 pub const ADMIN_QRTAG_ROLE: &str = "qrtag_admin";
 /// The members of the audit database: the service's reader (a failed
@@ -107,6 +109,8 @@ pub struct SetupReport {
     pub keys: PartReport,
     /// Issue 35: the audit database (`LINKS-audit`), the same three.
     pub audit: PartReport,
+    /// Issue 35: the links' history database (`LINKS-history`).
+    pub history: PartReport,
     /// The database's copies and shards, where the server says (Apache
     /// CouchDB does; PouchDB Server has no cluster).
     pub placement: Option<Placement>,
@@ -249,6 +253,7 @@ async fn prepare(
     let security = ensure_security(http, &LINK_ROLES, lock).await?;
     let keys = setup_keys(http, requested).await?;
     let audit = setup_audit(http, requested).await?;
+    let history = setup_history(http, requested).await?;
     Ok(SetupReport {
         database,
         design,
@@ -256,6 +261,7 @@ async fn prepare(
         security,
         keys,
         audit,
+        history,
         placement,
         cluster_nodes: cluster_nodes(http).await,
     })
@@ -313,6 +319,8 @@ pub struct NewDatabase {
     keys: Option<CouchHttp>,
     /// Issue 35: the audit database, the same way.
     audit: Option<CouchHttp>,
+    /// Issue 35: the history database, the same way.
+    history: Option<CouchHttp>,
 }
 
 impl NewDatabase {
@@ -344,6 +352,13 @@ impl NewDatabase {
             .status()
             .as_u16()
             != 404;
+        let history = http.for_db(super::history::database_name(http.db())?);
+        let history_there = history
+            .send(history.request(Method::HEAD, history.db_url(&[])))
+            .await?
+            .status()
+            .as_u16()
+            != 404;
         let resp = http
             .send(http.request(Method::PUT, placement_url(&http, requested)))
             .await?;
@@ -360,6 +375,7 @@ impl NewDatabase {
             requested,
             keys: (!keys_there).then_some(keys),
             audit: (!audit_there).then_some(audit),
+            history: (!history_there).then_some(history),
         };
         let what = format!("writing {}/_security", created.http.db());
         let locked: Result<Value, StoreError> = created
@@ -430,6 +446,9 @@ impl NewDatabase {
         if let Some(audit) = &self.audit {
             drop_database(audit, true).await?;
         }
+        if let Some(history) = &self.history {
+            drop_database(history, true).await?;
+        }
         Ok(())
     }
 }
@@ -487,6 +506,20 @@ async fn setup_audit(links: &CouchHttp, requested: Requested) -> Result<PartRepo
         name: http.db().to_string(),
         database: ensure_database(&http, audit).await?,
         design: ensure_design(&http, VALIDATE_AUDIT, None).await?,
+        security: ensure_security(&http, &AUDIT_ROLES, Lock::Keep).await?,
+    })
+}
+
+/// Issue 35: the links' history database (`super::history`): the audit
+/// log's members (the follower writes with the service's reader account)
+/// and the same append-only validation, which admits its entries
+/// (its own, `assets/couchdb/validate_history.js`).
+async fn setup_history(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
+    let http = links.for_db(super::history::database_name(links.db())?);
+    Ok(PartReport {
+        name: http.db().to_string(),
+        database: ensure_database(&http, requested).await?,
+        design: ensure_design(&http, VALIDATE_HISTORY, None).await?,
         security: ensure_security(&http, &AUDIT_ROLES, Lock::Keep).await?,
     })
 }
