@@ -381,6 +381,10 @@ async fn every_console_page_passes_axe_core_on_a_laptop_and_a_phone() {
         b.get(invitation.as_str().unwrap_or_default());
         b.wait("form#invite");
         found.check(&mut b, screen, "invitation");
+        // Issue 35: the audit log, with the invitations and logins above.
+        b.get(&console("/audit"));
+        b.wait("table#audit");
+        found.check(&mut b, screen, "audit");
         // Back on the console's origin: what follows fetches from its pages.
         b.get(&console("/links"));
         b.wait("form#bulk");

@@ -165,13 +165,20 @@ impl Event {
                 count,
                 keys,
             } => {
+                // The console's labels are capitalised ("Enable"); the
+                // log reads as one sentence after the actor.
+                let action = action.to_lowercase();
                 let more = (*count as usize).saturating_sub(keys.len());
                 let tail = if more > 0 {
                     format!(" and {more} more")
                 } else {
                     String::new()
                 };
-                format!("{action} on {count} links: {}{tail}", keys.join(", "))
+                match count {
+                    0 => format!("{action}: no link changed"),
+                    1 => format!("{action} on 1 link: {}{tail}", keys.join(", ")),
+                    _ => format!("{action} on {count} links: {}{tail}", keys.join(", ")),
+                }
             }
         }
     }
@@ -342,6 +349,15 @@ mod tests {
             event.describe().ends_with("and 150 more"),
             "{}",
             event.describe()
+        );
+        let none: [&str; 0] = [];
+        assert_eq!(
+            Event::bulk("Enable", &none).describe(),
+            "enable: no link changed"
+        );
+        assert_eq!(
+            Event::bulk("Disable", &["V6fJh"]).describe(),
+            "disable on 1 link: V6fJh"
         );
     }
 

@@ -7,6 +7,12 @@ use maud::{Markup, html};
 use super::{BASE, Viewer, layout};
 use crate::values::audit::AuditEntry;
 
+/// `2026-11-28T14:45:27Z` as people read it, `2026-11-28 14:45:27` (the
+/// page says the times are UTC); the machine form stays in `datetime`.
+fn shown_time(at: &str) -> String {
+    at.trim_end_matches('Z').replacen('T', " ", 1)
+}
+
 /// `entries` (newest first); `older`: the bound of the next page, when
 /// there are more; `paged`: this is not the newest page.
 pub fn page(
@@ -29,7 +35,7 @@ pub fn page(
                     tbody {
                         @for e in entries {
                             tr data-id=(e.id) data-kind=(e.event.kind()) {
-                                td { time datetime=(e.at) { (e.at) } }
+                                td { time datetime=(e.at) { (shown_time(&e.at)) } }
                                 td { (e.actor.to_string()) }
                                 td { (e.surface.as_str()) }
                                 td { (e.event.describe()) }
@@ -49,4 +55,14 @@ pub fn page(
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::shown_time;
+
+    #[test]
+    fn times_read_as_date_and_time() {
+        assert_eq!(shown_time("2026-11-28T14:45:27Z"), "2026-11-28 14:45:27");
+    }
 }

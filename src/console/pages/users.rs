@@ -35,7 +35,8 @@ pub fn page(viewer: &Viewer<'_>, users: &[UserRow], problem: Option<&str>) -> Ma
                             td { (u.name) }
                             td { (u.role) }
                             td { (u.state()) }
-                            td { (u.created_at) }
+                            // The day is what matters here; the instant is in `datetime`.
+                            td { time datetime=(u.created_at) { (u.created_at.split('T').next().unwrap_or_default()) } }
                             td {
                                 form.inline method="post" action={ (BASE) "/users/role" } {
                                     (csrf_field(viewer.csrf))
@@ -52,7 +53,7 @@ pub fn page(viewer: &Viewer<'_>, users: &[UserRow], problem: Option<&str>) -> Ma
                                 form.inline method="post" action={ (BASE) "/users/remove" } {
                                     (csrf_field(viewer.csrf))
                                     input type="hidden" name="name" value=(u.name);
-                                    button type="submit" { "Remove " (u.name) }
+                                    button.danger type="submit" { "Remove " (u.name) }
                                 }
                             }
                         }
