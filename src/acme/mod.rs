@@ -16,7 +16,10 @@
 //!   by rcgen.
 //! - [`store`] — [`CertStore`]: account, certificates and the renewal lease,
 //!   on disk ([`store::disk`]).
-//! - [`schedule`] — a certificate's validity.
+//! - [`schedule`] — when to renew and how long to back off (pure).
+//! - [`renewer`] — the task: installs what the store holds, renews under the
+//!   lease, keeps the old certificate when an order fails, and reports a
+//!   [`RenewalStatus`].
 //!
 //! The TLS listener and the port-80 challenge map are not here: they plug in
 //! through [`Http01Responder`] and [`Installer`].
@@ -24,6 +27,7 @@
 pub mod bundle;
 pub mod error;
 pub mod order;
+pub mod renewer;
 pub mod schedule;
 pub mod seams;
 pub mod settings;
@@ -32,6 +36,7 @@ pub mod store;
 pub use bundle::CertificateBundle;
 pub use error::AcmeError;
 pub use order::AcmeClient;
+pub use renewer::{RenewalStatus, Renewer, Timing};
 pub use seams::{Http01Responder, Installer};
 pub use settings::{AcmeSettings, DirectoryUrl};
 pub use store::{CertStore, Lease, StoreError};
