@@ -15,7 +15,7 @@
 //!   [`Http01Responder`], polled within a deadline, finalised with a key made
 //!   by rcgen.
 //! - [`store`] — [`CertStore`]: account, certificates and the renewal lease,
-//!   on disk ([`store::disk`]).
+//!   on disk ([`store::disk`]) or in CouchDB ([`store::couch`]).
 //! - [`schedule`] — when to renew and how long to back off (pure).
 //! - [`renewer`] — the task: installs what the store holds, renews under the
 //!   lease, keeps the old certificate when an order fails, and reports a

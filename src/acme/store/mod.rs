@@ -1,6 +1,7 @@
 //! Where certificates and the ACME account are kept, and the renewal lease
 //! that lets one node order while the others wait and read the result.
 
+pub mod couch;
 pub mod disk;
 
 use std::path::PathBuf;
