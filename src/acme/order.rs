@@ -142,9 +142,17 @@ impl AcmeClient {
             .initial_delay(Duration::from_millis(250))
             .backoff(1.5)
             .timeout(deadline);
-        let status = order.poll_ready(&polling).await.map_err(refused)?;
+        // A problem while the order is pending is a failed validation (the
+        // order holds it as its error), not a refusal.
+        let status = match order.poll_ready(&polling).await {
+            Ok(status) => status,
+            Err(instant_acme::Error::Api(problem)) => {
+                return Err(validation_failure(&mut order, names, Some(&problem)).await);
+            }
+            Err(other) => return Err(AcmeError::Protocol(describe(&other))),
+        };
         if status != OrderStatus::Ready {
-            return Err(validation_failure(&mut order, names).await);
+            return Err(validation_failure(&mut order, names, None).await);
         }
 
         let key = rcgen::KeyPair::generate().map_err(|e| AcmeError::Key(e.to_string()))?;
@@ -173,9 +181,13 @@ fn builder(settings: &AcmeSettings) -> Result<AccountBuilder, AcmeError> {
     }
 }
 
-/// The first failed challenge's problem, which says why (a CA gives the
-/// order only "invalid").
-async fn validation_failure(order: &mut Order, names: &[String]) -> AcmeError {
+/// The first failed challenge's problem, which names the name and says why
+/// (a CA may give the order only "invalid"), else the order's own problem.
+async fn validation_failure(
+    order: &mut Order,
+    names: &[String],
+    order_problem: Option<&instant_acme::Problem>,
+) -> AcmeError {
     let mut authorizations = order.authorizations();
     while let Some(Ok(mut authorization)) = authorizations.next().await {
         if authorization.refresh().await.is_err() {
@@ -193,6 +205,9 @@ async fn validation_failure(order: &mut Order, names: &[String]) -> AcmeError {
     }
     AcmeError::Validation {
         name: names.join(", "),
-        detail: one_line("the order became invalid and the CA gave no reason"),
+        detail: order_problem.map_or_else(
+            || one_line("the order became invalid and the CA gave no reason"),
+            problem_line,
+        ),
     }
 }

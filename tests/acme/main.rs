@@ -321,3 +321,39 @@ fn expiring_certificate(name: &str, age: i64, left: i64) -> CertificateBundle {
         key_pem: key.serialize_pem(),
     }
 }
+
+/// Nothing answers the challenge (no listener on the HTTP-01 port): the
+/// order fails in one line naming the name and the CA's reason, and the
+/// token is removed again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_validation_says_why_in_one_line() {
+    let Some(pebble) = Pebble::start("a_failed_validation", None).await else {
+        return;
+    };
+    let responder = TestResponder::default();
+    let dir = tempfile::tempdir().unwrap();
+    let store = DiskStore::open(dir.path()).unwrap();
+    let client = AcmeClient::connect(&settings(&pebble, &["unanswered.qrtag.test"]), &store)
+        .await
+        .unwrap();
+    let failed = client
+        .order(
+            &["unanswered.qrtag.test".to_string()],
+            &responder,
+            Duration::from_secs(30),
+        )
+        .await
+        .expect_err("nothing answers the challenge")
+        .to_string();
+    assert!(!failed.contains('\n'), "{failed}");
+    assert!(
+        failed.starts_with("the ACME CA could not validate unanswered.qrtag.test over HTTP-01: "),
+        "{failed}"
+    );
+    assert!(
+        failed.contains("(connection)") || failed.contains("(unauthorized)"),
+        "{failed}"
+    );
+    assert_eq!(responder.puts.load(Ordering::SeqCst), 1);
+    assert_eq!(responder.tokens(), 0);
+}
