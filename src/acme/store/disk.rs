@@ -75,7 +75,15 @@ fn read_optional(path: &Path) -> Result<Option<String>, StoreError> {
     }
 }
 
+/// The temporary file's name is the target's and the process id, so two
+/// writes of one file in this process (two domains' first orders both
+/// storing the account) take turns.
+static WRITING: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 fn write_private(path: &Path, text: &str) -> Result<(), StoreError> {
+    let _turn = WRITING
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     write_atomically(path, |w| w.write_all(text.as_bytes())).map_err(|source| StoreError::Io {
         what: "cannot write",
         path: path.to_owned(),
