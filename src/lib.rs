@@ -5,6 +5,7 @@
 //! are thin shells around it.
 
 pub mod access_log;
+pub mod acme;
 pub mod cli;
 pub mod console;
 pub mod didcomm;

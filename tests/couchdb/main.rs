@@ -5,6 +5,8 @@
 
 #[path = "../support/a11y.rs"]
 mod a11y;
+// Issue 36: certificates shared through CouchDB.
+mod acme;
 mod apache;
 mod audit;
 #[path = "../support/browser.rs"]
@@ -20,6 +22,9 @@ mod harness;
 mod history;
 mod lifecycle;
 mod nodes;
+// Issue 36: Pebble, the ACME test CA.
+#[path = "../acme/pebble.rs"]
+mod pebble;
 #[path = "../support/pipe.rs"]
 mod pipe;
 #[path = "../support/poll.rs"]

@@ -19,6 +19,8 @@
 mod all_docs_rows;
 pub mod audit;
 mod bulk;
+// Issue 36: the ACME certificates database.
+pub mod certs;
 pub mod cluster;
 pub mod feed_lines;
 mod follower;

@@ -218,7 +218,10 @@ pub async fn setup(
 ) -> Result<SetupReport, StoreError> {
     let http = CouchHttp::new(settings)?;
     let database = ensure_database(&http, requested).await?;
-    prepare(&http, requested, database, Lock::Keep).await
+    let report = prepare(&http, requested, database, Lock::Keep).await?;
+    // Issue 36: made by `qrtag setup` only, not by an import's new database.
+    setup_certs(&http, requested).await?;
+    Ok(report)
 }
 
 /// Whether the setup steps take out the admins-only lock a
@@ -522,6 +525,29 @@ async fn setup_history(links: &CouchHttp, requested: Requested) -> Result<PartRe
         design: ensure_design(&http, VALIDATE_HISTORY, None).await?,
         security: ensure_security(&http, &AUDIT_ROLES, Lock::Keep).await?,
     })
+}
+
+/// Issue 36: the ACME certificates database (`super::certs`), one shard,
+/// its `_security` admitting server admins only whatever it held before.
+async fn setup_certs(links: &CouchHttp, requested: Requested) -> Result<Outcome, StoreError> {
+    let http = links.for_db(super::certs::database_name(links.db())?);
+    let certs = Requested {
+        n: requested.n,
+        q: Some(1),
+    };
+    ensure_database(&http, certs).await?;
+    if get_doc(&http, &["_security"]).await?.as_ref() == Some(&admins_only()) {
+        return Ok(Outcome::Unchanged);
+    }
+    let what = format!("writing {}/_security", http.db());
+    let _: Value = http
+        .json(
+            http.request(Method::PUT, http.db_url(&["_security"]))
+                .json(&admins_only()),
+            &what,
+        )
+        .await?;
+    Ok(Outcome::Updated)
 }
 
 /// `cluster.n` and `cluster.q` of the database's information.
