@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use clap::Args;
 
-use crate::store::couch::setup::{self, DESIGN_ID, EDITOR_ROLE, Requested, SetupReport};
+use crate::store::couch::setup::{self, DESIGN_ID, Requested, SetupReport};
 use crate::store::options::{CouchSettings, StoreSettings};
 
 #[derive(Debug, Clone, Args)]
@@ -108,8 +108,10 @@ pub fn print_report(
     )?;
     writeln!(
         out,
-        "{}/_security (members: role {EDITOR_ROLE}): {}",
-        keys.name, keys.security
+        "{}/_security (members: roles {}): {}",
+        keys.name,
+        setup::KEY_ROLES.join(", "),
+        keys.security
     )?;
     // Issue 35: the audit log's database.
     let audit = &report.audit;

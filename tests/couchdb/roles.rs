@@ -242,3 +242,83 @@ async fn the_console_on_couchdb_shows_each_role_its_forms() {
         assert_eq!(after["_rev"], stored["_rev"], "{user}: written: {after}");
     }
 }
+
+/// Runs `qrtag` as the CouchDB user `name` (password NAME-pw-1).
+async fn qrtag_as(url: &str, name: &str, args: &[&str]) -> std::process::Output {
+    let password = format!("{name}-pw-1");
+    let env = user_env(url, name, &password);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    qrtag(args, &env).await
+}
+
+/// Issue 35: a `qrtag_admin` runs `qrtag api-key` (create, list, revoke)
+/// like an editor, on a keys database an earlier `qrtag setup` left to
+/// editors alone, once `setup` runs again; a viewer still may not.
+async fn check_admin_keys(url: &str, admin: &Couch, server: &str) {
+    // The keys database as an earlier setup left it: editors only.
+    let (status, body) = admin
+        .call(
+            Method::PUT,
+            "links-keys/_security",
+            Some(json!({"admins": {"names": [], "roles": []},
+                        "members": {"names": [], "roles": ["qrtag_editor"]}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{server}: {body}");
+    setup(url).await;
+    let (_, security) = admin.call(Method::GET, "links-keys/_security", None).await;
+    assert_eq!(
+        security["members"]["roles"],
+        json!(["qrtag_editor", "qrtag_admin"]),
+        "{server}: {security}"
+    );
+
+    let out = qrtag_as(
+        url,
+        "ad",
+        &["api-key", "create", "--name", "shop", "--scope", "write"],
+    )
+    .await;
+    assert!(out.status.success(), "{server}: {}", stderr(&out));
+    let key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let id = key.get(4..12).expect("qrt_ID_SECRET").to_owned();
+    let out = qrtag_as(url, "ad", &["api-key", "list"]).await;
+    assert!(out.status.success(), "{server}: {}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&id),
+        "{server}: the admin lists the key"
+    );
+    let out = qrtag_as(url, "ad", &["api-key", "revoke", &id]).await;
+    assert!(out.status.success(), "{server}: {}", stderr(&out));
+
+    let out = qrtag_as(
+        url,
+        "vi",
+        &["api-key", "create", "--name", "mine", "--scope", "read"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{server}: a viewer made a key");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{server}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pouchdb_lets_a_qrtag_admin_manage_api_keys() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let admin = server_admin(&url, ADMIN.0, ADMIN.1).await;
+    role_users(&admin).await;
+    setup(&url).await;
+    check_admin_keys(&url, &admin, "PouchDB Server").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_lets_a_qrtag_admin_manage_api_keys() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_admin_api_keys").await else {
+        return;
+    };
+    let url = server.url();
+    let admin = server.admin();
+    role_users(&admin).await;
+    setup(&url).await;
+    check_admin_keys(&url, &admin, "Apache CouchDB").await;
+}

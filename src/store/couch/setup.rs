@@ -18,7 +18,8 @@
 //! installs the validation and opens the database to qrtag's roles.
 //!
 //! The REST API's keys live in a second database, `LINKS-keys`
-//! ([`super::couch_keys`]): only the editor role is a member there, so a
+//! ([`super::couch_keys`]): only the editor and qrtag admin roles are
+//! members there, so a
 //! reader can neither read nor write a key, and its own validation lets an
 //! editor create and revoke keys but never change or un-revoke one.
 
@@ -62,8 +63,9 @@ pub const ADMIN_ROLE_NAME: &str = crate::values::role::COUCH_ADMIN_ROLES[0];
 /// The members of the links database: the service reads, editors write;
 /// viewers read and admins also delete (issue 35).
 pub const LINK_ROLES: [&str; 4] = [READER_ROLE, EDITOR_ROLE, VIEWER_ROLE, ADMIN_ROLE_NAME];
-/// The members of the API keys database: editors only, never the reader.
-pub const KEY_ROLES: [&str; 1] = [EDITOR_ROLE];
+/// The members of the API keys database: editors and qrtag admins (issue
+/// 35: `qrtag api-key` is an admin's task too), never the reader.
+pub const KEY_ROLES: [&str; 2] = [EDITOR_ROLE, ADMIN_ROLE_NAME];
 
 // Issue 35: the audit log's database (`super::audit`).
 /// The audit database's validation: append-only, for everyone.
@@ -861,7 +863,10 @@ mod tests {
         );
         // The keys database admits the editors and never adds the reader.
         let keys = desired_security(&json!({}), &KEY_ROLES, Lock::Keep).expect("a change");
-        assert_eq!(keys["members"]["roles"], json!([EDITOR_ROLE]));
+        assert_eq!(
+            keys["members"]["roles"],
+            json!([EDITOR_ROLE, "qrtag_admin"])
+        );
     }
 
     #[test]
