@@ -258,3 +258,59 @@ async fn apache_couchdb_keeps_the_last_200_entries_of_1000_edits() {
     )
     .await;
 }
+
+/// Changes made while `qrtag setup` never ran in the test below.
+const UNRECORDED: usize = 20;
+
+/// Issue 35: with no `LINKS-history` (setup never ran) the recorder says
+/// so once, naming `qrtag setup`, not once a change: 20 changes, each
+/// served, give one warning; once setup makes the database, the next
+/// change is recorded.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pouchdb_without_setup_warns_once_about_the_history() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let links = Couch::with_two_links(&url).await;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let env = [
+        ("QRTAG_COUCHDB_URL", url.as_str()),
+        ("QRTAG_PUBLIC_URL", crate::harness::PUBLIC_URL),
+    ];
+    let server =
+        crate::process::ServerProcess::spawn(&dir.path().join("unused.db"), &[], &env, false).await;
+    let app = TestApp::at(server.public, server.admin);
+    app.wait_ready(START).await;
+    for i in 0..UNRECORDED {
+        let to = format!("https://a.example/unrecorded/{i}");
+        links.put("H83if", json!({ "url": to })).await;
+        app.wait_location("H83if", Some(&to), START).await;
+    }
+    // The recorder takes changes in order: once the history database
+    // exists and a later change is recorded, all 20 were handled.
+    let out = qrtag(&["setup"], &env).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    links
+        .put("H83if", json!({ "url": "https://a.example/recorded" }))
+        .await;
+    let rev = links.get("H83if").await.expect("the link")["_rev"]
+        .as_str()
+        .and_then(|r| r.split_once('-'))
+        .and_then(|(g, _)| g.parse::<u64>().ok())
+        .expect("a revision");
+    let history_db = Couch::new(&url, "links-history");
+    let entry = format!("H83if:{rev:010}");
+    eventually(RECORDED, "the change after setup recorded", || async {
+        history_db.get(&entry).await.map(|_| ())
+    })
+    .await;
+
+    let log = server.stderr();
+    let warnings: Vec<&str> = log.lines().filter(|l| l.contains("history")).collect();
+    assert_eq!(
+        warnings.len(),
+        1,
+        "one warning for {UNRECORDED} changes: {log}"
+    );
+    assert!(warnings[0].contains("qrtag setup"), "{}", warnings[0]);
+    server.stop().await;
+}

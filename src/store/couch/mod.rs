@@ -24,11 +24,13 @@ pub mod feed_lines;
 mod follower;
 // Issue 35: a link's history, recorded by the follower (`history.rs`).
 pub mod history;
+// Issue 35: the recorder's warnings, once an interval (`throttle.rs`).
 pub mod keys;
 pub mod load;
 mod mark;
 mod public_url;
 pub mod setup;
+mod throttle;
 
 use std::sync::Arc;
 use std::time::Duration;
