@@ -150,5 +150,17 @@ pub fn print_report(
         history.name,
         crate::store::couch::setup::AUDIT_ROLES.join(", "),
         history.security
-    )
+    )?;
+    // Issue 35: an API key's user's role, readable by the keys' members.
+    match &report.users {
+        setup::UsersReport::Done(outcome) => writeln!(
+            out,
+            "_users (public fields name, roles; members: roles {}): {outcome}",
+            setup::KEY_ROLES.join(", ")
+        ),
+        setup::UsersReport::Skipped(why) => writeln!(
+            out,
+            "_users: not opened, {why}: an API key's user is not checked (its scope alone decides)"
+        ),
+    }
 }
