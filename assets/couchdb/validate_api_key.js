@@ -1,7 +1,8 @@
 function (newDoc, oldDoc, userCtx, secObj) {
   // Installed as _design/qrtag in the API keys database (LINKS-keys) by
-  // `qrtag setup`, whose _security admits only the qrtag_editor role (and
-  // admins): the service's reader account can neither read nor write a key.
+  // `qrtag setup`, whose _security admits only the qrtag_editor and
+  // qrtag_admin roles (and admins): the service's reader account can
+  // neither read nor write a key.
   // This keeps the members to what `qrtag api-key` does: an editor creates
   // a key and revokes it; a key is never changed or un-revoked, and never
   // deleted, except by an admin. One document per key (src/store/couch_keys.rs):
@@ -9,6 +10,7 @@ function (newDoc, oldDoc, userCtx, secObj) {
   //  "created_at": RFC 3339, "revoked_at": RFC 3339 once revoked}.
   // Plain ES5: CouchDB's JavaScript engine may be old.
   var EDITOR_ROLE = 'qrtag_editor';
+  var QRTAG_ADMIN_ROLE = 'qrtag_admin';
 
   function has(list, x) {
     return !!list && typeof list.indexOf === 'function' && list.indexOf(x) !== -1;
@@ -32,8 +34,10 @@ function (newDoc, oldDoc, userCtx, secObj) {
     }
     return;
   }
-  if (!isAdmin && !has(roles, EDITOR_ROLE)) {
-    throw ({ forbidden: 'only admins and the ' + EDITOR_ROLE + ' role may change API keys' });
+  // Issue 35: qrtag's admins (QRTAG_ADMIN_ROLE) manage keys as editors do.
+  if (!isAdmin && !has(roles, EDITOR_ROLE) && !has(roles, QRTAG_ADMIN_ROLE)) {
+    throw ({ forbidden: 'only admins and the ' + EDITOR_ROLE + ' and ' + QRTAG_ADMIN_ROLE +
+      ' roles may change API keys' });
   }
   if (newDoc._deleted === true) {
     if (!isAdmin) {

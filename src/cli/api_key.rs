@@ -26,7 +26,8 @@ pub enum ApiKeyCommand {
         /// The user the key belongs to (issue 35): it never does more than
         /// their role allows, and is refused once they are removed. Default:
         /// the user admin on the embedded store (none before any user
-        /// exists); with CouchDB the name is kept, not checked.
+        /// exists); with CouchDB a `_users` account, whose roles each request
+        /// checks once `qrtag setup` opened them (Apache CouchDB).
         #[arg(long, value_name = "NAME")]
         user: Option<String>,
     },
@@ -120,7 +121,8 @@ pub async fn run(cli: &Cli, command: &ApiKeyCommand) -> anyhow::Result<ExitCode>
 /// On the embedded store the user must exist (an unknown one is a usage
 /// error); without `--user` it is `admin`, or none before any user exists
 /// (then it belongs to the first admin, as keys made before users do).
-/// CouchDB's accounts cannot be read by qrtag: the name is kept unchecked.
+/// On CouchDB the name is kept as given: each REST request reads the
+/// account's roles (`store::couch::users`) where `qrtag setup` opened them.
 async fn owner(
     cli: &Cli,
     store: &dyn LinkStore,

@@ -7,7 +7,7 @@ use anyhow::Context;
 
 use clap::Args;
 
-use crate::store::couch::setup::{self, DESIGN_ID, EDITOR_ROLE, Requested, SetupReport};
+use crate::store::couch::setup::{self, DESIGN_ID, Requested, SetupReport};
 use crate::store::options::{CouchSettings, StoreSettings};
 
 #[derive(Debug, Clone, Args)]
@@ -108,8 +108,10 @@ pub fn print_report(
     )?;
     writeln!(
         out,
-        "{}/_security (members: role {EDITOR_ROLE}): {}",
-        keys.name, keys.security
+        "{}/_security (members: roles {}): {}",
+        keys.name,
+        setup::KEY_ROLES.join(", "),
+        keys.security
     )?;
     // Issue 35: the audit log's database.
     let audit = &report.audit;
@@ -148,5 +150,17 @@ pub fn print_report(
         history.name,
         crate::store::couch::setup::AUDIT_ROLES.join(", "),
         history.security
-    )
+    )?;
+    // Issue 35: an API key's user's role, readable by the keys' members.
+    match &report.users {
+        setup::UsersReport::Done(outcome) => writeln!(
+            out,
+            "_users (public fields name, roles; members: roles {}): {outcome}",
+            setup::KEY_ROLES.join(", ")
+        ),
+        setup::UsersReport::Skipped(why) => writeln!(
+            out,
+            "_users: not opened, {why}: an API key's user is not checked (its scope alone decides)"
+        ),
+    }
 }

@@ -74,8 +74,9 @@ pub enum KeyOwner {
     /// No such user (removed): the key is refused.
     Gone,
     /// The store keeps no users to check against: the embedded store
-    /// before any user exists, and CouchDB, whose accounts qrtag's
-    /// service account cannot read (there the key's scope alone decides).
+    /// before any user exists, and CouchDB where `qrtag setup` has not
+    /// opened `_users` to the keys' members (PouchDB Server; there the
+    /// key's scope alone decides).
     Unchecked,
 }
 

@@ -242,3 +242,275 @@ async fn the_console_on_couchdb_shows_each_role_its_forms() {
         assert_eq!(after["_rev"], stored["_rev"], "{user}: written: {after}");
     }
 }
+
+/// Runs `qrtag` as the CouchDB user `name` (password NAME-pw-1).
+async fn qrtag_as(url: &str, name: &str, args: &[&str]) -> std::process::Output {
+    let password = format!("{name}-pw-1");
+    let env = user_env(url, name, &password);
+    let env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    qrtag(args, &env).await
+}
+
+/// Issue 35: a `qrtag_admin` runs `qrtag api-key` (create, list, revoke)
+/// like an editor, on a keys database an earlier `qrtag setup` left to
+/// editors alone, once `setup` runs again; a viewer still may not.
+async fn check_admin_keys(url: &str, admin: &Couch, server: &str) {
+    // The keys database as an earlier setup left it: editors only.
+    let (status, body) = admin
+        .call(
+            Method::PUT,
+            "links-keys/_security",
+            Some(json!({"admins": {"names": [], "roles": []},
+                        "members": {"names": [], "roles": ["qrtag_editor"]}})),
+        )
+        .await;
+    assert_eq!(status, 200, "{server}: {body}");
+    setup(url).await;
+    let (_, security) = admin.call(Method::GET, "links-keys/_security", None).await;
+    assert_eq!(
+        security["members"]["roles"],
+        json!(["qrtag_editor", "qrtag_admin"]),
+        "{server}: {security}"
+    );
+
+    let out = qrtag_as(
+        url,
+        "ad",
+        &["api-key", "create", "--name", "shop", "--scope", "write"],
+    )
+    .await;
+    assert!(out.status.success(), "{server}: {}", stderr(&out));
+    let key = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let id = key.get(4..12).expect("qrt_ID_SECRET").to_owned();
+    let out = qrtag_as(url, "ad", &["api-key", "list"]).await;
+    assert!(out.status.success(), "{server}: {}", stderr(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains(&id),
+        "{server}: the admin lists the key"
+    );
+    let out = qrtag_as(url, "ad", &["api-key", "revoke", &id]).await;
+    assert!(out.status.success(), "{server}: {}", stderr(&out));
+
+    let out = qrtag_as(
+        url,
+        "vi",
+        &["api-key", "create", "--name", "mine", "--scope", "read"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(1), "{server}: a viewer made a key");
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "{server}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pouchdb_lets_a_qrtag_admin_manage_api_keys() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let admin = server_admin(&url, ADMIN.0, ADMIN.1).await;
+    role_users(&admin).await;
+    setup(&url).await;
+    check_admin_keys(&url, &admin, "PouchDB Server").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_lets_a_qrtag_admin_manage_api_keys() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_admin_api_keys").await else {
+        return;
+    };
+    let url = server.url();
+    let admin = server.admin();
+    role_users(&admin).await;
+    setup(&url).await;
+    check_admin_keys(&url, &admin, "Apache CouchDB").await;
+}
+
+/// Issue 35: an API key's user is read on every request.
+/// After `qrtag setup` (which lets the keys' members read each user's name
+/// and roles), the server follows as the reader and its API reads keys and
+/// users as the editor `ed`: a write key of `ann` (an editor) writes;
+/// once an admin lowers `ann` to a viewer in `_users` the next write is
+/// 403 while reads go on; once `bob` is deleted his key is 401.
+async fn check_key_users(url: &str, admin: &Couch, server: &str) {
+    use qrtag::server::api::ApiSettings;
+    use qrtag::values::couch::Credentials;
+
+    let url = url.to_owned();
+    editor_and_reader(admin).await;
+    for name in ["ann", "bob"] {
+        let (status, body) = admin
+            .call(
+                Method::PUT,
+                &format!("_users/org.couchdb.user:{name}"),
+                Some(json!({"name": name, "password": format!("{name}-pw-1"),
+                            "roles": ["qrtag_editor"], "type": "user"})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    setup(&url).await;
+    let key = |user: &'static str| {
+        let url = url.clone();
+        async move {
+            let out = qrtag_as(
+                &url,
+                "ed",
+                &[
+                    "api-key", "create", "--name", user, "--scope", "write", "--user", user,
+                ],
+            )
+            .await;
+            assert!(out.status.success(), "{}", stderr(&out));
+            String::from_utf8_lossy(&out.stdout).trim().to_owned()
+        }
+    };
+    let (ann, bob) = (key("ann").await, key("bob").await);
+
+    let dir = tempfile::tempdir().expect("tempdir");
+    let reader = couch_settings(&url, "links").with_credentials("rd", Some(Secret::new("rd-pw-1")));
+    let app = TestApp::spawn_with(reader, dir.path(), |settings| {
+        let mut api = ApiSettings::new("127.0.0.1:0", dir.path().join("didcomm-keys.json"));
+        api.couch_writer = Some(Credentials {
+            user: "ed".into(),
+            password: Some(Secret::new("ed-pw-1")),
+        });
+        settings.api = Some(api);
+    })
+    .await;
+    app.wait_ready(START).await;
+    let api = app.api();
+    let http = reqwest::Client::new();
+    let create = |key: String, link: &'static str| {
+        let http = http.clone();
+        let api = api.clone();
+        async move {
+            http.post(format!("{api}/links"))
+                .bearer_auth(key)
+                .json(&json!({"url": "https://a.example/api", "key": link}))
+                .send()
+                .await
+                .expect("the API answers")
+                .status()
+                .as_u16()
+        }
+    };
+    assert_eq!(create(ann.clone(), "by-ann").await, 201, "{server}");
+    assert_eq!(create(bob.clone(), "by-bob").await, 201, "{server}");
+
+    // An admin lowers ann to a viewer: her next write is refused.
+    let mut doc = admin
+        .call(Method::GET, "_users/org.couchdb.user:ann", None)
+        .await
+        .1;
+    doc["roles"] = json!(["qrtag_viewer"]);
+    let (status, body) = admin
+        .call(Method::PUT, "_users/org.couchdb.user:ann", Some(doc))
+        .await;
+    assert_eq!(status, 201, "{body}");
+    assert_eq!(
+        create(ann.clone(), "by-ann-2").await,
+        403,
+        "{server}: ann is a viewer now"
+    );
+    let r = http
+        .get(format!("{api}/links/by-ann"))
+        .bearer_auth(&ann)
+        .send()
+        .await
+        .expect("the API answers");
+    assert_eq!(r.status().as_u16(), 200, "{server}: a viewer still reads");
+
+    // An admin deletes bob: his key is refused at once.
+    let rev = admin
+        .call(Method::GET, "_users/org.couchdb.user:bob", None)
+        .await
+        .1["_rev"]
+        .as_str()
+        .expect("a revision")
+        .to_owned();
+    let (status, body) = admin
+        .call(
+            Method::DELETE,
+            &format!("_users/org.couchdb.user:bob?rev={rev}"),
+            None,
+        )
+        .await;
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(
+        create(bob.clone(), "by-bob-2").await,
+        401,
+        "{server}: bob was removed"
+    );
+    let r = http
+        .get(format!("{api}/links/by-bob"))
+        .bearer_auth(&bob)
+        .send()
+        .await
+        .expect("the API answers");
+    assert_eq!(
+        r.status().as_u16(),
+        401,
+        "{server}: bob's key reads nothing either"
+    );
+}
+
+/// PouchDB Server answers a member's read of `_users` with a 500, so setup
+/// leaves it closed there and a key's scope alone decides (the guide's
+/// stated limit): a key of a user lowered to a viewer still writes, and
+/// nothing answers 503.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn pouchdb_leaves_an_api_keys_user_unchecked() {
+    let pouch = PouchDb::start().await;
+    let url = pouch.url();
+    let admin = server_admin(&url, ADMIN.0, ADMIN.1).await;
+    editor_and_reader(&admin).await;
+    let (status, body) = admin
+        .call(
+            Method::PUT,
+            "_users/org.couchdb.user:ann",
+            Some(json!({"name": "ann", "password": "ann-pw-1",
+                        "roles": ["qrtag_viewer"], "type": "user"})),
+        )
+        .await;
+    assert_eq!(status, 201, "{body}");
+    setup(&url).await;
+    let out = qrtag_as(
+        &url,
+        "ed",
+        &[
+            "api-key", "create", "--name", "ann", "--scope", "write", "--user", "ann",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ann = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let app = TestApp::spawn_with(
+        couch_settings(&url, "links").with_credentials("ed", Some(Secret::new("ed-pw-1"))),
+        dir.path(),
+        |settings| {
+            settings.api = Some(qrtag::server::api::ApiSettings::new(
+                "127.0.0.1:0",
+                dir.path().join("didcomm-keys.json"),
+            ));
+        },
+    )
+    .await;
+    app.wait_ready(START).await;
+    let status = reqwest::Client::new()
+        .post(format!("{}/links", app.api()))
+        .bearer_auth(&ann)
+        .json(&json!({"url": "https://a.example/api", "key": "by-ann"}))
+        .send()
+        .await
+        .expect("the API answers")
+        .status()
+        .as_u16();
+    assert_eq!(status, 201, "the scope alone decides on PouchDB Server");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_checks_an_api_keys_user_on_every_request() {
+    let Some(server) = ApacheCouch::start("apache_couchdb_checks_an_api_keys_user").await else {
+        return;
+    };
+    check_key_users(&server.url(), &server.admin(), "Apache CouchDB").await;
+}

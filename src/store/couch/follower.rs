@@ -76,7 +76,10 @@ pub(crate) fn spawn(
 /// Issue 35: records each upsert the feed delivers in the history database
 /// (`super::history`), one at a time and in the feed's order, so the feed
 /// never waits on it. A failure is logged and the change left unrecorded:
-/// the next change of the key is diffed against the last entry kept.
+/// the next change of the key is diffed against the last entry kept. The
+/// log says it once, then at most once every [`HISTORY_WARNING_EVERY`]
+/// with how many more failed: a database where `qrtag setup` never ran
+/// fails every change the same way.
 async fn record_history(http: CouchHttp, mut changes: HistoryChanges) {
     let db = match super::history::HistoryDb::beside(&http) {
         Ok(db) => db,
@@ -85,12 +88,26 @@ async fn record_history(http: CouchHttp, mut changes: HistoryChanges) {
             return;
         }
     };
+    let mut warnings = super::throttle::Throttle::new(HISTORY_WARNING_EVERY);
     while let Some((key, rev, doc)) = changes.recv().await {
-        if let Err(e) = db.record(&key, &rev, &doc).await {
-            tracing::warn!("could not record the history of {key} at {rev}: {e}");
+        if let Err(e) = db.record(&key, &rev, &doc).await
+            && let Some(held) = warnings.due(std::time::Instant::now())
+        {
+            let more = match held {
+                0 => String::new(),
+                n => format!(" ({n} more changes went unrecorded since the last warning)"),
+            };
+            tracing::warn!(
+                "could not record the history of {key} at {rev}: {e}{more}; \
+                 this warning is repeated at most once every {} minutes",
+                HISTORY_WARNING_EVERY.as_secs() / 60
+            );
         }
     }
 }
+
+/// How often at most the recorder warns (the first failure at once).
+const HISTORY_WARNING_EVERY: Duration = Duration::from_secs(5 * 60);
 
 /// Key, revision and document of each upsert, for [`record_history`].
 type HistoryChanges = tokio::sync::mpsc::UnboundedReceiver<(String, String, crate::link::Document)>;

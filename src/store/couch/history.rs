@@ -11,8 +11,15 @@
 //! so the next change is diffed against the newest entry with no other
 //! state: several changes between two reads of the feed collapse into one
 //! entry, and a change made while no node follows is recorded when one
-//! next sees the key change again. Past [`KEEP`] the older entries are kept
-//! in the database but no longer read.
+//! next sees the key change again.
+//!
+//! The bound: each entry written deletes the key's entries past the newest
+//! [`KEEP`] ([`HistoryDb::prune`]), so a link keeps at most [`KEEP`] live
+//! documents however often it changes, for the cost of one `_all_docs`
+//! read of IDs (skipping [`KEEP`] rows in CouchDB's B-tree) and, past the
+//! bound, one `_bulk_docs` of a few deletions an edit. Two nodes pruning
+//! the same entry both end well: the second one's conflict means it is
+//! gone already.
 
 use reqwest::Method;
 use serde::Deserialize;
@@ -98,6 +105,35 @@ struct Row {
     id: String,
     #[serde(default)]
     doc: Option<Value>,
+    #[serde(default)]
+    value: Option<RowValue>,
+}
+
+#[derive(Deserialize)]
+struct RowValue {
+    rev: String,
+}
+
+/// How many entries past the bound one record deletes at most: one a write
+/// once the bound is reached, more when a database from before pruning
+/// (or a node that could not prune) left a backlog, which then shrinks by
+/// this many a change.
+const PRUNE_BATCH: u64 = 16;
+
+/// The field of a pruned entry's tombstone naming the newer entry that put
+/// it past the bound; `validate_history.js` lets an entry be deleted only
+/// with it.
+pub const PRUNED_BY: &str = "pruned_by";
+
+/// One document's answer in a `_bulk_docs` response.
+#[derive(Deserialize)]
+struct BulkAnswer {
+    #[serde(default)]
+    id: String,
+    #[serde(default)]
+    error: Option<String>,
+    #[serde(default)]
+    reason: Option<String>,
 }
 
 /// A stored entry: the entry, and the link's fields after it.
@@ -185,11 +221,90 @@ impl HistoryDb {
             .json(&body);
         let resp = self.http.send(req).await?;
         match resp.status().as_u16() {
-            201 | 202 | 409 => Ok(()),
+            // A 409: another node (or this one, before a reconnect) wrote
+            // it; it may not have pruned yet, and pruning twice is harmless.
+            201 | 202 | 409 => self.prune(key, &id).await,
             404 => Err(self.http.missing_db()),
             _ => Err(self.http.refusal(resp, "writing a history entry").await),
         }
     }
+
+    /// Deletes `key`'s entries past the newest [`KEEP`], at most
+    /// [`PRUNE_BATCH`] of them, each tombstone naming `newest` (the entry
+    /// just recorded). An entry already deleted (a conflict, or one not
+    /// found) is done, so nodes pruning at once and retries agree.
+    async fn prune(&self, key: &str, newest: &str) -> Result<(), StoreError> {
+        let mut url = self.http.db_url(&["_all_docs"]);
+        url.query_pairs_mut()
+            .append_pair("descending", "true")
+            .append_pair("skip", &KEEP.to_string())
+            .append_pair("limit", &PRUNE_BATCH.to_string())
+            .append_pair(
+                "startkey",
+                &Value::String(format!("{key}:\u{fff0}")).to_string(),
+            )
+            .append_pair("endkey", &Value::String(format!("{key}:")).to_string());
+        let what = format!("database {} (_all_docs, past the bound)", self.http.db());
+        let resp = self.http.send(self.http.request(Method::GET, url)).await?;
+        if !resp.status().is_success() {
+            return Err(self.http.refusal(resp, &what).await);
+        }
+        let rows: Rows = self.http.read_json(resp, &what).await?;
+        let docs = prune_docs(key, newest, rows.rows);
+        if docs.is_empty() {
+            return Ok(());
+        }
+        let what = format!("database {} (_bulk_docs, pruning {key})", self.http.db());
+        let req = self
+            .http
+            .request(Method::POST, self.http.db_url(&["_bulk_docs"]))
+            .json(&serde_json::json!({ "docs": docs }));
+        let answers: Vec<BulkAnswer> = self.http.json(req, &what).await?;
+        match answers.into_iter().find(|a| !pruned(a)) {
+            None => Ok(()),
+            Some(a) => Err(StoreError::Other(format!(
+                "the entry {newest} was recorded, but deleting {} past the last {KEEP} was refused: {}: {}{}",
+                a.id,
+                a.error.as_deref().unwrap_or("?"),
+                a.reason.as_deref().unwrap_or("no reason given"),
+                if a.error.as_deref() == Some("forbidden") {
+                    " (run `qrtag setup` as a CouchDB admin: it installs the validation that allows pruning)"
+                } else {
+                    ""
+                },
+            ))),
+        }
+    }
+}
+
+/// The tombstones deleting `rows` (entries past the bound, from
+/// `_all_docs`), each naming `newest`; a row that is not one of `key`'s
+/// entries, or is `newest` itself, is left alone.
+fn prune_docs(key: &str, newest: &str, rows: Vec<Row>) -> Vec<Value> {
+    rows.into_iter()
+        .filter(|r| r.id != newest && is_entry_of(key, &r.id))
+        .filter_map(|r| {
+            Some(serde_json::json!({
+                "_id": r.id,
+                "_rev": r.value?.rev,
+                "_deleted": true,
+                PRUNED_BY: newest,
+            }))
+        })
+        .collect()
+}
+
+/// Whether `id` is an entry ID of `key` ([`entry_id`]'s shape).
+fn is_entry_of(key: &str, id: &str) -> bool {
+    id.strip_prefix(key)
+        .and_then(|rest| rest.strip_prefix(':'))
+        .is_some_and(|g| g.len() == 10 && g.bytes().all(|b| b.is_ascii_digit()))
+}
+
+/// Whether a `_bulk_docs` answer leaves the entry deleted: done, or
+/// deleted already by another node (a conflict, or not found).
+fn pruned(a: &BulkAnswer) -> bool {
+    matches!(a.error.as_deref(), None | Some("conflict" | "not_found"))
 }
 
 /// The followed fields of `doc`, as the next change is diffed against.
@@ -247,6 +362,42 @@ mod tests {
             Value::Object(stored.after),
             json!({"url": "https://a.example/"})
         );
+    }
+
+    #[test]
+    fn pruning_deletes_only_the_keys_older_entries() {
+        let row = |id: &str| Row {
+            id: id.into(),
+            doc: None,
+            value: Some(RowValue { rev: "1-a".into() }),
+        };
+        let newest = entry_id("spring", 300);
+        let docs = prune_docs(
+            "spring",
+            &newest,
+            vec![
+                row(&entry_id("spring", 7)),
+                row(&newest),
+                row("spring:junk"),
+                row(&entry_id("spring/x", 3)),
+            ],
+        );
+        assert_eq!(
+            docs,
+            vec![
+                json!({"_id": "spring:0000000007", "_rev": "1-a", "_deleted": true,
+                        "pruned_by": "spring:0000000300"})
+            ]
+        );
+        let answer = |error: Option<&str>| BulkAnswer {
+            id: "x".into(),
+            error: error.map(str::to_owned),
+            reason: None,
+        };
+        assert!(pruned(&answer(None)));
+        assert!(pruned(&answer(Some("conflict"))));
+        assert!(pruned(&answer(Some("not_found"))));
+        assert!(!pruned(&answer(Some("forbidden"))));
     }
 
     #[test]

@@ -6,7 +6,7 @@
 //! key record; and a `_local` document, which `validate_doc_update` never
 //! sees, is writable by any member, so a reader could mint itself a write
 //! key. A database of its own has its own `_security`: its members are
-//! the `qrtag_editor` role only, so a reader (the account `qrtag serve`
+//! the `qrtag_editor` and `qrtag_admin` roles only, so a reader (the account `qrtag serve`
 //! follows the links with) can neither read nor write a key, and its own
 //! validation (`assets/couchdb/validate_api_key.js`) lets an editor create
 //! a key and revoke it, never change or un-revoke one (only an admin may).

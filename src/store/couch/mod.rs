@@ -31,6 +31,8 @@ pub mod load;
 mod mark;
 mod public_url;
 pub mod setup;
+mod throttle; // Issue 35: the history recorder's warnings, once an interval.
+pub(crate) mod users; // Issue 35: an API key's user, read from `_users`.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -735,10 +737,11 @@ impl LinkStore for CouchStore {
         KeyDb::beside(&self.http)?.all().await
     }
 
-    /// Issue 35 (i35-users): CouchDB's accounts live in `_users`, which the
-    /// service's account cannot read; the key's scope alone decides.
-    async fn key_owner(&self, _name: &str) -> Result<super::KeyOwner, StoreError> {
-        Ok(super::KeyOwner::Unchecked)
+    /// Issue 35: CouchDB's accounts live in `_users`, readable (names and
+    /// roles) by the API keys' members once `qrtag setup` opened it
+    /// (`users.rs`); otherwise the key's scope alone decides.
+    async fn key_owner(&self, name: &str) -> Result<super::KeyOwner, StoreError> {
+        users::key_owner(&self.http, name).await
     }
 
     async fn put_api_key(&self, record: &KeyRecord) -> Result<(), StoreError> {

@@ -18,7 +18,8 @@
 //! installs the validation and opens the database to qrtag's roles.
 //!
 //! The REST API's keys live in a second database, `LINKS-keys`
-//! ([`super::couch_keys`]): only the editor role is a member there, so a
+//! ([`super::couch_keys`]): only the editor and qrtag admin roles are
+//! members there, so a
 //! reader can neither read nor write a key, and its own validation lets an
 //! editor create and revoke keys but never change or un-revoke one.
 
@@ -62,8 +63,9 @@ pub const ADMIN_ROLE_NAME: &str = crate::values::role::COUCH_ADMIN_ROLES[0];
 /// The members of the links database: the service reads, editors write;
 /// viewers read and admins also delete (issue 35).
 pub const LINK_ROLES: [&str; 4] = [READER_ROLE, EDITOR_ROLE, VIEWER_ROLE, ADMIN_ROLE_NAME];
-/// The members of the API keys database: editors only, never the reader.
-pub const KEY_ROLES: [&str; 1] = [EDITOR_ROLE];
+/// The members of the API keys database: editors and qrtag admins (issue
+/// 35: `qrtag api-key` is an admin's task too), never the reader.
+pub const KEY_ROLES: [&str; 2] = [EDITOR_ROLE, ADMIN_ROLE_NAME];
 
 // Issue 35: the audit log's database (`super::audit`).
 /// The audit database's validation: append-only, for everyone.
@@ -111,12 +113,24 @@ pub struct SetupReport {
     pub audit: PartReport,
     /// Issue 35: the links' history database (`LINKS-history`).
     pub history: PartReport,
+    /// Issue 35: `_users` opened to the API keys' members (names and roles).
+    pub users: UsersReport,
     /// The database's copies and shards, where the server says (Apache
     /// CouchDB does; PouchDB Server has no cluster).
     pub placement: Option<Placement>,
     /// Nodes the cluster is configured with (`_membership`), where the
     /// account may read it.
     pub cluster_nodes: Option<usize>,
+}
+
+/// Issue 35: what `setup` did so the API keys' members read each CouchDB
+/// user's name and roles (`super::users`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UsersReport {
+    Done(Outcome),
+    /// This server would not (PouchDB Server has no `_node/…/_config`):
+    /// why. An API key's user is then not checked.
+    Skipped(String),
 }
 
 /// What `setup` did to one more database.
@@ -257,6 +271,7 @@ async fn prepare(
     let keys = setup_keys(http, requested).await?;
     let audit = setup_audit(http, requested).await?;
     let history = setup_history(http, requested).await?;
+    let users = setup_users(http).await?;
     Ok(SetupReport {
         database,
         design,
@@ -265,6 +280,7 @@ async fn prepare(
         keys,
         audit,
         history,
+        users,
         placement,
         cluster_nodes: cluster_nodes(http).await,
     })
@@ -548,6 +564,164 @@ async fn setup_certs(links: &CouchHttp, requested: Requested) -> Result<Outcome,
         )
         .await?;
     Ok(Outcome::Updated)
+}
+
+/// Issue 35: `_users` opened to the API keys' members, on every node of
+/// the cluster (`_membership`'s `all_nodes`, or `_local`):
+/// `users_db_security_editable`, `public_fields` with name and roles, then
+/// `_users`' `_security`, then the mark that says so in `_design/qrtag`
+/// (`super::users`). A server that refuses a step is said, not a failure.
+async fn setup_users(http: &CouchHttp) -> Result<UsersReport, StoreError> {
+    if !is_apache_couchdb(http).await {
+        return Ok(UsersReport::Skipped(
+            "this server is not Apache CouchDB (PouchDB Server answers a member's read of \
+             _users with an error)"
+                .into(),
+        ));
+    }
+    let nodes = all_nodes(http)
+        .await
+        .unwrap_or_else(|| vec!["_local".to_owned()]);
+    let mut changed = false;
+    for node in &nodes {
+        let editable = set_config(http, node, "couchdb", "users_db_security_editable", |v| {
+            (v != Some("true")).then(|| "true".to_owned())
+        });
+        match editable.await? {
+            Ok(c) => changed |= c,
+            Err(why) => return Ok(UsersReport::Skipped(why)),
+        }
+        let public = set_config(
+            http,
+            node,
+            "chttpd_auth",
+            "public_fields",
+            super::users::with_public_fields,
+        );
+        match public.await? {
+            Ok(c) => changed |= c,
+            Err(why) => return Ok(UsersReport::Skipped(why)),
+        }
+    }
+    let mut url = http.server().as_url().clone();
+    url.set_path("/_users/_security");
+    let resp = http.send(http.request(Method::GET, url.clone())).await?;
+    if !resp.status().is_success() {
+        return Ok(UsersReport::Skipped(format!(
+            "_users/_security could not be read ({})",
+            resp.status().as_u16()
+        )));
+    }
+    let current: Value = http.read_json(resp, "reading _users/_security").await?;
+    if let Some(sec) = desired_security(&current, &KEY_ROLES, Lock::Keep) {
+        let resp = http.send(http.request(Method::PUT, url).json(&sec)).await?;
+        if !resp.status().is_success() {
+            return Ok(UsersReport::Skipped(format!(
+                "_users/_security was refused ({})",
+                resp.status().as_u16()
+            )));
+        }
+        changed = true;
+    }
+    changed |= mark_users_open(http).await?;
+    Ok(UsersReport::Done(if changed {
+        Outcome::Updated
+    } else {
+        Outcome::Unchanged
+    }))
+}
+
+/// Whether the server's welcome names Apache as its vendor.
+async fn is_apache_couchdb(http: &CouchHttp) -> bool {
+    let mut url = http.server().as_url().clone();
+    url.set_path("/");
+    let Ok(resp) = http.send(http.request(Method::GET, url)).await else {
+        return false;
+    };
+    let welcome: Option<Value> = http.read_json(resp, "reading the welcome").await.ok();
+    welcome
+        .as_ref()
+        .and_then(|w| w.pointer("/vendor/name"))
+        .and_then(Value::as_str)
+        .is_some_and(|v| v.contains("Apache"))
+}
+
+/// The cluster's nodes, where the account may read `_membership`.
+async fn all_nodes(http: &CouchHttp) -> Option<Vec<String>> {
+    let mut url = http.server().as_url().clone();
+    url.set_path("/_membership");
+    let resp = http.send(http.request(Method::GET, url)).await.ok()?;
+    if !resp.status().is_success() {
+        return None;
+    }
+    let body: Value = http.read_json(resp, "reading _membership").await.ok()?;
+    let nodes: Vec<String> = body
+        .get("all_nodes")?
+        .as_array()?
+        .iter()
+        .filter_map(|n| n.as_str().map(str::to_owned))
+        .collect();
+    (!nodes.is_empty()).then_some(nodes)
+}
+
+/// Sets `section/key` on `node` to what `want` makes of its value, when it
+/// makes one: `Ok(Ok(changed))`, or `Ok(Err(why))` when the server has no
+/// such setting to write.
+async fn set_config(
+    http: &CouchHttp,
+    node: &str,
+    section: &str,
+    key: &str,
+    want: impl FnOnce(Option<&str>) -> Option<String>,
+) -> Result<Result<bool, String>, StoreError> {
+    let mut url = http.server().as_url().clone();
+    if let Ok(mut path) = url.path_segments_mut() {
+        path.clear()
+            .extend(["_node", node, "_config", section, key]);
+    }
+    let resp = http.send(http.request(Method::GET, url.clone())).await?;
+    let current: Option<String> = match resp.status().as_u16() {
+        200 => http.read_json(resp, "reading the configuration").await.ok(),
+        _ => None,
+    };
+    let Some(value) = want(current.as_deref()) else {
+        return Ok(Ok(false));
+    };
+    let resp = http
+        .send(http.request(Method::PUT, url).json(&value))
+        .await?;
+    if resp.status().is_success() {
+        Ok(Ok(true))
+    } else {
+        Ok(Err(format!(
+            "[{section}] {key} on node {node} could not be set ({})",
+            resp.status().as_u16()
+        )))
+    }
+}
+
+/// Records [`super::users::MARK`] in the links database's `_design/qrtag`;
+/// whether it wrote.
+async fn mark_users_open(http: &CouchHttp) -> Result<bool, StoreError> {
+    let segments = ["_design", "qrtag"];
+    for _ in 0..ATTEMPTS {
+        let Some(Value::Object(mut doc)) = get_doc(http, &segments).await? else {
+            return Ok(false);
+        };
+        if doc.get(super::users::MARK) == Some(&Value::Bool(true)) {
+            return Ok(false);
+        }
+        doc.insert(super::users::MARK.into(), Value::Bool(true));
+        let resp = http
+            .send(http.request(Method::PUT, http.db_url(&segments)).json(&doc))
+            .await?;
+        match resp.status().as_u16() {
+            200..=299 => return Ok(true),
+            409 => continue,
+            _ => return Err(http.refusal(resp, &format!("writing {DESIGN_ID}")).await),
+        }
+    }
+    Err(StoreError::Conflict(DESIGN_ID.into()))
 }
 
 /// `cluster.n` and `cluster.q` of the database's information.
@@ -887,7 +1061,10 @@ mod tests {
         );
         // The keys database admits the editors and never adds the reader.
         let keys = desired_security(&json!({}), &KEY_ROLES, Lock::Keep).expect("a change");
-        assert_eq!(keys["members"]["roles"], json!([EDITOR_ROLE]));
+        assert_eq!(
+            keys["members"]["roles"],
+            json!([EDITOR_ROLE, "qrtag_admin"])
+        );
     }
 
     #[test]
