@@ -255,3 +255,88 @@ async fn every_surface_leaves_an_entry_and_a_revert_goes_one_step_back() {
     let out = app.cli(&["history", "nothing"]);
     assert!(!out.status.success(), "{out:?}");
 }
+
+/// A revert's entry names the entry it went back to, on every surface
+/// (issue 35): `qrtag history` (table and JSON), the REST history and the
+/// console's timeline; the write after it is an ordinary edit again.
+#[tokio::test]
+async fn a_revert_entry_names_the_entry_it_went_back_to() {
+    let (app, http, write) = app().await;
+    for args in [
+        &["new", "https://example.com/a", "--key", "menu"][..],
+        &["set", "menu", "https://example.com/b"],
+        &["set", "menu", "https://example.com/c"],
+        &["revert", "menu", "--to", "1"],
+    ] {
+        let out = app.cli(args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+    let res = post(&app, "/links/menu/revert", &write, &json!({"to": 2})).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let out = app.cli(&["set", "menu", "https://example.com/d"]);
+    assert!(out.status.success(), "{out:?}");
+
+    let entries = history_json(&app, "menu");
+    let reverted: Vec<Value> = entries.iter().map(|e| e["reverted_to"].clone()).collect();
+    assert_eq!(
+        reverted,
+        [
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            json!(1),
+            json!(2),
+            Value::Null
+        ]
+    );
+    let out = app.cli(&["history", "menu"]);
+    let table = String::from_utf8(out.stdout).expect("utf-8");
+    let line = |n: &str| {
+        table
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{n} ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        line("4").contains("reverted to #1: url: https://example.com/c → https://example.com/a"),
+        "{table}"
+    );
+    assert!(line("5").contains("reverted to #2: url:"), "{table}");
+    assert!(!line("6").contains("reverted"), "{table}");
+
+    let res = app
+        .client
+        .get(api(&app, "/links/menu/history"))
+        .bearer_auth(&write)
+        .send()
+        .await
+        .expect("history");
+    assert_eq!(res.status(), StatusCode::OK);
+    let view: Value = res.json().await.expect("json");
+    let reverted: Vec<Value> = view["entries"]
+        .as_array()
+        .expect("entries")
+        .iter()
+        .map(|e| e["reverted_to"].clone())
+        .collect();
+    assert_eq!(
+        reverted,
+        [
+            Value::Null,
+            Value::Null,
+            Value::Null,
+            json!(1),
+            json!(2),
+            Value::Null
+        ]
+    );
+
+    let page = get_page(
+        &http,
+        &format!("http://{}/console/link?key=menu", app.admin),
+    )
+    .await;
+    assert!(page.contains("reverted to #1"), "{page}");
+    assert!(page.contains("reverted to #2"), "{page}");
+}

@@ -51,6 +51,10 @@ pub struct EntryView {
     /// create, edit or delete.
     pub kind: String,
     pub changes: Vec<ChangeView>,
+    /// For a revert, the entry whose state it went back to (its `n`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub reverted_to: Option<u64>,
 }
 
 /// One field's value before and after (`null`: absent).
@@ -87,6 +91,7 @@ impl From<&Entry> for EntryView {
                     after: c.after.clone(),
                 })
                 .collect(),
+            reverted_to: e.reverted_to,
         }
     }
 }
