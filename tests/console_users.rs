@@ -233,6 +233,23 @@ async fn an_invitation_works_once_then_the_person_logs_in_by_name() {
     let res = accept(&http, &link, ANN_PASSWORD, ANN_PASSWORD).await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
     assert_eq!(who(&http, &app).await, Some(("ann".into(), true)));
+    // The audit log tells the accepted invitation from the login it led to.
+    let anns: Vec<(String, String)> = ok(&db, &["audit"])
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .filter(|e| e["actor"]["user"] == "ann")
+        .map(|e| {
+            let field = |f: &str| e["event"][f].as_str().unwrap_or_default().to_owned();
+            (field("kind"), field("user"))
+        })
+        .collect();
+    assert_eq!(
+        anns,
+        [
+            ("invitation_accepted".to_owned(), "ann".to_owned()),
+            ("login".to_owned(), String::new())
+        ]
+    );
 
     // Used once: the link is refused with a page saying so.
     let stranger = browser_at(2);
