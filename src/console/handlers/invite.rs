@@ -6,11 +6,10 @@
 //! `Referrer-Policy: no-referrer`, so the token goes nowhere else.
 
 use actix_web::http::StatusCode;
-use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::console::ConsoleState;
-use crate::console::http::{self, Form, anonymous_page, html};
+use crate::console::http::{self, Form, anonymous_page, html, private};
 use crate::console::invitation::{TOKEN_FIELD, token_hash};
 use crate::console::pages;
 use crate::console::password;
@@ -114,12 +113,4 @@ fn unavailable(e: &dyn std::fmt::Display) -> HttpResponse {
 /// CouchDB's accounts are CouchDB's to make: the page does not exist.
 fn no_invitations() -> HttpResponse {
     http::plain(StatusCode::NOT_FOUND, "no such page")
-}
-
-fn private(mut res: HttpResponse) -> HttpResponse {
-    res.headers_mut().insert(
-        header::REFERRER_POLICY,
-        header::HeaderValue::from_static("no-referrer"),
-    );
-    res
 }

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::links::{self, IfMatch, api_author, with_etag};
+use super::links::{self, IfMatch, with_etag, write_body};
 use super::problem::{self, Kind};
-use super::{RestState, admit, json_body, read};
+use super::{RestState, admit, read};
 use crate::link::history::{Entry, KEEP, RevertError};
 use crate::links::LinkError;
 use crate::links::history::{self as history, RevertFailed};
@@ -192,12 +192,8 @@ pub async fn revert(
     payload: web::Payload,
     state: web::Data<RestState>,
 ) -> HttpResponse {
-    let caller = match admit(&req, &state, super::needs::WRITE).await {
-        Ok(caller) => caller,
-        Err(res) => return res,
-    };
-    let body: Revert = match json_body(req.headers(), payload).await {
-        Ok(body) => body,
+    let (body, author): (Revert, _) = match write_body(&req, payload, &state).await {
+        Ok(ok) => ok,
         Err(res) => return res,
     };
     let Some(to) = body.entry() else {
@@ -227,7 +223,6 @@ pub async fn revert(
             Err(e) => return problem::from_link_error(&e.into()),
         },
     };
-    let author = api_author(&caller);
     match history::revert(store, &author, &key, to, at.as_deref()).await {
         Ok(_) => match read(&state, &key).await {
             Ok(view) => {
