@@ -735,3 +735,73 @@ async fn an_admin_manages_users_on_the_users_page_and_no_one_else_may() {
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
     assert_eq!(ok(&db, &["user", "list"]), before);
 }
+
+/// The invitation link from the text after `id="invitation-link">`.
+fn shown_link(html: &str) -> String {
+    let marker = "id=\"invitation-link\">";
+    let at = html.find(marker).expect("the link") + marker.len();
+    html[at..]
+        .split('<')
+        .next()
+        .expect("link")
+        .replace("&amp;", "&")
+}
+
+/// One rule decides where invitation links point: with `--console-url`
+/// set, the users page and `qrtag user add` give the same link (but for
+/// the token), not the address the admin's browser happened to use.
+#[tokio::test]
+async fn the_users_page_and_the_cli_point_invitations_at_the_console_url() {
+    const CONSOLE_URL: &str = "https://console.example/";
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    init_db(&db);
+    set_password(&db, ADMIN_PASSWORD);
+    let mut settings = test_settings(dir.path());
+    settings.console = Some(qrtag::console::ConsoleSettings {
+        console_url: Some(url::Url::parse(CONSOLE_URL).expect("url")),
+        ..Default::default()
+    });
+    let app = spawn_with(settings, dir).await;
+    let admin = browser();
+    assert_eq!(
+        log_in(&admin, &app, "admin", ADMIN_PASSWORD).await,
+        StatusCode::SEE_OTHER
+    );
+    let res = post_as(
+        &admin,
+        &app,
+        "/users",
+        "/users/invite",
+        &[("name", "cy"), ("role", "viewer")],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let from_page = shown_link(&res.text().await.expect("body"));
+    let from_cli = ok(
+        &db,
+        &[
+            "user",
+            "add",
+            "dee",
+            "--role",
+            "viewer",
+            "--console-url",
+            CONSOLE_URL,
+            "--admin-listen",
+            &app.admin.to_string(),
+        ],
+    );
+    let without_token = |link: &str| {
+        link.trim()
+            .split_once("token=")
+            .expect("token")
+            .0
+            .to_owned()
+    };
+    assert_eq!(without_token(&from_page), without_token(&from_cli));
+    assert_eq!(
+        without_token(&from_page),
+        "https://console.example/console/invite?"
+    );
+}

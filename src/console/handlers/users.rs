@@ -139,8 +139,9 @@ async fn bad_form(session: &Current, user: &User, db: &SqliteStore, msg: &str) -
     listing(session, user, db, StatusCode::BAD_REQUEST, Some(msg)).await
 }
 
-/// Where invitation links point: the console as this browser reached it.
-fn origin(req: &HttpRequest) -> String {
+/// The console as this browser reached it, where invitation links point
+/// unless `--console-url` says otherwise.
+fn reached(req: &HttpRequest) -> String {
     let info = req.connection_info();
     format!("{}://{}", info.scheme(), info.host())
 }
@@ -167,17 +168,18 @@ pub async fn invite(
         role,
     };
     state.record(actor(&user), event).await;
-    link_answer(&req, &session, &user, name.as_str(), &new)
+    link_answer(&req, &state, &session, &user, name.as_str(), &new)
 }
 
 fn link_answer(
     req: &HttpRequest,
+    state: &ConsoleState,
     session: &Current,
     user: &User,
     name: &str,
     new: &NewInvitation,
 ) -> HttpResponse {
-    let link = invitation::url(&origin(req), &new.token);
+    let link = invitation::link(state.console_url.as_ref(), || reached(req), &new.token);
     let expires = crate::values::timestamp::time_text(new.record.expires_at);
     private(html(
         StatusCode::OK,
@@ -234,7 +236,7 @@ pub async fn reset(
     };
     state.record(actor(&user), event).await;
     state.sessions.end_user(name.as_str());
-    link_answer(&req, &session, &user, name.as_str(), &new)
+    link_answer(&req, &state, &session, &user, name.as_str(), &new)
 }
 
 pub async fn remove(
