@@ -10,7 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use support::console::{browser, csrf, get_page, post_form, set_password};
+use support::console::{
+    browser, console_with_admin, csrf, get_page, log_in_as, post_form, set_password,
+};
 use support::{TestApp, init_db, poll, qrtag_cmd, spawn_with, test_settings};
 
 const ADMIN_PASSWORD: &str = "poster-printing-42";
@@ -139,6 +141,12 @@ fn user_commands_invite_list_change_and_refuse_with_exit_2() {
     );
 }
 
+/// The console as `serve --console` runs it, on a new database whose
+/// admin's password is [`ADMIN_PASSWORD`]: the server and the database.
+async fn with_admin() -> (TestApp, std::path::PathBuf) {
+    console_with_admin(ADMIN_PASSWORD, Default::default()).await
+}
+
 /// The console on `db`'s directory, as `serve --console` runs it.
 async fn console_on(dir: tempfile::TempDir) -> TestApp {
     let mut settings = test_settings(dir.path());
@@ -148,15 +156,8 @@ async fn console_on(dir: tempfile::TempDir) -> TestApp {
 
 /// Logs in by name: the login's status.
 async fn log_in(http: &reqwest::Client, app: &TestApp, user: &str, password: &str) -> StatusCode {
-    let url = format!("http://{}/console/login", app.admin);
-    let token = csrf(&get_page(http, &url).await);
-    post_form(
-        http,
-        &url,
-        &[("csrf", &token), ("user", user), ("password", password)],
-    )
-    .await
-    .status()
+    let console = format!("http://{}/console", app.admin);
+    log_in_as(http, &console, user, password).await.status()
 }
 
 /// The logged-in page's user marker (`data-user`, `data-can-edit`), or
@@ -204,11 +205,7 @@ async fn accept(
 
 #[tokio::test]
 async fn an_invitation_works_once_then_the_person_logs_in_by_name() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
-    set_password(&db, ADMIN_PASSWORD);
-    let app = console_on(dir).await;
+    let (app, db) = with_admin().await;
     let admin = app.admin.to_string();
     let link = ok(
         &db,
@@ -338,11 +335,7 @@ async fn an_invitation_works_once_then_the_person_logs_in_by_name() {
 
 #[tokio::test]
 async fn a_role_change_or_removal_reaches_the_sessions_within_a_second() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
-    set_password(&db, ADMIN_PASSWORD);
-    let app = console_on(dir).await;
+    let (app, db) = with_admin().await;
     let link = ok(
         &db,
         &[
@@ -484,11 +477,7 @@ async fn post_as(
 /// The console with the admin's password set and ann invited as `role`
 /// and logged in: the app, ann's browser, the database.
 async fn with_ann(role: &str) -> (TestApp, reqwest::Client, std::path::PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
-    set_password(&db, ADMIN_PASSWORD);
-    let app = console_on(dir).await;
+    let (app, db) = with_admin().await;
     let link = ok(
         &db,
         &[
@@ -589,14 +578,7 @@ async fn an_admin_manages_users_on_the_users_page_and_no_one_else_may() {
     )
     .await;
     assert_eq!(res.status(), StatusCode::OK);
-    let html = res.text().await.expect("body");
-    let marker = "id=\"invitation-link\">";
-    let at = html.find(marker).expect("the link") + marker.len();
-    let link = html[at..]
-        .split('<')
-        .next()
-        .expect("link")
-        .replace("&amp;", "&");
+    let link = shown_link(&res.text().await.expect("body"));
     assert!(
         link.starts_with(&format!("http://{}/console/invite?token=", app.admin)),
         "{link}"
@@ -753,16 +735,11 @@ fn shown_link(html: &str) -> String {
 #[tokio::test]
 async fn the_users_page_and_the_cli_point_invitations_at_the_console_url() {
     const CONSOLE_URL: &str = "https://console.example/";
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
-    set_password(&db, ADMIN_PASSWORD);
-    let mut settings = test_settings(dir.path());
-    settings.console = Some(qrtag::console::ConsoleSettings {
+    let console = qrtag::console::ConsoleSettings {
         console_url: Some(url::Url::parse(CONSOLE_URL).expect("url")),
         ..Default::default()
-    });
-    let app = spawn_with(settings, dir).await;
+    };
+    let (app, db) = console_with_admin(ADMIN_PASSWORD, console).await;
     let admin = browser();
     assert_eq!(
         log_in(&admin, &app, "admin", ADMIN_PASSWORD).await,

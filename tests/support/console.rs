@@ -136,3 +136,38 @@ pub async fn invited(
     .await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER, "invitation accepted");
 }
+
+/// Logs `http` in by name through the login form of the console at
+/// `console` (the embedded store's accounts, issue 35): the login's answer.
+pub async fn log_in_as(
+    http: &reqwest::Client,
+    console: &str,
+    user: &str,
+    password: &str,
+) -> reqwest::Response {
+    let url = format!("{console}/login");
+    let token = csrf(&get_page(http, &url).await);
+    post_form(
+        http,
+        &url,
+        &[("csrf", &token), ("user", user), ("password", password)],
+    )
+    .await
+}
+
+/// A server with the console on, over a new database whose admin's
+/// password is `password` (set with `qrtag console-password`), the
+/// console's options as `console` gives them: the server and its
+/// database (issue 35).
+pub async fn console_with_admin(
+    password: &str,
+    console: qrtag::console::ConsoleSettings,
+) -> (super::TestApp, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    super::init_db(&db);
+    set_password(&db, password);
+    let mut settings = super::test_settings(dir.path());
+    settings.console = Some(console);
+    (super::spawn_with(settings, dir).await, db)
+}
