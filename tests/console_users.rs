@@ -569,16 +569,7 @@ async fn an_admin_manages_users_on_the_users_page_and_no_one_else_may() {
     );
 
     // Invite: the link is shown once and works.
-    let res = post_as(
-        &admin,
-        &app,
-        "/users",
-        "/users/invite",
-        &[("name", "cy"), ("role", "viewer")],
-    )
-    .await;
-    assert_eq!(res.status(), StatusCode::OK);
-    let link = shown_link(&res.text().await.expect("body"));
+    let link = invite_on_page(&admin, &app, "cy", "viewer").await;
     assert!(
         link.starts_with(&format!("http://{}/console/invite?token=", app.admin)),
         "{link}"
@@ -718,8 +709,13 @@ async fn an_admin_manages_users_on_the_users_page_and_no_one_else_may() {
     assert_eq!(ok(&db, &["user", "list"]), before);
 }
 
-/// The invitation link from the text after `id="invitation-link">`.
-fn shown_link(html: &str) -> String {
+/// Invites `name` as `role` on the users page as the admin logged in with
+/// `admin`: the link the page shows.
+async fn invite_on_page(admin: &reqwest::Client, app: &TestApp, name: &str, role: &str) -> String {
+    let form = [("name", name), ("role", role)];
+    let res = post_as(admin, app, "/users", "/users/invite", &form).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let html = res.text().await.expect("body");
     let marker = "id=\"invitation-link\">";
     let at = html.find(marker).expect("the link") + marker.len();
     html[at..]
@@ -745,16 +741,7 @@ async fn the_users_page_and_the_cli_point_invitations_at_the_console_url() {
         log_in(&admin, &app, "admin", ADMIN_PASSWORD).await,
         StatusCode::SEE_OTHER
     );
-    let res = post_as(
-        &admin,
-        &app,
-        "/users",
-        "/users/invite",
-        &[("name", "cy"), ("role", "viewer")],
-    )
-    .await;
-    assert_eq!(res.status(), StatusCode::OK);
-    let from_page = shown_link(&res.text().await.expect("body"));
+    let from_page = invite_on_page(&admin, &app, "cy", "viewer").await;
     let from_cli = ok(
         &db,
         &[

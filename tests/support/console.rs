@@ -74,14 +74,21 @@ pub async fn log_in_with(
     console: &str,
     password: &str,
 ) -> reqwest::Response {
+    login_form(http, console, &[("password", password)]).await
+}
+
+/// The login form of the console at `console` opened with `http` and
+/// posted with its token and `fields`.
+async fn login_form(
+    http: &reqwest::Client,
+    console: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
     let url = format!("{console}/login");
     let token = csrf(&get_page(http, &url).await);
-    post_form(
-        http,
-        &url,
-        &[("csrf", token.as_str()), ("password", password)],
-    )
-    .await
+    let mut form = vec![("csrf", token.as_str())];
+    form.extend_from_slice(fields);
+    post_form(http, &url, &form).await
 }
 
 /// Logs `http` in to the console at `console` with `password`, which must
@@ -145,14 +152,7 @@ pub async fn log_in_as(
     user: &str,
     password: &str,
 ) -> reqwest::Response {
-    let url = format!("{console}/login");
-    let token = csrf(&get_page(http, &url).await);
-    post_form(
-        http,
-        &url,
-        &[("csrf", &token), ("user", user), ("password", password)],
-    )
-    .await
+    login_form(http, console, &[("user", user), ("password", password)]).await
 }
 
 /// A server with the console on, over a new database whose admin's

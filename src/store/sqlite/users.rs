@@ -132,21 +132,14 @@ fn role_of(text: &str) -> Result<Role, StoreError> {
     Role::parse(text).map_err(|e| StoreError::Other(format!("a stored user's role: {e}")))
 }
 
-/// Whether `name` is an admin and no other admin (invited or active) is left.
-fn last_admin(tx: &rusqlite::Transaction<'_>, name: &str) -> rusqlite::Result<bool> {
+/// Whether no admin (invited or active) but `name` is left.
+fn no_other_admin(tx: &rusqlite::Transaction<'_>, name: &str) -> rusqlite::Result<bool> {
     let others: i64 = tx.query_row(
         "SELECT count(*) FROM users WHERE role = 'admin' AND name <> ?1",
         params![name],
         |r| r.get(0),
     )?;
-    let role: Option<String> = tx
-        .query_row(
-            "SELECT role FROM users WHERE name = ?1",
-            params![name],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(role.as_deref() == Some("admin") && others == 0)
+    Ok(others == 0)
 }
 
 fn insert_invitation(
@@ -381,7 +374,7 @@ impl SqliteStore {
                 let Some(old) = old else {
                     return Ok(Err(UserError::Unknown(name.clone())));
                 };
-                if demotes && last_admin(&tx, &name)? {
+                if demotes && old == Role::Admin.as_str() && no_other_admin(&tx, &name)? {
                     return Ok(Err(UserError::LastAdmin(name.clone())));
                 }
                 let done = change(&tx, &name, &old)?;
