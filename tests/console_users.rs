@@ -514,6 +514,10 @@ async fn a_person_sees_their_own_sessions_and_logs_out_everywhere() {
     assert_eq!(page.matches("data-this=\"true\"").count(), 1);
     assert!(page.contains("127.0.0.1"), "the address: {page}");
     assert!(
+        page.contains(r#"data-reach="every-server""#),
+        "every node follows the users' session counters: {page}"
+    );
+    assert!(
         page.contains("id=\"users-link\""),
         "an admin's way to the users"
     );

@@ -134,6 +134,12 @@ async fn a_reader_sees_a_read_only_console_and_is_refused_its_writes() {
         "CouchDB does not say which: {refused}"
     );
     assert_eq!(reader.login("rd", "rd-pw-1").await, StatusCode::SEE_OTHER);
+    // Each node holds its own CouchDB sessions: the account page says
+    // "log out everywhere" reaches this server's, not every server's.
+    let (status, account) = reader.get("/account").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(account.contains(r#"data-reach="this-server""#), "{account}");
+    assert!(!account.contains("on every server"), "{account}");
     let (status, list) = reader.get("/links").await;
     assert_eq!(status, StatusCode::OK);
     assert!(list.contains(r#"data-can-edit="false""#), "{list}");
