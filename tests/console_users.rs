@@ -10,7 +10,9 @@ use std::path::Path;
 use std::time::Duration;
 
 use reqwest::StatusCode;
-use support::console::{browser, csrf, get_page, post_form, set_password};
+use support::console::{
+    browser, console_with_admin, csrf, get_page, log_in_as, post_form, set_password,
+};
 use support::{TestApp, init_db, poll, qrtag_cmd, spawn_with, test_settings};
 
 const ADMIN_PASSWORD: &str = "poster-printing-42";
@@ -139,6 +141,12 @@ fn user_commands_invite_list_change_and_refuse_with_exit_2() {
     );
 }
 
+/// The console as `serve --console` runs it, on a new database whose
+/// admin's password is [`ADMIN_PASSWORD`]: the server and the database.
+async fn with_admin() -> (TestApp, std::path::PathBuf) {
+    console_with_admin(ADMIN_PASSWORD, Default::default()).await
+}
+
 /// The console on `db`'s directory, as `serve --console` runs it.
 async fn console_on(dir: tempfile::TempDir) -> TestApp {
     let mut settings = test_settings(dir.path());
@@ -148,15 +156,8 @@ async fn console_on(dir: tempfile::TempDir) -> TestApp {
 
 /// Logs in by name: the login's status.
 async fn log_in(http: &reqwest::Client, app: &TestApp, user: &str, password: &str) -> StatusCode {
-    let url = format!("http://{}/console/login", app.admin);
-    let token = csrf(&get_page(http, &url).await);
-    post_form(
-        http,
-        &url,
-        &[("csrf", &token), ("user", user), ("password", password)],
-    )
-    .await
-    .status()
+    let console = format!("http://{}/console", app.admin);
+    log_in_as(http, &console, user, password).await.status()
 }
 
 /// The logged-in page's user marker (`data-user`, `data-can-edit`), or
@@ -204,11 +205,7 @@ async fn accept(
 
 #[tokio::test]
 async fn an_invitation_works_once_then_the_person_logs_in_by_name() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
-    set_password(&db, ADMIN_PASSWORD);
-    let app = console_on(dir).await;
+    let (app, db) = with_admin().await;
     let admin = app.admin.to_string();
     let link = ok(
         &db,
@@ -233,6 +230,23 @@ async fn an_invitation_works_once_then_the_person_logs_in_by_name() {
     let res = accept(&http, &link, ANN_PASSWORD, ANN_PASSWORD).await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER, "logged in");
     assert_eq!(who(&http, &app).await, Some(("ann".into(), true)));
+    // The audit log tells the accepted invitation from the login it led to.
+    let anns: Vec<(String, String)> = ok(&db, &["audit"])
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("a JSON line"))
+        .filter(|e| e["actor"]["user"] == "ann")
+        .map(|e| {
+            let field = |f: &str| e["event"][f].as_str().unwrap_or_default().to_owned();
+            (field("kind"), field("user"))
+        })
+        .collect();
+    assert_eq!(
+        anns,
+        [
+            ("invitation_accepted".to_owned(), "ann".to_owned()),
+            ("login".to_owned(), String::new())
+        ]
+    );
 
     // Used once: the link is refused with a page saying so.
     let stranger = browser_at(2);
@@ -321,11 +335,7 @@ async fn an_invitation_works_once_then_the_person_logs_in_by_name() {
 
 #[tokio::test]
 async fn a_role_change_or_removal_reaches_the_sessions_within_a_second() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
-    set_password(&db, ADMIN_PASSWORD);
-    let app = console_on(dir).await;
+    let (app, db) = with_admin().await;
     let link = ok(
         &db,
         &[
@@ -467,11 +477,7 @@ async fn post_as(
 /// The console with the admin's password set and ann invited as `role`
 /// and logged in: the app, ann's browser, the database.
 async fn with_ann(role: &str) -> (TestApp, reqwest::Client, std::path::PathBuf) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let db = dir.path().join("qrtag.db");
-    init_db(&db);
-    set_password(&db, ADMIN_PASSWORD);
-    let app = console_on(dir).await;
+    let (app, db) = with_admin().await;
     let link = ok(
         &db,
         &[
@@ -507,6 +513,10 @@ async fn a_person_sees_their_own_sessions_and_logs_out_everywhere() {
     assert!(!page.contains("AnnPhone"), "only one's own: {page}");
     assert_eq!(page.matches("data-this=\"true\"").count(), 1);
     assert!(page.contains("127.0.0.1"), "the address: {page}");
+    assert!(
+        page.contains(r#"data-reach="every-server""#),
+        "every node follows the users' session counters: {page}"
+    );
     assert!(
         page.contains("id=\"users-link\""),
         "an admin's way to the users"
@@ -563,23 +573,7 @@ async fn an_admin_manages_users_on_the_users_page_and_no_one_else_may() {
     );
 
     // Invite: the link is shown once and works.
-    let res = post_as(
-        &admin,
-        &app,
-        "/users",
-        "/users/invite",
-        &[("name", "cy"), ("role", "viewer")],
-    )
-    .await;
-    assert_eq!(res.status(), StatusCode::OK);
-    let html = res.text().await.expect("body");
-    let marker = "id=\"invitation-link\">";
-    let at = html.find(marker).expect("the link") + marker.len();
-    let link = html[at..]
-        .split('<')
-        .next()
-        .expect("link")
-        .replace("&amp;", "&");
+    let link = invite_on_page(&admin, &app, "cy", "viewer").await;
     assert!(
         link.starts_with(&format!("http://{}/console/invite?token=", app.admin)),
         "{link}"
@@ -717,4 +711,65 @@ async fn an_admin_manages_users_on_the_users_page_and_no_one_else_may() {
     .await;
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
     assert_eq!(ok(&db, &["user", "list"]), before);
+}
+
+/// Invites `name` as `role` on the users page as the admin logged in with
+/// `admin`: the link the page shows.
+async fn invite_on_page(admin: &reqwest::Client, app: &TestApp, name: &str, role: &str) -> String {
+    let form = [("name", name), ("role", role)];
+    let res = post_as(admin, app, "/users", "/users/invite", &form).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let html = res.text().await.expect("body");
+    let marker = "id=\"invitation-link\">";
+    let at = html.find(marker).expect("the link") + marker.len();
+    html[at..]
+        .split('<')
+        .next()
+        .expect("link")
+        .replace("&amp;", "&")
+}
+
+/// One rule decides where invitation links point: with `--console-url`
+/// set, the users page and `qrtag user add` give the same link (but for
+/// the token), not the address the admin's browser happened to use.
+#[tokio::test]
+async fn the_users_page_and_the_cli_point_invitations_at_the_console_url() {
+    const CONSOLE_URL: &str = "https://console.example/";
+    let console = qrtag::console::ConsoleSettings {
+        console_url: Some(url::Url::parse(CONSOLE_URL).expect("url")),
+        ..Default::default()
+    };
+    let (app, db) = console_with_admin(ADMIN_PASSWORD, console).await;
+    let admin = browser();
+    assert_eq!(
+        log_in(&admin, &app, "admin", ADMIN_PASSWORD).await,
+        StatusCode::SEE_OTHER
+    );
+    let from_page = invite_on_page(&admin, &app, "cy", "viewer").await;
+    let from_cli = ok(
+        &db,
+        &[
+            "user",
+            "add",
+            "dee",
+            "--role",
+            "viewer",
+            "--console-url",
+            CONSOLE_URL,
+            "--admin-listen",
+            &app.admin.to_string(),
+        ],
+    );
+    let without_token = |link: &str| {
+        link.trim()
+            .split_once("token=")
+            .expect("token")
+            .0
+            .to_owned()
+    };
+    assert_eq!(without_token(&from_page), without_token(&from_cli));
+    assert_eq!(
+        without_token(&from_page),
+        "https://console.example/console/invite?"
+    );
 }

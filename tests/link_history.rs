@@ -61,6 +61,20 @@ fn history_json(app: &TestApp, key: &str) -> Vec<Value> {
         .collect()
 }
 
+/// `GET /api/v1/links/{key}/history` with the API key `bearer`, which
+/// must answer 200: the history's JSON.
+async fn rest_history(app: &TestApp, key: &str, bearer: &str) -> Value {
+    let res = app
+        .client
+        .get(api(app, &format!("/links/{key}/history")))
+        .bearer_auth(bearer)
+        .send()
+        .await
+        .expect("history");
+    assert_eq!(res.status(), StatusCode::OK);
+    res.json().await.expect("json")
+}
+
 #[tokio::test]
 async fn every_surface_leaves_an_entry_and_a_revert_goes_one_step_back() {
     let (app, http, write) = app().await;
@@ -139,15 +153,7 @@ async fn every_surface_leaves_an_entry_and_a_revert_goes_one_step_back() {
     );
 
     // The REST API reads the same entries.
-    let res = app
-        .client
-        .get(api(&app, "/links/menu/history"))
-        .bearer_auth(&write)
-        .send()
-        .await
-        .expect("history");
-    assert_eq!(res.status(), StatusCode::OK);
-    let view: Value = res.json().await.expect("json");
+    let view = rest_history(&app, "menu", &write).await;
     assert_eq!(
         (view["dropped"].clone(), view["kept"].clone()),
         (json!(0), json!(200))
@@ -254,4 +260,62 @@ async fn every_surface_leaves_an_entry_and_a_revert_goes_one_step_back() {
     // A key that never was: the CLI's unknown key.
     let out = app.cli(&["history", "nothing"]);
     assert!(!out.status.success(), "{out:?}");
+}
+
+/// A revert's entry names the entry it went back to, on every surface
+/// (issue 35): `qrtag history` (table and JSON), the REST history and the
+/// console's timeline; the write after it is an ordinary edit again.
+#[tokio::test]
+async fn a_revert_entry_names_the_entry_it_went_back_to() {
+    let (app, http, write) = app().await;
+    for args in [
+        &["new", "https://example.com/a", "--key", "menu"][..],
+        &["set", "menu", "https://example.com/b"],
+        &["set", "menu", "https://example.com/c"],
+        &["revert", "menu", "--to", "1"],
+    ] {
+        let out = app.cli(args);
+        assert!(out.status.success(), "{args:?}: {out:?}");
+    }
+    let res = post(&app, "/links/menu/revert", &write, &json!({"to": 2})).await;
+    assert_eq!(res.status(), StatusCode::OK);
+    let out = app.cli(&["set", "menu", "https://example.com/d"]);
+    assert!(out.status.success(), "{out:?}");
+
+    // Entries 4 and 5 are the reverts; the others name no entry.
+    let (none, to) = (Value::Null, |n: u64| json!(n));
+    let expected = [none.clone(), none.clone(), none.clone(), to(1), to(2), none];
+    let reverted_to = |entries: &[Value]| -> Vec<Value> {
+        entries.iter().map(|e| e["reverted_to"].clone()).collect()
+    };
+    assert_eq!(reverted_to(&history_json(&app, "menu")), expected);
+    let out = app.cli(&["history", "menu"]);
+    let table = String::from_utf8(out.stdout).expect("utf-8");
+    let line = |n: &str| {
+        table
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{n} ")))
+            .unwrap_or_default()
+            .to_owned()
+    };
+    assert!(
+        line("4").contains("reverted to #1: url: https://example.com/c → https://example.com/a"),
+        "{table}"
+    );
+    assert!(line("5").contains("reverted to #2: url:"), "{table}");
+    assert!(!line("6").contains("reverted"), "{table}");
+
+    let view = rest_history(&app, "menu", &write).await;
+    assert_eq!(
+        reverted_to(view["entries"].as_array().expect("entries")),
+        expected
+    );
+
+    let page = get_page(
+        &http,
+        &format!("http://{}/console/link?key=menu", app.admin),
+    )
+    .await;
+    assert!(page.contains("reverted to #1"), "{page}");
+    assert!(page.contains("reverted to #2"), "{page}");
 }

@@ -95,10 +95,11 @@ fn row(e: &Entry, tz: chrono_tz::Tz) -> [String; 5] {
     let when = crate::link::parse_expires(&e.at)
         .map(|t| crate::values::expiry::show(t, tz))
         .unwrap_or_else(|_| e.at.clone());
-    let what = match e.kind {
-        Kind::Create => "created: ",
-        Kind::Delete => "deleted: ",
-        Kind::Edit => "",
+    let what = match (e.kind, e.reverted_to) {
+        (Kind::Create, _) => "created: ".to_owned(),
+        (Kind::Delete, _) => "deleted: ".to_owned(),
+        (Kind::Edit, Some(n)) => format!("reverted to #{n}: "),
+        (Kind::Edit, None) => String::new(),
     };
     let changes: Vec<String> = e.changes.iter().map(change).collect();
     [

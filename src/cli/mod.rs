@@ -896,6 +896,17 @@ pub struct ServeArgs {
         value_parser = clap::builder::BoolishValueParser::new()
     )]
     pub console_secure_cookie: bool,
+    /// The console's address as people reach it (e.g. behind a TLS proxy,
+    /// https://console.example): where the users page's invitation links
+    /// point, as `qrtag user add --console-url` does; default: the address
+    /// the admin's browser used.
+    #[arg(
+        help_heading = "Console",
+        long,
+        env = "QRTAG_CONSOLE_URL",
+        value_name = "URL"
+    )]
+    pub console_url: Option<url::Url>,
     #[command(flatten)]
     pub didcomm: DidcommIdentityArgs,
     #[command(flatten)]
@@ -1157,6 +1168,7 @@ impl Cli {
             console: args.console.then_some(crate::console::ConsoleSettings {
                 secure_cookie: args.console_secure_cookie,
                 time_zone: self.time_zone,
+                console_url: args.console_url.clone(),
             }),
             api: args.didcomm.api_listen.as_ref().map(|listen| {
                 let rules = &args.didcomm_rules;

@@ -59,7 +59,8 @@ pub enum UserCommand {
 pub struct LinkArgs {
     /// The console's address as people reach it (e.g. behind a TLS proxy,
     /// https://console.example); default: http:// and --admin-listen.
-    #[arg(long, value_name = "URL")]
+    /// The same setting as `serve --console-url`.
+    #[arg(long, env = "QRTAG_CONSOLE_URL", value_name = "URL")]
     console_url: Option<url::Url>,
     /// The admin listener `qrtag serve` binds (a wildcard address becomes
     /// loopback, as in the first-run setup link).
@@ -73,14 +74,13 @@ pub struct LinkArgs {
 }
 
 impl LinkArgs {
-    fn origin(&self) -> String {
-        if let Some(url) = &self.console_url {
-            return url.as_str().trim_end_matches('/').to_owned();
-        }
-        match self.admin_listen.parse::<std::net::SocketAddr>() {
+    /// The invitation link for `token` (`invitation::link`'s rule).
+    fn link(&self, token: &str) -> String {
+        let listener = || match self.admin_listen.parse::<std::net::SocketAddr>() {
             Ok(addr) => invitation::origin_of(addr),
             Err(_) => format!("http://{}", self.admin_listen),
-        }
+        };
+        invitation::link(self.console_url.as_ref(), listener, token)
     }
 }
 
@@ -142,7 +142,7 @@ pub async fn run(cli: &Cli, command: &UserCommand) -> anyhow::Result<ExitCode> {
                 .add_user(&name, role, &new.record)
                 .await
                 .map_err(refused)?;
-            writeln!(out, "{}", invitation::url(&link.origin(), &new.token))?;
+            writeln!(out, "{}", link.link(&new.token))?;
             eprintln!(
                 "qrtag: {name} invited as {role}; the link works once, until {} (UTC)",
                 crate::values::timestamp::time_text(new.record.expires_at)
@@ -177,7 +177,7 @@ pub async fn run(cli: &Cli, command: &UserCommand) -> anyhow::Result<ExitCode> {
                 .reset_user(name.as_str(), &new.record)
                 .await
                 .map_err(refused)?;
-            writeln!(out, "{}", invitation::url(&link.origin(), &new.token))?;
+            writeln!(out, "{}", link.link(&new.token))?;
             eprintln!(
                 "qrtag: {name}'s password no longer works; the new link works once, until {} (UTC)",
                 crate::values::timestamp::time_text(new.record.expires_at)

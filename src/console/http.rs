@@ -29,6 +29,18 @@ pub fn html(status: StatusCode, markup: Markup) -> HttpResponse {
         .body(markup.into_string())
 }
 
+/// An answer whose URL carries a secret (a setup or invitation token) or
+/// whose page shows one (an invitation link): no `Referer` leaves it (the
+/// console's default is `same-origin`; a header already set is not
+/// replaced by it).
+pub fn private(mut res: HttpResponse) -> HttpResponse {
+    res.headers_mut().insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    res
+}
+
 /// A short plain answer, one line.
 pub fn plain(status: StatusCode, message: &str) -> HttpResponse {
     let mut body = message.trim_end().to_owned();

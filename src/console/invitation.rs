@@ -63,6 +63,23 @@ pub fn origin_of(admin: SocketAddr) -> String {
     format!("http://{}", SocketAddr::new(ip, admin.port()))
 }
 
+/// The link to give the person, by one rule for `qrtag user add`/`reset`
+/// and the users page alike: the configured console URL (`--console-url`)
+/// when there is one, since behind a proxy it is the only address the
+/// person can reach; otherwise `reached`, the console's origin as the
+/// admin's browser reached it (the page) or as `serve` binds it (the CLI's
+/// `--admin-listen`).
+pub fn link(
+    console_url: Option<&url::Url>,
+    reached: impl FnOnce() -> String,
+    token: &str,
+) -> String {
+    match console_url {
+        Some(configured) => url(configured.as_str(), token),
+        None => url(&reached(), token),
+    }
+}
+
 /// The link to give the person: `origin` (`http://host:port`, or the
 /// console's address behind a proxy), then the invitation page.
 pub fn url(origin: &str, token: &str) -> String {

@@ -62,6 +62,9 @@ pub struct ConsoleSettings {
     pub secure_cookie: bool,
     /// Where a bare expiry date ends (`--time-zone`).
     pub time_zone: chrono_tz::Tz,
+    /// The console's address as people reach it (`--console-url`), for
+    /// invitation links; `None`: as the admin's browser reached it.
+    pub console_url: Option<url::Url>,
 }
 
 /// No inline script or style, nothing from elsewhere, never in a frame.
@@ -103,6 +106,8 @@ pub struct ConsoleState {
     /// logins, logouts, bulk actions, the password set): the service's
     /// store, set at startup, since a failed login has no user's to use.
     pub audit: Option<Arc<dyn crate::store::LinkStore>>,
+    /// Where invitation links point ([`ConsoleSettings::console_url`]).
+    pub console_url: Option<url::Url>,
 }
 
 impl ConsoleState {
@@ -131,6 +136,7 @@ impl ConsoleState {
             renders: crate::print::tag_image::RenderGate::for_cores(),
             geoip: false,
             audit: None,
+            console_url: None,
         }
     }
 

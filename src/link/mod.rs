@@ -25,7 +25,7 @@ mod via;
 pub use via::{VIA_FIELDS, Via, changed_via, check_via, created_via};
 // Issue 35: who wrote a link, and its history.
 mod author;
-pub use author::{ACTOR_FIELD, Author, changed_actor, stamp_actor};
+pub use author::{ACTOR_FIELD, Author, REVERTED_FIELD, changed_actor, reverted_to, stamp_actor};
 pub mod history;
 
 /// A link document's fields as stored (CouchDB's `_id` and `_rev` excluded).
@@ -249,11 +249,13 @@ pub fn stamp_created(doc: &mut Document, now: DateTime<Utc>, author: &Author) {
 }
 
 /// Stamps a write: `changed_at` is now, `changed_via` the surface and
-/// `changed_actor` who (issue 35), always together, so they never disagree.
+/// `changed_actor` who (issue 35), always together, so they never disagree;
+/// `reverted_to` only on a revert's write.
 pub fn stamp_changed(doc: &mut Document, now: DateTime<Utc>, author: &Author) {
     doc.insert("changed_at".into(), Value::String(time_text(now)));
     via::set_via(doc, "changed_via", author.via);
     author::set_actor(doc, &author.actor);
+    author::set_reverted(doc, author);
 }
 
 /// Turns the document into a tombstone: `deleted_at`, `inactive: true`;

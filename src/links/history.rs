@@ -74,7 +74,8 @@ pub async fn revert(
                 doc: stored.doc,
             });
         }
-        let written = update_at(store, author, key, &stored.rev, |d| {
+        let reverting = author.clone().reverting(to);
+        let written = update_at(store, &reverting, key, &stored.rev, |d| {
             history::apply(d, &edit)
         })
         .await;

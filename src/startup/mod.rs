@@ -621,6 +621,7 @@ fn console_state(
         console.secure_cookie,
     );
     state.time_zone = console.time_zone;
+    state.console_url = console.console_url.clone();
     state.geoip = settings.rule_capabilities().geoip;
     state.renders = renders;
     state.trusted_proxies = settings.trusted_proxies.clone();

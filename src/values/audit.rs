@@ -60,6 +60,9 @@ pub enum Event {
     UserRemoved { user: String },
     /// A user's password was cleared and a new invitation made.
     InvitationReset { user: String },
+    /// An invited person chose their password through the invitation
+    /// link; the login it leads to is a [`Event::Login`] of its own.
+    InvitationAccepted { user: String },
     /// An API key was made (`key` is its ID, never its secret).
     ApiKeyCreated {
         key: String,
@@ -123,6 +126,7 @@ impl Event {
             Event::RoleChanged { .. } => "role_changed",
             Event::UserRemoved { .. } => "user_removed",
             Event::InvitationReset { .. } => "invitation_reset",
+            Event::InvitationAccepted { .. } => "invitation_accepted",
             Event::ApiKeyCreated { .. } => "api_key_created",
             Event::ApiKeyRevoked { .. } => "api_key_revoked",
             Event::Login { .. } => "login",
@@ -143,6 +147,7 @@ impl Event {
             }
             Event::UserRemoved { user } => format!("removed {user}"),
             Event::InvitationReset { user } => format!("reset {user}'s invitation"),
+            Event::InvitationAccepted { user } => format!("{user} accepted the invitation"),
             Event::ApiKeyCreated {
                 key, name, scope, ..
             } => format!("created API key {key} ({name}, {scope})"),

@@ -12,7 +12,9 @@ use qrtag::values::secret::Secret;
 use serde_json::json;
 
 use crate::apache::{ADMIN, ApacheCouch};
-use crate::harness::{Couch, couch_settings, editor_and_reader, qrtag, stderr, user_env};
+use crate::harness::{
+    ConsoleClient, Couch, couch_settings, editor_and_reader, qrtag, stderr, user_env,
+};
 use crate::pouchdb::PouchDb;
 
 /// Appends three entries as `writer`, reads them back, then tries to
@@ -176,50 +178,6 @@ async fn apache_couchdb_keeps_an_append_only_audit_log() {
     check(&url, Some(("rd", "rd-pw-1")), &admin, "Apache CouchDB").await;
 }
 
-/// A session of the console at `admin` (the admin listener's base URL).
-struct Session {
-    admin: String,
-    http: reqwest::Client,
-}
-
-impl Session {
-    fn new(admin: &str) -> Self {
-        Self {
-            admin: admin.to_owned(),
-            http: reqwest::Client::builder()
-                .cookie_store(true)
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .expect("client"),
-        }
-    }
-
-    async fn get(&self, path: &str) -> (u16, String) {
-        let res = self
-            .http
-            .get(format!("{}/console{path}", self.admin))
-            .send()
-            .await
-            .expect("GET");
-        (res.status().as_u16(), res.text().await.expect("body"))
-    }
-
-    async fn login(&self, user: &str, password: &str) -> u16 {
-        let (_, page) = self.get("/login").await;
-        let marker = r#"name="csrf" value=""#;
-        let at = page.find(marker).expect("a form") + marker.len();
-        let token = &page[at..at + page[at..].find('"').expect("end")];
-        let res = self
-            .http
-            .post(format!("{}/console/login", self.admin))
-            .form(&[("csrf", token), ("user", user), ("password", password)])
-            .send()
-            .await
-            .expect("POST");
-        res.status().as_u16()
-    }
-}
-
 /// The console on CouchDB: the service (reading as `rd`) records logins
 /// and failed logins in `links-audit`; the server admin `boss` reads them
 /// on the Audit page, newest first and a page at a time; the editor `ed`
@@ -251,10 +209,10 @@ async fn the_console_records_logins_and_shows_the_audit_log_to_admins_only() {
     .await;
     app.wait_ready(crate::START).await;
 
-    let stranger = Session::new(&app.admin);
+    let stranger = ConsoleClient::new(&app.admin);
     assert_eq!(stranger.login("mallory", "guess").await, 401);
     for (user, password) in [("ed", "ed-pw-1"), ("vi", "vi-pw-1")] {
-        let s = Session::new(&app.admin);
+        let s = ConsoleClient::new(&app.admin);
         assert_eq!(s.login(user, password).await, 303, "{user} logs in");
         let (status, body) = s.get("/audit").await;
         assert_eq!(status, 403, "{user} reads the audit log: {body}");
@@ -262,7 +220,7 @@ async fn the_console_records_logins_and_shows_the_audit_log_to_admins_only() {
     // Not logged in: the way to the login, not the log.
     assert_eq!(stranger.get("/audit").await.0, 303);
 
-    let boss = Session::new(&app.admin);
+    let boss = ConsoleClient::new(&app.admin);
     assert_eq!(boss.login("boss", "boss-pw-1").await, 303);
     let (status, page) = boss.get("/audit").await;
     assert_eq!(status, 200, "{page}");
@@ -361,7 +319,7 @@ async fn a_lost_audit_entry_fails_no_login_and_is_counted() {
     .await;
     app.wait_ready(crate::START).await;
     let before = audit_failures(&app.admin).await;
-    let s = Session::new(&app.admin);
+    let s = ConsoleClient::new(&app.admin);
     assert_eq!(s.login("ed", "wrong").await, 401);
     assert_eq!(s.login("ed", "ed-pw-1").await, 303);
     let after = audit_failures(&app.admin).await;

@@ -8,65 +8,11 @@ use reqwest::StatusCode;
 use serde_json::json;
 
 use crate::browser::{self, Browser as Chromium};
-use crate::harness::{Couch, TestApp, accounts, couch_settings, qrtag, stderr, user_env};
+use crate::harness::{
+    ConsoleClient, Couch, TestApp, accounts, couch_settings, qrtag, stderr, user_env,
+};
 use crate::pouchdb::PouchDb;
 use crate::{PROPAGATION, START};
-
-struct Browser {
-    admin: String,
-    http: reqwest::Client,
-}
-
-impl Browser {
-    fn new(app: &TestApp) -> Self {
-        Self {
-            admin: app.admin.clone(),
-            http: reqwest::Client::builder()
-                .cookie_store(true)
-                .redirect(reqwest::redirect::Policy::none())
-                .build()
-                .expect("client"),
-        }
-    }
-
-    async fn get(&self, path: &str) -> (StatusCode, String) {
-        let res = self
-            .http
-            .get(format!("{}/console{path}", self.admin))
-            .send()
-            .await
-            .expect("GET");
-        (res.status(), res.text().await.expect("body"))
-    }
-
-    /// Posts a form with the token of the page `from`.
-    async fn post(&self, from: &str, path: &str, form: &[(&str, &str)]) -> (StatusCode, String) {
-        let (_, page) = self.get(from).await;
-        let marker = r#"name="csrf" value=""#;
-        let at = page.find(marker).expect("a form") + marker.len();
-        let token = &page[at..at + page[at..].find('"').expect("end")];
-        let mut fields = vec![("csrf", token)];
-        fields.extend_from_slice(form);
-        let res = self
-            .http
-            .post(format!("{}/console{path}", self.admin))
-            .form(&fields)
-            .send()
-            .await
-            .expect("POST");
-        (res.status(), res.text().await.expect("body"))
-    }
-
-    async fn login(&self, user: &str, password: &str) -> StatusCode {
-        self.post(
-            "/login",
-            "/login",
-            &[("user", user), ("password", password)],
-        )
-        .await
-        .0
-    }
-}
 
 /// The console on CouchDB, as the role tests need it: `qrtag setup` done,
 /// the accounts of [`accounts`], the link `H83if` to
@@ -167,7 +113,7 @@ async fn a_readers_pages_pass_axe_core_on_a_laptop_and_a_phone() {
 async fn a_reader_sees_a_read_only_console_and_is_refused_its_writes() {
     let ConsoleOnCouch { app, .. } = &console_on_couchdb().await;
 
-    let reader = Browser::new(app);
+    let reader = ConsoleClient::new(&app.admin);
     let (_, form) = reader.get("/login").await;
     assert!(
         form.contains(r#"name="user""#),
@@ -188,6 +134,12 @@ async fn a_reader_sees_a_read_only_console_and_is_refused_its_writes() {
         "CouchDB does not say which: {refused}"
     );
     assert_eq!(reader.login("rd", "rd-pw-1").await, StatusCode::SEE_OTHER);
+    // Each node holds its own CouchDB sessions: the account page says
+    // "log out everywhere" reaches this server's, not every server's.
+    let (status, account) = reader.get("/account").await;
+    assert_eq!(status, StatusCode::OK);
+    assert!(account.contains(r#"data-reach="this-server""#), "{account}");
+    assert!(!account.contains("on every server"), "{account}");
     let (status, list) = reader.get("/links").await;
     assert_eq!(status, StatusCode::OK);
     assert!(list.contains(r#"data-can-edit="false""#), "{list}");
@@ -228,7 +180,7 @@ async fn a_reader_sees_a_read_only_console_and_is_refused_its_writes() {
         Some("https://a.example/one")
     );
 
-    let editor = Browser::new(app);
+    let editor = ConsoleClient::new(&app.admin);
     assert_eq!(editor.login("ed", "ed-pw-1").await, StatusCode::SEE_OTHER);
     let (_, list) = editor.get("/links").await;
     assert!(list.contains(r#"id="create""#), "{list}");
@@ -326,7 +278,7 @@ async fn a_reader_in_a_real_browser_is_refused_an_edit() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_reader_s_bulk_action_is_refused_whole() {
     let ConsoleOnCouch { app, .. } = &console_on_couchdb().await;
-    let reader = Browser::new(app);
+    let reader = ConsoleClient::new(&app.admin);
     assert_eq!(reader.login("rd", "rd-pw-1").await, StatusCode::SEE_OTHER);
     let (_, list) = reader.get("/links").await;
     assert!(list.contains(r#"id="pick-H83if""#), "{list}");
@@ -345,7 +297,7 @@ async fn a_reader_s_bulk_action_is_refused_whole() {
         "not disabled"
     );
 
-    let editor = Browser::new(app);
+    let editor = ConsoleClient::new(&app.admin);
     assert_eq!(editor.login("ed", "ed-pw-1").await, StatusCode::SEE_OTHER);
     let (status, report) = editor.post("/links", "/links/bulk", &disable).await;
     assert_eq!(status, StatusCode::OK);
@@ -364,7 +316,7 @@ async fn a_reader_s_bulk_action_is_refused_whole() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_timeline_shows_an_outside_edit_on_couchdb_and_reverts_it() {
     let ConsoleOnCouch { app, admin, .. } = &console_on_couchdb().await;
-    let editor = Browser::new(app);
+    let editor = ConsoleClient::new(&app.admin);
     assert_eq!(editor.login("ed", "ed-pw-1").await, StatusCode::SEE_OTHER);
     for url in ["https://a.example/two", "https://a.example/three"] {
         let mut doc = admin.get("H83if").await.expect("the link");

@@ -396,3 +396,71 @@ pub fn user_env(url: &str, user: &str, password: &str) -> [(&'static str, String
         ("QRTAG_COUCHDB_PASSWORD", password.to_owned()),
     ]
 }
+
+/// The console on CouchDB as a test's browser session meets it: a client
+/// that keeps cookies and sees each redirect, pages, a form posted with
+/// its page's token, and the login by CouchDB account. One copy for the
+/// console and audit tests, so a change to the login form is mended once.
+pub struct ConsoleClient {
+    admin: String,
+    http: reqwest::Client,
+}
+
+impl ConsoleClient {
+    /// A new session with the console on the admin listener at `admin`
+    /// (`http://ADDR`).
+    pub fn new(admin: &str) -> Self {
+        Self {
+            admin: admin.to_owned(),
+            http: reqwest::Client::builder()
+                .cookie_store(true)
+                .redirect(reqwest::redirect::Policy::none())
+                .build()
+                .expect("client"),
+        }
+    }
+
+    pub async fn get(&self, path: &str) -> (reqwest::StatusCode, String) {
+        let res = self
+            .http
+            .get(format!("{}/console{path}", self.admin))
+            .send()
+            .await
+            .expect("GET");
+        (res.status(), res.text().await.expect("body"))
+    }
+
+    /// Posts a form to `path` with the token of the page `from`.
+    pub async fn post(
+        &self,
+        from: &str,
+        path: &str,
+        form: &[(&str, &str)],
+    ) -> (reqwest::StatusCode, String) {
+        let (_, page) = self.get(from).await;
+        let marker = r#"name="csrf" value=""#;
+        let at = page.find(marker).expect("a form") + marker.len();
+        let token = &page[at..at + page[at..].find('"').expect("end")];
+        let mut fields = vec![("csrf", token)];
+        fields.extend_from_slice(form);
+        let res = self
+            .http
+            .post(format!("{}/console{path}", self.admin))
+            .form(&fields)
+            .send()
+            .await
+            .expect("POST");
+        (res.status(), res.text().await.expect("body"))
+    }
+
+    /// Logs in as the CouchDB account `user`: the login's status.
+    pub async fn login(&self, user: &str, password: &str) -> reqwest::StatusCode {
+        self.post(
+            "/login",
+            "/login",
+            &[("user", user), ("password", password)],
+        )
+        .await
+        .0
+    }
+}

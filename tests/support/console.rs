@@ -74,14 +74,21 @@ pub async fn log_in_with(
     console: &str,
     password: &str,
 ) -> reqwest::Response {
+    login_form(http, console, &[("password", password)]).await
+}
+
+/// The login form of the console at `console` opened with `http` and
+/// posted with its token and `fields`.
+async fn login_form(
+    http: &reqwest::Client,
+    console: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
     let url = format!("{console}/login");
     let token = csrf(&get_page(http, &url).await);
-    post_form(
-        http,
-        &url,
-        &[("csrf", token.as_str()), ("password", password)],
-    )
-    .await
+    let mut form = vec![("csrf", token.as_str())];
+    form.extend_from_slice(fields);
+    post_form(http, &url, &form).await
 }
 
 /// Logs `http` in to the console at `console` with `password`, which must
@@ -135,4 +142,32 @@ pub async fn invited(
     )
     .await;
     assert_eq!(res.status(), StatusCode::SEE_OTHER, "invitation accepted");
+}
+
+/// Logs `http` in by name through the login form of the console at
+/// `console` (the embedded store's accounts, issue 35): the login's answer.
+pub async fn log_in_as(
+    http: &reqwest::Client,
+    console: &str,
+    user: &str,
+    password: &str,
+) -> reqwest::Response {
+    login_form(http, console, &[("user", user), ("password", password)]).await
+}
+
+/// A server with the console on, over a new database whose admin's
+/// password is `password` (set with `qrtag console-password`), the
+/// console's options as `console` gives them: the server and its
+/// database (issue 35).
+pub async fn console_with_admin(
+    password: &str,
+    console: qrtag::console::ConsoleSettings,
+) -> (super::TestApp, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    super::init_db(&db);
+    set_password(&db, password);
+    let mut settings = super::test_settings(dir.path());
+    settings.console = Some(console);
+    (super::spawn_with(settings, dir).await, db)
 }

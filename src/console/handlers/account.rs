@@ -13,6 +13,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use crate::console::ConsoleState;
 use crate::console::http::{self, checked_write, clear_cookie, html, logged_in, see_other, viewer};
 use crate::console::pages;
+use crate::console::pages::account::Reach;
 
 pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
     let (session, user) = match logged_in(&req, &state) {
@@ -20,9 +21,13 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Err(to_login) => return *to_login,
     };
     let sessions = state.sessions.of_user(&user.name, &session.id);
+    let reach = match state.accounts.password_db() {
+        Some(_) => Reach::EveryServer,
+        None => Reach::ThisServer,
+    };
     html(
         StatusCode::OK,
-        pages::account::page(&viewer(&session, &user), user.role, &sessions),
+        pages::account::page(&viewer(&session, &user), user.role, &sessions, reach),
     )
 }
 

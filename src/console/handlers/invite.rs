@@ -6,16 +6,17 @@
 //! `Referrer-Policy: no-referrer`, so the token goes nowhere else.
 
 use actix_web::http::StatusCode;
-use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::console::ConsoleState;
-use crate::console::http::{self, Form, anonymous_page, html};
+use crate::console::http::{self, Form, anonymous_page, html, private};
 use crate::console::invitation::{TOKEN_FIELD, token_hash};
 use crate::console::pages;
 use crate::console::password;
 use crate::console::setup::check_passwords;
 use crate::store::sqlite::users::UserError;
+use crate::values::actor::Actor;
+use crate::values::audit::Event;
 
 pub async fn form(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
     let Some(db) = state.accounts.password_db() else {
@@ -74,19 +75,19 @@ pub async fn accept(
         Err(e) => return refusal(&e),
     };
     tracing::info!(user = %name, "console: an invitation was accepted");
-    // The first login of an invited person: their password is chosen now.
-    let actor = crate::values::actor::Actor::Console { user: name.clone() };
-    let event = crate::values::audit::Event::Login {
+    let actor = Actor::Console { user: name.clone() };
+    let accepted = Event::InvitationAccepted { user: name.clone() };
+    state.record(actor.clone(), accepted).await;
+    let Some(user) = state.accounts.embedded_user(&name, role) else {
+        return no_invitations();
+    };
+    // The person is logged in with the password just chosen: a login.
+    let login = Event::Login {
         address: Some(http::client_address(&req, &state).to_string()),
     };
-    state.record(actor, event).await;
-    match state.accounts.embedded_user(&name, role) {
-        Some(user) => {
-            let origin = http::origin(&req, &state, Some(mark));
-            http::log_in_from(&state, &session, user, origin)
-        }
-        None => no_invitations(),
-    }
+    state.record(actor, login).await;
+    let origin = http::origin(&req, &state, Some(mark));
+    http::log_in_from(&state, &session, user, origin)
 }
 
 /// A used, expired or unknown invitation: a 403 page saying which, and
@@ -112,12 +113,4 @@ fn unavailable(e: &dyn std::fmt::Display) -> HttpResponse {
 /// CouchDB's accounts are CouchDB's to make: the page does not exist.
 fn no_invitations() -> HttpResponse {
     http::plain(StatusCode::NOT_FOUND, "no such page")
-}
-
-fn private(mut res: HttpResponse) -> HttpResponse {
-    res.headers_mut().insert(
-        header::REFERRER_POLICY,
-        header::HeaderValue::from_static("no-referrer"),
-    );
-    res
 }

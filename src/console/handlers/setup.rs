@@ -9,11 +9,10 @@
 //! the token in the URL goes nowhere else.
 
 use actix_web::http::StatusCode;
-use actix_web::http::header;
 use actix_web::{HttpRequest, HttpResponse, web};
 
 use crate::console::ConsoleState;
-use crate::console::http::{self, Form, anonymous_page, html};
+use crate::console::http::{self, Form, anonymous_page, html, private};
 use crate::console::pages;
 use crate::console::password;
 use crate::console::setup::{SetupError, TOKEN_FIELD, check_passwords};
@@ -145,14 +144,4 @@ fn unavailable(e: &dyn std::fmt::Display) -> HttpResponse {
 /// CouchDB's accounts need no setup: the page does not exist.
 fn no_setup() -> HttpResponse {
     http::plain(StatusCode::NOT_FOUND, "no such page")
-}
-
-/// No `Referer` carrying the token leaves the page (the console's default
-/// is `same-origin`; a header already set is not replaced by it).
-fn private(mut res: HttpResponse) -> HttpResponse {
-    res.headers_mut().insert(
-        header::REFERRER_POLICY,
-        header::HeaderValue::from_static("no-referrer"),
-    );
-    res
 }

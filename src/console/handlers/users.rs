@@ -9,7 +9,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
 
 use crate::console::ConsoleState;
-use crate::console::http::{self, checked_write, html, logged_in, see_other, viewer};
+use crate::console::http::{self, checked_write, html, logged_in, private, see_other, viewer};
 use crate::console::invitation::{self, NewInvitation};
 use crate::console::pages;
 use crate::console::session::{Current, User};
@@ -102,18 +102,46 @@ async fn refused(session: &Current, user: &User, db: &SqliteStore, e: &UserError
     listing(session, user, db, status, Some(&e.to_string())).await
 }
 
-fn parsed(form: &http::Form) -> Result<(UserName, Option<Role>), String> {
-    let name = UserName::parse(form.text("name").unwrap_or_default()).map_err(|e| e.to_string())?;
-    let role = form
-        .get("role")
-        .map(Role::parse)
-        .transpose()
-        .map_err(|e| e.to_string())?;
+/// The form's user name, or the page again with a 400 saying what is
+/// wrong with it.
+async fn named(
+    session: &Current,
+    user: &User,
+    db: &SqliteStore,
+    form: &http::Form,
+) -> Result<UserName, HttpResponse> {
+    match UserName::parse(form.text("name").unwrap_or_default()) {
+        Ok(name) => Ok(name),
+        Err(e) => Err(bad_form(session, user, db, &e.to_string()).await),
+    }
+}
+
+/// The form's user name and role, or the page again with a 400.
+async fn named_with_role(
+    session: &Current,
+    user: &User,
+    db: &SqliteStore,
+    form: &http::Form,
+) -> Result<(UserName, Role), HttpResponse> {
+    let name = named(session, user, db, form).await?;
+    let role = match form.get("role").map(Role::parse) {
+        Some(Ok(role)) => role,
+        Some(Err(e)) => return Err(bad_form(session, user, db, &e.to_string()).await),
+        None => {
+            let msg = "choose a role: viewer, editor or admin";
+            return Err(bad_form(session, user, db, msg).await);
+        }
+    };
     Ok((name, role))
 }
 
-/// Where invitation links point: the console as this browser reached it.
-fn origin(req: &HttpRequest) -> String {
+async fn bad_form(session: &Current, user: &User, db: &SqliteStore, msg: &str) -> HttpResponse {
+    listing(session, user, db, StatusCode::BAD_REQUEST, Some(msg)).await
+}
+
+/// The console as this browser reached it, where invitation links point
+/// unless `--console-url` says otherwise.
+fn reached(req: &HttpRequest) -> String {
     let info = req.connection_info();
     format!("{}://{}", info.scheme(), info.host())
 }
@@ -127,15 +155,9 @@ pub async fn invite(
         Ok(ok) => ok,
         Err(refusal) => return *refusal,
     };
-    let (name, role) = match parsed(&form) {
-        Ok((name, Some(role))) => (name, role),
-        Ok((_, None)) => {
-            let msg = "choose a role: viewer, editor or admin";
-            return listing(&session, &user, &db, StatusCode::BAD_REQUEST, Some(msg)).await;
-        }
-        Err(msg) => {
-            return listing(&session, &user, &db, StatusCode::BAD_REQUEST, Some(&msg)).await;
-        }
+    let (name, role) = match named_with_role(&session, &user, &db, &form).await {
+        Ok(ok) => ok,
+        Err(res) => return res,
     };
     let new = NewInvitation::generate(Utc::now());
     if let Err(e) = db.add_user(&name, role, &new.record).await {
@@ -146,27 +168,23 @@ pub async fn invite(
         role,
     };
     state.record(actor(&user), event).await;
-    link_answer(&req, &session, &user, name.as_str(), &new)
+    link_answer(&req, &state, &session, &user, name.as_str(), &new)
 }
 
 fn link_answer(
     req: &HttpRequest,
+    state: &ConsoleState,
     session: &Current,
     user: &User,
     name: &str,
     new: &NewInvitation,
 ) -> HttpResponse {
-    let link = invitation::url(&origin(req), &new.token);
+    let link = invitation::link(state.console_url.as_ref(), || reached(req), &new.token);
     let expires = crate::values::timestamp::time_text(new.record.expires_at);
-    let mut res = html(
+    private(html(
         StatusCode::OK,
         pages::users::link_page(&viewer(session, user), name, &link, &expires),
-    );
-    res.headers_mut().insert(
-        actix_web::http::header::REFERRER_POLICY,
-        actix_web::http::header::HeaderValue::from_static("no-referrer"),
-    );
-    res
+    ))
 }
 
 pub async fn role(
@@ -178,15 +196,9 @@ pub async fn role(
         Ok(ok) => ok,
         Err(refusal) => return *refusal,
     };
-    let (name, role) = match parsed(&form) {
-        Ok((name, Some(role))) => (name, role),
-        Ok((_, None)) => {
-            let msg = "choose a role: viewer, editor or admin";
-            return listing(&session, &user, &db, StatusCode::BAD_REQUEST, Some(msg)).await;
-        }
-        Err(msg) => {
-            return listing(&session, &user, &db, StatusCode::BAD_REQUEST, Some(&msg)).await;
-        }
+    let (name, role) = match named_with_role(&session, &user, &db, &form).await {
+        Ok(ok) => ok,
+        Err(res) => return res,
     };
     match db.set_role(name.as_str(), role).await {
         Ok(old) => {
@@ -211,11 +223,9 @@ pub async fn reset(
         Ok(ok) => ok,
         Err(refusal) => return *refusal,
     };
-    let name = match parsed(&form) {
-        Ok((name, _)) => name,
-        Err(msg) => {
-            return listing(&session, &user, &db, StatusCode::BAD_REQUEST, Some(&msg)).await;
-        }
+    let name = match named(&session, &user, &db, &form).await {
+        Ok(name) => name,
+        Err(res) => return res,
     };
     let new = NewInvitation::generate(Utc::now());
     if let Err(e) = db.reset_user(name.as_str(), &new.record).await {
@@ -226,7 +236,7 @@ pub async fn reset(
     };
     state.record(actor(&user), event).await;
     state.sessions.end_user(name.as_str());
-    link_answer(&req, &session, &user, name.as_str(), &new)
+    link_answer(&req, &state, &session, &user, name.as_str(), &new)
 }
 
 pub async fn remove(
@@ -238,11 +248,9 @@ pub async fn remove(
         Ok(ok) => ok,
         Err(refusal) => return *refusal,
     };
-    let name = match parsed(&form) {
-        Ok((name, _)) => name,
-        Err(msg) => {
-            return listing(&session, &user, &db, StatusCode::BAD_REQUEST, Some(&msg)).await;
-        }
+    let name = match named(&session, &user, &db, &form).await {
+        Ok(name) => name,
+        Err(res) => return res,
     };
     match db.remove_user(name.as_str()).await {
         Ok(()) => {

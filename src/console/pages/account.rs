@@ -23,7 +23,16 @@ fn started(t: Option<SystemTime>) -> String {
     t.map_or_else(|| "—".to_owned(), |t| when(DateTime::<Utc>::from(t)))
 }
 
-pub fn page(viewer: &Viewer<'_>, role: Role, sessions: &[SessionInfo]) -> Markup {
+/// Where "log out everywhere" reaches: every node sharing the embedded
+/// store's users, or (CouchDB, whose sessions each node holds alone) this
+/// server only. The page says which, so no one trusts it further.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reach {
+    EveryServer,
+    ThisServer,
+}
+
+pub fn page(viewer: &Viewer<'_>, role: Role, sessions: &[SessionInfo], reach: Reach) -> Markup {
     layout(
         "Your account",
         Some(viewer),
@@ -50,7 +59,17 @@ pub fn page(viewer: &Viewer<'_>, role: Role, sessions: &[SessionInfo]) -> Markup
             }
             form.card #logout-everywhere method="post" action={ (BASE) "/account/logout-everywhere" } {
                 (csrf_field(viewer.csrf))
-                p { "Ends every session of yours, on every server, this one included." }
+                @match reach {
+                    Reach::EveryServer => p #everywhere-reach data-reach="every-server" {
+                        "Ends every session of yours, on every server, this one included."
+                    },
+                    Reach::ThisServer => p #everywhere-reach data-reach="this-server" {
+                        "Ends every session of yours on this server. Sessions on other "
+                        "servers end when they are idle for 8 hours or that server "
+                        "restarts; to stop them changing anything at once, change your "
+                        "CouchDB password (their writes are made with it)."
+                    },
+                }
                 button type="submit" { "Log out everywhere" }
             }
         },

@@ -62,7 +62,7 @@ fn timeline(s: &Section<'_>, h: &History) -> Markup {
     html! {
         ol.timeline #timeline {
             @for e in h.entries.iter().rev() {
-                li.entry id={ "entry-" (e.n) } data-n=(e.n) data-kind=(kind(e.kind)) {
+                li.entry id={ "entry-" (e.n) } data-n=(e.n) data-kind=(kind(e.kind)) data-reverted-to=[e.reverted_to] {
                     p.entry-head {
                         strong { "#" (e.n) } " "
                         time datetime=(e.at) { (local(&e.at, s.zone)) } " · "
@@ -70,7 +70,7 @@ fn timeline(s: &Section<'_>, h: &History) -> Markup {
                         @if let Some(via) = e.via {
                             " " span.via data-via=(via.as_str()) { "via " (via.words()) }
                         }
-                        " · " (kind(e.kind))
+                        " · " (e.summary())
                     }
                     @if !e.changes.is_empty() {
                         ul.changes {

@@ -13,7 +13,7 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::{Document, Via, changed_actor, changed_via, is_tombstone};
+use super::{Document, Via, changed_actor, changed_via, is_tombstone, reverted_to};
 use crate::values::actor::Actor;
 
 mod revert;
@@ -115,12 +115,26 @@ pub struct Entry {
     pub rev: Option<String>,
     pub kind: Kind,
     pub changes: Vec<Change>,
+    /// For a revert, the entry it went back to (entries written before
+    /// qrtag said so have none).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reverted_to: Option<u64>,
 }
 
 impl Entry {
     /// The change of `field`, if this entry made one.
     pub fn change(&self, field: Field) -> Option<&Change> {
         self.changes.iter().find(|c| c.field == field)
+    }
+
+    /// What the entry did, in the words every surface shows.
+    pub fn summary(&self) -> String {
+        match (self.kind, self.reverted_to) {
+            (Kind::Create, _) => "created".to_owned(),
+            (Kind::Delete, _) => "deleted".to_owned(),
+            (Kind::Edit, Some(n)) => format!("reverted to #{n}"),
+            (Kind::Edit, None) => "edited".to_owned(),
+        }
     }
 }
 
@@ -145,8 +159,9 @@ pub fn diff(before: Option<&Document>, after: &Document) -> Vec<Change> {
 /// `rev`, or `None` when the write changed no [`Field`] of an existing
 /// document. Who and through which surface are read from the document's
 /// stamps; a write without qrtag's stamp (a document edited by hand) is
-/// [`Actor::Outside`] with its revision. `now` is the time when the
-/// document names none.
+/// [`Actor::Outside`] with its revision, and never a revert, whatever
+/// stamp an earlier write left. `now` is the time when the document names
+/// none.
 pub fn entry(
     n: u64,
     before: Option<&Document>,
@@ -161,9 +176,15 @@ pub fn entry(
         Some(_) if changes.is_empty() => return None,
         Some(_) => Kind::Edit,
     };
-    let actor = changed_actor(after).unwrap_or_else(|| Actor::Outside {
-        rev: rev.map(str::to_owned),
-    });
+    let (actor, reverted) = match changed_actor(after) {
+        Some(actor) => (actor, reverted_to(after)),
+        None => (
+            Actor::Outside {
+                rev: rev.map(str::to_owned),
+            },
+            None,
+        ),
+    };
     let at = after
         .get("changed_at")
         .and_then(Value::as_str)
@@ -177,6 +198,7 @@ pub fn entry(
         rev: rev.map(str::to_owned),
         kind,
         changes,
+        reverted_to: reverted,
     })
 }
 

@@ -141,6 +141,7 @@ fn the_bound_keeps_the_last_entries_and_says_how_many_went() {
         rev: None,
         kind: Kind::Edit,
         changes: vec![],
+        reverted_to: None,
     };
     let h = History {
         entries: (801..=1000).map(e).collect(),

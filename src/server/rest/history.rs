@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use utoipa::ToSchema;
 
-use super::links::{self, IfMatch, api_author, with_etag};
+use super::links::{self, IfMatch, with_etag, write_body};
 use super::problem::{self, Kind};
-use super::{RestState, admit, json_body, read};
+use super::{RestState, admit, read};
 use crate::link::history::{Entry, KEEP, RevertError};
 use crate::links::LinkError;
 use crate::links::history::{self as history, RevertFailed};
@@ -51,6 +51,10 @@ pub struct EntryView {
     /// create, edit or delete.
     pub kind: String,
     pub changes: Vec<ChangeView>,
+    /// For a revert, the entry whose state it went back to (its `n`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    #[schema(minimum = 1)]
+    pub reverted_to: Option<u64>,
 }
 
 /// One field's value before and after (`null`: absent).
@@ -87,6 +91,7 @@ impl From<&Entry> for EntryView {
                     after: c.after.clone(),
                 })
                 .collect(),
+            reverted_to: e.reverted_to,
         }
     }
 }
@@ -187,12 +192,8 @@ pub async fn revert(
     payload: web::Payload,
     state: web::Data<RestState>,
 ) -> HttpResponse {
-    let caller = match admit(&req, &state, super::needs::WRITE).await {
-        Ok(caller) => caller,
-        Err(res) => return res,
-    };
-    let body: Revert = match json_body(req.headers(), payload).await {
-        Ok(body) => body,
+    let (body, author): (Revert, _) = match write_body(&req, payload, &state).await {
+        Ok(ok) => ok,
         Err(res) => return res,
     };
     let Some(to) = body.entry() else {
@@ -222,7 +223,6 @@ pub async fn revert(
             Err(e) => return problem::from_link_error(&e.into()),
         },
     };
-    let author = api_author(&caller);
     match history::revert(store, &author, &key, to, at.as_deref()).await {
         Ok(_) => match read(&state, &key).await {
             Ok(view) => {

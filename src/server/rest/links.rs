@@ -290,7 +290,7 @@ fn refuse_looping_fallback(
 
 /// A write's key checked (a write key, within its rate), then its body;
 /// the key is the write's author (issue 35).
-async fn write_body<T: serde::de::DeserializeOwned>(
+pub(super) async fn write_body<T: serde::de::DeserializeOwned>(
     req: &HttpRequest,
     payload: web::Payload,
     state: &RestState,

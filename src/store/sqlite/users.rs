@@ -132,21 +132,14 @@ fn role_of(text: &str) -> Result<Role, StoreError> {
     Role::parse(text).map_err(|e| StoreError::Other(format!("a stored user's role: {e}")))
 }
 
-/// Whether `name` is an admin and no other admin (invited or active) is left.
-fn last_admin(tx: &rusqlite::Transaction<'_>, name: &str) -> rusqlite::Result<bool> {
+/// Whether no admin (invited or active) but `name` is left.
+fn no_other_admin(tx: &rusqlite::Transaction<'_>, name: &str) -> rusqlite::Result<bool> {
     let others: i64 = tx.query_row(
         "SELECT count(*) FROM users WHERE role = 'admin' AND name <> ?1",
         params![name],
         |r| r.get(0),
     )?;
-    let role: Option<String> = tx
-        .query_row(
-            "SELECT role FROM users WHERE name = ?1",
-            params![name],
-            |r| r.get(0),
-        )
-        .optional()?;
-    Ok(role.as_deref() == Some("admin") && others == 0)
+    Ok(others == 0)
 }
 
 fn insert_invitation(
@@ -314,10 +307,62 @@ impl SqliteStore {
     /// Changes a user's role; the role it had. Demoting the last admin is
     /// refused.
     pub async fn set_role(&self, name: &str, role: Role) -> Result<Role, UserError> {
+        let demotes = role != Role::Admin;
+        self.change_user(name, demotes, move |tx, name, old| {
+            tx.execute(
+                "UPDATE users SET role = ?2 WHERE name = ?1",
+                params![name, role.as_str()],
+            )?;
+            Ok(role_of(old))
+        })
+        .await?
+        .map_err(UserError::Store)
+    }
+
+    /// Removes a user and their pending invitations. Removing the last
+    /// admin is refused.
+    pub async fn remove_user(&self, name: &str) -> Result<(), UserError> {
+        self.change_user(name, true, |tx, name, _| {
+            tx.execute("DELETE FROM users WHERE name = ?1", params![name])?;
+            tx.execute("DELETE FROM invitations WHERE name = ?1", params![name])?;
+            Ok(())
+        })
+        .await
+    }
+
+    /// A new invitation for an existing user: their password stops working
+    /// at once, their sessions end, and an earlier pending invitation is
+    /// void.
+    pub async fn reset_user(
+        &self,
+        name: &str,
+        invitation: &InvitationRecord,
+    ) -> Result<(), UserError> {
+        let invitation = invitation.clone();
+        self.change_user(name, false, move |tx, name, _| {
+            tx.execute(
+                "UPDATE users SET hash = NULL, sessions = sessions + 1 WHERE name = ?1",
+                params![name],
+            )?;
+            insert_invitation(tx, name, &invitation)
+        })
+        .await
+    }
+
+    /// One change to an existing user (`change` given the transaction, the
+    /// name and the role it has), in a transaction of its own with the
+    /// checks it must pass: an unknown user is refused, and so is a change
+    /// that `demotes` the last admin. Checked in the transaction that
+    /// writes, so two admins demoting each other at once cannot both win.
+    async fn change_user<T, F>(&self, name: &str, demotes: bool, change: F) -> Result<T, UserError>
+    where
+        T: Send + 'static,
+        F: FnOnce(&rusqlite::Transaction<'_>, &str, &str) -> rusqlite::Result<T> + Send + 'static,
+    {
         let name = name.to_owned();
         let err = self.sql_err();
         self.with_conn(move |conn| {
-            let mut run = || -> rusqlite::Result<Result<Role, UserError>> {
+            let run = || -> rusqlite::Result<Result<T, UserError>> {
                 let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
                 let old: Option<String> = tx
                     .query_row(
@@ -329,69 +374,12 @@ impl SqliteStore {
                 let Some(old) = old else {
                     return Ok(Err(UserError::Unknown(name.clone())));
                 };
-                if role != Role::Admin && last_admin(&tx, &name)? {
+                if demotes && old == Role::Admin.as_str() && no_other_admin(&tx, &name)? {
                     return Ok(Err(UserError::LastAdmin(name.clone())));
                 }
-                tx.execute(
-                    "UPDATE users SET role = ?2 WHERE name = ?1",
-                    params![name, role.as_str()],
-                )?;
+                let done = change(&tx, &name, &old)?;
                 tx.commit()?;
-                Ok(role_of(&old).map_err(UserError::Store))
-            };
-            Ok(run().map_err(&err))
-        })
-        .await?
-        .map_err(UserError::Store)?
-    }
-
-    /// Removes a user and their pending invitations. Removing the last
-    /// admin is refused.
-    pub async fn remove_user(&self, name: &str) -> Result<(), UserError> {
-        let name = name.to_owned();
-        let err = self.sql_err();
-        self.with_conn(move |conn| {
-            let mut run = || -> rusqlite::Result<Result<(), UserError>> {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                if last_admin(&tx, &name)? {
-                    return Ok(Err(UserError::LastAdmin(name.clone())));
-                }
-                if tx.execute("DELETE FROM users WHERE name = ?1", params![name])? == 0 {
-                    return Ok(Err(UserError::Unknown(name.clone())));
-                }
-                tx.execute("DELETE FROM invitations WHERE name = ?1", params![name])?;
-                tx.commit()?;
-                Ok(Ok(()))
-            };
-            Ok(run().map_err(&err))
-        })
-        .await?
-        .map_err(UserError::Store)?
-    }
-
-    /// A new invitation for an existing user: their password stops working
-    /// at once, their sessions end, and an earlier pending invitation is
-    /// void.
-    pub async fn reset_user(
-        &self,
-        name: &str,
-        invitation: &InvitationRecord,
-    ) -> Result<(), UserError> {
-        let (name, invitation) = (name.to_owned(), invitation.clone());
-        let err = self.sql_err();
-        self.with_conn(move |conn| {
-            let mut run = || -> rusqlite::Result<Result<(), UserError>> {
-                let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-                let changed = tx.execute(
-                    "UPDATE users SET hash = NULL, sessions = sessions + 1 WHERE name = ?1",
-                    params![name],
-                )?;
-                if changed == 0 {
-                    return Ok(Err(UserError::Unknown(name.clone())));
-                }
-                insert_invitation(&tx, &name, &invitation)?;
-                tx.commit()?;
-                Ok(Ok(()))
+                Ok(Ok(done))
             };
             Ok(run().map_err(&err))
         })
