@@ -348,3 +348,34 @@ async fn the_timeline_shows_an_outside_edit_on_couchdb_and_reverts_it() {
     app.wait_location("H83if", Some("https://a.example/two"), PROPAGATION)
         .await;
 }
+
+/// Issue 35: an admin's Users link leads, on CouchDB, to where the people
+/// are managed and how their CouchDB roles map, not to a bare 404; an
+/// editor has no link and is refused the page.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_admin_s_users_page_on_couchdb_says_where_people_are_managed() {
+    let ConsoleOnCouch { app, .. } = &console_on_couchdb().await;
+    let boss = ConsoleClient::new(&app.admin);
+    assert_eq!(boss.login("boss", "boss-pw-1").await, StatusCode::SEE_OTHER);
+    let (_, list) = boss.get("/links").await;
+    assert!(list.contains(r#"id="nav-users""#), "{list}");
+    let (status, page) = boss.get("/users").await;
+    assert_eq!(status, StatusCode::OK, "{page}");
+    assert!(page.contains(r#"id="users-elsewhere""#), "{page}");
+    for (couch, here) in [("qrtag_admin, _admin", "admin"), ("qrtag_editor", "editor")] {
+        assert!(
+            page.contains(&format!("<td>{couch}</td><td>{here}</td>")),
+            "{couch} → {here}: {page}"
+        );
+    }
+    assert!(
+        !page.contains(r#"id="invite-user""#),
+        "no invitations here: {page}"
+    );
+
+    let editor = ConsoleClient::new(&app.admin);
+    assert_eq!(editor.login("ed", "ed-pw-1").await, StatusCode::SEE_OTHER);
+    let (_, list) = editor.get("/links").await;
+    assert!(!list.contains(r#"id="nav-users""#), "{list}");
+    assert_eq!(editor.get("/users").await.0, StatusCode::FORBIDDEN);
+}

@@ -40,12 +40,17 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(ok) => ok,
         Err(to_login) => return *to_login,
     };
-    let Some(db) = state.accounts.password_db() else {
-        return no_users();
-    };
     if !user.role.may_administer() {
         return not_admin();
     }
+    let Some(db) = state.accounts.password_db() else {
+        // The nav's Users link leads here on CouchDB too: say where the
+        // people are managed and how their roles map.
+        return html(
+            StatusCode::OK,
+            pages::users::on_couchdb(&viewer(&session, &user)),
+        );
+    };
     listing(&session, &user, db, StatusCode::OK, None).await
 }
 

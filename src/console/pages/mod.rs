@@ -75,6 +75,7 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                             a href={ (BASE) "/sheet" } { "Print sheet" }
                             a href={ (BASE) "/dashboard" } { "Dashboard" }
                             @if v.role.may_administer() {
+                                a #nav-users href={ (BASE) "/users" } { "Users" }
                                 a href={ (BASE) "/audit" } { "Audit" }
                             }
                         }

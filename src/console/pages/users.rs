@@ -87,3 +87,29 @@ pub fn link_page(viewer: &Viewer<'_>, name: &str, link: &str, expires: &str) -> 
         },
     )
 }
+
+/// The users page on CouchDB, where the people are CouchDB accounts: where
+/// to manage them, and how their CouchDB roles map to qrtag's three.
+pub fn on_couchdb(viewer: &Viewer<'_>) -> Markup {
+    use crate::values::role::{COUCH_ADMIN_ROLES, COUCH_EDITOR_ROLES};
+    layout(
+        "Users",
+        Some(viewer),
+        html! {
+            h1 { "Users" }
+            p #users-elsewhere {
+                "The people who log in here are CouchDB accounts: add, remove and change them "
+                "in CouchDB (Fauxton's users, or the " code { "_users" } " database). "
+                "Their CouchDB roles decide what they may do here:"
+            }
+            table #couch-roles {
+                thead { tr { th { "CouchDB role" } th { "Role here" } } }
+                tbody {
+                    tr { td { (COUCH_ADMIN_ROLES.join(", ")) } td { (Role::Admin) } }
+                    tr { td { (COUCH_EDITOR_ROLES.join(", ")) } td { (Role::Editor) } }
+                    tr { td { "any other account" } td { (Role::Viewer) } }
+                }
+            }
+        },
+    )
+}
