@@ -242,6 +242,7 @@ pub fn apply_text(
         }
     })?;
     let known = keys(&cmd);
+    let table = flatten_tables(table, &known);
     let mut set = BTreeMap::new();
     for (key, value) in &table {
         let Some(sites) = known.get(key) else {
@@ -279,6 +280,27 @@ pub fn apply_text(
             ..Config::default()
         },
     ))
+}
+
+/// Issue 36: a table under a key that is no option, `tls = { cert = "…",
+/// key = "…" }`, is its keys joined with `_` (`tls_cert`, `tls_key`), one
+/// level deep; a key of it that is no option is then reported by its full
+/// name (`tls_cret`).
+fn flatten_tables(table: toml::Table, known: &BTreeMap<String, Vec<Site>>) -> toml::Table {
+    let mut out = toml::Table::new();
+    for (key, value) in table {
+        match value {
+            toml::Value::Table(inner) if !known.contains_key(&key) => {
+                for (sub, v) in inner {
+                    out.insert(format!("{key}_{sub}"), v);
+                }
+            }
+            value => {
+                out.insert(key, value);
+            }
+        }
+    }
+    out
 }
 
 /// The nearest known key to a mistyped one, if any is near.

@@ -913,6 +913,51 @@ pub struct ServeArgs {
     pub didcomm_rules: DidcommServeArgs,
     #[command(flatten)]
     pub dead_tags: DeadTagArgs,
+    #[command(flatten)]
+    pub https: HttpsArgs,
+}
+
+/// Issue 36: HTTPS on the public listener with certificate files managed
+/// elsewhere. In the configuration file, `tls = { cert = "…", key = "…" }`
+/// sets `tls_cert` and `tls_key`.
+#[derive(Debug, Clone, Args)]
+pub struct HttpsArgs {
+    /// Serve the public listener over HTTPS with this PEM certificate chain
+    /// (end-entity first); needs --tls-key. Read at start. Leave off
+    /// behind a TLS proxy. In qrtag.toml also `tls = { cert = "…", key =
+    /// "…" }`.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_TLS_CERT",
+        value_name = "PATH",
+        value_hint = clap::ValueHint::FilePath
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_TLS_KEY",
+        value_name = "PATH",
+        value_hint = clap::ValueHint::FilePath
+    )]
+    pub tls_key: Option<PathBuf>,
+}
+
+impl HttpsArgs {
+    /// The settings these options make, or what is missing.
+    pub fn settings(&self) -> Result<Option<crate::tls::TlsSettings>, &'static str> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Ok(Some(crate::tls::TlsSettings {
+                cert: cert.clone(),
+                key: key.clone(),
+            })),
+            (Some(_), None) => Err("--tls-cert needs --tls-key (or tls = { cert = …, key = … })"),
+            (None, Some(_)) => Err("--tls-key needs --tls-cert (or tls = { cert = …, key = … })"),
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// `--fallback URL` (issue 33): an absolute http(s) URL, or `''` for none.
@@ -1126,6 +1171,8 @@ impl Cli {
         Settings {
             // Checked in `main` before the command runs.
             dead_tag: args.dead_tags.page().unwrap_or_default(),
+            // Checked in `main` before the command runs.
+            tls: args.https.settings().unwrap_or_default(),
             geoip: args
                 .geoip_db
                 .as_ref()
@@ -1324,6 +1371,15 @@ pub fn main() -> ExitCode {
         eprintln!("qrtag: {e}");
         return ExitCode::from(edge::USAGE);
     }
+    // Issue 36: a certificate that cannot be served is the operator's to
+    // fix: one line, exit 2, before anything starts.
+    if let Command::Serve(args) = &cli.command
+        && let Ok(Some(tls)) = args.https.settings()
+        && let Err(e) = crate::tls::certified::load(&tls.cert, &tls.key)
+    {
+        eprintln!("qrtag: {e}");
+        return ExitCode::from(edge::USAGE);
+    }
     init_tracing();
     let result = actix_web::rt::System::new().block_on(run(cli));
     match result {
@@ -1375,6 +1431,7 @@ fn check_usage(cli: &Cli) -> Result<(), &'static str> {
                 "--api-couchdb-user is the account the API writes to CouchDB with: give --couchdb-url too",
             );
         }
+        args.https.settings()?;
     }
     if matches!(cli.command, Command::Setup(_)) && cli.store.couchdb_url.is_none() {
         return Err("setup prepares a CouchDB database: give --couchdb-url (or QRTAG_COUCHDB_URL)");

@@ -29,6 +29,7 @@ use crate::snapshot::Snapshot;
 use crate::store::options::StoreSettings;
 use crate::store::saver::{self, Saver};
 use crate::store::{self, StoreError};
+use crate::tls::listener::Conn;
 use crate::tracking::cookie::TrackingCookie;
 use crate::values::public_url::PublicUrl;
 
@@ -63,6 +64,11 @@ pub enum StartupError {
     Descriptors(#[from] fd_budget::TooFewDescriptors),
     #[error(transparent)]
     FileSize(#[from] file_size_limit::BelowDatabase),
+    /// Issue 36: a certificate or key that cannot be served.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::certified::CertError),
+    #[error("cannot set up TLS: {0}")]
+    TlsConfig(#[source] rustls::Error),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -105,6 +111,8 @@ impl Listener {
 pub struct Application {
     public_addr: SocketAddr,
     admin_addr: SocketAddr,
+    /// Issue 36: the certificates served.
+    tls: Option<Arc<crate::tls::Tls>>,
     public: Server,
     admin: Server,
     api_addr: Option<SocketAddr>,
@@ -247,6 +255,7 @@ fn guarded_server<F, I, S, B>(
     addr: SocketAddr,
     guards: &Guards,
     own_answers: Option<LogOwnAnswer>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     app: F,
 ) -> std::io::Result<Server>
 where
@@ -289,34 +298,43 @@ where
             .client_request_timeout(request_timeout)
             .client_disconnect_timeout(Duration::from_secs(1))
             .local_addr(addr)
-            .on_connect_ext(|io: &RequestLineIo<tokio::net::TcpStream>, ext| {
+            .on_connect_ext(|io: &RequestLineIo<Conn>, ext| {
                 ext.insert(io.answered());
             })
             .h1(map_config(app, |()| AppConfig::default()));
         let limiter = std::sync::Arc::clone(&limiter);
         let own_answers = own_answers.clone();
+        let tls = tls.clone();
         fn_service(move |io: tokio::net::TcpStream| {
             let peer = io.peer_addr().ok();
-            let slot = limiter.acquire(peer.map(|p| p.ip())).map(Some);
-            // Over its network's share: the connection is closed at once.
-            let io = slot
-                .map(|slot| {
-                    let io = RequestLineIo::with_limits(io, request_timeout, slot);
-                    let io = match &own_answers {
-                        Some(log) => io.with_own_answers(OwnAnswerLog {
-                            log: Arc::clone(log),
-                            peer,
-                        }),
-                        None => io,
-                    };
-                    (io, peer)
-                })
-                .ok_or_else(|| {
+            let slot = limiter.acquire(peer.map(|p| p.ip()));
+            let own_answers = own_answers.clone();
+            let tls = tls.clone();
+            async move {
+                // Over its network's share: the connection is closed at once.
+                let slot = slot.ok_or_else(|| {
                     DispatchError::Io(std::io::Error::other(
                         "too many connections from one address",
                     ))
-                });
-            std::future::ready(io)
+                })?;
+                // Issue 36: the handshake holds the slot, within the
+                // request deadline.
+                let io = match &tls {
+                    None => Conn::Plain(io),
+                    Some(acceptor) => crate::tls::listener::accept(acceptor, io, request_timeout)
+                        .await
+                        .map_err(DispatchError::Io)?,
+                };
+                let io = RequestLineIo::with_limits(io, request_timeout, Some(slot));
+                let io = match &own_answers {
+                    Some(log) => io.with_own_answers(OwnAnswerLog {
+                        log: Arc::clone(log),
+                        peer,
+                    }),
+                    None => io,
+                };
+                Ok((io, peer))
+            }
         })
         .and_then(h1)
     })?;
@@ -341,6 +359,7 @@ fn public_server(
     state: web::Data<public::PublicState>,
     settings: &Settings,
     caps: fd_budget::ListenerCaps,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 ) -> std::io::Result<Server> {
     let log_own_answer = public::own_answer_logger(
         state.access_log.clone(),
@@ -353,6 +372,7 @@ fn public_server(
         addr,
         &Guards::new(settings, public_workers(settings), caps),
         Some(log_own_answer),
+        tls,
         move || {
             App::new()
                 .app_data(state.clone())
@@ -466,6 +486,7 @@ fn api_server(
         listener,
         addr,
         &Guards::new(settings, api_workers(settings), caps),
+        None,
         None,
         move || {
             App::new()
@@ -685,11 +706,34 @@ impl Application {
         let connection_warning = caps
             .worth_warning(&needs, settings.max_connections_chosen)
             .then(|| fd_budget::lowered_line(&caps, &needs));
+        let tls_on = settings.tls.is_some();
         let public_url = settings
             .public_url
-            .get_or_insert_with(|| PublicUrl::of_listener(public_addr))
+            .get_or_insert_with(|| match tls_on {
+                // Issue 36: the listener's own address answers over HTTPS.
+                true => PublicUrl::parse(&format!("https://{public_addr}"))
+                    .unwrap_or_else(|_| PublicUrl::of_listener(public_addr)),
+                false => PublicUrl::of_listener(public_addr),
+            })
             .clone();
         let (admin_listener, admin_addr) = bind(&settings.admin_listen, Listener::Admin)?;
+        // Issue 36: the certificate is read before any file is written, so
+        // a bad one stops the start with one line.
+        let tls = match &settings.tls {
+            Some(files) => {
+                let domain = url::Url::parse(public_url.origin())
+                    .ok()
+                    .and_then(|u| u.host_str().map(str::to_owned))
+                    .unwrap_or_default();
+                Some(Arc::new(crate::tls::Tls::start(files.clone(), &domain)?))
+            }
+            None => None,
+        };
+        let acceptor = tls
+            .as_ref()
+            .map(|t| crate::tls::listener::acceptor(Arc::clone(&t.certificates)))
+            .transpose()
+            .map_err(StartupError::TlsConfig)?;
         let api_listener = settings
             .api
             .as_ref()
@@ -773,6 +817,7 @@ impl Application {
             public_state,
             &settings,
             caps.public,
+            acceptor,
         )
         .map_err(Listener::Public.bind_error(&settings.listen))?;
 
@@ -850,6 +895,7 @@ impl Application {
             admin_addr,
             &Guards::new(&settings, 1, caps.admin),
             None,
+            None,
             move || {
                 App::new()
                     .app_data(admin_state.clone())
@@ -904,6 +950,7 @@ impl Application {
         Ok(Self {
             public_addr,
             admin_addr,
+            tls,
             public: public_server,
             admin: admin_server,
             api_addr,
@@ -942,6 +989,11 @@ impl Application {
 
     pub fn admin_addr(&self) -> SocketAddr {
         self.admin_addr
+    }
+
+    /// The running TLS state (issue 36), when the public listener is HTTPS.
+    pub fn tls(&self) -> Option<Arc<crate::tls::Tls>> {
+        self.tls.clone()
     }
 
     /// The DIDComm listener's address, when `--api-listen` is set.

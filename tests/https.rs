@@ -1,0 +1,325 @@
+//! HTTPS on the public listener with certificates managed elsewhere (issue
+//! 36), through the real binary and real sockets: the certificate served,
+//! a bad one refused at start.
+
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use qrtag::store::sqlite::SqliteStore;
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
+use support::process::ServerProcess;
+
+const KEY: &str = "abcde";
+const DEST: &str = "https://example.com/whelans";
+const TIMEOUT: Duration = Duration::from_secs(20);
+
+/// A test CA and the leaf certificates it signs.
+struct Ca {
+    issuer: rcgen::CertifiedIssuer<'static, rcgen::KeyPair>,
+}
+
+/// A leaf certificate and its key, as PEM, and its DER.
+struct Leaf {
+    cert: String,
+    key: String,
+    der: Vec<u8>,
+}
+
+impl Ca {
+    fn new() -> Self {
+        let mut params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("params");
+        params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "qrtag test CA");
+        let key = rcgen::KeyPair::generate().expect("CA key");
+        Self {
+            issuer: rcgen::CertifiedIssuer::self_signed(params, key).expect("CA"),
+        }
+    }
+
+    fn pem(&self) -> String {
+        self.issuer.pem()
+    }
+
+    /// A leaf for `names` with `serial`, ending `days` from today (`None`:
+    /// rcgen's far default).
+    fn leaf(&self, names: &[&str], serial: u64, days: Option<i64>) -> Leaf {
+        let mut params = rcgen::CertificateParams::new(
+            names.iter().map(|n| (*n).to_owned()).collect::<Vec<_>>(),
+        )
+        .expect("params");
+        params.serial_number = Some(serial.into());
+        if let Some(days) = days {
+            use chrono::Datelike;
+            let end = chrono::Utc::now() + chrono::Duration::days(days);
+            params.not_after = rcgen::date_time_ymd(
+                end.year(),
+                u8::try_from(end.month()).expect("month"),
+                u8::try_from(end.day()).expect("day"),
+            );
+            params.not_before = rcgen::date_time_ymd(2020, 1, 1);
+        }
+        let key = rcgen::KeyPair::generate().expect("leaf key");
+        let cert = params.signed_by(&key, &self.issuer).expect("leaf");
+        Leaf {
+            cert: cert.pem(),
+            key: key.serialize_pem(),
+            der: cert.der().to_vec(),
+        }
+    }
+}
+
+/// Writes `text` to `path` whole, as a deploy tool does: a temporary file
+/// renamed into place, so the server never reads half a file.
+fn put(path: &Path, text: &str) {
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, text).expect("write");
+    std::fs::rename(&tmp, path).expect("rename");
+}
+
+struct Site {
+    dir: tempfile::TempDir,
+    db: PathBuf,
+    cert: PathBuf,
+    key: PathBuf,
+    ca: Ca,
+}
+
+impl Site {
+    async fn new() -> Self {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let db = dir.path().join("qrtag.db");
+        let store = SqliteStore::open(&db).expect("open store");
+        qrtag::links::create(
+            &store,
+            &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+            &Destination::parse(DEST).expect("destination"),
+            Some(&LinkKey::parse(KEY).expect("key")),
+            false,
+        )
+        .await
+        .expect("create link");
+        let cert = dir.path().join("cert.pem");
+        let key = dir.path().join("key.pem");
+        Self {
+            dir,
+            db,
+            cert,
+            key,
+            ca: Ca::new(),
+        }
+    }
+
+    fn install(&self, leaf: &Leaf) {
+        put(&self.key, &leaf.key);
+        put(&self.cert, &leaf.cert);
+    }
+
+    fn tls_args(&self) -> Vec<String> {
+        vec![
+            "--tls-cert".into(),
+            self.cert.display().to_string(),
+            "--tls-key".into(),
+            self.key.display().to_string(),
+        ]
+    }
+
+    async fn serve(&self, extra: &[&str]) -> ServerProcess {
+        let mut args = self.tls_args();
+        args.extend(extra.iter().map(|a| (*a).to_owned()));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        ServerProcess::spawn(&self.db, &args, &[], false).await
+    }
+
+    /// A client that trusts only the test CA; keeps connections alive.
+    fn client(&self) -> reqwest::Client {
+        reqwest::Client::builder()
+            .tls_certs_only([reqwest::Certificate::from_pem(self.ca.pem().as_bytes()).expect("CA")])
+            .tls_info(true)
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(TIMEOUT)
+            .build()
+            .expect("client")
+    }
+}
+
+fn https(srv: &ServerProcess, target: &str) -> String {
+    format!("https://{}{target}", srv.public)
+}
+
+/// The certificate the server presented on this answer's connection.
+fn served(r: &reqwest::Response) -> Vec<u8> {
+    r.extensions()
+        .get::<reqwest::tls::TlsInfo>()
+        .and_then(|t| t.peer_certificate())
+        .expect("a TLS connection")
+        .to_vec()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_answers_scans_with_the_given_certificate_and_http_1_1() {
+    let site = Site::new().await;
+    let leaf = site.ca.leaf(&["127.0.0.1"], 1, None);
+    site.install(&leaf);
+    let srv = site.serve(&[]).await;
+    let client = site.client();
+    let r = client
+        .get(https(&srv, "/abcde"))
+        .send()
+        .await
+        .expect("HTTPS answers");
+    assert_eq!(r.status(), 302);
+    assert_eq!(support::header(&r, "location"), Some(DEST));
+    assert_eq!(served(&r), leaf.der);
+    // No HSTS unless asked for.
+    assert_eq!(support::header(&r, "strict-transport-security"), None);
+    // Plain HTTP on the HTTPS port gets no redirect.
+    let plain = reqwest::Client::new()
+        .get(format!("http://{}/abcde", srv.public))
+        .timeout(TIMEOUT)
+        .send()
+        .await;
+    assert!(
+        plain.as_ref().map_or(true, |r| r.status() != 302),
+        "{plain:?}"
+    );
+    // ALPN offers http/1.1 only (actix is built without HTTP/2): curl
+    // asking for h2 gets 1.1.
+    let ca = site.dir.path().join("ca.pem");
+    std::fs::write(&ca, site.ca.pem()).expect("write CA");
+    let out = Command::new("curl")
+        .args([
+            "-sS",
+            "--http2",
+            "-o",
+            "/dev/null",
+            "-w",
+            "%{http_code} %{http_version}",
+        ])
+        .arg("--cacert")
+        .arg(&ca)
+        .arg(https(&srv, "/abcde"))
+        .output()
+        .expect("curl runs");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "302 1.1",
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    srv.stop().await;
+}
+
+/// `qrtag serve` with `args`, expected to refuse to start: its one line.
+fn refused(db: &Path, args: &[&str]) -> String {
+    let out = Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .arg("--db")
+        .arg(db)
+        .args([
+            "serve",
+            "--listen",
+            "127.0.0.1:0",
+            "--admin-listen",
+            "127.0.0.1:0",
+        ])
+        .args(args)
+        .env("QRTAG_CONFIG", "/dev/null")
+        .env("QRTAG_LOG", "warn")
+        .stdin(Stdio::null())
+        .output()
+        .expect("qrtag runs");
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    err
+}
+
+#[tokio::test]
+async fn a_certificate_that_cannot_be_served_stops_the_start_with_one_line() {
+    let site = Site::new().await;
+    let missing = site.dir.path().join("missing.pem");
+    let key = site.key.display().to_string();
+    let cert = site.cert.display().to_string();
+    let err = refused(
+        &site.db,
+        &[
+            "--tls-cert",
+            &missing.display().to_string(),
+            "--tls-key",
+            &key,
+        ],
+    );
+    assert!(
+        err.starts_with(&format!(
+            "qrtag: cannot read the TLS certificate {}: ",
+            missing.display()
+        )),
+        "{err}"
+    );
+    // A key of another certificate.
+    let one = site.ca.leaf(&["127.0.0.1"], 1, None);
+    let other = site.ca.leaf(&["127.0.0.1"], 2, None);
+    put(&site.cert, &one.cert);
+    put(&site.key, &other.key);
+    let err = refused(&site.db, &["--tls-cert", &cert, "--tls-key", &key]);
+    assert!(err.contains("does not match the certificate"), "{err}");
+    // A certificate file holding no certificate.
+    put(&site.cert, &one.key);
+    let err = refused(&site.db, &["--tls-cert", &cert, "--tls-key", &key]);
+    assert!(err.contains("holds no PEM certificate"), "{err}");
+    // Half the pair, or a redirect listener without HTTPS.
+    let err = refused(&site.db, &["--tls-cert", &cert]);
+    assert!(err.contains("--tls-cert needs --tls-key"), "{err}");
+    assert!(
+        !site.dir.path().join("access.log").exists(),
+        "nothing started"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_configuration_file_sets_tls_as_a_table() {
+    let site = Site::new().await;
+    let leaf = site.ca.leaf(&["127.0.0.1"], 1, None);
+    site.install(&leaf);
+    let config = site.dir.path().join("qrtag.toml");
+    // Relative paths are the file's directory's.
+    std::fs::write(
+        &config,
+        "tls = { cert = \"cert.pem\", key = \"key.pem\" }\n",
+    )
+    .expect("write config");
+    let config_text = config.display().to_string();
+    let srv = ServerProcess::spawn(&site.db, &[], &[("QRTAG_CONFIG", &config_text)], false).await;
+    let r = site
+        .client()
+        .get(https(&srv, "/abcde"))
+        .send()
+        .await
+        .expect("HTTPS");
+    assert_eq!(r.status(), 302);
+    assert_eq!(served(&r), leaf.der);
+    srv.stop().await;
+
+    // A key of the table that is no option is named in full.
+    std::fs::write(
+        &config,
+        "tls = { cert = \"cert.pem\", kye = \"key.pem\" }\n",
+    )
+    .expect("write config");
+    let out = Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .arg("--db")
+        .arg(&site.db)
+        .arg("serve")
+        .env("QRTAG_CONFIG", &config)
+        .stdin(Stdio::null())
+        .output()
+        .expect("qrtag runs");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains("unknown key `tls_kye`"), "{err}");
+}
