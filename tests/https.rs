@@ -1,11 +1,13 @@
 //! HTTPS on the public listener with certificates managed elsewhere (issue
 //! 36), through the real binary and real sockets: the certificate served,
-//! a bad one refused at start.
+//! a bad one refused at start, SIGHUP swapping it while scans keep flowing.
 
 mod support;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use qrtag::store::sqlite::SqliteStore;
@@ -146,6 +148,18 @@ impl Site {
             .build()
             .expect("client")
     }
+
+    /// As [`client`](Self::client), a new connection for every request.
+    fn fresh_client(&self) -> reqwest::Client {
+        reqwest::Client::builder()
+            .tls_certs_only([reqwest::Certificate::from_pem(self.ca.pem().as_bytes()).expect("CA")])
+            .tls_info(true)
+            .pool_max_idle_per_host(0)
+            .redirect(reqwest::redirect::Policy::none())
+            .timeout(TIMEOUT)
+            .build()
+            .expect("client")
+    }
 }
 
 fn https(srv: &ServerProcess, target: &str) -> String {
@@ -159,6 +173,14 @@ fn served(r: &reqwest::Response) -> Vec<u8> {
         .and_then(|t| t.peer_certificate())
         .expect("a TLS connection")
         .to_vec()
+}
+
+async fn poll<T, F, Fut>(what: &str, f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    support::poll::until(TIMEOUT, what, f).await
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -279,6 +301,110 @@ async fn a_certificate_that_cannot_be_served_stops_the_start_with_one_line() {
         !site.dir.path().join("access.log").exists(),
         "nothing started"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sighup_swaps_the_certificate_while_scans_keep_flowing() {
+    let site = Site::new().await;
+    let old = site.ca.leaf(&["127.0.0.1"], 1, None);
+    site.install(&old);
+    let mut srv = site.serve(&[]).await;
+
+    // A scanner on keep-alive connections for the whole test.
+    let stop = Arc::new(AtomicBool::new(false));
+    let (scans, failures) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+    let scanner = {
+        let (client, url) = (site.client(), https(&srv, "/abcde"));
+        let (stop, scans, failures) = (stop.clone(), scans.clone(), failures.clone());
+        tokio::spawn(async move {
+            let mut errors = Vec::new();
+            while !stop.load(Ordering::Relaxed) {
+                match client.get(&url).send().await {
+                    Ok(r) if r.status() == 302 => {
+                        scans.fetch_add(1, Ordering::Relaxed);
+                    }
+                    other => {
+                        failures.fetch_add(1, Ordering::Relaxed);
+                        errors.push(format!("{other:?}"));
+                    }
+                }
+            }
+            errors
+        })
+    };
+    // A new client each time: a client of its own would resume its TLS
+    // session, which keeps the certificate it was made with.
+    let serving = |want: Vec<u8>| {
+        let (fresh, url) = (site.fresh_client(), https(&srv, "/abcde"));
+        async move {
+            let r = fresh.get(&url).send().await.ok()?;
+            (served(&r) == want).then_some(())
+        }
+    };
+    poll("the old certificate served", || serving(old.der.clone())).await;
+    poll("scans flowing", || {
+        std::future::ready((scans.load(Ordering::Relaxed) > 0).then_some(()))
+    })
+    .await;
+
+    let new = site.ca.leaf(&["127.0.0.1"], 2, None);
+    site.install(&new);
+    srv.signal("HUP");
+    poll("the new certificate served after SIGHUP", || {
+        serving(new.der.clone())
+    })
+    .await;
+
+    // A file that cannot be served: the new certificate stays, /readyz says it.
+    put(&site.cert, "not a certificate\n");
+    srv.signal("HUP");
+    let admin = reqwest::Client::new();
+    let readyz = poll("/readyz to name the failed reload", || {
+        let (admin, url) = (admin.clone(), srv.admin_url("/readyz"));
+        async move {
+            let r = admin.get(&url).send().await.ok()?;
+            let status = r.status();
+            let body = r.text().await.ok()?;
+            body.contains("TLS reload failed").then_some((status, body))
+        }
+    })
+    .await;
+    assert_eq!(readyz.0, 200, "degraded, still serving: {}", readyz.1);
+    assert!(
+        readyz.1.contains(
+            "degraded: TLS reload failed, the old certificate is served: the TLS certificate file"
+        ),
+        "{}",
+        readyz.1
+    );
+    let r = site
+        .fresh_client()
+        .get(https(&srv, "/abcde"))
+        .send()
+        .await
+        .expect("served");
+    assert_eq!(served(&r), new.der);
+    // A good file again clears it.
+    site.install(&new);
+    srv.signal("HUP");
+    poll("/readyz clear again", || {
+        let (admin, url) = (admin.clone(), srv.admin_url("/readyz"));
+        async move {
+            let body = admin.get(&url).send().await.ok()?.text().await.ok()?;
+            (!body.contains("TLS reload")).then_some(())
+        }
+    })
+    .await;
+
+    stop.store(true, Ordering::Relaxed);
+    let errors = scanner.await.expect("scanner");
+    assert_eq!(failures.load(Ordering::Relaxed), 0, "{errors:?}");
+    assert!(scans.load(Ordering::Relaxed) > 0);
+    assert!(
+        srv.child.try_wait().expect("try_wait").is_none(),
+        "still running"
+    );
+    srv.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

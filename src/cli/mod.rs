@@ -923,9 +923,10 @@ pub struct ServeArgs {
 #[derive(Debug, Clone, Args)]
 pub struct HttpsArgs {
     /// Serve the public listener over HTTPS with this PEM certificate chain
-    /// (end-entity first); needs --tls-key. Read at start. Leave off
-    /// behind a TLS proxy. In qrtag.toml also `tls = { cert = "…", key =
-    /// "…" }`.
+    /// (end-entity first); needs --tls-key. Read at start and again on
+    /// SIGHUP; a file that cannot be served on SIGHUP keeps the old
+    /// certificate (and /readyz says so). Leave off behind a TLS proxy. In
+    /// qrtag.toml also `tls = { cert = "…", key = "…" }`.
     #[arg(
         help_heading = "HTTPS",
         long,

@@ -31,6 +31,8 @@ pub struct Health {
     /// still serve for `--shutdown-grace`, so a load balancer stops sending
     /// before the process stops answering.
     pub draining: std::sync::atomic::AtomicBool,
+    /// Issue 36: the certificates the public listener serves, when HTTPS.
+    pub tls: Option<Arc<crate::tls::Tls>>,
 }
 
 impl std::fmt::Debug for Health {
@@ -177,6 +179,10 @@ impl Health {
         if let Some(problem) = self.scans.as_ref().and_then(|s| s.problem()) {
             reasons.push(problem);
         }
+        // Issue 36: a failed reload.
+        if let Some(tls) = &self.tls {
+            reasons.extend(tls.problems());
+        }
         if log.failing {
             let err = log.last_error.as_deref().unwrap_or("unknown error");
             reasons.push(format!("access log writes failing: {err}"));
@@ -287,6 +293,7 @@ mod tests {
             cluster: None,
             scans: None,
             draining: std::sync::atomic::AtomicBool::new(false),
+            tls: None,
         }
     }
 

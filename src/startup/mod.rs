@@ -111,7 +111,7 @@ impl Listener {
 pub struct Application {
     public_addr: SocketAddr,
     admin_addr: SocketAddr,
-    /// Issue 36: the certificates served.
+    /// Issue 36: the certificates served, reloaded on SIGHUP.
     tls: Option<Arc<crate::tls::Tls>>,
     public: Server,
     admin: Server,
@@ -852,6 +852,7 @@ impl Application {
                 .as_ref()
                 .map(crate::scan_index::RunningIndex::index),
             draining: std::sync::atomic::AtomicBool::new(false),
+            tls: tls.clone(),
         });
         let metrics = crate::metrics::Metrics::new(
             requests,
@@ -1036,16 +1037,23 @@ impl Application {
 
     /// Serves until SIGINT or SIGTERM; in-flight requests are finished first,
     /// then every access log line is written and synced. SIGHUP reopens the
-    /// access log.
+    /// access log and (issue 36) reads the TLS certificate files again.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let reopener = {
             let log = self.access_log.clone();
+            let tls = self.tls.clone();
             let mut hangup = self.hangup;
             tokio::spawn(async move {
                 while hangup.recv().await.is_some() {
                     let log = log.clone();
                     // Waits for the flusher, which may be mid-write.
                     let _ = tokio::task::spawn_blocking(move || log.reopen()).await;
+                    if let Some(tls) = &tls {
+                        let tls = Arc::clone(tls);
+                        // A failure keeps the old certificate; `reload`
+                        // logs it and `/readyz` says it.
+                        let _ = tokio::task::spawn_blocking(move || tls.reload()).await;
+                    }
                 }
             })
         };

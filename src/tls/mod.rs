@@ -10,9 +10,9 @@ pub mod listener;
 pub mod resolver;
 
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-use self::certified::CertError;
+use self::certified::{CertError, Certified};
 use self::resolver::Certificates;
 
 /// The crypto the listener uses: the aws-lc-rs provider rustls is built
@@ -31,11 +31,16 @@ pub struct TlsSettings {
     pub key: PathBuf,
 }
 
-/// The running TLS state: what is served, where it was read from.
+/// The running TLS state: what is served, where it was read from, what the
+/// last reload said.
 #[derive(Debug)]
 pub struct Tls {
     pub certificates: Arc<Certificates>,
     files: TlsSettings,
+    /// The domain the files' certificate is reported under.
+    domain: String,
+    /// The last reload's failure, until one succeeds.
+    problem: Mutex<Option<String>>,
 }
 
 impl Tls {
@@ -47,10 +52,42 @@ impl Tls {
         Ok(Self {
             certificates,
             files,
+            domain: domain.to_owned(),
+            problem: Mutex::new(None),
         })
     }
 
     pub fn settings(&self) -> &TlsSettings {
         &self.files
+    }
+
+    /// Reads the files again (SIGHUP). A failure keeps what is served and
+    /// is kept for `/readyz` until a reload succeeds.
+    pub fn reload(&self) -> Result<Certified, CertError> {
+        let result = certified::load(&self.files.cert, &self.files.key);
+        let mut problem = self.problem.lock().unwrap_or_else(|p| p.into_inner());
+        match &result {
+            Ok(c) => {
+                self.certificates.install_default(&self.domain, c.clone());
+                *problem = None;
+                tracing::info!(domain = %self.domain, serial = %c.serial, "TLS certificate reloaded");
+            }
+            Err(e) => {
+                let line = format!("TLS reload failed, the old certificate is served: {e}");
+                tracing::warn!("{line}");
+                *problem = Some(line);
+            }
+        }
+        result
+    }
+
+    /// What `/readyz` says: a failed reload.
+    pub fn problems(&self) -> Vec<String> {
+        self.problem
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .iter()
+            .cloned()
+            .collect()
     }
 }
