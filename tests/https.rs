@@ -1,6 +1,7 @@
 //! HTTPS on the public listener with certificates managed elsewhere (issue
 //! 36), through the real binary and real sockets: the certificate served,
-//! a bad one refused at start, SIGHUP swapping it while scans keep flowing.
+//! a bad one refused at start, SIGHUP swapping it while scans keep flowing,
+//! the port 80 redirect and its ACME challenges, HSTS.
 
 mod support;
 
@@ -297,6 +298,8 @@ async fn a_certificate_that_cannot_be_served_stops_the_start_with_one_line() {
     // Half the pair, or a redirect listener without HTTPS.
     let err = refused(&site.db, &["--tls-cert", &cert]);
     assert!(err.contains("--tls-cert needs --tls-key"), "{err}");
+    let err = refused(&site.db, &["--http-listen", "127.0.0.1:0"]);
+    assert!(err.contains("give --tls-cert and --tls-key"), "{err}");
     assert!(
         !site.dir.path().join("access.log").exists(),
         "nothing started"
@@ -407,6 +410,128 @@ async fn sighup_swaps_the_certificate_while_scans_keep_flowing() {
     srv.stop().await;
 }
 
+/// The `http=` address from the listening line.
+async fn http_addr(srv: &ServerProcess) -> std::net::SocketAddr {
+    poll("the listening line to name the http listener", || {
+        std::future::ready(
+            srv.stderr()
+                .lines()
+                .find(|l| l.starts_with("listening "))
+                .and_then(|l| l.split(' ').find_map(|f| f.strip_prefix("http=")))
+                .and_then(|a| a.parse().ok()),
+        )
+    })
+    .await
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn port_80_redirects_to_https_and_hsts_is_on_https_answers_only() {
+    let site = Site::new().await;
+    let leaf = site.ca.leaf(&["127.0.0.1"], 1, None);
+    site.install(&leaf);
+    let srv = site
+        .serve(&["--http-listen", "127.0.0.1:0", "--hsts", "600"])
+        .await;
+    let http = http_addr(&srv).await;
+    let plain = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .build()
+        .expect("client");
+    let port = srv.public.port();
+    let r = plain
+        .get(format!("http://{http}/abcde?x=1"))
+        .header("host", "Go.Example")
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), 301);
+    assert_eq!(
+        support::header(&r, "location"),
+        Some(format!("https://go.example:{port}/abcde?x=1").as_str())
+    );
+    assert_eq!(support::header(&r, "strict-transport-security"), None);
+    let r = plain
+        .post(format!("http://{http}/api/x"))
+        .body("{}")
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), 308);
+    assert_eq!(
+        support::header(&r, "location"),
+        Some(format!("https://127.0.0.1:{port}/api/x").as_str())
+    );
+    // A Host that is no host name gets a 400, not a Location.
+    let r = plain
+        .get(format!("http://{http}/abcde"))
+        .header("host", "evil.example@x")
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), 400);
+    // ACME challenges are answered, not redirected: none held here.
+    let r = plain
+        .get(format!("http://{http}/.well-known/acme-challenge/tok"))
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(r.status(), 404);
+    // Following the redirect to the HTTPS listener: HSTS there.
+    let r = site
+        .client()
+        .get(https(&srv, "/abcde"))
+        .send()
+        .await
+        .expect("HTTPS");
+    assert_eq!(r.status(), 302);
+    assert_eq!(
+        support::header(&r, "strict-transport-security"),
+        Some("max-age=600")
+    );
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn acme_challenges_are_answered_on_port_80_from_the_challenges_map() {
+    let site = Site::new().await;
+    let leaf = site.ca.leaf(&["127.0.0.1"], 1, None);
+    site.install(&leaf);
+    let mut settings = support::test_settings(site.dir.path());
+    settings.store = qrtag::store::options::StoreSettings::Sqlite {
+        path: site.db.clone(),
+    };
+    settings.tls = Some(qrtag::tls::TlsSettings {
+        cert: site.cert.clone(),
+        key: site.key.clone(),
+        hsts: None,
+        http_listen: Some("127.0.0.1:0".into()),
+    });
+    let app = qrtag::startup::Application::build(settings)
+        .await
+        .expect("builds");
+    let http = app.http_addr().expect("the http listener");
+    let tls = app.tls().expect("TLS on");
+    tokio::spawn(app.run_until_stopped());
+    tls.challenges
+        .put("tok-1", "tok-1.thumbprint")
+        .expect("room");
+    let plain = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .build()
+        .expect("client");
+    let url = format!("http://{http}/.well-known/acme-challenge/tok-1");
+    let r = plain.get(&url).send().await.expect("answered");
+    assert_eq!(r.status(), 200);
+    assert_eq!(r.text().await.expect("body"), "tok-1.thumbprint");
+    tls.challenges.remove("tok-1");
+    assert_eq!(
+        plain.get(&url).send().await.expect("answered").status(),
+        404
+    );
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_configuration_file_sets_tls_as_a_table() {
     let site = Site::new().await;
@@ -416,7 +541,7 @@ async fn the_configuration_file_sets_tls_as_a_table() {
     // Relative paths are the file's directory's.
     std::fs::write(
         &config,
-        "tls = { cert = \"cert.pem\", key = \"key.pem\" }\n",
+        "tls = { cert = \"cert.pem\", key = \"key.pem\" }\nhsts = true\nhttp_listen = \"127.0.0.1:0\"\n",
     )
     .expect("write config");
     let config_text = config.display().to_string();
@@ -429,6 +554,11 @@ async fn the_configuration_file_sets_tls_as_a_table() {
         .expect("HTTPS");
     assert_eq!(r.status(), 302);
     assert_eq!(served(&r), leaf.der);
+    assert_eq!(
+        support::header(&r, "strict-transport-security"),
+        Some("max-age=31536000")
+    );
+    http_addr(&srv).await;
     srv.stop().await;
 
     // A key of the table that is no option is named in full.

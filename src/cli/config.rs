@@ -324,6 +324,9 @@ fn values_of(arg: &Arg, value: &toml::Value) -> Result<Vec<String>, String> {
         _ if switch => Err("expected a boolean (true or false)".into()),
         V::Integer(i) if is_integer(arg) => Ok(vec![i.to_string()]),
         _ if is_integer(arg) => Err("expected an integer".into()),
+        // Issue 36: `hsts = true` or `hsts = 600`, read by its own parser.
+        V::Boolean(b) if takes_bool_or_number(arg) => Ok(vec![b.to_string()]),
+        V::Integer(i) if takes_bool_or_number(arg) => Ok(vec![i.to_string()]),
         V::String(s) => Ok(vec![s.clone()]),
         V::Array(items) if many => items
             .iter()
@@ -335,6 +338,12 @@ fn values_of(arg: &Arg, value: &toml::Value) -> Result<Vec<String>, String> {
         _ if many => Err("expected a string or an array of strings".into()),
         _ => Err("expected a string".into()),
     }
+}
+
+/// An option whose value is `true`, `false` or a number (`--hsts`).
+fn takes_bool_or_number(arg: &Arg) -> bool {
+    arg.get_value_names()
+        .is_some_and(|n| n.len() == 1 && n[0] == crate::cli::HSTS_VALUE_NAME)
 }
 
 pub fn is_integer(arg: &Arg) -> bool {

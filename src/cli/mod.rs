@@ -944,7 +944,33 @@ pub struct HttpsArgs {
         value_hint = clap::ValueHint::FilePath
     )]
     pub tls_key: Option<PathBuf>,
+    /// With HTTPS: a plain HTTP listener (`:80` in production) that
+    /// answers every request with a redirect to the same host and path over
+    /// HTTPS, except ACME HTTP-01 challenges. Off unless given.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_HTTP_LISTEN",
+        value_name = "ADDR",
+        value_parser = parse_listen
+    )]
+    pub http_listen: Option<String>,
+    /// With HTTPS: send Strict-Transport-Security on HTTPS answers: `true`
+    /// (a year), a max-age in seconds, or `false`. Off unless given: a
+    /// browser that saw it keeps to HTTPS for that long.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_HSTS",
+        value_name = HSTS_VALUE_NAME,
+        value_parser = crate::tls::hsts::HstsArg::parse
+    )]
+    pub hsts: Option<crate::tls::hsts::HstsArg>,
 }
+
+/// `--hsts`'s value name; the configuration file also takes a TOML
+/// boolean or integer for an option named so.
+pub const HSTS_VALUE_NAME: &str = "true|SECONDS";
 
 impl HttpsArgs {
     /// The settings these options make, or what is missing.
@@ -953,9 +979,17 @@ impl HttpsArgs {
             (Some(cert), Some(key)) => Ok(Some(crate::tls::TlsSettings {
                 cert: cert.clone(),
                 key: key.clone(),
+                hsts: self.hsts.and_then(|h| h.0),
+                http_listen: self.http_listen.clone(),
             })),
             (Some(_), None) => Err("--tls-cert needs --tls-key (or tls = { cert = …, key = … })"),
             (None, Some(_)) => Err("--tls-key needs --tls-cert (or tls = { cert = …, key = … })"),
+            (None, None) if self.http_listen.is_some() => {
+                Err("--http-listen redirects to HTTPS: give --tls-cert and --tls-key too")
+            }
+            (None, None) if self.hsts.is_some_and(|h| h.0.is_some()) => {
+                Err("--hsts is sent on HTTPS answers: give --tls-cert and --tls-key too")
+            }
             (None, None) => Ok(None),
         }
     }

@@ -79,6 +79,8 @@ pub enum Listener {
     Public,
     Admin,
     Api,
+    /// Issue 36: the plain listener beside HTTPS.
+    Http,
 }
 
 impl Listener {
@@ -87,6 +89,7 @@ impl Listener {
             Self::Public => "--listen",
             Self::Admin => "--admin-listen",
             Self::Api => "--api-listen",
+            Self::Http => "--http-listen",
         }
     }
 
@@ -95,6 +98,7 @@ impl Listener {
             Self::Public => "QRTAG_LISTEN",
             Self::Admin => "QRTAG_ADMIN_LISTEN",
             Self::Api => "QRTAG_API_LISTEN",
+            Self::Http => "QRTAG_HTTP_LISTEN",
         }
     }
 
@@ -111,6 +115,9 @@ impl Listener {
 pub struct Application {
     public_addr: SocketAddr,
     admin_addr: SocketAddr,
+    /// Issue 36: the plain listener beside HTTPS, when `--http-listen`.
+    http: Option<Server>,
+    http_addr: Option<SocketAddr>,
     /// Issue 36: the certificates served, reloaded on SIGHUP.
     tls: Option<Arc<crate::tls::Tls>>,
     public: Server,
@@ -366,6 +373,13 @@ fn public_server(
         state.trusted_proxies.clone(),
         state.client_ip_mode,
     );
+    // Issue 36: HSTS on HTTPS answers only, and only when asked for.
+    let hsts = settings
+        .tls
+        .as_ref()
+        .and(tls.as_ref())
+        .and_then(|_| settings.tls.as_ref()?.hsts)
+        .map(crate::tls::hsts::Hsts::header_value);
     guarded_server(
         "qrtag-public",
         listener,
@@ -374,9 +388,41 @@ fn public_server(
         Some(log_own_answer),
         tls,
         move || {
+            let headers = actix_web::middleware::DefaultHeaders::new().add((
+                actix_web::http::header::STRICT_TRANSPORT_SECURITY,
+                hsts.clone().unwrap_or_default(),
+            ));
             App::new()
                 .app_data(state.clone())
+                .wrap(actix_web::middleware::Condition::new(
+                    hsts.is_some(),
+                    headers,
+                ))
                 .default_service(web::to(public::handle))
+        },
+    )
+}
+
+/// Issue 36: the plain listener beside HTTPS (`--http-listen`): redirects
+/// and ACME challenges, one worker, the admin listener's guards.
+fn http_server(
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: web::Data<crate::server::https_redirect::RedirectState>,
+    settings: &Settings,
+    caps: fd_budget::ListenerCaps,
+) -> std::io::Result<Server> {
+    guarded_server(
+        "qrtag-http",
+        listener,
+        addr,
+        &Guards::new(settings, 1, caps),
+        None,
+        None,
+        move || {
+            App::new()
+                .app_data(state.clone())
+                .default_service(web::to(crate::server::https_redirect::handle))
         },
     )
 }
@@ -717,6 +763,12 @@ impl Application {
             })
             .clone();
         let (admin_listener, admin_addr) = bind(&settings.admin_listen, Listener::Admin)?;
+        let http_listener = settings
+            .tls
+            .as_ref()
+            .and_then(|t| t.http_listen.as_deref())
+            .map(|addr| bind(addr, Listener::Http))
+            .transpose()?;
         // Issue 36: the certificate is read before any file is written, so
         // a bad one stops the start with one line.
         let tls = match &settings.tls {
@@ -820,6 +872,25 @@ impl Application {
             acceptor,
         )
         .map_err(Listener::Public.bind_error(&settings.listen))?;
+        let http = match (&tls, http_listener) {
+            (Some(tls), Some((listener, addr))) => {
+                let state = web::Data::new(crate::server::https_redirect::RedirectState {
+                    challenges: Arc::clone(&tls.challenges),
+                    https_port: url::Url::parse(public_url.origin())
+                        .ok()
+                        .and_then(|u| u.port()),
+                    default_host: url::Url::parse(public_url.origin())
+                        .ok()
+                        .and_then(|u| u.host_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                });
+                let listen = tls.settings().http_listen.clone().unwrap_or_default();
+                let server = http_server(listener, addr, state, &settings, caps.admin)
+                    .map_err(Listener::Http.bind_error(&listen))?;
+                Some((server, addr))
+            }
+            _ => None,
+        };
 
         let qr_renders = crate::metrics::QrRenders::default();
         let render_gate = crate::print::tag_image::RenderGate::for_cores()
@@ -948,9 +1019,15 @@ impl Application {
             api = caps.api.total,
             "connection caps from the open-file limit"
         );
+        let (http, http_addr) = match http {
+            Some((server, addr)) => (Some(server), Some(addr)),
+            None => (None, None),
+        };
         Ok(Self {
             public_addr,
             admin_addr,
+            http,
+            http_addr,
             tls,
             public: public_server,
             admin: admin_server,
@@ -990,6 +1067,11 @@ impl Application {
 
     pub fn admin_addr(&self) -> SocketAddr {
         self.admin_addr
+    }
+
+    /// The plain listener's address (issue 36), when `--http-listen` is set.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http_addr
     }
 
     /// The running TLS state (issue 36), when the public listener is HTTPS.
@@ -1061,6 +1143,8 @@ impl Application {
         let public_handle = self.public.handle();
         let admin_handle = self.admin.handle();
         let api_handle = self.api.as_ref().map(Server::handle);
+        let http_handle = self.http.as_ref().map(Server::handle);
+        let http = self.http.map(tokio::spawn);
         let public = tokio::spawn(self.public);
         let admin = tokio::spawn(self.admin);
         let api = self.api.map(tokio::spawn);
@@ -1100,6 +1184,12 @@ impl Application {
         admin_handle.stop(true).await;
         if let Some(handle) = api_handle {
             handle.stop(true).await;
+        }
+        if let Some(handle) = http_handle {
+            handle.stop(true).await;
+        }
+        if let Some(task) = http {
+            let _ = task.await;
         }
         let first = match first {
             Some(r) => r,

@@ -6,6 +6,8 @@
 //! this runs.
 
 pub mod certified;
+pub mod challenges;
+pub mod hsts;
 pub mod listener;
 pub mod resolver;
 
@@ -13,6 +15,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 
 use self::certified::{CertError, Certified};
+use self::challenges::Challenges;
 use self::resolver::Certificates;
 
 /// The crypto the listener uses: the aws-lc-rs provider rustls is built
@@ -22,13 +25,18 @@ pub fn provider() -> rustls::crypto::CryptoProvider {
     rustls::crypto::aws_lc_rs::default_provider()
 }
 
-/// `tls = { cert = …, key = … }`.
+/// `tls = { cert = …, key = … }`, `hsts`, `http_listen`.
 #[derive(Debug, Clone)]
 pub struct TlsSettings {
     /// PEM: the certificate chain, end-entity first.
     pub cert: PathBuf,
     /// PEM: its private key.
     pub key: PathBuf,
+    /// `Strict-Transport-Security` on HTTPS answers; `None`: not sent.
+    pub hsts: Option<hsts::Hsts>,
+    /// The plain listener that redirects to HTTPS and answers ACME
+    /// challenges (`:80` in production); `None`: none.
+    pub http_listen: Option<String>,
 }
 
 /// The running TLS state: what is served, where it was read from, what the
@@ -36,6 +44,7 @@ pub struct TlsSettings {
 #[derive(Debug)]
 pub struct Tls {
     pub certificates: Arc<Certificates>,
+    pub challenges: Arc<Challenges>,
     files: TlsSettings,
     /// The domain the files' certificate is reported under.
     domain: String,
@@ -51,6 +60,7 @@ impl Tls {
         certificates.install_default(domain, first);
         Ok(Self {
             certificates,
+            challenges: Arc::new(Challenges::default()),
             files,
             domain: domain.to_owned(),
             problem: Mutex::new(None),
