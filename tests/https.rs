@@ -1,10 +1,12 @@
 //! HTTPS on the public listener with certificates managed elsewhere (issue
 //! 36), through the real binary and real sockets: the certificate served,
 //! a bad one refused at start, SIGHUP swapping it while scans keep flowing,
-//! the port 80 redirect and its ACME challenges, HSTS.
+//! the port 80 redirect and its ACME challenges, HSTS, expiry on
+//! `/metrics` and `/readyz`.
 
 mod support;
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -530,6 +532,89 @@ async fn acme_challenges_are_answered_on_port_80_from_the_challenges_map() {
         plain.get(&url).send().await.expect("answered").status(),
         404
     );
+}
+
+fn promtool_check(exposition: &str) {
+    let mut child = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("promtool runs (Debian's prometheus package; `bash .ci/test` installs it)");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(exposition.as_bytes())
+        .expect("write to promtool");
+    let out = child.wait_with_output().expect("promtool finishes");
+    assert!(
+        out.status.success(),
+        "promtool check metrics failed:\n{}{}\n--- exposition ---\n{exposition}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn certificate_expiry_is_on_metrics_and_a_readyz_warning_under_14_days() {
+    let site = Site::new().await;
+    let far = site.ca.leaf(&["127.0.0.1"], 1, Some(60));
+    site.install(&far);
+    let srv = site.serve(&[]).await;
+    let admin = reqwest::Client::new();
+    let get = |path: &str| {
+        let (admin, url) = (admin.clone(), srv.admin_url(path));
+        async move {
+            let r = admin.get(&url).send().await.expect("admin answers");
+            (r.status().as_u16(), r.text().await.expect("body"))
+        }
+    };
+    let not_after = |der: &[u8]| {
+        let (_, c) = x509_parser::parse_x509_certificate(der).expect("X.509");
+        c.validity().not_after.timestamp()
+    };
+    let (_, metrics) = get("/metrics").await;
+    promtool_check(&metrics);
+    let line = format!(
+        "qrtag_tls_certificate_expiry_seconds{{domain=\"127.0.0.1\"}} {}",
+        not_after(&far.der)
+    );
+    assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    assert!(metrics.contains("# TYPE qrtag_tls_certificate_expiry_seconds gauge"));
+    let (status, readyz) = poll("ready", || async {
+        let r = get("/readyz").await;
+        (r.0 == 200).then_some(r)
+    })
+    .await;
+    assert_eq!(status, 200);
+    assert!(!readyz.contains("TLS certificate"), "{readyz}");
+
+    // A certificate with a few days left: a warning, still ready.
+    let near = site.ca.leaf(&["127.0.0.1"], 2, Some(5));
+    site.install(&near);
+    srv.signal("HUP");
+    let readyz = poll("the expiry warning", || async {
+        let (status, body) = get("/readyz").await;
+        assert_eq!(status, 200, "a warning, still taking traffic: {body}");
+        body.contains("degraded: the TLS certificate for 127.0.0.1 expires in")
+            .then_some(body)
+    })
+    .await;
+    assert!(
+        readyz.contains("expires in 4 days") || readyz.contains("expires in 5 days"),
+        "{readyz}"
+    );
+    let (_, metrics) = get("/metrics").await;
+    promtool_check(&metrics);
+    let line = format!(
+        "qrtag_tls_certificate_expiry_seconds{{domain=\"127.0.0.1\"}} {}",
+        not_after(&near.der)
+    );
+    assert!(metrics.lines().any(|l| l == line), "{line} in\n{metrics}");
+    assert!(metrics.contains("qrtag_degraded 1"), "{metrics}");
+    srv.stop().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -39,6 +39,9 @@ pub struct TlsSettings {
     pub http_listen: Option<String>,
 }
 
+/// A certificate whose notAfter is closer than this is a `/readyz` warning.
+pub const EXPIRY_WARNING: std::time::Duration = std::time::Duration::from_secs(14 * 24 * 3600);
+
 /// The running TLS state: what is served, where it was read from, what the
 /// last reload said.
 #[derive(Debug)]
@@ -91,13 +94,58 @@ impl Tls {
         result
     }
 
-    /// What `/readyz` says: a failed reload.
-    pub fn problems(&self) -> Vec<String> {
-        self.problem
+    /// What `/readyz` says: a failed reload, and each certificate within
+    /// [`EXPIRY_WARNING`] of its notAfter (or past it).
+    pub fn problems(&self, now: i64) -> Vec<String> {
+        let mut out: Vec<String> = self
+            .problem
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .iter()
             .cloned()
-            .collect()
+            .collect();
+        for i in self.certificates.installed() {
+            if let Some(line) = expiry_warning(&i.domain, i.certified.not_after, now) {
+                out.push(line);
+            }
+        }
+        out
+    }
+}
+
+/// The warning for a certificate of `domain` ending at `not_after`, if it
+/// ends within [`EXPIRY_WARNING`] of `now` (Unix seconds).
+pub fn expiry_warning(domain: &str, not_after: i64, now: i64) -> Option<String> {
+    let left = not_after - now;
+    let bound = i64::try_from(EXPIRY_WARNING.as_secs()).unwrap_or(i64::MAX);
+    if left >= bound {
+        return None;
+    }
+    Some(if left <= 0 {
+        format!("the TLS certificate for {domain} has expired")
+    } else {
+        let days = left / 86_400;
+        let hours = (left % 86_400) / 3_600;
+        format!("the TLS certificate for {domain} expires in {days} days {hours} hours")
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn expiry_is_a_warning_under_fourteen_days() {
+        let now = 1_000_000_000;
+        let day = 86_400;
+        assert_eq!(expiry_warning("a.example", now + 14 * day, now), None);
+        assert_eq!(
+            expiry_warning("a.example", now + 14 * day - 1, now).as_deref(),
+            Some("the TLS certificate for a.example expires in 13 days 23 hours")
+        );
+        assert_eq!(
+            expiry_warning("a.example", now, now).as_deref(),
+            Some("the TLS certificate for a.example has expired")
+        );
     }
 }
