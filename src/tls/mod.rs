@@ -5,6 +5,7 @@
 //! where ACME installs its certificates too. Behind a reverse proxy none of
 //! this runs.
 
+pub mod acme_seams;
 pub mod certified;
 pub mod challenges;
 pub mod hsts;
