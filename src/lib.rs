@@ -22,6 +22,7 @@ pub mod snapshot;
 pub mod startup;
 pub mod stats;
 pub mod store;
+pub mod tls;
 pub mod tracking;
 pub mod transfer;
 pub mod values;

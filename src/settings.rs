@@ -76,6 +76,10 @@ pub struct Settings {
     /// console or REST write may save such a rule is read from here too
     /// ([`Settings::rule_capabilities`]).
     pub geoip: Option<GeoIp>,
+    /// Issue 36: HTTPS on the public listener with these certificate
+    /// files (and the port 80 redirect, HSTS); `None`, the default and the
+    /// reverse-proxy setup, serves plain HTTP.
+    pub tls: Option<crate::tls::TlsSettings>,
 }
 
 /// Issue 34: an opened `--geoip-db` in the settings (the database itself
@@ -156,6 +160,7 @@ impl Settings {
             console: None,
             dead_tag: Default::default(),
             geoip: None,
+            tls: None,
         }
     }
 }

@@ -242,6 +242,7 @@ pub fn apply_text(
         }
     })?;
     let known = keys(&cmd);
+    let table = flatten_tables(table, &known);
     let mut set = BTreeMap::new();
     for (key, value) in &table {
         let Some(sites) = known.get(key) else {
@@ -281,6 +282,27 @@ pub fn apply_text(
     ))
 }
 
+/// Issue 36: a table under a key that is no option, `tls = { cert = "…",
+/// key = "…" }`, is its keys joined with `_` (`tls_cert`, `tls_key`), one
+/// level deep; a key of it that is no option is then reported by its full
+/// name (`tls_cret`).
+fn flatten_tables(table: toml::Table, known: &BTreeMap<String, Vec<Site>>) -> toml::Table {
+    let mut out = toml::Table::new();
+    for (key, value) in table {
+        match value {
+            toml::Value::Table(inner) if !known.contains_key(&key) => {
+                for (sub, v) in inner {
+                    out.insert(format!("{key}_{sub}"), v);
+                }
+            }
+            value => {
+                out.insert(key, value);
+            }
+        }
+    }
+    out
+}
+
 /// The nearest known key to a mistyped one, if any is near.
 fn closest<'a>(key: &str, known: impl Iterator<Item = &'a String>) -> Option<&'a String> {
     known
@@ -302,6 +324,9 @@ fn values_of(arg: &Arg, value: &toml::Value) -> Result<Vec<String>, String> {
         _ if switch => Err("expected a boolean (true or false)".into()),
         V::Integer(i) if is_integer(arg) => Ok(vec![i.to_string()]),
         _ if is_integer(arg) => Err("expected an integer".into()),
+        // Issue 36: `hsts = true` or `hsts = 600`, read by its own parser.
+        V::Boolean(b) if takes_bool_or_number(arg) => Ok(vec![b.to_string()]),
+        V::Integer(i) if takes_bool_or_number(arg) => Ok(vec![i.to_string()]),
         V::String(s) => Ok(vec![s.clone()]),
         V::Array(items) if many => items
             .iter()
@@ -313,6 +338,12 @@ fn values_of(arg: &Arg, value: &toml::Value) -> Result<Vec<String>, String> {
         _ if many => Err("expected a string or an array of strings".into()),
         _ => Err("expected a string".into()),
     }
+}
+
+/// An option whose value is `true`, `false` or a number (`--hsts`).
+fn takes_bool_or_number(arg: &Arg) -> bool {
+    arg.get_value_names()
+        .is_some_and(|n| n.len() == 1 && n[0] == crate::cli::HSTS_VALUE_NAME)
 }
 
 pub fn is_integer(arg: &Arg) -> bool {

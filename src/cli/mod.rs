@@ -913,6 +913,86 @@ pub struct ServeArgs {
     pub didcomm_rules: DidcommServeArgs,
     #[command(flatten)]
     pub dead_tags: DeadTagArgs,
+    #[command(flatten)]
+    pub https: HttpsArgs,
+}
+
+/// Issue 36: HTTPS on the public listener with certificate files managed
+/// elsewhere. In the configuration file, `tls = { cert = "…", key = "…" }`
+/// sets `tls_cert` and `tls_key`.
+#[derive(Debug, Clone, Args)]
+pub struct HttpsArgs {
+    /// Serve the public listener over HTTPS with this PEM certificate chain
+    /// (end-entity first); needs --tls-key. Read at start and again on
+    /// SIGHUP; a file that cannot be served on SIGHUP keeps the old
+    /// certificate (and /readyz says so). Leave off behind a TLS proxy. In
+    /// qrtag.toml also `tls = { cert = "…", key = "…" }`.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_TLS_CERT",
+        value_name = "PATH",
+        value_hint = clap::ValueHint::FilePath
+    )]
+    pub tls_cert: Option<PathBuf>,
+    /// The PEM private key of --tls-cert (PKCS#8, PKCS#1 or SEC1).
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_TLS_KEY",
+        value_name = "PATH",
+        value_hint = clap::ValueHint::FilePath
+    )]
+    pub tls_key: Option<PathBuf>,
+    /// With HTTPS: a plain HTTP listener (`:80` in production) that
+    /// answers every request with a redirect to the same host and path over
+    /// HTTPS, except ACME HTTP-01 challenges. Off unless given.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_HTTP_LISTEN",
+        value_name = "ADDR",
+        value_parser = parse_listen
+    )]
+    pub http_listen: Option<String>,
+    /// With HTTPS: send Strict-Transport-Security on HTTPS answers: `true`
+    /// (a year), a max-age in seconds, or `false`. Off unless given: a
+    /// browser that saw it keeps to HTTPS for that long.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_HSTS",
+        value_name = HSTS_VALUE_NAME,
+        value_parser = crate::tls::hsts::HstsArg::parse
+    )]
+    pub hsts: Option<crate::tls::hsts::HstsArg>,
+}
+
+/// `--hsts`'s value name; the configuration file also takes a TOML
+/// boolean or integer for an option named so.
+pub const HSTS_VALUE_NAME: &str = "true|SECONDS";
+
+impl HttpsArgs {
+    /// The settings these options make, or what is missing.
+    pub fn settings(&self) -> Result<Option<crate::tls::TlsSettings>, &'static str> {
+        match (&self.tls_cert, &self.tls_key) {
+            (Some(cert), Some(key)) => Ok(Some(crate::tls::TlsSettings {
+                cert: cert.clone(),
+                key: key.clone(),
+                hsts: self.hsts.and_then(|h| h.0),
+                http_listen: self.http_listen.clone(),
+            })),
+            (Some(_), None) => Err("--tls-cert needs --tls-key (or tls = { cert = …, key = … })"),
+            (None, Some(_)) => Err("--tls-key needs --tls-cert (or tls = { cert = …, key = … })"),
+            (None, None) if self.http_listen.is_some() => {
+                Err("--http-listen redirects to HTTPS: give --tls-cert and --tls-key too")
+            }
+            (None, None) if self.hsts.is_some_and(|h| h.0.is_some()) => {
+                Err("--hsts is sent on HTTPS answers: give --tls-cert and --tls-key too")
+            }
+            (None, None) => Ok(None),
+        }
+    }
 }
 
 /// `--fallback URL` (issue 33): an absolute http(s) URL, or `''` for none.
@@ -1126,6 +1206,8 @@ impl Cli {
         Settings {
             // Checked in `main` before the command runs.
             dead_tag: args.dead_tags.page().unwrap_or_default(),
+            // Checked in `main` before the command runs.
+            tls: args.https.settings().unwrap_or_default(),
             geoip: args
                 .geoip_db
                 .as_ref()
@@ -1324,6 +1406,15 @@ pub fn main() -> ExitCode {
         eprintln!("qrtag: {e}");
         return ExitCode::from(edge::USAGE);
     }
+    // Issue 36: a certificate that cannot be served is the operator's to
+    // fix: one line, exit 2, before anything starts.
+    if let Command::Serve(args) = &cli.command
+        && let Ok(Some(tls)) = args.https.settings()
+        && let Err(e) = crate::tls::certified::load(&tls.cert, &tls.key)
+    {
+        eprintln!("qrtag: {e}");
+        return ExitCode::from(edge::USAGE);
+    }
     init_tracing();
     let result = actix_web::rt::System::new().block_on(run(cli));
     match result {
@@ -1375,6 +1466,7 @@ fn check_usage(cli: &Cli) -> Result<(), &'static str> {
                 "--api-couchdb-user is the account the API writes to CouchDB with: give --couchdb-url too",
             );
         }
+        args.https.settings()?;
     }
     if matches!(cli.command, Command::Setup(_)) && cli.store.couchdb_url.is_none() {
         return Err("setup prepares a CouchDB database: give --couchdb-url (or QRTAG_COUCHDB_URL)");

@@ -43,6 +43,10 @@ pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<Exi
     if let Some(api) = app.api_addr() {
         line.push_str(&format!(" api={api}"));
     }
+    // Issue 36: the plain listener beside HTTPS.
+    if let Some(http) = app.http_addr() {
+        line.push_str(&format!(" http={http}"));
+    }
     if let Some(did) = app.didcomm_did().filter(|_| app.didcomm_on()) {
         tracing::info!(%did, "DIDComm listener on");
     }

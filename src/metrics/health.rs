@@ -31,6 +31,8 @@ pub struct Health {
     /// still serve for `--shutdown-grace`, so a load balancer stops sending
     /// before the process stops answering.
     pub draining: std::sync::atomic::AtomicBool,
+    /// Issue 36: the certificates the public listener serves, when HTTPS.
+    pub tls: Option<Arc<crate::tls::Tls>>,
 }
 
 impl std::fmt::Debug for Health {
@@ -79,6 +81,18 @@ pub struct Report {
     pub didcomm: Option<DeliveryReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan_index: Option<ScanIndexReport>,
+    /// Issue 36: the certificates served, when the public listener is HTTPS.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tls: Option<Vec<CertificateReport>>,
+}
+
+/// One certificate the public listener serves (issue 36).
+#[derive(Debug, Clone, Serialize)]
+pub struct CertificateReport {
+    pub domain: String,
+    /// notAfter, Unix seconds.
+    pub not_after: i64,
+    pub serial: String,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -177,6 +191,11 @@ impl Health {
         if let Some(problem) = self.scans.as_ref().and_then(|s| s.problem()) {
             reasons.push(problem);
         }
+        // Issue 36: a failed reload, a certificate close to its end.
+        let now = chrono::Utc::now().timestamp();
+        if let Some(tls) = &self.tls {
+            reasons.extend(tls.problems(now));
+        }
         if log.failing {
             let err = log.last_error.as_deref().unwrap_or("unknown error");
             reasons.push(format!("access log writes failing: {err}"));
@@ -209,6 +228,17 @@ impl Health {
             }),
             scan_index: self.scans.as_ref().map(|s| ScanIndexReport {
                 walks_cut: s.progress().walks_cut.load(Relaxed),
+            }),
+            tls: self.tls.as_ref().map(|t| {
+                t.certificates
+                    .installed()
+                    .iter()
+                    .map(|i| CertificateReport {
+                        domain: i.domain.clone(),
+                        not_after: i.certified.not_after,
+                        serial: i.certified.serial.clone(),
+                    })
+                    .collect()
             }),
         }
     }
@@ -287,6 +317,7 @@ mod tests {
             cluster: None,
             scans: None,
             draining: std::sync::atomic::AtomicBool::new(false),
+            tls: None,
         }
     }
 

@@ -213,6 +213,18 @@ impl Collector for ServiceCollector {
                 s.walks_cut,
             )?;
         }
+        if let Some(certificates) = &r.tls {
+            let mut family = e.encode_descriptor(
+                "qrtag_tls_certificate_expiry",
+                "When the TLS certificate served for a domain ends (its notAfter, Unix time); /readyz warns 14 days before.",
+                secs,
+                MetricType::Gauge,
+            )?;
+            for c in certificates {
+                ConstGauge::new(c.not_after)
+                    .encode(family.encode_family(&[("domain", c.domain.as_str())])?)?;
+            }
+        }
         if let Some(d) = &r.didcomm {
             let mut family = e.encode_descriptor(
                 "qrtag_didcomm_replies",

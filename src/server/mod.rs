@@ -7,6 +7,7 @@ pub mod api;
 pub mod dead_tag;
 pub mod etag;
 pub mod header_value;
+pub mod https_redirect;
 pub mod limits;
 pub mod own_answer;
 pub mod public;

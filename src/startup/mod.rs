@@ -29,6 +29,7 @@ use crate::snapshot::Snapshot;
 use crate::store::options::StoreSettings;
 use crate::store::saver::{self, Saver};
 use crate::store::{self, StoreError};
+use crate::tls::listener::Conn;
 use crate::tracking::cookie::TrackingCookie;
 use crate::values::public_url::PublicUrl;
 
@@ -63,6 +64,11 @@ pub enum StartupError {
     Descriptors(#[from] fd_budget::TooFewDescriptors),
     #[error(transparent)]
     FileSize(#[from] file_size_limit::BelowDatabase),
+    /// Issue 36: a certificate or key that cannot be served.
+    #[error(transparent)]
+    Tls(#[from] crate::tls::certified::CertError),
+    #[error("cannot set up TLS: {0}")]
+    TlsConfig(#[source] rustls::Error),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -73,6 +79,8 @@ pub enum Listener {
     Public,
     Admin,
     Api,
+    /// Issue 36: the plain listener beside HTTPS.
+    Http,
 }
 
 impl Listener {
@@ -81,6 +89,7 @@ impl Listener {
             Self::Public => "--listen",
             Self::Admin => "--admin-listen",
             Self::Api => "--api-listen",
+            Self::Http => "--http-listen",
         }
     }
 
@@ -89,6 +98,7 @@ impl Listener {
             Self::Public => "QRTAG_LISTEN",
             Self::Admin => "QRTAG_ADMIN_LISTEN",
             Self::Api => "QRTAG_API_LISTEN",
+            Self::Http => "QRTAG_HTTP_LISTEN",
         }
     }
 
@@ -105,6 +115,11 @@ impl Listener {
 pub struct Application {
     public_addr: SocketAddr,
     admin_addr: SocketAddr,
+    /// Issue 36: the plain listener beside HTTPS, when `--http-listen`.
+    http: Option<Server>,
+    http_addr: Option<SocketAddr>,
+    /// Issue 36: the certificates served, reloaded on SIGHUP.
+    tls: Option<Arc<crate::tls::Tls>>,
     public: Server,
     admin: Server,
     api_addr: Option<SocketAddr>,
@@ -247,6 +262,7 @@ fn guarded_server<F, I, S, B>(
     addr: SocketAddr,
     guards: &Guards,
     own_answers: Option<LogOwnAnswer>,
+    tls: Option<tokio_rustls::TlsAcceptor>,
     app: F,
 ) -> std::io::Result<Server>
 where
@@ -289,34 +305,43 @@ where
             .client_request_timeout(request_timeout)
             .client_disconnect_timeout(Duration::from_secs(1))
             .local_addr(addr)
-            .on_connect_ext(|io: &RequestLineIo<tokio::net::TcpStream>, ext| {
+            .on_connect_ext(|io: &RequestLineIo<Conn>, ext| {
                 ext.insert(io.answered());
             })
             .h1(map_config(app, |()| AppConfig::default()));
         let limiter = std::sync::Arc::clone(&limiter);
         let own_answers = own_answers.clone();
+        let tls = tls.clone();
         fn_service(move |io: tokio::net::TcpStream| {
             let peer = io.peer_addr().ok();
-            let slot = limiter.acquire(peer.map(|p| p.ip())).map(Some);
-            // Over its network's share: the connection is closed at once.
-            let io = slot
-                .map(|slot| {
-                    let io = RequestLineIo::with_limits(io, request_timeout, slot);
-                    let io = match &own_answers {
-                        Some(log) => io.with_own_answers(OwnAnswerLog {
-                            log: Arc::clone(log),
-                            peer,
-                        }),
-                        None => io,
-                    };
-                    (io, peer)
-                })
-                .ok_or_else(|| {
+            let slot = limiter.acquire(peer.map(|p| p.ip()));
+            let own_answers = own_answers.clone();
+            let tls = tls.clone();
+            async move {
+                // Over its network's share: the connection is closed at once.
+                let slot = slot.ok_or_else(|| {
                     DispatchError::Io(std::io::Error::other(
                         "too many connections from one address",
                     ))
-                });
-            std::future::ready(io)
+                })?;
+                // Issue 36: the handshake holds the slot, within the
+                // request deadline.
+                let io = match &tls {
+                    None => Conn::Plain(io),
+                    Some(acceptor) => crate::tls::listener::accept(acceptor, io, request_timeout)
+                        .await
+                        .map_err(DispatchError::Io)?,
+                };
+                let io = RequestLineIo::with_limits(io, request_timeout, Some(slot));
+                let io = match &own_answers {
+                    Some(log) => io.with_own_answers(OwnAnswerLog {
+                        log: Arc::clone(log),
+                        peer,
+                    }),
+                    None => io,
+                };
+                Ok((io, peer))
+            }
         })
         .and_then(h1)
     })?;
@@ -341,22 +366,63 @@ fn public_server(
     state: web::Data<public::PublicState>,
     settings: &Settings,
     caps: fd_budget::ListenerCaps,
+    tls: Option<tokio_rustls::TlsAcceptor>,
 ) -> std::io::Result<Server> {
     let log_own_answer = public::own_answer_logger(
         state.access_log.clone(),
         state.trusted_proxies.clone(),
         state.client_ip_mode,
     );
+    // Issue 36: HSTS on HTTPS answers only, and only when asked for.
+    let hsts = settings
+        .tls
+        .as_ref()
+        .and(tls.as_ref())
+        .and_then(|_| settings.tls.as_ref()?.hsts)
+        .map(crate::tls::hsts::Hsts::header_value);
     guarded_server(
         "qrtag-public",
         listener,
         addr,
         &Guards::new(settings, public_workers(settings), caps),
         Some(log_own_answer),
+        tls,
+        move || {
+            let headers = actix_web::middleware::DefaultHeaders::new().add((
+                actix_web::http::header::STRICT_TRANSPORT_SECURITY,
+                hsts.clone().unwrap_or_default(),
+            ));
+            App::new()
+                .app_data(state.clone())
+                .wrap(actix_web::middleware::Condition::new(
+                    hsts.is_some(),
+                    headers,
+                ))
+                .default_service(web::to(public::handle))
+        },
+    )
+}
+
+/// Issue 36: the plain listener beside HTTPS (`--http-listen`): redirects
+/// and ACME challenges, one worker, the admin listener's guards.
+fn http_server(
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: web::Data<crate::server::https_redirect::RedirectState>,
+    settings: &Settings,
+    caps: fd_budget::ListenerCaps,
+) -> std::io::Result<Server> {
+    guarded_server(
+        "qrtag-http",
+        listener,
+        addr,
+        &Guards::new(settings, 1, caps),
+        None,
+        None,
         move || {
             App::new()
                 .app_data(state.clone())
-                .default_service(web::to(public::handle))
+                .default_service(web::to(crate::server::https_redirect::handle))
         },
     )
 }
@@ -466,6 +532,7 @@ fn api_server(
         listener,
         addr,
         &Guards::new(settings, api_workers(settings), caps),
+        None,
         None,
         move || {
             App::new()
@@ -685,11 +752,40 @@ impl Application {
         let connection_warning = caps
             .worth_warning(&needs, settings.max_connections_chosen)
             .then(|| fd_budget::lowered_line(&caps, &needs));
+        let tls_on = settings.tls.is_some();
         let public_url = settings
             .public_url
-            .get_or_insert_with(|| PublicUrl::of_listener(public_addr))
+            .get_or_insert_with(|| match tls_on {
+                // Issue 36: the listener's own address answers over HTTPS.
+                true => PublicUrl::parse(&format!("https://{public_addr}"))
+                    .unwrap_or_else(|_| PublicUrl::of_listener(public_addr)),
+                false => PublicUrl::of_listener(public_addr),
+            })
             .clone();
         let (admin_listener, admin_addr) = bind(&settings.admin_listen, Listener::Admin)?;
+        let http_listener = settings
+            .tls
+            .as_ref()
+            .and_then(|t| t.http_listen.as_deref())
+            .map(|addr| bind(addr, Listener::Http))
+            .transpose()?;
+        // Issue 36: the certificate is read before any file is written, so
+        // a bad one stops the start with one line.
+        let tls = match &settings.tls {
+            Some(files) => {
+                let domain = url::Url::parse(public_url.origin())
+                    .ok()
+                    .and_then(|u| u.host_str().map(str::to_owned))
+                    .unwrap_or_default();
+                Some(Arc::new(crate::tls::Tls::start(files.clone(), &domain)?))
+            }
+            None => None,
+        };
+        let acceptor = tls
+            .as_ref()
+            .map(|t| crate::tls::listener::acceptor(Arc::clone(&t.certificates)))
+            .transpose()
+            .map_err(StartupError::TlsConfig)?;
         let api_listener = settings
             .api
             .as_ref()
@@ -773,8 +869,28 @@ impl Application {
             public_state,
             &settings,
             caps.public,
+            acceptor,
         )
         .map_err(Listener::Public.bind_error(&settings.listen))?;
+        let http = match (&tls, http_listener) {
+            (Some(tls), Some((listener, addr))) => {
+                let state = web::Data::new(crate::server::https_redirect::RedirectState {
+                    challenges: Arc::clone(&tls.challenges),
+                    https_port: url::Url::parse(public_url.origin())
+                        .ok()
+                        .and_then(|u| u.port()),
+                    default_host: url::Url::parse(public_url.origin())
+                        .ok()
+                        .and_then(|u| u.host_str().map(str::to_owned))
+                        .unwrap_or_default(),
+                });
+                let listen = tls.settings().http_listen.clone().unwrap_or_default();
+                let server = http_server(listener, addr, state, &settings, caps.admin)
+                    .map_err(Listener::Http.bind_error(&listen))?;
+                Some((server, addr))
+            }
+            _ => None,
+        };
 
         let qr_renders = crate::metrics::QrRenders::default();
         let render_gate = crate::print::tag_image::RenderGate::for_cores()
@@ -807,6 +923,7 @@ impl Application {
                 .as_ref()
                 .map(crate::scan_index::RunningIndex::index),
             draining: std::sync::atomic::AtomicBool::new(false),
+            tls: tls.clone(),
         });
         let metrics = crate::metrics::Metrics::new(
             requests,
@@ -849,6 +966,7 @@ impl Application {
             admin_listener,
             admin_addr,
             &Guards::new(&settings, 1, caps.admin),
+            None,
             None,
             move || {
                 App::new()
@@ -901,9 +1019,16 @@ impl Application {
             api = caps.api.total,
             "connection caps from the open-file limit"
         );
+        let (http, http_addr) = match http {
+            Some((server, addr)) => (Some(server), Some(addr)),
+            None => (None, None),
+        };
         Ok(Self {
             public_addr,
             admin_addr,
+            http,
+            http_addr,
+            tls,
             public: public_server,
             admin: admin_server,
             api_addr,
@@ -942,6 +1067,16 @@ impl Application {
 
     pub fn admin_addr(&self) -> SocketAddr {
         self.admin_addr
+    }
+
+    /// The plain listener's address (issue 36), when `--http-listen` is set.
+    pub fn http_addr(&self) -> Option<SocketAddr> {
+        self.http_addr
+    }
+
+    /// The running TLS state (issue 36), when the public listener is HTTPS.
+    pub fn tls(&self) -> Option<Arc<crate::tls::Tls>> {
+        self.tls.clone()
     }
 
     /// The DIDComm listener's address, when `--api-listen` is set.
@@ -984,16 +1119,23 @@ impl Application {
 
     /// Serves until SIGINT or SIGTERM; in-flight requests are finished first,
     /// then every access log line is written and synced. SIGHUP reopens the
-    /// access log.
+    /// access log and (issue 36) reads the TLS certificate files again.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let reopener = {
             let log = self.access_log.clone();
+            let tls = self.tls.clone();
             let mut hangup = self.hangup;
             tokio::spawn(async move {
                 while hangup.recv().await.is_some() {
                     let log = log.clone();
                     // Waits for the flusher, which may be mid-write.
                     let _ = tokio::task::spawn_blocking(move || log.reopen()).await;
+                    if let Some(tls) = &tls {
+                        let tls = Arc::clone(tls);
+                        // A failure keeps the old certificate; `reload`
+                        // logs it and `/readyz` says it.
+                        let _ = tokio::task::spawn_blocking(move || tls.reload()).await;
+                    }
                 }
             })
         };
@@ -1001,6 +1143,8 @@ impl Application {
         let public_handle = self.public.handle();
         let admin_handle = self.admin.handle();
         let api_handle = self.api.as_ref().map(Server::handle);
+        let http_handle = self.http.as_ref().map(Server::handle);
+        let http = self.http.map(tokio::spawn);
         let public = tokio::spawn(self.public);
         let admin = tokio::spawn(self.admin);
         let api = self.api.map(tokio::spawn);
@@ -1040,6 +1184,12 @@ impl Application {
         admin_handle.stop(true).await;
         if let Some(handle) = api_handle {
             handle.stop(true).await;
+        }
+        if let Some(handle) = http_handle {
+            handle.stop(true).await;
+        }
+        if let Some(task) = http {
+            let _ = task.await;
         }
         let first = match first {
             Some(r) => r,
