@@ -4,6 +4,9 @@
 
 use std::path::PathBuf;
 
+// Issue 36: `[[domains]]`.
+pub mod domains;
+
 pub use crate::access_log::{AccessLogTarget, WriterOptions};
 use crate::console::ConsoleSettings;
 use crate::server::api::ApiSettings;
@@ -76,6 +79,12 @@ pub struct Settings {
     /// console or REST write may save such a rule is read from here too
     /// ([`Settings::rule_capabilities`]).
     pub geoip: Option<GeoIp>,
+    /// Issue 36: where `/` sends a browser on the default domain
+    /// (`--root-url`); `None`: `/` is an unknown key, as before.
+    pub root_url: Option<crate::values::destination::Destination>,
+    /// Issue 36: the domains besides the default one, and how a host of
+    /// none is answered; the default (no `[[domains]]`) routes nothing.
+    pub domains: domains::ServedDomains,
 }
 
 /// Issue 34: an opened `--geoip-db` in the settings (the database itself
@@ -156,6 +165,8 @@ impl Settings {
             console: None,
             dead_tag: Default::default(),
             geoip: None,
+            root_url: None,
+            domains: Default::default(),
         }
     }
 }
