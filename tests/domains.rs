@@ -206,3 +206,214 @@ async fn a_single_domain_installation_serves_the_same_after_the_upgrade() {
         "nothing changed for the tags, so neither did their snapshot file"
     );
 }
+
+/// `qrtag init` of a domain's own database, its public URL recorded.
+fn init(db: &Path, public_url: &str) {
+    let out = qrtag_bin()
+        .arg("--db")
+        .arg(db)
+        .args(["--public-url", public_url, "init"])
+        .stdin(Stdio::null())
+        .output()
+        .expect("run qrtag init");
+    assert!(out.status.success(), "qrtag init: {out:?}");
+}
+
+/// Two domains: `0x1f.ie`, the default (the database the server is
+/// started with, its log `access.log` beside it), and `qr.brand-b.ie`
+/// with `b.db` and `b.log`; the same key in each, leading to two places.
+async fn two_domains(dir: &Path, extra: &str) -> std::path::PathBuf {
+    let db = dir.join("a.db");
+    init(&db, "https://0x1f.ie");
+    init(&dir.join("b.db"), "https://qr.brand-b.ie");
+    add(&db, "H83if", "https://brand-a.example/poster").await;
+    add(&dir.join("b.db"), "H83if", "https://brand-b.example/poster").await;
+    let config = dir.join("qrtag.toml");
+    std::fs::write(
+        &config,
+        format!(
+            r#"public_url = "https://0x1f.ie"
+{extra}
+[[domains]]
+host = "0x1f.ie"
+root = "https://brand-a.example/"
+operator_name = "Brand A"
+
+[[domains]]
+host = "qr.brand-b.ie"
+public_url = "https://qr.brand-b.ie"
+sqlite = "b.db"
+access_log = "b.log"
+root = "https://brand-b.example/"
+operator_name = "Brand B"
+operator_contact = "tags@brand-b.example"
+"#
+        ),
+    )
+    .expect("config");
+    db
+}
+
+/// The log's lines as (target, status).
+fn lines(path: &Path) -> Vec<(String, u16)> {
+    std::fs::read_to_string(path)
+        .expect("a log")
+        .lines()
+        .map(|l| {
+            let line = qrtag::access_log::format::parse_line(l).expect("a log line");
+            (line.target.to_owned(), line.status)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn each_domain_has_its_links_log_root_and_dead_tag_page() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let db = two_domains(d, "").await;
+    let config = d.join("qrtag.toml");
+    let env = [("QRTAG_CONFIG", config.to_str().expect("utf-8"))];
+    let srv = ServerProcess::spawn(&db, &[], &env, false).await;
+    let (a, b) = (Some("0x1f.ie"), Some("qr.brand-b.ie"));
+
+    assert_eq!(
+        serving(&srv, a, "/H83if").await,
+        "https://brand-a.example/poster"
+    );
+    assert_eq!(
+        serving(&srv, b, "/H83if").await,
+        "https://brand-b.example/poster"
+    );
+    let (status, location, _) = get_as(&srv, Some("QR.Brand-B.ie.:80"), "/H83if", &[]).await;
+    assert_eq!(
+        (status, location.as_deref()),
+        (302, Some("https://brand-b.example/poster"))
+    );
+    // A host of neither: 404, one short line.
+    let (status, location, body) = get_as(&srv, None, "/H83if", &[]).await;
+    assert_eq!((status, location), (404, None));
+    assert_eq!(body, "not found: no such domain here\n");
+    let (status, _, _) = get_as(&srv, Some("brand-b.ie"), "/H83if", &[]).await;
+    assert_eq!(status, 404);
+    // Each domain's root and dead-tag page.
+    for (host, root) in [
+        (a, "https://brand-a.example/"),
+        (b, "https://brand-b.example/"),
+    ] {
+        let (status, location, _) = get_as(&srv, host, "/", &[]).await;
+        assert_eq!((status, location.as_deref()), (302, Some(root)));
+    }
+    let html = [("accept", "text/html")];
+    let (status, _, page_a) = get_as(&srv, a, "/nope", &html).await;
+    let (_, _, page_b) = get_as(&srv, b, "/nope", &html).await;
+    assert_eq!(status, 404);
+    assert!(
+        page_a.contains("Brand A") && !page_a.contains("Brand B"),
+        "{page_a}"
+    );
+    assert!(
+        page_b.contains("Brand B") && page_b.contains("tags@brand-b.example"),
+        "{page_b}"
+    );
+    // An edit to one domain's store reaches its scans, not the other's.
+    add(&d.join("b.db"), "new", "https://brand-b.example/new").await;
+    assert_eq!(
+        serving(&srv, b, "/new").await,
+        "https://brand-b.example/new"
+    );
+    let (status, _, _) = get_as(&srv, a, "/new", &[]).await;
+    assert_eq!(status, 404);
+    let metrics = client()
+        .get(srv.admin_url("/metrics"))
+        .send()
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    assert!(
+        metrics.contains("qrtag_unknown_host_requests_total 2"),
+        "{metrics}"
+    );
+    srv.stop().await;
+
+    // Each log holds exactly its domain's requests; the unknown hosts are
+    // the default's, marked 421.
+    let a_log = lines(&d.join("access.log"));
+    let b_log = lines(&d.join("b.log"));
+    let count = |log: &[(String, u16)], target: &str, status: u16| {
+        log.iter()
+            .filter(|(t, s)| t == target && *s == status)
+            .count()
+    };
+    assert!(
+        b_log
+            .iter()
+            .all(|(t, _)| ["/H83if", "/", "/nope", "/new"].contains(&t.as_str()))
+    );
+    assert_eq!(count(&b_log, "/", 302), 1);
+    assert_eq!(count(&b_log, "/nope", 404), 1);
+    assert_eq!(count(&a_log, "/", 302), 1);
+    assert_eq!(count(&a_log, "/nope", 404), 1);
+    assert_eq!(count(&a_log, "/H83if", 421), 2);
+    assert_eq!(count(&b_log, "/H83if", 421), 0);
+    assert_eq!(count(&a_log, "/new", 404), 1);
+    assert_eq!(count(&b_log, "/new", 302), 1);
+    assert_eq!(count(&a_log, "/new", 302), 0);
+    // Every scan of /H83if answered 302 is in the log of the domain that
+    // answered it: one polled scan and the one with a port for b, one for a.
+    assert_eq!(count(&b_log, "/H83if", 302), 2);
+    assert_eq!(count(&a_log, "/H83if", 302), 1);
+}
+
+#[tokio::test]
+async fn a_forwarded_host_is_believed_only_from_a_trusted_proxy() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    let db = two_domains(d, "").await;
+    let config = d.join("qrtag.toml");
+    let env = [("QRTAG_CONFIG", config.to_str().expect("utf-8"))];
+    let forwarded = [("x-forwarded-host", "qr.brand-b.ie")];
+
+    // Behind a trusted proxy (loopback), the host it was asked for counts.
+    let srv = ServerProcess::spawn(&db, &["--trusted-proxy", "127.0.0.1"], &env, false).await;
+    serving(&srv, Some("0x1f.ie"), "/H83if").await;
+    let (status, location, _) = get_as(&srv, Some("0x1f.ie"), "/H83if", &forwarded).await;
+    assert_eq!(
+        (status, location.as_deref()),
+        (302, Some("https://brand-b.example/poster"))
+    );
+    let (status, location, _) = get_as(&srv, None, "/H83if", &forwarded).await;
+    assert_eq!(
+        (status, location.as_deref()),
+        (302, Some("https://brand-b.example/poster"))
+    );
+    srv.stop().await;
+
+    // From anyone else it is ignored: the Host decides; and a host of
+    // neither gets the default domain's answer when asked to.
+    let srv = ServerProcess::spawn(
+        &db,
+        &["--trusted-proxy", "10.0.0.0/8", "--unknown-host", "default"],
+        &env,
+        false,
+    )
+    .await;
+    serving(&srv, Some("0x1f.ie"), "/H83if").await;
+    let (status, location, _) = get_as(&srv, Some("0x1f.ie"), "/H83if", &forwarded).await;
+    assert_eq!(
+        (status, location.as_deref()),
+        (302, Some("https://brand-a.example/poster"))
+    );
+    let (status, location, _) = get_as(&srv, None, "/H83if", &forwarded).await;
+    assert_eq!(
+        (status, location.as_deref()),
+        (302, Some("https://brand-a.example/poster"))
+    );
+    let (status, location, _) = get_as(&srv, Some("qr.brand-b.ie"), "/H83if", &[]).await;
+    assert_eq!(
+        (status, location.as_deref()),
+        (302, Some("https://brand-b.example/poster"))
+    );
+    srv.stop().await;
+}
