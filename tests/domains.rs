@@ -417,3 +417,73 @@ async fn a_forwarded_host_is_believed_only_from_a_trusted_proxy() {
     );
     srv.stop().await;
 }
+
+/// `qrtag ARGS` in `dir` with its `qrtag.toml`.
+fn cli(dir: &Path, args: &[&str]) -> Output {
+    qrtag_bin()
+        .args(args)
+        .env("QRTAG_CONFIG", dir.join("qrtag.toml"))
+        .current_dir(dir)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run qrtag")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn the_link_commands_take_a_domain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    std::fs::write(
+        d.join("qrtag.toml"),
+        r#"db = "a.db"
+public_url = "https://0x1f.ie"
+
+[[domains]]
+host = "0x1f.ie"
+
+[[domains]]
+host = "qr.brand-b.ie"
+public_url = "https://qr.brand-b.ie"
+sqlite = "b.db"
+access_log = "b.log"
+"#,
+    )
+    .expect("config");
+    assert!(cli(d, &["init"]).status.success());
+    init(&d.join("b.db"), "https://qr.brand-b.ie");
+    let b = ["--domain", "qr.brand-b.ie"];
+    let ok = |args: &[&str]| {
+        let out = cli(d, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    assert_eq!(
+        ok(&["new", "https://brand-a.example/x", "--key", "k"]),
+        "https://0x1f.ie/k\n"
+    );
+    assert_eq!(
+        ok(&[&["new", "https://brand-b.example/x", "--key", "k"][..], &b].concat()),
+        "https://qr.brand-b.ie/k\n"
+    );
+    ok(&[&["set", "k", "https://brand-b.example/y"][..], &b].concat());
+    assert!(ok(&["show", "k"]).contains("https://brand-a.example/x"));
+    assert!(ok(&["show", "k", "--domain", "0x1f.ie"]).contains("https://brand-a.example/x"));
+    let shown = ok(&[&["show", "k"][..], &b].concat());
+    assert!(shown.contains("https://brand-b.example/y"), "{shown}");
+    let listed = ok(&[&["list"][..], &b].concat());
+    assert_eq!(listed.lines().count(), 1, "{listed}");
+    assert!(
+        listed.starts_with("k\thttps://brand-b.example/y"),
+        "{listed}"
+    );
+    let out = cli(d, &["show", "k", "--domain", "nope.example"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        stderr(&out),
+        "qrtag: no domain nope.example (domains: 0x1f.ie, qr.brand-b.ie)\n"
+    );
+}

@@ -275,6 +275,10 @@ pub enum Command {
         /// at most 200 characters).
         #[arg(long, value_name = "TEXT")]
         title: Option<crate::link::Title>,
+        /// Issue 36: the domain (a `[[domains]]` host in the configuration
+        /// file) whose links to work on; default: the default domain.
+        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
+        domain: Option<crate::values::host::Host>,
     },
     /// Repoint a link, or change when it expires, its notes or its title.
     #[command(
@@ -312,6 +316,10 @@ pub enum Command {
         /// TEXT removes it.
         #[arg(long, value_name = "TEXT")]
         title: Option<crate::link::Title>,
+        /// Issue 36: the domain (a `[[domains]]` host in the configuration
+        /// file) whose links to work on; default: the default domain.
+        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
+        domain: Option<crate::values::host::Host>,
     },
     /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
     /// any field), checked before it is saved.
@@ -378,6 +386,10 @@ pub enum Command {
     Show {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
+        /// Issue 36: the domain (a `[[domains]]` host in the configuration
+        /// file) whose links to work on; default: the default domain.
+        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
+        domain: Option<crate::values::host::Host>,
     },
     /// Write a link's QR code (PNG or SVG), the same bytes the admin listener
     /// serves; or a label printer's PNG or ZPL, or a branded code.
@@ -412,6 +424,10 @@ pub enum Command {
         /// The deleted links too.
         #[arg(long)]
         all: bool,
+        /// Issue 36: the domain (a `[[domains]]` host in the configuration
+        /// file) whose links to work on; default: the default domain.
+        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
+        domain: Option<crate::values::host::Host>,
     },
     /// Prepare a CouchDB database for qrtag (needs an admin account):
     /// create it, install the validation, grant the reader and editor roles.
@@ -1140,6 +1156,80 @@ impl Cli {
             )),
             (None, None) => crate::settings::default_snapshot_file(&self.store.db),
         })
+    }
+
+    /// Issue 36: `--domain HOST` of a link command: `None` for the default
+    /// domain (or none named), else that domain's store and public URL
+    /// from the configuration file; a host it does not list is a usage
+    /// error naming the ones it does.
+    pub fn other_domain(
+        &self,
+        host: Option<&crate::values::host::Host>,
+    ) -> Result<Option<(StoreSettings, PublicUrl)>, crate::values::usage::UsageError> {
+        use crate::settings::domains::DomainStore;
+        let listed = &self.origin.config.domains;
+        let Some(host) = host.filter(|h| listed.default_host.as_ref() != Some(*h)) else {
+            return Ok(None);
+        };
+        let usage = crate::values::usage::UsageError;
+        let Some(entry) = listed.others.iter().find(|e| &e.host == host) else {
+            let known: Vec<String> = listed
+                .default_host
+                .iter()
+                .chain(listed.others.iter().map(|e| &e.host))
+                .map(ToString::to_string)
+                .collect();
+            return Err(usage(match known.is_empty() {
+                true => format!("no domain {host}: the configuration file lists no [[domains]]"),
+                false => format!("no domain {host} (domains: {})", known.join(", ")),
+            }));
+        };
+        let store = match (&entry.store, self.store.settings()) {
+            (Some(DomainStore::Sqlite(path)), _) => StoreSettings::Sqlite { path: path.clone() },
+            (Some(DomainStore::CouchDb(db)), StoreSettings::CouchDb(couch)) => {
+                StoreSettings::CouchDb(CouchSettings {
+                    db: db.clone(),
+                    ..couch
+                })
+            }
+            (Some(DomainStore::CouchDb(_)), StoreSettings::Sqlite { .. }) => {
+                return Err(usage(
+                    crate::settings::domains::DomainError::NoCouchServer { host: host.clone() }
+                        .to_string(),
+                ));
+            }
+            (None, _) => {
+                return Err(usage(
+                    crate::settings::domains::DomainError::NoStore { host: host.clone() }
+                        .to_string(),
+                ));
+            }
+        };
+        let url = match &entry.public_url {
+            Some(url) => url.clone(),
+            None => {
+                PublicUrl::parse(&format!("https://{host}")).map_err(|e| usage(e.to_string()))?
+            }
+        };
+        Ok(Some((store, url)))
+    }
+
+    /// Issue 36: another domain's store, opened as the command needs it.
+    pub fn open_domain_store(
+        &self,
+        settings: &StoreSettings,
+        access: crate::store::Access,
+    ) -> anyhow::Result<std::sync::Arc<dyn crate::store::LinkStore>> {
+        let store = match crate::store::open(settings, access) {
+            Err(crate::store::StoreError::NoDatabase(path)) => Err(anyhow::anyhow!(
+                "no database at {path} (a domain's sqlite in the configuration file); start qrtag serve to create it"
+            )),
+            other => Ok(other?),
+        }?;
+        if let (Some(stats), Ok(mut held)) = (store.cluster(), self.clusters.lock()) {
+            held.push(stats);
+        }
+        Ok(store)
     }
 
     /// Issue 36: the domains besides the default one, ready to start, and
