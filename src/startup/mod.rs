@@ -995,6 +995,12 @@ impl Application {
         Arc::clone(&self.snapshot)
     }
 
+    /// Issue 36: every domain's snapshot, the default domain's first, so
+    /// a caller can wait until each domain's links are loaded.
+    pub fn snapshots(&self) -> Vec<Arc<Snapshot>> {
+        self.sites.iter().map(|s| Arc::clone(&s.snapshot)).collect()
+    }
+
     pub fn access_log(&self) -> AccessLog {
         self.sites[0].access_log.clone()
     }
