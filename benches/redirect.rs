@@ -63,15 +63,21 @@ fn state(log: AccessLog) -> web::Data<PublicState> {
         None,
     );
     snapshot.mark_loaded();
-    web::Data::new(PublicState {
-        dead_tag: Default::default(),
-        geoip: None,
+    // Issue 36: one site, no domains: as a single-domain server is built.
+    let site = qrtag::server::sites::Site {
+        host: None,
         snapshot,
         public_url: qrtag::store::live_url::LiveUrl::new(
             PublicUrl::parse("https://0x1f.ie").expect("url"),
         ),
         access_log: log,
         tracking: Some(TrackingCookie::new(CookieName::default(), true, keys())),
+        dead_tag: Default::default(),
+        root: None,
+    };
+    web::Data::new(PublicState {
+        sites: qrtag::server::sites::Sites::new(site, Vec::new(), Default::default()),
+        geoip: None,
         trusted_proxies: Vec::new(),
         client_ip_mode: Default::default(),
         metrics: Default::default(),
@@ -110,7 +116,14 @@ fn benches(c: &mut Criterion) {
 
     let mut g = c.benchmark_group("handler");
     g.bench_function("answer", |b| {
-        b.iter(|| black_box(public::answer(black_box(&req), &data, chrono::Utc::now())))
+        b.iter(|| {
+            black_box(public::answer(
+                black_box(&req),
+                &data,
+                data.sites.default_site(),
+                chrono::Utc::now(),
+            ))
+        })
     });
     g.bench_function("handle", |b| {
         b.iter(|| {

@@ -25,6 +25,10 @@
 //! reads it), one header more than the rows above, and are compared with
 //! the rule-less qrtag row of the same kind.
 //!
+//! Issue 36: then, for each kind of scan, qrtag serving three domains
+//! (`QRTAG_LOAD_VARIANT=three-domains`), the host asked for the last of
+//! the three compared, against the one-domain qrtag row of the same kind.
+//!
 //! `QRTAG_CALLGRIND_KEEP=DIR` keeps the dumps in DIR for `callgrind_annotate`.
 
 #[path = "support/load.rs"]
@@ -78,7 +82,7 @@ fn drive() {
             let dir = keep.clone().unwrap_or_else(|| scratch.path().to_owned());
             let dir = dir.join(format!("{role}-{}", scan_tag(scan)));
             std::fs::create_dir_all(&dir).expect("dump directory");
-            let (settle, per_request) = count(role, scan, &dir, &Target::PLAIN);
+            let (settle, per_request) = count(role, scan, &dir, &Target::PLAIN, None);
             println!(
                 "  {:<30} {role:>5}: {per_request:>8.0} instructions/request (first {FIRST_DUMP}: {settle:.0})",
                 scan.name()
@@ -97,7 +101,7 @@ fn drive() {
             let dir = keep.clone().unwrap_or_else(|| scratch.path().to_owned());
             let dir = dir.join(format!("{}-{}", target.key, scan_tag(scan)));
             std::fs::create_dir_all(&dir).expect("dump directory");
-            let (settle, per_request) = count("qrtag", scan, &dir, &target);
+            let (settle, per_request) = count("qrtag", scan, &dir, &target, None);
             println!(
                 "  {:<30} {}: {per_request:>8.0} instructions/request (first {FIRST_DUMP}: {settle:.0})",
                 scan.name(),
@@ -110,6 +114,21 @@ fn drive() {
                 per_request / counts[1]
             );
         }
+        // Issue 36: three domains, the host asked for the last compared.
+        let dir = keep.clone().unwrap_or_else(|| scratch.path().to_owned());
+        let dir = dir.join(format!("three-domains-{}", scan_tag(scan)));
+        std::fs::create_dir_all(&dir).expect("dump directory");
+        let (settle, per_request) =
+            count("qrtag", scan, &dir, &Target::PLAIN, Some("three-domains"));
+        println!(
+            "  {:<30} three domains: {per_request:>8.0} instructions/request (first {FIRST_DUMP}: {settle:.0})",
+            scan.name()
+        );
+        println!(
+            "{}: three domains {per_request:.0}, /qrtag with one = {:.3}",
+            scan.name(),
+            per_request / counts[1]
+        );
     }
 }
 
@@ -151,7 +170,7 @@ fn scan_tag(scan: Scan) -> &'static str {
 
 /// Instructions per request of the server `role` in the first and the
 /// second dump.
-fn count(role: &str, scan: Scan, dir: &Path, target: &Target) -> (f64, f64) {
+fn count(role: &str, scan: Scan, dir: &Path, target: &Target, variant: Option<&str>) -> (f64, f64) {
     let exe = std::env::current_exe().expect("current exe");
     let out_file = dir.join("callgrind.out");
     let mut child = Valgrind(
@@ -161,6 +180,7 @@ fn count(role: &str, scan: Scan, dir: &Path, target: &Target) -> (f64, f64) {
             .arg(format!("--callgrind-out-file={}", out_file.display()))
             .arg(exe)
             .env(ROLE_VAR, role)
+            .envs(variant.map(|v| ("QRTAG_LOAD_VARIANT", v)))
             .env("QRTAG_LOG", "warn")
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())

@@ -4,6 +4,9 @@
 
 use std::path::PathBuf;
 
+// Issue 36: `[[domains]]`.
+pub mod domains;
+
 pub use crate::access_log::{AccessLogTarget, WriterOptions};
 use crate::console::ConsoleSettings;
 use crate::server::api::ApiSettings;
@@ -80,6 +83,12 @@ pub struct Settings {
     /// files (and the port 80 redirect, HSTS); `None`, the default and the
     /// reverse-proxy setup, serves plain HTTP.
     pub tls: Option<crate::tls::TlsSettings>,
+    /// Issue 36: where `/` sends a browser on the default domain
+    /// (`--root-url`); `None`: `/` is an unknown key, as before.
+    pub root_url: Option<crate::values::destination::Destination>,
+    /// Issue 36: the domains besides the default one, and how a host of
+    /// none is answered; the default (no `[[domains]]`) routes nothing.
+    pub domains: domains::ServedDomains,
 }
 
 /// Issue 34: an opened `--geoip-db` in the settings (the database itself
@@ -161,6 +170,8 @@ impl Settings {
             dead_tag: Default::default(),
             geoip: None,
             tls: None,
+            root_url: None,
+            domains: Default::default(),
         }
     }
 }

@@ -83,6 +83,9 @@ pub fn serve_qrtag() {
             Ok("null-log") => {
                 settings.access_log = qrtag::access_log::AccessLogTarget::Path("/dev/null".into())
             }
+            // Issue 36: three domains, the scanned one (with the links)
+            // the last the host is compared with.
+            Ok("three-domains") => three_domains(&mut settings, dir.path()),
             _ => {}
         }
         let store = qrtag::store::sqlite::SqliteStore::open(&dir.path().join("load.db"))
@@ -123,15 +126,50 @@ pub fn serve_qrtag() {
         let app = qrtag::startup::Application::build(settings)
             .await
             .expect("build");
-        let snapshot = app.snapshot();
+        // Issue 36: every domain's links, the scanned one's too.
+        let snapshots = app.snapshots();
         let addr = app.public_addr();
         let run = actix_web::rt::spawn(app.run_until_stopped());
-        while !snapshot.is_loaded() {
+        while !snapshots.iter().all(|s| s.is_loaded()) {
             actix_web::rt::time::sleep(std::time::Duration::from_millis(5)).await;
         }
         announce(addr);
         let _ = run.await;
     });
+}
+
+/// Issue 36: `settings` as three domains: the default `a.example` and
+/// `b.example` on databases of their own, then `0x1f.ie` (the host the
+/// benchmarks ask for) on `load.db`, which holds the links.
+fn three_domains(settings: &mut qrtag::settings::Settings, dir: &std::path::Path) {
+    use qrtag::settings::domains::{DomainSettings, ServedDomains};
+    use qrtag::store::options::StoreSettings;
+    let host = |h: &str| qrtag::values::host::Host::parse(h).expect("host");
+    let domain = |name: &str, db: &str, log: &str| DomainSettings {
+        host: host(name),
+        public_url: qrtag::values::public_url::PublicUrl::parse(&format!("https://{name}"))
+            .expect("url"),
+        store: StoreSettings::Sqlite { path: dir.join(db) },
+        access_log: dir.join(log),
+        snapshot_file: Some(qrtag::settings::default_snapshot_file(&dir.join(db))),
+        dead_tag: Default::default(),
+        root: None,
+    };
+    settings.store = StoreSettings::Sqlite {
+        path: dir.join("a.db"),
+    };
+    settings.snapshot_file = Some(qrtag::settings::default_snapshot_file(&dir.join("a.db")));
+    settings.access_log = qrtag::access_log::AccessLogTarget::Path(dir.join("a.log"));
+    settings.public_url =
+        Some(qrtag::values::public_url::PublicUrl::parse("https://a.example").expect("url"));
+    settings.domains = ServedDomains {
+        default_host: Some(host("a.example")),
+        others: vec![
+            domain("b.example", "b.db", "b.log"),
+            domain("0x1f.ie", "load.db", "access.log"),
+        ],
+        unknown_host: Default::default(),
+    };
 }
 
 /// Tells the driving process where this server listens.

@@ -42,6 +42,9 @@ pub struct Config {
     /// Each key the file set, with the values as given to clap (relative
     /// paths already made relative to the file's directory).
     pub keys: BTreeMap<String, Vec<String>>,
+    /// Issue 36: the file's `[[domains]]` (the default one's fields are in
+    /// `keys`, under the top-level names they stand for).
+    pub domains: crate::settings::domains::Domains,
 }
 
 impl Config {
@@ -241,6 +244,17 @@ pub fn apply_text(
             message: e.message().trim().to_owned(),
         }
     })?;
+    let mut table = table;
+    let domains = match table.remove("domains") {
+        Some(value) => {
+            take_domains(&mut table, &value, dir).map_err(|e| ConfigError::BadValue {
+                path: shown.clone(),
+                key: "domains".into(),
+                why: e.to_string(),
+            })?
+        }
+        None => crate::settings::domains::Domains::default(),
+    };
     let known = keys(&cmd);
     let table = flatten_tables(table, &known);
     let mut set = BTreeMap::new();
@@ -277,6 +291,7 @@ pub fn apply_text(
         cmd,
         Config {
             keys: set,
+            domains,
             ..Config::default()
         },
     ))
@@ -301,6 +316,34 @@ fn flatten_tables(table: toml::Table, known: &BTreeMap<String, Vec<Site>>) -> to
         }
     }
     out
+}
+
+/// Issue 36: the `[[domains]]` of the file. The default domain's fields
+/// are written into `table` as the top-level keys they stand for (set in
+/// one place only), so they are read, checked and overridden as those
+/// keys always were; the others are kept with their paths made relative
+/// to `dir`.
+fn take_domains(
+    table: &mut toml::Table,
+    value: &toml::Value,
+    dir: &Path,
+) -> Result<crate::settings::domains::Domains, crate::settings::domains::DomainError> {
+    use crate::settings::domains::{self, DomainError, Domains};
+    let mut found = Domains::default();
+    for entry in domains::parse(value)? {
+        if !entry.default {
+            found.others.push(entry.relative_to(dir));
+            continue;
+        }
+        for (field, key, value) in entry.top_level() {
+            if table.contains_key(key) {
+                return Err(DomainError::SetTwice { field, key });
+            }
+            table.insert(key.to_owned(), toml::Value::String(value));
+        }
+        found.default_host = Some(entry.host);
+    }
+    Ok(found)
 }
 
 /// The nearest known key to a mistyped one, if any is near.

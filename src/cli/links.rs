@@ -34,7 +34,19 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     if let Command::Delete { key, yes: false } = &cli.command {
         confirm_delete(key)?;
     }
-    let store = cli.open_store(access)?;
+    // Issue 36: `--domain`, another domain's store and public URL.
+    let domain = match &cli.command {
+        Command::New { domain, .. }
+        | Command::Set { domain, .. }
+        | Command::Show { domain, .. }
+        | Command::List { domain, .. } => domain.as_ref(),
+        _ => None,
+    };
+    let other = cli.other_domain(domain)?;
+    let store = match &other {
+        Some((settings, _)) => cli.open_domain_store(settings, access)?,
+        None => cli.open_store(access)?,
+    };
     let store = store.as_ref();
     let mut out = std::io::stdout().lock();
     match &cli.command {
@@ -48,7 +60,10 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             title,
             ..
         } => {
-            let public_url = super::public_url::for_tags(cli, store, true).await?;
+            let public_url = match &other {
+                Some((_, url)) => url.clone(),
+                None => super::public_url::for_tags(cli, store, true).await?,
+            };
             if let Some(key) = key {
                 refuse_looping_fallback(cli, store, key.as_str(), fallback.as_ref()).await?;
             }
@@ -173,7 +188,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
                  the key is kept as a tombstone and never reused"
             )?;
         }
-        Command::Show { key } => {
+        Command::Show { key, .. } => {
             let doc = links::get(store, key).await?;
             let json = serde_json::to_string_pretty(&serde_json::Value::Object(doc.clone()))?;
             writeln!(out, "{json}")?;
@@ -183,7 +198,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Qr(_) | Command::Batch(_) => anyhow::bail!("internal error: not a link command"),
-        Command::List { deleted, all } => {
+        Command::List { deleted, all, .. } => {
             let now = chrono::Utc::now();
             let mut links = store.list().await?;
             // Natural order: `table-2` before `table-10`, so `list | print -`

@@ -275,6 +275,10 @@ pub enum Command {
         /// at most 200 characters).
         #[arg(long, value_name = "TEXT")]
         title: Option<crate::link::Title>,
+        /// Issue 36: the domain (a `[[domains]]` host in the configuration
+        /// file) whose links to work on; default: the default domain.
+        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
+        domain: Option<crate::values::host::Host>,
     },
     /// Repoint a link, or change when it expires, its notes or its title.
     #[command(
@@ -312,6 +316,10 @@ pub enum Command {
         /// TEXT removes it.
         #[arg(long, value_name = "TEXT")]
         title: Option<crate::link::Title>,
+        /// Issue 36: the domain (a `[[domains]]` host in the configuration
+        /// file) whose links to work on; default: the default domain.
+        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
+        domain: Option<crate::values::host::Host>,
     },
     /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
     /// any field), checked before it is saved.
@@ -378,6 +386,10 @@ pub enum Command {
     Show {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
+        /// Issue 36: the domain (a `[[domains]]` host in the configuration
+        /// file) whose links to work on; default: the default domain.
+        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
+        domain: Option<crate::values::host::Host>,
     },
     /// Write a link's QR code (PNG or SVG), the same bytes the admin listener
     /// serves; or a label printer's PNG or ZPL, or a branded code.
@@ -412,6 +424,10 @@ pub enum Command {
         /// The deleted links too.
         #[arg(long)]
         all: bool,
+        /// Issue 36: the domain (a `[[domains]]` host in the configuration
+        /// file) whose links to work on; default: the default domain.
+        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
+        domain: Option<crate::values::host::Host>,
     },
     /// Prepare a CouchDB database for qrtag (needs an admin account):
     /// create it, install the validation, grant the reader and editor roles.
@@ -915,6 +931,8 @@ pub struct ServeArgs {
     pub dead_tags: DeadTagArgs,
     #[command(flatten)]
     pub https: HttpsArgs,
+    #[command(flatten)]
+    pub domains: DomainArgs,
 }
 
 /// Issue 36: HTTPS on the public listener with certificate files managed
@@ -993,6 +1011,35 @@ impl HttpsArgs {
             (None, None) => Ok(None),
         }
     }
+}
+
+/// Issue 36: what the public listener does with a request's host. The
+/// domains themselves are listed in the configuration file, `[[domains]]`.
+#[derive(Debug, Clone, Args)]
+pub struct DomainArgs {
+    /// Where `/` on the public listener sends a browser (302), e.g. the
+    /// brand's own site; without it `/` is answered as an unknown key.
+    #[arg(
+        help_heading = "Domains",
+        long,
+        env = "QRTAG_ROOT_URL",
+        value_name = "URL",
+        value_parser = |s: &str| Destination::parse_absolute(s).map_err(|e| e.to_string())
+    )]
+    pub root_url: Option<Destination>,
+    /// What a request for a host of no `[[domains]]` entry gets: `404`
+    /// (logged with status 421 in the default domain's access log, and
+    /// counted on /metrics) or `default`, the default domain's answer.
+    /// Without `[[domains]]` every host is the one domain's.
+    #[arg(
+        help_heading = "Domains",
+        long,
+        env = "QRTAG_UNKNOWN_HOST",
+        value_name = "404|default",
+        default_value = "404",
+        value_parser = |s: &str| s.parse::<crate::settings::domains::UnknownHost>()
+    )]
+    pub unknown_host: crate::settings::domains::UnknownHost,
 }
 
 /// `--fallback URL` (issue 33): an absolute http(s) URL, or `''` for none.
@@ -1202,8 +1249,209 @@ impl Cli {
         })
     }
 
+    /// Issue 36: `--domain HOST` of a link command: `None` for the default
+    /// domain (or none named), else that domain's store and public URL
+    /// from the configuration file; a host it does not list is a usage
+    /// error naming the ones it does.
+    pub fn other_domain(
+        &self,
+        host: Option<&crate::values::host::Host>,
+    ) -> Result<Option<(StoreSettings, PublicUrl)>, crate::values::usage::UsageError> {
+        use crate::settings::domains::DomainStore;
+        let listed = &self.origin.config.domains;
+        let Some(host) = host.filter(|h| listed.default_host.as_ref() != Some(*h)) else {
+            return Ok(None);
+        };
+        let usage = crate::values::usage::UsageError;
+        let Some(entry) = listed.others.iter().find(|e| &e.host == host) else {
+            let known: Vec<String> = listed
+                .default_host
+                .iter()
+                .chain(listed.others.iter().map(|e| &e.host))
+                .map(ToString::to_string)
+                .collect();
+            return Err(usage(match known.is_empty() {
+                true => format!("no domain {host}: the configuration file lists no [[domains]]"),
+                false => format!("no domain {host} (domains: {})", known.join(", ")),
+            }));
+        };
+        let store = match (&entry.store, self.store.settings()) {
+            (Some(DomainStore::Sqlite(path)), _) => StoreSettings::Sqlite { path: path.clone() },
+            (Some(DomainStore::CouchDb(db)), StoreSettings::CouchDb(couch)) => {
+                StoreSettings::CouchDb(CouchSettings {
+                    db: db.clone(),
+                    ..couch
+                })
+            }
+            (Some(DomainStore::CouchDb(_)), StoreSettings::Sqlite { .. }) => {
+                return Err(usage(
+                    crate::settings::domains::DomainError::NoCouchServer { host: host.clone() }
+                        .to_string(),
+                ));
+            }
+            (None, _) => {
+                return Err(usage(
+                    crate::settings::domains::DomainError::NoStore { host: host.clone() }
+                        .to_string(),
+                ));
+            }
+        };
+        let url = match &entry.public_url {
+            Some(url) => url.clone(),
+            None => {
+                PublicUrl::parse(&format!("https://{host}")).map_err(|e| usage(e.to_string()))?
+            }
+        };
+        Ok(Some((store, url)))
+    }
+
+    /// Issue 36: another domain's store, opened as the command needs it.
+    pub fn open_domain_store(
+        &self,
+        settings: &StoreSettings,
+        access: crate::store::Access,
+    ) -> anyhow::Result<std::sync::Arc<dyn crate::store::LinkStore>> {
+        let store = match crate::store::open(settings, access) {
+            Err(crate::store::StoreError::NoDatabase(path)) => Err(anyhow::anyhow!(
+                "no database at {path} (a domain's sqlite in the configuration file); start qrtag serve to create it"
+            )),
+            other => Ok(other?),
+        }?;
+        if let (Some(stats), Ok(mut held)) = (store.cluster(), self.clusters.lock()) {
+            held.push(stats);
+        }
+        Ok(store)
+    }
+
+    /// Issue 36: the domains besides the default one, ready to start, and
+    /// the checks that need the settings in force (flags and environment
+    /// included): the default domain's public URL on its host, each other
+    /// domain's store and log named, no file shared by two domains.
+    pub fn served_domains(
+        &self,
+        args: &ServeArgs,
+    ) -> Result<crate::settings::domains::ServedDomains, crate::settings::domains::DomainError>
+    {
+        use crate::settings::domains::{
+            DomainError, DomainFiles, DomainSettings, DomainStore, ServedDomains, check_distinct,
+            on_host,
+        };
+        let listed = &self.origin.config.domains;
+        let Some(default_host) = listed.default_host.clone() else {
+            return Ok(ServedDomains {
+                unknown_host: args.domains.unknown_host,
+                ..ServedDomains::default()
+            });
+        };
+        if let Some(url) = &self.public_url
+            && !on_host(url, &default_host)
+        {
+            return Err(DomainError::OtherHost {
+                host: default_host,
+                url: url.to_string(),
+            });
+        }
+        let no_snapshot = args.no_snapshot_file;
+        let mut rows = vec![DomainFiles::new(
+            default_host.clone(),
+            &self.store.settings(),
+            match &args.access_log {
+                AccessLogTarget::Path(p) => Some(p.as_path()),
+                AccessLogTarget::Stdout => None,
+            },
+            self.snapshot_file(args.snapshot_file.as_deref(), no_snapshot)
+                .as_deref(),
+        )];
+        let mut others = Vec::with_capacity(listed.others.len());
+        for entry in &listed.others {
+            let host = entry.host.clone();
+            let bad = |field: &'static str, why: String| DomainError::BadValue {
+                at: host.to_string(),
+                field,
+                why,
+            };
+            let store = match (&entry.store, self.store.settings()) {
+                (None, _) => return Err(DomainError::NoStore { host }),
+                (Some(DomainStore::Sqlite(path)), _) => {
+                    StoreSettings::Sqlite { path: path.clone() }
+                }
+                (Some(DomainStore::CouchDb(db)), StoreSettings::CouchDb(couch)) => {
+                    StoreSettings::CouchDb(CouchSettings {
+                        db: db.clone(),
+                        ..couch
+                    })
+                }
+                (Some(DomainStore::CouchDb(_)), StoreSettings::Sqlite { .. }) => {
+                    return Err(DomainError::NoCouchServer { host });
+                }
+            };
+            let access_log = entry
+                .access_log
+                .clone()
+                .ok_or_else(|| DomainError::NoAccessLog { host: host.clone() })?;
+            let snapshot_file = match (&entry.snapshot_file, &store) {
+                _ if no_snapshot => None,
+                (Some(path), _) => Some(path.clone()),
+                (None, StoreSettings::Sqlite { path }) => {
+                    Some(crate::settings::default_snapshot_file(path))
+                }
+                (None, StoreSettings::CouchDb(couch)) => Some(PathBuf::from(format!(
+                    "qrtag-couchdb-{}.snapshot",
+                    couch.db.as_str().replace('/', "_")
+                ))),
+            };
+            let contact = entry
+                .operator_contact
+                .as_deref()
+                .map(crate::server::dead_tag::Contact::parse)
+                .transpose()
+                .map_err(|e| bad("operator_contact", e.to_string()))?;
+            let template = entry
+                .dead_tag_page
+                .as_ref()
+                .map(|p| crate::server::dead_tag::Template::read(&p.display().to_string()))
+                .transpose()
+                .map_err(|e| bad("dead_tag_page", e.to_string()))?;
+            let dead_tag = crate::server::dead_tag::DeadTagPage::new(
+                entry.operator_name.as_deref(),
+                contact.as_ref(),
+                template.as_ref(),
+            )
+            .map_err(|e| bad("dead_tag_page", e.to_string()))?;
+            rows.push(DomainFiles::new(
+                host.clone(),
+                &store,
+                Some(&access_log),
+                snapshot_file.as_deref(),
+            ));
+            let public_url = match &entry.public_url {
+                Some(url) => url.clone(),
+                None => PublicUrl::parse(&format!("https://{host}"))
+                    .map_err(|e| bad("public_url", e.to_string()))?,
+            };
+            others.push(DomainSettings {
+                host,
+                public_url,
+                store,
+                access_log,
+                snapshot_file,
+                dead_tag,
+                root: entry.root.clone(),
+            });
+        }
+        check_distinct(&rows)?;
+        Ok(ServedDomains {
+            default_host: Some(default_host),
+            others,
+            unknown_host: args.domains.unknown_host,
+        })
+    }
+
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
         Settings {
+            // Issue 36: checked in `main` before the command runs.
+            domains: self.served_domains(args).unwrap_or_default(),
+            root_url: args.domains.root_url.clone(),
             // Checked in `main` before the command runs.
             dead_tag: args.dead_tags.page().unwrap_or_default(),
             // Checked in `main` before the command runs.
@@ -1411,6 +1659,13 @@ pub fn main() -> ExitCode {
     if let Command::Serve(args) = &cli.command
         && let Ok(Some(tls)) = args.https.settings()
         && let Err(e) = crate::tls::certified::load(&tls.cert, &tls.key)
+    {
+        eprintln!("qrtag: {e}");
+        return ExitCode::from(edge::USAGE);
+    }
+    // Issue 36: a domain's mistakes, said before anything starts.
+    if let Command::Serve(args) = &cli.command
+        && let Err(e) = cli.served_domains(args)
     {
         eprintln!("qrtag: {e}");
         return ExitCode::from(edge::USAGE);

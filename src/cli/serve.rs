@@ -12,6 +12,20 @@ pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<Exi
     crate::startup::before_any_write(&settings).context("starting the server")?;
     let (chosen, record, follow) = super::public_url::for_serve(cli).await?;
     settings.public_url = chosen;
+    // Issue 36: the recorded public URL too must be on the default
+    // domain's host.
+    if let (Some(host), Some(url)) = (&settings.domains.default_host, &settings.public_url)
+        && !crate::settings::domains::on_host(url, host)
+    {
+        return Err(crate::values::usage::UsageError(
+            crate::settings::domains::DomainError::OtherHost {
+                host: host.clone(),
+                url: url.to_string(),
+            }
+            .to_string(),
+        )
+        .into());
+    }
     settings.follow_recorded_url = follow;
     let node = settings.node_name.clone();
     let app = Application::build(settings)

@@ -59,6 +59,8 @@ const ALWAYS_SHOWN: [(usize, u16); 4] = [(0, 302), (0, 404), (1, 302), (1, 404)]
 
 pub struct RequestMetrics {
     shards: Box<[Shard]>,
+    /// Issue 36: requests for a host of no configured domain (answered 404).
+    unknown_host: AtomicU64,
 }
 
 /// One thread's counters. Aligned past a pair of cache lines (the unit
@@ -128,7 +130,19 @@ impl RequestMetrics {
     pub fn with_shards(shards: usize) -> Self {
         Self {
             shards: (0..shards.max(1)).map(|_| Shard::new()).collect(),
+            unknown_host: AtomicU64::new(0),
         }
+    }
+
+    /// Issue 36: one more request for a host of no configured domain; rare,
+    /// so one counter for all threads.
+    pub fn record_unknown_host(&self) {
+        self.unknown_host.fetch_add(1, Relaxed);
+    }
+
+    /// Issue 36: requests for a host of no configured domain so far.
+    pub fn unknown_hosts(&self) -> u64 {
+        self.unknown_host.load(Relaxed)
     }
 
     /// Counts one answered request and how long the handler took.
@@ -210,6 +224,13 @@ impl Collector for RequestsCollector {
             .collect();
         let count = buckets.iter().map(|(_, n)| n).sum();
         let sum = m.sum_ns() as f64 / 1e9;
+        // Issue 36: a host of no configured domain.
+        ConstCounter::new(m.unknown_hosts()).encode(encoder.encode_descriptor(
+            "qrtag_unknown_host_requests",
+            "Requests for a host of no configured domain, answered 404 (logged as 421 in the default domain's access log).",
+            None,
+            MetricType::Counter,
+        )?)?;
         encoder
             .encode_descriptor(
                 "qrtag_request_duration",

@@ -16,4 +16,6 @@ pub mod request_heads;
 pub mod request_line;
 pub mod rest;
 pub mod scan_facts;
+// Issue 36: one site per domain on the public listener.
+pub mod sites;
 pub mod waits;

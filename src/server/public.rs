@@ -26,27 +26,21 @@ use crate::server::header_value;
 use crate::server::request_heads::HeadFields;
 use crate::server::request_line::{Answered, LogOwnAnswer};
 use crate::server::scan_facts::{FactSources, RequestFacts};
-use crate::snapshot::Snapshot;
-use crate::tracking::client_ip::{ClientIpMode, client_ip};
-use crate::tracking::cookie::TrackingCookie;
+use crate::server::sites::{Route, Site, Sites, UNKNOWN_HOST_LOGGED};
+use crate::tracking::client_ip::{ClientIpMode, client_ip, is_trusted_proxy};
 use crate::tracking::id::TrackingId;
 use crate::values::public_url::PublicUrl;
 
 /// What the public handler shares across requests.
 pub struct PublicState {
-    pub snapshot: Arc<Snapshot>,
-    /// The current public URL ([`LiveUrl`]), read once per answer.
-    pub public_url: crate::store::live_url::LiveUrl,
-    pub access_log: AccessLog,
-    /// `None` when tracking is off.
-    pub tracking: Option<TrackingCookie>,
+    /// Issue 36: each domain's links, public URL, access log, tracking
+    /// cookie, dead-tag page and root redirect; one site without domains.
+    pub sites: Sites,
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// How much of the client's address reaches the log.
     pub client_ip_mode: ClientIpMode,
     /// Counts and times every answer; atomics only (see [`RequestMetrics`]).
     pub metrics: Arc<RequestMetrics>,
-    /// What a browser gets for a key that leads nowhere.
-    pub dead_tag: crate::server::dead_tag::DeadTagPage,
     /// Issue 34: `serve --geoip-db`, for `country` rules; opened once.
     pub geoip: Option<crate::stats::dimensions::place::GeoDb>,
 }
@@ -59,12 +53,31 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
     if let Some(answered) = req.conn_data::<Answered>() {
         answered.note();
     }
+    let seen = Seen::of(req.headers());
+    // Issue 36: the domain asked for; without domains no header is read.
+    let route = state.sites.route(
+        req.uri()
+            .host()
+            .map(str::as_bytes)
+            .or_else(|| seen.host.map(HeaderValue::as_bytes)),
+        || {
+            let peer = req.peer_addr()?.ip();
+            is_trusted_proxy(peer, &state.trusted_proxies)
+                .then_some(seen.forwarded_host?.as_bytes())
+        },
+    );
+    let site = match route {
+        Route::Site(i) => state.sites.get(i),
+        Route::Unknown => None,
+    };
+    let Some(site) = site else {
+        return unknown_host(&req, &seen, &state, arrived, started);
+    };
     let Answer {
         mut res,
         key,
         minted,
-    } = answer_scan(&req, &state, arrived);
-    let seen = Seen::of(req.headers());
+    } = answer_scan(&req, &state, site, arrived);
     // The invitation is the one stored with the link the client asked for,
     // never one in the request's query: the query is merged into the
     // `Location`, so reading it there would serve whatever JSON a crafted
@@ -74,7 +87,7 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
         && seen.accept
         && super::accept::accepts(req.headers(), "application/json")
         && let Some(key) = key
-        && let Some(invitation) = state
+        && let Some(invitation) = site
             .snapshot
             .load()
             .live_url(&key, arrived.timestamp_millis())
@@ -84,7 +97,7 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
     }
     // A browser saying "do not sell or share" (Global Privacy Control) gets
     // no cookie and its line no ID; the scan still counts.
-    let tracking = state
+    let tracking = site
         .tracking
         .as_ref()
         .filter(|_| !asks_no_tracking(seen.sec_gpc))
@@ -113,7 +126,16 @@ pub async fn handle(req: HttpRequest, state: web::Data<PublicState>) -> HttpResp
             }
             id
         });
-    log_request(&req, &seen, &state, arrived, tracking.as_ref(), &res);
+    log_request(
+        &req,
+        &seen,
+        &state,
+        &site.access_log,
+        arrived,
+        tracking.as_ref(),
+        &res,
+        res.status().as_u16(),
+    );
     state
         .metrics
         .record(req.method(), res.status(), started.elapsed());
@@ -137,6 +159,8 @@ fn asks_no_tracking(sec_gpc: Option<&HeaderValue>) -> bool {
 
 /// A constant name: a `&str` would be parsed into one on every request.
 const SEC_GPC: header::HeaderName = header::HeaderName::from_static("sec-gpc");
+/// Issue 36: the host a trusted proxy was asked for.
+const X_FORWARDED_HOST: header::HeaderName = header::HeaderName::from_static("x-forwarded-host");
 
 /// The request headers the handler reads, found in one pass over the few a
 /// request has instead of a hash lookup for each of five names (about 100
@@ -150,6 +174,10 @@ struct Seen<'a> {
     sec_gpc: Option<&'a HeaderValue>,
     accept: bool,
     cookie: bool,
+    /// Issue 36: the first `Host`, and the last `X-Forwarded-Host` (the
+    /// nearest proxy's), read only when there are domains to pick from.
+    host: Option<&'a HeaderValue>,
+    forwarded_host: Option<&'a HeaderValue>,
 }
 
 impl<'a> Seen<'a> {
@@ -166,6 +194,10 @@ impl<'a> Seen<'a> {
                 seen.accept = true;
             } else if name == SEC_GPC {
                 seen.sec_gpc.get_or_insert(value);
+            } else if name == header::HOST {
+                seen.host.get_or_insert(value);
+            } else if name == X_FORWARDED_HOST {
+                seen.forwarded_host = Some(value);
             }
         }
         seen
@@ -204,13 +236,18 @@ fn logged_target(uri: &actix_web::http::Uri) -> &str {
 #[derive(Debug, Clone, Copy)]
 struct FallbackAnswer;
 
+/// `status` is the answer's, except for a host of no domain (issue 36),
+/// which is logged as [`UNKNOWN_HOST_LOGGED`].
+#[allow(clippy::too_many_arguments)]
 fn log_request(
     req: &HttpRequest,
     seen: &Seen<'_>,
     state: &PublicState,
+    log: &AccessLog,
     arrived: DateTime<Utc>,
     tracking: Option<&TrackingId>,
     res: &HttpResponse,
+    status: u16,
 ) {
     let headers = req.headers();
     let uri = req.uri();
@@ -220,7 +257,7 @@ fn log_request(
     // the key. Raw non-ASCII bytes arrive here already written `%XX` by
     // `server::request_line`, exactly as the target encoding would write them.
     let target = logged_target(uri);
-    state.access_log.append_record(&Record {
+    log.append_record(&Record {
         time: arrived,
         client_ip: client_address(
             req.peer_addr(),
@@ -236,7 +273,7 @@ fn log_request(
         tracking,
         user_agent: seen.user_agent.map(HeaderValue::as_bytes),
         target: target.as_bytes(),
-        status: res.status().as_u16(),
+        status,
         location: res
             .headers()
             .get(header::LOCATION)
@@ -310,9 +347,10 @@ pub fn own_answer_logger(
 pub fn answer<'a>(
     req: &'a HttpRequest,
     state: &PublicState,
+    site: &Site,
     now: DateTime<Utc>,
 ) -> (HttpResponse, Option<Cow<'a, str>>) {
-    let a = answer_scan(req, state, now);
+    let a = answer_scan(req, state, site, now);
     (a.res, a.key)
 }
 
@@ -338,6 +376,7 @@ impl<'a> Answer<'a> {
 pub fn answer_scan<'a>(
     req: &'a HttpRequest,
     state: &PublicState,
+    site: &Site,
     now: DateTime<Utc>,
 ) -> Answer<'a> {
     let method = req.method();
@@ -348,14 +387,20 @@ pub fn answer_scan<'a>(
             .body("method not implemented: use GET or HEAD\n");
         return Answer::of(res, None);
     }
+    // Issue 36: a domain's `/` leads to the brand's own site.
+    if let Some(root) = &site.root
+        && req.uri().path() == "/"
+    {
+        return Answer::of(root_redirect(root), None);
+    }
     // Before the first table is in, every key would look unknown; a 404
     // could be cached by the scanning phone, a 503 is retried.
-    if !state.snapshot.is_loaded() {
+    if !site.snapshot.is_loaded() {
         return Answer::of(links_loading(), None);
     }
     let now_ms = now.timestamp_millis();
-    let table = state.snapshot.load();
-    let public_url = state.public_url.load();
+    let table = site.snapshot.load();
+    let public_url = site.public_url.load();
     let uri = req.uri();
     // The common scan, `/KEY` with no query, has its answer precomputed.
     if uri.query().is_none()
@@ -384,7 +429,7 @@ pub fn answer_scan<'a>(
         RefCell::new(RequestFacts::new(
             req,
             FactSources {
-                tracking: state
+                tracking: site
                     .tracking
                     .as_ref()
                     .filter(|_| !asks_no_tracking(req.headers().get(SEC_GPC))),
@@ -451,7 +496,7 @@ pub fn answer_scan<'a>(
             res.extensions_mut().insert(FallbackAnswer);
             return Answer::of(res, Some(Cow::Borrowed(asked)));
         }
-        res = dead_tag(req, state, uri.path());
+        res = dead_tag(req, site, uri.path());
     }
     Answer { res, key, minted }
 }
@@ -479,7 +524,7 @@ static VARY: [HeaderValue; VARY_VALUES.len()] = [
 /// The 404 for a key that leads nowhere: the dead-tag page for a browser,
 /// the one plain body for everyone else; either way `Vary: Accept`, since
 /// the answer depends on it.
-fn dead_tag(req: &HttpRequest, state: &PublicState, path: &str) -> HttpResponse {
+fn dead_tag(req: &HttpRequest, site: &Site, path: &str) -> HttpResponse {
     let mut res = if super::accept::prefers_html(req.headers()) {
         HttpResponse::build(StatusCode::NOT_FOUND)
             .insert_header((header::CACHE_CONTROL, NO_STORE))
@@ -495,7 +540,7 @@ fn dead_tag(req: &HttpRequest, state: &PublicState, path: &str) -> HttpResponse 
                 HeaderValue::from_static("nosniff"),
             ))
             .content_type("text/html; charset=utf-8")
-            .body(state.dead_tag.render(path))
+            .body(site.dead_tag.render(path))
     } else {
         not_found()
     };
@@ -575,4 +620,48 @@ fn not_found() -> HttpResponse {
         .insert_header((header::CACHE_CONTROL, NO_STORE))
         .content_type("text/plain; charset=utf-8")
         .body("not found\n")
+}
+
+// Issue 36: several domains. ------------------------------------------------
+
+/// A request for a host of no configured domain: 404 with a short plain
+/// body, logged in the default domain's access log as
+/// [`UNKNOWN_HOST_LOGGED`] (so no domain's counts take it for a scan of
+/// theirs) and counted apart on `/metrics`. No cookie: it is no domain's.
+fn unknown_host(
+    req: &HttpRequest,
+    seen: &Seen<'_>,
+    state: &PublicState,
+    arrived: DateTime<Utc>,
+    started: std::time::Instant,
+) -> HttpResponse {
+    let res = HttpResponse::build(StatusCode::NOT_FOUND)
+        .insert_header((header::CACHE_CONTROL, NO_STORE))
+        .content_type("text/plain; charset=utf-8")
+        .body("not found: no such domain here\n");
+    let log = &state.sites.default_site().access_log;
+    log_request(
+        req,
+        seen,
+        state,
+        log,
+        arrived,
+        None,
+        &res,
+        UNKNOWN_HOST_LOGGED,
+    );
+    state
+        .metrics
+        .record(req.method(), res.status(), started.elapsed());
+    state.metrics.record_unknown_host();
+    res
+}
+
+/// A domain's `/`: to its root URL, never cached (it may change).
+fn root_redirect(root: &HeaderValue) -> HttpResponse {
+    let mut res = HttpResponse::new(StatusCode::FOUND);
+    let headers = res.headers_mut();
+    headers.insert(header::LOCATION, root.clone());
+    headers.insert(header::CACHE_CONTROL, NO_STORE);
+    res
 }

@@ -6,6 +6,8 @@
 
 pub mod fd_budget;
 pub mod file_size_limit;
+// Issue 36: one domain's running parts.
+pub mod site;
 
 use std::net::{SocketAddr, TcpListener};
 use std::sync::Arc;
@@ -127,11 +129,9 @@ pub struct Application {
     didcomm_did: Option<crate::didcomm::did::Did>,
     didcomm_on: bool,
     snapshot: Arc<Snapshot>,
-    follower: tokio::task::JoinHandle<()>,
-    /// Follows the recorded public URL into `live_url`, when asked to.
-    url_watch: Option<tokio::task::JoinHandle<()>>,
-    saver: Option<Arc<Saver>>,
-    access_log: AccessLog,
+    /// Issue 36: each domain's store, follower, saver, URL watch and
+    /// access log; the default domain first.
+    sites: Vec<site::RunningSite>,
     scan_index: Option<crate::scan_index::RunningIndex>,
     /// The console's first-run setup link, when it offers one.
     console_setup_url: Option<String>,
@@ -368,8 +368,10 @@ fn public_server(
     caps: fd_budget::ListenerCaps,
     tls: Option<tokio_rustls::TlsAcceptor>,
 ) -> std::io::Result<Server> {
+    // Issue 36: an answer actix gives itself, before any host is read,
+    // is the default domain's line.
     let log_own_answer = public::own_answer_logger(
-        state.access_log.clone(),
+        state.sites.default_site().access_log.clone(),
         state.trusted_proxies.clone(),
         state.client_ip_mode,
     );
@@ -793,21 +795,21 @@ impl Application {
             .transpose()?;
         // Then the secret file: a bad one stops the start before the store.
         let mut device_key = None;
-        let tracking = match &settings.tracking {
+        let tracking_keys = match &settings.tracking {
             Some(t) => {
                 let keys = crate::tracking::secret::load_or_create(&t.secret_file)?;
                 device_key = Some(keys.derived_key(crate::console::device::KEY_PURPOSE));
-                Some(TrackingCookie::new(
-                    t.cookie_name.clone(),
-                    public_url.is_https(),
-                    keys,
-                ))
+                Some((t.cookie_name.clone(), keys))
             }
             None => None,
         };
-        let store = store::open(&settings.store, store::Access::Create)?;
-        let access_log =
-            AccessLog::open(&settings.access_log, settings.access_log_options.clone())?;
+        // Issue 36: one cookie a domain (one secret), `Secure` as its
+        // public URL is https.
+        let tracking_for = |url: &PublicUrl| {
+            tracking_keys
+                .as_ref()
+                .map(|(name, keys)| TrackingCookie::new(name.clone(), url.is_https(), keys.clone()))
+        };
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
         let stop_signals = StopSignals::register()?;
@@ -829,38 +831,71 @@ impl Application {
                 .map_err(StartupError::ScanIndex)?,
             ),
         };
-        let identity = store.snapshot_identity();
-        let resume = match &settings.snapshot_file {
-            Some(path) => restore(path, &identity, store.as_ref(), &snapshot).await,
-            None => None,
-        };
-        let saver = settings.snapshot_file.clone().map(|path| {
-            // A file held for confirmation is saved again once served, under
-            // this node's URL, so its next restart serves at once.
-            let on_disk = resume
-                .as_ref()
-                .is_some_and(|r| r.unconfirmed.is_none())
-                .then(|| snapshot.generation());
-            Saver::new(path, Arc::clone(&store), Arc::clone(&snapshot), on_disk)
-        });
-        let follower = Arc::clone(&store).follow(Arc::clone(&snapshot), resume);
-        let live_url = crate::store::live_url::LiveUrl::new(public_url.clone());
-        let url_watch = settings
-            .follow_recorded_url
-            .then(|| crate::store::live_url::watch(Arc::clone(&store), live_url.clone()));
+        // Issue 36: the default domain is the service as it was; the
+        // console, REST API, DIDComm, print and stats stay on it.
+        let default_site = site::start(
+            site::SiteSpec {
+                store: &settings.store,
+                access_log: &settings.access_log,
+                access_log_options: settings.access_log_options.clone(),
+                snapshot_file: settings.snapshot_file.clone(),
+                public_url: public_url.clone(),
+                follow_recorded_url: settings.follow_recorded_url,
+            },
+            Arc::clone(&snapshot),
+        )
+        .await?;
+        let store = Arc::clone(&default_site.store);
+        let access_log = default_site.access_log.clone();
+        let live_url = default_site.live_url.clone();
+        let mut sites = vec![default_site];
+        let mut public_sites = Vec::with_capacity(settings.domains.others.len());
+        for domain in &settings.domains.others {
+            let running = site::start(
+                site::SiteSpec {
+                    store: &domain.store,
+                    access_log: &AccessLogTarget::Path(domain.access_log.clone()),
+                    access_log_options: settings.access_log_options.clone(),
+                    snapshot_file: domain.snapshot_file.clone(),
+                    public_url: domain.public_url.clone(),
+                    follow_recorded_url: false,
+                },
+                Snapshot::new(),
+            )
+            .await?;
+            public_sites.push(crate::server::sites::Site {
+                host: Some(domain.host.clone()),
+                snapshot: Arc::clone(&running.snapshot),
+                public_url: running.live_url.clone(),
+                access_log: running.access_log.clone(),
+                tracking: tracking_for(&domain.public_url),
+                dead_tag: domain.dead_tag.clone(),
+                root: site::root_location(domain.root.as_ref()),
+            });
+            sites.push(running);
+        }
         // What the console and the API write through: answered once served.
         let writes = crate::links::served::Served::wrap(Arc::clone(&store), Arc::clone(&snapshot));
 
         let requests = Arc::new(crate::metrics::RequestMetrics::default());
-        let public_state = web::Data::new(public::PublicState {
+        let default_public = crate::server::sites::Site {
+            host: settings.domains.default_host.clone(),
             snapshot: Arc::clone(&snapshot),
             public_url: live_url.clone(),
             access_log: access_log.clone(),
-            tracking,
+            tracking: tracking_for(&public_url),
+            dead_tag: settings.dead_tag.clone(),
+            root: site::root_location(settings.root_url.as_ref()),
+        };
+        let public_state = web::Data::new(public::PublicState {
+            sites: crate::server::sites::Sites::new(
+                default_public,
+                public_sites,
+                settings.domains.unknown_host,
+            ),
             trusted_proxies: settings.trusted_proxies.clone(),
             client_ip_mode: settings.client_ip_mode,
             metrics: Arc::clone(&requests),
-            dead_tag: settings.dead_tag.clone(),
             geoip: settings.geoip.as_ref().map(|g| g.0.clone()),
         });
         let public_server = public_server(
@@ -1036,10 +1071,7 @@ impl Application {
             didcomm_did,
             didcomm_on: settings.api.as_ref().is_some_and(|a| a.didcomm_on()),
             snapshot,
-            follower,
-            url_watch,
-            saver,
-            access_log,
+            sites,
             scan_index,
             console_setup_url,
             public_url,
@@ -1099,8 +1131,14 @@ impl Application {
         Arc::clone(&self.snapshot)
     }
 
+    /// Issue 36: every domain's snapshot, the default domain's first, so
+    /// a caller can wait until each domain's links are loaded.
+    pub fn snapshots(&self) -> Vec<Arc<Snapshot>> {
+        self.sites.iter().map(|s| Arc::clone(&s.snapshot)).collect()
+    }
+
     pub fn access_log(&self) -> AccessLog {
-        self.access_log.clone()
+        self.sites[0].access_log.clone()
     }
 
     /// The scan counts, when `settings.scan_index` turned them on.
@@ -1122,14 +1160,17 @@ impl Application {
     /// access log and (issue 36) reads the TLS certificate files again.
     pub async fn run_until_stopped(self) -> std::io::Result<()> {
         let reopener = {
-            let log = self.access_log.clone();
+            // Issue 36: every domain's log.
+            let logs: Vec<AccessLog> = self.sites.iter().map(|s| s.access_log.clone()).collect();
             let tls = self.tls.clone();
             let mut hangup = self.hangup;
             tokio::spawn(async move {
                 while hangup.recv().await.is_some() {
-                    let log = log.clone();
-                    // Waits for the flusher, which may be mid-write.
-                    let _ = tokio::task::spawn_blocking(move || log.reopen()).await;
+                    for log in &logs {
+                        let log = log.clone();
+                        // Waits for the flusher, which may be mid-write.
+                        let _ = tokio::task::spawn_blocking(move || log.reopen()).await;
+                    }
                     if let Some(tls) = &tls {
                         let tls = Arc::clone(tls);
                         // A failure keeps the old certificate; `reload`
@@ -1139,7 +1180,11 @@ impl Application {
                 }
             })
         };
-        let saving = self.saver.as_ref().map(Saver::spawn);
+        let saving: Vec<_> = self
+            .sites
+            .iter()
+            .filter_map(|s| s.saver.as_ref().map(Saver::spawn))
+            .collect();
         let public_handle = self.public.handle();
         let admin_handle = self.admin.handle();
         let api_handle = self.api.as_ref().map(Server::handle);
@@ -1195,24 +1240,31 @@ impl Application {
             Some(r) => r,
             None => public.await,
         };
-        self.follower.abort();
-        if let Some(watch) = &self.url_watch {
-            watch.abort();
-        }
         reopener.abort();
-        if let (Some(task), Some(saver)) = (saving, &self.saver) {
+        for task in saving {
             task.abort();
-            // The next start then serves exactly what this one last did.
-            if let Err(e) = saver.save_if_changed().await {
-                tracing::warn!(path = %saver.path().display(), error = %e, "cannot write the snapshot file");
-            }
+        }
+        for site in &self.sites {
+            site.stop_following().await;
         }
         // Both listeners have stopped, so no line can be appended any more.
-        let log = self.access_log;
-        let drained = tokio::task::spawn_blocking(move || log.shutdown())
-            .await
-            .map_err(std::io::Error::other)
-            .and_then(|r| r.map_err(std::io::Error::other));
+        // Issue 36: every domain's log drained; the default's is reported.
+        let others: Vec<AccessLog> = self.sites[1..]
+            .iter()
+            .map(|s| s.access_log.clone())
+            .collect();
+        let log = self.sites[0].access_log.clone();
+        let drained = tokio::task::spawn_blocking(move || {
+            for other in others {
+                if let Err(e) = other.shutdown() {
+                    tracing::warn!(log = ?other.target(), error = %e, "a domain's access log lost lines");
+                }
+            }
+            log.shutdown()
+        })
+        .await
+        .map_err(std::io::Error::other)
+        .and_then(|r| r.map_err(std::io::Error::other));
         if let Some(index) = self.scan_index {
             // After the drain, so its last checkpoint holds every line.
             let _ = tokio::task::spawn_blocking(move || index.stop()).await;

@@ -52,6 +52,12 @@ pub fn client_ip(peer: IpAddr, forwarded_for: &[&[u8]], trusted: &[IpNet]) -> Ip
     nearest
 }
 
+/// Issue 36: whether `peer` is one of `trusted` (as [`client_ip`] decides
+/// it), so a header only a proxy may set (`X-Forwarded-Host`) is believed.
+pub fn is_trusted_proxy(peer: IpAddr, trusted: &[IpNet]) -> bool {
+    is_trusted(peer.to_canonical(), trusted)
+}
+
 fn is_trusted(ip: IpAddr, trusted: &[IpNet]) -> bool {
     trusted.iter().any(|net| net.contains(&ip))
 }

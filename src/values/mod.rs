@@ -7,6 +7,8 @@ pub mod audit;
 pub mod couch;
 pub mod destination;
 pub mod expiry;
+// Issue 36: the domains the public listener answers for.
+pub mod host;
 pub mod link_key;
 pub mod node_name;
 pub mod public_url;

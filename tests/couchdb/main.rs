@@ -16,6 +16,8 @@ mod compose;
 mod console;
 #[path = "../support/deploy_kit.rs"]
 mod deploy_kit;
+// Issue 36: one database a domain.
+mod domains;
 mod hardening;
 mod harness;
 // Issue 35: a link's history on CouchDB.
