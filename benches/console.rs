@@ -69,6 +69,21 @@ fn bench(c: &mut Criterion) {
         keys.heap_bytes() as f64 / n as f64,
         table.heap_bytes() as f64 / n as f64
     );
+    // Issue 33: how far the blocks' trigram summaries narrow a search of a
+    // tenth of the links (`console_pages`' many-match needle) and of one.
+    for needle in ["campaigns/1", "campaigns/123456/"] {
+        let r = keys.trigram_reach(needle.as_bytes());
+        eprintln!(
+            "trigram summaries, {needle:?}: {} of {} creation-order blocks may hold it, \
+             {} do (false positives {:.2}% of the blocks without a match); \
+             {:.0}% of a summary's bits set",
+            r.passed,
+            r.blocks,
+            r.with_match,
+            100.0 * (r.passed - r.with_match) as f64 / (r.blocks - r.with_match).max(1) as f64,
+            100.0 * r.fill
+        );
+    }
     let middle = keys.keys().nth(keys.len() / 2).map(str::to_owned);
 
     let mut g = c.benchmark_group("list_page");

@@ -16,8 +16,19 @@
 //! no match spans two fields), then the destination as it is when lowering
 //! changed it (a destination search is exact). A search is one
 //! `memchr::memmem` pass over each block's bytes, stopped once a page is
-//! full; in a time order it reads every block and keeps the page's rows
-//! in a heap.
+//! full.
+//!
+//! Every block of every order also keeps a hashed bitset of its links'
+//! trigrams ([`super::trigrams`]), so a search passes over a block that
+//! lacks one of the needle's (a needle of three bytes or more) unread. A
+//! search in a time order walks that order like a page without one,
+//! reading the text of each link of a block that may hold the needle from
+//! the key order (a seek), and stops at a full page: the newest matches of
+//! a needle only old links hold are found without reading the newer
+//! links' texts (issue 33: 100,000 matches newest first had gone through
+//! the page's heap after a pass over every text). In key order the
+//! summaries are exact; a time order's may keep the trigrams of links
+//! since removed (never too few, see [`Block`]) until made exact again.
 //!
 //! Each block also keeps a [`Summary`] of its links' states (how many are
 //! disabled, the earliest and latest expiry of the enabled ones, how many
@@ -28,7 +39,8 @@
 //! scans), so "never scanned" asks the scan index only about links without
 //! it. Scans of all time only grow, so the bit is never wrong, only late.
 //!
-//! Why not a trigram index: its posting lists alone (a `u32` per distinct
+//! Why not a trigram index (posting lists rather than a bitset a block):
+//! its posting lists alone (a `u32` per distinct
 //! trigram of each link's lowered destination) took 208 bytes a link
 //! in `benches/console.rs`, against 176 for this whole index (three orders,
 //! their columns and the text; the served table 93; 177 with the blocks'
@@ -41,11 +53,15 @@
 //! 100,000 matches newest first 150 ms (every match through the page's
 //! heap): a trigram index might help the last, at more memory than this
 //! index takes in all; the bench group `search_every_match` times both.
+//! The blocks' trigram bitsets (512 bytes a key-order block, 2 KiB a
+//! time-order block: 18 bytes a link) do for the last what posting lists
+//! would, for a tenth of their memory.
 
 use std::cmp::Ordering;
 
 use memchr::memmem;
 
+use super::trigrams::{Grams, Probe};
 use crate::link::natural_order;
 use crate::snapshot::{LinkView, Texts};
 
@@ -265,7 +281,16 @@ struct Item<'a> {
 /// their columns, and in key order their searchable texts back to back
 /// (`marks[i]`: where record `i`'s lowered destination, its destination
 /// as it is, and the record end).
-#[derive(Debug, Default, Clone)]
+///
+/// `grams` sums up the trigrams of the block's texts (see
+/// [`super::trigrams`]). In key order, where the block holds the texts, it
+/// is exact: every edit rebuilds the block from them. A time order's block
+/// holds no text: its summary is the union of what it had and the trigrams
+/// of a link inserted, and keeps a removed link's (`stale` counts those
+/// since it was last exact), so it is never missing a trigram of a link it
+/// holds; [`ListIndex::replace`] makes it exact again from the key order's
+/// texts once `stale` reaches [`REFRESH_AFTER`], and when a block splits.
+#[derive(Debug, Clone)]
 struct Block {
     keys: String,
     ends: Vec<u32>,
@@ -273,21 +298,61 @@ struct Block {
     hay: Vec<u8>,
     marks: Vec<[u32; 3]>,
     summary: Summary,
+    grams: Grams,
+    stale: u16,
 }
 
+/// Bits of a block's trigram summary in key order, where a block that
+/// passes is read with one `memmem` over its text.
+const KEY_GRAM_BITS: usize = 4096;
+/// Bits of a block's trigram summary in a time order, where each link of a
+/// block that passes is looked up in the key order: looser summaries cost
+/// more there. 16,384 bits (8 bytes a link) leave about a fifth of the bits
+/// set by the bench's 256 destinations and keys a block (about 1,200
+/// distinct trigrams), so a needle with one trigram no block without a
+/// match holds passes such a block about once in 130 (0.2³).
+const TIME_GRAM_BITS: usize = 16_384;
+/// Links removed from a time order's block before its trigram summary is
+/// made exact again.
+const REFRESH_AFTER: u16 = 32;
+
 impl Block {
-    fn from_items<'a>(items: impl IntoIterator<Item = Item<'a>>) -> Self {
-        let mut b = Block::default();
+    /// A block of `items`: their texts kept when `texts` (key order), and
+    /// their trigrams summed up with `carried`'s (a time order's block
+    /// rebuilt, whose summary keeps what it had).
+    fn from_items<'a>(
+        items: impl IntoIterator<Item = Item<'a>>,
+        texts: bool,
+        carried: Option<(&Grams, u16)>,
+    ) -> Self {
+        let bits = if texts { KEY_GRAM_BITS } else { TIME_GRAM_BITS };
+        let mut b = Block {
+            keys: String::new(),
+            ends: Vec::new(),
+            cols: Vec::new(),
+            hay: Vec::new(),
+            marks: Vec::new(),
+            summary: Summary::default(),
+            grams: Grams::new(bits),
+            stale: 0,
+        };
+        if let Some((grams, stale)) = carried {
+            b.grams.union(grams);
+            b.stale = stale;
+        }
         for it in items {
             b.keys.push_str(it.key);
             b.ends.push(b.keys.len() as u32);
             b.cols.push(it.cols);
             b.summary.add(&it.cols);
             if let Some(r) = it.record {
-                let at = b.hay.len() as u32;
-                b.hay.extend_from_slice(r.bytes);
-                b.marks
-                    .push([at + r.url_at, at + r.raw_at, b.hay.len() as u32]);
+                b.grams.add(r.bytes);
+                if texts {
+                    let at = b.hay.len() as u32;
+                    b.hay.extend_from_slice(r.bytes);
+                    b.marks
+                        .push([at + r.url_at, at + r.raw_at, b.hay.len() as u32]);
+                }
             }
         }
         b
@@ -335,6 +400,7 @@ impl Block {
             + self.cols.capacity() * size_of::<Cols>()
             + self.hay.capacity()
             + self.marks.capacity() * 12
+            + self.grams.heap_bytes()
     }
 
     /// The records in `lo..hi` whose text holds `finder`'s needle: in the
@@ -411,6 +477,22 @@ pub type May<'a> = &'a dyn Fn(&Summary) -> bool;
 /// Every block.
 const ALL: May<'static> = &|_| true;
 
+/// Which blocks an order's walk reads, by all it keeps of them (the state
+/// summary, the trigram summary).
+type Pass<'a> = &'a dyn Fn(&Block) -> bool;
+
+/// Every block, to a walk of an order.
+const EVERY: Pass<'static> = &|_| true;
+
+/// Blocks whose trigram summaries [`Ordered::refresh`] should make exact:
+/// none, one, or a split's two.
+#[derive(Debug, Clone, Copy)]
+enum Stale {
+    None,
+    One(usize),
+    Two(usize),
+}
+
 /// Every link in one order, in blocks.
 #[derive(Debug, Clone)]
 struct Ordered {
@@ -438,7 +520,7 @@ impl Ordered {
             time,
             blocks: sorted
                 .chunks(BLOCK)
-                .map(|c| Block::from_items(c.iter().copied()))
+                .map(|c| Block::from_items(c.iter().copied(), time == Time::Key, None))
                 .collect(),
             len: sorted.len(),
         }
@@ -525,52 +607,133 @@ impl Ordered {
         self.seek((rank, ""))
     }
 
-    fn insert(&mut self, item: Item<'_>) {
+    /// Inserts `item` (its record, if any, is summed up in a time order's
+    /// block and kept in key order's); which blocks' trigram summaries are
+    /// loose enough to be made exact.
+    fn insert(&mut self, item: Item<'_>) -> Stale {
         let place = (self.time.rank(&item.cols), item.key);
+        let texts = self.time == Time::Key;
         if self.blocks.is_empty() {
-            self.blocks.push(Block::from_items([item]));
+            self.blocks.push(Block::from_items([item], texts, None));
             self.len = 1;
-            return;
+            return Stale::None;
         }
         let b = self.block_for(place);
         let at = self.lower_bound_in(b, place);
         let block = &self.blocks[b];
         if at < block.len() && block.key(at) == item.key {
-            return;
+            return Stale::None;
         }
         let mut items: Vec<Item<'_>> = (0..block.len()).map(|i| block.item(i)).collect();
         items.insert(at, item);
-        let replacement = if items.len() >= 2 * BLOCK {
+        // A time order's block keeps its trigrams (it has no texts to
+        // recompute them from); halves of a split keep all of them, and are
+        // made exact by the caller.
+        let carried = (!texts).then_some((&block.grams, block.stale));
+        let (replacement, stale) = if items.len() >= 2 * BLOCK {
             let (a, z) = items.split_at(items.len() / 2);
-            vec![
-                Block::from_items(a.iter().copied()),
-                Block::from_items(z.iter().copied()),
-            ]
+            (
+                vec![
+                    Block::from_items(a.iter().copied(), texts, carried),
+                    Block::from_items(z.iter().copied(), texts, carried),
+                ],
+                Stale::Two(b),
+            )
         } else {
-            vec![Block::from_items(items)]
+            (vec![Block::from_items(items, texts, carried)], Stale::None)
         };
         self.blocks.splice(b..=b, replacement);
         self.len += 1;
+        if texts { Stale::None } else { stale }
     }
 
-    fn remove(&mut self, key: &str, cols: &Cols) {
+    /// Removes `key`'s link; which block's trigram summary is loose enough
+    /// to be made exact.
+    fn remove(&mut self, key: &str, cols: &Cols) -> Stale {
         let place = (self.time.rank(cols), key);
         let p = self.seek(place);
         if self.place(p) != Some(place) {
-            return;
+            return Stale::None;
         }
+        let texts = self.time == Time::Key;
         let block = &self.blocks[p.0];
+        let carried = (!texts).then_some((&block.grams, block.stale.saturating_add(1)));
         let rebuilt = Block::from_items(
             (0..block.len())
                 .filter(|&i| i != p.1)
                 .map(|i| block.item(i)),
+            texts,
+            carried,
         );
+        self.len -= 1;
         if rebuilt.len() == 0 {
             self.blocks.remove(p.0);
+            Stale::None
         } else {
+            let stale = rebuilt.stale;
             self.blocks[p.0] = rebuilt;
+            if stale >= REFRESH_AFTER {
+                Stale::One(p.0)
+            } else {
+                Stale::None
+            }
         }
-        self.len -= 1;
+    }
+
+    /// Makes the trigram summary of each block `stale` names exact again,
+    /// from the texts `by_key` holds of its links (all of them, or the
+    /// block keeps its summary).
+    fn refresh(&mut self, stale: Stale, by_key: &Ordered) {
+        let blocks = match stale {
+            Stale::None => 0..0,
+            Stale::One(b) => b..b + 1,
+            Stale::Two(b) => b..b + 2,
+        };
+        for b in blocks {
+            let Some(block) = self.blocks.get_mut(b) else {
+                continue;
+            };
+            let mut grams = Grams::new(TIME_GRAM_BITS);
+            let all = (0..block.len()).all(|i| match by_key.record_of(block.key(i)) {
+                Some(r) => {
+                    grams.add(r.bytes);
+                    true
+                }
+                None => false,
+            });
+            if all {
+                block.grams = grams;
+                block.stale = 0;
+            }
+        }
+    }
+
+    /// Whether `key`'s text holds `finder`'s needle, as
+    /// [`Ordered::search`] matches it (key order).
+    fn text_holds(
+        &self,
+        key: &str,
+        finder: &memmem::Finder<'_>,
+        url_only: bool,
+        hits: &mut Vec<usize>,
+    ) -> bool {
+        let p = self.seek((0, key));
+        let Some(block) = self.blocks.get(p.0) else {
+            return false;
+        };
+        if p.1 >= block.len() || block.key(p.1) != key {
+            return false;
+        }
+        hits.clear();
+        block.hits(finder, url_only, p.1, p.1 + 1, hits);
+        !hits.is_empty()
+    }
+
+    /// `key`'s searchable text, in key order.
+    fn record_of(&self, key: &str) -> Option<Record<'_>> {
+        let p = self.seek((0, key));
+        let block = self.blocks.get(p.0)?;
+        (block.key(p.1) == key).then(|| block.item(p.1).record)?
     }
 
     /// Visits links in order (backward: last first) from `start` until
@@ -579,7 +742,7 @@ impl Ordered {
         &'s self,
         start: Start<'_>,
         backward: bool,
-        may: May<'_>,
+        may: Pass<'_>,
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         let mut p = match (start, backward) {
@@ -600,7 +763,7 @@ impl Ordered {
             self.walk_back_from(p, may, visit);
         } else {
             while let Some(block) = self.blocks.get(p.0) {
-                if !may(&block.summary) {
+                if !may(block) {
                     p = Pos(p.0 + 1, 0);
                     continue;
                 }
@@ -617,12 +780,12 @@ impl Ordered {
     fn walk_back_from<'s>(
         &'s self,
         mut p: Pos,
-        may: May<'_>,
+        may: Pass<'_>,
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         while let Some(q) = self.prev(p) {
             let block = &self.blocks[q.0];
-            if !may(&block.summary) {
+            if !may(block) {
                 p = Pos(q.0, 0);
                 continue;
             }
@@ -634,8 +797,8 @@ impl Ordered {
     }
 
     /// The last link at or before `q` in a block `may` lets through.
-    fn prev_where(&self, mut q: Pos, may: May<'_>) -> Option<Pos> {
-        while !may(&self.blocks[q.0].summary) {
+    fn prev_where(&self, mut q: Pos, may: Pass<'_>) -> Option<Pos> {
+        while !may(&self.blocks[q.0]) {
             q = self.prev(Pos(q.0, 0))?;
         }
         Some(q)
@@ -643,9 +806,9 @@ impl Ordered {
 
     /// The first link at or after `p` in a block `may` lets through (the
     /// end if none).
-    fn next_where(&self, mut p: Pos, may: May<'_>) -> Pos {
+    fn next_where(&self, mut p: Pos, may: Pass<'_>) -> Pos {
         while let Some(b) = self.blocks.get(p.0) {
-            if may(&b.summary) {
+            if may(b) {
                 return p;
             }
             p = Pos(p.0 + 1, 0);
@@ -687,7 +850,7 @@ impl Ordered {
         &'s self,
         start: Start<'_>,
         backward: bool,
-        may: May<'_>,
+        may: Pass<'_>,
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         if backward {
@@ -718,7 +881,7 @@ impl Ordered {
         };
         loop {
             while let Some(block) = self.blocks.get(p.0) {
-                if !may(&block.summary) {
+                if !may(block) {
                     // Past the block; the time's links may go on after it.
                     p = Pos(p.0 + 1, 0);
                     continue;
@@ -779,7 +942,7 @@ impl Ordered {
     fn walk_newest_back<'s>(
         &'s self,
         start: Start<'_>,
-        may: May<'_>,
+        may: Pass<'_>,
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         let (mut group, mut end, mut p) = match start {
@@ -789,7 +952,7 @@ impl Ordered {
         loop {
             while let Some(q) = self.prev(p) {
                 let block = &self.blocks[q.0];
-                if !may(&block.summary) {
+                if !may(block) {
                     p = Pos(q.0, 0);
                     continue;
                 }
@@ -825,7 +988,7 @@ impl Ordered {
         url_only: bool,
         start: Start<'_>,
         backward: bool,
-        may: May<'_>,
+        may: Pass<'_>,
         mut visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
         let finder = memmem::Finder::new(needle);
@@ -847,7 +1010,7 @@ impl Ordered {
         if backward {
             for b in (0..self.blocks.len().min(from.0 + 1)).rev() {
                 let block = &self.blocks[b];
-                if !may(&block.summary) {
+                if !may(block) {
                     continue;
                 }
                 let hi = if b == from.0 { from.1 } else { block.len() };
@@ -861,7 +1024,7 @@ impl Ordered {
             }
         } else {
             for (b, block) in self.blocks.iter().enumerate().skip(from.0) {
-                if !may(&block.summary) {
+                if !may(block) {
                     continue;
                 }
                 let lo = if b == from.0 { from.1 } else { 0 };
@@ -882,15 +1045,13 @@ impl Ordered {
     }
 }
 
-/// The items without their texts, for a time order.
-fn without_records<'b>(items: &[Item<'b>]) -> Vec<Item<'b>> {
-    items
-        .iter()
-        .map(|it| Item {
-            record: None,
-            ..*it
-        })
-        .collect()
+/// What [`ListIndex::trigram_reach`] measures.
+#[derive(Debug, Clone, Copy)]
+pub struct TrigramReach {
+    pub blocks: usize,
+    pub passed: usize,
+    pub with_match: usize,
+    pub fill: f64,
 }
 
 /// Every link of a table in key order (with the search text) and in both
@@ -932,8 +1093,9 @@ impl ListIndex {
                 }),
             })
             .collect();
-        let created = Ordered::build(Time::Created, without_records(&items));
-        let changed = Ordered::build(Time::Changed, without_records(&items));
+        // The time orders keep no text, only each block's trigrams.
+        let created = Ordered::build(Time::Created, items.clone());
+        let changed = Ordered::build(Time::Changed, items.clone());
         Self {
             by_key: Ordered::build(Time::Key, items),
             created,
@@ -952,6 +1114,30 @@ impl ListIndex {
     /// Heap bytes of the three orders and the search text.
     pub fn heap_bytes(&self) -> usize {
         self.by_key.heap_bytes() + self.created.heap_bytes() + self.changed.heap_bytes()
+    }
+
+    /// How well the creation order's trigram summaries narrow a search for
+    /// `needle` (as [`Self::search`] takes it), for the benches: blocks,
+    /// those whose summary may hold it, those of them with a match, and
+    /// the mean share of a summary's bits set.
+    pub fn trigram_reach(&self, needle: &[u8]) -> TrigramReach {
+        let probe = Probe::new(needle);
+        let finder = memmem::Finder::new(needle);
+        let mut hits = Vec::new();
+        let blocks = &self.created.blocks;
+        let passed: Vec<&Block> = blocks.iter().filter(|b| b.grams.holds(&probe)).collect();
+        let with_match = passed
+            .iter()
+            .filter(|b| {
+                (0..b.len()).any(|i| self.by_key.text_holds(b.key(i), &finder, false, &mut hits))
+            })
+            .count();
+        TrigramReach {
+            blocks: blocks.len(),
+            passed: passed.len(),
+            with_match,
+            fill: blocks.iter().map(|b| b.grams.fill()).sum::<f64>() / blocks.len().max(1) as f64,
+        }
     }
 
     /// Every key in natural order.
@@ -977,8 +1163,13 @@ impl ListIndex {
             let cols = Cols::of(&l);
             scanned = self.cols_of(l.key).map_or(0, |c| c.flags & SCANNED);
             self.by_key.remove(l.key, &cols);
-            self.created.remove(l.key, &cols);
-            self.changed.remove(l.key, &cols);
+            // The key order holds every other link's text, to make a
+            // loosened time block's trigrams exact from.
+            let by_key = &self.by_key;
+            for order in [&mut self.created, &mut self.changed] {
+                let stale = order.remove(l.key, &cols);
+                order.refresh(stale, by_key);
+            }
         }
         if let Some((l, texts)) = new {
             let mut cols = Cols::of(&l);
@@ -990,18 +1181,19 @@ impl ListIndex {
             let item = Item {
                 key: l.key,
                 cols,
-                record: None,
-            };
-            self.created.insert(item);
-            self.changed.insert(item);
-            self.by_key.insert(Item {
                 record: Some(Record {
                     bytes: &bytes,
                     url_at,
                     raw_at,
                 }),
-                ..item
-            });
+            };
+            // The key order first: a time order's split reads its texts.
+            self.by_key.insert(item);
+            let by_key = &self.by_key;
+            for order in [&mut self.created, &mut self.changed] {
+                let stale = order.insert(item);
+                order.refresh(stale, by_key);
+            }
         }
     }
 
@@ -1012,7 +1204,7 @@ impl ListIndex {
         backward: bool,
         visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
-        self.by_key.walk(start, backward, ALL, visit)
+        self.by_key.walk(start, backward, EVERY, visit)
     }
 
     /// [`Self::walk_keys`] over the blocks `may` lets through only.
@@ -1023,7 +1215,8 @@ impl ListIndex {
         may: May<'_>,
         visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
-        self.by_key.walk(start, backward, may, visit)
+        self.by_key
+            .walk(start, backward, &|b| may(&b.summary), visit)
     }
 
     /// Links in key order before `end`, last first, from the end of the run
@@ -1052,7 +1245,7 @@ impl ListIndex {
         let p = order
             .seek((0, end))
             .min(order.run_end(order.seek((0, from)), inside));
-        order.walk_back_from(p, may, visit)
+        order.walk_back_from(p, &|b| may(&b.summary), visit)
     }
 
     /// Links in a time order (`newest`: latest first) from `start`, whose
@@ -1083,10 +1276,11 @@ impl ListIndex {
             Time::Created => &self.created,
             Time::Changed => &self.changed,
         };
+        let may = |b: &Block| may(&b.summary);
         if newest {
-            order.walk_newest(start, backward, may, visit)
+            order.walk_newest(start, backward, &may, visit)
         } else {
-            order.walk(start, backward, may, visit)
+            order.walk(start, backward, &may, visit)
         }
     }
 
@@ -1101,8 +1295,7 @@ impl ListIndex {
         backward: bool,
         visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
-        self.by_key
-            .search(needle, url_only, start, backward, ALL, visit)
+        self.search_where(needle, url_only, start, backward, ALL, visit)
     }
 
     /// [`Self::search`] over the blocks `may` lets through only.
@@ -1115,8 +1308,60 @@ impl ListIndex {
         may: May<'_>,
         visit: impl FnMut(&'s str, Cols) -> bool,
     ) {
+        let probe = Probe::new(needle);
+        let may = |b: &Block| may(&b.summary) && b.grams.holds(&probe);
         self.by_key
-            .search(needle, url_only, start, backward, may, visit)
+            .search(needle, url_only, start, backward, &may, visit)
+    }
+
+    /// Issue 33: [`Self::walk_time_where`] visiting only the links whose
+    /// text holds `needle` (as [`Self::search`] matches it), passing over
+    /// the blocks whose trigram summary rules the needle out and reading
+    /// each other link's text from the key order. `None` when the walk
+    /// had read `budget` links' texts without `visit` saying stop: a
+    /// needle whose trigrams every block holds (short, or common) is
+    /// better found by one pass over the texts.
+    #[allow(clippy::too_many_arguments)]
+    pub fn search_time_where<'s>(
+        &'s self,
+        needle: &[u8],
+        url_only: bool,
+        time: Time,
+        newest: bool,
+        start: Start<'_>,
+        backward: bool,
+        may: May<'_>,
+        budget: usize,
+        mut visit: impl FnMut(&'s str, Cols) -> bool,
+    ) -> Option<()> {
+        let probe = Probe::new(needle);
+        let pass = |b: &Block| may(&b.summary) && b.grams.holds(&probe);
+        let finder = memmem::Finder::new(needle);
+        let (mut read, mut stopped) = (0usize, false);
+        let mut hits = Vec::with_capacity(1);
+        let found = |key: &'s str, cols: Cols| {
+            if read == budget {
+                return false;
+            }
+            read += 1;
+            if !self.by_key.text_holds(key, &finder, url_only, &mut hits) {
+                return true;
+            }
+            let go_on = visit(key, cols);
+            stopped = !go_on;
+            go_on
+        };
+        let order = match time {
+            Time::Key => &self.by_key,
+            Time::Created => &self.created,
+            Time::Changed => &self.changed,
+        };
+        if newest {
+            order.walk_newest(start, backward, &pass, found);
+        } else {
+            order.walk(start, backward, &pass, found);
+        }
+        (stopped || read < budget).then_some(())
     }
 
     /// The order `time` sorts by.
@@ -1605,5 +1850,286 @@ mod tests {
             true
         });
         assert_eq!(in_key_order.len(), 300);
+    }
+
+    // Issue 33: the trigram summaries a search walk passes blocks over by.
+
+    /// A link of the search tests: destination (with capitals, so the
+    /// destination as written differs from its lowered form), title,
+    /// created time.
+    type Searched = (String, String, Option<u32>);
+
+    fn searched_view<'a>(key: &'a str, s: &'a Searched) -> (LinkView<'a>, Texts<'a>) {
+        let l = LinkView {
+            created: s.2,
+            changed: s.2.map(|t| 1_000_000 - t),
+            ..view(key, &s.0, None)
+        };
+        (l, Texts::new(Some(&s.1), None))
+    }
+
+    /// Whether `needle` is found in the link as [`ListIndex::search`]
+    /// finds it: in the destination as written, or (lowered) in any field.
+    fn holds(key: &str, s: &Searched, needle: &str, url_only: bool) -> bool {
+        if url_only {
+            return s.0.contains(needle);
+        }
+        let lower = needle.to_lowercase();
+        [key, s.0.as_str(), s.1.as_str()]
+            .iter()
+            .any(|t| t.to_lowercase().contains(&lower))
+    }
+
+    /// Every search walk of `index` for `needle` (lowered unless
+    /// `url_only`), passing over blocks by their trigrams, against every
+    /// link walked and its text checked against the model.
+    fn search_walks(
+        index: &ListIndex,
+        model: &BTreeMap<String, Searched>,
+        needle: &str,
+        url_only: bool,
+        cursor: (u64, &str),
+    ) -> Vec<(String, Vec<String>, Vec<String>)> {
+        let lowered = needle.to_lowercase();
+        let bytes = if url_only { needle } else { lowered.as_str() };
+        let mut out = Vec::new();
+        for (time, newest) in [
+            (Time::Key, false),
+            (Time::Created, false),
+            (Time::Created, true),
+            (Time::Changed, false),
+            (Time::Changed, true),
+        ] {
+            let starts = [Start::Edge, Start::Past(cursor.0, cursor.1)];
+            for (start, backward) in starts.into_iter().flat_map(|s| [(s, false), (s, true)]) {
+                let mut skipping = Vec::new();
+                let done = index.search_time_where(
+                    bytes.as_bytes(),
+                    url_only,
+                    time,
+                    newest,
+                    start,
+                    backward,
+                    ALL,
+                    usize::MAX,
+                    |k, _| {
+                        skipping.push(k.to_owned());
+                        true
+                    },
+                );
+                assert!(done.is_some());
+                let mut reading = Vec::new();
+                index.walk_time(time, newest, start, backward, |k, _| {
+                    if holds(k, &model[k], needle, url_only) {
+                        reading.push(k.to_owned());
+                    }
+                    true
+                });
+                let what = format!(
+                    "{needle:?} url {url_only}: {time:?} newest {newest} {start:?} back {backward}"
+                );
+                out.push((what, skipping, reading));
+            }
+        }
+        out
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(48))]
+        /// Issue 33: a search walking any order, passing over the blocks
+        /// whose trigram summaries rule the needle out, finds what reading
+        /// every link's text finds, through edits that loosen the time
+        /// orders' summaries and the refreshes that make them exact.
+        #[test]
+        fn search_walks_passing_over_blocks_find_what_reading_every_text_finds(
+            initial in proptest::collection::vec(("[a-hA-H]{2,6}", "[a-h]{0,6}", proptest::option::weighted(0.9, 0u32..60)), 0..1300),
+            edits in proptest::collection::vec((0usize..1400, proptest::option::of(("[a-hA-H]{2,6}", "[a-h]{0,6}", proptest::option::weighted(0.9, 0u32..60)))), 0..300),
+            needle in "[a-hA-H]{1,5}",
+            url_only in any::<bool>(),
+            cursor in (0u64..62, 0usize..1400),
+        ) {
+            let keys: Vec<String> = (0..1400).map(|i| format!("k{i}")).collect();
+            let searched = |(url, title, c): (String, String, Option<u32>)| (format!("/{url}"), title, c);
+            let mut model: BTreeMap<String, Searched> = initial
+                .into_iter()
+                .enumerate()
+                .map(|(i, s)| (keys[i].clone(), searched(s)))
+                .collect();
+            let mut index = ListIndex::build(model.iter().map(|(k, s)| searched_view(k, s)));
+            for (i, now) in edits {
+                let k = &keys[i];
+                let now = now.map(searched);
+                let was = model.get(k).cloned();
+                index.replace(
+                    was.as_ref().map(|s| searched_view(k, s)),
+                    now.as_ref().map(|s| searched_view(k, s)),
+                );
+                match now {
+                    Some(s) => model.insert(k.clone(), s),
+                    None => model.remove(k),
+                };
+            }
+            let rank = if cursor.0 >= 60 { NO_TIME } else { cursor.0 };
+            for (what, skipping, reading) in search_walks(&index, &model, &needle, url_only, (rank, &keys[cursor.1])) {
+                prop_assert_eq!(skipping, reading, "{}", what);
+            }
+        }
+    }
+
+    /// A word of three letters for each `i` below 26³, each its own.
+    fn word(i: usize) -> String {
+        let n = i * 7919 % 17_576;
+        [n / 676, n / 26 % 26, n % 26]
+            .iter()
+            .map(|&d| char::from(b'a' + d as u8))
+            .collect()
+    }
+
+    /// Links made a second apart whose destinations name their number, as
+    /// the bench's (`/poster-00123`), titled `abcabc` and a word of
+    /// their own.
+    fn posters(n: usize) -> (Vec<String>, Vec<Searched>, ListIndex) {
+        let keys: Vec<String> = (0..n).map(|i| format!("k{i:05}")).collect();
+        let links: Vec<Searched> = (0..n)
+            .map(|i| {
+                let title = format!("abcabc {}", word(i));
+                (format!("/poster-{i:05}"), title, Some(i as u32 + 1))
+            })
+            .collect();
+        let index = ListIndex::build(keys.iter().zip(&links).map(|(k, s)| searched_view(k, s)));
+        (keys, links, index)
+    }
+
+    /// The keys of a newest-first search for `needle` of at most `n`, or
+    /// `None` if it read more than `budget` links' texts.
+    fn newest_matches(
+        index: &ListIndex,
+        needle: &str,
+        n: usize,
+        budget: usize,
+    ) -> Option<Vec<String>> {
+        let mut out = Vec::new();
+        index
+            .search_time_where(
+                needle.as_bytes(),
+                false,
+                Time::Created,
+                true,
+                Start::Edge,
+                false,
+                ALL,
+                budget,
+                |k, _| {
+                    out.push(k.to_owned());
+                    out.len() < n
+                },
+            )
+            .map(|()| out)
+    }
+
+    #[test]
+    fn a_search_newest_first_passes_over_the_blocks_without_its_trigrams() {
+        // 20,000 links; those that match are the oldest 1,000 (`-00`, the
+        // one trigram of the needle no newer link has).
+        let (keys, _, index) = posters(20_000);
+        assert!(index.created.blocks.len() > 70);
+        let want: Vec<String> = keys[..1000].iter().rev().take(101).cloned().collect();
+        // The 19,000 newer links' texts are not read: a full page (and one
+        // more) within the texts of its own blocks and a few false positives.
+        assert_eq!(
+            newest_matches(&index, "poster-00", 101, 4 * BLOCK),
+            Some(want),
+            "a search newest first read the texts of blocks without a match"
+        );
+        // A needle every block holds the trigrams of, and no link, is
+        // given up on.
+        assert_eq!(newest_matches(&index, "abcabcabc", 101, 4 * BLOCK), None);
+        // Short needles have no trigram: read along until a page is full.
+        assert_eq!(
+            newest_matches(&index, "99", 3, 2 * BLOCK).map(|v| v.len()),
+            Some(3)
+        );
+    }
+
+    #[test]
+    fn an_edit_changes_what_a_search_finds_at_once() {
+        let (keys, links, mut index) = posters(5_000);
+        assert_eq!(
+            newest_matches(&index, "spring", 10, usize::MAX),
+            Some(vec![])
+        );
+        // A link in the middle gets the word; then loses it.
+        let k = &keys[2345];
+        let spring: Searched = ("/spring".into(), "Poster".into(), links[2345].2);
+        index.replace(
+            Some(searched_view(k, &links[2345])),
+            Some(searched_view(k, &spring)),
+        );
+        assert_eq!(
+            newest_matches(&index, "spring", 10, usize::MAX),
+            Some(vec![k.clone()])
+        );
+        assert_eq!(
+            newest_matches(&index, "SPRING", 10, usize::MAX),
+            Some(vec![]),
+            "the caller lowers the needle, as the index's text is"
+        );
+        index.replace(
+            Some(searched_view(k, &spring)),
+            Some(searched_view(k, &links[2345])),
+        );
+        assert_eq!(
+            newest_matches(&index, "spring", 10, usize::MAX),
+            Some(vec![])
+        );
+        // A new link is found at once, in every order.
+        let new = ("/summer".to_owned(), "Spring fair".to_owned(), Some(9_999));
+        index.replace(None, Some(searched_view("zz", &new)));
+        assert_eq!(
+            newest_matches(&index, "spring", 10, usize::MAX),
+            Some(vec!["zz".to_owned()])
+        );
+        let mut by_key = Vec::new();
+        index.search(b"spring", false, Start::Edge, false, |k, _| {
+            by_key.push(k.to_owned());
+            true
+        });
+        assert_eq!(by_key, ["zz"]);
+    }
+
+    #[test]
+    fn a_time_block_loosened_by_removals_is_made_exact_again() {
+        let (keys, links, mut index) = posters(2 * BLOCK);
+        let exact = |index: &ListIndex| {
+            index.created.blocks.iter().all(|b| {
+                let mut g = Grams::new(TIME_GRAM_BITS);
+                for i in 0..b.len() {
+                    g.add(
+                        index
+                            .by_key
+                            .record_of(b.key(i))
+                            .expect("in key order")
+                            .bytes,
+                    );
+                }
+                g == b.grams
+            })
+        };
+        assert!(exact(&index));
+        // Removals leave their trigrams (never too few) until the
+        // REFRESH_AFTER-th, which makes the block exact again.
+        for i in 0..usize::from(REFRESH_AFTER) - 1 {
+            index.replace(Some(searched_view(&keys[i], &links[i])), None);
+        }
+        assert!(!exact(&index), "removed links' trigrams kept");
+        let gone = Probe::new(word(0).as_bytes());
+        assert!(index.created.blocks[0].grams.holds(&gone));
+        assert_eq!(
+            newest_matches(&index, &word(0), 10, usize::MAX),
+            Some(vec![])
+        );
+        let last = usize::from(REFRESH_AFTER) - 1;
+        index.replace(Some(searched_view(&keys[last], &links[last])), None);
+        assert!(exact(&index));
     }
 }

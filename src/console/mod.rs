@@ -37,6 +37,7 @@ pub mod scans;
 pub mod search;
 pub mod session;
 pub mod setup;
+pub mod trigrams;
 
 // Issue 35 (i35-users): accounts on the embedded store.
 pub mod invitation;
