@@ -6,7 +6,6 @@
 
 mod support;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::Arc;
@@ -17,6 +16,7 @@ use qrtag::store::sqlite::SqliteStore;
 use qrtag::values::destination::Destination;
 use qrtag::values::link_key::LinkKey;
 use support::process::ServerProcess;
+use support::promtool::promtool_check;
 
 const KEY: &str = "abcde";
 const DEST: &str = "https://example.com/whelans";
@@ -531,29 +531,6 @@ async fn acme_challenges_are_answered_on_port_80_from_the_challenges_map() {
     assert_eq!(
         plain.get(&url).send().await.expect("answered").status(),
         404
-    );
-}
-
-fn promtool_check(exposition: &str) {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool runs (Debian's prometheus package; `bash .ci/test` installs it)");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(exposition.as_bytes())
-        .expect("write to promtool");
-    let out = child.wait_with_output().expect("promtool finishes");
-    assert!(
-        out.status.success(),
-        "promtool check metrics failed:\n{}{}\n--- exposition ---\n{exposition}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
     );
 }
 

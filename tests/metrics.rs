@@ -5,8 +5,6 @@
 mod support;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::io::Write;
-use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use serde_json::Value;
@@ -17,6 +15,7 @@ use qrtag::store::options::{CouchSettings, StoreSettings};
 use qrtag::values::couch::{CouchDbName, CouchUrl};
 use qrtag::values::node_name::NodeName;
 use support::process::ServerProcess;
+use support::promtool::promtool_check;
 use support::{TestApp, poll, spawn_app, spawn_with, test_settings};
 
 const WITHIN: Duration = Duration::from_secs(10);
@@ -96,29 +95,6 @@ async fn readyz_json(client: &reqwest::Client, admin: std::net::SocketAddr) -> (
         Some("application/json")
     );
     (status, r.json().await.expect("JSON"))
-}
-
-fn promtool_check(exposition: &str) {
-    let mut child = Command::new("promtool")
-        .args(["check", "metrics"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("promtool runs (Debian's prometheus package; `bash .ci/test` installs it)");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(exposition.as_bytes())
-        .expect("write to promtool");
-    let out = child.wait_with_output().expect("promtool finishes");
-    assert!(
-        out.status.success(),
-        "promtool check metrics failed:\n{}{}\n--- exposition ---\n{exposition}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
 }
 
 /// A server with one link and traffic of every kind the metrics count.

@@ -264,6 +264,7 @@ pub mod output;
 pub mod pipe;
 pub mod poll;
 pub mod process;
+pub mod promtool;
 pub mod rest_checks;
 
 /// Polls `check` until it is true; panics after `timeout`. Returns how long it took.
