@@ -4,6 +4,7 @@
 //! name, checked as a file pair is, so ACME needs no listener of its own.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::certified;
 use super::challenges::Challenges;
@@ -33,6 +34,33 @@ impl Installer for Certificates {
         )
         .map_err(|e| e.to_string())?;
         Certificates::install(self, name, certified);
+        Ok(())
+    }
+}
+
+/// Installs `serve`'s one ACME certificate under each of its names and as
+/// the default, so a handshake naming another domain of the certificate, or
+/// none, is served it too (the renewer installs under the first name only).
+#[derive(Debug)]
+pub struct ServedEverywhere {
+    pub certificates: Arc<Certificates>,
+    pub names: Vec<String>,
+}
+
+impl Installer for ServedEverywhere {
+    fn install(&self, name: &str, bundle: &CertificateBundle) -> Result<(), String> {
+        let label = Path::new(name);
+        let certified = certified::parse(
+            label,
+            bundle.chain_pem.as_bytes(),
+            label,
+            bundle.key_pem.as_bytes(),
+        )
+        .map_err(|e| e.to_string())?;
+        for other in &self.names {
+            self.certificates.install(other, certified.clone());
+        }
+        self.certificates.install_default(name, certified);
         Ok(())
     }
 }
