@@ -504,8 +504,10 @@ async fn acme_challenges_are_answered_on_port_80_from_the_challenges_map() {
         path: site.db.clone(),
     };
     settings.tls = Some(qrtag::tls::TlsSettings {
-        cert: site.cert.clone(),
-        key: site.key.clone(),
+        source: qrtag::tls::CertSource::Files {
+            cert: site.cert.clone(),
+            key: site.key.clone(),
+        },
         hsts: None,
         http_listen: Some("127.0.0.1:0".into()),
     });

@@ -256,7 +256,7 @@ pub fn apply_text(
         None => crate::settings::domains::Domains::default(),
     };
     let known = keys(&cmd);
-    let table = flatten_tables(table, &known);
+    let table = flatten_tables(table);
     let mut set = BTreeMap::new();
     for (key, value) in &table {
         let Some(sites) = known.get(key) else {
@@ -297,15 +297,16 @@ pub fn apply_text(
     ))
 }
 
-/// Issue 36: a table under a key that is no option, `tls = { cert = "…",
-/// key = "…" }`, is its keys joined with `_` (`tls_cert`, `tls_key`), one
-/// level deep; a key of it that is no option is then reported by its full
-/// name (`tls_cret`).
-fn flatten_tables(table: toml::Table, known: &BTreeMap<String, Vec<Site>>) -> toml::Table {
+/// Issue 36: a table, `tls = { cert = "…", key = "…" }` or `[acme]`, is
+/// its keys joined with `_` (`tls_cert`, `tls_key`, `acme_email`), one
+/// level deep, even under a key that is an option too (`tls = "acme"`: no
+/// option takes a table); a key of it that is no option is then reported
+/// by its full name (`tls_cret`).
+fn flatten_tables(table: toml::Table) -> toml::Table {
     let mut out = toml::Table::new();
     for (key, value) in table {
         match value {
-            toml::Value::Table(inner) if !known.contains_key(&key) => {
+            toml::Value::Table(inner) => {
                 for (sub, v) in inner {
                     out.insert(format!("{key}_{sub}"), v);
                 }

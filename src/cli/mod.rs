@@ -936,10 +936,51 @@ pub struct ServeArgs {
 }
 
 /// Issue 36: HTTPS on the public listener with certificate files managed
-/// elsewhere. In the configuration file, `tls = { cert = "…", key = "…" }`
-/// sets `tls_cert` and `tls_key`.
+/// elsewhere or ordered from an ACME CA. In the configuration file,
+/// `tls = { cert = "…", key = "…" }` sets `tls_cert` and `tls_key`,
+/// `[acme]`'s keys `acme_email` and the others.
 #[derive(Debug, Clone, Args)]
 pub struct HttpsArgs {
+    /// `acme`: serve the public listener over HTTPS with a certificate
+    /// ordered from an ACME CA (Let's Encrypt unless --acme-directory) for
+    /// the host of --public-url (an https:// URL naming a DNS name) and of
+    /// every other [[domains]] entry; answered over HTTP-01 on
+    /// --http-listen, which the CA reaches on port 80. Kept beside the
+    /// database (DB.acme/) and renewed there; the embedded store only.
+    /// Handshakes fail until the first certificate is installed. In
+    /// qrtag.toml `tls = "acme"`.
+    #[arg(help_heading = "HTTPS", long, env = "QRTAG_TLS", value_name = "acme")]
+    pub tls: Option<TlsMode>,
+    /// With --tls acme: the contact the CA writes to before a certificate
+    /// expires unrenewed. In qrtag.toml `[acme] email = "…"`.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_ACME_EMAIL",
+        value_name = "ADDRESS"
+    )]
+    pub acme_email: Option<String>,
+    /// With --tls acme: the CA's directory: `production` (Let's Encrypt,
+    /// the default), `staging` (Let's Encrypt's, untrusted certificates)
+    /// or an https:// URL. In qrtag.toml `[acme] directory = "…"`.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_ACME_DIRECTORY",
+        value_name = "production|staging|URL"
+    )]
+    pub acme_directory: Option<String>,
+    /// With --tls acme: a PEM root the directory's own HTTPS chains to,
+    /// for a CA not in the system's trust store (a test CA, a company's).
+    /// In qrtag.toml `[acme] ca_root = "…"`.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_ACME_CA_ROOT",
+        value_name = "PATH",
+        value_hint = clap::ValueHint::FilePath
+    )]
+    pub acme_ca_root: Option<PathBuf>,
     /// Serve the public listener over HTTPS with this PEM certificate chain
     /// (end-entity first); needs --tls-key. Read at start and again on
     /// SIGHUP; a file that cannot be served on SIGHUP keeps the old
@@ -990,13 +1031,68 @@ pub struct HttpsArgs {
 /// boolean or integer for an option named so.
 pub const HSTS_VALUE_NAME: &str = "true|SECONDS";
 
+/// `--tls`'s one value: the certificate files have options of their own.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TlsMode {
+    Acme,
+}
+
 impl HttpsArgs {
-    /// The settings these options make, or what is missing.
-    pub fn settings(&self) -> Result<Option<crate::tls::TlsSettings>, &'static str> {
+    /// The settings these options make, or what is missing; `names`: the
+    /// hosts an ACME certificate is for (`Err`: why there are none).
+    pub fn settings(
+        &self,
+        names: Result<Vec<String>, String>,
+    ) -> Result<Option<crate::tls::TlsSettings>, String> {
+        if self.tls == Some(TlsMode::Acme) {
+            return self.acme_settings(names).map(Some);
+        }
+        if self.acme_email.is_some() || self.acme_directory.is_some() || self.acme_ca_root.is_some()
+        {
+            return Err(
+                "--acme-email, --acme-directory and --acme-ca-root ([acme]) go with --tls acme (tls = \"acme\")".into(),
+            );
+        }
+        self.file_settings().map_err(str::to_owned)
+    }
+
+    fn acme_settings(
+        &self,
+        names: Result<Vec<String>, String>,
+    ) -> Result<crate::tls::TlsSettings, String> {
+        if self.tls_cert.is_some() || self.tls_key.is_some() {
+            return Err(
+                "--tls acme orders the certificate: leave out --tls-cert and --tls-key (tls = \"acme\" or tls = { cert, key }, not both)".into(),
+            );
+        }
+        if self.http_listen.is_none() {
+            return Err(
+                "--tls acme answers the CA's HTTP-01 challenges on port 80: give --http-listen (e.g. [::]:80)".into(),
+            );
+        }
+        let names = names?;
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let acme = crate::acme::AcmeSettings::new(
+            self.acme_directory.as_deref().unwrap_or("production"),
+            self.acme_email.as_deref(),
+            self.acme_ca_root.clone(),
+            &names,
+        )
+        .map_err(|e| e.to_string())?;
+        Ok(crate::tls::TlsSettings {
+            source: crate::tls::CertSource::Acme(acme),
+            hsts: self.hsts.and_then(|h| h.0),
+            http_listen: self.http_listen.clone(),
+        })
+    }
+
+    fn file_settings(&self) -> Result<Option<crate::tls::TlsSettings>, &'static str> {
         match (&self.tls_cert, &self.tls_key) {
             (Some(cert), Some(key)) => Ok(Some(crate::tls::TlsSettings {
-                cert: cert.clone(),
-                key: key.clone(),
+                source: crate::tls::CertSource::Files {
+                    cert: cert.clone(),
+                    key: key.clone(),
+                },
                 hsts: self.hsts.and_then(|h| h.0),
                 http_listen: self.http_listen.clone(),
             })),
@@ -1447,6 +1543,43 @@ impl Cli {
         })
     }
 
+    /// Issue 36: the names of `serve`'s ACME certificate: the public URL's
+    /// host, then every other domain's; `Err`: why they cannot be certified.
+    pub fn acme_names(&self, args: &ServeArgs) -> Result<Vec<String>, String> {
+        if self.store.couchdb_url.is_some() {
+            return Err(
+                "--tls acme keeps its certificate beside the embedded database; on CouchDB its store needs a server admin's account and is not switched on yet: use --tls-cert and --tls-key".into(),
+            );
+        }
+        let Some(url) = &self.public_url else {
+            return Err(
+                "--tls acme certifies the host of --public-url: give --public-url https://NAME"
+                    .into(),
+            );
+        };
+        let parsed = url::Url::parse(url.origin()).map_err(|e| e.to_string())?;
+        if parsed.scheme() != "https" {
+            return Err(format!(
+                "--tls acme serves HTTPS: --public-url {url} must be an https:// URL"
+            ));
+        }
+        let host = match parsed.host() {
+            Some(url::Host::Domain(name)) => name.to_owned(),
+            _ => {
+                return Err(format!(
+                    "--tls acme certifies DNS names, not the IP address in --public-url {url}"
+                ));
+            }
+        };
+        let mut names = vec![host];
+        if let Ok(domains) = self.served_domains(args) {
+            for other in domains.others {
+                names.push(other.host.as_str().to_owned());
+            }
+        }
+        Ok(names)
+    }
+
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
         Settings {
             // Issue 36: checked in `main` before the command runs.
@@ -1455,7 +1588,10 @@ impl Cli {
             // Checked in `main` before the command runs.
             dead_tag: args.dead_tags.page().unwrap_or_default(),
             // Checked in `main` before the command runs.
-            tls: args.https.settings().unwrap_or_default(),
+            tls: args
+                .https
+                .settings(self.acme_names(args))
+                .unwrap_or_default(),
             geoip: args
                 .geoip_db
                 .as_ref()
@@ -1657,8 +1793,15 @@ pub fn main() -> ExitCode {
     // Issue 36: a certificate that cannot be served is the operator's to
     // fix: one line, exit 2, before anything starts.
     if let Command::Serve(args) = &cli.command
-        && let Ok(Some(tls)) = args.https.settings()
-        && let Err(e) = crate::tls::certified::load(&tls.cert, &tls.key)
+        && let Err(e) = args.https.settings(cli.acme_names(args))
+    {
+        eprintln!("qrtag: {e}");
+        return ExitCode::from(edge::USAGE);
+    }
+    if let Command::Serve(args) = &cli.command
+        && let Ok(Some(tls)) = args.https.settings(cli.acme_names(args))
+        && let crate::tls::CertSource::Files { cert, key } = &tls.source
+        && let Err(e) = crate::tls::certified::load(cert, key)
     {
         eprintln!("qrtag: {e}");
         return ExitCode::from(edge::USAGE);
@@ -1721,7 +1864,6 @@ fn check_usage(cli: &Cli) -> Result<(), &'static str> {
                 "--api-couchdb-user is the account the API writes to CouchDB with: give --couchdb-url too",
             );
         }
-        args.https.settings()?;
     }
     if matches!(cli.command, Command::Setup(_)) && cli.store.couchdb_url.is_none() {
         return Err("setup prepares a CouchDB database: give --couchdb-url (or QRTAG_COUCHDB_URL)");

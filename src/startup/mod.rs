@@ -71,6 +71,14 @@ pub enum StartupError {
     Tls(#[from] crate::tls::certified::CertError),
     #[error("cannot set up TLS: {0}")]
     TlsConfig(#[source] rustls::Error),
+    /// Issue 36: the CouchDB certificate store needs a server admin's
+    /// account, which `serve` does not have; not switched on yet.
+    #[error(
+        "--tls acme keeps its certificate beside the embedded database; on CouchDB use --tls-cert and --tls-key"
+    )]
+    AcmeOnCouchDb,
+    #[error("cannot open the ACME certificate store: {0}")]
+    AcmeStore(#[source] crate::acme::StoreError),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -122,6 +130,8 @@ pub struct Application {
     http_addr: Option<SocketAddr>,
     /// Issue 36: the certificates served, reloaded on SIGHUP.
     tls: Option<Arc<crate::tls::Tls>>,
+    /// Issue 36: with `--tls acme`, the task that orders and renews them.
+    renewer: Option<Arc<crate::acme::Renewer>>,
     public: Server,
     admin: Server,
     api_addr: Option<SocketAddr>,
@@ -738,6 +748,53 @@ pub fn before_any_write(settings: &Settings) -> Result<(), StartupError> {
     Ok(())
 }
 
+/// Issue 36: the renewer of `serve`'s ACME certificate, its store beside
+/// the database, its challenges answered by the port-80 listener and its
+/// certificates installed for the public listener; `None` with files.
+fn acme_renewer(
+    tls: &crate::tls::Tls,
+    settings: &Settings,
+) -> Result<Option<Arc<crate::acme::Renewer>>, StartupError> {
+    let crate::tls::CertSource::Acme(acme) = &tls.settings().source else {
+        return Ok(None);
+    };
+    let StoreSettings::Sqlite { path } = &settings.store else {
+        return Err(StartupError::AcmeOnCouchDb);
+    };
+    let store =
+        crate::acme::store::disk::DiskStore::open(crate::acme::store::disk::default_dir(path))
+            .map_err(StartupError::AcmeStore)?;
+    let installer = crate::tls::acme_seams::ServedEverywhere {
+        certificates: Arc::clone(&tls.certificates),
+        names: acme.name_list(),
+    };
+    let holder = settings
+        .node_name
+        .as_ref()
+        .map_or_else(|| "serve".to_owned(), |n| n.as_str().to_owned());
+    let renewer = Arc::new(crate::acme::Renewer::new(
+        acme.clone(),
+        Arc::new(store),
+        Arc::clone(&tls.challenges) as Arc<dyn crate::acme::Http01Responder>,
+        Arc::new(installer),
+        crate::acme::Timing::default(),
+        holder,
+    ));
+    tls.watch_renewal(renewer.status_handle());
+    Ok(Some(renewer))
+}
+
+/// Aborts a task when dropped, however `run_until_stopped` returns.
+struct AbortOnDrop(Option<tokio::task::JoinHandle<()>>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        if let Some(task) = &self.0 {
+            task.abort();
+        }
+    }
+}
+
 impl Application {
     /// Opens the store, starts following it and binds both listeners. Must
     /// be called inside a Tokio runtime; nothing is served until
@@ -781,6 +838,10 @@ impl Application {
                     .unwrap_or_default();
                 Some(Arc::new(crate::tls::Tls::start(files.clone(), &domain)?))
             }
+            None => None,
+        };
+        let renewer = match &tls {
+            Some(tls) => acme_renewer(tls, &settings)?,
             None => None,
         };
         let acceptor = tls
@@ -1064,6 +1125,7 @@ impl Application {
             http,
             http_addr,
             tls,
+            renewer,
             public: public_server,
             admin: admin_server,
             api_addr,
@@ -1180,6 +1242,9 @@ impl Application {
                 }
             })
         };
+        // Issue 36: runs while the listeners serve; aborted with them.
+        let renewing = self.renewer.map(|r| tokio::spawn(r.run()));
+        let _stop_renewing = AbortOnDrop(renewing);
         let saving: Vec<_> = self
             .sites
             .iter()

@@ -4,6 +4,7 @@
 //! name, checked as a file pair is, so ACME needs no listener of its own.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use super::certified;
 use super::challenges::Challenges;
@@ -33,6 +34,34 @@ impl Installer for Certificates {
         )
         .map_err(|e| e.to_string())?;
         Certificates::install(self, name, certified);
+        Ok(())
+    }
+}
+
+/// Installs `serve`'s one ACME certificate as the default under its first
+/// name and under each other name, so a handshake naming any domain of the
+/// certificate, or none, is served it (the renewer gives the first name
+/// only); each name once, so `/metrics` has one expiry series a domain.
+#[derive(Debug)]
+pub struct ServedEverywhere {
+    pub certificates: Arc<Certificates>,
+    pub names: Vec<String>,
+}
+
+impl Installer for ServedEverywhere {
+    fn install(&self, name: &str, bundle: &CertificateBundle) -> Result<(), String> {
+        let label = Path::new(name);
+        let certified = certified::parse(
+            label,
+            bundle.chain_pem.as_bytes(),
+            label,
+            bundle.key_pem.as_bytes(),
+        )
+        .map_err(|e| e.to_string())?;
+        for other in self.names.iter().filter(|n| n.as_str() != name) {
+            self.certificates.install(other, certified.clone());
+        }
+        self.certificates.install_default(name, certified);
         Ok(())
     }
 }
@@ -70,5 +99,38 @@ mod tests {
         };
         let err = Installer::install(&certs, "go.example", &bad).expect_err("no key");
         assert!(err.contains("holds no PEM private key"), "{err}");
+    }
+
+    #[test]
+    fn serves_every_name_and_the_default_each_once() {
+        let key = rcgen::KeyPair::generate().expect("key");
+        let names = vec!["go.example".to_owned(), "other.example".to_owned()];
+        let cert = rcgen::CertificateParams::new(names.clone())
+            .expect("params")
+            .self_signed(&key)
+            .expect("cert");
+        let served = ServedEverywhere {
+            certificates: Arc::new(Certificates::default()),
+            names,
+        };
+        let bundle = CertificateBundle {
+            chain_pem: cert.pem(),
+            key_pem: key.serialize_pem(),
+        };
+        Installer::install(&served, "go.example", &bundle).expect("installed");
+        for asked in [Some("go.example"), Some("OTHER.example"), None] {
+            assert_eq!(
+                served.certificates.pick(asked).expect("served").cert[0],
+                cert.der().clone()
+            );
+        }
+        let mut domains: Vec<String> = served
+            .certificates
+            .installed()
+            .iter()
+            .map(|i| i.domain.clone())
+            .collect();
+        domains.sort();
+        assert_eq!(domains, ["go.example", "other.example"]);
     }
 }

@@ -26,18 +26,28 @@ pub fn provider() -> rustls::crypto::CryptoProvider {
     rustls::crypto::aws_lc_rs::default_provider()
 }
 
-/// `tls = { cert = …, key = … }`, `hsts`, `http_listen`.
+/// `tls = { cert = …, key = … }` or `tls = "acme"`, `hsts`, `http_listen`.
 #[derive(Debug, Clone)]
 pub struct TlsSettings {
-    /// PEM: the certificate chain, end-entity first.
-    pub cert: PathBuf,
-    /// PEM: its private key.
-    pub key: PathBuf,
+    /// Where the served certificate comes from.
+    pub source: CertSource,
     /// `Strict-Transport-Security` on HTTPS answers; `None`: not sent.
     pub hsts: Option<hsts::Hsts>,
     /// The plain listener that redirects to HTTPS and answers ACME
     /// challenges (`:80` in production); `None`: none.
     pub http_listen: Option<String>,
+}
+
+/// Where the served certificate comes from.
+#[derive(Debug, Clone)]
+pub enum CertSource {
+    /// PEM files managed elsewhere: the chain (end-entity first) and its
+    /// key, read at start and again on SIGHUP.
+    Files { cert: PathBuf, key: PathBuf },
+    /// Ordered from an ACME CA by [`crate::acme::Renewer`]: nothing is
+    /// served (handshakes fail) until its first certificate is installed,
+    /// rather than a self-signed placeholder no client would trust either.
+    Acme(crate::acme::AcmeSettings),
 }
 
 /// A certificate whose notAfter is closer than this is a `/readyz` warning.
@@ -54,21 +64,31 @@ pub struct Tls {
     domain: String,
     /// The last reload's failure, until one succeeds.
     problem: Mutex<Option<String>>,
+    /// With ACME: the renewer's status, whose last failure `/readyz` says.
+    renewal: std::sync::OnceLock<Arc<Mutex<crate::acme::RenewalStatus>>>,
 }
 
 impl Tls {
-    /// Reads the files; an error is the start's one line.
+    /// Reads the files; an error is the start's one line. With ACME nothing
+    /// is read: the renewer installs.
     pub fn start(files: TlsSettings, domain: &str) -> Result<Self, CertError> {
-        let first = certified::load(&files.cert, &files.key)?;
         let certificates = Arc::new(Certificates::default());
-        certificates.install_default(domain, first);
+        if let CertSource::Files { cert, key } = &files.source {
+            certificates.install_default(domain, certified::load(cert, key)?);
+        }
         Ok(Self {
             certificates,
             challenges: Arc::new(Challenges::default()),
             files,
             domain: domain.to_owned(),
             problem: Mutex::new(None),
+            renewal: std::sync::OnceLock::new(),
         })
+    }
+
+    /// With ACME: the renewer's status, for [`problems`](Self::problems).
+    pub fn watch_renewal(&self, status: Arc<Mutex<crate::acme::RenewalStatus>>) {
+        let _ = self.renewal.set(status);
     }
 
     pub fn settings(&self) -> &TlsSettings {
@@ -76,9 +96,13 @@ impl Tls {
     }
 
     /// Reads the files again (SIGHUP). A failure keeps what is served and
-    /// is kept for `/readyz` until a reload succeeds.
-    pub fn reload(&self) -> Result<Certified, CertError> {
-        let result = certified::load(&self.files.cert, &self.files.key);
+    /// is kept for `/readyz` until a reload succeeds. With ACME there are
+    /// no files: `Ok(None)`.
+    pub fn reload(&self) -> Result<Option<Certified>, CertError> {
+        let CertSource::Files { cert, key } = &self.files.source else {
+            return Ok(None);
+        };
+        let result = certified::load(cert, key);
         let mut problem = self.problem.lock().unwrap_or_else(|p| p.into_inner());
         match &result {
             Ok(c) => {
@@ -92,7 +116,7 @@ impl Tls {
                 *problem = Some(line);
             }
         }
-        result
+        result.map(Some)
     }
 
     /// What `/readyz` says: a failed reload, and each certificate within
@@ -105,6 +129,15 @@ impl Tls {
             .iter()
             .cloned()
             .collect();
+        if let Some(status) = self.renewal.get() {
+            let s = status.lock().unwrap_or_else(|p| p.into_inner());
+            if let Some(e) = &s.last_error {
+                out.push(format!(
+                    "ACME: renewing the certificate for {} failed ({} in a row): {e}",
+                    s.name, s.failures
+                ));
+            }
+        }
         for i in self.certificates.installed() {
             if let Some(line) = expiry_warning(&i.domain, i.certified.not_after, now) {
                 out.push(line);

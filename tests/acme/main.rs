@@ -6,6 +6,9 @@
 mod pebble;
 #[path = "../support/poll.rs"]
 mod poll;
+#[path = "../support/process.rs"]
+mod process;
+mod serve;
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;

@@ -1,0 +1,237 @@
+//! `qrtag serve --tls acme` as a real process against Pebble (issue 36):
+//! the certificate ordered over HTTP-01 on `--http-listen`, then served on
+//! the public listener; a refused order said on `/readyz`; the settings
+//! that cannot work refused in one line.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::Duration;
+
+use qrtag::store::sqlite::SqliteStore;
+use qrtag::values::destination::Destination;
+use qrtag::values::link_key::LinkKey;
+
+use crate::pebble::{BLOCKED, Pebble};
+use crate::poll;
+use crate::process::ServerProcess;
+
+const KEY: &str = "abcde";
+const DEST: &str = "https://example.com/whelans";
+const NAME: &str = "serve.qrtag.test";
+
+async fn database(dir: &Path) -> std::path::PathBuf {
+    let db = dir.join("qrtag.db");
+    let store = SqliteStore::open(&db).expect("open store");
+    qrtag::links::create(
+        &store,
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+        &Destination::parse(DEST).expect("destination"),
+        Some(&LinkKey::parse(KEY).expect("key")),
+        false,
+    )
+    .await
+    .expect("create link");
+    db
+}
+
+async fn serve_acme(pebble: &Pebble, db: &Path, name: &str) -> ServerProcess {
+    let public_url = format!("https://{name}");
+    let http_listen = format!("127.0.0.1:{}", pebble.http01_port);
+    let ca_root = pebble.ca_root.display().to_string();
+    let args = [
+        "--public-url",
+        &public_url,
+        "--tls",
+        "acme",
+        "--acme-directory",
+        &pebble.directory,
+        "--acme-ca-root",
+        &ca_root,
+        "--acme-email",
+        "ops@qrtag.test",
+        "--http-listen",
+        &http_listen,
+    ];
+    ServerProcess::spawn(db, &args, &[], false).await
+}
+
+async fn readyz(srv: &ServerProcess) -> Option<(u16, String)> {
+    let r = reqwest::get(srv.admin_url("/readyz")).await.ok()?;
+    let status = r.status().as_u16();
+    Some((status, r.text().await.ok()?))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn serve_orders_its_certificate_and_answers_scans_over_https() {
+    let Some(pebble) = Pebble::start("serve_orders_its_certificate", None).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path()).await;
+    let srv = serve_acme(&pebble, &db, NAME).await;
+    let root = pebble.issuing_root().await;
+    let public: SocketAddr = srv.public;
+    // Trusts Pebble's issuing root only, and reaches the name on loopback.
+    let client = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(root.as_bytes()).unwrap()])
+        .resolve(NAME, public)
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let url = format!("https://{NAME}:{}/{KEY}", public.port());
+    let answer = poll::until(
+        Duration::from_secs(60),
+        "a scan answered over HTTPS with the ordered certificate",
+        || {
+            let (client, url) = (client.clone(), url.clone());
+            async move { client.get(&url).send().await.ok() }
+        },
+    )
+    .await;
+    assert_eq!(answer.status(), 302, "{}", srv.stderr());
+    assert_eq!(
+        answer
+            .headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok()),
+        Some(DEST)
+    );
+    // Stored beside the database, where the next start finds it.
+    assert!(
+        std::fs::read_dir(qrtag::acme::store::disk::default_dir(&db))
+            .unwrap()
+            .next()
+            .is_some()
+    );
+    let (status, body) = readyz(&srv).await.expect("/readyz answers");
+    assert_eq!(status, 200, "{body}");
+    assert!(body.starts_with("ready"), "{body}");
+    assert!(!body.contains("degraded"), "{body}");
+    srv.stop().await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_refused_order_is_said_on_readyz() {
+    let Some(pebble) = Pebble::start("a_refused_order_on_readyz", None).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path()).await;
+    let srv = serve_acme(&pebble, &db, BLOCKED).await;
+    let (status, body) = poll::until(
+        Duration::from_secs(60),
+        "/readyz to say the refused order",
+        || async { readyz(&srv).await.filter(|(_, body)| body.contains("ACME")) },
+    )
+    .await;
+    assert_eq!(status, 200, "degraded, still serving: {body}");
+    let line = body
+        .lines()
+        .find(|l| l.contains("ACME"))
+        .expect("the ACME line");
+    assert!(
+        line.starts_with(&format!(
+            "degraded: ACME: renewing the certificate for {BLOCKED} failed (1 in a row):"
+        )) && line.contains("rejectedIdentifier"),
+        "{body}"
+    );
+    srv.stop().await;
+}
+
+#[test]
+fn settings_acme_cannot_work_with_are_refused_in_one_line() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("qrtag.db");
+    let acme = ["--tls", "acme", "--http-listen", "127.0.0.1:0"];
+    let cases: Vec<(Vec<&str>, Vec<&str>, &str)> = vec![
+        (
+            vec!["--public-url", "https://go.brand.example"],
+            vec!["--tls", "acme", "--tls-cert", "c.pem", "--tls-key", "k.pem"],
+            "leave out --tls-cert and --tls-key",
+        ),
+        (
+            vec!["--public-url", "https://go.brand.example"],
+            vec!["--tls", "acme"],
+            "give --http-listen",
+        ),
+        (
+            vec!["--public-url", "http://go.brand.example"],
+            acme.to_vec(),
+            "must be an https:// URL",
+        ),
+        (
+            vec!["--public-url", "https://192.0.2.1"],
+            acme.to_vec(),
+            "not the IP address",
+        ),
+        (vec![], acme.to_vec(), "give --public-url"),
+        (
+            vec![
+                "--public-url",
+                "https://go.brand.example",
+                "--couchdb-url",
+                "http://127.0.0.1:9",
+            ],
+            acme.to_vec(),
+            "on CouchDB",
+        ),
+        (
+            vec![],
+            vec!["--acme-email", "ops@brand.example"],
+            "go with --tls acme",
+        ),
+        (
+            vec!["--public-url", "https://go.brand.example"],
+            [&acme[..], &["--acme-directory", "http://ca.example/dir"]].concat(),
+            "is not an https:// URL",
+        ),
+    ];
+    for (global, serve, says) in cases {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+            .arg("--db")
+            .arg(&db)
+            .args(&global)
+            .arg("serve")
+            .args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+            .args(&serve)
+            .env("QRTAG_CONFIG", "/dev/null")
+            .output()
+            .expect("run qrtag");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{serve:?}: {stderr}");
+        assert_eq!(stderr.lines().count(), 1, "{serve:?}: {stderr}");
+        assert!(stderr.contains(says), "{serve:?}: {stderr}");
+    }
+}
+
+#[test]
+fn the_configuration_file_says_tls_acme_and_an_acme_table() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = dir.path().join("qrtag.db");
+    let config = dir.path().join("qrtag.toml");
+    std::fs::write(
+        &config,
+        "public_url = \"https://go.brand.example\"\ntls = \"acme\"\nhttp_listen = \"127.0.0.1:0\"\n\
+         [acme]\nemail = \"ops@brand.example\"\ndirectory = \"http://ca.example/dir\"\n",
+    )
+    .unwrap();
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_qrtag"))
+        .arg("--db")
+        .arg(&db)
+        .arg("--config")
+        .arg(&config)
+        .arg("serve")
+        .args(["--listen", "127.0.0.1:0", "--admin-listen", "127.0.0.1:0"])
+        .output()
+        .expect("run qrtag");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The table's directory was read (and refused): `tls = "acme"` and
+    // `[acme]` reached the settings.
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("ACME directory \"http://ca.example/dir\" is not an https:// URL"),
+        "{stderr}"
+    );
+}
