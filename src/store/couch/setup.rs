@@ -158,6 +158,15 @@ pub struct Requested {
 }
 
 impl Requested {
+    /// The same copies in one shard: the side databases (keys, audit,
+    /// certificates) hold few small documents.
+    fn one_shard(self) -> Self {
+        Self {
+            n: self.n,
+            q: Some(1),
+        }
+    }
+
     /// What an existing database has that differs from the request: CouchDB
     /// fixes both when it creates a database, so setup cannot apply them.
     fn unmet(self, has: Placement) -> Option<String> {
@@ -501,13 +510,9 @@ fn placement_url(http: &CouchHttp, requested: Requested) -> url::Url {
 /// small documents), as many copies as the links get.
 async fn setup_keys(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
     let http = links.for_db(super::keys::database_name(links.db())?);
-    let keys = Requested {
-        n: requested.n,
-        q: Some(1),
-    };
     Ok(PartReport {
         name: http.db().to_string(),
-        database: ensure_database(&http, keys).await?,
+        database: ensure_database(&http, requested.one_shard()).await?,
         design: ensure_design(&http, VALIDATE_API_KEY, None).await?,
         security: ensure_security(&http, &KEY_ROLES, Lock::Keep).await?,
     })
@@ -517,13 +522,9 @@ async fn setup_keys(links: &CouchHttp, requested: Requested) -> Result<PartRepor
 /// the keys' (entries are small and read a page at a time).
 async fn setup_audit(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
     let http = links.for_db(super::audit::database_name(links.db())?);
-    let audit = Requested {
-        n: requested.n,
-        q: Some(1),
-    };
     Ok(PartReport {
         name: http.db().to_string(),
-        database: ensure_database(&http, audit).await?,
+        database: ensure_database(&http, requested.one_shard()).await?,
         design: ensure_design(&http, VALIDATE_AUDIT, None).await?,
         security: ensure_security(&http, &AUDIT_ROLES, Lock::Keep).await?,
     })
@@ -547,11 +548,7 @@ async fn setup_history(links: &CouchHttp, requested: Requested) -> Result<PartRe
 /// its `_security` admitting server admins only whatever it held before.
 async fn setup_certs(links: &CouchHttp, requested: Requested) -> Result<Outcome, StoreError> {
     let http = links.for_db(super::certs::database_name(links.db())?);
-    let certs = Requested {
-        n: requested.n,
-        q: Some(1),
-    };
-    ensure_database(&http, certs).await?;
+    ensure_database(&http, requested.one_shard()).await?;
     if get_doc(&http, &["_security"]).await?.as_ref() == Some(&admins_only()) {
         return Ok(Outcome::Unchanged);
     }
