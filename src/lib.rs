@@ -12,6 +12,7 @@ pub mod didcomm;
 pub mod link;
 pub mod links;
 pub mod metrics;
+pub mod migrate;
 pub mod print;
 pub mod qr;
 pub mod redirect;
