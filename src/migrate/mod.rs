@@ -12,5 +12,6 @@ pub mod source;
 // what they share (the CSV records, the HTTP shell).
 pub mod api;
 pub mod csv_rows;
+pub mod kutt;
 pub mod shlink;
 pub mod shlink_csv;

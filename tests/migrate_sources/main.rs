@@ -5,6 +5,7 @@
 //! into a Vec and checked link by link and visit by visit.
 
 mod fake_api;
+mod kutt;
 mod shlink;
 
 use std::time::Duration;
