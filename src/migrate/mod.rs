@@ -11,6 +11,8 @@ pub mod source;
 // Issue 37: the readers of Shlink, Kutt, Bitly, Dub and chhoto-url, and
 // what they share (the CSV records, the HTTP shell).
 pub mod api;
+pub mod bitly;
+pub mod bitly_csv;
 pub mod csv_rows;
 pub mod kutt;
 pub mod shlink;

@@ -4,6 +4,7 @@
 //! 429 with Retry-After, a page that fails once, a refused key), each read
 //! into a Vec and checked link by link and visit by visit.
 
+mod bitly;
 mod fake_api;
 mod kutt;
 mod shlink;
