@@ -14,6 +14,7 @@ pub mod api;
 pub mod bitly;
 pub mod bitly_csv;
 pub mod csv_rows;
+pub mod dub;
 pub mod kutt;
 pub mod shlink;
 pub mod shlink_csv;
