@@ -13,6 +13,7 @@ pub mod source;
 pub mod api;
 pub mod bitly;
 pub mod bitly_csv;
+pub mod chhoto;
 pub mod csv_rows;
 pub mod dub;
 pub mod kutt;

@@ -5,6 +5,7 @@
 //! into a Vec and checked link by link and visit by visit.
 
 mod bitly;
+mod chhoto;
 mod dub;
 mod fake_api;
 mod kutt;
