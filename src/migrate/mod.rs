@@ -7,3 +7,15 @@
 //! from: formats change, and a failed import should say which one it expected.
 
 pub mod source;
+
+// Issue 37: the readers of Shlink, Kutt, Bitly, Dub and chhoto-url, and
+// what they share (the CSV records, the HTTP shell).
+pub mod api;
+pub mod bitly;
+pub mod bitly_csv;
+pub mod chhoto;
+pub mod csv_rows;
+pub mod dub;
+pub mod kutt;
+pub mod shlink;
+pub mod shlink_csv;
