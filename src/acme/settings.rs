@@ -137,6 +137,16 @@ impl AcmeSettings {
         self.names[0].as_str()
     }
 
+    /// The same CA, contact and root for a certificate of `name` alone:
+    /// each domain of `serve` is ordered, stored and leased on its own
+    /// (issue 36).
+    pub fn for_name(&self, name: &str) -> Result<Self, InvalidAcmeSettings> {
+        Ok(Self {
+            names: vec![DnsName::parse(name)?],
+            ..self.clone()
+        })
+    }
+
     pub fn name_list(&self) -> Vec<String> {
         self.names.iter().map(|n| n.0.clone()).collect()
     }

@@ -1083,6 +1083,7 @@ impl HttpsArgs {
             source: crate::tls::CertSource::Acme(acme),
             hsts: self.hsts.and_then(|h| h.0),
             http_listen: self.http_listen.clone(),
+            domains: Vec::new(),
         })
     }
 
@@ -1095,6 +1096,7 @@ impl HttpsArgs {
                 },
                 hsts: self.hsts.and_then(|h| h.0),
                 http_listen: self.http_listen.clone(),
+                domains: Vec::new(),
             })),
             (Some(_), None) => Err("--tls-cert needs --tls-key (or tls = { cert = …, key = … })"),
             (None, Some(_)) => Err("--tls-key needs --tls-cert (or tls = { cert = …, key = … })"),
@@ -1545,7 +1547,7 @@ impl Cli {
 
     /// Issue 36: the names of `serve`'s ACME certificate: the public URL's
     /// host, then every other domain's; `Err`: why they cannot be certified.
-    pub fn acme_names(&self, args: &ServeArgs) -> Result<Vec<String>, String> {
+    pub fn acme_names(&self) -> Result<Vec<String>, String> {
         if self.store.couchdb_url.is_some() {
             return Err(
                 "--tls acme keeps its certificate beside the embedded database; on CouchDB its store needs a server admin's account and is not switched on yet: use --tls-cert and --tls-key".into(),
@@ -1571,13 +1573,51 @@ impl Cli {
                 ));
             }
         };
-        let mut names = vec![host];
-        if let Ok(domains) = self.served_domains(args) {
-            for other in domains.others {
-                names.push(other.host.as_str().to_owned());
+        // Issue 36: the default domain's alone; every other domain is
+        // ordered on its own (`tls_settings`).
+        Ok(vec![host])
+    }
+
+    /// Issue 36: `serve`'s TLS settings: the default domain's certificate
+    /// from the options, each other domain's from its `[[domains]]` entry's
+    /// `tls = { cert, key }`, else an ACME order of its own under
+    /// `tls = "acme"`, else none (the default domain's is served for it).
+    pub fn tls_settings(
+        &self,
+        args: &ServeArgs,
+    ) -> Result<Option<crate::tls::TlsSettings>, String> {
+        let Some(mut tls) = args.https.settings(self.acme_names())? else {
+            if let Some(entry) = self
+                .origin
+                .config
+                .domains
+                .others
+                .iter()
+                .find(|e| e.tls.is_some())
+            {
+                return Err(format!(
+                    "domain {}: its tls = {{ cert, key }} needs HTTPS on the default domain too: set tls at the top level (tls = {{ cert, key }} or tls = \"acme\")",
+                    entry.host
+                ));
             }
+            return Ok(None);
+        };
+        for entry in &self.origin.config.domains.others {
+            let host = entry.host.as_str().to_owned();
+            let source = match (&entry.tls, &tls.source) {
+                (Some(files), _) => crate::tls::CertSource::Files {
+                    cert: files.cert.clone(),
+                    key: files.key.clone(),
+                },
+                (None, crate::tls::CertSource::Acme(acme)) => crate::tls::CertSource::Acme(
+                    acme.for_name(&host)
+                        .map_err(|e| format!("domain {host}: {e}"))?,
+                ),
+                (None, crate::tls::CertSource::Files { .. }) => continue,
+            };
+            tls.domains.push(crate::tls::DomainCert { host, source });
         }
-        Ok(names)
+        Ok(Some(tls))
     }
 
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
@@ -1588,10 +1628,7 @@ impl Cli {
             // Checked in `main` before the command runs.
             dead_tag: args.dead_tags.page().unwrap_or_default(),
             // Checked in `main` before the command runs.
-            tls: args
-                .https
-                .settings(self.acme_names(args))
-                .unwrap_or_default(),
+            tls: self.tls_settings(args).unwrap_or_default(),
             geoip: args
                 .geoip_db
                 .as_ref()
@@ -1793,15 +1830,25 @@ pub fn main() -> ExitCode {
     // Issue 36: a certificate that cannot be served is the operator's to
     // fix: one line, exit 2, before anything starts.
     if let Command::Serve(args) = &cli.command
-        && let Err(e) = args.https.settings(cli.acme_names(args))
+        && let Err(e) = cli.tls_settings(args)
     {
         eprintln!("qrtag: {e}");
         return ExitCode::from(edge::USAGE);
     }
+    // Issue 36: every domain's certificate files.
     if let Command::Serve(args) = &cli.command
-        && let Ok(Some(tls)) = args.https.settings(cli.acme_names(args))
-        && let crate::tls::CertSource::Files { cert, key } = &tls.source
-        && let Err(e) = crate::tls::certified::load(cert, key)
+        && let Ok(Some(tls)) = cli.tls_settings(args)
+        && let Some(e) = tls
+            .domains
+            .iter()
+            .map(|d| &d.source)
+            .chain([&tls.source])
+            .find_map(|source| match source {
+                crate::tls::CertSource::Files { cert, key } => {
+                    crate::tls::certified::load(cert, key).err()
+                }
+                crate::tls::CertSource::Acme(_) => None,
+            })
     {
         eprintln!("qrtag: {e}");
         return ExitCode::from(edge::USAGE);

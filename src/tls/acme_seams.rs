@@ -38,17 +38,19 @@ impl Installer for Certificates {
     }
 }
 
-/// Installs `serve`'s one ACME certificate as the default under its first
-/// name and under each other name, so a handshake naming any domain of the
-/// certificate, or none, is served it (the renewer gives the first name
-/// only); each name once, so `/metrics` has one expiry series a domain.
+/// Installs one domain's ACME certificate (issue 36: an order a domain,
+/// so one brand's DNS pointing elsewhere stops no other's renewals): the
+/// default domain's as the default, served to every handshake naming no
+/// other domain (or none), another's under its own server name only. Each
+/// once, so `/metrics` has one expiry series a domain.
 #[derive(Debug)]
-pub struct ServedEverywhere {
+pub struct ServedFor {
     pub certificates: Arc<Certificates>,
-    pub names: Vec<String>,
+    /// Whether this is the default domain's certificate.
+    pub default: bool,
 }
 
-impl Installer for ServedEverywhere {
+impl Installer for ServedFor {
     fn install(&self, name: &str, bundle: &CertificateBundle) -> Result<(), String> {
         let label = Path::new(name);
         let certified = certified::parse(
@@ -58,10 +60,11 @@ impl Installer for ServedEverywhere {
             bundle.key_pem.as_bytes(),
         )
         .map_err(|e| e.to_string())?;
-        for other in self.names.iter().filter(|n| n.as_str() != name) {
-            self.certificates.install(other, certified.clone());
+        if self.default {
+            self.certificates.install_default(name, certified);
+        } else {
+            self.certificates.install(name, certified);
         }
-        self.certificates.install_default(name, certified);
         Ok(())
     }
 }
@@ -101,36 +104,47 @@ mod tests {
         assert!(err.contains("holds no PEM private key"), "{err}");
     }
 
-    #[test]
-    fn serves_every_name_and_the_default_each_once() {
+    fn bundle(name: &str) -> (CertificateBundle, Vec<u8>) {
         let key = rcgen::KeyPair::generate().expect("key");
-        let names = vec!["go.example".to_owned(), "other.example".to_owned()];
-        let cert = rcgen::CertificateParams::new(names.clone())
+        let cert = rcgen::CertificateParams::new(vec![name.to_owned()])
             .expect("params")
             .self_signed(&key)
             .expect("cert");
-        let served = ServedEverywhere {
-            certificates: Arc::new(Certificates::default()),
-            names,
+        let der = cert.der().to_vec();
+        (
+            CertificateBundle {
+                chain_pem: cert.pem(),
+                key_pem: key.serialize_pem(),
+            },
+            der,
+        )
+    }
+
+    #[test]
+    fn each_domain_is_installed_for_itself_the_default_for_the_rest() {
+        let certificates = Arc::new(Certificates::default());
+        let (a, a_der) = bundle("go.example");
+        let (b, b_der) = bundle("other.example");
+        let default = ServedFor {
+            certificates: Arc::clone(&certificates),
+            default: true,
         };
-        let bundle = CertificateBundle {
-            chain_pem: cert.pem(),
-            key_pem: key.serialize_pem(),
+        let other = ServedFor {
+            certificates: Arc::clone(&certificates),
+            default: false,
         };
-        Installer::install(&served, "go.example", &bundle).expect("installed");
-        for asked in [Some("go.example"), Some("OTHER.example"), None] {
-            assert_eq!(
-                served.certificates.pick(asked).expect("served").cert[0],
-                cert.der().clone()
-            );
-        }
-        let mut domains: Vec<String> = served
-            .certificates
+        Installer::install(&other, "other.example", &b).expect("installed");
+        Installer::install(&default, "go.example", &a).expect("installed");
+        let served = |asked| certificates.pick(asked).expect("served").cert[0].to_vec();
+        assert_eq!(served(Some("go.example")), a_der);
+        assert_eq!(served(Some("OTHER.example")), b_der);
+        assert_eq!(served(Some("unknown.example")), a_der);
+        assert_eq!(served(None), a_der);
+        let domains: Vec<String> = certificates
             .installed()
             .iter()
             .map(|i| i.domain.clone())
             .collect();
-        domains.sort();
         assert_eq!(domains, ["go.example", "other.example"]);
     }
 }

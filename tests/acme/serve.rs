@@ -140,6 +140,101 @@ async fn a_refused_order_is_said_on_readyz() {
     srv.stop().await;
 }
 
+/// Issue 36: three domains under `tls = "acme"`, each ordered on its own:
+/// the two the CA certifies are each served their own certificate (by SNI)
+/// while the third, which the CA refuses, is named on `/readyz`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn each_domain_is_ordered_on_its_own_and_a_refused_one_stops_no_other() {
+    let Some(pebble) = Pebble::start("each_domain_is_ordered_on_its_own", None).await else {
+        return;
+    };
+    const TWO: &str = "two.qrtag.test";
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path()).await;
+    let config = dir.path().join("qrtag.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "public_url = \"https://{NAME}\"\ntls = \"acme\"\nhttp_listen = \"127.0.0.1:{}\"\n\
+             [acme]\ndirectory = \"{}\"\nca_root = \"{}\"\nemail = \"ops@qrtag.test\"\n\
+             [[domains]]\nhost = \"{NAME}\"\n\
+             [[domains]]\nhost = \"{TWO}\"\nsqlite = \"two.db\"\naccess_log = \"two.log\"\n\
+             [[domains]]\nhost = \"{BLOCKED}\"\nsqlite = \"blocked.db\"\naccess_log = \"blocked.log\"\n",
+            pebble.http01_port,
+            pebble.directory,
+            pebble.ca_root.display(),
+        ),
+    )
+    .unwrap();
+    let config = config.display().to_string();
+    let srv = ServerProcess::spawn(&db, &[], &[("QRTAG_CONFIG", &config)], false).await;
+    let root = pebble.issuing_root().await;
+    let public: SocketAddr = srv.public;
+    let client = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(root.as_bytes()).unwrap()])
+        .tls_info(true)
+        .resolve(NAME, public)
+        .resolve(TWO, public)
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    for name in [NAME, TWO] {
+        let url = format!("https://{name}:{}/{KEY}", public.port());
+        let answer = poll::until(
+            Duration::from_secs(60),
+            "each certified domain served over HTTPS with its own certificate",
+            || {
+                let (client, url) = (client.clone(), url.clone());
+                async move { client.get(&url).send().await.ok() }
+            },
+        )
+        .await;
+        let der = answer
+            .extensions()
+            .get::<reqwest::tls::TlsInfo>()
+            .and_then(|t| t.peer_certificate())
+            .expect("TLS")
+            .to_vec();
+        let (_, cert) = x509_parser::parse_x509_certificate(&der).unwrap();
+        let names: Vec<String> = cert
+            .subject_alternative_name()
+            .unwrap()
+            .unwrap()
+            .value
+            .general_names
+            .iter()
+            .map(|n| n.to_string())
+            .collect();
+        assert_eq!(names, [format!("DNSName({name})")], "{}", srv.stderr());
+    }
+    let (status, body) = poll::until(
+        Duration::from_secs(60),
+        "/readyz to name the refused domain",
+        || async { readyz(&srv).await.filter(|(_, body)| body.contains("ACME")) },
+    )
+    .await;
+    assert_eq!(status, 200, "degraded, still serving: {body}");
+    let acme: Vec<&str> = body.lines().filter(|l| l.contains("ACME")).collect();
+    assert_eq!(acme.len(), 1, "{body}");
+    assert!(
+        acme[0].starts_with(&format!(
+            "degraded: ACME: renewing the certificate for {BLOCKED} failed"
+        )),
+        "{body}"
+    );
+    // Stored on their own, one file a domain.
+    let store =
+        qrtag::acme::store::disk::DiskStore::open(qrtag::acme::store::disk::default_dir(&db))
+            .unwrap();
+    for name in [NAME, TWO] {
+        assert!(store.certificate_path(name).exists(), "{name}");
+    }
+    assert!(!store.certificate_path(BLOCKED).exists());
+    srv.stop().await;
+}
+
 #[test]
 fn settings_acme_cannot_work_with_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
