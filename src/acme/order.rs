@@ -75,11 +75,33 @@ impl AcmeClient {
         responder: &dyn Http01Responder,
         deadline: Duration,
     ) -> Result<CertificateBundle, AcmeError> {
+        self.order_sharing(names, responder, None, deadline).await
+    }
+
+    /// As [`order`](Self::order), each answer also kept in `shared` (issue
+    /// 36: the store several nodes share, so the node the CA's request
+    /// reaches answers it though another ordered) before the CA is told,
+    /// and removed from it after.
+    pub async fn order_sharing(
+        &self,
+        names: &[String],
+        responder: &dyn Http01Responder,
+        shared: Option<&dyn CertStore>,
+        deadline: Duration,
+    ) -> Result<CertificateBundle, AcmeError> {
         let mut tokens = Vec::new();
-        let outcome =
-            tokio::time::timeout(deadline, self.run(names, responder, &mut tokens, deadline)).await;
+        let outcome = tokio::time::timeout(
+            deadline,
+            self.run(names, responder, shared, &mut tokens, deadline),
+        )
+        .await;
         for token in &tokens {
             responder.remove(token);
+            if let Some(store) = shared
+                && let Err(e) = store.remove_challenge(token).await
+            {
+                tracing::warn!("ACME: removing the shared answer of a challenge: {e}");
+            }
         }
         outcome.unwrap_or_else(|_| {
             Err(AcmeError::Timeout {
@@ -93,6 +115,7 @@ impl AcmeClient {
         &self,
         names: &[String],
         responder: &dyn Http01Responder,
+        shared: Option<&dyn CertStore>,
         tokens: &mut Vec<String>,
         deadline: Duration,
     ) -> Result<CertificateBundle, AcmeError> {
@@ -127,8 +150,16 @@ impl AcmeClient {
             let mut challenge = authorization
                 .challenge(ChallengeType::Http01)
                 .ok_or_else(|| AcmeError::NoHttp01 { name: name.clone() })?;
-            responder.put(&challenge.token, challenge.key_authorization().as_str());
+            let answer = challenge.key_authorization();
+            responder.put(&challenge.token, answer.as_str());
             tokens.push(challenge.token.clone());
+            // A failed write leaves the answer with this node alone, which
+            // still passes when the CA's request reaches it.
+            if let Some(store) = shared
+                && let Err(e) = store.put_challenge(&challenge.token, answer.as_str()).await
+            {
+                tracing::warn!("ACME: sharing a challenge's answer with the other nodes: {e}");
+            }
             challenge
                 .set_ready()
                 .await

@@ -78,6 +78,10 @@ pub struct Renewer {
     installed: Mutex<Option<String>>,
 }
 
+/// How soon a node that found the lease taken looks again: an order takes
+/// seconds, and reading the store is one request.
+pub const LEASE_WAIT: Duration = Duration::from_secs(5);
+
 fn unix_now() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
@@ -174,8 +178,10 @@ impl Renewer {
             .await
         {
             Ok(Some(lease)) => lease,
-            // Another node renews: its certificate is read at the next look.
-            Ok(None) => return self.timing.poll,
+            // Another node renews: its certificate is read at the next look,
+            // soon (issue 36: a node starting beside the one that orders
+            // serves its first certificate seconds after it, not a poll on).
+            Ok(None) => return self.timing.poll.min(LEASE_WAIT),
             Err(e) => return self.failed(now, &AcmeError::from(e).to_string()),
         };
         let outcome = self.renew_under_lease(name).await;
@@ -212,9 +218,10 @@ impl Renewer {
         let client = AcmeClient::connect(&self.settings, self.store.as_ref()).await?;
         self.update(|s| s.orders += 1);
         let bundle = client
-            .order(
+            .order_sharing(
                 &self.settings.name_list(),
                 self.responder.as_ref(),
+                Some(self.store.as_ref()),
                 self.timing.order_deadline,
             )
             .await?;

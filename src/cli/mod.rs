@@ -941,12 +941,13 @@ pub struct ServeArgs {
 /// `[acme]`'s keys `acme_email` and the others.
 #[derive(Debug, Clone, Args)]
 pub struct HttpsArgs {
-    /// `acme`: serve the public listener over HTTPS with a certificate
-    /// ordered from an ACME CA (Let's Encrypt unless --acme-directory) for
-    /// the host of --public-url (an https:// URL naming a DNS name) and of
-    /// every other [[domains]] entry; answered over HTTP-01 on
+    /// `acme`: serve the public listener over HTTPS with certificates
+    /// ordered from an ACME CA (Let's Encrypt unless --acme-directory), one
+    /// for the host of --public-url (an https:// URL naming a DNS name) and
+    /// one for each other [[domains]] entry; answered over HTTP-01 on
     /// --http-listen, which the CA reaches on port 80. Kept beside the
-    /// database (DB.acme/) and renewed there; the embedded store only.
+    /// database (DB.acme/), or on CouchDB in LINKS-certs (the account needs
+    /// the role qrtag_certs), and renewed there.
     /// Handshakes fail until the first certificate is installed. In
     /// qrtag.toml `tls = "acme"`.
     #[arg(help_heading = "HTTPS", long, env = "QRTAG_TLS", value_name = "acme")]
@@ -1548,11 +1549,6 @@ impl Cli {
     /// Issue 36: the names of `serve`'s ACME certificate: the public URL's
     /// host, then every other domain's; `Err`: why they cannot be certified.
     pub fn acme_names(&self) -> Result<Vec<String>, String> {
-        if self.store.couchdb_url.is_some() {
-            return Err(
-                "--tls acme keeps its certificate beside the embedded database; on CouchDB its store needs a server admin's account and is not switched on yet: use --tls-cert and --tls-key".into(),
-            );
-        }
         let Some(url) = &self.public_url else {
             return Err(
                 "--tls acme certifies the host of --public-url: give --public-url https://NAME"

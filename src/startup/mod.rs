@@ -71,14 +71,12 @@ pub enum StartupError {
     Tls(#[from] crate::tls::certified::CertError),
     #[error("cannot set up TLS: {0}")]
     TlsConfig(#[source] rustls::Error),
-    /// Issue 36: the CouchDB certificate store needs a server admin's
-    /// account, which `serve` does not have; not switched on yet.
-    #[error(
-        "--tls acme keeps its certificate beside the embedded database; on CouchDB use --tls-cert and --tls-key"
-    )]
-    AcmeOnCouchDb,
     #[error("cannot open the ACME certificate store: {0}")]
     AcmeStore(#[source] crate::acme::StoreError),
+    /// Issue 36: on CouchDB, the account `serve` runs with may not read
+    /// the certificates database: the operator's to fix (exit 2).
+    #[error("--tls acme on CouchDB: {0}")]
+    AcmeAccess(#[source] crate::acme::StoreError),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -753,7 +751,7 @@ pub fn before_any_write(settings: &Settings) -> Result<(), StartupError> {
 /// renewal), their store beside the database, their challenges answered by
 /// the port-80 listener and their certificates installed for the public
 /// listener; none with files.
-fn acme_renewers(
+async fn acme_renewers(
     tls: &crate::tls::Tls,
     domain: &str,
     settings: &Settings,
@@ -770,13 +768,29 @@ fn acme_renewers(
     if orders.is_empty() {
         return Ok(Vec::new());
     }
-    let StoreSettings::Sqlite { path } = &settings.store else {
-        return Err(StartupError::AcmeOnCouchDb);
+    let store: Arc<dyn crate::acme::CertStore> = match &settings.store {
+        StoreSettings::Sqlite { path } => Arc::new(
+            crate::acme::store::disk::DiskStore::open(crate::acme::store::disk::default_dir(path))
+                .map_err(StartupError::AcmeStore)?,
+        ),
+        // Issue 36: the default domain's `LINKS-certs`, shared by every
+        // node on the server, and its HTTP-01 answers with them.
+        StoreSettings::CouchDb(couch) => {
+            let store = crate::acme::store::couch::CouchCertStore::new(couch)
+                .map_err(StartupError::AcmeStore)?;
+            let user = couch
+                .credentials
+                .as_ref()
+                .map_or("(none)", |c| c.user.as_str());
+            store
+                .check_access(user)
+                .await
+                .map_err(StartupError::AcmeAccess)?;
+            let store: Arc<dyn crate::acme::CertStore> = Arc::new(store);
+            tls.challenges.share_through(Arc::clone(&store));
+            store
+        }
     };
-    let store: Arc<dyn crate::acme::CertStore> = Arc::new(
-        crate::acme::store::disk::DiskStore::open(crate::acme::store::disk::default_dir(path))
-            .map_err(StartupError::AcmeStore)?,
-    );
     let holder = settings
         .node_name
         .as_ref()
@@ -859,7 +873,7 @@ impl Application {
             None => None,
         };
         let renewers = match &tls {
-            Some(tls) => acme_renewers(tls, &tls_domain, &settings)?,
+            Some(tls) => acme_renewers(tls, &tls_domain, &settings).await?,
             None => Vec::new(),
         };
         let acceptor = tls

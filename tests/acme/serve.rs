@@ -263,16 +263,6 @@ fn settings_acme_cannot_work_with_are_refused_in_one_line() {
         ),
         (vec![], acme.to_vec(), "give --public-url"),
         (
-            vec![
-                "--public-url",
-                "https://go.brand.example",
-                "--couchdb-url",
-                "http://127.0.0.1:9",
-            ],
-            acme.to_vec(),
-            "on CouchDB",
-        ),
-        (
             vec![],
             vec!["--acme-email", "ops@brand.example"],
             "go with --tls acme",
