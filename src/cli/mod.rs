@@ -982,6 +982,18 @@ pub struct HttpsArgs {
         value_hint = clap::ValueHint::FilePath
     )]
     pub acme_ca_root: Option<PathBuf>,
+    /// With --tls acme: how the CA checks the names are ours: `http-01`
+    /// (the default; the CA asks port 80, --http-listen) or `tls-alpn-01`
+    /// (the CA asks the HTTPS port itself, offering ALPN acme-tls/1; no
+    /// port 80 needed, but the public listener must be what the CA reaches
+    /// on port 443). In qrtag.toml `[acme] challenge = "…"`.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_ACME_CHALLENGE",
+        value_name = "http-01|tls-alpn-01"
+    )]
+    pub acme_challenge: Option<String>,
     /// Serve the public listener over HTTPS with this PEM certificate chain
     /// (end-entity first); needs --tls-key. Read at start and again on
     /// SIGHUP; a file that cannot be served on SIGHUP keeps the old
@@ -1048,10 +1060,13 @@ impl HttpsArgs {
         if self.tls == Some(TlsMode::Acme) {
             return self.acme_settings(names).map(Some);
         }
-        if self.acme_email.is_some() || self.acme_directory.is_some() || self.acme_ca_root.is_some()
+        if self.acme_email.is_some()
+            || self.acme_directory.is_some()
+            || self.acme_ca_root.is_some()
+            || self.acme_challenge.is_some()
         {
             return Err(
-                "--acme-email, --acme-directory and --acme-ca-root ([acme]) go with --tls acme (tls = \"acme\")".into(),
+                "--acme-email, --acme-directory, --acme-ca-root and --acme-challenge ([acme]) go with --tls acme (tls = \"acme\")".into(),
             );
         }
         self.file_settings().map_err(str::to_owned)
@@ -1066,9 +1081,17 @@ impl HttpsArgs {
                 "--tls acme orders the certificate: leave out --tls-cert and --tls-key (tls = \"acme\" or tls = { cert, key }, not both)".into(),
             );
         }
-        if self.http_listen.is_none() {
+        // Issue 36: TLS-ALPN-01 needs no port 80.
+        let challenge = self
+            .acme_challenge
+            .as_deref()
+            .map(crate::acme::Challenge::parse)
+            .transpose()
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        if self.http_listen.is_none() && challenge == crate::acme::Challenge::Http01 {
             return Err(
-                "--tls acme answers the CA's HTTP-01 challenges on port 80: give --http-listen (e.g. [::]:80)".into(),
+                "--tls acme answers the CA's HTTP-01 challenges on port 80: give --http-listen (e.g. [::]:80), or --acme-challenge tls-alpn-01".into(),
             );
         }
         let names = names?;
@@ -1079,7 +1102,8 @@ impl HttpsArgs {
             self.acme_ca_root.clone(),
             &names,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .with_challenge(challenge);
         Ok(crate::tls::TlsSettings {
             source: crate::tls::CertSource::Acme(acme),
             hsts: self.hsts.and_then(|h| h.0),

@@ -801,14 +801,22 @@ async fn acme_renewers(
             certificates: Arc::clone(&tls.certificates),
             default,
         };
-        let renewer = Arc::new(crate::acme::Renewer::new(
+        let renewer = crate::acme::Renewer::new(
             acme.clone(),
             Arc::clone(&store),
             Arc::clone(&tls.challenges) as Arc<dyn crate::acme::Http01Responder>,
             Arc::new(installer),
             crate::acme::Timing::default(),
             holder.clone(),
-        ));
+        );
+        // Issue 36: TLS-ALPN-01 answered on the public listener itself.
+        let renewer = Arc::new(match acme.challenge {
+            crate::acme::Challenge::TlsAlpn01 => renewer
+                .with_tls_alpn01(
+                    Arc::clone(&tls.certificates) as Arc<dyn crate::acme::TlsAlpn01Responder>
+                ),
+            crate::acme::Challenge::Http01 => renewer,
+        });
         tls.watch_renewal(renewer.status_handle());
         renewers.push(renewer);
     }

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::certified;
 use super::challenges::Challenges;
 use super::resolver::Certificates;
-use crate::acme::{CertificateBundle, Http01Responder, Installer};
+use crate::acme::{CertificateBundle, Http01Responder, Installer, TlsAlpn01Responder};
 
 impl Http01Responder for Challenges {
     fn put(&self, token: &str, key_authorization: &str) {
@@ -35,6 +35,34 @@ impl Installer for Certificates {
         .map_err(|e| e.to_string())?;
         Certificates::install(self, name, certified);
         Ok(())
+    }
+}
+
+/// Issue 36: TLS-ALPN-01 answers, served by the public listener itself.
+impl TlsAlpn01Responder for Certificates {
+    /// Not read as a served certificate is: webpki refuses the critical
+    /// acmeIdentifier extension every answer carries (only the CA reads
+    /// it), so the pair is loaded as it is.
+    fn put(&self, name: &str, answer: &CertificateBundle) -> Result<(), String> {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let cert = CertificateDer::from_pem_slice(answer.chain_pem.as_bytes())
+            .map_err(|e| format!("the TLS-ALPN-01 answer for {name}: {e}"))?;
+        let key = PrivateKeyDer::from_pem_slice(answer.key_pem.as_bytes())
+            .map_err(|e| format!("the TLS-ALPN-01 answer's key for {name}: {e}"))?;
+        let key = super::provider()
+            .key_provider
+            .load_private_key(key)
+            .map_err(|e| format!("the TLS-ALPN-01 answer's key for {name}: {e}"))?;
+        self.put_alpn_answer(
+            name,
+            Arc::new(rustls::sign::CertifiedKey::new(vec![cert], key)),
+        );
+        Ok(())
+    }
+
+    fn remove(&self, name: &str) {
+        self.remove_alpn_answer(name);
     }
 }
 

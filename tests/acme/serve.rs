@@ -235,6 +235,70 @@ async fn each_domain_is_ordered_on_its_own_and_a_refused_one_stops_no_other() {
     srv.stop().await;
 }
 
+/// Issue 36: `--acme-challenge tls-alpn-01`: no port 80 at all; the CA
+/// validates on the HTTPS port itself (Pebble's `tlsPort`), where the
+/// public listener serves the answer to its `acme-tls/1` handshake.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tls_alpn_01_gets_the_certificate_on_the_https_port_without_port_80() {
+    let Some(pebble) = Pebble::start("tls_alpn_01", None).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path()).await;
+    let listen = format!("127.0.0.1:{}", pebble.tls_alpn01_port);
+    let public_url = format!("https://{NAME}");
+    let ca_root = pebble.ca_root.display().to_string();
+    let args = [
+        "--listen",
+        &listen,
+        "--public-url",
+        &public_url,
+        "--tls",
+        "acme",
+        "--acme-challenge",
+        "tls-alpn-01",
+        "--acme-directory",
+        &pebble.directory,
+        "--acme-ca-root",
+        &ca_root,
+        "--acme-email",
+        "ops@qrtag.test",
+    ];
+    let srv = ServerProcess::spawn(&db, &args, &[], false).await;
+    assert!(!srv.stderr().contains("http="), "{}", srv.stderr());
+    let root = pebble.issuing_root().await;
+    let client = reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(root.as_bytes()).unwrap()])
+        .resolve(NAME, srv.public)
+        .redirect(reqwest::redirect::Policy::none())
+        .pool_max_idle_per_host(0)
+        .timeout(Duration::from_secs(10))
+        .build()
+        .unwrap();
+    let url = format!("https://{NAME}:{}/{KEY}", srv.public.port());
+    // A scan answered, or a failed order said on /readyz.
+    let answer = poll::until(
+        Duration::from_secs(60),
+        "a scan answered over HTTPS with the certificate ordered over TLS-ALPN-01",
+        || {
+            let (client, url, srv) = (client.clone(), url.clone(), &srv);
+            async move {
+                if let Some((_, body)) = readyz(srv).await.filter(|(_, b)| b.contains("ACME")) {
+                    return Some(Err(body));
+                }
+                client.get(&url).send().await.ok().map(Ok)
+            }
+        },
+    )
+    .await
+    .unwrap_or_else(|readyz| panic!("{readyz}\n{}", srv.stderr()));
+    assert_eq!(answer.status(), 302, "{}", srv.stderr());
+    let (status, body) = readyz(&srv).await.expect("/readyz answers");
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains("ACME"), "{body}");
+    srv.stop().await;
+}
+
 #[test]
 fn settings_acme_cannot_work_with_are_refused_in_one_line() {
     let dir = tempfile::tempdir().unwrap();
@@ -250,6 +314,11 @@ fn settings_acme_cannot_work_with_are_refused_in_one_line() {
             vec!["--public-url", "https://go.brand.example"],
             vec!["--tls", "acme"],
             "give --http-listen",
+        ),
+        (
+            vec!["--public-url", "https://go.brand.example"],
+            [&acme[..], &["--acme-challenge", "dns-01"]].concat(),
+            "ACME challenge \"dns-01\" is not one qrtag answers: http-01 or tls-alpn-01",
         ),
         (
             vec!["--public-url", "http://go.brand.example"],
