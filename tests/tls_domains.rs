@@ -67,20 +67,25 @@ impl Ca {
     }
 
     fn client(&self, public: SocketAddr) -> reqwest::Client {
-        reqwest::Client::builder()
-            .tls_certs_only([
-                reqwest::Certificate::from_pem(self.issuer.pem().as_bytes()).expect("CA")
-            ])
-            .tls_info(true)
-            .resolve(A, public)
-            .resolve(B, public)
-            // A new connection, so a new handshake, for every request.
-            .pool_max_idle_per_host(0)
-            .redirect(reqwest::redirect::Policy::none())
-            .timeout(TIMEOUT)
-            .build()
-            .expect("client")
+        client_trusting(&self.issuer.pem(), public)
     }
+}
+
+/// A client that trusts only `ca_pem` and reaches both domains at
+/// `public`, a new connection for every request. A client resumes its own
+/// TLS sessions (keeping the certificate they were made with), so a test
+/// that watches which certificate is picked makes one for each request.
+fn client_trusting(ca_pem: &str, public: SocketAddr) -> reqwest::Client {
+    reqwest::Client::builder()
+        .tls_certs_only([reqwest::Certificate::from_pem(ca_pem.as_bytes()).expect("CA")])
+        .tls_info(true)
+        .resolve(A, public)
+        .resolve(B, public)
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(TIMEOUT)
+        .build()
+        .expect("client")
 }
 
 /// Writes `leaf` as `stem.pem` and `stem.key` in `dir`, each file renamed
@@ -290,19 +295,20 @@ async fn one_domains_certificate_is_replaced_while_the_others_scans_flow() {
     let mut srv = two_domains(dir.path(), &a, &b).await;
     let port = srv.public.port();
 
-    // Scans of A, each on a new connection (a handshake of its own), for
-    // the whole test.
+    // Scans of A, each on a new connection with a full handshake, for the
+    // whole test.
     let stop = Arc::new(AtomicBool::new(false));
     let (scans, failures) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
     let scanner = {
-        let client = ca.client(srv.public);
+        let (pem, public) = (ca.issuer.pem(), srv.public);
         let url = format!("https://{A}:{port}/aaaaa");
         let (stop, scans, failures) = (stop.clone(), scans.clone(), failures.clone());
         let a_der = a.der.clone();
         tokio::spawn(async move {
             let mut errors = Vec::new();
             while !stop.load(Ordering::Relaxed) {
-                match client.get(&url).send().await {
+                // A new client: a full handshake, the certificate picked anew.
+                match client_trusting(&pem, public).get(&url).send().await {
                     Ok(r) if r.status() == 302 && served(&r) == a_der => {
                         scans.fetch_add(1, Ordering::Relaxed);
                     }

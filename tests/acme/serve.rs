@@ -140,6 +140,30 @@ async fn a_refused_order_is_said_on_readyz() {
     srv.stop().await;
 }
 
+const TWO: &str = "two.qrtag.test";
+
+/// `serve` under `tls = "acme"` (HTTP-01) with the default domain [`NAME`]
+/// and each of `others` a `[[domains]]` entry of its own.
+async fn serve_domains(pebble: &Pebble, dir: &Path, db: &Path, others: &[&str]) -> ServerProcess {
+    let mut text = format!(
+        "public_url = \"https://{NAME}\"\ntls = \"acme\"\nhttp_listen = \"127.0.0.1:{}\"\n\
+         [acme]\ndirectory = \"{}\"\nca_root = \"{}\"\nemail = \"ops@qrtag.test\"\n\
+         [[domains]]\nhost = \"{NAME}\"\n",
+        pebble.http01_port,
+        pebble.directory,
+        pebble.ca_root.display(),
+    );
+    for host in others {
+        text.push_str(&format!(
+            "[[domains]]\nhost = \"{host}\"\nsqlite = \"{host}.db\"\naccess_log = \"{host}.log\"\n"
+        ));
+    }
+    let config = dir.join("qrtag.toml");
+    std::fs::write(&config, text).unwrap();
+    let config = config.display().to_string();
+    ServerProcess::spawn(db, &[], &[("QRTAG_CONFIG", &config)], false).await
+}
+
 /// Issue 36: three domains under `tls = "acme"`, each ordered on its own:
 /// the two the CA certifies are each served their own certificate (by SNI)
 /// while the third, which the CA refuses, is named on `/readyz`.
@@ -148,26 +172,9 @@ async fn each_domain_is_ordered_on_its_own_and_a_refused_one_stops_no_other() {
     let Some(pebble) = Pebble::start("each_domain_is_ordered_on_its_own", None).await else {
         return;
     };
-    const TWO: &str = "two.qrtag.test";
     let dir = tempfile::tempdir().unwrap();
     let db = database(dir.path()).await;
-    let config = dir.path().join("qrtag.toml");
-    std::fs::write(
-        &config,
-        format!(
-            "public_url = \"https://{NAME}\"\ntls = \"acme\"\nhttp_listen = \"127.0.0.1:{}\"\n\
-             [acme]\ndirectory = \"{}\"\nca_root = \"{}\"\nemail = \"ops@qrtag.test\"\n\
-             [[domains]]\nhost = \"{NAME}\"\n\
-             [[domains]]\nhost = \"{TWO}\"\nsqlite = \"two.db\"\naccess_log = \"two.log\"\n\
-             [[domains]]\nhost = \"{BLOCKED}\"\nsqlite = \"blocked.db\"\naccess_log = \"blocked.log\"\n",
-            pebble.http01_port,
-            pebble.directory,
-            pebble.ca_root.display(),
-        ),
-    )
-    .unwrap();
-    let config = config.display().to_string();
-    let srv = ServerProcess::spawn(&db, &[], &[("QRTAG_CONFIG", &config)], false).await;
+    let srv = serve_domains(&pebble, dir.path(), &db, &[TWO, BLOCKED]).await;
     let root = pebble.issuing_root().await;
     let public: SocketAddr = srv.public;
     let client = reqwest::Client::builder()
@@ -232,6 +239,100 @@ async fn each_domain_is_ordered_on_its_own_and_a_refused_one_stops_no_other() {
         assert!(store.certificate_path(name).exists(), "{name}");
     }
     assert!(!store.certificate_path(BLOCKED).exists());
+    srv.stop().await;
+}
+
+/// Issue 36: Pebble's 15-second certificates, two domains each renewed on
+/// its own every ten seconds or so; scans of one, each on a new connection
+/// (a handshake), flow with no failed request while the other's
+/// certificate is replaced.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_domain_renews_while_the_others_scans_flow() {
+    let Some(pebble) = Pebble::start("one_domain_renews", Some(15)).await else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let db = database(dir.path()).await;
+    let srv = serve_domains(&pebble, dir.path(), &db, &[TWO]).await;
+    let root = pebble.issuing_root().await;
+    // A new client each time: one client resumes its TLS session, which
+    // keeps the certificate (and the check) it was made with.
+    let public = srv.public;
+    let fresh = move || {
+        reqwest::Client::builder()
+            .tls_certs_only([reqwest::Certificate::from_pem(root.as_bytes()).unwrap()])
+            .tls_info(true)
+            .resolve(NAME, public)
+            .resolve(TWO, public)
+            .redirect(reqwest::redirect::Policy::none())
+            .pool_max_idle_per_host(0)
+            .timeout(Duration::from_secs(10))
+            .build()
+            .unwrap()
+    };
+    let port = srv.public.port();
+    let serial = |r: &reqwest::Response| {
+        let der = r
+            .extensions()
+            .get::<reqwest::tls::TlsInfo>()
+            .and_then(|t| t.peer_certificate())
+            .expect("TLS")
+            .to_vec();
+        let (_, cert) = x509_parser::parse_x509_certificate(&der).unwrap();
+        cert.raw_serial_as_string()
+    };
+    for name in [NAME, TWO] {
+        let url = format!("https://{name}:{port}/{KEY}");
+        poll::until(Duration::from_secs(60), "both domains served", || {
+            let (client, url) = (fresh(), url.clone());
+            async move { client.get(&url).send().await.ok() }
+        })
+        .await;
+    }
+
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let scanner = {
+        let (fresh, stop) = (fresh.clone(), stop.clone());
+        let url = format!("https://{NAME}:{port}/{KEY}");
+        tokio::spawn(async move {
+            let (mut scans, mut errors) = (0usize, Vec::new());
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                match fresh().get(&url).send().await {
+                    Ok(r) if r.status() == 302 => scans += 1,
+                    other => errors.push(format!("{other:?}")),
+                }
+            }
+            (scans, errors)
+        })
+    };
+    // TWO's certificate replaced twice while NAME's scans flow.
+    let url = format!("https://{TWO}:{port}/{KEY}");
+    let mut seen = std::collections::BTreeSet::new();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while seen.len() < 3 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "not two renewals of {TWO} within 60 s: {seen:?}\n{:?}\n{}",
+            readyz(&srv).await,
+            srv.stderr()
+        );
+        if let Ok(r) = fresh().get(&url).send().await {
+            seen.insert(serial(&r));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let (scans, errors) = scanner.await.unwrap();
+    assert!(
+        errors.is_empty(),
+        "{} failed of {}: {errors:?}",
+        errors.len(),
+        scans + errors.len()
+    );
+    assert!(scans > 0);
+    let (status, body) = readyz(&srv).await.expect("/readyz answers");
+    assert_eq!(status, 200, "{body}");
+    assert!(!body.contains("ACME"), "{body}");
     srv.stop().await;
 }
 
