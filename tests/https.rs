@@ -377,7 +377,7 @@ async fn sighup_swaps_the_certificate_while_scans_keep_flowing() {
     assert_eq!(readyz.0, 200, "degraded, still serving: {}", readyz.1);
     assert!(
         readyz.1.contains(
-            "degraded: TLS reload failed, the old certificate is served: the TLS certificate file"
+            "degraded: TLS reload failed for 127.0.0.1, the old certificate is served: the TLS certificate file"
         ),
         "{}",
         readyz.1
@@ -510,6 +510,7 @@ async fn acme_challenges_are_answered_on_port_80_from_the_challenges_map() {
         },
         hsts: None,
         http_listen: Some("127.0.0.1:0".into()),
+        domains: Vec::new(),
     });
     let app = qrtag::startup::Application::build(settings)
         .await

@@ -15,6 +15,9 @@ pub enum AcmeError {
     Validation { name: String, detail: String },
     #[error("the ACME CA offers no HTTP-01 challenge for {name}")]
     NoHttp01 { name: String },
+    /// Issue 36.
+    #[error("the ACME CA offers no TLS-ALPN-01 challenge for {name}")]
+    NoTlsAlpn01 { name: String },
     #[error("the order for {names} was not done within {secs} s")]
     Timeout { names: String, secs: u64 },
     #[error("ACME account at {directory}: {detail}")]

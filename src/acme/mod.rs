@@ -37,6 +37,6 @@ pub use bundle::CertificateBundle;
 pub use error::AcmeError;
 pub use order::AcmeClient;
 pub use renewer::{RenewalStatus, Renewer, Timing};
-pub use seams::{Http01Responder, Installer};
-pub use settings::{AcmeSettings, DirectoryUrl};
+pub use seams::{Http01Responder, Installer, TlsAlpn01Responder};
+pub use settings::{AcmeSettings, Challenge, DirectoryUrl};
 pub use store::{CertStore, Lease, StoreError};

@@ -12,7 +12,9 @@ use instant_acme::{
 };
 
 use super::error::{describe, one_line, problem_line};
-use super::{AcmeError, AcmeSettings, CertStore, CertificateBundle, Http01Responder};
+use super::{
+    AcmeError, AcmeSettings, CertStore, CertificateBundle, Http01Responder, TlsAlpn01Responder,
+};
 
 /// An account at one ACME directory.
 pub struct AcmeClient {
@@ -75,11 +77,40 @@ impl AcmeClient {
         responder: &dyn Http01Responder,
         deadline: Duration,
     ) -> Result<CertificateBundle, AcmeError> {
+        self.order_answering(
+            names,
+            Answering::Http01 {
+                responder,
+                shared: None,
+            },
+            deadline,
+        )
+        .await
+    }
+
+    /// As [`order`](Self::order), answering as `answering` says (issue 36).
+    pub async fn order_answering(
+        &self,
+        names: &[String],
+        answering: Answering<'_>,
+        deadline: Duration,
+    ) -> Result<CertificateBundle, AcmeError> {
         let mut tokens = Vec::new();
         let outcome =
-            tokio::time::timeout(deadline, self.run(names, responder, &mut tokens, deadline)).await;
+            tokio::time::timeout(deadline, self.run(names, &answering, &mut tokens, deadline))
+                .await;
         for token in &tokens {
-            responder.remove(token);
+            match &answering {
+                Answering::Http01 { responder, shared } => {
+                    responder.remove(token);
+                    if let Some(store) = shared
+                        && let Err(e) = store.remove_challenge(token).await
+                    {
+                        tracing::warn!("ACME: removing the shared answer of a challenge: {e}");
+                    }
+                }
+                Answering::TlsAlpn01(responder) => responder.remove(token),
+            }
         }
         outcome.unwrap_or_else(|_| {
             Err(AcmeError::Timeout {
@@ -92,7 +123,7 @@ impl AcmeClient {
     async fn run(
         &self,
         names: &[String],
-        responder: &dyn Http01Responder,
+        answering: &Answering<'_>,
         tokens: &mut Vec<String>,
         deadline: Duration,
     ) -> Result<CertificateBundle, AcmeError> {
@@ -124,11 +155,41 @@ impl AcmeClient {
                     });
                 }
             }
-            let mut challenge = authorization
-                .challenge(ChallengeType::Http01)
-                .ok_or_else(|| AcmeError::NoHttp01 { name: name.clone() })?;
-            responder.put(&challenge.token, challenge.key_authorization().as_str());
-            tokens.push(challenge.token.clone());
+            let mut challenge = match answering {
+                Answering::Http01 { responder, shared } => {
+                    let challenge = authorization
+                        .challenge(ChallengeType::Http01)
+                        .ok_or_else(|| AcmeError::NoHttp01 { name: name.clone() })?;
+                    let answer = challenge.key_authorization();
+                    responder.put(&challenge.token, answer.as_str());
+                    tokens.push(challenge.token.clone());
+                    // A failed write leaves the answer with this node alone,
+                    // which still passes when the CA's request reaches it.
+                    if let Some(store) = shared
+                        && let Err(e) = store.put_challenge(&challenge.token, answer.as_str()).await
+                    {
+                        tracing::warn!(
+                            "ACME: sharing a challenge's answer with the other nodes: {e}"
+                        );
+                    }
+                    challenge
+                }
+                Answering::TlsAlpn01(responder) => {
+                    let challenge = authorization
+                        .challenge(ChallengeType::TlsAlpn01)
+                        .ok_or_else(|| AcmeError::NoTlsAlpn01 { name: name.clone() })?;
+                    let answer =
+                        alpn_answer(&name, challenge.key_authorization().digest().as_ref())?;
+                    responder
+                        .put(&name, &answer)
+                        .map_err(|detail| AcmeError::Validation {
+                            name: name.clone(),
+                            detail,
+                        })?;
+                    tokens.push(name.clone());
+                    challenge
+                }
+            };
             challenge
                 .set_ready()
                 .await
@@ -169,6 +230,44 @@ impl AcmeClient {
             key_pem: key.serialize_pem(),
         })
     }
+}
+
+/// How an order's challenges are answered (issue 36).
+pub enum Answering<'a> {
+    /// HTTP-01 through the port-80 listener's map, each answer also kept
+    /// in `shared` (the store several nodes share, so the node the CA's
+    /// request reaches answers it though another ordered) before the CA is
+    /// told, and removed from it after.
+    Http01 {
+        responder: &'a dyn Http01Responder,
+        shared: Option<&'a dyn CertStore>,
+    },
+    /// TLS-ALPN-01 on the public TLS listener.
+    TlsAlpn01(&'a dyn TlsAlpn01Responder),
+}
+
+/// The TLS-ALPN-01 answer for `name` (RFC 8737 section 3): a self-signed
+/// certificate for the name alone with the critical acmeIdentifier
+/// extension holding the SHA-256 of the key authorization, on a key of its
+/// own, thrown away with the order.
+pub fn alpn_answer(name: &str, digest: &[u8]) -> Result<CertificateBundle, AcmeError> {
+    if digest.len() != 32 {
+        return Err(AcmeError::Key(format!(
+            "a TLS-ALPN-01 digest of {} bytes, not 32",
+            digest.len()
+        )));
+    }
+    let key = rcgen::KeyPair::generate().map_err(|e| AcmeError::Key(e.to_string()))?;
+    let mut params = rcgen::CertificateParams::new(vec![name.to_owned()])
+        .map_err(|e| AcmeError::Key(e.to_string()))?;
+    params.custom_extensions = vec![rcgen::CustomExtension::new_acme_identifier(digest)];
+    let cert = params
+        .self_signed(&key)
+        .map_err(|e| AcmeError::Key(e.to_string()))?;
+    Ok(CertificateBundle {
+        chain_pem: cert.pem(),
+        key_pem: key.serialize_pem(),
+    })
 }
 
 fn builder(settings: &AcmeSettings) -> Result<AccountBuilder, AcmeError> {

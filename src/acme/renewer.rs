@@ -76,7 +76,13 @@ pub struct Renewer {
     status: Arc<Mutex<RenewalStatus>>,
     /// The chain installed last, to install a changed one only.
     installed: Mutex<Option<String>>,
+    /// Issue 36: with `challenge = "tls-alpn-01"`, where its answers go.
+    alpn: Option<Arc<dyn super::TlsAlpn01Responder>>,
 }
+
+/// How soon a node that found the lease taken looks again: an order takes
+/// seconds, and reading the store is one request.
+pub const LEASE_WAIT: Duration = Duration::from_secs(5);
 
 fn unix_now() -> i64 {
     SystemTime::now()
@@ -111,7 +117,15 @@ impl Renewer {
             holder: holder.into(),
             status: Arc::new(Mutex::new(status)),
             installed: Mutex::new(None),
+            alpn: None,
         }
+    }
+
+    /// Issue 36: answers TLS-ALPN-01 through `responder` when the settings
+    /// ask for it.
+    pub fn with_tls_alpn01(mut self, responder: Arc<dyn super::TlsAlpn01Responder>) -> Self {
+        self.alpn = Some(responder);
+        self
     }
 
     /// The status now.
@@ -174,8 +188,10 @@ impl Renewer {
             .await
         {
             Ok(Some(lease)) => lease,
-            // Another node renews: its certificate is read at the next look.
-            Ok(None) => return self.timing.poll,
+            // Another node renews: its certificate is read at the next look,
+            // soon (issue 36: a node starting beside the one that orders
+            // serves its first certificate seconds after it, not a poll on).
+            Ok(None) => return self.timing.poll.min(LEASE_WAIT),
             Err(e) => return self.failed(now, &AcmeError::from(e).to_string()),
         };
         let outcome = self.renew_under_lease(name).await;
@@ -211,10 +227,19 @@ impl Renewer {
         }
         let client = AcmeClient::connect(&self.settings, self.store.as_ref()).await?;
         self.update(|s| s.orders += 1);
+        let answering = match (&self.settings.challenge, &self.alpn) {
+            (super::Challenge::TlsAlpn01, Some(alpn)) => {
+                super::order::Answering::TlsAlpn01(alpn.as_ref())
+            }
+            _ => super::order::Answering::Http01 {
+                responder: self.responder.as_ref(),
+                shared: Some(self.store.as_ref()),
+            },
+        };
         let bundle = client
-            .order(
+            .order_answering(
                 &self.settings.name_list(),
-                self.responder.as_ref(),
+                answering,
                 self.timing.order_deadline,
             )
             .await?;

@@ -22,3 +22,12 @@ pub trait Installer: Send + Sync {
     /// renewal status and the previous certificate stays.
     fn install(&self, name: &str, bundle: &CertificateBundle) -> Result<(), String>;
 }
+
+/// Issue 36: serves the TLS-ALPN-01 answer: `answer` (a self-signed
+/// certificate for `name` carrying the acmeIdentifier extension, and its
+/// key) to a handshake naming `name` and offering ALPN `acme-tls/1`, until
+/// `remove`. `put` comes before the CA is told the challenge is ready.
+pub trait TlsAlpn01Responder: Send + Sync {
+    fn put(&self, name: &str, answer: &CertificateBundle) -> Result<(), String>;
+    fn remove(&self, name: &str);
+}

@@ -28,6 +28,8 @@ pub enum InvalidAcmeSettings {
     NoNames,
     #[error("{0:?} is listed twice among one certificate's names")]
     Duplicate(String),
+    #[error("ACME challenge {0:?} is not one qrtag answers: http-01 or tls-alpn-01")]
+    Challenge(String),
 }
 
 /// An ACME directory: `production` and `staging` name Let's Encrypt's, any
@@ -88,6 +90,28 @@ impl DnsName {
     }
 }
 
+/// Issue 36: how the CA is shown control of a name.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum Challenge {
+    /// `http-01`: the CA fetches an answer from port 80 (`--http-listen`).
+    #[default]
+    Http01,
+    /// `tls-alpn-01`: the CA opens a TLS connection to port 443 offering
+    /// ALPN `acme-tls/1` and is served a certificate carrying the answer
+    /// (RFC 8737), so no port 80 is needed.
+    TlsAlpn01,
+}
+
+impl Challenge {
+    pub fn parse(text: &str) -> Result<Self, InvalidAcmeSettings> {
+        match text.trim().to_ascii_lowercase().as_str() {
+            "http-01" => Ok(Self::Http01),
+            "tls-alpn-01" => Ok(Self::TlsAlpn01),
+            _ => Err(InvalidAcmeSettings::Challenge(text.into())),
+        }
+    }
+}
+
 /// An `acme` table of the configuration, checked.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct AcmeSettings {
@@ -100,6 +124,8 @@ pub struct AcmeSettings {
     pub ca_root: Option<PathBuf>,
     /// The certificate's names, the first one naming it in the store.
     pub names: Vec<DnsName>,
+    /// Issue 36: the challenge the CA is answered with.
+    pub challenge: Challenge,
 }
 
 impl AcmeSettings {
@@ -129,12 +155,28 @@ impl AcmeSettings {
             contact,
             ca_root,
             names: checked,
+            challenge: Challenge::Http01,
         })
+    }
+
+    /// Issue 36: the same settings answering `challenge`.
+    pub fn with_challenge(self, challenge: Challenge) -> Self {
+        Self { challenge, ..self }
     }
 
     /// The name the certificate is stored and installed under.
     pub fn primary(&self) -> &str {
         self.names[0].as_str()
+    }
+
+    /// The same CA, contact and root for a certificate of `name` alone:
+    /// each domain of `serve` is ordered, stored and leased on its own
+    /// (issue 36).
+    pub fn for_name(&self, name: &str) -> Result<Self, InvalidAcmeSettings> {
+        Ok(Self {
+            names: vec![DnsName::parse(name)?],
+            ..self.clone()
+        })
     }
 
     pub fn name_list(&self) -> Vec<String> {

@@ -337,6 +337,10 @@ fn take_domains(
             continue;
         }
         for (field, key, value) in entry.top_level() {
+            // Issue 36: the top level's `tls` is still a table here.
+            if field == "tls" && table.contains_key("tls") {
+                return Err(DomainError::SetTwice { field, key: "tls" });
+            }
             if table.contains_key(key) {
                 return Err(DomainError::SetTwice { field, key });
             }

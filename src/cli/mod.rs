@@ -941,12 +941,13 @@ pub struct ServeArgs {
 /// `[acme]`'s keys `acme_email` and the others.
 #[derive(Debug, Clone, Args)]
 pub struct HttpsArgs {
-    /// `acme`: serve the public listener over HTTPS with a certificate
-    /// ordered from an ACME CA (Let's Encrypt unless --acme-directory) for
-    /// the host of --public-url (an https:// URL naming a DNS name) and of
-    /// every other [[domains]] entry; answered over HTTP-01 on
+    /// `acme`: serve the public listener over HTTPS with certificates
+    /// ordered from an ACME CA (Let's Encrypt unless --acme-directory), one
+    /// for the host of --public-url (an https:// URL naming a DNS name) and
+    /// one for each other [[domains]] entry; answered over HTTP-01 on
     /// --http-listen, which the CA reaches on port 80. Kept beside the
-    /// database (DB.acme/) and renewed there; the embedded store only.
+    /// database (DB.acme/), or on CouchDB in LINKS-certs (the account needs
+    /// the role qrtag_certs), and renewed there.
     /// Handshakes fail until the first certificate is installed. In
     /// qrtag.toml `tls = "acme"`.
     #[arg(help_heading = "HTTPS", long, env = "QRTAG_TLS", value_name = "acme")]
@@ -981,6 +982,18 @@ pub struct HttpsArgs {
         value_hint = clap::ValueHint::FilePath
     )]
     pub acme_ca_root: Option<PathBuf>,
+    /// With --tls acme: how the CA checks the names are ours: `http-01`
+    /// (the default; the CA asks port 80, --http-listen) or `tls-alpn-01`
+    /// (the CA asks the HTTPS port itself, offering ALPN acme-tls/1; no
+    /// port 80 needed, but the public listener must be what the CA reaches
+    /// on port 443). In qrtag.toml `[acme] challenge = "…"`.
+    #[arg(
+        help_heading = "HTTPS",
+        long,
+        env = "QRTAG_ACME_CHALLENGE",
+        value_name = "http-01|tls-alpn-01"
+    )]
+    pub acme_challenge: Option<String>,
     /// Serve the public listener over HTTPS with this PEM certificate chain
     /// (end-entity first); needs --tls-key. Read at start and again on
     /// SIGHUP; a file that cannot be served on SIGHUP keeps the old
@@ -1047,10 +1060,13 @@ impl HttpsArgs {
         if self.tls == Some(TlsMode::Acme) {
             return self.acme_settings(names).map(Some);
         }
-        if self.acme_email.is_some() || self.acme_directory.is_some() || self.acme_ca_root.is_some()
+        if self.acme_email.is_some()
+            || self.acme_directory.is_some()
+            || self.acme_ca_root.is_some()
+            || self.acme_challenge.is_some()
         {
             return Err(
-                "--acme-email, --acme-directory and --acme-ca-root ([acme]) go with --tls acme (tls = \"acme\")".into(),
+                "--acme-email, --acme-directory, --acme-ca-root and --acme-challenge ([acme]) go with --tls acme (tls = \"acme\")".into(),
             );
         }
         self.file_settings().map_err(str::to_owned)
@@ -1065,9 +1081,17 @@ impl HttpsArgs {
                 "--tls acme orders the certificate: leave out --tls-cert and --tls-key (tls = \"acme\" or tls = { cert, key }, not both)".into(),
             );
         }
-        if self.http_listen.is_none() {
+        // Issue 36: TLS-ALPN-01 needs no port 80.
+        let challenge = self
+            .acme_challenge
+            .as_deref()
+            .map(crate::acme::Challenge::parse)
+            .transpose()
+            .map_err(|e| e.to_string())?
+            .unwrap_or_default();
+        if self.http_listen.is_none() && challenge == crate::acme::Challenge::Http01 {
             return Err(
-                "--tls acme answers the CA's HTTP-01 challenges on port 80: give --http-listen (e.g. [::]:80)".into(),
+                "--tls acme answers the CA's HTTP-01 challenges on port 80: give --http-listen (e.g. [::]:80), or --acme-challenge tls-alpn-01".into(),
             );
         }
         let names = names?;
@@ -1078,11 +1102,13 @@ impl HttpsArgs {
             self.acme_ca_root.clone(),
             &names,
         )
-        .map_err(|e| e.to_string())?;
+        .map_err(|e| e.to_string())?
+        .with_challenge(challenge);
         Ok(crate::tls::TlsSettings {
             source: crate::tls::CertSource::Acme(acme),
             hsts: self.hsts.and_then(|h| h.0),
             http_listen: self.http_listen.clone(),
+            domains: Vec::new(),
         })
     }
 
@@ -1095,6 +1121,7 @@ impl HttpsArgs {
                 },
                 hsts: self.hsts.and_then(|h| h.0),
                 http_listen: self.http_listen.clone(),
+                domains: Vec::new(),
             })),
             (Some(_), None) => Err("--tls-cert needs --tls-key (or tls = { cert = …, key = … })"),
             (None, Some(_)) => Err("--tls-key needs --tls-cert (or tls = { cert = …, key = … })"),
@@ -1545,12 +1572,7 @@ impl Cli {
 
     /// Issue 36: the names of `serve`'s ACME certificate: the public URL's
     /// host, then every other domain's; `Err`: why they cannot be certified.
-    pub fn acme_names(&self, args: &ServeArgs) -> Result<Vec<String>, String> {
-        if self.store.couchdb_url.is_some() {
-            return Err(
-                "--tls acme keeps its certificate beside the embedded database; on CouchDB its store needs a server admin's account and is not switched on yet: use --tls-cert and --tls-key".into(),
-            );
-        }
+    pub fn acme_names(&self) -> Result<Vec<String>, String> {
         let Some(url) = &self.public_url else {
             return Err(
                 "--tls acme certifies the host of --public-url: give --public-url https://NAME"
@@ -1571,13 +1593,51 @@ impl Cli {
                 ));
             }
         };
-        let mut names = vec![host];
-        if let Ok(domains) = self.served_domains(args) {
-            for other in domains.others {
-                names.push(other.host.as_str().to_owned());
+        // Issue 36: the default domain's alone; every other domain is
+        // ordered on its own (`tls_settings`).
+        Ok(vec![host])
+    }
+
+    /// Issue 36: `serve`'s TLS settings: the default domain's certificate
+    /// from the options, each other domain's from its `[[domains]]` entry's
+    /// `tls = { cert, key }`, else an ACME order of its own under
+    /// `tls = "acme"`, else none (the default domain's is served for it).
+    pub fn tls_settings(
+        &self,
+        args: &ServeArgs,
+    ) -> Result<Option<crate::tls::TlsSettings>, String> {
+        let Some(mut tls) = args.https.settings(self.acme_names())? else {
+            if let Some(entry) = self
+                .origin
+                .config
+                .domains
+                .others
+                .iter()
+                .find(|e| e.tls.is_some())
+            {
+                return Err(format!(
+                    "domain {}: its tls = {{ cert, key }} needs HTTPS on the default domain too: set tls at the top level (tls = {{ cert, key }} or tls = \"acme\")",
+                    entry.host
+                ));
             }
+            return Ok(None);
+        };
+        for entry in &self.origin.config.domains.others {
+            let host = entry.host.as_str().to_owned();
+            let source = match (&entry.tls, &tls.source) {
+                (Some(files), _) => crate::tls::CertSource::Files {
+                    cert: files.cert.clone(),
+                    key: files.key.clone(),
+                },
+                (None, crate::tls::CertSource::Acme(acme)) => crate::tls::CertSource::Acme(
+                    acme.for_name(&host)
+                        .map_err(|e| format!("domain {host}: {e}"))?,
+                ),
+                (None, crate::tls::CertSource::Files { .. }) => continue,
+            };
+            tls.domains.push(crate::tls::DomainCert { host, source });
         }
-        Ok(names)
+        Ok(Some(tls))
     }
 
     pub fn serve_settings(&self, args: &ServeArgs) -> Settings {
@@ -1588,10 +1648,7 @@ impl Cli {
             // Checked in `main` before the command runs.
             dead_tag: args.dead_tags.page().unwrap_or_default(),
             // Checked in `main` before the command runs.
-            tls: args
-                .https
-                .settings(self.acme_names(args))
-                .unwrap_or_default(),
+            tls: self.tls_settings(args).unwrap_or_default(),
             geoip: args
                 .geoip_db
                 .as_ref()
@@ -1793,15 +1850,25 @@ pub fn main() -> ExitCode {
     // Issue 36: a certificate that cannot be served is the operator's to
     // fix: one line, exit 2, before anything starts.
     if let Command::Serve(args) = &cli.command
-        && let Err(e) = args.https.settings(cli.acme_names(args))
+        && let Err(e) = cli.tls_settings(args)
     {
         eprintln!("qrtag: {e}");
         return ExitCode::from(edge::USAGE);
     }
+    // Issue 36: every domain's certificate files.
     if let Command::Serve(args) = &cli.command
-        && let Ok(Some(tls)) = args.https.settings(cli.acme_names(args))
-        && let crate::tls::CertSource::Files { cert, key } = &tls.source
-        && let Err(e) = crate::tls::certified::load(cert, key)
+        && let Ok(Some(tls)) = cli.tls_settings(args)
+        && let Some(e) = tls
+            .domains
+            .iter()
+            .map(|d| &d.source)
+            .chain([&tls.source])
+            .find_map(|source| match source {
+                crate::tls::CertSource::Files { cert, key } => {
+                    crate::tls::certified::load(cert, key).err()
+                }
+                crate::tls::CertSource::Acme(_) => None,
+            })
     {
         eprintln!("qrtag: {e}");
         return ExitCode::from(edge::USAGE);

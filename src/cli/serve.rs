@@ -28,9 +28,14 @@ pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<Exi
     }
     settings.follow_recorded_url = follow;
     let node = settings.node_name.clone();
-    let app = Application::build(settings)
-        .await
-        .context("starting the server")?;
+    let app = match Application::build(settings).await {
+        // Issue 36: an account without the certificates role is the
+        // operator's to fix: one line, exit 2.
+        Err(e @ crate::startup::StartupError::AcmeAccess(_)) => {
+            return Err(crate::values::usage::UsageError(e.to_string()).into());
+        }
+        other => other.context("starting the server")?,
+    };
     let public_url = app.public_url().clone();
     if record {
         super::public_url::record_after_start(cli, &public_url).await;

@@ -67,7 +67,7 @@ pub fn location(host: &str, https_port: Option<u16>, target: &str) -> Result<Str
 pub async fn handle(req: HttpRequest, state: web::Data<RedirectState>) -> HttpResponse {
     let path = req.uri().path();
     if let Some(token) = path.strip_prefix(CHALLENGE_PREFIX) {
-        return match state.challenges.get(token) {
+        return match state.challenges.answer(token).await {
             Some(answer) => HttpResponse::Ok()
                 .content_type("application/octet-stream")
                 .body(answer),

@@ -25,7 +25,7 @@ use crate::values::public_url::PublicUrl;
 pub use crate::server::sites::UnknownHost;
 
 /// The fields a `[[domains]]` entry may hold.
-const FIELDS: [&str; 11] = [
+const FIELDS: [&str; 12] = [
     "host",
     "default",
     "public_url",
@@ -37,6 +37,8 @@ const FIELDS: [&str; 11] = [
     "operator_contact",
     "dead_tag_page",
     "root",
+    // Issue 36: the domain's own certificate files.
+    "tls",
 ];
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -115,6 +117,17 @@ pub struct DomainEntry {
     pub dead_tag_page: Option<PathBuf>,
     /// Where `/` sends a browser.
     pub root: Option<Destination>,
+    /// Issue 36: `tls = { cert = "…", key = "…" }`, the domain's own
+    /// certificate files; `None`: an ACME order of its own with
+    /// `tls = "acme"`, else the default domain's certificate.
+    pub tls: Option<CertFiles>,
+}
+
+/// A domain's certificate chain (end-entity first) and key, PEM files.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CertFiles {
+    pub cert: PathBuf,
+    pub key: PathBuf,
 }
 
 /// The domains of a configuration file: which one is the default, and the
@@ -237,7 +250,9 @@ fn entry(n: usize, item: &toml::Value) -> Result<DomainEntry, DomainError> {
         crate::server::dead_tag::Contact::parse(contact)
             .map_err(|e| bad(&host, "operator_contact", e.to_string()))?;
     }
+    let tls = cert_files(table.get("tls"), &host)?;
     Ok(DomainEntry {
+        tls,
         default,
         public_url,
         store,
@@ -249,6 +264,33 @@ fn entry(n: usize, item: &toml::Value) -> Result<DomainEntry, DomainError> {
         root,
         host,
     })
+}
+
+/// Issue 36: an entry's `tls`, a table of exactly `cert` and `key`, both
+/// paths (`tls = "acme"` is the top level's alone: every domain is ordered
+/// then).
+fn cert_files(value: Option<&toml::Value>, host: &Host) -> Result<Option<CertFiles>, DomainError> {
+    let Some(value) = value else {
+        return Ok(None);
+    };
+    let bad = |why: &str| DomainError::BadValue {
+        at: host.to_string(),
+        field: "tls",
+        why: why.to_owned(),
+    };
+    let shape = "expected tls = { cert = \"PATH\", key = \"PATH\" }";
+    let table = value.as_table().ok_or_else(|| bad(shape))?;
+    if table.keys().any(|k| k != "cert" && k != "key") {
+        return Err(bad(shape));
+    }
+    let path = |k: &str| match table.get(k) {
+        Some(toml::Value::String(p)) if !p.is_empty() => Ok(PathBuf::from(p)),
+        _ => Err(bad(shape)),
+    };
+    Ok(Some(CertFiles {
+        cert: path("cert")?,
+        key: path("key")?,
+    }))
 }
 
 /// Whether a public URL's host is `host` (its port aside).
@@ -288,6 +330,8 @@ impl DomainEntry {
             self.root
                 .as_ref()
                 .map(|r| ("root", "root_url", r.as_str().to_owned())),
+            path(&self.tls.as_ref().map(|t| t.cert.clone())).map(|p| ("tls", "tls_cert", p)),
+            path(&self.tls.as_ref().map(|t| t.key.clone())).map(|p| ("tls", "tls_key", p)),
         ]
         .into_iter()
         .flatten()
@@ -314,6 +358,10 @@ impl DomainEntry {
         .flatten()
         {
             fix(p);
+        }
+        if let Some(tls) = &mut self.tls {
+            fix(&mut tls.cert);
+            fix(&mut tls.key);
         }
         self
     }

@@ -71,14 +71,12 @@ pub enum StartupError {
     Tls(#[from] crate::tls::certified::CertError),
     #[error("cannot set up TLS: {0}")]
     TlsConfig(#[source] rustls::Error),
-    /// Issue 36: the CouchDB certificate store needs a server admin's
-    /// account, which `serve` does not have; not switched on yet.
-    #[error(
-        "--tls acme keeps its certificate beside the embedded database; on CouchDB use --tls-cert and --tls-key"
-    )]
-    AcmeOnCouchDb,
     #[error("cannot open the ACME certificate store: {0}")]
     AcmeStore(#[source] crate::acme::StoreError),
+    /// Issue 36: on CouchDB, the account `serve` runs with may not read
+    /// the certificates database: the operator's to fix (exit 2).
+    #[error("--tls acme on CouchDB: {0}")]
+    AcmeAccess(#[source] crate::acme::StoreError),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -131,7 +129,7 @@ pub struct Application {
     /// Issue 36: the certificates served, reloaded on SIGHUP.
     tls: Option<Arc<crate::tls::Tls>>,
     /// Issue 36: with `--tls acme`, the task that orders and renews them.
-    renewer: Option<Arc<crate::acme::Renewer>>,
+    renewers: Vec<Arc<crate::acme::Renewer>>,
     public: Server,
     admin: Server,
     api_addr: Option<SocketAddr>,
@@ -748,40 +746,81 @@ pub fn before_any_write(settings: &Settings) -> Result<(), StartupError> {
     Ok(())
 }
 
-/// Issue 36: the renewer of `serve`'s ACME certificate, its store beside
-/// the database, its challenges answered by the port-80 listener and its
-/// certificates installed for the public listener; `None` with files.
-fn acme_renewer(
+/// Issue 36: the renewers of `serve`'s ACME certificates, one a domain
+/// ordered over ACME (so one domain's failing order stops no other's
+/// renewal), their store beside the database, their challenges answered by
+/// the port-80 listener and their certificates installed for the public
+/// listener; none with files.
+async fn acme_renewers(
     tls: &crate::tls::Tls,
+    domain: &str,
     settings: &Settings,
-) -> Result<Option<Arc<crate::acme::Renewer>>, StartupError> {
-    let crate::tls::CertSource::Acme(acme) = &tls.settings().source else {
-        return Ok(None);
-    };
-    let StoreSettings::Sqlite { path } = &settings.store else {
-        return Err(StartupError::AcmeOnCouchDb);
-    };
-    let store =
-        crate::acme::store::disk::DiskStore::open(crate::acme::store::disk::default_dir(path))
-            .map_err(StartupError::AcmeStore)?;
-    let installer = crate::tls::acme_seams::ServedEverywhere {
-        certificates: Arc::clone(&tls.certificates),
-        names: acme.name_list(),
+) -> Result<Vec<Arc<crate::acme::Renewer>>, StartupError> {
+    let orders: Vec<(bool, &crate::acme::AcmeSettings)> = tls
+        .settings()
+        .sources(domain)
+        .enumerate()
+        .filter_map(|(i, (_, source))| match source {
+            crate::tls::CertSource::Acme(acme) => Some((i == 0, acme)),
+            crate::tls::CertSource::Files { .. } => None,
+        })
+        .collect();
+    if orders.is_empty() {
+        return Ok(Vec::new());
+    }
+    let store: Arc<dyn crate::acme::CertStore> = match &settings.store {
+        StoreSettings::Sqlite { path } => Arc::new(
+            crate::acme::store::disk::DiskStore::open(crate::acme::store::disk::default_dir(path))
+                .map_err(StartupError::AcmeStore)?,
+        ),
+        // Issue 36: the default domain's `LINKS-certs`, shared by every
+        // node on the server, and its HTTP-01 answers with them.
+        StoreSettings::CouchDb(couch) => {
+            let store = crate::acme::store::couch::CouchCertStore::new(couch)
+                .map_err(StartupError::AcmeStore)?;
+            let user = couch
+                .credentials
+                .as_ref()
+                .map_or("(none)", |c| c.user.as_str());
+            store
+                .check_access(user)
+                .await
+                .map_err(StartupError::AcmeAccess)?;
+            let store: Arc<dyn crate::acme::CertStore> = Arc::new(store);
+            tls.challenges.share_through(Arc::clone(&store));
+            store
+        }
     };
     let holder = settings
         .node_name
         .as_ref()
         .map_or_else(|| "serve".to_owned(), |n| n.as_str().to_owned());
-    let renewer = Arc::new(crate::acme::Renewer::new(
-        acme.clone(),
-        Arc::new(store),
-        Arc::clone(&tls.challenges) as Arc<dyn crate::acme::Http01Responder>,
-        Arc::new(installer),
-        crate::acme::Timing::default(),
-        holder,
-    ));
-    tls.watch_renewal(renewer.status_handle());
-    Ok(Some(renewer))
+    let mut renewers = Vec::with_capacity(orders.len());
+    for (default, acme) in orders {
+        let installer = crate::tls::acme_seams::ServedFor {
+            certificates: Arc::clone(&tls.certificates),
+            default,
+        };
+        let renewer = crate::acme::Renewer::new(
+            acme.clone(),
+            Arc::clone(&store),
+            Arc::clone(&tls.challenges) as Arc<dyn crate::acme::Http01Responder>,
+            Arc::new(installer),
+            crate::acme::Timing::default(),
+            holder.clone(),
+        );
+        // Issue 36: TLS-ALPN-01 answered on the public listener itself.
+        let renewer = Arc::new(match acme.challenge {
+            crate::acme::Challenge::TlsAlpn01 => renewer
+                .with_tls_alpn01(
+                    Arc::clone(&tls.certificates) as Arc<dyn crate::acme::TlsAlpn01Responder>
+                ),
+            crate::acme::Challenge::Http01 => renewer,
+        });
+        tls.watch_renewal(renewer.status_handle());
+        renewers.push(renewer);
+    }
+    Ok(renewers)
 }
 
 /// Aborts a task when dropped, however `run_until_stopped` returns.
@@ -830,19 +869,20 @@ impl Application {
             .transpose()?;
         // Issue 36: the certificate is read before any file is written, so
         // a bad one stops the start with one line.
+        let tls_domain = url::Url::parse(public_url.origin())
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .unwrap_or_default();
         let tls = match &settings.tls {
-            Some(files) => {
-                let domain = url::Url::parse(public_url.origin())
-                    .ok()
-                    .and_then(|u| u.host_str().map(str::to_owned))
-                    .unwrap_or_default();
-                Some(Arc::new(crate::tls::Tls::start(files.clone(), &domain)?))
-            }
+            Some(files) => Some(Arc::new(crate::tls::Tls::start(
+                files.clone(),
+                &tls_domain,
+            )?)),
             None => None,
         };
-        let renewer = match &tls {
-            Some(tls) => acme_renewer(tls, &settings)?,
-            None => None,
+        let renewers = match &tls {
+            Some(tls) => acme_renewers(tls, &tls_domain, &settings).await?,
+            None => Vec::new(),
         };
         let acceptor = tls
             .as_ref()
@@ -1125,7 +1165,7 @@ impl Application {
             http,
             http_addr,
             tls,
-            renewer,
+            renewers,
             public: public_server,
             admin: admin_server,
             api_addr,
@@ -1243,8 +1283,11 @@ impl Application {
             })
         };
         // Issue 36: runs while the listeners serve; aborted with them.
-        let renewing = self.renewer.map(|r| tokio::spawn(r.run()));
-        let _stop_renewing = AbortOnDrop(renewing);
+        let _stop_renewing: Vec<AbortOnDrop> = self
+            .renewers
+            .into_iter()
+            .map(|r| AbortOnDrop(Some(tokio::spawn(r.run()))))
+            .collect();
         let saving: Vec<_> = self
             .sites
             .iter()

@@ -9,7 +9,7 @@ use std::sync::Arc;
 use super::certified;
 use super::challenges::Challenges;
 use super::resolver::Certificates;
-use crate::acme::{CertificateBundle, Http01Responder, Installer};
+use crate::acme::{CertificateBundle, Http01Responder, Installer, TlsAlpn01Responder};
 
 impl Http01Responder for Challenges {
     fn put(&self, token: &str, key_authorization: &str) {
@@ -38,17 +38,47 @@ impl Installer for Certificates {
     }
 }
 
-/// Installs `serve`'s one ACME certificate as the default under its first
-/// name and under each other name, so a handshake naming any domain of the
-/// certificate, or none, is served it (the renewer gives the first name
-/// only); each name once, so `/metrics` has one expiry series a domain.
-#[derive(Debug)]
-pub struct ServedEverywhere {
-    pub certificates: Arc<Certificates>,
-    pub names: Vec<String>,
+/// Issue 36: TLS-ALPN-01 answers, served by the public listener itself.
+impl TlsAlpn01Responder for Certificates {
+    /// Not read as a served certificate is: webpki refuses the critical
+    /// acmeIdentifier extension every answer carries (only the CA reads
+    /// it), so the pair is loaded as it is.
+    fn put(&self, name: &str, answer: &CertificateBundle) -> Result<(), String> {
+        use rustls::pki_types::pem::PemObject;
+        use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+        let cert = CertificateDer::from_pem_slice(answer.chain_pem.as_bytes())
+            .map_err(|e| format!("the TLS-ALPN-01 answer for {name}: {e}"))?;
+        let key = PrivateKeyDer::from_pem_slice(answer.key_pem.as_bytes())
+            .map_err(|e| format!("the TLS-ALPN-01 answer's key for {name}: {e}"))?;
+        let key = super::provider()
+            .key_provider
+            .load_private_key(key)
+            .map_err(|e| format!("the TLS-ALPN-01 answer's key for {name}: {e}"))?;
+        self.put_alpn_answer(
+            name,
+            Arc::new(rustls::sign::CertifiedKey::new(vec![cert], key)),
+        );
+        Ok(())
+    }
+
+    fn remove(&self, name: &str) {
+        self.remove_alpn_answer(name);
+    }
 }
 
-impl Installer for ServedEverywhere {
+/// Installs one domain's ACME certificate (issue 36: an order a domain,
+/// so one brand's DNS pointing elsewhere stops no other's renewals): the
+/// default domain's as the default, served to every handshake naming no
+/// other domain (or none), another's under its own server name only. Each
+/// once, so `/metrics` has one expiry series a domain.
+#[derive(Debug)]
+pub struct ServedFor {
+    pub certificates: Arc<Certificates>,
+    /// Whether this is the default domain's certificate.
+    pub default: bool,
+}
+
+impl Installer for ServedFor {
     fn install(&self, name: &str, bundle: &CertificateBundle) -> Result<(), String> {
         let label = Path::new(name);
         let certified = certified::parse(
@@ -58,10 +88,11 @@ impl Installer for ServedEverywhere {
             bundle.key_pem.as_bytes(),
         )
         .map_err(|e| e.to_string())?;
-        for other in self.names.iter().filter(|n| n.as_str() != name) {
-            self.certificates.install(other, certified.clone());
+        if self.default {
+            self.certificates.install_default(name, certified);
+        } else {
+            self.certificates.install(name, certified);
         }
-        self.certificates.install_default(name, certified);
         Ok(())
     }
 }
@@ -101,36 +132,47 @@ mod tests {
         assert!(err.contains("holds no PEM private key"), "{err}");
     }
 
-    #[test]
-    fn serves_every_name_and_the_default_each_once() {
+    fn bundle(name: &str) -> (CertificateBundle, Vec<u8>) {
         let key = rcgen::KeyPair::generate().expect("key");
-        let names = vec!["go.example".to_owned(), "other.example".to_owned()];
-        let cert = rcgen::CertificateParams::new(names.clone())
+        let cert = rcgen::CertificateParams::new(vec![name.to_owned()])
             .expect("params")
             .self_signed(&key)
             .expect("cert");
-        let served = ServedEverywhere {
-            certificates: Arc::new(Certificates::default()),
-            names,
+        let der = cert.der().to_vec();
+        (
+            CertificateBundle {
+                chain_pem: cert.pem(),
+                key_pem: key.serialize_pem(),
+            },
+            der,
+        )
+    }
+
+    #[test]
+    fn each_domain_is_installed_for_itself_the_default_for_the_rest() {
+        let certificates = Arc::new(Certificates::default());
+        let (a, a_der) = bundle("go.example");
+        let (b, b_der) = bundle("other.example");
+        let default = ServedFor {
+            certificates: Arc::clone(&certificates),
+            default: true,
         };
-        let bundle = CertificateBundle {
-            chain_pem: cert.pem(),
-            key_pem: key.serialize_pem(),
+        let other = ServedFor {
+            certificates: Arc::clone(&certificates),
+            default: false,
         };
-        Installer::install(&served, "go.example", &bundle).expect("installed");
-        for asked in [Some("go.example"), Some("OTHER.example"), None] {
-            assert_eq!(
-                served.certificates.pick(asked).expect("served").cert[0],
-                cert.der().clone()
-            );
-        }
-        let mut domains: Vec<String> = served
-            .certificates
+        Installer::install(&other, "other.example", &b).expect("installed");
+        Installer::install(&default, "go.example", &a).expect("installed");
+        let served = |asked| certificates.pick(asked).expect("served").cert[0].to_vec();
+        assert_eq!(served(Some("go.example")), a_der);
+        assert_eq!(served(Some("OTHER.example")), b_der);
+        assert_eq!(served(Some("unknown.example")), a_der);
+        assert_eq!(served(None), a_der);
+        let domains: Vec<String> = certificates
             .installed()
             .iter()
             .map(|i| i.domain.clone())
             .collect();
-        domains.sort();
         assert_eq!(domains, ["go.example", "other.example"]);
     }
 }

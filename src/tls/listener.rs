@@ -19,7 +19,9 @@ use super::resolver::Certificates;
 /// Only HTTP/1.1 is offered in ALPN: the listeners are built with
 /// actix-http's HTTP/1 service alone (actix-web's `http2` feature is off),
 /// so a client must not be told it may speak h2.
-pub const ALPN: &[&[u8]] = &[b"http/1.1"];
+/// Issue 36: `acme-tls/1` too, which only a CA validating TLS-ALPN-01
+/// offers (and is then served the answer, see [`Certificates`]).
+pub const ALPN: &[&[u8]] = &[b"http/1.1", super::resolver::ACME_TLS_ALPN];
 
 /// TLS 1.2 and 1.3 with rustls' safe defaults, no client certificates,
 /// the certificate picked per handshake by `certificates`.

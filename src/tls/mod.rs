@@ -36,6 +36,30 @@ pub struct TlsSettings {
     /// The plain listener that redirects to HTTPS and answers ACME
     /// challenges (`:80` in production); `None`: none.
     pub http_listen: Option<String>,
+    /// Issue 36: the other domains' certificates, each its own (files of
+    /// its `[[domains]]` entry, or an ACME order of its own); a domain not
+    /// listed is served the default domain's.
+    pub domains: Vec<DomainCert>,
+}
+
+/// A domain other than the default and where its certificate comes from.
+#[derive(Debug, Clone)]
+pub struct DomainCert {
+    /// The server name (SNI) it is served for, lower case.
+    pub host: String,
+    pub source: CertSource,
+}
+
+impl TlsSettings {
+    /// Every certificate's domain and source, the default domain's first
+    /// (reported under `default_domain`).
+    pub fn sources<'a>(
+        &'a self,
+        default_domain: &'a str,
+    ) -> impl Iterator<Item = (&'a str, &'a CertSource)> {
+        std::iter::once((default_domain, &self.source))
+            .chain(self.domains.iter().map(|d| (d.host.as_str(), &d.source)))
+    }
 }
 
 /// Where the served certificate comes from.
@@ -62,61 +86,85 @@ pub struct Tls {
     files: TlsSettings,
     /// The domain the files' certificate is reported under.
     domain: String,
-    /// The last reload's failure, until one succeeds.
-    problem: Mutex<Option<String>>,
-    /// With ACME: the renewer's status, whose last failure `/readyz` says.
-    renewal: std::sync::OnceLock<Arc<Mutex<crate::acme::RenewalStatus>>>,
+    /// The last reload's failure of each domain's files, until one
+    /// succeeds.
+    problem: Mutex<std::collections::BTreeMap<String, String>>,
+    /// With ACME: each domain's renewer status, whose last failure
+    /// `/readyz` says.
+    renewal: Mutex<Vec<Arc<Mutex<crate::acme::RenewalStatus>>>>,
 }
 
 impl Tls {
     /// Reads the files; an error is the start's one line. With ACME nothing
     /// is read: the renewer installs.
     pub fn start(files: TlsSettings, domain: &str) -> Result<Self, CertError> {
-        let certificates = Arc::new(Certificates::default());
-        if let CertSource::Files { cert, key } = &files.source {
-            certificates.install_default(domain, certified::load(cert, key)?);
-        }
-        Ok(Self {
-            certificates,
+        let tls = Self {
+            certificates: Arc::new(Certificates::default()),
             challenges: Arc::new(Challenges::default()),
             files,
             domain: domain.to_owned(),
-            problem: Mutex::new(None),
-            renewal: std::sync::OnceLock::new(),
-        })
+            problem: Mutex::new(Default::default()),
+            renewal: Mutex::new(Vec::new()),
+        };
+        for (name, source) in tls.files.sources(domain) {
+            if let CertSource::Files { cert, key } = source {
+                tls.install(name, certified::load(cert, key)?);
+            }
+        }
+        Ok(tls)
     }
 
-    /// With ACME: the renewer's status, for [`problems`](Self::problems).
+    /// Serves `certified` for `name`: the default domain's to every
+    /// handshake naming no other domain, another's to its server name.
+    fn install(&self, name: &str, certified: Certified) {
+        if name == self.domain {
+            self.certificates.install_default(name, certified);
+        } else {
+            self.certificates.install(name, certified);
+        }
+    }
+
+    /// With ACME: a renewer's status, for [`problems`](Self::problems)
+    /// (one a domain).
     pub fn watch_renewal(&self, status: Arc<Mutex<crate::acme::RenewalStatus>>) {
-        let _ = self.renewal.set(status);
+        self.renewal
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .push(status);
     }
 
     pub fn settings(&self) -> &TlsSettings {
         &self.files
     }
 
-    /// Reads the files again (SIGHUP). A failure keeps what is served and
-    /// is kept for `/readyz` until a reload succeeds. With ACME there are
-    /// no files: `Ok(None)`.
-    pub fn reload(&self) -> Result<Option<Certified>, CertError> {
-        let CertSource::Files { cert, key } = &self.files.source else {
-            return Ok(None);
-        };
-        let result = certified::load(cert, key);
-        let mut problem = self.problem.lock().unwrap_or_else(|p| p.into_inner());
-        match &result {
-            Ok(c) => {
-                self.certificates.install_default(&self.domain, c.clone());
-                *problem = None;
-                tracing::info!(domain = %self.domain, serial = %c.serial, "TLS certificate reloaded");
+    /// Reads every domain's files again (SIGHUP), each on its own: a
+    /// failure keeps what that domain is served and is kept for `/readyz`
+    /// until a reload of it succeeds, the other domains' go ahead. With
+    /// ACME there are no files: nothing.
+    pub fn reload(&self) -> Vec<Result<Certified, CertError>> {
+        let mut out = Vec::new();
+        for (name, source) in self.files.sources(&self.domain) {
+            let CertSource::Files { cert, key } = source else {
+                continue;
+            };
+            let result = certified::load(cert, key);
+            let mut problem = self.problem.lock().unwrap_or_else(|p| p.into_inner());
+            match &result {
+                Ok(c) => {
+                    self.install(name, c.clone());
+                    problem.remove(name);
+                    tracing::info!(domain = %name, serial = %c.serial, "TLS certificate reloaded");
+                }
+                Err(e) => {
+                    let line =
+                        format!("TLS reload failed for {name}, the old certificate is served: {e}");
+                    tracing::warn!("{line}");
+                    problem.insert(name.to_owned(), line);
+                }
             }
-            Err(e) => {
-                let line = format!("TLS reload failed, the old certificate is served: {e}");
-                tracing::warn!("{line}");
-                *problem = Some(line);
-            }
+            out.push(result);
         }
-        result.map(Some)
+        out
     }
 
     /// What `/readyz` says: a failed reload, and each certificate within
@@ -126,10 +174,11 @@ impl Tls {
             .problem
             .lock()
             .unwrap_or_else(|p| p.into_inner())
-            .iter()
+            .values()
             .cloned()
             .collect();
-        if let Some(status) = self.renewal.get() {
+        let renewals = self.renewal.lock().unwrap_or_else(|p| p.into_inner());
+        for status in renewals.iter() {
             let s = status.lock().unwrap_or_else(|p| p.into_inner());
             if let Some(e) = &s.last_error {
                 out.push(format!(

@@ -33,7 +33,14 @@ struct Table {
 #[derive(Debug, Default)]
 pub struct Certificates {
     table: ArcSwap<Table>,
+    /// Issue 36: TLS-ALPN-01 answers by server name, served only to a
+    /// handshake offering ALPN `acme-tls/1` (a CA validating), never to
+    /// a scan.
+    alpn_answers: ArcSwap<BTreeMap<String, Arc<CertifiedKey>>>,
 }
+
+/// The ALPN protocol of TLS-ALPN-01 (RFC 8737).
+pub const ACME_TLS_ALPN: &[u8] = b"acme-tls/1";
 
 impl Certificates {
     /// Serves `certified` to handshakes naming `server_name` (any case).
@@ -79,6 +86,33 @@ impl Certificates {
         out
     }
 
+    /// Issue 36: serves `answer` to a handshake naming `server_name` that
+    /// offers ALPN `acme-tls/1`, until [`remove_alpn_answer`](Self::remove_alpn_answer).
+    pub fn put_alpn_answer(&self, server_name: &str, answer: Arc<CertifiedKey>) {
+        let name = server_name.to_ascii_lowercase();
+        self.alpn_answers.rcu(|m| {
+            let mut m = BTreeMap::clone(m);
+            m.insert(name.clone(), Arc::clone(&answer));
+            m
+        });
+    }
+
+    pub fn remove_alpn_answer(&self, server_name: &str) {
+        let name = server_name.to_ascii_lowercase();
+        self.alpn_answers.rcu(|m| {
+            let mut m = BTreeMap::clone(m);
+            m.remove(&name);
+            m
+        });
+    }
+
+    /// Issue 36: what a handshake offering `acme-tls/1` is served: the
+    /// answer for its server name, or nothing (the handshake fails).
+    pub fn pick_alpn_answer(&self, server_name: Option<&str>) -> Option<Arc<CertifiedKey>> {
+        let name = server_name?.to_ascii_lowercase();
+        self.alpn_answers.load().get(&name).cloned()
+    }
+
     /// What a handshake naming `server_name` is served.
     pub fn pick(&self, server_name: Option<&str>) -> Option<Arc<CertifiedKey>> {
         let t = self.table.load();
@@ -95,6 +129,13 @@ impl Certificates {
 
 impl ResolvesServerCert for Certificates {
     fn resolve(&self, hello: ClientHello<'_>) -> Option<Arc<CertifiedKey>> {
+        // Issue 36: a CA validating TLS-ALPN-01 offers `acme-tls/1`.
+        if hello
+            .alpn()
+            .is_some_and(|mut offered| offered.any(|p| p == ACME_TLS_ALPN))
+        {
+            return self.pick_alpn_answer(hello.server_name());
+        }
         self.pick(hello.server_name())
     }
 }
@@ -133,6 +174,35 @@ mod tests {
         assert_eq!(served(None), d.key.cert[0]);
         let domains: Vec<String> = certs.installed().iter().map(|i| i.domain.clone()).collect();
         assert_eq!(domains, ["d.example", "a.example"]);
+    }
+
+    #[test]
+    fn an_alpn_answer_is_kept_apart_from_what_scans_get() {
+        let certs = Certificates::default();
+        let served = certified("d.example");
+        let answer = certified("d.example");
+        certs.install_default("d.example", served.clone());
+        certs.put_alpn_answer("D.example", Arc::clone(&answer.key));
+        assert_eq!(
+            certs
+                .pick_alpn_answer(Some("d.example"))
+                .expect("answer")
+                .cert[0],
+            answer.key.cert[0]
+        );
+        assert!(certs.pick_alpn_answer(Some("other.example")).is_none());
+        assert!(certs.pick_alpn_answer(None).is_none());
+        assert_eq!(
+            certs.pick(Some("d.example")).expect("served").cert[0],
+            served.key.cert[0]
+        );
+        assert_eq!(
+            certs.installed().len(),
+            1,
+            "an answer is no certificate served"
+        );
+        certs.remove_alpn_answer("d.example");
+        assert!(certs.pick_alpn_answer(Some("d.example")).is_none());
     }
 
     #[test]

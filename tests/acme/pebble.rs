@@ -33,6 +33,8 @@ pub struct Pebble {
     pub ca_root: PathBuf,
     /// The port Pebble validates HTTP-01 on; the test's responder listens here.
     pub http01_port: u16,
+    /// Issue 36: the port Pebble validates TLS-ALPN-01 on (its `tlsPort`).
+    pub tls_alpn01_port: u16,
     management: u16,
 }
 
@@ -164,6 +166,7 @@ impl Pebble {
             directory: format!("https://127.0.0.1:{listen}/dir"),
             ca_root,
             http01_port: http01,
+            tls_alpn01_port: tls,
             management,
         };
         let client = pebble.https_client();

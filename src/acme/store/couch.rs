@@ -41,11 +41,38 @@ enum Written {
 
 impl CouchCertStore {
     /// The certificates database beside `settings.db`, reached with the
-    /// account `settings` gives, which must be a server admin's.
+    /// account `settings` gives: a server admin's, or (issue 36) one with
+    /// the role `qrtag_certs`, which `qrtag setup` admits to it.
     pub fn new(settings: &CouchSettings) -> Result<Self, StoreError> {
         Ok(Self {
             http: certs::client(settings).map_err(couch)?,
         })
+    }
+
+    /// Issue 36: whether this account may read the certificates database
+    /// (`serve --tls acme` on CouchDB asks before it starts); `Err` is the
+    /// one line that says what to do.
+    pub async fn check_access(&self, user: &str) -> Result<(), StoreError> {
+        let db = self.http.db().to_string();
+        let resp = self
+            .http
+            .send(self.http.request(Method::GET, self.http.db_url(&[])))
+            .await
+            .map_err(couch)?;
+        match resp.status().as_u16() {
+            200..=299 => Ok(()),
+            401 | 403 => Err(StoreError::Access(format!(
+                "the account {user} may not read the certificates database {db}: give it the role {role} (run `qrtag setup` as a server admin first, which admits that role to {db})",
+                role = crate::store::couch::setup::CERTS_ROLE
+            ))),
+            404 => Err(StoreError::Access(format!(
+                "there is no certificates database {db}: run `qrtag setup` as a server admin, then give the account {user} the role {role}",
+                role = crate::store::couch::setup::CERTS_ROLE
+            ))),
+            _ => Err(couch(
+                self.http.refusal(resp, &format!("reading {db}")).await,
+            )),
+        }
     }
 
     async fn get(&self, id: &str) -> Result<Option<Value>, StoreError> {
@@ -193,6 +220,44 @@ impl CertStore for CouchCertStore {
             }))),
             Written::Conflict => Ok(None),
         }
+    }
+
+    async fn put_challenge(&self, token: &str, key_authorization: &str) -> Result<(), StoreError> {
+        self.replace(
+            &format!("challenge-{token}"),
+            json!({"key_authorization": key_authorization, "written_at": unix_now()}),
+        )
+        .await
+    }
+
+    async fn remove_challenge(&self, token: &str) -> Result<(), StoreError> {
+        let id = format!("challenge-{token}");
+        let Some(rev) = self
+            .get(&id)
+            .await?
+            .and_then(|d| d["_rev"].as_str().map(String::from))
+        else {
+            return Ok(());
+        };
+        let mut url = self.http.db_url(&[&id]);
+        url.query_pairs_mut().append_pair("rev", &rev);
+        let what = format!("removing {id}");
+        let resp = self
+            .http
+            .send(self.http.request(Method::DELETE, url))
+            .await
+            .map_err(couch)?;
+        match resp.status().as_u16() {
+            200..=299 | 404 | 409 => Ok(()),
+            _ => Err(couch(self.http.refusal(resp, &what).await)),
+        }
+    }
+
+    async fn challenge(&self, token: &str) -> Result<Option<String>, StoreError> {
+        Ok(self
+            .get(&format!("challenge-{token}"))
+            .await?
+            .and_then(|d| d["key_authorization"].as_str().map(String::from)))
     }
 }
 

@@ -25,6 +25,10 @@ pub enum StoreError {
     Corrupt { path: PathBuf, detail: String },
     #[error("the certificate database on CouchDB: {0}")]
     Couch(String),
+    /// Issue 36: the account may not use the certificate database, said
+    /// as what to do.
+    #[error("{0}")]
+    Access(String),
 }
 
 /// The account credentials (instant-acme's JSON, with its private key),
@@ -49,6 +53,26 @@ pub trait CertStore: Send + Sync {
         holder: &str,
         ttl: Duration,
     ) -> Result<Option<Box<dyn Lease>>, StoreError>;
+
+    // Issue 36: HTTP-01 answers shared by the nodes, since the CA's request
+    // may reach any node behind port 80, not the one that ordered. A store
+    // one machine keeps (the disk) shares none: only one process there
+    // binds port 80.
+    /// Keeps `token`'s answer where every node's port-80 listener finds it.
+    async fn put_challenge(
+        &self,
+        _token: &str,
+        _key_authorization: &str,
+    ) -> Result<(), StoreError> {
+        Ok(())
+    }
+    async fn remove_challenge(&self, _token: &str) -> Result<(), StoreError> {
+        Ok(())
+    }
+    /// The answer another node keeps for `token`.
+    async fn challenge(&self, _token: &str) -> Result<Option<String>, StoreError> {
+        Ok(None)
+    }
 }
 
 /// A lease held; dropping it without `release` leaves it to lapse.

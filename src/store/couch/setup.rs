@@ -309,6 +309,25 @@ fn admins_only() -> Value {
     })
 }
 
+// Issue 36: who may read and write the certificates database.
+/// The role of the accounts `serve --tls acme` runs with on CouchDB: with
+/// it an account is a member of `LINKS-certs` (reads the keys, writes the
+/// certificates, leases and HTTP-01 answers there) and nothing more, so a
+/// node renews without a server admin's account, and the links' readers,
+/// viewers and editors, who lack it, still read no private key. Given by
+/// the operator (`_users`), never by `setup`.
+pub const CERTS_ROLE: &str = "qrtag_certs";
+
+/// `_security` of the certificates database: server admins and
+/// [`CERTS_ROLE`] as members, no database admins (so no member changes
+/// `_security` or a design document).
+fn certs_security() -> Value {
+    json!({
+        "admins": {"names": [], "roles": []},
+        "members": {"names": [], "roles": [ADMIN_ROLE, CERTS_ROLE]}
+    })
+}
+
 /// Whether the account is a server admin, the only one that may create a
 /// database (`GET /_session`: the roles of the account the request was made
 /// with; an admin party, with no admin configured, makes everyone one).
@@ -549,14 +568,14 @@ async fn setup_history(links: &CouchHttp, requested: Requested) -> Result<PartRe
 async fn setup_certs(links: &CouchHttp, requested: Requested) -> Result<Outcome, StoreError> {
     let http = links.for_db(super::certs::database_name(links.db())?);
     ensure_database(&http, requested.one_shard()).await?;
-    if get_doc(&http, &["_security"]).await?.as_ref() == Some(&admins_only()) {
+    if get_doc(&http, &["_security"]).await?.as_ref() == Some(&certs_security()) {
         return Ok(Outcome::Unchanged);
     }
     let what = format!("writing {}/_security", http.db());
     let _: Value = http
         .json(
             http.request(Method::PUT, http.db_url(&["_security"]))
-                .json(&admins_only()),
+                .json(&certs_security()),
             &what,
         )
         .await?;
