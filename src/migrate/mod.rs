@@ -6,4 +6,8 @@
 //! A source's module names the release of that project its format was read
 //! from: formats change, and a failed import should say which one it expected.
 
+pub mod plan;
+pub mod report;
 pub mod source;
+pub mod sources;
+pub mod yourls;

@@ -1,0 +1,229 @@
+//! `qrtag import --from` (issue 37) as a user runs it: the real binary on a
+//! YOURLS dump built as mysqldump writes one, into the database of a
+//! running server whose public listener then answers every old tag.
+
+mod support;
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use support::output::{stderr, stdout};
+
+/// The awkward links of the issue: (keyword, url).
+const LINKS: [(&str, &str); 5] = [
+    ("ABCDEFG", "https://e.example/upper"),
+    ("go_to-Page12", "https://e.example/twelve"),
+    ("x.y", "https://e.example/refused"),
+    ("uni", "https://e.example/caf%C3%A9?q=%C3%BC#frag"),
+    ("busy", "https://e.example/busy"),
+];
+
+/// A YOURLS database as `mysqldump` writes it: the log table first (tables
+/// come in name order), extended INSERTs, `busy` with `visits` clicks.
+fn yourls_dump(visits: usize) -> String {
+    let mut s = String::from(
+        "-- MySQL dump 10.13  Distrib 8.0.36, for Linux (x86_64)\n\
+         --\n-- Host: localhost    Database: yourls\n\
+         /*!40101 SET @OLD_CHARACTER_SET_CLIENT=@@CHARACTER_SET_CLIENT */;\n\
+         /*!40101 SET NAMES utf8mb4 */;\n\
+         DROP TABLE IF EXISTS `yourls_log`;\n\
+         CREATE TABLE `yourls_log` (\n  `click_id` int NOT NULL AUTO_INCREMENT,\n  `click_time` datetime NOT NULL,\n  `shorturl` varchar(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n  `referrer` varchar(200) NOT NULL,\n  `user_agent` varchar(255) NOT NULL,\n  `ip_address` varchar(41) NOT NULL,\n  `country_code` char(2) NOT NULL,\n  PRIMARY KEY (`click_id`),\n  KEY `shorturl` (`shorturl`)\n) ENGINE=InnoDB AUTO_INCREMENT=10001 DEFAULT CHARSET=utf8mb4;\n\
+         LOCK TABLES `yourls_log` WRITE;\n",
+    );
+    // mysqldump starts a new INSERT every so many rows.
+    for chunk in (1..=visits).collect::<Vec<_>>().chunks(1000) {
+        s.push_str("INSERT INTO `yourls_log` VALUES ");
+        let rows: Vec<String> = chunk
+            .iter()
+            .map(|i| {
+                format!(
+                    "({i},'2019-0{}-{:02} 10:{:02}:00','busy','{}','Mozilla/5.0 (\\'q\\')','203.0.113.{}','IE')",
+                    1 + i % 9,
+                    1 + i % 28,
+                    i % 60,
+                    if i % 2 == 0 { "direct" } else { "https://ref.example/a;b" },
+                    i % 250
+                )
+            })
+            .collect();
+        s.push_str(&rows.join(","));
+        s.push_str(";\n");
+    }
+    s.push_str(
+        "UNLOCK TABLES;\n\
+         DROP TABLE IF EXISTS `yourls_url`;\n\
+         CREATE TABLE `yourls_url` (\n  `keyword` varchar(100) CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL DEFAULT '',\n  `url` text CHARACTER SET utf8mb4 COLLATE utf8mb4_bin NOT NULL,\n  `title` text COLLATE utf8mb4_unicode_ci,\n  `timestamp` timestamp NOT NULL DEFAULT CURRENT_TIMESTAMP,\n  `ip` varchar(41) NOT NULL,\n  `clicks` int unsigned NOT NULL,\n  PRIMARY KEY (`keyword`)\n) ENGINE=InnoDB DEFAULT CHARSET=utf8mb4 COLLATE=utf8mb4_bin;\n\
+         INSERT INTO `yourls_url` VALUES ",
+    );
+    let rows: Vec<String> = LINKS
+        .iter()
+        .map(|(k, u)| format!("('{k}','{u}','It''s {k}','2018-01-02 03:04:05','198.51.100.1',0)"))
+        .collect();
+    s.push_str(&rows.join(","));
+    s.push_str(";\n");
+    let _ = writeln!(s, "-- Dump completed on 2026-11-27 12:00:00");
+    s
+}
+
+fn import(db: &Path, dump: &Path, more: &[&str]) -> Output {
+    let mut args = vec!["import", "--from", "yourls-sql"];
+    args.extend_from_slice(more);
+    let dump = dump.to_str().expect("path");
+    args.push(dump);
+    support::qrtag_cmd(db, &args)
+}
+
+/// The report: standard output without its last line (which says what was
+/// written, or that nothing was).
+fn report_of(o: &Output) -> String {
+    let out = stdout(o);
+    let mut lines: Vec<&str> = out.lines().collect();
+    lines.pop();
+    lines.iter().map(|l| format!("{l}\n")).collect()
+}
+
+#[tokio::test]
+async fn a_yourls_dump_comes_over_with_its_keys_and_every_tag_answers() {
+    let app = support::spawn_app().await;
+    let dump = app.dir.path().join("yourls.sql");
+    std::fs::write(&dump, yourls_dump(10_000)).expect("dump");
+
+    let dry = import(&app.db, &dump, &["--dry-run"]);
+    assert_eq!(
+        stdout(&dry).lines().last(),
+        Some("dry run: nothing written")
+    );
+    assert!(!app.dir.path().join("yourls.sql.qrtag-import.txt").exists());
+    let real = import(&app.db, &dump, &[]);
+    // One link cannot come over: both say so, and exit 1.
+    assert_eq!(dry.status.code(), Some(1), "{}", stderr(&dry));
+    assert_eq!(real.status.code(), Some(1), "{}", stderr(&real));
+    assert_eq!(stderr(&real).lines().count(), 1, "{}", stderr(&real));
+    let report = report_of(&real);
+    assert_eq!(
+        report_of(&dry),
+        report,
+        "the dry run says what the run does"
+    );
+    assert!(report.contains("import from yourls-sql"), "{report}");
+    assert!(report.contains("  new: 4\n"), "{report}");
+    assert!(report.contains("  refused: 1\n"), "{report}");
+    assert!(
+        report.contains(
+            "\"x.y\": a key holds only A-Z a-z 0-9 _ - and /, not '.'; a key qrtag can serve: x-y"
+        ),
+        "{report}"
+    );
+    let kept = std::fs::read_to_string(app.dir.path().join("yourls.sql.qrtag-import.txt"))
+        .expect("the report file");
+    assert_eq!(kept, report);
+
+    // Every key kept exactly, answering as YOURLS did.
+    for (key, url) in LINKS.iter().filter(|(k, _)| *k != "x.y") {
+        let path = format!("/{key}");
+        let location = support::poll::until(Duration::from_secs(5), &path, || async {
+            let r = app.get(&path).await;
+            (r.status() == 302)
+                .then(|| support::header(&r, "location").map(str::to_owned))
+                .flatten()
+        })
+        .await;
+        assert_eq!(location, *url, "{key}");
+    }
+    assert_eq!(app.get("/abcdefg").await.status(), 404, "case is kept");
+
+    // A second run adds nothing.
+    let again = import(&app.db, &dump, &[]);
+    let report = report_of(&again);
+    assert!(report.contains("  new: 0\n"), "{report}");
+    assert!(
+        report.contains("  already there and equal: 4\n"),
+        "{report}"
+    );
+    assert!(
+        stdout(&again).contains("written: 0 created"),
+        "{}",
+        stdout(&again)
+    );
+}
+
+#[test]
+fn a_truncated_dump_is_one_line_exit_2_and_nothing_written() {
+    let (dir, db) = support::fresh_db();
+    let full = yourls_dump(10);
+    for cut in [
+        &full[..full.find("('go_to").expect("row") + 3],
+        &full[..full.find("-- Dump completed").expect("end")],
+    ] {
+        let dump = dir.path().join("cut.sql");
+        std::fs::write(&dump, cut).expect("dump");
+        let o = import(&db, &dump, &[]);
+        assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+        let err = stderr(&o);
+        assert_eq!(err.lines().count(), 1, "{err}");
+        assert!(err.contains("truncated"), "{err}");
+        assert!(!dir.path().join("cut.sql.qrtag-import.txt").exists());
+        let list = support::qrtag_cmd(&db, &["list"]);
+        assert_eq!(stdout(&list).trim(), "", "nothing written");
+    }
+}
+
+#[test]
+fn a_collision_is_reported_and_the_stored_link_kept() {
+    let (dir, db) = support::fresh_db();
+    let dump = dir.path().join("yourls.sql");
+    std::fs::write(&dump, yourls_dump(0)).expect("dump");
+    for args in [
+        &["new", "https://mine.example/", "--key", "ABCDEFG"][..],
+        &["new", "https://mine.example/gone", "--key", "busy"],
+        &["delete", "--yes", "busy"],
+    ] {
+        let o = support::qrtag_cmd(&db, args);
+        assert!(o.status.success(), "{}", stderr(&o));
+    }
+    let o = import(&db, &dump, &[]);
+    let report = report_of(&o);
+    assert!(report.contains("  colliding: 2\n"), "{report}");
+    assert!(
+        report.contains("ABCDEFG: the key holds a different link (--update overwrites it)"),
+        "{report}"
+    );
+    assert!(report.contains("busy: key busy was deleted"), "{report}");
+    let show = support::qrtag_cmd(&db, &["show", "ABCDEFG"]);
+    assert!(
+        stdout(&show).contains("https://mine.example/"),
+        "{}",
+        stdout(&show)
+    );
+    let o = import(&db, &dump, &["--update"]);
+    let report = report_of(&o);
+    assert!(
+        report.contains("different, overwritten (--update): 1"),
+        "{report}"
+    );
+    assert!(report.contains("  colliding: 1\n"), "{report}");
+    let show = support::qrtag_cmd(&db, &["show", "ABCDEFG"]);
+    assert!(
+        stdout(&show).contains("https://e.example/upper"),
+        "{}",
+        stdout(&show)
+    );
+}
+
+#[test]
+fn a_source_not_built_yet_says_so_in_one_line() {
+    let (dir, db) = support::fresh_db();
+    let file = dir.path().join("links.csv");
+    std::fs::write(&file, "x").expect("file");
+    let o = support::qrtag_cmd(
+        &db,
+        &["import", "--from", "kutt", file.to_str().expect("p")],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).trim(), "qrtag: --from kutt: not built yet");
+    let o = support::qrtag_cmd(&db, &["import", "--from", "nope", "x"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(stderr(&o).contains("yourls-sql"), "{}", stderr(&o));
+}
