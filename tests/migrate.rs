@@ -70,6 +70,12 @@ fn yourls_dump(visits: usize) -> String {
 fn import(db: &Path, dump: &Path, more: &[&str]) -> Output {
     let mut args = vec!["import", "--from", "yourls-sql"];
     args.extend_from_slice(more);
+    // Never the working directory's access.log: the test's own directory.
+    let log = db.with_file_name("access.log");
+    let log = log.to_str().expect("path");
+    if !more.contains(&"--access-log") {
+        args.extend(["--access-log", log]);
+    }
     let dump = dump.to_str().expect("path");
     args.push(dump);
     support::qrtag_cmd(db, &args)
@@ -226,4 +232,111 @@ fn a_source_not_built_yet_says_so_in_one_line() {
     let o = support::qrtag_cmd(&db, &["import", "--from", "nope", "x"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("yourls-sql"), "{}", stderr(&o));
+}
+
+/// The REST API on, and the scan index following the access log and the
+/// imported logs beside it (`--scan-log access.log --scan-log 'imported/*.log'`).
+async fn spawn_with_imported_logs() -> (support::TestApp, std::path::PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = support::test_settings(dir.path());
+    let qrtag::settings::AccessLogTarget::Path(log) = settings.access_log.clone() else {
+        panic!("a log file");
+    };
+    let imported = log.parent().expect("dir").join("imported/*.log");
+    let mut index = qrtag::scan_index::ScanIndexSettings::beside(&log);
+    index.poll_interval = Duration::from_millis(20);
+    index.logs = Some(
+        qrtag::scan_index::sources::LogSources::parse([
+            log.display().to_string(),
+            imported.display().to_string(),
+        ])
+        .expect("patterns"),
+    );
+    settings.scan_index = Some(index);
+    settings.api = Some(qrtag::server::api::ApiSettings::new(
+        "127.0.0.1:0",
+        dir.path().join("didcomm-keys.json"),
+    ));
+    (support::spawn_with(settings, dir).await, log)
+}
+
+#[tokio::test]
+async fn visits_become_log_lines_that_stats_and_the_scan_index_count_once() {
+    let (app, log) = spawn_with_imported_logs().await;
+    let dump = app.dir.path().join("yourls.sql");
+    std::fs::write(&dump, yourls_dump(10_000)).expect("dump");
+    let log_arg = log.to_str().expect("path");
+    let o = import(&app.db, &dump, &["--access-log", log_arg]);
+    let report = report_of(&o);
+    assert!(
+        report.contains(
+            "  visits: 10000 read, 10000 new, 0 imported before, 0 of links not imported\n"
+        ),
+        "{report}\n{}",
+        stderr(&o)
+    );
+    let dir = log.parent().expect("dir").join("imported");
+    let files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("imported/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|x| x == "log"))
+        .collect();
+    let today = chrono::Utc::now().format("%Y-%m-%d").to_string();
+    assert_eq!(files, [dir.join(format!("yourls-{today}.log"))]);
+    let text = std::fs::read_to_string(&files[0]).expect("log");
+    let times: Vec<&str> = text.lines().map(|l| &l[..16]).collect();
+    assert_eq!(times.len(), 10_000);
+    assert!(times.windows(2).all(|w| w[0] <= w[1]), "in time order");
+    let first = text.lines().next().expect("a line");
+    assert!(
+        first.contains(" /busy 302 https://e.example/busy GET "),
+        "{first}"
+    );
+
+    // `qrtag stats` counts them as scans.
+    let stats = support::qrtag_cmd(
+        &app.db,
+        &["stats", "--format", "json", files[0].to_str().expect("p")],
+    );
+    let v: serde_json::Value = serde_json::from_slice(&stats.stdout).expect("json");
+    assert_eq!(v["total"]["scans"], 10_000, "{v}");
+    assert_eq!(v["keys"][0]["key"], "busy");
+
+    // The scan index too: the link's scans in 2019, years before the move.
+    let key = support::api::new_key(&app, "read");
+    let url = support::api::api(&app, "/links/busy/scans?since=2019-01-01&until=2019-12-31");
+    support::poll::until(Duration::from_secs(20), "the index counts them", || async {
+        let r = app.client.get(&url).bearer_auth(&key).send().await.ok()?;
+        let v: serde_json::Value = r.json().await.ok()?;
+        (v["in_range"].as_u64() == Some(10_000)).then_some(())
+    })
+    .await;
+
+    // A second run adds no visit twice, and no file.
+    let o = import(&app.db, &dump, &["--access-log", log_arg]);
+    let report = report_of(&o);
+    assert!(
+        report.contains(
+            "  visits: 10000 read, 0 new, 10000 imported before, 0 of links not imported\n"
+        ),
+        "{report}"
+    );
+    let logs = std::fs::read_dir(&dir)
+        .expect("imported/")
+        .filter_map(|e| e.ok())
+        .filter(|e| e.path().extension().is_some_and(|x| x == "log"))
+        .count();
+    assert_eq!(logs, 1);
+}
+
+#[test]
+fn from_csv_is_qrtags_own_import_with_drawn_keys() {
+    let (dir, db) = support::fresh_db();
+    let file = dir.path().join("links.csv");
+    std::fs::write(&file, "url,notes\nhttps://e.example/a,door\n").expect("csv");
+    let o = support::qrtag_cmd(&db, &["import", "--from", "csv", file.to_str().expect("p")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let out = stdout(&o);
+    let drawn = out.lines().find(|l| l.ends_with("\thttps://e.example/a"));
+    assert!(drawn.is_some(), "{out}");
 }

@@ -9,7 +9,8 @@
 //! are written, so one odd keyword does not keep a thousand printed tags
 //! from working. The exit status says whether everything came over.
 
-use std::collections::BTreeMap;
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeMap, HashMap};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -25,6 +26,7 @@ use crate::migrate::plan::{self, DomainMapping, Planned, PlannedLink, Seen, Targ
 use crate::migrate::report::{Collision, Report, shown_key};
 use crate::migrate::source::{Sink, SourceError, SourceLink, SourceVisit};
 use crate::migrate::sources::{self, SourceArgs, SourceName};
+use crate::migrate::visits::{self, Imported, Spool, visit_id};
 use crate::store::{self, BulkDoc, LinkStore, OnExisting};
 use crate::values::link_key::LinkKey;
 use crate::values::secret::Secret;
@@ -82,6 +84,16 @@ pub struct FromArgs {
         requires = "from"
     )]
     pub report: Option<PathBuf>,
+    /// The access log `serve` writes (as its --access-log): the source's
+    /// visits become log lines in imported/SOURCE-DATE.log beside it.
+    #[arg(
+        help_heading = "Import from another shortener",
+        long,
+        value_name = "PATH",
+        env = "QRTAG_ACCESS_LOG",
+        default_value = "access.log"
+    )]
+    pub access_log: PathBuf,
     /// YOURLS: the prefix of its tables (YOURLS_DB_PREFIX).
     #[arg(
         help_heading = "Import from another shortener",
@@ -112,6 +124,7 @@ struct Collect {
     seen: Seen,
     planned: Vec<PlannedLink>,
     report: Report,
+    spool: Spool,
 }
 
 impl Sink for Collect {
@@ -138,10 +151,11 @@ impl Sink for Collect {
         Ok(())
     }
 
-    fn visit(&mut self, _visit: SourceVisit) -> Result<(), SourceError> {
-        // Issue 37's visit log is the next step; counted meanwhile.
+    fn visit(&mut self, visit: SourceVisit) -> Result<(), SourceError> {
         self.report.visits.read += 1;
-        Ok(())
+        self.spool
+            .push(visit)
+            .map_err(|e| SourceError::Sink(format!("spooling the visits: {e}")))
     }
 }
 
@@ -185,6 +199,9 @@ pub async fn import_from(
             source: shown_source.clone(),
             ..Report::default()
         },
+        // Beside the temporary files of the system (TMPDIR): a dry run
+        // leaves nothing beside the logs.
+        spool: Spool::create(&std::env::temp_dir()).context("making the visits' spool file")?,
     };
     let bar = transfer::progress(None, "{spinner} reading the source ({elapsed})");
     let read = source.read(&mut collect).await;
@@ -196,8 +213,22 @@ pub async fn import_from(
         planned,
         mut report,
         now,
+        spool,
+        targets,
         ..
     } = collect;
+    // Where each kept link's visits lead: its destination.
+    let mut locations: HashMap<String, String> = planned
+        .iter()
+        .map(|p| {
+            let url = p
+                .doc
+                .get("url")
+                .and_then(|u| u.as_str())
+                .unwrap_or_default();
+            (shown_key(&p.target, p.key.as_str()), url.to_owned())
+        })
+        .collect();
 
     // One store a domain, each asked about its keys once.
     let mut by_target: BTreeMap<Target, Vec<PlannedLink>> = BTreeMap::new();
@@ -213,6 +244,30 @@ pub async fn import_from(
         writes.push((target, store, new, update));
     }
     report.collisions.sort_by(|a, b| a.0.cmp(&b.0));
+    for (shown, _) in &report.collisions {
+        locations.remove(shown);
+    }
+    let logs = LogDirs {
+        default: imported_dir(&from.access_log),
+        others: cli
+            .origin
+            .config
+            .domains
+            .others
+            .iter()
+            .filter_map(|e| Some((e.host.clone(), imported_dir(e.access_log.as_deref()?))))
+            .collect(),
+    };
+    let visit_logs = visit_logs(
+        spool,
+        &targets,
+        &locations,
+        &logs,
+        name.family(),
+        now,
+        args.dry_run,
+        &mut report,
+    )?;
     let text = report.render();
     print!("{text}");
     if args.dry_run {
@@ -268,8 +323,16 @@ pub async fn import_from(
             }
         }
     }
+    let mut logs_written = Vec::new();
+    for out in visit_logs {
+        logs_written.push(out.commit()?);
+    }
     println!(
-        "written: {created} created, {updated} updated; report in {}",
+        "written: {created} created, {updated} updated{}; report in {}",
+        logs_written
+            .iter()
+            .map(|(p, n)| format!(", {n} visits to {}", p.display()))
+            .collect::<String>(),
         report_path.display()
     );
     finish(&report)
@@ -435,6 +498,139 @@ fn report_file(
             now.format("%Y-%m-%d")
         )),
     }
+}
+
+/// `imported/` beside an access log.
+fn imported_dir(access_log: &Path) -> PathBuf {
+    match access_log.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p.join("imported"),
+        _ => PathBuf::from("imported"),
+    }
+}
+
+/// Where each domain's imported logs go.
+struct LogDirs {
+    default: PathBuf,
+    others: Vec<(crate::values::host::Host, PathBuf)>,
+}
+
+impl LogDirs {
+    fn of(&self, target: &Target) -> Option<&Path> {
+        match target {
+            Target::Default => Some(&self.default),
+            Target::Other(h) => self
+                .others
+                .iter()
+                .find(|(o, _)| o == h)
+                .map(|(_, d)| d.as_path()),
+        }
+    }
+}
+
+/// One domain's log of imported visits, written under a temporary name
+/// until the links are written.
+struct VisitLog {
+    path: PathBuf,
+    file: AtomicFile,
+    buf: Vec<u8>,
+    /// The IDs imported before, with which the new ones are kept.
+    imported: Option<Imported>,
+    new_ids: Vec<u64>,
+}
+
+impl VisitLog {
+    fn flush(&mut self) -> std::io::Result<()> {
+        (&self.file.file).write_all(&self.buf)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// The log renamed into place, then the IDs it holds kept: a failure
+    /// between the two renames at worst writes these visits again.
+    fn commit(mut self) -> anyhow::Result<(PathBuf, usize)> {
+        let shown = format!("writing {}", self.path.display());
+        self.flush().context(shown.clone())?;
+        let n = self.new_ids.len();
+        self.file.commit().context(shown.clone())?;
+        if let Some(imported) = self.imported {
+            imported.write_with(self.new_ids).context(shown)?;
+        }
+        Ok((self.path, n))
+    }
+}
+
+/// Counts the spooled visits for the report (new, imported before, of links
+/// that do not come over) and, for a real run, writes the new ones in time
+/// order into each domain's imported log, not yet renamed into place.
+#[allow(clippy::too_many_arguments)]
+fn visit_logs(
+    spool: Spool,
+    targets: &Targets,
+    locations: &HashMap<String, String>,
+    logs: &LogDirs,
+    family: &str,
+    now: DateTime<Utc>,
+    dry_run: bool,
+    report: &mut Report,
+) -> anyhow::Result<Vec<VisitLog>> {
+    let mut outs: BTreeMap<PathBuf, VisitLog> = BTreeMap::new();
+    let mut seen: HashMap<PathBuf, Imported> = HashMap::new();
+    let counts = &mut report.visits;
+    spool
+        .sorted(|v| {
+            let Ok(target) = targets.target(v.domain.as_deref()) else {
+                counts.orphaned += 1;
+                return Ok(());
+            };
+            let shown = shown_key(&target, &v.code);
+            let (Some(location), Some(dir)) = (locations.get(&shown), logs.of(&target)) else {
+                counts.orphaned += 1;
+                return Ok(());
+            };
+            let id = visit_id(family, &v);
+            let imported = match seen.entry(dir.to_owned()) {
+                Entry::Occupied(e) => e.into_mut(),
+                Entry::Vacant(e) => e.insert(Imported::read(dir, family)?),
+            };
+            if imported.contains(id) {
+                counts.already += 1;
+                return Ok(());
+            }
+            counts.new += 1;
+            if dry_run {
+                return Ok(());
+            }
+            if !outs.contains_key(dir) {
+                std::fs::create_dir_all(dir)?;
+                let path = visits::log_path(dir, family, now);
+                let out = VisitLog {
+                    file: AtomicFile::create(&path)?,
+                    path,
+                    buf: Vec::with_capacity(1 << 16),
+                    imported: None,
+                    new_ids: Vec::new(),
+                };
+                outs.insert(dir.to_owned(), out);
+            }
+            let Some(out) = outs.get_mut(dir) else {
+                return Ok(());
+            };
+            // The key is the code, kept exactly.
+            visits::log_line(&v, &v.code, location, &mut out.buf);
+            out.new_ids.push(id);
+            if out.buf.len() >= 1 << 16 {
+                out.flush()?;
+            }
+            Ok(())
+        })
+        .context("writing the imported visits")?;
+    Ok(outs
+        .into_iter()
+        .map(|(dir, mut out)| {
+            out.imported = seen.remove(&dir);
+            out
+        })
+        .collect())
 }
 
 fn write_report(path: &Path, text: &str) -> anyhow::Result<()> {

@@ -10,4 +10,5 @@ pub mod plan;
 pub mod report;
 pub mod source;
 pub mod sources;
+pub mod visits;
 pub mod yourls;
