@@ -340,3 +340,60 @@ fn from_csv_is_qrtags_own_import_with_drawn_keys() {
     let drawn = out.lines().find(|l| l.ends_with("\thttps://e.example/a"));
     assert!(drawn.is_some(), "{out}");
 }
+
+#[tokio::test]
+async fn an_imported_total_is_shown_apart_from_scans_and_travels_with_the_link() {
+    let (app, _log) = spawn_with_imported_logs().await;
+    let file = app.dir.path().join("links.jsonl");
+    std::fs::write(
+        &file,
+        "{\"_id\":\"bit\",\"url\":\"https://e.example/b\",\"imported_clicks\":1234}\n",
+    )
+    .expect("file");
+    let o = app.cli(&["import", file.to_str().expect("p")]);
+    assert!(o.status.success(), "{}", stderr(&o));
+
+    let show = app.cli(&["show", "bit"]);
+    assert!(
+        stdout(&show).contains("\"imported_clicks\": 1234"),
+        "{}",
+        stdout(&show)
+    );
+    let export = app.cli(&["export"]);
+    assert!(
+        stdout(&export).contains("\"imported_clicks\":1234"),
+        "{}",
+        stdout(&export)
+    );
+
+    let key = support::api::new_key(&app, "read");
+    let r = app
+        .client
+        .get(support::api::api(&app, "/links/bit"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("request");
+    let v: serde_json::Value = r.json().await.expect("json");
+    assert_eq!(v["imported_clicks"], 1234, "{v}");
+    // Not a scan of qrtag's.
+    let url = support::api::api(&app, "/links/bit/scans?since=2000-01-01");
+    let v: serde_json::Value = support::poll::until(Duration::from_secs(10), "scans", || async {
+        let r = app.client.get(&url).bearer_auth(&key).send().await.ok()?;
+        (r.status() == 200).then_some(r.json().await.ok()?)
+    })
+    .await;
+    assert_eq!(v["in_range"], 0, "{v}");
+    // A link without one says nothing of it.
+    let o = app.cli(&["new", "https://e.example/n", "--key", "plain"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    let r = app
+        .client
+        .get(support::api::api(&app, "/links/plain"))
+        .bearer_auth(&key)
+        .send()
+        .await
+        .expect("request");
+    let v: serde_json::Value = r.json().await.expect("json");
+    assert!(v.get("imported_clicks").is_none(), "{v}");
+}

@@ -20,10 +20,7 @@ use crate::values::host::Host;
 use crate::values::link_key::{LinkKey, MAX_KEY_LEN, MAX_SEGMENT};
 use crate::values::timestamp::time_text;
 
-/// The field an imported total of clicks is kept in (issue 37): a link
-/// document's own field, so it travels with export, import and CouchDB, and
-/// never reaches the snapshot's redirect table.
-pub const IMPORTED_CLICKS: &str = "imported_clicks";
+pub use crate::link::imported::IMPORTED_CLICKS;
 
 /// A source domain mapped to a qrtag domain (`--domain-map OLD=NEW`).
 #[derive(Debug, Clone, PartialEq, Eq)]
