@@ -397,3 +397,31 @@ async fn an_imported_total_is_shown_apart_from_scans_and_travels_with_the_link()
     let v: serde_json::Value = r.json().await.expect("json");
     assert!(v.get("imported_clicks").is_none(), "{v}");
 }
+
+#[tokio::test]
+async fn verify_asks_every_imported_key_and_names_those_that_differ() {
+    let app = support::spawn_app().await;
+    let dump = app.dir.path().join("yourls.sql");
+    std::fs::write(&dump, yourls_dump(3)).expect("dump");
+    let o = import(&app.db, &dump, &[]);
+    assert!(stdout(&o).contains("written: 4 created"), "{}", stderr(&o));
+    app.wait_for_status("/busy", 302).await;
+    let base = format!("http://{}", app.public);
+    let o = import(&app.db, &dump, &["--verify", &base]);
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    assert_eq!(stdout(&o), format!("verified 4 keys at {base}: 0 differ\n"));
+
+    let o = support::qrtag_cmd(&app.db, &["delete", "--yes", "busy"]);
+    assert!(o.status.success(), "{}", stderr(&o));
+    app.wait_for_status("/busy", 404).await;
+    let o = import(&app.db, &dump, &["--verify", &base]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o),
+        format!(
+            "busy: the source sent https://e.example/busy; qrtag answers 404\nverified 4 keys at {base}: 1 differ\n"
+        )
+    );
+    let o = import(&app.db, &dump, &["--verify", "ftp://x"]);
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+}

@@ -94,6 +94,18 @@ pub struct FromArgs {
         default_value = "access.log"
     )]
     pub access_log: PathBuf,
+    /// Instead of importing: ask a running qrtag's public listener at URL
+    /// (https://go.example, or http://127.0.0.1:8080 beside it) for every
+    /// key the source's links came over as, redirects not followed, and
+    /// compare each Location with the source's destination. Prints those
+    /// that differ; exit 1 if any does.
+    #[arg(
+        help_heading = "Import from another shortener",
+        long,
+        value_name = "URL",
+        requires = "from"
+    )]
+    pub verify: Option<String>,
     /// YOURLS: the prefix of its tables (YOURLS_DB_PREFIX).
     #[arg(
         help_heading = "Import from another shortener",
@@ -217,6 +229,9 @@ pub async fn import_from(
         targets,
         ..
     } = collect;
+    if let Some(base) = &from.verify {
+        return verify(base, &planned, &targets).await;
+    }
     // Where each kept link's visits lead: its destination.
     let mut locations: HashMap<String, String> = planned
         .iter()
@@ -498,6 +513,110 @@ fn report_file(
             now.format("%Y-%m-%d")
         )),
     }
+}
+
+/// `--verify URL`: every planned link asked for through the public
+/// listener, a few at a time, in source order; those whose answer is not a
+/// redirect to the source's destination printed, one a line.
+async fn verify(
+    base: &str,
+    planned: &[PlannedLink],
+    targets: &Targets,
+) -> anyhow::Result<ExitCode> {
+    use futures_util::StreamExt;
+    let base = base.trim_end_matches('/');
+    if !(base.starts_with("http://") || base.starts_with("https://")) {
+        return Err(UsageError(format!(
+            "--verify takes the public listener's http(s) URL, not {base:?}"
+        ))
+        .into());
+    }
+    let client = reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .timeout(std::time::Duration::from_secs(30))
+        .build()
+        .context("making the HTTP client")?;
+    let bar = transfer::progress(
+        Some(planned.len() as u64),
+        "{bar:40} {human_pos}/{human_len} keys asked",
+    );
+    let asks = planned.iter().map(|p| {
+        let client = &client;
+        let bar = &bar;
+        async move {
+            let shown = shown_key(&p.target, p.key.as_str());
+            let want = p
+                .doc
+                .get("url")
+                .and_then(|u| u.as_str())
+                .unwrap_or_default();
+            let mut req = client.get(format!("{base}/{}", p.key.as_str()));
+            let host = match &p.target {
+                Target::Other(h) => Some(h),
+                Target::Default => targets.default_host.as_ref(),
+            };
+            if let Some(h) = host {
+                req = req.header(reqwest::header::HOST, h.as_str());
+            }
+            let answer = req.send().await;
+            bar.inc(1);
+            let got = match answer {
+                Err(e) => return Some(format!("{shown}: no answer ({e})")),
+                Ok(r) => (
+                    r.status().as_u16(),
+                    r.headers()
+                        .get(reqwest::header::LOCATION)
+                        .and_then(|l| l.to_str().ok())
+                        .map(str::to_owned),
+                ),
+            };
+            match got {
+                (302 | 301 | 307 | 308, Some(loc)) if same_location(&loc, want) => None,
+                (status, Some(loc)) => Some(format!(
+                    "{shown}: the source sent {want}; qrtag answers {status} to {loc}"
+                )),
+                (status, None) => Some(format!(
+                    "{shown}: the source sent {want}; qrtag answers {status}"
+                )),
+            }
+        }
+    });
+    let differ: Vec<String> = futures_util::stream::iter(asks)
+        .buffered(16)
+        .filter_map(|d| async move { d })
+        .collect()
+        .await;
+    bar.finish_and_clear();
+    let mut out = std::io::stdout().lock();
+    for d in &differ {
+        let _ = writeln!(out, "{d}");
+    }
+    let _ = writeln!(
+        out,
+        "verified {} keys at {base}: {} differ",
+        planned.len(),
+        differ.len()
+    );
+    if differ.is_empty() {
+        return Ok(ExitCode::SUCCESS);
+    }
+    drop(out);
+    eprintln!(
+        "qrtag: {} of {} keys do not answer as the source did",
+        differ.len(),
+        planned.len()
+    );
+    Ok(ExitCode::FAILURE)
+}
+
+/// The same place for a browser: equal, or equal once both are in the URL
+/// parser's form (`ü` and `%C3%BC`).
+fn same_location(got: &str, want: &str) -> bool {
+    got == want
+        || matches!(
+            (url::Url::parse(got), url::Url::parse(want)),
+            (Ok(a), Ok(b)) if a == b
+        )
 }
 
 /// `imported/` beside an access log.
