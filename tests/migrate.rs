@@ -425,3 +425,68 @@ async fn verify_asks_every_imported_key_and_names_those_that_differ() {
     let o = import(&app.db, &dump, &["--verify", "ftp://x"]);
     assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
 }
+
+#[test]
+fn yourls_csv_exports_of_both_tables_come_over_like_the_dump() {
+    let (dir, db) = support::fresh_db();
+    let urls = dir.path().join("yourls_url.csv");
+    let log = dir.path().join("yourls_log.csv");
+    let mut u = String::from("keyword,url,title,timestamp,ip,clicks\n");
+    for (k, url) in LINKS {
+        u.push_str(&format!(
+            "{k},\"{url}\",\"It's {k}\",2018-01-02 03:04:05,198.51.100.1,0\n"
+        ));
+    }
+    std::fs::write(&urls, u).expect("urls");
+    let mut l =
+        String::from("click_id,click_time,shorturl,referrer,user_agent,ip_address,country_code\n");
+    for i in 1..=10_000 {
+        l.push_str(&format!(
+            "{i},2019-05-{:02} 10:00:00,busy,direct,\"Mozilla/5.0 (X, \"\"q\"\")\",203.0.113.7,IE\n",
+            1 + i % 28
+        ));
+    }
+    std::fs::write(&log, l).expect("log");
+    let access = dir.path().join("access.log");
+    let args = [
+        "import",
+        "--from",
+        "yourls-csv",
+        "--source-visits",
+        log.to_str().expect("p"),
+        "--access-log",
+        access.to_str().expect("p"),
+        urls.to_str().expect("p"),
+    ];
+    let o = support::qrtag_cmd(&db, &args);
+    let report = report_of(&o);
+    assert!(report.contains("  new: 4\n"), "{report}{}", stderr(&o));
+    assert!(report.contains("\"x.y\": a key holds only"), "{report}");
+    assert!(
+        report.contains("visits: 10000 read, 10000 new, 0 imported before"),
+        "{report}"
+    );
+    let show = support::qrtag_cmd(&db, &["show", "go_to-Page12"]);
+    assert!(
+        stdout(&show).contains("\"title\": \"It's go_to-Page12\""),
+        "{}",
+        stdout(&show)
+    );
+    // The same visits read again from the dump are the same visits.
+    let dump = dir.path().join("yourls.sql");
+    std::fs::write(&dump, yourls_dump(10_000)).expect("dump");
+    let o = import(&db, &dump, &[]);
+    let report = report_of(&o);
+    assert!(report.contains("already there and equal: 4"), "{report}");
+    assert!(report.contains("0 new, 10000 imported before"), "{report}");
+    // A cut file: one line, exit 2.
+    let cut = dir.path().join("cut.csv");
+    std::fs::write(&cut, "keyword,url\nk,\"https://e.example/").expect("cut");
+    let o = support::qrtag_cmd(
+        &db,
+        &["import", "--from", "yourls-csv", cut.to_str().expect("p")],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
+    assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
+}

@@ -106,6 +106,15 @@ pub struct FromArgs {
         requires = "from"
     )]
     pub verify: Option<String>,
+    /// yourls-csv: the yourls_log table's CSV export, beside FILE (the
+    /// yourls_url table's); without it no visits come over.
+    #[arg(
+        help_heading = "Import from another shortener",
+        long,
+        value_name = "FILE",
+        requires = "from"
+    )]
+    pub source_visits: Option<PathBuf>,
     /// YOURLS: the prefix of its tables (YOURLS_DB_PREFIX).
     #[arg(
         help_heading = "Import from another shortener",
@@ -179,7 +188,7 @@ pub async fn import_from(
     let from = &args.from;
     let source_args = SourceArgs {
         file: args.file.clone(),
-        visits_file: None,
+        visits_file: from.source_visits.clone(),
         url: from.source_url.clone(),
         key: from.source_key.clone(),
         table_prefix: from.table_prefix.clone(),

@@ -150,8 +150,11 @@ pub fn open(name: SourceName, args: &SourceArgs) -> Result<Box<dyn Source>, Open
             file()?,
             &args.table_prefix,
         ))),
+        SourceName::YourlsCsv => Ok(Box::new(super::yourls::CsvExport::new(
+            file()?,
+            args.visits_file.clone(),
+        ))),
         SourceName::Csv
-        | SourceName::YourlsCsv
         | SourceName::YourlsApi
         | SourceName::Shlink
         | SourceName::ShlinkCsv

@@ -1,6 +1,7 @@
 //! YOURLS: its two tables, `yourls_url` (keyword, url, title, timestamp,
 //! ip, clicks) and `yourls_log` (click_id, click_time, shorturl, referrer,
-//! user_agent, ip_address, country_code), from a `mysqldump` SQL dump.
+//! user_agent, ip_address, country_code), from a `mysqldump` SQL dump or
+//! from CSV exports of the two tables.
 //!
 //! Written against YOURLS 1.10.5-dev (github:YOURLS/YOURLS at b8c7882,
 //! after 1.10.4): the tables as `includes/functions-install.php` creates
@@ -72,6 +73,218 @@ impl Source for SqlDump {
             &self.log_table,
             sink,
         )
+    }
+}
+
+/// YOURLS's two tables exported as CSV (phpMyAdmin's or MySQL Workbench's
+/// export, `SELECT ... INTO OUTFILE` with a header added): `yourls_url` in
+/// one file, `yourls_log` optionally in another, each with its header row
+/// naming the columns (any order; `,` or `;` between them; `NULL` for an
+/// empty title).
+pub struct CsvExport {
+    urls: PathBuf,
+    visits: Option<PathBuf>,
+}
+
+impl CsvExport {
+    pub fn new(urls: PathBuf, visits: Option<PathBuf>) -> Self {
+        Self { urls, visits }
+    }
+}
+
+#[async_trait::async_trait]
+impl Source for CsvExport {
+    fn name(&self) -> &'static str {
+        "yourls-csv"
+    }
+
+    async fn read(&mut self, sink: &mut dyn Sink) -> Result<(), SourceError> {
+        let open = |p: &PathBuf| {
+            File::open(p)
+                .map(|f| BufReader::with_capacity(1 << 16, f))
+                .map_err(|error| SourceError::Io {
+                    path: p.display().to_string(),
+                    error,
+                })
+        };
+        let shown = self.urls.display().to_string();
+        read_csv(open(&self.urls)?, &shown, &["keyword", "url"], |row| {
+            sink.link(url_row(row).map_err(unplaced)?)
+        })?;
+        if let Some(v) = &self.visits {
+            let shown = v.display().to_string();
+            read_csv(open(v)?, &shown, &["shorturl", "click_time"], |row| {
+                sink.visit(log_row(row).map_err(unplaced)?)
+            })?;
+        }
+        Ok(())
+    }
+}
+
+/// A row's problem, placed by [`read_csv`] at the record's line.
+fn unplaced(problem: String) -> SourceError {
+    SourceError::Format {
+        place: String::new(),
+        problem,
+    }
+}
+
+/// Reads one CSV table: its header (which must name `needed`), then each
+/// record as a [`Row`], numbered by the line it starts on in errors.
+fn read_csv(
+    mut input: impl BufRead,
+    shown: &str,
+    needed: &[&str],
+    mut each: impl FnMut(&Row<'_>) -> Result<(), SourceError>,
+) -> Result<(), SourceError> {
+    let at = |line: u64, problem: String| SourceError::Format {
+        place: format!("{shown}:{line}"),
+        problem,
+    };
+    let mut line_no = 0u64;
+    let mut columns: Option<Vec<String>> = None;
+    let mut sep = b',';
+    let mut text = String::new();
+    loop {
+        let start = line_no + 1;
+        let Some(fields) = csv_record(&mut input, &mut line_no, &mut text, sep)
+            .map_err(|e| match e {
+                CsvError::Io(error) => SourceError::Io {
+                    path: shown.to_owned(),
+                    error,
+                },
+                CsvError::Unclosed => at(
+                    start,
+                    "the file ends inside a quoted field begun here: it is truncated; nothing was imported".into(),
+                ),
+            })?
+        else {
+            break;
+        };
+        let Some(cols) = &columns else {
+            if !text.contains(',') && text.contains(';') {
+                sep = b';';
+            }
+            let header = if sep == b',' {
+                fields
+            } else {
+                text.trim_end_matches(['\r', '\n'])
+                    .split(';')
+                    .map(|f| f.trim_matches('"').to_owned())
+                    .collect()
+            };
+            let header: Vec<String> = header
+                .iter()
+                .map(|h| h.trim().trim_start_matches('\u{feff}').to_ascii_lowercase())
+                .collect();
+            if let Some(missing) = needed.iter().find(|n| !header.iter().any(|h| h == *n)) {
+                return Err(at(
+                    start,
+                    format!(
+                        "the header has no column {missing}: a CSV export of the YOURLS table with its header row is expected"
+                    ),
+                ));
+            }
+            columns = Some(header);
+            continue;
+        };
+        if fields.len() == 1 && fields[0].is_empty() {
+            continue;
+        }
+        if fields.len() != cols.len() {
+            return Err(at(
+                start,
+                format!("{} fields, the header has {}", fields.len(), cols.len()),
+            ));
+        }
+        let values: Vec<Option<String>> = fields
+            .into_iter()
+            .map(|f| (f != "NULL").then_some(f))
+            .collect();
+        each(&Row {
+            columns: cols,
+            values: &values,
+        })
+        .map_err(|e| match e {
+            SourceError::Format { place, problem } if place.is_empty() => at(start, problem),
+            other => other,
+        })?;
+    }
+    if columns.is_none() {
+        return Err(at(
+            1,
+            "empty: a CSV export with its header row is expected".into(),
+        ));
+    }
+    Ok(())
+}
+
+enum CsvError {
+    Io(std::io::Error),
+    Unclosed,
+}
+
+/// One CSV record (RFC 4180: `"` quotes, `""` inside them, line breaks
+/// inside quotes), reading as many lines as it spans; `None` at the end.
+/// `text` keeps the record's raw text (the header's separator is told from
+/// it).
+fn csv_record(
+    input: &mut impl BufRead,
+    line_no: &mut u64,
+    text: &mut String,
+    sep: u8,
+) -> Result<Option<Vec<String>>, CsvError> {
+    text.clear();
+    let mut fields = Vec::new();
+    let mut field = Vec::new();
+    let mut quoted = false;
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        let n = input.read_until(b'\n', &mut line).map_err(CsvError::Io)?;
+        if n == 0 {
+            if quoted {
+                return Err(CsvError::Unclosed);
+            }
+            if text.is_empty() {
+                return Ok(None);
+            }
+            fields.push(String::from_utf8_lossy(&field).into_owned());
+            return Ok(Some(fields));
+        }
+        *line_no += 1;
+        text.push_str(&String::from_utf8_lossy(&line));
+        let mut i = 0;
+        while i < line.len() {
+            let b = line[i];
+            if quoted {
+                if b == b'"' {
+                    if line.get(i + 1) == Some(&b'"') {
+                        field.push(b'"');
+                        i += 1;
+                    } else {
+                        quoted = false;
+                    }
+                } else {
+                    field.push(b);
+                }
+            } else if b == b'"' {
+                quoted = true;
+            } else if b == sep {
+                fields.push(String::from_utf8_lossy(&field).into_owned());
+                field.clear();
+            } else if b == b'\n' || (b == b'\r' && line.get(i + 1) == Some(&b'\n')) {
+                fields.push(String::from_utf8_lossy(&field).into_owned());
+                return Ok(Some(fields));
+            } else {
+                field.push(b);
+            }
+            i += 1;
+        }
+        if !quoted {
+            fields.push(String::from_utf8_lossy(&field).into_owned());
+            return Ok(Some(fields));
+        }
     }
 }
 
@@ -597,6 +810,45 @@ INSERT INTO `yourls_url` VALUES ('ABC','https://e.example/ü#frag','It''s a \\\"
             Some("https://ref.example/a;b")
         );
         assert_eq!(kept.visits[1].user_agent, None);
+    }
+
+    #[test]
+    fn csv_exports_of_both_tables_are_read() {
+        let urls = "keyword,url,title,timestamp,ip,clicks\n\
+ABC,\"https://e.example/a,b#f\",\"Say \"\"hi\"\"\nthere\",2018-01-02 03:04:05,1.2.3.4,2\n\
+x.y,https://e.example/,NULL,2018-01-02 03:04:05,1.2.3.4,0\n";
+        let log = "click_id;click_time;shorturl;referrer;user_agent;ip_address;country_code\r\n\
+1;2019-05-01 10:00:00;ABC;direct;Mozilla/5.0;203.0.113.7;IE\r\n";
+        let mut kept = Kept::default();
+        read_csv(urls.as_bytes(), "u.csv", &["keyword", "url"], |r| {
+            kept.links.push(url_row(r).map_err(unplaced)?);
+            Ok(())
+        })
+        .map_err(|e| e.to_string())
+        .expect("urls");
+        read_csv(log.as_bytes(), "l.csv", &["shorturl", "click_time"], |r| {
+            kept.visits.push(log_row(r).map_err(unplaced)?);
+            Ok(())
+        })
+        .map_err(|e| e.to_string())
+        .expect("log");
+        assert_eq!(kept.links[0].url, "https://e.example/a,b#f");
+        assert_eq!(kept.links[0].title.as_deref(), Some("Say \"hi\"\nthere"));
+        assert_eq!(kept.links[1].title, None);
+        assert_eq!(kept.visits[0].source_id, "1");
+        assert_eq!(kept.visits[0].address, "203.0.113.7".parse().ok());
+        let e = read_csv("url\nx\n".as_bytes(), "u.csv", &["keyword", "url"], |_| {
+            Ok(())
+        })
+        .expect_err("no keyword")
+        .to_string();
+        assert!(e.contains("no column keyword"), "{e}");
+        let e = read_csv(&urls.as_bytes()[..60], "u.csv", &["keyword", "url"], |_| {
+            Ok(())
+        })
+        .expect_err("cut")
+        .to_string();
+        assert!(e.contains("truncated"), "{e}");
     }
 
     #[test]
