@@ -490,3 +490,139 @@ fn yourls_csv_exports_of_both_tables_come_over_like_the_dump() {
     assert_eq!(stderr(&o).lines().count(), 1, "{}", stderr(&o));
     assert!(stderr(&o).contains("truncated"), "{}", stderr(&o));
 }
+
+/// A YOURLS API on a local port, answering `action=stats` from `links`
+/// (keyword, url, clicks) page by page as `yourls_get_stats` does: the
+/// first request 503 with Retry-After, then a 429 once, then the pages; a
+/// signature other than `good` is refused as YOURLS refuses it.
+fn yourls_api(links: Vec<(String, String, u64)>) -> String {
+    use std::io::{BufRead, BufReader, Write as _};
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        let mut served = 0;
+        for conn in listener.incoming() {
+            let Ok(mut conn) = conn else { continue };
+            let mut first = String::new();
+            let mut reader = BufReader::new(conn.try_clone().expect("clone"));
+            if reader.read_line(&mut first).is_err() {
+                continue;
+            }
+            loop {
+                let mut h = String::new();
+                if reader.read_line(&mut h).is_err() || h.trim().is_empty() {
+                    break;
+                }
+            }
+            let target = first.split(' ').nth(1).unwrap_or_default().to_owned();
+            let param = |name: &str| {
+                target
+                    .split(['?', '&'])
+                    .find_map(|kv| kv.strip_prefix(&format!("{name}=")))
+                    .unwrap_or_default()
+                    .to_owned()
+            };
+            served += 1;
+            let (status, extra, body) = if param("signature") != "good" {
+                (
+                    "403 Forbidden",
+                    "",
+                    r#"{"errorCode":403,"message":"Please log in"}"#.to_owned(),
+                )
+            } else if served == 1 {
+                (
+                    "503 Service Unavailable",
+                    "Retry-After: 0\r\n",
+                    String::new(),
+                )
+            } else if served == 3 {
+                ("429 Too Many Requests", "Retry-After: 1\r\n", String::new())
+            } else {
+                let start: usize = param("start").parse().unwrap_or(0);
+                let limit: usize = param("limit").parse().unwrap_or(10);
+                let page: serde_json::Map<String, serde_json::Value> = links
+                    .iter()
+                    .skip(start)
+                    .take(limit)
+                    .enumerate()
+                    .map(|(i, (k, u, c))| {
+                        (
+                            format!("link_{}", i + 1),
+                            serde_json::json!({
+                                "shorturl": format!("https://sho.rt/{k}"), "url": u,
+                                "title": format!("T {k}"), "timestamp": "2017-06-01 12:00:00",
+                                "ip": "127.0.0.1", "clicks": c.to_string(),
+                            }),
+                        )
+                    })
+                    .collect();
+                let body = serde_json::json!({
+                    "links": page,
+                    "stats": {"total_links": links.len().to_string(), "total_clicks": "0"},
+                    "statusCode": "200", "message": "success",
+                });
+                ("200 OK", "", body.to_string())
+            };
+            let _ = write!(
+                conn,
+                "HTTP/1.1 {status}\r\n{extra}Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                body.len()
+            );
+        }
+    });
+    format!("http://{addr}")
+}
+
+#[test]
+fn the_yourls_api_is_read_page_by_page_with_clicks_as_totals() {
+    let (dir, db) = support::fresh_db();
+    let mut links: Vec<(String, String, u64)> = (0..1500)
+        .map(|i| (format!("k{i}"), format!("https://e.example/{i}"), i))
+        .collect();
+    links.push(("ABCDEFG".into(), "https://e.example/upper#frag".into(), 7));
+    let url = yourls_api(links);
+    let access = dir.path().join("access.log");
+    let run = |key: &str| {
+        support::qrtag_cmd(
+            &db,
+            &[
+                "import",
+                "--from",
+                "yourls-api",
+                "--source-url",
+                &url,
+                "--source-key",
+                key,
+                "--access-log",
+                access.to_str().expect("p"),
+                "--report",
+                dir.path().join("report.txt").to_str().expect("p"),
+            ],
+        )
+    };
+    let o = run("good");
+    assert_eq!(o.status.code(), Some(0), "{}{}", stdout(&o), stderr(&o));
+    let report = report_of(&o);
+    assert!(report.contains(": 1501 links\n  new: 1501\n"), "{report}");
+    assert!(
+        report.contains("links with an imported total of clicks: 1501"),
+        "{report}"
+    );
+    let show = support::qrtag_cmd(&db, &["show", "ABCDEFG"]);
+    assert!(
+        stdout(&show).contains("\"imported_clicks\": 7"),
+        "{}",
+        stdout(&show)
+    );
+    assert!(
+        stdout(&show).contains("https://e.example/upper#frag"),
+        "{}",
+        stdout(&show)
+    );
+
+    let o = run("wrong");
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("refused the key (Please log in)"), "{err}");
+}

@@ -12,3 +12,4 @@ pub mod source;
 pub mod sources;
 pub mod visits;
 pub mod yourls;
+pub mod yourls_api;

@@ -154,8 +154,17 @@ pub fn open(name: SourceName, args: &SourceArgs) -> Result<Box<dyn Source>, Open
             file()?,
             args.visits_file.clone(),
         ))),
+        SourceName::YourlsApi => {
+            let url = args.url.as_deref().ok_or(OpenError::Needs {
+                name,
+                what: "a running YOURLS's API: give --source-url",
+            })?;
+            Ok(Box::new(super::yourls_api::Api::new(
+                url,
+                args.key.as_ref(),
+            )))
+        }
         SourceName::Csv
-        | SourceName::YourlsApi
         | SourceName::Shlink
         | SourceName::ShlinkCsv
         | SourceName::Kutt
