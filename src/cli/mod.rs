@@ -35,6 +35,7 @@ mod edit;
 mod history;
 mod init;
 mod links;
+mod migrate;
 mod print;
 mod public_url;
 mod qr;

@@ -68,8 +68,8 @@ pub struct ImportArgs {
     /// url (optional: key, inactive, expires, notes, created_at, changed_at,
     /// deleted_at, fallback_url, title, created_via, changed_via, rules); a key left out or empty is drawn; `-` reads standard
     /// input.
-    #[arg(value_name = "FILE")]
-    pub file: PathBuf,
+    #[arg(value_name = "FILE", required_unless_present = "source_url")]
+    pub file: Option<PathBuf>,
     /// Overwrite links that exist (by default an existing key stops the import
     /// before anything is written).
     #[arg(long)]
@@ -111,6 +111,9 @@ pub struct ImportArgs {
     pub no_snapshot_file: bool,
     #[command(flatten)]
     pub placement: super::setup::SetupArgs,
+    /// Issue 37: `--from SOURCE`, another shortener's links and visits.
+    #[command(flatten)]
+    pub from: super::migrate::FromArgs,
 }
 
 pub async fn export(cli: &Cli, args: &ExportArgs) -> anyhow::Result<ExitCode> {
@@ -267,10 +270,21 @@ impl LeftOut {
 }
 
 pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
-    let name = if args.file == Path::new("-") {
+    // Issue 37: another shortener's export or API.
+    if let Some(source) = args
+        .from
+        .from
+        .filter(|s| *s != crate::migrate::sources::SourceName::Csv)
+    {
+        return super::migrate::import_from(cli, args, source).await;
+    }
+    let Some(file) = args.file.as_deref() else {
+        return Err(UsageError("import reads a FILE (or --from with --source-url)".into()).into());
+    };
+    let name = if file == Path::new("-") {
         "stdin".to_owned()
     } else {
-        args.file.display().to_string()
+        file.display().to_string()
     };
     // Before the file is read: a database that exists, or an account that
     // may not create one, is said at once.
@@ -287,7 +301,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
         mut docs,
         problems: bad_lines,
         drawn,
-    }) = read_input(&args.file, &name, &origins)?
+    }) = read_input(file, &name, &origins)?
     else {
         println!("{name}: no links");
         return Ok(ExitCode::SUCCESS);
@@ -394,7 +408,7 @@ pub async fn import(cli: &Cli, args: &ImportArgs) -> anyhow::Result<ExitCode> {
 /// at once. `None` where nothing is to be asked: a database
 /// `--new-database` will make, or a dry run beside no SQLite file (a dry
 /// run creates none).
-async fn store_first(
+pub(super) async fn store_first(
     cli: &Cli,
     args: &ImportArgs,
     new_database: bool,
@@ -675,16 +689,16 @@ async fn leave_snapshot(
 }
 
 /// What the writes did: counts, and the documents the store refused.
-struct Written {
-    created: u64,
-    updated: u64,
-    failed: Problems,
+pub(super) struct Written {
+    pub(super) created: u64,
+    pub(super) updated: u64,
+    pub(super) failed: Problems,
 }
 
 /// A write that failed part-way: how many were written before it.
-struct Stopped {
-    written: u64,
-    error: store::StoreError,
+pub(super) struct Stopped {
+    pub(super) written: u64,
+    pub(super) error: store::StoreError,
 }
 
 impl Written {
@@ -718,7 +732,7 @@ impl Written {
 /// with a progress bar in links a second. A failed batch, or `stop` set,
 /// stops the sending: those already under way are awaited and counted, so
 /// that when this returns the store receives nothing more from it.
-async fn write_all(
+pub(super) async fn write_all(
     store: &dyn LinkStore,
     docs: Vec<(u64, BulkDoc)>,
     on_existing: OnExisting,
@@ -983,7 +997,7 @@ async fn refusals(
 /// has now (keys the file brings itself do not count: an export of
 /// `docs/api` and `docs/api/v1` restores as it was). Every parent of every
 /// new key is looked up once, a batch at a time.
-async fn take_overs(
+pub(super) async fn take_overs(
     store: &dyn LinkStore,
     docs: &[(u64, BulkDoc)],
     existing: &[bool],
@@ -1066,7 +1080,7 @@ fn format_name(format: Format) -> &'static str {
 
 /// A progress bar on standard error when it is a terminal; hidden otherwise,
 /// so pipes and logs get no control characters. `None`: length unknown.
-fn progress(len: Option<u64>, template: &str) -> ProgressBar {
+pub(super) fn progress(len: Option<u64>, template: &str) -> ProgressBar {
     if !io::stderr().is_terminal() {
         return ProgressBar::hidden();
     }
@@ -1084,15 +1098,15 @@ fn progress(len: Option<u64>, template: &str) -> ProgressBar {
 /// A file written under a temporary name beside its destination and renamed
 /// over it only when complete, so readers see the old file or the new one,
 /// never a part. Removed if dropped before [`commit`](Self::commit).
-struct AtomicFile {
-    file: File,
+pub(super) struct AtomicFile {
+    pub(super) file: File,
     temp: PathBuf,
     dest: PathBuf,
     committed: bool,
 }
 
 impl AtomicFile {
-    fn create(dest: &Path) -> io::Result<Self> {
+    pub(super) fn create(dest: &Path) -> io::Result<Self> {
         let name = dest
             .file_name()
             .ok_or_else(|| io::Error::other("not a file name"))?;
@@ -1113,7 +1127,7 @@ impl AtomicFile {
         })
     }
 
-    fn commit(mut self) -> io::Result<()> {
+    pub(super) fn commit(mut self) -> io::Result<()> {
         self.file.sync_all()?;
         std::fs::rename(&self.temp, &self.dest)?;
         self.committed = true;

@@ -13,6 +13,8 @@ use crate::values::timestamp::time_text;
 
 pub mod fallback_loop;
 pub mod key_suggest;
+// Issue 37: the imported total of clicks.
+pub mod imported;
 pub mod natural_order;
 // Issue 34: smart tags, the rules that choose a scan's destination.
 pub mod rules;

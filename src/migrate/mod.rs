@@ -6,6 +6,8 @@
 //! A source's module names the release of that project its format was read
 //! from: formats change, and a failed import should say which one it expected.
 
+pub mod plan;
+pub mod report;
 pub mod source;
 
 // Issue 37: the readers of Shlink, Kutt, Bitly, Dub and chhoto-url, and
@@ -19,3 +21,7 @@ pub mod dub;
 pub mod kutt;
 pub mod shlink;
 pub mod shlink_csv;
+pub mod sources;
+pub mod visits;
+pub mod yourls;
+pub mod yourls_api;

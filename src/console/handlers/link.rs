@@ -326,6 +326,7 @@ pub(super) async fn render(
         rules: rules_section,
         destinations: destinations(state, key.as_str(), &doc, &link),
         history,
+        imported_clicks: link::imported::imported_clicks(&doc),
     };
     html(status, pages::link::page(&view))
 }

@@ -74,6 +74,8 @@ pub struct View<'a> {
     pub destinations: Option<Vec<super::destinations::Row>>,
     /// Issue 35 (i35-timeline): the history timeline and its Revert forms.
     pub history: super::link_history::Section<'a>,
+    /// Issue 37: the clicks another shortener counted before the move.
+    pub imported_clicks: Option<u64>,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -152,6 +154,7 @@ pub fn page(v: &View<'_>) -> Markup {
                 section.scans-summary #scans-summary aria-labelledby="scans-heading" {
                     h2 #scans-heading { "Scans" }
                     (scans(v))
+                    (imported_clicks(v))
                 }
             }
             nav.sections #sections aria-label="On this page" {
@@ -508,6 +511,18 @@ fn edit_forms(v: &View<'_>) -> Markup {
 
 /// The first screen's scans: the last 7, 30 and 365 days and all time,
 /// the chart of the period picked, and where most scans come from.
+/// Issue 37: the old shortener's total, said apart from qrtag's scans,
+/// which it is no part of.
+fn imported_clicks(v: &View<'_>) -> Markup {
+    html! {
+        @if let Some(n) = v.imported_clicks {
+            p #imported-clicks data-imported=(n) {
+                "Before the move: " (n) " clicks counted by the old shortener (not in the scans above)."
+            }
+        }
+    }
+}
+
 fn scans(v: &View<'_>) -> Markup {
     let Some(s) = &v.scans else {
         return html! { p #scans.muted data-available="false" { "Scan counts not available." } };

@@ -121,6 +121,11 @@ pub struct LinkView {
     /// once they are back.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub warning: Option<String>,
+    /// Issue 37: clicks another shortener counted before the move, where
+    /// it kept only a total (Bitly, Dub, Kutt): apart from the scans qrtag
+    /// counts, and in none of them. Only on a link that has one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub imported_clicks: Option<u64>,
 }
 
 /// Up to [`MAX_BULK`] new links.
@@ -209,6 +214,7 @@ pub(super) fn view(state: &RestState, key: &LinkKey, doc: &Document, rev: String
         rules: super::rules::shown(doc),
         rev,
         warning: None,
+        imported_clicks: link::imported::imported_clicks(doc),
     }
 }
 
@@ -1021,6 +1027,7 @@ mod tests {
                 rules: Vec::new(),
                 rev: "1".into(),
                 warning: None,
+                imported_clicks: None,
             };
             (key.to_owned(), v)
         };
