@@ -1,0 +1,279 @@
+//! Every surface per domain (issue 36): the REST API, the CLI and the
+//! service's health taking a domain, over real sockets against the real
+//! application (two domains whose stores hold the same key leading to
+//! different places).
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use qrtag::server::api::ApiSettings;
+use qrtag::settings::Settings;
+use qrtag::settings::domains::{DomainSettings, ServedDomains};
+use qrtag::store::options::StoreSettings;
+use qrtag::values::host::Host;
+use qrtag::values::public_url::PublicUrl;
+use serde_json::{Value, json};
+use support::api::{api, new_key, post};
+use support::{TestApp, eventually, header, spawn_with, test_settings};
+
+const B: &str = "qr.brand-b.ie";
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+
+/// `0x1f.ie`, the default (the test's database), and `qr.brand-b.ie` with
+/// `b.db` and `b.log` beside it.
+fn two_domains(dir: &Path, settings: &mut Settings) {
+    settings.domains = ServedDomains {
+        default_host: Some(Host::parse("0x1f.ie").expect("host")),
+        others: vec![DomainSettings {
+            host: Host::parse(B).expect("host"),
+            public_url: PublicUrl::parse("https://qr.brand-b.ie").expect("url"),
+            store: StoreSettings::Sqlite {
+                path: dir.join("b.db"),
+            },
+            access_log: dir.join("b.log"),
+            snapshot_file: None,
+            dead_tag: Default::default(),
+            root: None,
+        }],
+        unknown_host: Default::default(),
+    };
+}
+
+/// The application with two domains, the REST API and the scan index on.
+async fn spawn_two_domains() -> TestApp {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    two_domains(dir.path(), &mut settings);
+    settings.api = Some(ApiSettings::new(
+        "127.0.0.1:0",
+        dir.path().join("didcomm-keys.json"),
+    ));
+    let qrtag::settings::AccessLogTarget::Path(log) = settings.access_log.clone() else {
+        panic!("a log file");
+    };
+    let mut index = qrtag::scan_index::ScanIndexSettings::beside(&log);
+    index.poll_interval = Duration::from_millis(20);
+    settings.scan_index = Some(index);
+    spawn_with(settings, dir).await
+}
+
+async fn get(app: &TestApp, path: &str, key: &str) -> reqwest::Response {
+    app.client
+        .get(api(app, path))
+        .bearer_auth(key)
+        .send()
+        .await
+        .expect("request")
+}
+
+/// A scan of `target` on the public listener as `host`: status, Location.
+async fn scan(app: &TestApp, host: &str, target: &str) -> (u16, Option<String>) {
+    let r = app
+        .client
+        .get(app.url(target))
+        .header(reqwest::header::HOST, host)
+        .header(reqwest::header::USER_AGENT, IPHONE)
+        .send()
+        .await
+        .expect("scan");
+    let location = header(&r, "location").map(str::to_owned);
+    (r.status().as_u16(), location)
+}
+
+#[tokio::test]
+async fn the_rest_api_keeps_each_domains_links_urls_and_scans_apart() {
+    let app = spawn_two_domains().await;
+    let write = new_key(&app, "write");
+
+    // The same key on both domains, leading to two places.
+    let made = post(
+        &app,
+        "/links",
+        &write,
+        &json!({"url": "https://brand-a.example/poster", "key": "poster"}),
+    )
+    .await;
+    assert_eq!(made.status().as_u16(), 201);
+    let made: Value = made.json().await.expect("json");
+    assert_eq!(made["short_url"], "https://0x1f.ie/poster");
+    let made = post(
+        &app,
+        &format!("/links?domain={B}"),
+        &write,
+        &json!({"url": "https://brand-b.example/poster", "key": "poster"}),
+    )
+    .await;
+    assert_eq!(made.status().as_u16(), 201);
+    let made: Value = made.json().await.expect("json");
+    assert_eq!(made["short_url"], "https://qr.brand-b.ie/poster");
+    let only_b = post(
+        &app,
+        "/links?domain=QR.Brand-B.ie",
+        &write,
+        &json!({"url": "https://brand-b.example/menu", "key": "menu"}),
+    )
+    .await;
+    assert_eq!(only_b.status().as_u16(), 201);
+
+    // Served at once (read-your-writes), each domain its own place.
+    assert_eq!(
+        scan(&app, "0x1f.ie", "/poster").await,
+        (302, Some("https://brand-a.example/poster".into()))
+    );
+    assert_eq!(
+        scan(&app, B, "/poster").await,
+        (302, Some("https://brand-b.example/poster".into()))
+    );
+    assert_eq!(scan(&app, "0x1f.ie", "/menu").await.0, 404);
+
+    // Each domain's link and list hold only its own.
+    let link: Value = get(&app, &format!("/links/poster?domain={B}"), &write)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(link["url"], "https://brand-b.example/poster", "{link}");
+    let keys = |page: &Value| -> Vec<String> {
+        page["links"]
+            .as_array()
+            .expect("links")
+            .iter()
+            .map(|l| format!("{} {}", l["short_url"].as_str().expect("url"), l["url"]))
+            .collect()
+    };
+    eventually(Duration::from_secs(5), || async {
+        let page: Value = get(&app, &format!("/links?domain={B}"), &write)
+            .await
+            .json()
+            .await
+            .expect("json");
+        keys(&page).len() == 2
+    })
+    .await;
+    let a: Value = get(&app, "/links", &write)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        keys(&a),
+        ["https://0x1f.ie/poster \"https://brand-a.example/poster\""]
+    );
+    let b: Value = get(&app, &format!("/links?domain={B}"), &write)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(
+        keys(&b),
+        [
+            "https://qr.brand-b.ie/menu \"https://brand-b.example/menu\"",
+            "https://qr.brand-b.ie/poster \"https://brand-b.example/poster\""
+        ]
+    );
+    // An edit on one domain leaves the other's link alone.
+    let r = app
+        .client
+        .patch(api(&app, &format!("/links/poster?domain={B}")))
+        .bearer_auth(&write)
+        .json(&json!({"url": "https://brand-b.example/poster-2"}))
+        .send()
+        .await
+        .expect("patch");
+    assert_eq!(r.status().as_u16(), 200);
+    assert_eq!(
+        scan(&app, B, "/poster").await,
+        (302, Some("https://brand-b.example/poster-2".into()))
+    );
+    assert_eq!(
+        scan(&app, "0x1f.ie", "/poster").await,
+        (302, Some("https://brand-a.example/poster".into()))
+    );
+
+    // Scans of each key counted on its own domain: three more on b.
+    for _ in 0..3 {
+        assert_eq!(scan(&app, B, "/poster").await.0, 302);
+    }
+    let count = |domain: Option<&'static str>| {
+        let app = &app;
+        let write = &write;
+        async move {
+            let path = match domain {
+                Some(d) => format!("/links/poster/scans?domain={d}"),
+                None => "/links/poster/scans".to_owned(),
+            };
+            let r = get(app, &path, write).await;
+            if r.status().as_u16() != 200 {
+                return None;
+            }
+            r.json::<Value>().await.expect("json")["scans"].as_u64()
+        }
+    };
+    eventually(Duration::from_secs(5), || async {
+        count(Some(B)).await == Some(5) && count(None).await == Some(2)
+    })
+    .await;
+    let all: Value = get(&app, &format!("/scans?domain={B}"), &write)
+        .await
+        .json()
+        .await
+        .expect("json");
+    assert_eq!(all["top"][0]["key"], "poster", "{all}");
+    assert_eq!(all["top"][0]["scans"].as_u64(), Some(5), "{all}");
+
+    // The QR image encodes the domain's short URL.
+    let svg = get(&app, &format!("/links/poster/qr.svg?domain={B}"), &write).await;
+    assert_eq!(svg.status().as_u16(), 200);
+
+    // An unknown domain: a 400 problem naming it, to a caller with a key;
+    // a stranger learns nothing of the domains.
+    let r = get(&app, "/links?domain=nope.example", &write).await;
+    assert_eq!(r.status().as_u16(), 400);
+    assert_eq!(header(&r, "content-type"), Some("application/problem+json"));
+    let problem: Value = r.json().await.expect("json");
+    let detail = problem["detail"].as_str().expect("detail");
+    assert!(
+        detail.starts_with("domain: no domain nope.example here"),
+        "{detail}"
+    );
+    let r = app
+        .client
+        .post(api(&app, "/links?domain=nope.example"))
+        .bearer_auth(&write)
+        .json(&json!({"url": "https://x.example/"}))
+        .send()
+        .await
+        .expect("post");
+    assert_eq!(r.status().as_u16(), 400);
+    let r = app
+        .client
+        .get(api(&app, "/links?domain=nope.example"))
+        .send()
+        .await
+        .expect("get");
+    assert_eq!(r.status().as_u16(), 401);
+    let text = r.text().await.expect("body");
+    assert!(!text.contains("brand-b"), "{text}");
+}
+
+#[tokio::test]
+async fn the_document_declares_the_domain_on_every_operation() {
+    let doc: Value = serde_json::from_str(&qrtag::server::rest::openapi::document()).expect("json");
+    let mut seen = 0;
+    for (path, ops) in doc["paths"].as_object().expect("paths") {
+        if path.ends_with("/openapi.json") {
+            continue;
+        }
+        for (method, op) in ops.as_object().expect("operations") {
+            let params = op["parameters"].as_array().expect("parameters");
+            let domain: Vec<&Value> = params.iter().filter(|p| p["name"] == "domain").collect();
+            assert_eq!(domain.len(), 1, "{method} {path}");
+            assert_eq!(domain[0]["in"], "query", "{method} {path}");
+            assert!(op["responses"]["400"].is_object(), "{method} {path}");
+            seen += 1;
+        }
+    }
+    assert!(seen >= 13, "{seen}");
+}
