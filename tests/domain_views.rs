@@ -3,6 +3,10 @@
 //! application (two domains whose stores hold the same key leading to
 //! different places).
 
+#[path = "support/pdf_decode.rs"]
+mod pdf_decode;
+#[path = "support/qr_decode.rs"]
+mod qr_decode;
 mod support;
 
 use std::path::Path;
@@ -276,4 +280,121 @@ async fn the_document_declares_the_domain_on_every_operation() {
         }
     }
     assert!(seen >= 13, "{seen}");
+}
+
+/// `qrtag ARGS` in `dir` with its `qrtag.toml`.
+fn cli(dir: &Path, args: &[&str]) -> std::process::Output {
+    support::qrtag_bin()
+        .args(args)
+        .env("QRTAG_CONFIG", dir.join("qrtag.toml"))
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run qrtag")
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+/// An iPhone's scan of `/k`, as the access log holds it.
+const SCAN_OF_K: &str = "20261122070000.0 198.51.100.7 0VhAAAAA0000000000a Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%20like%20Mac%20OS%20X%29%20AppleWebKit%2F605.1.15%20%28KHTML%2C%20like%20Gecko%29%20Version%2F17.0%20Mobile%2F15E148%20Safari%2F604.1 /k 302 https://brand-b.example/x GET -\n";
+
+#[test]
+fn every_link_command_takes_a_domain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path();
+    std::fs::write(
+        d.join("qrtag.toml"),
+        r#"db = "a.db"
+public_url = "https://0x1f.ie"
+access_log = "access.log"
+
+[[domains]]
+host = "0x1f.ie"
+
+[[domains]]
+host = "qr.brand-b.ie"
+public_url = "https://qr.brand-b.ie"
+sqlite = "b.db"
+access_log = "b.log"
+"#,
+    )
+    .expect("config");
+    let ok = |args: &[&str]| {
+        let out = cli(d, args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        out
+    };
+    fn b<'a>(args: &[&'a str]) -> Vec<&'a str> {
+        [args, &["--domain", B][..]].concat()
+    }
+    ok(&["init"]);
+    let out = support::qrtag_bin()
+        .arg("--db")
+        .arg(d.join("b.db"))
+        .args(["--public-url", "https://qr.brand-b.ie", "init"])
+        .env("QRTAG_CONFIG", "/dev/null")
+        .output()
+        .expect("init b");
+    assert!(out.status.success(), "{out:?}");
+    ok(&["new", "https://brand-a.example/x", "--key", "k"]);
+    ok(&b(&["new", "https://brand-b.example/x", "--key", "k"]));
+
+    // history, disable, enable, rule, try, export, qr, print, stats, delete:
+    // each on b's link alone.
+    let history = text(&ok(&b(&["history", "k"])).stdout);
+    assert!(history.contains("https://brand-b.example/x"), "{history}");
+    assert!(!history.contains("brand-a"), "{history}");
+    ok(&b(&["disable", "k"]));
+    let tried = cli(d, &b(&["try", "k"]));
+    assert!(text(&tried.stdout).contains("404"), "{tried:?}");
+    let tried = text(&ok(&["try", "k"]).stdout);
+    assert!(tried.contains("https://brand-a.example/x"), "{tried}");
+    ok(&b(&["enable", "k"]));
+    ok(&b(&[
+        "rule",
+        "add",
+        "k",
+        "--os",
+        "ios",
+        "https://brand-b.example/ios",
+    ]));
+    let rules = text(&ok(&b(&["rule", "list", "k"])).stdout);
+    assert!(rules.contains("https://brand-b.example/ios"), "{rules}");
+    let rules = text(&ok(&["rule", "list", "k"]).stdout);
+    assert!(!rules.contains("brand-b"), "{rules}");
+    let exported = text(&ok(&b(&["export"])).stdout);
+    assert_eq!(exported.lines().count(), 1, "{exported}");
+    assert!(exported.contains("https://brand-b.example/x"), "{exported}");
+    ok(&b(&["qr", "k", "--format", "png", "-o", "b.png"]));
+    let png = std::fs::read(d.join("b.png")).expect("png");
+    assert_eq!(qr_decode::decode_png(&png).0, "https://qr.brand-b.ie/k");
+    ok(&b(&["print", "k", "--template", "L7163", "-o", "b.pdf"]));
+    let pdf = std::fs::read(d.join("b.pdf")).expect("pdf");
+    assert_eq!(pdf_decode::decode_pdf(d, &pdf), ["https://qr.brand-b.ie/k"]);
+    // stats reads the domain's own access log from the configuration.
+    std::fs::write(d.join("b.log"), SCAN_OF_K).expect("b.log");
+    std::fs::write(d.join("access.log"), "").expect("access.log");
+    let counted = text(&ok(&b(&["stats"])).stdout);
+    assert!(counted.lines().any(|l| l.starts_with("k ")), "{counted}");
+    let counted = text(&ok(&["stats"]).stdout);
+    assert!(!counted.lines().any(|l| l.starts_with("k ")), "{counted}");
+    ok(&b(&["delete", "k", "--yes"]));
+    let shown = text(&ok(&["show", "k"]).stdout);
+    assert!(!shown.contains("deleted_at"), "{shown}");
+    let shown = text(&ok(&b(&["show", "k"])).stdout);
+    assert!(shown.contains("deleted_at"), "{shown}");
+
+    // A domain the file does not list, and a command that is the
+    // service's: one line, exit 2.
+    let out = cli(d, &["history", "k", "--domain", "nope.example"]);
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(
+        text(&out.stderr),
+        "qrtag: no domain nope.example (domains: 0x1f.ie, qr.brand-b.ie)\n"
+    );
+    let out = cli(d, &b(&["api-key", "list"]));
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    assert_eq!(text(&out.stderr).lines().count(), 1, "{out:?}");
 }
