@@ -398,3 +398,129 @@ access_log = "b.log"
     assert_eq!(out.status.code(), Some(2), "{out:?}");
     assert_eq!(text(&out.stderr).lines().count(), 1, "{out:?}");
 }
+
+/// A link in the embedded store at `db`, as the CLI writes it.
+async fn add(db: &Path, key: &str, url: &str) {
+    let store = qrtag::store::sqlite::SqliteStore::open(db).expect("store");
+    qrtag::links::create(
+        &store,
+        &qrtag::link::Author::cli(qrtag::link::Via::Cli, "test", "host"),
+        &qrtag::values::destination::Destination::parse(url).expect("url"),
+        Some(&qrtag::values::link_key::LinkKey::parse(key).expect("key")),
+        false,
+    )
+    .await
+    .expect("create");
+}
+
+#[tokio::test]
+async fn readyz_and_metrics_count_each_domains_links() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    two_domains(dir.path(), &mut settings);
+    add(
+        &dir.path().join("qrtag.db"),
+        "poster",
+        "https://brand-a.example/poster",
+    )
+    .await;
+    for key in ["poster", "menu"] {
+        add(&dir.path().join("b.db"), key, "https://brand-b.example/").await;
+    }
+    let app = spawn_with(settings, dir).await;
+    let r = app.admin_get("/readyz?format=json").await.expect("readyz");
+    assert_eq!(r.status().as_u16(), 200);
+    let report: Value = r.json().await.expect("json");
+    let domains: Vec<(String, u64, bool)> = report["domains"]
+        .as_array()
+        .expect("domains")
+        .iter()
+        .map(|d| {
+            (
+                d["domain"].as_str().expect("name").to_owned(),
+                d["links"].as_u64().expect("links"),
+                d["loaded"].as_bool().expect("loaded"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        domains,
+        [("0x1f.ie".to_owned(), 1, true), (B.to_owned(), 2, true)]
+    );
+    // Scans land in each domain's own log, counted by domain.
+    assert_eq!(scan(&app, B, "/menu").await.0, 302);
+    let metrics = app
+        .admin_get("/metrics")
+        .await
+        .expect("metrics")
+        .text()
+        .await
+        .expect("text");
+    support::promtool::promtool_check(&metrics);
+    for line in [
+        "qrtag_snapshot_links{domain=\"0x1f.ie\"} 1",
+        "qrtag_snapshot_links{domain=\"qr.brand-b.ie\"} 2",
+        "qrtag_domain_loaded{domain=\"qr.brand-b.ie\"} 1",
+    ] {
+        assert!(metrics.lines().any(|l| l == line), "{line}\n{metrics}");
+    }
+    eventually(Duration::from_secs(5), || async {
+        let metrics = app
+            .admin_get("/metrics")
+            .await
+            .expect("metrics")
+            .text()
+            .await
+            .expect("text");
+        metrics
+            .lines()
+            .any(|l| l == "qrtag_domain_access_log_lines_written_total{domain=\"qr.brand-b.ie\"} 1")
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_domain_whose_links_are_not_loaded_keeps_readyz_not_ready_naming_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    two_domains(dir.path(), &mut settings);
+    // b's CouchDB is nowhere: its links never load.
+    let nowhere = std::net::TcpListener::bind("127.0.0.1:0").expect("port");
+    let port = nowhere.local_addr().expect("addr").port();
+    drop(nowhere);
+    settings.domains.others[0].store =
+        StoreSettings::CouchDb(qrtag::store::options::CouchSettings::new(
+            qrtag::values::couch::CouchUrl::parse(&format!("http://127.0.0.1:{port}"))
+                .expect("url"),
+            qrtag::values::couch::CouchDbName::parse("b").expect("name"),
+        ));
+    let app = qrtag::startup::Application::build(settings)
+        .await
+        .expect("builds");
+    let admin = app.admin_addr();
+    let default = app.snapshots()[0].clone();
+    tokio::spawn(app.run_until_stopped());
+    let client = reqwest::Client::new();
+    let body = support::poll::until(Duration::from_secs(10), "the default domain loaded", || {
+        let client = client.clone();
+        let default = default.clone();
+        async move {
+            if !default.is_loaded() {
+                return None;
+            }
+            let r = client
+                .get(format!("http://{admin}/readyz"))
+                .send()
+                .await
+                .ok()?;
+            Some((r.status().as_u16(), r.text().await.ok()?))
+        }
+    })
+    .await;
+    assert_eq!(body.0, 503, "{}", body.1);
+    assert!(
+        body.1.starts_with("not ready: domain qr.brand-b.ie: "),
+        "{}",
+        body.1
+    );
+}

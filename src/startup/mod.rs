@@ -1114,6 +1114,25 @@ impl Application {
                 .map(crate::scan_index::RunningIndex::index),
             draining: std::sync::atomic::AtomicBool::new(false),
             tls: tls.clone(),
+            // Issue 36: every domain's links loaded before /readyz is 200.
+            domains: crate::metrics::domains::DomainsHealth {
+                default_name: settings
+                    .domains
+                    .default_host
+                    .as_ref()
+                    .map(ToString::to_string),
+                others: settings
+                    .domains
+                    .others
+                    .iter()
+                    .zip(&sites[1..])
+                    .map(|(domain, site)| crate::metrics::domains::DomainHealth {
+                        name: domain.host.to_string(),
+                        snapshot: Arc::clone(&site.snapshot),
+                        access_log: site.access_log.clone(),
+                    })
+                    .collect(),
+            },
         });
         let metrics = crate::metrics::Metrics::new(
             requests,
