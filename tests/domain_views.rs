@@ -524,3 +524,87 @@ async fn a_domain_whose_links_are_not_loaded_keeps_readyz_not_ready_naming_it() 
         body.1
     );
 }
+
+/// A plaintext DIDComm v2 message with the operator's token; the reply.
+async fn didcomm(app: &TestApp, msg: Value) -> Value {
+    let r = app
+        .client
+        .post(format!("http://{}/didcomm", app.api.expect("API listener")))
+        .header("content-type", "application/didcomm-plain+json")
+        .bearer_auth("domain-token")
+        .body(msg.to_string())
+        .send()
+        .await
+        .expect("didcomm");
+    assert_eq!(r.status().as_u16(), 200);
+    r.json().await.expect("reply")
+}
+
+#[tokio::test]
+async fn didcomm_shortens_on_the_domain_a_request_names() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    two_domains(dir.path(), &mut settings);
+    let mut api = ApiSettings::new("127.0.0.1:0", dir.path().join("didcomm-keys.json"));
+    api.token = Some(qrtag::values::secret::Secret::new("domain-token"));
+    settings.api = Some(api);
+    let app = spawn_with(settings, dir).await;
+    const REQUEST: &str = "https://didcomm.org/shorten-url/1.0/request-shortened-url";
+    let request = |id: &str, url: &str, domain: Option<&str>| {
+        let mut body = json!({"url": url, "goal_code": "shorten", "short_url_slug": "invite"});
+        if let Some(d) = domain {
+            body["domain"] = json!(d);
+        }
+        json!({"type": REQUEST, "id": id, "return_route": "all", "body": body})
+    };
+
+    // The same slug on both domains, two places.
+    let a = didcomm(&app, request("r1", "https://brand-a.example/join", None)).await;
+    assert_eq!(a["body"]["shortened_url"], "https://0x1f.ie/invite", "{a}");
+    let b = didcomm(
+        &app,
+        request("r2", "https://brand-b.example/join", Some("QR.Brand-B.ie")),
+    )
+    .await;
+    assert_eq!(
+        b["body"]["shortened_url"], "https://qr.brand-b.ie/invite",
+        "{b}"
+    );
+    assert_eq!(
+        scan(&app, "0x1f.ie", "/invite").await,
+        (302, Some("https://brand-a.example/join".into()))
+    );
+    assert_eq!(
+        scan(&app, B, "/invite").await,
+        (302, Some("https://brand-b.example/join".into()))
+    );
+
+    // An invalidation acts on the domain its short URL is on.
+    let inv = json!({"type": "https://didcomm.org/shorten-url/1.0/invalidate-shortened-url",
+        "id": "i1", "return_route": "all",
+        "body": {"shortened_url": "https://qr.brand-b.ie/invite"}});
+    let ack = didcomm(&app, inv).await;
+    assert_eq!(ack["ack"], json!(["i1"]), "{ack}");
+    assert_eq!(scan(&app, B, "/invite").await.0, 404);
+    assert_eq!(scan(&app, "0x1f.ie", "/invite").await.0, 302);
+
+    // A domain the service does not serve: a problem report naming it.
+    let refused = didcomm(
+        &app,
+        request("r3", "https://x.example/", Some("nope.example")),
+    )
+    .await;
+    assert_eq!(
+        refused["body"]["code"]
+            .as_str()
+            .map(|c| c.trim_start_matches("e.p.msg.")),
+        Some("unknown_domain"),
+        "{refused}"
+    );
+    assert!(
+        refused["body"]["comment"]
+            .as_str()
+            .is_some_and(|c| c.contains("nope.example")),
+        "{refused}"
+    );
+}

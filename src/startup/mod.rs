@@ -598,6 +598,7 @@ fn api_server(
     }
     let state = web::Data::new(crate::server::api::ApiState {
         store: Arc::clone(&rest.default_state().store),
+        domains: rest.clone(),
         identity: me,
         public_url: rest.default_state().public_url.clone(),
         token: api.token.clone(),
