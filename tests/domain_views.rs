@@ -608,3 +608,52 @@ async fn didcomm_shortens_on_the_domain_a_request_names() {
         "{refused}"
     );
 }
+
+#[tokio::test]
+async fn the_admin_listeners_qr_codes_and_pdfs_take_the_domain() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let mut settings = test_settings(dir.path());
+    two_domains(dir.path(), &mut settings);
+    add(
+        &dir.path().join("qrtag.db"),
+        "poster",
+        "https://brand-a.example/poster",
+    )
+    .await;
+    for key in ["poster", "menu"] {
+        add(&dir.path().join("b.db"), key, "https://brand-b.example/").await;
+    }
+    let app = spawn_with(settings, dir).await;
+    let get = |path: String| {
+        let app = &app;
+        async move { app.admin_get(&path).await.expect("answer") }
+    };
+    let png = |r: reqwest::Response| async move {
+        assert_eq!(r.status().as_u16(), 200);
+        qr_decode::decode_png(&r.bytes().await.expect("png")).0
+    };
+    assert_eq!(
+        png(get("/qr/poster.png".into()).await).await,
+        "https://0x1f.ie/poster"
+    );
+    assert_eq!(
+        png(get(format!("/qr/poster.png?domain={B}")).await).await,
+        "https://qr.brand-b.ie/poster"
+    );
+    assert_eq!(
+        png(get(format!("/qr/menu.png?scale=4&domain={B}")).await).await,
+        "https://qr.brand-b.ie/menu"
+    );
+    assert_eq!(get("/qr/menu.png".into()).await.status().as_u16(), 404);
+    let r = get(format!("/qr/poster.pdf?template=L7163&domain={B}")).await;
+    assert_eq!(r.status().as_u16(), 200);
+    let pdf = r.bytes().await.expect("pdf");
+    assert_eq!(
+        pdf_decode::decode_pdf(app.dir.path(), &pdf),
+        ["https://qr.brand-b.ie/poster"]
+    );
+    let r = get("/qr/poster.svg?domain=nope.example".into()).await;
+    assert_eq!(r.status().as_u16(), 400);
+    let body = r.text().await.expect("body");
+    assert!(body.starts_with("domain: no domain nope.example"), "{body}");
+}

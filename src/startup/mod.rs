@@ -1093,6 +1093,7 @@ impl Application {
             uppercase_prefix: settings.qr_uppercase_prefix,
             renders: qr_renders.clone(),
             gate: render_gate.clone(),
+            domains: Some(Arc::clone(&domains)),
         });
         let delivery = crate::didcomm::delivery::Delivery::new(
             settings
