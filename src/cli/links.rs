@@ -34,19 +34,8 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
     if let Command::Delete { key, yes: false } = &cli.command {
         confirm_delete(key)?;
     }
-    // Issue 36: `--domain`, another domain's store and public URL.
-    let domain = match &cli.command {
-        Command::New { domain, .. }
-        | Command::Set { domain, .. }
-        | Command::Show { domain, .. }
-        | Command::List { domain, .. } => domain.as_ref(),
-        _ => None,
-    };
-    let other = cli.other_domain(domain)?;
-    let store = match &other {
-        Some((settings, _)) => cli.open_domain_store(settings, access)?,
-        None => cli.open_store(access)?,
-    };
+    // Issue 36: `--domain`'s store ([`Cli::open_store`]).
+    let store = cli.open_store(access)?;
     let store = store.as_ref();
     let mut out = std::io::stdout().lock();
     match &cli.command {
@@ -60,10 +49,7 @@ pub async fn run(cli: &Cli) -> anyhow::Result<ExitCode> {
             title,
             ..
         } => {
-            let public_url = match &other {
-                Some((_, url)) => url.clone(),
-                None => super::public_url::for_tags(cli, store, true).await?,
-            };
+            let public_url = super::public_url::for_tags(cli, store, true).await?;
             if let Some(key) = key {
                 refuse_looping_fallback(cli, store, key.as_str(), fallback.as_ref()).await?;
             }

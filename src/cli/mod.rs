@@ -115,6 +115,17 @@ pub struct Cli {
     )]
     pub time_zone: chrono_tz::Tz,
 
+    /// The domain (a `[[domains]]` host in the configuration file) whose
+    /// links to work on; default: the default domain.
+    #[arg(
+        long,
+        global = true,
+        value_name = "HOST",
+        help_heading = "Store",
+        value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string())
+    )]
+    pub domain: Option<crate::values::host::Host>,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -276,10 +287,6 @@ pub enum Command {
         /// at most 200 characters).
         #[arg(long, value_name = "TEXT")]
         title: Option<crate::link::Title>,
-        /// Issue 36: the domain (a `[[domains]]` host in the configuration
-        /// file) whose links to work on; default: the default domain.
-        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
-        domain: Option<crate::values::host::Host>,
     },
     /// Repoint a link, or change when it expires, its notes or its title.
     #[command(
@@ -317,10 +324,6 @@ pub enum Command {
         /// TEXT removes it.
         #[arg(long, value_name = "TEXT")]
         title: Option<crate::link::Title>,
-        /// Issue 36: the domain (a `[[domains]]` host in the configuration
-        /// file) whose links to work on; default: the default domain.
-        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
-        domain: Option<crate::values::host::Host>,
     },
     /// Edit a link's whole document in $VISUAL or $EDITOR (notes, expiry,
     /// any field), checked before it is saved.
@@ -387,10 +390,6 @@ pub enum Command {
     Show {
         /// The link's key, e.g. H83if or docs/api.
         key: LinkKey,
-        /// Issue 36: the domain (a `[[domains]]` host in the configuration
-        /// file) whose links to work on; default: the default domain.
-        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
-        domain: Option<crate::values::host::Host>,
     },
     /// Write a link's QR code (PNG or SVG), the same bytes the admin listener
     /// serves; or a label printer's PNG or ZPL, or a branded code.
@@ -425,10 +424,6 @@ pub enum Command {
         /// The deleted links too.
         #[arg(long)]
         all: bool,
-        /// Issue 36: the domain (a `[[domains]]` host in the configuration
-        /// file) whose links to work on; default: the default domain.
-        #[arg(long, value_name = "HOST", value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string()))]
-        domain: Option<crate::values::host::Host>,
     },
     /// Prepare a CouchDB database for qrtag (needs an admin account):
     /// create it, install the validation, grant the reader and editor roles.
@@ -1333,6 +1328,10 @@ impl Cli {
         &self,
         access: crate::store::Access,
     ) -> anyhow::Result<std::sync::Arc<dyn crate::store::LinkStore>> {
+        // Issue 36: `--domain` names another domain's store.
+        if let Some((settings, _)) = self.other_domain(self.domain.as_ref())? {
+            return self.open_domain_store(&settings, access);
+        }
         let store = match crate::store::open(&self.store.settings(), access) {
             Err(crate::store::StoreError::NoDatabase(path)) => Err(anyhow::anyhow!(
                 "no database at {path} (db from {}); create it with qrtag init, or start qrtag serve",
@@ -1427,6 +1426,28 @@ impl Cli {
             }
         };
         Ok(Some((store, url)))
+    }
+
+    /// Issue 36: the store the command works on: `--domain`'s, else the
+    /// default domain's.
+    pub fn store_settings(&self) -> Result<StoreSettings, crate::values::usage::UsageError> {
+        Ok(match self.other_domain(self.domain.as_ref())? {
+            Some((settings, _)) => settings,
+            None => self.store.settings(),
+        })
+    }
+
+    /// Issue 36: `--domain`'s access log (its `access_log` in the
+    /// configuration file) when it names a domain other than the default.
+    pub fn domain_access_log(&self) -> Option<PathBuf> {
+        let host = self.domain.as_ref()?;
+        self.origin
+            .config
+            .domains
+            .others
+            .iter()
+            .find(|e| &e.host == host)
+            .and_then(|e| e.access_log.clone())
     }
 
     /// Issue 36: another domain's store, opened as the command needs it.
@@ -1724,6 +1745,72 @@ impl Cli {
     }
 }
 
+impl Command {
+    /// Issue 36: whether the command works on one domain's links, and so
+    /// takes `--domain`.
+    pub fn takes_domain(&self) -> bool {
+        !matches!(
+            self,
+            Command::Init { .. }
+                | Command::Config
+                | Command::Serve(_)
+                | Command::Setup(_)
+                | Command::Resolve { .. }
+                | Command::ConsolePassword
+                | Command::ApiKey { .. }
+                | Command::Audit(_)
+                | Command::User { .. }
+                | Command::Didcomm { .. }
+        )
+    }
+}
+
+/// Issue 36: the commands whose help shows `--domain` (the link commands,
+/// as [`Command::takes_domain`] says), by name.
+const TAKE_DOMAIN: &[&str] = &[
+    "new", "set", "edit", "history", "revert", "disable", "enable", "delete", "show", "qr",
+    "batch", "print", "list", "stats", "export", "import", "rule", "try",
+];
+
+/// Hides `--domain` in every command that does not take it, at any depth.
+fn hide_domain(cmd: clap::Command, top: bool) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    let mut cmd = cmd;
+    for name in names {
+        let keep = !top || TAKE_DOMAIN.contains(&name.as_str());
+        cmd = cmd.mut_subcommand(&name, |sub| match keep {
+            true => sub,
+            false => hide_all_below(hide_domain_arg(sub)),
+        });
+    }
+    match top {
+        true => hide_domain_arg(cmd),
+        false => cmd,
+    }
+}
+
+/// `--domain` hidden in `cmd`'s help, where the command has it.
+fn hide_domain_arg(cmd: clap::Command) -> clap::Command {
+    let has = cmd.get_arguments().any(|a| a.get_id() == "domain");
+    match has {
+        true => cmd.mut_arg("domain", |a| a.hide(true)),
+        false => cmd,
+    }
+}
+
+fn hide_all_below(cmd: clap::Command) -> clap::Command {
+    let names: Vec<String> = cmd
+        .get_subcommands()
+        .map(|s| s.get_name().to_owned())
+        .collect();
+    names.into_iter().fold(cmd, |cmd, name| {
+        cmd.mut_subcommand(&name, |sub| hide_all_below(hide_domain_arg(sub)))
+    })
+}
+
 /// Runs the command line; `main` is just this.
 /// The options no command reads, left out of that command's help (they
 /// stay accepted: `--db` and the others are global, and may be set in the
@@ -1763,6 +1850,7 @@ pub fn help(path: &[String], long: bool) -> Option<String> {
     for (at, groups) in UNUSED {
         cmd = hide_in(cmd, at, groups);
     }
+    cmd = hide_domain(cmd, true);
     let mut sub = &mut cmd;
     for name in path {
         sub = sub.find_subcommand_mut(name)?;
@@ -1950,6 +2038,23 @@ async fn run(cli: Cli) -> anyhow::Result<ExitCode> {
 }
 
 async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
+    // Issue 36: `--domain` is for the commands that work on links.
+    if let Some(host) = &cli.domain
+        && !cli.command.takes_domain()
+    {
+        return Err(crate::values::usage::UsageError(format!(
+            "--domain {host}: this command works on the service, not on one domain's links"
+        ))
+        .into());
+    }
+    if let (Some(_), Command::Import(args)) = (&cli.domain, &cli.command)
+        && args.new_database
+    {
+        return Err(crate::values::usage::UsageError(
+            "--new-database makes the default domain's database; leave out --domain".into(),
+        )
+        .into());
+    }
     match &cli.command {
         Command::Qr(args) => unknown_key::explain(cli, qr::qr(cli, args).await).await,
         Command::Batch(args) => qr::batch(cli, args).await,

@@ -33,6 +33,10 @@ async fn recorded(store: &dyn LinkStore) -> anyhow::Result<Option<PublicUrl>> {
 /// with none recorded, the one given, which `record` then records. Refuses
 /// a local origin without `--allow-local-url`.
 pub async fn for_tags(cli: &Cli, store: &dyn LinkStore, record: bool) -> anyhow::Result<PublicUrl> {
+    // Issue 36: another domain's tags are on its configured public URL.
+    if let Some((_, url)) = cli.other_domain(cli.domain.as_ref())? {
+        return Ok(url);
+    }
     let recorded = recorded(store).await?;
     let choice = recorded_url::choose(recorded.clone(), given(cli))
         .map_err(|e| UsageError(e.to_string()))?;
@@ -78,6 +82,9 @@ pub async fn for_tags(cli: &Cli, store: &dyn LinkStore, record: bool) -> anyhow:
 /// The origin a link check compares absolute destinations with: the one
 /// given, else the recorded one. Nothing is printed, so nothing is refused.
 pub async fn for_checks(cli: &Cli, store: &dyn LinkStore) -> Option<PublicUrl> {
+    if let Ok(Some((_, url))) = cli.other_domain(cli.domain.as_ref()) {
+        return Some(url);
+    }
     match &cli.public_url {
         Some(url) => Some(url.clone()),
         None => recorded(store).await.ok().flatten(),
@@ -143,6 +150,9 @@ pub async fn record_after_start(cli: &Cli, url: &PublicUrl) {
 /// one and one given, for refusing a fallback that would loop back to its
 /// own link; none is no error (nothing to loop through).
 pub async fn known(cli: &Cli, store: &dyn LinkStore) -> anyhow::Result<Vec<PublicUrl>> {
+    if let Some((_, url)) = cli.other_domain(cli.domain.as_ref())? {
+        return Ok(vec![url]);
+    }
     let mut urls: Vec<PublicUrl> = recorded(store).await?.into_iter().collect();
     urls.extend(given(cli).map(|g| g.url));
     Ok(urls)

@@ -14,7 +14,16 @@ use crate::values::usage::UsageError;
 
 pub async fn run(cli: &Cli, args: &StatsArgs) -> anyhow::Result<ExitCode> {
     let files = if args.files.is_empty() {
-        configured_logs(args)?
+        // Issue 36: `--domain`'s own access log, as the configuration
+        // file names it.
+        match cli.domain_access_log() {
+            Some(log) => configured_logs(&StatsArgs {
+                access_log: Some(log),
+                scan_logs: Vec::new(),
+                ..args.clone()
+            })?,
+            None => configured_logs(args)?,
+        }
     } else {
         args.files.clone()
     };
@@ -33,11 +42,10 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> anyhow::Result<ExitCode> {
 /// copy, another machine): a missing SQLite file is not an error, and
 /// `Err` says what was not there.
 async fn links(cli: &Cli) -> anyhow::Result<Result<LinkKeys, String>> {
-    if cli.store.couchdb_url.is_none() && !cli.store.db.exists() {
-        return Ok(Err(format!(
-            "no link database at {}: ",
-            cli.store.db.display()
-        )));
+    if let crate::store::options::StoreSettings::Sqlite { path } = cli.store_settings()?
+        && !path.exists()
+    {
+        return Ok(Err(format!("no link database at {}: ", path.display())));
     }
     let store = cli.open_store(store::Access::Read)?;
     Ok(Ok(store.keys().await?.into_iter().collect()))

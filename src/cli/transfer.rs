@@ -413,7 +413,8 @@ pub(super) async fn store_first(
     args: &ImportArgs,
     new_database: bool,
 ) -> anyhow::Result<Option<std::sync::Arc<dyn LinkStore>>> {
-    match cli.store.settings() {
+    // Issue 36: `--domain`'s store.
+    match cli.store_settings()? {
         _ if new_database => Ok(None),
         StoreSettings::Sqlite { path } if args.dry_run && !path.exists() => Ok(None),
         StoreSettings::Sqlite { .. } => Ok(Some(cli.open_store(store::Access::Write)?)),

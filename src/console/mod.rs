@@ -49,6 +49,8 @@ pub mod history;
 pub mod rights;
 pub mod rule_form;
 pub mod rule_tester;
+// Issue 36: every domain as the surfaces see it.
+pub mod domains;
 
 pub use handlers::links::PAGE_SIZE;
 

@@ -52,6 +52,15 @@ pub struct Request {
     pub goal_code: Option<String>,
     /// `None` also for an empty string, which some agents send for "no slug".
     pub short_url_slug: Option<String>,
+    /// Issue 36: the domain (host) the short URL is to be on, an attribute
+    /// of this service's own beside the protocol's. The protocol leaves
+    /// how a short URL is formed to the shortener, and DIDComm lets a
+    /// message carry attributes its protocol does not define, which a
+    /// recipient that does not know them ignores: an agent may send it to
+    /// any shortener, and without it the default domain answers. Neither
+    /// the recipient DID (one service identity serves every domain) nor
+    /// the goal code (the RFC fixes its values) could say it.
+    pub domain: Option<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -202,6 +211,7 @@ pub fn parse(value: &Value) -> Result<Incoming, MessageError> {
             requested_validity_seconds: seconds(fields.get("requested_validity_seconds"))?,
             goal_code: text(fields, "goal_code")?,
             short_url_slug: text(fields, "short_url_slug")?.filter(|s| !s.is_empty()),
+            domain: text(fields, "domain")?.filter(|s| !s.is_empty()),
         }),
         INVALIDATE => Kind::Invalidate {
             shortened_url: text(fields, "shortened_url")?,

@@ -20,6 +20,9 @@ pub enum Code {
     RejectedInvalidation,
     /// Not one of the RFC's codes: the sender may not request short URLs here.
     Unauthorized,
+    /// Not one of the RFC's codes (issue 36): the request's `domain` is
+    /// none this service serves.
+    UnknownDomain,
 }
 
 impl Code {
@@ -35,6 +38,7 @@ impl Code {
             Code::ShortUrlInvalid => "short_url_invalid",
             Code::RejectedInvalidation => "rejected_invalidation",
             Code::Unauthorized => "unauthorized",
+            Code::UnknownDomain => "unknown_domain",
         }
     }
 }

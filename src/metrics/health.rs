@@ -33,6 +33,9 @@ pub struct Health {
     pub draining: std::sync::atomic::AtomicBool,
     /// Issue 36: the certificates the public listener serves, when HTTPS.
     pub tls: Option<Arc<crate::tls::Tls>>,
+    /// Issue 36: the other domains' links and logs (none without
+    /// `[[domains]]`).
+    pub domains: super::domains::DomainsHealth,
 }
 
 impl std::fmt::Debug for Health {
@@ -84,6 +87,10 @@ pub struct Report {
     /// Issue 36: the certificates served, when the public listener is HTTPS.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<Vec<CertificateReport>>,
+    /// Issue 36: each domain's links, the default first; empty without
+    /// `[[domains]]`.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub domains: Vec<super::domains::DomainReport>,
 }
 
 /// One certificate the public listener serves (issue 36).
@@ -185,6 +192,10 @@ impl Health {
         } else if !loaded {
             reasons.push("links not loaded yet".into());
         }
+        // Issue 36: every domain's links loaded, each one's problem named.
+        let (others_loaded, others) = self.domains.check();
+        reasons.extend(others);
+        let loaded = loaded && others_loaded;
         if let Some(c) = &self.cluster {
             reasons.extend(c.problems());
         }
@@ -240,6 +251,7 @@ impl Health {
                     })
                     .collect()
             }),
+            domains: self.domains.reports(snapshot, &self.access_log),
         }
     }
 }
@@ -278,6 +290,17 @@ impl Report {
         }
         for r in reasons {
             let _ = writeln!(body, "degraded: {r}");
+        }
+        // Issue 36: each domain's links, with several.
+        for d in &self.domains {
+            let _ = writeln!(
+                body,
+                "domain {}: {} links, {} invalid documents skipped{}",
+                d.domain,
+                d.links,
+                d.invalid_documents,
+                if d.loaded { "" } else { " (loading)" }
+            );
         }
         let l = &self.access_log;
         let _ = writeln!(
@@ -318,6 +341,7 @@ mod tests {
             scans: None,
             draining: std::sync::atomic::AtomicBool::new(false),
             tls: None,
+            domains: Default::default(),
         }
     }
 

@@ -20,6 +20,8 @@ use prometheus_client::registry::Registry;
 
 use crate::metrics::health::Health;
 
+// Issue 36: /readyz and /metrics per domain.
+pub mod domains;
 pub mod exposition;
 pub mod health;
 pub mod process;

@@ -37,6 +37,50 @@ fn flag(b: bool) -> i64 {
     i64::from(b)
 }
 
+/// Issue 36: with `[[domains]]`, the series about links and scans once a
+/// domain, labelled `domain`.
+fn per_domain(
+    e: &mut DescriptorEncoder,
+    domains: &[crate::metrics::domains::DomainReport],
+) -> fmt::Result {
+    type Value = fn(&crate::metrics::domains::DomainReport) -> i64;
+    let gauges: [(&str, &str, Value); 3] = [
+        (
+            "qrtag_snapshot_links",
+            "Links in the snapshot that answers redirects, by domain.",
+            |d| d.links as i64,
+        ),
+        (
+            "qrtag_snapshot_invalid_documents",
+            "Stored documents skipped because they are not valid links, by domain.",
+            |d| d.invalid_documents as i64,
+        ),
+        (
+            "qrtag_domain_loaded",
+            "1 once the domain's links are loaded; /readyz is 503 until every domain's are.",
+            |d| i64::from(d.loaded),
+        ),
+    ];
+    for (name, help, value) in gauges {
+        let mut family = e.encode_descriptor(name, help, None, MetricType::Gauge)?;
+        for d in domains {
+            ConstGauge::new(value(d))
+                .encode(family.encode_family(&[("domain", d.domain.as_str())])?)?;
+        }
+    }
+    let mut family = e.encode_descriptor(
+        "qrtag_domain_access_log_lines_written",
+        "Lines handed to the operating system in the domain's own access log (its scans and other answers).",
+        None,
+        MetricType::Counter,
+    )?;
+    for d in domains {
+        ConstCounter::new(d.lines_written)
+            .encode(family.encode_family(&[("domain", d.domain.as_str())])?)?;
+    }
+    Ok(())
+}
+
 impl Collector for ServiceCollector {
     fn encode(&self, mut e: DescriptorEncoder) -> fmt::Result {
         let r = self.0.report();
@@ -73,20 +117,24 @@ impl Collector for ServiceCollector {
             None,
             flag(r.status == Status::Degraded),
         )?;
-        gauge(
-            &mut e,
-            "qrtag_snapshot_links",
-            "Links in the snapshot that answers redirects.",
-            None,
-            r.links as i64,
-        )?;
-        gauge(
-            &mut e,
-            "qrtag_snapshot_invalid_documents",
-            "Stored documents skipped because they are not valid links.",
-            None,
-            r.invalid_documents as i64,
-        )?;
+        if r.domains.is_empty() {
+            gauge(
+                &mut e,
+                "qrtag_snapshot_links",
+                "Links in the snapshot that answers redirects.",
+                None,
+                r.links as i64,
+            )?;
+            gauge(
+                &mut e,
+                "qrtag_snapshot_invalid_documents",
+                "Stored documents skipped because they are not valid links.",
+                None,
+                r.invalid_documents as i64,
+            )?;
+        } else {
+            per_domain(&mut e, &r.domains)?;
+        }
 
         let s = &r.store;
         gauge(

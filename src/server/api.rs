@@ -121,6 +121,9 @@ fn reading(media: &str, is_jwe: bool) -> Reading {
 
 pub struct ApiState {
     pub store: Arc<dyn LinkStore>,
+    /// Issue 36: every domain's store and public URL, `store` and
+    /// `public_url` being the default's.
+    pub domains: web::Data<crate::server::rest::domain::RestDomains>,
     pub identity: ServiceIdentity,
     /// The current public URL ([`LiveUrl`]), read once per answer.
     pub public_url: crate::store::live_url::LiveUrl,
@@ -277,8 +280,22 @@ async fn encrypted(text: &str, state: &ApiState) -> HttpResponse {
 
 /// Decides and performs one message; the reply to send (plaintext).
 async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Value, HttpResponse> {
-    let store = state.store.as_ref();
     let reply_id = uuid::Uuid::new_v4().to_string();
+    // Issue 36: the domain the message acts on.
+    let domain = match domain_of(msg, &state.domains) {
+        Ok(domain) => domain,
+        // A sender that may not request is refused as before, by `decide`.
+        Err(_) if !state.policy.may_request(caller) => state.domains.default_state(),
+        Err(asked) => {
+            tracing::info!(caller = caller.recorded(), id = %msg.id, domain = %asked, "DIDComm request for an unknown domain");
+            return Ok(Problem::new(
+                Code::UnknownDomain,
+                format!("no domain {asked} here: leave out domain for the default one"),
+            )
+            .report(msg.version, &reply_id, &msg.thid));
+        }
+    };
+    let store = domain.store.as_ref();
     let unavailable = |e: &dyn std::fmt::Display| {
         tracing::warn!(error = %e, "DIDComm request could not reach the link store");
         line(
@@ -287,7 +304,7 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
         )
     };
     // One value for the whole message, even if the recorded one changes.
-    let public_url = state.public_url.get();
+    let public_url = domain.public_url.get();
     let existing = match protocol::key_of_interest(msg, &public_url) {
         Some(key) => match store.get(&key).await {
             Ok(found) => found.map(|s| s.doc),
@@ -390,6 +407,31 @@ async fn handle(msg: &Incoming, caller: &Caller, state: &ApiState) -> Result<Val
             }
         }
     }
+}
+
+/// Issue 36: a request's `domain` (the default when absent; an unknown
+/// one is `Err` with its name), or the domain an invalidation's short URL
+/// is on (the default when it is on none, whose origin check refuses it).
+fn domain_of<'a>(
+    msg: &Incoming,
+    domains: &'a crate::server::rest::domain::RestDomains,
+) -> Result<&'a crate::server::rest::RestState, String> {
+    let at = match &msg.kind {
+        message::Kind::Request(r) => domains
+            .domains
+            .position(r.domain.as_deref())
+            .map_err(|_| r.domain.clone().unwrap_or_default())?,
+        message::Kind::Invalidate { shortened_url } => shortened_url
+            .as_deref()
+            .and_then(|u| url::Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(str::to_owned))
+            .and_then(|host| domains.domains.position(Some(&host)).ok())
+            .unwrap_or(0),
+    };
+    Ok(domains
+        .states
+        .get(at)
+        .unwrap_or_else(|| domains.default_state()))
 }
 
 // Issue 35 (history): a DIDComm write's author.

@@ -31,6 +31,29 @@ pub struct QrState {
     pub renders: crate::metrics::QrRenders,
     /// Shared with the console's downloads.
     pub gate: RenderGate,
+    /// Issue 36: every domain; `?domain=HOST` renders that domain's tag
+    /// (its links, its public URL), the fields above being the default's.
+    pub domains: Option<Arc<crate::console::domains::Domains>>,
+}
+
+/// Issue 36: the domain the query names (`?domain=HOST`); `None` when it
+/// names none (the default's fields above); an unknown one is the 400's
+/// line naming it.
+fn domain_of(
+    req: &HttpRequest,
+    state: &QrState,
+) -> Result<Option<Arc<crate::console::domains::Domain>>, String> {
+    let asked = form_urlencoded::parse(req.query_string().as_bytes())
+        .find(|(name, _)| name == "domain")
+        .map(|(_, value)| value.into_owned());
+    match (&state.domains, asked) {
+        (_, None) => Ok(None),
+        (Some(domains), Some(asked)) => domains
+            .get(Some(&asked))
+            .map(|d| Some(Arc::clone(d)))
+            .map_err(|e| format!("domain: {e}\n")),
+        (None, Some(asked)) => Err(format!("domain: no domain {asked} here\n")),
+    }
 }
 
 const PREFIX: &str = "/qr/";
@@ -62,20 +85,33 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
         }
         Some(Err(BadTail::NotAKey)) | None => return not_found(),
     };
-    if !state.snapshot.is_loaded() {
+    let domain = match domain_of(&req, &state) {
+        Ok(domain) => domain,
+        Err(line) => return plain(StatusCode::BAD_REQUEST, &line),
+    };
+    let (snapshot, store, live_url) = match &domain {
+        Some(d) => (&d.snapshot, &d.writes, &d.public_url),
+        None => (&state.snapshot, &state.store, &state.public_url),
+    };
+    if !snapshot.is_loaded() {
         return super::public::links_loading();
     }
-    if state.snapshot.load().get(key.as_str()).is_none() {
+    if snapshot.load().get(key.as_str()).is_none() {
         return not_found();
     }
     // One value for the whole answer, its tag included, even if the
     // recorded one changes meanwhile.
-    let public_url = state.public_url.get();
+    let public_url = live_url.get();
     let format = match wanted {
         Wanted::Image(format) => format,
-        Wanted::Pdf => return pdf(&req, &state, &public_url, key).await,
+        Wanted::Pdf => return pdf(&req, &state, store.as_ref(), &public_url, key).await,
     };
-    let spec = match spec_from_query(req.query_string(), format, state.uppercase_prefix, &[]) {
+    let spec = match spec_from_query(
+        req.query_string(),
+        format,
+        state.uppercase_prefix,
+        &["domain"],
+    ) {
         Ok(spec) => spec,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
     };
@@ -103,10 +139,11 @@ async fn image(req: HttpRequest, state: web::Data<QrState>) -> HttpResponse {
 async fn pdf(
     req: &HttpRequest,
     state: &QrState,
+    store: &dyn LinkStore,
     public_url: &PublicUrl,
     key: LinkKey,
 ) -> HttpResponse {
-    let options = match PrintOptions::from_query(req.query_string(), &[]) {
+    let options = match PrintOptions::from_query(req.query_string(), &["domain"]) {
         Ok(options) => options,
         Err(bad) => return plain(StatusCode::BAD_REQUEST, &format!("{bad}\n")),
     };
@@ -114,7 +151,7 @@ async fn pdf(
     // from the store and its tag covers them; the others depend only on
     // what an image depends on.
     let notes = if options.needs_notes() {
-        match state.store.get(&key).await {
+        match store.get(&key).await {
             Ok(Some(stored)) => options.caption_text(&stored.doc),
             Ok(None) => return not_found(),
             Err(e) => {

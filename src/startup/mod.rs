@@ -141,6 +141,8 @@ pub struct Application {
     /// access log; the default domain first.
     sites: Vec<site::RunningSite>,
     scan_index: Option<crate::scan_index::RunningIndex>,
+    /// Issue 36: the other domains' scan indexes, each over its own log.
+    other_indexes: Vec<crate::scan_index::RunningIndex>,
     /// The console's first-run setup link, when it offers one.
     console_setup_url: Option<String>,
     /// The origin short URLs are answered with (configured, or the bound
@@ -463,40 +465,106 @@ fn api_writer(
     Ok(Some(Arc::new(writer)))
 }
 
-/// The REST API's state: its own key order following the snapshot (as
-/// the console's does), the process's one render gate and its rate limiter.
-fn rest_state(
+/// Issue 36: the REST API's state, one a domain (its writes, snapshot,
+/// key order, scan counts and public URL, from `domains`), sharing the
+/// process's one render gate, the rate limiters and the API keys (the
+/// default domain's store). `writers[i]` is what domain `i` is written
+/// through.
+fn rest_states(
     api: &crate::server::api::ApiSettings,
-    store: &Arc<dyn store::LinkStore>,
-    snapshot: &Arc<Snapshot>,
-    scans: Option<Arc<crate::scan_index::ScanIndex>>,
+    domains: &Arc<crate::console::domains::Domains>,
+    writers: Vec<Arc<dyn store::LinkStore>>,
     settings: &Settings,
-    live_url: &crate::store::live_url::LiveUrl,
     gate: crate::print::tag_image::RenderGate,
-) -> Result<web::Data<crate::server::rest::RestState>, StartupError> {
-    let order = Arc::new(std::sync::Mutex::new(
-        crate::console::key_order::KeyOrder::default(),
+) -> web::Data<crate::server::rest::domain::RestDomains> {
+    let limiter = Arc::new(crate::server::rest::auth::RateLimiter::new(
+        api.rate_per_second,
     ));
-    crate::console::key_order::keep_following(&order, Arc::clone(snapshot))
+    let strangers = Arc::new(crate::server::rest::strangers::StrangerLimiter::new(
+        api.strangers_per_second,
+        settings.trusted_proxies.clone(),
+    ));
+    let keys = Arc::clone(&writers[0]);
+    let states = domains
+        .all()
+        .iter()
+        .zip(writers)
+        .map(|(domain, store)| {
+            web::Data::new(crate::server::rest::RestState {
+                store,
+                public_url: domain.public_url.clone(),
+                uppercase_prefix: settings.qr_uppercase_prefix,
+                gate: gate.clone(),
+                limiter: Arc::clone(&limiter),
+                strangers: Arc::clone(&strangers),
+                keys: Arc::clone(&keys),
+                snapshot: Arc::clone(&domain.snapshot),
+                order: Arc::clone(&domain.order),
+                scans: Arc::clone(&domain.scans),
+                rule_capabilities: settings.rule_capabilities(),
+            })
+        })
+        .collect();
+    web::Data::new(crate::server::rest::domain::RestDomains {
+        domains: Arc::clone(domains),
+        states,
+    })
+}
+
+/// Issue 36: a domain's view for the surfaces: its writes answered once
+/// served, its scan counts, and its key order, kept following its
+/// snapshot when a surface lists links (`follow`).
+fn domain_view(
+    host: Option<crate::values::host::Host>,
+    running: &site::RunningSite,
+    scans: Option<Arc<crate::scan_index::ScanIndex>>,
+    follow: bool,
+) -> Result<crate::console::domains::Domain, StartupError> {
+    let scans: Arc<dyn crate::console::scans::ScanCounts> = match scans {
+        Some(index) => index,
+        None => Arc::new(crate::console::scans::NoScanCounts),
+    };
+    let order = Arc::default();
+    if follow {
+        crate::console::key_order::keep_following_with(
+            &order,
+            Arc::clone(&running.snapshot),
+            Some(Arc::clone(&scans)),
+        )
         .map_err(StartupError::ConsoleKeys)?;
-    Ok(web::Data::new(crate::server::rest::RestState {
-        store: Arc::clone(store),
-        public_url: live_url.clone(),
-        uppercase_prefix: settings.qr_uppercase_prefix,
-        gate,
-        limiter: crate::server::rest::auth::RateLimiter::new(api.rate_per_second),
-        strangers: crate::server::rest::strangers::StrangerLimiter::new(
-            api.strangers_per_second,
-            settings.trusted_proxies.clone(),
+    }
+    Ok(crate::console::domains::Domain {
+        host,
+        snapshot: Arc::clone(&running.snapshot),
+        writes: crate::links::served::Served::wrap(
+            Arc::clone(&running.store),
+            Arc::clone(&running.snapshot),
         ),
-        snapshot: Arc::clone(snapshot),
+        public_url: running.live_url.clone(),
         order,
-        scans: match scans {
-            Some(index) => index,
-            None => Arc::new(crate::console::scans::NoScanCounts),
-        },
-        rule_capabilities: settings.rule_capabilities(),
-    }))
+        scans,
+    })
+}
+
+/// Issue 36: the scan index of a domain other than the default, over its
+/// own access log, with the default's settings and a checkpoint beside
+/// the domain's log.
+fn domain_scan_index(
+    index: &crate::scan_index::ScanIndexSettings,
+    log: &std::path::Path,
+    snapshot: &Arc<Snapshot>,
+) -> Result<crate::scan_index::RunningIndex, StartupError> {
+    let settings = crate::scan_index::ScanIndexSettings {
+        checkpoint: crate::scan_index::default_checkpoint(log),
+        logs: None,
+        ..index.clone()
+    };
+    crate::scan_index::start_with_links(
+        log.to_path_buf(),
+        settings,
+        Arc::clone(snapshot) as Arc<dyn crate::scan_index::Links>,
+    )
+    .map_err(StartupError::ScanIndex)
 }
 
 /// The API listener: the service identity from its key file,
@@ -506,7 +574,7 @@ fn api_server(
     api: &crate::server::api::ApiSettings,
     listener: TcpListener,
     addr: SocketAddr,
-    rest: web::Data<crate::server::rest::RestState>,
+    rest: web::Data<crate::server::rest::domain::RestDomains>,
     delivery: crate::didcomm::delivery::Delivery,
     settings: &Settings,
     caps: fd_budget::ListenerCaps,
@@ -527,9 +595,10 @@ fn api_server(
         );
     }
     let state = web::Data::new(crate::server::api::ApiState {
-        store: Arc::clone(&rest.store),
+        store: Arc::clone(&rest.default_state().store),
+        domains: rest.clone(),
         identity: me,
-        public_url: rest.public_url.clone(),
+        public_url: rest.default_state().public_url.clone(),
         token: api.token.clone(),
         policy: api.policy.clone(),
         delivery,
@@ -675,7 +744,7 @@ fn console_state(
     live_url: &crate::store::live_url::LiveUrl,
     snapshot: &Arc<Snapshot>,
     store: &Arc<dyn store::LinkStore>,
-    scans: Option<Arc<crate::scan_index::ScanIndex>>,
+    default_domain: &crate::console::domains::Domain,
     renders: crate::print::tag_image::RenderGate,
     device_key: Option<[u8; 32]>,
 ) -> Result<crate::console::ConsoleState, StartupError> {
@@ -707,15 +776,10 @@ fn console_state(
     if let Some(key) = device_key {
         state.devices = crate::console::device::DeviceKeys::new(key);
     }
-    if let Some(index) = scans {
-        state.scans = index;
-    }
-    crate::console::key_order::keep_following_with(
-        &state.order,
-        Arc::clone(snapshot),
-        Some(Arc::clone(&state.scans)),
-    )
-    .map_err(StartupError::ConsoleKeys)?;
+    // Issue 36: the default domain's key order and scan counts, which
+    // the REST API shares.
+    state.scans = Arc::clone(&default_domain.scans);
+    state.order = Arc::clone(&default_domain.order);
     Ok(state)
 }
 
@@ -949,6 +1013,18 @@ impl Application {
         let store = Arc::clone(&default_site.store);
         let access_log = default_site.access_log.clone();
         let live_url = default_site.live_url.clone();
+        // Issue 36: what the console and the REST API see of each domain.
+        let lists = settings.console.is_some() || settings.api.is_some();
+        let default_view = domain_view(
+            settings.domains.default_host.clone(),
+            &default_site,
+            scan_index
+                .as_ref()
+                .map(crate::scan_index::RunningIndex::index),
+            lists,
+        )?;
+        let mut other_views = Vec::with_capacity(settings.domains.others.len());
+        let mut other_indexes = Vec::new();
         let mut sites = vec![default_site];
         let mut public_sites = Vec::with_capacity(settings.domains.others.len());
         for domain in &settings.domains.others {
@@ -973,10 +1049,29 @@ impl Application {
                 dead_tag: domain.dead_tag.clone(),
                 root: site::root_location(domain.root.as_ref()),
             });
+            let index = match &settings.scan_index {
+                Some(index) => Some(domain_scan_index(
+                    index,
+                    &domain.access_log,
+                    &running.snapshot,
+                )?),
+                None => None,
+            };
+            other_views.push(domain_view(
+                Some(domain.host.clone()),
+                &running,
+                index.as_ref().map(crate::scan_index::RunningIndex::index),
+                lists,
+            )?);
+            other_indexes.extend(index);
             sites.push(running);
         }
+        let domains = Arc::new(crate::console::domains::Domains::new(
+            default_view,
+            other_views,
+        ));
         // What the console and the API write through: answered once served.
-        let writes = crate::links::served::Served::wrap(Arc::clone(&store), Arc::clone(&snapshot));
+        let writes = Arc::clone(&domains.default_domain().writes);
 
         let requests = Arc::new(crate::metrics::RequestMetrics::default());
         let default_public = crate::server::sites::Site {
@@ -1038,6 +1133,7 @@ impl Application {
             uppercase_prefix: settings.qr_uppercase_prefix,
             renders: qr_renders.clone(),
             gate: render_gate.clone(),
+            domains: Some(Arc::clone(&domains)),
         });
         let delivery = crate::didcomm::delivery::Delivery::new(
             settings
@@ -1060,6 +1156,25 @@ impl Application {
                 .map(crate::scan_index::RunningIndex::index),
             draining: std::sync::atomic::AtomicBool::new(false),
             tls: tls.clone(),
+            // Issue 36: every domain's links loaded before /readyz is 200.
+            domains: crate::metrics::domains::DomainsHealth {
+                default_name: settings
+                    .domains
+                    .default_host
+                    .as_ref()
+                    .map(ToString::to_string),
+                others: settings
+                    .domains
+                    .others
+                    .iter()
+                    .zip(&sites[1..])
+                    .map(|(domain, site)| crate::metrics::domains::DomainHealth {
+                        name: domain.host.to_string(),
+                        snapshot: Arc::clone(&site.snapshot),
+                        access_log: site.access_log.clone(),
+                    })
+                    .collect(),
+            },
         });
         let metrics = crate::metrics::Metrics::new(
             requests,
@@ -1074,9 +1189,7 @@ impl Application {
                 &live_url,
                 &snapshot,
                 &writes,
-                scan_index
-                    .as_ref()
-                    .map(crate::scan_index::RunningIndex::index),
+                domains.default_domain(),
                 render_gate.clone(),
                 device_key,
             )?)),
@@ -1123,23 +1236,20 @@ impl Application {
                 // Every write the API listener makes (DIDComm and REST) is
                 // answered once this server serves it (`Served`), and made
                 // with the account meant for writing.
-                let api_writes = match api_writer(api, &settings.store, &store)? {
-                    Some(writer) => {
-                        crate::links::served::Served::wrap(writer, Arc::clone(&snapshot))
-                    }
-                    None => Arc::clone(&writes),
-                };
-                let rest = rest_state(
-                    api,
-                    &api_writes,
-                    &snapshot,
-                    scan_index
-                        .as_ref()
-                        .map(crate::scan_index::RunningIndex::index),
-                    &settings,
-                    &live_url,
-                    render_gate.clone(),
-                )?;
+                // Issue 36: each domain's writes with that account too.
+                let stores = std::iter::once(&settings.store)
+                    .chain(settings.domains.others.iter().map(|d| &d.store));
+                let mut writers = Vec::with_capacity(domains.all().len());
+                for ((domain, site), store_settings) in domains.all().iter().zip(&sites).zip(stores)
+                {
+                    writers.push(match api_writer(api, store_settings, &site.store)? {
+                        Some(writer) => {
+                            crate::links::served::Served::wrap(writer, Arc::clone(&domain.snapshot))
+                        }
+                        None => Arc::clone(&domain.writes),
+                    });
+                }
+                let rest = rest_states(api, &domains, writers, &settings, render_gate.clone());
                 let (server, did) =
                     api_server(api, listener, addr, rest, delivery, &settings, caps.api)?;
                 (Some(server), Some(addr), Some(did))
@@ -1175,6 +1285,7 @@ impl Application {
             snapshot,
             sites,
             scan_index,
+            other_indexes,
             console_setup_url,
             public_url,
             hangup,
@@ -1375,6 +1486,9 @@ impl Application {
         .and_then(|r| r.map_err(std::io::Error::other));
         if let Some(index) = self.scan_index {
             // After the drain, so its last checkpoint holds every line.
+            let _ = tokio::task::spawn_blocking(move || index.stop()).await;
+        }
+        for index in self.other_indexes {
             let _ = tokio::task::spawn_blocking(move || index.stop()).await;
         }
         let served = first.map_err(std::io::Error::other)?;

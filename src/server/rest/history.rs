@@ -11,7 +11,7 @@ use utoipa::ToSchema;
 
 use super::links::{self, IfMatch, with_etag, write_body};
 use super::problem::{self, Kind};
-use super::{RestState, admit, read};
+use super::{admit, read};
 use crate::link::history::{Entry, KEEP, RevertError};
 use crate::links::LinkError;
 use crate::links::history::{self as history, RevertFailed};
@@ -144,7 +144,7 @@ fn key_of(req: &HttpRequest) -> Result<LinkKey, HttpResponse> {
     ),
     security(("bearer" = []))
 )]
-pub async fn link_history(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse {
+pub async fn link_history(req: HttpRequest, state: super::domain::InDomain) -> HttpResponse {
     if let Err(res) = admit(&req, &state, super::needs::READ).await {
         return res;
     }
@@ -190,7 +190,7 @@ pub async fn link_history(req: HttpRequest, state: web::Data<RestState>) -> Http
 pub async fn revert(
     req: HttpRequest,
     payload: web::Payload,
-    state: web::Data<RestState>,
+    state: super::domain::InDomain,
 ) -> HttpResponse {
     let (body, author): (Revert, _) = match write_body(&req, payload, &state).await {
         Ok(ok) => ok,

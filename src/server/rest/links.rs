@@ -187,6 +187,8 @@ pub struct ListQuery {
     /// when their keys, URLs and notes pass 1 MiB, and `next` goes on from
     /// there.
     pub limit: Option<usize>,
+    /// Issue 36: read by [`super::domain`].
+    pub domain: Option<String>,
 }
 
 fn time(t: Option<chrono::DateTime<Utc>>) -> Option<String> {
@@ -359,7 +361,7 @@ async fn create_one(
 pub async fn create(
     req: HttpRequest,
     payload: web::Payload,
-    state: web::Data<RestState>,
+    state: super::domain::InDomain,
 ) -> HttpResponse {
     let (new, author): (NewLink, _) = match write_body(&req, payload, &state).await {
         Ok(new) => new,
@@ -399,7 +401,7 @@ pub async fn create(
 pub async fn bulk(
     req: HttpRequest,
     payload: web::Payload,
-    state: web::Data<RestState>,
+    state: super::domain::InDomain,
 ) -> HttpResponse {
     // Issue 35: the caller is kept, to name its key in the audit log.
     let caller = match admit(&req, &state, super::needs::WRITE).await {
@@ -471,7 +473,7 @@ async fn record_bulk(state: &RestState, caller: &super::auth::Caller, results: &
     };
     let event = crate::values::audit::Event::bulk("create", &made);
     let surface = crate::values::audit::Surface::Api;
-    crate::store::audit::record(state.store.as_ref(), actor, surface, event).await;
+    crate::store::audit::record(state.keys.as_ref(), actor, surface, event).await;
 }
 
 fn kind_of(status: actix_web::http::StatusCode) -> Kind {
@@ -545,7 +547,7 @@ fn tail_target(req: &HttpRequest) -> Result<Target, HttpResponse> {
     ),
     security(("bearer" = []))
 )]
-pub async fn get(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse {
+pub async fn get(req: HttpRequest, state: super::domain::InDomain) -> HttpResponse {
     if let Err(res) = admit(&req, &state, super::needs::READ).await {
         return res;
     }
@@ -625,7 +627,7 @@ async fn qr(
         req.query_string(),
         format,
         state.uppercase_prefix,
-        &[],
+        &["domain"],
     ) {
         Ok(spec) => spec,
         Err(bad) => return problem::respond(Kind::BadRequest, bad),
@@ -662,7 +664,7 @@ async fn qr(
 pub async fn edit(
     req: HttpRequest,
     payload: web::Payload,
-    state: web::Data<RestState>,
+    state: super::domain::InDomain,
 ) -> HttpResponse {
     // An image's, a PDF's or scans' path takes no PATCH, whoever asks.
     if tail_methods(&tail(&req)) == "GET" {
@@ -842,7 +844,7 @@ fn edits(edit: &LinkEdit) -> Result<impl Fn(&mut Document) + use<>, (Kind, Strin
     ),
     security(("bearer" = []))
 )]
-pub async fn list(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse {
+pub async fn list(req: HttpRequest, state: super::domain::InDomain) -> HttpResponse {
     if let Err(res) = admit(&req, &state, super::needs::READ).await {
         return res;
     }
@@ -1054,6 +1056,7 @@ mod tests {
             after: Some("x".into()),
             before: None,
             limit: Some(5),
+            domain: None,
         };
         let (query, size) = list_query(&q).expect("valid");
         assert_eq!(

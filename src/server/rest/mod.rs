@@ -11,6 +11,8 @@
 #![allow(clippy::result_large_err)]
 
 pub mod auth;
+// Issue 36: the domain a request acts on.
+pub mod domain;
 pub mod enforced;
 // Issue 35: a link's history and revert.
 pub mod history;
@@ -47,9 +49,14 @@ pub struct RestState {
     pub public_url: crate::store::live_url::LiveUrl,
     pub uppercase_prefix: bool,
     pub gate: RenderGate,
-    pub limiter: auth::RateLimiter,
+    /// Issue 36: shared by every domain's state, as the keys are.
+    pub limiter: Arc<auth::RateLimiter>,
     /// Requests without a valid key, per client address.
-    pub strangers: strangers::StrangerLimiter,
+    pub strangers: Arc<strangers::StrangerLimiter>,
+    /// Issue 36: where API keys are read and audit entries written: the
+    /// service's (the default domain's) store, whichever domain a
+    /// request acts on.
+    pub keys: Arc<dyn LinkStore>,
     /// What lists read, as the console's list does.
     pub snapshot: Arc<crate::snapshot::Snapshot>,
     /// The sorted keys, kept by [`crate::console::key_order::keep_following`].
@@ -152,7 +159,7 @@ pub async fn admit(
 ) -> Result<auth::Caller, HttpResponse> {
     let net = state.strangers.network_of(req);
     state.strangers.check(net)?;
-    let caller = match auth::caller(req.headers(), state.store.as_ref(), need).await {
+    let caller = match auth::caller(req.headers(), state.keys.as_ref(), need).await {
         Ok(caller) => caller,
         Err(res) => {
             if res.status() == actix_web::http::StatusCode::UNAUTHORIZED {
@@ -162,6 +169,9 @@ pub async fn admit(
         }
     };
     state.limiter.admit(&caller.id)?;
+    // Issue 36: a domain the server does not serve, to a caller whose
+    // key is good.
+    domain::refuse_unknown(req)?;
     Ok(caller)
 }
 

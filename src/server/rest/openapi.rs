@@ -91,6 +91,8 @@ pub fn document() -> String {
             super::rules::add_rule_schema(&mut doc);
             // Issue 35: the role each operation's key needs.
             super::needs::add_to(&mut doc);
+            // Issue 36: every operation takes the domain.
+            super::domain::add_to(&mut doc);
             serde_json::to_string_pretty(&doc)
         })
         .unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"));

@@ -71,7 +71,8 @@ fn options(query: &str) -> Result<PrintOptions, HttpResponse> {
             format!("{name}: give a value, or leave the parameter out"),
         ));
     }
-    PrintOptions::from_query(query, &[]).map_err(|bad| problem::respond(Kind::BadRequest, bad))
+    PrintOptions::from_query(query, &["domain"])
+        .map_err(|bad| problem::respond(Kind::BadRequest, bad))
 }
 
 /// One link's PDF (the caller has been admitted and the path parsed).
@@ -121,7 +122,7 @@ pub(super) async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) 
 pub async fn sheet(
     req: HttpRequest,
     payload: web::Payload,
-    state: web::Data<RestState>,
+    state: super::domain::InDomain,
 ) -> HttpResponse {
     if let Err(res) = admit(&req, &state, super::needs::READ).await {
         return res;

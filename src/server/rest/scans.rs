@@ -33,6 +33,8 @@ pub struct Range {
     /// Default: all kept.
     #[param(example = "device,country")]
     pub by: Option<String>,
+    /// Issue 36: read by [`super::domain`].
+    pub domain: Option<String>,
 }
 
 /// Scans with one value of a breakdown.
@@ -322,7 +324,7 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
     ),
     security(("bearer" = []))
 )]
-pub async fn all(req: HttpRequest, state: web::Data<RestState>) -> HttpResponse {
+pub async fn all(req: HttpRequest, state: super::domain::InDomain) -> HttpResponse {
     let Asked { since, until, by } = match checked(&req, &state).await {
         Ok(r) => r,
         Err(res) => return res,
@@ -369,18 +371,21 @@ mod tests {
             since: None,
             until: None,
             by: None,
+            domain: None,
         };
         assert_eq!(days(&none, today), Ok((date("2026-10-27"), today)));
         let bad = Range {
             since: Some("2026-11-26".into()),
             until: Some("2026-11-25".into()),
             by: None,
+            domain: None,
         };
         assert!(days(&bad, today).is_err());
         let bad = Range {
             since: Some("yesterday".into()),
             until: None,
             by: None,
+            domain: None,
         };
         assert!(days(&bad, today).unwrap_err().contains("since"));
     }
