@@ -5,6 +5,8 @@
 //! and `stats`: it keeps scans, and answers no one itself.
 
 pub mod client;
+pub mod load;
+pub mod row;
 pub mod schema;
 pub mod setup;
 pub mod url;
