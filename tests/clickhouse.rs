@@ -301,4 +301,18 @@ async fn loading_needs_the_schema() {
         "{}",
         text(&out.stderr)
     );
+    // Every line goes: an option that would choose some is refused, not ignored.
+    let url = ch.url("empty");
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "stats",
+            "--load-into",
+            &url,
+            "--key",
+            "H83if",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
 }

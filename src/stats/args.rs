@@ -102,8 +102,13 @@ pub struct StatsArgs {
     /// of reporting (a database setup-clickhouse made):
     /// clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DATABASE]. Each line is
     /// known by node, log and offset, so loading a log again, or lines the
-    /// server sent already, changes no count.
-    #[arg(long, value_name = "URL", conflicts_with_all = ["by", "export", "chart"])]
+    /// server sent already, changes no count. Every line goes: the options
+    /// that choose what a report counts are refused with it.
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with_all = ["by", "export", "chart", "key", "since", "until", "bots"]
+    )]
     pub load_into: Option<String>,
 
     /// With --load-into: the node whose logs these are, as its `serve
