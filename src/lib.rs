@@ -7,6 +7,7 @@
 pub mod access_log;
 pub mod acme;
 pub mod cli;
+pub mod clickhouse;
 pub mod console;
 pub mod didcomm;
 pub mod link;

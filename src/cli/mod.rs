@@ -24,6 +24,7 @@ use crate::values::secret::Secret;
 mod api_key;
 mod audit;
 pub mod author;
+mod clickhouse;
 pub mod config;
 mod config_file;
 mod console;
@@ -433,6 +434,13 @@ pub enum Command {
                             --couchdb-user admin setup --replicas 3 --shards 2"
     )]
     Setup(setup::SetupArgs),
+    /// Create or upgrade qrtag's schema in a ClickHouse database (issue 38):
+    /// the scans table, the per-link-per-day aggregates, the schema
+    /// version. Safe to run again; a table of another shape is refused.
+    #[command(
+        after_help = "Example:\n  qrtag setup-clickhouse --clickhouse clickhouse://qrtag:PASSWORD@ch.internal:8123/qrtag"
+    )]
+    SetupClickhouse(clickhouse::SetupClickhouseArgs),
     /// Resolve URLs against a rules file offline and print each result.
     ///
     /// Prints `URL -> RESULT` a line (`URL -> error: WHY` for one that does
@@ -1819,6 +1827,10 @@ const UNUSED: &[(&[&str], &[&str])] = &[
     (&["stats"], &[SERVICE]),
     (&["resolve"], &[STORE_DB, STORE_COUCH, SERVICE, TIME_ZONE]),
     (&["setup"], &[STORE_DB, SERVICE, TIME_ZONE]),
+    (
+        &["setup-clickhouse"],
+        &[STORE_DB, STORE_COUCH, SERVICE, TIME_ZONE],
+    ),
     (&["didcomm", "did"], &[STORE_COUCH, SERVICE, TIME_ZONE]),
     (&["disable"], &[SERVICE, TIME_ZONE]),
     (&["show"], &[SERVICE]),
@@ -2065,6 +2077,7 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Resolve { rules, urls, plain } => resolve::run(rules, urls, *plain),
         Command::Stats(args) => stats::run(cli, args).await,
         Command::Setup(args) => setup::run(&cli.store.settings(), args).await,
+        Command::SetupClickhouse(args) => clickhouse::run(args).await,
         Command::Export(args) => transfer::export(cli, args).await,
         Command::Import(args) => transfer::import(cli, args).await,
         Command::Didcomm { command } => didcomm::run(cli, command),

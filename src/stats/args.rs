@@ -96,6 +96,25 @@ pub struct StatsArgs {
     /// hour,weekday` the hour × weekday heat map.
     #[arg(long, value_name = "FILE", value_parser = parse_chart_path)]
     pub chart: Option<PathBuf>,
+
+    // Issue 38: the back-fill into ClickHouse.
+    /// Send every line of the logs to ClickHouse's `scans` table instead
+    /// of reporting (a database setup-clickhouse made):
+    /// clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DATABASE]. Each line is
+    /// known by node, log and offset, so loading a log again, or lines the
+    /// server sent already, changes no count. Every line goes: the options
+    /// that choose what a report counts are refused with it.
+    #[arg(
+        long,
+        value_name = "URL",
+        conflicts_with_all = ["by", "export", "chart", "key", "since", "until", "bots"]
+    )]
+    pub load_into: Option<String>,
+
+    /// With --load-into: the node whose logs these are, as its `serve
+    /// --node-name` (none for a node without a name).
+    #[arg(long, value_name = "NAME", requires = "load_into")]
+    pub node_name: Option<crate::values::node_name::NodeName>,
 }
 
 /// What `--by` names: a period of the time series or a breakdown.

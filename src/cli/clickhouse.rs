@@ -1,0 +1,53 @@
+//! `qrtag setup-clickhouse`: the schema of `crate::clickhouse` made or
+//! upgraded on a server, what it did said a line a part.
+
+use std::process::ExitCode;
+use std::time::Duration;
+
+use clap::Args;
+
+use crate::clickhouse::setup::{self, SetupReport};
+use crate::clickhouse::{ClickHouseUrl, Client};
+use crate::values::usage::UsageError;
+
+#[derive(Debug, Clone, Args)]
+pub struct SetupClickhouseArgs {
+    /// The ClickHouse server and database:
+    /// clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DATABASE] (HTTP, port
+    /// 8123; clickhouses:// for HTTPS, 8443; http(s):// as written). The
+    /// database defaults to `qrtag`.
+    #[arg(long, value_name = "URL", env = "QRTAG_CLICKHOUSE")]
+    pub clickhouse: ClickHouseUrl,
+    /// Keep scans this many days (a table TTL). Needs ClickHouse 19.6 or
+    /// later; on an older server the tables are made without it, and
+    /// setup says so.
+    #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..))]
+    pub retention_days: Option<u32>,
+}
+
+pub async fn run(args: &SetupClickhouseArgs) -> anyhow::Result<ExitCode> {
+    let client = Client::new(args.clickhouse.clone(), Duration::from_secs(30));
+    let report = match setup::setup(&client, args.retention_days).await {
+        Ok(r) => r,
+        Err(e) if e.is_usage() => return Err(UsageError(e.to_string()).into()),
+        Err(e) => return Err(e.into()),
+    };
+    print_report(&args.clickhouse, &report);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_report(url: &ClickHouseUrl, r: &SetupReport) {
+    println!("ClickHouse {} at {}", r.release, url);
+    match r.before {
+        None => println!("schema version {}: created", r.after),
+        Some(v) if v == r.after => println!("schema version {}: already current", r.after),
+        Some(v) => println!("schema version {}: upgraded from {v}", r.after),
+    }
+    if r.retention_unsupported {
+        eprintln!(
+            "qrtag: warning: --retention-days needs table TTL, ClickHouse 19.6 or later; \
+             this server ({}) keeps scans until they are deleted",
+            r.release
+        );
+    }
+}

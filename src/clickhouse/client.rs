@@ -1,0 +1,165 @@
+//! ClickHouse's HTTP interface, the one way qrtag speaks to it: a
+//! statement in the body, the answer's text back, ClickHouse's own error
+//! text kept (first line) so the operator reads what the server said.
+
+use std::time::Duration;
+
+use super::url::ClickHouseUrl;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClickHouseError {
+    #[error("cannot reach ClickHouse at {url}: {cause}")]
+    Unreachable { url: String, cause: String },
+    #[error("ClickHouse at {url} refused the user {user:?}: {said}")]
+    Credentials {
+        url: String,
+        user: String,
+        said: String,
+    },
+    #[error("ClickHouse at {url} answered {status}: {said}")]
+    Refused {
+        url: String,
+        status: u16,
+        said: String,
+    },
+    #[error("ClickHouse at {url} answered {answer:?}, which is not what was asked")]
+    Unexpected { url: String, answer: String },
+}
+
+impl ClickHouseError {
+    /// True when the server is there and said no for a reason a retry
+    /// will not change (a statement, credentials): not worth a back-off.
+    pub fn is_refusal(&self) -> bool {
+        matches!(self, Self::Credentials { .. } | Self::Refused { .. })
+    }
+}
+
+/// ClickHouse's codes for a user it does not admit (unknown user, wrong
+/// password, address not allowed): `Code: 192`, `193`, `195`.
+fn is_credentials(said: &str) -> bool {
+    ["Code: 192,", "Code: 193,", "Code: 195,", "Code: 516,"]
+        .iter()
+        .any(|c| said.starts_with(c))
+}
+
+#[derive(Clone)]
+pub struct Client {
+    url: ClickHouseUrl,
+    http: reqwest::Client,
+}
+
+impl Client {
+    pub fn new(url: ClickHouseUrl, timeout: Duration) -> Self {
+        let http = reqwest::Client::builder()
+            .timeout(timeout)
+            .connect_timeout(timeout.min(Duration::from_secs(5)))
+            .build()
+            .unwrap_or_default();
+        Client { url, http }
+    }
+
+    pub fn url(&self) -> &ClickHouseUrl {
+        &self.url
+    }
+
+    /// Runs `sql` (with `body` after it, for an `INSERT … FORMAT`), in the
+    /// URL's database when `in_database`; the answer's text.
+    pub async fn run(
+        &self,
+        sql: &str,
+        body: Option<Vec<u8>>,
+        in_database: bool,
+    ) -> Result<String, ClickHouseError> {
+        let mut endpoint = self.url.endpoint.clone();
+        {
+            let mut q = endpoint.query_pairs_mut();
+            if in_database {
+                q.append_pair("database", &self.url.database);
+            }
+            if body.is_some() {
+                q.append_pair("query", sql);
+            }
+        }
+        let shown = self.url.to_string();
+        let payload = match body {
+            Some(b) => b,
+            None => sql.as_bytes().to_vec(),
+        };
+        let mut req = self.http.post(endpoint).body(payload);
+        if let Some(user) = &self.url.user {
+            req = req.basic_auth(user, self.url.password.as_ref().map(|p| p.expose()));
+        }
+        let resp = req.send().await.map_err(|e| ClickHouseError::Unreachable {
+            url: shown.clone(),
+            cause: cause_of(&e),
+        })?;
+        let status = resp.status().as_u16();
+        let text = resp
+            .text()
+            .await
+            .map_err(|e| ClickHouseError::Unreachable {
+                url: shown.clone(),
+                cause: cause_of(&e),
+            })?;
+        if status == 200 {
+            return Ok(text);
+        }
+        let said = first_line(&text);
+        if is_credentials(&said) {
+            return Err(ClickHouseError::Credentials {
+                url: shown,
+                user: self.url.user.clone().unwrap_or_else(|| "default".into()),
+                said,
+            });
+        }
+        Err(ClickHouseError::Refused {
+            url: shown,
+            status,
+            said,
+        })
+    }
+
+    /// A statement outside any database (`CREATE DATABASE`, `version()`).
+    pub async fn query_server(&self, sql: &str) -> Result<String, ClickHouseError> {
+        self.run(sql, None, false).await
+    }
+
+    pub async fn query(&self, sql: &str) -> Result<String, ClickHouseError> {
+        self.run(sql, None, true).await
+    }
+
+    /// `INSERT INTO table FORMAT JSONEachRow` with `rows`, one JSON object a line.
+    pub async fn insert_json_rows(
+        &self,
+        table: &str,
+        rows: Vec<u8>,
+    ) -> Result<(), ClickHouseError> {
+        self.run(
+            &format!("INSERT INTO {table} FORMAT JSONEachRow"),
+            Some(rows),
+            true,
+        )
+        .await
+        .map(drop)
+    }
+}
+
+fn first_line(text: &str) -> String {
+    let line = text.lines().next().unwrap_or("").trim();
+    // ClickHouse repeats itself: "…, e.what() = DB::Exception".
+    let line = line.split(", e.what() = ").next().unwrap_or(line);
+    line.chars().take(400).collect()
+}
+
+fn cause_of(e: &reqwest::Error) -> String {
+    let mut s = e.to_string();
+    let mut src = std::error::Error::source(e);
+    while let Some(c) = src {
+        let t = c.to_string();
+        if !s.contains(&t) {
+            s = format!("{s}: {t}");
+        }
+        src = c.source();
+    }
+    s
+}

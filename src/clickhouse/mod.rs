@@ -1,0 +1,15 @@
+//! ClickHouse as the scan store past one machine (issue 38): where the
+//! server is (`url`), how qrtag speaks to it (`client`, its HTTP
+//! interface), the schema qrtag owns (`schema`, pure) and the command
+//! that makes and upgrades it (`setup`). Layer 2, beside `access_log`
+//! and `stats`: it keeps scans, and answers no one itself.
+
+pub mod client;
+pub mod load;
+pub mod row;
+pub mod schema;
+pub mod setup;
+pub mod url;
+
+pub use client::{ClickHouseError, Client};
+pub use url::ClickHouseUrl;

@@ -1,0 +1,141 @@
+//! `qrtag setup-clickhouse`'s work: the schema of [`super::schema`] made
+//! on a server, checked against what is there, and its version recorded.
+//! Nothing is created until every table that exists has been checked, so
+//! a table made by hand is reported, never altered or half joined.
+
+use super::client::{ClickHouseError, Client};
+use super::schema::{self, TABLES, VERSION};
+
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error(transparent)]
+    ClickHouse(#[from] ClickHouseError),
+    #[error("ClickHouse {found} is older than {}.{}, the oldest release qrtag's schema is written for", .oldest.0, .oldest.1)]
+    TooOld { found: String, oldest: (u32, u32) },
+    #[error(
+        "database {db} holds qrtag's schema version {found}, newer than this qrtag's {VERSION}: upgrade qrtag"
+    )]
+    Newer { db: String, found: u32 },
+    #[error(
+        "database {db}: {what}: not a table qrtag made; drop or rename it, or name another database"
+    )]
+    Foreign { db: String, what: String },
+    #[error("ClickHouse answered {0:?} where a number or a column list was asked for")]
+    Unexpected(String),
+}
+
+impl SetupError {
+    /// The operator's input is at fault (credentials, a table made by
+    /// hand, a server or schema of another release), not the moment.
+    pub fn is_usage(&self) -> bool {
+        match self {
+            SetupError::ClickHouse(e) => e.is_refusal(),
+            SetupError::Unexpected(_) => false,
+            _ => true,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SetupReport {
+    pub release: String,
+    /// The schema version found before, `None` for none.
+    pub before: Option<u32>,
+    pub after: u32,
+    /// Retention was asked for on a server without table TTL.
+    pub retention_unsupported: bool,
+}
+
+/// Creates or upgrades the schema in the URL's database.
+pub async fn setup(
+    client: &Client,
+    retention_days: Option<u32>,
+) -> Result<SetupReport, SetupError> {
+    let release_text = client
+        .query_server("SELECT version()")
+        .await?
+        .trim()
+        .to_owned();
+    let release = schema::parse_release(&release_text)
+        .ok_or_else(|| SetupError::Unexpected(release_text.clone()))?;
+    if release < schema::OLDEST_RELEASE {
+        return Err(SetupError::TooOld {
+            found: release_text,
+            oldest: schema::OLDEST_RELEASE,
+        });
+    }
+    let db = client.url().database.clone();
+    check_existing(client, &db).await?;
+    let before = read_version(client, &db).await?;
+    if let Some(found) = before.filter(|v| *v > VERSION) {
+        return Err(SetupError::Newer { db, found });
+    }
+    for statement in schema::create_statements(&db, retention_days, release) {
+        client.query_server(&statement).await?;
+    }
+    check_existing(client, &db).await?;
+    if before != Some(VERSION) {
+        client
+            .query_server(&format!(
+                "INSERT INTO {db}.schema_version (version, applied) VALUES ({VERSION}, now())"
+            ))
+            .await?;
+    }
+    Ok(SetupReport {
+        release: release_text,
+        before,
+        after: VERSION,
+        retention_unsupported: retention_days.is_some() && release < schema::TTL_RELEASE,
+    })
+}
+
+/// The schema version recorded in `db`, `None` where there is none yet.
+pub async fn read_version(client: &Client, db: &str) -> Result<Option<u32>, SetupError> {
+    let exists = client
+        .query_server(&format!("EXISTS TABLE {db}.schema_version"))
+        .await;
+    match exists {
+        Ok(t) if t.trim() == "1" => {}
+        Ok(_) => return Ok(None),
+        // `EXISTS` of a table in a database that does not exist is an error in 18.16.
+        Err(ClickHouseError::Refused { said, .. }) if said.starts_with("Code: 81,") => {
+            return Ok(None);
+        }
+        Err(e) => return Err(e.into()),
+    }
+    let text = client
+        .query_server(&format!("SELECT max(version) FROM {db}.schema_version"))
+        .await?;
+    let v: u32 = text
+        .trim()
+        .parse()
+        .map_err(|_| SetupError::Unexpected(text.clone()))?;
+    Ok(Some(v).filter(|v| *v > 0))
+}
+
+/// Every table of qrtag's that exists in `db` has exactly qrtag's columns.
+pub async fn check_existing(client: &Client, db: &str) -> Result<(), SetupError> {
+    let text = client
+        .query_server(&format!(
+            "SELECT table, name, type FROM system.columns WHERE database = '{db}' FORMAT TSV"
+        ))
+        .await?;
+    for (table, want) in TABLES {
+        let found: Vec<(String, String)> = text
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split('\t');
+                let (t, n, ty) = (f.next()?, f.next()?, f.next()?);
+                (t == *table).then(|| (n.to_owned(), ty.to_owned()))
+            })
+            .collect();
+        if found.is_empty() {
+            continue;
+        }
+        schema::check_columns(table, &found, want).map_err(|what| SetupError::Foreign {
+            db: db.to_owned(),
+            what,
+        })?;
+    }
+    Ok(())
+}

@@ -1,0 +1,318 @@
+//! ClickHouse as the scan store (issue 38), against a real ClickHouse
+//! 18.16 started by the test (`support/clickhouse.rs`), through the real
+//! binary.
+
+#[path = "support/clickhouse.rs"]
+mod clickhouse;
+mod support;
+
+use clickhouse::ClickHouse;
+use support::qrtag_in;
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    let url = ch.url("scans_db");
+
+    let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("schema version 1: created"),
+        "{}",
+        text(&out.stdout)
+    );
+    let tables = ch
+        .must("SELECT name FROM system.tables WHERE database = 'scans_db' ORDER BY name FORMAT TSV")
+        .await;
+    assert_eq!(tables, "link_days\nlink_days_mv\nscans\nschema_version\n");
+
+    // Again: nothing to do, the version recorded once.
+    let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("schema version 1: already current"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        ch.must("SELECT count() FROM scans_db.schema_version").await,
+        "1\n"
+    );
+
+    // A row sent twice counts once in the aggregates at once, before any merge.
+    for _ in 0..2 {
+        ch.must(
+            "INSERT INTO scans_db.scans (node, log_id, line_offset, time, day, link, scan, tracking) \
+             VALUES ('a', 7, 0, '2026-11-28 10:00:00', '2026-11-28', 'H83if', 1, 'id1')",
+        )
+        .await;
+    }
+    assert_eq!(
+        ch.must(
+            "SELECT uniqExactMerge(requests), uniqExactIfMerge(scans), uniqExactIfMerge(scanners) \
+             FROM scans_db.link_days WHERE link = 'H83if' FORMAT TSV"
+        )
+        .await,
+        "1\t1\t1\n"
+    );
+    assert_eq!(
+        ch.must("SELECT count() FROM scans_db.scans FINAL").await,
+        "1\n"
+    );
+
+    // Retention on 18.16: the tables stay as they are, and setup says why.
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "setup-clickhouse",
+            "--clickhouse",
+            &url,
+            "--retention-days",
+            "30",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("19.6 or later"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+/// Bad input: one line, exit 2, and nothing made beside a foreign table.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_clickhouse_refuses_bad_input_in_one_line() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    let one_line_exit_2 = |args: &[&str], want: &str| {
+        let out = qrtag_in(dir.path(), args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(want), "{args:?}: {err}");
+        assert!(
+            !err.contains(clickhouse::PASSWORD) && !err.contains("hunter2"),
+            "{err}"
+        );
+        assert!(!err.contains("panicked"), "{err}");
+        err
+    };
+    one_line_exit_2(
+        &["setup-clickhouse", "--clickhouse", "ch.internal:8123"],
+        "scheme",
+    );
+    one_line_exit_2(
+        &[
+            "setup-clickhouse",
+            "--clickhouse",
+            "clickhouse://h/no-dashes",
+        ],
+        "database name",
+    );
+    let wrong = format!("clickhouse://qrtag:hunter2@127.0.0.1:{}/x", ch.http_port);
+    let err = one_line_exit_2(
+        &["setup-clickhouse", "--clickhouse", &wrong],
+        "refused the user \"qrtag\"",
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+
+    ch.must("CREATE DATABASE byhand").await;
+    ch.must(
+        "CREATE TABLE byhand.scans (node String, offset UInt64) ENGINE = MergeTree() ORDER BY node",
+    )
+    .await;
+    let err = one_line_exit_2(
+        &["setup-clickhouse", "--clickhouse", &ch.url("byhand")],
+        "not a table qrtag made",
+    );
+    assert_eq!(err.trim_end().lines().count(), 1, "{err}");
+    assert_eq!(
+        ch.must("SELECT name FROM system.tables WHERE database = 'byhand' FORMAT TSV")
+            .await,
+        "scans\n",
+        "nothing made beside it"
+    );
+}
+
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+/// `qrtag stats --load-into`: the server's own log loaded twice, once
+/// plain and once gzip-compressed (the same log after rotation), gives
+/// per link exactly what `qrtag stats` counts in it, and one row a line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_log_loaded_twice_counts_as_stats_counts_it_once() {
+    if !clickhouse::available() {
+        return;
+    }
+    let app = support::spawn_app().await;
+    let ch = ClickHouse::start(&app.dir.path().join("ch")).await;
+    let url = ch.url("qrtag");
+    let out = app.cli(&["setup-clickhouse", "--clickhouse", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    app.link("tag01", "https://example.com/poster").await;
+    app.link("docs", "https://example.com/docs").await;
+    app.wait_for_status("/tag01", 302).await;
+    app.wait_for_status("/docs", 302).await;
+    let get = |ua: &'static str, path: &str, cookie: Option<String>| {
+        let mut req = app.client.get(app.url(path)).header("user-agent", ua);
+        if let Some(c) = cookie {
+            req = req.header("cookie", c);
+        }
+        req.send()
+    };
+    let first = get(IPHONE, "/tag01", None).await.expect("scan");
+    let cookie = first
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(str::to_owned)
+        .expect("a tracking cookie");
+    get(IPHONE, "/tag01", Some(cookie.clone()))
+        .await
+        .expect("scan");
+    get(IPHONE, "/tag01", None).await.expect("scan");
+    get(IPHONE, "/docs/api?x=1", Some(cookie))
+        .await
+        .expect("scan below docs");
+    get(GOOGLEBOT, "/tag01", None).await.expect("bot");
+    get(IPHONE, "/nope1", None).await.expect("404");
+
+    let log = app.dir.path().join("access.log");
+    let lines = || std::fs::read_to_string(&log).unwrap_or_default();
+    support::eventually(std::time::Duration::from_secs(5), || async {
+        lines().contains("/nope1 404")
+    })
+    .await;
+    let plain = app.dir.path().join("copy.log");
+    std::fs::write(&plain, lines()).unwrap();
+    let gz = app.dir.path().join("copy.log.1.gz");
+    {
+        use std::io::Write;
+        let mut enc = flate2::write::GzEncoder::new(
+            std::fs::File::create(&gz).unwrap(),
+            flate2::Compression::fast(),
+        );
+        enc.write_all(lines().as_bytes()).unwrap();
+        enc.finish().unwrap();
+    }
+    let line_count = lines().lines().count();
+
+    let out = app.cli(&["stats", "--format", "json", plain.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+
+    for file in [&plain, &gz, &plain] {
+        let out = app.cli(&[
+            "stats",
+            "--load-into",
+            &url,
+            "--node-name",
+            "edge-1",
+            file.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).starts_with(&format!("{line_count} rows from 1 file into")),
+            "{}",
+            text(&out.stdout)
+        );
+    }
+
+    assert_eq!(
+        ch.must("SELECT count() FROM qrtag.scans FINAL").await,
+        format!("{line_count}\n")
+    );
+    for entry in report["keys"].as_array().expect("keys") {
+        let key = entry["key"].as_str().unwrap();
+        let got = ch
+            .must(&format!(
+                "SELECT uniqExactMerge(requests), uniqExactIfMerge(scans), uniqExactIfMerge(bots), \
+                 uniqExactIfMerge(scanners) FROM qrtag.link_days WHERE link = '{key}' FORMAT TSV"
+            ))
+            .await;
+        let want = format!(
+            "{}\t{}\t{}\t{}\n",
+            entry["requests"], entry["scans"], entry["bot"], entry["unique_scanners"]
+        );
+        assert_eq!(got, want, "{key}: {entry}");
+    }
+    let tag = report["keys"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["key"] == "tag01")
+        .unwrap();
+    assert_eq!(tag["scans"], 3, "{tag}");
+    let docs = ch
+        .must("SELECT uniqExactIfMerge(scans) FROM qrtag.link_days WHERE link = 'docs' FORMAT TSV")
+        .await;
+    assert_eq!(docs, "1\n", "a path below a link counts under it");
+    let row = ch
+        .must(
+            "SELECT node, device, os, browser, client_ip != '' FROM qrtag.scans FINAL \
+             WHERE link = 'tag01' AND scan = 1 LIMIT 1 FORMAT TSV",
+        )
+        .await;
+    assert!(
+        row.starts_with("edge-1\tphone\tiOS 17\tMobile Safari\t1"),
+        "{row}"
+    );
+}
+
+/// Loading into a database without qrtag's schema says so in one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn loading_needs_the_schema() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    let log = dir.path().join("access.log");
+    std::fs::write(
+        &log,
+        "20261128100000.3 203.0.113.0 - - /H83if 302 https://example.com/a GET -\n",
+    )
+    .unwrap();
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "stats",
+            "--load-into",
+            &ch.url("empty"),
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("run qrtag setup-clickhouse first"),
+        "{}",
+        text(&out.stderr)
+    );
+    // Every line goes: an option that would choose some is refused, not ignored.
+    let url = ch.url("empty");
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "stats",
+            "--load-into",
+            &url,
+            "--key",
+            "H83if",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}

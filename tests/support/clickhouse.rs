@@ -1,0 +1,194 @@
+//! Debian's ClickHouse server (18.16) run by a test: its own config.xml and
+//! users.xml in the test's temporary directory, free loopback ports, logs
+//! to files there, a `default` user without a password and `qrtag` with
+//! one. Started in the foreground as the test's child, waited for on
+//! `/ping`, killed when dropped. Included with `#[path]` by the tests that
+//! need it. Where the server is missing it skips, unless
+//! `QRTAG_REQUIRE_CLICKHOUSE` is set (CI sets it after installing it).
+#![allow(dead_code)]
+
+use std::net::TcpListener;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+pub const PASSWORD: &str = "ch-s3cret";
+const BINARY: &str = "/usr/sbin/clickhouse-server";
+
+pub struct ClickHouse {
+    pub http_port: u16,
+    dir: PathBuf,
+    child: Option<Child>,
+    client: reqwest::Client,
+}
+
+fn free_tcp() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free TCP port")
+}
+
+/// Whether the tests can run: the binary, or a failure where CI requires it.
+pub fn available() -> bool {
+    if Path::new(BINARY).is_file() {
+        return true;
+    }
+    assert!(
+        std::env::var_os("QRTAG_REQUIRE_CLICKHOUSE").is_none(),
+        "{BINARY} is missing (apt-get install clickhouse-server)"
+    );
+    eprintln!("skipped: {BINARY} is missing (apt-get install clickhouse-server)");
+    false
+}
+
+fn config(dir: &Path, http: u16, tcp: u16, inter: u16) -> String {
+    let d = dir.display();
+    format!(
+        r#"<?xml version="1.0"?>
+<yandex>
+  <logger><level>warning</level><log>{d}/log/server.log</log><errorlog>{d}/log/err.log</errorlog><size>10M</size><count>1</count></logger>
+  <http_port>{http}</http_port>
+  <tcp_port>{tcp}</tcp_port>
+  <interserver_http_port>{inter}</interserver_http_port>
+  <listen_host>127.0.0.1</listen_host>
+  <path>{d}/data/</path>
+  <tmp_path>{d}/tmp/</tmp_path>
+  <users_config>{d}/users.xml</users_config>
+  <default_profile>default</default_profile>
+  <default_database>default</default_database>
+  <mark_cache_size>5368709</mark_cache_size>
+</yandex>
+"#
+    )
+}
+
+fn users() -> String {
+    let user = |name: &str, password: &str| {
+        format!(
+            "<{name}><password>{password}</password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks>\
+             <profile>default</profile><quota>default</quota></{name}>"
+        )
+    };
+    format!(
+        "<?xml version=\"1.0\"?>\n<yandex><profiles><default></default></profiles><users>{}{}</users>\
+         <quotas><default></default></quotas></yandex>\n",
+        user("default", ""),
+        user("qrtag", PASSWORD)
+    )
+}
+
+impl ClickHouse {
+    /// A server of its own in `dir` (made if missing), answering `/ping`.
+    pub async fn start(dir: &Path) -> ClickHouse {
+        for sub in ["data", "tmp", "log"] {
+            std::fs::create_dir_all(dir.join(sub)).expect("ClickHouse's directories");
+        }
+        let http_port = free_tcp();
+        std::fs::write(
+            dir.join("config.xml"),
+            config(dir, http_port, free_tcp(), free_tcp()),
+        )
+        .expect("config.xml");
+        std::fs::write(dir.join("users.xml"), users()).expect("users.xml");
+        let mut ch = ClickHouse {
+            http_port,
+            dir: dir.to_owned(),
+            child: None,
+            client: reqwest::Client::new(),
+        };
+        ch.resume().await;
+        ch
+    }
+
+    /// Starts the server again on the same ports and data.
+    pub async fn resume(&mut self) {
+        let out = std::fs::File::create(self.dir.join("log/stdout")).expect("stdout file");
+        let child = Command::new(BINARY)
+            .arg(format!(
+                "--config-file={}",
+                self.dir.join("config.xml").display()
+            ))
+            .current_dir(&self.dir)
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("stdout file"))
+            .stderr(out)
+            .spawn()
+            .expect("start clickhouse-server");
+        self.child = Some(child);
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let ping = self
+                .client
+                .get(format!("{}/ping", self.http()))
+                .send()
+                .await;
+            if matches!(&ping, Ok(r) if r.status().is_success()) {
+                return;
+            }
+            if let Some(Some(status)) = self.child.as_mut().map(|c| c.try_wait().ok().flatten()) {
+                panic!("clickhouse-server exited ({status}): {}", self.log());
+            }
+            assert!(
+                Instant::now() < deadline,
+                "ClickHouse not up within 60 s: {}",
+                self.log()
+            );
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+    }
+
+    /// Stops the server (SIGKILL: the tests mean "gone", not a clean stop).
+    pub fn stop(&mut self) {
+        if let Some(mut c) = self.child.take() {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+
+    fn log(&self) -> String {
+        ["log/stdout", "log/err.log"]
+            .iter()
+            .map(|f| std::fs::read_to_string(self.dir.join(f)).unwrap_or_default())
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    pub fn http(&self) -> String {
+        format!("http://127.0.0.1:{}", self.http_port)
+    }
+
+    /// `clickhouse://qrtag:PASSWORD@127.0.0.1:PORT/DB`.
+    pub fn url(&self, db: &str) -> String {
+        format!(
+            "clickhouse://qrtag:{PASSWORD}@127.0.0.1:{}/{db}",
+            self.http_port
+        )
+    }
+
+    /// Runs `sql` as `default`; the answer's text, or ClickHouse's error.
+    pub async fn query(&self, sql: &str) -> Result<String, String> {
+        let r = self
+            .client
+            .post(self.http())
+            .body(sql.to_owned())
+            .send()
+            .await
+            .map_err(|e| e.to_string())?;
+        let ok = r.status().is_success();
+        let text = r.text().await.map_err(|e| e.to_string())?;
+        if ok { Ok(text) } else { Err(text) }
+    }
+
+    pub async fn must(&self, sql: &str) -> String {
+        self.query(sql)
+            .await
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+}
+
+impl Drop for ClickHouse {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
