@@ -273,6 +273,7 @@ fn the_units_open_file_limit_keeps_the_default_connection_cap() {
         worker_threads: 64 + 1 + 4,
         api: true,
         couchdb: true,
+        other_domains: Default::default(),
     };
     let caps =
         qrtag::startup::fd_budget::split(limit, &needs).expect("the limit is enough to start");

@@ -28,6 +28,33 @@ pub struct Needs {
     /// Whether the store is CouchDB (HTTP connections) rather than SQLite
     /// (a few files).
     pub couchdb: bool,
+    /// Issue 36: the domains besides the default one, each holding as much
+    /// as the default domain's store and files.
+    pub other_domains: OtherDomains,
+}
+
+/// Issue 36: how many other domains keep their links in each kind of
+/// store. Each is a second copy of what the default domain holds: its
+/// access log (and its reopen on SIGHUP), its snapshot file's writes (the
+/// file and its temporary), and its store's files or connections (the
+/// changes feed and a full load's concurrent reads on CouchDB), so a
+/// configuration of many domains cannot leave the connections the last
+/// descriptors.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct OtherDomains {
+    pub sqlite: usize,
+    pub couchdb: usize,
+}
+
+impl OtherDomains {
+    fn count(self) -> usize {
+        self.sqlite + self.couchdb
+    }
+
+    /// Descriptors they keep.
+    fn reserve(self) -> usize {
+        self.sqlite * (SQLITE + DOMAIN_FILES) + self.couchdb * (COUCHDB + DOMAIN_FILES)
+    }
 }
 
 /// The caps in force on one listener.
@@ -73,11 +100,24 @@ pub const ENOUGH_PUBLIC: usize = 1024;
 /// The limit is too low to run at all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "the open-file limit is {limit}, too low to serve: qrtag needs at least {needed} (raise it with `ulimit -n`, LimitNOFILE= in the systemd unit, or --ulimit nofile= in Docker)"
+    "the open-file limit is {limit}, too low to serve{}: qrtag needs at least {needed} (raise it with `ulimit -n`, LimitNOFILE= in the systemd unit, or --ulimit nofile= in Docker)",
+    domains_said(*domains)
 )]
 pub struct TooFewDescriptors {
     pub limit: u64,
     pub needed: u64,
+    /// Issue 36: the domains served, the default one included.
+    pub domains: usize,
+}
+
+/// " N domains", when there are more than one: a limit enough for one
+/// domain may be too low for many, and the line says why it asks so much.
+fn domains_said(domains: usize) -> String {
+    if domains > 1 {
+        format!(" {domains} domains")
+    } else {
+        String::new()
+    }
 }
 
 /// Always kept: standard streams, the main runtime (epoll, wakers, signal
@@ -94,6 +134,9 @@ const SQLITE: usize = 16;
 /// CouchDB: the changes feed plus the HTTP connections of concurrent writes
 /// and reads.
 const COUCHDB: usize = 64;
+/// Issue 36: another domain's files besides its store: its access log and
+/// its reopen on SIGHUP, its snapshot file and that file's temporary.
+const DOMAIN_FILES: usize = 4;
 /// The smallest share a listener is given: enough for a health check and a
 /// request.
 const MIN_SHARE: usize = 4;
@@ -113,8 +156,10 @@ const PER_IP_DIVISOR: usize = 8;
 /// the listener's cap (or [`MIN_SHARE`]) (0, no cap, stays 0: behind a proxy every client has
 /// the proxy's address).
 pub fn split(limit: u64, needs: &Needs) -> Result<Caps, TooFewDescriptors> {
-    let reserved =
-        BASE + PER_WORKER * needs.worker_threads + if needs.couchdb { COUCHDB } else { SQLITE };
+    let reserved = BASE
+        + PER_WORKER * needs.worker_threads
+        + if needs.couchdb { COUCHDB } else { SQLITE }
+        + needs.other_domains.reserve();
     let shares = if needs.api { 3 } else { 2 };
     let needed = reserved + MIN_SHARE * (shares + 1);
     let limit_usize = usize::try_from(limit).unwrap_or(usize::MAX);
@@ -122,6 +167,7 @@ pub fn split(limit: u64, needs: &Needs) -> Result<Caps, TooFewDescriptors> {
         return Err(TooFewDescriptors {
             limit,
             needed: needed as u64,
+            domains: 1 + needs.other_domains.count(),
         });
     }
     let free = limit_usize - reserved;
@@ -224,6 +270,7 @@ mod tests {
             worker_threads: 4,
             api,
             couchdb: false,
+            other_domains: OtherDomains::default(),
         }
     }
 
@@ -303,6 +350,43 @@ mod tests {
         assert!(e.to_string().contains("limit is 40"), "{e}");
     }
 
+    /// Issue 36: every other domain keeps a store and files of its own, so
+    /// the same limit leaves fewer connections, and one too low for the
+    /// domains is refused saying how many there are.
+    #[test]
+    fn other_domains_are_kept_out_of_the_connections() {
+        let one = needs(25_000, false);
+        let many = Needs {
+            other_domains: OtherDomains {
+                sqlite: 10,
+                couchdb: 2,
+            },
+            ..one.clone()
+        };
+        let (a, b) = (
+            split(2048, &one).expect("fits"),
+            split(2048, &many).expect("fits"),
+        );
+        assert_eq!(
+            b.reserved - a.reserved,
+            10 * (SQLITE + DOMAIN_FILES) + 2 * (COUCHDB + DOMAIN_FILES)
+        );
+        assert_eq!(used(&b), 2048, "{b:?}");
+        let e = split(400, &many).expect_err("too low for 13 domains");
+        assert!(
+            e.to_string().starts_with(
+                "the open-file limit is 400, too low to serve 13 domains: qrtag needs at least "
+            ),
+            "{e}"
+        );
+        assert!(
+            !split(40, &one)
+                .expect_err("too low")
+                .to_string()
+                .contains("domains")
+        );
+    }
+
     proptest! {
         #[test]
         fn the_caps_never_exceed_the_limit_nor_the_settings(
@@ -312,8 +396,11 @@ mod tests {
             workers in 1usize..64,
             api: bool,
             couchdb: bool,
+            other_sqlite in 0usize..40,
+            other_couchdb in 0usize..10,
         ) {
-            let n = Needs { max_connections: max, max_connections_per_ip: per_ip, worker_threads: workers, api, couchdb };
+            let other_domains = OtherDomains { sqlite: other_sqlite, couchdb: other_couchdb };
+            let n = Needs { max_connections: max, max_connections_per_ip: per_ip, worker_threads: workers, api, couchdb, other_domains };
             if let Ok(c) = split(limit, &n) {
                 prop_assert!(used(&c) as u64 <= limit, "{:?}", c);
                 for l in [c.public, c.admin] {

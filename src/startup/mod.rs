@@ -247,9 +247,24 @@ fn connection_caps(
             + settings.api.as_ref().map_or(0, |_| api_workers(settings)),
         api: settings.api.is_some(),
         couchdb: matches!(settings.store, StoreSettings::CouchDb(_)),
+        other_domains: other_domains(settings),
     };
     let caps = fd_budget::split(fd_budget::open_file_limit(), &needs)?;
     Ok((caps, needs))
+}
+
+/// Issue 36: the other domains' stores by kind, for the descriptor budget.
+fn other_domains(settings: &Settings) -> fd_budget::OtherDomains {
+    let couchdb = settings
+        .domains
+        .others
+        .iter()
+        .filter(|d| matches!(d.store, StoreSettings::CouchDb(_)))
+        .count();
+    fd_budget::OtherDomains {
+        sqlite: settings.domains.others.len() - couchdb,
+        couchdb,
+    }
 }
 
 /// A listener served by actix-http directly rather than through

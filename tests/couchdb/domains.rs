@@ -89,3 +89,198 @@ async fn two_databases_one_key_two_destinations() {
     assert_eq!(location(app, "qr.test", "fresh").await, None);
     assert_eq!(location(app, "elsewhere.test", "H83if").await, None);
 }
+
+// Issue 36: each domain's database kept to its own people by Apache
+// CouchDB's `_security` (PouchDB Server does not enforce `_security` on
+// reads or writes: every account reads and writes there, so this test is
+// Apache CouchDB's alone).
+
+/// `qrtag ARGS` as the CouchDB account `user` on the database `db`.
+async fn qrtag_on(url: &str, db: &str, user: (&str, &str), args: &[&str]) -> std::process::Output {
+    let env = crate::harness::user_env(url, user.0, user.1);
+    let mut env: Vec<(&str, &str)> = env.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    env.push(("QRTAG_COUCHDB_DB", db));
+    crate::harness::qrtag(args, &env).await
+}
+
+/// Brand A's editor in `links`, brand B's in `links-b`, each database
+/// prepared by `qrtag setup` and its `_security` then naming its editor
+/// and the service's reader (a deploy runs setup again: that must keep
+/// them). Each editor creates and repoints in its own database and is
+/// refused in the other's in one line, through the CLI and through the
+/// console; `serve` with both domains, following as the reader, scans
+/// each key to its own destination and takes an edit in either database
+/// within the usual bound.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_keeps_each_domains_database_to_its_own_editor() {
+    use crate::apache::{ADMIN, ApacheCouch};
+    use crate::harness::{ConsoleClient, stderr};
+    use qrtag::values::secret::Secret;
+    use reqwest::Method;
+
+    let Some(server) = ApacheCouch::start("apache_couchdb_domains_security").await else {
+        return;
+    };
+    let url = server.url();
+    let admin = server.admin();
+    for (name, role) in [
+        ("ed-a", "qrtag_editor"),
+        ("ed-b", "qrtag_editor"),
+        ("rd", "qrtag_reader"),
+    ] {
+        let (status, body) = admin
+            .call(
+                Method::PUT,
+                &format!("_users/org.couchdb.user:{name}"),
+                Some(json!({"name": name, "password": format!("{name}-pw-1"),
+                            "roles": [role], "type": "user"})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let (ed_a, ed_b) = (("ed-a", "ed-a-pw-1"), ("ed-b", "ed-b-pw-1"));
+    let setup = |db: &'static str| {
+        let url = url.clone();
+        async move {
+            let out = qrtag_on(&url, db, ADMIN, &["setup"]).await;
+            assert!(out.status.success(), "setup of {db}: {}", stderr(&out));
+        }
+    };
+    for (db, editor) in [("links", ed_a.0), ("links-b", ed_b.0)] {
+        setup(db).await;
+        let (status, mut security) = admin
+            .call(Method::GET, &format!("{db}/_security"), None)
+            .await;
+        assert_eq!(status, 200, "{security}");
+        security["members"] = json!({"names": [editor, "rd"], "roles": []});
+        let (status, body) = admin
+            .call(Method::PUT, &format!("{db}/_security"), Some(security))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        // The next deploy's setup.
+        setup(db).await;
+    }
+
+    // Each editor creates and repoints in its own database.
+    for (db, editor, dest) in [("links", ed_a, "a"), ("links-b", ed_b, "b")] {
+        let (one, two) = (
+            format!("https://{dest}.example/one"),
+            format!("https://{dest}.example/two"),
+        );
+        for args in [
+            vec!["new", "--key", "H83if", one.as_str()],
+            vec!["set", "H83if", two.as_str()],
+        ] {
+            let out = qrtag_on(&url, db, editor, &args).await;
+            assert!(
+                out.status.success(),
+                "{} in {db}: {}",
+                editor.0,
+                stderr(&out)
+            );
+        }
+    }
+    // ... and is refused in the other's, in one line.
+    for (db, editor) in [("links-b", ed_a), ("links", ed_b)] {
+        for args in [
+            vec!["new", "--key", "intruder", "https://evil.example/"],
+            vec!["set", "H83if", "https://evil.example/"],
+        ] {
+            let out = qrtag_on(&url, db, editor, &args).await;
+            let err = stderr(&out);
+            assert!(
+                !out.status.success(),
+                "{} wrote in {db}: {args:?}",
+                editor.0
+            );
+            assert_eq!(err.lines().count(), 1, "{} in {db}: {err}", editor.0);
+        }
+        let (status, _) = Couch::new(&url, db)
+            .with_user(editor.0, editor.1)
+            .call(Method::GET, &format!("{db}/H83if"), None)
+            .await;
+        assert_eq!(status, 403, "{} read {db}", editor.0);
+    }
+
+    // Both domains served, following as the reader.
+    let reader =
+        |db: &str| couch_settings(&url, db).with_credentials("rd", Some(Secret::new("rd-pw-1")));
+    let dir = tempfile::tempdir().expect("temporary directory");
+    let b_log = dir.path().join("b.log");
+    let app = TestApp::spawn_with(reader("links"), dir.path(), |s| {
+        s.console = Some(qrtag::console::ConsoleSettings::default());
+        s.domains = ServedDomains {
+            default_host: Some(Host::parse("qr.test").expect("host")),
+            others: vec![DomainSettings {
+                host: Host::parse("qr.b.test").expect("host"),
+                public_url: PublicUrl::parse("http://qr.b.test").expect("url"),
+                store: StoreSettings::CouchDb(reader("links-b")),
+                access_log: b_log.clone(),
+                snapshot_file: Some(dir.path().join("links-b.snapshot")),
+                dead_tag: Default::default(),
+                root: None,
+            }],
+            unknown_host: Default::default(),
+        };
+    })
+    .await;
+    let app = &app;
+    let within = Duration::from_secs(20);
+    for (host, to) in [
+        ("qr.test", "https://a.example/two"),
+        ("qr.b.test", "https://b.example/two"),
+    ] {
+        eventually(within, &format!("{host}'s H83if"), || async move {
+            (location(app, host, "H83if").await.as_deref() == Some(to)).then_some(())
+        })
+        .await;
+    }
+    // An edit in each database reaches its own domain's scans within the
+    // bound edits keep on Apache CouchDB (a second), and no other's.
+    for (db, editor, host, other, to) in [
+        (
+            "links-b",
+            ed_b,
+            "qr.b.test",
+            "qr.test",
+            "https://b.example/three",
+        ),
+        (
+            "links",
+            ed_a,
+            "qr.test",
+            "qr.b.test",
+            "https://a.example/three",
+        ),
+    ] {
+        let out = qrtag_on(&url, db, editor, &["set", "H83if", to]).await;
+        assert!(out.status.success(), "{}", stderr(&out));
+        eventually(Duration::from_secs(1), &format!("{host}'s edit"), || async move {
+            (location(app, host, "H83if").await.as_deref() == Some(to)).then_some(())
+        })
+        .await;
+        assert_ne!(location(app, other, "H83if").await.as_deref(), Some(to));
+    }
+
+    // The console (the default domain's, brand A's database): brand B's
+    // editor logs in with a valid CouchDB account, and CouchDB refuses
+    // the write; the console says so with a 403.
+    let console = ConsoleClient::new(&app.admin);
+    assert_eq!(console.login(ed_b.0, ed_b.1).await, 303);
+    let (status, body) = console
+        .post(
+            "/link?key=H83if",
+            "/link/destination",
+            &[("key", "H83if"), ("url", "https://evil.example/")],
+        )
+        .await;
+    assert_eq!(status, 403, "{body}");
+    assert!(
+        body.contains("CouchDB refused this change for your account"),
+        "{body}"
+    );
+    assert_eq!(
+        location(app, "qr.test", "H83if").await.as_deref(),
+        Some("https://a.example/three")
+    );
+}

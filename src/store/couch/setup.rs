@@ -867,6 +867,9 @@ fn desired_security(current: &Value, roles_wanted: &[&str], lock: Lock) -> Optio
         Value::Object(m) => m.clone(),
         _ => Map::new(),
     };
+    if members_named_by_hand(current, roles_wanted) {
+        return None;
+    }
     let before = sec.clone();
     if lock == Lock::Open
         && let Some(Value::Array(roles)) = sec.get_mut("members").and_then(|m| m.get_mut("roles"))
@@ -897,6 +900,22 @@ fn desired_security(current: &Value, roles_wanted: &[&str], lock: Lock) -> Optio
         }
     }
     (sec != before).then_some(Value::Object(sec))
+}
+
+/// Issue 36: whether an admin chose this database's members by name,
+/// taking every one of qrtag's roles out: a domain's database kept to its
+/// own brand's editors (the roles are server-wide, so a role among the
+/// members would admit every brand's editors). Setup keeps that choice
+/// instead of admitting the roles again on the next deploy.
+fn members_named_by_hand(current: &Value, roles_wanted: &[&str]) -> bool {
+    let named = current
+        .pointer("/members/names")
+        .and_then(Value::as_array)
+        .is_some_and(|names| !names.is_empty());
+    let roles = current.pointer("/members/roles").and_then(Value::as_array);
+    let no_qrtag_role =
+        roles.is_none_or(|roles| !roles.iter().any(|r| roles_wanted.iter().any(|w| r == *w)));
+    named && no_qrtag_role
 }
 
 async fn ensure_security(
@@ -1081,6 +1100,23 @@ mod tests {
             keys["members"]["roles"],
             json!([EDITOR_ROLE, "qrtag_admin"])
         );
+    }
+
+    /// Issue 36: members named by hand with no qrtag role (a domain's
+    /// database kept to its brand's people) stay as they are; one qrtag
+    /// role among them and setup adds the others, as before.
+    #[test]
+    fn security_named_by_hand_without_qrtag_roles_is_kept() {
+        let brand = json!({
+            "admins": {"names": [], "roles": []},
+            "members": {"names": ["ed-b", "rd"], "roles": []}
+        });
+        assert_eq!(desired_security(&brand, &LINK_ROLES, Lock::Keep), None);
+        assert_eq!(desired_security(&brand, &KEY_ROLES, Lock::Open), None);
+        let with_one = json!({"members": {"names": ["ed-b"], "roles": [EDITOR_ROLE]}});
+        assert!(desired_security(&with_one, &LINK_ROLES, Lock::Keep).is_some());
+        let nobody = json!({"members": {"names": [], "roles": []}});
+        assert!(desired_security(&nobody, &LINK_ROLES, Lock::Keep).is_some());
     }
 
     #[test]
