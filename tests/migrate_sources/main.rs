@@ -10,6 +10,9 @@ mod dub;
 mod fake_api;
 mod kutt;
 mod shlink;
+#[path = "../support/mod.rs"]
+mod support;
+mod through_the_cli;
 
 use std::time::Duration;
 

@@ -13,8 +13,8 @@ use serde_json::{Value, json};
 use crate::fake_api::{Answer, FakeApi, query};
 use crate::{VecSink, fixture, quick, time};
 
-const KEY: &str = "shlink-key-1";
-const MANY: u64 = 10_000;
+pub const KEY: &str = "shlink-key-1";
+pub const MANY: u64 = 10_000;
 const PER_PAGE: u64 = 300;
 
 fn short_url(code: &str, domain: Option<&str>, url: &str, visits: u64, extra: Value) -> Value {
@@ -67,7 +67,7 @@ fn small_visit(date: &str, referer: &str) -> Value {
         "potentialBot": false, "visitedUrl": "", "redirectUrl": null})
 }
 
-fn shlink(target: &str, times: usize) -> Answer {
+pub fn shlink(target: &str, times: usize) -> Answer {
     let page: u64 = query(target, "page")
         .and_then(|p| p.parse().ok())
         .unwrap_or(1);
