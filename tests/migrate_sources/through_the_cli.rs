@@ -110,3 +110,65 @@ fn shlink_comes_over_through_import_from_with_every_visit_once() {
         .sum::<usize>();
     assert_eq!(logs, expected, "no visit written twice");
 }
+
+/// chhoto-url's SQLite file through `import --from chhoto`: every key
+/// answers as chhoto-url did (an expired one 404), hits kept as totals.
+#[test]
+fn a_chhoto_database_comes_over_and_its_keys_answer_as_before() {
+    let (dir, db) = support::fresh_db();
+    let file = dir.path().join("urls.sqlite");
+    let conn = rusqlite::Connection::open(&file).expect("create");
+    conn.execute_batch(
+        "CREATE TABLE urls (id INTEGER PRIMARY KEY, short_url TEXT NOT NULL,
+         long_url TEXT NOT NULL, hits INTEGER NOT NULL, expiry_time INTEGER, notes TEXT);
+         PRAGMA user_version = 4;
+         INSERT INTO urls (short_url, long_url, hits, expiry_time, notes) VALUES
+         ('UPPER12', 'https://example.com/up', 42, NULL, 'Poster, hall B'),
+         ('gone_7', 'https://example.com/gone', 0, 1577836800, NULL),
+         ('later-12chars', 'https://example.org/later', 7, 32503680000, '');",
+    )
+    .expect("rows");
+    drop(conn);
+    let import = support::qrtag_cmd(
+        &db,
+        &["import", "--from", "chhoto", file.to_str().expect("p")],
+    );
+    assert!(
+        import.status.success(),
+        "{}\n{}",
+        stdout(&import),
+        stderr(&import)
+    );
+    assert!(
+        report_of(&import).contains("  new: 3\n"),
+        "{}",
+        stdout(&import)
+    );
+
+    for (key, location) in [
+        ("UPPER12", Some("https://example.com/up")),
+        ("later-12chars", Some("https://example.org/later")),
+        ("gone_7", None),
+        ("upper12", None),
+    ] {
+        let scan = support::qrtag_cmd(&db, &["try", key]);
+        match location {
+            Some(url) => {
+                assert!(scan.status.success(), "{key}: {}", stderr(&scan));
+                assert_eq!(stdout(&scan).lines().next(), Some(url), "{key}");
+            }
+            None => assert_eq!(
+                scan.status.code(),
+                Some(1),
+                "{key} answers 404: {}",
+                stdout(&scan)
+            ),
+        }
+    }
+    let show = support::qrtag_cmd(&db, &["show", "UPPER12"]);
+    assert!(
+        stdout(&show).contains("\"imported_clicks\": 42"),
+        "{}",
+        stdout(&show)
+    );
+}
