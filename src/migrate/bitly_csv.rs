@@ -12,8 +12,7 @@
 //! with a custom link becomes one link a custom back-half (the clicks on
 //! the first), one without keys its `bit.ly` back-half under no domain.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::PathBuf;
 
 use chrono::{NaiveDate, NaiveDateTime, Utc};
@@ -185,10 +184,7 @@ impl Source for BitlyCsv {
 
     async fn read(&mut self, sink: &mut dyn Sink) -> Result<(), SourceError> {
         let place = self.path.display().to_string();
-        let file = File::open(&self.path).map_err(|error| SourceError::Io {
-            path: place.clone(),
-            error,
-        })?;
-        read_links(BufReader::new(file), &place, &mut |link| sink.link(link))
+        let file = super::source::open_file(&self.path)?;
+        read_links(file, &place, &mut |link| sink.link(link))
     }
 }

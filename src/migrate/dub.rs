@@ -14,8 +14,7 @@
 //! `@` is written with a `'` before it against spreadsheet formulas, taken
 //! off here.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::PathBuf;
 
 use chrono::{DateTime, Utc};
@@ -152,10 +151,7 @@ impl Source for DubCsv {
 
     async fn read(&mut self, sink: &mut dyn Sink) -> Result<(), SourceError> {
         let place = self.path.display().to_string();
-        let file = File::open(&self.path).map_err(|error| SourceError::Io {
-            path: place.clone(),
-            error,
-        })?;
-        read_links(BufReader::new(file), &place, &mut |link| sink.link(link))
+        let file = super::source::open_file(&self.path)?;
+        read_links(file, &place, &mut |link| sink.link(link))
     }
 }

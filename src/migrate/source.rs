@@ -89,6 +89,17 @@ pub enum SourceError {
     Sink(String),
 }
 
+/// A source's file opened for reading, buffered, or the one line that says
+/// which file could not be opened and why.
+pub fn open_file(path: &std::path::Path) -> Result<std::io::BufReader<std::fs::File>, SourceError> {
+    std::fs::File::open(path)
+        .map(|f| std::io::BufReader::with_capacity(1 << 16, f))
+        .map_err(|error| SourceError::Io {
+            path: path.display().to_string(),
+            error,
+        })
+}
+
 /// A source: a file or an API read once, in order, into a [`Sink`].
 #[async_trait::async_trait]
 pub trait Source: Send {

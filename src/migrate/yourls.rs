@@ -15,8 +15,7 @@
 //! statement, or a mysqldump file without its closing `-- Dump completed`
 //! line, is refused as truncated before the sink is told it is complete.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::BufRead;
 use std::path::PathBuf;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
@@ -62,17 +61,8 @@ impl Source for SqlDump {
 
     async fn read(&mut self, sink: &mut dyn Sink) -> Result<(), SourceError> {
         let shown = self.path.display().to_string();
-        let file = File::open(&self.path).map_err(|error| SourceError::Io {
-            path: shown.clone(),
-            error,
-        })?;
-        read_dump(
-            BufReader::with_capacity(1 << 16, file),
-            &shown,
-            &self.url_table,
-            &self.log_table,
-            sink,
-        )
+        let file = super::source::open_file(&self.path)?;
+        read_dump(file, &shown, &self.url_table, &self.log_table, sink)
     }
 }
 
@@ -99,14 +89,7 @@ impl Source for CsvExport {
     }
 
     async fn read(&mut self, sink: &mut dyn Sink) -> Result<(), SourceError> {
-        let open = |p: &PathBuf| {
-            File::open(p)
-                .map(|f| BufReader::with_capacity(1 << 16, f))
-                .map_err(|error| SourceError::Io {
-                    path: p.display().to_string(),
-                    error,
-                })
-        };
+        let open = |p: &PathBuf| super::source::open_file(p);
         let shown = self.urls.display().to_string();
         read_csv(open(&self.urls)?, &shown, &["keyword", "url"], |row| {
             sink.link(url_row(row).map_err(unplaced)?)
