@@ -47,6 +47,8 @@ pub struct Settings {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// How much of a client's address the access log keeps.
     pub client_ip_mode: crate::tracking::client_ip::ClientIpMode,
+    /// Issue 38: `--scans-to`, the access log's lines sent to ClickHouse.
+    pub scans_to: Option<crate::clickhouse::sink::SinkSettings>,
     /// How long a request may take from its first byte to its last, head
     /// and body, on the public and the admin listener.
     pub request_timeout: std::time::Duration,
@@ -164,6 +166,7 @@ impl Settings {
             workers: None,
             trusted_proxies: Vec::new(),
             client_ip_mode: crate::tracking::client_ip::ClientIpMode::Full,
+            scans_to: None,
             api: None,
             scan_index: None,
             console: None,

@@ -7,8 +7,10 @@
 pub mod client;
 pub mod load;
 pub mod row;
+pub mod rows;
 pub mod schema;
 pub mod setup;
+pub mod sink;
 pub mod url;
 
 pub use client::{ClickHouseError, Client};

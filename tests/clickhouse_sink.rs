@@ -1,0 +1,286 @@
+//! `serve --scans-to` (issue 38): the real binary's scans in a real
+//! ClickHouse 18.16 (`support/clickhouse.rs`), compared with what `qrtag
+//! stats` and `stats --load-into` make of the same access log.
+
+#[path = "support/clickhouse.rs"]
+mod clickhouse;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use clickhouse::ClickHouse;
+use support::process::ServerProcess;
+use support::promtool::promtool_check;
+use support::{qrtag_cmd, qrtag_in};
+
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+/// How long rows may take to arrive: a batch a second, and after an
+/// outage the back-off's cap (5 s) before the next attempt.
+const ARRIVAL: Duration = Duration::from_secs(40);
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// A ClickHouse with qrtag's schema in `qrtag`, and a database with the
+/// links `tag01` and `docs` (a path below it counts under it).
+async fn setup(dir: &Path) -> (ClickHouse, PathBuf) {
+    let ch = ClickHouse::start(&dir.join("ch")).await;
+    let out = qrtag_in(dir, &["setup-clickhouse", "--clickhouse", &ch.url("qrtag")]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let db = dir.join("qrtag.db");
+    for args in [
+        ["new", "https://example.com/poster", "--key", "tag01"],
+        ["new", "https://example.com/docs", "--key", "docs"],
+    ] {
+        let out = qrtag_cmd(&db, &args);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+    (ch, db)
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+async fn scan(c: &reqwest::Client, server: &ServerProcess, path: &str, ua: &str) -> u16 {
+    c.get(server.url(path))
+        .header("user-agent", ua)
+        .send()
+        .await
+        .expect("the scan is answered")
+        .status()
+        .as_u16()
+}
+
+fn log_lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+/// Waits until the access log holds `n` lines.
+async fn logged(path: &Path, n: usize) {
+    support::poll::until(Duration::from_secs(10), "the access log's lines", || {
+        std::future::ready((log_lines(path) >= n).then_some(()))
+    })
+    .await;
+}
+
+/// Waits until `scans` holds exactly `n` distinct lines.
+async fn arrived(ch: &ClickHouse, n: usize) {
+    let want = format!("{n}\n");
+    let mut last = String::new();
+    let deadline = Instant::now() + ARRIVAL;
+    loop {
+        last = ch
+            .query("SELECT count() FROM qrtag.scans FINAL")
+            .await
+            .unwrap_or(last);
+        if last == want {
+            return;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{n} rows not in ClickHouse within {ARRIVAL:?}: {last}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// Per link, ClickHouse's `link_days` says what `qrtag stats` says of the logs.
+async fn counts_equal_stats(ch: &ClickHouse, db: &Path, logs: &[&Path]) {
+    let mut args = vec!["stats", "--format", "json"];
+    args.extend(logs.iter().map(|p| p.to_str().unwrap()));
+    let out = qrtag_cmd(db, &args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let keys = report["keys"].as_array().expect("keys");
+    assert!(!keys.is_empty(), "{report}");
+    for entry in keys {
+        let key = entry["key"].as_str().unwrap();
+        let got = ch
+            .must(&format!(
+                "SELECT uniqExactMerge(requests), uniqExactIfMerge(scans), uniqExactIfMerge(bots), \
+                 uniqExactIfMerge(scanners) FROM qrtag.link_days WHERE link = '{key}' FORMAT TSV"
+            ))
+            .await;
+        let want = format!(
+            "{}\t{}\t{}\t{}\n",
+            entry["requests"], entry["scans"], entry["bot"], entry["unique_scanners"]
+        );
+        assert_eq!(got, want, "{key}: {entry}");
+    }
+}
+
+async fn admin_text(server: &ServerProcess, path: &str) -> (u16, String) {
+    let r = reqwest::get(server.admin_url(path))
+        .await
+        .expect("admin answers");
+    (r.status().as_u16(), r.text().await.expect("body"))
+}
+
+fn metric(exposition: &str, name: &str) -> u64 {
+    exposition
+        .lines()
+        .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.trim().parse().ok())
+        .unwrap_or_else(|| panic!("{name} not in\n{exposition}"))
+}
+
+/// Scans through `serve --scans-to` arrive as the rows `stats --load-into`
+/// makes of the same log (a load afterwards adds no row), before and
+/// after a rotation, with the derived fields and the truncated address,
+/// and per link ClickHouse counts what `qrtag stats` counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn scans_arrive_as_the_rows_a_load_of_the_log_makes() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (ch, db) = setup(dir.path()).await;
+    let url = ch.url("qrtag");
+    let server = ServerProcess::spawn(
+        &db,
+        &[
+            "--scans-to",
+            &url,
+            "--node-name",
+            "edge-1",
+            "--client-ip",
+            "truncated",
+        ],
+        &[],
+        false,
+    )
+    .await;
+    let log = dir.path().join("access.log");
+    let c = client();
+    assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);
+    assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);
+    assert_eq!(scan(&c, &server, "/docs/api?x=1", IPHONE).await, 302);
+    assert_eq!(scan(&c, &server, "/tag01", GOOGLEBOT).await, 302);
+    assert_eq!(scan(&c, &server, "/nope1", IPHONE).await, 404);
+    logged(&log, 5).await;
+    arrived(&ch, 5).await;
+
+    // logrotate: renamed, then SIGHUP; the new file names itself.
+    let rotated = dir.path().join("access.log.1");
+    std::fs::rename(&log, &rotated).unwrap();
+    server.signal("HUP");
+    support::poll::until(Duration::from_secs(10), "the new log", || {
+        std::future::ready(log.exists().then_some(()))
+    })
+    .await;
+    assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);
+    assert_eq!(scan(&c, &server, "/docs", IPHONE).await, 302);
+    logged(&log, 2).await;
+    let lines = log_lines(&rotated) + log_lines(&log);
+    assert_eq!(lines, 7);
+    arrived(&ch, lines).await;
+
+    let row = ch
+        .must(
+            "SELECT node, device, os, browser, client_ip, link, scan FROM qrtag.scans FINAL \
+             WHERE target = '/docs/api?x=1' FORMAT TSV",
+        )
+        .await;
+    assert_eq!(
+        row, "edge-1\tphone\tiOS 17\tMobile Safari\t127.0.0.0\tdocs\t1\n",
+        "derived as a load derives, the address as the log keeps it"
+    );
+    let files = ch
+        .must("SELECT uniqExact(log_id), min(line_offset) FROM qrtag.scans FORMAT TSV")
+        .await;
+    assert_eq!(files, "2\t0\n", "two files, each from its first byte");
+
+    // The same lines loaded from the logs are the same rows: nothing added.
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "stats",
+            "--load-into",
+            &url,
+            "--node-name",
+            "edge-1",
+            rotated.to_str().unwrap(),
+            log.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        ch.must("SELECT count() FROM qrtag.scans FINAL").await,
+        format!("{lines}\n"),
+        "a load of the same log adds no row"
+    );
+    counts_equal_stats(&ch, &db, &[&rotated, &log]).await;
+
+    let (status, metrics) = admin_text(&server, "/metrics").await;
+    assert_eq!(status, 200);
+    promtool_check(&metrics);
+    assert_eq!(metric(&metrics, "qrtag_scan_sink_rows_sent_total"), 7);
+    assert_eq!(metric(&metrics, "qrtag_scan_sink_rows_dropped_total"), 0);
+    assert_eq!(metric(&metrics, "qrtag_scan_sink_rows_waiting"), 0);
+    let (status, ready) = admin_text(&server, "/readyz").await;
+    assert_eq!(status, 200, "{ready}");
+    assert!(ready.starts_with("ready:"), "{ready}");
+    assert!(
+        ready.contains("7 rows sent, 0 waiting (queue 100000), 0 dropped"),
+        "{ready}"
+    );
+    server.stop().await;
+}
+
+/// What the operator must change stops the start in one line, exit 2:
+/// not a URL, refused credentials, no schema.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_that_cannot_work_stops_the_start_in_one_line() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (ch, db) = setup(dir.path()).await;
+    let wrong_password = format!(
+        "clickhouse://qrtag:hunter2@127.0.0.1:{}/qrtag",
+        ch.http_port
+    );
+    for (url, said) in [
+        ("ch.internal:8123".to_owned(), "scheme"),
+        (wrong_password, "refused the user"),
+        (ch.url("empty"), "run qrtag setup-clickhouse first"),
+    ] {
+        let out = qrtag_cmd(
+            &db,
+            &[
+                "serve",
+                "--access-log",
+                dir.path().join("access.log").to_str().unwrap(),
+                "--listen",
+                "127.0.0.1:0",
+                "--admin-listen",
+                "127.0.0.1:0",
+                "--scans-to",
+                &url,
+            ],
+        );
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{url}: {err}");
+        assert!(err.contains(said), "{url}: {err}");
+        assert!(!err.contains("hunter2"), "{err}");
+        assert_eq!(
+            err.lines()
+                .filter(|l| l.starts_with("qrtag:") || l.starts_with("error"))
+                .count(),
+            1,
+            "{err}"
+        );
+    }
+}
