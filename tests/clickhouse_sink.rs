@@ -239,6 +239,178 @@ async fn scans_arrive_as_the_rows_a_load_of_the_log_makes() {
     server.stop().await;
 }
 
+/// ClickHouse killed while scans flow, and started again on the same
+/// ports and data: every scan answered 302 and no slower than before, and
+/// every line arrives once it is back, none twice.
+///
+/// Stopped for [`OUTAGE`], not the 30 s: by then the sink's
+/// back-off has reached its cap (0.25 + 0.5 + 1 + 2 + 4 s, then 5 s a
+/// try), which is the state it stays in for any longer outage; a longer
+/// one only queues more rows, which the queue test covers.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn clickhouse_away_while_scans_flow_slows_no_scan_and_loses_no_row() {
+    const OUTAGE: Duration = Duration::from_secs(12);
+    const PHASE: Duration = Duration::from_secs(3);
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (mut ch, db) = setup(dir.path()).await;
+    let url = ch.url("qrtag");
+    let server = ServerProcess::spawn(
+        &db,
+        &["--scans-to", &url, "--node-name", "edge-1"],
+        &[],
+        false,
+    )
+    .await;
+    let c = client();
+    // Warm: the first scan compiles nothing on the request path, but
+    // connections and caches settle.
+    for _ in 0..5 {
+        assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);
+    }
+
+    /// Scans for `d`, each timed; every one must be a 302.
+    async fn scans_for(c: &reqwest::Client, server: &ServerProcess, d: Duration) -> Vec<Duration> {
+        let end = Instant::now() + d;
+        let mut times = Vec::new();
+        let mut i = 0u32;
+        while Instant::now() < end {
+            let path = if i.is_multiple_of(3) {
+                "/docs/x"
+            } else {
+                "/tag01"
+            };
+            let started = Instant::now();
+            assert_eq!(scan(c, server, path, IPHONE).await, 302, "scan {i}");
+            times.push(started.elapsed());
+            i += 1;
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        times
+    }
+    fn p95(mut t: Vec<Duration>) -> Duration {
+        t.sort_unstable();
+        t[(t.len() * 95 / 100).min(t.len() - 1)]
+    }
+
+    let before = scans_for(&c, &server, PHASE).await;
+    ch.stop();
+    let during = scans_for(&c, &server, OUTAGE).await;
+    ch.resume().await;
+    let after = scans_for(&c, &server, Duration::from_secs(1)).await;
+    let (p_before, p_during) = (p95(before.clone()), p95(during.clone()));
+    assert!(
+        p_during <= p_before * 5 + Duration::from_millis(20),
+        "p95 {p_during:?} while ClickHouse was away, {p_before:?} before"
+    );
+
+    let log = dir.path().join("access.log");
+    let lines = 5 + before.len() + during.len() + after.len();
+    logged(&log, lines).await;
+    assert_eq!(log_lines(&log), lines);
+    arrived(&ch, lines).await;
+    assert_eq!(
+        ch.must("SELECT uniqExact(node, log_id, line_offset) FROM qrtag.scans FORMAT TSV")
+            .await,
+        format!("{lines}\n"),
+        "one identity a line"
+    );
+    counts_equal_stats(&ch, &db, &[&log]).await;
+    let (_, metrics) = admin_text(&server, "/metrics").await;
+    assert_eq!(metric(&metrics, "qrtag_scan_sink_rows_dropped_total"), 0);
+    assert_eq!(metric(&metrics, "qrtag_scan_sink_failing"), 0);
+    eprintln!("{lines} scans; p95 {p_before:?} before, {p_during:?} during a {OUTAGE:?} outage");
+    server.stop().await;
+}
+
+/// A queue of 5 rows, ClickHouse away from the start: `serve` serves
+/// anyway, keeps 5 lines, counts the rest as dropped on `/metrics` and
+/// `/readyz` (still ready), sends the 5 once ClickHouse is back, and
+/// `stats --load-into` of the log then makes the counts the log's.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_full_queue_counts_its_drops_and_a_load_fills_them_in() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (mut ch, db) = setup(dir.path()).await;
+    let url = ch.url("qrtag");
+    ch.stop();
+    let server = ServerProcess::spawn(
+        &db,
+        &[
+            "--scans-to",
+            &url,
+            "--node-name",
+            "edge-1",
+            "--scans-queue",
+            "5",
+        ],
+        &[],
+        false,
+    )
+    .await;
+    assert!(
+        server
+            .stderr()
+            .contains("ClickHouse cannot be reached; serving anyway"),
+        "{}",
+        server.stderr()
+    );
+    let c = client();
+    for i in 0..20u32 {
+        let path = if i.is_multiple_of(4) {
+            "/docs/a"
+        } else {
+            "/tag01"
+        };
+        assert_eq!(scan(&c, &server, path, IPHONE).await, 302);
+    }
+    let log = dir.path().join("access.log");
+    logged(&log, 20).await;
+    let metrics = support::poll::until(Duration::from_secs(10), "15 drops counted", || async {
+        let (_, m) = admin_text(&server, "/metrics").await;
+        (metric(&m, "qrtag_scan_sink_rows_dropped_total") == 15).then_some(m)
+    })
+    .await;
+    promtool_check(&metrics);
+    assert_eq!(metric(&metrics, "qrtag_scan_sink_rows_waiting"), 5);
+    let (status, ready) = admin_text(&server, "/readyz").await;
+    assert_eq!(status, 200, "{ready}");
+    assert!(
+        ready.starts_with("ready:"),
+        "a sink keeps the node ready: {ready}"
+    );
+    assert!(
+        ready.contains(
+            "warning: 15 scans dropped for ClickHouse: its queue (--scans-queue 5) was full"
+        ),
+        "{ready}"
+    );
+
+    ch.resume().await;
+    arrived(&ch, 5).await;
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "stats",
+            "--load-into",
+            &url,
+            "--node-name",
+            "edge-1",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    arrived(&ch, 20).await;
+    counts_equal_stats(&ch, &db, &[&log]).await;
+    server.stop().await;
+}
+
 /// What the operator must change stops the start in one line, exit 2:
 /// not a URL, refused credentials, no schema.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
