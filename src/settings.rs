@@ -49,6 +49,8 @@ pub struct Settings {
     pub client_ip_mode: crate::tracking::client_ip::ClientIpMode,
     /// Issue 38: `--scans-to`, the access log's lines sent to ClickHouse.
     pub scans_to: Option<crate::clickhouse::sink::SinkSettings>,
+    /// Issue 38: `--scans-from`, where the REST API reads a link's scans.
+    pub scans_from: Option<crate::clickhouse::ClickHouseUrl>,
     /// How long a request may take from its first byte to its last, head
     /// and body, on the public and the admin listener.
     pub request_timeout: std::time::Duration,
@@ -167,6 +169,7 @@ impl Settings {
             trusted_proxies: Vec::new(),
             client_ip_mode: crate::tracking::client_ip::ClientIpMode::Full,
             scans_to: None,
+            scans_from: None,
             api: None,
             scan_index: None,
             console: None,

@@ -456,3 +456,143 @@ async fn a_sink_that_cannot_work_stops_the_start_in_one_line() {
         );
     }
 }
+
+/// The API listener's address from the server's `listening` line.
+async fn api_addr(server: &ServerProcess) -> String {
+    support::poll::until(Duration::from_secs(10), "the api= address", || {
+        std::future::ready(server.stderr().lines().find_map(|l| {
+            l.split(' ')
+                .find_map(|w| w.strip_prefix("api="))
+                .map(str::to_owned)
+        }))
+    })
+    .await
+}
+
+/// `/api/v1/links/KEY/scans` with `key` as the bearer, once it answers 200.
+async fn link_scans(api: &str, token: &str, key: &str) -> serde_json::Value {
+    let url = format!("http://{api}/api/v1/links/{key}/scans?since=2020-01-01");
+    support::poll::until(Duration::from_secs(20), "the link's scans", || async {
+        let r = client().get(&url).bearer_auth(token).send().await.ok()?;
+        if r.status() != 200 {
+            return None;
+        }
+        r.json::<serde_json::Value>().await.ok()
+    })
+    .await
+}
+
+/// `--scans-from`: a link's scans through the REST API answered from
+/// ClickHouse are the embedded index's numbers over the same traffic,
+/// both asked in one run (a server with the index and `--scans-to`, and
+/// one reading ClickHouse).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_rest_api_answers_a_links_scans_from_clickhouse_as_the_index_does() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (ch, db) = setup(dir.path()).await;
+    let url = ch.url("qrtag");
+    let out = qrtag_cmd(
+        &db,
+        &["api-key", "create", "--name", "t", "--scope", "read"],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let token = text(&out.stdout).trim().to_owned();
+    let index = dir.path().join("scan-index");
+    let counted = ServerProcess::spawn(
+        &db,
+        &[
+            "--scans-to",
+            &url,
+            "--scan-index-file",
+            index.to_str().unwrap(),
+            "--api-listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+        false,
+    )
+    .await;
+    let c = client();
+    let first = c
+        .get(counted.url("/tag01"))
+        .header("user-agent", IPHONE)
+        .send()
+        .await
+        .expect("scan");
+    let cookie = first
+        .headers()
+        .get("set-cookie")
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(str::to_owned)
+        .expect("a tracking cookie");
+    for _ in 0..2 {
+        let r = c
+            .get(counted.url("/tag01"))
+            .header("user-agent", IPHONE)
+            .header("cookie", &cookie)
+            .send()
+            .await
+            .expect("scan");
+        assert_eq!(r.status(), 302);
+    }
+    assert_eq!(scan(&c, &counted, "/tag01", IPHONE).await, 302);
+    assert_eq!(scan(&c, &counted, "/tag01", GOOGLEBOT).await, 302);
+    let head = c
+        .head(counted.url("/tag01"))
+        .header("user-agent", IPHONE)
+        .send()
+        .await
+        .expect("HEAD");
+    assert_eq!(head.status(), 302);
+    let log = dir.path().join("access.log");
+    logged(&log, 6).await;
+    arrived(&ch, 6).await;
+    let from_index = link_scans(&api_addr(&counted).await, &token, "tag01").await;
+
+    let from_clickhouse = ServerProcess::spawn(
+        &db,
+        &[
+            "--scans-from",
+            &url,
+            "--access-log",
+            dir.path().join("other.log").to_str().unwrap(),
+            "--no-snapshot-file",
+            "--api-listen",
+            "127.0.0.1:0",
+        ],
+        &[],
+        false,
+    )
+    .await;
+    let answered = link_scans(&api_addr(&from_clickhouse).await, &token, "tag01").await;
+    for field in [
+        "scans",
+        "unique_scanners",
+        "head",
+        "bots",
+        "not_found",
+        "in_range",
+        "daily",
+    ] {
+        assert_eq!(
+            answered[field], from_index[field],
+            "{field}: ClickHouse {answered}, index {from_index}"
+        );
+    }
+    assert_eq!(
+        (
+            &from_index["scans"],
+            &from_index["unique_scanners"],
+            &from_index["head"],
+            &from_index["bots"]
+        ),
+        (&4.into(), &2.into(), &1.into(), &1.into()),
+        "{from_index}"
+    );
+    from_clickhouse.stop().await;
+    counted.stop().await;
+}

@@ -955,6 +955,20 @@ pub struct ServeArgs {
         value_name = "URL"
     )]
     pub console_url: Option<url::Url>,
+    // Issue 38.
+    /// Answer the REST API's scans of one link (/api/v1/links/KEY/scans)
+    /// from ClickHouse (the URL as --scans-to's) instead of the scan index:
+    /// scans, unique scanners, HEAD requests, bots, 404s and scans a day.
+    /// Its breakdowns and destinations are not read from ClickHouse yet
+    /// (null and empty).
+    #[arg(
+        help_heading = "Console",
+        long,
+        env = "QRTAG_SCANS_FROM",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub scans_from: Option<crate::clickhouse::ClickHouseUrl>,
     #[command(flatten)]
     pub didcomm: DidcommIdentityArgs,
     #[command(flatten)]
@@ -1745,6 +1759,7 @@ impl Cli {
             trusted_proxies: args.trusted_proxies.clone(),
             client_ip_mode: args.client_ip,
             // Issue 38.
+            scans_from: args.scans_from.clone(),
             scans_to: args
                 .scans_to
                 .clone()

@@ -6,6 +6,7 @@
 
 pub mod client;
 pub mod load;
+pub mod read;
 pub mod row;
 pub mod rows;
 pub mod schema;

@@ -98,17 +98,25 @@ impl SinkReport {
 
 /// The start found the schema wrong, or the user refused: one line, exit 2.
 #[derive(Debug, thiserror::Error)]
-#[error("--scans-to: {0}")]
-pub struct SinkRefused(#[source] pub SetupError);
+#[error("{option}: {cause}")]
+pub struct SinkRefused {
+    /// `--scans-to` or `--scans-from`.
+    pub option: &'static str,
+    #[source]
+    pub cause: SetupError,
+}
 
-/// Asks the server whether it takes this qrtag's rows: `Ok(None)` when
-/// it does, `Ok(Some(error))` when it cannot be reached (serve anyway),
-/// `Err` when the operator must change something.
-pub async fn check_at_start(url: &ClickHouseUrl) -> Result<Option<SetupError>, SinkRefused> {
+/// Asks the server whether it holds this qrtag's schema, for `option`:
+/// `Ok(None)` when it does, `Ok(Some(error))` when it cannot be reached
+/// (serve anyway), `Err` when the operator must change something.
+pub async fn check_at_start(
+    url: &ClickHouseUrl,
+    option: &'static str,
+) -> Result<Option<SetupError>, SinkRefused> {
     let client = Client::new(url.clone(), SEND_TIMEOUT);
     match setup::check_schema(&client).await {
         Ok(()) => Ok(None),
-        Err(e) if e.is_usage() => Err(SinkRefused(e)),
+        Err(cause) if cause.is_usage() => Err(SinkRefused { option, cause }),
         Err(e) => Ok(Some(e)),
     }
 }

@@ -525,6 +525,18 @@ fn rest_states(
                 order: Arc::clone(&domain.order),
                 scans: Arc::clone(&domain.scans),
                 rule_capabilities: settings.rule_capabilities(),
+                // Issue 38: the default domain's scans only (ClickHouse
+                // has no domain column yet).
+                scans_from: settings
+                    .scans_from
+                    .as_ref()
+                    .filter(|_| domain.host == settings.domains.default_host)
+                    .map(|url| {
+                        crate::clickhouse::Client::new(
+                            url.clone(),
+                            crate::clickhouse::sink::SEND_TIMEOUT,
+                        )
+                    }),
             })
         })
         .collect();
@@ -1004,11 +1016,20 @@ impl Application {
         // Issue 38: a ClickHouse that refuses the user or lacks qrtag's
         // schema stops the start; one that is away is retried.
         if let Some(sink) = &settings.scans_to
-            && let Some(away) = crate::clickhouse::sink::check_at_start(&sink.url).await?
+            && let Some(away) =
+                crate::clickhouse::sink::check_at_start(&sink.url, "--scans-to").await?
         {
             tracing::warn!(
                 error = %away,
                 "--scans-to: ClickHouse cannot be reached; serving anyway, scans wait in the queue and are retried"
+            );
+        }
+        if let Some(url) = &settings.scans_from
+            && let Some(away) = crate::clickhouse::sink::check_at_start(url, "--scans-from").await?
+        {
+            tracing::warn!(
+                error = %away,
+                "--scans-from: ClickHouse cannot be reached; serving anyway, the scans it answers are 503 until it is"
             );
         }
         let snapshot = Snapshot::new();
