@@ -806,7 +806,8 @@ pub struct ServeArgs {
     )]
     pub scans_to: Option<crate::clickhouse::ClickHouseUrl>,
     /// With --scans-to: the rows that may wait for ClickHouse (queued or
-    /// being retried); later lines are dropped until there is room.
+    /// being retried), and 1 KiB of log lines a row; later lines are
+    /// dropped until there is room.
     #[arg(
         help_heading = "Access log",
         long,

@@ -35,6 +35,12 @@ use crate::stats::dimensions::place::GeoDb;
 /// Rows the queue holds by default: some 100 seconds of 1,000 scans a
 /// second while ClickHouse is away, each row waiting as its log line.
 pub const DEFAULT_QUEUE_ROWS: usize = 100_000;
+/// Bytes of log lines the queue holds at most, a row: a line from a
+/// phone's browser is about 270 to 330 bytes, but a line may hold four
+/// fields of 8 KiB, so the rows alone would not bound the memory.
+pub const BYTES_PER_ROW: usize = 1024;
+/// Bytes of lines one batch takes at most (its JSON is about twice that).
+pub const BATCH_BYTES: usize = 8 << 20;
 /// The longest a row waits before it is sent when ClickHouse is there.
 pub const BATCH_INTERVAL: Duration = Duration::from_secs(1);
 /// The first pause after a failed send; doubled after each failure.
@@ -134,11 +140,30 @@ struct Queue {
     queued: usize,
     /// Lines taken into a batch not yet accepted.
     in_flight: usize,
+    /// Bytes of both.
+    bytes: usize,
+}
+
+/// The whole lines at the start of `lines` that fit in `rows` and
+/// `bytes` (pure): how many, and their length.
+fn fitting(lines: &[u8], rows: usize, bytes: usize) -> (usize, usize) {
+    let mut n = 0;
+    let mut len = 0;
+    for newline in memchr::memchr_iter(b'\n', lines) {
+        if n == rows || newline + 1 > bytes {
+            break;
+        }
+        n += 1;
+        len = newline + 1;
+    }
+    (n, len)
 }
 
 struct Shared {
     queue: Mutex<Queue>,
     capacity: usize,
+    /// Bytes of lines waiting at most: [`BYTES_PER_ROW`] a row.
+    capacity_bytes: usize,
     /// The sender waits here for a full batch or the stop.
     wake: tokio::sync::Notify,
     stop: AtomicBool,
@@ -162,22 +187,17 @@ impl LineTap for Shared {
         let lines = memchr::memchr_iter(b'\n', landed.lines).count();
         let log_id = row::log_id(landed.first_line);
         let mut q = lock(&self.queue);
-        let room = self.capacity.saturating_sub(q.queued + q.in_flight);
-        let taken = lines.min(room);
+        let rows = self.capacity.saturating_sub(q.queued + q.in_flight);
+        let bytes = self.capacity_bytes.saturating_sub(q.bytes);
+        let (taken, len) = fitting(landed.lines, rows, bytes);
         if taken > 0 {
-            let len = if taken == lines {
-                landed.lines.len()
-            } else {
-                memchr::memchr_iter(b'\n', landed.lines)
-                    .nth(taken - 1)
-                    .map_or(0, |i| i + 1)
-            };
             q.chunks.push_back(Chunk {
                 log_id,
                 offset: landed.offset,
                 lines: landed.lines[..len].to_vec(),
             });
             q.queued += taken;
+            q.bytes += len;
         }
         let full_batch = q.queued >= BATCH_ROWS;
         drop(q);
@@ -200,42 +220,49 @@ impl Shared {
         self.stop.load(Relaxed)
     }
 
-    /// Up to [`BATCH_ROWS`] lines out of the queue, as (log id, offset,
-    /// line) pieces, counted as in flight.
-    fn take(&self) -> (Vec<Chunk>, usize) {
+    /// Up to [`BATCH_ROWS`] lines and [`BATCH_BYTES`] out of the queue
+    /// (one line at least), as (log id, offset, lines) pieces, counted as
+    /// in flight: the pieces, their lines and their bytes.
+    fn take(&self) -> (Vec<Chunk>, usize, usize) {
         let mut q = lock(&self.queue);
         let mut taken = Vec::new();
-        let mut n = 0;
+        let (mut n, mut bytes) = (0, 0);
         while n < BATCH_ROWS {
             let Some(mut chunk) = q.chunks.pop_front() else {
                 break;
             };
-            let lines = memchr::memchr_iter(b'\n', &chunk.lines).count();
-            if n + lines > BATCH_ROWS {
-                let keep = BATCH_ROWS - n;
-                let cut = memchr::memchr_iter(b'\n', &chunk.lines)
-                    .nth(keep - 1)
-                    .map_or(0, |i| i + 1);
+            let budget = if n == 0 {
+                BATCH_BYTES.max(memchr::memchr(b'\n', &chunk.lines).map_or(0, |i| i + 1))
+            } else {
+                BATCH_BYTES - bytes
+            };
+            let (rows, len) = fitting(&chunk.lines, BATCH_ROWS - n, budget);
+            if len < chunk.lines.len() {
                 let rest = Chunk {
                     log_id: chunk.log_id,
-                    offset: chunk.offset + cut as u64,
-                    lines: chunk.lines.split_off(cut),
+                    offset: chunk.offset + len as u64,
+                    lines: chunk.lines.split_off(len),
                 };
                 q.chunks.push_front(rest);
-                n += keep;
+            }
+            n += rows;
+            bytes += len;
+            if rows > 0 {
                 taken.push(chunk);
+            }
+            if len == 0 || n == BATCH_ROWS || bytes >= BATCH_BYTES {
                 break;
             }
-            n += lines;
-            taken.push(chunk);
         }
         q.queued -= n;
         q.in_flight += n;
-        (taken, n)
+        (taken, n, bytes)
     }
 
-    fn done(&self, lines: usize) {
-        lock(&self.queue).in_flight -= lines;
+    fn done(&self, lines: usize, bytes: usize) {
+        let mut q = lock(&self.queue);
+        q.in_flight -= lines;
+        q.bytes -= bytes;
     }
 
     fn report(&self) -> SinkReport {
@@ -279,6 +306,7 @@ impl ScanSink {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
             capacity: settings.queue_rows.max(1),
+            capacity_bytes: settings.queue_rows.max(1).saturating_mul(BYTES_PER_ROW),
             wake: tokio::sync::Notify::new(),
             stop: AtomicBool::new(false),
             stopped: tokio::sync::Notify::new(),
@@ -398,12 +426,12 @@ impl Sender {
             }
             let stopping = self.shared.stopping();
             loop {
-                let (chunks, lines) = self.shared.take();
+                let (chunks, lines, bytes) = self.shared.take();
                 if lines == 0 {
                     break;
                 }
                 let (body, rows) = self.rows(&chunks);
-                if !self.send(body, rows, lines, stopping).await {
+                if !self.send(body, rows, (lines, bytes), stopping).await {
                     return;
                 }
                 if !stopping && self.shared.waiting() < BATCH_ROWS {
@@ -437,15 +465,22 @@ impl Sender {
 
     /// Sends one batch until it is accepted; while stopping, once. False
     /// when the sender is to end (stopping and the send failed).
-    async fn send(&mut self, body: Vec<u8>, rows: u64, lines: usize, stopping: bool) -> bool {
+    /// `taken` is the lines and bytes the batch holds of the queue.
+    async fn send(
+        &mut self,
+        body: Vec<u8>,
+        rows: u64,
+        taken: (usize, usize),
+        stopping: bool,
+    ) -> bool {
         loop {
             if rows == 0 {
-                self.shared.done(lines);
+                self.shared.done(taken.0, taken.1);
                 return true;
             }
             match self.client.insert_json_rows("scans", body.clone()).await {
                 Ok(()) => {
-                    self.shared.done(lines);
+                    self.shared.done(taken.0, taken.1);
                     self.shared.sent.fetch_add(rows, Relaxed);
                     self.backoff = FIRST_BACKOFF;
                     if self.shared.failing.swap(false, Relaxed) {
@@ -512,6 +547,7 @@ mod tests {
         Shared {
             queue: Mutex::new(Queue::default()),
             capacity,
+            capacity_bytes: capacity * BYTES_PER_ROW,
             wake: tokio::sync::Notify::new(),
             stop: AtomicBool::new(false),
             stopped: tokio::sync::Notify::new(),
@@ -536,7 +572,8 @@ mod tests {
         s.landed(landed(4, b"c\nd\ne\n"));
         assert_eq!(s.waiting(), 3);
         assert_eq!(s.dropped.load(Relaxed), 2);
-        let (chunks, n) = s.take();
+        let (chunks, n, bytes) = s.take();
+        assert_eq!(bytes, 6);
         assert_eq!(n, 3);
         assert_eq!(s.waiting(), 3, "in flight still counts");
         let pieces: Vec<(u64, &[u8])> = chunks
@@ -551,8 +588,25 @@ mod tests {
             3,
             "a batch being retried keeps its room"
         );
-        s.done(n);
+        s.done(n, bytes);
         assert_eq!(s.waiting(), 0);
+    }
+
+    #[test]
+    fn long_lines_are_bounded_by_their_bytes_too() {
+        let mut s = shared(10);
+        s.capacity_bytes = 10;
+        let lines: &'static [u8] = b"aaaa\nbbbb\ncccc\n";
+        s.landed(Landed {
+            first_line: b"aaaa\n",
+            offset: 0,
+            lines,
+        });
+        assert_eq!(s.waiting(), 2, "two lines of five bytes fill ten");
+        assert_eq!(s.dropped.load(Relaxed), 1);
+        assert_eq!(fitting(b"ab\ncd\n", 5, 4), (1, 3));
+        assert_eq!(fitting(b"ab\ncd\n", 1, 100), (1, 3));
+        assert_eq!(fitting(b"ab\ncd\n", 0, 100), (0, 0));
     }
 
     #[test]
@@ -565,9 +619,9 @@ mod tests {
             offset: 100,
             lines,
         });
-        let (_, n) = s.take();
+        let (_, n, _) = s.take();
         assert_eq!(n, BATCH_ROWS);
-        let (rest, m) = s.take();
+        let (rest, m, _) = s.take();
         assert_eq!(m, 2);
         assert_eq!(rest[0].offset, 100 + 3 * BATCH_ROWS as u64);
     }
