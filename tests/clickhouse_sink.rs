@@ -237,6 +237,41 @@ async fn scans_arrive_as_the_rows_a_load_of_the_log_makes() {
         "{ready}"
     );
     server.stop().await;
+
+    // A restart appends to the log it finds: its lines keep that file's
+    // name (its first line, read back) and continue its offsets.
+    let args = [
+        "--scans-to",
+        url.as_str(),
+        "--node-name",
+        "edge-1",
+        "--client-ip",
+        "truncated",
+    ];
+    let server = ServerProcess::spawn(&db, &args, &[], false).await;
+    assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);
+    logged(&log, 3).await;
+    arrived(&ch, lines + 1).await;
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "stats",
+            "--load-into",
+            &url,
+            "--node-name",
+            "edge-1",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        ch.must("SELECT count() FROM qrtag.scans FINAL").await,
+        format!("{}\n", lines + 1),
+        "the restarted server's row is the one a load makes"
+    );
+    server.stop().await;
 }
 
 /// ClickHouse killed while scans flow, and started again on the same
