@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use clap::Args;
 
+use crate::clickhouse::schema::{ClusterName, Layout};
 use crate::clickhouse::setup::{self, SetupReport};
 use crate::clickhouse::{ClickHouseUrl, Client};
 use crate::values::usage::UsageError;
@@ -23,21 +24,37 @@ pub struct SetupClickhouseArgs {
     /// setup says so.
     #[arg(long, value_name = "DAYS", value_parser = clap::value_parser!(u32).range(1..))]
     pub retention_days: Option<u32>,
+    /// Make the schema on every node of this cluster (as the servers'
+    /// `remote_servers` name it; ZooKeeper and each node's `shard` and
+    /// `replica` macros configured): `Replicated*` tables behind
+    /// `Distributed` ones, each statement `ON CLUSTER`. Without it, on the
+    /// one server the URL names.
+    #[arg(long, value_name = "NAME")]
+    pub cluster: Option<ClusterName>,
 }
 
 pub async fn run(args: &SetupClickhouseArgs) -> anyhow::Result<ExitCode> {
     let client = Client::new(args.clickhouse.clone(), Duration::from_secs(30));
-    let report = match setup::setup(&client, args.retention_days).await {
+    let layout = match &args.cluster {
+        Some(name) => Layout::Cluster(name.clone()),
+        None => Layout::Single,
+    };
+    let report = match setup::setup(&client, args.retention_days, &layout).await {
         Ok(r) => r,
         Err(e) if e.is_usage() => return Err(UsageError(e.to_string()).into()),
         Err(e) => return Err(e.into()),
     };
-    print_report(&args.clickhouse, &report);
+    print_report(&args.clickhouse, &layout, &report);
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_report(url: &ClickHouseUrl, r: &SetupReport) {
-    println!("ClickHouse {} at {}", r.release, url);
+fn print_report(url: &ClickHouseUrl, layout: &Layout, r: &SetupReport) {
+    println!(
+        "ClickHouse {} at {} ({})",
+        r.release,
+        url,
+        layout.describe()
+    );
     match r.before {
         None => println!("schema version {}: created", r.after),
         Some(v) if v == r.after => println!("schema version {}: already current", r.after),

@@ -78,6 +78,11 @@ impl Client {
             }
             if body.is_some() {
                 q.append_pair("query", sql);
+                // Into a cluster's `Distributed` table, answered once the
+                // shards hold the rows, not once the node we speak to has
+                // queued them: a row counted as sent is stored (a setting
+                // other tables ignore).
+                q.append_pair("insert_distributed_sync", "1");
             }
         }
         let shown = self.url.to_string();

@@ -16,6 +16,19 @@
 //! `SummingMergeTree` would; a `SummingMergeTree` would count every
 //! duplicate the materialized view sees before the replacing merge.
 //!
+//! On a cluster ([`Layout::Cluster`], issue 38) the same two tables are
+//! `Distributed` ones over `scans_local` and `link_days_local`, which are
+//! `Replicated*` and made `ON CLUSTER` (so ZooKeeper is needed, as for any
+//! replicated ClickHouse). Rows are spread by the line's identity hash, so
+//! a row sent twice lands on the shard that holds the first, where the
+//! replacing merge and the `uniqExact` states see both; the materialized
+//! view runs on each shard over what that shard receives, and the
+//! `Distributed` `link_days` merges the shards' states when read. Loading
+//! and reading name `scans` and `link_days` either way, so nothing past
+//! setup knows which layout it talks to. `schema_version` is replicated
+//! to every node of the cluster (one ZooKeeper path, not one a shard), so
+//! any node answers the version.
+//!
 //! Not used, because 18.16 lacks or fences them: `LowCardinality` (behind
 //! `allow_experimental_low_cardinality_type`), `DateTime64` (20.1), table
 //! `TTL` (19.6: emitted only by [`ttl_clause`] for a server that has it).
@@ -70,7 +83,66 @@ pub const TABLES: &[(&str, &[(&str, &str)])] = &[
     ("schema_version", VERSION_COLUMNS),
     ("scans", SCANS_COLUMNS),
     ("link_days", LINK_DAYS_COLUMNS),
+    ("scans_local", SCANS_COLUMNS),
+    ("link_days_local", LINK_DAYS_COLUMNS),
 ];
+
+/// One server, or a cluster named in the servers' `remote_servers`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Layout {
+    Single,
+    Cluster(ClusterName),
+}
+
+/// A cluster's name as `remote_servers` spells it: an identifier, since it
+/// is written into statements unquoted (`ON CLUSTER name`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClusterName(String);
+
+impl ClusterName {
+    pub fn parse(text: &str) -> Result<ClusterName, String> {
+        let mut chars = text.chars();
+        let first_ok = chars
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_');
+        if first_ok && text.len() <= 64 && chars.all(|c| c.is_ascii_alphanumeric() || c == '_') {
+            Ok(ClusterName(text.to_owned()))
+        } else {
+            Err(format!(
+                "{text:?} is not a cluster name: letters, digits and _, not starting with a digit"
+            ))
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::str::FromStr for ClusterName {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, String> {
+        ClusterName::parse(s)
+    }
+}
+
+impl Layout {
+    /// The engine `system.tables` reports for `scans` in this layout: what
+    /// tells a single server's database from a cluster's.
+    pub fn scans_engine(&self) -> &'static str {
+        match self {
+            Layout::Single => "ReplacingMergeTree",
+            Layout::Cluster(_) => "Distributed",
+        }
+    }
+
+    pub fn describe(&self) -> String {
+        match self {
+            Layout::Single => "one server".to_owned(),
+            Layout::Cluster(c) => format!("cluster {}", c.as_str()),
+        }
+    }
+}
 
 /// The oldest release whose SQL the schema needs (`uniqExact` states,
 /// `ReplacingMergeTree` with a partition expression, `MATERIALIZED VIEW … TO`).
@@ -87,7 +159,79 @@ fn columns(cols: &[(&str, &str)]) -> String {
 
 /// The statements that create version [`VERSION`] in `db` (each safe to run
 /// again), the database first.
-pub fn create_statements(db: &str, ttl_days: Option<u32>, release: (u32, u32)) -> Vec<String> {
+pub fn create_statements(
+    db: &str,
+    ttl_days: Option<u32>,
+    release: (u32, u32),
+    layout: &Layout,
+) -> Vec<String> {
+    match layout {
+        Layout::Single => single_statements(db, ttl_days, release),
+        Layout::Cluster(c) => cluster_statements(db, ttl_days, release, c.as_str()),
+    }
+}
+
+/// `link_days`' materialized view reading `source` into `target`.
+fn link_days_view(db: &str, on_cluster: &str, target: &str, source: &str) -> String {
+    format!(
+        "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.link_days_mv{on_cluster} TO {db}.{target} AS SELECT \
+         link, day, \
+         uniqExactState(cityHash64(node, log_id, line_offset)) AS requests, \
+         uniqExactIfState(cityHash64(node, log_id, line_offset), scan = 1) AS scans, \
+         uniqExactIfState(cityHash64(node, log_id, line_offset), fallback_scan = 1) AS fallback, \
+         uniqExactIfState(cityHash64(node, log_id, line_offset), bot = 1) AS bots, \
+         uniqExactIfState(tracking, scan = 1 AND tracking != '') AS scanners \
+         FROM {db}.{source} GROUP BY link, day"
+    )
+}
+
+/// The cluster's statements, each `ON CLUSTER` so every node gets it. The
+/// ZooKeeper paths use the servers' own `{shard}` and `{replica}` macros,
+/// which each node's configuration defines, as ClickHouse's guide does.
+fn cluster_statements(
+    db: &str,
+    ttl_days: Option<u32>,
+    release: (u32, u32),
+    cluster: &str,
+) -> Vec<String> {
+    let ttl = ttl_clause(ttl_days, release, "time");
+    let day_ttl = ttl_clause(ttl_days, release, "toDateTime(day)");
+    let on = format!(" ON CLUSTER {cluster}");
+    vec![
+        format!("CREATE DATABASE IF NOT EXISTS {db}{on}"),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.schema_version{on} ({}) ENGINE = \
+             ReplicatedMergeTree('/clickhouse/qrtag/{db}/schema_version', '{{shard}}-{{replica}}') \
+             ORDER BY version",
+            columns(VERSION_COLUMNS)
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.scans_local{on} ({}) ENGINE = \
+             ReplicatedReplacingMergeTree('/clickhouse/tables/{{shard}}/{db}/scans_local', '{{replica}}') \
+             PARTITION BY toYYYYMM(day) ORDER BY (node, log_id, line_offset){ttl}",
+            columns(SCANS_COLUMNS)
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.scans{on} ({}) ENGINE = \
+             Distributed({cluster}, {db}, scans_local, cityHash64(node, log_id, line_offset))",
+            columns(SCANS_COLUMNS)
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.link_days_local{on} ({}) ENGINE = \
+             ReplicatedAggregatingMergeTree('/clickhouse/tables/{{shard}}/{db}/link_days_local', '{{replica}}') \
+             PARTITION BY toYYYYMM(day) ORDER BY (link, day){day_ttl}",
+            columns(LINK_DAYS_COLUMNS)
+        ),
+        link_days_view(db, &on, "link_days_local", "scans_local"),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.link_days{on} ({}) ENGINE = \
+             Distributed({cluster}, {db}, link_days_local)",
+            columns(LINK_DAYS_COLUMNS)
+        ),
+    ]
+}
+
+fn single_statements(db: &str, ttl_days: Option<u32>, release: (u32, u32)) -> Vec<String> {
     let ttl = ttl_clause(ttl_days, release, "time");
     let day_ttl = ttl_clause(ttl_days, release, "toDateTime(day)");
     vec![
@@ -106,16 +250,7 @@ pub fn create_statements(db: &str, ttl_days: Option<u32>, release: (u32, u32)) -
              PARTITION BY toYYYYMM(day) ORDER BY (link, day){day_ttl}",
             columns(LINK_DAYS_COLUMNS)
         ),
-        format!(
-            "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.link_days_mv TO {db}.link_days AS SELECT \
-             link, day, \
-             uniqExactState(cityHash64(node, log_id, line_offset)) AS requests, \
-             uniqExactIfState(cityHash64(node, log_id, line_offset), scan = 1) AS scans, \
-             uniqExactIfState(cityHash64(node, log_id, line_offset), fallback_scan = 1) AS fallback, \
-             uniqExactIfState(cityHash64(node, log_id, line_offset), bot = 1) AS bots, \
-             uniqExactIfState(tracking, scan = 1 AND tracking != '') AS scanners \
-             FROM {db}.scans GROUP BY link, day"
-        ),
+        link_days_view(db, "", "link_days", "scans"),
     ]
 }
 
@@ -178,6 +313,54 @@ mod tests {
         assert_eq!(parse_release("18.16.1\n"), Some((18, 16)));
         assert_eq!(parse_release("23.8.2.7"), Some((23, 8)));
         assert_eq!(parse_release("x"), None);
+    }
+
+    #[test]
+    fn a_cluster_gets_every_statement_on_cluster_and_the_same_names_to_load_and_read() {
+        let cluster = Layout::Cluster(ClusterName::parse("three").unwrap());
+        let statements = create_statements("qt", Some(30), (19, 6), &cluster);
+        assert!(statements.iter().all(|s| s.contains(" ON CLUSTER three")));
+        let made: Vec<&str> = statements
+            .iter()
+            .filter_map(|s| s.split("IF NOT EXISTS ").nth(1)?.split(' ').next())
+            .collect();
+        assert_eq!(
+            made,
+            [
+                "qt",
+                "qt.schema_version",
+                "qt.scans_local",
+                "qt.scans",
+                "qt.link_days_local",
+                "qt.link_days_mv",
+                "qt.link_days"
+            ]
+        );
+        assert!(statements[3].contains(
+            "Distributed(three, qt, scans_local, cityHash64(node, log_id, line_offset))"
+        ));
+        assert!(statements[2].contains("'/clickhouse/tables/{shard}/qt/scans_local', '{replica}'"));
+        assert!(statements[2].ends_with(" TTL time + INTERVAL 30 DAY"));
+        assert!(
+            statements[5].contains("TO qt.link_days_local")
+                && statements[5].ends_with("FROM qt.scans_local GROUP BY link, day")
+        );
+        let single = create_statements("qt", None, (18, 16), &Layout::Single);
+        assert!(
+            single
+                .iter()
+                .all(|s| !s.contains("ON CLUSTER") && !s.contains("_local"))
+        );
+    }
+
+    #[test]
+    fn a_cluster_name_is_an_identifier() {
+        for good in ["three", "_c", "shard_3x"] {
+            assert_eq!(ClusterName::parse(good).unwrap().as_str(), good);
+        }
+        for bad in ["", "3x", "a-b", "a b", "x;DROP", "é"] {
+            assert!(ClusterName::parse(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

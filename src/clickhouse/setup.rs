@@ -4,7 +4,7 @@
 //! a table made by hand is reported, never altered or half joined.
 
 use super::client::{ClickHouseError, Client};
-use super::schema::{self, TABLES, VERSION};
+use super::schema::{self, Layout, TABLES, VERSION};
 
 #[derive(Debug, thiserror::Error)]
 pub enum SetupError {
@@ -20,6 +20,14 @@ pub enum SetupError {
         "database {db}: {what}: not a table qrtag made; drop or rename it, or name another database"
     )]
     Foreign { db: String, what: String },
+    #[error(
+        "database {db} holds qrtag's schema for {found}, not for {asked}: name another database"
+    )]
+    OtherLayout {
+        db: String,
+        found: String,
+        asked: String,
+    },
     #[error("ClickHouse answered {0:?} where a number or a column list was asked for")]
     Unexpected(String),
     #[error("database {db} has no qrtag schema (version {want}): run qrtag setup-clickhouse first")]
@@ -52,10 +60,12 @@ pub struct SetupReport {
     pub retention_unsupported: bool,
 }
 
-/// Creates or upgrades the schema in the URL's database.
+/// Creates or upgrades the schema in the URL's database, on the server
+/// the URL names or, `ON CLUSTER`, on every node of `layout`'s cluster.
 pub async fn setup(
     client: &Client,
     retention_days: Option<u32>,
+    layout: &Layout,
 ) -> Result<SetupReport, SetupError> {
     let release_text = client
         .query_server("SELECT version()")
@@ -72,11 +82,12 @@ pub async fn setup(
     }
     let db = client.url().database.clone();
     check_existing(client, &db).await?;
+    check_layout(client, &db, layout).await?;
     let before = read_version(client, &db).await?;
     if let Some(found) = before.filter(|v| *v > VERSION) {
         return Err(SetupError::Newer { db, found });
     }
-    for statement in schema::create_statements(&db, retention_days, release) {
+    for statement in schema::create_statements(&db, retention_days, release, layout) {
         client.query_server(&statement).await?;
     }
     check_existing(client, &db).await?;
@@ -135,6 +146,31 @@ pub async fn read_version(client: &Client, db: &str) -> Result<Option<u32>, Setu
         .parse()
         .map_err(|_| SetupError::Unexpected(text.clone()))?;
     Ok(Some(v).filter(|v| *v > 0))
+}
+
+/// A `scans` that exists was made for `layout`: a single server's table
+/// is never joined to a cluster's (its rows would stay on the one node),
+/// nor a cluster's `Distributed` one treated as a server's.
+pub async fn check_layout(client: &Client, db: &str, layout: &Layout) -> Result<(), SetupError> {
+    let engine = client
+        .query_server(&format!(
+            "SELECT engine FROM system.tables WHERE database = '{db}' AND name = 'scans' FORMAT TSV"
+        ))
+        .await?;
+    let engine = engine.trim();
+    if engine.is_empty() || engine == layout.scans_engine() {
+        return Ok(());
+    }
+    let found = if engine == "Distributed" {
+        "a cluster".to_owned()
+    } else {
+        "one server".to_owned()
+    };
+    Err(SetupError::OtherLayout {
+        db: db.to_owned(),
+        found,
+        asked: layout.describe(),
+    })
 }
 
 /// Every table of qrtag's that exists in `db` has exactly qrtag's columns.

@@ -284,3 +284,108 @@ async fn apache_couchdb_keeps_each_domains_database_to_its_own_editor() {
         Some("https://a.example/three")
     );
 }
+
+/// Issue 36: a brand's database kept to its own people keeps its side
+/// databases to them too. `qrtag setup` gives `links-b-keys`,
+/// `links-b-audit` and `links-b-history` the named members of `links-b`
+/// that hold each one's roles (no server-wide role, which would admit
+/// every brand's editors): brand A's editor can neither make an API key
+/// in brand B's keys database nor read its audit log or history, B's
+/// editor can, and the service's reader stays out of the keys.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn apache_couchdb_keeps_each_brands_keys_audit_and_history_to_its_people() {
+    use crate::apache::{ADMIN, ApacheCouch};
+    use crate::harness::stderr;
+    use reqwest::Method;
+
+    let Some(server) = ApacheCouch::start("apache_couchdb_domains_side_databases").await else {
+        return;
+    };
+    let url = server.url();
+    let admin = server.admin();
+    for (name, role) in [
+        ("ed-a", "qrtag_editor"),
+        ("ed-b", "qrtag_editor"),
+        ("rd", "qrtag_reader"),
+    ] {
+        let (status, body) = admin
+            .call(
+                Method::PUT,
+                &format!("_users/org.couchdb.user:{name}"),
+                Some(json!({"name": name, "password": format!("{name}-pw-1"),
+                            "roles": [role], "type": "user"})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    for (db, editor) in [("links", "ed-a"), ("links-b", "ed-b")] {
+        let out = qrtag_on(&url, db, ADMIN, &["setup"]).await;
+        assert!(out.status.success(), "setup of {db}: {}", stderr(&out));
+        let (_, mut security) = admin
+            .call(Method::GET, &format!("{db}/_security"), None)
+            .await;
+        security["members"] = json!({"names": [editor, "rd"], "roles": []});
+        let (status, body) = admin
+            .call(Method::PUT, &format!("{db}/_security"), Some(security))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        // The next deploy's setup passes the named people on.
+        let out = qrtag_on(&url, db, ADMIN, &["setup"]).await;
+        assert!(out.status.success(), "setup of {db}: {}", stderr(&out));
+    }
+    let (_, keys) = admin
+        .call(Method::GET, "links-b-keys/_security", None)
+        .await;
+    assert_eq!(
+        keys["members"],
+        json!({"names": ["ed-b"], "roles": []}),
+        "{keys}"
+    );
+    for side in ["links-b-audit", "links-b-history"] {
+        let (_, sec) = admin
+            .call(Method::GET, &format!("{side}/_security"), None)
+            .await;
+        assert_eq!(
+            sec["members"],
+            json!({"names": ["ed-b", "rd"], "roles": []}),
+            "{side}: {sec}"
+        );
+    }
+
+    // B's editor makes a key in B's keys database; A's is refused in one line.
+    let make_key = |user: (&'static str, &'static str)| {
+        let url = url.clone();
+        async move {
+            qrtag_on(
+                &url,
+                "links-b",
+                user,
+                &["api-key", "create", "--name", user.0, "--scope", "write"],
+            )
+            .await
+        }
+    };
+    let out = make_key(("ed-b", "ed-b-pw-1")).await;
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = make_key(("ed-a", "ed-a-pw-1")).await;
+    assert!(!out.status.success(), "ed-a made a key in links-b-keys");
+    assert_eq!(stderr(&out).lines().count(), 1, "{}", stderr(&out));
+
+    // Reads, as CouchDB answers them.
+    for (user, db, want) in [
+        ("ed-a", "links-b-audit", 403),
+        ("ed-a", "links-b-history", 403),
+        ("ed-a", "links-b-keys", 403),
+        ("rd", "links-b-keys", 403),
+        ("ed-b", "links-b-audit", 200),
+        ("ed-b", "links-b-keys", 200),
+        ("rd", "links-b-history", 200),
+        ("ed-a", "links-audit", 200),
+    ] {
+        let (status, body) = Couch::new(&url, db)
+            .with_user(user, &format!("{user}-pw-1"))
+            .call(Method::GET, &format!("{db}/_all_docs?limit=1"), None)
+            .await;
+        assert_eq!(status, want, "{user} reading {db}: {body}");
+    }
+}

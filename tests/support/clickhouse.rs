@@ -42,7 +42,26 @@ pub fn available() -> bool {
     false
 }
 
-fn config(dir: &Path, http: u16, tcp: u16, inter: u16) -> String {
+/// A server's ports, chosen before its configuration is written (a
+/// cluster's nodes name each other's TCP ports).
+#[derive(Debug, Clone, Copy)]
+pub struct Ports {
+    pub http: u16,
+    pub tcp: u16,
+    pub inter: u16,
+}
+
+impl Ports {
+    pub fn free() -> Ports {
+        Ports {
+            http: free_tcp(),
+            tcp: free_tcp(),
+            inter: free_tcp(),
+        }
+    }
+}
+
+fn config(dir: &Path, http: u16, tcp: u16, inter: u16, extra: &str) -> String {
     let d = dir.display();
     format!(
         r#"<?xml version="1.0"?>
@@ -58,6 +77,7 @@ fn config(dir: &Path, http: u16, tcp: u16, inter: u16) -> String {
   <default_profile>default</default_profile>
   <default_database>default</default_database>
   <mark_cache_size>5368709</mark_cache_size>
+{extra}
 </yandex>
 "#
     )
@@ -81,13 +101,19 @@ fn users() -> String {
 impl ClickHouse {
     /// A server of its own in `dir` (made if missing), answering `/ping`.
     pub async fn start(dir: &Path) -> ClickHouse {
+        ClickHouse::start_with(dir, Ports::free(), "").await
+    }
+
+    /// A server on `ports` with `extra` added to its config.xml (a
+    /// cluster's `remote_servers`, `zookeeper`, `macros`).
+    pub async fn start_with(dir: &Path, ports: Ports, extra: &str) -> ClickHouse {
         for sub in ["data", "tmp", "log"] {
             std::fs::create_dir_all(dir.join(sub)).expect("ClickHouse's directories");
         }
-        let http_port = free_tcp();
+        let http_port = ports.http;
         std::fs::write(
             dir.join("config.xml"),
-            config(dir, http_port, free_tcp(), free_tcp()),
+            config(dir, http_port, ports.tcp, ports.inter, extra),
         )
         .expect("config.xml");
         std::fs::write(dir.join("users.xml"), users()).expect("users.xml");

@@ -277,9 +277,10 @@ async fn prepare(
     let design = ensure_design(http, VALIDATE_DOC_UPDATE, Some(LINKS_VIEW_MAP)).await?;
     let public_url_moved = super::public_url::move_legacy(http).await?;
     let security = ensure_security(http, &LINK_ROLES, lock).await?;
-    let keys = setup_keys(http, requested).await?;
-    let audit = setup_audit(http, requested).await?;
-    let history = setup_history(http, requested).await?;
+    let named = named_members(http).await?;
+    let keys = setup_keys(http, requested, named.as_deref()).await?;
+    let audit = setup_audit(http, requested, named.as_deref()).await?;
+    let history = setup_history(http, requested, named.as_deref()).await?;
     let users = setup_users(http).await?;
     Ok(SetupReport {
         database,
@@ -527,25 +528,33 @@ fn placement_url(http: &CouchHttp, requested: Requested) -> url::Url {
 
 /// The API keys database beside the links one: a single shard (a few
 /// small documents), as many copies as the links get.
-async fn setup_keys(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
+async fn setup_keys(
+    links: &CouchHttp,
+    requested: Requested,
+    named: Option<&[Member]>,
+) -> Result<PartReport, StoreError> {
     let http = links.for_db(super::keys::database_name(links.db())?);
     Ok(PartReport {
         name: http.db().to_string(),
         database: ensure_database(&http, requested.one_shard()).await?,
         design: ensure_design(&http, VALIDATE_API_KEY, None).await?,
-        security: ensure_security(&http, &KEY_ROLES, Lock::Keep).await?,
+        security: ensure_side_security(&http, &KEY_ROLES, named).await?,
     })
 }
 
 /// Issue 35: the audit database beside the links one, a single shard like
 /// the keys' (entries are small and read a page at a time).
-async fn setup_audit(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
+async fn setup_audit(
+    links: &CouchHttp,
+    requested: Requested,
+    named: Option<&[Member]>,
+) -> Result<PartReport, StoreError> {
     let http = links.for_db(super::audit::database_name(links.db())?);
     Ok(PartReport {
         name: http.db().to_string(),
         database: ensure_database(&http, requested.one_shard()).await?,
         design: ensure_design(&http, VALIDATE_AUDIT, None).await?,
-        security: ensure_security(&http, &AUDIT_ROLES, Lock::Keep).await?,
+        security: ensure_side_security(&http, &AUDIT_ROLES, named).await?,
     })
 }
 
@@ -553,13 +562,17 @@ async fn setup_audit(links: &CouchHttp, requested: Requested) -> Result<PartRepo
 /// log's members (the follower writes with the service's reader account)
 /// and the same append-only validation, which admits its entries
 /// (its own, `assets/couchdb/validate_history.js`).
-async fn setup_history(links: &CouchHttp, requested: Requested) -> Result<PartReport, StoreError> {
+async fn setup_history(
+    links: &CouchHttp,
+    requested: Requested,
+    named: Option<&[Member]>,
+) -> Result<PartReport, StoreError> {
     let http = links.for_db(super::history::database_name(links.db())?);
     Ok(PartReport {
         name: http.db().to_string(),
         database: ensure_database(&http, requested).await?,
         design: ensure_design(&http, VALIDATE_HISTORY, None).await?,
-        security: ensure_security(&http, &AUDIT_ROLES, Lock::Keep).await?,
+        security: ensure_side_security(&http, &AUDIT_ROLES, named).await?,
     })
 }
 
@@ -918,6 +931,112 @@ fn members_named_by_hand(current: &Value, roles_wanted: &[&str]) -> bool {
     named && no_qrtag_role
 }
 
+/// A member named in a links database's `_security`, with the roles its
+/// `_users` document gives it (none for a name without one, such as a
+/// server admin, who needs no membership).
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Member {
+    name: String,
+    roles: Vec<String>,
+}
+
+/// Issue 36: the people a links database was kept to, when an admin named
+/// its members by hand (see [`members_named_by_hand`]); `None` when its
+/// members are qrtag's server-wide roles. Their side databases (keys,
+/// audit log, history) are then kept to the same people, since a role
+/// there would admit every brand's editors again.
+async fn named_members(http: &CouchHttp) -> Result<Option<Vec<Member>>, StoreError> {
+    let current = get_doc(http, &["_security"]).await?.unwrap_or(json!({}));
+    if !members_named_by_hand(&current, &LINK_ROLES) {
+        return Ok(None);
+    }
+    let names = current
+        .pointer("/members/names")
+        .and_then(Value::as_array)
+        .map(|names| names.iter().filter_map(Value::as_str).map(str::to_owned))
+        .into_iter()
+        .flatten();
+    let mut members = Vec::new();
+    for name in names {
+        let mut url = http.server().as_url().clone();
+        url.path_segments_mut()
+            .map_err(|()| StoreError::Other("the CouchDB URL cannot hold a path".into()))?
+            .clear()
+            .push("_users")
+            .push(&format!("org.couchdb.user:{name}"));
+        let resp = http.send(http.request(Method::GET, url)).await?;
+        let roles = if resp.status().is_success() {
+            let doc: Value = http
+                .read_json(resp, &format!("reading the account {name}"))
+                .await?;
+            doc.get("roles")
+                .and_then(Value::as_array)
+                .map(|r| {
+                    r.iter()
+                        .filter_map(Value::as_str)
+                        .map(str::to_owned)
+                        .collect()
+                })
+                .unwrap_or_default()
+        } else {
+            Vec::new()
+        };
+        members.push(Member { name, roles });
+    }
+    Ok(Some(members))
+}
+
+/// A side database's `_security`: qrtag's `roles` among its members, or,
+/// where the links database's members were `named`, exactly those of
+/// them whose account holds one of `roles` (the service's reader stays out
+/// of the keys database, a viewer out of the audit log), its admins kept.
+/// `None` when nothing needs to change.
+fn desired_side_security(
+    current: &Value,
+    roles: &[&str],
+    named: Option<&[Member]>,
+) -> Option<Value> {
+    let Some(named) = named else {
+        return desired_security(current, roles, Lock::Keep);
+    };
+    let names: Vec<Value> = named
+        .iter()
+        .filter(|m| m.roles.iter().any(|r| roles.contains(&r.as_str())))
+        .map(|m| Value::String(m.name.clone()))
+        .collect();
+    let mut sec = match current {
+        Value::Object(m) => m.clone(),
+        _ => Map::new(),
+    };
+    sec.insert("members".into(), json!({"names": names, "roles": []}));
+    let sec = Value::Object(sec);
+    (&sec != current).then_some(sec)
+}
+
+async fn ensure_side_security(
+    http: &CouchHttp,
+    roles: &[&str],
+    named: Option<&[Member]>,
+) -> Result<Outcome, StoreError> {
+    let current = get_doc(http, &["_security"]).await?.unwrap_or(json!({}));
+    let Some(sec) = desired_side_security(&current, roles, named) else {
+        return Ok(Outcome::Unchanged);
+    };
+    put_security(http, &sec).await
+}
+
+async fn put_security(http: &CouchHttp, sec: &Value) -> Result<Outcome, StoreError> {
+    let what = format!("writing {}/_security", http.db());
+    let _: Value = http
+        .json(
+            http.request(Method::PUT, http.db_url(&["_security"]))
+                .json(sec),
+            &what,
+        )
+        .await?;
+    Ok(Outcome::Updated)
+}
+
 async fn ensure_security(
     http: &CouchHttp,
     roles: &[&str],
@@ -927,15 +1046,7 @@ async fn ensure_security(
     let Some(sec) = desired_security(&current, roles, lock) else {
         return Ok(Outcome::Unchanged);
     };
-    let what = format!("writing {}/_security", http.db());
-    let _: Value = http
-        .json(
-            http.request(Method::PUT, http.db_url(&["_security"]))
-                .json(&sec),
-            &what,
-        )
-        .await?;
-    Ok(Outcome::Updated)
+    put_security(http, &sec).await
 }
 
 #[cfg(test)]
@@ -1117,6 +1228,41 @@ mod tests {
         assert!(desired_security(&with_one, &LINK_ROLES, Lock::Keep).is_some());
         let nobody = json!({"members": {"names": [], "roles": []}});
         assert!(desired_security(&nobody, &LINK_ROLES, Lock::Keep).is_some());
+    }
+
+    /// Issue 36: a brand's side databases are kept to the brand's named
+    /// people who hold the database's roles: the reader stays out of the
+    /// keys, a viewer out of the audit log and history; admins are kept.
+    #[test]
+    fn side_databases_follow_the_links_named_members() {
+        let member = |name: &str, roles: &[&str]| Member {
+            name: name.into(),
+            roles: roles.iter().map(|r| (*r).to_owned()).collect(),
+        };
+        let named = [
+            member("ed-b", &[EDITOR_ROLE]),
+            member("rd", &[READER_ROLE]),
+            member("view-b", &[VIEWER_ROLE]),
+            member("boss", &[]),
+        ];
+        let made = json!({
+            "admins": {"names": ["dba"], "roles": []},
+            "members": {"names": [], "roles": KEY_ROLES}
+        });
+        let keys = desired_side_security(&made, &KEY_ROLES, Some(&named)).expect("a change");
+        assert_eq!(keys["members"], json!({"names": ["ed-b"], "roles": []}));
+        assert_eq!(keys["admins"], made["admins"]);
+        let audit = desired_side_security(&made, &AUDIT_ROLES, Some(&named)).expect("a change");
+        assert_eq!(
+            audit["members"],
+            json!({"names": ["ed-b", "rd"], "roles": []})
+        );
+        assert_eq!(desired_side_security(&keys, &KEY_ROLES, Some(&named)), None);
+        assert_eq!(
+            desired_side_security(&json!({}), &KEY_ROLES, None),
+            desired_security(&json!({}), &KEY_ROLES, Lock::Keep),
+            "without named members, the roles as before"
+        );
     }
 
     #[test]
