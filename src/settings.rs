@@ -47,6 +47,10 @@ pub struct Settings {
     pub trusted_proxies: Vec<ipnet::IpNet>,
     /// How much of a client's address the access log keeps.
     pub client_ip_mode: crate::tracking::client_ip::ClientIpMode,
+    /// Issue 38: `--scans-to`, the access log's lines sent to ClickHouse.
+    pub scans_to: Option<crate::clickhouse::sink::SinkSettings>,
+    /// Issue 38: `--scans-from`, where the REST API reads a link's scans.
+    pub scans_from: Option<crate::clickhouse::ClickHouseUrl>,
     /// How long a request may take from its first byte to its last, head
     /// and body, on the public and the admin listener.
     pub request_timeout: std::time::Duration,
@@ -164,6 +168,8 @@ impl Settings {
             workers: None,
             trusted_proxies: Vec::new(),
             client_ip_mode: crate::tracking::client_ip::ClientIpMode::Full,
+            scans_to: None,
+            scans_from: None,
             api: None,
             scan_index: None,
             console: None,

@@ -4,6 +4,8 @@
 //! the disk without a request ever waiting on it.
 
 pub mod format;
+// Issue 38: lines handed on with their place in the log.
+pub mod tap;
 pub mod writer;
 
 pub use format::{

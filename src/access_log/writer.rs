@@ -35,11 +35,12 @@ use std::fmt;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Condvar, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::format::{Record, write_record};
+use super::tap::{LineTap, Placer};
 
 /// How often repeated failures are summarised in the tracing log.
 pub const REPORT_EVERY: Duration = Duration::from_secs(10);
@@ -180,6 +181,8 @@ struct Shared {
     capacity: usize,
     max_wait: Duration,
     shutdown_retry: Duration,
+    /// Issue 38: what takes each batch of lines written, with its place.
+    tap: OnceLock<Arc<dyn LineTap>>,
 }
 
 /// Everything behind the one lock.
@@ -230,6 +233,7 @@ impl AccessLog {
             capacity: options.capacity.max(1),
             max_wait: options.max_wait,
             shutdown_retry: options.shutdown_retry,
+            tap: OnceLock::new(),
         });
         let flusher = Flusher::new(Arc::clone(&shared), sink, &options);
         let handle = std::thread::Builder::new()
@@ -247,6 +251,13 @@ impl AccessLog {
 
     pub fn target(&self) -> &AccessLogTarget {
         &self.inner.target
+    }
+
+    /// Issue 38: hands every line written from now on to `tap`, on the
+    /// writer thread, with its place in the file (see [`super::tap`]).
+    /// One tap a log; false if one was set already.
+    pub fn set_tap(&self, tap: Arc<dyn LineTap>) -> bool {
+        self.inner.shared.tap.set(tap).is_ok()
     }
 
     /// Appends one line, which `write` must produce, `\n` included (one is
@@ -498,6 +509,32 @@ impl Sink {
         }
     }
 
+    /// Issue 38: the file's length after a write, which is where the
+    /// write ended (the file is opened to append); `None` for a stream.
+    fn end(&self) -> Option<u64> {
+        match self {
+            Sink::File { file, .. } => file.metadata().ok().map(|m| m.len()),
+            Sink::Stdout(_) => None,
+        }
+    }
+
+    /// Issue 38: the first line of the open file (through `/proc/self/fd`,
+    /// so a file renamed by a rotation is still the one read).
+    fn first_line(&self) -> Option<Vec<u8>> {
+        use std::io::{BufRead, Read};
+        use std::os::fd::AsRawFd;
+        let Sink::File { file, .. } = self else {
+            return None;
+        };
+        let f = File::open(format!("/proc/self/fd/{}", file.as_raw_fd())).ok()?;
+        let mut line = Vec::new();
+        io::BufReader::new(f)
+            .take(1 << 20)
+            .read_until(b'\n', &mut line)
+            .ok()?;
+        (line.last() == Some(&b'\n')).then_some(line)
+    }
+
     fn describe(&self) -> String {
         match self {
             Sink::File { path, .. } => path.display().to_string(),
@@ -537,6 +574,8 @@ struct Flusher {
     errors: ErrorReport,
     dropped_reported: u64,
     dropped_reported_at: Option<Instant>,
+    /// Issue 38: what was handed to the tap, and where the file stands.
+    placer: Placer,
 }
 
 /// Rate-limits error reports: the first at once, then a summary per period.
@@ -560,6 +599,7 @@ impl Flusher {
             errors: ErrorReport::default(),
             dropped_reported: 0,
             dropped_reported_at: None,
+            placer: Placer::default(),
         }
     }
 
@@ -613,6 +653,7 @@ impl Flusher {
         }
         self.pending.clear();
         self.done = 0;
+        self.placer.new_batch();
         std::mem::swap(&mut self.pending, &mut q.buf);
         q.flusher_holds = self.pending.len();
         q.lines = 0;
@@ -644,6 +685,18 @@ impl Flusher {
                     // Counted as they reach the file: exact whatever fails later.
                     let lines =
                         memchr::memchr_iter(b'\n', &self.pending[self.done..self.done + n]).count();
+                    if let Some(tap) = self.shared.tap.get() {
+                        let end = self.sink.end();
+                        let sink = &self.sink;
+                        self.placer.written(
+                            &self.pending,
+                            self.done,
+                            n,
+                            end,
+                            || sink.first_line(),
+                            tap.as_ref(),
+                        );
+                    }
                     self.done += n;
                     let mut q = lock(&self.shared.queue);
                     q.stats.lines_written += lines as u64;
@@ -739,6 +792,7 @@ impl Flusher {
             self.reopen_wanted = false;
             if reopened {
                 self.done = line_start;
+                self.placer.new_file();
                 lock(&self.shared.queue).stats.reopens += 1;
                 tracing::info!(file = %self.sink.describe(), "access log reopened");
             }

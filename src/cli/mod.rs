@@ -789,6 +789,35 @@ pub struct ServeArgs {
         default_value_t = crate::tracking::client_ip::ClientIpMode::Full
     )]
     pub client_ip: crate::tracking::client_ip::ClientIpMode,
+    // Issue 38: the scan sink.
+    /// Also send each access-log line to ClickHouse as a `scans` row, in
+    /// batches (every second or 10,000 rows), as `qrtag stats --load-into`
+    /// would load it: clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DATABASE]
+    /// with the schema of `qrtag setup-clickhouse`. Never slows a redirect:
+    /// rows wait in a bounded queue while ClickHouse is away, and are
+    /// dropped (counted on /metrics and /readyz) when it is full.
+    #[arg(
+        help_heading = "Access log",
+        long,
+        env = "QRTAG_SCANS_TO",
+        value_name = "URL",
+        // The URL may hold a password: `qrtag config` shows `(set)`.
+        hide_env_values = true
+    )]
+    pub scans_to: Option<crate::clickhouse::ClickHouseUrl>,
+    /// With --scans-to: the rows that may wait for ClickHouse (queued or
+    /// being retried), and 1 KiB of log lines a row; later lines are
+    /// dropped until there is room.
+    #[arg(
+        help_heading = "Access log",
+        long,
+        env = "QRTAG_SCANS_QUEUE",
+        value_name = "ROWS",
+        requires = "scans_to",
+        default_value_t = crate::clickhouse::sink::DEFAULT_QUEUE_ROWS as u64,
+        value_parser = clap::value_parser!(u64).range(1..=100_000_000)
+    )]
+    pub scans_queue: u64,
     /// Seconds a request may take on every listener (public, admin, DIDComm)
     /// from its first byte to its last (head and body); a slower client is
     /// disconnected.
@@ -927,6 +956,20 @@ pub struct ServeArgs {
         value_name = "URL"
     )]
     pub console_url: Option<url::Url>,
+    // Issue 38.
+    /// Answer the REST API's scans of one link (/api/v1/links/KEY/scans)
+    /// from ClickHouse (the URL as --scans-to's) instead of the scan index:
+    /// scans, unique scanners, HEAD requests, bots, 404s and scans a day.
+    /// Its breakdowns and destinations are not read from ClickHouse yet
+    /// (null and empty).
+    #[arg(
+        help_heading = "Console",
+        long,
+        env = "QRTAG_SCANS_FROM",
+        value_name = "URL",
+        hide_env_values = true
+    )]
+    pub scans_from: Option<crate::clickhouse::ClickHouseUrl>,
     #[command(flatten)]
     pub didcomm: DidcommIdentityArgs,
     #[command(flatten)]
@@ -1716,6 +1759,15 @@ impl Cli {
             }),
             trusted_proxies: args.trusted_proxies.clone(),
             client_ip_mode: args.client_ip,
+            // Issue 38.
+            scans_from: args.scans_from.clone(),
+            scans_to: args
+                .scans_to
+                .clone()
+                .map(|url| crate::clickhouse::sink::SinkSettings {
+                    url,
+                    queue_rows: usize::try_from(args.scans_queue).unwrap_or(usize::MAX),
+                }),
             snapshot_file: self.snapshot_file(args.snapshot_file.as_deref(), args.no_snapshot_file),
             scan_index: self.scan_index_settings(args),
             console: args.console.then_some(crate::console::ConsoleSettings {

@@ -31,7 +31,9 @@ pub async fn run(cli: &super::Cli, mut settings: Settings) -> anyhow::Result<Exi
     let app = match Application::build(settings).await {
         // Issue 36: an account without the certificates role is the
         // operator's to fix: one line, exit 2.
-        Err(e @ crate::startup::StartupError::AcmeAccess(_)) => {
+        Err(e @ crate::startup::StartupError::AcmeAccess(_))
+        // Issue 38: ClickHouse refused the user, or its schema is not this qrtag's.
+        | Err(e @ crate::startup::StartupError::ScanSink(_)) => {
             return Err(crate::values::usage::UsageError(e.to_string()).into());
         }
         other => other.context("starting the server")?,

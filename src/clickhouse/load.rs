@@ -9,14 +9,11 @@ use std::io::{BufRead, Read};
 use std::path::{Path, PathBuf};
 
 use super::client::{ClickHouseError, Client};
-use super::row::{self, Derived, Origin};
-use super::schema::VERSION;
+use super::row;
+use super::rows::RowMaker;
 use super::setup::{self, SetupError};
-use crate::access_log::format::parse_line_bytes;
-use crate::stats::aggregate::{BotFilter, classify};
 use crate::stats::attribute::LinkKeys;
 use crate::stats::dimensions::place::GeoDb;
-use crate::stats::dimensions::{Deriver, Dimension, device};
 use crate::stats::read::{MAX_LINE, decompressing};
 
 /// Rows a batch holds at most, as the issue asks of the sink too.
@@ -28,12 +25,6 @@ pub enum LoadError {
     Setup(#[from] SetupError),
     #[error(transparent)]
     ClickHouse(#[from] ClickHouseError),
-    #[error("database {db} has no qrtag schema (version {want}): run qrtag setup-clickhouse first")]
-    NoSchema { db: String, want: u32 },
-    #[error(
-        "database {db} holds schema version {found}; this qrtag writes {want}: run this qrtag's setup-clickhouse"
-    )]
-    OtherVersion { db: String, found: u32, want: u32 },
     #[error("{}: {cause}", .path.display())]
     File {
         path: PathBuf,
@@ -51,7 +42,6 @@ impl LoadError {
         match self {
             LoadError::Setup(e) => e.is_usage(),
             LoadError::ClickHouse(e) | LoadError::Batch { cause: e, .. } => e.is_refusal(),
-            LoadError::NoSchema { .. } | LoadError::OtherVersion { .. } => true,
             LoadError::File { .. } | LoadError::Rules(_) => false,
         }
     }
@@ -82,29 +72,14 @@ pub async fn load(
     files: &[PathBuf],
     settings: LoadSettings,
 ) -> Result<LoadReport, LoadError> {
-    let db = client.url().database.clone();
-    match setup::read_version(client, &db).await? {
-        None => return Err(LoadError::NoSchema { db, want: VERSION }),
-        Some(found) if found != VERSION => {
-            return Err(LoadError::OtherVersion {
-                db,
-                found,
-                want: VERSION,
-            });
-        }
-        Some(_) => {}
-    }
-    setup::check_existing(client, &db).await?;
-    let parser = device::Parser::new().map_err(|e| LoadError::Rules(e.to_string()))?;
-    let has_geo = settings.geo.is_some();
-    let mut rows = Rows {
-        deriver: Deriver::new(chrono_tz::UTC, Some(parser), settings.geo),
-        bots: BotFilter::new(),
-        node: settings.node,
-        links: settings.links,
-        has_geo,
-        values: Default::default(),
-    };
+    setup::check_schema(client).await?;
+    let links = settings.links;
+    let mut rows = RowMaker::new(
+        settings.node,
+        Box::new(move |key| links.as_ref().is_some_and(|l| l.contains(key))),
+        settings.geo,
+    )
+    .map_err(LoadError::Rules)?;
     let mut report = LoadReport::default();
     let mut batch = Vec::new();
     let mut in_batch = 0usize;
@@ -184,65 +159,4 @@ async fn send(
     report.rows += *in_batch as u64;
     *in_batch = 0;
     Ok(())
-}
-
-/// What turns a line into a row, with the caches that make it cheap.
-struct Rows {
-    deriver: Deriver,
-    bots: BotFilter,
-    node: String,
-    links: Option<LinkKeys>,
-    has_geo: bool,
-    values: [String; 7],
-}
-
-impl Rows {
-    /// Appends `line`'s row; false for a line that is not an access-log line.
-    fn write(&mut self, out: &mut Vec<u8>, log_id: u64, line_offset: u64, line: &[u8]) -> bool {
-        let Ok(line) = parse_line_bytes(line) else {
-            return false;
-        };
-        let counted = classify(&line, &mut self.bots);
-        let dims = [
-            Dimension::Device,
-            Dimension::Os,
-            Dimension::Browser,
-            Dimension::Referrer,
-            Dimension::Country,
-            Dimension::Region,
-            Dimension::City,
-        ];
-        for (dim, value) in dims.iter().zip(self.values.iter_mut()) {
-            if dim.is_place() && !self.has_geo {
-                value.clear();
-                continue;
-            }
-            self.deriver.value(*dim, &line, counted.bot, value);
-        }
-        let link = match &self.links {
-            Some(links) => links.link_key(line.key()),
-            None => line.key(),
-        };
-        let [device, os, browser, referrer_host, country, region, city] = &self.values;
-        let derived = Derived {
-            link,
-            scan: counted.scan,
-            fallback_scan: counted.fallback,
-            bot: counted.bot,
-            device,
-            os,
-            browser,
-            country,
-            region,
-            city,
-            referrer_host,
-        };
-        let origin = Origin {
-            node: &self.node,
-            log_id,
-            line_offset,
-        };
-        row::write_row(out, origin, &line, &derived);
-        true
-    }
 }

@@ -6,9 +6,12 @@
 
 pub mod client;
 pub mod load;
+pub mod read;
 pub mod row;
+pub mod rows;
 pub mod schema;
 pub mod setup;
+pub mod sink;
 pub mod url;
 
 pub use client::{ClickHouseError, Client};

@@ -30,6 +30,12 @@ pub enum SetupError {
     },
     #[error("ClickHouse answered {0:?} where a number or a column list was asked for")]
     Unexpected(String),
+    #[error("database {db} has no qrtag schema (version {want}): run qrtag setup-clickhouse first")]
+    NoSchema { db: String, want: u32 },
+    #[error(
+        "database {db} holds schema version {found}; this qrtag writes {want}: run this qrtag's setup-clickhouse"
+    )]
+    OtherVersion { db: String, found: u32, want: u32 },
 }
 
 impl SetupError {
@@ -98,6 +104,24 @@ pub async fn setup(
         after: VERSION,
         retention_unsupported: retention_days.is_some() && release < schema::TTL_RELEASE,
     })
+}
+
+/// The URL's database holds this qrtag's schema, and its tables are
+/// qrtag's: what a writer of rows (a load, the sink) asks before sending.
+pub async fn check_schema(client: &Client) -> Result<(), SetupError> {
+    let db = client.url().database.clone();
+    match read_version(client, &db).await? {
+        None => return Err(SetupError::NoSchema { db, want: VERSION }),
+        Some(found) if found != VERSION => {
+            return Err(SetupError::OtherVersion {
+                db,
+                found,
+                want: VERSION,
+            });
+        }
+        Some(_) => {}
+    }
+    check_existing(client, &db).await
 }
 
 /// The schema version recorded in `db`, `None` where there is none yet.

@@ -31,6 +31,10 @@ pub struct Health {
     /// still serve for `--shutdown-grace`, so a load balancer stops sending
     /// before the process stops answering.
     pub draining: std::sync::atomic::AtomicBool,
+    /// Issue 38: `--scans-to`. Its drops and failures are warnings on
+    /// `/readyz`, never a reason: a scan sink must not take redirects out
+    /// of a load balancer.
+    pub scan_sink: Option<Arc<crate::clickhouse::sink::ScanSink>>,
     /// Issue 36: the certificates the public listener serves, when HTTPS.
     pub tls: Option<Arc<crate::tls::Tls>>,
     /// Issue 36: the other domains' links and logs (none without
@@ -84,6 +88,9 @@ pub struct Report {
     pub didcomm: Option<DeliveryReport>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub scan_index: Option<ScanIndexReport>,
+    /// Issue 38: the ClickHouse scan sink, with `--scans-to`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub scan_sink: Option<crate::clickhouse::sink::SinkReport>,
     /// Issue 36: the certificates served, when the public listener is HTTPS.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tls: Option<Vec<CertificateReport>>,
@@ -240,6 +247,7 @@ impl Health {
             scan_index: self.scans.as_ref().map(|s| ScanIndexReport {
                 walks_cut: s.progress().walks_cut.load(Relaxed),
             }),
+            scan_sink: self.scan_sink.as_ref().map(|s| s.report()),
             tls: self.tls.as_ref().map(|t| {
                 t.certificates
                     .installed()
@@ -311,6 +319,9 @@ impl Report {
         if let (true, Some(err)) = (l.healthy, &l.last_error) {
             let _ = writeln!(body, "access log last error: {err}");
         }
+        if let Some(s) = &self.scan_sink {
+            s.text(&mut body);
+        }
         if let (Some(d), false) = (&self.didcomm, self.status == Status::Starting) {
             let _ = writeln!(
                 body,
@@ -340,6 +351,7 @@ mod tests {
             cluster: None,
             scans: None,
             draining: std::sync::atomic::AtomicBool::new(false),
+            scan_sink: None,
             tls: None,
             domains: Default::default(),
         }

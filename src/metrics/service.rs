@@ -261,6 +261,35 @@ impl Collector for ServiceCollector {
                 s.walks_cut,
             )?;
         }
+        // Issue 38: the ClickHouse scan sink.
+        if let Some(s) = &r.scan_sink {
+            counter(
+                &mut e,
+                "qrtag_scan_sink_rows_sent",
+                "Access log lines ClickHouse accepted as scans rows (--scans-to).",
+                s.rows_sent,
+            )?;
+            counter(
+                &mut e,
+                "qrtag_scan_sink_rows_dropped",
+                "Access log lines not sent to ClickHouse because its queue (--scans-queue) was full; back-fill them with qrtag stats --load-into.",
+                s.rows_dropped,
+            )?;
+            gauge(
+                &mut e,
+                "qrtag_scan_sink_rows_waiting",
+                "Rows waiting for ClickHouse: queued, or in a batch being retried.",
+                None,
+                s.rows_waiting as i64,
+            )?;
+            gauge(
+                &mut e,
+                "qrtag_scan_sink_failing",
+                "1 from a failed send to ClickHouse until the next one succeeds.",
+                None,
+                flag(s.failing),
+            )?;
+        }
         if let Some(certificates) = &r.tls {
             let mut family = e.encode_descriptor(
                 "qrtag_tls_certificate_expiry",

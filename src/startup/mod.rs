@@ -77,6 +77,12 @@ pub enum StartupError {
     /// the certificates database: the operator's to fix (exit 2).
     #[error("--tls acme on CouchDB: {0}")]
     AcmeAccess(#[source] crate::acme::StoreError),
+    /// Issue 38: ClickHouse refused the user, or holds no (or another)
+    /// qrtag schema: the operator's to fix (exit 2).
+    #[error(transparent)]
+    ScanSink(#[from] crate::clickhouse::sink::SinkRefused),
+    #[error("cannot start the ClickHouse scan sink: {0}")]
+    ScanSinkThread(#[source] std::io::Error),
 }
 
 /// Which listener an address is for, so a port clash names the setting to
@@ -158,6 +164,8 @@ pub struct Application {
     /// so the listeners keep serving through the drain.
     stop_signals: StopSignals,
     health: Arc<crate::metrics::health::Health>,
+    /// Issue 38: `--scans-to`, finished after the access log's last line.
+    scan_sink: Option<Arc<crate::clickhouse::sink::ScanSink>>,
     shutdown_grace: Duration,
 }
 
@@ -517,6 +525,18 @@ fn rest_states(
                 order: Arc::clone(&domain.order),
                 scans: Arc::clone(&domain.scans),
                 rule_capabilities: settings.rule_capabilities(),
+                // Issue 38: the default domain's scans only (ClickHouse
+                // has no domain column yet).
+                scans_from: settings
+                    .scans_from
+                    .as_ref()
+                    .filter(|_| domain.host == settings.domains.default_host)
+                    .map(|url| {
+                        crate::clickhouse::Client::new(
+                            url.clone(),
+                            crate::clickhouse::sink::SEND_TIMEOUT,
+                        )
+                    }),
             })
         })
         .collect();
@@ -993,6 +1013,25 @@ impl Application {
         let hangup = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::hangup())
             .map_err(StartupError::Signal)?;
         let stop_signals = StopSignals::register()?;
+        // Issue 38: a ClickHouse that refuses the user or lacks qrtag's
+        // schema stops the start; one that is away is retried.
+        if let Some(sink) = &settings.scans_to
+            && let Some(away) =
+                crate::clickhouse::sink::check_at_start(&sink.url, "--scans-to").await?
+        {
+            tracing::warn!(
+                error = %away,
+                "--scans-to: ClickHouse cannot be reached; serving anyway, scans wait in the queue and are retried"
+            );
+        }
+        if let Some(url) = &settings.scans_from
+            && let Some(away) = crate::clickhouse::sink::check_at_start(url, "--scans-from").await?
+        {
+            tracing::warn!(
+                error = %away,
+                "--scans-from: ClickHouse cannot be reached; serving anyway, the scans it answers are 503 until it is"
+            );
+        }
         let snapshot = Snapshot::new();
         let scan_index = match &settings.scan_index {
             None => None,
@@ -1027,6 +1066,29 @@ impl Application {
         .await?;
         let store = Arc::clone(&default_site.store);
         let access_log = default_site.access_log.clone();
+        // Issue 38: the default domain's log lines to ClickHouse.
+        let scan_sink = match &settings.scans_to {
+            Some(sink) => {
+                use crate::scan_index::Links;
+                let links = Arc::clone(&snapshot);
+                let ready = Arc::clone(&snapshot);
+                let sink = crate::clickhouse::sink::ScanSink::start(
+                    sink,
+                    settings
+                        .node_name
+                        .as_ref()
+                        .map(|n| n.as_str().to_owned())
+                        .unwrap_or_default(),
+                    Box::new(move |key| links.is_link(key)),
+                    Box::new(move || ready.ready()),
+                    settings.geoip.as_ref().map(|g| g.0.clone()),
+                )
+                .map_err(StartupError::ScanSinkThread)?;
+                access_log.set_tap(sink.tap());
+                Some(Arc::new(sink))
+            }
+            None => None,
+        };
         let live_url = default_site.live_url.clone();
         // Issue 36: what the console and the REST API see of each domain.
         let lists = settings.console.is_some() || settings.api.is_some();
@@ -1170,6 +1232,7 @@ impl Application {
                 .as_ref()
                 .map(crate::scan_index::RunningIndex::index),
             draining: std::sync::atomic::AtomicBool::new(false),
+            scan_sink: scan_sink.clone(),
             tls: tls.clone(),
             // Issue 36: every domain's links loaded before /readyz is 200.
             domains: crate::metrics::domains::DomainsHealth {
@@ -1306,6 +1369,7 @@ impl Application {
             hangup,
             stop_signals,
             health,
+            scan_sink,
             shutdown_grace: settings.shutdown_grace,
             connection_warning,
         })
@@ -1505,6 +1569,13 @@ impl Application {
         }
         for index in self.other_indexes {
             let _ = tokio::task::spawn_blocking(move || index.stop()).await;
+        }
+        if let Some(sink) = self.scan_sink {
+            // After the drain, so the log's last lines are in its queue.
+            let _ = tokio::task::spawn_blocking(move || {
+                sink.finish(crate::clickhouse::sink::SEND_TIMEOUT)
+            })
+            .await;
         }
         let served = first.map_err(std::io::Error::other)?;
         let stats = drained?;

@@ -67,6 +67,9 @@ pub struct RestState {
     /// What a link's rules may ask of this server (issue 34): a `country`
     /// rule only with a GeoIP database.
     pub rule_capabilities: crate::link::rules::Capabilities,
+    /// Issue 38: `--scans-from`, where a link's scans are read instead
+    /// of `scans`.
+    pub scans_from: Option<crate::clickhouse::Client>,
 }
 
 /// The methods each fixed path takes, as the document declares them: a
