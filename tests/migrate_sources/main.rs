@@ -6,6 +6,7 @@
 
 mod bitly;
 mod chhoto;
+mod domains;
 mod dub;
 mod fake_api;
 mod kutt;
