@@ -10,7 +10,7 @@
 //! from working. The exit status says whether everything came over.
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -488,24 +488,17 @@ async fn judge(
         .map(|(i, p)| (i as u64, BulkDoc::new(p.key, p.doc)))
         .collect();
     if !args.take_over {
+        // Each one left out and named, however many: a problem list's
+        // first few would stop the import or lose the rest's names.
         let none = vec![false; new_docs.len()];
-        let taking = transfer::take_overs(store, &new_docs, &none).await?;
-        if taking.total > taking.first.len() as u64 {
-            // More than the problem list keeps: asked one by one.
-            anyhow::bail!(
-                "{} keys would take over URLs of existing links; --take-over imports them",
-                taking.total
-            );
-        }
-        let mut out: Vec<u64> = Vec::new();
-        for e in taking.first {
-            if let crate::transfer::Problem::TakesOver { key, parent } = e.problem {
-                report.collisions.push((
-                    shown_key(target, key.as_str()),
-                    Collision::TakesOver(parent),
-                ));
-                out.push(e.line);
-            }
+        let taking = transfer::taking_over(store, &new_docs, &none).await?;
+        let mut out: HashSet<u64> = HashSet::with_capacity(taking.len());
+        for (line, key, parent) in taking {
+            report.collisions.push((
+                shown_key(target, key.as_str()),
+                Collision::TakesOver(parent),
+            ));
+            out.insert(line);
         }
         new_docs.retain(|(i, _)| !out.contains(i));
     }

@@ -13,6 +13,7 @@ mod kutt;
 mod shlink;
 #[path = "../support/mod.rs"]
 mod support;
+mod take_overs;
 mod through_the_cli;
 
 use std::time::Duration;
