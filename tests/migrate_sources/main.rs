@@ -6,6 +6,7 @@
 
 mod bitly;
 mod chhoto;
+mod console_totals;
 mod domains;
 mod dub;
 mod fake_api;
