@@ -9,7 +9,7 @@
 //! the migration makes (url, title, created_at). Each round
 //! (`QRTAG_BENCH_ROUNDS`, 3) times, in turn and alternating which goes
 //! first, each whole process into a fresh SQLite database made by `qrtag
-//! init`, and reads its peak RSS from `wait4`. The figures are medians and
+//! init`, and reads its peak RSS and CPU time from `wait4`. The figures are medians and
 //! the ratios of the medians. `QRTAG_BENCH_QRTAG=PATH` times another build.
 //!
 //! `cargo bench --bench yourls_import` (release), or `cargo test --bench
@@ -115,12 +115,14 @@ fn write_jsonl(path: &Path, links: u64) {
     f.flush().expect("flush");
 }
 
-/// Seconds and peak RSS (bytes) of one `qrtag` run, which must succeed.
+/// Seconds, peak RSS (bytes) and CPU seconds (user and system) of one
+/// `qrtag` run, which must succeed. The CPU time is the process's own, so
+/// a machine shared with other work shows in the seconds, not in it.
 #[expect(
     clippy::zombie_processes,
     reason = "reaped by wait4, which also gives its resource usage"
 )]
-fn run(bin: &Path, dir: &Path, args: &[&str]) -> (f64, u64) {
+fn run(bin: &Path, dir: &Path, args: &[&str]) -> (f64, u64, f64) {
     let start = Instant::now();
     let child = Command::new(bin)
         .env("QRTAG_CONFIG", "/dev/null")
@@ -144,9 +146,11 @@ fn run(bin: &Path, dir: &Path, args: &[&str]) -> (f64, u64) {
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
         "qrtag {args:?}: {status}"
     );
+    let cpu = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     (
         secs,
         u64::try_from(usage.ru_maxrss).expect("positive") * 1024,
+        cpu(usage.ru_utime) + cpu(usage.ru_stime),
     )
 }
 
@@ -182,6 +186,7 @@ fn main() {
     );
     let (mut from, mut own) = (Vec::new(), Vec::new());
     let (mut from_rss, mut own_rss) = (Vec::new(), Vec::new());
+    let (mut from_cpu, mut own_cpu) = (Vec::new(), Vec::new());
     let dump_s = dump.to_str().expect("path");
     let jsonl_s = jsonl.to_str().expect("path");
     for round in 0..rounds {
@@ -215,12 +220,16 @@ fn main() {
             (migrate(), b)
         };
         println!(
-            "round {round}: --from yourls-sql {:.2} s ({:.0} MB), JSON lines {:.2} s ({:.0} MB)",
+            "round {round}: --from yourls-sql {:.2} s, {:.2} s CPU ({:.0} MB), JSON lines {:.2} s, {:.2} s CPU ({:.0} MB)",
             a.0,
+            a.2,
             a.1 as f64 / 1e6,
             b.0,
+            b.2,
             b.1 as f64 / 1e6
         );
+        from_cpu.push(a.2);
+        own_cpu.push(b.2);
         from.push(a.0);
         from_rss.push(a.1 as f64);
         own.push(b.0);
@@ -228,10 +237,16 @@ fn main() {
     }
     let (f, o) = (median(from), median(own));
     let (fr, or) = (median(from_rss), median(own_rss));
+    let (fc, oc) = (median(from_cpu), median(own_cpu));
     println!(
-        "median: --from yourls-sql {f:.2} s, peak RSS {:.0} MB; qrtag import of JSON lines {o:.2} s, peak RSS {:.0} MB",
+        "median: --from yourls-sql {f:.2} s ({fc:.2} s CPU), peak RSS {:.0} MB; qrtag import of JSON lines {o:.2} s ({oc:.2} s CPU), peak RSS {:.0} MB",
         fr / 1e6,
         or / 1e6
     );
-    println!("ratio: time {:.2}x, peak RSS {:.2}x", f / o, fr / or);
+    println!(
+        "ratio: time {:.2}x, CPU {:.2}x, peak RSS {:.2}x",
+        f / o,
+        fc / oc,
+        fr / or
+    );
 }

@@ -10,7 +10,7 @@
 //! from working. The exit status says whether everything came over.
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeMap, HashMap};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -66,7 +66,7 @@ pub struct FromArgs {
     pub source_key: Option<Secret>,
     /// A source domain's links go to this qrtag domain (one of the
     /// configuration's [[domains]]). Repeatable. Links of the source's
-    /// default domain go to qrtag's default domain.
+    /// default domain go to qrtag's default domain, or to --domain's.
     #[arg(
         help_heading = "Import from another shortener",
         long,
@@ -201,10 +201,18 @@ pub async fn import_from(
         .into());
     }
     let domains = &cli.origin.config.domains;
+    // `--domain HOST`: where the links that name no domain go (a host the
+    // configuration does not list is refused here, before the source is
+    // read).
+    let unnamed = match cli.other_domain(cli.domain.as_ref())? {
+        Some(_) => cli.domain.clone().map_or(Target::Default, Target::Other),
+        None => Target::Default,
+    };
     let targets = Targets {
         default_host: domains.default_host.clone(),
         others: domains.others.iter().map(|e| e.host.clone()).collect(),
         map: from.domain_map.clone(),
+        unnamed,
     };
     let shown_source = match (&args.file, &from.source_url) {
         (Some(f), _) => format!("{name} {}", f.display()),
@@ -263,7 +271,7 @@ pub async fn import_from(
     }
     let mut writes: Vec<Writes> = Vec::new();
     for (target, links) in by_target {
-        let store = open_target(cli, args, &target).await?;
+        let store = open_target(cli, args, &target, &targets.unnamed).await?;
         let (new, update) = judge(store.as_deref(), &target, links, args, &mut report).await?;
         writes.push((target, store, new, update));
     }
@@ -385,29 +393,34 @@ fn target_name(target: &Target) -> String {
 }
 
 /// The store of a target domain. `None` for a dry run beside no SQLite
-/// file (nothing exists there, and a dry run creates nothing).
+/// file (nothing exists there, and a dry run creates nothing). `unnamed`
+/// is `--domain`'s, which `qrtag import` itself opens (and checks); the
+/// default domain's is then opened by its own settings, not `--domain`'s.
 async fn open_target(
     cli: &Cli,
     args: &ImportArgs,
     target: &Target,
+    unnamed: &Target,
 ) -> anyhow::Result<Option<std::sync::Arc<dyn LinkStore>>> {
-    match target {
-        Target::Default => transfer::store_first(cli, args, false).await,
-        Target::Other(host) => {
-            let Some((settings, _)) = cli.other_domain(Some(host))? else {
-                return transfer::store_first(cli, args, false).await;
-            };
-            if let crate::store::options::StoreSettings::Sqlite { path } = &settings
-                && args.dry_run
-                && !path.exists()
-            {
-                return Ok(None);
-            }
-            Ok(Some(
-                cli.open_domain_store(&settings, store::Access::Write)?,
-            ))
-        }
+    if target == unnamed {
+        return transfer::store_first(cli, args, false).await;
     }
+    let settings = match target {
+        Target::Default => cli.store.settings(),
+        Target::Other(host) => match cli.other_domain(Some(host))? {
+            Some((settings, _)) => settings,
+            None => cli.store.settings(),
+        },
+    };
+    if let crate::store::options::StoreSettings::Sqlite { path } = &settings
+        && args.dry_run
+        && !path.exists()
+    {
+        return Ok(None);
+    }
+    Ok(Some(
+        cli.open_domain_store(&settings, store::Access::Write)?,
+    ))
 }
 
 /// Sorts one domain's planned links into new, equal (a re-run), to
@@ -475,24 +488,17 @@ async fn judge(
         .map(|(i, p)| (i as u64, BulkDoc::new(p.key, p.doc)))
         .collect();
     if !args.take_over {
+        // Each one left out and named, however many: a problem list's
+        // first few would stop the import or lose the rest's names.
         let none = vec![false; new_docs.len()];
-        let taking = transfer::take_overs(store, &new_docs, &none).await?;
-        if taking.total > taking.first.len() as u64 {
-            // More than the problem list keeps: asked one by one.
-            anyhow::bail!(
-                "{} keys would take over URLs of existing links; --take-over imports them",
-                taking.total
-            );
-        }
-        let mut out: Vec<u64> = Vec::new();
-        for e in taking.first {
-            if let crate::transfer::Problem::TakesOver { key, parent } = e.problem {
-                report.collisions.push((
-                    shown_key(target, key.as_str()),
-                    Collision::TakesOver(parent),
-                ));
-                out.push(e.line);
-            }
+        let taking = transfer::taking_over(store, &new_docs, &none).await?;
+        let mut out: HashSet<u64> = HashSet::with_capacity(taking.len());
+        for (line, key, parent) in taking {
+            report.collisions.push((
+                shown_key(target, key.as_str()),
+                Collision::TakesOver(parent),
+            ));
+            out.insert(line);
         }
         new_docs.retain(|(i, _)| !out.contains(i));
     }

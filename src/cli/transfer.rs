@@ -996,13 +996,29 @@ async fn refusals(
 
 /// The new keys of the file that would take over URLs of a link the store
 /// has now (keys the file brings itself do not count: an export of
-/// `docs/api` and `docs/api/v1` restores as it was). Every parent of every
-/// new key is looked up once, a batch at a time.
+/// `docs/api` and `docs/api/v1` restores as it was), as problems: the
+/// first few and the count ([`taking_over`] has them all).
 pub(super) async fn take_overs(
     store: &dyn LinkStore,
     docs: &[(u64, BulkDoc)],
     existing: &[bool],
 ) -> anyhow::Result<Problems> {
+    let mut problems = Problems::default();
+    for (line, key, parent) in taking_over(store, docs, existing).await? {
+        problems.push(LineError::new(line, Problem::TakesOver { key, parent }));
+    }
+    Ok(problems)
+}
+
+/// Every new key that would take over URLs of a stored link, with its
+/// line and that link, none left out: `import --from` leaves each of them
+/// out and names it in its report, however many there are (issue 37).
+/// Every parent of every new key is looked up once, a batch at a time.
+pub(super) async fn taking_over(
+    store: &dyn LinkStore,
+    docs: &[(u64, BulkDoc)],
+    existing: &[bool],
+) -> anyhow::Result<Vec<(u64, LinkKey, LinkKey)>> {
     let new = || {
         docs.iter()
             .zip(existing)
@@ -1022,9 +1038,9 @@ pub(super) async fn take_overs(
         .filter(|(_, e)| *e)
         .map(|(k, _)| k)
         .collect();
-    let mut problems = Problems::default();
+    let mut taking = Vec::new();
     if stored.is_empty() {
-        return Ok(problems);
+        return Ok(taking);
     }
     for (line, key) in new() {
         let mine: Vec<LinkKey> = key
@@ -1032,16 +1048,10 @@ pub(super) async fn take_overs(
             .filter(|p| stored.binary_search(p).is_ok())
             .collect();
         if let Some(parent) = crate::values::link_key::taken_over(key, &mine) {
-            problems.push(LineError::new(
-                line,
-                Problem::TakesOver {
-                    key: key.clone(),
-                    parent: parent.clone(),
-                },
-            ));
+            taking.push((line, key.clone(), parent.clone()));
         }
     }
-    Ok(problems)
+    Ok(taking)
 }
 
 /// Asks the store which keys of the file exist, all at once (the store

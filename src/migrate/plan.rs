@@ -69,22 +69,27 @@ pub struct Targets {
     /// The other configured domains.
     pub others: Vec<Host>,
     pub map: Vec<DomainMapping>,
+    /// Where a link that names no domain (the source's only or default
+    /// one) goes: the default domain, or the one `--domain` names, since
+    /// a person importing "into" a domain means that domain's store.
+    pub unnamed: Target,
 }
 
 /// Which qrtag domain a link goes to.
-#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Default, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Target {
+    #[default]
     Default,
     Other(Host),
 }
 
 impl Targets {
     /// A source link's domain: `None` (the source's only or default
-    /// domain) goes to qrtag's default domain; a named one by its mapping,
+    /// domain) goes to [`Targets::unnamed`]; a named one by its mapping,
     /// or to the configured domain of the same name.
     pub fn target(&self, domain: Option<&str>) -> Result<Target, String> {
         let Some(domain) = domain.map(source_domain).filter(|d| !d.is_empty()) else {
-            return Ok(Target::Default);
+            return Ok(self.unnamed.clone());
         };
         // No [[domains]]: the one store is where every source domain's
         // links go (Dub and Bitly name a domain on every link), and the
@@ -446,12 +451,13 @@ mod tests {
             default_host: Some(Host::parse("q.example").expect("host")),
             others: vec![brand.clone()],
             map: vec!["https://Old.Example/=go.brand.ie".parse().expect("map")],
+            unnamed: Target::Default,
         };
         let mut l = link("k", "https://e.example/");
         l.domain = Some("old.example".into());
         assert_eq!(
             planned(plan(l.clone(), &targets, now())).target,
-            Target::Other(brand)
+            Target::Other(brand.clone())
         );
         l.domain = Some("q.example".into());
         assert_eq!(
@@ -461,6 +467,21 @@ mod tests {
         l.domain = None;
         assert_eq!(
             planned(plan(l.clone(), &targets, now())).target,
+            Target::Default
+        );
+        // `--domain go.brand.ie`: the unnamed links go there, a link
+        // naming the default domain still to it.
+        let into_brand = Targets {
+            unnamed: Target::Other(brand.clone()),
+            ..targets.clone()
+        };
+        assert_eq!(
+            planned(plan(l.clone(), &into_brand, now())).target,
+            Target::Other(brand.clone())
+        );
+        l.domain = Some("q.example".into());
+        assert_eq!(
+            planned(plan(l.clone(), &into_brand, now())).target,
             Target::Default
         );
         l.domain = Some("elsewhere.example".into());
@@ -479,6 +500,7 @@ mod tests {
             default_host: None,
             others: Vec::new(),
             map: Vec::new(),
+            unnamed: Target::Default,
         };
         let mut l = link("k", "https://e.example/");
         l.domain = Some("dub.sh".into());

@@ -9,9 +9,9 @@ use serde_json::json;
 use crate::fake_api::{Answer, FakeApi, query};
 use crate::{VecSink, fixture, quick, time};
 
-const TOKEN: &str = "bitly-token-3";
+pub const TOKEN: &str = "bitly-token-3";
 
-fn bitly(target: &str, times: usize) -> Answer {
+pub fn bitly(target: &str, times: usize) -> Answer {
     let path = target.split('?').next().unwrap_or("");
     match path {
         "/groups" => Answer::json(json!({"groups": [{"guid": "Ba1b2c3"}]})),
@@ -140,7 +140,7 @@ async fn bitly_api_names_a_refused_token() {
 /// The export's columns as a migration guide that reads real exports names
 /// them ("Link", "Custom Link", "Destination URL"), with the others under
 /// Bitly's display names.
-const BITLY_CSV: &str = "\u{feff}Title,Link,Custom Link,Destination URL,Date Created,Tags,Clicks,Archived\r
+pub const BITLY_CSV: &str = "\u{feff}Title,Link,Custom Link,Destination URL,Date Created,Tags,Clicks,Archived\r
 Spring,https://bit.ly/3xYz,https://brand.co/SpringSale,https://example.com/menü?x=1#top,2019-08-27T15:55:20+0000,\"print,2019\",\"1,234\",false\r
 ,https://bit.ly/AbCdEfG,,https://example.com/old,2018-01-02 03:04:05,,5,true\r
 Café,https://bit.ly/caf,https://brand.co/café.menu,https://example.org/,2020-06-07,,0,false\r

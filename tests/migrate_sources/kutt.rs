@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 use crate::fake_api::{Answer, FakeApi, query};
 use crate::{VecSink, quick, time};
 
-const KEY: &str = "kutt-key-2";
-const TOTAL: u64 = 120;
+pub const KEY: &str = "kutt-key-2";
+pub const TOTAL: u64 = 120;
 
 fn link(i: u64) -> Value {
     let mut v = json!({
@@ -44,7 +44,7 @@ fn link(i: u64) -> Value {
     v
 }
 
-fn kutt(target: &str, times: usize) -> Answer {
+pub fn kutt(target: &str, times: usize) -> Answer {
     if !target.starts_with("/api/v2/links?") {
         return Answer::status(404);
     }

@@ -6,12 +6,15 @@
 
 mod bitly;
 mod chhoto;
+mod console_totals;
+mod domains;
 mod dub;
 mod fake_api;
 mod kutt;
 mod shlink;
 #[path = "../support/mod.rs"]
 mod support;
+mod take_overs;
 mod through_the_cli;
 
 use std::time::Duration;
