@@ -355,21 +355,24 @@ struct Dump {
 
 /// Each numbered dump in `dir`, in order, from its files
 /// `callgrind.out.PART-THREAD`: a thread's `totals:` (instructions) counts
-/// towards the request path when its dump names [`REQUEST_PATH_MARK`].
+/// towards the request path when the thread ran [`REQUEST_PATH_MARK`] in
+/// any dump, so the idle dump counts the same threads as the others.
 fn dump_totals(dir: &Path) -> Vec<Dump> {
-    let mut dumps = std::collections::BTreeMap::<u32, Dump>::new();
+    // (part, thread, instructions, whether the dump names the mark)
+    let mut files = Vec::<(u32, u32, u64, bool)>::new();
     for entry in std::fs::read_dir(dir).expect("read dump directory") {
         let entry = entry.expect("dump directory entry");
         let Some(name) = entry.file_name().into_string().ok() else {
             continue;
         };
-        let Some((part, _thread)) = name
+        let Some((part, thread)) = name
             .strip_prefix("callgrind.out.")
             .and_then(|rest| rest.split_once('-'))
         else {
             continue;
         };
         let part: u32 = part.parse().expect("a dump's part number");
+        let thread: u32 = thread.parse().expect("a dump's thread number");
         let text = std::fs::read_to_string(entry.path()).expect("read a dump");
         let total: u64 = text
             .lines()
@@ -380,9 +383,18 @@ fn dump_totals(dir: &Path) -> Vec<Dump> {
             .and_then(|t| t.split_whitespace().next())
             .and_then(|t| t.parse().ok())
             .unwrap_or_else(|| panic!("no totals in {}", entry.path().display()));
+        files.push((part, thread, total, text.contains(REQUEST_PATH_MARK)));
+    }
+    let serving: std::collections::BTreeSet<u32> = files
+        .iter()
+        .filter(|f| f.3)
+        .map(|&(_, thread, _, _)| thread)
+        .collect();
+    let mut dumps = std::collections::BTreeMap::<u32, Dump>::new();
+    for (part, thread, total, _) in files {
         let dump = dumps.entry(part).or_default();
         dump.whole += total;
-        if text.contains(REQUEST_PATH_MARK) {
+        if serving.contains(&thread) {
             dump.path += total;
         }
     }
