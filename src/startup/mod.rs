@@ -31,7 +31,6 @@ use crate::snapshot::Snapshot;
 use crate::store::options::StoreSettings;
 use crate::store::saver::{self, Saver};
 use crate::store::{self, StoreError};
-use crate::tls::listener::Conn;
 use crate::tracking::cookie::TrackingCookie;
 use crate::values::public_url::PublicUrl;
 
@@ -289,16 +288,25 @@ fn other_domains(settings: &Settings) -> fd_budget::OtherDomains {
 /// would give the app: nothing on either listener builds URLs from them.
 /// `own_answers` logs the answers actix gives on its own (the public
 /// listener's access log).
-fn guarded_server<F, I, S, B>(
+///
+/// Issue 36: `accept` turns the accepted socket into the stream served,
+/// given the request deadline: [`plain`] serves the socket itself, the
+/// TLS handshake (`tls::listener::accept`) a TLS stream. The stream's type
+/// is a type parameter, not an enum of the two, so a plain listener's reads
+/// and writes reach the socket as they did before HTTPS.
+fn guarded_server<F, I, S, B, A, Conn, Io>(
     name: &str,
     listener: TcpListener,
     addr: SocketAddr,
     guards: &Guards,
     own_answers: Option<LogOwnAnswer>,
-    tls: Option<tokio_rustls::TlsAcceptor>,
+    accept: A,
     app: F,
 ) -> std::io::Result<Server>
 where
+    A: Fn(tokio::net::TcpStream, Duration) -> Conn + Send + Clone + 'static,
+    Conn: std::future::Future<Output = std::io::Result<Io>> + 'static,
+    Io: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + 'static,
     F: Fn() -> I + Send + Clone + 'static,
     I: IntoServiceFactory<S, actix_http::Request>,
     S: ServiceFactory<actix_http::Request, Config = AppConfig> + 'static,
@@ -338,18 +346,20 @@ where
             .client_request_timeout(request_timeout)
             .client_disconnect_timeout(Duration::from_secs(1))
             .local_addr(addr)
-            .on_connect_ext(|io: &RequestLineIo<Conn>, ext| {
+            .on_connect_ext(|io: &RequestLineIo<Io>, ext| {
                 ext.insert(io.answered());
             })
             .h1(map_config(app, |()| AppConfig::default()));
         let limiter = std::sync::Arc::clone(&limiter);
         let own_answers = own_answers.clone();
-        let tls = tls.clone();
+        let accept = accept.clone();
         fn_service(move |io: tokio::net::TcpStream| {
             let peer = io.peer_addr().ok();
             let slot = limiter.acquire(peer.map(|p| p.ip()));
             let own_answers = own_answers.clone();
-            let tls = tls.clone();
+            // Nothing runs until awaited: a TLS handshake starts once the
+            // slot is taken.
+            let conn = accept(io, request_timeout);
             async move {
                 // Over its network's share: the connection is closed at once.
                 let slot = slot.ok_or_else(|| {
@@ -359,12 +369,7 @@ where
                 })?;
                 // Issue 36: the handshake holds the slot, within the
                 // request deadline.
-                let io = match &tls {
-                    None => Conn::Plain(io),
-                    Some(acceptor) => crate::tls::listener::accept(acceptor, io, request_timeout)
-                        .await
-                        .map_err(DispatchError::Io)?,
-                };
+                let io = conn.await.map_err(DispatchError::Io)?;
                 let io = RequestLineIo::with_limits(io, request_timeout, Some(slot));
                 let io = match &own_answers {
                     Some(log) => io.with_own_answers(OwnAnswerLog {
@@ -392,6 +397,14 @@ fn backlog(cap: usize) -> i32 {
     i32::try_from(cap.clamp(128, 4096)).unwrap_or(128)
 }
 
+/// Issue 36: a listener without TLS serves the accepted socket itself.
+fn plain(
+    tcp: tokio::net::TcpStream,
+    _deadline: Duration,
+) -> std::future::Ready<std::io::Result<tokio::net::TcpStream>> {
+    std::future::ready(Ok(tcp))
+}
+
 /// The public listener: every path is a redirect request.
 fn public_server(
     listener: TcpListener,
@@ -408,20 +421,37 @@ fn public_server(
         state.trusted_proxies.clone(),
         state.client_ip_mode,
     );
+    let guards = Guards::new(settings, public_workers(settings), caps);
+    // Issue 36: without TLS the socket itself and no middleware, as the
+    // redirect path was before HTTPS.
+    let Some(acceptor) = tls else {
+        return guarded_server(
+            "qrtag-public",
+            listener,
+            addr,
+            &guards,
+            Some(log_own_answer),
+            plain,
+            move || {
+                App::new()
+                    .app_data(state.clone())
+                    .default_service(web::to(public::handle))
+            },
+        );
+    };
     // Issue 36: HSTS on HTTPS answers only, and only when asked for.
     let hsts = settings
         .tls
         .as_ref()
-        .and(tls.as_ref())
-        .and_then(|_| settings.tls.as_ref()?.hsts)
+        .and_then(|t| t.hsts)
         .map(crate::tls::hsts::Hsts::header_value);
     guarded_server(
         "qrtag-public",
         listener,
         addr,
-        &Guards::new(settings, public_workers(settings), caps),
+        &guards,
         Some(log_own_answer),
-        tls,
+        move |tcp, deadline| crate::tls::listener::accept(acceptor.clone(), tcp, deadline),
         move || {
             let headers = actix_web::middleware::DefaultHeaders::new().add((
                 actix_web::http::header::STRICT_TRANSPORT_SECURITY,
@@ -453,7 +483,7 @@ fn http_server(
         addr,
         &Guards::new(settings, 1, caps),
         None,
-        None,
+        plain,
         move || {
             App::new()
                 .app_data(state.clone())
@@ -647,7 +677,7 @@ fn api_server(
         addr,
         &Guards::new(settings, api_workers(settings), caps),
         None,
-        None,
+        plain,
         move || {
             App::new()
                 .app_data(state.clone())
@@ -1294,7 +1324,7 @@ impl Application {
             admin_addr,
             &Guards::new(&settings, 1, caps.admin),
             None,
-            None,
+            plain,
             move || {
                 App::new()
                     .app_data(admin_state.clone())

@@ -1,15 +1,16 @@
 //! The listener's side of TLS: the rustls server configuration built over
-//! the [`Certificates`] resolver, and a connection that is either plain or
-//! TLS, so one listener pipeline (deadlines, connection caps, the request
-//! line rewriting) serves both.
+//! the [`Certificates`] resolver, and the handshake that turns an accepted
+//! connection into the TLS stream the listener pipeline (deadlines,
+//! connection caps, the request line rewriting) serves. A plain listener
+//! serves the `TcpStream` itself through the same pipeline (generic over
+//! the stream, `startup::guarded_server`), not an enum of the two: through
+//! the enum every read and write of a plain redirect was a frame of its own
+//! (issue 36, `benches/redirect_instructions.rs`).
 
 use std::io;
-use std::pin::Pin;
 use std::sync::Arc;
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 use tokio::net::TcpStream;
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::server::TlsStream;
@@ -36,83 +37,19 @@ pub fn acceptor(certificates: Arc<Certificates>) -> Result<TlsAcceptor, rustls::
 
 /// The handshake, within `deadline` (the request timeout: a client that
 /// stalls in the handshake holds its slot no longer than one that stalls
-/// in a request).
+/// in a request). Takes the acceptor (an `Arc` inside) so the future owns
+/// what it needs.
 pub async fn accept(
-    acceptor: &TlsAcceptor,
+    acceptor: TlsAcceptor,
     tcp: TcpStream,
     deadline: Duration,
-) -> io::Result<Conn> {
+) -> io::Result<TlsStream<TcpStream>> {
     match tokio::time::timeout(deadline, acceptor.accept(tcp)).await {
-        Ok(Ok(tls)) => Ok(Conn::Tls(Box::new(tls))),
+        Ok(Ok(tls)) => Ok(tls),
         Ok(Err(e)) => Err(e),
         Err(_) => Err(io::Error::new(
             io::ErrorKind::TimedOut,
             "TLS handshake took too long",
         )),
-    }
-}
-
-/// A listener's connection: plain TCP, or TLS over it.
-#[derive(Debug)]
-pub enum Conn {
-    Plain(TcpStream),
-    Tls(Box<TlsStream<TcpStream>>),
-}
-
-impl AsyncRead for Conn {
-    fn poll_read(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut ReadBuf<'_>,
-    ) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_read(cx, buf),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_read(cx, buf),
-        }
-    }
-}
-
-impl AsyncWrite for Conn {
-    fn poll_write(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_write(cx, buf),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_write(cx, buf),
-        }
-    }
-
-    fn poll_write_vectored(
-        self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        bufs: &[io::IoSlice<'_>],
-    ) -> Poll<io::Result<usize>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_write_vectored(cx, bufs),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_write_vectored(cx, bufs),
-        }
-    }
-
-    fn is_write_vectored(&self) -> bool {
-        match self {
-            Conn::Plain(s) => s.is_write_vectored(),
-            Conn::Tls(s) => s.is_write_vectored(),
-        }
-    }
-
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_flush(cx),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_flush(cx),
-        }
-    }
-
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        match self.get_mut() {
-            Conn::Plain(s) => Pin::new(s).poll_shutdown(cx),
-            Conn::Tls(s) => Pin::new(s.as_mut()).poll_shutdown(cx),
-        }
     }
 }
