@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::domains::Domains;
 use super::password;
 use super::session::User;
+use super::shown::DomainAccess;
 use crate::links::served::Served;
-use crate::snapshot::Snapshot;
+use crate::store::ClusterStats;
 use crate::store::couch::CouchStore;
 use crate::store::options::CouchSettings;
 use crate::store::sqlite::SqliteStore;
-use crate::store::{ClusterStats, LinkStore};
 use crate::values::role::Role;
 use crate::values::secret::Secret;
 
@@ -34,17 +35,20 @@ pub struct LoggedIn {
 }
 
 pub enum Accounts {
-    /// The embedded store's users (`store::sqlite::users`).
+    /// The embedded store's users (`store::sqlite::users`), writing to
+    /// each domain through its own `Served` writes.
     Password {
         db: SqliteStore,
-        store: Arc<dyn LinkStore>,
+        domains: Arc<Domains>,
     },
     /// CouchDB's own accounts.
     Couch {
-        settings: CouchSettings,
+        /// Issue 36: each domain's database, in [`Domains::all`]'s order
+        /// (`None`: a domain on the embedded store, written as the service).
+        settings: Vec<Option<CouchSettings>>,
         http: reqwest::Client,
-        /// What a user's writes wait for ([`Served`]).
-        snapshot: Arc<Snapshot>,
+        /// What a user's writes wait for ([`Served`]), and where they go.
+        domains: Arc<Domains>,
         /// The service's cluster stats, shared by every user's store, so
         /// that `/readyz` counts the console's writes with fewer copies.
         cluster: Option<Arc<ClusterStats>>,
@@ -78,10 +82,24 @@ struct SessionAnswer {
     roles: Vec<String>,
 }
 
+/// A user on their first domain; `None` when they may see none.
+fn user_of(name: String, role: Role, access: DomainAccess, domains: &Domains) -> Option<User> {
+    let at = access.allowed().next()?;
+    Some(User {
+        name,
+        role,
+        store: Arc::clone(access.store(at)?),
+        domain: Arc::clone(domains.all().get(at)?),
+        access: Arc::new(access),
+    })
+}
+
 impl Accounts {
+    /// `settings`: each domain's CouchDB database, in [`Domains::all`]'s
+    /// order.
     pub fn couch(
-        settings: CouchSettings,
-        snapshot: &Arc<Snapshot>,
+        settings: Vec<Option<CouchSettings>>,
+        domains: &Arc<Domains>,
         cluster: Option<Arc<ClusterStats>>,
     ) -> Result<Self, reqwest::Error> {
         let http = reqwest::Client::builder()
@@ -90,9 +108,16 @@ impl Accounts {
         Ok(Self::Couch {
             settings,
             http,
-            snapshot: Arc::clone(snapshot),
+            domains: Arc::clone(domains),
             cluster,
         })
+    }
+
+    /// Every domain, the default first.
+    pub fn domains(&self) -> &Arc<Domains> {
+        match self {
+            Self::Password { domains, .. } | Self::Couch { domains, .. } => domains,
+        }
     }
 
     /// The database holding the one console password, when logins are by
@@ -116,11 +141,9 @@ impl Accounts {
     /// The embedded store's user `name` with `role`; `None` on CouchDB.
     pub fn embedded_user(&self, name: &str, role: Role) -> Option<User> {
         match self {
-            Self::Password { store, .. } => Some(User {
-                name: name.to_owned(),
-                role,
-                store: Arc::clone(store),
-            }),
+            Self::Password { domains, .. } => {
+                user_of(name.to_owned(), role, DomainAccess::every(domains), domains)
+            }
             Self::Couch { .. } => None,
         }
     }
@@ -190,7 +213,7 @@ impl Accounts {
             Self::Couch {
                 settings,
                 http,
-                snapshot,
+                domains,
                 cluster,
             } => {
                 if name.is_empty() {
@@ -198,7 +221,10 @@ impl Accounts {
                 }
                 // CouchDB hashes (PBKDF2) on its side: bounded all the same.
                 let _turn = super::check_gate::PASSWORD_CHECKS.enter().await?;
-                let mut url = settings.url.as_url().clone();
+                let Some(Some(home)) = settings.first() else {
+                    return Err(LoginError::Unavailable("no CouchDB database".into()));
+                };
+                let mut url = home.url.as_url().clone();
                 if let Ok(mut path) = url.path_segments_mut() {
                     path.clear().push("_session");
                 }
@@ -220,23 +246,33 @@ impl Accounts {
                     .await
                     .map_err(|e| LoginError::Unavailable(format!("CouchDB's answer: {e}")))?;
                 let role = Role::from_couch_roles(&session.roles);
-                let as_user = settings
-                    .clone()
-                    .with_credentials(name, Some(Secret::new(password)));
-                let store = CouchStore::new(&as_user)
-                    .map_err(|e| LoginError::Unavailable(e.to_string()))?;
-                let store = match cluster {
-                    Some(c) => store.sharing(Arc::clone(c)),
-                    None => store,
-                };
-                Ok(LoggedIn {
-                    user: User {
-                        name: session.name.unwrap_or_else(|| name.to_owned()),
-                        role,
-                        store: Served::wrap(Arc::new(store), Arc::clone(snapshot)),
-                    },
-                    mark: None,
-                })
+                // Issue 36: the user's own account on each domain's
+                // database, so CouchDB's `_security` and validation judge
+                // every write on every domain.
+                let mut stores = Vec::with_capacity(settings.len());
+                for (at, (domain, db)) in domains.all().iter().zip(settings).enumerate() {
+                    let Some(db) = db else {
+                        stores.push(Some(Arc::clone(&domain.writes)));
+                        continue;
+                    };
+                    let as_user = db
+                        .clone()
+                        .with_credentials(name, Some(Secret::new(password)));
+                    let store = CouchStore::new(&as_user)
+                        .map_err(|e| LoginError::Unavailable(e.to_string()))?;
+                    let store = match cluster {
+                        Some(c) if at == 0 => store.sharing(Arc::clone(c)),
+                        _ => store,
+                    };
+                    stores.push(Some(Served::wrap(
+                        Arc::new(store),
+                        Arc::clone(&domain.snapshot),
+                    )));
+                }
+                let name = session.name.unwrap_or_else(|| name.to_owned());
+                let user = user_of(name, role, DomainAccess::from_stores(stores), domains)
+                    .ok_or(LoginError::Wrong)?;
+                Ok(LoggedIn { user, mark: None })
             }
         }
     }

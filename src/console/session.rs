@@ -40,7 +40,14 @@ pub struct User {
     /// What the console shows and accepts (issue 35): forms are hidden and
     /// the server refuses alike; on CouchDB, CouchDB still decides each write.
     pub role: Role,
+    /// Where this request's writes go: the shown domain's store as this
+    /// user (issue 36: set by `http::logged_in` for each request; at login,
+    /// the user's first domain's).
     pub store: Arc<dyn LinkStore>,
+    /// Issue 36: the domain this request shows (as `store`).
+    pub domain: Arc<super::domains::Domain>,
+    /// Issue 36: the user's store on each domain, and which they may see.
+    pub access: Arc<super::shown::DomainAccess>,
 }
 
 impl std::fmt::Debug for User {
@@ -306,11 +313,26 @@ mod tests {
 
     fn someone() -> (tempfile::TempDir, User) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = SqliteStore::open(&dir.path().join("q.db")).expect("store");
+        let store: Arc<dyn LinkStore> =
+            Arc::new(SqliteStore::open(&dir.path().join("q.db")).expect("store"));
+        let domain = Arc::new(crate::console::domains::Domain {
+            host: None,
+            snapshot: crate::snapshot::Snapshot::new(),
+            writes: Arc::clone(&store),
+            public_url: crate::store::live_url::LiveUrl::new(
+                crate::values::public_url::PublicUrl::parse("http://127.0.0.1:8080").expect("url"),
+            ),
+            order: Arc::default(),
+            scans: Arc::new(crate::console::scans::NoScanCounts),
+        });
         let user = User {
             name: "admin".into(),
             role: Role::Admin,
-            store: Arc::new(store),
+            store: Arc::clone(&store),
+            access: Arc::new(crate::console::shown::DomainAccess::from_stores(vec![
+                Some(store),
+            ])),
+            domain,
         };
         (dir, user)
     }

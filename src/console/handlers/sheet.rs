@@ -118,10 +118,10 @@ pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespon
         missing => return plain(StatusCode::NOT_FOUND, &not_kept(&missing)),
     };
     let made = match make::options(&req, "batch") {
-        Ok(options) => match make::with_notes(&state, &user, &options, keys).await {
+        Ok(options) => match make::with_notes(&user, &options, keys).await {
             Ok(keys) => {
                 let file = format!("qrtag-run-{number}.pdf");
-                make::render(&state, &options, &keys, &file).await
+                make::render(&state, &user, &options, &keys, &file).await
             }
             Err(not) => Err(not),
         },
@@ -180,7 +180,7 @@ pub async fn create(
     };
     // The service's own root, which answers 404: a tag enabled before its
     // destination is set leads nowhere rather than to someone else's site.
-    let Ok(placeholder) = Destination::parse(&format!("{}/", state.public_url.load())) else {
+    let Ok(placeholder) = Destination::parse(&format!("{}/", user.domain.public_url.load())) else {
         return plain(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the public URL is not a destination",
@@ -225,7 +225,7 @@ pub async fn create(
 
 /// One A4 sheet of a print run, as `qrtag batch --sheet` writes it.
 pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
-    let (session, _) = match logged_in(&req, &state) {
+    let (session, user) = match logged_in(&req, &state) {
         Ok(ok) => ok,
         Err(to_login) => return *to_login,
     };
@@ -247,7 +247,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
     };
     let mut items = Vec::with_capacity(chunk.len());
     for key in chunk {
-        let text = tag_image::tag_text(&state.public_url.load(), key, state.uppercase_prefix);
+        let text = tag_image::tag_text(&user.domain.public_url.load(), key, state.uppercase_prefix);
         match qr::encode(&text, EcLevel::L) {
             Ok(code) => items.push((key.to_string(), code)),
             Err(e) => return plain(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),

@@ -114,6 +114,7 @@ mod tests {
                 can_edit: true,
                 csrf: "t",
                 role: crate::values::role::Role::Admin,
+                domain: None,
             },
             period: Period::Month,
             top: Some(vec![

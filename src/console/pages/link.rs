@@ -340,7 +340,7 @@ fn field_form(v: &View<'_>, f: &FieldForm, stored: Option<&str>) -> Markup {
     let (invalid, class, described) = fault(r, f.name, f.id);
     html! {
         form.card id=(f.form) method="post" action={ (BASE) (f.action) } {
-            (csrf_field(v.viewer.csrf))
+            (csrf_field(v.viewer.token()))
             input type="hidden" name="key" value=(v.key);
             label for=(f.id) { (f.label) }
             @match f.control {
@@ -422,7 +422,7 @@ fn fallback_form(v: &View<'_>) -> Markup {
 }
 
 fn edit_forms(v: &View<'_>) -> Markup {
-    let csrf = v.viewer.csrf;
+    let csrf = v.viewer.token();
     let expires = v
         .expires
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));

@@ -21,7 +21,7 @@ pub struct Section<'a> {
     /// scans then get the `url`.
     pub rules: Result<&'a Rules, String>,
     pub can_edit: bool,
-    pub csrf: &'a str,
+    pub csrf: super::FormToken<'a>,
     pub geoip: bool,
     /// The console's `--time-zone`: the tester's and the form's times.
     pub zone: Tz,
@@ -361,7 +361,7 @@ mod tests {
             key: "menu",
             rules: Ok(rules),
             can_edit: true,
-            csrf: "token",
+            csrf: super::super::FormToken::bare("token"),
             geoip: false,
             zone: Tz::UTC,
             refused: None,

@@ -39,19 +39,19 @@ pub fn page(viewer: &Viewer<'_>, users: &[UserRow], problem: Option<&str>) -> Ma
                             td { time datetime=(u.created_at) { (u.created_at.split('T').next().unwrap_or_default()) } }
                             td {
                                 form.inline method="post" action={ (BASE) "/users/role" } {
-                                    (csrf_field(viewer.csrf))
+                                    (csrf_field(viewer.token()))
                                     input type="hidden" name="name" value=(u.name);
                                     label for={ "role-" (i) } { "Role of " (u.name) }
                                     (role_select(&format!("role-{i}"), u.role))
                                     button type="submit" { "Change role" }
                                 }
                                 form.inline method="post" action={ (BASE) "/users/reset" } {
-                                    (csrf_field(viewer.csrf))
+                                    (csrf_field(viewer.token()))
                                     input type="hidden" name="name" value=(u.name);
                                     button type="submit" { "Reset password of " (u.name) }
                                 }
                                 form.inline method="post" action={ (BASE) "/users/remove" } {
-                                    (csrf_field(viewer.csrf))
+                                    (csrf_field(viewer.token()))
                                     input type="hidden" name="name" value=(u.name);
                                     button.danger type="submit" { "Remove " (u.name) }
                                 }
@@ -62,7 +62,7 @@ pub fn page(viewer: &Viewer<'_>, users: &[UserRow], problem: Option<&str>) -> Ma
             }
             h2 { "Invite someone" }
             form.card #invite-user method="post" action={ (BASE) "/users/invite" } {
-                (csrf_field(viewer.csrf))
+                (csrf_field(viewer.token()))
                 label for="invite-name" { "User name" }
                 input #invite-name type="text" name="name" required autocapitalize="none" spellcheck="false";
                 label for="invite-role" { "Role" }

@@ -1,0 +1,217 @@
+//! The console per domain (issue 36) over HTTP against the real
+//! application on port 0: two domains whose stores hold the same key
+//! leading to different places; each page shows the domain it names
+//! (`?domain=`, a form's field, else the cookie the console sets), each
+//! write goes to the shown domain's store, and a domain the service does
+//! not serve is the 404 of a page that does not exist.
+
+mod support;
+
+use std::path::Path;
+use std::time::Duration;
+
+use qrtag::settings::Settings;
+use qrtag::settings::domains::{DomainSettings, ServedDomains};
+use qrtag::store::options::StoreSettings;
+use qrtag::values::host::Host;
+use qrtag::values::public_url::PublicUrl;
+use reqwest::StatusCode;
+use support::console::{browser, csrf, get_page, log_in, post_form};
+use support::{TestApp, eventually, header, spawn_with, test_settings};
+
+const A: &str = "0x1f.ie";
+const B: &str = "qr.brand-b.ie";
+const PASSWORD: &str = "two-brands-one-console";
+
+/// `0x1f.ie`, the default (the test's database), and `qr.brand-b.ie` with
+/// `b.db` and `b.log` beside it.
+fn two_domains(dir: &Path, settings: &mut Settings) {
+    settings.domains = ServedDomains {
+        default_host: Some(Host::parse(A).expect("host")),
+        others: vec![DomainSettings {
+            host: Host::parse(B).expect("host"),
+            public_url: PublicUrl::parse("https://qr.brand-b.ie").expect("url"),
+            store: StoreSettings::Sqlite {
+                path: dir.join("b.db"),
+            },
+            access_log: dir.join("b.log"),
+            snapshot_file: None,
+            dead_tag: Default::default(),
+            root: None,
+        }],
+        unknown_host: Default::default(),
+    };
+}
+
+/// The console over two domains, its admin logged in.
+async fn console() -> (TestApp, reqwest::Client, String) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    support::init_db(&db);
+    support::console::set_password(&db, PASSWORD);
+    let mut settings = test_settings(dir.path());
+    two_domains(dir.path(), &mut settings);
+    settings.console = Some(qrtag::console::ConsoleSettings::default());
+    let app = spawn_with(settings, dir).await;
+    let base = format!("http://{}/console", app.admin);
+    let http = browser();
+    log_in(&http, &base, PASSWORD).await;
+    (app, http, base)
+}
+
+/// A scan of `/key` on the public listener as `host`: its Location.
+async fn scan(app: &TestApp, host: &str, key: &str) -> Option<String> {
+    let r = app
+        .client
+        .get(app.url(&format!("/{key}")))
+        .header(reqwest::header::HOST, host)
+        .send()
+        .await
+        .expect("scan");
+    header(&r, "location").map(str::to_owned)
+}
+
+/// Waits until a scan of `/key` as `host` leads to `to`.
+async fn leads(app: &TestApp, host: &str, key: &str, to: &str) {
+    eventually(Duration::from_secs(2), || async {
+        scan(app, host, key).await.as_deref() == Some(to)
+    })
+    .await;
+}
+
+/// A form posted with the token of the page at `page`, and `fields`.
+async fn post_from(
+    http: &reqwest::Client,
+    page: &str,
+    to: &str,
+    fields: &[(&str, &str)],
+) -> reqwest::Response {
+    let token = csrf(&get_page(http, page).await);
+    let mut form = vec![("csrf", token.as_str())];
+    form.extend_from_slice(fields);
+    post_form(http, to, &form).await
+}
+
+#[tokio::test]
+async fn each_page_shows_and_writes_the_domain_it_names() {
+    let (app, http, base) = console().await;
+    let links = format!("{base}/links");
+
+    // The same key on both domains, made through the console's create
+    // form: the default's without a domain, B's with the form's field.
+    let res = post_from(
+        &http,
+        &links,
+        &links,
+        &[("key", "poster"), ("url", "https://brand-a.example/poster")],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "A's poster made");
+    let res = post_from(
+        &http,
+        &links,
+        &links,
+        &[
+            ("key", "poster"),
+            ("url", "https://brand-b.example/poster"),
+            ("domain", B),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "B's poster made");
+    let res = post_from(
+        &http,
+        &links,
+        &links,
+        &[
+            ("key", "menu"),
+            ("url", "https://brand-b.example/menu"),
+            ("domain", B),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "B's menu made");
+    leads(&app, A, "poster", "https://brand-a.example/poster").await;
+    leads(&app, B, "poster", "https://brand-b.example/poster").await;
+    leads(&app, B, "menu", "https://brand-b.example/menu").await;
+    assert_eq!(scan(&app, A, "menu").await, None, "menu is B's alone");
+
+    // Each link page shows its own domain's link and short URL.
+    let a_page = get_page(&http, &format!("{base}/link?key=poster&domain={A}")).await;
+    assert!(
+        a_page.contains("https://brand-a.example/poster"),
+        "{a_page}"
+    );
+    assert!(!a_page.contains("brand-b.example"), "{a_page}");
+    assert!(a_page.contains("https://0x1f.ie/poster"), "{a_page}");
+    let b_page = get_page(&http, &format!("{base}/link?key=poster&domain={B}")).await;
+    assert!(
+        b_page.contains("https://brand-b.example/poster"),
+        "{b_page}"
+    );
+    assert!(!b_page.contains("brand-a.example"), "{b_page}");
+    assert!(b_page.contains("https://qr.brand-b.ie/poster"), "{b_page}");
+    // Its forms carry the domain, so a write goes where the page was.
+    assert!(
+        b_page.contains(&format!(r#"name="domain" value="{B}""#)),
+        "{b_page}"
+    );
+
+    // The cookie set by the page that named B keeps the list on B.
+    let list = get_page(&http, &links).await;
+    assert!(list.contains("data-key=\"menu\""), "B's list: {list}");
+    let list = get_page(&http, &format!("{links}?domain={A}")).await;
+    assert!(!list.contains("data-key=\"menu\""), "A's list: {list}");
+    assert!(list.contains("data-key=\"poster\""), "A's list: {list}");
+
+    // A repoint from B's page reaches B's scans only, though the cookie
+    // now names A (another tab).
+    let res = post_from(
+        &http,
+        &format!("{base}/link?key=poster&domain={B}"),
+        &format!("{base}/link/destination"),
+        &[
+            ("key", "poster"),
+            ("url", "https://brand-b.example/new-poster"),
+            ("domain", B),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "B's poster repointed");
+    leads(&app, B, "poster", "https://brand-b.example/new-poster").await;
+    assert_eq!(
+        scan(&app, A, "poster").await.as_deref(),
+        Some("https://brand-a.example/poster")
+    );
+
+    // A domain not served is a page that does not exist, and says no more.
+    let missing = http
+        .get(format!("{base}/no-such-page"))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(missing.status(), StatusCode::NOT_FOUND);
+    let missing = missing.text().await.expect("body");
+    for path in [
+        "/links?domain=brand-c.example".to_owned(),
+        "/link?key=poster&domain=brand-c.example".to_owned(),
+        "/dashboard?domain=brand-c.example".to_owned(),
+    ] {
+        let res = http.get(format!("{base}{path}")).send().await.expect("GET");
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(res.text().await.expect("body"), missing, "{path}");
+    }
+    let res = post_from(
+        &http,
+        &links,
+        &links,
+        &[
+            ("key", "stray"),
+            ("url", "https://brand-c.example/"),
+            ("domain", "brand-c.example"),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND, "no write elsewhere");
+    assert_eq!(scan(&app, A, "stray").await, None);
+}
