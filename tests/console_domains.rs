@@ -92,6 +92,15 @@ async fn post_from(
     post_form(http, to, &form).await
 }
 
+/// The options of the page's domain switcher.
+fn switcher_options(page: &str) -> usize {
+    page.split_once(r#"id="domain-switcher""#)
+        .and_then(|(_, rest)| rest.split_once("</form>"))
+        .map_or("", |(form, _)| form)
+        .matches("<option value=")
+        .count()
+}
+
 #[tokio::test]
 async fn each_page_shows_and_writes_the_domain_it_names() {
     let (app, http, base) = console().await;
@@ -157,6 +166,25 @@ async fn each_page_shows_and_writes_the_domain_it_names() {
         "{b_page}"
     );
 
+    // The switcher lists the user's domains, the shown one selected, and
+    // returns to the same page; the page names its domain.
+    for (page, shown) in [(&a_page, A), (&b_page, B)] {
+        assert!(page.contains(r#"id="domain-switcher""#), "{page}");
+        assert!(
+            page.contains(r#"<input type="hidden" name="key" value="poster">"#),
+            "the switcher keeps the page's query: {page}"
+        );
+        assert!(
+            page.contains(&format!(r#"<option value="{shown}" selected>"#)),
+            "{page}"
+        );
+        assert!(
+            page.contains(&format!("· {shown} · qrtag</title>")),
+            "{page}"
+        );
+        assert_eq!(switcher_options(page), 2, "{page}");
+    }
+
     // The cookie set by the page that named B keeps the list on B.
     let list = get_page(&http, &links).await;
     assert!(list.contains("data-key=\"menu\""), "B's list: {list}");
@@ -214,4 +242,22 @@ async fn each_page_shows_and_writes_the_domain_it_names() {
     .await;
     assert_eq!(res.status(), StatusCode::NOT_FOUND, "no write elsewhere");
     assert_eq!(scan(&app, A, "stray").await, None);
+}
+
+#[tokio::test]
+async fn a_console_of_one_domain_has_no_switcher() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    support::init_db(&db);
+    support::console::set_password(&db, PASSWORD);
+    let mut settings = test_settings(dir.path());
+    settings.console = Some(qrtag::console::ConsoleSettings::default());
+    let app = spawn_with(settings, dir).await;
+    let base = format!("http://{}/console", app.admin);
+    let http = browser();
+    log_in(&http, &base, PASSWORD).await;
+    let list = get_page(&http, &format!("{base}/links")).await;
+    assert!(!list.contains("domain-switcher"), "{list}");
+    assert!(!list.contains(r#"name="domain""#), "{list}");
+    assert!(list.contains("<title>Links · qrtag</title>"), "{list}");
 }

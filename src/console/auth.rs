@@ -91,6 +91,7 @@ fn user_of(name: String, role: Role, access: DomainAccess, domains: &Domains) ->
         store: Arc::clone(access.store(at)?),
         domain: Arc::clone(domains.all().get(at)?),
         access: Arc::new(access),
+        switcher: None,
     })
 }
 

@@ -331,6 +331,15 @@ fn show_domain(
     };
     user.domain = Arc::clone(domain);
     user.store = Arc::clone(store);
+    user.switcher = shown::Switcher::of(
+        domains,
+        &user.access,
+        at,
+        req.method() == actix_web::http::Method::GET,
+        req.path(),
+        req.query_string(),
+    )
+    .map(Arc::new);
     let remembered = remembered.is_some_and(|r| domains.position(Some(&r)).ok() == Some(at));
     req.extensions_mut().insert(shown::Shown {
         domain: Arc::clone(domain),
@@ -378,6 +387,7 @@ pub fn viewer<'a>(session: &'a Current, user: &'a User) -> Viewer<'a> {
             .several()
             .then(|| user.domain.host.as_ref().map(|h| h.as_str()))
             .flatten(),
+        switcher: user.switcher.as_deref(),
     }
 }
 

@@ -48,6 +48,9 @@ pub struct User {
     pub domain: Arc<super::domains::Domain>,
     /// Issue 36: the user's store on each domain, and which they may see.
     pub access: Arc<super::shown::DomainAccess>,
+    /// Issue 36: the switcher of the page this request shows (several
+    /// domains), set with `domain`.
+    pub switcher: Option<Arc<super::shown::Switcher>>,
 }
 
 impl std::fmt::Debug for User {
@@ -333,6 +336,7 @@ mod tests {
                 Some(store),
             ])),
             domain,
+            switcher: None,
         };
         (dir, user)
     }

@@ -135,6 +135,54 @@ pub struct Shown {
     pub remembered: bool,
 }
 
+/// The switcher's content (a service of several domains): the domains
+/// the user may see, the one shown, and the page to show again on the
+/// domain picked (its path and query, without its domain).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Switcher {
+    pub domains: Vec<String>,
+    pub current: String,
+    pub path: String,
+    pub query: Vec<(String, String)>,
+}
+
+impl Switcher {
+    /// The switcher of a page at `path` with `query`; `None` on a service
+    /// of one domain. A POST's page returns to the list, as a GET form
+    /// cannot reach the POST's path.
+    pub fn of(
+        domains: &Domains,
+        access: &DomainAccess,
+        at: usize,
+        get: bool,
+        path: &str,
+        query: &str,
+    ) -> Option<Self> {
+        if !domains.several() {
+            return None;
+        }
+        let names = access
+            .allowed()
+            .filter_map(|i| domains.all().get(i).map(|d| d.name()))
+            .collect();
+        let (path, query) = if get {
+            let kept = form_urlencoded::parse(query.as_bytes())
+                .filter(|(name, _)| name != FIELD)
+                .map(|(n, v)| (n.into_owned(), v.into_owned()))
+                .collect();
+            (path.to_owned(), kept)
+        } else {
+            (format!("{}/links", super::pages::BASE), Vec::new())
+        };
+        Some(Self {
+            domains: names,
+            current: domains.all().get(at)?.name(),
+            path,
+            query,
+        })
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -115,6 +115,7 @@ mod tests {
                 csrf: "t",
                 role: crate::values::role::Role::Admin,
                 domain: None,
+                switcher: None,
             },
             period: Period::Month,
             top: Some(vec![

@@ -44,6 +44,8 @@ pub struct Viewer<'a> {
     /// Issue 36: the domain the page shows, on a service with several
     /// (every form carries it, so its write goes where the page was).
     pub domain: Option<&'a str>,
+    /// Issue 36: the domain switcher, on a service with several.
+    pub switcher: Option<&'a super::shown::Switcher>,
 }
 
 /// What every POST form carries besides its fields: the CSRF token and
@@ -86,7 +88,11 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) " · qrtag" }
+                title {
+                    (title)
+                    @if let Some(s) = viewer.and_then(|v| v.switcher) { " · " (s.current) }
+                    " · qrtag"
+                }
                 link rel="stylesheet" href=(stylesheet::href());
             }
             body {
@@ -107,6 +113,7 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                                 a href={ (BASE) "/audit" } { "Audit" }
                             }
                         }
+                        @if let Some(s) = v.switcher { (switcher(s)) }
                         form.logout #logout method="post" action={ (BASE) "/logout" } {
                             (csrf_field(v.token()))
                             // Issue 35 (i35-users): the name leads to one's sessions.
@@ -120,6 +127,26 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                 }
                 main #main { (content) }
             }
+        }
+    }
+}
+
+/// Issue 36: the domain switcher, a GET form (no script: the CSP allows
+/// none inline) showing the same page on the domain picked; the console
+/// remembers the pick in its cookie. It names the domain the page shows.
+fn switcher(s: &super::shown::Switcher) -> Markup {
+    html! {
+        form.switcher #domain-switcher method="get" action=(s.path) {
+            @for (name, value) in &s.query {
+                input type="hidden" name=(name) value=(value);
+            }
+            label for="domain-select" { "Domain" }
+            select #domain-select name=(super::shown::FIELD) data-current=(s.current) {
+                @for d in &s.domains {
+                    option value=(d) selected[*d == s.current] { (d) }
+                }
+            }
+            button type="submit" { "Show" }
         }
     }
 }
