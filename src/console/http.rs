@@ -335,9 +335,12 @@ fn show_domain(
         domains,
         &user.access,
         at,
-        req.method() == actix_web::http::Method::GET,
-        req.path(),
-        req.query_string(),
+        (
+            req.method() == actix_web::http::Method::GET,
+            req.path(),
+            req.query_string(),
+        ),
+        &format!("{BASE}/links"),
     )
     .map(Arc::new);
     let remembered = remembered.is_some_and(|r| domains.position(Some(&r)).ok() == Some(at));

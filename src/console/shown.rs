@@ -148,15 +148,14 @@ pub struct Switcher {
 
 impl Switcher {
     /// The switcher of a page at `path` with `query`; `None` on a service
-    /// of one domain. A POST's page returns to the list, as a GET form
-    /// cannot reach the POST's path.
+    /// of one domain. A POST's page returns to `list` instead, as a GET
+    /// form cannot reach the POST's path.
     pub fn of(
         domains: &Domains,
         access: &DomainAccess,
         at: usize,
-        get: bool,
-        path: &str,
-        query: &str,
+        (get, path, query): (bool, &str, &str),
+        list: &str,
     ) -> Option<Self> {
         if !domains.several() {
             return None;
@@ -172,7 +171,7 @@ impl Switcher {
                 .collect();
             (path.to_owned(), kept)
         } else {
-            (format!("{}/links", super::pages::BASE), Vec::new())
+            (list.to_owned(), Vec::new())
         };
         Some(Self {
             domains: names,
