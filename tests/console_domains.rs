@@ -261,3 +261,169 @@ async fn a_console_of_one_domain_has_no_switcher() {
     assert!(!list.contains(r#"name="domain""#), "{list}");
     assert!(list.contains("<title>Links · qrtag</title>"), "{list}");
 }
+
+/// `qrtag ARGS` in `dir` with a `qrtag.toml` listing the two domains.
+fn cli(dir: &Path, args: &[&str]) -> std::process::Output {
+    std::fs::write(
+        dir.join("qrtag.toml"),
+        format!(
+            r#"db = "qrtag.db"
+public_url = "https://{A}"
+
+[[domains]]
+host = "{A}"
+
+[[domains]]
+host = "{B}"
+public_url = "https://{B}"
+sqlite = "b.db"
+access_log = "b.log"
+"#
+        ),
+    )
+    .expect("config");
+    support::qrtag_bin()
+        .args(args)
+        .env("QRTAG_CONFIG", dir.join("qrtag.toml"))
+        .current_dir(dir)
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run qrtag")
+}
+
+/// Accepts the invitation `qrtag user add` printed (`out`), logging
+/// `http` in with `password`.
+async fn accept(http: &reqwest::Client, base: &str, out: &std::process::Output, password: &str) {
+    assert!(
+        out.status.success(),
+        "user add: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let link = String::from_utf8_lossy(&out.stdout).into_owned();
+    let token = link
+        .trim()
+        .split_once("token=")
+        .expect("an invitation link")
+        .1
+        .to_owned();
+    let page = format!("{base}/invite");
+    let html = get_page(http, &format!("{page}?token={token}")).await;
+    let res = post_form(
+        http,
+        &page,
+        &[
+            ("csrf", csrf(&html).as_str()),
+            ("token", token.as_str()),
+            ("password", password),
+            ("again", password),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "invitation accepted");
+}
+
+#[tokio::test]
+async fn a_user_given_domain_b_sees_b_alone() {
+    let (app, admin, base) = console().await;
+    let dir = app.dir.path();
+    let links = format!("{base}/links");
+    for (domain, key) in [(A, "poster"), (B, "poster"), (B, "menu")] {
+        let url = format!("https://{domain}.example/{key}");
+        let res = post_from(
+            &admin,
+            &links,
+            &links,
+            &[("key", key), ("url", &url), ("domain", domain)],
+        )
+        .await;
+        assert_eq!(res.status(), StatusCode::SEE_OTHER, "{domain} {key}");
+    }
+
+    // A host the configuration does not list is refused in one line.
+    let out = cli(
+        dir,
+        &[
+            "user",
+            "add",
+            "stray",
+            "--role",
+            "viewer",
+            "--domains",
+            "brand-c.example",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.lines().count(), 1, "{err}");
+    assert!(err.contains("no domain brand-c.example"), "{err}");
+
+    let bee = browser();
+    let out = cli(
+        dir,
+        &["user", "add", "bee", "--role", "editor", "--domains", B],
+    );
+    accept(&bee, &base, &out, "bee-keeps-brand-b").await;
+
+    // Bee's list is B's, the switcher lists B alone.
+    let list = get_page(&bee, &links).await;
+    assert!(list.contains("data-key=\"menu\""), "{list}");
+    assert_eq!(switcher_options(&list), 1, "{list}");
+    assert!(
+        list.contains(&format!(r#"<option value="{B}" selected>"#)),
+        "{list}"
+    );
+    // A's pages are pages that do not exist, and A takes no write of bee's.
+    let missing = bee
+        .get(format!("{base}/no-such-page"))
+        .send()
+        .await
+        .expect("GET")
+        .text()
+        .await
+        .expect("body");
+    for path in [
+        format!("/links?domain={A}"),
+        format!("/link?key=poster&domain={A}"),
+        format!("/dashboard?domain={A}"),
+    ] {
+        let res = bee.get(format!("{base}{path}")).send().await.expect("GET");
+        assert_eq!(res.status(), StatusCode::NOT_FOUND, "{path}");
+        assert_eq!(res.text().await.expect("body"), missing, "{path}");
+    }
+    let res = post_from(
+        &bee,
+        &links,
+        &links,
+        &[
+            ("key", "stray"),
+            ("url", "https://a.example/"),
+            ("domain", A),
+        ],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::NOT_FOUND);
+    assert_eq!(scan(&app, A, "stray").await, None);
+    // The admins' users page shows each user's domains.
+    let users = get_page(&admin, &format!("{base}/users")).await;
+    assert!(users.contains(&format!(r#"data-domains="{B}""#)), "{users}");
+    assert!(users.contains("every domain"), "{users}");
+
+    // Every domain again, from the users page: bee's session ends, and
+    // the next login sees both.
+    let res = post_from(
+        &admin,
+        &format!("{base}/users"),
+        &format!("{base}/users/role"),
+        &[("name", "bee"), ("role", "editor"), ("domains", "")],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    eventually(Duration::from_secs(3), || async {
+        bee.get(&links).send().await.expect("GET").status() == StatusCode::SEE_OTHER
+    })
+    .await;
+    let res = support::console::log_in_as(&bee, &base, "bee", "bee-keeps-brand-b").await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER);
+    let list = get_page(&bee, &format!("{links}?domain={A}")).await;
+    assert_eq!(switcher_options(&list), 2, "{list}");
+}

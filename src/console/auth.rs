@@ -82,6 +82,35 @@ struct SessionAnswer {
     roles: Vec<String>,
 }
 
+/// Issue 36: whether CouchDB lets `name` read the database `db` (its
+/// `_security` names them, a role of theirs, or no one): a `GET` of the
+/// database with their credentials.
+async fn admits(
+    http: &reqwest::Client,
+    db: &CouchSettings,
+    name: &str,
+    password: &str,
+) -> Result<bool, LoginError> {
+    let mut url = db.url.as_url().clone();
+    if let Ok(mut path) = url.path_segments_mut() {
+        path.clear().push(db.db.as_str());
+    }
+    let answer = http
+        .get(url)
+        .basic_auth(name, Some(password))
+        .send()
+        .await
+        .map_err(|e| LoginError::Unavailable(format!("CouchDB unreachable: {e}")))?;
+    match answer.status().as_u16() {
+        200 => Ok(true),
+        401 | 403 | 404 => Ok(false),
+        other => Err(LoginError::Unavailable(format!(
+            "CouchDB answered {other} for the database {}",
+            db.db.as_str()
+        ))),
+    }
+}
+
 /// A user on their first domain; `None` when they may see none.
 fn user_of(name: String, role: Role, access: DomainAccess, domains: &Domains) -> Option<User> {
     let at = access.allowed().next()?;
@@ -139,11 +168,19 @@ impl Accounts {
         }
     }
 
-    /// The embedded store's user `name` with `role`; `None` on CouchDB.
-    pub fn embedded_user(&self, name: &str, role: Role) -> Option<User> {
+    /// The embedded store's user `name` with `role`, on the domains
+    /// `only` names (issue 36; `None`: every domain); `None` on CouchDB,
+    /// or when none of their domains is served.
+    pub fn embedded_user(&self, name: &str, role: Role, only: Option<&[String]>) -> Option<User> {
         match self {
             Self::Password { domains, .. } => {
-                user_of(name.to_owned(), role, DomainAccess::every(domains), domains)
+                let access = match only {
+                    None => DomainAccess::every(domains),
+                    Some(hosts) => DomainAccess::only(domains, |d| {
+                        hosts.iter().any(|h| d.name().eq_ignore_ascii_case(h))
+                    }),
+                };
+                user_of(name.to_owned(), role, access, domains)
             }
             Self::Couch { .. } => None,
         }
@@ -151,7 +188,7 @@ impl Accounts {
 
     /// The first admin, as the first-run setup logs in; `None` on CouchDB.
     pub fn password_user(&self) -> Option<User> {
-        self.embedded_user(PASSWORD_USER, Role::Admin)
+        self.embedded_user(PASSWORD_USER, Role::Admin, None)
     }
 
     /// The name a login form's attempt is for: the typed one, or on the
@@ -204,7 +241,7 @@ impl Accounts {
                 match account {
                     Some(account) if ok && account.hash.is_some() => Ok(LoggedIn {
                         user: self
-                            .embedded_user(&name, account.role)
+                            .embedded_user(&name, account.role, account.domains.as_deref())
                             .ok_or(LoginError::Wrong)?,
                         mark: Some(account.sessions),
                     }),
@@ -256,6 +293,12 @@ impl Accounts {
                         stores.push(Some(Arc::clone(&domain.writes)));
                         continue;
                     };
+                    // The user's domains are the databases whose
+                    // `_security` admits them, asked once at login.
+                    if !admits(http, db, name, password).await? {
+                        stores.push(None);
+                        continue;
+                    }
                     let as_user = db
                         .clone()
                         .with_credentials(name, Some(Secret::new(password)));
