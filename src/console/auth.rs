@@ -68,6 +68,10 @@ pub enum LoginError {
          terminal, or run qrtag console-password on the server"
     )]
     NoPassword,
+    /// Issue 36: the password was right, and the account may open none of
+    /// the service's domains (on CouchDB: no domain's database admits it).
+    #[error("this account may open none of this service's domains: ask an admin to give it one")]
+    NoDomain,
     #[error(transparent)]
     Busy(#[from] super::check_gate::Busy),
     #[error("cannot check the login now: {0}")]
@@ -242,7 +246,7 @@ impl Accounts {
                     Some(account) if ok && account.hash.is_some() => Ok(LoggedIn {
                         user: self
                             .embedded_user(&name, account.role, account.domains.as_deref())
-                            .ok_or(LoginError::Wrong)?,
+                            .ok_or(LoginError::NoDomain)?,
                         mark: Some(account.sessions),
                     }),
                     _ => Err(LoginError::Wrong),
@@ -315,7 +319,7 @@ impl Accounts {
                 }
                 let name = session.name.unwrap_or_else(|| name.to_owned());
                 let user = user_of(name, role, DomainAccess::from_stores(stores), domains)
-                    .ok_or(LoginError::Wrong)?;
+                    .ok_or(LoginError::NoDomain)?;
                 Ok(LoggedIn { user, mark: None })
             }
         }
