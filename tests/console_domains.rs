@@ -212,6 +212,36 @@ async fn each_page_shows_and_writes_the_domain_it_names() {
         Some("https://brand-a.example/poster")
     );
 
+    // A print run is of the domain it was made on: its tags carry that
+    // domain's URL, so asked for on another domain it is shown on its own.
+    let res = post_from(
+        &http,
+        &format!("{base}/sheet"),
+        &format!("{base}/sheet"),
+        &[("count", "2"), ("domain", B)],
+    )
+    .await;
+    assert_eq!(res.status(), StatusCode::SEE_OTHER, "B's print run");
+    let run = header(&res, "location").expect("the run's page").to_owned();
+    assert!(run.contains(&format!("domain={B}")), "{run}");
+    let _ = get_page(&http, &format!("{links}?domain={A}")).await;
+    for path in [
+        "/sheet?batch=1",
+        "/sheet/download?batch=1&page=0",
+        "/sheet/pdf?batch=1",
+    ] {
+        let res = http.get(format!("{base}{path}")).send().await.expect("GET");
+        assert_eq!(res.status(), StatusCode::SEE_OTHER, "{path}");
+        let to = header(&res, "location").expect("location");
+        assert!(to.ends_with(&format!("&domain={B}")), "{path}: {to}");
+    }
+    let sheet = get_page(
+        &http,
+        &format!("{base}/sheet/download?batch=1&page=0&domain={B}"),
+    )
+    .await;
+    assert!(sheet.contains("<svg"), "{sheet}");
+
     // A domain not served is a page that does not exist, and says no more.
     let missing = http
         .get(format!("{base}/no-such-page"))

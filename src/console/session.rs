@@ -127,8 +127,9 @@ pub struct SessionInfo {
 /// run or none, never another one.
 #[derive(Default)]
 struct PrintRuns {
-    /// `(number, keys)`, oldest first.
-    kept: VecDeque<(u64, Vec<LinkKey>)>,
+    /// `(number, keys, domain)`, oldest first (issue 36: the domain the
+    /// run was made on, whose public URL its tags carry).
+    kept: VecDeque<(u64, Vec<LinkKey>, String)>,
     /// Runs made so far, which is the number of the latest (the first is 1).
     made: u64,
 }
@@ -145,19 +146,19 @@ pub enum PrintRun {
 }
 
 impl PrintRuns {
-    fn add(&mut self, keys: Vec<LinkKey>) -> u64 {
+    fn add(&mut self, keys: Vec<LinkKey>, domain: String) -> u64 {
         self.made += 1;
         let number = self.made;
         if self.kept.len() >= BATCHES {
             self.kept.pop_front();
         }
-        self.kept.push_back((number, keys));
+        self.kept.push_back((number, keys, domain));
         number
     }
 
     fn get(&self, number: u64) -> PrintRun {
-        match self.kept.iter().find(|(n, _)| *n == number) {
-            Some((_, keys)) => PrintRun::Kept(keys.clone()),
+        match self.kept.iter().find(|(n, ..)| *n == number) {
+            Some((_, keys, _)) => PrintRun::Kept(keys.clone()),
             None if (1..=self.made).contains(&number) => PrintRun::Evicted,
             None => PrintRun::Unknown,
         }
@@ -295,9 +296,20 @@ impl Sessions {
 
     /// Remembers a print run; returns its number in this session, or
     /// `None` when the session has ended meanwhile.
-    pub fn add_batch(&self, id: &str, keys: Vec<LinkKey>) -> Option<u64> {
+    pub fn add_batch(&self, id: &str, keys: Vec<LinkKey>, domain: &str) -> Option<u64> {
         let mut map = self.inner.lock().ok()?;
-        Some(map.get_mut(id)?.runs.add(keys))
+        Some(map.get_mut(id)?.runs.add(keys, domain.to_owned()))
+    }
+
+    /// Issue 36: the domain print run `number` was made on, while kept.
+    pub fn batch_domain(&self, id: &str, number: u64) -> Option<String> {
+        let map = self.inner.lock().ok()?;
+        map.get(id)?
+            .runs
+            .kept
+            .iter()
+            .find(|(n, ..)| *n == number)
+            .map(|(.., domain)| domain.clone())
     }
 
     pub fn batch(&self, id: &str, number: u64) -> PrintRun {
@@ -363,7 +375,7 @@ mod tests {
         let id = s.start(user).expect("room").id;
         let run = |i: usize| vec![LinkKey::parse(&format!("run{i}")).expect("key")];
         let numbers: Vec<u64> = (0..BATCHES + 5)
-            .map(|i| s.add_batch(&id, run(i)).expect("session"))
+            .map(|i| s.add_batch(&id, run(i), "0x1f.ie").expect("session"))
             .collect();
         // Each number still names the run it was given for, or none.
         for (i, n) in numbers.iter().enumerate() {

@@ -56,7 +56,42 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(number) => number,
         Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
     };
+    if let Some(elsewhere) = number.and_then(|n| on_its_domain(&req, &state, &session, &user, n)) {
+        return elsewhere;
+    }
     run_page(&state, &session, &user, number, None)
+}
+
+/// Issue 36: a print run's page, on the domain it was made on.
+fn run_path(number: u64, user: &User) -> String {
+    format!(
+        "{BASE}/sheet?batch={number}&{}={}",
+        crate::console::shown::FIELD,
+        pages::q(&user.domain.name())
+    )
+}
+
+/// Issue 36: a print run's tags carry the public URL of the domain it was
+/// made on; asked for on another domain, the same address on that one.
+fn on_its_domain(
+    req: &HttpRequest,
+    state: &ConsoleState,
+    session: &Current,
+    user: &User,
+    number: u64,
+) -> Option<HttpResponse> {
+    use crate::console::shown::FIELD;
+    let made_on = state.sessions.batch_domain(&session.id, number)?;
+    if made_on == user.domain.name() {
+        return None;
+    }
+    let query = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(
+            form_urlencoded::parse(req.query_string().as_bytes()).filter(|(name, _)| name != FIELD),
+        )
+        .append_pair(FIELD, &made_on)
+        .finish();
+    Some(see_other(&format!("{}?{query}", req.path())))
 }
 
 /// The print sheet with run `number` (if given) and `pdf`, its PDF form
@@ -113,6 +148,9 @@ pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespon
         Ok(None) => return plain(StatusCode::BAD_REQUEST, "give batch"),
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
+    if let Some(elsewhere) = on_its_domain(&req, &state, &session, &user, number) {
+        return elsewhere;
+    }
     let keys = match state.sessions.batch(&session.id, number) {
         PrintRun::Kept(keys) => keys,
         missing => return plain(StatusCode::NOT_FOUND, &not_kept(&missing)),
@@ -208,8 +246,8 @@ pub async fn create(
                 let made = keys.len();
                 let back = state
                     .sessions
-                    .add_batch(&session.id, keys)
-                    .map_or(back, |n| format!("{BASE}/sheet?batch={n}"));
+                    .add_batch(&session.id, keys, &user.domain.name())
+                    .map_or(back, |n| run_path(n, &user));
                 let msg = format!(
                     "{msg} ({made} links were made before this: Back leads to their sheets.)"
                 );
@@ -217,8 +255,11 @@ pub async fn create(
             }
         }
     }
-    match state.sessions.add_batch(&session.id, keys) {
-        Some(n) => see_other(&format!("{BASE}/sheet?batch={n}")),
+    match state
+        .sessions
+        .add_batch(&session.id, keys, &user.domain.name())
+    {
+        Some(n) => see_other(&run_path(n, &user)),
         None => plain(StatusCode::FORBIDDEN, "log in again"),
     }
 }
@@ -235,6 +276,9 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
         Ok(_) => return plain(StatusCode::BAD_REQUEST, "give batch and page"),
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
+    if let Some(elsewhere) = on_its_domain(&req, &state, &session, &user, number) {
+        return elsewhere;
+    }
     let keys = match state.sessions.batch(&session.id, number) {
         PrintRun::Kept(keys) => keys,
         missing => return plain(StatusCode::NOT_FOUND, &not_kept(&missing)),
