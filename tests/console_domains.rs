@@ -166,6 +166,30 @@ async fn each_page_shows_and_writes_the_domain_it_names() {
         "{b_page}"
     );
 
+    // Its image, downloads and GET forms are B's too.
+    assert!(
+        b_page.contains(r#"src="/qr/poster.png?"#)
+            && b_page.contains(&format!("&amp;domain={B}\" alt=")),
+        "{b_page}"
+    );
+    let image = http
+        .get(format!("http://{}/qr/poster.svg?domain={B}", app.admin))
+        .send()
+        .await
+        .expect("GET");
+    assert_eq!(image.status(), StatusCode::OK);
+    for form in ["qr-options", "label-pdf", "poster-pdf"] {
+        let at = b_page
+            .find(&format!(r#"id="{form}""#))
+            .unwrap_or_else(|| panic!("no {form} form: {b_page}"));
+        let end = at + b_page[at..].find("</form>").expect("form end");
+        assert!(
+            b_page[at..end].contains(&format!(r#"name="domain" value="{B}""#)),
+            "{form}: {}",
+            &b_page[at..end]
+        );
+    }
+
     // The switcher lists the user's domains, the shown one selected, and
     // returns to the same page; the page names its domain.
     for (page, shown) in [(&a_page, A), (&b_page, B)] {

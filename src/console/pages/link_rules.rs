@@ -305,6 +305,7 @@ fn tester(s: &Section<'_>) -> Markup {
         form.card.tester #try-scan method="get" action={ (BASE) "/link/try" } {
             h3 #try-heading { "What would this scan get?" }
             input type="hidden" name="key" value=(s.key);
+            (super::domain_field(s.csrf.domain))
             label for="try-device" { "Device" }
             select #try-device name="device" {
                 @for (name, text, _) in rule_tester::PRESETS {

@@ -105,6 +105,7 @@ pub fn page(v: &View<'_>) -> Markup {
                 (create_form(v.viewer.token(), &v.create))
             }
             form.search #search method="get" action={ (BASE) "/links" } {
+                (super::domain_field(v.viewer.domain))
                 label for="q" { "Search" }
                 input #q type="search" name="q" value=(query.text) placeholder="a word of the title, notes, key or destination";
                 // Issue 33: searching everything is the box's first choice
