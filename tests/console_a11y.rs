@@ -531,3 +531,88 @@ async fn a_person_edits_a_link_with_the_keyboard_alone() {
     })
     .await;
 }
+
+/// Issue 36: a console over two domains, each page with its domain
+/// switcher in the header: the list, a link page and the dashboard at
+/// both screens, then a domain picked with the keyboard alone (Tab to the
+/// switcher, arrow to the other domain, Enter), which shows the same page
+/// on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_domain_switcher_passes_axe_core_and_works_by_keyboard() {
+    use qrtag::settings::domains::{DomainSettings, ServedDomains};
+    use qrtag::store::options::StoreSettings;
+    use qrtag::values::host::Host;
+    use qrtag::values::public_url::PublicUrl;
+    const B: &str = "qr.brand-b.ie";
+    let started = std::time::Instant::now();
+    let dir = tempfile::tempdir().expect("tempdir");
+    let db = dir.path().join("qrtag.db");
+    support::init_db(&db);
+    support::console::set_password(&db, PASSWORD);
+    let mut settings = test_settings(dir.path());
+    settings.console = Some(ConsoleSettings::default());
+    settings.domains = ServedDomains {
+        default_host: Some(Host::parse("0x1f.ie").expect("host")),
+        others: vec![DomainSettings {
+            host: Host::parse(B).expect("host"),
+            public_url: PublicUrl::parse("https://qr.brand-b.ie").expect("url"),
+            store: StoreSettings::Sqlite {
+                path: dir.path().join("b.db"),
+            },
+            access_log: dir.path().join("b.log"),
+            snapshot_file: None,
+            dead_tag: Default::default(),
+            root: None,
+        }],
+        unknown_host: Default::default(),
+    };
+    let app = spawn_with(settings, dir).await;
+    app.link("poster", "https://example.com/poster").await;
+    let console = |path: &str| format!("http://{}/console{path}", app.admin);
+    let screens = [LAPTOP, PHONE];
+    let mut found = Findings::default();
+    let mut b = Browser::start();
+    b.get(&console("/login"));
+    b.wait("form#login");
+    b.fill("#password", PASSWORD);
+    b.click("form#login button[type=submit]");
+    b.wait("form#create");
+    for screen in screens {
+        b.screen(screen);
+        for (name, path) in [
+            ("switcher-links", "/links"),
+            ("switcher-link", "/link?key=poster"),
+            ("switcher-dashboard", "/dashboard"),
+        ] {
+            b.get(&console(path));
+            b.wait(r#"select#domain-select[data-current="0x1f.ie"]"#);
+            found.check(&mut b, screen, name);
+        }
+    }
+    b.screen(LAPTOP);
+    b.get(&console("/links?q=poster"));
+    b.wait("form#domain-switcher");
+    // Past the skip link, the brand and the navigation to the switcher.
+    let mut presses = 0;
+    loop {
+        b.press(&["TAB"]);
+        presses += 1;
+        if b.focused()["id"] == "domain-select" {
+            break;
+        }
+        assert!(presses < 12, "the switcher is not reached by Tab");
+    }
+    b.press(&["ARROW_DOWN"]);
+    b.press(&["TAB"]);
+    b.press(&["ENTER"]);
+    b.wait(&format!(r#"select#domain-select[data-current="{B}"]"#));
+    let url = b.current_url();
+    assert!(url.contains("/console/links?"), "{url}");
+    assert!(
+        url.contains("q=poster"),
+        "the same page, its search kept: {url}"
+    );
+    found.check(&mut b, LAPTOP, "switcher-switched");
+    drop(b);
+    found.assert_none(started.elapsed());
+}

@@ -32,6 +32,8 @@ pub enum UserCommand {
         #[arg(long, value_name = "ROLE")]
         role: String,
         #[command(flatten)]
+        domains: DomainsArgs,
+        #[command(flatten)]
         link: LinkArgs,
     },
     /// Every user: name, role, state (invited or active), created.
@@ -42,6 +44,12 @@ pub enum UserCommand {
         name: String,
         /// viewer, editor or admin.
         role: String,
+        #[command(flatten)]
+        domains: DomainsArgs,
+        // Issue 36.
+        /// Let the user see every domain again (after --domains).
+        #[arg(long, conflicts_with = "domains")]
+        all_domains: bool,
     },
     /// Remove a user: their sessions end and their API keys are refused.
     Remove { name: String },
@@ -52,6 +60,38 @@ pub enum UserCommand {
         #[command(flatten)]
         link: LinkArgs,
     },
+}
+
+/// Issue 36: the domains a user sees in the console. Its own flag rather
+/// than the global `--domain`, which names the one domain whose links a
+/// command works on: a user's domains are a list, and the same word for
+/// both would make `qrtag user add … --domain B` read as either.
+#[derive(Debug, Args)]
+pub struct DomainsArgs {
+    /// The domains ([[domains]] hosts of the configuration file) the user
+    /// sees in the console, repeated or comma-separated; default: every
+    /// domain. Their sessions end when it changes.
+    #[arg(
+        long = "domains",
+        value_name = "HOST",
+        value_delimiter = ',',
+        value_parser = |s: &str| crate::values::host::Host::parse(s).map_err(|e| e.to_string())
+    )]
+    domains: Vec<crate::values::host::Host>,
+}
+
+impl DomainsArgs {
+    /// The hosts given, each a domain of the configuration file; `None`
+    /// when none is given.
+    fn checked(&self, cli: &Cli) -> anyhow::Result<Option<Vec<String>>> {
+        if self.domains.is_empty() {
+            return Ok(None);
+        }
+        for host in &self.domains {
+            cli.other_domain(Some(host))?;
+        }
+        Ok(Some(self.domains.iter().map(ToString::to_string).collect()))
+    }
 }
 
 /// Where the invitation link points: the console, as `serve` listens for it.
@@ -115,11 +155,26 @@ pub async fn run(cli: &Cli, command: &UserCommand) -> anyhow::Result<ExitCode> {
         UserCommand::Add {
             name: n, role: r, ..
         } => Some((name(n)?, Some(role(r)?))),
-        UserCommand::Role { name: n, role: r } => Some((name(n)?, Some(role(r)?))),
+        UserCommand::Role {
+            name: n, role: r, ..
+        } => Some((name(n)?, Some(role(r)?))),
         UserCommand::Remove { name: n } | UserCommand::Reset { name: n, .. } => {
             Some((name(n)?, None))
         }
         UserCommand::List => None,
+    };
+    // Issue 36: the user's domains, each one the configuration lists.
+    let domains = match command {
+        UserCommand::Add { domains, .. } => domains.checked(cli)?,
+        UserCommand::Role {
+            domains,
+            all_domains,
+            ..
+        } => match all_domains {
+            true => Some(Vec::new()),
+            false => domains.checked(cli)?,
+        },
+        _ => None,
     };
     let store = SqliteStore::open_with(&cli.store.db, Access::Write)?;
     let mut out = std::io::stdout().lock();
@@ -142,6 +197,13 @@ pub async fn run(cli: &Cli, command: &UserCommand) -> anyhow::Result<ExitCode> {
                 .add_user(&name, role, &new.record)
                 .await
                 .map_err(refused)?;
+            if let Some(domains) = &domains {
+                store
+                    .set_domains(name.as_str(), Some(domains))
+                    .await
+                    .map_err(refused)?;
+                eprintln!("qrtag: {name} sees the domains {}", domains.join(", "));
+            }
             writeln!(out, "{}", link.link(&new.token))?;
             eprintln!(
                 "qrtag: {name} invited as {role}; the link works once, until {} (UTC)",
@@ -156,6 +218,23 @@ pub async fn run(cli: &Cli, command: &UserCommand) -> anyhow::Result<ExitCode> {
         (UserCommand::Role { .. }, Some((name, Some(role)))) => {
             let old = store.set_role(name.as_str(), role).await.map_err(refused)?;
             eprintln!("qrtag: {name} is now {role} (was {old})");
+            match domains.as_deref() {
+                None => {}
+                Some([]) => {
+                    store
+                        .set_domains(name.as_str(), None)
+                        .await
+                        .map_err(refused)?;
+                    eprintln!("qrtag: {name} sees every domain");
+                }
+                Some(hosts) => {
+                    store
+                        .set_domains(name.as_str(), Some(hosts))
+                        .await
+                        .map_err(refused)?;
+                    eprintln!("qrtag: {name} sees the domains {}", hosts.join(", "));
+                }
+            }
             let event = Event::RoleChanged {
                 user: name.to_string(),
                 from: old,

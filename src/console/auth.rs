@@ -9,14 +9,15 @@ use std::time::Duration;
 
 use serde::Deserialize;
 
+use super::domains::Domains;
 use super::password;
 use super::session::User;
+use super::shown::DomainAccess;
 use crate::links::served::Served;
-use crate::snapshot::Snapshot;
+use crate::store::ClusterStats;
 use crate::store::couch::CouchStore;
 use crate::store::options::CouchSettings;
 use crate::store::sqlite::SqliteStore;
-use crate::store::{ClusterStats, LinkStore};
 use crate::values::role::Role;
 use crate::values::secret::Secret;
 
@@ -34,17 +35,20 @@ pub struct LoggedIn {
 }
 
 pub enum Accounts {
-    /// The embedded store's users (`store::sqlite::users`).
+    /// The embedded store's users (`store::sqlite::users`), writing to
+    /// each domain through its own `Served` writes.
     Password {
         db: SqliteStore,
-        store: Arc<dyn LinkStore>,
+        domains: Arc<Domains>,
     },
     /// CouchDB's own accounts.
     Couch {
-        settings: CouchSettings,
+        /// Issue 36: each domain's database, in [`Domains::all`]'s order
+        /// (`None`: a domain on the embedded store, written as the service).
+        settings: Vec<Option<CouchSettings>>,
         http: reqwest::Client,
-        /// What a user's writes wait for ([`Served`]).
-        snapshot: Arc<Snapshot>,
+        /// What a user's writes wait for ([`Served`]), and where they go.
+        domains: Arc<Domains>,
         /// The service's cluster stats, shared by every user's store, so
         /// that `/readyz` counts the console's writes with fewer copies.
         cluster: Option<Arc<ClusterStats>>,
@@ -64,6 +68,10 @@ pub enum LoginError {
          terminal, or run qrtag console-password on the server"
     )]
     NoPassword,
+    /// Issue 36: the password was right, and the account may open none of
+    /// the service's domains (on CouchDB: no domain's database admits it).
+    #[error("this account may open none of this service's domains: ask an admin to give it one")]
+    NoDomain,
     #[error(transparent)]
     Busy(#[from] super::check_gate::Busy),
     #[error("cannot check the login now: {0}")]
@@ -78,10 +86,54 @@ struct SessionAnswer {
     roles: Vec<String>,
 }
 
+/// Issue 36: whether CouchDB lets `name` read the database `db` (its
+/// `_security` names them, a role of theirs, or no one): a `GET` of the
+/// database with their credentials.
+async fn admits(
+    http: &reqwest::Client,
+    db: &CouchSettings,
+    name: &str,
+    password: &str,
+) -> Result<bool, LoginError> {
+    let mut url = db.url.as_url().clone();
+    if let Ok(mut path) = url.path_segments_mut() {
+        path.clear().push(db.db.as_str());
+    }
+    let answer = http
+        .get(url)
+        .basic_auth(name, Some(password))
+        .send()
+        .await
+        .map_err(|e| LoginError::Unavailable(format!("CouchDB unreachable: {e}")))?;
+    match answer.status().as_u16() {
+        200 => Ok(true),
+        401 | 403 | 404 => Ok(false),
+        other => Err(LoginError::Unavailable(format!(
+            "CouchDB answered {other} for the database {}",
+            db.db.as_str()
+        ))),
+    }
+}
+
+/// A user on their first domain; `None` when they may see none.
+fn user_of(name: String, role: Role, access: DomainAccess, domains: &Domains) -> Option<User> {
+    let at = access.allowed().next()?;
+    Some(User {
+        name,
+        role,
+        store: Arc::clone(access.store(at)?),
+        domain: Arc::clone(domains.all().get(at)?),
+        access: Arc::new(access),
+        switcher: None,
+    })
+}
+
 impl Accounts {
+    /// `settings`: each domain's CouchDB database, in [`Domains::all`]'s
+    /// order.
     pub fn couch(
-        settings: CouchSettings,
-        snapshot: &Arc<Snapshot>,
+        settings: Vec<Option<CouchSettings>>,
+        domains: &Arc<Domains>,
         cluster: Option<Arc<ClusterStats>>,
     ) -> Result<Self, reqwest::Error> {
         let http = reqwest::Client::builder()
@@ -90,9 +142,16 @@ impl Accounts {
         Ok(Self::Couch {
             settings,
             http,
-            snapshot: Arc::clone(snapshot),
+            domains: Arc::clone(domains),
             cluster,
         })
+    }
+
+    /// Every domain, the default first.
+    pub fn domains(&self) -> &Arc<Domains> {
+        match self {
+            Self::Password { domains, .. } | Self::Couch { domains, .. } => domains,
+        }
     }
 
     /// The database holding the one console password, when logins are by
@@ -113,21 +172,27 @@ impl Accounts {
         }
     }
 
-    /// The embedded store's user `name` with `role`; `None` on CouchDB.
-    pub fn embedded_user(&self, name: &str, role: Role) -> Option<User> {
+    /// The embedded store's user `name` with `role`, on the domains
+    /// `only` names (issue 36; `None`: every domain); `None` on CouchDB,
+    /// or when none of their domains is served.
+    pub fn embedded_user(&self, name: &str, role: Role, only: Option<&[String]>) -> Option<User> {
         match self {
-            Self::Password { store, .. } => Some(User {
-                name: name.to_owned(),
-                role,
-                store: Arc::clone(store),
-            }),
+            Self::Password { domains, .. } => {
+                let access = match only {
+                    None => DomainAccess::every(domains),
+                    Some(hosts) => DomainAccess::only(domains, |d| {
+                        hosts.iter().any(|h| d.name().eq_ignore_ascii_case(h))
+                    }),
+                };
+                user_of(name.to_owned(), role, access, domains)
+            }
             Self::Couch { .. } => None,
         }
     }
 
     /// The first admin, as the first-run setup logs in; `None` on CouchDB.
     pub fn password_user(&self) -> Option<User> {
-        self.embedded_user(PASSWORD_USER, Role::Admin)
+        self.embedded_user(PASSWORD_USER, Role::Admin, None)
     }
 
     /// The name a login form's attempt is for: the typed one, or on the
@@ -180,8 +245,8 @@ impl Accounts {
                 match account {
                     Some(account) if ok && account.hash.is_some() => Ok(LoggedIn {
                         user: self
-                            .embedded_user(&name, account.role)
-                            .ok_or(LoginError::Wrong)?,
+                            .embedded_user(&name, account.role, account.domains.as_deref())
+                            .ok_or(LoginError::NoDomain)?,
                         mark: Some(account.sessions),
                     }),
                     _ => Err(LoginError::Wrong),
@@ -190,7 +255,7 @@ impl Accounts {
             Self::Couch {
                 settings,
                 http,
-                snapshot,
+                domains,
                 cluster,
             } => {
                 if name.is_empty() {
@@ -198,7 +263,10 @@ impl Accounts {
                 }
                 // CouchDB hashes (PBKDF2) on its side: bounded all the same.
                 let _turn = super::check_gate::PASSWORD_CHECKS.enter().await?;
-                let mut url = settings.url.as_url().clone();
+                let Some(Some(home)) = settings.first() else {
+                    return Err(LoginError::Unavailable("no CouchDB database".into()));
+                };
+                let mut url = home.url.as_url().clone();
                 if let Ok(mut path) = url.path_segments_mut() {
                     path.clear().push("_session");
                 }
@@ -220,23 +288,39 @@ impl Accounts {
                     .await
                     .map_err(|e| LoginError::Unavailable(format!("CouchDB's answer: {e}")))?;
                 let role = Role::from_couch_roles(&session.roles);
-                let as_user = settings
-                    .clone()
-                    .with_credentials(name, Some(Secret::new(password)));
-                let store = CouchStore::new(&as_user)
-                    .map_err(|e| LoginError::Unavailable(e.to_string()))?;
-                let store = match cluster {
-                    Some(c) => store.sharing(Arc::clone(c)),
-                    None => store,
-                };
-                Ok(LoggedIn {
-                    user: User {
-                        name: session.name.unwrap_or_else(|| name.to_owned()),
-                        role,
-                        store: Served::wrap(Arc::new(store), Arc::clone(snapshot)),
-                    },
-                    mark: None,
-                })
+                // Issue 36: the user's own account on each domain's
+                // database, so CouchDB's `_security` and validation judge
+                // every write on every domain.
+                let mut stores = Vec::with_capacity(settings.len());
+                for (at, (domain, db)) in domains.all().iter().zip(settings).enumerate() {
+                    let Some(db) = db else {
+                        stores.push(Some(Arc::clone(&domain.writes)));
+                        continue;
+                    };
+                    // The user's domains are the databases whose
+                    // `_security` admits them, asked once at login.
+                    if !admits(http, db, name, password).await? {
+                        stores.push(None);
+                        continue;
+                    }
+                    let as_user = db
+                        .clone()
+                        .with_credentials(name, Some(Secret::new(password)));
+                    let store = CouchStore::new(&as_user)
+                        .map_err(|e| LoginError::Unavailable(e.to_string()))?;
+                    let store = match cluster {
+                        Some(c) if at == 0 => store.sharing(Arc::clone(c)),
+                        _ => store,
+                    };
+                    stores.push(Some(Served::wrap(
+                        Arc::new(store),
+                        Arc::clone(&domain.snapshot),
+                    )));
+                }
+                let name = session.name.unwrap_or_else(|| name.to_owned());
+                let user = user_of(name, role, DomainAccess::from_stores(stores), domains)
+                    .ok_or(LoginError::NoDomain)?;
+                Ok(LoggedIn { user, mark: None })
             }
         }
     }

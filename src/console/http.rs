@@ -4,11 +4,12 @@
 
 use actix_web::http::StatusCode;
 use actix_web::http::header::{self, HeaderValue};
-use actix_web::{HttpRequest, HttpResponse, web};
+use actix_web::{HttpMessage as _, HttpRequest, HttpResponse, web};
 use cookie::{Cookie, SameSite};
 use maud::Markup;
 
 use std::net::IpAddr;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use super::ConsoleState;
@@ -17,6 +18,7 @@ use super::device::{self, DeviceId};
 use super::limiter::Client;
 use super::pages::{self, BASE, Viewer};
 use super::session::{COOKIE, Current, IDLE, User};
+use super::shown;
 use crate::links::LinkError;
 use crate::store::StoreError;
 
@@ -288,12 +290,89 @@ pub fn log_in_from(
 }
 
 /// A logged-in request: its session and user, or the way to the login.
+/// Issue 36: the user on the domain the request shows ([`shown`]).
 pub fn logged_in(req: &HttpRequest, state: &ConsoleState) -> Result<(Current, User), Refusal> {
     let session = current(req, state).ok_or_else(|| Box::new(see_other(&login_path())))?;
     match session.user.clone() {
-        Some(user) => Ok((session, user)),
+        Some(mut user) => {
+            show_domain(req, state, &mut user, None)?;
+            Ok((session, user))
+        }
         None => Err(Box::new(see_other(&login_path()))),
     }
+}
+
+/// Issue 36: points `user` at the domain the request names (`?domain=`,
+/// else the form's field, else the cookie), and notes it for the answer's
+/// cookie; a domain named that is not served, or not the user's, is the
+/// 404 of a page that does not exist.
+fn show_domain(
+    req: &HttpRequest,
+    state: &ConsoleState,
+    user: &mut User,
+    form: Option<&Form>,
+) -> Result<(), Refusal> {
+    let named = form_urlencoded::parse(req.query_string().as_bytes())
+        .find(|(name, _)| name == shown::FIELD)
+        .map(|(_, value)| value.into_owned())
+        .or_else(|| form.and_then(|f| f.get(shown::FIELD)).map(str::to_owned))
+        .filter(|v| !v.is_empty());
+    let remembered = cookie(req, shown::COOKIE);
+    let asked = match (&named, &remembered) {
+        (Some(host), _) => shown::Asked::Named(host),
+        (None, Some(host)) => shown::Asked::Remembered(host),
+        (None, None) => shown::Asked::Nothing,
+    };
+    let domains = state.domains();
+    let not_found = || Box::new(plain(StatusCode::NOT_FOUND, "no such page"));
+    let at = shown::choose(domains, &user.access, asked).map_err(|_| not_found())?;
+    let (Some(domain), Some(store)) = (domains.all().get(at), user.access.store(at)) else {
+        return Err(not_found());
+    };
+    user.domain = Arc::clone(domain);
+    user.store = Arc::clone(store);
+    user.switcher = shown::Switcher::of(
+        domains,
+        &user.access,
+        at,
+        (
+            req.method() == actix_web::http::Method::GET,
+            req.path(),
+            req.query_string(),
+        ),
+        &format!("{BASE}/links"),
+    )
+    .map(Arc::new);
+    let remembered = remembered.is_some_and(|r| domains.position(Some(&r)).ok() == Some(at));
+    req.extensions_mut().insert(shown::Shown {
+        domain: Arc::clone(domain),
+        remembered,
+    });
+    Ok(())
+}
+
+/// A cookie's value, by name.
+fn cookie(req: &HttpRequest, name: &str) -> Option<String> {
+    req.headers()
+        .get_all(header::COOKIE)
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(Cookie::split_parse)
+        .filter_map(Result::ok)
+        .find(|c| c.name() == name)
+        .map(|c| c.value().to_owned())
+}
+
+/// Issue 36: the cookie remembering the domain shown last (no secret:
+/// readable by the console's pages only, like the session's).
+pub fn domain_cookie(host: &str, secure: bool) -> String {
+    Cookie::build((shown::COOKIE, host.to_owned()))
+        .path(BASE)
+        .http_only(true)
+        .same_site(SameSite::Strict)
+        .secure(secure)
+        .max_age(cookie::time::Duration::days(365))
+        .build()
+        .to_string()
 }
 
 pub fn login_path() -> String {
@@ -306,6 +385,12 @@ pub fn viewer<'a>(session: &'a Current, user: &'a User) -> Viewer<'a> {
         can_edit: user.role.may_edit(),
         csrf: &session.csrf,
         role: user.role,
+        domain: user
+            .access
+            .several()
+            .then(|| user.domain.host.as_ref().map(|h| h.as_str()))
+            .flatten(),
+        switcher: user.switcher.as_deref(),
     }
 }
 
@@ -374,7 +459,10 @@ pub fn checked_write(
 ) -> Result<(Current, User, Form), Refusal> {
     let (session, form) = checked_form(req, state, body)?;
     match session.user.clone() {
-        Some(user) => Ok((session, user, form)),
+        Some(mut user) => {
+            show_domain(req, state, &mut user, Some(&form))?;
+            Ok((session, user, form))
+        }
         None => Err(Box::new(plain(StatusCode::FORBIDDEN, "log in first"))),
     }
 }

@@ -8,15 +8,13 @@
 //! [`list`]); scan numbers come only through [`scans::ScanCounts`], and the
 //! console never reads the access log.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
+use actix_web::HttpMessage as _;
 use actix_web::dev::Service as _;
 use actix_web::middleware::DefaultHeaders;
 use actix_web::{HttpResponse, web};
 use futures_util::future::Either;
-
-use crate::snapshot::Snapshot;
-use crate::store::live_url::LiveUrl;
 
 pub mod auth;
 pub mod bulk;
@@ -51,6 +49,7 @@ pub mod rule_form;
 pub mod rule_tester;
 // Issue 36: every domain as the surfaces see it.
 pub mod domains;
+pub mod shown;
 
 pub use handlers::links::PAGE_SIZE;
 
@@ -75,10 +74,10 @@ pub const CONTENT_SECURITY_POLICY: &str = "default-src 'self'; img-src 'self' da
      style-src 'self'; script-src 'self'; form-action 'self'; base-uri 'none'; \
      frame-ancestors 'none'";
 
+/// Issue 36: what a page shows of a domain (its snapshot, public URL, key
+/// order and scan counts) is the request's [`domains::Domain`], on the
+/// logged-in [`session::User`] (`user.domain`, chosen by [`shown`]).
 pub struct ConsoleState {
-    pub snapshot: Arc<Snapshot>,
-    /// The current public URL: read once per page, as the server answers.
-    pub public_url: LiveUrl,
     pub uppercase_prefix: bool,
     pub accounts: auth::Accounts,
     pub sessions: session::Sessions,
@@ -89,10 +88,6 @@ pub struct ConsoleState {
     pub devices: device::DeviceKeys,
     /// Proxies whose `X-Forwarded-For` names the client (`--trusted-proxy`).
     pub trusted_proxies: Vec<ipnet::IpNet>,
-    /// Shared with the thread that keeps it following the snapshot
-    /// ([`key_order::keep_following`]).
-    pub order: Arc<Mutex<key_order::KeyOrder>>,
-    pub scans: Arc<dyn scans::ScanCounts>,
     /// Whether the session cookie is `Secure` (the console is reached over https).
     pub secure_cookie: bool,
     /// The first-run setup link; closed unless startup found no password.
@@ -114,16 +109,8 @@ pub struct ConsoleState {
 }
 
 impl ConsoleState {
-    pub fn new(
-        snapshot: Arc<Snapshot>,
-        public_url: LiveUrl,
-        uppercase_prefix: bool,
-        accounts: auth::Accounts,
-        secure_cookie: bool,
-    ) -> Self {
+    pub fn new(uppercase_prefix: bool, accounts: auth::Accounts, secure_cookie: bool) -> Self {
         Self {
-            snapshot,
-            public_url,
             uppercase_prefix,
             accounts,
             sessions: session::Sessions::default(),
@@ -131,8 +118,6 @@ impl ConsoleState {
             limiter: limiter::LoginLimiter::default(),
             devices: device::DeviceKeys::per_process(),
             trusted_proxies: Vec::new(),
-            order: Arc::default(),
-            scans: Arc::new(scans::NoScanCounts),
             secure_cookie,
             setup: setup::SetupLink::default(),
             time_zone: chrono_tz::Tz::UTC,
@@ -141,6 +126,11 @@ impl ConsoleState {
             audit: None,
             console_url: None,
         }
+    }
+
+    /// Issue 36: every domain, the default first.
+    pub fn domains(&self) -> &Arc<domains::Domains> {
+        self.accounts.domains()
     }
 
     /// Issue 35: keeps an audit entry of something done through the
@@ -188,8 +178,31 @@ pub fn configure(cfg: &mut web::ServiceConfig, state: web::Data<ConsoleState>) {
     // front of them refuses a role below a form's need (and any POST the
     // table does not name) before a handler reads the body.
     let gate_state = state.clone();
+    let secure = state.secure_cookie;
     let mut scope = web::scope(pages::BASE)
         .app_data(state)
+        // Issue 36: a page that named its domain (`?domain=`, a form's
+        // field) is remembered for the next page opened without one.
+        .wrap_fn(move |req, srv| {
+            let answer = srv.call(req);
+            async move {
+                let mut res = answer.await?;
+                let cookie = res
+                    .request()
+                    .extensions()
+                    .get::<shown::Shown>()
+                    .filter(|s| !s.remembered)
+                    .and_then(|s| s.domain.host.as_ref().map(|h| h.to_string()))
+                    .map(|host| http::domain_cookie(&host, secure));
+                if let Some(cookie) = cookie
+                    && let Ok(value) = actix_web::http::header::HeaderValue::from_str(&cookie)
+                {
+                    res.headers_mut()
+                        .append(actix_web::http::header::SET_COOKIE, value);
+                }
+                Ok(res)
+            }
+        })
         .wrap_fn(move |req, srv| match gate::refusal(&req, &gate_state) {
             Some(res) => Either::Left(std::future::ready(Ok(req.into_response(res)))),
             None => Either::Right(srv.call(req)),

@@ -40,7 +40,17 @@ pub struct User {
     /// What the console shows and accepts (issue 35): forms are hidden and
     /// the server refuses alike; on CouchDB, CouchDB still decides each write.
     pub role: Role,
+    /// Where this request's writes go: the shown domain's store as this
+    /// user (issue 36: set by `http::logged_in` for each request; at login,
+    /// the user's first domain's).
     pub store: Arc<dyn LinkStore>,
+    /// Issue 36: the domain this request shows (as `store`).
+    pub domain: Arc<super::domains::Domain>,
+    /// Issue 36: the user's store on each domain, and which they may see.
+    pub access: Arc<super::shown::DomainAccess>,
+    /// Issue 36: the switcher of the page this request shows (several
+    /// domains), set with `domain`.
+    pub switcher: Option<Arc<super::shown::Switcher>>,
 }
 
 impl std::fmt::Debug for User {
@@ -117,8 +127,9 @@ pub struct SessionInfo {
 /// run or none, never another one.
 #[derive(Default)]
 struct PrintRuns {
-    /// `(number, keys)`, oldest first.
-    kept: VecDeque<(u64, Vec<LinkKey>)>,
+    /// `(number, keys, domain)`, oldest first (issue 36: the domain the
+    /// run was made on, whose public URL its tags carry).
+    kept: VecDeque<(u64, Vec<LinkKey>, String)>,
     /// Runs made so far, which is the number of the latest (the first is 1).
     made: u64,
 }
@@ -135,19 +146,19 @@ pub enum PrintRun {
 }
 
 impl PrintRuns {
-    fn add(&mut self, keys: Vec<LinkKey>) -> u64 {
+    fn add(&mut self, keys: Vec<LinkKey>, domain: String) -> u64 {
         self.made += 1;
         let number = self.made;
         if self.kept.len() >= BATCHES {
             self.kept.pop_front();
         }
-        self.kept.push_back((number, keys));
+        self.kept.push_back((number, keys, domain));
         number
     }
 
     fn get(&self, number: u64) -> PrintRun {
-        match self.kept.iter().find(|(n, _)| *n == number) {
-            Some((_, keys)) => PrintRun::Kept(keys.clone()),
+        match self.kept.iter().find(|(n, ..)| *n == number) {
+            Some((_, keys, _)) => PrintRun::Kept(keys.clone()),
             None if (1..=self.made).contains(&number) => PrintRun::Evicted,
             None => PrintRun::Unknown,
         }
@@ -285,9 +296,20 @@ impl Sessions {
 
     /// Remembers a print run; returns its number in this session, or
     /// `None` when the session has ended meanwhile.
-    pub fn add_batch(&self, id: &str, keys: Vec<LinkKey>) -> Option<u64> {
+    pub fn add_batch(&self, id: &str, keys: Vec<LinkKey>, domain: &str) -> Option<u64> {
         let mut map = self.inner.lock().ok()?;
-        Some(map.get_mut(id)?.runs.add(keys))
+        Some(map.get_mut(id)?.runs.add(keys, domain.to_owned()))
+    }
+
+    /// Issue 36: the domain print run `number` was made on, while kept.
+    pub fn batch_domain(&self, id: &str, number: u64) -> Option<String> {
+        let map = self.inner.lock().ok()?;
+        map.get(id)?
+            .runs
+            .kept
+            .iter()
+            .find(|(n, ..)| *n == number)
+            .map(|(.., domain)| domain.clone())
     }
 
     pub fn batch(&self, id: &str, number: u64) -> PrintRun {
@@ -306,11 +328,27 @@ mod tests {
 
     fn someone() -> (tempfile::TempDir, User) {
         let dir = tempfile::tempdir().expect("tempdir");
-        let store = SqliteStore::open(&dir.path().join("q.db")).expect("store");
+        let store: Arc<dyn LinkStore> =
+            Arc::new(SqliteStore::open(&dir.path().join("q.db")).expect("store"));
+        let domain = Arc::new(crate::console::domains::Domain {
+            host: None,
+            snapshot: crate::snapshot::Snapshot::new(),
+            writes: Arc::clone(&store),
+            public_url: crate::store::live_url::LiveUrl::new(
+                crate::values::public_url::PublicUrl::parse("http://127.0.0.1:8080").expect("url"),
+            ),
+            order: Arc::default(),
+            scans: Arc::new(crate::console::scans::NoScanCounts),
+        });
         let user = User {
             name: "admin".into(),
             role: Role::Admin,
-            store: Arc::new(store),
+            store: Arc::clone(&store),
+            access: Arc::new(crate::console::shown::DomainAccess::from_stores(vec![
+                Some(store),
+            ])),
+            domain,
+            switcher: None,
         };
         (dir, user)
     }
@@ -337,7 +375,7 @@ mod tests {
         let id = s.start(user).expect("room").id;
         let run = |i: usize| vec![LinkKey::parse(&format!("run{i}")).expect("key")];
         let numbers: Vec<u64> = (0..BATCHES + 5)
-            .map(|i| s.add_batch(&id, run(i)).expect("session"))
+            .map(|i| s.add_batch(&id, run(i), "0x1f.ie").expect("session"))
             .collect();
         // Each number still names the run it was given for, or none.
         for (i, n) in numbers.iter().enumerate() {

@@ -800,33 +800,35 @@ async fn restore(
     })
 }
 
-/// The console's state: logins against the embedded store's password or
-/// CouchDB's accounts, and the snapshot the list reads.
-#[allow(clippy::too_many_arguments)]
+/// The console's state: logins against the embedded store's users or
+/// CouchDB's accounts, over every domain (issue 36).
 fn console_state(
     console: &crate::console::ConsoleSettings,
     settings: &Settings,
-    live_url: &crate::store::live_url::LiveUrl,
-    snapshot: &Arc<Snapshot>,
-    store: &Arc<dyn store::LinkStore>,
-    default_domain: &crate::console::domains::Domain,
+    domains: &Arc<crate::console::domains::Domains>,
     renders: crate::print::tag_image::RenderGate,
     device_key: Option<[u8; 32]>,
 ) -> Result<crate::console::ConsoleState, StartupError> {
     use crate::console::auth::Accounts;
+    let default = domains.default_domain();
     let accounts = match &settings.store {
         crate::store::options::StoreSettings::Sqlite { path } => Accounts::Password {
             db: store::sqlite::SqliteStore::open_with(path, store::Access::Write)?,
-            store: Arc::clone(store),
+            domains: Arc::clone(domains),
         },
         crate::store::options::StoreSettings::CouchDb(couch) => {
-            Accounts::couch(couch.clone(), snapshot, store.cluster())
+            // Issue 36: each domain's database, for the user's own account.
+            let databases = std::iter::once(Some(couch.clone()))
+                .chain(settings.domains.others.iter().map(|d| match &d.store {
+                    StoreSettings::CouchDb(c) => Some(c.clone()),
+                    StoreSettings::Sqlite { .. } => None,
+                }))
+                .collect();
+            Accounts::couch(databases, domains, default.writes.cluster())
                 .map_err(|e| StartupError::Store(StoreError::Other(format!("console: {e}"))))?
         }
     };
     let mut state = crate::console::ConsoleState::new(
-        Arc::clone(snapshot),
-        live_url.clone(),
         settings.qr_uppercase_prefix,
         accounts,
         console.secure_cookie,
@@ -837,14 +839,10 @@ fn console_state(
     state.renders = renders;
     state.trusted_proxies = settings.trusted_proxies.clone();
     // Issue 35: the console's audit entries, with the service's account.
-    state.audit = Some(Arc::clone(store));
+    state.audit = Some(Arc::clone(&default.writes));
     if let Some(key) = device_key {
         state.devices = crate::console::device::DeviceKeys::new(key);
     }
-    // Issue 36: the default domain's key order and scan counts, which
-    // the REST API shares.
-    state.scans = Arc::clone(&default_domain.scans);
-    state.order = Arc::clone(&default_domain.order);
     Ok(state)
 }
 
@@ -1177,8 +1175,6 @@ impl Application {
             default_view,
             other_views,
         ));
-        // What the console and the API write through: answered once served.
-        let writes = Arc::clone(&domains.default_domain().writes);
 
         let requests = Arc::new(crate::metrics::RequestMetrics::default());
         let default_public = crate::server::sites::Site {
@@ -1294,10 +1290,7 @@ impl Application {
             Some(console) => Some(web::Data::new(console_state(
                 console,
                 &settings,
-                &live_url,
-                &snapshot,
-                &writes,
-                domains.default_domain(),
+                &domains,
                 render_gate.clone(),
                 device_key,
             )?)),

@@ -262,23 +262,56 @@ async fn apache_couchdb_keeps_each_domains_database_to_its_own_editor() {
         assert_ne!(location(app, other, "H83if").await.as_deref(), Some(to));
     }
 
-    // The console (the default domain's, brand A's database): brand B's
-    // editor logs in with a valid CouchDB account, and CouchDB refuses
-    // the write; the console says so with a 403.
+    // The console: an editor logs in with their CouchDB account and sees
+    // the domains whose database admits them (asked at login) and no
+    // other. Brand B's editor gets the 404 of a missing page for brand
+    // A's list, link and forms, sees B alone in the switcher, and
+    // repoints B's key through the console as themself.
     let console = ConsoleClient::new(&app.admin);
     assert_eq!(console.login(ed_b.0, ed_b.1).await, 303);
+    let (status, missing) = console.get("/no-such-page").await;
+    assert_eq!(status, 404);
+    for path in ["/links?domain=qr.test", "/link?key=H83if&domain=qr.test"] {
+        let (status, body) = console.get(path).await;
+        assert_eq!(status, 404, "{path}: {body}");
+        assert_eq!(body, missing, "{path}");
+    }
+    let (status, list) = console.get("/links").await;
+    assert_eq!(status, 200, "{list}");
+    assert!(
+        list.contains(r#"<option value="qr.b.test" selected>"#),
+        "{list}"
+    );
+    assert!(!list.contains(r#"<option value="qr.test""#), "{list}");
+    let (status, body) = console
+        .post(
+            "/links",
+            "/link/destination",
+            &[
+                ("key", "H83if"),
+                ("url", "https://evil.example/"),
+                ("domain", "qr.test"),
+            ],
+        )
+        .await;
+    assert_eq!(status, 404, "{body}");
     let (status, body) = console
         .post(
             "/link?key=H83if",
             "/link/destination",
-            &[("key", "H83if"), ("url", "https://evil.example/")],
+            &[
+                ("key", "H83if"),
+                ("url", "https://b.example/four"),
+                ("domain", "qr.b.test"),
+            ],
         )
         .await;
-    assert_eq!(status, 403, "{body}");
-    assert!(
-        body.contains("CouchDB refused this change for your account"),
-        "{body}"
-    );
+    assert_eq!(status, 303, "{body}");
+    eventually(Duration::from_secs(1), "B's console edit", || async move {
+        (location(app, "qr.b.test", "H83if").await.as_deref() == Some("https://b.example/four"))
+            .then_some(())
+    })
+    .await;
     assert_eq!(
         location(app, "qr.test", "H83if").await.as_deref(),
         Some("https://a.example/three")

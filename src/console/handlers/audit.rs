@@ -41,7 +41,13 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         before: before.clone(),
         limit: PAGE_SIZE + 1,
     };
-    let mut entries = match user.store.audit(&query).await {
+    let mut entries = match user
+        .access
+        .store(0)
+        .unwrap_or(&user.store)
+        .audit(&query)
+        .await
+    {
         Ok(entries) => entries,
         Err(e) => {
             tracing::warn!(error = %e, "the audit log could not be read");

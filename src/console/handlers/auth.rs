@@ -62,6 +62,11 @@ pub async fn login(
         Err(e) => {
             let status = match e {
                 LoginError::Wrong | LoginError::WrongPassword => StatusCode::UNAUTHORIZED,
+                // Issue 36: the password was right; not a guess.
+                LoginError::NoDomain => {
+                    attempt.give_back(&state);
+                    StatusCode::FORBIDDEN
+                }
                 LoginError::NoPassword | LoginError::Unavailable(_) | LoginError::Busy(_) => {
                     StatusCode::SERVICE_UNAVAILABLE
                 }

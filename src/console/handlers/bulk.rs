@@ -44,12 +44,8 @@ fn list_query(form: &Form) -> Result<Query, String> {
 
 /// Every ticked link must be a link: a deleted or unknown key (a stale
 /// page, a hand-made form) stops the whole action before any write.
-async fn check_ticked(
-    state: &ConsoleState,
-    user: &User,
-    keys: &[LinkKey],
-) -> Result<(), (StatusCode, String)> {
-    let table = state.snapshot.load();
+async fn check_ticked(user: &User, keys: &[LinkKey]) -> Result<(), (StatusCode, String)> {
+    let table = user.domain.snapshot.load();
     for key in keys {
         if table.get(key.as_str()).is_some() {
             continue;
@@ -109,11 +105,11 @@ pub async fn act(
         return plain(StatusCode::FORBIDDEN, &why);
     }
     let keys = match request.scope {
-        Scope::Ticked(keys) => match check_ticked(&state, &user, &keys).await {
+        Scope::Ticked(keys) => match check_ticked(&user, &keys).await {
             Ok(()) => keys,
             Err((status, msg)) => return again.refused(status, BAR, &msg).await,
         },
-        Scope::Matching => match super::matching::rows(&state, &query).await {
+        Scope::Matching => match super::matching::rows(&user.domain, &query).await {
             None => {
                 let msg = "Scan counts are not available yet, so links cannot be chosen by them; nothing was changed.";
                 return again
@@ -141,7 +137,7 @@ pub async fn act(
         Action::Print(options) => return print(&again, &options, keys).await,
         Action::Csv => return csv(&again, &keys).await,
         Action::Delete { confirmed: false } => {
-            let table = state.snapshot.load();
+            let table = user.domain.snapshot.load();
             let rows: Vec<(String, String)> = keys
                 .iter()
                 .map(|k| {
@@ -246,8 +242,8 @@ async fn print(
     keys: Vec<LinkKey>,
 ) -> HttpResponse {
     use super::pdf::{self as make, Refused as Not};
-    let made = match make::with_notes(again.state, again.user, options, keys).await {
-        Ok(keys) => make::render(again.state, options, &keys, "qrtag-links.pdf").await,
+    let made = match make::with_notes(again.user, options, keys).await {
+        Ok(keys) => make::render(again.state, again.user, options, &keys, "qrtag-links.pdf").await,
         Err(not) => Err(not),
     };
     match made {

@@ -29,7 +29,7 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     let since = period.since(today);
     // Off the admin listener's worker: ranking every key takes tens of
     // milliseconds at a million, and `/readyz` and `/metrics` share it.
-    let scans = Arc::clone(&state.scans);
+    let scans = Arc::clone(&user.domain.scans);
     let numbers = web::block(move || {
         (
             scans.top_keys(since, TOP),
@@ -49,11 +49,11 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     // Issue 33: the busiest links' fallback answers, of all time.
     let top_fallback = top.as_ref().and_then(|top| {
         let keys: Vec<&str> = top.iter().map(|(k, _)| k.as_str()).collect();
-        state.scans.fallback_of(&keys)
+        user.domain.scans.fallback_of(&keys)
     });
     // A key with scans was a link when it was counted; one deleted since
     // is shown as such, not linked to a page that would say it is unknown.
-    let table = state.snapshot.load();
+    let table = user.domain.snapshot.load();
     let top = top.map(|top| {
         top.into_iter()
             .enumerate()
@@ -84,16 +84,17 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
 
 /// The dashboard's breakdowns over the period picked, as CSV.
 pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
-    if let Err(to_login) = logged_in(&req, &state) {
-        return *to_login;
-    }
+    let user = match logged_in(&req, &state) {
+        Ok((_, user)) => user,
+        Err(to_login) => return *to_login,
+    };
     let period = match super::period(req.query_string()) {
         Ok(p) => p,
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
     let today = Utc::now().date_naive();
     let since = period.since(today);
-    let scans = Arc::clone(&state.scans);
+    let scans = Arc::clone(&user.domain.scans);
     let numbers = web::block(move || (scans.day_shares(since, today), scans.fallback_since(since)));
     match numbers.await {
         Ok((Some(shares), fallback)) => super::csv_file(

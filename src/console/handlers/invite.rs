@@ -78,7 +78,12 @@ pub async fn accept(
     let actor = Actor::Console { user: name.clone() };
     let accepted = Event::InvitationAccepted { user: name.clone() };
     state.record(actor.clone(), accepted).await;
-    let Some(user) = state.accounts.embedded_user(&name, role) else {
+    // Issue 36: the domains an admin gave them.
+    let only = match db.account(&name).await {
+        Ok(account) => account.and_then(|a| a.domains),
+        Err(e) => return unavailable(&e),
+    };
+    let Some(user) = state.accounts.embedded_user(&name, role, only.as_deref()) else {
         return no_invitations();
     };
     // The person is logged in with the password just chosen: a login.

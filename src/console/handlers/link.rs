@@ -6,6 +6,7 @@ use actix_web::{HttpRequest, HttpResponse, web};
 use chrono::Utc;
 
 use crate::console::ConsoleState;
+use crate::console::domains::Domain;
 use crate::console::http::{
     Form, checked_write, html, link_path, logged_in, plain, problem, see_other, viewer,
     write_failure,
@@ -27,7 +28,7 @@ use crate::values::link_key::LinkKey;
 
 /// The parameters the link page and the download read besides the QR ones
 /// (`days`: the scan chart's period, which the download ignores).
-const OWN_PARAMS: [&str; 3] = ["key", "format", "days"];
+const OWN_PARAMS: [&str; 4] = ["key", "format", "days", crate::console::shown::FIELD];
 
 /// What a link page shows besides the link: the tag's image parameters and
 /// the scan chart's period.
@@ -93,16 +94,12 @@ enum Source {
 
 /// The document as the user's store has it now (so a page after an edit
 /// shows the edit), or the snapshot's view when the store is away.
-async fn read(
-    state: &ConsoleState,
-    user: &User,
-    key: &LinkKey,
-) -> Result<(Document, Source), LinkError> {
+async fn read(user: &User, key: &LinkKey) -> Result<(Document, Source), LinkError> {
     match links::get(user.store.as_ref(), key).await {
         Ok(doc) => Ok((doc, Source::Store)),
         Err(LinkError::Store(e)) => {
             tracing::warn!(error = %e, "console reading the snapshot instead of the store");
-            let table = state.snapshot.load();
+            let table = user.domain.snapshot.load();
             let view = table
                 .get(key.as_str())
                 .ok_or_else(|| LinkError::NotFound(key.clone()))?;
@@ -126,8 +123,14 @@ async fn read(
 /// internal redirects, too many hops), said as the CLI says it after a
 /// write. Run on every render rather than remembered from the edit, so the
 /// warning is right after a reload and also covers loops others made.
-async fn chain_warning(state: &ConsoleState, user: &User, key: &LinkKey) -> Option<String> {
-    match chain::check(user.store.as_ref(), state.public_url.get().origin(), key).await {
+async fn chain_warning(user: &User, key: &LinkKey) -> Option<String> {
+    match chain::check(
+        user.store.as_ref(),
+        user.domain.public_url.get().origin(),
+        key,
+    )
+    .await
+    {
         Ok(broken) => broken.map(|b| b.warning(key)),
         Err(e) => {
             tracing::warn!(error = %e, %key, "console could not check where a link leads");
@@ -193,7 +196,7 @@ pub(super) async fn render(
         Some(PageRefusal::Pdf(r)) => (None, Some(r)),
     };
     let back = format!("{BASE}/links");
-    let (doc, source) = match read(state, user, key).await {
+    let (doc, source) = match read(user, key).await {
         Ok(read) => read,
         Err(e) => {
             let (status, msg) = write_failure(&e);
@@ -208,7 +211,7 @@ pub(super) async fn render(
         }
     };
     let chain_warning = match source {
-        Source::Store => chain_warning(state, user, key).await,
+        Source::Store => chain_warning(user, key).await,
         Source::Snapshot => None,
     };
     let notes = link::notes(&doc);
@@ -218,14 +221,17 @@ pub(super) async fn render(
     // One query for the year: the first screen's 7, 30 and 365 days, and
     // the chart's period cut from it.
     let today = Utc::now().date_naive();
-    let year = state.scans.key(key.as_str(), Period::Year.since(today));
+    let year = user
+        .domain
+        .scans
+        .key(key.as_str(), Period::Year.since(today));
     let recent = year.as_ref().map(|s| pages::link::recent(&s.daily, today));
     let scans = year.map(|mut s| {
         let since = shown.period.since(today);
         s.daily.retain(|(day, _)| *day >= since);
         s
     });
-    let public_url = state.public_url.load();
+    let public_url = user.domain.public_url.load();
     // Issue 34: the rules, what a scan gets now, and the tester's answer.
     let stored_rules = Rules::from_stored(&doc);
     let no_rules = Rules::default();
@@ -240,7 +246,7 @@ pub(super) async fn render(
         live_at: &live_at,
         fallback: link.fallback.as_ref().map(Destination::as_str),
     };
-    let table = state.snapshot.load();
+    let table = user.domain.snapshot.load();
     let other = |k: &str, ms: i64| table.live_url(k, ms).map(str::to_owned);
     let answer = shown.tried.as_ref().map(|d| {
         rule_tester::answer(
@@ -263,7 +269,7 @@ pub(super) async fn render(
         key: key.as_str(),
         rules: stored_rules.as_ref().map_err(ToString::to_string),
         can_edit: viewer_of.can_edit,
-        csrf: viewer_of.csrf,
+        csrf: viewer_of.token(),
         geoip: state.geoip,
         zone: state.time_zone,
         refused: rule_refused,
@@ -284,7 +290,7 @@ pub(super) async fn render(
             crate::console::history::Loaded::Unreadable => pages::link_history::Kept::Unreadable,
         },
         can_revert: viewer_of.can_edit && !link::is_tombstone(&doc),
-        csrf: viewer_of.csrf,
+        csrf: viewer_of.token(),
         rev: match &loaded {
             crate::console::history::Loaded::Entries(_, rev) => rev.as_deref(),
             _ => None,
@@ -317,14 +323,14 @@ pub(super) async fn render(
         spec: shown.spec,
         period: shown.period,
         scans,
-        shares: state.scans.key_shares(key.as_str()),
+        shares: user.domain.scans.key_shares(key.as_str()),
         now: Utc::now(),
         deleted: link::is_tombstone(&doc).then(|| link::deleted_at(&doc)),
         refused,
         pdf: pdf.as_ref(),
         fallback: link.fallback.as_ref().map(Destination::as_str),
         rules: rules_section,
-        destinations: destinations(state, key.as_str(), &doc, &link),
+        destinations: destinations(user, key.as_str(), &doc, &link),
         history,
         imported_clicks: link::imported::imported_clicks(&doc),
     };
@@ -335,12 +341,12 @@ pub(super) async fn render(
 /// scans there today (a stored document's rules that do not read are
 /// none, as the snapshot serves the `url` alone then).
 fn destinations(
-    state: &ConsoleState,
+    user: &User,
     key: &str,
     doc: &Document,
     link: &Link,
 ) -> Option<Vec<pages::destinations::Row>> {
-    let scans = state.scans.key_destinations(key)?;
+    let scans = user.domain.scans.key_destinations(key)?;
     let rules = link::rules::Rules::from_stored(doc).ok();
     let today = pages::destinations::Today {
         key,
@@ -353,14 +359,15 @@ fn destinations(
 
 /// The link page's breakdowns as CSV, what the page shows.
 pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
-    if let Err(to_login) = logged_in(&req, &state) {
-        return *to_login;
-    }
+    let user = match logged_in(&req, &state) {
+        Ok((_, user)) => user,
+        Err(to_login) => return *to_login,
+    };
     let key = match key_and_spec(req.query_string(), state.uppercase_prefix) {
         Ok((key, _)) => key,
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
-    match state.scans.key_shares(key.as_str()) {
+    match user.domain.scans.key_shares(key.as_str()) {
         Some(shares) => super::csv_file(
             &format!("{}-breakdowns.csv", key.as_str().replace('/', "_")),
             // Issue 33: the link's fallback answers, of all time as its
@@ -368,14 +375,14 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
             pages::breakdowns::with_fallback(
                 pages::breakdowns::link_csv(
                     key.as_str(),
-                    state
+                    user.domain
                         .snapshot
                         .load()
                         .texts(key.as_str())
                         .and_then(|t| t.title),
                     &shares,
                 ),
-                state
+                user.domain
                     .scans
                     .fallback_of(&[key.as_str()])
                     .and_then(|f| f.first().copied())
@@ -401,7 +408,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
     };
     // The store, as the link's page reads it: a link created a moment ago
     // is downloadable before the snapshot the redirects use has it.
-    match read(&state, &user, &key).await {
+    match read(&user, &key).await {
         Ok((doc, _)) if link::is_tombstone(&doc) => {
             return plain(StatusCode::NOT_FOUND, "this link was deleted");
         }
@@ -417,7 +424,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
     let file_key = key.clone();
     match state
         .renders
-        .render(state.public_url.get(), key, spec)
+        .render(user.domain.public_url.get(), key, spec)
         .await
     {
         Ok(body) => HttpResponse::Ok()
@@ -455,7 +462,7 @@ pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespon
         None => return plain(StatusCode::BAD_REQUEST, "no key given"),
     };
     let kind = make::kind(&req, print_form::Kind::Label);
-    let doc = match read(&state, &user, &key).await {
+    let doc = match read(&user, &key).await {
         Ok((doc, _)) if link::is_tombstone(&doc) => {
             return plain(StatusCode::NOT_FOUND, "this link was deleted");
         }
@@ -472,7 +479,7 @@ pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespon
     let made = match make::options(&req, "key") {
         Ok(options) => {
             let text = options.caption_text(&doc);
-            make::render(&state, &options, &[(key.clone(), text)], &file).await
+            make::render(&state, &user, &options, &[(key.clone(), text)], &file).await
         }
         Err(not) => Err(not),
     };
@@ -514,7 +521,7 @@ async fn edit(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
     field: Option<&'static str>,
-    change: impl Fn(&Form) -> Result<Change, String>,
+    change: impl Fn(&Form, &Domain) -> Result<Change, String>,
 ) -> HttpResponse {
     let (session, user, form) = match checked_write(&req, &state, &body) {
         Ok(ok) => ok,
@@ -526,7 +533,7 @@ async fn edit(
         None => return plain(StatusCode::BAD_REQUEST, "no key given"),
     };
     let back = link_path(key.as_str());
-    let (status, at_fault, msg) = match change(&form) {
+    let (status, at_fault, msg) = match change(&form, &user.domain) {
         Ok(apply) => {
             match links::update(user.store.as_ref(), &user.author(), &key, |d| apply(d)).await {
                 Ok(_) => return see_other(&back),
@@ -564,7 +571,7 @@ pub async fn destination(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, Some("url"), |form| {
+    edit(req, state, body, Some("url"), |form, _| {
         let url = form.text("url").ok_or("Give a destination.")?;
         let url = Destination::parse(url).map_err(|e| format!("Destination: {e}"))?;
         Ok(Box::new(move |d| link::set_url(d, &url)))
@@ -577,7 +584,7 @@ pub async fn set_state(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, None, |form| {
+    edit(req, state, body, None, |form, _| {
         let inactive = match form.get("active") {
             Some("true") => false,
             Some("false") => true,
@@ -594,7 +601,7 @@ pub async fn expiry(
     body: web::Bytes,
 ) -> HttpResponse {
     let tz = state.time_zone;
-    edit(req, state, body, Some("expires"), move |form| {
+    edit(req, state, body, Some("expires"), move |form, _| {
         // An empty field clears the expiry, as `never` does; a form without
         // the field at all is not one of ours, and must not clear it.
         let given = form.get("expires").ok_or("Give the expires field.")?;
@@ -611,7 +618,7 @@ pub async fn delete(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, None, |form| {
+    edit(req, state, body, None, |form, _| {
         if form.get("confirm") != Some("yes") {
             return Err(format!(
                 "{} was not deleted: tick the box to confirm (deleting is for good, the key is never used again).",
@@ -631,24 +638,31 @@ pub async fn fallback(
     body: web::Bytes,
 ) -> HttpResponse {
     // Issue 33: one at the link's own short URL would loop while it is dead.
-    let origin = state.public_url.load().origin().to_owned();
-    edit(req, state, body, Some("fallback_url"), move |form| {
-        // A form without the field at all is not one of ours.
-        let given = form
-            .get("fallback_url")
-            .ok_or("Give the fallback_url field.")?
-            .trim();
-        let fallback = match given {
-            "" => None,
-            s => Some(Destination::parse_absolute(s).map_err(|e| format!("Fallback: {e}."))?),
-        };
-        if let (Some(f), Some(key)) = (&fallback, form.get("key")) {
-            link::fallback_loop::check(f, key, &origin).map_err(|e| format!("Fallback: {e}."))?;
-        }
-        Ok(Box::new(move |d| {
-            link::set_fallback_url(d, fallback.as_ref())
-        }))
-    })
+    edit(
+        req,
+        state,
+        body,
+        Some("fallback_url"),
+        move |form, domain| {
+            let origin = domain.public_url.load().origin().to_owned();
+            // A form without the field at all is not one of ours.
+            let given = form
+                .get("fallback_url")
+                .ok_or("Give the fallback_url field.")?
+                .trim();
+            let fallback = match given {
+                "" => None,
+                s => Some(Destination::parse_absolute(s).map_err(|e| format!("Fallback: {e}."))?),
+            };
+            if let (Some(f), Some(key)) = (&fallback, form.get("key")) {
+                link::fallback_loop::check(f, key, &origin)
+                    .map_err(|e| format!("Fallback: {e}."))?;
+            }
+            Ok(Box::new(move |d| {
+                link::set_fallback_url(d, fallback.as_ref())
+            }))
+        },
+    )
     .await
 }
 
@@ -657,7 +671,7 @@ pub async fn notes(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, Some("notes"), |form| {
+    edit(req, state, body, Some("notes"), |form, _| {
         // Empty notes clear the field; a form without the field at all is
         // not one of ours, and must not clear anything.
         let notes = form.get("notes").ok_or("Give the notes field.")?;
@@ -673,7 +687,7 @@ pub async fn title(
     state: web::Data<ConsoleState>,
     body: web::Bytes,
 ) -> HttpResponse {
-    edit(req, state, body, Some("title"), |form| {
+    edit(req, state, body, Some("title"), |form, _| {
         let title = form.get("title").ok_or("Give the title field.")?;
         let title = Title::parse(title).map_err(|e| format!("Title: {e}."))?;
         Ok(Box::new(move |d| link::set_title(d, &title)))

@@ -74,7 +74,7 @@ async fn edit(
         None => return plain(StatusCode::BAD_REQUEST, "no key given"),
     };
     let back = link_path(key.as_str());
-    let origin = state.public_url.load().origin().to_owned();
+    let origin = user.domain.public_url.load().origin().to_owned();
     let mut outcome = Err(Not::Write(LinkError::TooManyConflicts(key.to_string())));
     for _ in 0..ATTEMPTS {
         outcome = save(&user, &key, &origin, &form, &change).await;

@@ -118,17 +118,17 @@ pub(super) async fn list_page(
     // `key_order::keep_following` has built the orders after a start builds
     // them itself.
     let work = {
-        let state = state.clone().into_inner();
+        let domain = std::sync::Arc::clone(&user.domain);
         let query = query.clone();
         move || {
-            super::matching::with_list(&state, query.state, |table, keys, at| {
+            super::matching::with_list(&domain, query.state, |table, keys, at| {
                 (list::page(keys, table, &query, size, at), table.len())
             })
         }
     };
     let (page, total) = match web::block(work).await {
         Ok(Some((page, total))) => (Some(page), total),
-        Ok(None) => (None, state.snapshot.load().len()),
+        Ok(None) => (None, user.domain.snapshot.load().len()),
         Err(e) => {
             tracing::error!(error = %e, "listing links did not finish");
             return plain(
@@ -145,14 +145,14 @@ pub(super) async fn list_page(
         matching: if page.prev.is_none() && page.next.is_none() {
             Matching::Exactly(page.rows.len())
         } else {
-            super::matching::count(state, &query).await
+            super::matching::count(&user.domain, &query).await
         },
         ..bulk
     };
     let since = (Utc::now() - chrono::Duration::days(SCAN_DAYS - 1)).date_naive();
     let keys: Vec<&str> = page.rows.iter().map(|r| r.key.as_str()).collect();
-    let scans = state.scans.scans_since(&keys, since);
-    let public_url = state.public_url.get();
+    let scans = user.domain.scans.scans_since(&keys, since);
+    let public_url = user.domain.public_url.get();
     let short_url = |k: &str| public_url.short_url(k);
     let tag_text =
         |k: &str| crate::qr::short_url_text(public_url.origin(), k, state.uppercase_prefix);

@@ -8,8 +8,8 @@ use std::sync::Arc;
 use actix_web::web;
 use chrono::Utc;
 
-use crate::console::ConsoleState;
 use crate::console::bulk::MAX_BULK;
+use crate::console::domains::Domain;
 use crate::console::list::{self, At, Query, Row, StateFilter};
 use crate::console::list_index::ListIndex;
 use crate::console::pages::bulk::Matching;
@@ -22,12 +22,12 @@ use crate::snapshot::LinkTable;
 /// ([`crate::console::key_order::KeyOrder::mark_scanned`]), so the next
 /// "never scanned" walk passes over it unasked.
 pub(super) fn with_list<R>(
-    state: &ConsoleState,
+    domain: &Domain,
     filter: StateFilter,
     f: impl FnOnce(&LinkTable, &ListIndex, &At<'_>) -> R,
 ) -> Option<R> {
-    let table = Arc::clone(&state.snapshot.load());
-    let mut order = state.order.lock().unwrap_or_else(|p| p.into_inner());
+    let table = Arc::clone(&domain.snapshot.load());
+    let mut order = domain.order.lock().unwrap_or_else(|p| p.into_inner());
     let keys = order.follow(&table);
     let now_ms = Utc::now().timestamp_millis();
     if filter != StateFilter::NeverScanned {
@@ -40,7 +40,7 @@ pub(super) fn with_list<R>(
     let found: RefCell<Vec<String>> = RefCell::new(Vec::new());
     let mut f = Some(f);
     let mut out = None;
-    state.scans.with_all_time(&mut |scans| {
+    domain.scans.with_all_time(&mut |scans| {
         let noting = |key: &str| {
             let n = scans(key);
             if n > 0 {
@@ -62,26 +62,26 @@ pub(super) fn with_list<R>(
 
 /// The first `limit` links `query` matches; `None` when it filters by
 /// scans and scan numbers are not available.
-fn matching_rows(state: &ConsoleState, query: &Query, limit: usize) -> Option<Vec<Row>> {
-    with_list(state, query.state, |table, keys, at| {
+fn matching_rows(domain: &Domain, query: &Query, limit: usize) -> Option<Vec<Row>> {
+    with_list(domain, query.state, |table, keys, at| {
         list::matching(keys, table, query, limit, at)
     })
 }
 
 /// How many links `query` matches, up to `limit`, with no rows made
 /// ([`list::count`]); `None` as for [`matching_rows`].
-fn counted(state: &ConsoleState, query: &Query, limit: usize) -> Option<usize> {
-    with_list(state, query.state, |_, keys, at| {
+fn counted(domain: &Domain, query: &Query, limit: usize) -> Option<usize> {
+    with_list(domain, query.state, |_, keys, at| {
         list::count(keys, query, limit, at)
     })
 }
 
 /// The links `query` matches, up to one past [`MAX_BULK`], off the admin
 /// listener's worker (a search in a time order reads every link's text).
-pub(super) async fn rows(state: &web::Data<ConsoleState>, query: &Query) -> Option<Vec<Row>> {
-    let state = state.clone().into_inner();
+pub(super) async fn rows(domain: &Arc<Domain>, query: &Query) -> Option<Vec<Row>> {
+    let domain = Arc::clone(domain);
     let query = query.clone();
-    web::block(move || matching_rows(&state, &query, MAX_BULK + 1))
+    web::block(move || matching_rows(&domain, &query, MAX_BULK + 1))
         .await
         .ok()
         .flatten()
@@ -90,9 +90,9 @@ pub(super) async fn rows(state: &web::Data<ConsoleState>, query: &Query) -> Opti
 /// How many links the list's query matches, for the bar's "all N". With
 /// no search and no state filter every link matches, in any order, so the
 /// table's size says it without a pass over it.
-pub(super) async fn count(state: &web::Data<ConsoleState>, query: &Query) -> Matching {
+pub(super) async fn count(domain: &Arc<Domain>, query: &Query) -> Matching {
     if query.text.is_empty() && query.state == StateFilter::All {
-        let all = state.snapshot.load().len();
+        let all = domain.snapshot.load().len();
         return if all <= MAX_BULK {
             Matching::Exactly(all)
         } else {
@@ -100,9 +100,9 @@ pub(super) async fn count(state: &web::Data<ConsoleState>, query: &Query) -> Mat
         };
     }
     let counted = {
-        let state = state.clone().into_inner();
+        let domain = Arc::clone(domain);
         let query = query.clone();
-        web::block(move || counted(&state, &query, MAX_BULK + 1))
+        web::block(move || counted(&domain, &query, MAX_BULK + 1))
             .await
             .ok()
             .flatten()

@@ -41,7 +41,11 @@ pub fn kind(req: &HttpRequest, default: Kind) -> Kind {
 /// The options of a console PDF request; `own` are the handler's own
 /// parameters (`key`, `batch`), which the options parser skips.
 pub fn options(req: &HttpRequest, own: &str) -> Result<PrintOptions, Refused> {
-    PrintOptions::from_query(req.query_string(), &[own, "form"]).map_err(|e| Refused::Form {
+    PrintOptions::from_query(
+        req.query_string(),
+        &[own, "form", crate::console::shown::FIELD],
+    )
+    .map_err(|e| Refused::Form {
         field: (!e.field.is_empty()).then_some(e.field),
         message: e.message,
     })
@@ -51,6 +55,7 @@ pub fn options(req: &HttpRequest, own: &str) -> Result<PrintOptions, Refused> {
 /// needs them), as an attachment named `file`.
 pub async fn render(
     state: &ConsoleState,
+    user: &User,
     options: &PrintOptions,
     keys: &[(LinkKey, Option<String>)],
     file: &str,
@@ -59,7 +64,7 @@ pub async fn render(
         .iter()
         .map(|(key, notes)| {
             options.tag(
-                &state.public_url.load(),
+                &user.domain.public_url.load(),
                 key,
                 state.uppercase_prefix,
                 notes.as_deref(),
@@ -94,13 +99,12 @@ pub async fn render(
 /// a deleted link has left. A deleted or missing link is the answer (404),
 /// not a form fault: a deleted key's tag is never printed again.
 pub async fn with_notes(
-    state: &ConsoleState,
     user: &User,
     options: &PrintOptions,
     keys: Vec<LinkKey>,
 ) -> Result<Vec<(LinkKey, Option<String>)>, Refused> {
     let mut out = Vec::with_capacity(keys.len());
-    let table = state.snapshot.load();
+    let table = user.domain.snapshot.load();
     for key in keys {
         if !options.needs_notes() && table.get(key.as_str()).is_none() {
             let msg = format!("{key} was deleted or is not served; it is not printed");

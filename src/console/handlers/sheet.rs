@@ -56,7 +56,42 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         Ok(number) => number,
         Err(msg) => return problem(&session, &user, StatusCode::BAD_REQUEST, &msg, &back),
     };
+    if let Some(elsewhere) = number.and_then(|n| on_its_domain(&req, &state, &session, &user, n)) {
+        return elsewhere;
+    }
     run_page(&state, &session, &user, number, None)
+}
+
+/// Issue 36: a print run's page, on the domain it was made on.
+fn run_path(number: u64, user: &User) -> String {
+    format!(
+        "{BASE}/sheet?batch={number}&{}={}",
+        crate::console::shown::FIELD,
+        pages::q(&user.domain.name())
+    )
+}
+
+/// Issue 36: a print run's tags carry the public URL of the domain it was
+/// made on; asked for on another domain, the same address on that one.
+fn on_its_domain(
+    req: &HttpRequest,
+    state: &ConsoleState,
+    session: &Current,
+    user: &User,
+    number: u64,
+) -> Option<HttpResponse> {
+    use crate::console::shown::FIELD;
+    let made_on = state.sessions.batch_domain(&session.id, number)?;
+    if made_on == user.domain.name() {
+        return None;
+    }
+    let query = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(
+            form_urlencoded::parse(req.query_string().as_bytes()).filter(|(name, _)| name != FIELD),
+        )
+        .append_pair(FIELD, &made_on)
+        .finish();
+    Some(see_other(&format!("{}?{query}", req.path())))
 }
 
 /// The print sheet with run `number` (if given) and `pdf`, its PDF form
@@ -113,15 +148,18 @@ pub async fn pdf(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespon
         Ok(None) => return plain(StatusCode::BAD_REQUEST, "give batch"),
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
+    if let Some(elsewhere) = on_its_domain(&req, &state, &session, &user, number) {
+        return elsewhere;
+    }
     let keys = match state.sessions.batch(&session.id, number) {
         PrintRun::Kept(keys) => keys,
         missing => return plain(StatusCode::NOT_FOUND, &not_kept(&missing)),
     };
     let made = match make::options(&req, "batch") {
-        Ok(options) => match make::with_notes(&state, &user, &options, keys).await {
+        Ok(options) => match make::with_notes(&user, &options, keys).await {
             Ok(keys) => {
                 let file = format!("qrtag-run-{number}.pdf");
-                make::render(&state, &options, &keys, &file).await
+                make::render(&state, &user, &options, &keys, &file).await
             }
             Err(not) => Err(not),
         },
@@ -180,7 +218,7 @@ pub async fn create(
     };
     // The service's own root, which answers 404: a tag enabled before its
     // destination is set leads nowhere rather than to someone else's site.
-    let Ok(placeholder) = Destination::parse(&format!("{}/", state.public_url.load())) else {
+    let Ok(placeholder) = Destination::parse(&format!("{}/", user.domain.public_url.load())) else {
         return plain(
             StatusCode::INTERNAL_SERVER_ERROR,
             "the public URL is not a destination",
@@ -208,8 +246,8 @@ pub async fn create(
                 let made = keys.len();
                 let back = state
                     .sessions
-                    .add_batch(&session.id, keys)
-                    .map_or(back, |n| format!("{BASE}/sheet?batch={n}"));
+                    .add_batch(&session.id, keys, &user.domain.name())
+                    .map_or(back, |n| run_path(n, &user));
                 let msg = format!(
                     "{msg} ({made} links were made before this: Back leads to their sheets.)"
                 );
@@ -217,15 +255,18 @@ pub async fn create(
             }
         }
     }
-    match state.sessions.add_batch(&session.id, keys) {
-        Some(n) => see_other(&format!("{BASE}/sheet?batch={n}")),
+    match state
+        .sessions
+        .add_batch(&session.id, keys, &user.domain.name())
+    {
+        Some(n) => see_other(&run_path(n, &user)),
         None => plain(StatusCode::FORBIDDEN, "log in again"),
     }
 }
 
 /// One A4 sheet of a print run, as `qrtag batch --sheet` writes it.
 pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpResponse {
-    let (session, _) = match logged_in(&req, &state) {
+    let (session, user) = match logged_in(&req, &state) {
         Ok(ok) => ok,
         Err(to_login) => return *to_login,
     };
@@ -235,6 +276,9 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
         Ok(_) => return plain(StatusCode::BAD_REQUEST, "give batch and page"),
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
+    if let Some(elsewhere) = on_its_domain(&req, &state, &session, &user, number) {
+        return elsewhere;
+    }
     let keys = match state.sessions.batch(&session.id, number) {
         PrintRun::Kept(keys) => keys,
         missing => return plain(StatusCode::NOT_FOUND, &not_kept(&missing)),
@@ -247,7 +291,7 @@ pub async fn download(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpR
     };
     let mut items = Vec::with_capacity(chunk.len());
     for key in chunk {
-        let text = tag_image::tag_text(&state.public_url.load(), key, state.uppercase_prefix);
+        let text = tag_image::tag_text(&user.domain.public_url.load(), key, state.uppercase_prefix);
         match qr::encode(&text, EcLevel::L) {
             Ok(code) => items.push((key.to_string(), code)),
             Err(e) => return plain(StatusCode::UNPROCESSABLE_ENTITY, &e.to_string()),

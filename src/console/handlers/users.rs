@@ -205,6 +205,12 @@ pub async fn role(
         Ok(ok) => ok,
         Err(res) => return res,
     };
+    // Issue 36: the user's domains, when the form gives them.
+    let domains = match form.get("domains").map(|t| served_domains(&state, t)) {
+        None => None,
+        Some(Ok(d)) => Some(d),
+        Some(Err(msg)) => return bad_form(&session, &user, &db, &msg).await,
+    };
     match db.set_role(name.as_str(), role).await {
         Ok(old) => {
             let event = Event::RoleChanged {
@@ -213,10 +219,37 @@ pub async fn role(
                 to: role,
             };
             state.record(actor(&user), event).await;
-            see_other(&users_path())
         }
-        Err(e) => refused(&session, &user, &db, &e).await,
+        Err(e) => return refused(&session, &user, &db, &e).await,
     }
+    if let Some(domains) = domains {
+        let now = match db.account(name.as_str()).await {
+            Ok(account) => account.and_then(|a| a.domains),
+            Err(e) => return unavailable(&e),
+        };
+        if now != domains
+            && let Err(e) = db.set_domains(name.as_str(), domains.as_deref()).await
+        {
+            return refused(&session, &user, &db, &e).await;
+        }
+    }
+    see_other(&users_path())
+}
+
+/// Issue 36: the users page's domains field (hosts separated by blanks
+/// or commas; empty: every domain), each a domain the service serves,
+/// named as the service names it.
+fn served_domains(state: &ConsoleState, text: &str) -> Result<Option<Vec<String>>, String> {
+    let domains = state.domains();
+    let mut out: Vec<String> = Vec::new();
+    for host in text.split([' ', ',', '\t']).filter(|h| !h.is_empty()) {
+        let at = domains.position(Some(host)).map_err(|e| e.to_string())?;
+        let name = domains.all().get(at).map(|d| d.name()).unwrap_or_default();
+        if !out.contains(&name) {
+            out.push(name);
+        }
+    }
+    Ok((!out.is_empty()).then_some(out))
 }
 
 pub async fn reset(

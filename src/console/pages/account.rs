@@ -58,7 +58,7 @@ pub fn page(viewer: &Viewer<'_>, role: Role, sessions: &[SessionInfo], reach: Re
                 }
             }
             form.card #logout-everywhere method="post" action={ (BASE) "/account/logout-everywhere" } {
-                (csrf_field(viewer.csrf))
+                (csrf_field(viewer.token()))
                 @match reach {
                     Reach::EveryServer => p #everywhere-reach data-reach="every-server" {
                         "Ends every session of yours, on every server, this one included."

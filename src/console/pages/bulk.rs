@@ -177,7 +177,7 @@ pub fn confirm_delete(viewer: &Viewer<'_>, rows: &[(String, String)]) -> Markup 
             h1 { "Delete " (rows.len()) " links?" }
             p.warning { "Deleting is for good: a deleted link's tag answers “not found”, and its key is never used again." }
             form.card #confirm-delete method="post" action=(ACTION) {
-                (csrf_field(viewer.csrf))
+                (csrf_field(viewer.token()))
                 input type="hidden" name="scope" value="ticked";
                 input type="hidden" name="confirm" value="yes";
                 ul #to-delete {

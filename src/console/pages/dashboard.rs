@@ -114,6 +114,8 @@ mod tests {
                 can_edit: true,
                 csrf: "t",
                 role: crate::values::role::Role::Admin,
+                domain: None,
+                switcher: None,
             },
             period: Period::Month,
             top: Some(vec![

@@ -3,7 +3,7 @@
 
 use maud::{Markup, html};
 
-use super::{BASE, csrf_field, layout};
+use super::{BASE, FormToken, csrf_field, layout};
 use crate::console::invitation::{PATH, TOKEN_FIELD};
 use crate::console::password::MIN_LEN;
 
@@ -19,7 +19,7 @@ pub fn page(csrf: &str, token: &str, name: &str, problem: Option<&str>) -> Marku
                 p.problem #problem role="alert" { (p) }
             }
             form.card #invite method="post" action={ (BASE) (PATH) } {
-                (csrf_field(csrf))
+                (csrf_field(FormToken::bare(csrf)))
                 input type="hidden" name=(TOKEN_FIELD) value=(token);
                 input type="hidden" name="user" value=(name) autocomplete="username";
                 label for="password" { "Password (at least " (MIN_LEN) " characters)" }

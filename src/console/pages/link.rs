@@ -110,12 +110,21 @@ pub fn page(v: &View<'_>) -> Markup {
     let key_q = q(v.key);
     let spec = &v.spec;
     let pdf_action = format!("{BASE}/link/pdf");
+    // Issue 36: the image, downloads and GET forms of the page's domain.
+    let on_domain = v
+        .viewer
+        .domain
+        .map(|d| format!("&{}={}", crate::console::shown::FIELD, q(d)))
+        .unwrap_or_default();
     let download = |format: ImageFormat| {
         format!(
-            "{BASE}/link/download?key={key_q}&format={format}&{}",
+            "{BASE}/link/download?key={key_q}&format={format}&{}{on_domain}",
             params(spec)
         )
     };
+    let hidden: Vec<(&str, &str)> = std::iter::once(("key", v.key))
+        .chain(v.viewer.domain.map(|d| (crate::console::shown::FIELD, d)))
+        .collect();
     layout(
         v.key,
         Some(&v.viewer),
@@ -182,6 +191,7 @@ pub fn page(v: &View<'_>) -> Markup {
             h2 #qr-heading { "QR code" }
             form.card.qr-options #qr-options method="get" action={ (BASE) "/link" } {
                 input type="hidden" name="key" value=(v.key);
+                (super::domain_field(v.viewer.domain))
                 label for="format" { "Format" }
                 select #format name="format" {
                     @for f in [ImageFormat::Png, ImageFormat::Svg] {
@@ -209,7 +219,7 @@ pub fn page(v: &View<'_>) -> Markup {
                 button type="submit" { "Show" }
             }
             figure.tag {
-                img #tag src={ "/qr/" (v.key) "." (spec.format) "?" (params(spec)) } alt={ "QR code of " (v.short_url) };
+                img #tag src={ "/qr/" (v.key) "." (spec.format) "?" (params(spec)) (on_domain) } alt={ "QR code of " (v.short_url) };
             }
             p.downloads {
                 a.button #download-png href=(download(ImageFormat::Png)) download { "Download PNG" }
@@ -221,9 +231,9 @@ pub fn page(v: &View<'_>) -> Markup {
             h2 #print-heading { "Print (PDF)" }
             p { "A label on a sheet of labels, at the position of the next free one, or a poster: the file " code { "qrtag print" } " writes." }
             h3 { "A label on a sheet" }
-            (print_form::form(print_form::Kind::Label, &pdf_action, &[("key", v.key)], v.pdf))
+            (print_form::form(print_form::Kind::Label, &pdf_action, &hidden, v.pdf))
             h3 { "A poster" }
-            (print_form::form(print_form::Kind::Poster, &pdf_action, &[("key", v.key)], v.pdf))
+            (print_form::form(print_form::Kind::Poster, &pdf_action, &hidden, v.pdf))
             }
             section #details aria-labelledby="details-heading" {
             h2 #details-heading { "Scans in detail" }
@@ -340,7 +350,7 @@ fn field_form(v: &View<'_>, f: &FieldForm, stored: Option<&str>) -> Markup {
     let (invalid, class, described) = fault(r, f.name, f.id);
     html! {
         form.card id=(f.form) method="post" action={ (BASE) (f.action) } {
-            (csrf_field(v.viewer.csrf))
+            (csrf_field(v.viewer.token()))
             input type="hidden" name="key" value=(v.key);
             label for=(f.id) { (f.label) }
             @match f.control {
@@ -422,7 +432,7 @@ fn fallback_form(v: &View<'_>) -> Markup {
 }
 
 fn edit_forms(v: &View<'_>) -> Markup {
-    let csrf = v.viewer.csrf;
+    let csrf = v.viewer.token();
     let expires = v
         .expires
         .map(|t| t.to_rfc3339_opts(chrono::SecondsFormat::Secs, true));

@@ -29,7 +29,7 @@ pub struct Section<'a> {
     pub kept: Kept<'a>,
     /// Whether Revert forms are shown: editors and admins, a live link.
     pub can_revert: bool,
-    pub csrf: &'a str,
+    pub csrf: super::FormToken<'a>,
     /// The revision the page was made from, which a revert is made at.
     pub rev: Option<&'a str>,
     pub zone: Tz,

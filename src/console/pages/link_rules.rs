@@ -21,7 +21,7 @@ pub struct Section<'a> {
     /// scans then get the `url`.
     pub rules: Result<&'a Rules, String>,
     pub can_edit: bool,
-    pub csrf: &'a str,
+    pub csrf: super::FormToken<'a>,
     pub geoip: bool,
     /// The console's `--time-zone`: the tester's and the form's times.
     pub zone: Tz,
@@ -305,6 +305,7 @@ fn tester(s: &Section<'_>) -> Markup {
         form.card.tester #try-scan method="get" action={ (BASE) "/link/try" } {
             h3 #try-heading { "What would this scan get?" }
             input type="hidden" name="key" value=(s.key);
+            (super::domain_field(s.csrf.domain))
             label for="try-device" { "Device" }
             select #try-device name="device" {
                 @for (name, text, _) in rule_tester::PRESETS {
@@ -361,7 +362,7 @@ mod tests {
             key: "menu",
             rules: Ok(rules),
             can_edit: true,
-            csrf: "token",
+            csrf: super::super::FormToken::bare("token"),
             geoip: false,
             zone: Tz::UTC,
             refused: None,

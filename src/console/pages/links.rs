@@ -6,8 +6,8 @@ use maud::{Markup, html};
 
 use super::thumb;
 use super::{
-    BASE, Refused, Viewer, count, csrf_field, fault, field_problem, form_problem, layout, q, state,
-    when,
+    BASE, FormToken, Refused, Viewer, count, csrf_field, fault, field_problem, form_problem,
+    layout, q, state, when,
 };
 use crate::console::list::{By, Page, Query, Sort, StateFilter};
 use crate::console::per_page::PerPage;
@@ -102,9 +102,10 @@ pub fn page(v: &View<'_>) -> Markup {
             // Above the form, so a refusal shows to a reader too (CouchDB's).
             (form_problem(v.create.refused.as_ref(), v.viewer.can_edit))
             @if v.viewer.can_edit {
-                (create_form(v.viewer.csrf, &v.create))
+                (create_form(v.viewer.token(), &v.create))
             }
             form.search #search method="get" action={ (BASE) "/links" } {
+                (super::domain_field(v.viewer.domain))
                 label for="q" { "Search" }
                 input #q type="search" name="q" value=(query.text) placeholder="a word of the title, notes, key or destination";
                 // Issue 33: searching everything is the box's first choice
@@ -148,7 +149,7 @@ pub fn page(v: &View<'_>) -> Markup {
                 p #empty { "No links match." }
             } @else {
                 form #bulk method="post" action=(super::bulk::ACTION) {
-                (csrf_field(v.viewer.csrf))
+                (csrf_field(v.viewer.token()))
                 table #links {
                     thead { tr { th.pick { "Select" } th { "QR" } th { "Key" } th { "Destination" } th { "State" } th { "Scans (30 days)" } } }
                     tbody {
@@ -214,7 +215,7 @@ fn title_field(f: &CreateForm<'_>) -> Markup {
     }
 }
 
-fn create_form(csrf: &str, f: &CreateForm<'_>) -> Markup {
+fn create_form(csrf: FormToken<'_>, f: &CreateForm<'_>) -> Markup {
     let r = f.refused.as_ref();
     let (url_invalid, url_class, url_described) = fault(r, "url", "new-url");
     let (key_invalid, key_class, key_described) = fault(r, "key", "new-key");

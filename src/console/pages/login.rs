@@ -2,7 +2,7 @@
 
 use maud::{Markup, html};
 
-use super::{BASE, csrf_field, layout};
+use super::{BASE, FormToken, csrf_field, layout};
 
 /// `first_run`: no console password is set yet, so say how to set one.
 /// `couch`: the name is a CouchDB account's (required); on the embedded
@@ -26,7 +26,7 @@ pub fn page(
                 (super::setup::first_run_hint())
             }
             form.card #login method="post" action={ (BASE) "/login" } {
-                (csrf_field(csrf))
+                (csrf_field(FormToken::bare(csrf)))
                 @if ask_user_name && couch {
                     label for="user" { "CouchDB user" }
                     input #user type="text" name="user" autocomplete="username" required;

@@ -41,6 +41,36 @@ pub struct Viewer<'a> {
     /// Issue 35: what the forms shown are for (`can_edit` is
     /// `role.may_edit()`); an editor sees no delete form.
     pub role: crate::values::role::Role,
+    /// Issue 36: the domain the page shows, on a service with several
+    /// (every form carries it, so its write goes where the page was).
+    pub domain: Option<&'a str>,
+    /// Issue 36: the domain switcher, on a service with several.
+    pub switcher: Option<&'a super::shown::Switcher>,
+}
+
+/// What every POST form carries besides its fields: the CSRF token and
+/// (issue 36) the domain of the page it is on.
+#[derive(Debug, Clone, Copy)]
+pub struct FormToken<'a> {
+    pub csrf: &'a str,
+    pub domain: Option<&'a str>,
+}
+
+impl<'a> FormToken<'a> {
+    /// A form of no domain (login, setup, an invitation).
+    pub fn bare(csrf: &'a str) -> Self {
+        Self { csrf, domain: None }
+    }
+}
+
+impl<'a> Viewer<'a> {
+    /// The hidden fields of this page's forms.
+    pub fn token(&self) -> FormToken<'a> {
+        FormToken {
+            csrf: self.csrf,
+            domain: self.domain,
+        }
+    }
 }
 
 impl Viewer<'_> {
@@ -58,7 +88,11 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
             head {
                 meta charset="utf-8";
                 meta name="viewport" content="width=device-width, initial-scale=1";
-                title { (title) " · qrtag" }
+                title {
+                    (title)
+                    @if let Some(s) = viewer.and_then(|v| v.switcher) { " · " (s.current) }
+                    " · qrtag"
+                }
                 link rel="stylesheet" href=(stylesheet::href());
             }
             body {
@@ -79,8 +113,9 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
                                 a href={ (BASE) "/audit" } { "Audit" }
                             }
                         }
+                        @if let Some(s) = v.switcher { (switcher(s)) }
                         form.logout #logout method="post" action={ (BASE) "/logout" } {
-                            (csrf_field(v.csrf))
+                            (csrf_field(v.token()))
                             // Issue 35 (i35-users): the name leads to one's sessions.
                             a.user #account-link href={ (BASE) "/account" }
                                 data-user=(v.name) data-can-edit=(v.can_edit) data-role=(v.role) {
@@ -96,9 +131,43 @@ pub fn layout(title: &str, viewer: Option<&Viewer<'_>>, content: Markup) -> Mark
     }
 }
 
-/// The hidden synchronizer token every form carries.
-pub fn csrf_field(token: &str) -> Markup {
-    html! { input type="hidden" name=(super::csrf::FIELD) value=(token); }
+/// Issue 36: the domain switcher, a GET form (no script: the CSP allows
+/// none inline) showing the same page on the domain picked; the console
+/// remembers the pick in its cookie. It names the domain the page shows.
+fn switcher(s: &super::shown::Switcher) -> Markup {
+    html! {
+        form.switcher #domain-switcher method="get" action=(s.path) {
+            @for (name, value) in &s.query {
+                input type="hidden" name=(name) value=(value);
+            }
+            label for="domain-select" { "Domain" }
+            select #domain-select name=(super::shown::FIELD) data-current=(s.current) {
+                @for d in &s.domains {
+                    option value=(d) selected[*d == s.current] { (d) }
+                }
+            }
+            button type="submit" { "Show" }
+        }
+    }
+}
+
+/// The hidden synchronizer token every form carries, and the page's
+/// domain (issue 36).
+pub fn csrf_field(token: FormToken<'_>) -> Markup {
+    html! {
+        input type="hidden" name=(super::csrf::FIELD) value=(token.csrf);
+        (domain_field(token.domain))
+    }
+}
+
+/// Issue 36: a GET form's hidden `domain`, so what it asks for is of the
+/// page's domain.
+pub fn domain_field(domain: Option<&str>) -> Markup {
+    html! {
+        @if let Some(d) = domain {
+            input type="hidden" name=(super::shown::FIELD) value=(d);
+        }
+    }
 }
 
 /// A page that says what went wrong, with a way back.

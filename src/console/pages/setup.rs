@@ -4,7 +4,7 @@
 
 use maud::{Markup, html};
 
-use super::{BASE, csrf_field, layout};
+use super::{BASE, FormToken, csrf_field, layout};
 use crate::console::password::MIN_LEN;
 use crate::console::setup::TOKEN_FIELD;
 
@@ -23,7 +23,7 @@ pub fn page(csrf: &str, token: &str, problem: Option<&str>) -> Markup {
                 p.problem #problem role="alert" { (p) }
             }
             form.card #setup method="post" action={ (BASE) "/setup" } {
-                (csrf_field(csrf))
+                (csrf_field(FormToken::bare(csrf)))
                 input type="hidden" name=(TOKEN_FIELD) value=(token);
                 label for="password" { "Password (at least " (MIN_LEN) " characters)" }
                 input #password type="password" name="password" autocomplete="new-password"

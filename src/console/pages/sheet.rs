@@ -54,7 +54,7 @@ pub fn page(
             }
             @if viewer.can_edit {
                 form.card #sheet method="post" action={ (BASE) "/sheet" } {
-                    (csrf_field(viewer.csrf))
+                    (csrf_field(viewer.token()))
                     p { "Creates that many inactive links with random keys (like qrtag batch) and an A4 sheet of their codes, 24 to a sheet." }
                     label for="count" { "How many (1–" (max) ")" }
                     input #count type="number" name="count" min="1" max=(max) value=(count) required aria-invalid=[invalid] class=[class] aria-describedby=[described];

@@ -18,7 +18,17 @@ fn role_select(id: &str, chosen: Role) -> Markup {
     }
 }
 
+/// Issue 36: a user's domains as the page says them.
+fn domains_text(u: &UserRow) -> String {
+    match &u.domains {
+        None => String::new(),
+        Some(d) => d.join(" "),
+    }
+}
+
 pub fn page(viewer: &Viewer<'_>, users: &[UserRow], problem: Option<&str>) -> Markup {
+    // Issue 36: each user's domains, on a service of several.
+    let several = viewer.switcher.is_some();
     layout(
         "Users",
         Some(viewer),
@@ -28,7 +38,11 @@ pub fn page(viewer: &Viewer<'_>, users: &[UserRow], problem: Option<&str>) -> Ma
                 p.problem #problem role="alert" { (p) }
             }
             table #users {
-                thead { tr { th { "Name" } th { "Role" } th { "State" } th { "Created" } th { "Change" } } }
+                thead { tr {
+                    th { "Name" } th { "Role" } th { "State" } th { "Created" }
+                    @if several { th { "Domains" } }
+                    th { "Change" }
+                } }
                 tbody {
                     @for (i, u) in users.iter().enumerate() {
                         tr.user data-name=(u.name) data-role=(u.role) data-state=(u.state()) {
@@ -37,21 +51,33 @@ pub fn page(viewer: &Viewer<'_>, users: &[UserRow], problem: Option<&str>) -> Ma
                             td { (u.state()) }
                             // The day is what matters here; the instant is in `datetime`.
                             td { time datetime=(u.created_at) { (u.created_at.split('T').next().unwrap_or_default()) } }
+                            @if several {
+                                td.domains data-domains=(domains_text(u)) {
+                                    @match &u.domains {
+                                        None => "every domain",
+                                        Some(d) => (d.join(", ")),
+                                    }
+                                }
+                            }
                             td {
                                 form.inline method="post" action={ (BASE) "/users/role" } {
-                                    (csrf_field(viewer.csrf))
+                                    (csrf_field(viewer.token()))
                                     input type="hidden" name="name" value=(u.name);
                                     label for={ "role-" (i) } { "Role of " (u.name) }
                                     (role_select(&format!("role-{i}"), u.role))
+                                    @if several {
+                                        label for={ "domains-" (i) } { "Domains of " (u.name) " (empty: every domain)" }
+                                        input id={ "domains-" (i) } type="text" name="domains" value=(domains_text(u)) autocapitalize="none" spellcheck="false";
+                                    }
                                     button type="submit" { "Change role" }
                                 }
                                 form.inline method="post" action={ (BASE) "/users/reset" } {
-                                    (csrf_field(viewer.csrf))
+                                    (csrf_field(viewer.token()))
                                     input type="hidden" name="name" value=(u.name);
                                     button type="submit" { "Reset password of " (u.name) }
                                 }
                                 form.inline method="post" action={ (BASE) "/users/remove" } {
-                                    (csrf_field(viewer.csrf))
+                                    (csrf_field(viewer.token()))
                                     input type="hidden" name="name" value=(u.name);
                                     button.danger type="submit" { "Remove " (u.name) }
                                 }
@@ -62,7 +88,7 @@ pub fn page(viewer: &Viewer<'_>, users: &[UserRow], problem: Option<&str>) -> Ma
             }
             h2 { "Invite someone" }
             form.card #invite-user method="post" action={ (BASE) "/users/invite" } {
-                (csrf_field(viewer.csrf))
+                (csrf_field(viewer.token()))
                 label for="invite-name" { "User name" }
                 input #invite-name type="text" name="name" required autocapitalize="none" spellcheck="false";
                 label for="invite-role" { "Role" }

@@ -52,6 +52,16 @@ const SCHEMA: &str = "
 pub(super) fn prepare(conn: &mut Connection) -> rusqlite::Result<()> {
     let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
     tx.execute_batch(SCHEMA)?;
+    // Issue 36: the domains a user may see in the console (NULL: every
+    // domain), added to a users table made before there were domains.
+    let has_domains: i64 = tx.query_row(
+        "SELECT count(*) FROM pragma_table_info('users') WHERE name = 'domains'",
+        [],
+        |r| r.get(0),
+    )?;
+    if has_domains == 0 {
+        tx.execute_batch("ALTER TABLE users ADD COLUMN domains TEXT")?;
+    }
     let old: Option<String> = tx
         .query_row(
             "SELECT value FROM meta WHERE name = ?1",
@@ -81,6 +91,8 @@ pub struct UserRow {
     /// Has chosen a password (else: invited, the invitation pending).
     pub active: bool,
     pub created_at: String,
+    /// Issue 36: the domains the user may see; `None`: every domain.
+    pub domains: Option<Vec<String>>,
 }
 
 impl UserRow {
@@ -96,6 +108,18 @@ pub struct Account {
     /// The PHC string; `None` while the user is invited.
     pub hash: Option<String>,
     pub sessions: i64,
+    /// Issue 36: the domains the user may see; `None`: every domain.
+    pub domains: Option<Vec<String>>,
+}
+
+/// Issue 36: a user's domains as stored: hosts separated by spaces, or
+/// NULL for every domain.
+fn domains_text(domains: Option<&[String]>) -> Option<String> {
+    domains.map(|d| d.join(" "))
+}
+
+fn domains_of(text: Option<String>) -> Option<Vec<String>> {
+    text.map(|t| t.split_whitespace().map(str::to_owned).collect())
 }
 
 /// An invitation as stored: the token's SHA-256 (hex) and its end.
@@ -170,7 +194,8 @@ impl SqliteStore {
             .with_conn(move |conn| {
                 let mut stmt = conn
                     .prepare(
-                        "SELECT name, role, hash IS NOT NULL, created_at FROM users ORDER BY name",
+                        "SELECT name, role, hash IS NOT NULL, created_at, domains FROM users \
+                         ORDER BY name",
                     )
                     .map_err(&err)?;
                 let rows = stmt
@@ -180,6 +205,7 @@ impl SqliteStore {
                             r.get::<_, String>(1)?,
                             r.get::<_, bool>(2)?,
                             r.get::<_, String>(3)?,
+                            r.get::<_, Option<String>>(4)?,
                         ))
                     })
                     .map_err(&err)?
@@ -189,12 +215,13 @@ impl SqliteStore {
             })
             .await?;
         rows.into_iter()
-            .map(|(name, role, active, created_at)| {
+            .map(|(name, role, active, created_at, domains)| {
                 Ok(UserRow {
                     name,
                     role: role_of(&role)?,
                     active,
                     created_at,
+                    domains: domains_of(domains),
                 })
             })
             .collect()
@@ -218,13 +245,14 @@ impl SqliteStore {
         let row = self
             .with_conn(move |conn| {
                 conn.query_row(
-                    "SELECT role, hash, sessions FROM users WHERE name = ?1",
+                    "SELECT role, hash, sessions, domains FROM users WHERE name = ?1",
                     params![name],
                     |r| {
                         Ok((
                             r.get::<_, String>(0)?,
                             r.get::<_, Option<String>>(1)?,
                             r.get::<_, i64>(2)?,
+                            r.get::<_, Option<String>>(3)?,
                         ))
                     },
                 )
@@ -232,11 +260,12 @@ impl SqliteStore {
                 .map_err(err)
             })
             .await?;
-        row.map(|(role, hash, sessions)| {
+        row.map(|(role, hash, sessions, domains)| {
             Ok(Account {
                 role: role_of(&role)?,
                 hash,
                 sessions,
+                domains: domains_of(domains),
             })
         })
         .transpose()
@@ -317,6 +346,24 @@ impl SqliteStore {
         })
         .await?
         .map_err(UserError::Store)
+    }
+
+    /// Issue 36: sets the domains a user may see in the console (`None`:
+    /// every domain); their sessions end, so the next login takes them.
+    pub async fn set_domains(
+        &self,
+        name: &str,
+        domains: Option<&[String]>,
+    ) -> Result<(), UserError> {
+        let text = domains_text(domains);
+        self.change_user(name, false, move |tx, name, _| {
+            tx.execute(
+                "UPDATE users SET domains = ?2, sessions = sessions + 1 WHERE name = ?1",
+                params![name, text],
+            )?;
+            Ok(())
+        })
+        .await
     }
 
     /// Removes a user and their pending invitations. Removing the last
