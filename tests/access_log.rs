@@ -1020,6 +1020,17 @@ async fn spawn_qrtag(args: &[&str], envs: &[(&str, &str)], pipe_stdout: bool) ->
     let db = dir.path().join("qrtag.db");
     create_link(&db).await;
     let server = ServerProcess::spawn(&db, args, envs, pipe_stdout).await;
+    // The listening line comes before the links are loaded, and a scan
+    // before then is answered 503 (`links_loading`): these tests count the
+    // lines of answered scans, so they begin once /readyz says the links
+    // are in (a busy CI machine took longer than the first request).
+    let http = client();
+    let ready = server.admin_url("/readyz");
+    poll::until(TIMEOUT, "the links loaded (/readyz 200)", || {
+        let probe = http.get(&ready).send();
+        async move { probe.await.ok().filter(|r| r.status() == 200).map(drop) }
+    })
+    .await;
     Proc { server, dir }
 }
 
