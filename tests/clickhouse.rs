@@ -25,7 +25,7 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 1: created"),
+        text(&out.stdout).contains("schema version 2: created"),
         "{}",
         text(&out.stdout)
     );
@@ -38,7 +38,7 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 1: already current"),
+        text(&out.stdout).contains("schema version 2: already current"),
         "{}",
         text(&out.stdout)
     );
@@ -84,6 +84,147 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
         text(&out.stderr).contains("19.6 or later"),
         "{}",
         text(&out.stderr)
+    );
+}
+
+/// Version 1's schema as `setup-clickhouse` made it before version 2
+/// (`0a78f87`): the fixture an upgrade starts from.
+fn version_1(db: &str) -> Vec<String> {
+    use qrtag::clickhouse::schema::{LINK_DAYS_V1_COLUMNS, SCANS_COLUMNS, VERSION_COLUMNS};
+    let cols = |c: &[(&str, &str)]| {
+        c.iter()
+            .map(|(n, t)| format!("{n} {t}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    vec![
+        format!("CREATE DATABASE {db}"),
+        format!(
+            "CREATE TABLE {db}.schema_version ({}) ENGINE = MergeTree() ORDER BY version",
+            cols(VERSION_COLUMNS)
+        ),
+        format!(
+            "CREATE TABLE {db}.scans ({}) ENGINE = ReplacingMergeTree() \
+             PARTITION BY toYYYYMM(day) ORDER BY (node, log_id, line_offset)",
+            cols(SCANS_COLUMNS)
+        ),
+        format!(
+            "CREATE TABLE {db}.link_days ({}) ENGINE = AggregatingMergeTree() \
+             PARTITION BY toYYYYMM(day) ORDER BY (link, day)",
+            cols(LINK_DAYS_V1_COLUMNS)
+        ),
+        format!(
+            "CREATE MATERIALIZED VIEW {db}.link_days_mv TO {db}.link_days AS SELECT \
+             link, day, \
+             uniqExactState(cityHash64(node, log_id, line_offset)) AS requests, \
+             uniqExactIfState(cityHash64(node, log_id, line_offset), scan = 1) AS scans, \
+             uniqExactIfState(cityHash64(node, log_id, line_offset), fallback_scan = 1) AS fallback, \
+             uniqExactIfState(cityHash64(node, log_id, line_offset), bot = 1) AS bots, \
+             uniqExactIfState(tracking, scan = 1 AND tracking != '') AS scanners \
+             FROM {db}.scans GROUP BY link, day"
+        ),
+        format!("INSERT INTO {db}.schema_version VALUES (1, now())"),
+    ]
+}
+
+/// A database of version 1 with scans in it is upgraded to version 2:
+/// `link_days` gains HEAD and 404 states filled from the rows already
+/// there (two months of them), the counts it had stay as they were (the
+/// refill adds states, which merge by union), and rows sent afterwards
+/// reach the new columns through the view made again.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    for statement in version_1("old") {
+        ch.must(&statement).await;
+    }
+    let row = |offset: u32, day: &str, method: &str, status: u32, scan: u8| {
+        format!(
+            "INSERT INTO old.scans (node, log_id, line_offset, time, day, method, status, link, scan, tracking) \
+             VALUES ('a', 7, {offset}, '{day} 10:00:00', '{day}', '{method}', {status}, 'H83if', {scan}, 'id{offset}')"
+        )
+    };
+    for sql in [
+        row(0, "2026-10-05", "GET", 302, 1),
+        row(100, "2026-11-27", "GET", 302, 1),
+        row(100, "2026-11-27", "GET", 302, 1),
+        row(200, "2026-11-27", "HEAD", 302, 0),
+        row(300, "2026-11-27", "GET", 404, 0),
+    ] {
+        ch.must(&sql).await;
+    }
+    let counts = || {
+        ch.must(
+            "SELECT uniqExactMerge(requests), uniqExactIfMerge(scans), uniqExactIfMerge(scanners), \
+             uniqExactIfMerge(heads), uniqExactIfMerge(not_found) \
+             FROM old.link_days WHERE link = 'H83if' FORMAT TSV",
+        )
+    };
+
+    // Before the upgrade, a writer of rows is refused in one line.
+    let log = dir.path().join("access.log");
+    std::fs::write(
+        &log,
+        "20261128100000.3 203.0.113.0 - - /H83if 302 https://example.com/a GET -\n",
+    )
+    .unwrap();
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "stats",
+            "--load-into",
+            &ch.url("old"),
+            log.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains(
+            "holds schema version 1; this qrtag writes 2: run this qrtag's setup-clickhouse"
+        ),
+        "{}",
+        text(&out.stderr)
+    );
+
+    let out = qrtag_in(
+        dir.path(),
+        &["setup-clickhouse", "--clickhouse", &ch.url("old")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("schema version 2: upgraded from 1"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        counts().await,
+        "4\t2\t2\t1\t1\n",
+        "requests, scans, scanners, HEADs, 404s"
+    );
+
+    // A row sent after the upgrade reaches the new columns.
+    ch.must(&row(400, "2026-11-28", "HEAD", 302, 0)).await;
+    assert_eq!(counts().await, "5\t2\t2\t2\t1\n");
+
+    // Again: nothing to do, and nothing counted twice.
+    let out = qrtag_in(
+        dir.path(),
+        &["setup-clickhouse", "--clickhouse", &ch.url("old")],
+    );
+    assert!(
+        text(&out.stdout).contains("schema version 2: already current"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(counts().await, "5\t2\t2\t2\t1\n");
+    assert_eq!(
+        ch.must("SELECT version FROM old.schema_version ORDER BY version FORMAT TSV")
+            .await,
+        "1\n2\n"
     );
 }
 

@@ -67,7 +67,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(
-        said.contains("(cluster three)") && said.contains("schema version 1: created"),
+        said.contains("(cluster three)") && said.contains("schema version 2: created"),
         "{said}"
     );
     for node in &nodes {
@@ -90,7 +90,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     ]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(
-        text(&again.stdout).contains("schema version 1: already current"),
+        text(&again.stdout).contains("schema version 2: already current"),
         "{}",
         text(&again.stdout)
     );

@@ -1,9 +1,8 @@
 //! `serve --scans-from` (issue 38, its first page): one link's numbers
 //! read from ClickHouse instead of the embedded scan index, by the same
-//! definitions. Scans, unique scanners, bots and the days come from
-//! `link_days`, the aggregate ClickHouse keeps per link and day, so they
-//! cost the link's days, not its scans; HEAD requests and 404s, which it
-//! does not keep, from the link's rows of `scans` (`FINAL`, one a line).
+//! definitions. Every number comes from `link_days`, the aggregate
+//! ClickHouse keeps per link and day (HEAD requests and 404s since schema
+//! version 2), so a link's page costs its days, not its scans.
 
 use chrono::NaiveDate;
 
@@ -64,18 +63,12 @@ pub async fn link_numbers(
     let link = literal(key);
     let totals = client
         .query(&format!(
-            "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots) \
+            "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots), \
+             uniqExactIfMerge(heads), uniqExactIfMerge(not_found) \
              FROM link_days WHERE link = {link} FORMAT TSV"
         ))
         .await?;
-    let totals = numbers(&totals, 3).map_err(unexpected)?;
-    let lines = client
-        .query(&format!(
-            "SELECT countIf(method = 'HEAD'), countIf(status = 404) \
-             FROM scans FINAL WHERE link = {link} FORMAT TSV"
-        ))
-        .await?;
-    let lines = numbers(&lines, 2).map_err(unexpected)?;
+    let totals = numbers(&totals, 5).map_err(unexpected)?;
     let to = today.max(since);
     let days = client
         .query(&format!(
@@ -106,8 +99,8 @@ pub async fn link_numbers(
         scans: totals[0],
         unique_scanners: totals[1],
         bots: totals[2],
-        head: lines[0],
-        not_found: lines[1],
+        head: totals[3],
+        not_found: totals[4],
         daily,
     })
 }

@@ -33,8 +33,11 @@
 //! `allow_experimental_low_cardinality_type`), `DateTime64` (20.1), table
 //! `TTL` (19.6: emitted only by [`ttl_clause`] for a server that has it).
 
-/// The version this build creates and understands.
-pub const VERSION: u32 = 1;
+/// The version this build creates and understands. Version 2 added
+/// `heads` and `not_found` to `link_days`, so a link's page reads every
+/// number it shows from the per-day aggregate instead of the link's rows
+/// of `scans`, which is ordered by line identity, not by link.
+pub const VERSION: u32 = 2;
 
 /// Columns of `scans`, in order, as `system.columns` reports them.
 pub const SCANS_COLUMNS: &[(&str, &str)] = &[
@@ -74,7 +77,23 @@ pub const LINK_DAYS_COLUMNS: &[(&str, &str)] = &[
     ("fallback", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
     ("bots", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
     ("scanners", "AggregateFunction(uniqExactIf, String, UInt8)"),
+    ("heads", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
+    ("not_found", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
 ];
+
+/// `link_days`' columns in version 1: all but the last [`ADDED_IN_2`].
+pub const LINK_DAYS_V1_COLUMNS: &[(&str, &str)] = &[
+    ("link", "String"),
+    ("day", "Date"),
+    ("requests", "AggregateFunction(uniqExact, UInt64)"),
+    ("scans", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
+    ("fallback", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
+    ("bots", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
+    ("scanners", "AggregateFunction(uniqExactIf, String, UInt8)"),
+];
+
+/// How many of `link_days`' last columns version 2 added.
+pub const ADDED_IN_2: usize = 2;
 
 pub const VERSION_COLUMNS: &[(&str, &str)] = &[("version", "UInt32"), ("applied", "DateTime")];
 
@@ -171,17 +190,63 @@ pub fn create_statements(
     }
 }
 
+/// `link_days`' states of `scans` rows, in its column order.
+const LINK_DAYS_STATES: &str = "link, day, \
+     uniqExactState(cityHash64(node, log_id, line_offset)) AS requests, \
+     uniqExactIfState(cityHash64(node, log_id, line_offset), scan = 1) AS scans, \
+     uniqExactIfState(cityHash64(node, log_id, line_offset), fallback_scan = 1) AS fallback, \
+     uniqExactIfState(cityHash64(node, log_id, line_offset), bot = 1) AS bots, \
+     uniqExactIfState(tracking, scan = 1 AND tracking != '') AS scanners, \
+     uniqExactIfState(cityHash64(node, log_id, line_offset), method = 'HEAD') AS heads, \
+     uniqExactIfState(cityHash64(node, log_id, line_offset), status = 404) AS not_found";
+
 /// `link_days`' materialized view reading `source` into `target`.
 fn link_days_view(db: &str, on_cluster: &str, target: &str, source: &str) -> String {
     format!(
         "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.link_days_mv{on_cluster} TO {db}.{target} AS SELECT \
-         link, day, \
-         uniqExactState(cityHash64(node, log_id, line_offset)) AS requests, \
-         uniqExactIfState(cityHash64(node, log_id, line_offset), scan = 1) AS scans, \
-         uniqExactIfState(cityHash64(node, log_id, line_offset), fallback_scan = 1) AS fallback, \
-         uniqExactIfState(cityHash64(node, log_id, line_offset), bot = 1) AS bots, \
-         uniqExactIfState(tracking, scan = 1 AND tracking != '') AS scanners \
-         FROM {db}.{source} GROUP BY link, day"
+         {LINK_DAYS_STATES} FROM {db}.{source} GROUP BY link, day"
+    )
+}
+
+/// The steps from version 1 that come before [`create_statements`]: the
+/// view dropped (it is made again reading the new columns) and the
+/// columns `link_days` lacks added (18.16 has no `ADD COLUMN IF NOT
+/// EXISTS`, so `missing` names those the server reported absent).
+pub fn upgrade_from_1(db: &str, layout: &Layout, missing: &[&str]) -> Vec<String> {
+    let (on, tables): (String, &[&str]) = match layout {
+        Layout::Single => (String::new(), &["link_days"]),
+        Layout::Cluster(c) => (
+            format!(" ON CLUSTER {}", c.as_str()),
+            &["link_days_local", "link_days"],
+        ),
+    };
+    let mut out = vec![format!("DROP TABLE IF EXISTS {db}.link_days_mv{on}")];
+    let adds: Vec<String> = LINK_DAYS_COLUMNS
+        .iter()
+        .filter(|(n, _)| missing.contains(n))
+        .map(|(n, t)| format!("ADD COLUMN {n} {t}"))
+        .collect();
+    if !adds.is_empty() {
+        for table in tables {
+            out.push(format!("ALTER TABLE {db}.{table}{on} {}", adds.join(", ")));
+        }
+    }
+    out
+}
+
+/// After an upgrade, the states of every row already in `scans` for one
+/// month (`YYYYMM`), added to `link_days` again: `uniqExact` states merge
+/// by union, so the counts it had stay exact and the new columns fill in.
+/// On a cluster into the node's `link_days_local`, read from every shard:
+/// the `Distributed` `link_days` merges states across shards the same way.
+pub fn refill_month(db: &str, layout: &Layout, month: u32) -> String {
+    let target = match layout {
+        Layout::Single => "link_days",
+        Layout::Cluster(_) => "link_days_local",
+    };
+    format!(
+        "INSERT INTO {db}.{target} SELECT {LINK_DAYS_STATES} FROM {db}.scans \
+         WHERE toYYYYMM(day) = {month} GROUP BY link, day"
     )
 }
 
@@ -351,6 +416,42 @@ mod tests {
                 .iter()
                 .all(|s| !s.contains("ON CLUSTER") && !s.contains("_local"))
         );
+    }
+
+    #[test]
+    fn version_2_adds_two_columns_to_link_days_and_fills_them_from_scans() {
+        let n = LINK_DAYS_COLUMNS.len();
+        assert_eq!(&LINK_DAYS_COLUMNS[..n - ADDED_IN_2], LINK_DAYS_V1_COLUMNS);
+        let single = upgrade_from_1("qt", &Layout::Single, &["heads", "not_found"]);
+        assert_eq!(
+            single,
+            [
+                "DROP TABLE IF EXISTS qt.link_days_mv",
+                "ALTER TABLE qt.link_days ADD COLUMN heads AggregateFunction(uniqExactIf, UInt64, UInt8), \
+                 ADD COLUMN not_found AggregateFunction(uniqExactIf, UInt64, UInt8)"
+            ]
+        );
+        assert_eq!(upgrade_from_1("qt", &Layout::Single, &[]).len(), 1);
+        let cluster = Layout::Cluster(ClusterName::parse("three").unwrap());
+        let steps = upgrade_from_1("qt", &cluster, &["not_found"]);
+        assert_eq!(
+            steps[0],
+            "DROP TABLE IF EXISTS qt.link_days_mv ON CLUSTER three"
+        );
+        assert!(
+            steps[1].starts_with(
+                "ALTER TABLE qt.link_days_local ON CLUSTER three ADD COLUMN not_found"
+            )
+        );
+        assert!(
+            steps[2].starts_with("ALTER TABLE qt.link_days ON CLUSTER three ADD COLUMN not_found")
+        );
+        let refill = refill_month("qt", &cluster, 202611);
+        assert!(refill.starts_with("INSERT INTO qt.link_days_local SELECT link, day,"));
+        assert!(refill.ends_with("FROM qt.scans WHERE toYYYYMM(day) = 202611 GROUP BY link, day"));
+        for (name, _) in LINK_DAYS_COLUMNS.iter().skip(2) {
+            assert!(refill.contains(&format!(" AS {name}")), "{name}");
+        }
     }
 
     #[test]

@@ -81,14 +81,39 @@ pub async fn setup(
         });
     }
     let db = client.url().database.clone();
-    check_existing(client, &db).await?;
+    check_existing_any(client, &db).await?;
     check_layout(client, &db, layout).await?;
     let before = read_version(client, &db).await?;
     if let Some(found) = before.filter(|v| *v > VERSION) {
         return Err(SetupError::Newer { db, found });
     }
+    if before == Some(1) {
+        let missing = missing_link_days_columns(client, &db, layout).await?;
+        let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
+        for statement in schema::upgrade_from_1(&db, layout, &missing) {
+            client.query_server(&statement).await?;
+        }
+    }
     for statement in schema::create_statements(&db, retention_days, release, layout) {
         client.query_server(&statement).await?;
+    }
+    if before == Some(1) {
+        // After the view reads the new columns again, so a row sent in
+        // between is in the refill, and one sent after is in the view.
+        let months = client
+            .query_server(&format!(
+                "SELECT DISTINCT toYYYYMM(day) FROM {db}.scans ORDER BY 1 FORMAT TSV"
+            ))
+            .await?;
+        for month in months.lines() {
+            let month: u32 = month
+                .trim()
+                .parse()
+                .map_err(|_| SetupError::Unexpected(month.to_owned()))?;
+            client
+                .query_server(&schema::refill_month(&db, layout, month))
+                .await?;
+        }
     }
     check_existing(client, &db).await?;
     if before != Some(VERSION) {
@@ -175,27 +200,68 @@ pub async fn check_layout(client: &Client, db: &str, layout: &Layout) -> Result<
 
 /// Every table of qrtag's that exists in `db` has exactly qrtag's columns.
 pub async fn check_existing(client: &Client, db: &str) -> Result<(), SetupError> {
-    let text = client
+    check_tables(client, db, false).await
+}
+
+/// The same, where `link_days` may also have version 1's columns: what
+/// setup checks before it upgrades.
+async fn check_existing_any(client: &Client, db: &str) -> Result<(), SetupError> {
+    check_tables(client, db, true).await
+}
+
+async fn columns_of(client: &Client, db: &str) -> Result<String, SetupError> {
+    Ok(client
         .query_server(&format!(
             "SELECT table, name, type FROM system.columns WHERE database = '{db}' FORMAT TSV"
         ))
-        .await?;
+        .await?)
+}
+
+fn found_in(text: &str, table: &str) -> Vec<(String, String)> {
+    text.lines()
+        .filter_map(|l| {
+            let mut f = l.split('\t');
+            let (t, n, ty) = (f.next()?, f.next()?, f.next()?);
+            (t == table).then(|| (n.to_owned(), ty.to_owned()))
+        })
+        .collect()
+}
+
+async fn check_tables(client: &Client, db: &str, v1_too: bool) -> Result<(), SetupError> {
+    let text = columns_of(client, db).await?;
     for (table, want) in TABLES {
-        let found: Vec<(String, String)> = text
-            .lines()
-            .filter_map(|l| {
-                let mut f = l.split('\t');
-                let (t, n, ty) = (f.next()?, f.next()?, f.next()?);
-                (t == *table).then(|| (n.to_owned(), ty.to_owned()))
-            })
-            .collect();
+        let found = found_in(&text, table);
         if found.is_empty() {
             continue;
         }
-        schema::check_columns(table, &found, want).map_err(|what| SetupError::Foreign {
-            db: db.to_owned(),
-            what,
-        })?;
+        let checked = schema::check_columns(table, &found, want);
+        let v1 = v1_too
+            && table.starts_with("link_days")
+            && schema::check_columns(table, &found, schema::LINK_DAYS_V1_COLUMNS).is_ok();
+        if !v1 {
+            checked.map_err(|what| SetupError::Foreign {
+                db: db.to_owned(),
+                what,
+            })?;
+        }
     }
     Ok(())
+}
+
+/// The columns version 2 added that the layout's `link_days` table lacks.
+async fn missing_link_days_columns(
+    client: &Client,
+    db: &str,
+    layout: &Layout,
+) -> Result<Vec<String>, SetupError> {
+    let table = match layout {
+        Layout::Single => "link_days",
+        Layout::Cluster(_) => "link_days_local",
+    };
+    let found = found_in(&columns_of(client, db).await?, table);
+    Ok(schema::LINK_DAYS_COLUMNS
+        .iter()
+        .filter(|(n, _)| !found.iter().any(|(f, _)| f == n))
+        .map(|(n, _)| (*n).to_owned())
+        .collect())
 }
