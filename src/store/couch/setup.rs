@@ -958,12 +958,7 @@ async fn named_members(http: &CouchHttp) -> Result<Option<Vec<Member>>, StoreErr
         .flatten();
     let mut members = Vec::new();
     for name in names {
-        let mut url = http.server().as_url().clone();
-        url.path_segments_mut()
-            .map_err(|()| StoreError::Other("the CouchDB URL cannot hold a path".into()))?
-            .clear()
-            .push("_users")
-            .push(&format!("org.couchdb.user:{name}"));
+        let url = super::users::user_url(http, &name);
         let resp = http.send(http.request(Method::GET, url)).await?;
         let roles = if resp.status().is_success() {
             let doc: Value = http

@@ -28,8 +28,9 @@ pub(crate) const MARK: &str = "key_owner_roles";
 /// The users' fields setup makes public.
 pub(crate) const PUBLIC_FIELDS: [&str; 2] = ["name", "roles"];
 
-/// The user document's URL.
-fn user_url(http: &CouchHttp, name: &str) -> url::Url {
+/// The user document's URL (also read by `setup`, for the roles of the
+/// accounts a brand's databases are kept to).
+pub(crate) fn user_url(http: &CouchHttp, name: &str) -> url::Url {
     let mut url = http.server().as_url().clone();
     if let Ok(mut path) = url.path_segments_mut() {
         path.clear()
