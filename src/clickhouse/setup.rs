@@ -81,14 +81,14 @@ pub async fn setup(
         });
     }
     let db = client.url().database.clone();
-    check_existing_any(client, &db).await?;
+    let columns = check_existing_any(client, &db).await?;
     check_layout(client, &db, layout).await?;
     let before = read_version(client, &db).await?;
     if let Some(found) = before.filter(|v| *v > VERSION) {
         return Err(SetupError::Newer { db, found });
     }
     if before == Some(1) {
-        let missing = missing_link_days_columns(client, &db, layout).await?;
+        let missing = missing_link_days_columns(&columns, layout);
         let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
         for statement in schema::upgrade_from_1(&db, layout, &missing) {
             client.query_server(&statement).await?;
@@ -200,12 +200,12 @@ pub async fn check_layout(client: &Client, db: &str, layout: &Layout) -> Result<
 
 /// Every table of qrtag's that exists in `db` has exactly qrtag's columns.
 pub async fn check_existing(client: &Client, db: &str) -> Result<(), SetupError> {
-    check_tables(client, db, false).await
+    check_tables(client, db, false).await.map(drop)
 }
 
 /// The same, where `link_days` may also have version 1's columns: what
-/// setup checks before it upgrades.
-async fn check_existing_any(client: &Client, db: &str) -> Result<(), SetupError> {
+/// setup checks before it upgrades. The columns read, for the upgrade.
+async fn check_existing_any(client: &Client, db: &str) -> Result<String, SetupError> {
     check_tables(client, db, true).await
 }
 
@@ -227,7 +227,7 @@ fn found_in(text: &str, table: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-async fn check_tables(client: &Client, db: &str, v1_too: bool) -> Result<(), SetupError> {
+async fn check_tables(client: &Client, db: &str, v1_too: bool) -> Result<String, SetupError> {
     let text = columns_of(client, db).await?;
     for (table, want) in TABLES {
         let found = found_in(&text, table);
@@ -245,23 +245,20 @@ async fn check_tables(client: &Client, db: &str, v1_too: bool) -> Result<(), Set
             })?;
         }
     }
-    Ok(())
+    Ok(text)
 }
 
-/// The columns version 2 added that the layout's `link_days` table lacks.
-async fn missing_link_days_columns(
-    client: &Client,
-    db: &str,
-    layout: &Layout,
-) -> Result<Vec<String>, SetupError> {
+/// The columns version 2 added that the layout's `link_days` table lacks,
+/// from the `system.columns` answer setup checked the tables with.
+fn missing_link_days_columns(columns: &str, layout: &Layout) -> Vec<String> {
     let table = match layout {
         Layout::Single => "link_days",
         Layout::Cluster(_) => "link_days_local",
     };
-    let found = found_in(&columns_of(client, db).await?, table);
-    Ok(schema::LINK_DAYS_COLUMNS
+    let found = found_in(columns, table);
+    schema::LINK_DAYS_COLUMNS
         .iter()
         .filter(|(n, _)| !found.iter().any(|(f, _)| f == n))
         .map(|(n, _)| (*n).to_owned())
-        .collect())
+        .collect()
 }
