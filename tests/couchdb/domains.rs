@@ -90,6 +90,51 @@ async fn two_databases_one_key_two_destinations() {
     assert_eq!(location(app, "elsewhere.test", "H83if").await, None);
 }
 
+/// Brand A's editor `ed-a` in `links`, brand B's `ed-b` in `links-b`, and
+/// the service's reader `rd`: each database prepared by `qrtag setup`,
+/// its `_security` members then named by hand (the brand's editor and the
+/// reader, none of qrtag's roles), and setup run again, as the next deploy
+/// would (which must keep them).
+async fn two_brands(url: &str, admin: &Couch) {
+    use crate::apache::ADMIN;
+    use crate::harness::stderr;
+    use reqwest::Method;
+
+    for (name, role) in [
+        ("ed-a", "qrtag_editor"),
+        ("ed-b", "qrtag_editor"),
+        ("rd", "qrtag_reader"),
+    ] {
+        let (status, body) = admin
+            .call(
+                Method::PUT,
+                &format!("_users/org.couchdb.user:{name}"),
+                Some(json!({"name": name, "password": format!("{name}-pw-1"),
+                            "roles": [role], "type": "user"})),
+            )
+            .await;
+        assert_eq!(status, 201, "{body}");
+    }
+    let setup = |db: &'static str| async move {
+        let out = qrtag_on(url, db, ADMIN, &["setup"]).await;
+        assert!(out.status.success(), "setup of {db}: {}", stderr(&out));
+    };
+    for (db, editor) in [("links", "ed-a"), ("links-b", "ed-b")] {
+        setup(db).await;
+        let (status, mut security) = admin
+            .call(Method::GET, &format!("{db}/_security"), None)
+            .await;
+        assert_eq!(status, 200, "{security}");
+        security["members"] = json!({"names": [editor, "rd"], "roles": []});
+        let (status, body) = admin
+            .call(Method::PUT, &format!("{db}/_security"), Some(security))
+            .await;
+        assert_eq!(status, 200, "{body}");
+        // The next deploy's setup.
+        setup(db).await;
+    }
+}
+
 // Issue 36: each domain's database kept to its own people by Apache
 // CouchDB's `_security` (PouchDB Server does not enforce `_security` on
 // reads or writes: every account reads and writes there, so this test is
@@ -113,7 +158,7 @@ async fn qrtag_on(url: &str, db: &str, user: (&str, &str), args: &[&str]) -> std
 /// within the usual bound.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apache_couchdb_keeps_each_domains_database_to_its_own_editor() {
-    use crate::apache::{ADMIN, ApacheCouch};
+    use crate::apache::ApacheCouch;
     use crate::harness::{ConsoleClient, stderr};
     use qrtag::values::secret::Secret;
     use reqwest::Method;
@@ -123,43 +168,8 @@ async fn apache_couchdb_keeps_each_domains_database_to_its_own_editor() {
     };
     let url = server.url();
     let admin = server.admin();
-    for (name, role) in [
-        ("ed-a", "qrtag_editor"),
-        ("ed-b", "qrtag_editor"),
-        ("rd", "qrtag_reader"),
-    ] {
-        let (status, body) = admin
-            .call(
-                Method::PUT,
-                &format!("_users/org.couchdb.user:{name}"),
-                Some(json!({"name": name, "password": format!("{name}-pw-1"),
-                            "roles": [role], "type": "user"})),
-            )
-            .await;
-        assert_eq!(status, 201, "{body}");
-    }
+    two_brands(&url, &admin).await;
     let (ed_a, ed_b) = (("ed-a", "ed-a-pw-1"), ("ed-b", "ed-b-pw-1"));
-    let setup = |db: &'static str| {
-        let url = url.clone();
-        async move {
-            let out = qrtag_on(&url, db, ADMIN, &["setup"]).await;
-            assert!(out.status.success(), "setup of {db}: {}", stderr(&out));
-        }
-    };
-    for (db, editor) in [("links", ed_a.0), ("links-b", ed_b.0)] {
-        setup(db).await;
-        let (status, mut security) = admin
-            .call(Method::GET, &format!("{db}/_security"), None)
-            .await;
-        assert_eq!(status, 200, "{security}");
-        security["members"] = json!({"names": [editor, "rd"], "roles": []});
-        let (status, body) = admin
-            .call(Method::PUT, &format!("{db}/_security"), Some(security))
-            .await;
-        assert_eq!(status, 200, "{body}");
-        // The next deploy's setup.
-        setup(db).await;
-    }
 
     // Each editor creates and repoints in its own database.
     for (db, editor, dest) in [("links", ed_a, "a"), ("links-b", ed_b, "b")] {
@@ -327,7 +337,7 @@ async fn apache_couchdb_keeps_each_domains_database_to_its_own_editor() {
 /// editor can, and the service's reader stays out of the keys.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn apache_couchdb_keeps_each_brands_keys_audit_and_history_to_its_people() {
-    use crate::apache::{ADMIN, ApacheCouch};
+    use crate::apache::ApacheCouch;
     use crate::harness::stderr;
     use reqwest::Method;
 
@@ -336,36 +346,8 @@ async fn apache_couchdb_keeps_each_brands_keys_audit_and_history_to_its_people()
     };
     let url = server.url();
     let admin = server.admin();
-    for (name, role) in [
-        ("ed-a", "qrtag_editor"),
-        ("ed-b", "qrtag_editor"),
-        ("rd", "qrtag_reader"),
-    ] {
-        let (status, body) = admin
-            .call(
-                Method::PUT,
-                &format!("_users/org.couchdb.user:{name}"),
-                Some(json!({"name": name, "password": format!("{name}-pw-1"),
-                            "roles": [role], "type": "user"})),
-            )
-            .await;
-        assert_eq!(status, 201, "{body}");
-    }
-    for (db, editor) in [("links", "ed-a"), ("links-b", "ed-b")] {
-        let out = qrtag_on(&url, db, ADMIN, &["setup"]).await;
-        assert!(out.status.success(), "setup of {db}: {}", stderr(&out));
-        let (_, mut security) = admin
-            .call(Method::GET, &format!("{db}/_security"), None)
-            .await;
-        security["members"] = json!({"names": [editor, "rd"], "roles": []});
-        let (status, body) = admin
-            .call(Method::PUT, &format!("{db}/_security"), Some(security))
-            .await;
-        assert_eq!(status, 200, "{body}");
-        // The next deploy's setup passes the named people on.
-        let out = qrtag_on(&url, db, ADMIN, &["setup"]).await;
-        assert!(out.status.success(), "setup of {db}: {}", stderr(&out));
-    }
+    // The next deploy's setup, in it, passes the named people on.
+    two_brands(&url, &admin).await;
     let (_, keys) = admin
         .call(Method::GET, "links-b-keys/_security", None)
         .await;
