@@ -53,7 +53,8 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     for n in 0..3 {
         let dir = app.dir.path().join(format!("ch{n}"));
         nodes.push(
-            ClickHouse::start_with(&dir, ports[n], &cluster_config(&ports, n, zk.port)).await,
+            ClickHouse::start_with(&dir, ports[n].clone(), &cluster_config(&ports, n, zk.port))
+                .await,
         );
     }
 

@@ -7,7 +7,6 @@
 //! `QRTAG_REQUIRE_CLICKHOUSE` is set (CI sets it after installing it).
 #![allow(dead_code)]
 
-use std::net::TcpListener;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
@@ -17,16 +16,36 @@ const BINARY: &str = "/usr/sbin/clickhouse-server";
 
 pub struct ClickHouse {
     pub http_port: u16,
+    /// Its ports, held for its whole life, stopped or not.
+    _held: Vec<Held>,
     dir: PathBuf,
     child: Option<Child>,
     client: reqwest::Client,
 }
 
-fn free_tcp() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
+/// A loopback port held by a bound socket that does not listen, for as
+/// long as the test's server may use it. Several tests run at once: a port
+/// only picked and let go, or freed while its server is stopped, could be
+/// taken by another test's `serve` (port 0) or ClickHouse, and this test's
+/// sink would then talk to that one. Held, no port-0 bind and no outgoing
+/// connection gets it, a connection to it is refused as by a stopped
+/// server, and ClickHouse, which binds with `SO_REUSEADDR`, still can.
+#[derive(Clone)]
+struct Held(std::sync::Arc<socket2::Socket>);
+
+fn free_tcp() -> (u16, Held) {
+    use socket2::{Domain, Socket, Type};
+    let socket = Socket::new(Domain::IPV4, Type::STREAM, None).expect("a socket");
+    socket.set_reuse_address(true).expect("SO_REUSEADDR");
+    let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+    socket.bind(&any.into()).expect("a free TCP port");
+    let port = socket
+        .local_addr()
+        .ok()
+        .and_then(|a| a.as_socket())
         .map(|a| a.port())
-        .expect("a free TCP port")
+        .expect("the bound port");
+    (port, Held(std::sync::Arc::new(socket)))
 }
 
 /// Whether the tests can run: the binary, or a failure where CI requires it.
@@ -43,20 +62,25 @@ pub fn available() -> bool {
 }
 
 /// A server's ports, chosen before its configuration is written (a
-/// cluster's nodes name each other's TCP ports).
-#[derive(Debug, Clone, Copy)]
+/// cluster's nodes name each other's TCP ports), and held (see [`Held`]).
+#[derive(Clone)]
 pub struct Ports {
     pub http: u16,
     pub tcp: u16,
     pub inter: u16,
+    held: Vec<Held>,
 }
 
 impl Ports {
     pub fn free() -> Ports {
+        let (http, h) = free_tcp();
+        let (tcp, t) = free_tcp();
+        let (inter, i) = free_tcp();
         Ports {
-            http: free_tcp(),
-            tcp: free_tcp(),
-            inter: free_tcp(),
+            http,
+            tcp,
+            inter,
+            held: vec![h, t, i],
         }
     }
 }
@@ -119,6 +143,7 @@ impl ClickHouse {
         std::fs::write(dir.join("users.xml"), users()).expect("users.xml");
         let mut ch = ClickHouse {
             http_port,
+            _held: ports.held,
             dir: dir.to_owned(),
             child: None,
             client: reqwest::Client::new(),
