@@ -417,6 +417,19 @@ async fn a_user_given_domain_b_sees_b_alone() {
         &["user", "add", "bee", "--role", "editor", "--domains", B],
     );
     accept(&bee, &base, &out, "bee-keeps-brand-b").await;
+    // `user list` says whom each user sees: bee B alone, the admin all.
+    let out = cli(dir, &["user", "list"]);
+    assert!(out.status.success());
+    let listed = String::from_utf8_lossy(&out.stdout).into_owned();
+    let domains_of = |name: &str| {
+        listed
+            .lines()
+            .find(|l| l.starts_with(&format!("{name}\t")))
+            .and_then(|l| l.split('\t').nth(4))
+            .map(str::to_owned)
+    };
+    assert_eq!(domains_of("bee").as_deref(), Some(B), "{listed}");
+    assert_eq!(domains_of("admin").as_deref(), Some("*"), "{listed}");
 
     // Bee's list is B's, the switcher lists B alone.
     let list = get_page(&bee, &links).await;

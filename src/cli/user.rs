@@ -36,7 +36,8 @@ pub enum UserCommand {
         #[command(flatten)]
         link: LinkArgs,
     },
-    /// Every user: name, role, state (invited or active), created.
+    /// Every user: name, role, state (invited or active), created, and
+    /// the domains they see (`*`: every domain), separated by tabs.
     List,
     /// Change a user's role; their sessions and API keys take it from
     /// their next request (within a second on every node).
@@ -181,9 +182,11 @@ pub async fn run(cli: &Cli, command: &UserCommand) -> anyhow::Result<ExitCode> {
     match (command, checked) {
         (UserCommand::List, _) => {
             for u in store.users().await? {
+                // Issue 36: the domains a user sees, `*` for every one.
+                let domains = u.domains.as_deref().map_or("*".to_owned(), |d| d.join(","));
                 writeln!(
                     out,
-                    "{}\t{}\t{}\t{}",
+                    "{}\t{}\t{}\t{}\t{domains}",
                     u.name,
                     u.role,
                     u.state(),
