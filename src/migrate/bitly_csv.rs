@@ -19,7 +19,7 @@ use chrono::{NaiveDate, NaiveDateTime, Utc};
 
 use super::bitly::{bitly_time, split_bitlink};
 use super::csv_rows::{Header, Row, Rows};
-use super::source::{Sink, Source, SourceError, SourceLink};
+use super::source::{LinksFile, SourceError, SourceLink};
 
 /// Reads links from `input`; `place` names it in errors.
 pub fn read_links(
@@ -165,26 +165,9 @@ fn csv_time(text: &str) -> Option<chrono::DateTime<Utc>> {
         })
 }
 
-/// The export file at `path`.
-pub struct BitlyCsv {
-    path: PathBuf,
-}
-
-impl BitlyCsv {
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
-    }
-}
-
-#[async_trait::async_trait]
-impl Source for BitlyCsv {
-    fn name(&self) -> &'static str {
-        "bitly"
-    }
-
-    async fn read(&mut self, sink: &mut dyn Sink) -> Result<(), SourceError> {
-        let place = self.path.display().to_string();
-        let file = super::source::open_file(&self.path)?;
-        read_links(file, &place, &mut |link| sink.link(link))
-    }
+/// The export file at `path` as a source: its links read by [`read_links`].
+pub fn source(path: impl Into<PathBuf>) -> LinksFile {
+    LinksFile::new("bitly", path, |input, place, each| {
+        read_links(input, place, each)
+    })
 }

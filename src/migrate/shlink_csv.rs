@@ -19,7 +19,7 @@ use std::path::PathBuf;
 use chrono::{DateTime, Utc};
 
 use super::csv_rows::{Header, Row, Rows};
-use super::source::{Sink, Source, SourceError, SourceLink};
+use super::source::{LinksFile, SourceError, SourceLink};
 
 /// Reads links from `input`; `place` names it in errors.
 pub fn read_links(
@@ -162,26 +162,9 @@ pub fn percent_decoded(text: &str) -> String {
     String::from_utf8(out).unwrap_or_else(|_| text.to_owned())
 }
 
-/// The export file at `path`.
-pub struct ShlinkCsv {
-    path: PathBuf,
-}
-
-impl ShlinkCsv {
-    pub fn new(path: impl Into<PathBuf>) -> Self {
-        Self { path: path.into() }
-    }
-}
-
-#[async_trait::async_trait]
-impl Source for ShlinkCsv {
-    fn name(&self) -> &'static str {
-        "shlink-csv"
-    }
-
-    async fn read(&mut self, sink: &mut dyn Sink) -> Result<(), SourceError> {
-        let place = self.path.display().to_string();
-        let file = super::source::open_file(&self.path)?;
-        read_links(file, &place, &mut |link| sink.link(link))
-    }
+/// The export file at `path` as a source: its links read by [`read_links`].
+pub fn source(path: impl Into<PathBuf>) -> LinksFile {
+    LinksFile::new("shlink-csv", path, |input, place, each| {
+        read_links(input, place, each)
+    })
 }

@@ -100,6 +100,48 @@ pub fn open_file(path: &std::path::Path) -> Result<std::io::BufReader<std::fs::F
         })
 }
 
+/// A pure reader of one export format's links.
+pub type ReadLinks = fn(
+    std::io::BufReader<std::fs::File>,
+    &str,
+    &mut dyn FnMut(SourceLink) -> Result<(), SourceError>,
+) -> Result<(), SourceError>;
+
+/// A source that is one file of links, read by its format's pure reader
+/// (the CSV exports of Shlink, Bitly and Dub differ in nothing else).
+pub struct LinksFile {
+    name: &'static str,
+    path: std::path::PathBuf,
+    read_links: ReadLinks,
+}
+
+impl LinksFile {
+    pub fn new(
+        name: &'static str,
+        path: impl Into<std::path::PathBuf>,
+        read_links: ReadLinks,
+    ) -> Self {
+        Self {
+            name,
+            path: path.into(),
+            read_links,
+        }
+    }
+}
+
+#[async_trait::async_trait]
+impl Source for LinksFile {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    async fn read(&mut self, sink: &mut dyn Sink) -> Result<(), SourceError> {
+        let place = self.path.display().to_string();
+        let file = open_file(&self.path)?;
+        (self.read_links)(file, &place, &mut |link| sink.link(link))
+    }
+}
+
 /// A source: a file or an API read once, in order, into a [`Sink`].
 #[async_trait::async_trait]
 pub trait Source: Send {

@@ -208,9 +208,9 @@ pub fn open(name: SourceName, args: &SourceArgs) -> Result<Box<dyn Source>, Open
                     .map_err(refused)?,
             ))
         }
-        SourceName::ShlinkCsv => Ok(Box::new(super::shlink_csv::ShlinkCsv::new(file()?))),
-        SourceName::Bitly => Ok(Box::new(super::bitly_csv::BitlyCsv::new(file()?))),
-        SourceName::Dub => Ok(Box::new(super::dub::DubCsv::new(file()?))),
+        SourceName::ShlinkCsv => Ok(Box::new(super::shlink_csv::source(file()?))),
+        SourceName::Bitly => Ok(Box::new(super::bitly_csv::source(file()?))),
+        SourceName::Dub => Ok(Box::new(super::dub::source(file()?))),
         SourceName::Chhoto => Ok(Box::new(super::chhoto::ChhotoDb::new(file()?))),
         SourceName::Csv => Err(OpenError::NotBuilt(name)),
     }

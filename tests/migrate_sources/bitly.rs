@@ -2,7 +2,7 @@
 //! and the CSV export.
 
 use qrtag::migrate::bitly::BitlyApi;
-use qrtag::migrate::bitly_csv::BitlyCsv;
+use qrtag::migrate::bitly_csv;
 use qrtag::migrate::source::{Source, SourceLink};
 use serde_json::json;
 
@@ -150,7 +150,10 @@ Café,https://bit.ly/caf,https://brand.co/café.menu,https://example.org/,2020-0
 async fn bitly_csv_reads_the_export() {
     let (_dir, path) = fixture("bitly.csv", BITLY_CSV);
     let mut sink = VecSink::default();
-    BitlyCsv::new(&path).read(&mut sink).await.expect("read");
+    bitly_csv::source(&path)
+        .read(&mut sink)
+        .await
+        .expect("read");
     assert_eq!(sink.codes(), ["SpringSale", "AbCdEfG", "café.menu"]);
     assert_eq!(
         sink.links[0],
@@ -174,7 +177,7 @@ async fn bitly_csv_reads_the_export() {
 #[tokio::test]
 async fn bitly_csv_without_a_destination_column_is_refused_in_one_line() {
     let (_dir, path) = fixture("bitly.csv", "Title,Link\nx,https://bit.ly/x\n");
-    let e = BitlyCsv::new(&path)
+    let e = bitly_csv::source(&path)
         .read(&mut VecSink::default())
         .await
         .expect_err("refused")

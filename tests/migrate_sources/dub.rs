@@ -1,6 +1,6 @@
 //! Dub: the Links page's CSV export, every column chosen.
 
-use qrtag::migrate::dub::DubCsv;
+use qrtag::migrate::dub;
 use qrtag::migrate::source::{Source, SourceLink};
 
 use crate::{VecSink, fixture, time};
@@ -19,7 +19,7 @@ https://go.example,https://example.org/home,3,0,0,0,2024-01-02T03:04:05.000Z,lin
 async fn dub_csv_reads_the_export_with_click_totals() {
     let (_dir, path) = fixture("dub.csv", DUB_CSV);
     let mut sink = VecSink::default();
-    DubCsv::new(&path).read(&mut sink).await.expect("read");
+    dub::source(&path).read(&mut sink).await.expect("read");
     assert_eq!(sink.codes(), ["UPPER12", "a-b_c-d_e-f1", "café.v2"]);
     assert_eq!(
         sink.links[0],
@@ -47,12 +47,12 @@ async fn dub_csv_with_the_default_columns_only() {
     let text = "Short link,Destination URL,Clicks,Created at\nhttps://dub.sh/abc,https://example.com/,1,2024-01-02T03:04:05.000Z\n";
     let (_dir, path) = fixture("dub.csv", text);
     let mut sink = VecSink::default();
-    DubCsv::new(&path).read(&mut sink).await.expect("read");
+    dub::source(&path).read(&mut sink).await.expect("read");
     assert_eq!(sink.codes(), ["abc"]);
     assert_eq!(sink.links[0].total_clicks, Some(1));
 
     let (_dir, path) = fixture("dub.csv", "Short link,Clicks\nhttps://dub.sh/abc,1\n");
-    let e = DubCsv::new(&path)
+    let e = dub::source(&path)
         .read(&mut VecSink::default())
         .await
         .expect_err("no destination")

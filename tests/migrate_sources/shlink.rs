@@ -6,7 +6,7 @@ use std::time::Instant;
 
 use chrono::Duration;
 use qrtag::migrate::shlink::ShlinkApi;
-use qrtag::migrate::shlink_csv::ShlinkCsv;
+use qrtag::migrate::shlink_csv;
 use qrtag::migrate::source::{LeftOut, Source, SourceLink};
 use serde_json::{Value, json};
 
@@ -358,7 +358,10 @@ lines\",\"food|print\",42
 async fn shlink_csv_reads_the_web_clients_export() {
     let (_dir, path) = fixture("short_urls.csv", SHLINK_CSV);
     let mut sink = VecSink::default();
-    ShlinkCsv::new(&path).read(&mut sink).await.expect("read");
+    shlink_csv::source(&path)
+        .read(&mut sink)
+        .await
+        .expect("read");
     assert_eq!(sink.codes(), ["ABC1234", "abc_def-1234", "café.v2"]);
     assert_eq!(
         sink.links[0],
@@ -387,7 +390,7 @@ async fn shlink_csv_reads_the_web_clients_export() {
 async fn shlink_csv_names_the_line_of_a_bad_row_and_a_missing_column() {
     let bad = SHLINK_CSV.replace(",0\n", ",many\n");
     let (_dir, path) = fixture("short_urls.csv", &bad);
-    let e = ShlinkCsv::new(&path)
+    let e = shlink_csv::source(&path)
         .read(&mut VecSink::default())
         .await
         .expect_err("bad count")
@@ -398,7 +401,7 @@ async fn shlink_csv_names_the_line_of_a_bad_row_and_a_missing_column() {
     );
 
     let (_dir, path) = fixture("links.csv", "code,title\nabc,x\n");
-    let e = ShlinkCsv::new(&path)
+    let e = shlink_csv::source(&path)
         .read(&mut VecSink::default())
         .await
         .expect_err("no longUrl")
