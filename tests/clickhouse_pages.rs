@@ -388,6 +388,17 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         ["scans=4", "scans=5", "scans=0", "scans=5"],
         "{want:?}"
     );
+    // "Never scanned" needs every link's scans: not available from
+    // ClickHouse, and said so.
+    let (index, answered) = both(index_side, ch_side, "/links?state=never-scanned").await;
+    assert_eq!(
+        shown(&index, "id=\"links\"", "</table>"),
+        ["key=quiet", "scans=0"]
+    );
+    assert!(
+        answered.contains("come from ClickHouse), so links cannot be filtered by them"),
+        "{answered}"
+    );
 
     // ClickHouse away: the pages render with their numbers left out and
     // one line saying why; the REST API answers 503.

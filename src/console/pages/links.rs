@@ -147,7 +147,7 @@ pub fn page(v: &View<'_>) -> Markup {
                 button type="submit" { "Search" }
             }
             @if v.filter_unavailable {
-                p.muted #empty { "Scan counts are not available yet, so links cannot be filtered by them." }
+                p.muted #empty { "Scan counts of every link are not available (the scan index is still reading the log, or they come from ClickHouse), so links cannot be filtered by them." }
             } @else if v.page.rows.is_empty() {
                 p #empty { "No links match." }
             } @else {
