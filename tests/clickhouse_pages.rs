@@ -202,6 +202,20 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         let out = qrtag_cmd(&db, &["new", to, "--key", key]);
         assert!(out.status.success(), "{}", text(&out.stderr));
     }
+    // Disabled, with a fallback: its scans are sent there, counted apart.
+    let out = qrtag_cmd(
+        &db,
+        &[
+            "new",
+            "https://example.com/gig",
+            "--key",
+            "gig",
+            "--inactive",
+            "--fallback",
+            "https://venue.example/home",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
     set_password(&db, PASSWORD);
     let out = qrtag_cmd(
         &db,
@@ -236,7 +250,8 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         false,
     )
     .await;
-    // Live traffic: a bot, a HEAD and a 404, then scans: one phone three
+    // Live traffic: a bot, a HEAD, a 404 and two scans a fallback
+    // answers, then scans: one phone three
     // times (its cookie kept), two phones once each. A scan is the last
     // line, so an index that counts every scan has read every line.
     let c = client();
@@ -256,6 +271,13 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         get("/nope", IPHONE).send().await.expect("404").status(),
         404
     );
+    for _ in 0..2 {
+        let r = get("/gig", IPHONE).send().await.expect("fallback");
+        assert_eq!(
+            (r.status().as_u16(), r.headers().get("location").cloned()),
+            (302, Some("https://venue.example/home".parse().unwrap()))
+        );
+    }
     let first = get("/tag01", IPHONE).send().await.expect("scan");
     let cookie = first
         .headers()
@@ -275,7 +297,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
     for path in ["/docs", "/docs", "/promo"] {
         assert_eq!(get(path, IPHONE).send().await.expect("scan").status(), 302);
     }
-    let live_lines = 9;
+    let live_lines = 11;
     arrived(&ch, old_lines + live_lines).await;
 
     // The index has read every line: 10 scans from the old log, 6 live.
@@ -330,7 +352,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
             {"key": "docs", "scans": 4}
         ])
     );
-    for key in ["tag01", "docs", "promo", "quiet"] {
+    for key in ["tag01", "docs", "promo", "quiet", "gig"] {
         let path = format!("/links/{key}/scans?since={year}");
         let (_, index) = rest(&index_api, &token, &path).await;
         let (status, answered) = rest(&ch_api, &token, &path).await;
@@ -349,7 +371,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
     }
 
     // The link pages: the numbers and the chart, for two periods.
-    for key in ["tag01", "docs", "promo", "quiet"] {
+    for key in ["tag01", "docs", "promo", "quiet", "gig"] {
         for days in ["30", "365"] {
             let (index, answered) =
                 both(index_side, ch_side, &format!("/link?key={key}&days={days}")).await;
@@ -364,6 +386,9 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
                 assert_eq!(value_of(&want, "scans"), Some(7), "{want:?}");
                 assert_eq!(value_of(&want, "unique"), Some(3), "{want:?}");
             }
+            if key == "gig" {
+                assert_eq!(value_of(&want, "fallback"), Some(2), "{want:?}");
+            }
         }
     }
     // The dashboard: totals, the chart and the busiest links.
@@ -377,6 +402,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         );
         if days == "30" {
             assert_eq!(value_of(&want, "scans"), Some(14), "{want:?}");
+            assert_eq!(value_of(&want, "fallback"), Some(2), "{want:?}");
         }
     }
     // The list's scans column.
@@ -386,7 +412,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
     let column: Vec<&String> = want.iter().filter(|s| s.starts_with("scans=")).collect();
     assert_eq!(
         column,
-        ["scans=4", "scans=5", "scans=0", "scans=5"],
+        ["scans=4", "scans=0", "scans=5", "scans=0", "scans=5"],
         "{want:?}"
     );
     // "Never scanned" needs every link's scans: not available from
@@ -394,7 +420,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
     let (index, answered) = both(index_side, ch_side, "/links?state=never-scanned").await;
     assert_eq!(
         shown(&index, "id=\"links\"", "</table>"),
-        ["key=quiet", "scans=0"]
+        ["key=gig", "scans=0", "key=quiet", "scans=0"]
     );
     assert!(
         answered.contains("come from ClickHouse), so links cannot be filtered by them"),
