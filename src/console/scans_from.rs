@@ -264,6 +264,39 @@ mod tests {
         assert!(Arc::ptr_eq(&counts.scans, &index));
     }
 
+    /// A ClickHouse that takes the connection and never answers costs a
+    /// page the client's timeout, then the page renders without numbers.
+    #[tokio::test]
+    async fn a_clickhouse_that_does_not_answer_in_time_is_away() {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("a port");
+        let port = listener.local_addr().expect("its address").port();
+        let silent = tokio::spawn(async move {
+            let mut held = Vec::new();
+            while let Ok((conn, _)) = listener.accept().await {
+                held.push(conn);
+            }
+        });
+        let url: crate::clickhouse::ClickHouseUrl = format!("clickhouse://127.0.0.1:{port}/qrtag")
+            .parse()
+            .expect("url");
+        let timeout = std::time::Duration::from_millis(300);
+        let scans: Arc<dyn ScanCounts> = Arc::new(FromClickHouse {
+            client: Client::new(url, timeout),
+        });
+        let started = std::time::Instant::now();
+        let counts = for_link(&scans, "a", day(1)).await;
+        let took = started.elapsed();
+        assert!(counts.away);
+        assert_eq!(counts.scans.key("a", day(1)), None);
+        assert!(
+            took >= timeout && took < timeout * 5,
+            "waited {took:?} for a {timeout:?} timeout"
+        );
+        silent.abort();
+    }
+
     #[tokio::test]
     async fn clickhouse_away_leaves_the_numbers_out_and_says_so() {
         let url: crate::clickhouse::ClickHouseUrl =
