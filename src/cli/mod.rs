@@ -957,11 +957,11 @@ pub struct ServeArgs {
     )]
     pub console_url: Option<url::Url>,
     // Issue 38.
-    /// Answer the REST API's scans of one link (/api/v1/links/KEY/scans)
-    /// from ClickHouse (the URL as --scans-to's) instead of the scan index:
-    /// scans, unique scanners, HEAD requests, bots, 404s and scans a day.
-    /// Its breakdowns and destinations are not read from ClickHouse yet
-    /// (null and empty).
+    /// Answer the console's scan numbers (link pages, dashboard, links
+    /// list) and the REST API's scans (/api/v1/scans,
+    /// /api/v1/links/KEY/scans) from ClickHouse (the URL as --scans-to's)
+    /// instead of the scan index, which the default domain then does not
+    /// run. Breakdowns and destinations are not read from ClickHouse yet.
     #[arg(
         help_heading = "Console",
         long,

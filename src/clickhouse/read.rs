@@ -1,8 +1,12 @@
-//! `serve --scans-from` (issue 38, its first page): one link's numbers
-//! read from ClickHouse instead of the embedded scan index, by the same
-//! definitions. Every number comes from `link_days`, the aggregate
-//! ClickHouse keeps per link and day (HEAD requests and 404s since schema
-//! version 2), so a link's page costs its days, not its scans.
+//! `serve --scans-from` (issue 38): the numbers the console and the REST
+//! API show, read from ClickHouse instead of the embedded scan index, by
+//! the same definitions. Every number comes from `link_days`, the
+//! aggregate ClickHouse keeps per link and day (HEAD requests and 404s
+//! since schema version 2), so a link's page costs its days, not the rows
+//! of `scans`, which is ordered by line identity, not by link.
+//!
+//! Which links a query reads is written in one place, [`links_where`], so
+//! a column that narrows them (a domain) is one line there.
 
 use chrono::NaiveDate;
 
@@ -16,6 +20,8 @@ pub struct LinkNumbers {
     pub head: u64,
     pub bots: u64,
     pub not_found: u64,
+    /// Scans answered by the link's fallback (issue 33), not in `scans`.
+    pub fallback: u64,
     /// Scans a day from the first day asked to today (or that day, if
     /// later), quiet days as 0.
     pub daily: Vec<(NaiveDate, u64)>,
@@ -49,60 +55,246 @@ fn numbers(text: &str, want: usize) -> Result<Vec<u64>, String> {
     }
 }
 
-/// `key`'s numbers of all time, and its scans a day from `since`.
+/// The links a query reads.
+#[derive(Debug, Clone, Copy)]
+pub enum Links<'a> {
+    One(&'a str),
+    These(&'a [&'a str]),
+    All,
+}
+
+/// The one `WHERE` condition naming the links a query reads (pure): every
+/// query of this module filters `link_days` through it.
+pub fn links_where(links: Links<'_>) -> String {
+    match links {
+        Links::One(key) => format!("link = {}", literal(key)),
+        Links::These([]) => "0".to_owned(),
+        Links::These(keys) => format!(
+            "link IN ({})",
+            keys.iter()
+                .map(|k| literal(k))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Links::All => "1".to_owned(),
+    }
+}
+
+fn unexpected(client: &Client) -> impl Fn(String) -> ClickHouseError + '_ {
+    |answer| ClickHouseError::Unexpected {
+        url: client.url().to_string(),
+        answer,
+    }
+}
+
+/// `day<TAB>n…` rows (pure), in the order given.
+fn day_rows(text: &str, want: usize) -> Result<Vec<(NaiveDate, Vec<u64>)>, String> {
+    text.lines()
+        .map(|row| {
+            let (day, rest) = row.split_once('\t').ok_or_else(|| row.to_owned())?;
+            let day = day.parse::<NaiveDate>().map_err(|_| row.to_owned())?;
+            Ok((day, numbers(rest, want)?))
+        })
+        .collect()
+}
+
+/// `key<TAB>n…` rows (pure). A key is written as TSV escapes it.
+fn key_rows(text: &str, want: usize) -> Result<Vec<(String, Vec<u64>)>, String> {
+    text.lines()
+        .map(|row| {
+            let (key, rest) = row.split_once('\t').ok_or_else(|| row.to_owned())?;
+            Ok((unescape_tsv(key), numbers(rest, want)?))
+        })
+        .collect()
+}
+
+/// A TSV field as ClickHouse escapes it (`\\`, `\t`, `\n`, `\'`…) back to
+/// its text (pure).
+fn unescape_tsv(field: &str) -> String {
+    let mut out = String::with_capacity(field.len());
+    let mut chars = field.chars();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('t') => out.push('\t'),
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('0') => out.push('\0'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some(other) => out.push(other),
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+/// Every day from `since` to `to` (pure), with the counts of `counted`
+/// (sorted) and 0 for quiet days.
+fn with_quiet_days(
+    since: NaiveDate,
+    to: NaiveDate,
+    counted: Vec<(NaiveDate, u64)>,
+) -> Vec<(NaiveDate, u64)> {
+    let mut counted = counted.into_iter().peekable();
+    since
+        .iter_days()
+        .take_while(|d| *d <= to)
+        .map(|d| {
+            while counted.next_if(|(day, _)| *day < d).is_some() {}
+            (
+                d,
+                counted.next_if(|(day, _)| *day == d).map_or(0, |(_, n)| n),
+            )
+        })
+        .collect()
+}
+
+/// `key`'s numbers of all time, and its scans a day from `since`: two
+/// queries at once, each over the link's rows of `link_days` alone.
 pub async fn link_numbers(
     client: &Client,
     key: &str,
     since: NaiveDate,
     today: NaiveDate,
 ) -> Result<LinkNumbers, ClickHouseError> {
-    let unexpected = |answer: String| ClickHouseError::Unexpected {
-        url: client.url().to_string(),
-        answer,
-    };
-    let link = literal(key);
-    let totals = client
-        .query(&format!(
-            "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots), \
-             uniqExactIfMerge(heads), uniqExactIfMerge(not_found) \
-             FROM link_days WHERE link = {link} FORMAT TSV"
-        ))
-        .await?;
-    let totals = numbers(&totals, 5).map_err(unexpected)?;
+    let link = links_where(Links::One(key));
     let to = today.max(since);
-    let days = client
-        .query(&format!(
-            "SELECT day, uniqExactIfMerge(scans) FROM link_days WHERE link = {link} \
-             AND day >= '{since}' AND day <= '{to}' GROUP BY day ORDER BY day FORMAT TSV"
-        ))
-        .await?;
-    let mut counted = Vec::new();
-    for row in days.lines() {
-        let (day, n) = row
-            .split_once('\t')
-            .and_then(|(d, n)| Some((d.parse::<NaiveDate>().ok()?, n.parse::<u64>().ok()?)))
-            .ok_or_else(|| unexpected(row.to_owned()))?;
-        counted.push((day, n));
-    }
-    let mut counted = counted.into_iter().peekable();
-    let daily = since
-        .iter_days()
-        .take_while(|d| *d <= to)
-        .map(|d| {
-            (
-                d,
-                counted.next_if(|(day, _)| *day == d).map_or(0, |(_, n)| n),
-            )
-        })
-        .collect();
+    let totals = format!(
+        "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots), \
+         uniqExactIfMerge(heads), uniqExactIfMerge(not_found), uniqExactIfMerge(fallback) \
+         FROM link_days WHERE {link} FORMAT TSV"
+    );
+    let days = format!(
+        "SELECT day, uniqExactIfMerge(scans) FROM link_days WHERE {link} \
+         AND day >= '{since}' AND day <= '{to}' GROUP BY day ORDER BY day FORMAT TSV"
+    );
+    let (totals, days) = tokio::join!(client.query(&totals), client.query(&days));
+    let totals = numbers(&totals?, 6).map_err(unexpected(client))?;
+    let days = day_rows(&days?, 1).map_err(unexpected(client))?;
     Ok(LinkNumbers {
         scans: totals[0],
         unique_scanners: totals[1],
         bots: totals[2],
         head: totals[3],
         not_found: totals[4],
-        daily,
+        fallback: totals[5],
+        daily: with_quiet_days(
+            since,
+            to,
+            days.into_iter().map(|(d, n)| (d, n[0])).collect(),
+        ),
     })
+}
+
+/// Each of `keys`' scans since `since` (inclusive), in their order: one
+/// query over those links' rows of the days since.
+pub async fn scans_since(
+    client: &Client,
+    keys: &[&str],
+    since: NaiveDate,
+) -> Result<Vec<u64>, ClickHouseError> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let links = links_where(Links::These(keys));
+    let text = client
+        .query(&format!(
+            "SELECT link, uniqExactIfMerge(scans) FROM link_days WHERE {links} \
+             AND day >= '{since}' GROUP BY link FORMAT TSV"
+        ))
+        .await?;
+    let got = key_rows(&text, 1).map_err(unexpected(client))?;
+    Ok(in_order(keys, &got, 0))
+}
+
+/// Each of `keys`' scans sent to its fallback, of all time, in their order.
+pub async fn fallback_of(client: &Client, keys: &[&str]) -> Result<Vec<u64>, ClickHouseError> {
+    if keys.is_empty() {
+        return Ok(Vec::new());
+    }
+    let links = links_where(Links::These(keys));
+    let text = client
+        .query(&format!(
+            "SELECT link, uniqExactIfMerge(fallback) FROM link_days WHERE {links} \
+             GROUP BY link FORMAT TSV"
+        ))
+        .await?;
+    let got = key_rows(&text, 1).map_err(unexpected(client))?;
+    Ok(in_order(keys, &got, 0))
+}
+
+/// The `column`th count of each key in `got`, in `keys`' order, 0 for a
+/// key not there (pure).
+fn in_order(keys: &[&str], got: &[(String, Vec<u64>)], column: usize) -> Vec<u64> {
+    let got: std::collections::HashMap<&str, u64> = got
+        .iter()
+        .map(|(k, n)| (k.as_str(), n.get(column).copied().unwrap_or(0)))
+        .collect();
+    keys.iter()
+        .map(|k| got.get(k).copied().unwrap_or(0))
+        .collect()
+}
+
+/// The `n` links with the most scans since `since`, busiest first, ties
+/// by key, as the scan index ranks them. Reads every link's rows of the
+/// days since (there is no per-day aggregate of all links to rank from).
+pub async fn top_keys(
+    client: &Client,
+    since: NaiveDate,
+    n: usize,
+) -> Result<Vec<(String, u64)>, ClickHouseError> {
+    let links = links_where(Links::All);
+    let text = client
+        .query(&format!(
+            "SELECT link, uniqExactIfMerge(scans) AS n FROM link_days WHERE {links} \
+             AND day >= '{since}' GROUP BY link HAVING n > 0 ORDER BY n DESC, link LIMIT {n} \
+             FORMAT TSV"
+        ))
+        .await?;
+    let got = key_rows(&text, 1).map_err(unexpected(client))?;
+    Ok(got.into_iter().map(|(k, n)| (k, n[0])).collect())
+}
+
+/// All links' scans a day from `since` to `today` (quiet days as 0) and
+/// their scans sent to a fallback over those days: each link's count a
+/// day, added up (a line counts under one link, so the sum is exact).
+pub async fn daily_totals(
+    client: &Client,
+    since: NaiveDate,
+    today: NaiveDate,
+) -> Result<DailyTotals, ClickHouseError> {
+    let links = links_where(Links::All);
+    let to = today.max(since);
+    let text = client
+        .query(&format!(
+            "SELECT day, sum(s), sum(f) FROM (SELECT day, uniqExactIfMerge(scans) AS s, \
+             uniqExactIfMerge(fallback) AS f FROM link_days WHERE {links} \
+             AND day >= '{since}' AND day <= '{to}' GROUP BY link, day) \
+             GROUP BY day ORDER BY day FORMAT TSV"
+        ))
+        .await?;
+    let rows = day_rows(&text, 2).map_err(unexpected(client))?;
+    Ok(DailyTotals {
+        fallback: rows.iter().map(|(_, n)| n[1]).sum(),
+        daily: with_quiet_days(
+            since,
+            to,
+            rows.into_iter().map(|(d, n)| (d, n[0])).collect(),
+        ),
+    })
+}
+
+/// All links together over some days.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DailyTotals {
+    /// Scans a day, oldest first, quiet days as 0.
+    pub daily: Vec<(NaiveDate, u64)>,
+    /// Scans sent to a link's fallback over those days, not in `daily`.
+    pub fallback: u64,
 }
 
 #[cfg(test)]
@@ -120,5 +312,36 @@ mod tests {
         assert_eq!(numbers("3\t1\t0\n", 3), Ok(vec![3, 1, 0]));
         assert!(numbers("3\t1\n", 3).is_err());
         assert!(numbers("x\t1\t0\n", 3).is_err());
+    }
+
+    #[test]
+    fn every_query_names_its_links_through_one_condition() {
+        assert_eq!(links_where(Links::One("a'b")), r"link = 'a\'b'");
+        assert_eq!(
+            links_where(Links::These(&["a", "b/c"])),
+            "link IN ('a', 'b/c')"
+        );
+        assert_eq!(links_where(Links::These(&[])), "0");
+        assert_eq!(links_where(Links::All), "1");
+    }
+
+    #[test]
+    fn keys_come_back_as_written_and_in_the_order_asked() {
+        let got = key_rows("b\t3\na\\tb\t1\n", 1).expect("rows");
+        assert_eq!(got[1].0, "a\tb");
+        assert_eq!(in_order(&["a\tb", "c", "b"], &got, 0), vec![1, 0, 3]);
+        assert!(key_rows("b\tx\n", 1).is_err());
+    }
+
+    #[test]
+    fn quiet_days_are_zeros() {
+        let day = |d: u32| NaiveDate::from_ymd_opt(2026, 11, d).expect("date");
+        assert_eq!(
+            with_quiet_days(day(2), day(4), vec![(day(1), 5), (day(3), 2)]),
+            vec![(day(2), 0), (day(3), 2), (day(4), 0)]
+        );
+        let rows = day_rows("2026-11-03\t2\t1\n", 2).expect("rows");
+        assert_eq!(rows, vec![(day(3), vec![2, 1])]);
+        assert!(day_rows("yesterday\t2\t1\n", 2).is_err());
     }
 }

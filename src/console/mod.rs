@@ -32,6 +32,7 @@ pub mod pages;
 pub mod password;
 pub mod per_page;
 pub mod scans;
+pub mod scans_from;
 pub mod search;
 pub mod session;
 pub mod setup;

@@ -76,6 +76,13 @@ pub trait ScanCounts: Send + Sync + 'static {
     fn key_destinations(&self, _key: &str) -> Option<Vec<DestinationScans>> {
         None
     }
+
+    /// Issue 38: the ClickHouse (`--scans-from`) a page asks for its
+    /// numbers before it renders (`console::scans_from`); `None`, the
+    /// default, when they are answered in place.
+    fn ask_first(&self) -> Option<&crate::clickhouse::Client> {
+        None
+    }
 }
 
 /// No index yet: every number is "not available".

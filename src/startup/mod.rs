@@ -564,7 +564,7 @@ fn rest_states(
                     .map(|url| {
                         crate::clickhouse::Client::new(
                             url.clone(),
-                            crate::clickhouse::sink::SEND_TIMEOUT,
+                            crate::console::scans_from::TIMEOUT,
                         )
                     }),
             })
@@ -576,17 +576,34 @@ fn rest_states(
     })
 }
 
+/// Issue 38: the default domain's scan counts: ClickHouse with
+/// `--scans-from` (asked before a page renders), else its scan index.
+fn default_scans(
+    settings: &Settings,
+    index: Option<&crate::scan_index::RunningIndex>,
+) -> Option<Arc<dyn crate::console::scans::ScanCounts>> {
+    match &settings.scans_from {
+        Some(url) => Some(Arc::new(crate::console::scans_from::FromClickHouse {
+            client: crate::clickhouse::Client::new(
+                url.clone(),
+                crate::console::scans_from::TIMEOUT,
+            ),
+        })),
+        None => index.map(|i| i.index() as Arc<dyn crate::console::scans::ScanCounts>),
+    }
+}
+
 /// Issue 36: a domain's view for the surfaces: its writes answered once
 /// served, its scan counts, and its key order, kept following its
 /// snapshot when a surface lists links (`follow`).
 fn domain_view(
     host: Option<crate::values::host::Host>,
     running: &site::RunningSite,
-    scans: Option<Arc<crate::scan_index::ScanIndex>>,
+    scans: Option<Arc<dyn crate::console::scans::ScanCounts>>,
     follow: bool,
 ) -> Result<crate::console::domains::Domain, StartupError> {
     let scans: Arc<dyn crate::console::scans::ScanCounts> = match scans {
-        Some(index) => index,
+        Some(counts) => counts,
         None => Arc::new(crate::console::scans::NoScanCounts),
     };
     let order = Arc::default();
@@ -1061,7 +1078,13 @@ impl Application {
             );
         }
         let snapshot = Snapshot::new();
-        let scan_index = match &settings.scan_index {
+        // Issue 38: with --scans-from the default domain's numbers come
+        // from ClickHouse, so its logs are not read into memory as well.
+        let scan_index = match settings
+            .scan_index
+            .as_ref()
+            .filter(|_| settings.scans_from.is_none())
+        {
             None => None,
             Some(index) => Some(
                 crate::scan_index::start_with_links(
@@ -1123,9 +1146,7 @@ impl Application {
         let default_view = domain_view(
             settings.domains.default_host.clone(),
             &default_site,
-            scan_index
-                .as_ref()
-                .map(crate::scan_index::RunningIndex::index),
+            default_scans(&settings, scan_index.as_ref()),
             lists,
         )?;
         let mut other_views = Vec::with_capacity(settings.domains.others.len());
@@ -1165,7 +1186,9 @@ impl Application {
             other_views.push(domain_view(
                 Some(domain.host.clone()),
                 &running,
-                index.as_ref().map(crate::scan_index::RunningIndex::index),
+                index
+                    .as_ref()
+                    .map(|i| i.index() as Arc<dyn crate::console::scans::ScanCounts>),
                 lists,
             )?);
             other_indexes.extend(index);

@@ -29,7 +29,9 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     let since = period.since(today);
     // Off the admin listener's worker: ranking every key takes tens of
     // milliseconds at a million, and `/readyz` and `/metrics` share it.
-    let scans = Arc::clone(&user.domain.scans);
+    // Issue 38: asked of ClickHouse first with --scans-from.
+    let counts = crate::console::scans_from::for_dashboard(&user.domain.scans, since, TOP).await;
+    let scans = Arc::clone(&counts.scans);
     let numbers = web::block(move || {
         (
             scans.top_keys(since, TOP),
@@ -49,7 +51,7 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
     // Issue 33: the busiest links' fallback answers, of all time.
     let top_fallback = top.as_ref().and_then(|top| {
         let keys: Vec<&str> = top.iter().map(|(k, _)| k.as_str()).collect();
-        user.domain.scans.fallback_of(&keys)
+        counts.scans.fallback_of(&keys)
     });
     // A key with scans was a link when it was counted; one deleted since
     // is shown as such, not linked to a page that would say it is unknown.
@@ -78,6 +80,8 @@ pub async fn page(req: HttpRequest, state: web::Data<ConsoleState>) -> HttpRespo
         daily,
         shares,
         fallback,
+        // Issue 38.
+        scans_away: counts.away,
     };
     html(StatusCode::OK, pages::dashboard::page(&view))
 }

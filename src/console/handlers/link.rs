@@ -221,10 +221,14 @@ pub(super) async fn render(
     // One query for the year: the first screen's 7, 30 and 365 days, and
     // the chart's period cut from it.
     let today = Utc::now().date_naive();
-    let year = user
-        .domain
-        .scans
-        .key(key.as_str(), Period::Year.since(today));
+    // Issue 38: asked of ClickHouse first with --scans-from.
+    let counts = crate::console::scans_from::for_link(
+        &user.domain.scans,
+        key.as_str(),
+        Period::Year.since(today),
+    )
+    .await;
+    let year = counts.scans.key(key.as_str(), Period::Year.since(today));
     let recent = year.as_ref().map(|s| pages::link::recent(&s.daily, today));
     let scans = year.map(|mut s| {
         let since = shown.period.since(today);
@@ -323,7 +327,7 @@ pub(super) async fn render(
         spec: shown.spec,
         period: shown.period,
         scans,
-        shares: user.domain.scans.key_shares(key.as_str()),
+        shares: counts.scans.key_shares(key.as_str()),
         now: Utc::now(),
         deleted: link::is_tombstone(&doc).then(|| link::deleted_at(&doc)),
         refused,
@@ -333,6 +337,8 @@ pub(super) async fn render(
         destinations: destinations(user, key.as_str(), &doc, &link),
         history,
         imported_clicks: link::imported::imported_clicks(&doc),
+        // Issue 38.
+        scans_away: counts.away,
     };
     html(status, pages::link::page(&view))
 }

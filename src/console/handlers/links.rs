@@ -151,7 +151,9 @@ pub(super) async fn list_page(
     };
     let since = (Utc::now() - chrono::Duration::days(SCAN_DAYS - 1)).date_naive();
     let keys: Vec<&str> = page.rows.iter().map(|r| r.key.as_str()).collect();
-    let scans = user.domain.scans.scans_since(&keys, since);
+    // Issue 38: asked of ClickHouse first with --scans-from.
+    let counts = crate::console::scans_from::for_list(&user.domain.scans, &keys, since).await;
+    let scans = counts.scans.scans_since(&keys, since);
     let public_url = user.domain.public_url.get();
     let short_url = |k: &str| public_url.short_url(k);
     let tag_text =
@@ -169,6 +171,8 @@ pub(super) async fn list_page(
         now: Utc::now(),
         create,
         bulk,
+        // Issue 38.
+        scans_away: counts.away,
     };
     html(status, pages::links::page(&view))
 }

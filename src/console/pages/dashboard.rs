@@ -18,6 +18,8 @@ pub struct View<'a> {
     /// Issue 33: scans over the period sent to a link's fallback, which
     /// `daily` does not count.
     pub fallback: Option<u64>,
+    /// Issue 38: ClickHouse (`--scans-from`) did not answer.
+    pub scans_away: bool,
 }
 
 /// One of the busiest links: its key, scans, and whether the key is a link
@@ -41,6 +43,7 @@ pub fn page(v: &View<'_>) -> Markup {
         Some(&v.viewer),
         html! {
             h1 { "Dashboard" }
+            (super::scans_away(v.scans_away))
             (chart::picker(v.period, |days| format!("{BASE}/dashboard?days={days}")))
             h2 { "Scans per " (v.period.unit_noun()) ", " (v.period.words()) }
             @if let Some(daily) = &v.daily {
@@ -136,6 +139,7 @@ mod tests {
             daily: None,
             shares: None,
             fallback: None,
+            scans_away: false,
         };
         let html = page(&view).into_string();
         assert!(

@@ -76,6 +76,8 @@ pub struct View<'a> {
     pub history: super::link_history::Section<'a>,
     /// Issue 37: the clicks another shortener counted before the move.
     pub imported_clicks: Option<u64>,
+    /// Issue 38: ClickHouse (`--scans-from`) did not answer.
+    pub scans_away: bool,
 }
 
 /// The QR parameters as a query string (without the format).
@@ -535,7 +537,10 @@ fn imported_clicks(v: &View<'_>) -> Markup {
 
 fn scans(v: &View<'_>) -> Markup {
     let Some(s) = &v.scans else {
-        return html! { p #scans.muted data-available="false" { "Scan counts not available." } };
+        return html! {
+            (super::scans_away(v.scans_away))
+            p #scans.muted data-available="false" { "Scan counts not available." }
+        };
     };
     let recent = v.recent.unwrap_or_default();
     html! {

@@ -33,6 +33,8 @@ pub struct View<'a> {
     pub create: CreateForm<'a>,
     /// The bulk actions' bar (issue 33).
     pub bulk: super::bulk::Bar<'a>,
+    /// Issue 38: ClickHouse (`--scans-from`) did not answer.
+    pub scans_away: bool,
 }
 
 /// The create form's values: empty, or what was typed into a form the
@@ -99,6 +101,7 @@ pub fn page(v: &View<'_>) -> Markup {
         Some(&v.viewer),
         html! {
             h1 { "Links " small #total data-total=(v.total) { "(" (v.total) ")" } }
+            (super::scans_away(v.scans_away))
             // Above the form, so a refusal shows to a reader too (CouchDB's).
             (form_problem(v.create.refused.as_ref(), v.viewer.can_edit))
             @if v.viewer.can_edit {
@@ -144,7 +147,7 @@ pub fn page(v: &View<'_>) -> Markup {
                 button type="submit" { "Search" }
             }
             @if v.filter_unavailable {
-                p.muted #empty { "Scan counts are not available yet, so links cannot be filtered by them." }
+                p.muted #empty { "Scan counts of every link are not available (the scan index is still reading the log, or they come from ClickHouse), so links cannot be filtered by them." }
             } @else if v.page.rows.is_empty() {
                 p #empty { "No links match." }
             } @else {

@@ -255,6 +255,18 @@ pub fn when(t: DateTime<Utc>) -> String {
     t.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
+/// Issue 38: the one line a page says when `--scans-from`'s ClickHouse
+/// did not answer, so its "—" reads as an outage, not as no scans.
+pub fn scans_away(away: bool) -> Markup {
+    html! {
+        @if away {
+            p.warning #scans-away role="status" {
+                "Scan numbers are unavailable: ClickHouse (--scans-from) did not answer. Try again shortly."
+            }
+        }
+    }
+}
+
 /// A scan count, or the dash that says it is not available.
 pub fn count(n: Option<u64>) -> String {
     n.map_or_else(|| "—".to_owned(), |n| n.to_string())
