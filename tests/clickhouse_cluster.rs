@@ -67,7 +67,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(
-        said.contains("(cluster three)") && said.contains("schema version 2: created"),
+        said.contains("(cluster three)") && said.contains("schema version 3: created"),
         "{said}"
     );
     for node in &nodes {
@@ -75,7 +75,8 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
             node.must("SELECT name, engine FROM system.tables WHERE database = 'qt' ORDER BY name FORMAT TSV")
                 .await,
             "link_days\tDistributed\nlink_days_local\tReplicatedAggregatingMergeTree\n\
-             link_days_mv\tMaterializedView\nscans\tDistributed\nscans_local\tReplicatedReplacingMergeTree\n\
+             link_days_mv\tMaterializedView\nlink_shares\tDistributed\nlink_shares_local\tReplicatedAggregatingMergeTree\n\
+             link_shares_mv\tMaterializedView\nscans\tDistributed\nscans_local\tReplicatedReplacingMergeTree\n\
              schema_version\tReplicatedMergeTree\n",
             "every node has the schema, made on the first"
         );
@@ -90,7 +91,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     ]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(
-        text(&again.stdout).contains("schema version 2: already current"),
+        text(&again.stdout).contains("schema version 3: already current"),
         "{}",
         text(&again.stdout)
     );

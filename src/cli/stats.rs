@@ -29,7 +29,8 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> anyhow::Result<ExitCode> {
     };
     let links = links(cli).await?;
     if let Some(url) = &args.load_into {
-        return load_into(url, args, &files, links).await;
+        let domain = super::clickhouse::domain_host(cli);
+        return load_into(url, args, &files, links, domain).await;
     }
     let args = StatsArgs {
         time_zone: cli.time_zone,
@@ -111,6 +112,7 @@ async fn load_into(
     args: &StatsArgs,
     files: &[PathBuf],
     links: Result<LinkKeys, String>,
+    domain: String,
 ) -> anyhow::Result<ExitCode> {
     use crate::clickhouse::load::{self, LoadSettings};
     use crate::clickhouse::{ClickHouseUrl, Client};
@@ -128,6 +130,7 @@ async fn load_into(
             .as_ref()
             .map(|n| n.as_str().to_owned())
             .unwrap_or_default(),
+        domain,
         links: links.ok(),
         geo,
     };

@@ -49,9 +49,30 @@ fn numbers(text: &str, want: usize) -> Result<Vec<u64>, String> {
     }
 }
 
-/// `key`'s numbers of all time, and its scans a day from `since`.
+/// `key`'s numbers of all time, and its scans a day from `since`, over
+/// every domain: [`link_numbers_in`] with no domain named.
 pub async fn link_numbers(
     client: &Client,
+    key: &str,
+    since: NaiveDate,
+    today: NaiveDate,
+) -> Result<LinkNumbers, ClickHouseError> {
+    link_numbers_in(client, None, key, since, today).await
+}
+
+/// The rows of `link_days` of one link: of `domain`'s, where one is named
+/// (schema version 3 keys the aggregates by domain first).
+pub fn link_filter(domain: Option<&str>, key: &str) -> String {
+    match domain {
+        Some(d) => format!("domain = {} AND link = {}", literal(d), literal(key)),
+        None => format!("link = {}", literal(key)),
+    }
+}
+
+/// `key`'s numbers in `domain` (`None`: every domain's together).
+pub async fn link_numbers_in(
+    client: &Client,
+    domain: Option<&str>,
     key: &str,
     since: NaiveDate,
     today: NaiveDate,
@@ -60,19 +81,19 @@ pub async fn link_numbers(
         url: client.url().to_string(),
         answer,
     };
-    let link = literal(key);
+    let link = link_filter(domain, key);
     let totals = client
         .query(&format!(
             "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots), \
              uniqExactIfMerge(heads), uniqExactIfMerge(not_found) \
-             FROM link_days WHERE link = {link} FORMAT TSV"
+             FROM link_days WHERE {link} FORMAT TSV"
         ))
         .await?;
     let totals = numbers(&totals, 5).map_err(unexpected)?;
     let to = today.max(since);
     let days = client
         .query(&format!(
-            "SELECT day, uniqExactIfMerge(scans) FROM link_days WHERE link = {link} \
+            "SELECT day, uniqExactIfMerge(scans) FROM link_days WHERE {link} \
              AND day >= '{since}' AND day <= '{to}' GROUP BY day ORDER BY day FORMAT TSV"
         ))
         .await?;

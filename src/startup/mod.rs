@@ -579,6 +579,21 @@ fn rest_states(
 /// Issue 36: a domain's view for the surfaces: its writes answered once
 /// served, its scan counts, and its key order, kept following its
 /// snapshot when a surface lists links (`follow`).
+/// Issue 38: one domain's access log as the scan sink takes it: rows with
+/// `host`, each line under the link of `snapshot` that answered it.
+fn tapped_log(host: String, snapshot: &Arc<Snapshot>) -> crate::clickhouse::sink::TappedLog {
+    use crate::scan_index::Links;
+    let links = Arc::clone(snapshot);
+    let ready = Arc::clone(snapshot);
+    crate::clickhouse::sink::TappedLog {
+        source: crate::clickhouse::rows::LogSource {
+            domain: host,
+            is_link: Box::new(move |key| links.is_link(key)),
+        },
+        ready: Box::new(move || ready.ready()),
+    }
+}
+
 fn domain_view(
     host: Option<crate::values::host::Host>,
     running: &site::RunningSite,
@@ -1094,12 +1109,10 @@ impl Application {
         .await?;
         let store = Arc::clone(&default_site.store);
         let access_log = default_site.access_log.clone();
-        // Issue 38: the default domain's log lines to ClickHouse.
+        // Issue 38: every domain's log lines to ClickHouse, each row with
+        // its domain's host (the default domain's here, the others' below).
         let scan_sink = match &settings.scans_to {
             Some(sink) => {
-                use crate::scan_index::Links;
-                let links = Arc::clone(&snapshot);
-                let ready = Arc::clone(&snapshot);
                 let sink = crate::clickhouse::sink::ScanSink::start(
                     sink,
                     settings
@@ -1107,12 +1120,21 @@ impl Application {
                         .as_ref()
                         .map(|n| n.as_str().to_owned())
                         .unwrap_or_default(),
-                    Box::new(move |key| links.is_link(key)),
-                    Box::new(move || ready.ready()),
                     settings.geoip.as_ref().map(|g| g.0.clone()),
                 )
                 .map_err(StartupError::ScanSinkThread)?;
-                access_log.set_tap(sink.tap());
+                let host = settings
+                    .domains
+                    .default_host
+                    .as_ref()
+                    .map(|h| h.as_str().to_owned())
+                    .or_else(|| {
+                        url::Url::parse(public_url.origin())
+                            .ok()
+                            .and_then(|u| u.host_str().map(str::to_owned))
+                    })
+                    .unwrap_or_default();
+                access_log.set_tap(sink.tap(tapped_log(host, &snapshot)));
                 Some(Arc::new(sink))
             }
             None => None,
@@ -1145,6 +1167,10 @@ impl Application {
                 Snapshot::new(),
             )
             .await?;
+            if let Some(sink) = &scan_sink {
+                let log = tapped_log(domain.host.as_str().to_owned(), &running.snapshot);
+                running.access_log.set_tap(sink.tap(log));
+            }
             public_sites.push(crate::server::sites::Site {
                 host: Some(domain.host.clone()),
                 snapshot: Arc::clone(&running.snapshot),

@@ -1,0 +1,243 @@
+//! ClickHouse per domain (schema version 3, issue 38): the real binary
+//! serving two domains sends each domain's scans with its host, and
+//! `stats --load-into` names the domain of the logs it loads, against a
+//! real ClickHouse 18.16 (`support/clickhouse.rs`).
+
+#[path = "support/clickhouse.rs"]
+mod clickhouse;
+mod support;
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::Duration;
+
+use clickhouse::ClickHouse;
+use support::process::ServerProcess;
+use support::qrtag_bin;
+
+const IPHONE: &str = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.0 Mobile/15E148 Safari/604.1";
+const PIXEL: &str = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Mobile Safari/537.36";
+const GOOGLEBOT: &str = "Mozilla/5.0 (compatible; Googlebot/2.1; +http://www.google.com/bot.html)";
+
+fn text(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).into_owned()
+}
+
+/// The binary with `dir`'s configuration file.
+fn qrtag(dir: &Path, args: &[&str]) -> std::process::Output {
+    qrtag_bin()
+        .env("QRTAG_CONFIG", dir.join("qrtag.toml"))
+        .current_dir(dir)
+        .args(args)
+        .stdin(Stdio::null())
+        .output()
+        .expect("run qrtag")
+}
+
+/// Two domains: `0x1f.ie`, the default (`a.db`, its log `access.log`),
+/// and `qr.brand-b.ie` (`b.db`, `b.log`), each with `H83if` and `docs`.
+fn two_domains(dir: &Path) -> PathBuf {
+    std::fs::write(
+        dir.join("qrtag.toml"),
+        r#"public_url = "https://0x1f.ie"
+
+[[domains]]
+host = "0x1f.ie"
+
+[[domains]]
+host = "qr.brand-b.ie"
+public_url = "https://qr.brand-b.ie"
+sqlite = "b.db"
+access_log = "b.log"
+"#,
+    )
+    .expect("config");
+    let db = dir.join("a.db");
+    for (db, url) in [
+        (&db, "https://0x1f.ie"),
+        (&dir.join("b.db"), "https://qr.brand-b.ie"),
+    ] {
+        let db = db.to_str().unwrap();
+        let mut all = vec![vec!["--db", db, "--public-url", url, "init"]];
+        for (key, to) in [
+            ("H83if", "https://example.com/poster"),
+            ("docs", "https://example.com/docs"),
+        ] {
+            all.push(vec!["--db", db, "new", to, "--key", key]);
+        }
+        for args in all {
+            let out = qrtag_bin()
+                .current_dir(dir)
+                .args(&args)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run qrtag");
+            assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        }
+    }
+    db
+}
+
+fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .redirect(reqwest::redirect::Policy::none())
+        .build()
+        .expect("client")
+}
+
+/// Scans of both domains: phones and a bot, some with the tracking cookie
+/// back, a path below `docs`, a 404. Returns when both logs hold them.
+async fn traffic(server: &ServerProcess, dir: &Path) {
+    let c = client();
+    let get = |host: &'static str, path: &'static str, ua: &'static str, cookie: bool| {
+        let c = c.clone();
+        let url = server.url(path);
+        async move {
+            let r = c
+                .get(url)
+                .header("host", host)
+                .header("user-agent", ua)
+                .send()
+                .await
+                .expect("answered");
+            let status = r.status().as_u16();
+            let set = r
+                .headers()
+                .get("set-cookie")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.split(';').next())
+                .map(str::to_owned);
+            if cookie && let Some(set) = set {
+                c.get(server.url(path))
+                    .header("host", host)
+                    .header("user-agent", ua)
+                    .header("cookie", set)
+                    .send()
+                    .await
+                    .expect("answered");
+            }
+            status
+        }
+    };
+    // Each domain's own links are there before any scan counts.
+    for host in ["0x1f.ie", "qr.brand-b.ie"] {
+        support::poll::until(Duration::from_secs(10), "the links served", || async {
+            let r = client()
+                .head(server.url("/H83if"))
+                .header("host", host)
+                .send()
+                .await
+                .ok()?;
+            (r.status().as_u16() == 302).then_some(())
+        })
+        .await;
+    }
+    assert_eq!(get("0x1f.ie", "/H83if", IPHONE, true).await, 302);
+    assert_eq!(get("0x1f.ie", "/docs/api", PIXEL, false).await, 302);
+    assert_eq!(get("0x1f.ie", "/H83if", GOOGLEBOT, false).await, 302);
+    assert_eq!(get("qr.brand-b.ie", "/H83if", PIXEL, true).await, 302);
+    assert_eq!(get("qr.brand-b.ie", "/H83if", IPHONE, false).await, 302);
+    assert_eq!(get("qr.brand-b.ie", "/nope1", IPHONE, false).await, 404);
+    // The last request of each domain logged: the lines before it are.
+    for (log, last) in [("access.log", "Googlebot"), ("b.log", "/nope1 404")] {
+        let path = dir.join(log);
+        support::poll::until(Duration::from_secs(10), "the access log's lines", || {
+            let lines = std::fs::read_to_string(&path).unwrap_or_default();
+            std::future::ready(lines.contains(last).then_some(()))
+        })
+        .await;
+    }
+}
+
+fn lines(path: &Path) -> usize {
+    std::fs::read_to_string(path)
+        .expect("a log")
+        .lines()
+        .count()
+}
+
+/// Waits until ClickHouse answers `sql` with `want`.
+async fn answers(ch: &ClickHouse, sql: &str, want: &str) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(40);
+    loop {
+        let last = ch.query(sql).await.unwrap_or_default();
+        if last == want {
+            return;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{sql}: {last:?}, not {want:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+/// `serve --scans-to` with two domains: every domain's log reaches
+/// `scans`, each row with its domain's host, and the per-link aggregates
+/// keep the domains apart (the same key in both counts in each).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_sink_sends_every_domains_scans_with_its_host() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let db = two_domains(d);
+    let ch = ClickHouse::start(&d.join("ch")).await;
+    let url = ch.url("qrtag");
+    let out = qrtag(d, &["setup-clickhouse", "--clickhouse", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let config = d.join("qrtag.toml");
+    let env = [("QRTAG_CONFIG", config.to_str().unwrap())];
+    let server = ServerProcess::spawn(&db, &["--scans-to", &url], &env, false).await;
+    traffic(&server, d).await;
+
+    let (a, b) = (lines(&d.join("access.log")), lines(&d.join("b.log")));
+    answers(
+        &ch,
+        "SELECT domain, count() FROM qrtag.scans FINAL GROUP BY domain ORDER BY domain FORMAT TSV",
+        &format!("0x1f.ie\t{a}\nqr.brand-b.ie\t{b}\n"),
+    )
+    .await;
+    assert_eq!(
+        ch.must(
+            "SELECT domain, uniqExactIfMerge(scans), uniqExactIfMerge(scanners) FROM qrtag.link_days \
+             WHERE link = 'H83if' GROUP BY domain ORDER BY domain FORMAT TSV"
+        )
+        .await,
+        "0x1f.ie\t2\t1\nqr.brand-b.ie\t3\t2\n",
+        "{}",
+        ch.must("SELECT domain, link, target, scan, bot, tracking FROM qrtag.scans FORMAT TSV")
+            .await
+    );
+    assert_eq!(
+        ch.must(
+            "SELECT domain, value, uniqExactMerge(scans) FROM qrtag.link_shares \
+             WHERE link = 'docs' AND dimension = 'device' GROUP BY domain, value FORMAT TSV"
+        )
+        .await,
+        "0x1f.ie\tphone\t1\n",
+        "a path below docs counts under docs, of its domain"
+    );
+    server.stop().await;
+
+    // `--load-into` of brand B's log with its `--domain`: the same rows.
+    let out = qrtag(
+        d,
+        &[
+            "--domain",
+            "qr.brand-b.ie",
+            "stats",
+            "--load-into",
+            &url,
+            d.join("b.log").to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        ch.must("SELECT domain, count() FROM qrtag.scans FINAL GROUP BY domain ORDER BY domain FORMAT TSV")
+            .await,
+        format!("0x1f.ie\t{a}\nqr.brand-b.ie\t{b}\n"),
+        "a back-fill of the log the sink sent adds nothing"
+    );
+}
