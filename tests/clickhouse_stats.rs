@@ -241,3 +241,137 @@ async fn the_sink_sends_every_domains_scans_with_its_host() {
         "a back-fill of the log the sink sent adds nothing"
     );
 }
+
+/// A log of `n` lines over three days around the end of Irish summer time
+/// (2026-10-25 01:00 UTC): phones, desktops, bots and a client without a
+/// User-Agent, HEADs, 404s, referrers, some tracking IDs seen again.
+fn synthetic_log(n: u32) -> String {
+    use qrtag::access_log::format::{Record, write_record};
+    use qrtag::tracking::id::TrackingId;
+    const DESKTOP: &str = "Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0.0.0 Safari/537.36";
+    let agents: [Option<&str>; 5] = [
+        Some(IPHONE),
+        Some(PIXEL),
+        Some(DESKTOP),
+        Some(GOOGLEBOT),
+        None,
+    ];
+    let ids: Vec<TrackingId> = [
+        "0VcJYALRGflpFUq6mT0",
+        "0VcJYALXxtw24rnISjc",
+        "0VcJYBHaiJ1uagp0HTR",
+    ]
+    .iter()
+    .map(|s| TrackingId::parse(s).expect("an ID"))
+    .collect();
+    let referers: [Option<&str>; 3] = [
+        None,
+        Some("https://t.co/x"),
+        Some("https://www.google.com/"),
+    ];
+    let start = chrono::DateTime::parse_from_rfc3339("2026-10-24T00:07:00Z")
+        .unwrap()
+        .with_timezone(&chrono::Utc);
+    let mut out = Vec::new();
+    for i in 0..n {
+        let target = ["/H83if", "/docs", "/menu", "/nope1"][(i % 7 % 4) as usize];
+        let head = i % 11 == 5;
+        let ua = agents[(i % 5) as usize];
+        let rec = Record {
+            time: start + chrono::Duration::minutes(i64::from(i) * 17),
+            client_ip: Some(std::net::IpAddr::from([203, 0, 113, (i % 3) as u8])),
+            tracking: (i % 4 != 3).then(|| &ids[(i % 3) as usize]),
+            user_agent: ua.map(str::as_bytes),
+            target: target.as_bytes(),
+            status: if target == "/nope1" { 404 } else { 302 },
+            location: (target != "/nope1").then_some("https://example.com/x"),
+            fallback: false,
+            method: if head { "HEAD" } else { "GET" },
+            referer: referers[(i % 3) as usize].map(str::as_bytes),
+        };
+        write_record(&rec, &mut out);
+    }
+    String::from_utf8(out).expect("UTF-8")
+}
+
+/// `key_shares` and `day_shares` read from ClickHouse equal the embedded
+/// scan index's over the same lines (bots and non-scans left out), in a
+/// time zone with summer time and a change of offset inside the log, for
+/// each key and for all keys over all days and over one day, with the
+/// log loaded twice (a row sent twice counts once).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn breakdowns_from_clickhouse_equal_the_scan_index() {
+    use qrtag::access_log::format::parse_line;
+    use qrtag::scan_index::Basis;
+    use qrtag::scan_index::index::IndexState;
+    use qrtag::stats::aggregate::BotFilter;
+    use qrtag::stats::dimensions::{Deriver, device};
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ch = ClickHouse::start(&d.join("ch")).await;
+    let url = ch.url("qrtag");
+    let out = support::qrtag_in(d, &["setup-clickhouse", "--clickhouse", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let log = synthetic_log(400);
+    let path = d.join("access.log");
+    std::fs::write(&path, &log).unwrap();
+    for _ in 0..2 {
+        let out = qrtag_bin()
+            .current_dir(d)
+            .args(["--public-url", "https://0x1f.ie", "--db", "none.db"])
+            .args(["stats", "--load-into", &url, path.to_str().unwrap()])
+            .stdin(Stdio::null())
+            .output()
+            .expect("run qrtag");
+        assert!(out.status.success(), "{}", text(&out.stderr));
+    }
+
+    let tz = chrono_tz::Europe::Dublin;
+    let basis = Basis {
+        time_zone: tz,
+        geoip: None,
+    };
+    let mut index = IndexState::new().with_breakdowns(basis.clone());
+    let mut bots = BotFilter::new();
+    let mut deriver = Deriver::new(tz, Some(device::Parser::new().unwrap()), None);
+    for line in log.lines() {
+        let line = parse_line(line).expect("a log line");
+        index.add_with(&line, line.key(), &mut bots, Some(&mut deriver));
+    }
+
+    let client = qrtag::clickhouse::Client::new(
+        qrtag::clickhouse::ClickHouseUrl::parse(&url).unwrap(),
+        Duration::from_secs(30),
+    );
+    use qrtag::clickhouse::shares::{day_shares, key_shares};
+    let mut scanned = 0;
+    for key in ["H83if", "docs", "menu", "nope1", "never"] {
+        let want = index.key_shares(key).expect("kept");
+        let got = key_shares(&client, "0x1f.ie", key, &basis).await.unwrap();
+        assert_eq!(got, want, "{key}");
+        scanned += got.scans();
+    }
+    let day = |d: u32| chrono::NaiveDate::from_ymd_opt(2026, 10, d).unwrap();
+    for (from, to) in [(day(1), day(31)), (day(25), day(25)), (day(26), day(24))] {
+        let want = index.day_shares(from, to).expect("kept");
+        let got = day_shares(&client, "0x1f.ie", from, to, &basis)
+            .await
+            .unwrap();
+        assert_eq!(got, want, "{from}..={to}");
+    }
+    let all = day_shares(&client, "0x1f.ie", day(1), day(31), &basis)
+        .await
+        .unwrap();
+    assert_eq!(all.scans(), scanned, "every scan in one key");
+    assert!(
+        scanned > 100 && scanned < 400,
+        "bots and 404s left out: {scanned}"
+    );
+    let other = day_shares(&client, "b.example", day(1), day(31), &basis)
+        .await
+        .unwrap();
+    assert_eq!(other.scans(), 0, "another domain's are its own");
+}

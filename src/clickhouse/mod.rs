@@ -11,6 +11,7 @@ pub mod row;
 pub mod rows;
 pub mod schema;
 pub mod setup;
+pub mod shares;
 pub mod sink;
 pub mod url;
 
