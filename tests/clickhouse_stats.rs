@@ -1,7 +1,9 @@
-//! ClickHouse per domain (schema version 3, issue 38): the real binary
-//! serving two domains sends each domain's scans with its host, and
-//! `stats --load-into` names the domain of the logs it loads, against a
-//! real ClickHouse 18.16 (`support/clickhouse.rs`).
+//! ClickHouse per domain (schema version 3, issue 38), against a real
+//! ClickHouse 18.16 (`support/clickhouse.rs`): the real binary serving two
+//! domains sends each domain's scans with its host, and `stats
+//! --load-into` names the domain of the logs it loads; the breakdowns read
+//! from `link_shares` equal the scan index's; `stats --scans-from` prints
+//! what `stats LOG` prints.
 
 #[path = "support/clickhouse.rs"]
 mod clickhouse;
@@ -374,4 +376,102 @@ async fn breakdowns_from_clickhouse_equal_the_scan_index() {
         .await
         .unwrap();
     assert_eq!(other.scans(), 0, "another domain's are its own");
+}
+
+/// `qrtag stats --scans-from` prints what `qrtag stats LOG` prints of the
+/// same lines, through the binary: the table, JSON and CSV; one key;
+/// whole days; the scans a day and a week; and the breakdowns with new and
+/// returning scanners and the hours and weekdays in a zone with summer
+/// time. A flag without a counterpart, and a key in no row, are one line.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn stats_from_clickhouse_prints_what_stats_prints_of_the_log() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let ch = ClickHouse::start(&d.join("ch")).await;
+    let url = ch.url("qrtag");
+    let run = |args: &[&str]| {
+        qrtag_bin()
+            .current_dir(d)
+            .args(["--public-url", "https://0x1f.ie", "--db", "none.db"])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("run qrtag")
+    };
+    let out = run(&["setup-clickhouse", "--clickhouse", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let path = d.join("access.log");
+    std::fs::write(&path, synthetic_log(400)).unwrap();
+    let log = path.to_str().unwrap();
+    let out = run(&["stats", "--load-into", &url, log]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    for asked in [
+        &[][..],
+        &["--format", "json"],
+        &["--format", "csv"],
+        &["--key", "H83if", "--format", "json"],
+        &["--since", "2026-10-25", "--until", "2026-10-25"],
+        &["--by", "day", "--format", "json"],
+        &["--by", "week", "--key", "docs"],
+        &[
+            "--by",
+            "device,os,browser,referrer,hour,weekday",
+            "--format",
+            "json",
+        ],
+        &[
+            "--by",
+            "hour,device",
+            "--key",
+            "menu",
+            "--since",
+            "2026-10-25",
+        ],
+    ] {
+        let mut from_log = vec!["--tz", "Europe/Dublin", "stats"];
+        from_log.extend(asked);
+        let mut from_ch = from_log.clone();
+        from_log.push(log);
+        from_ch.extend(["--scans-from", &url]);
+        let want = run(&from_log);
+        assert!(want.status.success(), "{asked:?}: {}", text(&want.stderr));
+        let got = run(&from_ch);
+        assert!(got.status.success(), "{asked:?}: {}", text(&got.stderr));
+        assert_eq!(text(&got.stdout), text(&want.stdout), "{asked:?}");
+        assert!(!text(&want.stdout).is_empty());
+    }
+
+    for (asked, says) in [
+        (&["--bots"][..], "--bots"),
+        (&["--by", "destination"], "--by destination"),
+        (&["--since", "2026-10-25 10:00:00"], "give a date"),
+    ] {
+        let mut args = vec!["stats", "--scans-from", &url];
+        args.extend(asked);
+        let out = run(&args);
+        assert_eq!(out.status.code(), Some(2), "{asked:?}");
+        let err = text(&out.stderr);
+        assert!(
+            err.contains(says) && err.trim_end().lines().count() == 1,
+            "{err}"
+        );
+    }
+    let out = run(&["stats", "--scans-from", &url, "--key", "zzz"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("no requests for key zzz"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = run(&["stats", "--scans-from", &ch.url("empty")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("run qrtag setup-clickhouse first"),
+        "{}",
+        text(&out.stderr)
+    );
 }

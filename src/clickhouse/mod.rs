@@ -7,6 +7,7 @@
 pub mod client;
 pub mod load;
 pub mod read;
+pub mod report;
 pub mod row;
 pub mod rows;
 pub mod schema;
