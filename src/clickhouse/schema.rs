@@ -316,13 +316,19 @@ pub struct Found {
 /// `link_days` dropped, since its key gains the domain and no `ALTER`
 /// of 18.16 changes a key's leading column: [`refill_month`] makes it
 /// again from `scans`, whose rows are the record it was made from.
+///
+/// On a cluster the `Distributed` `scans`, which holds no rows, is
+/// dropped and made again rather than altered: 18.16 runs an `ALTER … ON
+/// CLUSTER` of a table only where the cluster's `internal_replication`
+/// matches the table's replication, and `scans_local` (replicated) needs
+/// it set, which a plain `Distributed` table then refuses.
 pub fn upgrade_to_3(db: &str, layout: &Layout, found: Found, domain: &str) -> Vec<String> {
-    let (on, scans, link_days): (String, &[&str], &[&str]) = match layout {
-        Layout::Single => (String::new(), &["scans"], &["link_days"]),
+    let (on, altered, dropped): (String, &str, &[&str]) = match layout {
+        Layout::Single => (String::new(), "scans", &["link_days"]),
         Layout::Cluster(c) => (
             format!(" ON CLUSTER {}", c.as_str()),
-            &["scans_local", "scans"],
-            &["link_days", "link_days_local"],
+            "scans_local",
+            &["scans", "link_days", "link_days_local"],
         ),
     };
     let mut out = vec![
@@ -330,14 +336,12 @@ pub fn upgrade_to_3(db: &str, layout: &Layout, found: Found, domain: &str) -> Ve
         format!("DROP TABLE IF EXISTS {db}.link_shares_mv{on}"),
     ];
     if !found.scans_has_domain {
-        for table in scans {
-            out.push(format!(
-                "ALTER TABLE {db}.{table}{on} ADD COLUMN domain String DEFAULT {}",
-                super::read::literal(domain)
-            ));
-        }
+        out.push(format!(
+            "ALTER TABLE {db}.{altered}{on} ADD COLUMN domain String DEFAULT {}",
+            super::read::literal(domain)
+        ));
     }
-    for table in link_days {
+    for table in dropped {
         out.push(format!("DROP TABLE IF EXISTS {db}.{table}{on}"));
     }
     out
@@ -594,6 +598,9 @@ mod tests {
         assert!(
             steps.contains(&"DROP TABLE IF EXISTS qt.link_days_local ON CLUSTER three".to_owned())
         );
+        // The Distributed `scans` is made again, not altered.
+        assert!(steps.contains(&"DROP TABLE IF EXISTS qt.scans ON CLUSTER three".to_owned()));
+        assert_eq!(steps.iter().filter(|s| s.contains("ALTER")).count(), 1);
         let [days, shares] = refill_month("qt", &cluster, 202611);
         assert!(days.starts_with("INSERT INTO qt.link_days_local SELECT domain, link, day,"));
         assert!(
