@@ -140,7 +140,7 @@ async fn traffic(server: &ServerProcess, dir: &Path) {
     assert_eq!(get("qr.brand-b.ie", "/H83if", PIXEL, true).await, 302);
     assert_eq!(get("qr.brand-b.ie", "/H83if", IPHONE, false).await, 302);
     assert_eq!(get("qr.brand-b.ie", "/nope1", IPHONE, false).await, 404);
-    // The last request of each domain logged: the lines before it are.
+    // The last request of each domain logged.
     for (log, last) in [("access.log", "Googlebot"), ("b.log", "/nope1 404")] {
         let path = dir.join(log);
         support::poll::until(Duration::from_secs(10), "the access log's lines", || {
@@ -193,6 +193,9 @@ async fn the_sink_sends_every_domains_scans_with_its_host() {
     let env = [("QRTAG_CONFIG", config.to_str().unwrap())];
     let server = ServerProcess::spawn(&db, &["--scans-to", &url], &env, false).await;
     traffic(&server, d).await;
+    // Stopped, each log holds every line (each worker's buffer written),
+    // and the sink has sent what waited.
+    server.stop().await;
 
     let (a, b) = (lines(&d.join("access.log")), lines(&d.join("b.log")));
     answers(
@@ -221,7 +224,6 @@ async fn the_sink_sends_every_domains_scans_with_its_host() {
         "0x1f.ie\tphone\t1\n",
         "a path below docs counts under docs, of its domain"
     );
-    server.stop().await;
 
     // `--load-into` of brand B's log with its `--domain`: the same rows.
     let out = qrtag(
