@@ -16,7 +16,7 @@ use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
 use super::client::{ClickHouseError, Client};
 use super::read::literal;
 use super::setup::{self, SetupError};
-use super::shares::local_cell;
+use super::shares::{local_cell, unescape};
 use crate::access_log::format::LogTime;
 use crate::stats::StatsArgs;
 use crate::stats::aggregate::{KeyReport, KeyStats, Period, PeriodCount, Report, add_into};
@@ -215,27 +215,6 @@ fn number(s: &str) -> Result<u64, ReportError> {
     s.trim()
         .parse()
         .map_err(|_| ReportError::Unexpected(s.to_owned()))
-}
-
-/// A TSV field as ClickHouse escapes it, read back.
-fn unescape(field: &str) -> String {
-    let mut out = String::with_capacity(field.len());
-    let mut chars = field.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some('0') => out.push('\0'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
 }
 
 /// The answer of [`keys_query`] as (key, numbers).

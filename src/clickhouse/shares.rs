@@ -56,7 +56,7 @@ pub fn days_filter(domain: &str, from: NaiveDate, to: NaiveDate) -> String {
 }
 
 /// A TSV field as ClickHouse escapes it (`\t`, `\n`, `\\`, …), read back.
-fn unescape(field: &str) -> String {
+pub(super) fn unescape(field: &str) -> String {
     let mut out = String::with_capacity(field.len());
     let mut chars = field.chars();
     while let Some(c) = chars.next() {
