@@ -25,20 +25,23 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 2: created"),
+        text(&out.stdout).contains("schema version 3: created"),
         "{}",
         text(&out.stdout)
     );
     let tables = ch
         .must("SELECT name FROM system.tables WHERE database = 'scans_db' ORDER BY name FORMAT TSV")
         .await;
-    assert_eq!(tables, "link_days\nlink_days_mv\nscans\nschema_version\n");
+    assert_eq!(
+        tables,
+        "link_days\nlink_days_mv\nlink_shares\nlink_shares_mv\nscans\nschema_version\n"
+    );
 
     // Again: nothing to do, the version recorded once.
     let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 2: already current"),
+        text(&out.stdout).contains("schema version 3: already current"),
         "{}",
         text(&out.stdout)
     );
@@ -50,18 +53,30 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     // A row sent twice counts once in the aggregates at once, before any merge.
     for _ in 0..2 {
         ch.must(
-            "INSERT INTO scans_db.scans (node, log_id, line_offset, time, day, link, scan, tracking) \
-             VALUES ('a', 7, 0, '2026-11-28 10:00:00', '2026-11-28', 'H83if', 1, 'id1')",
+            "INSERT INTO scans_db.scans (domain, node, log_id, line_offset, time, day, link, scan, tracking, device) \
+             VALUES ('0x1f.ie', 'a', 7, 0, '2026-11-28 10:00:00', '2026-11-28', 'H83if', 1, 'id1', 'phone')",
         )
         .await;
     }
     assert_eq!(
         ch.must(
             "SELECT uniqExactMerge(requests), uniqExactIfMerge(scans), uniqExactIfMerge(scanners) \
-             FROM scans_db.link_days WHERE link = 'H83if' FORMAT TSV"
+             FROM scans_db.link_days WHERE domain = '0x1f.ie' AND link = 'H83if' FORMAT TSV"
         )
         .await,
         "1\t1\t1\n"
+    );
+    // Schema version 3: the breakdowns per link and day, a value's scans
+    // counted once however often its row was sent.
+    assert_eq!(
+        ch.must(
+            "SELECT dimension, value, uniqExactMerge(scans) FROM scans_db.link_shares \
+             WHERE domain = '0x1f.ie' AND link = 'H83if' AND dimension IN ('device', 'quarter') \
+             GROUP BY dimension, value ORDER BY dimension FORMAT TSV"
+        )
+        .await,
+        "device\tphone\t1\nquarter\t40\t1\n",
+        "10:00 UTC is the day's 40th quarter-hour"
     );
     assert_eq!(
         ch.must("SELECT count() FROM scans_db.scans FINAL").await,
@@ -90,7 +105,7 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
 /// Version 1's schema as `setup-clickhouse` made it before version 2
 /// (`0a78f87`): the fixture an upgrade starts from.
 fn version_1(db: &str) -> Vec<String> {
-    use qrtag::clickhouse::schema::{LINK_DAYS_V1_COLUMNS, SCANS_COLUMNS, VERSION_COLUMNS};
+    use qrtag::clickhouse::schema::{LINK_DAYS_V1_COLUMNS, VERSION_COLUMNS, scans_v2_columns};
     let cols = |c: &[(&str, &str)]| {
         c.iter()
             .map(|(n, t)| format!("{n} {t}"))
@@ -106,7 +121,7 @@ fn version_1(db: &str) -> Vec<String> {
         format!(
             "CREATE TABLE {db}.scans ({}) ENGINE = ReplacingMergeTree() \
              PARTITION BY toYYYYMM(day) ORDER BY (node, log_id, line_offset)",
-            cols(SCANS_COLUMNS)
+            cols(scans_v2_columns())
         ),
         format!(
             "CREATE TABLE {db}.link_days ({}) ENGINE = AggregatingMergeTree() \
@@ -184,19 +199,35 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains(
-            "holds schema version 1; this qrtag writes 2: run this qrtag's setup-clickhouse"
+            "holds schema version 1; this qrtag writes 3: run this qrtag's setup-clickhouse"
         ),
         "{}",
         text(&out.stderr)
     );
 
+    // Upgrading needs the host the old rows are of, said in one line.
     let out = qrtag_in(
         dir.path(),
         &["setup-clickhouse", "--clickhouse", &ch.url("old")],
     );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr)
+            .contains("give the default domain's host (--domain HOST, or --public-url)"),
+        "{}",
+        text(&out.stderr)
+    );
+    let setup = [
+        "--public-url",
+        "https://0x1f.ie",
+        "setup-clickhouse",
+        "--clickhouse",
+        &ch.url("old"),
+    ];
+    let out = qrtag_in(dir.path(), &setup);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 2: upgraded from 1"),
+        text(&out.stdout).contains("schema version 3: upgraded from 1"),
         "{}",
         text(&out.stdout)
     );
@@ -211,12 +242,9 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(counts().await, "5\t2\t2\t2\t1\n");
 
     // Again: nothing to do, and nothing counted twice.
-    let out = qrtag_in(
-        dir.path(),
-        &["setup-clickhouse", "--clickhouse", &ch.url("old")],
-    );
+    let out = qrtag_in(dir.path(), &setup);
     assert!(
-        text(&out.stdout).contains("schema version 2: already current"),
+        text(&out.stdout).contains("schema version 3: already current"),
         "{}",
         text(&out.stdout)
     );
@@ -224,8 +252,146 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(
         ch.must("SELECT version FROM old.schema_version ORDER BY version FORMAT TSV")
             .await,
-        "1\n2\n"
+        "1\n3\n"
     );
+    assert_eq!(
+        ch.must("SELECT DISTINCT domain FROM old.link_days FORMAT TSV")
+            .await,
+        "0x1f.ie\n",
+        "the old rows are the default domain's"
+    );
+}
+
+/// Version 2's schema (`5c45642`): version 1's tables with `link_days`'
+/// HEAD and 404 states and the view that fills them.
+fn version_2(db: &str) -> Vec<String> {
+    use qrtag::clickhouse::schema::LINK_DAYS_V2_COLUMNS;
+    let mut out = version_1(db);
+    out.truncate(3);
+    let cols = LINK_DAYS_V2_COLUMNS
+        .iter()
+        .map(|(n, t)| format!("{n} {t}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    out.push(format!(
+        "CREATE TABLE {db}.link_days ({cols}) ENGINE = AggregatingMergeTree() \
+         PARTITION BY toYYYYMM(day) ORDER BY (link, day)"
+    ));
+    out.push(format!(
+        "CREATE MATERIALIZED VIEW {db}.link_days_mv TO {db}.link_days AS SELECT \
+         link, day, \
+         uniqExactState(cityHash64(node, log_id, line_offset)) AS requests, \
+         uniqExactIfState(cityHash64(node, log_id, line_offset), scan = 1) AS scans, \
+         uniqExactIfState(cityHash64(node, log_id, line_offset), fallback_scan = 1) AS fallback, \
+         uniqExactIfState(cityHash64(node, log_id, line_offset), bot = 1) AS bots, \
+         uniqExactIfState(tracking, scan = 1 AND tracking != '') AS scanners, \
+         uniqExactIfState(cityHash64(node, log_id, line_offset), method = 'HEAD') AS heads, \
+         uniqExactIfState(cityHash64(node, log_id, line_offset), status = 404) AS not_found \
+         FROM {db}.scans GROUP BY link, day"
+    ));
+    out.push(format!("INSERT INTO {db}.schema_version VALUES (2, now())"));
+    out
+}
+
+/// A database of version 2 with scans in two months is upgraded to
+/// version 3: its rows become the default domain's (`--domain`), every
+/// count of `link_days` stays what it was, now under that domain, and
+/// `link_shares` holds the breakdowns of the rows already there (bots
+/// left out, a row sent twice counted once); rows sent afterwards, of
+/// another domain too, reach both through the views.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_clickhouse_upgrades_version_2_to_3_with_domains_and_breakdowns() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    for statement in version_2("v2") {
+        ch.must(&statement).await;
+    }
+    let row = |offset: u32, day: &str, device: &str, scan: u8, bot: u8| {
+        format!(
+            "INSERT INTO v2.scans (node, log_id, line_offset, time, day, method, status, link, scan, bot, tracking, device, os) \
+             VALUES ('a', 7, {offset}, '{day} 10:00:00', '{day}', 'GET', 302, 'H83if', {scan}, {bot}, 'id{offset}', '{device}', 'iOS 17')"
+        )
+    };
+    for sql in [
+        row(0, "2026-10-05", "phone", 1, 0),
+        row(100, "2026-11-27", "tablet", 1, 0),
+        row(100, "2026-11-27", "tablet", 1, 0),
+        row(200, "2026-11-27", "phone", 1, 0),
+        row(300, "2026-11-27", "bot", 0, 1),
+    ] {
+        ch.must(&sql).await;
+    }
+    let numbers = "uniqExactMerge(requests), uniqExactIfMerge(scans), uniqExactIfMerge(bots), \
+                   uniqExactIfMerge(scanners), uniqExactIfMerge(heads)";
+    let before = ch
+        .must(&format!(
+            "SELECT {numbers} FROM v2.link_days WHERE link = 'H83if' FORMAT TSV"
+        ))
+        .await;
+    assert_eq!(before, "4\t3\t1\t3\t0\n");
+
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "--domain",
+            "0x1f.ie",
+            "setup-clickhouse",
+            "--clickhouse",
+            &ch.url("v2"),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("schema version 3: upgraded from 2"),
+        "{}",
+        text(&out.stdout)
+    );
+    let ch = &ch;
+    let of = |domain: &str| {
+        let sql = format!(
+            "SELECT {numbers} FROM v2.link_days WHERE domain = '{domain}' AND link = 'H83if' FORMAT TSV"
+        );
+        async move { ch.must(&sql).await }
+    };
+    assert_eq!(
+        of("0x1f.ie").await,
+        before,
+        "the counts it had, under the domain"
+    );
+    let shares = |domain: &str| {
+        let sql = format!(
+            "SELECT value, uniqExactMerge(scans) FROM v2.link_shares \
+             WHERE domain = '{domain}' AND link = 'H83if' AND dimension = 'device' \
+             GROUP BY value ORDER BY value FORMAT TSV"
+        );
+        async move { ch.must(&sql).await }
+    };
+    assert_eq!(shares("0x1f.ie").await, "phone\t2\ntablet\t1\n");
+    assert_eq!(
+        ch.must(
+            "SELECT uniqExactMerge(scans) FROM v2.link_shares WHERE dimension = 'os' \
+             AND day = '2026-11-27' FORMAT TSV"
+        )
+        .await,
+        "2\n",
+        "a day's rows"
+    );
+
+    // Rows sent after it: the default domain's and another's, apart.
+    for domain in ["0x1f.ie", "b.example"] {
+        ch.must(&format!(
+            "INSERT INTO v2.scans (domain, node, log_id, line_offset, time, day, method, status, link, scan, tracking, device) \
+             VALUES ('{domain}', 'a', 8, {}, '2026-11-28 10:00:00', '2026-11-28', 'GET', 302, 'H83if', 1, 'n', 'phone')",
+            domain.len()
+        ))
+        .await;
+    }
+    assert_eq!(shares("0x1f.ie").await, "phone\t3\ntablet\t1\n");
+    assert_eq!(shares("b.example").await, "phone\t1\n");
+    assert_eq!(of("b.example").await, "1\t1\t0\t1\t0\n");
 }
 
 /// Bad input: one line, exit 2, and nothing made beside a foreign table.
@@ -403,13 +569,13 @@ async fn a_log_loaded_twice_counts_as_stats_counts_it_once() {
     assert_eq!(docs, "1\n", "a path below a link counts under it");
     let row = ch
         .must(
-            "SELECT node, device, os, browser, client_ip != '' FROM qrtag.scans FINAL \
+            "SELECT node, device, os, browser, client_ip != '', domain FROM qrtag.scans FINAL \
              WHERE link = 'tag01' AND scan = 1 LIMIT 1 FORMAT TSV",
         )
         .await;
     assert!(
-        row.starts_with("edge-1\tphone\tiOS 17\tMobile Safari\t1"),
-        "{row}"
+        row.starts_with("edge-1\tphone\tiOS 17\tMobile Safari\t1\t0x1f.ie\n"),
+        "the default domain's host: {row}"
     );
 }
 

@@ -20,13 +20,17 @@ fn text(out: &[u8]) -> String {
 }
 
 /// The `remote_servers`, `zookeeper` and `macros` of node `n` (0-based)
-/// of a cluster `three` of one replica a shard.
+/// of a cluster `three` of one replica a shard. `internal_replication`,
+/// as ClickHouse's guide sets it for `Replicated*` tables behind a
+/// `Distributed` one: 18.16 refuses an `ALTER … ON CLUSTER` of such a
+/// table (the upgrade's) without it.
 fn cluster_config(all: &[Ports], n: usize, zk: u16) -> String {
     let shards: String = all
         .iter()
         .map(|p| {
             format!(
-                "<shard><replica><host>127.0.0.1</host><port>{}</port></replica></shard>",
+                "<shard><internal_replication>true</internal_replication>\
+                 <replica><host>127.0.0.1</host><port>{}</port></replica></shard>",
                 p.tcp
             )
         })
@@ -68,7 +72,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(
-        said.contains("(cluster three)") && said.contains("schema version 2: created"),
+        said.contains("(cluster three)") && said.contains("schema version 3: created"),
         "{said}"
     );
     for node in &nodes {
@@ -76,7 +80,8 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
             node.must("SELECT name, engine FROM system.tables WHERE database = 'qt' ORDER BY name FORMAT TSV")
                 .await,
             "link_days\tDistributed\nlink_days_local\tReplicatedAggregatingMergeTree\n\
-             link_days_mv\tMaterializedView\nscans\tDistributed\nscans_local\tReplicatedReplacingMergeTree\n\
+             link_days_mv\tMaterializedView\nlink_shares\tDistributed\nlink_shares_local\tReplicatedAggregatingMergeTree\n\
+             link_shares_mv\tMaterializedView\nscans\tDistributed\nscans_local\tReplicatedReplacingMergeTree\n\
              schema_version\tReplicatedMergeTree\n",
             "every node has the schema, made on the first"
         );
@@ -91,7 +96,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     ]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(
-        text(&again.stdout).contains("schema version 2: already current"),
+        text(&again.stdout).contains("schema version 3: already current"),
         "{}",
         text(&again.stdout)
     );
@@ -219,4 +224,127 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
         "{}",
         text(&bad.stderr)
     );
+
+    // Schema version 3 (issue 38): a version-2 database on the cluster is
+    // upgraded in place, its rows the default domain's, its counts kept
+    // and its breakdowns filled, read across the shards.
+    for statement in version_2_cluster("old") {
+        nodes[0].must(&statement).await;
+    }
+    for (i, (link, day, device)) in [
+        ("a", "2026-10-05", "phone"),
+        ("a", "2026-11-27", "tablet"),
+        ("a", "2026-11-27", "phone"),
+        ("b", "2026-11-27", "phone"),
+        ("b", "2026-11-28", "desktop"),
+        ("a", "2026-11-28", "phone"),
+    ]
+    .iter()
+    .enumerate()
+    {
+        nodes[i % 3]
+            .must(&format!(
+                "INSERT INTO old.scans (node, log_id, line_offset, time, day, link, scan, tracking, device) \
+                 VALUES ('e', 9, {i}, '{day} 10:00:00', '{day}', '{link}', 1, 'id{i}', '{device}')"
+            ))
+            .await;
+    }
+    support::eventually(std::time::Duration::from_secs(20), || async {
+        nodes[0]
+            .query("SELECT count() FROM old.scans")
+            .await
+            .as_deref()
+            == Ok("6\n")
+    })
+    .await;
+    let out = app.cli(&[
+        "--domain",
+        "0x1f.ie",
+        "setup-clickhouse",
+        "--clickhouse",
+        &nodes[0].url("old"),
+        "--cluster",
+        "three",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("schema version 3: upgraded from 2"),
+        "{}",
+        text(&out.stdout)
+    );
+    for node in &nodes {
+        assert_eq!(
+            node.must(
+                "SELECT domain, link, uniqExactIfMerge(scans), uniqExactIfMerge(scanners) \
+                 FROM old.link_days GROUP BY domain, link ORDER BY link FORMAT TSV"
+            )
+            .await,
+            "0x1f.ie\ta\t4\t4\n0x1f.ie\tb\t2\t2\n",
+            "every node reads the counts it had, under the domain"
+        );
+        assert_eq!(
+            node.must(
+                "SELECT value, uniqExactMerge(scans) FROM old.link_shares \
+                 WHERE domain = '0x1f.ie' AND link = 'a' AND dimension = 'device' \
+                 GROUP BY value ORDER BY value FORMAT TSV"
+            )
+            .await,
+            "phone\t3\ntablet\t1\n"
+        );
+    }
+}
+
+/// Version 2's schema on the cluster as `setup-clickhouse --cluster` made
+/// it before version 3 (`5c45642`).
+fn version_2_cluster(db: &str) -> Vec<String> {
+    use qrtag::clickhouse::schema::{LINK_DAYS_V2_COLUMNS, VERSION_COLUMNS, scans_v2_columns};
+    let cols = |c: &[(&str, &str)]| {
+        c.iter()
+            .map(|(n, t)| format!("{n} {t}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let on = " ON CLUSTER three";
+    vec![
+        format!("CREATE DATABASE IF NOT EXISTS {db}{on}"),
+        format!(
+            "CREATE TABLE {db}.schema_version{on} ({}) ENGINE = \
+             ReplicatedMergeTree('/clickhouse/qrtag/{db}/schema_version', '{{shard}}-{{replica}}') ORDER BY version",
+            cols(VERSION_COLUMNS)
+        ),
+        format!(
+            "CREATE TABLE {db}.scans_local{on} ({}) ENGINE = \
+             ReplicatedReplacingMergeTree('/clickhouse/tables/{{shard}}/{db}/scans_local', '{{replica}}') \
+             PARTITION BY toYYYYMM(day) ORDER BY (node, log_id, line_offset)",
+            cols(scans_v2_columns())
+        ),
+        format!(
+            "CREATE TABLE {db}.scans{on} ({}) ENGINE = \
+             Distributed(three, {db}, scans_local, cityHash64(node, log_id, line_offset))",
+            cols(scans_v2_columns())
+        ),
+        format!(
+            "CREATE TABLE {db}.link_days_local{on} ({}) ENGINE = \
+             ReplicatedAggregatingMergeTree('/clickhouse/tables/{{shard}}/{db}/link_days_local', '{{replica}}') \
+             PARTITION BY toYYYYMM(day) ORDER BY (link, day)",
+            cols(LINK_DAYS_V2_COLUMNS)
+        ),
+        format!(
+            "CREATE MATERIALIZED VIEW {db}.link_days_mv{on} TO {db}.link_days_local AS SELECT \
+             link, day, \
+             uniqExactState(cityHash64(node, log_id, line_offset)) AS requests, \
+             uniqExactIfState(cityHash64(node, log_id, line_offset), scan = 1) AS scans, \
+             uniqExactIfState(cityHash64(node, log_id, line_offset), fallback_scan = 1) AS fallback, \
+             uniqExactIfState(cityHash64(node, log_id, line_offset), bot = 1) AS bots, \
+             uniqExactIfState(tracking, scan = 1 AND tracking != '') AS scanners, \
+             uniqExactIfState(cityHash64(node, log_id, line_offset), method = 'HEAD') AS heads, \
+             uniqExactIfState(cityHash64(node, log_id, line_offset), status = 404) AS not_found \
+             FROM {db}.scans_local GROUP BY link, day"
+        ),
+        format!(
+            "CREATE TABLE {db}.link_days{on} ({}) ENGINE = Distributed(three, {db}, link_days_local)",
+            cols(LINK_DAYS_V2_COLUMNS)
+        ),
+        format!("INSERT INTO {db}.schema_version VALUES (2, now())"),
+    ]
 }

@@ -334,12 +334,12 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
     );
     let index_side = (&index_http, index_console.as_str());
     let ch_side = (&ch_http, ch_console.as_str());
-    // The REST API: every link's numbers (breakdowns aside) and each link's.
+    // The REST API: every link's numbers and breakdowns, and each link's.
     for range in [String::new(), format!("?since={year}")] {
         let (s1, index) = rest(&index_api, &token, &format!("/scans{range}")).await;
         let (s2, answered) = rest(&ch_api, &token, &format!("/scans{range}")).await;
         assert_eq!((s1, s2), (200, 200), "{index} {answered}");
-        for field in ["in_range", "daily", "top"] {
+        for field in ["in_range", "daily", "top", "breakdowns"] {
             assert_eq!(answered[field], index[field], "/scans{range} {field}");
         }
     }
@@ -365,10 +365,17 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
             "not_found",
             "in_range",
             "daily",
+            "breakdowns",
         ] {
             assert_eq!(answered[field], index[field], "{key} {field}");
         }
     }
+    let (_, tag01) = rest(&ch_api, &token, &format!("/links/tag01/scans?since={year}")).await;
+    assert_eq!(
+        tag01["breakdowns"]["dimensions"][0]["values"],
+        serde_json::json!([{"value": "phone", "scans": 7}]),
+        "breakdowns from ClickHouse: {tag01}"
+    );
 
     // The link pages: the numbers and the chart, for two periods.
     for key in ["tag01", "docs", "promo", "quiet", "gig"] {
@@ -390,6 +397,28 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
                 assert_eq!(value_of(&want, "fallback"), Some(2), "{want:?}");
             }
         }
+    }
+    // The breakdowns, as the pages' CSV downloads give them.
+    for key in ["tag01", "docs", "promo", "quiet", "gig"] {
+        let (index, answered) = both(
+            index_side,
+            ch_side,
+            &format!("/link/breakdowns.csv?key={key}"),
+        )
+        .await;
+        assert_eq!(answered, index, "{key}'s breakdowns");
+        if key == "tag01" {
+            assert!(answered.lines().count() > 3, "{answered}");
+        }
+    }
+    for days in ["30", "365"] {
+        let (index, answered) = both(
+            index_side,
+            ch_side,
+            &format!("/dashboard/breakdowns.csv?days={days}"),
+        )
+        .await;
+        assert_eq!(answered, index, "all links' breakdowns, {days} days");
     }
     // The dashboard: totals, the chart and the busiest links.
     for days in ["30", "365"] {

@@ -33,13 +33,32 @@ pub struct SetupClickhouseArgs {
     pub cluster: Option<ClusterName>,
 }
 
-pub async fn run(args: &SetupClickhouseArgs) -> anyhow::Result<ExitCode> {
+/// The host a command's ClickHouse rows are of (schema version 3): the
+/// global `--domain`, else the default domain's (the configuration's
+/// default `[[domains]]` host, else the public URL's), else none.
+pub fn domain_host(cli: &super::Cli) -> String {
+    if let Some(host) = cli
+        .domain
+        .as_ref()
+        .or(cli.origin.config.domains.default_host.as_ref())
+    {
+        return host.as_str().to_owned();
+    }
+    cli.public_url
+        .as_ref()
+        .and_then(|u| url::Url::parse(u.origin()).ok())
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+pub async fn run(cli: &super::Cli, args: &SetupClickhouseArgs) -> anyhow::Result<ExitCode> {
     let client = Client::new(args.clickhouse.clone(), Duration::from_secs(30));
     let layout = match &args.cluster {
         Some(name) => Layout::Cluster(name.clone()),
         None => Layout::Single,
     };
-    let report = match setup::setup(&client, args.retention_days, &layout).await {
+    let report = match setup::setup(&client, args.retention_days, &layout, &domain_host(cli)).await
+    {
         Ok(r) => r,
         Err(e) if e.is_usage() => return Err(UsageError(e.to_string()).into()),
         Err(e) => return Err(e.into()),

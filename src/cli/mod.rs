@@ -2129,7 +2129,7 @@ async fn run_command(cli: &Cli) -> anyhow::Result<ExitCode> {
         Command::Resolve { rules, urls, plain } => resolve::run(rules, urls, *plain),
         Command::Stats(args) => stats::run(cli, args).await,
         Command::Setup(args) => setup::run(&cli.store.settings(), args).await,
-        Command::SetupClickhouse(args) => clickhouse::run(args).await,
+        Command::SetupClickhouse(args) => clickhouse::run(cli, args).await,
         Command::Export(args) => transfer::export(cli, args).await,
         Command::Import(args) => transfer::import(cli, args).await,
         Command::Didcomm { command } => didcomm::run(cli, command),

@@ -13,6 +13,9 @@ use crate::store;
 use crate::values::usage::UsageError;
 
 pub async fn run(cli: &Cli, args: &StatsArgs) -> anyhow::Result<ExitCode> {
+    if let Some(url) = &args.scans_from {
+        return scans_from(cli, url, args).await;
+    }
     let files = if args.files.is_empty() {
         // Issue 36: `--domain`'s own access log, as the configuration
         // file names it.
@@ -29,7 +32,8 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> anyhow::Result<ExitCode> {
     };
     let links = links(cli).await?;
     if let Some(url) = &args.load_into {
-        return load_into(url, args, &files, links).await;
+        let domain = super::clickhouse::domain_host(cli);
+        return load_into(url, args, &files, links, domain).await;
     }
     let args = StatsArgs {
         time_zone: cli.time_zone,
@@ -111,6 +115,7 @@ async fn load_into(
     args: &StatsArgs,
     files: &[PathBuf],
     links: Result<LinkKeys, String>,
+    domain: String,
 ) -> anyhow::Result<ExitCode> {
     use crate::clickhouse::load::{self, LoadSettings};
     use crate::clickhouse::{ClickHouseUrl, Client};
@@ -128,6 +133,7 @@ async fn load_into(
             .as_ref()
             .map(|n| n.as_str().to_owned())
             .unwrap_or_default(),
+        domain,
         links: links.ok(),
         geo,
     };
@@ -151,5 +157,30 @@ async fn load_into(
             String::new()
         }
     );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `--scans-from` (issue 38): the report from ClickHouse, printed as one
+/// from logs is. A flag without a ClickHouse counterpart, the URL, the
+/// credentials or the schema at fault is a usage error (exit 2).
+async fn scans_from(cli: &Cli, url: &str, args: &StatsArgs) -> anyhow::Result<ExitCode> {
+    use crate::clickhouse::report::{self, ReportError};
+    use crate::clickhouse::{ClickHouseUrl, Client};
+    let url = ClickHouseUrl::parse(url).map_err(|e| UsageError(format!("--scans-from: {e}")))?;
+    let args = StatsArgs {
+        time_zone: cli.time_zone,
+        ..args.clone()
+    };
+    let asked = report::asked(&args, super::clickhouse::domain_host(cli)).map_err(UsageError)?;
+    let client = Client::new(url, std::time::Duration::from_secs(60));
+    let made = match report::report(&client, &asked).await {
+        Ok(r) => r,
+        Err(e) if e.is_usage() => return Err(UsageError(e.to_string()).into()),
+        Err(e @ ReportError::NoKey(_)) => anyhow::bail!("{e}"),
+        Err(e) => return Err(e.into()),
+    };
+    let mut out = std::io::stdout().lock();
+    crate::stats::output::write(&made, args.format, asked.period.is_some(), &mut out)
+        .and_then(|()| std::io::Write::flush(&mut out))?;
     Ok(ExitCode::SUCCESS)
 }

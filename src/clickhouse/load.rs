@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use super::client::{ClickHouseError, Client};
 use super::row;
-use super::rows::RowMaker;
+use super::rows::{LogSource, RowMaker};
 use super::setup::{self, SetupError};
 use crate::stats::attribute::LinkKeys;
 use crate::stats::dimensions::place::GeoDb;
@@ -51,6 +51,9 @@ pub struct LoadSettings {
     /// The node whose log these are, as its `serve --node-name` (empty for
     /// a node without a name), so back-filled rows meet the sink's.
     pub node: String,
+    /// The host of the domain whose logs these are (`--domain`, else the
+    /// default domain's), as the sink writes it.
+    pub domain: String,
     /// The store's links, for the link a path below a hierarchical key
     /// counts under; `None` counts every path under its own key.
     pub links: Option<LinkKeys>,
@@ -74,12 +77,11 @@ pub async fn load(
 ) -> Result<LoadReport, LoadError> {
     setup::check_schema(client).await?;
     let links = settings.links;
-    let mut rows = RowMaker::new(
-        settings.node,
-        Box::new(move |key| links.as_ref().is_some_and(|l| l.contains(key))),
-        settings.geo,
-    )
-    .map_err(LoadError::Rules)?;
+    let source = LogSource {
+        domain: settings.domain,
+        is_link: Box::new(move |key| links.as_ref().is_some_and(|l| l.contains(key))),
+    };
+    let mut rows = RowMaker::new(settings.node, settings.geo).map_err(LoadError::Rules)?;
     let mut report = LoadReport::default();
     let mut batch = Vec::new();
     let mut in_batch = 0usize;
@@ -109,7 +111,7 @@ pub async fn load(
                 continue;
             }
             let id = *log_id.get_or_insert_with(|| row::log_id(&buf));
-            if rows.write(&mut batch, id, at, &buf) {
+            if rows.write(&mut batch, &source, id, at, &buf) {
                 in_batch += 1;
             } else {
                 report.skipped += 1;

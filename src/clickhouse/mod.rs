@@ -7,10 +7,12 @@
 pub mod client;
 pub mod load;
 pub mod read;
+pub mod report;
 pub mod row;
 pub mod rows;
 pub mod schema;
 pub mod setup;
+pub mod shares;
 pub mod sink;
 pub mod url;
 

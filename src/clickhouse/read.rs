@@ -5,12 +5,43 @@
 //! since schema version 2), so a link's page costs its days, not the rows
 //! of `scans`, which is ordered by line identity, not by link.
 //!
-//! Which links a query reads is written in one place, [`links_where`], so
-//! a column that narrows them (a domain) is one line there.
+//! Which links a query reads is written in one place, [`links_where`]:
+//! always one domain's (schema version 3 keys the aggregates by domain
+//! first, so the same key on two domains is two links).
 
 use chrono::NaiveDate;
 
 use super::client::{ClickHouseError, Client};
+
+/// One domain's scans in ClickHouse, which every read here names.
+#[derive(Clone)]
+pub struct DomainScans {
+    pub client: Client,
+    /// The host its rows carry (`sink::TappedLog`, `--load-into --domain`).
+    pub domain: String,
+    /// The time zone and places its breakdowns are shown in, as the scan
+    /// index's (`serve --time-zone`, `--geoip-db`).
+    pub basis: crate::scan_index::Basis,
+}
+
+impl DomainScans {
+    /// A key's breakdowns of all time ([`super::shares::key_shares`]).
+    pub async fn key_shares(
+        &self,
+        key: &str,
+    ) -> Result<crate::scan_index::Shares, ClickHouseError> {
+        super::shares::key_shares(&self.client, &self.domain, key, &self.basis).await
+    }
+
+    /// All links' breakdowns over the days `from..=to`.
+    pub async fn day_shares(
+        &self,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<crate::scan_index::Shares, ClickHouseError> {
+        super::shares::day_shares(&self.client, &self.domain, from, to, &self.basis).await
+    }
+}
 
 /// One link's numbers, as the scan index gives them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -65,8 +96,8 @@ pub enum Links<'a> {
 
 /// The one `WHERE` condition naming the links a query reads (pure): every
 /// query of this module filters `link_days` through it.
-pub fn links_where(links: Links<'_>) -> String {
-    match links {
+pub fn links_where(domain: &str, links: Links<'_>) -> String {
+    let links = match links {
         Links::One(key) => format!("link = {}", literal(key)),
         Links::These([]) => "0".to_owned(),
         Links::These(keys) => format!(
@@ -77,7 +108,8 @@ pub fn links_where(links: Links<'_>) -> String {
                 .join(", ")
         ),
         Links::All => "1".to_owned(),
-    }
+    };
+    format!("domain = {} AND {links}", literal(domain))
 }
 
 fn unexpected(client: &Client) -> impl Fn(String) -> ClickHouseError + '_ {
@@ -103,14 +135,14 @@ fn key_rows(text: &str, want: usize) -> Result<Vec<(String, Vec<u64>)>, String> 
     text.lines()
         .map(|row| {
             let (key, rest) = row.split_once('\t').ok_or_else(|| row.to_owned())?;
-            Ok((unescape_tsv(key), numbers(rest, want)?))
+            Ok((unescape(key), numbers(rest, want)?))
         })
         .collect()
 }
 
 /// A TSV field as ClickHouse escapes it (`\\`, `\t`, `\n`, `\'`…) back to
 /// its text (pure).
-fn unescape_tsv(field: &str) -> String {
+pub(super) fn unescape(field: &str) -> String {
     let mut out = String::with_capacity(field.len());
     let mut chars = field.chars();
     while let Some(c) = chars.next() {
@@ -156,12 +188,13 @@ fn with_quiet_days(
 /// `key`'s numbers of all time, and its scans a day from `since`: two
 /// queries at once, each over the link's rows of `link_days` alone.
 pub async fn link_numbers(
-    client: &Client,
+    scans: &DomainScans,
     key: &str,
     since: NaiveDate,
     today: NaiveDate,
 ) -> Result<LinkNumbers, ClickHouseError> {
-    let link = links_where(Links::One(key));
+    let client = &scans.client;
+    let link = links_where(&scans.domain, Links::One(key));
     let to = today.max(since);
     let totals = format!(
         "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots), \
@@ -193,14 +226,15 @@ pub async fn link_numbers(
 /// Each of `keys`' scans since `since` (inclusive), in their order: one
 /// query over those links' rows of the days since.
 pub async fn scans_since(
-    client: &Client,
+    scans: &DomainScans,
     keys: &[&str],
     since: NaiveDate,
 ) -> Result<Vec<u64>, ClickHouseError> {
+    let client = &scans.client;
     if keys.is_empty() {
         return Ok(Vec::new());
     }
-    let links = links_where(Links::These(keys));
+    let links = links_where(&scans.domain, Links::These(keys));
     let text = client
         .query(&format!(
             "SELECT link, uniqExactIfMerge(scans) FROM link_days WHERE {links} \
@@ -212,11 +246,12 @@ pub async fn scans_since(
 }
 
 /// Each of `keys`' scans sent to its fallback, of all time, in their order.
-pub async fn fallback_of(client: &Client, keys: &[&str]) -> Result<Vec<u64>, ClickHouseError> {
+pub async fn fallback_of(scans: &DomainScans, keys: &[&str]) -> Result<Vec<u64>, ClickHouseError> {
+    let client = &scans.client;
     if keys.is_empty() {
         return Ok(Vec::new());
     }
-    let links = links_where(Links::These(keys));
+    let links = links_where(&scans.domain, Links::These(keys));
     let text = client
         .query(&format!(
             "SELECT link, uniqExactIfMerge(fallback) FROM link_days WHERE {links} \
@@ -243,11 +278,12 @@ fn in_order(keys: &[&str], got: &[(String, Vec<u64>)], column: usize) -> Vec<u64
 /// by key, as the scan index ranks them. Reads every link's rows of the
 /// days since (there is no per-day aggregate of all links to rank from).
 pub async fn top_keys(
-    client: &Client,
+    scans: &DomainScans,
     since: NaiveDate,
     n: usize,
 ) -> Result<Vec<(String, u64)>, ClickHouseError> {
-    let links = links_where(Links::All);
+    let client = &scans.client;
+    let links = links_where(&scans.domain, Links::All);
     let text = client
         .query(&format!(
             "SELECT link, uniqExactIfMerge(scans) AS n FROM link_days WHERE {links} \
@@ -263,11 +299,12 @@ pub async fn top_keys(
 /// their scans sent to a fallback over those days: each link's count a
 /// day, added up (a line counts under one link, so the sum is exact).
 pub async fn daily_totals(
-    client: &Client,
+    scans: &DomainScans,
     since: NaiveDate,
     today: NaiveDate,
 ) -> Result<DailyTotals, ClickHouseError> {
-    let links = links_where(Links::All);
+    let client = &scans.client;
+    let links = links_where(&scans.domain, Links::All);
     let to = today.max(since);
     let text = client
         .query(&format!(
@@ -315,14 +352,21 @@ mod tests {
     }
 
     #[test]
-    fn every_query_names_its_links_through_one_condition() {
-        assert_eq!(links_where(Links::One("a'b")), r"link = 'a\'b'");
+    fn every_query_names_its_domain_and_links_through_one_condition() {
+        let d = "go.brand-a.com";
         assert_eq!(
-            links_where(Links::These(&["a", "b/c"])),
-            "link IN ('a', 'b/c')"
+            links_where(d, Links::One("a'b")),
+            r"domain = 'go.brand-a.com' AND link = 'a\'b'"
         );
-        assert_eq!(links_where(Links::These(&[])), "0");
-        assert_eq!(links_where(Links::All), "1");
+        assert_eq!(
+            links_where(d, Links::These(&["a", "b/c"])),
+            "domain = 'go.brand-a.com' AND link IN ('a', 'b/c')"
+        );
+        assert_eq!(
+            links_where(d, Links::These(&[])),
+            "domain = 'go.brand-a.com' AND 0"
+        );
+        assert_eq!(links_where("it's", Links::All), r"domain = 'it\'s' AND 1");
     }
 
     #[test]

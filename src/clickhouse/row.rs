@@ -13,6 +13,9 @@ use crate::access_log::format::{LogLine, decode_lossy};
 /// Where a line comes from: the identity that makes a row sent twice one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Origin<'a> {
+    /// The host of the domain whose access log the line is in (schema
+    /// version 3), so several domains' scans share the tables apart.
+    pub domain: &'a str,
     pub node: &'a str,
     /// The log file's identity (see [`log_id`]).
     pub log_id: u64,
@@ -64,6 +67,7 @@ struct Row<'a> {
     region: &'a str,
     city: &'a str,
     referrer_host: &'a str,
+    domain: &'a str,
 }
 
 /// The identity of a log file: the first 8 bytes of the SHA-256 of its
@@ -110,6 +114,7 @@ pub fn write_row(out: &mut Vec<u8>, origin: Origin<'_>, line: &LogLine<'_>, d: &
         region: d.region,
         city: d.city,
         referrer_host: d.referrer_host,
+        domain: origin.domain,
     };
     // Writing to a Vec fails only on a serializer error, which these
     // field types cannot give.
@@ -129,6 +134,7 @@ mod tests {
         let line = parse_line(text).expect("a valid line");
         let mut out = Vec::new();
         let origin = Origin {
+            domain: "0x1f.ie",
             node: "edge-1",
             log_id: 7,
             line_offset: 120,
@@ -149,6 +155,7 @@ mod tests {
         assert_eq!(v["user_agent"], "Mozilla/5.0");
         assert_eq!(v["scan"], 1);
         assert_eq!(v["line_offset"], 120);
+        assert_eq!(v["domain"], "0x1f.ie");
         let names: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
         let mut want: Vec<&str> = super::super::schema::SCANS_COLUMNS
             .iter()

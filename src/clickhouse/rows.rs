@@ -11,7 +11,14 @@ use crate::stats::dimensions::{Deriver, Dimension, device};
 
 /// Whether a key is a link's: the store's keys for a load, the served
 /// snapshot for the sink.
-pub type IsLink = Box<dyn Fn(&str) -> bool + Send>;
+pub type IsLink = Box<dyn Fn(&str) -> bool + Send + Sync>;
+
+/// One domain's log: its host, written in each row, and its links, the
+/// keys a line counts under (each domain has its own).
+pub struct LogSource {
+    pub domain: String,
+    pub is_link: IsLink,
+}
 
 /// What turns a line into a row, with the caches that make it cheap
 /// (the deriver's names and the bot verdicts).
@@ -19,27 +26,33 @@ pub struct RowMaker {
     deriver: Deriver,
     bots: BotFilter,
     node: String,
-    is_link: IsLink,
     has_geo: bool,
     values: [String; 7],
 }
 
 impl RowMaker {
     /// Compiles the User-Agent rules (a second or so): an error is their text.
-    pub fn new(node: String, is_link: IsLink, geo: Option<GeoDb>) -> Result<Self, String> {
+    pub fn new(node: String, geo: Option<GeoDb>) -> Result<Self, String> {
         let parser = device::Parser::new().map_err(|e| e.to_string())?;
         Ok(RowMaker {
             has_geo: geo.is_some(),
             deriver: Deriver::new(chrono_tz::UTC, Some(parser), geo),
             bots: BotFilter::new(),
             node,
-            is_link,
             values: Default::default(),
         })
     }
 
-    /// Appends `line`'s row; false for a line that is not an access-log line.
-    pub fn write(&mut self, out: &mut Vec<u8>, log_id: u64, line_offset: u64, line: &[u8]) -> bool {
+    /// Appends `line`'s row, a line of `source`'s log; false for a line
+    /// that is not an access-log line.
+    pub fn write(
+        &mut self,
+        out: &mut Vec<u8>,
+        source: &LogSource,
+        log_id: u64,
+        line_offset: u64,
+        line: &[u8],
+    ) -> bool {
         let Ok(line) = parse_line_bytes(line) else {
             return false;
         };
@@ -60,7 +73,7 @@ impl RowMaker {
             }
             self.deriver.value(*dim, &line, counted.bot, value);
         }
-        let link = link_key(line.key(), &self.is_link);
+        let link = link_key(line.key(), &source.is_link);
         let [device, os, browser, referrer_host, country, region, city] = &self.values;
         let derived = Derived {
             link,
@@ -76,6 +89,7 @@ impl RowMaker {
             referrer_host,
         };
         let origin = Origin {
+            domain: &source.domain,
             node: &self.node,
             log_id,
             line_offset,

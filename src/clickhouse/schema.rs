@@ -29,6 +29,16 @@
 //! to every node of the cluster (one ZooKeeper path, not one a shard), so
 //! any node answers the version.
 //!
+//! Version 3 (issue 38) keys both aggregates by `domain`, the host whose
+//! access log a line is in, and adds `link_shares`: per domain, link and
+//! day, the scans of each value of each breakdown (device, OS, browser,
+//! places, referrer host, and the UTC quarter-hour the hour × weekday map
+//! is drawn from in any time zone), as `uniqExact` states of the line
+//! identity like `link_days`' (bots left out, a row sent twice counted
+//! once). A link's breakdowns then cost its distinct values × days, not
+//! its scans. `link_days` also keeps a day's first and last scan time
+//! (`minIf`/`maxIf` of time × 10 + tenths), which `qrtag stats` prints.
+//!
 //! Not used, because 18.16 lacks or fences them: `LowCardinality` (behind
 //! `allow_experimental_low_cardinality_type`), `DateTime64` (20.1), table
 //! `TTL` (19.6: emitted only by [`ttl_clause`] for a server that has it).
@@ -36,8 +46,10 @@
 /// The version this build creates and understands. Version 2 added
 /// `heads` and `not_found` to `link_days`, so a link's page reads every
 /// number it shows from the per-day aggregate instead of the link's rows
-/// of `scans`, which is ordered by line identity, not by link.
-pub const VERSION: u32 = 2;
+/// of `scans`, which is ordered by line identity, not by link. Version 3
+/// added `domain` to `scans` and to the aggregates' keys, the first and
+/// last scan to `link_days`, and `link_shares`.
+pub const VERSION: u32 = 3;
 
 /// Columns of `scans`, in order, as `system.columns` reports them.
 pub const SCANS_COLUMNS: &[(&str, &str)] = &[
@@ -67,9 +79,31 @@ pub const SCANS_COLUMNS: &[(&str, &str)] = &[
     ("region", "String"),
     ("city", "String"),
     ("referrer_host", "String"),
+    ("domain", "String"),
 ];
 
+/// `scans`' columns before version 3: all but `domain`, the last.
+pub fn scans_v2_columns() -> &'static [(&'static str, &'static str)] {
+    &SCANS_COLUMNS[..SCANS_COLUMNS.len() - 1]
+}
+
 pub const LINK_DAYS_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("link", "String"),
+    ("day", "Date"),
+    ("requests", "AggregateFunction(uniqExact, UInt64)"),
+    ("scans", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
+    ("fallback", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
+    ("bots", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
+    ("scanners", "AggregateFunction(uniqExactIf, String, UInt8)"),
+    ("heads", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
+    ("not_found", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
+    ("first_scan", "AggregateFunction(minIf, UInt64, UInt8)"),
+    ("last_scan", "AggregateFunction(maxIf, UInt64, UInt8)"),
+];
+
+/// `link_days`' columns in version 2: keyed by link and day only.
+pub const LINK_DAYS_V2_COLUMNS: &[(&str, &str)] = &[
     ("link", "String"),
     ("day", "Date"),
     ("requests", "AggregateFunction(uniqExact, UInt64)"),
@@ -81,7 +115,24 @@ pub const LINK_DAYS_COLUMNS: &[(&str, &str)] = &[
     ("not_found", "AggregateFunction(uniqExactIf, UInt64, UInt8)"),
 ];
 
-/// `link_days`' columns in version 1: all but the last [`ADDED_IN_2`].
+/// `link_shares`' columns (version 3): one row per domain, link, day,
+/// dimension and value.
+pub const LINK_SHARES_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("link", "String"),
+    ("day", "Date"),
+    ("dimension", "String"),
+    ("value", "String"),
+    ("scans", "AggregateFunction(uniqExact, UInt64)"),
+];
+
+/// The `dimension` of `link_shares` rows whose value is the scan's UTC
+/// quarter-hour of its day (0–95): every time zone's offset is a whole
+/// number of quarter-hours, so the hour × weekday map of any zone is
+/// drawn from these rows when read.
+pub const QUARTER: &str = "quarter";
+
+/// `link_days`' columns in version 1: version 2's but the last [`ADDED_IN_2`].
 pub const LINK_DAYS_V1_COLUMNS: &[(&str, &str)] = &[
     ("link", "String"),
     ("day", "Date"),
@@ -95,6 +146,24 @@ pub const LINK_DAYS_V1_COLUMNS: &[(&str, &str)] = &[
 /// How many of `link_days`' last columns version 2 added.
 pub const ADDED_IN_2: usize = 2;
 
+/// Whether `found` are the columns of an older version's `table` (or of
+/// this one's, met before the version is recorded): what setup accepts
+/// before it upgrades.
+pub fn older_columns(table: &str, found: &[(String, String)]) -> bool {
+    let variants: &[&[(&str, &str)]] = match table {
+        "scans" | "scans_local" => &[SCANS_COLUMNS, scans_v2_columns()],
+        "link_days" | "link_days_local" => &[
+            LINK_DAYS_COLUMNS,
+            LINK_DAYS_V2_COLUMNS,
+            LINK_DAYS_V1_COLUMNS,
+        ],
+        _ => &[],
+    };
+    variants
+        .iter()
+        .any(|want| check_columns(table, found, want).is_ok())
+}
+
 pub const VERSION_COLUMNS: &[(&str, &str)] = &[("version", "UInt32"), ("applied", "DateTime")];
 
 /// The tables qrtag owns, with the columns each must have.
@@ -104,6 +173,8 @@ pub const TABLES: &[(&str, &[(&str, &str)])] = &[
     ("link_days", LINK_DAYS_COLUMNS),
     ("scans_local", SCANS_COLUMNS),
     ("link_days_local", LINK_DAYS_COLUMNS),
+    ("link_shares", LINK_SHARES_COLUMNS),
+    ("link_shares_local", LINK_SHARES_COLUMNS),
 ];
 
 /// One server, or a cluster named in the servers' `remote_servers`.
@@ -191,63 +262,111 @@ pub fn create_statements(
 }
 
 /// `link_days`' states of `scans` rows, in its column order.
-const LINK_DAYS_STATES: &str = "link, day, \
+const LINK_DAYS_STATES: &str = "domain, link, day, \
      uniqExactState(cityHash64(node, log_id, line_offset)) AS requests, \
      uniqExactIfState(cityHash64(node, log_id, line_offset), scan = 1) AS scans, \
      uniqExactIfState(cityHash64(node, log_id, line_offset), fallback_scan = 1) AS fallback, \
      uniqExactIfState(cityHash64(node, log_id, line_offset), bot = 1) AS bots, \
      uniqExactIfState(tracking, scan = 1 AND tracking != '') AS scanners, \
      uniqExactIfState(cityHash64(node, log_id, line_offset), method = 'HEAD') AS heads, \
-     uniqExactIfState(cityHash64(node, log_id, line_offset), status = 404) AS not_found";
+     uniqExactIfState(cityHash64(node, log_id, line_offset), status = 404) AS not_found, \
+     minIfState(toUInt64(time) * 10 + tenths, scan = 1) AS first_scan, \
+     maxIfState(toUInt64(time) * 10 + tenths, scan = 1) AS last_scan";
+
+/// `link_shares`' states: a scan row made into one row per dimension by
+/// `ARRAY JOIN`, bots (never scans) and other requests left out.
+const LINK_SHARES_STATES: &str = "domain, link, day, share.1 AS dimension, share.2 AS value, \
+     uniqExactState(cityHash64(node, log_id, line_offset)) AS scans";
+
+const LINK_SHARES_JOIN: &str = "ARRAY JOIN [('device', device), ('os', os), \
+     ('browser', browser), ('country', country), ('region', region), ('city', city), \
+     ('referrer', referrer_host), \
+     ('quarter', toString(intDiv(toUInt32(time) % 86400, 900)))] AS share \
+     WHERE scan = 1";
+
+const LINK_DAYS_KEY: &str = "domain, link, day";
+const LINK_SHARES_KEY: &str = "domain, link, day, dimension, value";
 
 /// `link_days`' materialized view reading `source` into `target`.
 fn link_days_view(db: &str, on_cluster: &str, target: &str, source: &str) -> String {
     format!(
         "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.link_days_mv{on_cluster} TO {db}.{target} AS SELECT \
-         {LINK_DAYS_STATES} FROM {db}.{source} GROUP BY link, day"
+         {LINK_DAYS_STATES} FROM {db}.{source} GROUP BY {LINK_DAYS_KEY}"
     )
 }
 
-/// The steps from version 1 that come before [`create_statements`]: the
-/// view dropped (it is made again reading the new columns) and the
-/// columns `link_days` lacks added (18.16 has no `ADD COLUMN IF NOT
-/// EXISTS`, so `missing` names those the server reported absent).
-pub fn upgrade_from_1(db: &str, layout: &Layout, missing: &[&str]) -> Vec<String> {
-    let (on, tables): (String, &[&str]) = match layout {
-        Layout::Single => (String::new(), &["link_days"]),
+/// `link_shares`' materialized view reading `source` into `target`.
+fn link_shares_view(db: &str, on_cluster: &str, target: &str, source: &str) -> String {
+    format!(
+        "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.link_shares_mv{on_cluster} TO {db}.{target} AS SELECT \
+         {LINK_SHARES_STATES} FROM {db}.{source} {LINK_SHARES_JOIN} GROUP BY {LINK_SHARES_KEY}"
+    )
+}
+
+/// What an upgrade from version 1 or 2 finds: whether `scans` has its
+/// `domain` column already (an upgrade cut short, run again).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Found {
+    pub scans_has_domain: bool,
+}
+
+/// The steps from version 1 or 2 that come before [`create_statements`]:
+/// the views dropped, `scans` given `domain` (its rows so far get
+/// `domain`, the default domain's host, as the column's default), and
+/// `link_days` dropped, since its key gains the domain and no `ALTER`
+/// of 18.16 changes a key's leading column: [`refill_month`] makes it
+/// again from `scans`, whose rows are the record it was made from.
+///
+/// On a cluster the `Distributed` `scans`, which holds no rows, is
+/// dropped and made again rather than altered: 18.16 runs an `ALTER … ON
+/// CLUSTER` of a table only where the cluster's `internal_replication`
+/// matches the table's replication, and `scans_local` (replicated) needs
+/// it set, which a plain `Distributed` table then refuses.
+pub fn upgrade_to_3(db: &str, layout: &Layout, found: Found, domain: &str) -> Vec<String> {
+    let (on, altered, dropped): (String, &str, &[&str]) = match layout {
+        Layout::Single => (String::new(), "scans", &["link_days"]),
         Layout::Cluster(c) => (
             format!(" ON CLUSTER {}", c.as_str()),
-            &["link_days_local", "link_days"],
+            "scans_local",
+            &["scans", "link_days", "link_days_local"],
         ),
     };
-    let mut out = vec![format!("DROP TABLE IF EXISTS {db}.link_days_mv{on}")];
-    let adds: Vec<String> = LINK_DAYS_COLUMNS
-        .iter()
-        .filter(|(n, _)| missing.contains(n))
-        .map(|(n, t)| format!("ADD COLUMN {n} {t}"))
-        .collect();
-    if !adds.is_empty() {
-        for table in tables {
-            out.push(format!("ALTER TABLE {db}.{table}{on} {}", adds.join(", ")));
-        }
+    let mut out = vec![
+        format!("DROP TABLE IF EXISTS {db}.link_days_mv{on}"),
+        format!("DROP TABLE IF EXISTS {db}.link_shares_mv{on}"),
+    ];
+    if !found.scans_has_domain {
+        out.push(format!(
+            "ALTER TABLE {db}.{altered}{on} ADD COLUMN domain String DEFAULT {}",
+            super::read::literal(domain)
+        ));
+    }
+    for table in dropped {
+        out.push(format!("DROP TABLE IF EXISTS {db}.{table}{on}"));
     }
     out
 }
 
 /// After an upgrade, the states of every row already in `scans` for one
-/// month (`YYYYMM`), added to `link_days` again: `uniqExact` states merge
-/// by union, so the counts it had stay exact and the new columns fill in.
-/// On a cluster into the node's `link_days_local`, read from every shard:
-/// the `Distributed` `link_days` merges states across shards the same way.
-pub fn refill_month(db: &str, layout: &Layout, month: u32) -> String {
-    let target = match layout {
-        Layout::Single => "link_days",
-        Layout::Cluster(_) => "link_days_local",
+/// month (`YYYYMM`), added to `link_days` and `link_shares` again:
+/// `uniqExact` states merge by union, so a row the views also saw counts
+/// once. On a cluster into the node's `_local` tables, read from every
+/// shard: the `Distributed` tables merge states across shards the same way.
+pub fn refill_month(db: &str, layout: &Layout, month: u32) -> [String; 2] {
+    let local = match layout {
+        Layout::Single => "",
+        Layout::Cluster(_) => "_local",
     };
-    format!(
-        "INSERT INTO {db}.{target} SELECT {LINK_DAYS_STATES} FROM {db}.scans \
-         WHERE toYYYYMM(day) = {month} GROUP BY link, day"
-    )
+    [
+        format!(
+            "INSERT INTO {db}.link_days{local} SELECT {LINK_DAYS_STATES} FROM {db}.scans \
+             WHERE toYYYYMM(day) = {month} GROUP BY {LINK_DAYS_KEY}"
+        ),
+        format!(
+            "INSERT INTO {db}.link_shares{local} SELECT {LINK_SHARES_STATES} FROM {db}.scans \
+             {LINK_SHARES_JOIN} AND toYYYYMM(day) = {month} GROUP BY {LINK_SHARES_KEY}"
+        ),
+    ]
 }
 
 /// The cluster's statements, each `ON CLUSTER` so every node gets it. The
@@ -284,7 +403,7 @@ fn cluster_statements(
         format!(
             "CREATE TABLE IF NOT EXISTS {db}.link_days_local{on} ({}) ENGINE = \
              ReplicatedAggregatingMergeTree('/clickhouse/tables/{{shard}}/{db}/link_days_local', '{{replica}}') \
-             PARTITION BY toYYYYMM(day) ORDER BY (link, day){day_ttl}",
+             PARTITION BY toYYYYMM(day) ORDER BY ({LINK_DAYS_KEY}){day_ttl}",
             columns(LINK_DAYS_COLUMNS)
         ),
         link_days_view(db, &on, "link_days_local", "scans_local"),
@@ -292,6 +411,18 @@ fn cluster_statements(
             "CREATE TABLE IF NOT EXISTS {db}.link_days{on} ({}) ENGINE = \
              Distributed({cluster}, {db}, link_days_local)",
             columns(LINK_DAYS_COLUMNS)
+        ),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.link_shares_local{on} ({}) ENGINE = \
+             ReplicatedAggregatingMergeTree('/clickhouse/tables/{{shard}}/{db}/link_shares_local', '{{replica}}') \
+             PARTITION BY toYYYYMM(day) ORDER BY ({LINK_SHARES_KEY}){day_ttl}",
+            columns(LINK_SHARES_COLUMNS)
+        ),
+        link_shares_view(db, &on, "link_shares_local", "scans_local"),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.link_shares{on} ({}) ENGINE = \
+             Distributed({cluster}, {db}, link_shares_local)",
+            columns(LINK_SHARES_COLUMNS)
         ),
     ]
 }
@@ -312,10 +443,16 @@ fn single_statements(db: &str, ttl_days: Option<u32>, release: (u32, u32)) -> Ve
         ),
         format!(
             "CREATE TABLE IF NOT EXISTS {db}.link_days ({}) ENGINE = AggregatingMergeTree() \
-             PARTITION BY toYYYYMM(day) ORDER BY (link, day){day_ttl}",
+             PARTITION BY toYYYYMM(day) ORDER BY ({LINK_DAYS_KEY}){day_ttl}",
             columns(LINK_DAYS_COLUMNS)
         ),
         link_days_view(db, "", "link_days", "scans"),
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.link_shares ({}) ENGINE = AggregatingMergeTree() \
+             PARTITION BY toYYYYMM(day) ORDER BY ({LINK_SHARES_KEY}){day_ttl}",
+            columns(LINK_SHARES_COLUMNS)
+        ),
+        link_shares_view(db, "", "link_shares", "scans"),
     ]
 }
 
@@ -398,7 +535,10 @@ mod tests {
                 "qt.scans",
                 "qt.link_days_local",
                 "qt.link_days_mv",
-                "qt.link_days"
+                "qt.link_days",
+                "qt.link_shares_local",
+                "qt.link_shares_mv",
+                "qt.link_shares"
             ]
         );
         assert!(statements[3].contains(
@@ -408,7 +548,7 @@ mod tests {
         assert!(statements[2].ends_with(" TTL time + INTERVAL 30 DAY"));
         assert!(
             statements[5].contains("TO qt.link_days_local")
-                && statements[5].ends_with("FROM qt.scans_local GROUP BY link, day")
+                && statements[5].ends_with("FROM qt.scans_local GROUP BY domain, link, day")
         );
         let single = create_statements("qt", None, (18, 16), &Layout::Single);
         assert!(
@@ -419,39 +559,74 @@ mod tests {
     }
 
     #[test]
-    fn version_2_adds_two_columns_to_link_days_and_fills_them_from_scans() {
-        let n = LINK_DAYS_COLUMNS.len();
-        assert_eq!(&LINK_DAYS_COLUMNS[..n - ADDED_IN_2], LINK_DAYS_V1_COLUMNS);
-        let single = upgrade_from_1("qt", &Layout::Single, &["heads", "not_found"]);
+    fn version_3_adds_the_domain_remakes_link_days_and_fills_both_aggregates_from_scans() {
+        let n = LINK_DAYS_V2_COLUMNS.len();
+        assert_eq!(
+            &LINK_DAYS_V2_COLUMNS[..n - ADDED_IN_2],
+            LINK_DAYS_V1_COLUMNS
+        );
+        assert_eq!(&LINK_DAYS_COLUMNS[1..=n], LINK_DAYS_V2_COLUMNS);
+        let fresh = Found {
+            scans_has_domain: false,
+        };
+        let single = upgrade_to_3("qt", &Layout::Single, fresh, "x'.ie");
         assert_eq!(
             single,
             [
                 "DROP TABLE IF EXISTS qt.link_days_mv",
-                "ALTER TABLE qt.link_days ADD COLUMN heads AggregateFunction(uniqExactIf, UInt64, UInt8), \
-                 ADD COLUMN not_found AggregateFunction(uniqExactIf, UInt64, UInt8)"
+                "DROP TABLE IF EXISTS qt.link_shares_mv",
+                r"ALTER TABLE qt.scans ADD COLUMN domain String DEFAULT 'x\'.ie'",
+                "DROP TABLE IF EXISTS qt.link_days",
             ]
         );
-        assert_eq!(upgrade_from_1("qt", &Layout::Single, &[]).len(), 1);
+        let again = Found {
+            scans_has_domain: true,
+        };
+        assert!(
+            upgrade_to_3("qt", &Layout::Single, again, "x.ie")
+                .iter()
+                .all(|s| !s.contains("ALTER"))
+        );
         let cluster = Layout::Cluster(ClusterName::parse("three").unwrap());
-        let steps = upgrade_from_1("qt", &cluster, &["not_found"]);
-        assert_eq!(
-            steps[0],
-            "DROP TABLE IF EXISTS qt.link_days_mv ON CLUSTER three"
-        );
+        let steps = upgrade_to_3("qt", &cluster, fresh, "x.ie");
+        assert!(steps.iter().all(|s| s.ends_with(" ON CLUSTER three")
+            || s.contains(" ON CLUSTER three ADD COLUMN domain")));
+        assert!(steps.contains(
+            &"ALTER TABLE qt.scans_local ON CLUSTER three ADD COLUMN domain String DEFAULT 'x.ie'"
+                .to_owned()
+        ));
         assert!(
-            steps[1].starts_with(
-                "ALTER TABLE qt.link_days_local ON CLUSTER three ADD COLUMN not_found"
-            )
+            steps.contains(&"DROP TABLE IF EXISTS qt.link_days_local ON CLUSTER three".to_owned())
         );
+        // The Distributed `scans` is made again, not altered.
+        assert!(steps.contains(&"DROP TABLE IF EXISTS qt.scans ON CLUSTER three".to_owned()));
+        assert_eq!(steps.iter().filter(|s| s.contains("ALTER")).count(), 1);
+        let [days, shares] = refill_month("qt", &cluster, 202611);
+        assert!(days.starts_with("INSERT INTO qt.link_days_local SELECT domain, link, day,"));
         assert!(
-            steps[2].starts_with("ALTER TABLE qt.link_days ON CLUSTER three ADD COLUMN not_found")
+            days.ends_with("FROM qt.scans WHERE toYYYYMM(day) = 202611 GROUP BY domain, link, day")
         );
-        let refill = refill_month("qt", &cluster, 202611);
-        assert!(refill.starts_with("INSERT INTO qt.link_days_local SELECT link, day,"));
-        assert!(refill.ends_with("FROM qt.scans WHERE toYYYYMM(day) = 202611 GROUP BY link, day"));
-        for (name, _) in LINK_DAYS_COLUMNS.iter().skip(2) {
-            assert!(refill.contains(&format!(" AS {name}")), "{name}");
+        for (name, _) in LINK_DAYS_COLUMNS.iter().skip(3) {
+            assert!(days.contains(&format!(" AS {name}")), "{name}");
         }
+        assert!(shares.starts_with("INSERT INTO qt.link_shares_local SELECT domain, link, day,"));
+        assert!(shares.contains("WHERE scan = 1 AND toYYYYMM(day) = 202611 GROUP BY"));
+        let [days, _] = refill_month("qt", &Layout::Single, 202611);
+        assert!(days.starts_with("INSERT INTO qt.link_days SELECT"));
+    }
+
+    #[test]
+    fn an_older_table_is_accepted_only_before_an_upgrade() {
+        let own = |c: &[(&str, &str)]| -> Vec<(String, String)> {
+            c.iter()
+                .map(|(a, b)| (a.to_string(), b.to_string()))
+                .collect()
+        };
+        assert!(older_columns("scans", &own(scans_v2_columns())));
+        assert!(older_columns("link_days_local", &own(LINK_DAYS_V1_COLUMNS)));
+        assert!(older_columns("link_days", &own(LINK_DAYS_V2_COLUMNS)));
+        assert!(!older_columns("link_days", &own(SCANS_COLUMNS)));
+        assert!(!older_columns("link_shares", &own(LINK_SHARES_COLUMNS)));
     }
 
     #[test]

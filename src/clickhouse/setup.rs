@@ -28,6 +28,10 @@ pub enum SetupError {
         found: String,
         asked: String,
     },
+    #[error(
+        "database {db} holds schema version {found}, whose rows name no domain: give the default domain's host (--domain HOST, or --public-url) to upgrade it to {VERSION}"
+    )]
+    NoDomain { db: String, found: u32 },
     #[error("ClickHouse answered {0:?} where a number or a column list was asked for")]
     Unexpected(String),
     #[error("database {db} has no qrtag schema (version {want}): run qrtag setup-clickhouse first")]
@@ -62,10 +66,13 @@ pub struct SetupReport {
 
 /// Creates or upgrades the schema in the URL's database, on the server
 /// the URL names or, `ON CLUSTER`, on every node of `layout`'s cluster.
+/// `domain`: the host the rows of an older version (which had no domain)
+/// are counted under, the default domain's.
 pub async fn setup(
     client: &Client,
     retention_days: Option<u32>,
     layout: &Layout,
+    domain: &str,
 ) -> Result<SetupReport, SetupError> {
     let release_text = client
         .query_server("SELECT version()")
@@ -87,19 +94,24 @@ pub async fn setup(
     if let Some(found) = before.filter(|v| *v > VERSION) {
         return Err(SetupError::Newer { db, found });
     }
-    if before == Some(1) {
-        let missing = missing_link_days_columns(&columns, layout);
-        let missing: Vec<&str> = missing.iter().map(String::as_str).collect();
-        for statement in schema::upgrade_from_1(&db, layout, &missing) {
+    let upgrading = before.is_some_and(|v| v < VERSION);
+    if let Some(found) = before.filter(|_| upgrading && domain.is_empty()) {
+        return Err(SetupError::NoDomain { db, found });
+    }
+    if upgrading {
+        let found = schema::Found {
+            scans_has_domain: scans_has_domain(&columns, layout),
+        };
+        for statement in schema::upgrade_to_3(&db, layout, found, domain) {
             client.query_server(&statement).await?;
         }
     }
     for statement in schema::create_statements(&db, retention_days, release, layout) {
         client.query_server(&statement).await?;
     }
-    if before == Some(1) {
-        // After the view reads the new columns again, so a row sent in
-        // between is in the refill, and one sent after is in the view.
+    if upgrading {
+        // After the views are made again, so a row sent in between is in
+        // the refill, and one sent after is in the views (counted once).
         let months = client
             .query_server(&format!(
                 "SELECT DISTINCT toYYYYMM(day) FROM {db}.scans ORDER BY 1 FORMAT TSV"
@@ -110,9 +122,9 @@ pub async fn setup(
                 .trim()
                 .parse()
                 .map_err(|_| SetupError::Unexpected(month.to_owned()))?;
-            client
-                .query_server(&schema::refill_month(&db, layout, month))
-                .await?;
+            for statement in schema::refill_month(&db, layout, month) {
+                client.query_server(&statement).await?;
+            }
         }
     }
     check_existing(client, &db).await?;
@@ -203,8 +215,8 @@ pub async fn check_existing(client: &Client, db: &str) -> Result<(), SetupError>
     check_tables(client, db, false).await.map(drop)
 }
 
-/// The same, where `link_days` may also have version 1's columns: what
-/// setup checks before it upgrades. The columns read, for the upgrade.
+/// The same, where `scans` and `link_days` may also have an older
+/// version's columns: what setup checks before it upgrades. The columns read, for the upgrade.
 async fn check_existing_any(client: &Client, db: &str) -> Result<String, SetupError> {
     check_tables(client, db, true).await
 }
@@ -227,7 +239,7 @@ fn found_in(text: &str, table: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-async fn check_tables(client: &Client, db: &str, v1_too: bool) -> Result<String, SetupError> {
+async fn check_tables(client: &Client, db: &str, older_too: bool) -> Result<String, SetupError> {
     let text = columns_of(client, db).await?;
     for (table, want) in TABLES {
         let found = found_in(&text, table);
@@ -235,10 +247,8 @@ async fn check_tables(client: &Client, db: &str, v1_too: bool) -> Result<String,
             continue;
         }
         let checked = schema::check_columns(table, &found, want);
-        let v1 = v1_too
-            && table.starts_with("link_days")
-            && schema::check_columns(table, &found, schema::LINK_DAYS_V1_COLUMNS).is_ok();
-        if !v1 {
+        let older = older_too && schema::older_columns(table, &found);
+        if !older {
             checked.map_err(|what| SetupError::Foreign {
                 db: db.to_owned(),
                 what,
@@ -248,17 +258,13 @@ async fn check_tables(client: &Client, db: &str, v1_too: bool) -> Result<String,
     Ok(text)
 }
 
-/// The columns version 2 added that the layout's `link_days` table lacks,
-/// from the `system.columns` answer setup checked the tables with.
-fn missing_link_days_columns(columns: &str, layout: &Layout) -> Vec<String> {
+/// Whether the layout's `scans` has the `domain` column version 3 added
+/// (an upgrade cut short and run again), from the `system.columns` answer
+/// setup checked the tables with.
+fn scans_has_domain(columns: &str, layout: &Layout) -> bool {
     let table = match layout {
-        Layout::Single => "link_days",
-        Layout::Cluster(_) => "link_days_local",
+        Layout::Single => "scans",
+        Layout::Cluster(_) => "scans_local",
     };
-    let found = found_in(columns, table);
-    schema::LINK_DAYS_COLUMNS
-        .iter()
-        .filter(|(n, _)| !found.iter().any(|(f, _)| f == n))
-        .map(|(n, _)| (*n).to_owned())
-        .collect()
+    found_in(columns, table).iter().any(|(n, _)| n == "domain")
 }

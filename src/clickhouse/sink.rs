@@ -26,7 +26,7 @@ use serde::Serialize;
 use super::client::{ClickHouseError, Client};
 use super::load::BATCH_ROWS;
 use super::row;
-use super::rows::{IsLink, RowMaker};
+use super::rows::{LogSource, RowMaker};
 use super::setup::{self, SetupError};
 use super::url::ClickHouseUrl;
 use crate::access_log::tap::{Landed, LineTap};
@@ -128,6 +128,7 @@ pub async fn check_at_start(
 }
 
 struct Chunk {
+    log: Arc<TappedLog>,
     log_id: u64,
     offset: u64,
     lines: Vec<u8>,
@@ -159,8 +160,32 @@ fn fitting(lines: &[u8], rows: usize, bytes: usize) -> (usize, usize) {
     (n, len)
 }
 
+/// One domain's access log the sink takes lines from (schema version 3:
+/// every domain's, each row with its domain).
+pub struct TappedLog {
+    pub source: LogSource,
+    /// Whether the domain's links are known (its snapshot loaded): lines
+    /// wait until then, so each counts under its link.
+    pub ready: Box<dyn Fn() -> bool + Send + Sync>,
+}
+
+/// What the access log of one domain is given: its lines go to the shared
+/// queue with their log.
+struct DomainTap {
+    shared: Arc<Shared>,
+    log: Arc<TappedLog>,
+}
+
+impl LineTap for DomainTap {
+    fn landed(&self, landed: Landed<'_>) {
+        self.shared.push(&self.log, landed);
+    }
+}
+
 struct Shared {
     queue: Mutex<Queue>,
+    /// Every log tapped, whose links must be known before rows are made.
+    logs: Mutex<Vec<Arc<TappedLog>>>,
     capacity: usize,
     /// Bytes of lines waiting at most: [`BYTES_PER_ROW`] a row.
     capacity_bytes: usize,
@@ -182,8 +207,9 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-impl LineTap for Shared {
-    fn landed(&self, landed: Landed<'_>) {
+impl Shared {
+    /// Lines of `log` just written: into the queue as far as it has room.
+    fn push(&self, log: &Arc<TappedLog>, landed: Landed<'_>) {
         let lines = memchr::memchr_iter(b'\n', landed.lines).count();
         let log_id = row::log_id(landed.first_line);
         let mut q = lock(&self.queue);
@@ -192,6 +218,7 @@ impl LineTap for Shared {
         let (taken, len) = fitting(landed.lines, rows, bytes);
         if taken > 0 {
             q.chunks.push_back(Chunk {
+                log: Arc::clone(log),
                 log_id,
                 offset: landed.offset,
                 lines: landed.lines[..len].to_vec(),
@@ -211,6 +238,11 @@ impl LineTap for Shared {
 }
 
 impl Shared {
+    /// Whether every tapped log's links are known.
+    fn ready(&self) -> bool {
+        lock(&self.logs).iter().all(|l| (l.ready)())
+    }
+
     fn waiting(&self) -> usize {
         let q = lock(&self.queue);
         q.queued + q.in_flight
@@ -239,6 +271,7 @@ impl Shared {
             let (rows, len) = fitting(&chunk.lines, BATCH_ROWS - n, budget);
             if len < chunk.lines.len() {
                 let rest = Chunk {
+                    log: Arc::clone(&chunk.log),
                     log_id: chunk.log_id,
                     offset: chunk.offset + len as u64,
                     lines: chunk.lines.split_off(len),
@@ -294,17 +327,15 @@ impl std::fmt::Debug for ScanSink {
 }
 
 impl ScanSink {
-    /// Starts the sender thread. `ready` says when `is_link` knows the
-    /// links (lines wait until then, so each counts under its link).
+    /// Starts the sender thread; [`ScanSink::tap`] gives it logs.
     pub fn start(
         settings: &SinkSettings,
         node: String,
-        is_link: IsLink,
-        ready: Box<dyn Fn() -> bool + Send>,
         geo: Option<GeoDb>,
     ) -> std::io::Result<ScanSink> {
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue::default()),
+            logs: Mutex::new(Vec::new()),
             capacity: settings.queue_rows.max(1),
             capacity_bytes: settings.queue_rows.max(1).saturating_mul(BYTES_PER_ROW),
             wake: tokio::sync::Notify::new(),
@@ -332,14 +363,14 @@ impl ScanSink {
                         return;
                     }
                 };
-                let maker = match RowMaker::new(node, is_link, geo) {
+                let maker = match RowMaker::new(node, geo) {
                     Ok(m) => m,
                     Err(e) => {
                         tracing::error!(error = %e, "the ClickHouse scan sink cannot compile the User-Agent rules; scans stay in the access log");
                         return;
                     }
                 };
-                runtime.block_on(Sender::new(for_thread, client, maker, ready).run());
+                runtime.block_on(Sender::new(for_thread, client, maker).run());
             })?;
         Ok(ScanSink {
             shared,
@@ -347,8 +378,14 @@ impl ScanSink {
         })
     }
 
-    pub fn tap(&self) -> Arc<dyn LineTap> {
-        Arc::clone(&self.shared) as Arc<dyn LineTap>
+    /// What one domain's access log hands its lines to.
+    pub fn tap(&self, log: TappedLog) -> Arc<dyn LineTap> {
+        let log = Arc::new(log);
+        lock(&self.shared.logs).push(Arc::clone(&log));
+        Arc::new(DomainTap {
+            shared: Arc::clone(&self.shared),
+            log,
+        })
     }
 
     pub fn report(&self) -> SinkReport {
@@ -384,24 +421,17 @@ struct Sender {
     shared: Arc<Shared>,
     client: Client,
     maker: RowMaker,
-    ready: Box<dyn Fn() -> bool + Send>,
     backoff: Duration,
     failure_said: Option<Instant>,
     drops_said: (u64, Option<Instant>),
 }
 
 impl Sender {
-    fn new(
-        shared: Arc<Shared>,
-        client: Client,
-        maker: RowMaker,
-        ready: Box<dyn Fn() -> bool + Send>,
-    ) -> Self {
+    fn new(shared: Arc<Shared>, client: Client, maker: RowMaker) -> Self {
         Sender {
             shared,
             client,
             maker,
-            ready,
             backoff: FIRST_BACKOFF,
             failure_said: None,
             drops_said: (0, None),
@@ -421,7 +451,7 @@ impl Sender {
                 }
             }
             self.say_drops();
-            while !(self.ready)() && !self.shared.stopping() {
+            while !self.shared.ready() && !self.shared.stopping() {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
             let stopping = self.shared.stopping();
@@ -453,7 +483,10 @@ impl Sender {
             for line in chunk.lines.split_inclusive(|&b| b == b'\n') {
                 let offset = chunk.offset + at as u64;
                 at += line.len();
-                if self.maker.write(&mut body, chunk.log_id, offset, line) {
+                if self
+                    .maker
+                    .write(&mut body, &chunk.log.source, chunk.log_id, offset, line)
+                {
                     rows += 1;
                 } else {
                     self.shared.skipped.fetch_add(1, Relaxed);
@@ -546,6 +579,7 @@ mod tests {
     fn shared(capacity: usize) -> Shared {
         Shared {
             queue: Mutex::new(Queue::default()),
+            logs: Mutex::new(Vec::new()),
             capacity,
             capacity_bytes: capacity * BYTES_PER_ROW,
             wake: tokio::sync::Notify::new(),
@@ -560,6 +594,16 @@ mod tests {
         }
     }
 
+    fn log() -> Arc<TappedLog> {
+        Arc::new(TappedLog {
+            source: LogSource {
+                domain: "0x1f.ie".into(),
+                is_link: Box::new(|_| false),
+            },
+            ready: Box::new(|| true),
+        })
+    }
+
     #[test]
     fn a_full_queue_takes_what_fits_and_counts_the_rest() {
         let s = shared(3);
@@ -568,8 +612,8 @@ mod tests {
             offset,
             lines,
         };
-        s.landed(landed(0, b"a\nb\n"));
-        s.landed(landed(4, b"c\nd\ne\n"));
+        s.push(&log(), landed(0, b"a\nb\n"));
+        s.push(&log(), landed(4, b"c\nd\ne\n"));
         assert_eq!(s.waiting(), 3);
         assert_eq!(s.dropped.load(Relaxed), 2);
         let (chunks, n, bytes) = s.take();
@@ -582,7 +626,7 @@ mod tests {
             .collect();
         assert_eq!(pieces, [(0, &b"a\nb\n"[..]), (4, &b"c\n"[..])]);
         assert!(chunks.iter().all(|c| c.log_id == row::log_id(b"a\n")));
-        s.landed(landed(10, b"f\n"));
+        s.push(&log(), landed(10, b"f\n"));
         assert_eq!(
             s.dropped.load(Relaxed),
             3,
@@ -597,11 +641,14 @@ mod tests {
         let mut s = shared(10);
         s.capacity_bytes = 10;
         let lines: &'static [u8] = b"aaaa\nbbbb\ncccc\n";
-        s.landed(Landed {
-            first_line: b"aaaa\n",
-            offset: 0,
-            lines,
-        });
+        s.push(
+            &log(),
+            Landed {
+                first_line: b"aaaa\n",
+                offset: 0,
+                lines,
+            },
+        );
         assert_eq!(s.waiting(), 2, "two lines of five bytes fill ten");
         assert_eq!(s.dropped.load(Relaxed), 1);
         assert_eq!(fitting(b"ab\ncd\n", 5, 4), (1, 3));
@@ -614,11 +661,14 @@ mod tests {
         let s = shared(BATCH_ROWS * 2);
         let lines: Vec<u8> = b"xy\n".repeat(BATCH_ROWS + 2);
         let lines: &'static [u8] = Box::leak(lines.into_boxed_slice());
-        s.landed(Landed {
-            first_line: b"xy\n",
-            offset: 100,
-            lines,
-        });
+        s.push(
+            &log(),
+            Landed {
+                first_line: b"xy\n",
+                offset: 100,
+                lines,
+            },
+        );
         let (_, n, _) = s.take();
         assert_eq!(n, BATCH_ROWS);
         let (rest, m, _) = s.take();

@@ -80,7 +80,7 @@ pub trait ScanCounts: Send + Sync + 'static {
     /// Issue 38: the ClickHouse (`--scans-from`) a page asks for its
     /// numbers before it renders (`console::scans_from`); `None`, the
     /// default, when they are answered in place.
-    fn ask_first(&self) -> Option<&crate::clickhouse::Client> {
+    fn ask_first(&self) -> Option<&crate::clickhouse::read::DomainScans> {
         None
     }
 }

@@ -22,8 +22,9 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 
 use super::scans::{AllTimeScans, KeyScans, ScanCounts};
-use crate::clickhouse::read::{self, DailyTotals};
-use crate::clickhouse::{ClickHouseError, Client};
+use crate::clickhouse::ClickHouseError;
+use crate::clickhouse::read::{self, DailyTotals, DomainScans};
+use crate::scan_index::Shares;
 
 /// How long a page waits for ClickHouse before it renders without its
 /// numbers: a link page's queries take milliseconds, so this is an
@@ -33,7 +34,7 @@ pub const TIMEOUT: std::time::Duration = std::time::Duration::from_secs(3);
 /// A domain's scan counts with `--scans-from`: none in place, the client
 /// to ask before a page renders.
 pub struct FromClickHouse {
-    pub client: Client,
+    pub scans: DomainScans,
 }
 
 impl ScanCounts for FromClickHouse {
@@ -57,8 +58,8 @@ impl ScanCounts for FromClickHouse {
         false
     }
 
-    fn ask_first(&self) -> Option<&Client> {
-        Some(&self.client)
+    fn ask_first(&self) -> Option<&DomainScans> {
+        Some(&self.scans)
     }
 }
 
@@ -78,6 +79,8 @@ pub struct Asked {
     top: Option<(NaiveDate, Vec<(String, u64)>)>,
     daily: Option<(NaiveDate, DailyTotals)>,
     fallback_of: Option<(Vec<String>, Vec<u64>)>,
+    key_shares: Option<(String, Shares)>,
+    day_shares: Option<(NaiveDate, NaiveDate, Shares)>,
 }
 
 fn same(asked: &[String], keys: &[&str]) -> bool {
@@ -126,6 +129,16 @@ impl ScanCounts for Asked {
         let (asked, scans) = self.fallback_of.as_ref()?;
         same(asked, keys).then(|| scans.clone())
     }
+
+    fn key_shares(&self, key: &str) -> Option<Shares> {
+        let (asked, shares) = self.key_shares.as_ref()?;
+        (asked == key).then(|| shares.clone())
+    }
+
+    fn day_shares(&self, from: NaiveDate, to: NaiveDate) -> Option<Shares> {
+        let (f, t, shares) = self.day_shares.as_ref()?;
+        (*f == from && *t == to).then(|| shares.clone())
+    }
 }
 
 /// The answers, or the page's numbers left out with the reason logged.
@@ -157,53 +170,65 @@ fn owned(keys: &[&str]) -> Vec<String> {
 }
 
 /// A link page's numbers: the key's totals and its days since `since`
-/// (two queries over the link's rows of `link_days`).
+/// (two queries over the link's rows of `link_days`) and its breakdowns
+/// (one over its rows of `link_shares`), at once.
 pub async fn for_link(scans: &Arc<dyn ScanCounts>, key: &str, since: NaiveDate) -> Counts {
-    let Some(client) = scans.ask_first() else {
-        return in_place(scans);
-    };
-    let today = chrono::Utc::now().date_naive();
-    settled(
-        read::link_numbers(client, key, since, today)
-            .await
-            .map(|n| Asked {
-                key: Some((
-                    key.to_owned(),
-                    since,
-                    KeyScans {
-                        scans: n.scans,
-                        unique_scanners: n.unique_scanners,
-                        head: n.head,
-                        bots: n.bots,
-                        not_found: n.not_found,
-                        fallback: n.fallback,
-                        daily: n.daily,
-                    },
-                )),
-                ..Asked::default()
-            }),
-    )
-}
-
-/// The dashboard's numbers: the `top` busiest links and the daily totals
-/// since `since` at once, then the busiest links' fallback answers.
-pub async fn for_dashboard(scans: &Arc<dyn ScanCounts>, since: NaiveDate, top: usize) -> Counts {
-    let Some(client) = scans.ask_first() else {
+    let Some(from) = scans.ask_first() else {
         return in_place(scans);
     };
     let today = chrono::Utc::now().date_naive();
     let asked = async {
-        let (busiest, daily) = tokio::join!(
-            read::top_keys(client, since, top),
-            read::daily_totals(client, since, today)
+        let (numbers, shares) = tokio::join!(
+            read::link_numbers(from, key, since, today),
+            from.key_shares(key)
         );
-        let (busiest, daily) = (busiest?, daily?);
+        let (n, shares) = (numbers?, shares?);
+        Ok(Asked {
+            key: Some((
+                key.to_owned(),
+                since,
+                KeyScans {
+                    scans: n.scans,
+                    unique_scanners: n.unique_scanners,
+                    head: n.head,
+                    bots: n.bots,
+                    not_found: n.not_found,
+                    fallback: n.fallback,
+                    daily: n.daily,
+                },
+            )),
+            key_shares: Some((key.to_owned(), shares)),
+            // Its fallback answers of all time, which the page and its
+            // breakdowns download show beside the breakdowns.
+            fallback_of: Some((vec![key.to_owned()], vec![n.fallback])),
+            ..Asked::default()
+        })
+    };
+    settled(asked.await)
+}
+
+/// The dashboard's numbers: the `top` busiest links, the daily totals
+/// and the breakdowns since `since` at once, then the busiest links'
+/// fallback answers.
+pub async fn for_dashboard(scans: &Arc<dyn ScanCounts>, since: NaiveDate, top: usize) -> Counts {
+    let Some(from) = scans.ask_first() else {
+        return in_place(scans);
+    };
+    let today = chrono::Utc::now().date_naive();
+    let asked = async {
+        let (busiest, daily, shares) = tokio::join!(
+            read::top_keys(from, since, top),
+            read::daily_totals(from, since, today),
+            from.day_shares(since, today)
+        );
+        let (busiest, daily, shares) = (busiest?, daily?, shares?);
         let keys: Vec<&str> = busiest.iter().map(|(k, _)| k.as_str()).collect();
-        let fallback = read::fallback_of(client, &keys).await?;
+        let fallback = read::fallback_of(from, &keys).await?;
         Ok(Asked {
             fallback_of: Some((owned(&keys), fallback)),
             top: Some((since, busiest)),
             daily: Some((since, daily)),
+            day_shares: Some((since, today, shares)),
             ..Asked::default()
         })
     };
@@ -212,10 +237,10 @@ pub async fn for_dashboard(scans: &Arc<dyn ScanCounts>, since: NaiveDate, top: u
 
 /// The links list's numbers: the shown rows' scans since `since`.
 pub async fn for_list(scans: &Arc<dyn ScanCounts>, keys: &[&str], since: NaiveDate) -> Counts {
-    let Some(client) = scans.ask_first() else {
+    let Some(from) = scans.ask_first() else {
         return in_place(scans);
     };
-    settled(read::scans_since(client, keys, since).await.map(|n| Asked {
+    settled(read::scans_since(from, keys, since).await.map(|n| Asked {
         since: Some((owned(keys), since, n)),
         ..Asked::default()
     }))
@@ -224,9 +249,21 @@ pub async fn for_list(scans: &Arc<dyn ScanCounts>, keys: &[&str], since: NaiveDa
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::clickhouse::Client;
 
     fn day(d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(2026, 11, d).expect("date")
+    }
+
+    fn away(client: Client) -> DomainScans {
+        DomainScans {
+            client,
+            domain: "qr.example".to_owned(),
+            basis: crate::scan_index::Basis {
+                time_zone: chrono_tz::UTC,
+                geoip: None,
+            },
+        }
     }
 
     #[test]
@@ -283,7 +320,7 @@ mod tests {
             .expect("url");
         let timeout = std::time::Duration::from_millis(300);
         let scans: Arc<dyn ScanCounts> = Arc::new(FromClickHouse {
-            client: Client::new(url, timeout),
+            scans: away(Client::new(url, timeout)),
         });
         let started = std::time::Instant::now();
         let counts = for_link(&scans, "a", day(1)).await;
@@ -302,7 +339,7 @@ mod tests {
         let url: crate::clickhouse::ClickHouseUrl =
             "clickhouse://127.0.0.1:1/qrtag".parse().expect("url");
         let scans: Arc<dyn ScanCounts> = Arc::new(FromClickHouse {
-            client: Client::new(url, TIMEOUT),
+            scans: away(Client::new(url, TIMEOUT)),
         });
         let counts = for_dashboard(&scans, day(1), 10).await;
         assert!(counts.away);

@@ -555,18 +555,10 @@ fn rest_states(
                 order: Arc::clone(&domain.order),
                 scans: Arc::clone(&domain.scans),
                 rule_capabilities: settings.rule_capabilities(),
-                // Issue 38: the default domain's scans only (ClickHouse
-                // has no domain column yet).
-                scans_from: settings
-                    .scans_from
-                    .as_ref()
-                    .filter(|_| domain.host == settings.domains.default_host)
-                    .map(|url| {
-                        crate::clickhouse::Client::new(
-                            url.clone(),
-                            crate::console::scans_from::TIMEOUT,
-                        )
-                    }),
+                // Issue 38: the domain's scans in ClickHouse, where its
+                // counts are read there (the default domain's, with
+                // --scans-from).
+                scans_from: domain.scans.ask_first().cloned(),
             })
         })
         .collect();
@@ -576,18 +568,54 @@ fn rest_states(
     })
 }
 
+/// Issue 38: the host the default domain's scans carry in ClickHouse:
+/// the configured default domain's, else the public URL's.
+fn default_domain_host(settings: &Settings, public_origin: &str) -> String {
+    settings
+        .domains
+        .default_host
+        .as_ref()
+        .map(|h| h.as_str().to_owned())
+        .or_else(|| {
+            url::Url::parse(public_origin)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_owned))
+        })
+        .unwrap_or_default()
+}
+
+/// Issue 38: the default domain's scans in ClickHouse with `--scans-from`,
+/// breakdowns in the time zone and with the places the index would use.
+fn scans_from(settings: &Settings, host: String) -> Option<crate::clickhouse::read::DomainScans> {
+    let url = settings.scans_from.as_ref()?;
+    let basis = settings
+        .scan_index
+        .as_ref()
+        .and_then(|i| i.breakdowns.as_ref())
+        .map_or_else(
+            || crate::scan_index::Basis {
+                time_zone: chrono_tz::UTC,
+                geoip: None,
+            },
+            |b| b.basis.clone(),
+        );
+    Some(crate::clickhouse::read::DomainScans {
+        client: crate::clickhouse::Client::new(url.clone(), crate::console::scans_from::TIMEOUT),
+        domain: host,
+        basis,
+    })
+}
+
 /// Issue 38: the default domain's scan counts: ClickHouse with
 /// `--scans-from` (asked before a page renders), else its scan index.
 fn default_scans(
     settings: &Settings,
     index: Option<&crate::scan_index::RunningIndex>,
+    host: String,
 ) -> Option<Arc<dyn crate::console::scans::ScanCounts>> {
-    match &settings.scans_from {
-        Some(url) => Some(Arc::new(crate::console::scans_from::FromClickHouse {
-            client: crate::clickhouse::Client::new(
-                url.clone(),
-                crate::console::scans_from::TIMEOUT,
-            ),
+    match scans_from(settings, host) {
+        Some(scans) => Some(Arc::new(crate::console::scans_from::FromClickHouse {
+            scans,
         })),
         None => index.map(|i| i.index() as Arc<dyn crate::console::scans::ScanCounts>),
     }
@@ -596,6 +624,21 @@ fn default_scans(
 /// Issue 36: a domain's view for the surfaces: its writes answered once
 /// served, its scan counts, and its key order, kept following its
 /// snapshot when a surface lists links (`follow`).
+/// Issue 38: one domain's access log as the scan sink takes it: rows with
+/// `host`, each line under the link of `snapshot` that answered it.
+fn tapped_log(host: String, snapshot: &Arc<Snapshot>) -> crate::clickhouse::sink::TappedLog {
+    use crate::scan_index::Links;
+    let links = Arc::clone(snapshot);
+    let ready = Arc::clone(snapshot);
+    crate::clickhouse::sink::TappedLog {
+        source: crate::clickhouse::rows::LogSource {
+            domain: host,
+            is_link: Box::new(move |key| links.is_link(key)),
+        },
+        ready: Box::new(move || ready.ready()),
+    }
+}
+
 fn domain_view(
     host: Option<crate::values::host::Host>,
     running: &site::RunningSite,
@@ -1117,12 +1160,10 @@ impl Application {
         .await?;
         let store = Arc::clone(&default_site.store);
         let access_log = default_site.access_log.clone();
-        // Issue 38: the default domain's log lines to ClickHouse.
+        // Issue 38: every domain's log lines to ClickHouse, each row with
+        // its domain's host (the default domain's here, the others' below).
         let scan_sink = match &settings.scans_to {
             Some(sink) => {
-                use crate::scan_index::Links;
-                let links = Arc::clone(&snapshot);
-                let ready = Arc::clone(&snapshot);
                 let sink = crate::clickhouse::sink::ScanSink::start(
                     sink,
                     settings
@@ -1130,12 +1171,11 @@ impl Application {
                         .as_ref()
                         .map(|n| n.as_str().to_owned())
                         .unwrap_or_default(),
-                    Box::new(move |key| links.is_link(key)),
-                    Box::new(move || ready.ready()),
                     settings.geoip.as_ref().map(|g| g.0.clone()),
                 )
                 .map_err(StartupError::ScanSinkThread)?;
-                access_log.set_tap(sink.tap());
+                let host = default_domain_host(&settings, public_url.origin());
+                access_log.set_tap(sink.tap(tapped_log(host, &snapshot)));
                 Some(Arc::new(sink))
             }
             None => None,
@@ -1146,7 +1186,11 @@ impl Application {
         let default_view = domain_view(
             settings.domains.default_host.clone(),
             &default_site,
-            default_scans(&settings, scan_index.as_ref()),
+            default_scans(
+                &settings,
+                scan_index.as_ref(),
+                default_domain_host(&settings, public_url.origin()),
+            ),
             lists,
         )?;
         let mut other_views = Vec::with_capacity(settings.domains.others.len());
@@ -1166,6 +1210,10 @@ impl Application {
                 Snapshot::new(),
             )
             .await?;
+            if let Some(sink) = &scan_sink {
+                let log = tapped_log(domain.host.as_str().to_owned(), &running.snapshot);
+                running.access_log.set_tap(sink.tap(log));
+            }
             public_sites.push(crate::server::sites::Site {
                 host: Some(domain.host.clone()),
                 snapshot: Arc::clone(&running.snapshot),

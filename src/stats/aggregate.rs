@@ -52,7 +52,7 @@ pub enum Period {
 impl Period {
     /// A number identifying the period a date falls in, ordered like the periods:
     /// `yyyymmdd`, `yyyyww` (ISO week-numbering year and week) or `yyyymm`.
-    fn code(self, t: LogTime) -> u32 {
+    pub fn code(self, t: LogTime) -> u32 {
         match self {
             Period::Day => t.yyyymmdd(),
             Period::Month => t.yyyymmdd() / 100,
@@ -65,7 +65,7 @@ impl Period {
     }
 
     /// First day of the period with the given code.
-    fn start(self, code: u32) -> Option<NaiveDate> {
+    pub fn start(self, code: u32) -> Option<NaiveDate> {
         let (y, rest) = ((code / 10_000) as i32, code % 10_000);
         match self {
             Period::Day => NaiveDate::from_ymd_opt(y, rest / 100, rest % 100),
@@ -76,7 +76,7 @@ impl Period {
         }
     }
 
-    fn label(self, code: u32) -> String {
+    pub fn label(self, code: u32) -> String {
         match self {
             Period::Day => format!(
                 "{:04}-{:02}-{:02}",

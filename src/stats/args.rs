@@ -111,6 +111,16 @@ pub struct StatsArgs {
     )]
     pub load_into: Option<String>,
 
+    // Issue 38: the report from ClickHouse.
+    /// Make the report from ClickHouse instead of logs (a database
+    /// setup-clickhouse made, filled by serve --scans-to or --load-into):
+    /// clickhouse://[USER[:PASSWORD]@]HOST[:PORT][/DATABASE]. The domain's
+    /// rows (--domain, else the default domain), the same numbers as the
+    /// logs give. --since and --until are whole UTC days; --export, --chart,
+    /// --bots, --geoip-db and --by destination are refused.
+    #[arg(long, value_name = "URL", conflicts_with_all = ["files", "load_into", "node_name"])]
+    pub scans_from: Option<String>,
+
     /// With --load-into: the node whose logs these are, as its `serve
     /// --node-name` (none for a node without a name).
     #[arg(long, value_name = "NAME", requires = "load_into")]

@@ -297,7 +297,7 @@ fn record_first(s: &mut Scanner, first_rows: &mut Vec<u32>, time: LogTime, ids: 
 
 /// Busiest first, then by value; hours and weekdays in their order, every
 /// one present.
-fn order(dimension: Dimension, rows: &mut Vec<Row>) {
+pub fn order(dimension: Dimension, rows: &mut Vec<Row>) {
     if dimension.is_cyclic() {
         let cycle = dimension.cycle();
         let mut ordered: Vec<Row> = cycle

@@ -373,7 +373,11 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
         Ok((key, _)) => key,
         Err(msg) => return plain(StatusCode::BAD_REQUEST, &msg),
     };
-    match user.domain.scans.key_shares(key.as_str()) {
+    // Issue 38: asked of ClickHouse first with --scans-from.
+    let today = Utc::now().date_naive();
+    let counts =
+        crate::console::scans_from::for_link(&user.domain.scans, key.as_str(), today).await;
+    match counts.scans.key_shares(key.as_str()) {
         Some(shares) => super::csv_file(
             &format!("{}-breakdowns.csv", key.as_str().replace('/', "_")),
             // Issue 33: the link's fallback answers, of all time as its
@@ -388,7 +392,7 @@ pub async fn breakdowns_csv(req: HttpRequest, state: web::Data<ConsoleState>) ->
                         .and_then(|t| t.title),
                     &shares,
                 ),
-                user.domain
+                counts
                     .scans
                     .fallback_of(&[key.as_str()])
                     .and_then(|f| f.first().copied())

@@ -69,7 +69,7 @@ pub struct RestState {
     pub rule_capabilities: crate::link::rules::Capabilities,
     /// Issue 38: `--scans-from`, where a link's scans are read instead
     /// of `scans`.
-    pub scans_from: Option<crate::clickhouse::Client>,
+    pub scans_from: Option<crate::clickhouse::read::DomainScans>,
 }
 
 /// The methods each fixed path takes, as the document declares them: a

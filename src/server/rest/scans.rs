@@ -279,8 +279,8 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
     if let Err(res) = super::read(state, &key).await {
         return res;
     }
-    if let Some(client) = &state.scans_from {
-        return from_clickhouse(client, &key, since, until).await;
+    if let Some(from) = &state.scans_from {
+        return from_clickhouse(from, &key, since, until, by.as_deref()).await;
     }
     let Some(k) = state.scans.key(key.as_str(), since) else {
         return unavailable();
@@ -315,17 +315,26 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
     })
 }
 
-/// Issue 38, `--scans-from`: the link's numbers from ClickHouse, by the
-/// index's definitions; no breakdowns or destinations yet.
+/// Issue 38, `--scans-from`: the link's numbers and breakdowns from
+/// ClickHouse, by the index's definitions, at once; no destinations yet.
 async fn from_clickhouse(
-    client: &crate::clickhouse::Client,
+    from: &crate::clickhouse::read::DomainScans,
     key: &LinkKey,
     since: NaiveDate,
     until: NaiveDate,
+    by: Option<&[Dimension]>,
 ) -> HttpResponse {
     let today = chrono::Utc::now().date_naive();
-    match crate::clickhouse::read::link_numbers(client, key.as_str(), since, today).await {
-        Ok(n) => {
+    let (numbers, shares) = tokio::join!(
+        crate::clickhouse::read::link_numbers(from, key.as_str(), since, today),
+        from.key_shares(key.as_str())
+    );
+    match (numbers, shares) {
+        (Ok(n), Ok(shares)) => {
+            let breakdowns = match body(shares, by) {
+                Ok(b) => b,
+                Err(e) => return problem::respond(Kind::BadRequest, e),
+            };
             let (in_range, daily) = in_range(&n.daily, until);
             HttpResponse::Ok().json(LinkScans {
                 key: key.to_string(),
@@ -336,11 +345,11 @@ async fn from_clickhouse(
                 not_found: n.not_found,
                 in_range,
                 daily,
-                breakdowns: None,
+                breakdowns: Some(breakdowns),
                 destinations: Vec::new(),
             })
         }
-        Err(e) => {
+        (Err(e), _) | (_, Err(e)) => {
             tracing::warn!(error = %e, "--scans-from: reading a link's scans from ClickHouse failed");
             clickhouse_away()
         }
@@ -364,8 +373,8 @@ pub async fn all(req: HttpRequest, state: super::domain::InDomain) -> HttpRespon
         Ok(r) => r,
         Err(res) => return res,
     };
-    if let Some(client) = &state.scans_from {
-        return all_from_clickhouse(client, since, until).await;
+    if let Some(from) = &state.scans_from {
+        return all_from_clickhouse(from, since, until, by.as_deref()).await;
     }
     let (Some(daily), Some(top)) = (
         state.scans.daily_totals(since),
@@ -394,21 +403,27 @@ pub async fn all(req: HttpRequest, state: super::domain::InDomain) -> HttpRespon
     })
 }
 
-/// Issue 38, `--scans-from`: every link's numbers from ClickHouse, by the
-/// index's definitions (the days and the busiest links at once); no
-/// breakdowns yet.
+/// Issue 38, `--scans-from`: every link's numbers and breakdowns from
+/// ClickHouse, by the index's definitions (the days, the busiest links
+/// and the breakdowns at once).
 async fn all_from_clickhouse(
-    client: &crate::clickhouse::Client,
+    from: &crate::clickhouse::read::DomainScans,
     since: NaiveDate,
     until: NaiveDate,
+    by: Option<&[Dimension]>,
 ) -> HttpResponse {
     let today = chrono::Utc::now().date_naive();
-    let (daily, top) = tokio::join!(
-        crate::clickhouse::read::daily_totals(client, since, today),
-        crate::clickhouse::read::top_keys(client, since, TOP)
+    let (daily, top, shares) = tokio::join!(
+        crate::clickhouse::read::daily_totals(from, since, today),
+        crate::clickhouse::read::top_keys(from, since, TOP),
+        from.day_shares(since, until)
     );
-    match (daily, top) {
-        (Ok(daily), Ok(top)) => {
+    match (daily, top, shares) {
+        (Ok(daily), Ok(top), Ok(shares)) => {
+            let breakdowns = match body(shares, by) {
+                Ok(b) => b,
+                Err(e) => return problem::respond(Kind::BadRequest, e),
+            };
             let (in_range, daily) = in_range(&daily.daily, until);
             HttpResponse::Ok().json(AllScans {
                 in_range,
@@ -417,10 +432,10 @@ async fn all_from_clickhouse(
                     .into_iter()
                     .map(|(key, scans)| TopLink { key, scans })
                     .collect(),
-                breakdowns: None,
+                breakdowns: Some(breakdowns),
             })
         }
-        (Err(e), _) | (_, Err(e)) => {
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
             tracing::warn!(error = %e, "--scans-from: reading all links' scans from ClickHouse failed");
             clickhouse_away()
         }

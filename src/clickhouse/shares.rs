@@ -1,0 +1,252 @@
+//! A link's breakdowns, or all links' over a span of days, read from
+//! `link_shares` (schema version 3) as the scan index's [`Shares`]: the
+//! same rows and hour × weekday map over the same lines, so the console
+//! and the REST API show the same whichever answers. Pure query builders
+//! and answer parsers, with the two reads on top.
+//!
+//! The heat map is kept in ClickHouse as UTC quarter-hours of each day
+//! ([`QUARTER`]), and placed in the index's time zone here: every zone's
+//! offset is a whole number of quarter-hours, so a quarter falls in one
+//! local hour, and a zone chosen after the rows were written still draws
+//! the map exactly. Unlike the index, no value is folded into "(other)"
+//! past its caps (`KEY_CAP`, `DAY_CAP`): ClickHouse keeps every value.
+
+use chrono::{Datelike, NaiveDate, TimeZone, Timelike};
+
+use super::client::{ClickHouseError, Client};
+use super::read::{literal, unescape};
+use super::schema::QUARTER;
+use crate::scan_index::{Basis, Share, Shares};
+use crate::stats::breakdown::HeatMap;
+use crate::stats::dimensions::Dimension;
+
+/// The dimensions a [`Shares`] holds, in its order (places only with a
+/// GeoIP database), as `link_shares` names them.
+const DIMENSIONS: [Dimension; 7] = [
+    Dimension::Device,
+    Dimension::Os,
+    Dimension::Browser,
+    Dimension::Country,
+    Dimension::Region,
+    Dimension::City,
+    Dimension::Referrer,
+];
+
+/// The query for the rows of `filter` (a `WHERE` condition): each
+/// dimension's values' scans, the quarters by day.
+pub fn shares_query(filter: &str) -> String {
+    format!(
+        "SELECT dimension, value, if(dimension = '{QUARTER}', toString(day), '') AS on_day, \
+         uniqExactMerge(scans) FROM link_shares WHERE {filter} \
+         GROUP BY dimension, value, on_day FORMAT TSV"
+    )
+}
+
+/// One link's rows in `domain`.
+pub fn key_filter(domain: &str, key: &str) -> String {
+    format!("domain = {} AND link = {}", literal(domain), literal(key))
+}
+
+/// Every link's rows in `domain` on the days `from..=to`.
+pub fn days_filter(domain: &str, from: NaiveDate, to: NaiveDate) -> String {
+    format!(
+        "domain = {} AND day >= '{from}' AND day <= '{to}'",
+        literal(domain)
+    )
+}
+
+/// The local (weekday from Monday, hour) of the `quarter`th quarter-hour
+/// of the UTC day `day`, in `tz`; `None` for a quarter past the day's.
+pub fn local_cell(day: NaiveDate, quarter: u32, tz: chrono_tz::Tz) -> Option<(usize, usize)> {
+    if quarter >= 96 {
+        return None;
+    }
+    let utc = day.and_hms_opt(quarter / 4, quarter % 4 * 15, 0)?.and_utc();
+    let local = tz.from_utc_datetime(&utc.naive_utc());
+    Some((
+        local.weekday().num_days_from_monday() as usize,
+        local.hour() as usize,
+    ))
+}
+
+/// The answer of [`shares_query`] as [`Shares`] drawn with `basis`; `Err`
+/// names the row that is not one of its rows.
+pub fn parse_shares(text: &str, basis: &Basis) -> Result<Shares, String> {
+    let places = basis.geoip.is_some();
+    let mut rows: Vec<Vec<(String, u64)>> = vec![Vec::new(); DIMENSIONS.len()];
+    let mut heat: HeatMap = [[0; 24]; 7];
+    for line in text.lines() {
+        let bad = || line.to_owned();
+        let mut f = line.split('\t');
+        let (Some(dimension), Some(value), Some(on_day), Some(n), None) =
+            (f.next(), f.next(), f.next(), f.next(), f.next())
+        else {
+            return Err(bad());
+        };
+        let n: u64 = n.parse().map_err(|_| bad())?;
+        if dimension == QUARTER {
+            let day: NaiveDate = on_day.parse().map_err(|_| bad())?;
+            let quarter: u32 = value.parse().map_err(|_| bad())?;
+            let (weekday, hour) = local_cell(day, quarter, basis.time_zone).ok_or_else(bad)?;
+            heat[weekday][hour] += n;
+            continue;
+        }
+        let Some(at) = DIMENSIONS.iter().position(|d| d.name() == dimension) else {
+            return Err(bad());
+        };
+        if DIMENSIONS[at].is_place() && !places {
+            continue;
+        }
+        rows[at].push((unescape(value), n));
+    }
+    let dimensions = DIMENSIONS
+        .iter()
+        .zip(rows)
+        .filter(|(d, _)| !d.is_place() || places)
+        .map(|(d, mut rows)| {
+            rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+            Share {
+                dimension: *d,
+                rows,
+            }
+        })
+        .collect();
+    Ok(Shares {
+        dimensions,
+        heat,
+        time_zone: basis.time_zone,
+    })
+}
+
+async fn read(client: &Client, filter: &str, basis: &Basis) -> Result<Shares, ClickHouseError> {
+    let text = client.query(&shares_query(filter)).await?;
+    parse_shares(&text, basis).map_err(|answer| ClickHouseError::Unexpected {
+        url: client.url().to_string(),
+        answer,
+    })
+}
+
+/// `key`'s breakdowns of all time in `domain`, as the scan index's
+/// `key_shares` with `basis` gives them.
+pub async fn key_shares(
+    client: &Client,
+    domain: &str,
+    key: &str,
+    basis: &Basis,
+) -> Result<Shares, ClickHouseError> {
+    read(client, &key_filter(domain, key), basis).await
+}
+
+/// Every link's breakdowns in `domain` over the UTC days `from..=to`, as
+/// the scan index's `day_shares` gives them.
+pub async fn day_shares(
+    client: &Client,
+    domain: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+    basis: &Basis,
+) -> Result<Shares, ClickHouseError> {
+    read(client, &days_filter(domain, from, to), basis).await
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn basis(tz: chrono_tz::Tz, geoip: bool) -> Basis {
+        Basis {
+            time_zone: tz,
+            geoip: geoip.then(|| "geo.mmdb".to_owned()),
+        }
+    }
+
+    #[test]
+    fn the_queries_name_the_domain_and_the_link_as_literals() {
+        assert_eq!(
+            key_filter("0x1f.ie", "a'b"),
+            r"domain = '0x1f.ie' AND link = 'a\'b'"
+        );
+        let days = days_filter(
+            "0x1f.ie",
+            NaiveDate::from_ymd_opt(2026, 11, 1).unwrap(),
+            NaiveDate::from_ymd_opt(2026, 11, 28).unwrap(),
+        );
+        assert_eq!(
+            days,
+            "domain = '0x1f.ie' AND day >= '2026-11-01' AND day <= '2026-11-28'"
+        );
+        let q = shares_query(&days);
+        assert!(q.contains(&format!("FROM link_shares WHERE {days} GROUP BY")));
+    }
+
+    #[test]
+    fn rows_are_sorted_busiest_first_and_places_only_with_geoip() {
+        let text = "device\tphone\t\t3\ndevice\tdesktop\t\t3\ndevice\ttablet\t\t5\n\
+                    country\t\t\t11\nreferrer\tt.co\\tx\t\t1\nos\tiOS 17\t\t11\n";
+        let s = parse_shares(text, &basis(chrono_tz::UTC, false)).unwrap();
+        let dims: Vec<Dimension> = s.dimensions.iter().map(|d| d.dimension).collect();
+        assert_eq!(
+            dims,
+            [
+                Dimension::Device,
+                Dimension::Os,
+                Dimension::Browser,
+                Dimension::Referrer
+            ]
+        );
+        assert_eq!(
+            s.get(Dimension::Device).unwrap().rows,
+            [
+                ("tablet".to_owned(), 5),
+                ("desktop".to_owned(), 3),
+                ("phone".to_owned(), 3)
+            ]
+        );
+        assert_eq!(
+            s.get(Dimension::Referrer).unwrap().rows,
+            [("t.co\tx".to_owned(), 1)]
+        );
+        let with_geo = parse_shares(text, &basis(chrono_tz::UTC, true)).unwrap();
+        assert_eq!(with_geo.dimensions.len(), 7);
+        assert_eq!(
+            with_geo.get(Dimension::Country).unwrap().rows,
+            [(String::new(), 11)]
+        );
+    }
+
+    #[test]
+    fn quarters_are_placed_in_the_time_zone_asked_for() {
+        // 2026-11-28 is a Saturday; quarter 40 is 10:00 UTC.
+        let text = "quarter\t40\t2026-11-28\t2\nquarter\t95\t2026-11-28\t1\n";
+        let utc = parse_shares(text, &basis(chrono_tz::UTC, false)).unwrap();
+        assert_eq!(utc.heat[5][10], 2);
+        assert_eq!(utc.heat[5][23], 1);
+        assert_eq!(utc.scans(), 3);
+        // Kolkata is UTC+5:30: 23:45 UTC Saturday is 05:15 Sunday.
+        let ist = parse_shares(text, &basis(chrono_tz::Asia::Kolkata, false)).unwrap();
+        assert_eq!(ist.heat[5][15], 2);
+        assert_eq!(ist.heat[6][5], 1);
+        // Summer time: 10:00 UTC on 2026-07-01 (Wednesday) is 11:00 in Dublin.
+        let day = NaiveDate::from_ymd_opt(2026, 7, 1).unwrap();
+        assert_eq!(
+            local_cell(day, 40, chrono_tz::Europe::Dublin),
+            Some((2, 11))
+        );
+        assert_eq!(local_cell(day, 96, chrono_tz::UTC), None);
+    }
+
+    #[test]
+    fn an_answer_of_another_shape_is_refused() {
+        let b = basis(chrono_tz::UTC, false);
+        for bad in [
+            "device\tphone\t\tx\n",
+            "device\tphone\t3\n",
+            "colour\tred\t\t1\n",
+            "quarter\t40\tyesterday\t1\n",
+            "quarter\t99\t2026-11-28\t1\n",
+        ] {
+            assert!(parse_shares(bad, &b).is_err(), "{bad}");
+        }
+        assert_eq!(parse_shares("", &b).unwrap().scans(), 0);
+    }
+}
