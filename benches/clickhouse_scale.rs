@@ -608,6 +608,58 @@ where
     Ok(t.elapsed())
 }
 
+/// ClickHouse asked directly over HTTP, as `default`: the parts of
+/// `link_days` (one a batch until merges join them), and p50/p95 of a
+/// link's totals query (`clickhouse::read::link_numbers`' first query)
+/// against `SELECT 1`, so a slow page can be told from a slow query; and
+/// the same query with `PREWHERE`.
+async fn direct(ch: &clickhouse::ClickHouse, links: u64) -> Result<(), Error> {
+    let parts = ch
+        .query(
+            "SELECT count(), sum(rows) FROM system.parts \
+             WHERE database = 'qrtag' AND table = 'link_days' AND active FORMAT TSV",
+        )
+        .await?;
+    let mut rng = StdRng::seed_from_u64(383838);
+    let (mut one, mut totals, mut prewhere) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..50 {
+        // The same with the link read first (`PREWHERE`): the states of
+        // only that link's rows are read, not a whole granule's.
+        let t = Instant::now();
+        ch.query(&format!(
+            "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots), \
+             uniqExactIfMerge(heads), uniqExactIfMerge(not_found) \
+             FROM qrtag.link_days PREWHERE link = '{}' FORMAT TSV",
+            key(rng.random_range(0..links))
+        ))
+        .await?;
+        prewhere.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        ch.query("SELECT 1").await?;
+        one.push(t.elapsed().as_secs_f64() * 1e3);
+        let t = Instant::now();
+        ch.query(&format!(
+            "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots), \
+             uniqExactIfMerge(heads), uniqExactIfMerge(not_found) \
+             FROM qrtag.link_days WHERE link = '{}' FORMAT TSV",
+            key(rng.random_range(0..links))
+        ))
+        .await?;
+        totals.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    let (parts, rows) = parts.trim().split_once('\t').unwrap_or(("?", "?"));
+    println!(
+        "link_days: {parts} active parts, {rows} rows; asked directly: SELECT 1 p50 {:.2} ms p95 {:.2} ms, a random link's totals p50 {:.2} ms p95 {:.2} ms, with PREWHERE p50 {:.2} ms p95 {:.2} ms",
+        quantile(one.clone(), 0.5),
+        quantile(one, 0.95),
+        quantile(totals.clone(), 0.5),
+        quantile(totals, 0.95),
+        quantile(prewhere.clone(), 0.5),
+        quantile(prewhere, 0.95)
+    );
+    Ok(())
+}
+
 fn mb(bytes: u64) -> f64 {
     bytes as f64 / 1e6
 }
@@ -745,6 +797,8 @@ async fn run() -> Result<(), Error> {
         mb(std::fs::metadata(&log)?.len()),
         mb(ch_pid.map_or(0, peak_rss))
     );
+
+    direct(&ch, links).await?;
 
     // 3. Reading.
     let all = targets();
