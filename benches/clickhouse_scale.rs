@@ -915,14 +915,17 @@ async fn run() -> Result<(), Error> {
     let index_base = embedded.as_ref().map(|(_, t, _)| t.rows[0].1);
     for (i, t) in targets.iter().enumerate() {
         let (p50, p95) = ch_times.rows[i];
-        let (ip50, ip95) = embedded
-            .as_ref()
-            .map_or((f64::NAN, f64::NAN), |(_, t, _)| t.rows[i]);
+        let index = match (&embedded, index_base) {
+            (Some((_, times, _)), Some(b)) => {
+                let (ip50, ip95) = times.rows[i];
+                format!("{ip50:>7.2} ms {ip95:>7.2} ms ({:.1}x base)", ip95 / b)
+            }
+            _ => format!("{:>10} {:>10}", "-", "-"),
+        };
         println!(
-            "{:<40} {p50:>13.2} ms {p95:>13.2} ms {:>10.1} {ip50:>7.2} ms {ip95:>7.2} ms{}",
+            "{:<40} {p50:>13.2} ms {p95:>13.2} ms {:>10.1} {index}",
             t.name,
             p95 / base,
-            index_base.map_or(String::new(), |b| format!(" ({:.1}x base)", ip95 / b))
         );
     }
     println!(
