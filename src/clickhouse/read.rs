@@ -5,6 +5,12 @@
 //! since schema version 2), so a link's page costs its days, not the rows
 //! of `scans`, which is ordered by line identity, not by link.
 //!
+//! Each query names its links in `PREWHERE`: the link columns are the
+//! table's sort key, which ClickHouse does not move to `PREWHERE` itself,
+//! and without it 18.16 decodes the `uniqExact` states of whole granules
+//! around the link's rows (`benches/clickhouse_scale.rs`: 5–7 times
+//! slower at 1M–20M rows).
+//!
 //! Which links a query reads is written in one place, [`links_where`]:
 //! always one domain's (schema version 3 keys the aggregates by domain
 //! first, so the same key on two domains is two links).
@@ -199,11 +205,11 @@ pub async fn link_numbers(
     let totals = format!(
         "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots), \
          uniqExactIfMerge(heads), uniqExactIfMerge(not_found), uniqExactIfMerge(fallback) \
-         FROM link_days WHERE {link} FORMAT TSV"
+         FROM link_days PREWHERE {link} FORMAT TSV"
     );
     let days = format!(
-        "SELECT day, uniqExactIfMerge(scans) FROM link_days WHERE {link} \
-         AND day >= '{since}' AND day <= '{to}' GROUP BY day ORDER BY day FORMAT TSV"
+        "SELECT day, uniqExactIfMerge(scans) FROM link_days PREWHERE {link} \
+         WHERE day >= '{since}' AND day <= '{to}' GROUP BY day ORDER BY day FORMAT TSV"
     );
     let (totals, days) = tokio::join!(client.query(&totals), client.query(&days));
     let totals = numbers(&totals?, 6).map_err(unexpected(client))?;
@@ -237,8 +243,8 @@ pub async fn scans_since(
     let links = links_where(&scans.domain, Links::These(keys));
     let text = client
         .query(&format!(
-            "SELECT link, uniqExactIfMerge(scans) FROM link_days WHERE {links} \
-             AND day >= '{since}' GROUP BY link FORMAT TSV"
+            "SELECT link, uniqExactIfMerge(scans) FROM link_days PREWHERE {links} \
+             WHERE day >= '{since}' GROUP BY link FORMAT TSV"
         ))
         .await?;
     let got = key_rows(&text, 1).map_err(unexpected(client))?;
@@ -254,7 +260,7 @@ pub async fn fallback_of(scans: &DomainScans, keys: &[&str]) -> Result<Vec<u64>,
     let links = links_where(&scans.domain, Links::These(keys));
     let text = client
         .query(&format!(
-            "SELECT link, uniqExactIfMerge(fallback) FROM link_days WHERE {links} \
+            "SELECT link, uniqExactIfMerge(fallback) FROM link_days PREWHERE {links} \
              GROUP BY link FORMAT TSV"
         ))
         .await?;
@@ -286,8 +292,8 @@ pub async fn top_keys(
     let links = links_where(&scans.domain, Links::All);
     let text = client
         .query(&format!(
-            "SELECT link, uniqExactIfMerge(scans) AS n FROM link_days WHERE {links} \
-             AND day >= '{since}' GROUP BY link HAVING n > 0 ORDER BY n DESC, link LIMIT {n} \
+            "SELECT link, uniqExactIfMerge(scans) AS n FROM link_days PREWHERE {links} \
+             WHERE day >= '{since}' GROUP BY link HAVING n > 0 ORDER BY n DESC, link LIMIT {n} \
              FORMAT TSV"
         ))
         .await?;
@@ -309,8 +315,8 @@ pub async fn daily_totals(
     let text = client
         .query(&format!(
             "SELECT day, sum(s), sum(f) FROM (SELECT day, uniqExactIfMerge(scans) AS s, \
-             uniqExactIfMerge(fallback) AS f FROM link_days WHERE {links} \
-             AND day >= '{since}' AND day <= '{to}' GROUP BY link, day) \
+             uniqExactIfMerge(fallback) AS f FROM link_days PREWHERE {links} \
+             WHERE day >= '{since}' AND day <= '{to}' GROUP BY link, day) \
              GROUP BY day ORDER BY day FORMAT TSV"
         ))
         .await?;

@@ -32,12 +32,13 @@ const DIMENSIONS: [Dimension; 7] = [
     Dimension::Referrer,
 ];
 
-/// The query for the rows of `filter` (a `WHERE` condition): each
-/// dimension's values' scans, the quarters by day.
+/// The query for the rows of `filter` (a condition, read first as
+/// `PREWHERE`, as in `read`): each dimension's values' scans, the
+/// quarters by day.
 pub fn shares_query(filter: &str) -> String {
     format!(
         "SELECT dimension, value, if(dimension = '{QUARTER}', toString(day), '') AS on_day, \
-         uniqExactMerge(scans) FROM link_shares WHERE {filter} \
+         uniqExactMerge(scans) FROM link_shares PREWHERE {filter} \
          GROUP BY dimension, value, on_day FORMAT TSV"
     )
 }
@@ -176,7 +177,7 @@ mod tests {
             "domain = '0x1f.ie' AND day >= '2026-11-01' AND day <= '2026-11-28'"
         );
         let q = shares_query(&days);
-        assert!(q.contains(&format!("FROM link_shares WHERE {days} GROUP BY")));
+        assert!(q.contains(&format!("FROM link_shares PREWHERE {days} GROUP BY")));
     }
 
     #[test]
