@@ -282,6 +282,25 @@ async fn a_burst_past_the_rate_limit_gets_429_with_retry_after() {
     assert_eq!(problem(r, 429).await, "urn:qrtag:problem:rate-limited");
 }
 
+/// A link's scans and its QR code are each one request against the key's
+/// rate, not two (the scans endpoint once counted twice, so a key had
+/// half its rate there: its fourth request at a rate of 6 was refused).
+#[tokio::test]
+async fn a_links_sub_resources_count_once_against_the_rate() {
+    let app = spawn_api_with(|api| api.rate_per_second = 6).await;
+    for path in ["/links/promo/spring/scans", "/links/promo/spring/qr.png"] {
+        let read = new_key(&app, "read");
+        for i in 1..=4 {
+            let r = get(&app, path, &read).await;
+            assert_ne!(
+                r.status().as_u16(),
+                429,
+                "{path}: request {i} of 4 at a rate of 6"
+            );
+        }
+    }
+}
+
 #[tokio::test]
 async fn the_served_document_is_the_committed_copy() {
     let app = spawn_api().await;

@@ -248,8 +248,9 @@ struct Asked {
     by: Option<Vec<Dimension>>,
 }
 
-async fn checked(req: &HttpRequest, state: &RestState) -> Result<Asked, HttpResponse> {
-    admit(req, state, super::needs::READ).await?;
+/// The range and breakdowns asked for. The caller was admitted (and
+/// counted against its key's rate) by the handler.
+async fn checked(req: &HttpRequest) -> Result<Asked, HttpResponse> {
     let range = web::Query::<Range>::from_query(req.query_string())
         .map_err(|e| problem::respond(Kind::BadRequest, e))?;
     let bad = |e: String| problem::respond(Kind::BadRequest, e);
@@ -272,7 +273,8 @@ async fn checked(req: &HttpRequest, state: &RestState) -> Result<Asked, HttpResp
     security(("bearer" = []))
 )]
 pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> HttpResponse {
-    let Asked { since, until, by } = match checked(req, state).await {
+    // Reached through `links::get`, which admitted the caller.
+    let Asked { since, until, by } = match checked(req).await {
         Ok(r) => r,
         Err(res) => return res,
     };
@@ -369,7 +371,10 @@ async fn from_clickhouse(
     security(("bearer" = []))
 )]
 pub async fn all(req: HttpRequest, state: super::domain::InDomain) -> HttpResponse {
-    let Asked { since, until, by } = match checked(&req, &state).await {
+    if let Err(res) = admit(&req, &state, super::needs::READ).await {
+        return res;
+    }
+    let Asked { since, until, by } = match checked(&req).await {
         Ok(r) => r,
         Err(res) => return res,
     };
