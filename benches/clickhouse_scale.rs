@@ -29,10 +29,9 @@
 //!    connection, and their ratio to `/healthz` on the same server (the
 //!    baseline). The index's first pass and its peak memory are reported.
 //!
-//! The REST API admits 100 requests a second per key, and a link's scans
-//! count twice (the links route and the scans handler each admit the
-//! key): each REST target has a key of its own and a round lasts at least
-//! 25 ms, so no request is refused; that pacing is not in the figures (each
+//! The REST API admits 100 requests a second per key (a link's scans
+//! counted twice until `4fb865d`): each REST target has a key of its own
+//! and a round lasts at least 25 ms, so no request is refused; that pacing is not in the figures (each
 //! request is timed alone). A request refused all the same is asked again
 //! after its `Retry-After`, untimed, and counted.
 //!

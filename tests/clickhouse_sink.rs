@@ -523,7 +523,6 @@ async fn api_addr(server: &ServerProcess) -> String {
     .await
 }
 
-/// `/api/v1/links/KEY/scans` with `key` as the bearer, once it answers 200.
 /// A link's scans through the REST API, once they account for `lines`
 /// lines (scans, HEADs, bots and 404s together) where given: an index
 /// still reading the log answers 200 with fewer.

@@ -244,6 +244,68 @@ async fn the_sink_sends_every_domains_scans_with_its_host() {
         format!("0x1f.ie\t{a}\nqr.brand-b.ie\t{b}\n"),
         "a back-fill of the log the sink sent adds nothing"
     );
+
+    // `--scans-from`: each domain reads its own rows, the same key on two
+    // domains two links.
+    let out = qrtag(
+        d,
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "api-key",
+            "create",
+            "--name",
+            "t",
+            "--scope",
+            "read",
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let token = text(&out.stdout).trim().to_owned();
+    let reader = ServerProcess::spawn(
+        &db,
+        &[
+            "--scans-from",
+            &url,
+            "--access-log",
+            d.join("reader.log").to_str().unwrap(),
+            "--no-snapshot-file",
+            "--api-listen",
+            "127.0.0.1:0",
+        ],
+        &env,
+        false,
+    )
+    .await;
+    let api = support::poll::until(Duration::from_secs(10), "the api= address", || {
+        std::future::ready(reader.stderr().lines().find_map(|l| {
+            l.split(' ')
+                .find_map(|w| w.strip_prefix("api="))
+                .map(str::to_owned)
+        }))
+    })
+    .await;
+    for (domain, scans, scanners) in [("", 2, 1), ("&domain=qr.brand-b.ie", 3, 2)] {
+        let url = format!("http://{api}/api/v1/links/H83if/scans?since=2020-01-01{domain}");
+        let body: serde_json::Value =
+            support::poll::until(Duration::from_secs(10), "the link's scans", || async {
+                let r = reqwest::Client::new()
+                    .get(&url)
+                    .bearer_auth(&token)
+                    .send()
+                    .await
+                    .ok()?;
+                (r.status() == 200).then_some(r.json().await.ok()?)
+            })
+            .await;
+        assert_eq!(
+            (&body["scans"], &body["unique_scanners"]),
+            (&scans.into(), &scanners.into()),
+            "{domain}: {body}"
+        );
+        assert!(body["breakdowns"].is_object(), "{domain}: {body}");
+    }
+    reader.stop().await;
 }
 
 /// A log of `n` lines over three days around the end of Irish summer time

@@ -1223,20 +1223,30 @@ impl Application {
                 dead_tag: domain.dead_tag.clone(),
                 root: site::root_location(domain.root.as_ref()),
             });
-            let index = match &settings.scan_index {
-                Some(index) => Some(domain_scan_index(
+            // Issue 38: with --scans-from every domain reads its own rows
+            // in ClickHouse, and runs no scan index.
+            let from_clickhouse = scans_from(&settings, domain.host.as_str().to_owned());
+            let index = match (&settings.scan_index, &from_clickhouse) {
+                (Some(index), None) => Some(domain_scan_index(
                     index,
                     &domain.access_log,
                     &running.snapshot,
                 )?),
-                None => None,
+                _ => None,
+            };
+            let scans = match from_clickhouse {
+                Some(scans) => Some(
+                    Arc::new(crate::console::scans_from::FromClickHouse { scans })
+                        as Arc<dyn crate::console::scans::ScanCounts>,
+                ),
+                None => index
+                    .as_ref()
+                    .map(|i| i.index() as Arc<dyn crate::console::scans::ScanCounts>),
             };
             other_views.push(domain_view(
                 Some(domain.host.clone()),
                 &running,
-                index
-                    .as_ref()
-                    .map(|i| i.index() as Arc<dyn crate::console::scans::ScanCounts>),
+                scans,
                 lists,
             )?);
             other_indexes.extend(index);
