@@ -8,7 +8,7 @@
 mod clickhouse;
 mod support;
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use chrono::{Days, NaiveDate, Utc};
 use clickhouse::ClickHouse;
@@ -85,17 +85,6 @@ fn old_log(today: NaiveDate) -> (String, u64) {
     (out, lines.len() as u64)
 }
 
-async fn api_addr(server: &ServerProcess) -> String {
-    support::poll::until(Duration::from_secs(10), "the api= address", || {
-        std::future::ready(server.stderr().lines().find_map(|l| {
-            l.split(' ')
-                .find_map(|w| w.strip_prefix("api="))
-                .map(str::to_owned)
-        }))
-    })
-    .await
-}
-
 /// `GET path` of the REST API at `api`: its status and JSON body.
 async fn rest(api: &str, token: &str, path: &str) -> (u16, serde_json::Value) {
     let r = client()
@@ -106,27 +95,6 @@ async fn rest(api: &str, token: &str, path: &str) -> (u16, serde_json::Value) {
         .expect("the REST API answers");
     let status = r.status().as_u16();
     (status, r.json().await.unwrap_or_default())
-}
-
-/// Waits until `scans` holds exactly `n` distinct lines.
-async fn arrived(ch: &ClickHouse, n: u64) {
-    let want = format!("{n}\n");
-    let mut last = String::new();
-    let deadline = Instant::now() + WAIT;
-    loop {
-        last = ch
-            .query("SELECT count() FROM qrtag.scans FINAL")
-            .await
-            .unwrap_or(last);
-        if last == want {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{n} rows not in ClickHouse within {WAIT:?}: {last}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
 }
 
 /// The numbers a page fragment shows: every `data-` attribute that
@@ -298,10 +266,10 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         assert_eq!(get(path, IPHONE).send().await.expect("scan").status(), 302);
     }
     let live_lines = 11;
-    arrived(&ch, old_lines + live_lines).await;
+    ch.holds_rows(old_lines + live_lines, WAIT).await;
 
     // The index has read every line: 10 scans from the old log, 6 live.
-    let index_api = api_addr(&indexed).await;
+    let index_api = indexed.api_addr().await;
     let year = (today - Days::new(364)).format("%Y-%m-%d").to_string();
     support::poll::until(WAIT, "the index to count every scan", || async {
         let (status, v) = rest(&index_api, &token, &format!("/scans?since={year}")).await;
@@ -325,7 +293,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         false,
     )
     .await;
-    let ch_api = api_addr(&from_ch).await;
+    let ch_api = from_ch.api_addr().await;
     let index_console = indexed.admin_url("/console");
     let ch_console = from_ch.admin_url("/console");
     let (index_http, ch_http) = (

@@ -74,27 +74,6 @@ async fn logged(path: &Path, n: usize) {
     .await;
 }
 
-/// Waits until `scans` holds exactly `n` distinct lines.
-async fn arrived(ch: &ClickHouse, n: usize) {
-    let want = format!("{n}\n");
-    let mut last = String::new();
-    let deadline = Instant::now() + ARRIVAL;
-    loop {
-        last = ch
-            .query("SELECT count() FROM qrtag.scans FINAL")
-            .await
-            .unwrap_or(last);
-        if last == want {
-            return;
-        }
-        assert!(
-            Instant::now() < deadline,
-            "{n} rows not in ClickHouse within {ARRIVAL:?}: {last}"
-        );
-        tokio::time::sleep(Duration::from_millis(100)).await;
-    }
-}
-
 /// Per link, ClickHouse's `link_days` says what `qrtag stats` says of the logs.
 async fn counts_equal_stats(ch: &ClickHouse, db: &Path, logs: &[&Path]) {
     let mut args = vec!["stats", "--format", "json"];
@@ -168,7 +147,7 @@ async fn scans_arrive_as_the_rows_a_load_of_the_log_makes() {
     assert_eq!(scan(&c, &server, "/tag01", GOOGLEBOT).await, 302);
     assert_eq!(scan(&c, &server, "/nope1", IPHONE).await, 404);
     logged(&log, 5).await;
-    arrived(&ch, 5).await;
+    ch.holds_rows(5, ARRIVAL).await;
 
     // logrotate: renamed, then SIGHUP; the new file names itself.
     let rotated = dir.path().join("access.log.1");
@@ -183,7 +162,7 @@ async fn scans_arrive_as_the_rows_a_load_of_the_log_makes() {
     logged(&log, 2).await;
     let lines = log_lines(&rotated) + log_lines(&log);
     assert_eq!(lines, 7);
-    arrived(&ch, lines).await;
+    ch.holds_rows(lines as u64, ARRIVAL).await;
 
     let row = ch
         .must(
@@ -251,7 +230,7 @@ async fn scans_arrive_as_the_rows_a_load_of_the_log_makes() {
     let server = ServerProcess::spawn(&db, &args, &[], false).await;
     assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);
     logged(&log, 3).await;
-    arrived(&ch, lines + 1).await;
+    ch.holds_rows(lines as u64 + 1, ARRIVAL).await;
     let out = qrtag_in(
         dir.path(),
         &[
@@ -364,7 +343,7 @@ async fn clickhouse_away_while_scans_flow_slows_no_scan_and_loses_no_row() {
         eprintln!("lines that are no scan of this test: {others:#?}");
     }
     let lines = text.lines().count();
-    arrived(&ch, lines).await;
+    ch.holds_rows(lines as u64, ARRIVAL).await;
     assert_eq!(
         ch.must("SELECT uniqExact(node, log_id, line_offset) FROM qrtag.scans FORMAT TSV")
             .await,
@@ -445,7 +424,7 @@ async fn a_full_queue_counts_its_drops_and_a_load_fills_them_in() {
     );
 
     ch.resume().await;
-    arrived(&ch, 5).await;
+    ch.holds_rows(5, ARRIVAL).await;
     let out = qrtag_in(
         dir.path(),
         &[
@@ -460,7 +439,7 @@ async fn a_full_queue_counts_its_drops_and_a_load_fills_them_in() {
         ],
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
-    arrived(&ch, 20).await;
+    ch.holds_rows(20, ARRIVAL).await;
     counts_equal_stats(&ch, &db, &[&log]).await;
     server.stop().await;
 }
@@ -509,18 +488,6 @@ async fn a_sink_that_cannot_work_stops_the_start_in_one_line() {
             "{err}"
         );
     }
-}
-
-/// The API listener's address from the server's `listening` line.
-async fn api_addr(server: &ServerProcess) -> String {
-    support::poll::until(Duration::from_secs(10), "the api= address", || {
-        std::future::ready(server.stderr().lines().find_map(|l| {
-            l.split(' ')
-                .find_map(|w| w.strip_prefix("api="))
-                .map(str::to_owned)
-        }))
-    })
-    .await
 }
 
 /// A link's scans through the REST API, once they account for `lines`
@@ -611,8 +578,8 @@ async fn the_rest_api_answers_a_links_scans_from_clickhouse_as_the_index_does() 
     assert_eq!(head.status(), 302);
     let log = dir.path().join("access.log");
     logged(&log, 6).await;
-    arrived(&ch, 6).await;
-    let from_index = link_scans(&api_addr(&counted).await, &token, "tag01", Some(6)).await;
+    ch.holds_rows(6, ARRIVAL).await;
+    let from_index = link_scans(&counted.api_addr().await, &token, "tag01", Some(6)).await;
 
     let from_clickhouse = ServerProcess::spawn(
         &db,
@@ -629,7 +596,7 @@ async fn the_rest_api_answers_a_links_scans_from_clickhouse_as_the_index_does() 
         false,
     )
     .await;
-    let answered = link_scans(&api_addr(&from_clickhouse).await, &token, "tag01", None).await;
+    let answered = link_scans(&from_clickhouse.api_addr().await, &token, "tag01", None).await;
     for field in [
         "scans",
         "unique_scanners",

@@ -277,14 +277,7 @@ async fn the_sink_sends_every_domains_scans_with_its_host() {
         false,
     )
     .await;
-    let api = support::poll::until(Duration::from_secs(10), "the api= address", || {
-        std::future::ready(reader.stderr().lines().find_map(|l| {
-            l.split(' ')
-                .find_map(|w| w.strip_prefix("api="))
-                .map(str::to_owned)
-        }))
-    })
-    .await;
+    let api = reader.api_addr().await;
     for (domain, scans, scanners) in [("", 2, 1), ("&domain=qr.brand-b.ie", 3, 2)] {
         let url = format!("http://{api}/api/v1/links/H83if/scans?since=2020-01-01{domain}");
         let body: serde_json::Value =

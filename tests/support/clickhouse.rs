@@ -189,6 +189,28 @@ impl ClickHouse {
         }
     }
 
+    /// Waits until `qrtag.scans` holds exactly `n` distinct lines (a row
+    /// sent twice counts once), for at most `within`.
+    pub async fn holds_rows(&self, n: u64, within: Duration) {
+        let want = format!("{n}\n");
+        let mut last = String::new();
+        let deadline = Instant::now() + within;
+        loop {
+            last = self
+                .query("SELECT count() FROM qrtag.scans FINAL")
+                .await
+                .unwrap_or(last);
+            if last == want {
+                return;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "{n} rows not in ClickHouse within {within:?}: {last}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+
     /// Stops the server (SIGKILL: the tests mean "gone", not a clean stop).
     pub fn stop(&mut self) {
         if let Some(mut c) = self.child.take() {

@@ -117,6 +117,23 @@ impl ServerProcess {
         format!("http://{}{target}", self.admin)
     }
 
+    /// The REST API's address from its `api=` word on stderr (`serve
+    /// --api-listen`), once printed.
+    pub async fn api_addr(&self) -> String {
+        super::poll::until(
+            std::time::Duration::from_secs(10),
+            "the api= address",
+            || {
+                std::future::ready(self.stderr().lines().find_map(|l| {
+                    l.split(' ')
+                        .find_map(|w| w.strip_prefix("api="))
+                        .map(str::to_owned)
+                }))
+            },
+        )
+        .await
+    }
+
     /// Everything the process wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
