@@ -441,6 +441,13 @@ async fn a_full_queue_counts_its_drops_and_a_load_fills_them_in() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     ch.holds_rows(20, ARRIVAL).await;
     counts_equal_stats(&ch, &db, &[&log]).await;
+    // The back-fill, given no public URL, takes the one recorded with the
+    // links, as `serve` did: one domain, so `--scans-from` reads them all.
+    assert_eq!(
+        ch.must("SELECT domain, count() FROM qrtag.scans FINAL GROUP BY domain FORMAT TSV")
+            .await,
+        "0x1f.ie\t20\n"
+    );
     server.stop().await;
 }
 

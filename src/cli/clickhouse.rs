@@ -36,7 +36,7 @@ pub struct SetupClickhouseArgs {
 /// The host a command's ClickHouse rows are of (schema version 3): the
 /// global `--domain`, else the default domain's (the configuration's
 /// default `[[domains]]` host, else the public URL's), else none.
-pub fn domain_host(cli: &super::Cli) -> String {
+pub async fn domain_host(cli: &super::Cli) -> String {
     if let Some(host) = cli
         .domain
         .as_ref()
@@ -44,9 +44,19 @@ pub fn domain_host(cli: &super::Cli) -> String {
     {
         return host.as_str().to_owned();
     }
-    cli.public_url
-        .as_ref()
-        .and_then(|u| url::Url::parse(u.origin()).ok())
+    let given = cli.public_url.as_ref().map(|u| u.origin().to_owned());
+    // As `serve` does: the public URL given, else the one recorded with
+    // the links, so rows loaded here carry the host `serve --scans-from`
+    // reads.
+    let origin = match given {
+        Some(origin) => Some(origin),
+        None => match cli.open_store(crate::store::Access::Read) {
+            Ok(store) => super::public_url::recorded_origin(store.as_ref()).await,
+            Err(_) => None,
+        },
+    };
+    origin
+        .and_then(|o| url::Url::parse(&o).ok())
         .and_then(|u| u.host_str().map(str::to_owned))
         .unwrap_or_default()
 }
@@ -57,7 +67,13 @@ pub async fn run(cli: &super::Cli, args: &SetupClickhouseArgs) -> anyhow::Result
         Some(name) => Layout::Cluster(name.clone()),
         None => Layout::Single,
     };
-    let report = match setup::setup(&client, args.retention_days, &layout, &domain_host(cli)).await
+    let report = match setup::setup(
+        &client,
+        args.retention_days,
+        &layout,
+        &domain_host(cli).await,
+    )
+    .await
     {
         Ok(r) => r,
         Err(e) if e.is_usage() => return Err(UsageError(e.to_string()).into()),

@@ -19,6 +19,16 @@ fn given(cli: &Cli) -> Option<Given> {
     })
 }
 
+/// The origin of the public URL recorded with the links, if one is and
+/// it can be read.
+pub(super) async fn recorded_origin(store: &dyn LinkStore) -> Option<String> {
+    recorded(store)
+        .await
+        .ok()
+        .flatten()
+        .map(|u| u.origin().to_owned())
+}
+
 async fn recorded(store: &dyn LinkStore) -> anyhow::Result<Option<PublicUrl>> {
     match store.public_url().await? {
         None => Ok(None),

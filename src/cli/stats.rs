@@ -32,7 +32,7 @@ pub async fn run(cli: &Cli, args: &StatsArgs) -> anyhow::Result<ExitCode> {
     };
     let links = links(cli).await?;
     if let Some(url) = &args.load_into {
-        let domain = super::clickhouse::domain_host(cli);
+        let domain = super::clickhouse::domain_host(cli).await;
         return load_into(url, args, &files, links, domain).await;
     }
     let args = StatsArgs {
@@ -171,7 +171,8 @@ async fn scans_from(cli: &Cli, url: &str, args: &StatsArgs) -> anyhow::Result<Ex
         time_zone: cli.time_zone,
         ..args.clone()
     };
-    let asked = report::asked(&args, super::clickhouse::domain_host(cli)).map_err(UsageError)?;
+    let asked =
+        report::asked(&args, super::clickhouse::domain_host(cli).await).map_err(UsageError)?;
     let client = Client::new(url, std::time::Duration::from_secs(60));
     let made = match report::report(&client, &asked).await {
         Ok(r) => r,
