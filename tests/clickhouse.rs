@@ -25,7 +25,7 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 3: created"),
+        text(&out.stdout).contains("schema version 4: created"),
         "{}",
         text(&out.stdout)
     );
@@ -34,14 +34,14 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
         .await;
     assert_eq!(
         tables,
-        "link_days\nlink_days_mv\nlink_shares\nlink_shares_mv\nscans\nschema_version\n"
+        "link_days\nlink_days_mv\nlink_destinations\nlink_destinations_mv\nlink_shares\nlink_shares_mv\nscans\nschema_version\n"
     );
 
     // Again: nothing to do, the version recorded once.
     let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 3: already current"),
+        text(&out.stdout).contains("schema version 4: already current"),
         "{}",
         text(&out.stdout)
     );
@@ -199,7 +199,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains(
-            "holds schema version 1; this qrtag writes 3: run this qrtag's setup-clickhouse"
+            "holds schema version 1; this qrtag writes 4: run this qrtag's setup-clickhouse"
         ),
         "{}",
         text(&out.stderr)
@@ -227,7 +227,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     let out = qrtag_in(dir.path(), &setup);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 3: upgraded from 1"),
+        text(&out.stdout).contains("schema version 4: upgraded from 1"),
         "{}",
         text(&out.stdout)
     );
@@ -244,7 +244,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     // Again: nothing to do, and nothing counted twice.
     let out = qrtag_in(dir.path(), &setup);
     assert!(
-        text(&out.stdout).contains("schema version 3: already current"),
+        text(&out.stdout).contains("schema version 4: already current"),
         "{}",
         text(&out.stdout)
     );
@@ -252,7 +252,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(
         ch.must("SELECT version FROM old.schema_version ORDER BY version FORMAT TSV")
             .await,
-        "1\n3\n"
+        "1\n4\n"
     );
     assert_eq!(
         ch.must("SELECT DISTINCT domain FROM old.link_days FORMAT TSV")
@@ -345,7 +345,7 @@ async fn setup_clickhouse_upgrades_version_2_to_3_with_domains_and_breakdowns() 
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 3: upgraded from 2"),
+        text(&out.stdout).contains("schema version 4: upgraded from 2"),
         "{}",
         text(&out.stdout)
     );
@@ -392,6 +392,96 @@ async fn setup_clickhouse_upgrades_version_2_to_3_with_domains_and_breakdowns() 
     assert_eq!(shares("0x1f.ie").await, "phone\t3\ntablet\t1\n");
     assert_eq!(shares("b.example").await, "phone\t1\n");
     assert_eq!(of("b.example").await, "1\t1\t0\t1\t0\n");
+}
+
+/// Version 3's schema as `setup-clickhouse` made it before version 4:
+/// this version's statements but `link_destinations`'.
+fn version_3(db: &str) -> Vec<String> {
+    use qrtag::clickhouse::schema::{Layout, create_statements};
+    let mut out: Vec<String> = create_statements(db, None, (18, 16), &Layout::Single)
+        .into_iter()
+        .filter(|s| !s.contains("link_destinations"))
+        .collect();
+    out.push(format!("INSERT INTO {db}.schema_version VALUES (3, now())"));
+    out
+}
+
+/// A database of version 3 is upgraded to version 4 with no domain given
+/// (its rows have theirs): `link_destinations` holds the destinations of
+/// the rows already there, scans and fallback answers apart (bots, and
+/// lines sent nowhere, left out; a row sent twice counted once), the
+/// other aggregates keep their counts, and rows sent afterwards reach it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_clickhouse_upgrades_version_3_to_4_with_destinations() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    for statement in version_3("v3") {
+        ch.must(&statement).await;
+    }
+    let row = |offset: u32, location: &str, scan: u8, fallback: u8, bot: u8| {
+        format!(
+            "INSERT INTO v3.scans (domain, node, log_id, line_offset, time, day, method, status, location, link, scan, fallback_scan, bot) \
+             VALUES ('0x1f.ie', 'a', 7, {offset}, '2026-11-27 10:00:00', '2026-11-27', 'GET', 302, '{location}', 'H83if', {scan}, {fallback}, {bot})"
+        )
+    };
+    for sql in [
+        row(0, "https://a.example/", 1, 0, 0),
+        row(100, "https://a.example/", 1, 0, 0),
+        row(100, "https://a.example/", 1, 0, 0),
+        row(200, "https://b.example/", 0, 1, 0),
+        row(300, "https://a.example/", 0, 0, 1),
+        row(400, "", 1, 0, 0),
+    ] {
+        ch.must(&sql).await;
+    }
+    let ch = &ch;
+    let days = || async move {
+        ch.must(
+            "SELECT uniqExactMerge(requests), uniqExactIfMerge(scans), uniqExactIfMerge(fallback), \
+             uniqExactIfMerge(bots) FROM v3.link_days WHERE link = 'H83if' FORMAT TSV",
+        )
+        .await
+    };
+    assert_eq!(days().await, "5\t3\t1\t1\n");
+
+    let out = qrtag_in(
+        dir.path(),
+        &["setup-clickhouse", "--clickhouse", &ch.url("v3")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("schema version 4: upgraded from 3"),
+        "{}",
+        text(&out.stdout)
+    );
+    let destinations = || async move {
+        ch.must(
+            "SELECT location, fallback_scan, uniqExactMerge(scans) FROM v3.link_destinations \
+             WHERE domain = '0x1f.ie' AND link = 'H83if' GROUP BY location, fallback_scan \
+             ORDER BY location FORMAT TSV",
+        )
+        .await
+    };
+    assert_eq!(
+        destinations().await,
+        "https://a.example/\t0\t2\nhttps://b.example/\t1\t1\n"
+    );
+    assert_eq!(days().await, "5\t3\t1\t1\n", "link_days as it was");
+
+    // A row sent after the upgrade reaches it through its view.
+    ch.must(&row(500, "https://a.example/", 1, 0, 0)).await;
+    assert_eq!(
+        destinations().await,
+        "https://a.example/\t0\t3\nhttps://b.example/\t1\t1\n"
+    );
+    assert_eq!(
+        ch.must("SELECT version FROM v3.schema_version ORDER BY version FORMAT TSV")
+            .await,
+        "3\n4\n"
+    );
 }
 
 /// Bad input: one line, exit 2, and nothing made beside a foreign table.

@@ -72,7 +72,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(
-        said.contains("(cluster three)") && said.contains("schema version 3: created"),
+        said.contains("(cluster three)") && said.contains("schema version 4: created"),
         "{said}"
     );
     for node in &nodes {
@@ -80,7 +80,8 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
             node.must("SELECT name, engine FROM system.tables WHERE database = 'qt' ORDER BY name FORMAT TSV")
                 .await,
             "link_days\tDistributed\nlink_days_local\tReplicatedAggregatingMergeTree\n\
-             link_days_mv\tMaterializedView\nlink_shares\tDistributed\nlink_shares_local\tReplicatedAggregatingMergeTree\n\
+             link_days_mv\tMaterializedView\nlink_destinations\tDistributed\n\
+             link_destinations_local\tReplicatedAggregatingMergeTree\nlink_destinations_mv\tMaterializedView\nlink_shares\tDistributed\nlink_shares_local\tReplicatedAggregatingMergeTree\n\
              link_shares_mv\tMaterializedView\nscans\tDistributed\nscans_local\tReplicatedReplacingMergeTree\n\
              schema_version\tReplicatedMergeTree\n",
             "every node has the schema, made on the first"
@@ -96,7 +97,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     ]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(
-        text(&again.stdout).contains("schema version 3: already current"),
+        text(&again.stdout).contains("schema version 4: already current"),
         "{}",
         text(&again.stdout)
     );
@@ -244,8 +245,8 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     {
         nodes[i % 3]
             .must(&format!(
-                "INSERT INTO old.scans (node, log_id, line_offset, time, day, link, scan, tracking, device) \
-                 VALUES ('e', 9, {i}, '{day} 10:00:00', '{day}', '{link}', 1, 'id{i}', '{device}')"
+                "INSERT INTO old.scans (node, log_id, line_offset, time, day, link, scan, tracking, device, location) \
+                 VALUES ('e', 9, {i}, '{day} 10:00:00', '{day}', '{link}', 1, 'id{i}', '{device}', 'https://x.example/{link}')"
             ))
             .await;
     }
@@ -268,7 +269,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 3: upgraded from 2"),
+        text(&out.stdout).contains("schema version 4: upgraded from 2"),
         "{}",
         text(&out.stdout)
     );
@@ -290,6 +291,15 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
             )
             .await,
             "phone\t3\ntablet\t1\n"
+        );
+        // Version 4: the destinations of the rows already there.
+        assert_eq!(
+            node.must(
+                "SELECT link, location, uniqExactMerge(scans) FROM old.link_destinations \
+                 WHERE domain = '0x1f.ie' GROUP BY link, location ORDER BY link FORMAT TSV"
+            )
+            .await,
+            "a\thttps://x.example/a\t4\nb\thttps://x.example/b\t2\n"
         );
     }
 }

@@ -102,7 +102,16 @@ async fn rest(api: &str, token: &str, path: &str) -> (u16, serde_json::Value) {
 /// the first `from` and the next `to` after it.
 fn shown(html: &str, from: &str, to: &str) -> Vec<String> {
     const NAMES: &[&str] = &[
-        "key", "scans", "unique", "last", "day", "period", "total", "fallback", "link",
+        "key",
+        "scans",
+        "unique",
+        "last",
+        "day",
+        "period",
+        "total",
+        "fallback",
+        "link",
+        "destination",
     ];
     let start = html
         .find(from)
@@ -334,10 +343,19 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
             "in_range",
             "daily",
             "breakdowns",
+            "destinations",
         ] {
             assert_eq!(answered[field], index[field], "{key} {field}");
         }
     }
+    let (_, gig) = rest(&ch_api, &token, "/links/gig/scans").await;
+    assert_eq!(
+        gig["destinations"],
+        serde_json::json!([
+            {"destination": "https://venue.example/home", "fallback": true, "scans": 2}
+        ]),
+        "a dead link's fallback answers, per destination from ClickHouse: {gig}"
+    );
     let (_, tag01) = rest(&ch_api, &token, &format!("/links/tag01/scans?since={year}")).await;
     assert_eq!(
         tag01["breakdowns"]["dimensions"][0]["values"],
@@ -364,6 +382,33 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
             if key == "gig" {
                 assert_eq!(value_of(&want, "fallback"), Some(2), "{want:?}");
             }
+        }
+        // Its scans per destination (issue 34), from `link_destinations`.
+        let (index, answered) = both(index_side, ch_side, &format!("/link?key={key}")).await;
+        if key == "quiet" {
+            for page in [&index, &answered] {
+                assert!(page.contains("No scans sent anywhere yet."), "{page}");
+            }
+            continue;
+        }
+        let want = shown(&index, "id=\"destinations-heading\"", "</table>");
+        assert_eq!(
+            shown(&answered, "id=\"destinations-heading\"", "</table>"),
+            want,
+            "{key}'s destinations"
+        );
+        if key == "tag01" {
+            assert_eq!(
+                want,
+                [
+                    "destination=https://example.com/",
+                    "fallback=false",
+                    "scans=4",
+                    "destination=https://example.com/poster",
+                    "fallback=false",
+                    "scans=3"
+                ]
+            );
         }
     }
     // The breakdowns, as the pages' CSV downloads give them.

@@ -451,6 +451,71 @@ async fn a_full_queue_counts_its_drops_and_a_load_fills_them_in() {
     server.stop().await;
 }
 
+/// Links with no public URL anywhere (imported, never printed), served
+/// on a listener's address: the sink's rows and a back-fill of the same
+/// log carry the same host, none, so each line is one row of one domain
+/// and the aggregates count it once. Before, the sink wrote the
+/// listener's host and the back-fill none, and every count was doubled
+/// across the two.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn with_no_public_url_the_sink_and_a_back_fill_write_one_domain() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    let url = ch.url("qrtag");
+    let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let db = dir.path().join("qrtag.db");
+    let db_arg = db.to_str().unwrap();
+    let csv = dir.path().join("links.csv");
+    std::fs::write(&csv, "key,url\ntag01,https://example.com/poster\n").unwrap();
+    for args in [
+        &["--db", db_arg, "init"][..],
+        &["--db", db_arg, "import", csv.to_str().unwrap()],
+    ] {
+        let out = qrtag_in(dir.path(), args);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+    }
+    let server = ServerProcess::spawn(
+        &db,
+        &["--scans-to", &url, "--node-name", "edge-1"],
+        &[],
+        false,
+    )
+    .await;
+    let c = client();
+    for _ in 0..3 {
+        assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);
+    }
+    ch.holds_rows(3, ARRIVAL).await;
+    server.stop().await;
+    let log = dir.path().join("access.log");
+    let out = qrtag_in(
+        dir.path(),
+        &[
+            "--db",
+            db_arg,
+            "stats",
+            "--load-into",
+            &url,
+            "--node-name",
+            "edge-1",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(
+        ch.must(
+            "SELECT domain, uniqExactIfMerge(scans) FROM qrtag.link_days GROUP BY domain FORMAT TSV"
+        )
+        .await,
+        "\t3\n",
+        "one domain, each scan once"
+    );
+}
+
 /// What the operator must change stops the start in one line, exit 2:
 /// not a URL, refused credentials, no schema.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

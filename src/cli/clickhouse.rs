@@ -37,17 +37,17 @@ pub struct SetupClickhouseArgs {
 /// global `--domain`, else the default domain's (the configuration's
 /// default `[[domains]]` host, else the public URL's), else none.
 pub async fn domain_host(cli: &super::Cli) -> String {
-    if let Some(host) = cli
+    let configured = cli
         .domain
         .as_ref()
         .or(cli.origin.config.domains.default_host.as_ref())
-    {
-        return host.as_str().to_owned();
+        .map(|h| h.as_str().to_owned());
+    if configured.is_some() {
+        return crate::clickhouse::row::rows_host(configured.as_deref(), None);
     }
     let given = cli.public_url.as_ref().map(|u| u.origin().to_owned());
     // As `serve` does: the public URL given, else the one recorded with
-    // the links, so rows loaded here carry the host `serve --scans-from`
-    // reads.
+    // the links.
     let origin = match given {
         Some(origin) => Some(origin),
         None => match cli.open_store(crate::store::Access::Read) {
@@ -55,10 +55,7 @@ pub async fn domain_host(cli: &super::Cli) -> String {
             Err(_) => None,
         },
     };
-    origin
-        .and_then(|o| url::Url::parse(&o).ok())
-        .and_then(|u| u.host_str().map(str::to_owned))
-        .unwrap_or_default()
+    crate::clickhouse::row::rows_host(None, origin.as_deref())
 }
 
 pub async fn run(cli: &super::Cli, args: &SetupClickhouseArgs) -> anyhow::Result<ExitCode> {

@@ -5,6 +5,7 @@
 //! and `stats`: it keeps scans, and answers no one itself.
 
 pub mod client;
+pub mod destinations;
 pub mod load;
 pub mod read;
 pub mod report;

@@ -39,6 +39,14 @@ impl DomainScans {
         super::shares::key_shares(&self.client, &self.domain, key, &self.basis).await
     }
 
+    /// A key's scans per destination of all time ([`super::destinations`]).
+    pub async fn key_destinations(
+        &self,
+        key: &str,
+    ) -> Result<Vec<crate::scan_index::DestinationScans>, ClickHouseError> {
+        super::destinations::read(&self.client, &self.domain, key).await
+    }
+
     /// All links' breakdowns over the days `from..=to`.
     pub async fn day_shares(
         &self,

@@ -23,6 +23,23 @@ pub struct Origin<'a> {
     pub line_offset: u64,
 }
 
+/// The host a domain's rows carry (`Origin::domain`), the one rule every
+/// writer and reader of rows takes it by, so `serve --scans-to`, `stats
+/// --load-into` and `serve --scans-from` agree: the default domain's
+/// configured host, else the host of the public URL given or recorded
+/// with the links, else none (`""`): never the address a server happens
+/// to listen on, which a back-fill run elsewhere cannot know.
+pub fn rows_host(default_host: Option<&str>, public_origin: Option<&str>) -> String {
+    default_host
+        .map(str::to_owned)
+        .or_else(|| {
+            url::Url::parse(public_origin?)
+                .ok()
+                .and_then(|u| u.host_str().map(str::to_owned))
+        })
+        .unwrap_or_default()
+}
+
 /// What qrtag derives from a line, each through the code `qrtag stats` uses.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Derived<'a> {
@@ -127,6 +144,17 @@ pub fn write_row(out: &mut Vec<u8>, origin: Origin<'_>, line: &LogLine<'_>, d: &
 mod tests {
     use super::*;
     use crate::access_log::format::parse_line;
+
+    #[test]
+    fn the_rows_host_is_the_configured_one_else_the_public_urls() {
+        assert_eq!(
+            rows_host(Some("go.brand.com"), Some("https://0x1f.ie")),
+            "go.brand.com"
+        );
+        assert_eq!(rows_host(None, Some("https://0x1f.ie:8443")), "0x1f.ie");
+        assert_eq!(rows_host(None, None), "");
+        assert_eq!(rows_host(None, Some("not a url")), "");
+    }
 
     #[test]
     fn a_line_becomes_the_row_the_schema_names() {

@@ -39,6 +39,10 @@
 //! its scans. `link_days` also keeps a day's first and last scan time
 //! (`minIf`/`maxIf` of time × 10 + tenths), which `qrtag stats` prints.
 //!
+//! Version 4 adds `link_destinations`: per domain, link and day, the
+//! scans (and fallback answers) sent to each `Location`, the link page's
+//! "scans per destination" (issue 34), counted as `link_shares` counts.
+//!
 //! Not used, because 18.16 lacks or fences them: `LowCardinality` (behind
 //! `allow_experimental_low_cardinality_type`), `DateTime64` (20.1), table
 //! `TTL` (19.6: emitted only by [`ttl_clause`] for a server that has it).
@@ -48,8 +52,9 @@
 /// number it shows from the per-day aggregate instead of the link's rows
 /// of `scans`, which is ordered by line identity, not by link. Version 3
 /// added `domain` to `scans` and to the aggregates' keys, the first and
-/// last scan to `link_days`, and `link_shares`.
-pub const VERSION: u32 = 3;
+/// last scan to `link_days`, and `link_shares`. Version 4 added
+/// `link_destinations`.
+pub const VERSION: u32 = 4;
 
 /// Columns of `scans`, in order, as `system.columns` reports them.
 pub const SCANS_COLUMNS: &[(&str, &str)] = &[
@@ -126,6 +131,17 @@ pub const LINK_SHARES_COLUMNS: &[(&str, &str)] = &[
     ("scans", "AggregateFunction(uniqExact, UInt64)"),
 ];
 
+/// `link_destinations`' columns (version 4): one row per domain, link,
+/// day, destination and whether it was the link's fallback.
+pub const LINK_DESTINATIONS_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("link", "String"),
+    ("day", "Date"),
+    ("location", "String"),
+    ("fallback_scan", "UInt8"),
+    ("scans", "AggregateFunction(uniqExact, UInt64)"),
+];
+
 /// The `dimension` of `link_shares` rows whose value is the scan's UTC
 /// quarter-hour of its day (0–95): every time zone's offset is a whole
 /// number of quarter-hours, so the hour × weekday map of any zone is
@@ -175,6 +191,8 @@ pub const TABLES: &[(&str, &[(&str, &str)])] = &[
     ("link_days_local", LINK_DAYS_COLUMNS),
     ("link_shares", LINK_SHARES_COLUMNS),
     ("link_shares_local", LINK_SHARES_COLUMNS),
+    ("link_destinations", LINK_DESTINATIONS_COLUMNS),
+    ("link_destinations_local", LINK_DESTINATIONS_COLUMNS),
 ];
 
 /// One server, or a cluster named in the servers' `remote_servers`.
@@ -261,8 +279,30 @@ pub fn create_statements(
     }
 }
 
-/// `link_days`' states of `scans` rows, in its column order.
-const LINK_DAYS_STATES: &str = "domain, link, day, \
+/// An aggregate qrtag keeps of `scans`: a table its materialized view
+/// fills with the states of each row (`uniqExact` over the line's
+/// identity, so a row sent twice counts once), and that setup fills again
+/// from `scans` after an upgrade that makes it.
+struct Aggregate {
+    name: &'static str,
+    columns: &'static [(&'static str, &'static str)],
+    /// Its key, which the states are grouped by.
+    key: &'static str,
+    /// The states of `scans` rows, in the table's column order.
+    states: &'static str,
+    /// Between `FROM scans` and the condition: an `ARRAY JOIN`, or nothing.
+    join: &'static str,
+    /// Which rows it counts.
+    filter: Option<&'static str>,
+    /// The schema version that made it (as it is now).
+    since: u32,
+}
+
+const LINK_DAYS: Aggregate = Aggregate {
+    name: "link_days",
+    columns: LINK_DAYS_COLUMNS,
+    key: "domain, link, day",
+    states: "domain, link, day, \
      uniqExactState(cityHash64(node, log_id, line_offset)) AS requests, \
      uniqExactIfState(cityHash64(node, log_id, line_offset), scan = 1) AS scans, \
      uniqExactIfState(cityHash64(node, log_id, line_offset), fallback_scan = 1) AS fallback, \
@@ -271,36 +311,113 @@ const LINK_DAYS_STATES: &str = "domain, link, day, \
      uniqExactIfState(cityHash64(node, log_id, line_offset), method = 'HEAD') AS heads, \
      uniqExactIfState(cityHash64(node, log_id, line_offset), status = 404) AS not_found, \
      minIfState(toUInt64(time) * 10 + tenths, scan = 1) AS first_scan, \
-     maxIfState(toUInt64(time) * 10 + tenths, scan = 1) AS last_scan";
+     maxIfState(toUInt64(time) * 10 + tenths, scan = 1) AS last_scan",
+    join: "",
+    filter: None,
+    since: 3,
+};
 
-/// `link_shares`' states: a scan row made into one row per dimension by
-/// `ARRAY JOIN`, bots (never scans) and other requests left out.
-const LINK_SHARES_STATES: &str = "domain, link, day, share.1 AS dimension, share.2 AS value, \
-     uniqExactState(cityHash64(node, log_id, line_offset)) AS scans";
-
-const LINK_SHARES_JOIN: &str = "ARRAY JOIN [('device', device), ('os', os), \
+/// A scan row made into one row per dimension by `ARRAY JOIN`, bots
+/// (never scans) and other requests left out.
+const LINK_SHARES: Aggregate = Aggregate {
+    name: "link_shares",
+    columns: LINK_SHARES_COLUMNS,
+    key: "domain, link, day, dimension, value",
+    states: "domain, link, day, share.1 AS dimension, share.2 AS value, \
+     uniqExactState(cityHash64(node, log_id, line_offset)) AS scans",
+    join: "ARRAY JOIN [('device', device), ('os', os), \
      ('browser', browser), ('country', country), ('region', region), ('city', city), \
      ('referrer', referrer_host), \
-     ('quarter', toString(intDiv(toUInt32(time) % 86400, 900)))] AS share \
-     WHERE scan = 1";
+     ('quarter', toString(intDiv(toUInt32(time) % 86400, 900)))] AS share",
+    filter: Some("scan = 1"),
+    since: 3,
+};
 
-const LINK_DAYS_KEY: &str = "domain, link, day";
-const LINK_SHARES_KEY: &str = "domain, link, day, dimension, value";
+/// The lines the scan index counts per destination: scans and fallback
+/// answers with a `Location`.
+const LINK_DESTINATIONS: Aggregate = Aggregate {
+    name: "link_destinations",
+    columns: LINK_DESTINATIONS_COLUMNS,
+    key: "domain, link, day, location, fallback_scan",
+    states: "domain, link, day, location, fallback_scan, \
+     uniqExactState(cityHash64(node, log_id, line_offset)) AS scans",
+    join: "",
+    filter: Some("(scan = 1 OR fallback_scan = 1) AND location != ''"),
+    since: 4,
+};
 
-/// `link_days`' materialized view reading `source` into `target`.
-fn link_days_view(db: &str, on_cluster: &str, target: &str, source: &str) -> String {
-    format!(
-        "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.link_days_mv{on_cluster} TO {db}.{target} AS SELECT \
-         {LINK_DAYS_STATES} FROM {db}.{source} GROUP BY {LINK_DAYS_KEY}"
-    )
-}
+const AGGREGATES: [&Aggregate; 3] = [&LINK_DAYS, &LINK_SHARES, &LINK_DESTINATIONS];
 
-/// `link_shares`' materialized view reading `source` into `target`.
-fn link_shares_view(db: &str, on_cluster: &str, target: &str, source: &str) -> String {
-    format!(
-        "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.link_shares_mv{on_cluster} TO {db}.{target} AS SELECT \
-         {LINK_SHARES_STATES} FROM {db}.{source} {LINK_SHARES_JOIN} GROUP BY {LINK_SHARES_KEY}"
-    )
+impl Aggregate {
+    /// `SELECT … FROM {db}.{source} … GROUP BY …`, with `and` added to
+    /// the condition.
+    fn select(&self, db: &str, source: &str, and: Option<&str>) -> String {
+        let join = if self.join.is_empty() {
+            String::new()
+        } else {
+            format!(" {}", self.join)
+        };
+        let condition = match (self.filter, and) {
+            (Some(f), Some(a)) => format!(" WHERE {f} AND {a}"),
+            (Some(c), None) | (None, Some(c)) => format!(" WHERE {c}"),
+            (None, None) => String::new(),
+        };
+        format!(
+            "SELECT {} FROM {db}.{source}{join}{condition} GROUP BY {}",
+            self.states, self.key
+        )
+    }
+
+    /// Its materialized view reading `source` into `target`.
+    fn view(&self, db: &str, on_cluster: &str, target: &str, source: &str) -> String {
+        format!(
+            "CREATE MATERIALIZED VIEW IF NOT EXISTS {db}.{}_mv{on_cluster} TO {db}.{target} AS {}",
+            self.name,
+            self.select(db, source, None)
+        )
+    }
+
+    /// `CREATE TABLE` of it with `engine` (the rest of the statement).
+    fn table(&self, db: &str, name: &str, on_cluster: &str, engine: &str, day_ttl: &str) -> String {
+        format!(
+            "CREATE TABLE IF NOT EXISTS {db}.{name}{on_cluster} ({}) ENGINE = {engine} \
+             PARTITION BY toYYYYMM(day) ORDER BY ({}){day_ttl}",
+            columns(self.columns),
+            self.key
+        )
+    }
+
+    /// On one server: the table and its view.
+    fn single(&self, db: &str, day_ttl: &str) -> [String; 2] {
+        [
+            self.table(db, self.name, "", "AggregatingMergeTree()", day_ttl),
+            self.view(db, "", self.name, "scans"),
+        ]
+    }
+
+    /// On a cluster: each node's replicated `_local` table and its view,
+    /// and the `Distributed` table over them that reads merge.
+    fn cluster(&self, db: &str, cluster: &str, day_ttl: &str) -> [String; 3] {
+        let on = format!(" ON CLUSTER {cluster}");
+        let local = format!("{}_local", self.name);
+        [
+            self.table(
+                db,
+                &local,
+                &on,
+                &format!(
+                    "ReplicatedAggregatingMergeTree('/clickhouse/tables/{{shard}}/{db}/{local}', '{{replica}}')"
+                ),
+                day_ttl,
+            ),
+            self.view(db, &on, &local, "scans_local"),
+            format!(
+                "CREATE TABLE IF NOT EXISTS {db}.{}{on} ({}) ENGINE = Distributed({cluster}, {db}, {local})",
+                self.name,
+                columns(self.columns)
+            ),
+        ]
+    }
 }
 
 /// What an upgrade from version 1 or 2 finds: whether `scans` has its
@@ -347,26 +464,29 @@ pub fn upgrade_to_3(db: &str, layout: &Layout, found: Found, domain: &str) -> Ve
     out
 }
 
-/// After an upgrade, the states of every row already in `scans` for one
-/// month (`YYYYMM`), added to `link_days` and `link_shares` again:
-/// `uniqExact` states merge by union, so a row the views also saw counts
-/// once. On a cluster into the node's `_local` tables, read from every
-/// shard: the `Distributed` tables merge states across shards the same way.
-pub fn refill_month(db: &str, layout: &Layout, month: u32) -> [String; 2] {
+/// After an upgrade from version `before`, the states of every row
+/// already in `scans` for one month (`YYYYMM`), added to each aggregate
+/// made since: `uniqExact` states merge by union, so a row the views also
+/// saw counts once. On a cluster into the node's `_local` tables, read
+/// from every shard: the `Distributed` tables merge states across shards
+/// the same way.
+pub fn refill_month(db: &str, layout: &Layout, month: u32, before: u32) -> Vec<String> {
     let local = match layout {
         Layout::Single => "",
         Layout::Cluster(_) => "_local",
     };
-    [
-        format!(
-            "INSERT INTO {db}.link_days{local} SELECT {LINK_DAYS_STATES} FROM {db}.scans \
-             WHERE toYYYYMM(day) = {month} GROUP BY {LINK_DAYS_KEY}"
-        ),
-        format!(
-            "INSERT INTO {db}.link_shares{local} SELECT {LINK_SHARES_STATES} FROM {db}.scans \
-             {LINK_SHARES_JOIN} AND toYYYYMM(day) = {month} GROUP BY {LINK_SHARES_KEY}"
-        ),
-    ]
+    let month = format!("toYYYYMM(day) = {month}");
+    AGGREGATES
+        .iter()
+        .filter(|a| a.since > before)
+        .map(|a| {
+            format!(
+                "INSERT INTO {db}.{}{local} {}",
+                a.name,
+                a.select(db, "scans", Some(&month))
+            )
+        })
+        .collect()
 }
 
 /// The cluster's statements, each `ON CLUSTER` so every node gets it. The
@@ -381,7 +501,7 @@ fn cluster_statements(
     let ttl = ttl_clause(ttl_days, release, "time");
     let day_ttl = ttl_clause(ttl_days, release, "toDateTime(day)");
     let on = format!(" ON CLUSTER {cluster}");
-    vec![
+    let mut out = vec![
         format!("CREATE DATABASE IF NOT EXISTS {db}{on}"),
         format!(
             "CREATE TABLE IF NOT EXISTS {db}.schema_version{on} ({}) ENGINE = \
@@ -400,37 +520,17 @@ fn cluster_statements(
              Distributed({cluster}, {db}, scans_local, cityHash64(node, log_id, line_offset))",
             columns(SCANS_COLUMNS)
         ),
-        format!(
-            "CREATE TABLE IF NOT EXISTS {db}.link_days_local{on} ({}) ENGINE = \
-             ReplicatedAggregatingMergeTree('/clickhouse/tables/{{shard}}/{db}/link_days_local', '{{replica}}') \
-             PARTITION BY toYYYYMM(day) ORDER BY ({LINK_DAYS_KEY}){day_ttl}",
-            columns(LINK_DAYS_COLUMNS)
-        ),
-        link_days_view(db, &on, "link_days_local", "scans_local"),
-        format!(
-            "CREATE TABLE IF NOT EXISTS {db}.link_days{on} ({}) ENGINE = \
-             Distributed({cluster}, {db}, link_days_local)",
-            columns(LINK_DAYS_COLUMNS)
-        ),
-        format!(
-            "CREATE TABLE IF NOT EXISTS {db}.link_shares_local{on} ({}) ENGINE = \
-             ReplicatedAggregatingMergeTree('/clickhouse/tables/{{shard}}/{db}/link_shares_local', '{{replica}}') \
-             PARTITION BY toYYYYMM(day) ORDER BY ({LINK_SHARES_KEY}){day_ttl}",
-            columns(LINK_SHARES_COLUMNS)
-        ),
-        link_shares_view(db, &on, "link_shares_local", "scans_local"),
-        format!(
-            "CREATE TABLE IF NOT EXISTS {db}.link_shares{on} ({}) ENGINE = \
-             Distributed({cluster}, {db}, link_shares_local)",
-            columns(LINK_SHARES_COLUMNS)
-        ),
-    ]
+    ];
+    for aggregate in AGGREGATES {
+        out.extend(aggregate.cluster(db, cluster, &day_ttl));
+    }
+    out
 }
 
 fn single_statements(db: &str, ttl_days: Option<u32>, release: (u32, u32)) -> Vec<String> {
     let ttl = ttl_clause(ttl_days, release, "time");
     let day_ttl = ttl_clause(ttl_days, release, "toDateTime(day)");
-    vec![
+    let mut out = vec![
         format!("CREATE DATABASE IF NOT EXISTS {db}"),
         format!(
             "CREATE TABLE IF NOT EXISTS {db}.schema_version ({}) ENGINE = MergeTree() ORDER BY version",
@@ -441,19 +541,11 @@ fn single_statements(db: &str, ttl_days: Option<u32>, release: (u32, u32)) -> Ve
              PARTITION BY toYYYYMM(day) ORDER BY (node, log_id, line_offset){ttl}",
             columns(SCANS_COLUMNS)
         ),
-        format!(
-            "CREATE TABLE IF NOT EXISTS {db}.link_days ({}) ENGINE = AggregatingMergeTree() \
-             PARTITION BY toYYYYMM(day) ORDER BY ({LINK_DAYS_KEY}){day_ttl}",
-            columns(LINK_DAYS_COLUMNS)
-        ),
-        link_days_view(db, "", "link_days", "scans"),
-        format!(
-            "CREATE TABLE IF NOT EXISTS {db}.link_shares ({}) ENGINE = AggregatingMergeTree() \
-             PARTITION BY toYYYYMM(day) ORDER BY ({LINK_SHARES_KEY}){day_ttl}",
-            columns(LINK_SHARES_COLUMNS)
-        ),
-        link_shares_view(db, "", "link_shares", "scans"),
-    ]
+    ];
+    for aggregate in AGGREGATES {
+        out.extend(aggregate.single(db, &day_ttl));
+    }
+    out
 }
 
 /// ` TTL column + INTERVAL n DAY` for a server of `release` that has table
@@ -538,7 +630,10 @@ mod tests {
                 "qt.link_days",
                 "qt.link_shares_local",
                 "qt.link_shares_mv",
-                "qt.link_shares"
+                "qt.link_shares",
+                "qt.link_destinations_local",
+                "qt.link_destinations_mv",
+                "qt.link_destinations"
             ]
         );
         assert!(statements[3].contains(
@@ -601,7 +696,10 @@ mod tests {
         // The Distributed `scans` is made again, not altered.
         assert!(steps.contains(&"DROP TABLE IF EXISTS qt.scans ON CLUSTER three".to_owned()));
         assert_eq!(steps.iter().filter(|s| s.contains("ALTER")).count(), 1);
-        let [days, shares] = refill_month("qt", &cluster, 202611);
+        let refill = refill_month("qt", &cluster, 202611, 2);
+        let [days, shares, destinations] = &refill[..] else {
+            panic!("three aggregates to fill: {refill:?}");
+        };
         assert!(days.starts_with("INSERT INTO qt.link_days_local SELECT domain, link, day,"));
         assert!(
             days.ends_with("FROM qt.scans WHERE toYYYYMM(day) = 202611 GROUP BY domain, link, day")
@@ -611,8 +709,33 @@ mod tests {
         }
         assert!(shares.starts_with("INSERT INTO qt.link_shares_local SELECT domain, link, day,"));
         assert!(shares.contains("WHERE scan = 1 AND toYYYYMM(day) = 202611 GROUP BY"));
-        let [days, _] = refill_month("qt", &Layout::Single, 202611);
-        assert!(days.starts_with("INSERT INTO qt.link_days SELECT"));
+        assert!(destinations.starts_with("INSERT INTO qt.link_destinations_local SELECT"));
+        let refill = refill_month("qt", &Layout::Single, 202611, 1);
+        assert!(refill[0].starts_with("INSERT INTO qt.link_days SELECT"));
+    }
+
+    #[test]
+    fn version_4_fills_the_destinations_alone_from_scans() {
+        let refill = refill_month("qt", &Layout::Single, 202611, 3);
+        assert_eq!(
+            refill,
+            [
+                "INSERT INTO qt.link_destinations SELECT domain, link, day, location, fallback_scan, \
+                 uniqExactState(cityHash64(node, log_id, line_offset)) AS scans FROM qt.scans \
+                 WHERE (scan = 1 OR fallback_scan = 1) AND location != '' AND toYYYYMM(day) = 202611 \
+                 GROUP BY domain, link, day, location, fallback_scan"
+            ]
+        );
+        assert!(refill_month("qt", &Layout::Single, 202611, 4).is_empty());
+        let single = create_statements("qt", None, (18, 16), &Layout::Single);
+        assert!(single.contains(
+            &"CREATE MATERIALIZED VIEW IF NOT EXISTS qt.link_destinations_mv TO qt.link_destinations AS \
+              SELECT domain, link, day, location, fallback_scan, \
+              uniqExactState(cityHash64(node, log_id, line_offset)) AS scans FROM qt.scans \
+              WHERE (scan = 1 OR fallback_scan = 1) AND location != '' \
+              GROUP BY domain, link, day, location, fallback_scan"
+                .to_owned()
+        ));
     }
 
     #[test]

@@ -95,10 +95,12 @@ pub async fn setup(
         return Err(SetupError::Newer { db, found });
     }
     let upgrading = before.is_some_and(|v| v < VERSION);
-    if let Some(found) = before.filter(|_| upgrading && domain.is_empty()) {
+    // Versions before 3 kept no domain: their rows become `domain`'s.
+    let domainless = before.filter(|v| *v < 3);
+    if let Some(found) = domainless.filter(|_| domain.is_empty()) {
         return Err(SetupError::NoDomain { db, found });
     }
-    if upgrading {
+    if domainless.is_some() {
         let found = schema::Found {
             scans_has_domain: scans_has_domain(&columns, layout),
         };
@@ -109,7 +111,7 @@ pub async fn setup(
     for statement in schema::create_statements(&db, retention_days, release, layout) {
         client.query_server(&statement).await?;
     }
-    if upgrading {
+    if let Some(before) = before.filter(|_| upgrading) {
         // After the views are made again, so a row sent in between is in
         // the refill, and one sent after is in the views (counted once).
         let months = client
@@ -122,7 +124,7 @@ pub async fn setup(
                 .trim()
                 .parse()
                 .map_err(|_| SetupError::Unexpected(month.to_owned()))?;
-            for statement in schema::refill_month(&db, layout, month) {
+            for statement in schema::refill_month(&db, layout, month, before) {
                 client.query_server(&statement).await?;
             }
         }

@@ -24,7 +24,7 @@ use chrono::NaiveDate;
 use super::scans::{AllTimeScans, KeyScans, ScanCounts};
 use crate::clickhouse::ClickHouseError;
 use crate::clickhouse::read::{self, DailyTotals, DomainScans};
-use crate::scan_index::Shares;
+use crate::scan_index::{DestinationScans, Shares};
 
 /// How long a page waits for ClickHouse before it renders without its
 /// numbers: a link page's queries take milliseconds, so this is an
@@ -80,6 +80,7 @@ pub struct Asked {
     daily: Option<(NaiveDate, DailyTotals)>,
     fallback_of: Option<(Vec<String>, Vec<u64>)>,
     key_shares: Option<(String, Shares)>,
+    destinations: Option<(String, Vec<DestinationScans>)>,
     day_shares: Option<(NaiveDate, NaiveDate, Shares)>,
 }
 
@@ -135,6 +136,11 @@ impl ScanCounts for Asked {
         (asked == key).then(|| shares.clone())
     }
 
+    fn key_destinations(&self, key: &str) -> Option<Vec<DestinationScans>> {
+        let (asked, rows) = self.destinations.as_ref()?;
+        (asked == key).then(|| rows.clone())
+    }
+
     fn day_shares(&self, from: NaiveDate, to: NaiveDate) -> Option<Shares> {
         let (f, t, shares) = self.day_shares.as_ref()?;
         (*f == from && *t == to).then(|| shares.clone())
@@ -170,19 +176,21 @@ fn owned(keys: &[&str]) -> Vec<String> {
 }
 
 /// A link page's numbers: the key's totals and its days since `since`
-/// (two queries over the link's rows of `link_days`) and its breakdowns
-/// (one over its rows of `link_shares`), at once.
+/// (two queries over the link's rows of `link_days`), its breakdowns (one
+/// over its rows of `link_shares`) and its destinations (one over its
+/// rows of `link_destinations`), at once.
 pub async fn for_link(scans: &Arc<dyn ScanCounts>, key: &str, since: NaiveDate) -> Counts {
     let Some(from) = scans.ask_first() else {
         return in_place(scans);
     };
     let today = chrono::Utc::now().date_naive();
     let asked = async {
-        let (numbers, shares) = tokio::join!(
+        let (numbers, shares, destinations) = tokio::join!(
             read::link_numbers(from, key, since, today),
-            from.key_shares(key)
+            from.key_shares(key),
+            from.key_destinations(key)
         );
-        let (n, shares) = (numbers?, shares?);
+        let (n, shares, destinations) = (numbers?, shares?, destinations?);
         Ok(Asked {
             key: Some((
                 key.to_owned(),
@@ -198,6 +206,7 @@ pub async fn for_link(scans: &Arc<dyn ScanCounts>, key: &str, since: NaiveDate) 
                 },
             )),
             key_shares: Some((key.to_owned(), shares)),
+            destinations: Some((key.to_owned(), destinations)),
             // Its fallback answers of all time, which the page and its
             // breakdowns download show beside the breakdowns.
             fallback_of: Some((vec![key.to_owned()], vec![n.fallback])),

@@ -570,20 +570,6 @@ fn rest_states(
 
 /// Issue 38: the host the default domain's scans carry in ClickHouse:
 /// the configured default domain's, else the public URL's.
-fn default_domain_host(settings: &Settings, public_origin: &str) -> String {
-    settings
-        .domains
-        .default_host
-        .as_ref()
-        .map(|h| h.as_str().to_owned())
-        .or_else(|| {
-            url::Url::parse(public_origin)
-                .ok()
-                .and_then(|u| u.host_str().map(str::to_owned))
-        })
-        .unwrap_or_default()
-}
-
 /// Issue 38: the default domain's scans in ClickHouse with `--scans-from`,
 /// breakdowns in the time zone and with the places the index would use.
 fn scans_from(settings: &Settings, host: String) -> Option<crate::clickhouse::read::DomainScans> {
@@ -1038,6 +1024,12 @@ impl Application {
             .worth_warning(&needs, settings.max_connections_chosen)
             .then(|| fd_budget::lowered_line(&caps, &needs));
         let tls_on = settings.tls.is_some();
+        // Issue 38: the host the default domain's ClickHouse rows carry,
+        // from the public URL given or recorded, not the listener's.
+        let rows_host = crate::clickhouse::row::rows_host(
+            settings.domains.default_host.as_ref().map(|h| h.as_str()),
+            settings.public_url.as_ref().map(|u| u.origin()),
+        );
         let public_url = settings
             .public_url
             .get_or_insert_with(|| match tls_on {
@@ -1174,8 +1166,7 @@ impl Application {
                     settings.geoip.as_ref().map(|g| g.0.clone()),
                 )
                 .map_err(StartupError::ScanSinkThread)?;
-                let host = default_domain_host(&settings, public_url.origin());
-                access_log.set_tap(sink.tap(tapped_log(host, &snapshot)));
+                access_log.set_tap(sink.tap(tapped_log(rows_host.clone(), &snapshot)));
                 Some(Arc::new(sink))
             }
             None => None,
@@ -1186,11 +1177,7 @@ impl Application {
         let default_view = domain_view(
             settings.domains.default_host.clone(),
             &default_site,
-            default_scans(
-                &settings,
-                scan_index.as_ref(),
-                default_domain_host(&settings, public_url.origin()),
-            ),
+            default_scans(&settings, scan_index.as_ref(), rows_host),
             lists,
         )?;
         let mut other_views = Vec::with_capacity(settings.domains.others.len());

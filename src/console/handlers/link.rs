@@ -16,6 +16,7 @@ use crate::console::pages::print_form::{self, Refusal};
 use crate::console::pages::{self, BASE, Refused};
 use crate::console::rule_form::{Fault, RuleForm};
 use crate::console::rule_tester;
+use crate::console::scans::ScanCounts;
 use crate::console::session::{Current, User};
 use crate::link::rules::Rules;
 use crate::link::{self, Document, Link, Notes, Title};
@@ -334,7 +335,7 @@ pub(super) async fn render(
         pdf: pdf.as_ref(),
         fallback: link.fallback.as_ref().map(Destination::as_str),
         rules: rules_section,
-        destinations: destinations(user, key.as_str(), &doc, &link),
+        destinations: destinations(counts.scans.as_ref(), key.as_str(), &doc, &link),
         history,
         imported_clicks: link::imported::imported_clicks(&doc),
         // Issue 38.
@@ -347,12 +348,12 @@ pub(super) async fn render(
 /// scans there today (a stored document's rules that do not read are
 /// none, as the snapshot serves the `url` alone then).
 fn destinations(
-    user: &User,
+    scans: &dyn ScanCounts,
     key: &str,
     doc: &Document,
     link: &Link,
 ) -> Option<Vec<pages::destinations::Row>> {
-    let scans = user.domain.scans.key_destinations(key)?;
+    let scans = scans.key_destinations(key)?;
     let rules = link::rules::Rules::from_stored(doc).ok();
     let today = pages::destinations::Today {
         key,

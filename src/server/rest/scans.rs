@@ -318,7 +318,7 @@ pub async fn of_link(req: &HttpRequest, state: &RestState, key: LinkKey) -> Http
 }
 
 /// Issue 38, `--scans-from`: the link's numbers and breakdowns from
-/// ClickHouse, by the index's definitions, at once; no destinations yet.
+/// ClickHouse, by the index's definitions, at once.
 async fn from_clickhouse(
     from: &crate::clickhouse::read::DomainScans,
     key: &LinkKey,
@@ -327,12 +327,13 @@ async fn from_clickhouse(
     by: Option<&[Dimension]>,
 ) -> HttpResponse {
     let today = chrono::Utc::now().date_naive();
-    let (numbers, shares) = tokio::join!(
+    let (numbers, shares, destinations) = tokio::join!(
         crate::clickhouse::read::link_numbers(from, key.as_str(), since, today),
-        from.key_shares(key.as_str())
+        from.key_shares(key.as_str()),
+        from.key_destinations(key.as_str())
     );
-    match (numbers, shares) {
-        (Ok(n), Ok(shares)) => {
+    match (numbers, shares, destinations) {
+        (Ok(n), Ok(shares), Ok(destinations)) => {
             let breakdowns = match body(shares, by) {
                 Ok(b) => b,
                 Err(e) => return problem::respond(Kind::BadRequest, e),
@@ -348,10 +349,10 @@ async fn from_clickhouse(
                 in_range,
                 daily,
                 breakdowns: Some(breakdowns),
-                destinations: Vec::new(),
+                destinations: destinations.into_iter().map(DestinationRow::from).collect(),
             })
         }
-        (Err(e), _) | (_, Err(e)) => {
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
             tracing::warn!(error = %e, "--scans-from: reading a link's scans from ClickHouse failed");
             clickhouse_away()
         }
