@@ -484,6 +484,35 @@ async fn setup_clickhouse_upgrades_version_3_to_4_with_destinations() {
     );
 }
 
+/// A read the client stops waiting for is stopped in ClickHouse too, so a
+/// slow page reloaded does not pile queries up on the server: an endless
+/// query asked with a 1 s timeout is gone from `system.processes` soon
+/// after the client gives up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_given_up_on_is_stopped_in_clickhouse() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    let url: qrtag::clickhouse::ClickHouseUrl = ch.url("system").parse().expect("a URL");
+    let client = qrtag::clickhouse::Client::new(url, std::time::Duration::from_secs(1));
+    let endless =
+        "SELECT count() FROM system.numbers WHERE NOT ignore(sipHash64(number, 'endless'))";
+    assert!(client.query(endless).await.is_err(), "it never ends");
+    let running = || async {
+        ch.must(
+            "SELECT count() FROM system.processes WHERE query LIKE '%endless%' \
+             AND query NOT LIKE '%system.processes%'",
+        )
+        .await
+    };
+    support::eventually(std::time::Duration::from_secs(10), || async {
+        running().await == "0\n"
+    })
+    .await;
+}
+
 /// Bad input: one line, exit 2, and nothing made beside a foreign table.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn setup_clickhouse_refuses_bad_input_in_one_line() {
