@@ -204,7 +204,7 @@ pub async fn for_dashboard(scans: &Arc<dyn ScanCounts>, since: NaiveDate, top: u
     let today = chrono::Utc::now().date_naive();
     let asked = async {
         let (busiest, daily, shares) = tokio::join!(
-            read::top_keys(from, since, top),
+            read::top_keys(from, since, today, top),
             read::daily_totals(from, since, today),
             from.day_shares(since, today)
         );
