@@ -79,10 +79,10 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
         assert_eq!(
             node.must("SELECT name, engine FROM system.tables WHERE database = 'qt' ORDER BY name FORMAT TSV")
                 .await,
-            "link_days\tDistributed\nlink_days_local\tReplicatedAggregatingMergeTree\n\
+            "day_totals\tReplicatedReplacingMergeTree\nlink_days\tDistributed\nlink_days_local\tReplicatedAggregatingMergeTree\n\
              link_days_mv\tMaterializedView\nlink_destinations\tDistributed\n\
              link_destinations_local\tReplicatedAggregatingMergeTree\nlink_destinations_mv\tMaterializedView\nlink_shares\tDistributed\nlink_shares_local\tReplicatedAggregatingMergeTree\n\
-             link_shares_mv\tMaterializedView\nscans\tDistributed\nscans_local\tReplicatedReplacingMergeTree\n\
+             link_shares_mv\tMaterializedView\nrolled_days\tReplicatedReplacingMergeTree\nscans\tDistributed\nscans_local\tReplicatedReplacingMergeTree\n\
              schema_version\tReplicatedMergeTree\n",
             "every node has the schema, made on the first"
         );
@@ -184,6 +184,43 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
             entry["requests"], entry["scans"], entry["unique_scanners"]
         );
         assert_eq!(got, want, "{key}: {entry}");
+    }
+
+    // A back-fill of a closed day is rolled up (`clickhouse::rollup`) into
+    // the tables every node holds whole.
+    let old_day = chrono::Utc::now().date_naive() - chrono::Days::new(3);
+    let old = app.dir.path().join("old.log");
+    std::fs::write(
+        &old,
+        format!(
+            "{}120000.0 192.0.2.1 - Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%20like%20Mac%20OS%20X%29 \
+             /pos00 302 https://example.com/poster/0 GET -\n",
+            old_day.format("%Y%m%d")
+        ),
+    )
+    .unwrap();
+    let out = app.cli(&[
+        "stats",
+        "--load-into",
+        &nodes[1].url("qt"),
+        old.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("1 closed day rolled up again"),
+        "{}",
+        text(&out.stdout)
+    );
+    for node in &nodes {
+        let sql = format!(
+            "SELECT r.scans, t.value, t.scans FROM qt.rolled_days AS r \
+             ANY INNER JOIN (SELECT day, value, scans FROM qt.day_totals WHERE kind = 'link') AS t \
+             USING day WHERE day = '{old_day}' FORMAT TSV"
+        );
+        support::eventually(std::time::Duration::from_secs(20), || async {
+            node.query(&sql).await.as_deref() == Ok("1\tpos00\t1\n")
+        })
+        .await;
     }
 
     // A database made for one server is not joined to the cluster, nor the

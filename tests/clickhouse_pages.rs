@@ -152,6 +152,41 @@ fn value_of(shown: &[String], name: &str) -> Option<u64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// Every view of all links answers the same on both servers: the REST
+/// API's `/scans` (the last 30 days and since `year`), the dashboard and
+/// its breakdowns download (30 days and a year).
+async fn all_links_agree(
+    index_side: (&reqwest::Client, &str),
+    ch_side: (&reqwest::Client, &str),
+    (index_api, ch_api, token): (&str, &str, &str),
+    year: &str,
+) {
+    for range in [String::new(), format!("?since={year}")] {
+        let (s1, index) = rest(index_api, token, &format!("/scans{range}")).await;
+        let (s2, answered) = rest(ch_api, token, &format!("/scans{range}")).await;
+        assert_eq!((s1, s2), (200, 200), "{index} {answered}");
+        for field in ["in_range", "daily", "top", "breakdowns"] {
+            assert_eq!(answered[field], index[field], "/scans{range} {field}");
+        }
+    }
+    for days in ["30", "365"] {
+        let (index, answered) = both(
+            index_side,
+            ch_side,
+            &format!("/dashboard/breakdowns.csv?days={days}"),
+        )
+        .await;
+        assert_eq!(answered, index, "all links' breakdowns, {days} days");
+        let (index, answered) = both(index_side, ch_side, &format!("/dashboard?days={days}")).await;
+        let want = shown(&index, "<h1>", "id=\"breakdowns\"");
+        assert_eq!(
+            shown(&answered, "<h1>", "id=\"breakdowns\""),
+            want,
+            "dashboard, {days} days"
+        );
+    }
+}
+
 /// The same traffic (lines of earlier days in an older log, loaded into
 /// ClickHouse with `stats --load-into` and followed by the index with
 /// `--scan-log`, and live scans sent with `--scans-to`) seen by a server
@@ -311,15 +346,9 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
     );
     let index_side = (&index_http, index_console.as_str());
     let ch_side = (&ch_http, ch_console.as_str());
-    // The REST API: every link's numbers and breakdowns, and each link's.
-    for range in [String::new(), format!("?since={year}")] {
-        let (s1, index) = rest(&index_api, &token, &format!("/scans{range}")).await;
-        let (s2, answered) = rest(&ch_api, &token, &format!("/scans{range}")).await;
-        assert_eq!((s1, s2), (200, 200), "{index} {answered}");
-        for field in ["in_range", "daily", "top", "breakdowns"] {
-            assert_eq!(answered[field], index[field], "/scans{range} {field}");
-        }
-    }
+    // The REST API and the dashboard: every link's numbers and breakdowns.
+    let apis = (index_api.as_str(), ch_api.as_str(), token.as_str());
+    all_links_agree(index_side, ch_side, apis, &year).await;
     let (_, top) = rest(&ch_api, &token, "/scans").await;
     assert_eq!(
         top["top"],
@@ -424,29 +453,10 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
             assert!(answered.lines().count() > 3, "{answered}");
         }
     }
-    for days in ["30", "365"] {
-        let (index, answered) = both(
-            index_side,
-            ch_side,
-            &format!("/dashboard/breakdowns.csv?days={days}"),
-        )
-        .await;
-        assert_eq!(answered, index, "all links' breakdowns, {days} days");
-    }
-    // The dashboard: totals, the chart and the busiest links.
-    for days in ["30", "365"] {
-        let (index, answered) = both(index_side, ch_side, &format!("/dashboard?days={days}")).await;
-        let want = shown(&index, "<h1>", "id=\"breakdowns\"");
-        assert_eq!(
-            shown(&answered, "<h1>", "id=\"breakdowns\""),
-            want,
-            "dashboard, {days} days"
-        );
-        if days == "30" {
-            assert_eq!(value_of(&want, "scans"), Some(14), "{want:?}");
-            assert_eq!(value_of(&want, "fallback"), Some(2), "{want:?}");
-        }
-    }
+    let (index, _) = both(index_side, ch_side, "/dashboard?days=30").await;
+    let want = shown(&index, "<h1>", "id=\"breakdowns\"");
+    assert_eq!(value_of(&want, "scans"), Some(14), "{want:?}");
+    assert_eq!(value_of(&want, "fallback"), Some(2), "{want:?}");
     // The list's scans column.
     let (index, answered) = both(index_side, ch_side, "/links").await;
     let want = shown(&index, "id=\"links\"", "</table>");
@@ -468,6 +478,52 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         answered.contains("come from ClickHouse), so links cannot be filtered by them"),
         "{answered}"
     );
+
+    // Rolled up (`clickhouse::rollup`): once the server has rolled every
+    // closed day with rows, the same numbers come from `day_totals`.
+    let now = Utc::now();
+    let closed = |ago: u64| {
+        let end = (today - Days::new(ago) + Days::new(1))
+            .and_hms_opt(1, 0, 0)
+            .unwrap();
+        end.and_utc() <= now
+    };
+    let due = [40u64, 9, 5, 2, 1].iter().filter(|a| closed(**a)).count();
+    support::poll::until(WAIT, "every closed day rolled up", || async {
+        let n = ch
+            .must("SELECT count(DISTINCT day) FROM qrtag.rolled_days FORMAT TSV")
+            .await;
+        (n.trim() == due.to_string()).then_some(())
+    })
+    .await;
+    all_links_agree(index_side, ch_side, apis, &year).await;
+    // A back-fill of a closed day: the load rolls it again, and the
+    // dashboard counts what it added, as the index does.
+    let mut lines = std::fs::read_to_string(&old_path).expect("old.log");
+    lines.push_str(&format!(
+        "{}120000.0 192.0.2.1 {} {IPHONE_LOGGED} /promo 302 https://example.com/ GET -\n",
+        (today - Days::new(9)).format("%Y%m%d"),
+        scanner(9)
+    ));
+    std::fs::write(&old_path, lines).expect("old.log");
+    support::poll::until(WAIT, "the index to count the back-filled scan", || async {
+        let (status, v) = rest(&index_api, &token, &format!("/scans?since={year}")).await;
+        (status == 200 && v["in_range"] == 17).then_some(())
+    })
+    .await;
+    let out = qrtag_cmd(&db, &["stats", "--load-into", &url, old_arg]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(&format!(
+            "{due} closed day{} rolled up again",
+            if due == 1 { "" } else { "s" }
+        )),
+        "{}",
+        text(&out.stdout)
+    );
+    let (_, v) = rest(&ch_api, &token, &format!("/scans?since={year}")).await;
+    assert_eq!(v["in_range"], 17, "{v}");
+    all_links_agree(index_side, ch_side, apis, &year).await;
 
     // ClickHouse away: the pages render with their numbers left out and
     // one line saying why; the REST API answers 503.

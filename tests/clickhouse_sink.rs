@@ -27,10 +27,27 @@ fn text(out: &[u8]) -> String {
 
 /// A ClickHouse with qrtag's schema in `qrtag`, and a database with the
 /// links `tag01` and `docs` (a path below it counts under it).
-async fn setup(dir: &Path) -> (ClickHouse, PathBuf) {
+/// A ClickHouse with qrtag's schema in database `qrtag`.
+async fn with_schema(dir: &Path) -> ClickHouse {
     let ch = ClickHouse::start(&dir.join("ch")).await;
     let out = qrtag_in(dir, &["setup-clickhouse", "--clickhouse", &ch.url("qrtag")]);
     assert!(out.status.success(), "{}", text(&out.stderr));
+    ch
+}
+
+/// `serve` sending its scans to `url` as node `edge-1`.
+async fn sending_to(db: &Path, url: &str) -> ServerProcess {
+    ServerProcess::spawn(
+        db,
+        &["--scans-to", url, "--node-name", "edge-1"],
+        &[],
+        false,
+    )
+    .await
+}
+
+async fn setup(dir: &Path) -> (ClickHouse, PathBuf) {
+    let ch = with_schema(dir).await;
     let db = dir.join("qrtag.db");
     for args in [
         ["new", "https://example.com/poster", "--key", "tag01"],
@@ -271,13 +288,7 @@ async fn clickhouse_away_while_scans_flow_slows_no_scan_and_loses_no_row() {
     let dir = tempfile::tempdir().unwrap();
     let (mut ch, db) = setup(dir.path()).await;
     let url = ch.url("qrtag");
-    let server = ServerProcess::spawn(
-        &db,
-        &["--scans-to", &url, "--node-name", "edge-1"],
-        &[],
-        false,
-    )
-    .await;
+    let server = sending_to(&db, &url).await;
     let c = client();
     // Warm: the first scan compiles nothing on the request path, but
     // connections and caches settle.
@@ -463,10 +474,8 @@ async fn with_no_public_url_the_sink_and_a_back_fill_write_one_domain() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    let ch = with_schema(dir.path()).await;
     let url = ch.url("qrtag");
-    let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let db = dir.path().join("qrtag.db");
     let db_arg = db.to_str().unwrap();
     let csv = dir.path().join("links.csv");
@@ -478,13 +487,7 @@ async fn with_no_public_url_the_sink_and_a_back_fill_write_one_domain() {
         let out = qrtag_in(dir.path(), args);
         assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
     }
-    let server = ServerProcess::spawn(
-        &db,
-        &["--scans-to", &url, "--node-name", "edge-1"],
-        &[],
-        false,
-    )
-    .await;
+    let server = sending_to(&db, &url).await;
     let c = client();
     for _ in 0..3 {
         assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);

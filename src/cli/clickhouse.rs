@@ -59,7 +59,10 @@ pub async fn domain_host(cli: &super::Cli) -> String {
 }
 
 pub async fn run(cli: &super::Cli, args: &SetupClickhouseArgs) -> anyhow::Result<ExitCode> {
-    let client = Client::new(args.clickhouse.clone(), Duration::from_secs(30));
+    // An upgrade refills the aggregates a month at a time, which takes
+    // minutes at a hundred million rows: wait for it (a server that cannot
+    // be reached is still told within the connect timeout).
+    let client = Client::new(args.clickhouse.clone(), Duration::from_secs(3600));
     let layout = match &args.cluster {
         Some(name) => Layout::Cluster(name.clone()),
         None => Layout::Single,

@@ -157,6 +157,13 @@ async fn load_into(
             String::new()
         }
     );
+    if report.rolled > 0 {
+        println!(
+            "{} closed day{} rolled up again, so the dashboard counts what was added",
+            report.rolled,
+            if report.rolled == 1 { "" } else { "s" }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

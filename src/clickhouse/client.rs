@@ -46,6 +46,7 @@ fn is_credentials(said: &str) -> bool {
 pub struct Client {
     url: ClickHouseUrl,
     http: reqwest::Client,
+    timeout: Duration,
 }
 
 impl Client {
@@ -55,7 +56,7 @@ impl Client {
             .connect_timeout(timeout.min(Duration::from_secs(5)))
             .build()
             .unwrap_or_default();
-        Client { url, http }
+        Client { url, http, timeout }
     }
 
     pub fn url(&self) -> &ClickHouseUrl {
@@ -75,6 +76,13 @@ impl Client {
             let mut q = endpoint.query_pairs_mut();
             if in_database {
                 q.append_pair("database", &self.url.database);
+            }
+            // A read ClickHouse stops when we stop waiting for it, so a
+            // page reloaded while a slow query runs does not pile up
+            // queries on the server (`max_execution_time`, whole seconds).
+            if in_database && body.is_none() {
+                let secs = self.timeout.as_secs_f64().ceil().max(1.0) as u64;
+                q.append_pair("max_execution_time", &secs.to_string());
             }
             if body.is_some() {
                 q.append_pair("query", sql);

@@ -13,7 +13,7 @@
 use super::client::{ClickHouseError, Client};
 use super::read::{Links, links_where, unescape};
 use crate::scan_index::DestinationScans;
-use crate::scan_index::destinations::KEY_CAP;
+use crate::scan_index::destinations::{KEY_CAP, sort};
 
 /// The query for `key`'s destinations of all time in `domain`.
 pub fn query(domain: &str, key: &str) -> String {
@@ -51,17 +51,6 @@ pub fn parse(text: &str) -> Result<Vec<DestinationScans>, String> {
         });
     }
     Ok(fold(rows))
-}
-
-/// The index's order (see [`parse`]).
-fn sort(rows: &mut [DestinationScans]) {
-    rows.sort_by(|a, b| {
-        b.scans
-            .cmp(&a.scans)
-            .then_with(|| a.destination.is_none().cmp(&b.destination.is_none()))
-            .then_with(|| a.destination.cmp(&b.destination))
-            .then_with(|| a.fallback.cmp(&b.fallback))
-    });
 }
 
 /// The [`KEY_CAP`] busiest destinations (a destination's scans and

@@ -66,6 +66,9 @@ pub struct LoadReport {
     pub rows: u64,
     /// Lines that are not access-log lines (or cut off), left out.
     pub skipped: u64,
+    /// Closed days the load had rows of, rolled again (`super::rollup`) so
+    /// the dashboard shows what it added.
+    pub rolled: usize,
 }
 
 /// Loads `files` into the URL's database, whose schema must be this
@@ -77,6 +80,7 @@ pub async fn load(
 ) -> Result<LoadReport, LoadError> {
     setup::check_schema(client).await?;
     let links = settings.links;
+    let domain = settings.domain.clone();
     let source = LogSource {
         domain: settings.domain,
         is_link: Box::new(move |key| links.as_ref().is_some_and(|l| l.contains(key))),
@@ -85,6 +89,7 @@ pub async fn load(
     let mut report = LoadReport::default();
     let mut batch = Vec::new();
     let mut in_batch = 0usize;
+    let mut days = std::collections::BTreeSet::new();
     for path in files {
         let file = std::fs::File::open(path).map_err(|cause| LoadError::File {
             path: path.clone(),
@@ -111,10 +116,12 @@ pub async fn load(
                 continue;
             }
             let id = *log_id.get_or_insert_with(|| row::log_id(&buf));
-            if rows.write(&mut batch, &source, id, at, &buf) {
-                in_batch += 1;
-            } else {
-                report.skipped += 1;
+            match rows.write(&mut batch, &source, id, at, &buf) {
+                Some(day) => {
+                    in_batch += 1;
+                    days.insert(day);
+                }
+                None => report.skipped += 1,
             }
             if in_batch == BATCH_ROWS {
                 send(client, &mut batch, &mut in_batch, &mut report).await?;
@@ -122,6 +129,7 @@ pub async fn load(
         }
     }
     send(client, &mut batch, &mut in_batch, &mut report).await?;
+    report.rolled = super::rollup::roll_loaded(client, &domain, &days, chrono::Utc::now()).await?;
     Ok(report)
 }
 

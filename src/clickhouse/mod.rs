@@ -9,6 +9,7 @@ pub mod destinations;
 pub mod load;
 pub mod read;
 pub mod report;
+pub mod rollup;
 pub mod row;
 pub mod rows;
 pub mod schema;

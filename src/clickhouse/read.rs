@@ -18,6 +18,7 @@
 use chrono::NaiveDate;
 
 use super::client::{ClickHouseError, Client};
+use super::rollup;
 
 /// One domain's scans in ClickHouse, which every read here names.
 #[derive(Clone)]
@@ -288,21 +289,28 @@ fn in_order(keys: &[&str], got: &[(String, Vec<u64>)], column: usize) -> Vec<u64
         .collect()
 }
 
-/// The `n` links with the most scans since `since`, busiest first, ties
-/// by key, as the scan index ranks them. Reads every link's rows of the
-/// days since (there is no per-day aggregate of all links to rank from).
+/// The `n` links with the most scans from `since` to `today`, busiest
+/// first, ties by key, as the scan index ranks them: rolled days from
+/// `day_totals`, the others from the states (`super::rollup`).
 pub async fn top_keys(
     scans: &DomainScans,
     since: NaiveDate,
+    today: NaiveDate,
     n: usize,
 ) -> Result<Vec<(String, u64)>, ClickHouseError> {
     let client = &scans.client;
+    let to = today.max(since);
+    let rolled = rollup::rolled_in(client, &scans.domain, since, to).await?;
+    let rolled = rollup::days_of(&rolled);
     let links = links_where(&scans.domain, Links::All);
     let text = client
         .query(&format!(
-            "SELECT link, uniqExactIfMerge(scans) AS n FROM link_days PREWHERE {links} \
-             WHERE day >= '{since}' GROUP BY link HAVING n > 0 ORDER BY n DESC, link LIMIT {n} \
-             FORMAT TSV"
+            "SELECT link, sum(n) AS total FROM (SELECT link, uniqExactIfMerge(scans) AS n \
+             FROM link_days PREWHERE {links} WHERE day >= '{since}' AND day <= '{to}' \
+             AND NOT {not_rolled} GROUP BY link UNION ALL {rolled_links}) \
+             GROUP BY link HAVING total > 0 ORDER BY total DESC, link LIMIT {n} FORMAT TSV",
+            not_rolled = rollup::days_in(&rolled),
+            rolled_links = rollup::links_query(&scans.domain, &rolled),
         ))
         .await?;
     let got = key_rows(&text, 1).map_err(unexpected(client))?;
@@ -310,8 +318,9 @@ pub async fn top_keys(
 }
 
 /// All links' scans a day from `since` to `today` (quiet days as 0) and
-/// their scans sent to a fallback over those days: each link's count a
-/// day, added up (a line counts under one link, so the sum is exact).
+/// their scans sent to a fallback over those days: a rolled day's from
+/// its mark, another's as each link's count a day added up (a line counts
+/// under one link, so the sum is exact).
 pub async fn daily_totals(
     scans: &DomainScans,
     since: NaiveDate,
@@ -320,22 +329,26 @@ pub async fn daily_totals(
     let client = &scans.client;
     let links = links_where(&scans.domain, Links::All);
     let to = today.max(since);
+    let rolled = rollup::rolled_in(client, &scans.domain, since, to).await?;
     let text = client
         .query(&format!(
             "SELECT day, sum(s), sum(f) FROM (SELECT day, uniqExactIfMerge(scans) AS s, \
              uniqExactIfMerge(fallback) AS f FROM link_days PREWHERE {links} \
-             WHERE day >= '{since}' AND day <= '{to}' GROUP BY link, day) \
-             GROUP BY day ORDER BY day FORMAT TSV"
+             WHERE day >= '{since}' AND day <= '{to}' AND NOT {} GROUP BY link, day) \
+             GROUP BY day ORDER BY day FORMAT TSV",
+            rollup::days_in(&rollup::days_of(&rolled))
         ))
         .await?;
-    let rows = day_rows(&text, 2).map_err(unexpected(client))?;
+    let mut rows: Vec<(NaiveDate, u64, u64)> = day_rows(&text, 2)
+        .map_err(unexpected(client))?
+        .into_iter()
+        .map(|(d, n)| (d, n[0], n[1]))
+        .collect();
+    rows.extend(rolled);
+    rows.sort_unstable();
     Ok(DailyTotals {
-        fallback: rows.iter().map(|(_, n)| n[1]).sum(),
-        daily: with_quiet_days(
-            since,
-            to,
-            rows.into_iter().map(|(d, n)| (d, n[0])).collect(),
-        ),
+        fallback: rows.iter().map(|r| r.2).sum(),
+        daily: with_quiet_days(since, to, rows.into_iter().map(|r| (r.0, r.1)).collect()),
     })
 }
 

@@ -43,8 +43,8 @@ impl RowMaker {
         })
     }
 
-    /// Appends `line`'s row, a line of `source`'s log; false for a line
-    /// that is not an access-log line.
+    /// Appends `line`'s row, a line of `source`'s log: the line's UTC day,
+    /// `None` for a line that is not an access-log line.
     pub fn write(
         &mut self,
         out: &mut Vec<u8>,
@@ -52,9 +52,9 @@ impl RowMaker {
         log_id: u64,
         line_offset: u64,
         line: &[u8],
-    ) -> bool {
+    ) -> Option<chrono::NaiveDate> {
         let Ok(line) = parse_line_bytes(line) else {
-            return false;
+            return None;
         };
         let counted = classify(&line, &mut self.bots);
         let dims = [
@@ -95,6 +95,6 @@ impl RowMaker {
             line_offset,
         };
         row::write_row(out, origin, &line, &derived);
-        true
+        Some(line.time.date())
     }
 }

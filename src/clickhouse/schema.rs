@@ -41,7 +41,10 @@
 //!
 //! Version 4 adds `link_destinations`: per domain, link and day, the
 //! scans (and fallback answers) sent to each `Location`, the link page's
-//! "scans per destination" (issue 34), counted as `link_shares` counts.
+//! "scans per destination" (issue 34), counted as `link_shares` counts;
+//! and `day_totals` and `rolled_days`, each closed day's numbers merged
+//! once by `rollup` as plain counts, so a read of many links' days costs
+//! those days rather than their scans.
 //!
 //! Not used, because 18.16 lacks or fences them: `LowCardinality` (behind
 //! `allow_experimental_low_cardinality_type`), `DateTime64` (20.1), table
@@ -53,7 +56,8 @@
 /// of `scans`, which is ordered by line identity, not by link. Version 3
 /// added `domain` to `scans` and to the aggregates' keys, the first and
 /// last scan to `link_days`, and `link_shares`. Version 4 added
-/// `link_destinations`.
+/// `link_destinations`, and `day_totals` and `rolled_days`, which `rollup`
+/// writes.
 pub const VERSION: u32 = 4;
 
 /// Columns of `scans`, in order, as `system.columns` reports them.
@@ -142,6 +146,30 @@ pub const LINK_DESTINATIONS_COLUMNS: &[(&str, &str)] = &[
     ("scans", "AggregateFunction(uniqExact, UInt64)"),
 ];
 
+/// `day_totals`' columns (version 4): a closed day's numbers merged once
+/// by `rollup`, as plain counts: per link (`kind` = `link`, `value` the
+/// key: scans and fallback answers) and per breakdown value (`kind` the
+/// dimension: scans), each row with the time of the roll that wrote it.
+pub const DAY_TOTALS_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("day", "Date"),
+    ("kind", "String"),
+    ("value", "String"),
+    ("scans", "UInt64"),
+    ("fallback", "UInt64"),
+    ("rolled", "DateTime"),
+];
+
+/// `rolled_days`' columns (version 4): each roll of a day, written after
+/// its rows, with the day's scans and fallback answers.
+pub const ROLLED_DAYS_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("day", "Date"),
+    ("rolled", "DateTime"),
+    ("scans", "UInt64"),
+    ("fallback", "UInt64"),
+];
+
 /// The `dimension` of `link_shares` rows whose value is the scan's UTC
 /// quarter-hour of its day (0–95): every time zone's offset is a whole
 /// number of quarter-hours, so the hour × weekday map of any zone is
@@ -193,6 +221,22 @@ pub const TABLES: &[(&str, &[(&str, &str)])] = &[
     ("link_shares_local", LINK_SHARES_COLUMNS),
     ("link_destinations", LINK_DESTINATIONS_COLUMNS),
     ("link_destinations_local", LINK_DESTINATIONS_COLUMNS),
+    ("day_totals", DAY_TOTALS_COLUMNS),
+    ("rolled_days", ROLLED_DAYS_COLUMNS),
+];
+
+/// A table's name, its columns and its sort key.
+type TableOf = (
+    &'static str,
+    &'static [(&'static str, &'static str)],
+    &'static str,
+);
+
+/// The tables `rollup` writes, each a `ReplacingMergeTree` on the roll's
+/// time, with its key: a roll again replaces a day's rows.
+const ROLLUPS: [TableOf; 2] = [
+    ("day_totals", DAY_TOTALS_COLUMNS, "domain, day, kind, value"),
+    ("rolled_days", ROLLED_DAYS_COLUMNS, "domain, day"),
 ];
 
 /// One server, or a cluster named in the servers' `remote_servers`.
@@ -524,6 +568,16 @@ fn cluster_statements(
     for aggregate in AGGREGATES {
         out.extend(aggregate.cluster(db, cluster, &day_ttl));
     }
+    // Small, and read whole by every node: each node holds all of it, one
+    // ZooKeeper path for the cluster, as `schema_version`.
+    for (name, cols, key) in ROLLUPS {
+        out.push(format!(
+            "CREATE TABLE IF NOT EXISTS {db}.{name}{on} ({}) ENGINE = \
+             ReplicatedReplacingMergeTree('/clickhouse/qrtag/{db}/{name}', '{{shard}}-{{replica}}', rolled) \
+             PARTITION BY toYYYYMM(day) ORDER BY ({key}){day_ttl}",
+            columns(cols)
+        ));
+    }
     out
 }
 
@@ -544,6 +598,13 @@ fn single_statements(db: &str, ttl_days: Option<u32>, release: (u32, u32)) -> Ve
     ];
     for aggregate in AGGREGATES {
         out.extend(aggregate.single(db, &day_ttl));
+    }
+    for (name, cols, key) in ROLLUPS {
+        out.push(format!(
+            "CREATE TABLE IF NOT EXISTS {db}.{name} ({}) ENGINE = ReplacingMergeTree(rolled) \
+             PARTITION BY toYYYYMM(day) ORDER BY ({key}){day_ttl}",
+            columns(cols)
+        ));
     }
     out
 }
@@ -633,7 +694,9 @@ mod tests {
                 "qt.link_shares",
                 "qt.link_destinations_local",
                 "qt.link_destinations_mv",
-                "qt.link_destinations"
+                "qt.link_destinations",
+                "qt.day_totals",
+                "qt.rolled_days"
             ]
         );
         assert!(statements[3].contains(

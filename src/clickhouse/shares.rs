@@ -15,6 +15,7 @@ use chrono::{Datelike, NaiveDate, TimeZone, Timelike};
 
 use super::client::{ClickHouseError, Client};
 use super::read::{literal, unescape};
+use super::rollup;
 use super::schema::QUARTER;
 use crate::scan_index::{Basis, Share, Shares};
 use crate::stats::breakdown::HeatMap;
@@ -98,7 +99,12 @@ pub fn parse_shares(text: &str, basis: &Basis) -> Result<Shares, String> {
         if DIMENSIONS[at].is_place() && !places {
             continue;
         }
-        rows[at].push((unescape(value), n));
+        let value = unescape(value);
+        // A value in a rolled day and a day read from the states: one row.
+        match rows[at].iter_mut().find(|(v, _)| *v == value) {
+            Some((_, m)) => *m += n,
+            None => rows[at].push((value, n)),
+        }
     }
     let dimensions = DIMENSIONS
         .iter()
@@ -140,6 +146,10 @@ pub async fn key_shares(
 
 /// Every link's breakdowns in `domain` over the UTC days `from..=to`, as
 /// the scan index's `day_shares` gives them.
+///
+/// Rolled days are read from `day_totals`, the others from `link_shares`
+/// (`super::rollup`): the two answers have one shape, and a value in both
+/// is added up.
 pub async fn day_shares(
     client: &Client,
     domain: &str,
@@ -147,7 +157,23 @@ pub async fn day_shares(
     to: NaiveDate,
     basis: &Basis,
 ) -> Result<Shares, ClickHouseError> {
-    read(client, &days_filter(domain, from, to), basis).await
+    let rolled = rollup::days_of(&rollup::rolled_in(client, domain, from, to).await?);
+    let states = shares_query(&format!(
+        "{} AND NOT {}",
+        days_filter(domain, from, to),
+        rollup::days_in(&rolled)
+    ));
+    let (states, totals) = if rolled.is_empty() {
+        (client.query(&states).await?, String::new())
+    } else {
+        let totals = rollup::shares_query(domain, &rolled);
+        let (a, b) = tokio::join!(client.query(&states), client.query(&totals));
+        (a?, b?)
+    };
+    parse_shares(&(states + &totals), basis).map_err(|answer| ClickHouseError::Unexpected {
+        url: client.url().to_string(),
+        answer,
+    })
 }
 
 #[cfg(test)]

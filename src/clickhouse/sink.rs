@@ -486,6 +486,7 @@ impl Sender {
                 if self
                     .maker
                     .write(&mut body, &chunk.log.source, chunk.log_id, offset, line)
+                    .is_some()
                 {
                     rows += 1;
                 } else {

@@ -27,23 +27,35 @@ pub struct KeyScans {
 /// A key's scans of all time.
 pub type AllTimeScans<'a> = dyn Fn(&str) -> u64 + 'a;
 
+/// Every method has "not available" as its default, so a source says
+/// only what it has ([`NoScanCounts`] nothing).
 pub trait ScanCounts: Send + Sync + 'static {
     /// All numbers for one key, its scans per day since `day` (inclusive).
-    fn key(&self, key: &str, day: NaiveDate) -> Option<KeyScans>;
+    fn key(&self, _key: &str, _day: NaiveDate) -> Option<KeyScans> {
+        None
+    }
 
     /// Scans of each key since `day` (inclusive), in the order given.
-    fn scans_since(&self, keys: &[&str], day: NaiveDate) -> Option<Vec<u64>>;
+    fn scans_since(&self, _keys: &[&str], _day: NaiveDate) -> Option<Vec<u64>> {
+        None
+    }
 
     /// The `n` keys with the most scans since `day`, busiest first.
-    fn top_keys(&self, day: NaiveDate, n: usize) -> Option<Vec<(String, u64)>>;
+    fn top_keys(&self, _day: NaiveDate, _n: usize) -> Option<Vec<(String, u64)>> {
+        None
+    }
 
     /// Scans per day across all keys since `day`, oldest first.
-    fn daily_totals(&self, day: NaiveDate) -> Option<Vec<(NaiveDate, u64)>>;
+    fn daily_totals(&self, _day: NaiveDate) -> Option<Vec<(NaiveDate, u64)>> {
+        None
+    }
 
     /// Runs `f` with a lookup of each key's scans of all time, every answer
     /// from the same moment (the list's "never scanned" filter asks for
     /// every link in one pass). `false`, and `f` not run, when not available.
-    fn with_all_time(&self, f: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool;
+    fn with_all_time(&self, _f: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool {
+        false
+    }
 
     /// Issue 33: scans answered by a link's fallback (the link disabled or
     /// expired), all keys together since `day` (inclusive). No other number
@@ -89,27 +101,7 @@ pub trait ScanCounts: Send + Sync + 'static {
 #[derive(Debug, Default, Clone, Copy)]
 pub struct NoScanCounts;
 
-impl ScanCounts for NoScanCounts {
-    fn key(&self, _: &str, _: NaiveDate) -> Option<KeyScans> {
-        None
-    }
-
-    fn scans_since(&self, _: &[&str], _: NaiveDate) -> Option<Vec<u64>> {
-        None
-    }
-
-    fn top_keys(&self, _: NaiveDate, _: usize) -> Option<Vec<(String, u64)>> {
-        None
-    }
-
-    fn daily_totals(&self, _: NaiveDate) -> Option<Vec<(NaiveDate, u64)>> {
-        None
-    }
-
-    fn with_all_time(&self, _: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool {
-        false
-    }
-}
+impl ScanCounts for NoScanCounts {}
 
 /// The scan index behind the console: the counts `qrtag stats` would give
 /// over the same log. "Not available" until its first pass over the log is

@@ -21,7 +21,7 @@ use std::sync::Arc;
 
 use chrono::NaiveDate;
 
-use super::scans::{AllTimeScans, KeyScans, ScanCounts};
+use super::scans::{KeyScans, ScanCounts};
 use crate::clickhouse::ClickHouseError;
 use crate::clickhouse::read::{self, DailyTotals, DomainScans};
 use crate::scan_index::{DestinationScans, Shares};
@@ -37,27 +37,9 @@ pub struct FromClickHouse {
     pub scans: DomainScans,
 }
 
+/// Every number "not available" in place; [`ScanCounts::ask_first`] names
+/// the client a page asks first.
 impl ScanCounts for FromClickHouse {
-    fn key(&self, _: &str, _: NaiveDate) -> Option<KeyScans> {
-        None
-    }
-
-    fn scans_since(&self, _: &[&str], _: NaiveDate) -> Option<Vec<u64>> {
-        None
-    }
-
-    fn top_keys(&self, _: NaiveDate, _: usize) -> Option<Vec<(String, u64)>> {
-        None
-    }
-
-    fn daily_totals(&self, _: NaiveDate) -> Option<Vec<(NaiveDate, u64)>> {
-        None
-    }
-
-    fn with_all_time(&self, _: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool {
-        false
-    }
-
     fn ask_first(&self) -> Option<&DomainScans> {
         Some(&self.scans)
     }
@@ -115,10 +97,6 @@ impl ScanCounts for Asked {
     fn daily_totals(&self, day: NaiveDate) -> Option<Vec<(NaiveDate, u64)>> {
         let (since, totals) = self.daily.as_ref()?;
         (*since == day).then(|| totals.daily.clone())
-    }
-
-    fn with_all_time(&self, _: &mut dyn FnMut(&AllTimeScans<'_>)) -> bool {
-        false
     }
 
     fn fallback_since(&self, day: NaiveDate) -> Option<u64> {
@@ -226,7 +204,7 @@ pub async fn for_dashboard(scans: &Arc<dyn ScanCounts>, since: NaiveDate, top: u
     let today = chrono::Utc::now().date_naive();
     let asked = async {
         let (busiest, daily, shares) = tokio::join!(
-            read::top_keys(from, since, top),
+            read::top_keys(from, since, today, top),
             read::daily_totals(from, since, today),
             from.day_shares(since, today)
         );

@@ -43,6 +43,19 @@ pub struct DestinationScans {
     pub scans: u64,
 }
 
+/// Rows in the order a link's are shown: busiest first, then by
+/// destination ("other destinations" last), a fallback after the same
+/// destination as a scan.
+pub fn sort(rows: &mut [DestinationScans]) {
+    rows.sort_by(|a, b| {
+        b.scans
+            .cmp(&a.scans)
+            .then_with(|| a.destination.is_none().cmp(&b.destination.is_none()))
+            .then_with(|| a.destination.cmp(&b.destination))
+            .then_with(|| a.fallback.cmp(&b.fallback))
+    });
+}
+
 /// Every link's scans per destination.
 #[derive(Debug, Clone, Default)]
 pub struct Destinations {
@@ -187,13 +200,7 @@ impl Destinations {
                 }
             })
             .collect();
-        rows.sort_by(|a, b| {
-            b.scans
-                .cmp(&a.scans)
-                .then_with(|| a.destination.is_none().cmp(&b.destination.is_none()))
-                .then_with(|| a.destination.cmp(&b.destination))
-                .then_with(|| a.fallback.cmp(&b.fallback))
-        });
+        sort(&mut rows);
         rows
     }
 

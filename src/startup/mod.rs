@@ -135,6 +135,9 @@ pub struct Application {
     tls: Option<Arc<crate::tls::Tls>>,
     /// Issue 36: with `--tls acme`, the task that orders and renews them.
     renewers: Vec<Arc<crate::acme::Renewer>>,
+    /// Issue 38: with `--scans-from`, what rolls up every domain's closed
+    /// days in ClickHouse.
+    roller: Option<crate::clickhouse::rollup::Roller>,
     public: Server,
     admin: Server,
     api_addr: Option<SocketAddr>,
@@ -1177,9 +1180,22 @@ impl Application {
         let default_view = domain_view(
             settings.domains.default_host.clone(),
             &default_site,
-            default_scans(&settings, scan_index.as_ref(), rows_host),
+            default_scans(&settings, scan_index.as_ref(), rows_host.clone()),
             lists,
         )?;
+        // Issue 38: each domain's closed days rolled up in ClickHouse, so
+        // the dashboard costs its days, not their scans.
+        let roller = settings.scans_from.as_ref().map(|url| {
+            let mut domains = vec![rows_host.clone()];
+            domains.extend(
+                settings
+                    .domains
+                    .others
+                    .iter()
+                    .map(|d| d.host.as_str().to_owned()),
+            );
+            crate::clickhouse::rollup::Roller::new(url.clone(), domains)
+        });
         let mut other_views = Vec::with_capacity(settings.domains.others.len());
         let mut other_indexes = Vec::new();
         let mut sites = vec![default_site];
@@ -1445,6 +1461,7 @@ impl Application {
             http_addr,
             tls,
             renewers,
+            roller,
             public: public_server,
             admin: admin_server,
             api_addr,
@@ -1569,6 +1586,9 @@ impl Application {
             .into_iter()
             .map(|r| AbortOnDrop(Some(tokio::spawn(r.run()))))
             .collect();
+        let _stop_rolling = self
+            .roller
+            .map(|r| AbortOnDrop(Some(tokio::spawn(r.run()))));
         let saving: Vec<_> = self
             .sites
             .iter()

@@ -261,7 +261,7 @@ pub fn scans_away(away: bool) -> Markup {
     html! {
         @if away {
             p.warning #scans-away role="status" {
-                "Scan numbers are unavailable: ClickHouse (--scans-from) did not answer. Try again shortly."
+                "Scan numbers are unavailable: ClickHouse (--scans-from) did not answer in time. Try again shortly."
             }
         }
     }

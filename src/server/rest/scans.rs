@@ -421,7 +421,7 @@ async fn all_from_clickhouse(
     let today = chrono::Utc::now().date_naive();
     let (daily, top, shares) = tokio::join!(
         crate::clickhouse::read::daily_totals(from, since, today),
-        crate::clickhouse::read::top_keys(from, since, TOP),
+        crate::clickhouse::read::top_keys(from, since, today, TOP),
         from.day_shares(since, until)
     );
     match (daily, top, shares) {

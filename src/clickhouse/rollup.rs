@@ -1,0 +1,366 @@
+//! Each closed day's totals, rolled up once, so the dashboard and
+//! `GET /api/v1/scans` cost the days they show rather than the scans in
+//! them (schema version 4, issue 38).
+//!
+//! `link_days` and `link_shares` keep `uniqExact` states, which make a row
+//! sent twice count once but cost 8 bytes a scan to merge: a dashboard
+//! over all links and 30 days merged every scan of the period on every
+//! view (96 ms at 200,000 rows, seconds at 100 million). A day stops
+//! changing once its rows have come, so its numbers are merged once into
+//! `day_totals` (each link's scans and fallback answers, each breakdown
+//! value's scans, as plain counts) and a row of `rolled_days` says so. A
+//! read takes rolled days from there and the rest (today, a day not
+//! rolled yet) from the states, so a number never depends on whether its
+//! day was rolled: rolling changes the cost, not the answer.
+//!
+//! A day is rolled once it is closed, [`GRACE`] after its UTC end; a roll
+//! again while it is [`FRESH`] catches rows a sink delivered late (after
+//! an outage); `stats --load-into` rolls again every closed day it loaded
+//! rows of, so a back-fill shows. `serve --scans-from` rolls on a timer
+//! ([`EVERY`]); several nodes rolling the same day write the same numbers.
+//! A roll writes its rows, then its mark, each with the roll's time: a
+//! reader takes each value's latest row (`argMax(…, rolled)`), so a roll
+//! seen half-written mixes two rolls' counts of the same day, each whole.
+
+use std::collections::BTreeSet;
+use std::time::Duration;
+
+use chrono::{DateTime, NaiveDate, Utc};
+
+use super::client::{ClickHouseError, Client};
+use super::read::literal;
+
+/// How long after its UTC end a day's rows are taken to have come.
+pub const GRACE: chrono::TimeDelta = chrono::TimeDelta::hours(1);
+/// How long after its end a day is rolled again at every round, for rows
+/// a sink held back while ClickHouse was away.
+pub const FRESH: chrono::TimeDelta = chrono::TimeDelta::hours(6);
+/// How often `serve --scans-from` looks for days to roll.
+pub const EVERY: Duration = Duration::from_secs(600);
+/// How long a roll may take (a day of a hundred million rows' worth of
+/// states takes seconds): the roller's client timeout.
+pub const ROLL_TIMEOUT: Duration = Duration::from_secs(600);
+
+/// `day_totals`' `kind` for a link's row (its `value` is the key).
+pub const LINK: &str = "link";
+
+fn day_end(day: NaiveDate) -> DateTime<Utc> {
+    (day + chrono::Days::new(1))
+        .and_hms_opt(0, 0, 0)
+        .unwrap_or_default()
+        .and_utc()
+}
+
+/// Whether `day`'s rows have all come by `now` (pure).
+pub fn closed(day: NaiveDate, now: DateTime<Utc>) -> bool {
+    now >= day_end(day) + GRACE
+}
+
+/// Which days to roll (pure): every closed day with rows that has no
+/// roll, and every day rolled before it was [`FRESH`] past its end.
+pub fn to_roll(
+    with_rows: &BTreeSet<NaiveDate>,
+    rolled: &[(NaiveDate, DateTime<Utc>)],
+    now: DateTime<Utc>,
+) -> Vec<NaiveDate> {
+    let last: std::collections::BTreeMap<NaiveDate, DateTime<Utc>> =
+        rolled
+            .iter()
+            .fold(std::collections::BTreeMap::new(), |mut m, (day, at)| {
+                let e = m.entry(*day).or_insert(*at);
+                *e = (*e).max(*at);
+                m
+            });
+    with_rows
+        .iter()
+        .copied()
+        .filter(|d| closed(*d, now))
+        .filter(|d| match last.get(d) {
+            None => true,
+            Some(at) => *at < day_end(*d) + FRESH,
+        })
+        .collect()
+}
+
+/// The statements that roll `day` of `domain` in `db` at `rolled` (Unix
+/// seconds): the links' totals, the breakdowns' totals, then the mark,
+/// which carries the day's scans and fallback answers from the rows just
+/// written.
+pub fn roll_statements(db: &str, domain: &str, day: NaiveDate, rolled: i64) -> [String; 3] {
+    let d = literal(domain);
+    let at = format!("toDateTime({rolled})");
+    [
+        format!(
+            "INSERT INTO {db}.day_totals SELECT domain, day, '{LINK}', link, \
+             uniqExactIfMerge(scans), uniqExactIfMerge(fallback), {at} FROM {db}.link_days \
+             PREWHERE domain = {d} AND day = '{day}' GROUP BY domain, day, link"
+        ),
+        format!(
+            "INSERT INTO {db}.day_totals SELECT domain, day, dimension, value, \
+             uniqExactMerge(scans), 0, {at} FROM {db}.link_shares \
+             PREWHERE domain = {d} AND day = '{day}' GROUP BY domain, day, dimension, value"
+        ),
+        format!(
+            "INSERT INTO {db}.rolled_days SELECT {d}, toDate('{day}'), {at}, \
+             sum(scans), sum(fallback) FROM {db}.day_totals \
+             PREWHERE domain = {d} AND day = '{day}' AND kind = '{LINK}' WHERE rolled = {at}"
+        ),
+    ]
+}
+
+/// `day IN ('…', …)` (pure); `0` for no day.
+pub fn days_in(days: &[NaiveDate]) -> String {
+    if days.is_empty() {
+        return "0".to_owned();
+    }
+    let list: Vec<String> = days.iter().map(|d| format!("'{d}'")).collect();
+    format!("day IN ({})", list.join(", "))
+}
+
+fn unexpected(client: &Client, answer: String) -> ClickHouseError {
+    ClickHouseError::Unexpected {
+        url: client.url().to_string(),
+        answer,
+    }
+}
+
+fn parse_days(client: &Client, text: &str) -> Result<BTreeSet<NaiveDate>, ClickHouseError> {
+    text.lines()
+        .map(|l| {
+            l.trim()
+                .parse()
+                .map_err(|_| unexpected(client, l.to_owned()))
+        })
+        .collect()
+}
+
+/// Rolls `day` of `domain` now.
+pub async fn roll_day(
+    client: &Client,
+    domain: &str,
+    day: NaiveDate,
+    now: DateTime<Utc>,
+) -> Result<(), ClickHouseError> {
+    let db = client.url().database.clone();
+    for statement in roll_statements(&db, domain, day, now.timestamp()) {
+        client.query_server(&statement).await?;
+    }
+    Ok(())
+}
+
+/// Rolls every day of `domain` [`to_roll`] names now: how many.
+pub async fn roll_due(
+    client: &Client,
+    domain: &str,
+    now: DateTime<Utc>,
+) -> Result<usize, ClickHouseError> {
+    let db = client.url().database.clone();
+    let d = literal(domain);
+    let with_rows = client
+        .query_server(&format!(
+            "SELECT DISTINCT day FROM {db}.link_days PREWHERE domain = {d} FORMAT TSV"
+        ))
+        .await?;
+    let with_rows = parse_days(client, &with_rows)?;
+    let rolled = client
+        .query_server(&format!(
+            "SELECT day, toUInt32(max(rolled)) FROM {db}.rolled_days PREWHERE domain = {d} \
+             GROUP BY day FORMAT TSV"
+        ))
+        .await?;
+    let mut marks = Vec::new();
+    for line in rolled.lines() {
+        let bad = || unexpected(client, line.to_owned());
+        let (day, at) = line.split_once('\t').ok_or_else(bad)?;
+        let day: NaiveDate = day.parse().map_err(|_| bad())?;
+        let at: i64 = at.parse().map_err(|_| bad())?;
+        marks.push((day, DateTime::from_timestamp(at, 0).ok_or_else(bad)?));
+    }
+    let due = to_roll(&with_rows, &marks, now);
+    for day in &due {
+        roll_day(client, domain, *day, now).await?;
+    }
+    Ok(due.len())
+}
+
+/// Rolls again each of `days` that is closed (`stats --load-into`, after
+/// loading rows of them): how many.
+pub async fn roll_loaded(
+    client: &Client,
+    domain: &str,
+    days: &BTreeSet<NaiveDate>,
+    now: DateTime<Utc>,
+) -> Result<usize, ClickHouseError> {
+    let mut n = 0;
+    for day in days.iter().filter(|d| closed(**d, now)) {
+        roll_day(client, domain, *day, now).await?;
+        n += 1;
+    }
+    Ok(n)
+}
+
+/// The days of `from..=to` that `domain` has rolled, with their scans and
+/// fallback answers.
+pub async fn rolled_in(
+    client: &Client,
+    domain: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Vec<(NaiveDate, u64, u64)>, ClickHouseError> {
+    let text = client
+        .query(&format!(
+            "SELECT day, argMax(scans, rolled), argMax(fallback, rolled) FROM rolled_days \
+             PREWHERE domain = {} AND day >= '{from}' AND day <= '{to}' \
+             GROUP BY day ORDER BY day FORMAT TSV",
+            literal(domain)
+        ))
+        .await?;
+    text.lines()
+        .map(|line| {
+            let bad = || unexpected(client, line.to_owned());
+            let mut f = line.split('\t');
+            let (Some(day), Some(s), Some(fb), None) = (f.next(), f.next(), f.next(), f.next())
+            else {
+                return Err(bad());
+            };
+            Ok((
+                day.parse().map_err(|_| bad())?,
+                s.parse().map_err(|_| bad())?,
+                fb.parse().map_err(|_| bad())?,
+            ))
+        })
+        .collect()
+}
+
+/// `serve --scans-from`'s roller: every [`EVERY`], each domain's days due.
+pub struct Roller {
+    client: Client,
+    domains: Vec<String>,
+}
+
+impl Roller {
+    /// Rolls the days of `domains` in the database `url` names.
+    pub fn new(url: super::ClickHouseUrl, domains: Vec<String>) -> Roller {
+        Roller {
+            client: Client::new(url, ROLL_TIMEOUT),
+            domains,
+        }
+    }
+
+    /// Runs until dropped: a round at once, then every [`EVERY`]. A round
+    /// that fails is logged and tried again at the next: reads are right
+    /// without it, only slower.
+    pub async fn run(self) {
+        loop {
+            for domain in &self.domains {
+                match roll_due(&self.client, domain, Utc::now()).await {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        tracing::info!(domain = %domain, days = n, "ClickHouse: closed days rolled up")
+                    }
+                    Err(e) => {
+                        tracing::warn!(domain = %domain, error = %e, "ClickHouse: rolling up closed days failed; reads take the states meanwhile")
+                    }
+                }
+            }
+            tokio::time::sleep(EVERY).await;
+        }
+    }
+}
+
+/// The days of rolled rows (pure).
+pub fn days_of(rolled: &[(NaiveDate, u64, u64)]) -> Vec<NaiveDate> {
+    rolled.iter().map(|r| r.0).collect()
+}
+
+/// The rolled days' links, each with its scans over them, to add to the
+/// states' (pure: the inner query of a `UNION ALL`).
+pub fn links_query(domain: &str, rolled: &[NaiveDate]) -> String {
+    format!(
+        "SELECT value AS link, argMax(scans, rolled) AS n FROM day_totals \
+         PREWHERE domain = {} AND {} AND kind = '{LINK}' GROUP BY day, value",
+        literal(domain),
+        days_in(rolled)
+    )
+}
+
+/// The rolled days' breakdowns in the shape `shares::shares_query` answers
+/// (pure).
+pub fn shares_query(domain: &str, rolled: &[NaiveDate]) -> String {
+    format!(
+        "SELECT kind, value, if(kind = '{q}', toString(day), '') AS on_day, sum(s) FROM \
+         (SELECT day, kind, value, argMax(scans, rolled) AS s FROM day_totals \
+         PREWHERE domain = {d} AND {days} WHERE kind != '{LINK}' GROUP BY day, kind, value) \
+         GROUP BY kind, value, on_day FORMAT TSV",
+        q = super::schema::QUARTER,
+        d = literal(domain),
+        days = days_in(rolled)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn day(d: u32) -> NaiveDate {
+        NaiveDate::from_ymd_opt(2026, 11, d).expect("date")
+    }
+
+    fn at(d: u32, h: u32) -> DateTime<Utc> {
+        day(d).and_hms_opt(h, 0, 0).expect("time").and_utc()
+    }
+
+    #[test]
+    fn a_day_closes_an_hour_after_its_end() {
+        assert!(!closed(day(28), at(28, 23)));
+        assert!(!closed(day(28), at(29, 0)));
+        assert!(closed(day(28), at(29, 1)));
+        assert!(closed(day(1), at(29, 0)));
+    }
+
+    #[test]
+    fn closed_days_are_rolled_once_then_again_only_while_fresh() {
+        let with_rows: BTreeSet<NaiveDate> = [day(20), day(27), day(28), day(29)].into();
+        let rolled = [
+            (day(20), at(21, 7)),
+            (day(27), at(28, 2)),
+            (day(27), at(28, 1)),
+        ];
+        // 29 Nov 03:00: the 28th is closed and not rolled; the 27th was
+        // last rolled 2 h after its end (fresh: once more), the 20th 7 h
+        // after (settled); the 29th is open.
+        assert_eq!(to_roll(&with_rows, &rolled, at(29, 3)), [day(27), day(28)]);
+        let later = [(day(27), at(28, 7))];
+        assert_eq!(to_roll(&with_rows, &later, at(29, 3)), [day(20), day(28)]);
+        assert!(to_roll(&with_rows, &[], at(28, 23)).contains(&day(27)));
+        assert!(!to_roll(&with_rows, &[], at(28, 23)).contains(&day(28)));
+    }
+
+    #[test]
+    fn a_roll_writes_its_rows_then_its_mark_at_one_time() {
+        let [links, shares, mark] = roll_statements("qt", "x'.ie", day(28), 1_795_900_000);
+        assert!(links.starts_with("INSERT INTO qt.day_totals SELECT domain, day, 'link', link,"));
+        assert!(links.contains("PREWHERE domain = 'x\\'.ie' AND day = '2026-11-28'"));
+        assert!(shares.contains("FROM qt.link_shares"));
+        for s in [&links, &shares, &mark] {
+            assert!(s.contains("toDateTime(1795900000)"), "{s}");
+        }
+        assert!(
+            mark.starts_with("INSERT INTO qt.rolled_days SELECT 'x\\'.ie', toDate('2026-11-28')")
+        );
+        assert!(mark.ends_with("WHERE rolled = toDateTime(1795900000)"));
+    }
+
+    #[test]
+    fn rolled_days_are_named_in_one_condition() {
+        assert_eq!(
+            days_of(&[(day(26), 5, 1), (day(27), 0, 0)]),
+            [day(26), day(27)]
+        );
+        assert_eq!(days_in(&[]), "0");
+        assert_eq!(
+            days_in(&[day(1), day(2)]),
+            "day IN ('2026-11-01', '2026-11-02')"
+        );
+    }
+}
