@@ -46,6 +46,24 @@ async fn sending_to(db: &Path, url: &str) -> ServerProcess {
     .await
 }
 
+/// `stats --load-into url` of `log` as node `edge-1`, the sink's node.
+fn load_as_edge_1(dir: &Path, db: &Path, url: &str, log: &Path) {
+    let out = qrtag_in(
+        dir,
+        &[
+            "--db",
+            db.to_str().unwrap(),
+            "stats",
+            "--load-into",
+            url,
+            "--node-name",
+            "edge-1",
+            log.to_str().unwrap(),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
 async fn setup(dir: &Path) -> (ClickHouse, PathBuf) {
     let ch = with_schema(dir).await;
     let db = dir.join("qrtag.db");
@@ -248,20 +266,7 @@ async fn scans_arrive_as_the_rows_a_load_of_the_log_makes() {
     assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);
     logged(&log, 3).await;
     ch.holds_rows(lines as u64 + 1, ARRIVAL).await;
-    let out = qrtag_in(
-        dir.path(),
-        &[
-            "--db",
-            db.to_str().unwrap(),
-            "stats",
-            "--load-into",
-            &url,
-            "--node-name",
-            "edge-1",
-            log.to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    load_as_edge_1(dir.path(), &db, &url, &log);
     assert_eq!(
         ch.must("SELECT count() FROM qrtag.scans FINAL").await,
         format!("{}\n", lines + 1),
@@ -436,20 +441,7 @@ async fn a_full_queue_counts_its_drops_and_a_load_fills_them_in() {
 
     ch.resume().await;
     ch.holds_rows(5, ARRIVAL).await;
-    let out = qrtag_in(
-        dir.path(),
-        &[
-            "--db",
-            db.to_str().unwrap(),
-            "stats",
-            "--load-into",
-            &url,
-            "--node-name",
-            "edge-1",
-            log.to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    load_as_edge_1(dir.path(), &db, &url, &log);
     ch.holds_rows(20, ARRIVAL).await;
     counts_equal_stats(&ch, &db, &[&log]).await;
     // The back-fill, given no public URL, takes the one recorded with the
@@ -495,20 +487,7 @@ async fn with_no_public_url_the_sink_and_a_back_fill_write_one_domain() {
     ch.holds_rows(3, ARRIVAL).await;
     server.stop().await;
     let log = dir.path().join("access.log");
-    let out = qrtag_in(
-        dir.path(),
-        &[
-            "--db",
-            db_arg,
-            "stats",
-            "--load-into",
-            &url,
-            "--node-name",
-            "edge-1",
-            log.to_str().unwrap(),
-        ],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    load_as_edge_1(dir.path(), &db, &url, &log);
     assert_eq!(
         ch.must(
             "SELECT domain, uniqExactIfMerge(scans) FROM qrtag.link_days GROUP BY domain FORMAT TSV"
