@@ -261,6 +261,8 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         &[],
         false,
     )
+    .await
+    .loaded()
     .await;
     // Live traffic: a bot, a HEAD, a 404 and two scans a fallback
     // answers, then scans: one phone three
@@ -336,6 +338,8 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         &[],
         false,
     )
+    .await
+    .loaded()
     .await;
     let ch_api = from_ch.api_addr().await;
     let index_console = indexed.admin_url("/console");

@@ -44,6 +44,8 @@ async fn sending_to(db: &Path, url: &str) -> ServerProcess {
         false,
     )
     .await
+    .loaded()
+    .await
 }
 
 /// `stats --load-into url` of `log` as node `edge-1`, the sink's node.
@@ -118,19 +120,29 @@ async fn counts_equal_stats(ch: &ClickHouse, db: &Path, logs: &[&Path]) {
     let report: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
     let keys = report["keys"].as_array().expect("keys");
     assert!(!keys.is_empty(), "{report}");
+    // An insert reaches `scans` a moment before its view's rows reach
+    // `link_days` (a retry after ClickHouse was killed mid-insert, say):
+    // a count short of the log's is asked again, up to ARRIVAL.
+    let deadline = Instant::now() + ARRIVAL;
     for entry in keys {
         let key = entry["key"].as_str().unwrap();
-        let got = ch
-            .must(&format!(
-                "SELECT uniqExactMerge(requests), uniqExactIfMerge(scans), uniqExactIfMerge(bots), \
-                 uniqExactIfMerge(scanners) FROM qrtag.link_days WHERE link = '{key}' FORMAT TSV"
-            ))
-            .await;
         let want = format!(
             "{}\t{}\t{}\t{}\n",
             entry["requests"], entry["scans"], entry["bot"], entry["unique_scanners"]
         );
-        assert_eq!(got, want, "{key}: {entry}");
+        loop {
+            let got = ch
+                .must(&format!(
+                    "SELECT uniqExactMerge(requests), uniqExactIfMerge(scans), uniqExactIfMerge(bots), \
+                     uniqExactIfMerge(scanners) FROM qrtag.link_days WHERE link = '{key}' FORMAT TSV"
+                ))
+                .await;
+            if got == want || Instant::now() > deadline {
+                assert_eq!(got, want, "{key}: {entry}");
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
     }
 }
 
@@ -173,6 +185,8 @@ async fn scans_arrive_as_the_rows_a_load_of_the_log_makes() {
         &[],
         false,
     )
+    .await
+    .loaded()
     .await;
     let log = dir.path().join("access.log");
     let c = client();
@@ -262,7 +276,10 @@ async fn scans_arrive_as_the_rows_a_load_of_the_log_makes() {
         "--client-ip",
         "truncated",
     ];
-    let server = ServerProcess::spawn(&db, &args, &[], false).await;
+    let server = ServerProcess::spawn(&db, &args, &[], false)
+        .await
+        .loaded()
+        .await;
     assert_eq!(scan(&c, &server, "/tag01", IPHONE).await, 302);
     logged(&log, 3).await;
     ch.holds_rows(lines as u64 + 1, ARRIVAL).await;
@@ -342,10 +359,15 @@ async fn clickhouse_away_while_scans_flow_slows_no_scan_and_loses_no_row() {
     // counted as one: the log is the record of truth.
     let log = dir.path().join("access.log");
     let scans = 5 + before.len() + during.len() + after.len();
-    logged(&log, scans).await;
-    let text = std::fs::read_to_string(&log).unwrap();
     let ours =
         |l: &&str| (l.contains(" /tag01 ") || l.contains(" /docs/x ")) && l.contains(" 302 ");
+    // Until this test's own lines are all written: a line that is none of
+    // them must not end the wait early.
+    let text = support::poll::until(Duration::from_secs(10), "this test's scans logged", || {
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        std::future::ready((text.lines().filter(ours).count() >= scans).then_some(text))
+    })
+    .await;
     let others: Vec<&str> = text.lines().filter(|l| !ours(l)).collect();
     assert_eq!(
         text.lines().filter(ours).count(),
@@ -400,6 +422,8 @@ async fn a_full_queue_counts_its_drops_and_a_load_fills_them_in() {
         &[],
         false,
     )
+    .await
+    .loaded()
     .await;
     assert!(
         server
@@ -596,6 +620,8 @@ async fn the_rest_api_answers_a_links_scans_from_clickhouse_as_the_index_does() 
         &[],
         false,
     )
+    .await
+    .loaded()
     .await;
     let c = client();
     let first = c
@@ -649,6 +675,8 @@ async fn the_rest_api_answers_a_links_scans_from_clickhouse_as_the_index_does() 
         &[],
         false,
     )
+    .await
+    .loaded()
     .await;
     let answered = link_scans(&from_clickhouse.api_addr().await, &token, "tag01", None).await;
     for field in [

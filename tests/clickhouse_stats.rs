@@ -191,7 +191,10 @@ async fn the_sink_sends_every_domains_scans_with_its_host() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let config = d.join("qrtag.toml");
     let env = [("QRTAG_CONFIG", config.to_str().unwrap())];
-    let server = ServerProcess::spawn(&db, &["--scans-to", &url], &env, false).await;
+    let server = ServerProcess::spawn(&db, &["--scans-to", &url], &env, false)
+        .await
+        .loaded()
+        .await;
     traffic(&server, d).await;
     // Stopped, each log holds every line (each worker's buffer written),
     // and the sink has sent what waited.
@@ -276,6 +279,8 @@ async fn the_sink_sends_every_domains_scans_with_its_host() {
         &env,
         false,
     )
+    .await
+    .loaded()
     .await;
     let api = reader.api_addr().await;
     for (domain, scans, scanners) in [("", 2, 1), ("&domain=qr.brand-b.ie", 3, 2)] {

@@ -134,6 +134,23 @@ impl ServerProcess {
         .await
     }
 
+    /// Once its links are loaded (`/readyz` 200): until then a scan is
+    /// answered 503, "starting", which a test that scans at once can meet
+    /// on a loaded machine.
+    pub async fn loaded(self) -> Self {
+        let url = self.admin_url("/readyz");
+        super::poll::until(
+            std::time::Duration::from_secs(20),
+            "the server's links loaded",
+            || async {
+                let r = reqwest::get(&url).await.ok()?;
+                (r.status() == reqwest::StatusCode::OK).then_some(())
+            },
+        )
+        .await;
+        self
+    }
+
     /// Everything the process wrote to stderr so far.
     pub fn stderr(&self) -> String {
         self.stderr.lock().map(|s| s.clone()).unwrap_or_default()
