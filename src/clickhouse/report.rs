@@ -108,7 +108,7 @@ pub fn asked(args: &StatsArgs, domain: String) -> Result<Asked, String> {
         ),
         (
             args.dimensions().contains(&Dimension::Destination),
-            "--by destination is not kept in ClickHouse; count it from the logs",
+            "--by destination: with --scans-from, each link's destinations are on its console page and in GET /api/v1/links/KEY/scans; count them across links from the logs",
         ),
     ];
     if let Some((_, why)) = refused.iter().find(|(on, _)| *on) {
