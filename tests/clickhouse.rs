@@ -515,6 +515,13 @@ async fn a_read_given_up_on_is_stopped_in_clickhouse() {
         running().await == "0\n"
     })
     .await;
+    // A read-only user may not set the limit: its reads are answered
+    // all the same, without it.
+    let url: qrtag::clickhouse::ClickHouseUrl = ch.reader_url("system").parse().expect("a URL");
+    let reader = qrtag::clickhouse::Client::new(url, std::time::Duration::from_secs(3));
+    for _ in 0..2 {
+        assert_eq!(reader.query("SELECT 1").await.expect("answered"), "1\n");
+    }
 }
 
 /// Bad input: one line, exit 2, and nothing made beside a foreign table.

@@ -47,7 +47,13 @@ pub struct Client {
     url: ClickHouseUrl,
     http: reqwest::Client,
     timeout: Duration,
+    /// The user may not set `max_execution_time` (a `readonly = 1`
+    /// profile): reads go without it, once ClickHouse has said so.
+    no_limit: std::sync::Arc<std::sync::atomic::AtomicBool>,
 }
+
+/// ClickHouse's code for a setting a read-only user may not change.
+const READONLY_SETTING: &str = "Code: 164,";
 
 impl Client {
     pub fn new(url: ClickHouseUrl, timeout: Duration) -> Self {
@@ -56,7 +62,12 @@ impl Client {
             .connect_timeout(timeout.min(Duration::from_secs(5)))
             .build()
             .unwrap_or_default();
-        Client { url, http, timeout }
+        Client {
+            url,
+            http,
+            timeout,
+            no_limit: Default::default(),
+        }
     }
 
     pub fn url(&self) -> &ClickHouseUrl {
@@ -71,6 +82,27 @@ impl Client {
         body: Option<Vec<u8>>,
         in_database: bool,
     ) -> Result<String, ClickHouseError> {
+        use std::sync::atomic::Ordering::Relaxed;
+        let limit = in_database && body.is_none() && !self.no_limit.load(Relaxed);
+        if !limit {
+            return self.send(sql, body, in_database, false).await;
+        }
+        match self.send(sql, None, in_database, true).await {
+            Err(ClickHouseError::Refused { said, .. }) if said.starts_with(READONLY_SETTING) => {
+                self.no_limit.store(true, Relaxed);
+                self.send(sql, None, in_database, false).await
+            }
+            other => other,
+        }
+    }
+
+    async fn send(
+        &self,
+        sql: &str,
+        body: Option<Vec<u8>>,
+        in_database: bool,
+        limit: bool,
+    ) -> Result<String, ClickHouseError> {
         let mut endpoint = self.url.endpoint.clone();
         {
             let mut q = endpoint.query_pairs_mut();
@@ -79,8 +111,9 @@ impl Client {
             }
             // A read ClickHouse stops when we stop waiting for it, so a
             // page reloaded while a slow query runs does not pile up
-            // queries on the server (`max_execution_time`, whole seconds).
-            if in_database && body.is_none() {
+            // queries on the server (`max_execution_time`, whole seconds;
+            // not for a read-only user, who may not set it).
+            if limit {
                 let secs = self.timeout.as_secs_f64().ceil().max(1.0) as u64;
                 q.append_pair("max_execution_time", &secs.to_string());
             }

@@ -108,17 +108,19 @@ fn config(dir: &Path, http: u16, tcp: u16, inter: u16, extra: &str) -> String {
 }
 
 fn users() -> String {
-    let user = |name: &str, password: &str| {
+    let user = |name: &str, password: &str, profile: &str| {
         format!(
             "<{name}><password>{password}</password><networks><ip>127.0.0.1</ip><ip>::1</ip></networks>\
-             <profile>default</profile><quota>default</quota></{name}>"
+             <profile>{profile}</profile><quota>default</quota></{name}>"
         )
     };
     format!(
-        "<?xml version=\"1.0\"?>\n<yandex><profiles><default></default></profiles><users>{}{}</users>\
+        "<?xml version=\"1.0\"?>\n<yandex><profiles><default></default>\
+         <reader><readonly>1</readonly></reader></profiles><users>{}{}{}</users>\
          <quotas><default></default></quotas></yandex>\n",
-        user("default", ""),
-        user("qrtag", PASSWORD)
+        user("default", "", "default"),
+        user("qrtag", PASSWORD, "default"),
+        user("reader", PASSWORD, "reader")
     )
 }
 
@@ -235,6 +237,14 @@ impl ClickHouse {
     pub fn url(&self, db: &str) -> String {
         format!(
             "clickhouse://qrtag:{PASSWORD}@127.0.0.1:{}/{db}",
+            self.http_port
+        )
+    }
+
+    /// The same for `reader`, a user whose profile is `readonly = 1`.
+    pub fn reader_url(&self, db: &str) -> String {
+        format!(
+            "clickhouse://reader:{PASSWORD}@127.0.0.1:{}/{db}",
             self.http_port
         )
     }
