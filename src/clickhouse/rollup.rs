@@ -100,10 +100,12 @@ pub fn roll_statements(db: &str, domain: &str, day: NaiveDate, rolled: i64) -> [
              uniqExactMerge(scans), 0, {at} FROM {db}.link_shares \
              PREWHERE domain = {d} AND day = '{day}' GROUP BY domain, day, dimension, value"
         ),
+        // Each link once, should two nodes roll the day in the same second.
         format!(
             "INSERT INTO {db}.rolled_days SELECT {d}, toDate('{day}'), {at}, \
-             sum(scans), sum(fallback) FROM {db}.day_totals \
-             PREWHERE domain = {d} AND day = '{day}' AND kind = '{LINK}' WHERE rolled = {at}"
+             sum(s), sum(f) FROM (SELECT value, any(scans) AS s, any(fallback) AS f \
+             FROM {db}.day_totals PREWHERE domain = {d} AND day = '{day}' AND kind = '{LINK}' \
+             WHERE rolled = {at} GROUP BY value)"
         ),
     ]
 }
@@ -348,7 +350,7 @@ mod tests {
         assert!(
             mark.starts_with("INSERT INTO qt.rolled_days SELECT 'x\\'.ie', toDate('2026-11-28')")
         );
-        assert!(mark.ends_with("WHERE rolled = toDateTime(1795900000)"));
+        assert!(mark.ends_with("WHERE rolled = toDateTime(1795900000) GROUP BY value)"));
     }
 
     #[test]
