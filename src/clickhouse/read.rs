@@ -9,7 +9,10 @@
 //! table's sort key, which ClickHouse does not move to `PREWHERE` itself,
 //! and without it 18.16 decodes the `uniqExact` states of whole granules
 //! around the link's rows (`benches/clickhouse_scale.rs`: 5–7 times
-//! slower at 1M–20M rows).
+//! slower at 1M–20M rows). A query of all links names its days there
+//! too, or every link's states of every day are decoded before the days
+//! are picked (at 100M rows the dashboard's busiest links of today then
+//! took past the page's 3 s).
 //!
 //! Which links a query reads is written in one place, [`links_where`]:
 //! always one domain's (schema version 3 keys the aggregates by domain
@@ -306,7 +309,7 @@ pub async fn top_keys(
     let text = client
         .query(&format!(
             "SELECT link, sum(n) AS total FROM (SELECT link, uniqExactIfMerge(scans) AS n \
-             FROM link_days PREWHERE {links} WHERE day >= '{since}' AND day <= '{to}' \
+             FROM link_days PREWHERE {links} AND day >= '{since}' AND day <= '{to}' \
              AND NOT {not_rolled} GROUP BY link UNION ALL {rolled_links}) \
              GROUP BY link HAVING total > 0 ORDER BY total DESC, link LIMIT {n} FORMAT TSV",
             not_rolled = rollup::days_in(&rolled),
@@ -334,7 +337,7 @@ pub async fn daily_totals(
         .query(&format!(
             "SELECT day, sum(s), sum(f) FROM (SELECT day, uniqExactIfMerge(scans) AS s, \
              uniqExactIfMerge(fallback) AS f FROM link_days PREWHERE {links} \
-             WHERE day >= '{since}' AND day <= '{to}' AND NOT {} GROUP BY link, day) \
+             AND day >= '{since}' AND day <= '{to}' AND NOT {} GROUP BY link, day) \
              GROUP BY day ORDER BY day FORMAT TSV",
             rollup::days_in(&rollup::days_of(&rolled))
         ))

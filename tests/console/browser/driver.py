@@ -11,12 +11,17 @@ import json
 import sys
 
 from selenium import webdriver
-from selenium.common.exceptions import TimeoutException
+from selenium.common.exceptions import TimeoutException, WebDriverException
 from selenium.webdriver.chrome.service import Service
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
 from selenium.webdriver.support import expected_conditions as ec
 from selenium.webdriver.support.ui import WebDriverWait
+
+# What a wait asks again instead of failing: the element not there yet, and
+# a look that a navigation under way cut short ("aborted by navigation",
+# seen on a loaded machine while a submitted form's answer came in).
+TRANSIENT = (WebDriverException,)
 
 FLAGS = [
     "--headless",
@@ -107,7 +112,8 @@ def run(driver, cmd):
         return driver.current_url
     if op == "wait":
         try:
-            WebDriverWait(driver, cmd.get("timeout", 10), poll_frequency=0.02).until(
+            WebDriverWait(driver, cmd.get("timeout", 10), poll_frequency=0.02,
+                          ignored_exceptions=TRANSIENT).until(
                 ec.presence_of_element_located((By.CSS_SELECTOR, css))
             )
         except TimeoutException:
@@ -115,7 +121,8 @@ def run(driver, cmd):
         return driver.current_url
     if op == "wait_text":
         try:
-            WebDriverWait(driver, cmd.get("timeout", 10), poll_frequency=0.02).until(
+            WebDriverWait(driver, cmd.get("timeout", 10), poll_frequency=0.02,
+                          ignored_exceptions=TRANSIENT).until(
                 ec.text_to_be_present_in_element((By.CSS_SELECTOR, css), cmd["text"])
             )
         except TimeoutException:
