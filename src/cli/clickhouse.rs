@@ -41,21 +41,18 @@ pub async fn domain_host(cli: &super::Cli) -> String {
         .domain
         .as_ref()
         .or(cli.origin.config.domains.default_host.as_ref())
-        .map(|h| h.as_str().to_owned());
-    if configured.is_some() {
-        return crate::clickhouse::row::rows_host(configured.as_deref(), None);
-    }
-    let given = cli.public_url.as_ref().map(|u| u.origin().to_owned());
+        .map(|h| h.as_str());
     // As `serve` does: the public URL given, else the one recorded with
-    // the links.
-    let origin = match given {
-        Some(origin) => Some(origin),
-        None => match cli.open_store(crate::store::Access::Read) {
+    // the links (read only when no host is configured).
+    let origin = match (configured, &cli.public_url) {
+        (Some(_), _) => None,
+        (None, Some(url)) => Some(url.origin().to_owned()),
+        (None, None) => match cli.open_store(crate::store::Access::Read) {
             Ok(store) => super::public_url::recorded_origin(store.as_ref()).await,
             Err(_) => None,
         },
     };
-    crate::clickhouse::row::rows_host(None, origin.as_deref())
+    crate::clickhouse::row::rows_host(configured, origin.as_deref())
 }
 
 pub async fn run(cli: &super::Cli, args: &SetupClickhouseArgs) -> anyhow::Result<ExitCode> {

@@ -51,13 +51,26 @@ impl DomainScans {
         super::destinations::read(&self.client, &self.domain, key).await
     }
 
-    /// All links' breakdowns over the days `from..=to`.
+    /// All links' breakdowns over the days `from..=to`, with the days
+    /// [`Self::rolled`] answered.
     pub async fn day_shares(
         &self,
         from: NaiveDate,
         to: NaiveDate,
+        rolled: &[rollup::RolledDay],
     ) -> Result<crate::scan_index::Shares, ClickHouseError> {
-        super::shares::day_shares(&self.client, &self.domain, from, to, &self.basis).await
+        let rolled = rollup::days_of(&rollup::within(rolled, from, to));
+        super::shares::day_shares(&self.client, &self.domain, from, to, &rolled, &self.basis).await
+    }
+
+    /// The rolled days of `from..=to` ([`rollup::rolled_in`]): asked once
+    /// for a page of all links, whose reads each take theirs.
+    pub async fn rolled(
+        &self,
+        from: NaiveDate,
+        to: NaiveDate,
+    ) -> Result<Vec<rollup::RolledDay>, ClickHouseError> {
+        rollup::rolled_in(&self.client, &self.domain, from, to).await
     }
 }
 
@@ -138,7 +151,7 @@ fn unexpected(client: &Client) -> impl Fn(String) -> ClickHouseError + '_ {
 }
 
 /// `day<TAB>n…` rows (pure), in the order given.
-fn day_rows(text: &str, want: usize) -> Result<Vec<(NaiveDate, Vec<u64>)>, String> {
+pub(super) fn day_rows(text: &str, want: usize) -> Result<Vec<(NaiveDate, Vec<u64>)>, String> {
     text.lines()
         .map(|row| {
             let (day, rest) = row.split_once('\t').ok_or_else(|| row.to_owned())?;
@@ -300,11 +313,11 @@ pub async fn top_keys(
     since: NaiveDate,
     today: NaiveDate,
     n: usize,
+    rolled: &[rollup::RolledDay],
 ) -> Result<Vec<(String, u64)>, ClickHouseError> {
     let client = &scans.client;
     let to = today.max(since);
-    let rolled = rollup::rolled_in(client, &scans.domain, since, to).await?;
-    let rolled = rollup::days_of(&rolled);
+    let rolled = rollup::days_of(&rollup::within(rolled, since, to));
     let links = links_where(&scans.domain, Links::All);
     let text = client
         .query(&format!(
@@ -328,11 +341,12 @@ pub async fn daily_totals(
     scans: &DomainScans,
     since: NaiveDate,
     today: NaiveDate,
+    rolled: &[rollup::RolledDay],
 ) -> Result<DailyTotals, ClickHouseError> {
     let client = &scans.client;
     let links = links_where(&scans.domain, Links::All);
     let to = today.max(since);
-    let rolled = rollup::rolled_in(client, &scans.domain, since, to).await?;
+    let rolled = rollup::within(rolled, since, to);
     let text = client
         .query(&format!(
             "SELECT day, sum(s), sum(f) FROM (SELECT day, uniqExactIfMerge(scans) AS s, \

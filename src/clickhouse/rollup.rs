@@ -172,12 +172,10 @@ pub async fn roll_due(
         ))
         .await?;
     let mut marks = Vec::new();
-    for line in rolled.lines() {
-        let bad = || unexpected(client, line.to_owned());
-        let (day, at) = line.split_once('\t').ok_or_else(bad)?;
-        let day: NaiveDate = day.parse().map_err(|_| bad())?;
-        let at: i64 = at.parse().map_err(|_| bad())?;
-        marks.push((day, DateTime::from_timestamp(at, 0).ok_or_else(bad)?));
+    for (day, at) in super::read::day_rows(&rolled, 1).map_err(|a| unexpected(client, a))? {
+        let at = DateTime::from_timestamp(at[0] as i64, 0)
+            .ok_or_else(|| unexpected(client, format!("{day}\t{}", at[0])))?;
+        marks.push((day, at));
     }
     let due = to_roll(&with_rows, &marks, now);
     for day in &due {
@@ -202,14 +200,18 @@ pub async fn roll_loaded(
     Ok(n)
 }
 
+/// A rolled day: its date, scans and fallback answers (from its mark).
+pub type RolledDay = (NaiveDate, u64, u64);
+
 /// The days of `from..=to` that `domain` has rolled, with their scans and
-/// fallback answers.
+/// fallback answers: asked once for a page, whose reads each take their
+/// own days of it ([`within`]).
 pub async fn rolled_in(
     client: &Client,
     domain: &str,
     from: NaiveDate,
     to: NaiveDate,
-) -> Result<Vec<(NaiveDate, u64, u64)>, ClickHouseError> {
+) -> Result<Vec<RolledDay>, ClickHouseError> {
     let text = client
         .query(&format!(
             "SELECT day, argMax(scans, rolled), argMax(fallback, rolled) FROM rolled_days \
@@ -218,20 +220,16 @@ pub async fn rolled_in(
             literal(domain)
         ))
         .await?;
-    text.lines()
-        .map(|line| {
-            let bad = || unexpected(client, line.to_owned());
-            let mut f = line.split('\t');
-            let (Some(day), Some(s), Some(fb), None) = (f.next(), f.next(), f.next(), f.next())
-            else {
-                return Err(bad());
-            };
-            Ok((
-                day.parse().map_err(|_| bad())?,
-                s.parse().map_err(|_| bad())?,
-                fb.parse().map_err(|_| bad())?,
-            ))
-        })
+    let rows = super::read::day_rows(&text, 2).map_err(|answer| unexpected(client, answer))?;
+    Ok(rows.into_iter().map(|(d, n)| (d, n[0], n[1])).collect())
+}
+
+/// The rolled days of `from..=to` (pure).
+pub fn within(rolled: &[RolledDay], from: NaiveDate, to: NaiveDate) -> Vec<RolledDay> {
+    rolled
+        .iter()
+        .copied()
+        .filter(|(d, _, _)| *d >= from && *d <= to)
         .collect()
 }
 
@@ -272,7 +270,7 @@ impl Roller {
 }
 
 /// The days of rolled rows (pure).
-pub fn days_of(rolled: &[(NaiveDate, u64, u64)]) -> Vec<NaiveDate> {
+pub fn days_of(rolled: &[RolledDay]) -> Vec<NaiveDate> {
     rolled.iter().map(|r| r.0).collect()
 }
 
@@ -355,6 +353,16 @@ mod tests {
             mark.starts_with("INSERT INTO qt.rolled_days SELECT 'x\\'.ie', toDate('2026-11-28')")
         );
         assert!(mark.ends_with("WHERE rolled = toDateTime(1795900000) GROUP BY value)"));
+    }
+
+    #[test]
+    fn a_read_takes_the_rolled_days_of_its_own_span() {
+        let rolled = [(day(20), 1, 0), (day(25), 2, 0), (day(28), 3, 1)];
+        assert_eq!(
+            within(&rolled, day(21), day(28)),
+            [(day(25), 2, 0), (day(28), 3, 1)]
+        );
+        assert!(within(&rolled, day(29), day(30)).is_empty());
     }
 
     #[test]

@@ -75,7 +75,10 @@ pub fn local_cell(day: NaiveDate, quarter: u32, tz: chrono_tz::Tz) -> Option<(us
 /// names the row that is not one of its rows.
 pub fn parse_shares(text: &str, basis: &Basis) -> Result<Shares, String> {
     let places = basis.geoip.is_some();
-    let mut rows: Vec<Vec<(String, u64)>> = vec![Vec::new(); DIMENSIONS.len()];
+    // By value, so a value in a rolled day and in a day read from the
+    // states is one row.
+    let mut rows: Vec<std::collections::HashMap<String, u64>> =
+        vec![Default::default(); DIMENSIONS.len()];
     let mut heat: HeatMap = [[0; 24]; 7];
     for line in text.lines() {
         let bad = || line.to_owned();
@@ -99,18 +102,14 @@ pub fn parse_shares(text: &str, basis: &Basis) -> Result<Shares, String> {
         if DIMENSIONS[at].is_place() && !places {
             continue;
         }
-        let value = unescape(value);
-        // A value in a rolled day and a day read from the states: one row.
-        match rows[at].iter_mut().find(|(v, _)| *v == value) {
-            Some((_, m)) => *m += n,
-            None => rows[at].push((value, n)),
-        }
+        *rows[at].entry(unescape(value)).or_default() += n;
     }
     let dimensions = DIMENSIONS
         .iter()
         .zip(rows)
         .filter(|(d, _)| !d.is_place() || places)
-        .map(|(d, mut rows)| {
+        .map(|(d, rows)| {
+            let mut rows: Vec<(String, u64)> = rows.into_iter().collect();
             rows.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
             Share {
                 dimension: *d,
@@ -145,7 +144,8 @@ pub async fn key_shares(
 }
 
 /// Every link's breakdowns in `domain` over the UTC days `from..=to`, as
-/// the scan index's `day_shares` gives them.
+/// the scan index's `day_shares` gives them; `rolled`, those of its days
+/// rolled up.
 ///
 /// Rolled days are read from `day_totals`, the others from `link_shares`
 /// (`super::rollup`): the two answers have one shape, and a value in both
@@ -155,18 +155,18 @@ pub async fn day_shares(
     domain: &str,
     from: NaiveDate,
     to: NaiveDate,
+    rolled: &[NaiveDate],
     basis: &Basis,
 ) -> Result<Shares, ClickHouseError> {
-    let rolled = rollup::days_of(&rollup::rolled_in(client, domain, from, to).await?);
     let states = shares_query(&format!(
         "{} AND NOT {}",
         days_filter(domain, from, to),
-        rollup::days_in(&rolled)
+        rollup::days_in(rolled)
     ));
     let (states, totals) = if rolled.is_empty() {
         (client.query(&states).await?, String::new())
     } else {
-        let totals = rollup::shares_query(domain, &rolled);
+        let totals = rollup::shares_query(domain, rolled);
         let (a, b) = tokio::join!(client.query(&states), client.query(&totals));
         (a?, b?)
     };
@@ -238,6 +238,16 @@ mod tests {
         assert_eq!(
             with_geo.get(Dimension::Country).unwrap().rows,
             [(String::new(), 11)]
+        );
+    }
+
+    #[test]
+    fn a_value_answered_twice_is_one_row() {
+        let text = "device\tphone\t\t3\ndevice\ttablet\t\t1\ndevice\tphone\t\t2\n";
+        let s = parse_shares(text, &basis(chrono_tz::UTC, false)).unwrap();
+        assert_eq!(
+            s.get(Dimension::Device).unwrap().rows,
+            [("phone".to_owned(), 5), ("tablet".to_owned(), 1)]
         );
     }
 

@@ -194,19 +194,20 @@ pub async fn for_link(scans: &Arc<dyn ScanCounts>, key: &str, since: NaiveDate) 
     settled(asked.await)
 }
 
-/// The dashboard's numbers: the `top` busiest links, the daily totals
-/// and the breakdowns since `since` at once, then the busiest links'
-/// fallback answers.
+/// The dashboard's numbers: which days are rolled up, then the `top`
+/// busiest links, the daily totals and the breakdowns since `since` at
+/// once, then the busiest links' fallback answers.
 pub async fn for_dashboard(scans: &Arc<dyn ScanCounts>, since: NaiveDate, top: usize) -> Counts {
     let Some(from) = scans.ask_first() else {
         return in_place(scans);
     };
     let today = chrono::Utc::now().date_naive();
     let asked = async {
+        let rolled = from.rolled(since, today.max(since)).await?;
         let (busiest, daily, shares) = tokio::join!(
-            read::top_keys(from, since, today, top),
-            read::daily_totals(from, since, today),
-            from.day_shares(since, today)
+            read::top_keys(from, since, today, top, &rolled),
+            read::daily_totals(from, since, today, &rolled),
+            from.day_shares(since, today, &rolled)
         );
         let (busiest, daily, shares) = (busiest?, daily?, shares?);
         let keys: Vec<&str> = busiest.iter().map(|(k, _)| k.as_str()).collect();

@@ -419,10 +419,19 @@ async fn all_from_clickhouse(
     by: Option<&[Dimension]>,
 ) -> HttpResponse {
     let today = chrono::Utc::now().date_naive();
+    let away = |e: crate::clickhouse::ClickHouseError| {
+        tracing::warn!(error = %e, "--scans-from: reading all links' scans from ClickHouse failed");
+        clickhouse_away()
+    };
+    // Which days are rolled up, asked once for the three reads.
+    let rolled = match from.rolled(since, today.max(until).max(since)).await {
+        Ok(r) => r,
+        Err(e) => return away(e),
+    };
     let (daily, top, shares) = tokio::join!(
-        crate::clickhouse::read::daily_totals(from, since, today),
-        crate::clickhouse::read::top_keys(from, since, today, TOP),
-        from.day_shares(since, until)
+        crate::clickhouse::read::daily_totals(from, since, today, &rolled),
+        crate::clickhouse::read::top_keys(from, since, today, TOP, &rolled),
+        from.day_shares(since, until, &rolled)
     );
     match (daily, top, shares) {
         (Ok(daily), Ok(top), Ok(shares)) => {
@@ -441,10 +450,7 @@ async fn all_from_clickhouse(
                 breakdowns: Some(breakdowns),
             })
         }
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
-            tracing::warn!(error = %e, "--scans-from: reading all links' scans from ClickHouse failed");
-            clickhouse_away()
-        }
+        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => away(e),
     }
 }
 
