@@ -29,7 +29,8 @@
 //!    connection, and their ratio to `/healthz` on the same server (the
 //!    baseline). The index's first pass and its peak memory are reported.
 //!    `serve --scans-from` first rolls up the log's closed days
-//!    (`clickhouse::rollup`; timed), as it does at start in service; a
+//!    (`clickhouse::rollup`; timed) and sums the periods' windows
+//!    (`clickhouse::windows`; timed), as it does at start in service; a
 //!    console page that rendered without its numbers (ClickHouse past the
 //!    page's timeout) is counted beside its target.
 //!
@@ -884,6 +885,22 @@ async fn run() -> Result<(), Error> {
     // first round in service.
     let rolled = roll_wait(&ch).await?;
     println!("closed days rolled up by serve --scans-from in {rolled:.1?}");
+    // Then the periods' windows (`clickhouse::windows`) the busiest links
+    // are ranked from.
+    let summed = until(
+        "the periods' windows built",
+        Duration::from_secs(7200),
+        || async {
+            ch.query("SELECT count() FROM qrtag.windows FORMAT TSV")
+                .await
+                .is_ok_and(|n| {
+                    n.trim().parse::<usize>().unwrap_or(0)
+                        >= qrtag::clickhouse::windows::PERIODS.len()
+                })
+        },
+    )
+    .await?;
+    println!("periods' windows built {summed:.1?} after that");
     let ch_numbers = numbers(&from_ch, busiest_token, 0, &since).await?;
     let ch_times = time_targets(&from_ch, &targets, &tokens, links, &since, rounds).await?;
     let ch_rss = from_ch.peak_rss();

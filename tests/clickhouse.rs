@@ -25,7 +25,7 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 4: created"),
+        text(&out.stdout).contains("schema version 5: created"),
         "{}",
         text(&out.stdout)
     );
@@ -34,14 +34,14 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
         .await;
     assert_eq!(
         tables,
-        "day_totals\nlink_days\nlink_days_mv\nlink_destinations\nlink_destinations_mv\nlink_shares\nlink_shares_mv\nrolled_days\nscans\nschema_version\n"
+        "day_totals\nlink_days\nlink_days_mv\nlink_destinations\nlink_destinations_mv\nlink_shares\nlink_shares_mv\nrolled_days\nscans\nschema_version\nwindow_totals\nwindows\n"
     );
 
     // Again: nothing to do, the version recorded once.
     let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 4: already current"),
+        text(&out.stdout).contains("schema version 5: already current"),
         "{}",
         text(&out.stdout)
     );
@@ -199,7 +199,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains(
-            "holds schema version 1; this qrtag writes 4: run this qrtag's setup-clickhouse"
+            "holds schema version 1; this qrtag writes 5: run this qrtag's setup-clickhouse"
         ),
         "{}",
         text(&out.stderr)
@@ -227,7 +227,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     let out = qrtag_in(dir.path(), &setup);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 4: upgraded from 1"),
+        text(&out.stdout).contains("schema version 5: upgraded from 1"),
         "{}",
         text(&out.stdout)
     );
@@ -244,7 +244,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     // Again: nothing to do, and nothing counted twice.
     let out = qrtag_in(dir.path(), &setup);
     assert!(
-        text(&out.stdout).contains("schema version 4: already current"),
+        text(&out.stdout).contains("schema version 5: already current"),
         "{}",
         text(&out.stdout)
     );
@@ -252,7 +252,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(
         ch.must("SELECT version FROM old.schema_version ORDER BY version FORMAT TSV")
             .await,
-        "1\n4\n"
+        "1\n5\n"
     );
     assert_eq!(
         ch.must("SELECT DISTINCT domain FROM old.link_days FORMAT TSV")
@@ -345,7 +345,7 @@ async fn setup_clickhouse_upgrades_version_2_to_3_with_domains_and_breakdowns() 
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 4: upgraded from 2"),
+        text(&out.stdout).contains("schema version 5: upgraded from 2"),
         "{}",
         text(&out.stdout)
     );
@@ -395,28 +395,78 @@ async fn setup_clickhouse_upgrades_version_2_to_3_with_domains_and_breakdowns() 
 }
 
 /// Version 3's schema as `setup-clickhouse` made it before version 4:
-/// this version's statements but those of the tables version 4 added.
+/// this version's statements but those of the tables versions 4 and 5
+/// added.
 fn version_3(db: &str) -> Vec<String> {
+    before(db, 3, &["link_destinations", "day_totals", "rolled_days"])
+}
+
+/// This version's statements but those naming `left_out` (and the
+/// windows' tables, version 5's), recorded as `version`.
+fn before(db: &str, version: u32, left_out: &[&str]) -> Vec<String> {
     use qrtag::clickhouse::schema::{Layout, create_statements};
     let mut out: Vec<String> = create_statements(db, None, (18, 16), &Layout::Single)
         .into_iter()
-        .filter(|s| {
-            !["link_destinations", "day_totals", "rolled_days"]
-                .iter()
-                .any(|t| s.contains(t))
-        })
+        .filter(|s| !left_out.iter().chain(&["window"]).any(|t| s.contains(t)))
         .collect();
-    out.push(format!("INSERT INTO {db}.schema_version VALUES (3, now())"));
+    out.push(format!(
+        "INSERT INTO {db}.schema_version VALUES ({version}, now())"
+    ));
     out
 }
 
-/// A database of version 3 is upgraded to version 4 with no domain given
+/// A database of version 4 gains the windows' tables (`clickhouse::windows`)
+/// and nothing else changes: its aggregates keep their counts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn setup_clickhouse_upgrades_version_4_with_windows() {
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    for statement in before("v4", 4, &[]) {
+        ch.must(&statement).await;
+    }
+    ch.must(
+        "INSERT INTO v4.scans (domain, node, log_id, line_offset, time, day, link, scan) \
+         VALUES ('0x1f.ie', 'a', 7, 0, '2026-11-27 10:00:00', '2026-11-27', 'H83if', 1)",
+    )
+    .await;
+    let days = "SELECT uniqExactIfMerge(scans) FROM v4.link_days FORMAT TSV";
+    assert_eq!(ch.must(days).await, "1\n");
+    let out = qrtag_in(
+        dir.path(),
+        &["setup-clickhouse", "--clickhouse", &ch.url("v4")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("schema version 5: upgraded from 4"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert_eq!(
+        ch.must(
+            "SELECT name FROM system.tables WHERE database = 'v4' AND name LIKE 'window%' \
+             ORDER BY name FORMAT TSV"
+        )
+        .await,
+        "window_totals\nwindows\n"
+    );
+    assert_eq!(ch.must(days).await, "1\n", "counted once, not refilled");
+    assert_eq!(
+        ch.must("SELECT version FROM v4.schema_version ORDER BY version FORMAT TSV")
+            .await,
+        "4\n5\n"
+    );
+}
+
+/// A database of version 3 is upgraded with no domain given
 /// (its rows have theirs): `link_destinations` holds the destinations of
 /// the rows already there, scans and fallback answers apart (bots, and
 /// lines sent nowhere, left out; a row sent twice counted once), the
 /// other aggregates keep their counts, and rows sent afterwards reach it.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn setup_clickhouse_upgrades_version_3_to_4_with_destinations() {
+async fn setup_clickhouse_upgrades_version_3_with_destinations() {
     if !clickhouse::available() {
         return;
     }
@@ -457,7 +507,7 @@ async fn setup_clickhouse_upgrades_version_3_to_4_with_destinations() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 4: upgraded from 3"),
+        text(&out.stdout).contains("schema version 5: upgraded from 3"),
         "{}",
         text(&out.stdout)
     );
@@ -484,7 +534,7 @@ async fn setup_clickhouse_upgrades_version_3_to_4_with_destinations() {
     assert_eq!(
         ch.must("SELECT version FROM v3.schema_version ORDER BY version FORMAT TSV")
             .await,
-        "3\n4\n"
+        "3\n5\n"
     );
 }
 
@@ -752,4 +802,225 @@ async fn loading_needs_the_schema() {
         ],
     );
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+}
+
+/// The busiest links of a period ranked from a window (`clickhouse::windows`:
+/// its closed days summed once a link, the rest added) are exactly those
+/// of the days summed one by one: over random traffic with ties, a link
+/// scanned only today, one that overtakes the window's leaders today, for
+/// periods that hold a window, start inside one or hold none; and a window
+/// whose day was rolled again after it is left for the days themselves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
+    use chrono::{Days, NaiveDate, Utc};
+    use qrtag::clickhouse::{read, rollup, windows};
+    use rand::{Rng, SeedableRng};
+    use std::collections::BTreeMap;
+
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    let out = qrtag_in(
+        dir.path(),
+        &["setup-clickhouse", "--clickhouse", &ch.url("w")],
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let domain = "qr.example";
+    let now = Utc::now();
+    let today = now.date_naive();
+    let rolled_at = now.timestamp() - 3600;
+
+    // Each closed day's counts as the roll-up writes them: five leaders,
+    // then a long tail of small counts that tie often.
+    let mut rng = rand::rngs::StdRng::seed_from_u64(38);
+    let mut counts: BTreeMap<(NaiveDate, String), u64> = BTreeMap::new();
+    let (mut rows, mut marks) = (Vec::new(), Vec::new());
+    for ago in 1..=400u64 {
+        let day = today - Days::new(ago);
+        for link in 0..60 {
+            let n = match link {
+                0..5 => rng.random_range(20..40),
+                _ if rng.random_bool(0.3) => rng.random_range(1..4),
+                _ => 0,
+            };
+            if n > 0 {
+                let key = format!("k{link:02}");
+                rows.push(format!(
+                    "('{domain}', '{day}', 'link', '{key}', {n}, 0, toDateTime({rolled_at}))"
+                ));
+                counts.insert((day, key), n);
+            }
+        }
+        let total: u64 = counts
+            .range((day, String::new())..)
+            .take_while(|((d, _), _)| *d == day)
+            .map(|(_, n)| n)
+            .sum();
+        marks.push(format!(
+            "('{domain}', '{day}', toDateTime({rolled_at}), {total}, 0)"
+        ));
+    }
+    for (table, rows) in [("day_totals", rows), ("rolled_days", marks)] {
+        ch.must(&format!("INSERT INTO w.{table} VALUES {}", rows.join(", ")))
+            .await;
+    }
+    // Today, in the states: a link seen only today, and one of the tail
+    // that overtakes the leaders.
+    for (i, (key, n)) in [("today-only", 3000u64), ("k42", 2700), ("k01", 1)]
+        .into_iter()
+        .enumerate()
+    {
+        ch.must(&format!(
+            "INSERT INTO w.scans (domain, node, log_id, line_offset, time, day, link, scan) \
+             SELECT '{domain}', 'a', {i}, number, now(), toDate('{today}'), '{key}', 1 \
+             FROM system.numbers LIMIT {n}"
+        ))
+        .await;
+        counts.insert((today, key.to_owned()), n);
+    }
+    let url: qrtag::clickhouse::ClickHouseUrl = ch.url("w").parse().expect("a URL");
+    let client = qrtag::clickhouse::Client::new(url, std::time::Duration::from_secs(60));
+    assert_eq!(
+        windows::build_due(&client, domain, now)
+            .await
+            .expect("built"),
+        4
+    );
+    assert_eq!(
+        windows::build_due(&client, domain, now)
+            .await
+            .expect("none due"),
+        0,
+        "built once"
+    );
+    let scans = read::DomainScans {
+        client: client.clone(),
+        domain: domain.to_owned(),
+        basis: qrtag::scan_index::Basis {
+            time_zone: chrono_tz::UTC,
+            geoip: None,
+        },
+    };
+    let expected = |counts: &BTreeMap<(NaiveDate, String), u64>, since: NaiveDate, n: usize| {
+        let mut by_link: BTreeMap<&str, u64> = BTreeMap::new();
+        for ((day, key), c) in counts {
+            if *day >= since && *day <= today {
+                *by_link.entry(key).or_default() += c;
+            }
+        }
+        let mut ranked: Vec<(String, u64)> = by_link
+            .into_iter()
+            .map(|(k, c)| (k.to_owned(), c))
+            .collect();
+        ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+        ranked.truncate(n);
+        ranked
+    };
+    // The week's window starts 6 days before today after 06:00 UTC, 7
+    // before.
+    let week_start = windows::settled_end(now) - Days::new(5);
+    let check = |counts: BTreeMap<(NaiveDate, String), u64>, window_wanted: bool| {
+        let scans = &scans;
+        async move {
+            for ago in [0u64, 3, 6, 7, 29, 35, 89, 364, 399] {
+                let since = today - Days::new(ago);
+                let rolled = scans.rolled(since, today).await.expect("rolled");
+                let chosen = windows::best(&rolled.windows, &rolled.days, since, today);
+                if window_wanted {
+                    assert_eq!(
+                        chosen.is_some(),
+                        since <= week_start,
+                        "{ago} days back: {chosen:?}"
+                    );
+                }
+                for n in [1usize, 3, 10, 70] {
+                    let got = read::top_keys(scans, since, today, n, &rolled)
+                        .await
+                        .expect("ranked");
+                    assert_eq!(got, expected(&counts, since, n), "{ago} days, top {n}");
+                    let none = rollup::Rolled {
+                        days: rolled.days.clone(),
+                        windows: Vec::new(),
+                    };
+                    let plain = read::top_keys(scans, since, today, n, &none)
+                        .await
+                        .expect("ranked");
+                    assert_eq!(plain, got, "{ago} days, top {n}, no window");
+                }
+            }
+        }
+    };
+    check(counts.clone(), true).await;
+
+    // A day of the month's window rolled again with more scans after it
+    // was built: the window is not used, and the numbers stay right.
+    let again = today - Days::new(10);
+    let later = now.timestamp() + 60;
+    ch.must(&format!(
+        "INSERT INTO w.day_totals VALUES ('{domain}', '{again}', 'link', 'k59', 500, 0, toDateTime({later}))"
+    ))
+    .await;
+    ch.must(&format!(
+        "INSERT INTO w.rolled_days VALUES ('{domain}', '{again}', toDateTime({later}), 0, 0)"
+    ))
+    .await;
+    counts.insert((again, "k59".to_owned()), 500);
+    let rolled = scans
+        .rolled(today - Days::new(29), today)
+        .await
+        .expect("rolled");
+    let chosen = windows::best(&rolled.windows, &rolled.days, today - Days::new(29), today);
+    assert_eq!(
+        chosen.map(|w| w.days),
+        Some(6),
+        "the month's window predates the roll; the week's does not hold the day"
+    );
+    check(counts.clone(), false).await;
+    // The next round builds the three again.
+    let next = Utc::now() + chrono::TimeDelta::seconds(120);
+    let want = if windows::settled_end(next) == windows::settled_end(now) {
+        3
+    } else {
+        4
+    };
+    assert_eq!(
+        windows::build_due(&client, domain, next)
+            .await
+            .expect("built"),
+        want
+    );
+    check(counts, true).await;
+
+    // A tie at the bound: `a` reaches the window's best (`b`, 10) only
+    // with today's 3, and wins it by its key.
+    let ties = "ties.example";
+    let day = today - Days::new(3);
+    ch.must(&format!(
+        "INSERT INTO w.day_totals VALUES ('{ties}', '{day}', 'link', 'b', 10, 0, toDateTime({rolled_at})), \
+         ('{ties}', '{day}', 'link', 'a', 7, 0, toDateTime({rolled_at}))"
+    ))
+    .await;
+    ch.must(&format!(
+        "INSERT INTO w.rolled_days VALUES ('{ties}', '{day}', toDateTime({rolled_at}), 17, 0)"
+    ))
+    .await;
+    ch.must(&format!(
+        "INSERT INTO w.scans (domain, node, log_id, line_offset, time, day, link, scan) \
+         SELECT '{ties}', 'a', 9, number, now(), toDate('{today}'), 'a', 1 FROM system.numbers LIMIT 3"
+    ))
+    .await;
+    windows::build_due(&client, ties, now).await.expect("built");
+    let scans = read::DomainScans {
+        domain: ties.to_owned(),
+        ..scans
+    };
+    let since = today - Days::new(7);
+    let rolled = scans.rolled(since, today).await.expect("rolled");
+    assert!(windows::best(&rolled.windows, &rolled.days, since, today).is_some());
+    let got = read::top_keys(&scans, since, today, 1, &rolled)
+        .await
+        .expect("ranked");
+    assert_eq!(got, [("a".to_owned(), 10)]);
 }

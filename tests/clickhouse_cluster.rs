@@ -72,7 +72,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(
-        said.contains("(cluster three)") && said.contains("schema version 4: created"),
+        said.contains("(cluster three)") && said.contains("schema version 5: created"),
         "{said}"
     );
     for node in &nodes {
@@ -83,7 +83,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
              link_days_mv\tMaterializedView\nlink_destinations\tDistributed\n\
              link_destinations_local\tReplicatedAggregatingMergeTree\nlink_destinations_mv\tMaterializedView\nlink_shares\tDistributed\nlink_shares_local\tReplicatedAggregatingMergeTree\n\
              link_shares_mv\tMaterializedView\nrolled_days\tReplicatedReplacingMergeTree\nscans\tDistributed\nscans_local\tReplicatedReplacingMergeTree\n\
-             schema_version\tReplicatedMergeTree\n",
+             schema_version\tReplicatedMergeTree\nwindow_totals\tReplicatedMergeTree\nwindows\tReplicatedMergeTree\n",
             "every node has the schema, made on the first"
         );
     }
@@ -97,7 +97,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     ]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(
-        text(&again.stdout).contains("schema version 4: already current"),
+        text(&again.stdout).contains("schema version 5: already current"),
         "{}",
         text(&again.stdout)
     );
@@ -211,6 +211,27 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
         "{}",
         text(&out.stdout)
     );
+    // And the periods' windows (`clickhouse::windows`) summed from it, on
+    // every node.
+    assert!(
+        text(&out.stdout).contains("4 periods summed again"),
+        "{}",
+        text(&out.stdout)
+    );
+    for node in &nodes {
+        support::eventually(std::time::Duration::from_secs(20), || async {
+            node.query("SELECT days, link, scans FROM qt.window_totals ORDER BY days FORMAT TSV")
+                .await
+                .as_deref()
+                == Ok("6\tpos00\t1\n29\tpos00\t1\n89\tpos00\t1\n364\tpos00\t1\n")
+                && node
+                    .query("SELECT count(), sum(links) FROM qt.windows FORMAT TSV")
+                    .await
+                    .as_deref()
+                    == Ok("4\t4\n")
+        })
+        .await;
+    }
     for node in &nodes {
         let sql = format!(
             "SELECT r.scans, t.value, t.scans FROM qt.rolled_days AS r \
@@ -306,7 +327,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 4: upgraded from 2"),
+        text(&out.stdout).contains("schema version 5: upgraded from 2"),
         "{}",
         text(&out.stdout)
     );

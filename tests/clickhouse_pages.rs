@@ -500,6 +500,15 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         (n.trim() == due.to_string()).then_some(())
     })
     .await;
+    // And then each period's window (`clickhouse::windows`), which the
+    // dashboard's and `/scans`' busiest links are ranked from.
+    support::poll::until(WAIT, "the four periods' windows built", || async {
+        let n = ch
+            .must("SELECT count() FROM qrtag.windows FORMAT TSV")
+            .await;
+        (n.trim() == "4").then_some(())
+    })
+    .await;
     all_links_agree(index_side, ch_side, apis, &year).await;
     // A back-fill of a closed day: the load rolls it again, and the
     // dashboard counts what it added, as the index does.
@@ -522,6 +531,12 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
             "{due} closed day{} rolled up again",
             if due == 1 { "" } else { "s" }
         )),
+        "{}",
+        text(&out.stdout)
+    );
+    // Every period's window holds a day the log has rows of.
+    assert!(
+        text(&out.stdout).contains("4 periods summed again"),
         "{}",
         text(&out.stdout)
     );

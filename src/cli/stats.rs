@@ -164,6 +164,13 @@ async fn load_into(
             if report.rolled == 1 { "" } else { "s" }
         );
     }
+    if report.windows > 0 {
+        println!(
+            "{} period{} summed again, so the dashboard ranks the busiest links from them",
+            report.windows,
+            if report.windows == 1 { "" } else { "s" }
+        );
+    }
     Ok(ExitCode::SUCCESS)
 }
 

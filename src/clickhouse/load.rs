@@ -69,6 +69,9 @@ pub struct LoadReport {
     /// Closed days the load had rows of, rolled again (`super::rollup`) so
     /// the dashboard shows what it added.
     pub rolled: usize,
+    /// Periods' windows built again after those rolls (`super::windows`),
+    /// so the dashboard ranks the busiest links from one row a link.
+    pub windows: usize,
 }
 
 /// Loads `files` into the URL's database, whose schema must be this
@@ -130,6 +133,12 @@ pub async fn load(
     }
     send(client, &mut batch, &mut in_batch, &mut report).await?;
     report.rolled = super::rollup::roll_loaded(client, &domain, &days, chrono::Utc::now()).await?;
+    if report.rolled > 0 {
+        // A year's window sums a row a link and day of it: the roller's
+        // timeout, not a batch's.
+        let long = Client::new(client.url().clone(), super::rollup::ROLL_TIMEOUT);
+        report.windows = super::windows::build_due(&long, &domain, chrono::Utc::now()).await?;
+    }
     Ok(report)
 }
 

@@ -17,6 +17,7 @@ pub mod setup;
 pub mod shares;
 pub mod sink;
 pub mod url;
+pub mod windows;
 
 pub use client::{ClickHouseError, Client};
 pub use url::ClickHouseUrl;

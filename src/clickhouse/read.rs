@@ -57,19 +57,19 @@ impl DomainScans {
         &self,
         from: NaiveDate,
         to: NaiveDate,
-        rolled: &[rollup::RolledDay],
+        rolled: &rollup::Rolled,
     ) -> Result<crate::scan_index::Shares, ClickHouseError> {
-        let rolled = rollup::days_of(&rollup::within(rolled, from, to));
+        let rolled = rollup::days_of(&rollup::within(&rolled.days, from, to));
         super::shares::day_shares(&self.client, &self.domain, from, to, &rolled, &self.basis).await
     }
 
-    /// The rolled days of `from..=to` ([`rollup::rolled_in`]): asked once
-    /// for a page of all links, whose reads each take theirs.
+    /// The rolled days and windows of `from..=to` ([`rollup::rolled_in`]):
+    /// asked once for a page of all links, whose reads each take theirs.
     pub async fn rolled(
         &self,
         from: NaiveDate,
         to: NaiveDate,
-    ) -> Result<Vec<rollup::RolledDay>, ClickHouseError> {
+    ) -> Result<rollup::Rolled, ClickHouseError> {
         rollup::rolled_in(&self.client, &self.domain, from, to).await
     }
 }
@@ -306,31 +306,68 @@ fn in_order(keys: &[&str], got: &[(String, Vec<u64>)], column: usize) -> Vec<u64
 }
 
 /// The `n` links with the most scans from `since` to `today`, busiest
-/// first, ties by key, as the scan index ranks them: rolled days from
-/// `day_totals`, the others from the states (`super::rollup`).
+/// first, ties by key, as the scan index ranks them: from the longest
+/// usable window of the span (`super::windows`) and the other days, rolled
+/// ones from `day_totals`, the others from the states (`super::rollup`).
 pub async fn top_keys(
     scans: &DomainScans,
     since: NaiveDate,
     today: NaiveDate,
     n: usize,
-    rolled: &[rollup::RolledDay],
+    rolled: &rollup::Rolled,
 ) -> Result<Vec<(String, u64)>, ClickHouseError> {
     let client = &scans.client;
     let to = today.max(since);
-    let rolled = rollup::days_of(&rollup::within(rolled, since, to));
-    let links = links_where(&scans.domain, Links::All);
-    let text = client
-        .query(&format!(
-            "SELECT link, sum(n) AS total FROM (SELECT link, uniqExactIfMerge(scans) AS n \
-             FROM link_days PREWHERE {links} AND day >= '{since}' AND day <= '{to}' \
-             AND NOT {not_rolled} GROUP BY link UNION ALL {rolled_links}) \
-             GROUP BY link HAVING total > 0 ORDER BY total DESC, link LIMIT {n} FORMAT TSV",
-            not_rolled = rollup::days_in(&rolled),
-            rolled_links = rollup::links_query(&scans.domain, &rolled),
-        ))
-        .await?;
+    let days = rollup::within(&rolled.days, since, to);
+    let window = super::windows::best(&rolled.windows, &days, since, to);
+    let rest = links_outside(&scans.domain, since, to, &days, window.as_ref());
+    let sql = match window {
+        Some(window) => super::windows::TopQuery {
+            domain: &scans.domain,
+            window,
+            rest,
+            n,
+        }
+        .sql(),
+        None => format!(
+            "SELECT link, sum(n) AS total FROM ({rest}) \
+             GROUP BY link HAVING total > 0 ORDER BY total DESC, link LIMIT {n} FORMAT TSV"
+        ),
+    };
+    let text = client.query(&sql).await?;
     let got = key_rows(&text, 1).map_err(unexpected(client))?;
     Ok(got.into_iter().map(|(k, n)| (k, n[0])).collect())
+}
+
+/// `SELECT link, n …`, each link's scans on the days of `since..=to`
+/// outside `window` (pure): the rolled ones' from `day_totals`, the
+/// others' from the states.
+fn links_outside(
+    domain: &str,
+    since: NaiveDate,
+    to: NaiveDate,
+    rolled: &[rollup::RolledDay],
+    window: Option<&super::windows::Window>,
+) -> String {
+    let (outside, rolled): (String, Vec<NaiveDate>) = match window {
+        Some(w) => (
+            format!(" AND NOT (day >= '{}' AND day <= '{}')", w.start(), w.end),
+            rolled
+                .iter()
+                .filter(|r| r.day < w.start() || r.day > w.end)
+                .map(|r| r.day)
+                .collect(),
+        ),
+        None => (String::new(), rollup::days_of(rolled)),
+    };
+    format!(
+        "SELECT link, uniqExactIfMerge(scans) AS n FROM link_days PREWHERE {links} \
+         AND day >= '{since}' AND day <= '{to}'{outside} AND NOT {not_rolled} GROUP BY link \
+         UNION ALL {rolled_links}",
+        links = links_where(domain, Links::All),
+        not_rolled = rollup::days_in(&rolled),
+        rolled_links = rollup::links_query(domain, &rolled),
+    )
 }
 
 /// All links' scans a day from `since` to `today` (quiet days as 0) and
@@ -341,12 +378,12 @@ pub async fn daily_totals(
     scans: &DomainScans,
     since: NaiveDate,
     today: NaiveDate,
-    rolled: &[rollup::RolledDay],
+    rolled: &rollup::Rolled,
 ) -> Result<DailyTotals, ClickHouseError> {
     let client = &scans.client;
     let links = links_where(&scans.domain, Links::All);
     let to = today.max(since);
-    let rolled = rollup::within(rolled, since, to);
+    let rolled = rollup::within(&rolled.days, since, to);
     let text = client
         .query(&format!(
             "SELECT day, sum(s), sum(f) FROM (SELECT day, uniqExactIfMerge(scans) AS s, \
@@ -361,7 +398,7 @@ pub async fn daily_totals(
         .into_iter()
         .map(|(d, n)| (d, n[0], n[1]))
         .collect();
-    rows.extend(rolled);
+    rows.extend(rolled.iter().map(|r| (r.day, r.scans, r.fallback)));
     rows.sort_unstable();
     Ok(DailyTotals {
         fallback: rows.iter().map(|r| r.2).sum(),

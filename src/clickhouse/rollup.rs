@@ -200,13 +200,18 @@ pub async fn roll_loaded(
     Ok(n)
 }
 
-/// A rolled day: its date, scans and fallback answers (from its mark).
-pub type RolledDay = (NaiveDate, u64, u64);
+/// A rolled day, from its marks: its scans and fallback answers, and when
+/// it was last rolled (Unix seconds).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RolledDay {
+    pub day: NaiveDate,
+    pub scans: u64,
+    pub fallback: u64,
+    pub at: i64,
+}
 
-/// The days of `from..=to` that `domain` has rolled, with their scans and
-/// fallback answers: asked once for a page, whose reads each take their
-/// own days of it ([`within`]).
-pub async fn rolled_in(
+/// The days of `from..=to` that `domain` has rolled.
+pub async fn rolled_days(
     client: &Client,
     domain: &str,
     from: NaiveDate,
@@ -214,14 +219,49 @@ pub async fn rolled_in(
 ) -> Result<Vec<RolledDay>, ClickHouseError> {
     let text = client
         .query(&format!(
-            "SELECT day, argMax(scans, rolled), argMax(fallback, rolled) FROM rolled_days \
+            "SELECT day, argMax(scans, rolled), argMax(fallback, rolled), \
+             toUInt32(max(rolled)) FROM rolled_days \
              PREWHERE domain = {} AND day >= '{from}' AND day <= '{to}' \
              GROUP BY day ORDER BY day FORMAT TSV",
             literal(domain)
         ))
         .await?;
-    let rows = super::read::day_rows(&text, 2).map_err(|answer| unexpected(client, answer))?;
-    Ok(rows.into_iter().map(|(d, n)| (d, n[0], n[1])).collect())
+    let rows = super::read::day_rows(&text, 3).map_err(|answer| unexpected(client, answer))?;
+    Ok(rows
+        .into_iter()
+        .map(|(day, n)| RolledDay {
+            day,
+            scans: n[0],
+            fallback: n[1],
+            at: n[2] as i64,
+        })
+        .collect())
+}
+
+/// What a page of all links reads its rolled-up numbers from: the rolled
+/// days of its span and the windows ending in it (`super::windows`),
+/// asked once, each read taking its own.
+#[derive(Debug, Clone, Default)]
+pub struct Rolled {
+    pub days: Vec<RolledDay>,
+    pub windows: Vec<super::windows::Window>,
+}
+
+/// The rolled days and windows of `from..=to`, asked at once.
+pub async fn rolled_in(
+    client: &Client,
+    domain: &str,
+    from: NaiveDate,
+    to: NaiveDate,
+) -> Result<Rolled, ClickHouseError> {
+    let (days, windows) = tokio::join!(
+        rolled_days(client, domain, from, to),
+        super::windows::windows_in(client, domain, from, to)
+    );
+    Ok(Rolled {
+        days: days?,
+        windows: windows?,
+    })
 }
 
 /// The rolled days of `from..=to` (pure).
@@ -229,11 +269,12 @@ pub fn within(rolled: &[RolledDay], from: NaiveDate, to: NaiveDate) -> Vec<Rolle
     rolled
         .iter()
         .copied()
-        .filter(|(d, _, _)| *d >= from && *d <= to)
+        .filter(|r| r.day >= from && r.day <= to)
         .collect()
 }
 
-/// `serve --scans-from`'s roller: every [`EVERY`], each domain's days due.
+/// `serve --scans-from`'s roller: every [`EVERY`], each domain's days
+/// due, then its windows (`super::windows`).
 pub struct Roller {
     client: Client,
     domains: Vec<String>,
@@ -260,7 +301,18 @@ impl Roller {
                         tracing::info!(domain = %domain, days = n, "ClickHouse: closed days rolled up")
                     }
                     Err(e) => {
-                        tracing::warn!(domain = %domain, error = %e, "ClickHouse: rolling up closed days failed; reads take the states meanwhile")
+                        tracing::warn!(domain = %domain, error = %e, "ClickHouse: rolling up closed days failed; reads take the states meanwhile");
+                        continue;
+                    }
+                }
+                // Only once every closed day is rolled: a window sums them.
+                match super::windows::build_due(&self.client, domain, Utc::now()).await {
+                    Ok(0) => {}
+                    Ok(n) => {
+                        tracing::info!(domain = %domain, windows = n, "ClickHouse: periods' busiest links summed")
+                    }
+                    Err(e) => {
+                        tracing::warn!(domain = %domain, error = %e, "ClickHouse: summing the periods' links failed; the dashboard ranks from the days meanwhile")
                     }
                 }
             }
@@ -271,7 +323,7 @@ impl Roller {
 
 /// The days of rolled rows (pure).
 pub fn days_of(rolled: &[RolledDay]) -> Vec<NaiveDate> {
-    rolled.iter().map(|r| r.0).collect()
+    rolled.iter().map(|r| r.day).collect()
 }
 
 /// The rolled days' links, each with its scans over them, to add to the
@@ -303,14 +355,16 @@ pub fn shares_query(domain: &str, rolled: &[NaiveDate]) -> String {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn day(d: u32) -> NaiveDate {
+    /// A day of November 2026.
+    pub(in crate::clickhouse) fn day(d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(2026, 11, d).expect("date")
     }
 
-    fn at(d: u32, h: u32) -> DateTime<Utc> {
+    /// An hour of [`day`].
+    pub(in crate::clickhouse) fn at(d: u32, h: u32) -> DateTime<Utc> {
         day(d).and_hms_opt(h, 0, 0).expect("time").and_utc()
     }
 
@@ -357,18 +411,34 @@ mod tests {
 
     #[test]
     fn a_read_takes_the_rolled_days_of_its_own_span() {
-        let rolled = [(day(20), 1, 0), (day(25), 2, 0), (day(28), 3, 1)];
-        assert_eq!(
-            within(&rolled, day(21), day(28)),
-            [(day(25), 2, 0), (day(28), 3, 1)]
-        );
+        let r = |d, scans| RolledDay {
+            day: day(d),
+            scans,
+            fallback: 0,
+            at: 0,
+        };
+        let rolled = [r(20, 1), r(25, 2), r(28, 3)];
+        assert_eq!(within(&rolled, day(21), day(28)), [r(25, 2), r(28, 3)]);
         assert!(within(&rolled, day(29), day(30)).is_empty());
     }
 
     #[test]
     fn rolled_days_are_named_in_one_condition() {
         assert_eq!(
-            days_of(&[(day(26), 5, 1), (day(27), 0, 0)]),
+            days_of(&[
+                RolledDay {
+                    day: day(26),
+                    scans: 5,
+                    fallback: 1,
+                    at: 0
+                },
+                RolledDay {
+                    day: day(27),
+                    scans: 0,
+                    fallback: 0,
+                    at: 0
+                }
+            ]),
             [day(26), day(27)]
         );
         assert_eq!(days_in(&[]), "0");

@@ -46,6 +46,12 @@
 //! once by `rollup` as plain counts, so a read of many links' days costs
 //! those days rather than their scans.
 //!
+//! Version 5 adds `window_totals` and `windows`: each period the
+//! console shows, its closed days summed once a day per link by
+//! `windows`, so ranking a period's busiest links reads a row a link, not
+//! a row a link and day. Each is partitioned by the window's last day,
+//! whose partition is dropped a few days on.
+//!
 //! Not used, because 18.16 lacks or fences them: `LowCardinality` (behind
 //! `allow_experimental_low_cardinality_type`), `DateTime64` (20.1), table
 //! `TTL` (19.6: emitted only by [`ttl_clause`] for a server that has it).
@@ -57,8 +63,9 @@
 /// added `domain` to `scans` and to the aggregates' keys, the first and
 /// last scan to `link_days`, and `link_shares`. Version 4 added
 /// `link_destinations`, and `day_totals` and `rolled_days`, which `rollup`
-/// writes.
-pub const VERSION: u32 = 4;
+/// writes. Version 5 added `window_totals` and `windows`, which
+/// `windows` writes.
+pub const VERSION: u32 = 5;
 
 /// Columns of `scans`, in order, as `system.columns` reports them.
 pub const SCANS_COLUMNS: &[(&str, &str)] = &[
@@ -170,6 +177,29 @@ pub const ROLLED_DAYS_COLUMNS: &[(&str, &str)] = &[
     ("fallback", "UInt64"),
 ];
 
+/// `window_totals`' columns (version 5): a period's closed days, `days`
+/// of them ending `end`, summed per link from `day_totals` by the build
+/// at `built`.
+pub const WINDOW_TOTALS_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("days", "UInt16"),
+    ("end", "Date"),
+    ("built", "DateTime"),
+    ("link", "String"),
+    ("scans", "UInt64"),
+];
+
+/// `windows`' columns (version 5): each build of a window, written after
+/// its rows, with how many links and scans they hold.
+pub const WINDOWS_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("days", "UInt16"),
+    ("end", "Date"),
+    ("built", "DateTime"),
+    ("links", "UInt64"),
+    ("scans", "UInt64"),
+];
+
 /// The `dimension` of `link_shares` rows whose value is the scan's UTC
 /// quarter-hour of its day (0–95): every time zone's offset is a whole
 /// number of quarter-hours, so the hour × weekday map of any zone is
@@ -223,6 +253,20 @@ pub const TABLES: &[(&str, &[(&str, &str)])] = &[
     ("link_destinations_local", LINK_DESTINATIONS_COLUMNS),
     ("day_totals", DAY_TOTALS_COLUMNS),
     ("rolled_days", ROLLED_DAYS_COLUMNS),
+    ("window_totals", WINDOW_TOTALS_COLUMNS),
+    ("windows", WINDOWS_COLUMNS),
+];
+
+/// The tables `windows` writes, with their keys: plain `MergeTree`s, since
+/// a build has rows of its own (`built` in the key) and old ends are
+/// dropped whole, a partition a day.
+const WINDOWS: [TableOf; 2] = [
+    (
+        "window_totals",
+        WINDOW_TOTALS_COLUMNS,
+        "domain, days, end, built, link",
+    ),
+    ("windows", WINDOWS_COLUMNS, "domain, days, end, built"),
 ];
 
 /// A table's name, its columns and its sort key.
@@ -533,6 +577,12 @@ pub fn refill_month(db: &str, layout: &Layout, month: u32, before: u32) -> Vec<S
         .collect()
 }
 
+/// Whether an upgrade from `before` makes an aggregate [`refill_month`]
+/// fills (from 4, only tables the roll-ups write are new).
+pub fn refills_after(before: u32) -> bool {
+    AGGREGATES.iter().any(|a| a.since > before)
+}
+
 /// The cluster's statements, each `ON CLUSTER` so every node gets it. The
 /// ZooKeeper paths use the servers' own `{shard}` and `{replica}` macros,
 /// which each node's configuration defines, as ClickHouse's guide does.
@@ -578,6 +628,14 @@ fn cluster_statements(
             columns(cols)
         ));
     }
+    for (name, cols, key) in WINDOWS {
+        out.push(format!(
+            "CREATE TABLE IF NOT EXISTS {db}.{name}{on} ({}) ENGINE = \
+             ReplicatedMergeTree('/clickhouse/qrtag/{db}/{name}', '{{shard}}-{{replica}}') \
+             PARTITION BY toYYYYMMDD(end) ORDER BY ({key})",
+            columns(cols)
+        ));
+    }
     out
 }
 
@@ -603,6 +661,13 @@ fn single_statements(db: &str, ttl_days: Option<u32>, release: (u32, u32)) -> Ve
         out.push(format!(
             "CREATE TABLE IF NOT EXISTS {db}.{name} ({}) ENGINE = ReplacingMergeTree(rolled) \
              PARTITION BY toYYYYMM(day) ORDER BY ({key}){day_ttl}",
+            columns(cols)
+        ));
+    }
+    for (name, cols, key) in WINDOWS {
+        out.push(format!(
+            "CREATE TABLE IF NOT EXISTS {db}.{name} ({}) ENGINE = MergeTree() \
+             PARTITION BY toYYYYMMDD(end) ORDER BY ({key})",
             columns(cols)
         ));
     }
@@ -696,7 +761,9 @@ mod tests {
                 "qt.link_destinations_mv",
                 "qt.link_destinations",
                 "qt.day_totals",
-                "qt.rolled_days"
+                "qt.rolled_days",
+                "qt.window_totals",
+                "qt.windows"
             ]
         );
         assert!(statements[3].contains(
@@ -790,6 +857,7 @@ mod tests {
             ]
         );
         assert!(refill_month("qt", &Layout::Single, 202611, 4).is_empty());
+        assert!(refills_after(3) && !refills_after(4));
         let single = create_statements("qt", None, (18, 16), &Layout::Single);
         assert!(single.contains(
             &"CREATE MATERIALIZED VIEW IF NOT EXISTS qt.link_destinations_mv TO qt.link_destinations AS \

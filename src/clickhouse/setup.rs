@@ -111,7 +111,7 @@ pub async fn setup(
     for statement in schema::create_statements(&db, retention_days, release, layout) {
         client.query_server(&statement).await?;
     }
-    if let Some(before) = before.filter(|_| upgrading) {
+    if let Some(before) = before.filter(|v| upgrading && schema::refills_after(*v)) {
         // After the views are made again, so a row sent in between is in
         // the refill, and one sent after is in the views (counted once).
         let months = client

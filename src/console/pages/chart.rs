@@ -373,6 +373,12 @@ fn capitalised(word: &str) -> String {
 mod tests {
     use super::*;
 
+    #[test]
+    fn clickhouse_keeps_a_window_for_every_period_shown() {
+        let shown: Vec<u32> = Period::ALL.iter().map(|p| p.days()).collect();
+        assert_eq!(shown, crate::clickhouse::windows::PERIODS);
+    }
+
     fn day(y: i32, m: u32, d: u32) -> NaiveDate {
         NaiveDate::from_ymd_opt(y, m, d).expect("date")
     }
