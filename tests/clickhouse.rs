@@ -882,19 +882,20 @@ async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
     }
     let url: qrtag::clickhouse::ClickHouseUrl = ch.url("w").parse().expect("a URL");
     let client = qrtag::clickhouse::Client::new(url, std::time::Duration::from_secs(60));
-    assert_eq!(
-        windows::build_due(&client, domain, now)
-            .await
-            .expect("built"),
-        4
-    );
-    assert_eq!(
-        windows::build_due(&client, domain, now)
-            .await
-            .expect("none due"),
-        0,
-        "built once"
-    );
+    // A day before, then today's from those: each from the one before.
+    let day_before = now - chrono::TimeDelta::days(1);
+    let built = windows::build_due(&client, domain, day_before)
+        .await
+        .expect("built");
+    assert_eq!((built.whole, built.next), (4, 0));
+    let built = windows::build_due(&client, domain, now)
+        .await
+        .expect("built");
+    assert_eq!((built.whole, built.next), (0, 4));
+    let again = windows::build_due(&client, domain, now)
+        .await
+        .expect("none due");
+    assert_eq!(again.total(), 0, "built once");
     let scans = read::DomainScans {
         client: client.clone(),
         domain: domain.to_owned(),
@@ -985,12 +986,11 @@ async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
     } else {
         4
     };
-    assert_eq!(
-        windows::build_due(&client, domain, next)
-            .await
-            .expect("built"),
-        want
-    );
+    let built = windows::build_due(&client, domain, next)
+        .await
+        .expect("built");
+    // Each from every day: the day before's windows hold the day too.
+    assert_eq!((built.whole, built.next), (want, 0));
     check(counts, true).await;
 
     // A tie at the bound: `a` reaches the window's best (`b`, 10) only

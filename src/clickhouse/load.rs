@@ -137,7 +137,9 @@ pub async fn load(
         // A year's window sums a row a link and day of it: the roller's
         // timeout, not a batch's.
         let long = Client::new(client.url().clone(), super::rollup::ROLL_TIMEOUT);
-        report.windows = super::windows::build_due(&long, &domain, chrono::Utc::now()).await?;
+        report.windows = super::windows::build_due(&long, &domain, chrono::Utc::now())
+            .await?
+            .total();
     }
     Ok(report)
 }

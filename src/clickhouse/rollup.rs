@@ -307,9 +307,9 @@ impl Roller {
                 }
                 // Only once every closed day is rolled: a window sums them.
                 match super::windows::build_due(&self.client, domain, Utc::now()).await {
-                    Ok(0) => {}
-                    Ok(n) => {
-                        tracing::info!(domain = %domain, windows = n, "ClickHouse: periods' busiest links summed")
+                    Ok(b) if b.total() == 0 => {}
+                    Ok(b) => {
+                        tracing::info!(domain = %domain, whole = b.whole, from_the_day_before = b.next, "ClickHouse: periods' busiest links summed")
                     }
                     Err(e) => {
                         tracing::warn!(domain = %domain, error = %e, "ClickHouse: summing the periods' links failed; the dashboard ranks from the days meanwhile")

@@ -119,26 +119,69 @@ fn partition(end: NaiveDate) -> String {
     end.format("%Y%m%d").to_string()
 }
 
+/// How a window is built.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Build {
+    /// From `day_totals`, every day of it: a row per link and day.
+    Whole,
+    /// From the same period's window ending a day before, with its new
+    /// last day added and the day that left it taken off: a row per link
+    /// and two days' rows, whatever the period's length.
+    Next(Window),
+}
+
+/// How to build `days` ending `end` (pure): from the window a day before
+/// where one is usable (every roll of its days came before it, so the
+/// day that leaves it is as it was summed), else whole.
+pub fn plan(windows: &[Window], rolled: &[RolledDay], days: u32, end: NaiveDate) -> Build {
+    let before = end - chrono::Days::new(1);
+    windows
+        .iter()
+        .filter(|w| w.days == days && w.end == before && usable(w, rolled))
+        .max_by_key(|w| w.built)
+        .map_or(Build::Whole, |w| Build::Next(*w))
+}
+
 /// The statements that build `days` ending `end` of `domain` at `built`
-/// (pure): the links' sums of the rolled days, then the mark, from the
-/// rows just written.
+/// as `how` says (pure): the links' sums, then the mark, from the rows
+/// just written.
 pub fn build_statements(
     db: &str,
     domain: &str,
     days: u32,
     end: NaiveDate,
     built: i64,
+    how: Build,
 ) -> [String; 2] {
     let d = literal(domain);
     let start = Window { days, end, built }.start();
     let at = format!("toDateTime({built})");
+    let link = rollup::LINK;
+    let day = |day: NaiveDate, sign: &str| {
+        format!(
+            "SELECT value AS link, {sign}toInt64(scans) AS n FROM {db}.day_totals FINAL \
+             PREWHERE domain = {d} AND day = '{day}' AND kind = '{link}'"
+        )
+    };
+    let sums = match how {
+        Build::Whole => format!(
+            "SELECT value AS link, toInt64(scans) AS n FROM {db}.day_totals FINAL \
+             PREWHERE domain = {d} AND day >= '{start}' AND day <= '{end}' AND kind = '{link}'"
+        ),
+        Build::Next(before) => format!(
+            "SELECT link, toInt64(scans) AS n FROM {db}.window_totals PREWHERE domain = {d} \
+             AND days = {days} AND end = '{}' AND built = toDateTime({}) \
+             UNION ALL {} UNION ALL {}",
+            before.end,
+            before.built,
+            day(end, ""),
+            day(before.start(), "-")
+        ),
+    };
     [
         format!(
-            "INSERT INTO {db}.window_totals SELECT {d}, {days}, toDate('{end}'), {at}, value, \
-             sum(scans) AS n FROM {db}.day_totals FINAL PREWHERE domain = {d} \
-             AND day >= '{start}' AND day <= '{end}' AND kind = '{link}' \
-             GROUP BY value HAVING n > 0",
-            link = rollup::LINK
+            "INSERT INTO {db}.window_totals SELECT {d}, {days}, toDate('{end}'), {at}, link, \
+             toUInt64(sum(n)) AS total FROM ({sums}) GROUP BY link HAVING sum(n) > 0"
         ),
         format!(
             "INSERT INTO {db}.windows SELECT {d}, {days}, toDate('{end}'), {at}, count(), \
@@ -176,32 +219,53 @@ pub async fn windows_in(
         .collect())
 }
 
+/// What a round built.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Built {
+    /// Summed from every day of the period.
+    pub whole: usize,
+    /// From the window a day before ([`Build::Next`]).
+    pub next: usize,
+}
+
+impl Built {
+    pub fn total(&self) -> usize {
+        self.whole + self.next
+    }
+}
+
 /// Builds every window of `domain` [`due`] to end at [`settled_end`]
-/// (after the closed days are rolled), then drops the ends older than
-/// [`KEEP`] days: how many it built.
+/// (after the closed days are rolled), each as [`plan`] says, then drops
+/// the ends older than [`KEEP`] days.
 pub async fn build_due(
     client: &Client,
     domain: &str,
     now: DateTime<Utc>,
-) -> Result<usize, ClickHouseError> {
+) -> Result<Built, ClickHouseError> {
     let db = client.url().database.clone();
     let end = settled_end(now);
     let longest = spans().max().unwrap_or(0);
-    let first = end - chrono::Days::new(u64::from(longest));
+    // A day before the longest, for the window it is built from.
+    let first = end - chrono::Days::new(u64::from(longest) + 1);
     let (windows, rolled) = tokio::join!(
-        windows_in(client, domain, end, end),
+        windows_in(client, domain, end - chrono::Days::new(1), end),
         rollup::rolled_days(client, domain, first, end)
     );
-    let rolled = rolled?;
-    let due = due(&windows?, &rolled, end);
+    let (windows, rolled) = (windows?, rolled?);
     let built = build_time(now, &rolled);
-    for days in &due {
-        for statement in build_statements(&db, domain, *days, end, built) {
+    let mut report = Built::default();
+    for days in due(&windows, &rolled, end) {
+        let how = plan(&windows, &rolled, days, end);
+        for statement in build_statements(&db, domain, days, end, built, how) {
             client.query_server(&statement).await?;
+        }
+        match how {
+            Build::Whole => report.whole += 1,
+            Build::Next(_) => report.next += 1,
         }
     }
     drop_old(client, &db, end).await?;
-    Ok(due.len())
+    Ok(report)
 }
 
 /// Drops the partitions of ends more than [`KEEP`] days before `end`,
@@ -370,13 +434,56 @@ mod tests {
 
     #[test]
     fn a_build_writes_its_rows_then_its_mark_at_one_time() {
-        let [rows, mark] = build_statements("qt", "x'.ie", 29, day(28), 1_795_900_000);
+        let [rows, mark] =
+            build_statements("qt", "x'.ie", 29, day(28), 1_795_900_000, Build::Whole);
         assert!(rows.starts_with(
             "INSERT INTO qt.window_totals SELECT 'x\\'.ie', 29, toDate('2026-11-28'), \
-             toDateTime(1795900000), value, sum(scans) AS n FROM qt.day_totals FINAL"
+             toDateTime(1795900000), link, toUInt64(sum(n)) AS total FROM (SELECT value AS link"
         ));
         assert!(rows.contains("AND day >= '2026-10-31' AND day <= '2026-11-28' AND kind = 'link'"));
         assert!(mark.ends_with("AND end = '2026-11-28' AND built = toDateTime(1795900000)"));
+    }
+
+    #[test]
+    fn a_window_is_built_from_the_one_a_day_before_when_that_is_usable() {
+        let before = Window {
+            days: 29,
+            end: day(27),
+            built: 100,
+        };
+        let others = [
+            Window { days: 6, ..before },
+            Window {
+                end: day(26),
+                ..before
+            },
+        ];
+        let all = [others[0], others[1], before];
+        assert_eq!(plan(&all, &[], 29, day(28)), Build::Next(before));
+        assert_eq!(plan(&others, &[], 29, day(28)), Build::Whole);
+        // Its first day, which leaves it, rolled again after it.
+        assert_eq!(
+            plan(&all, &[rolled(1, 50)], 29, day(28)),
+            Build::Next(before)
+        );
+        let leaving = RolledDay {
+            day: before.start(),
+            scans: 1,
+            fallback: 0,
+            at: 101,
+        };
+        assert_eq!(plan(&all, &[leaving], 29, day(28)), Build::Whole);
+        let [rows, _] = build_statements("qt", "d", 29, day(28), 200, Build::Next(before));
+        assert!(rows.contains(
+            "FROM qt.window_totals PREWHERE domain = 'd' AND days = 29 AND end = '2026-11-27' \
+             AND built = toDateTime(100) UNION ALL SELECT value AS link, toInt64(scans) AS n \
+             FROM qt.day_totals FINAL PREWHERE domain = 'd' AND day = '2026-11-28'"
+        ));
+        assert!(rows.contains(
+            "UNION ALL SELECT value AS link, -toInt64(scans) AS n FROM qt.day_totals FINAL \
+             PREWHERE domain = 'd' AND day = '2026-10-30' AND kind = 'link'"
+        ));
+        assert!(rows.ends_with("GROUP BY link HAVING sum(n) > 0"));
     }
 
     #[test]
