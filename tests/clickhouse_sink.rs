@@ -706,3 +706,86 @@ async fn the_rest_api_answers_a_links_scans_from_clickhouse_as_the_index_does() 
     from_clickhouse.stop().await;
     counted.stop().await;
 }
+
+/// Rows a sink delivers of a day no longer rolled again on a timer (as
+/// after an outage of more than 6 hours) are rolled up by the sink itself,
+/// with the domain's windows: the dashboard's numbers of that day count
+/// them without a `stats --load-into`. Driven through the library's sink
+/// and tap, since a server writes only lines of now.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_sink_rolls_up_again_a_settled_day_it_delivers_rows_of() {
+    use qrtag::access_log::tap::Landed;
+    use qrtag::clickhouse::rows::LogSource;
+    use qrtag::clickhouse::sink::{ScanSink, SinkSettings, TappedLog};
+
+    if !clickhouse::available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let ch = with_schema(dir.path()).await;
+    let now = chrono::Utc::now();
+    let day = now.date_naive() - chrono::Days::new(3);
+    let domain = "qr.example";
+    // The day rolled up already, with one scan.
+    let line = |n: u32| {
+        format!(
+            "{}12000{n}.0 192.0.2.1 - Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%20like%20Mac%20OS%20X%29 \
+             /tag01 302 https://example.com/ GET -\n",
+            day.format("%Y%m%d")
+        )
+    };
+    let url: qrtag::clickhouse::ClickHouseUrl = ch.url("qrtag").parse().expect("a URL");
+    let client = qrtag::clickhouse::Client::new(url.clone(), Duration::from_secs(30));
+    ch.must(&format!(
+        "INSERT INTO qrtag.scans (domain, node, log_id, line_offset, time, day, link, scan) \
+         VALUES ('{domain}', 'edge-0', 1, 0, '{day} 11:00:00', '{day}', 'tag01', 1)"
+    ))
+    .await;
+    qrtag::clickhouse::rollup::roll_day(&client, domain, day, now - chrono::TimeDelta::hours(1))
+        .await
+        .expect("rolled");
+    let marked = || async {
+        ch.must(&format!(
+            "SELECT argMax(scans, rolled) FROM qrtag.rolled_days WHERE day = '{day}' FORMAT TSV"
+        ))
+        .await
+    };
+    assert_eq!(marked().await, "1\n");
+
+    let sink = ScanSink::start(
+        &SinkSettings {
+            url,
+            queue_rows: 1000,
+        },
+        "edge-1".to_owned(),
+        None,
+    )
+    .expect("the sink starts");
+    let tap = sink.tap(TappedLog {
+        source: LogSource {
+            domain: domain.to_owned(),
+            is_link: Box::new(|key| key == "tag01"),
+        },
+        ready: Box::new(|| true),
+    });
+    let first = line(0);
+    let lines = format!("{first}{}", line(1));
+    tap.landed(Landed {
+        first_line: first.as_bytes(),
+        offset: 0,
+        lines: lines.as_bytes(),
+    });
+    ch.holds_rows(3, ARRIVAL).await;
+    support::poll::until(ARRIVAL, "the day rolled up with the late rows", || async {
+        (marked().await == "3\n").then_some(())
+    })
+    .await;
+    support::poll::until(ARRIVAL, "the windows summed with them", || async {
+        let n = ch
+            .must("SELECT max(scans) FROM qrtag.windows WHERE days = 6 FORMAT TSV")
+            .await;
+        (n == "3\n").then_some(())
+    })
+    .await;
+    sink.finish(Duration::from_secs(5));
+}

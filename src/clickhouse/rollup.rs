@@ -57,6 +57,13 @@ pub fn closed(day: NaiveDate, now: DateTime<Utc>) -> bool {
     now >= day_end(day) + GRACE
 }
 
+/// Whether `day` is past being rolled again on a timer by `now` (pure):
+/// a row of it that comes later (a sink's, after a long outage) reaches
+/// the roll-up only if whoever sent it rolls the day again.
+pub fn settled(day: NaiveDate, now: DateTime<Utc>) -> bool {
+    now >= day_end(day) + FRESH
+}
+
 /// Which days to roll (pure): every closed day with rows that has no
 /// roll, and every day rolled before it was [`FRESH`] past its end.
 pub fn to_roll(
@@ -370,6 +377,8 @@ pub(super) mod tests {
 
     #[test]
     fn a_day_closes_an_hour_after_its_end() {
+        assert!(!settled(day(28), at(29, 5)));
+        assert!(settled(day(28), at(29, 6)));
         assert!(!closed(day(28), at(28, 23)));
         assert!(!closed(day(28), at(29, 0)));
         assert!(closed(day(28), at(29, 1)));

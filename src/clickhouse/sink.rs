@@ -14,6 +14,7 @@
 //! doubling to [`MAX_BACKOFF`]. Dropped lines are still in the access
 //! log: `stats --load-into` fills them in.
 
+use std::collections::BTreeSet;
 use std::collections::VecDeque;
 use std::sync::atomic::Ordering::Relaxed;
 use std::sync::atomic::{AtomicBool, AtomicU64};
@@ -25,6 +26,7 @@ use serde::Serialize;
 
 use super::client::{ClickHouseError, Client};
 use super::load::BATCH_ROWS;
+use super::rollup;
 use super::row;
 use super::rows::{LogSource, RowMaker};
 use super::setup::{self, SetupError};
@@ -416,6 +418,9 @@ impl ScanSink {
     }
 }
 
+/// A domain's day, as rows carry them.
+type DomainDay = (String, chrono::NaiveDate);
+
 /// The sender thread's state.
 struct Sender {
     shared: Arc<Shared>,
@@ -424,6 +429,10 @@ struct Sender {
     backoff: Duration,
     failure_said: Option<Instant>,
     drops_said: (u64, Option<Instant>),
+    /// Settled days (`rollup::settled`) it delivered rows of since its
+    /// last roll of them: rolled again, at most every `rollup::EVERY`.
+    late: BTreeSet<DomainDay>,
+    late_rolled: Option<Instant>,
 }
 
 impl Sender {
@@ -435,6 +444,8 @@ impl Sender {
             backoff: FIRST_BACKOFF,
             failure_said: None,
             drops_said: (0, None),
+            late: BTreeSet::new(),
+            late_rolled: None,
         }
     }
 
@@ -460,10 +471,11 @@ impl Sender {
                 if lines == 0 {
                     break;
                 }
-                let (body, rows) = self.rows(&chunks);
+                let (body, rows, late) = self.rows(&chunks);
                 if !self.send(body, rows, (lines, bytes), stopping).await {
                     return;
                 }
+                self.late.extend(late);
                 if !stopping && self.shared.waiting() < BATCH_ROWS {
                     break;
                 }
@@ -471,30 +483,76 @@ impl Sender {
             if stopping {
                 return;
             }
+            self.roll_late().await;
             next = Instant::now() + BATCH_INTERVAL;
         }
     }
 
-    fn rows(&mut self, chunks: &[Chunk]) -> (Vec<u8>, u64) {
+    /// The batch's rows, how many, and the settled days they are of.
+    fn rows(&mut self, chunks: &[Chunk]) -> (Vec<u8>, u64, BTreeSet<DomainDay>) {
         let mut body = Vec::with_capacity(chunks.iter().map(|c| c.lines.len() * 2).sum());
         let mut rows = 0u64;
+        let mut late = BTreeSet::new();
+        let now = chrono::Utc::now();
         for chunk in chunks {
             let mut at = 0usize;
             for line in chunk.lines.split_inclusive(|&b| b == b'\n') {
                 let offset = chunk.offset + at as u64;
                 at += line.len();
-                if self
+                match self
                     .maker
                     .write(&mut body, &chunk.log.source, chunk.log_id, offset, line)
-                    .is_some()
                 {
-                    rows += 1;
-                } else {
-                    self.shared.skipped.fetch_add(1, Relaxed);
+                    Some(day) => {
+                        rows += 1;
+                        if rollup::settled(day, now) {
+                            late.insert((chunk.log.source.domain.clone(), day));
+                        }
+                    }
+                    None => {
+                        self.shared.skipped.fetch_add(1, Relaxed);
+                    }
                 }
             }
         }
-        (body, rows)
+        (body, rows, late)
+    }
+
+    /// Rolls again the settled days it delivered rows of (and their
+    /// domains' windows), so the dashboard counts rows a long outage held
+    /// back; at most every `rollup::EVERY`, since a node with a skewed
+    /// clock could send such rows all day. A failure is logged and tried
+    /// again next time.
+    async fn roll_late(&mut self) {
+        if self.late.is_empty()
+            || self
+                .late_rolled
+                .is_some_and(|t| t.elapsed() < rollup::EVERY)
+        {
+            return;
+        }
+        self.late_rolled = Some(Instant::now());
+        let client = Client::new(self.client.url().clone(), rollup::ROLL_TIMEOUT);
+        let now = chrono::Utc::now();
+        let days = std::mem::take(&mut self.late);
+        let mut domains = BTreeSet::new();
+        for (domain, day) in &days {
+            if let Err(e) = rollup::roll_day(&client, domain, *day, now).await {
+                tracing::warn!(error = %e, day = %day, "ClickHouse: rolling up a day the sink delivered late failed; tried again later");
+                self.late = days;
+                return;
+            }
+            domains.insert(domain.as_str());
+        }
+        for domain in domains {
+            if let Err(e) = super::windows::build_due(&client, domain, now).await {
+                tracing::warn!(error = %e, domain = %domain, "ClickHouse: summing the periods' links after late rows failed; the roller tries again");
+            }
+        }
+        tracing::info!(
+            days = days.len(),
+            "ClickHouse: days the sink delivered late rolled up again"
+        );
     }
 
     /// Sends one batch until it is accepted; while stopping, once. False
