@@ -882,7 +882,13 @@ async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
     }
     let url: qrtag::clickhouse::ClickHouseUrl = ch.url("w").parse().expect("a URL");
     let client = qrtag::clickhouse::Client::new(url, std::time::Duration::from_secs(60));
-    // A day before, then today's from those: each from the one before.
+    // Five days before, a day before, then today's from those: each from
+    // the one a day before where there is one; ends past `KEEP` dropped.
+    let long_ago = now - chrono::TimeDelta::days(5);
+    let built = windows::build_due(&client, domain, long_ago)
+        .await
+        .expect("built");
+    assert_eq!((built.whole, built.next), (4, 0));
     let day_before = now - chrono::TimeDelta::days(1);
     let built = windows::build_due(&client, domain, day_before)
         .await
@@ -896,6 +902,17 @@ async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
         .await
         .expect("none due");
     assert_eq!(again.total(), 0, "built once");
+    let end = windows::settled_end(now);
+    for table in ["window_totals", "windows"] {
+        assert_eq!(
+            ch.must(&format!(
+                "SELECT DISTINCT toString(end) AS e FROM w.{table} ORDER BY e FORMAT TSV"
+            ))
+            .await,
+            format!("{}\n{end}\n", end - Days::new(1)),
+            "{table}: the end five days back dropped"
+        );
+    }
     let scans = read::DomainScans {
         client: client.clone(),
         domain: domain.to_owned(),
