@@ -74,6 +74,14 @@ impl Client {
         &self.url
     }
 
+    /// An answer of this server that is not of the shape asked for.
+    pub fn unexpected(&self, answer: String) -> ClickHouseError {
+        ClickHouseError::Unexpected {
+            url: self.url.to_string(),
+            answer,
+        }
+    }
+
     /// Runs `sql` (with `body` after it, for an `INSERT … FORMAT`), in the
     /// URL's database when `in_database`; the answer's text.
     pub async fn run(

@@ -99,10 +99,7 @@ pub async fn read(
     key: &str,
 ) -> Result<Vec<DestinationScans>, ClickHouseError> {
     let text = client.query(&query(domain, key)).await?;
-    parse(&text).map_err(|answer| ClickHouseError::Unexpected {
-        url: client.url().to_string(),
-        answer,
-    })
+    parse(&text).map_err(|answer| client.unexpected(answer))
 }
 
 #[cfg(test)]

@@ -143,13 +143,6 @@ pub fn links_where(domain: &str, links: Links<'_>) -> String {
     format!("domain = {} AND {links}", literal(domain))
 }
 
-fn unexpected(client: &Client) -> impl Fn(String) -> ClickHouseError + '_ {
-    |answer| ClickHouseError::Unexpected {
-        url: client.url().to_string(),
-        answer,
-    }
-}
-
 /// `day<TAB>n…` rows (pure), in the order given.
 pub(super) fn day_rows(text: &str, want: usize) -> Result<Vec<(NaiveDate, Vec<u64>)>, String> {
     text.lines()
@@ -237,8 +230,8 @@ pub async fn link_numbers(
          WHERE day >= '{since}' AND day <= '{to}' GROUP BY day ORDER BY day FORMAT TSV"
     );
     let (totals, days) = tokio::join!(client.query(&totals), client.query(&days));
-    let totals = numbers(&totals?, 6).map_err(unexpected(client))?;
-    let days = day_rows(&days?, 1).map_err(unexpected(client))?;
+    let totals = numbers(&totals?, 6).map_err(|a| client.unexpected(a))?;
+    let days = day_rows(&days?, 1).map_err(|a| client.unexpected(a))?;
     Ok(LinkNumbers {
         scans: totals[0],
         unique_scanners: totals[1],
@@ -272,7 +265,7 @@ pub async fn scans_since(
              WHERE day >= '{since}' GROUP BY link FORMAT TSV"
         ))
         .await?;
-    let got = key_rows(&text, 1).map_err(unexpected(client))?;
+    let got = key_rows(&text, 1).map_err(|a| client.unexpected(a))?;
     Ok(in_order(keys, &got, 0))
 }
 
@@ -289,7 +282,7 @@ pub async fn fallback_of(scans: &DomainScans, keys: &[&str]) -> Result<Vec<u64>,
              GROUP BY link FORMAT TSV"
         ))
         .await?;
-    let got = key_rows(&text, 1).map_err(unexpected(client))?;
+    let got = key_rows(&text, 1).map_err(|a| client.unexpected(a))?;
     Ok(in_order(keys, &got, 0))
 }
 
@@ -335,7 +328,7 @@ pub async fn top_keys(
         ),
     };
     let text = client.query(&sql).await?;
-    let got = key_rows(&text, 1).map_err(unexpected(client))?;
+    let got = key_rows(&text, 1).map_err(|a| client.unexpected(a))?;
     Ok(got.into_iter().map(|(k, n)| (k, n[0])).collect())
 }
 
@@ -394,7 +387,7 @@ pub async fn daily_totals(
         ))
         .await?;
     let mut rows: Vec<(NaiveDate, u64, u64)> = day_rows(&text, 2)
-        .map_err(unexpected(client))?
+        .map_err(|a| client.unexpected(a))?
         .into_iter()
         .map(|(d, n)| (d, n[0], n[1]))
         .collect();

@@ -127,19 +127,12 @@ pub fn days_in(days: &[NaiveDate]) -> String {
     format!("day IN ({})", list.join(", "))
 }
 
-fn unexpected(client: &Client, answer: String) -> ClickHouseError {
-    ClickHouseError::Unexpected {
-        url: client.url().to_string(),
-        answer,
-    }
-}
-
 fn parse_days(client: &Client, text: &str) -> Result<BTreeSet<NaiveDate>, ClickHouseError> {
     text.lines()
         .map(|l| {
             l.trim()
                 .parse()
-                .map_err(|_| unexpected(client, l.to_owned()))
+                .map_err(|_| client.unexpected(l.to_owned()))
         })
         .collect()
 }
@@ -179,9 +172,9 @@ pub async fn roll_due(
         ))
         .await?;
     let mut marks = Vec::new();
-    for (day, at) in super::read::day_rows(&rolled, 1).map_err(|a| unexpected(client, a))? {
+    for (day, at) in super::read::day_rows(&rolled, 1).map_err(|a| client.unexpected(a))? {
         let at = DateTime::from_timestamp(at[0] as i64, 0)
-            .ok_or_else(|| unexpected(client, format!("{day}\t{}", at[0])))?;
+            .ok_or_else(|| client.unexpected(format!("{day}\t{}", at[0])))?;
         marks.push((day, at));
     }
     let due = to_roll(&with_rows, &marks, now);
@@ -233,7 +226,7 @@ pub async fn rolled_days(
             literal(domain)
         ))
         .await?;
-    let rows = super::read::day_rows(&text, 3).map_err(|answer| unexpected(client, answer))?;
+    let rows = super::read::day_rows(&text, 3).map_err(|answer| client.unexpected(answer))?;
     Ok(rows
         .into_iter()
         .map(|(day, n)| RolledDay {

@@ -126,10 +126,7 @@ pub fn parse_shares(text: &str, basis: &Basis) -> Result<Shares, String> {
 
 async fn read(client: &Client, filter: &str, basis: &Basis) -> Result<Shares, ClickHouseError> {
     let text = client.query(&shares_query(filter)).await?;
-    parse_shares(&text, basis).map_err(|answer| ClickHouseError::Unexpected {
-        url: client.url().to_string(),
-        answer,
-    })
+    parse_shares(&text, basis).map_err(|answer| client.unexpected(answer))
 }
 
 /// `key`'s breakdowns of all time in `domain`, as the scan index's
@@ -170,10 +167,7 @@ pub async fn day_shares(
         let (a, b) = tokio::join!(client.query(&states), client.query(&totals));
         (a?, b?)
     };
-    parse_shares(&(states + &totals), basis).map_err(|answer| ClickHouseError::Unexpected {
-        url: client.url().to_string(),
-        answer,
-    })
+    parse_shares(&(states + &totals), basis).map_err(|answer| client.unexpected(answer))
 }
 
 #[cfg(test)]

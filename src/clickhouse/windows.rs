@@ -205,10 +205,7 @@ pub async fn windows_in(
             literal(domain)
         ))
         .await?;
-    let rows = super::read::day_rows(&text, 2).map_err(|answer| ClickHouseError::Unexpected {
-        url: client.url().to_string(),
-        answer,
-    })?;
+    let rows = super::read::day_rows(&text, 2).map_err(|answer| client.unexpected(answer))?;
     Ok(rows
         .into_iter()
         .map(|(end, n)| Window {
