@@ -347,7 +347,7 @@ fn links_outside(
             format!(" AND NOT (day >= '{}' AND day <= '{}')", w.start(), w.end),
             rolled
                 .iter()
-                .filter(|r| r.day < w.start() || r.day > w.end)
+                .filter(|r| !w.covers(r.day))
                 .map(|r| r.day)
                 .collect(),
         ),

@@ -333,11 +333,17 @@ pub fn days_of(rolled: &[RolledDay]) -> Vec<NaiveDate> {
 /// roll time would, at half its cost (`benches/clickhouse_scale.rs`, 10M
 /// rows: 1.3–1.7 s against 2.4–3.6 s for 2.6M link-days).
 pub fn links_query(domain: &str, rolled: &[NaiveDate]) -> String {
+    link_rows("day_totals", domain, &days_in(rolled), "scans")
+}
+
+/// `SELECT value AS link, {n} AS n` of `domain`'s link rows of `table`
+/// (`day_totals`, however named) on the days `days` picks, each day's
+/// latest roll (pure): what a ranking and a window's build add up.
+pub fn link_rows(table: &str, domain: &str, days: &str, n: &str) -> String {
     format!(
-        "SELECT value AS link, scans AS n FROM day_totals FINAL \
-         PREWHERE domain = {} AND {} AND kind = '{LINK}'",
-        literal(domain),
-        days_in(rolled)
+        "SELECT value AS link, {n} AS n FROM {table} FINAL \
+         PREWHERE domain = {} AND {days} AND kind = '{LINK}'",
+        literal(domain)
     )
 }
 

@@ -54,7 +54,7 @@ impl Window {
         self.end - chrono::Days::new(u64::from(self.days.max(1)) - 1)
     }
 
-    fn covers(&self, day: NaiveDate) -> bool {
+    pub fn covers(&self, day: NaiveDate) -> bool {
         day >= self.start() && day <= self.end
     }
 }
@@ -103,15 +103,25 @@ pub fn best(
         .copied()
 }
 
+/// The latest usable build of `days` ending `end` (pure).
+fn usable_build(
+    windows: &[Window],
+    rolled: &[RolledDay],
+    days: u32,
+    end: NaiveDate,
+) -> Option<Window> {
+    windows
+        .iter()
+        .filter(|w| w.days == days && w.end == end && usable(w, rolled))
+        .max_by_key(|w| w.built)
+        .copied()
+}
+
 /// The spans whose window ending `end` is missing or no longer usable
 /// (pure): what a round builds.
 pub fn due(windows: &[Window], rolled: &[RolledDay], end: NaiveDate) -> Vec<u32> {
     spans()
-        .filter(|days| {
-            !windows
-                .iter()
-                .any(|w| w.days == *days && w.end == end && usable(w, rolled))
-        })
+        .filter(|days| usable_build(windows, rolled, *days, end).is_none())
         .collect()
 }
 
@@ -134,12 +144,8 @@ pub enum Build {
 /// where one is usable (every roll of its days came before it, so the
 /// day that leaves it is as it was summed), else whole.
 pub fn plan(windows: &[Window], rolled: &[RolledDay], days: u32, end: NaiveDate) -> Build {
-    let before = end - chrono::Days::new(1);
-    windows
-        .iter()
-        .filter(|w| w.days == days && w.end == before && usable(w, rolled))
-        .max_by_key(|w| w.built)
-        .map_or(Build::Whole, |w| Build::Next(*w))
+    usable_build(windows, rolled, days, end - chrono::Days::new(1))
+        .map_or(Build::Whole, Build::Next)
 }
 
 /// The statements that build `days` ending `end` of `domain` at `built`
@@ -156,17 +162,15 @@ pub fn build_statements(
     let d = literal(domain);
     let start = Window { days, end, built }.start();
     let at = format!("toDateTime({built})");
-    let link = rollup::LINK;
-    let day = |day: NaiveDate, sign: &str| {
-        format!(
-            "SELECT value AS link, {sign}toInt64(scans) AS n FROM {db}.day_totals FINAL \
-             PREWHERE domain = {d} AND day = '{day}' AND kind = '{link}'"
-        )
-    };
+    let totals = format!("{db}.day_totals");
+    let day =
+        |day: NaiveDate, n: &str| rollup::link_rows(&totals, domain, &format!("day = '{day}'"), n);
     let sums = match how {
-        Build::Whole => format!(
-            "SELECT value AS link, toInt64(scans) AS n FROM {db}.day_totals FINAL \
-             PREWHERE domain = {d} AND day >= '{start}' AND day <= '{end}' AND kind = '{link}'"
+        Build::Whole => rollup::link_rows(
+            &totals,
+            domain,
+            &format!("day >= '{start}' AND day <= '{end}'"),
+            "toInt64(scans)",
         ),
         Build::Next(before) => format!(
             "SELECT link, toInt64(scans) AS n FROM {db}.window_totals PREWHERE domain = {d} \
@@ -174,8 +178,8 @@ pub fn build_statements(
              UNION ALL {} UNION ALL {}",
             before.end,
             before.built,
-            day(end, ""),
-            day(before.start(), "-")
+            day(end, "toInt64(scans)"),
+            day(before.start(), "-toInt64(scans)")
         ),
     };
     [
