@@ -13,6 +13,13 @@ fn text(out: &[u8]) -> String {
     String::from_utf8_lossy(out).into_owned()
 }
 
+/// Runs qrtag with `args` in `dir`: it succeeds and its output says `want`.
+fn says(dir: &std::path::Path, args: &[&str], want: &str) {
+    let out = qrtag_in(dir, args);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains(want), "{}", text(&out.stdout));
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     if !clickhouse::available() {
@@ -22,12 +29,10 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     let ch = ClickHouse::start(&dir.path().join("ch")).await;
     let url = ch.url("scans_db");
 
-    let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("schema version 5: created"),
-        "{}",
-        text(&out.stdout)
+    says(
+        dir.path(),
+        &["setup-clickhouse", "--clickhouse", &url],
+        "schema version 5: created",
     );
     let tables = ch
         .must("SELECT name FROM system.tables WHERE database = 'scans_db' ORDER BY name FORMAT TSV")
@@ -38,12 +43,10 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     );
 
     // Again: nothing to do, the version recorded once.
-    let out = qrtag_in(dir.path(), &["setup-clickhouse", "--clickhouse", &url]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("schema version 5: already current"),
-        "{}",
-        text(&out.stdout)
+    says(
+        dir.path(),
+        &["setup-clickhouse", "--clickhouse", &url],
+        "schema version 5: already current",
     );
     assert_eq!(
         ch.must("SELECT count() FROM scans_db.schema_version").await,
@@ -224,13 +227,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
         "--clickhouse",
         &ch.url("old"),
     ];
-    let out = qrtag_in(dir.path(), &setup);
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("schema version 5: upgraded from 1"),
-        "{}",
-        text(&out.stdout)
-    );
+    says(dir.path(), &setup, "schema version 5: upgraded from 1");
     assert_eq!(
         counts().await,
         "4\t2\t2\t1\t1\n",
@@ -242,12 +239,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(counts().await, "5\t2\t2\t2\t1\n");
 
     // Again: nothing to do, and nothing counted twice.
-    let out = qrtag_in(dir.path(), &setup);
-    assert!(
-        text(&out.stdout).contains("schema version 5: already current"),
-        "{}",
-        text(&out.stdout)
-    );
+    says(dir.path(), &setup, "schema version 5: already current");
     assert_eq!(counts().await, "5\t2\t2\t2\t1\n");
     assert_eq!(
         ch.must("SELECT version FROM old.schema_version ORDER BY version FORMAT TSV")
@@ -333,7 +325,7 @@ async fn setup_clickhouse_upgrades_version_2_to_3_with_domains_and_breakdowns() 
         .await;
     assert_eq!(before, "4\t3\t1\t3\t0\n");
 
-    let out = qrtag_in(
+    says(
         dir.path(),
         &[
             "--domain",
@@ -342,12 +334,7 @@ async fn setup_clickhouse_upgrades_version_2_to_3_with_domains_and_breakdowns() 
             "--clickhouse",
             &ch.url("v2"),
         ],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("schema version 5: upgraded from 2"),
-        "{}",
-        text(&out.stdout)
+        "schema version 5: upgraded from 2",
     );
     let ch = &ch;
     let of = |domain: &str| {
@@ -434,15 +421,10 @@ async fn setup_clickhouse_upgrades_version_4_with_windows() {
     .await;
     let days = "SELECT uniqExactIfMerge(scans) FROM v4.link_days FORMAT TSV";
     assert_eq!(ch.must(days).await, "1\n");
-    let out = qrtag_in(
+    says(
         dir.path(),
         &["setup-clickhouse", "--clickhouse", &ch.url("v4")],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("schema version 5: upgraded from 4"),
-        "{}",
-        text(&out.stdout)
+        "schema version 5: upgraded from 4",
     );
     assert_eq!(
         ch.must(
@@ -501,15 +483,10 @@ async fn setup_clickhouse_upgrades_version_3_with_destinations() {
     };
     assert_eq!(days().await, "5\t3\t1\t1\n");
 
-    let out = qrtag_in(
+    says(
         dir.path(),
         &["setup-clickhouse", "--clickhouse", &ch.url("v3")],
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(
-        text(&out.stdout).contains("schema version 5: upgraded from 3"),
-        "{}",
-        text(&out.stdout)
+        "schema version 5: upgraded from 3",
     );
     let destinations = || async move {
         ch.must(
@@ -822,11 +799,11 @@ async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
     }
     let dir = tempfile::tempdir().unwrap();
     let ch = ClickHouse::start(&dir.path().join("ch")).await;
-    let out = qrtag_in(
+    says(
         dir.path(),
         &["setup-clickhouse", "--clickhouse", &ch.url("w")],
+        "schema version 5: created",
     );
-    assert!(out.status.success(), "{}", text(&out.stderr));
     let domain = "qr.example";
     let now = Utc::now();
     let today = now.date_naive();
