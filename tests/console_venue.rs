@@ -465,6 +465,10 @@ async fn a_venue_runs_its_day_in_the_console_without_the_cli() {
     // Find one by a word of its title: one row, opened by its title.
     p.fill("#q", "cloakroom");
     p.click("form#search button[type=submit]");
+    // The list before the search has a table#links too: wait for the
+    // answer's page, whose field carries the word as its value attribute
+    // (typing sets only the field's property).
+    p.b.wait(r#"input#q[value="cloakroom"]"#);
     p.b.wait("table#links");
     assert_eq!(p.b.count("table#links tbody tr"), 1, "one poster matches");
     assert_eq!(
