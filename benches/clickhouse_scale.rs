@@ -648,7 +648,7 @@ where
 
 /// ClickHouse asked directly over HTTP, as `default`: the parts of
 /// `link_days` (one a batch until merges join them), and p50/p95 of a
-/// link's totals query (`clickhouse::read::link_numbers`' first query)
+/// link's totals query (the states `clickhouse::link_page` merges for a day not kept busy)
 /// against `SELECT 1`, so a slow page can be told from a slow query; and
 /// the same query with `PREWHERE`.
 async fn direct(ch: &clickhouse::ClickHouse, links: u64) -> Result<(), Error> {

@@ -32,21 +32,23 @@ async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     says(
         dir.path(),
         &["setup-clickhouse", "--clickhouse", &url],
-        "schema version 5: created",
+        "schema version 6: created",
     );
     let tables = ch
         .must("SELECT name FROM system.tables WHERE database = 'scans_db' ORDER BY name FORMAT TSV")
         .await;
     assert_eq!(
         tables,
-        "day_totals\nlink_days\nlink_days_mv\nlink_destinations\nlink_destinations_mv\nlink_shares\nlink_shares_mv\nrolled_days\nscans\nschema_version\nwindow_totals\nwindows\n"
+        "busy_days\nday_totals\nlink_counts\nlink_days\nlink_days_mv\nlink_destinations\n\
+         link_destinations_mv\nlink_scanners\nlink_scanners_mv\nlink_shares\nlink_shares_mv\n\
+         rolled_days\nscans\nschema_version\nwindow_totals\nwindows\n"
     );
 
     // Again: nothing to do, the version recorded once.
     says(
         dir.path(),
         &["setup-clickhouse", "--clickhouse", &url],
-        "schema version 5: already current",
+        "schema version 6: already current",
     );
     assert_eq!(
         ch.must("SELECT count() FROM scans_db.schema_version").await,
@@ -202,7 +204,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
         text(&out.stderr).contains(
-            "holds schema version 1; this qrtag writes 5: run this qrtag's setup-clickhouse"
+            "holds schema version 1; this qrtag writes 6: run this qrtag's setup-clickhouse"
         ),
         "{}",
         text(&out.stderr)
@@ -227,7 +229,7 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
         "--clickhouse",
         &ch.url("old"),
     ];
-    says(dir.path(), &setup, "schema version 5: upgraded from 1");
+    says(dir.path(), &setup, "schema version 6: upgraded from 1");
     assert_eq!(
         counts().await,
         "4\t2\t2\t1\t1\n",
@@ -239,12 +241,12 @@ async fn setup_clickhouse_upgrades_version_1_and_fills_its_new_counts() {
     assert_eq!(counts().await, "5\t2\t2\t2\t1\n");
 
     // Again: nothing to do, and nothing counted twice.
-    says(dir.path(), &setup, "schema version 5: already current");
+    says(dir.path(), &setup, "schema version 6: already current");
     assert_eq!(counts().await, "5\t2\t2\t2\t1\n");
     assert_eq!(
         ch.must("SELECT version FROM old.schema_version ORDER BY version FORMAT TSV")
             .await,
-        "1\n5\n"
+        "1\n6\n"
     );
     assert_eq!(
         ch.must("SELECT DISTINCT domain FROM old.link_days FORMAT TSV")
@@ -334,7 +336,7 @@ async fn setup_clickhouse_upgrades_version_2_to_3_with_domains_and_breakdowns() 
             "--clickhouse",
             &ch.url("v2"),
         ],
-        "schema version 5: upgraded from 2",
+        "schema version 6: upgraded from 2",
     );
     let ch = &ch;
     let of = |domain: &str| {
@@ -388,13 +390,21 @@ fn version_3(db: &str) -> Vec<String> {
     before(db, 3, &["link_destinations", "day_totals", "rolled_days"])
 }
 
-/// This version's statements but those naming `left_out` (and the
-/// windows' tables, version 5's), recorded as `version`.
+/// This version's statements but those naming `left_out` and the tables
+/// of versions after `version` (5's windows, 6's scanners and busy
+/// days' counts), recorded as `version`.
 fn before(db: &str, version: u32, left_out: &[&str]) -> Vec<String> {
     use qrtag::clickhouse::schema::{Layout, create_statements};
+    let mut newer: Vec<&str> = left_out.to_vec();
+    if version < 5 {
+        newer.push("window");
+    }
+    if version < 6 {
+        newer.extend(["link_scanners", "link_counts", "busy_days"]);
+    }
     let mut out: Vec<String> = create_statements(db, None, (18, 16), &Layout::Single)
         .into_iter()
-        .filter(|s| !left_out.iter().chain(&["window"]).any(|t| s.contains(t)))
+        .filter(|s| !newer.iter().any(|t| s.contains(t)))
         .collect();
     out.push(format!(
         "INSERT INTO {db}.schema_version VALUES ({version}, now())"
@@ -402,44 +412,110 @@ fn before(db: &str, version: u32, left_out: &[&str]) -> Vec<String> {
     out
 }
 
-/// A database of version 4 gains the windows' tables (`clickhouse::windows`)
-/// and nothing else changes: its aggregates keep their counts.
+/// A database of version 4 or 5 gains the tables since (the windows of
+/// `clickhouse::windows`, the busy days' counts of `clickhouse::busy`)
+/// and `link_scanners`, filled from the rows of `scans` (a scanner seen
+/// twice, a row sent twice, counted once); the other aggregates keep
+/// their counts, not refilled, and rows sent afterwards reach
+/// `link_scanners`.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn setup_clickhouse_upgrades_version_4_with_windows() {
+async fn setup_clickhouse_upgrades_versions_4_and_5() {
     if !clickhouse::available() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let ch = ClickHouse::start(&dir.path().join("ch")).await;
-    for statement in before("v4", 4, &[]) {
-        ch.must(&statement).await;
-    }
-    ch.must(
-        "INSERT INTO v4.scans (domain, node, log_id, line_offset, time, day, link, scan) \
-         VALUES ('0x1f.ie', 'a', 7, 0, '2026-11-27 10:00:00', '2026-11-27', 'H83if', 1)",
-    )
-    .await;
-    let days = "SELECT uniqExactIfMerge(scans) FROM v4.link_days FORMAT TSV";
-    assert_eq!(ch.must(days).await, "1\n");
-    says(
-        dir.path(),
-        &["setup-clickhouse", "--clickhouse", &ch.url("v4")],
-        "schema version 5: upgraded from 4",
-    );
-    assert_eq!(
-        ch.must(
-            "SELECT name FROM system.tables WHERE database = 'v4' AND name LIKE 'window%' \
-             ORDER BY name FORMAT TSV"
-        )
-        .await,
-        "window_totals\nwindows\n"
-    );
-    assert_eq!(ch.must(days).await, "1\n", "counted once, not refilled");
-    assert_eq!(
-        ch.must("SELECT version FROM v4.schema_version ORDER BY version FORMAT TSV")
+    for version in [4, 5] {
+        let db = format!("v{version}");
+        for statement in before(&db, version, &[]) {
+            ch.must(&statement).await;
+        }
+        let row = |offset: u32, tracking: &str| {
+            format!(
+                "INSERT INTO {db}.scans (domain, node, log_id, line_offset, time, day, link, scan, tracking) \
+                 VALUES ('0x1f.ie', 'a', 7, {offset}, '2026-11-27 10:00:00', '2026-11-27', 'H83if', 1, '{tracking}')"
+            )
+        };
+        for (offset, tracking) in [(0, "t1"), (1, "t2"), (1, "t2"), (2, "t1"), (3, "")] {
+            ch.must(&row(offset, tracking)).await;
+        }
+        // A busy link's day, rolled up before the upgrade (as version 4's
+        // roll wrote it): 120 scans of `busy`.
+        ch.must(&format!(
+            "INSERT INTO {db}.scans (domain, node, log_id, line_offset, time, day, link, scan) \
+             SELECT '0x1f.ie', 'a', 8, number, toDateTime('2026-11-20 10:00:00'), \
+             toDate('2026-11-20'), 'busy', 1 FROM numbers(120)"
+        ))
+        .await;
+        ch.must(&format!(
+            "INSERT INTO {db}.day_totals VALUES \
+             ('0x1f.ie', '2026-11-20', 'link', 'busy', 120, 0, toDateTime(1000))"
+        ))
+        .await;
+        ch.must(&format!(
+            "INSERT INTO {db}.rolled_days VALUES ('0x1f.ie', '2026-11-20', toDateTime(1000), 120, 0)"
+        ))
+        .await;
+        let days = format!(
+            "SELECT uniqExactIfMerge(scans) FROM {db}.link_days WHERE link = 'H83if' FORMAT TSV"
+        );
+        assert_eq!(ch.must(&days).await, "4\n");
+        let out = qrtag_in(
+            dir.path(),
+            &["setup-clickhouse", "--clickhouse", &ch.url(&db)],
+        );
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        assert!(
+            text(&out.stdout).ends_with(&format!(
+                "schema version 6: upgraded from {version}\n\
+                 1 rolled-up day kept again with their busy links' own counts\n"
+            )),
+            "{}",
+            text(&out.stdout)
+        );
+        says(
+            dir.path(),
+            &["setup-clickhouse", "--clickhouse", &ch.url(&db)],
+            "schema version 6: already current",
+        );
+        // The rolled day's busy link kept as its own counts, once.
+        assert_eq!(
+            ch.must(&format!(
+                "SELECT link, day, value, n, rolled = toDateTime(1000) FROM {db}.link_counts \
+                 WHERE kind = 'total' AND value = 'scans' FORMAT TSV"
+            ))
             .await,
-        "4\n5\n"
-    );
+            "busy\t2026-11-20\tscans\t120\t1\n"
+        );
+        assert_eq!(
+            ch.must(&format!("SELECT link, day FROM {db}.busy_days FORMAT TSV"))
+                .await,
+            "busy\t2026-11-20\n"
+        );
+        assert_eq!(
+            ch.must(&format!(
+                "SELECT name FROM system.tables WHERE database = '{db}' AND (name LIKE 'window%' \
+                 OR name IN ('link_scanners', 'link_counts', 'busy_days')) ORDER BY name FORMAT TSV"
+            ))
+            .await,
+            "busy_days\nlink_counts\nlink_scanners\nwindow_totals\nwindows\n"
+        );
+        assert_eq!(ch.must(&days).await, "4\n", "counted once, not refilled");
+        let scanners = format!(
+            "SELECT uniqCombinedIfMerge(scanners) FROM {db}.link_scanners \
+             WHERE link = 'H83if' FORMAT TSV"
+        );
+        assert_eq!(ch.must(&scanners).await, "2\n", "filled from scans");
+        ch.must(&row(4, "t3")).await;
+        assert_eq!(ch.must(&scanners).await, "3\n", "and from its view");
+        assert_eq!(
+            ch.must(&format!(
+                "SELECT version FROM {db}.schema_version ORDER BY version FORMAT TSV"
+            ))
+            .await,
+            format!("{version}\n6\n")
+        );
+    }
 }
 
 /// A database of version 3 is upgraded with no domain given
@@ -486,7 +562,7 @@ async fn setup_clickhouse_upgrades_version_3_with_destinations() {
     says(
         dir.path(),
         &["setup-clickhouse", "--clickhouse", &ch.url("v3")],
-        "schema version 5: upgraded from 3",
+        "schema version 6: upgraded from 3",
     );
     let destinations = || async move {
         ch.must(
@@ -511,7 +587,7 @@ async fn setup_clickhouse_upgrades_version_3_with_destinations() {
     assert_eq!(
         ch.must("SELECT version FROM v3.schema_version ORDER BY version FORMAT TSV")
             .await,
-        "3\n5\n"
+        "3\n6\n"
     );
 }
 
@@ -802,7 +878,7 @@ async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
     says(
         dir.path(),
         &["setup-clickhouse", "--clickhouse", &ch.url("w")],
-        "schema version 5: created",
+        "schema version 6: created",
     );
     let domain = "qr.example";
     let now = Utc::now();

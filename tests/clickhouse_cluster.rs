@@ -72,16 +72,19 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     let said = text(&out.stdout);
     assert!(
-        said.contains("(cluster three)") && said.contains("schema version 5: created"),
+        said.contains("(cluster three)") && said.contains("schema version 6: created"),
         "{said}"
     );
     for node in &nodes {
         assert_eq!(
             node.must("SELECT name, engine FROM system.tables WHERE database = 'qt' ORDER BY name FORMAT TSV")
                 .await,
-            "day_totals\tReplicatedReplacingMergeTree\nlink_days\tDistributed\nlink_days_local\tReplicatedAggregatingMergeTree\n\
+            "busy_days\tReplicatedReplacingMergeTree\nday_totals\tReplicatedReplacingMergeTree\n\
+             link_counts\tReplicatedReplacingMergeTree\nlink_days\tDistributed\nlink_days_local\tReplicatedAggregatingMergeTree\n\
              link_days_mv\tMaterializedView\nlink_destinations\tDistributed\n\
-             link_destinations_local\tReplicatedAggregatingMergeTree\nlink_destinations_mv\tMaterializedView\nlink_shares\tDistributed\nlink_shares_local\tReplicatedAggregatingMergeTree\n\
+             link_destinations_local\tReplicatedAggregatingMergeTree\nlink_destinations_mv\tMaterializedView\n\
+             link_scanners\tDistributed\nlink_scanners_local\tReplicatedAggregatingMergeTree\nlink_scanners_mv\tMaterializedView\n\
+             link_shares\tDistributed\nlink_shares_local\tReplicatedAggregatingMergeTree\n\
              link_shares_mv\tMaterializedView\nrolled_days\tReplicatedReplacingMergeTree\nscans\tDistributed\nscans_local\tReplicatedReplacingMergeTree\n\
              schema_version\tReplicatedMergeTree\nwindow_totals\tReplicatedMergeTree\nwindows\tReplicatedMergeTree\n",
             "every node has the schema, made on the first"
@@ -97,7 +100,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     ]);
     assert!(again.status.success(), "{}", text(&again.stderr));
     assert!(
-        text(&again.stdout).contains("schema version 5: already current"),
+        text(&again.stdout).contains("schema version 6: already current"),
         "{}",
         text(&again.stdout)
     );
@@ -187,18 +190,23 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     }
 
     // A back-fill of a closed day is rolled up (`clickhouse::rollup`) into
-    // the tables every node holds whole.
+    // the tables every node holds whole: 120 scans of one link, spread
+    // over the shards, so the roll keeps the link's day as its own counts
+    // too (`clickhouse::busy`).
     let old_day = chrono::Utc::now().date_naive() - chrono::Days::new(3);
     let old = app.dir.path().join("old.log");
-    std::fs::write(
-        &old,
-        format!(
-            "{}120000.0 192.0.2.1 - Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%20like%20Mac%20OS%20X%29 \
-             /pos00 302 https://example.com/poster/0 GET -\n",
-            old_day.format("%Y%m%d")
-        ),
-    )
-    .unwrap();
+    let busy: String = (0..120)
+        .map(|i| {
+            format!(
+                "{}12{:02}{:02}.0 192.0.2.1 - Mozilla%2F5.0%20%28iPhone%3B%20CPU%20iPhone%20OS%2017_0%20like%20Mac%20OS%20X%29 \
+                 /pos00 302 https://example.com/poster/0 GET -\n",
+                old_day.format("%Y%m%d"),
+                i / 60,
+                i % 60
+            )
+        })
+        .collect();
+    std::fs::write(&old, busy).unwrap();
     let out = app.cli(&[
         "stats",
         "--load-into",
@@ -223,7 +231,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
             node.query("SELECT days, link, scans FROM qt.window_totals ORDER BY days FORMAT TSV")
                 .await
                 .as_deref()
-                == Ok("6\tpos00\t1\n29\tpos00\t1\n89\tpos00\t1\n364\tpos00\t1\n")
+                == Ok("6\tpos00\t120\n29\tpos00\t120\n89\tpos00\t120\n364\tpos00\t120\n")
                 && node
                     .query("SELECT count(), sum(links) FROM qt.windows FORMAT TSV")
                     .await
@@ -239,7 +247,17 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
              USING day WHERE day = '{old_day}' FORMAT TSV"
         );
         support::eventually(std::time::Duration::from_secs(20), || async {
-            node.query(&sql).await.as_deref() == Ok("1\tpos00\t1\n")
+            node.query(&sql).await.as_deref() == Ok("120\tpos00\t120\n")
+        })
+        .await;
+        // Its own counts, summed from every shard's states.
+        let busy = format!(
+            "SELECT b.link, c.value, c.n FROM qt.busy_days AS b ANY INNER JOIN \
+             (SELECT link, day, value, n FROM qt.link_counts FINAL WHERE kind = 'total' \
+             AND value = 'scans') AS c USING link, day WHERE day = '{old_day}' FORMAT TSV"
+        );
+        support::eventually(std::time::Duration::from_secs(20), || async {
+            node.query(&busy).await.as_deref() == Ok("pos00\tscans\t120\n")
         })
         .await;
     }
@@ -327,7 +345,7 @@ async fn a_three_shard_cluster_counts_a_log_loaded_twice_once() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(
-        text(&out.stdout).contains("schema version 5: upgraded from 2"),
+        text(&out.stdout).contains("schema version 6: upgraded from 2"),
         "{}",
         text(&out.stdout)
     );

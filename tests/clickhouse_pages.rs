@@ -50,6 +50,14 @@ type OldLine = (
     &'static str,
 );
 
+/// Scans of `/crowd` on [`CROWD_AGO`], past `clickhouse::busy::BUSY`, so
+/// the roll keeps its day as plain counts: scans from 40 scanners, two
+/// bots, a HEAD, two destinations.
+const CROWD: u64 = 123;
+const CROWD_AGO: u64 = 40;
+/// The scans of `/crowd` in [`CROWD`].
+const CROWD_SCANS: u64 = CROWD - 3;
+
 /// Lines of days before today, as an older node's log would hold them.
 fn old_log(today: NaiveDate) -> (String, u64) {
     let lines: &[OldLine] = &[
@@ -67,19 +75,38 @@ fn old_log(today: NaiveDate) -> (String, u64) {
         (2, Some(1), IPHONE_LOGGED, "/nosuch", 404, "GET"),
         (1, None, IPHONE_LOGGED, "/tag01", 302, "GET"),
     ];
+    let crowd = (0..CROWD).map(|i| {
+        let (ua, method) = match i {
+            0 | 1 => (BOT_LOGGED, "GET"),
+            2 => (IPHONE_LOGGED, "HEAD"),
+            _ => (IPHONE_LOGGED, "GET"),
+        };
+        (
+            CROWD_AGO,
+            Some((i % 40) as u8 + 10),
+            ua,
+            "/crowd",
+            302,
+            method,
+        )
+    });
+    let lines: Vec<OldLine> = lines.iter().copied().chain(crowd).collect();
     let mut out = String::new();
     for (i, (ago, id, ua, target, status, method)) in lines.iter().enumerate() {
         let day = today - Days::new(*ago);
         let id = id.map_or("-".to_owned(), scanner);
-        let location = if *status == 302 {
-            "https://example.com/"
-        } else {
-            "-"
+        let location = match (*status, *target) {
+            (302, "/crowd") if i % 3 == 0 => "https://example.com/crowd/a",
+            (302, "/crowd") => "https://example.com/crowd/b",
+            (302, _) => "https://example.com/",
+            _ => "-",
         };
         out.push_str(&format!(
-            "{}12{:02}00.0 192.0.2.1 {id} {ua} {target} {status} {location} {method} -\n",
+            "{}{:02}{:02}{:02}.0 192.0.2.1 {id} {ua} {target} {status} {location} {method} -\n",
             day.format("%Y%m%d"),
-            i
+            12 + i / 3600,
+            i / 60 % 60,
+            i % 60
         ));
     }
     (out, lines.len() as u64)
@@ -187,6 +214,92 @@ async fn all_links_agree(
     }
 }
 
+/// What one link's console pages show, as the index answered them.
+#[derive(Debug)]
+struct LinkShown {
+    numbers: Vec<String>,
+    destinations: Vec<String>,
+    breakdowns: String,
+}
+
+/// Every link's page answers the same on both servers: the REST API's
+/// `/links/{key}/scans`, the console's link page (its numbers and chart
+/// for 30 days and a year, its destinations) and its breakdowns download.
+/// What the index's pages showed, by key.
+async fn links_agree(
+    index_side: (&reqwest::Client, &str),
+    ch_side: (&reqwest::Client, &str),
+    (index_api, ch_api, token): (&str, &str, &str),
+    year: &str,
+) -> std::collections::HashMap<&'static str, LinkShown> {
+    let mut out = std::collections::HashMap::new();
+    for key in ["tag01", "docs", "promo", "quiet", "gig", "crowd"] {
+        let path = format!("/links/{key}/scans?since={year}");
+        let (_, index) = rest(index_api, token, &path).await;
+        let (status, answered) = rest(ch_api, token, &path).await;
+        assert_eq!(status, 200, "{answered}");
+        for field in [
+            "scans",
+            "unique_scanners",
+            "head",
+            "bots",
+            "not_found",
+            "in_range",
+            "daily",
+            "breakdowns",
+            "destinations",
+        ] {
+            assert_eq!(answered[field], index[field], "{key} {field}");
+        }
+        let mut numbers = Vec::new();
+        for days in ["30", "365"] {
+            let (index, answered) =
+                both(index_side, ch_side, &format!("/link?key={key}&days={days}")).await;
+            let want = shown(&index, "id=\"scans\"", "id=\"top\"");
+            assert_eq!(
+                shown(&answered, "id=\"scans\"", "id=\"top\""),
+                want,
+                "{key}, {days} days"
+            );
+            assert!(!answered.contains("id=\"scans-away\""), "{answered}");
+            numbers = want;
+        }
+        // Its scans per destination (issue 34).
+        let (index, answered) = both(index_side, ch_side, &format!("/link?key={key}")).await;
+        let destinations = if key == "quiet" {
+            for page in [&index, &answered] {
+                assert!(page.contains("No scans sent anywhere yet."), "{page}");
+            }
+            Vec::new()
+        } else {
+            let want = shown(&index, "id=\"destinations-heading\"", "</table>");
+            assert_eq!(
+                shown(&answered, "id=\"destinations-heading\"", "</table>"),
+                want,
+                "{key}'s destinations"
+            );
+            want
+        };
+        // The breakdowns, as the page's CSV download gives them.
+        let (breakdowns, answered) = both(
+            index_side,
+            ch_side,
+            &format!("/link/breakdowns.csv?key={key}"),
+        )
+        .await;
+        assert_eq!(answered, breakdowns, "{key}'s breakdowns");
+        out.insert(
+            key,
+            LinkShown {
+                numbers,
+                destinations,
+                breakdowns,
+            },
+        );
+    }
+    out
+}
+
 /// The same traffic (lines of earlier days in an older log, loaded into
 /// ClickHouse with `stats --load-into` and followed by the index with
 /// `--scan-log`, and live scans sent with `--scans-to`) seen by a server
@@ -210,6 +323,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         ("docs", "https://example.com/docs"),
         ("promo", "https://example.com/promo"),
         ("quiet", "https://example.com/quiet"),
+        ("crowd", "https://example.com/crowd/a"),
     ] {
         let out = qrtag_cmd(&db, &["new", to, "--key", key]);
         assert!(out.status.success(), "{}", text(&out.stderr));
@@ -319,7 +433,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
     let year = (today - Days::new(364)).format("%Y-%m-%d").to_string();
     support::poll::until(WAIT, "the index to count every scan", || async {
         let (status, v) = rest(&index_api, &token, &format!("/scans?since={year}")).await;
-        (status == 200 && v["in_range"] == 16).then_some(())
+        (status == 200 && v["in_range"] == 16 + CROWD_SCANS).then_some(())
     })
     .await;
 
@@ -362,25 +476,7 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
             {"key": "docs", "scans": 4}
         ])
     );
-    for key in ["tag01", "docs", "promo", "quiet", "gig"] {
-        let path = format!("/links/{key}/scans?since={year}");
-        let (_, index) = rest(&index_api, &token, &path).await;
-        let (status, answered) = rest(&ch_api, &token, &path).await;
-        assert_eq!(status, 200, "{answered}");
-        for field in [
-            "scans",
-            "unique_scanners",
-            "head",
-            "bots",
-            "not_found",
-            "in_range",
-            "daily",
-            "breakdowns",
-            "destinations",
-        ] {
-            assert_eq!(answered[field], index[field], "{key} {field}");
-        }
-    }
+    let pages = links_agree(index_side, ch_side, apis, &year).await;
     let (_, gig) = rest(&ch_api, &token, "/links/gig/scans").await;
     assert_eq!(
         gig["destinations"],
@@ -395,68 +491,25 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         serde_json::json!([{"value": "phone", "scans": 7}]),
         "breakdowns from ClickHouse: {tag01}"
     );
-
-    // The link pages: the numbers and the chart, for two periods.
-    for key in ["tag01", "docs", "promo", "quiet", "gig"] {
-        for days in ["30", "365"] {
-            let (index, answered) =
-                both(index_side, ch_side, &format!("/link?key={key}&days={days}")).await;
-            let want = shown(&index, "id=\"scans\"", "id=\"top\"");
-            assert_eq!(
-                shown(&answered, "id=\"scans\"", "id=\"top\""),
-                want,
-                "{key}, {days} days"
-            );
-            assert!(!answered.contains("id=\"scans-away\""), "{answered}");
-            if key == "tag01" {
-                assert_eq!(value_of(&want, "scans"), Some(7), "{want:?}");
-                assert_eq!(value_of(&want, "unique"), Some(3), "{want:?}");
-            }
-            if key == "gig" {
-                assert_eq!(value_of(&want, "fallback"), Some(2), "{want:?}");
-            }
-        }
-        // Its scans per destination (issue 34), from `link_destinations`.
-        let (index, answered) = both(index_side, ch_side, &format!("/link?key={key}")).await;
-        if key == "quiet" {
-            for page in [&index, &answered] {
-                assert!(page.contains("No scans sent anywhere yet."), "{page}");
-            }
-            continue;
-        }
-        let want = shown(&index, "id=\"destinations-heading\"", "</table>");
-        assert_eq!(
-            shown(&answered, "id=\"destinations-heading\"", "</table>"),
-            want,
-            "{key}'s destinations"
-        );
-        if key == "tag01" {
-            assert_eq!(
-                want,
-                [
-                    "destination=https://example.com/",
-                    "fallback=false",
-                    "scans=4",
-                    "destination=https://example.com/poster",
-                    "fallback=false",
-                    "scans=3"
-                ]
-            );
-        }
-    }
-    // The breakdowns, as the pages' CSV downloads give them.
-    for key in ["tag01", "docs", "promo", "quiet", "gig"] {
-        let (index, answered) = both(
-            index_side,
-            ch_side,
-            &format!("/link/breakdowns.csv?key={key}"),
-        )
-        .await;
-        assert_eq!(answered, index, "{key}'s breakdowns");
-        if key == "tag01" {
-            assert!(answered.lines().count() > 3, "{answered}");
-        }
-    }
+    let tag01 = &pages["tag01"];
+    assert_eq!(value_of(&tag01.numbers, "scans"), Some(7), "{tag01:?}");
+    assert_eq!(value_of(&tag01.numbers, "unique"), Some(3), "{tag01:?}");
+    assert_eq!(
+        tag01.destinations,
+        [
+            "destination=https://example.com/",
+            "fallback=false",
+            "scans=4",
+            "destination=https://example.com/poster",
+            "fallback=false",
+            "scans=3"
+        ]
+    );
+    assert!(tag01.breakdowns.lines().count() > 3, "{}", tag01.breakdowns);
+    assert_eq!(value_of(&pages["gig"].numbers, "fallback"), Some(2));
+    let crowd = &pages["crowd"];
+    assert_eq!(value_of(&crowd.numbers, "scans"), Some(CROWD_SCANS));
+    assert_eq!(value_of(&crowd.numbers, "unique"), Some(40));
     let (index, _) = both(index_side, ch_side, "/dashboard?days=30").await;
     let want = shown(&index, "<h1>", "id=\"breakdowns\"");
     assert_eq!(value_of(&want, "scans"), Some(14), "{want:?}");
@@ -468,7 +521,9 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
     let column: Vec<&String> = want.iter().filter(|s| s.starts_with("scans=")).collect();
     assert_eq!(
         column,
-        ["scans=4", "scans=0", "scans=5", "scans=0", "scans=5"],
+        [
+            "scans=0", "scans=4", "scans=0", "scans=5", "scans=0", "scans=5"
+        ],
         "{want:?}"
     );
     // "Never scanned" needs every link's scans: not available from
@@ -509,7 +564,15 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         (n.trim() == "4").then_some(())
     })
     .await;
+    // The crowd's day kept as its own plain counts (`clickhouse::busy`),
+    // which its page reads in place of the day's states.
+    assert_eq!(
+        ch.must("SELECT link, count() FROM qrtag.busy_days GROUP BY link FORMAT TSV")
+            .await,
+        "crowd\t1\n"
+    );
     all_links_agree(index_side, ch_side, apis, &year).await;
+    links_agree(index_side, ch_side, apis, &year).await;
     // A back-fill of a closed day: the load rolls it again, and the
     // dashboard counts what it added, as the index does.
     let mut lines = std::fs::read_to_string(&old_path).expect("old.log");
@@ -518,10 +581,19 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         (today - Days::new(9)).format("%Y%m%d"),
         scanner(9)
     ));
+    // And one on the crowd's day, whose plain counts the roll replaces:
+    // with merges stopped, so the page must pick the new roll's rows
+    // itself rather than count both.
+    ch.must("SYSTEM STOP MERGES qrtag.link_counts").await;
+    lines.push_str(&format!(
+        "{}130000.0 192.0.2.1 {} {IPHONE_LOGGED} /crowd 302 https://example.com/crowd/c GET -\n",
+        (today - Days::new(CROWD_AGO)).format("%Y%m%d"),
+        scanner(99)
+    ));
     std::fs::write(&old_path, lines).expect("old.log");
     support::poll::until(WAIT, "the index to count the back-filled scan", || async {
         let (status, v) = rest(&index_api, &token, &format!("/scans?since={year}")).await;
-        (status == 200 && v["in_range"] == 17).then_some(())
+        (status == 200 && v["in_range"] == 18 + CROWD_SCANS).then_some(())
     })
     .await;
     let out = qrtag_cmd(&db, &["stats", "--load-into", &url, old_arg]);
@@ -541,8 +613,18 @@ async fn the_console_and_rest_api_answer_from_clickhouse_as_the_index_does() {
         text(&out.stdout)
     );
     let (_, v) = rest(&ch_api, &token, &format!("/scans?since={year}")).await;
-    assert_eq!(v["in_range"], 17, "{v}");
+    assert_eq!(v["in_range"], 18 + CROWD_SCANS, "{v}");
     all_links_agree(index_side, ch_side, apis, &year).await;
+    let pages = links_agree(index_side, ch_side, apis, &year).await;
+    let crowd = &pages["crowd"];
+    assert_eq!(value_of(&crowd.numbers, "scans"), Some(CROWD_SCANS + 1));
+    assert_eq!(value_of(&crowd.numbers, "unique"), Some(41));
+    assert!(
+        crowd
+            .destinations
+            .contains(&"destination=https://example.com/crowd/c".to_owned()),
+        "{crowd:?}"
+    );
 
     // ClickHouse away: the pages render with their numbers left out and
     // one line saying why; the REST API answers 503.

@@ -414,7 +414,9 @@ async fn breakdowns_from_clickhouse_equal_the_scan_index() {
     let mut scanned = 0;
     for key in ["H83if", "docs", "menu", "nope1", "never"] {
         let want = index.key_shares(key).expect("kept");
-        let got = key_shares(&client, "0x1f.ie", key, &basis).await.unwrap();
+        let got = key_shares(&client, "0x1f.ie", key, &[], &basis)
+            .await
+            .unwrap();
         assert_eq!(got, want, "{key}");
         scanned += got.scans();
     }

@@ -92,6 +92,13 @@ fn print_report(url: &ClickHouseUrl, layout: &Layout, r: &SetupReport) {
         Some(v) if v == r.after => println!("schema version {}: already current", r.after),
         Some(v) => println!("schema version {}: upgraded from {v}", r.after),
     }
+    if r.busy_days > 0 {
+        println!(
+            "{} rolled-up day{} kept again with their busy links' own counts",
+            r.busy_days,
+            if r.busy_days == 1 { "" } else { "s" }
+        );
+    }
     if r.retention_unsupported {
         eprintln!(
             "qrtag: warning: --retention-days needs table TTL, ClickHouse 19.6 or later; \

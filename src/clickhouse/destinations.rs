@@ -10,26 +10,50 @@
 //! busiest, so the two differ only for a link sent to more than
 //! [`KEY_CAP`] places, one that appends paths).
 
+use chrono::NaiveDate;
+
+use super::busy::{self, TO, TO_FALLBACK};
 use super::client::{ClickHouseError, Client};
-use super::read::{Links, links_where, unescape};
+use super::read::{Links, days_in, links_where, unescape};
 use crate::scan_index::DestinationScans;
 use crate::scan_index::destinations::{KEY_CAP, sort};
 
-/// The query for `key`'s destinations of all time in `domain`.
-pub fn query(domain: &str, key: &str) -> String {
+/// The query for `key`'s destinations of all time in `domain` but its
+/// `busy` days.
+pub fn query(domain: &str, key: &str, busy: &[NaiveDate]) -> String {
+    let days = if busy.is_empty() {
+        String::new()
+    } else {
+        format!(" AND NOT ({})", days_in(busy))
+    };
     format!(
         "SELECT location, fallback_scan, uniqExactMerge(scans) FROM link_destinations \
-         PREWHERE {} GROUP BY location, fallback_scan FORMAT TSV",
+         PREWHERE {}{days} GROUP BY location, fallback_scan FORMAT TSV",
         links_where(domain, Links::One(key))
     )
 }
 
-/// The answer of [`query`] as the index's rows: busiest first, then by
-/// destination, a fallback after the same destination as a scan; past the
-/// [`KEY_CAP`] busiest destinations, the rest together. `Err` names the
-/// row that is not one of its rows.
+/// The query for `key`'s destinations on its `busy` days, from
+/// `link_counts`, in the shape of [`query`]'s answer.
+pub fn busy_query(domain: &str, key: &str, busy: &[NaiveDate]) -> String {
+    format!(
+        "SELECT value, toUInt8(kind = '{TO_FALLBACK}'), n {} FORMAT TSV",
+        busy::counts_of(
+            domain,
+            key,
+            busy,
+            &format!("kind IN ('{TO}', '{TO_FALLBACK}')")
+        )
+    )
+}
+
+/// The answer of [`query`] (and of [`busy_query`] after it) as the
+/// index's rows: busiest first, then by destination, a fallback after the
+/// same destination as a scan; past the [`KEY_CAP`] busiest destinations,
+/// the rest together. A destination in both answers is one row. `Err`
+/// names the row that is not one of its rows.
 pub fn parse(text: &str) -> Result<Vec<DestinationScans>, String> {
-    let mut rows = Vec::new();
+    let mut by_row: std::collections::BTreeMap<(String, bool), u64> = Default::default();
     for line in text.lines() {
         let bad = || line.to_owned();
         let mut f = line.split('\t');
@@ -44,12 +68,16 @@ pub fn parse(text: &str) -> Result<Vec<DestinationScans>, String> {
             _ => return Err(bad()),
         };
         let scans: u64 = n.parse().map_err(|_| bad())?;
-        rows.push(DestinationScans {
-            destination: Some(unescape(location)),
+        *by_row.entry((unescape(location), fallback)).or_default() += scans;
+    }
+    let rows = by_row
+        .into_iter()
+        .map(|((destination, fallback), scans)| DestinationScans {
+            destination: Some(destination),
             fallback,
             scans,
-        });
-    }
+        })
+        .collect();
     Ok(fold(rows))
 }
 
@@ -92,13 +120,22 @@ fn fold(mut rows: Vec<DestinationScans>) -> Vec<DestinationScans> {
     rows
 }
 
-/// `key`'s scans per destination of all time in `domain`.
+/// `key`'s scans per destination of all time in `domain`: its `busy`
+/// days from `link_counts`, the others from the states.
 pub async fn read(
     client: &Client,
     domain: &str,
     key: &str,
+    busy: &[NaiveDate],
 ) -> Result<Vec<DestinationScans>, ClickHouseError> {
-    let text = client.query(&query(domain, key)).await?;
+    let states = query(domain, key, busy);
+    let text = if busy.is_empty() {
+        client.query(&states).await?
+    } else {
+        let counts = busy_query(domain, key, busy);
+        let (a, b) = tokio::join!(client.query(&states), client.query(&counts));
+        a? + &b?
+    };
     parse(&text).map_err(|answer| client.unexpected(answer))
 }
 
@@ -117,9 +154,33 @@ mod tests {
     #[test]
     fn a_links_destinations_are_read_from_its_own_rows() {
         assert_eq!(
-            query("0x1f.ie", "a'b"),
+            query("0x1f.ie", "a'b", &[]),
             "SELECT location, fallback_scan, uniqExactMerge(scans) FROM link_destinations \
              PREWHERE domain = '0x1f.ie' AND link = 'a\\'b' GROUP BY location, fallback_scan FORMAT TSV"
+        );
+        let busy = ["2026-11-03".parse().unwrap()];
+        assert!(query("d", "k", &busy).contains(
+            "PREWHERE domain = 'd' AND link = 'k' AND NOT (day IN ('2026-11-03')) GROUP BY"
+        ));
+        assert_eq!(
+            busy_query("d", "k", &busy),
+            "SELECT value, toUInt8(kind = 'to_fallback'), n FROM link_counts FINAL \
+             PREWHERE domain = 'd' AND link = 'k' AND day IN ('2026-11-03') \
+             WHERE kind IN ('to', 'to_fallback') FORMAT TSV"
+        );
+    }
+
+    #[test]
+    fn a_destination_of_busy_days_and_of_others_is_one_row() {
+        let got =
+            parse("https://a.example/\t0\t2\nhttps://a.example/\t1\t1\nhttps://a.example/\t0\t5\n")
+                .expect("rows");
+        assert_eq!(
+            got,
+            [
+                row(Some("https://a.example/"), false, 7),
+                row(Some("https://a.example/"), true, 1)
+            ]
         );
     }
 

@@ -4,8 +4,10 @@
 //! that makes and upgrades it (`setup`). Layer 2, beside `access_log`
 //! and `stats`: it keeps scans, and answers no one itself.
 
+pub mod busy;
 pub mod client;
 pub mod destinations;
+pub mod link_page;
 pub mod load;
 pub mod read;
 pub mod report;

@@ -2,8 +2,9 @@
 //! API show, read from ClickHouse instead of the embedded scan index, by
 //! the same definitions. Every number comes from `link_days`, the
 //! aggregate ClickHouse keeps per link and day (HEAD requests and 404s
-//! since schema version 2), so a link's page costs its days, not the rows
-//! of `scans`, which is ordered by line identity, not by link.
+//! since schema version 2), or from the plain counts rolled from it, so a
+//! read costs its links' days, not the rows of `scans`, which is ordered
+//! by line identity, not by link. A link's own page is `link_page`'s.
 //!
 //! Each query names its links in `PREWHERE`: the link columns are the
 //! table's sort key, which ClickHouse does not move to `PREWHERE` itself,
@@ -35,22 +36,6 @@ pub struct DomainScans {
 }
 
 impl DomainScans {
-    /// A key's breakdowns of all time ([`super::shares::key_shares`]).
-    pub async fn key_shares(
-        &self,
-        key: &str,
-    ) -> Result<crate::scan_index::Shares, ClickHouseError> {
-        super::shares::key_shares(&self.client, &self.domain, key, &self.basis).await
-    }
-
-    /// A key's scans per destination of all time ([`super::destinations`]).
-    pub async fn key_destinations(
-        &self,
-        key: &str,
-    ) -> Result<Vec<crate::scan_index::DestinationScans>, ClickHouseError> {
-        super::destinations::read(&self.client, &self.domain, key).await
-    }
-
     /// All links' breakdowns over the days `from..=to`, with the days
     /// [`Self::rolled`] answered.
     pub async fn day_shares(
@@ -74,21 +59,6 @@ impl DomainScans {
     }
 }
 
-/// One link's numbers, as the scan index gives them.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct LinkNumbers {
-    pub scans: u64,
-    pub unique_scanners: u64,
-    pub head: u64,
-    pub bots: u64,
-    pub not_found: u64,
-    /// Scans answered by the link's fallback (issue 33), not in `scans`.
-    pub fallback: u64,
-    /// Scans a day from the first day asked to today (or that day, if
-    /// later), quiet days as 0.
-    pub daily: Vec<(NaiveDate, u64)>,
-}
-
 /// A string as a ClickHouse literal (pure): quoted, `\` and `'` escaped.
 pub fn literal(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
@@ -103,7 +73,7 @@ pub fn literal(s: &str) -> String {
     out
 }
 
-fn numbers(text: &str, want: usize) -> Result<Vec<u64>, String> {
+pub(super) fn numbers(text: &str, want: usize) -> Result<Vec<u64>, String> {
     let got: Vec<u64> = text
         .trim()
         .split('\t')
@@ -141,6 +111,15 @@ pub fn links_where(domain: &str, links: Links<'_>) -> String {
         Links::All => "1".to_owned(),
     };
     format!("domain = {} AND {links}", literal(domain))
+}
+
+/// `day IN ('…', …)` (pure); `0` for no day.
+pub fn days_in(days: &[NaiveDate]) -> String {
+    if days.is_empty() {
+        return "0".to_owned();
+    }
+    let list: Vec<String> = days.iter().map(|d| format!("'{d}'")).collect();
+    format!("day IN ({})", list.join(", "))
 }
 
 /// `day<TAB>n…` rows (pure), in the order given.
@@ -190,7 +169,7 @@ pub(super) fn unescape(field: &str) -> String {
 
 /// Every day from `since` to `to` (pure), with the counts of `counted`
 /// (sorted) and 0 for quiet days.
-fn with_quiet_days(
+pub(super) fn with_quiet_days(
     since: NaiveDate,
     to: NaiveDate,
     counted: Vec<(NaiveDate, u64)>,
@@ -207,44 +186,6 @@ fn with_quiet_days(
             )
         })
         .collect()
-}
-
-/// `key`'s numbers of all time, and its scans a day from `since`: two
-/// queries at once, each over the link's rows of `link_days` alone.
-pub async fn link_numbers(
-    scans: &DomainScans,
-    key: &str,
-    since: NaiveDate,
-    today: NaiveDate,
-) -> Result<LinkNumbers, ClickHouseError> {
-    let client = &scans.client;
-    let link = links_where(&scans.domain, Links::One(key));
-    let to = today.max(since);
-    let totals = format!(
-        "SELECT uniqExactIfMerge(scans), uniqExactIfMerge(scanners), uniqExactIfMerge(bots), \
-         uniqExactIfMerge(heads), uniqExactIfMerge(not_found), uniqExactIfMerge(fallback) \
-         FROM link_days PREWHERE {link} FORMAT TSV"
-    );
-    let days = format!(
-        "SELECT day, uniqExactIfMerge(scans) FROM link_days PREWHERE {link} \
-         WHERE day >= '{since}' AND day <= '{to}' GROUP BY day ORDER BY day FORMAT TSV"
-    );
-    let (totals, days) = tokio::join!(client.query(&totals), client.query(&days));
-    let totals = numbers(&totals?, 6).map_err(|a| client.unexpected(a))?;
-    let days = day_rows(&days?, 1).map_err(|a| client.unexpected(a))?;
-    Ok(LinkNumbers {
-        scans: totals[0],
-        unique_scanners: totals[1],
-        bots: totals[2],
-        head: totals[3],
-        not_found: totals[4],
-        fallback: totals[5],
-        daily: with_quiet_days(
-            since,
-            to,
-            days.into_iter().map(|(d, n)| (d, n[0])).collect(),
-        ),
-    })
 }
 
 /// Each of `keys`' scans since `since` (inclusive), in their order: one
@@ -358,7 +299,7 @@ fn links_outside(
          AND day >= '{since}' AND day <= '{to}'{outside} AND NOT {not_rolled} GROUP BY link \
          UNION ALL {rolled_links}",
         links = links_where(domain, Links::All),
-        not_rolled = rollup::days_in(&rolled),
+        not_rolled = days_in(&rolled),
         rolled_links = rollup::links_query(domain, &rolled),
     )
 }
@@ -383,7 +324,7 @@ pub async fn daily_totals(
              uniqExactIfMerge(fallback) AS f FROM link_days PREWHERE {links} \
              AND day >= '{since}' AND day <= '{to}' AND NOT {} GROUP BY link, day) \
              GROUP BY day ORDER BY day FORMAT TSV",
-            rollup::days_in(&rollup::days_of(&rolled))
+            days_in(&rollup::days_of(&rolled))
         ))
         .await?;
     let mut rows: Vec<(NaiveDate, u64, u64)> = day_rows(&text, 2)

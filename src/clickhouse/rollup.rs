@@ -28,8 +28,9 @@ use std::time::Duration;
 
 use chrono::{DateTime, NaiveDate, Utc};
 
+use super::busy;
 use super::client::{ClickHouseError, Client};
-use super::read::literal;
+use super::read::{days_in, literal};
 
 /// How long after its UTC end a day's rows are taken to have come.
 pub const GRACE: chrono::TimeDelta = chrono::TimeDelta::hours(1);
@@ -91,13 +92,13 @@ pub fn to_roll(
 }
 
 /// The statements that roll `day` of `domain` in `db` at `rolled` (Unix
-/// seconds): the links' totals, the breakdowns' totals, then the mark,
-/// which carries the day's scans and fallback answers from the rows just
-/// written.
-pub fn roll_statements(db: &str, domain: &str, day: NaiveDate, rolled: i64) -> [String; 3] {
+/// seconds): the links' totals, the breakdowns' totals, the busy links'
+/// own counts (`busy`), then the mark, which carries the day's scans and
+/// fallback answers from the rows just written.
+pub fn roll_statements(db: &str, domain: &str, day: NaiveDate, rolled: i64) -> Vec<String> {
     let d = literal(domain);
     let at = format!("toDateTime({rolled})");
-    [
+    let mut out = vec![
         format!(
             "INSERT INTO {db}.day_totals SELECT domain, day, '{LINK}', link, \
              uniqExactIfMerge(scans), uniqExactIfMerge(fallback), {at} FROM {db}.link_days \
@@ -108,23 +109,60 @@ pub fn roll_statements(db: &str, domain: &str, day: NaiveDate, rolled: i64) -> [
              uniqExactMerge(scans), 0, {at} FROM {db}.link_shares \
              PREWHERE domain = {d} AND day = '{day}' GROUP BY domain, day, dimension, value"
         ),
-        // Each link once, should two nodes roll the day in the same second.
-        format!(
-            "INSERT INTO {db}.rolled_days SELECT {d}, toDate('{day}'), {at}, \
+    ];
+    out.extend(busy_statements(db, domain, day, rolled));
+    // Each link once, should two nodes roll the day in the same second.
+    out.push(format!(
+        "INSERT INTO {db}.rolled_days SELECT {d}, toDate('{day}'), {at}, \
              sum(s), sum(f) FROM (SELECT value, any(scans) AS s, any(fallback) AS f \
              FROM {db}.day_totals PREWHERE domain = {d} AND day = '{day}' AND kind = '{LINK}' \
              WHERE rolled = {at} GROUP BY value)"
-        ),
-    ]
+    ));
+    out
 }
 
-/// `day IN ('…', …)` (pure); `0` for no day.
-pub fn days_in(days: &[NaiveDate]) -> String {
-    if days.is_empty() {
-        return "0".to_owned();
+/// The statements that keep the busy links of `day` of `domain` as
+/// plain counts (`busy`), from the `day_totals` rows of the roll at
+/// `rolled` (pure).
+fn busy_statements(db: &str, domain: &str, day: NaiveDate, rolled: i64) -> [String; 4] {
+    let at = format!("toDateTime({rolled})");
+    let busy = format!(
+        "SELECT value FROM {db}.day_totals PREWHERE domain = {} AND day = '{day}' \
+         AND kind = '{LINK}' WHERE rolled = {at} AND scans + fallback >= {}",
+        literal(domain),
+        busy::BUSY
+    );
+    busy::roll_statements(db, domain, day, &at, &busy)
+}
+
+/// After an upgrade to schema version 6: every day rolled before it gets
+/// its busy links' counts, from the `day_totals` rows of its latest roll,
+/// so a busy link's page reads those days as plain counts at once rather
+/// than after they are rolled again. How many days.
+pub async fn keep_busy_of_rolled(client: &Client) -> Result<usize, ClickHouseError> {
+    let db = client.url().database.clone();
+    let text = client
+        .query_server(&format!(
+            "SELECT domain, day, toUInt32(max(rolled)) FROM {db}.rolled_days \
+             GROUP BY domain, day ORDER BY domain, day FORMAT TSV"
+        ))
+        .await?;
+    let mut n = 0;
+    for line in text.lines() {
+        let bad = || client.unexpected(line.to_owned());
+        let mut f = line.split('\t');
+        let (Some(domain), Some(day), Some(at), None) = (f.next(), f.next(), f.next(), f.next())
+        else {
+            return Err(bad());
+        };
+        let day: NaiveDate = day.parse().map_err(|_| bad())?;
+        let at: i64 = at.parse().map_err(|_| bad())?;
+        for statement in busy_statements(&db, &super::read::unescape(domain), day, at) {
+            client.query_server(&statement).await?;
+        }
+        n += 1;
     }
-    let list: Vec<String> = days.iter().map(|d| format!("'{d}'")).collect();
-    format!("day IN ({})", list.join(", "))
+    Ok(n)
 }
 
 fn parse_days(client: &Client, text: &str) -> Result<BTreeSet<NaiveDate>, ClickHouseError> {
@@ -404,13 +442,23 @@ pub(super) mod tests {
 
     #[test]
     fn a_roll_writes_its_rows_then_its_mark_at_one_time() {
-        let [links, shares, mark] = roll_statements("qt", "x'.ie", day(28), 1_795_900_000);
+        let all = roll_statements("qt", "x'.ie", day(28), 1_795_900_000);
+        let [links, shares, numbers, _, _, marks, mark] = &all[..] else {
+            panic!("{all:?}");
+        };
         assert!(links.starts_with("INSERT INTO qt.day_totals SELECT domain, day, 'link', link,"));
         assert!(links.contains("PREWHERE domain = 'x\\'.ie' AND day = '2026-11-28'"));
         assert!(shares.contains("FROM qt.link_shares"));
-        for s in [&links, &shares, &mark] {
+        for s in &all {
             assert!(s.contains("toDateTime(1795900000)"), "{s}");
         }
+        // The busy links' counts after the day's totals they are chosen
+        // from, their marks after them, the day's mark last.
+        let busy = "GLOBAL IN (SELECT value FROM qt.day_totals PREWHERE domain = 'x\\'.ie' \
+                    AND day = '2026-11-28' AND kind = 'link' WHERE rolled = toDateTime(1795900000) \
+                    AND scans + fallback >= 100)";
+        assert!(numbers.starts_with("INSERT INTO qt.link_counts") && numbers.contains(busy));
+        assert!(marks.starts_with("INSERT INTO qt.busy_days"));
         assert!(
             mark.starts_with("INSERT INTO qt.rolled_days SELECT 'x\\'.ie', toDate('2026-11-28')")
         );

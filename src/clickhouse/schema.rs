@@ -52,6 +52,17 @@
 //! a row a link and day. Each is partitioned by the window's last day,
 //! whose partition is dropped a few days on.
 //!
+//! Version 6 makes a very busy link's page cost its days, not its scans.
+//! `link_scanners` keeps each link's and day's scanners as
+//! `uniqCombined` states: exact (up to 32-bit hash collisions) until a
+//! few thousand scanners, then a fixed-size HyperLogLog (about 0.5%
+//! error), so a link's unique scanners of all time merge a bounded state
+//! a day, as the scan index counts exactly up to a bound and estimates
+//! past it. `link_counts` and `busy_days` hold, for each closed day a
+//! link had at least `busy::BUSY` scans on, its numbers, breakdowns and
+//! destinations as plain counts, which `rollup` writes with the day's
+//! totals (`busy`).
+//!
 //! Not used, because 18.16 lacks or fences them: `LowCardinality` (behind
 //! `allow_experimental_low_cardinality_type`), `DateTime64` (20.1), table
 //! `TTL` (19.6: emitted only by [`ttl_clause`] for a server that has it).
@@ -64,8 +75,9 @@
 /// last scan to `link_days`, and `link_shares`. Version 4 added
 /// `link_destinations`, and `day_totals` and `rolled_days`, which `rollup`
 /// writes. Version 5 added `window_totals` and `windows`, which
-/// `windows` writes.
-pub const VERSION: u32 = 5;
+/// `windows` writes. Version 6 added `link_scanners`, and `link_counts`
+/// and `busy_days`, which `rollup` writes through `busy`.
+pub const VERSION: u32 = 6;
 
 /// Columns of `scans`, in order, as `system.columns` reports them.
 pub const SCANS_COLUMNS: &[(&str, &str)] = &[
@@ -189,6 +201,41 @@ pub const WINDOW_TOTALS_COLUMNS: &[(&str, &str)] = &[
     ("scans", "UInt64"),
 ];
 
+/// `link_scanners`' columns (version 6): one row per domain, link and
+/// day, its scanners (scans with a tracking ID) as a `uniqCombined` state.
+pub const LINK_SCANNERS_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("link", "String"),
+    ("day", "Date"),
+    (
+        "scanners",
+        "AggregateFunction(uniqCombinedIf, String, UInt8)",
+    ),
+];
+
+/// `link_counts`' columns (version 6): a busy link's closed day as plain
+/// counts, written by a roll at `rolled`: `kind` is `total` (`value`
+/// names the number), a breakdown's dimension (`value` its value), or
+/// `to`/`to_fallback` (`value` the destination).
+pub const LINK_COUNTS_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("link", "String"),
+    ("day", "Date"),
+    ("kind", "String"),
+    ("value", "String"),
+    ("n", "UInt64"),
+    ("rolled", "DateTime"),
+];
+
+/// `busy_days`' columns (version 6): a link's closed day whose
+/// `link_counts` a roll wrote whole, written after them.
+pub const BUSY_DAYS_COLUMNS: &[(&str, &str)] = &[
+    ("domain", "String"),
+    ("link", "String"),
+    ("day", "Date"),
+    ("rolled", "DateTime"),
+];
+
 /// `windows`' columns (version 5): each build of a window, written after
 /// its rows, with how many links and scans they hold.
 pub const WINDOWS_COLUMNS: &[(&str, &str)] = &[
@@ -255,6 +302,10 @@ pub const TABLES: &[(&str, &[(&str, &str)])] = &[
     ("rolled_days", ROLLED_DAYS_COLUMNS),
     ("window_totals", WINDOW_TOTALS_COLUMNS),
     ("windows", WINDOWS_COLUMNS),
+    ("link_scanners", LINK_SCANNERS_COLUMNS),
+    ("link_scanners_local", LINK_SCANNERS_COLUMNS),
+    ("link_counts", LINK_COUNTS_COLUMNS),
+    ("busy_days", BUSY_DAYS_COLUMNS),
 ];
 
 /// The tables `windows` writes, with their keys: plain `MergeTree`s, since
@@ -278,9 +329,15 @@ type TableOf = (
 
 /// The tables `rollup` writes, each a `ReplacingMergeTree` on the roll's
 /// time, with its key: a roll again replaces a day's rows.
-const ROLLUPS: [TableOf; 2] = [
+const ROLLUPS: [TableOf; 4] = [
     ("day_totals", DAY_TOTALS_COLUMNS, "domain, day, kind, value"),
     ("rolled_days", ROLLED_DAYS_COLUMNS, "domain, day"),
+    (
+        "link_counts",
+        LINK_COUNTS_COLUMNS,
+        "domain, link, day, kind, value",
+    ),
+    ("busy_days", BUSY_DAYS_COLUMNS, "domain, link, day"),
 ];
 
 /// One server, or a cluster named in the servers' `remote_servers`.
@@ -434,7 +491,20 @@ const LINK_DESTINATIONS: Aggregate = Aggregate {
     since: 4,
 };
 
-const AGGREGATES: [&Aggregate; 3] = [&LINK_DAYS, &LINK_SHARES, &LINK_DESTINATIONS];
+/// Scanners in a state of bounded size, so merging a link's days costs
+/// the days, not the scanners.
+const LINK_SCANNERS: Aggregate = Aggregate {
+    name: "link_scanners",
+    columns: LINK_SCANNERS_COLUMNS,
+    key: "domain, link, day",
+    states: "domain, link, day, \
+     uniqCombinedIfState(tracking, scan = 1 AND tracking != '') AS scanners",
+    join: "",
+    filter: None,
+    since: 6,
+};
+
+const AGGREGATES: [&Aggregate; 4] = [&LINK_DAYS, &LINK_SHARES, &LINK_DESTINATIONS, &LINK_SCANNERS];
 
 impl Aggregate {
     /// `SELECT … FROM {db}.{source} … GROUP BY …`, with `and` added to
@@ -760,8 +830,13 @@ mod tests {
                 "qt.link_destinations_local",
                 "qt.link_destinations_mv",
                 "qt.link_destinations",
+                "qt.link_scanners_local",
+                "qt.link_scanners_mv",
+                "qt.link_scanners",
                 "qt.day_totals",
                 "qt.rolled_days",
+                "qt.link_counts",
+                "qt.busy_days",
                 "qt.window_totals",
                 "qt.windows"
             ]
@@ -827,9 +902,10 @@ mod tests {
         assert!(steps.contains(&"DROP TABLE IF EXISTS qt.scans ON CLUSTER three".to_owned()));
         assert_eq!(steps.iter().filter(|s| s.contains("ALTER")).count(), 1);
         let refill = refill_month("qt", &cluster, 202611, 2);
-        let [days, shares, destinations] = &refill[..] else {
-            panic!("three aggregates to fill: {refill:?}");
+        let [days, shares, destinations, scanners] = &refill[..] else {
+            panic!("four aggregates to fill: {refill:?}");
         };
+        assert!(scanners.starts_with("INSERT INTO qt.link_scanners_local SELECT"));
         assert!(days.starts_with("INSERT INTO qt.link_days_local SELECT domain, link, day,"));
         assert!(
             days.ends_with("FROM qt.scans WHERE toYYYYMM(day) = 202611 GROUP BY domain, link, day")
@@ -845,7 +921,10 @@ mod tests {
     }
 
     #[test]
-    fn version_4_fills_the_destinations_alone_from_scans() {
+    fn versions_4_and_6_fill_their_aggregates_alone_from_scans() {
+        let scanners = "INSERT INTO qt.link_scanners SELECT domain, link, day, \
+             uniqCombinedIfState(tracking, scan = 1 AND tracking != '') AS scanners FROM qt.scans \
+             WHERE toYYYYMM(day) = 202611 GROUP BY domain, link, day";
         let refill = refill_month("qt", &Layout::Single, 202611, 3);
         assert_eq!(
             refill,
@@ -853,11 +932,27 @@ mod tests {
                 "INSERT INTO qt.link_destinations SELECT domain, link, day, location, fallback_scan, \
                  uniqExactState(cityHash64(node, log_id, line_offset)) AS scans FROM qt.scans \
                  WHERE (scan = 1 OR fallback_scan = 1) AND location != '' AND toYYYYMM(day) = 202611 \
-                 GROUP BY domain, link, day, location, fallback_scan"
+                 GROUP BY domain, link, day, location, fallback_scan",
+                scanners
             ]
         );
-        assert!(refill_month("qt", &Layout::Single, 202611, 4).is_empty());
-        assert!(refills_after(3) && !refills_after(4));
+        for before in [4, 5] {
+            assert_eq!(
+                refill_month("qt", &Layout::Single, 202611, before),
+                [scanners]
+            );
+        }
+        assert!(refill_month("qt", &Layout::Single, 202611, 6).is_empty());
+        assert!(refills_after(5) && !refills_after(6));
+        assert_eq!(
+            refill_month(
+                "qt",
+                &Layout::Cluster(ClusterName::parse("c").unwrap()),
+                202611,
+                5
+            ),
+            [scanners.replace("INTO qt.link_scanners", "INTO qt.link_scanners_local")]
+        );
         let single = create_statements("qt", None, (18, 16), &Layout::Single);
         assert!(single.contains(
             &"CREATE MATERIALIZED VIEW IF NOT EXISTS qt.link_destinations_mv TO qt.link_destinations AS \

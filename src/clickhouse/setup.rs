@@ -4,6 +4,7 @@
 //! a table made by hand is reported, never altered or half joined.
 
 use super::client::{ClickHouseError, Client};
+use super::rollup;
 use super::schema::{self, Layout, TABLES, VERSION};
 
 #[derive(Debug, thiserror::Error)]
@@ -62,6 +63,9 @@ pub struct SetupReport {
     pub after: u32,
     /// Retention was asked for on a server without table TTL.
     pub retention_unsupported: bool,
+    /// Days rolled up before an upgrade to version 6 whose busy links'
+    /// counts the upgrade kept (`rollup::keep_busy_of_rolled`).
+    pub busy_days: usize,
 }
 
 /// Creates or upgrades the schema in the URL's database, on the server
@@ -129,6 +133,11 @@ pub async fn setup(
             }
         }
     }
+    // Days rolled before version 6 kept no busy links' counts.
+    let busy_days = match before {
+        Some(v) if upgrading && v < 6 => rollup::keep_busy_of_rolled(client).await?,
+        _ => 0,
+    };
     check_existing(client, &db).await?;
     if before != Some(VERSION) {
         client
@@ -142,6 +151,7 @@ pub async fn setup(
         before,
         after: VERSION,
         retention_unsupported: retention_days.is_some() && release < schema::TTL_RELEASE,
+        busy_days,
     })
 }
 

@@ -13,6 +13,7 @@
 
 use chrono::{Datelike, NaiveDate, TimeZone, Timelike};
 
+use super::busy;
 use super::client::{ClickHouseError, Client};
 use super::read::{literal, unescape};
 use super::rollup;
@@ -124,20 +125,40 @@ pub fn parse_shares(text: &str, basis: &Basis) -> Result<Shares, String> {
     })
 }
 
-async fn read(client: &Client, filter: &str, basis: &Basis) -> Result<Shares, ClickHouseError> {
-    let text = client.query(&shares_query(filter)).await?;
-    parse_shares(&text, basis).map_err(|answer| client.unexpected(answer))
+/// `key`'s breakdowns on its `busy` days, from `link_counts`, in the
+/// shape of [`shares_query`]'s answer (pure).
+pub fn busy_query(domain: &str, key: &str, busy: &[NaiveDate]) -> String {
+    format!(
+        "SELECT kind, value, if(kind = '{QUARTER}', toString(day), '') AS on_day, sum(n) {} \
+         GROUP BY kind, value, on_day FORMAT TSV",
+        busy::counts_of(domain, key, busy, &busy::share_kinds())
+    )
 }
 
 /// `key`'s breakdowns of all time in `domain`, as the scan index's
-/// `key_shares` with `basis` gives them.
+/// `key_shares` with `basis` gives them: its `busy` days from
+/// `link_counts`, the others from `link_shares`, a value in both added
+/// up.
 pub async fn key_shares(
     client: &Client,
     domain: &str,
     key: &str,
+    busy: &[NaiveDate],
     basis: &Basis,
 ) -> Result<Shares, ClickHouseError> {
-    read(client, &key_filter(domain, key), basis).await
+    let states = shares_query(&format!(
+        "{} AND NOT ({})",
+        key_filter(domain, key),
+        super::read::days_in(busy)
+    ));
+    let (states, counts) = if busy.is_empty() {
+        (client.query(&states).await?, String::new())
+    } else {
+        let counts = busy_query(domain, key, busy);
+        let (a, b) = tokio::join!(client.query(&states), client.query(&counts));
+        (a?, b?)
+    };
+    parse_shares(&(states + &counts), basis).map_err(|answer| client.unexpected(answer))
 }
 
 /// Every link's breakdowns in `domain` over the UTC days `from..=to`, as
@@ -158,7 +179,7 @@ pub async fn day_shares(
     let states = shares_query(&format!(
         "{} AND NOT {}",
         days_filter(domain, from, to),
-        rollup::days_in(rolled)
+        super::read::days_in(rolled)
     ));
     let (states, totals) = if rolled.is_empty() {
         (client.query(&states).await?, String::new())

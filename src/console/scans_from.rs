@@ -153,22 +153,19 @@ fn owned(keys: &[&str]) -> Vec<String> {
     keys.iter().map(|k| (*k).to_owned()).collect()
 }
 
-/// A link page's numbers: the key's totals and its days since `since`
-/// (two queries over the link's rows of `link_days`), its breakdowns (one
-/// over its rows of `link_shares`) and its destinations (one over its
-/// rows of `link_destinations`), at once.
+/// A link page's numbers: the key's totals and its days since `since`,
+/// its breakdowns and its destinations (`clickhouse::link_page`).
 pub async fn for_link(scans: &Arc<dyn ScanCounts>, key: &str, since: NaiveDate) -> Counts {
     let Some(from) = scans.ask_first() else {
         return in_place(scans);
     };
     let today = chrono::Utc::now().date_naive();
     let asked = async {
-        let (numbers, shares, destinations) = tokio::join!(
-            read::link_numbers(from, key, since, today),
-            from.key_shares(key),
-            from.key_destinations(key)
-        );
-        let (n, shares, destinations) = (numbers?, shares?, destinations?);
+        let crate::clickhouse::link_page::LinkPage {
+            numbers: n,
+            shares,
+            destinations,
+        } = crate::clickhouse::link_page::read(from, key, since, today).await?;
         Ok(Asked {
             key: Some((
                 key.to_owned(),

@@ -327,13 +327,12 @@ async fn from_clickhouse(
     by: Option<&[Dimension]>,
 ) -> HttpResponse {
     let today = chrono::Utc::now().date_naive();
-    let (numbers, shares, destinations) = tokio::join!(
-        crate::clickhouse::read::link_numbers(from, key.as_str(), since, today),
-        from.key_shares(key.as_str()),
-        from.key_destinations(key.as_str())
-    );
-    match (numbers, shares, destinations) {
-        (Ok(n), Ok(shares), Ok(destinations)) => {
+    match crate::clickhouse::link_page::read(from, key.as_str(), since, today).await {
+        Ok(crate::clickhouse::link_page::LinkPage {
+            numbers: n,
+            shares,
+            destinations,
+        }) => {
             let breakdowns = match body(shares, by) {
                 Ok(b) => b,
                 Err(e) => return problem::respond(Kind::BadRequest, e),
@@ -352,7 +351,7 @@ async fn from_clickhouse(
                 destinations: destinations.into_iter().map(DestinationRow::from).collect(),
             })
         }
-        (Err(e), _, _) | (_, Err(e), _) | (_, _, Err(e)) => {
+        Err(e) => {
             tracing::warn!(error = %e, "--scans-from: reading a link's scans from ClickHouse failed");
             clickhouse_away()
         }
