@@ -866,7 +866,7 @@ async fn loading_needs_the_schema() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
     use chrono::{Days, NaiveDate, Utc};
-    use qrtag::clickhouse::{read, rollup, windows};
+    use qrtag::clickhouse::{read, windows};
     use rand::{Rng, SeedableRng};
     use std::collections::BTreeMap;
 
@@ -1011,7 +1011,7 @@ async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
                         .await
                         .expect("ranked");
                     assert_eq!(got, expected(&counts, since, n), "{ago} days, top {n}");
-                    let none = rollup::Rolled {
+                    let none = read::Rolled {
                         days: rolled.days.clone(),
                         windows: Vec::new(),
                     };

@@ -26,7 +26,7 @@
 use chrono::NaiveDate;
 
 use super::client::{ClickHouseError, Client};
-use super::read::{Links, days_in, links_where, literal};
+use super::sql::{Links, days_in, links_where, literal};
 
 /// Scans (and fallback answers) a link has on a closed day for the roll
 /// to keep its day as plain counts.

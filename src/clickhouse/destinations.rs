@@ -14,7 +14,7 @@ use chrono::NaiveDate;
 
 use super::busy::{self, TO, TO_FALLBACK};
 use super::client::{ClickHouseError, Client};
-use super::read::{Links, days_in, links_where, unescape};
+use super::sql::{Links, days_in, links_where, unescape};
 use crate::scan_index::DestinationScans;
 use crate::scan_index::destinations::{KEY_CAP, sort};
 

@@ -11,7 +11,8 @@ use chrono::NaiveDate;
 
 use super::busy::{self, TOTAL};
 use super::client::{ClickHouseError, Client};
-use super::read::{DomainScans, Links, day_rows, days_in, links_where, numbers, with_quiet_days};
+use super::read::DomainScans;
+use super::sql::{Links, day_rows, days_in, links_where, numbers, with_quiet_days};
 use crate::scan_index::{DestinationScans, Shares};
 
 /// One link's numbers, as the scan index gives them.

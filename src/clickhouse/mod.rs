@@ -11,6 +11,7 @@ pub mod link_page;
 pub mod load;
 pub mod read;
 pub mod report;
+pub mod roller;
 pub mod rollup;
 pub mod row;
 pub mod rows;
@@ -18,6 +19,7 @@ pub mod schema;
 pub mod setup;
 pub mod shares;
 pub mod sink;
+pub mod sql;
 pub mod url;
 pub mod windows;
 

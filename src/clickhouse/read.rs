@@ -23,6 +23,8 @@ use chrono::NaiveDate;
 
 use super::client::{ClickHouseError, Client};
 use super::rollup;
+use super::sql::{Links, day_rows, days_in, key_rows, links_where, with_quiet_days};
+use super::windows;
 
 /// One domain's scans in ClickHouse, which every read here names.
 #[derive(Clone)]
@@ -42,7 +44,7 @@ impl DomainScans {
         &self,
         from: NaiveDate,
         to: NaiveDate,
-        rolled: &rollup::Rolled,
+        rolled: &Rolled,
     ) -> Result<crate::scan_index::Shares, ClickHouseError> {
         let rolled = rollup::days_of(&rollup::within(&rolled.days, from, to));
         super::shares::day_shares(&self.client, &self.domain, from, to, &rolled, &self.basis).await
@@ -50,142 +52,35 @@ impl DomainScans {
 
     /// The rolled days and windows of `from..=to` ([`rollup::rolled_in`]):
     /// asked once for a page of all links, whose reads each take theirs.
-    pub async fn rolled(
-        &self,
-        from: NaiveDate,
-        to: NaiveDate,
-    ) -> Result<rollup::Rolled, ClickHouseError> {
-        rollup::rolled_in(&self.client, &self.domain, from, to).await
+    pub async fn rolled(&self, from: NaiveDate, to: NaiveDate) -> Result<Rolled, ClickHouseError> {
+        rolled_in(&self.client, &self.domain, from, to).await
     }
 }
 
-/// A string as a ClickHouse literal (pure): quoted, `\` and `'` escaped.
-pub fn literal(s: &str) -> String {
-    let mut out = String::with_capacity(s.len() + 2);
-    out.push('\'');
-    for c in s.chars() {
-        if matches!(c, '\\' | '\'') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out.push('\'');
-    out
+/// What a page of all links reads its rolled-up numbers from: the rolled
+/// days of its span and the windows ending in it (`super::windows`),
+/// asked once, each read taking its own.
+#[derive(Debug, Clone, Default)]
+pub struct Rolled {
+    pub days: Vec<rollup::RolledDay>,
+    pub windows: Vec<windows::Window>,
 }
 
-pub(super) fn numbers(text: &str, want: usize) -> Result<Vec<u64>, String> {
-    let got: Vec<u64> = text
-        .trim()
-        .split('\t')
-        .map(str::parse)
-        .collect::<Result<_, _>>()
-        .map_err(|_| text.to_owned())?;
-    if got.len() == want {
-        Ok(got)
-    } else {
-        Err(text.to_owned())
-    }
-}
-
-/// The links a query reads.
-#[derive(Debug, Clone, Copy)]
-pub enum Links<'a> {
-    One(&'a str),
-    These(&'a [&'a str]),
-    All,
-}
-
-/// The one `WHERE` condition naming the links a query reads (pure): every
-/// query of this module filters `link_days` through it.
-pub fn links_where(domain: &str, links: Links<'_>) -> String {
-    let links = match links {
-        Links::One(key) => format!("link = {}", literal(key)),
-        Links::These([]) => "0".to_owned(),
-        Links::These(keys) => format!(
-            "link IN ({})",
-            keys.iter()
-                .map(|k| literal(k))
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        Links::All => "1".to_owned(),
-    };
-    format!("domain = {} AND {links}", literal(domain))
-}
-
-/// `day IN ('…', …)` (pure); `0` for no day.
-pub fn days_in(days: &[NaiveDate]) -> String {
-    if days.is_empty() {
-        return "0".to_owned();
-    }
-    let list: Vec<String> = days.iter().map(|d| format!("'{d}'")).collect();
-    format!("day IN ({})", list.join(", "))
-}
-
-/// `day<TAB>n…` rows (pure), in the order given.
-pub(super) fn day_rows(text: &str, want: usize) -> Result<Vec<(NaiveDate, Vec<u64>)>, String> {
-    text.lines()
-        .map(|row| {
-            let (day, rest) = row.split_once('\t').ok_or_else(|| row.to_owned())?;
-            let day = day.parse::<NaiveDate>().map_err(|_| row.to_owned())?;
-            Ok((day, numbers(rest, want)?))
-        })
-        .collect()
-}
-
-/// `key<TAB>n…` rows (pure). A key is written as TSV escapes it.
-fn key_rows(text: &str, want: usize) -> Result<Vec<(String, Vec<u64>)>, String> {
-    text.lines()
-        .map(|row| {
-            let (key, rest) = row.split_once('\t').ok_or_else(|| row.to_owned())?;
-            Ok((unescape(key), numbers(rest, want)?))
-        })
-        .collect()
-}
-
-/// A TSV field as ClickHouse escapes it (`\\`, `\t`, `\n`, `\'`…) back to
-/// its text (pure).
-pub(super) fn unescape(field: &str) -> String {
-    let mut out = String::with_capacity(field.len());
-    let mut chars = field.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('t') => out.push('\t'),
-            Some('n') => out.push('\n'),
-            Some('r') => out.push('\r'),
-            Some('0') => out.push('\0'),
-            Some('b') => out.push('\u{8}'),
-            Some('f') => out.push('\u{c}'),
-            Some(other) => out.push(other),
-            None => out.push('\\'),
-        }
-    }
-    out
-}
-
-/// Every day from `since` to `to` (pure), with the counts of `counted`
-/// (sorted) and 0 for quiet days.
-pub(super) fn with_quiet_days(
-    since: NaiveDate,
+/// The rolled days and windows of `from..=to`, asked at once.
+pub async fn rolled_in(
+    client: &Client,
+    domain: &str,
+    from: NaiveDate,
     to: NaiveDate,
-    counted: Vec<(NaiveDate, u64)>,
-) -> Vec<(NaiveDate, u64)> {
-    let mut counted = counted.into_iter().peekable();
-    since
-        .iter_days()
-        .take_while(|d| *d <= to)
-        .map(|d| {
-            while counted.next_if(|(day, _)| *day < d).is_some() {}
-            (
-                d,
-                counted.next_if(|(day, _)| *day == d).map_or(0, |(_, n)| n),
-            )
-        })
-        .collect()
+) -> Result<Rolled, ClickHouseError> {
+    let (days, windows) = tokio::join!(
+        rollup::rolled_days(client, domain, from, to),
+        windows::windows_in(client, domain, from, to)
+    );
+    Ok(Rolled {
+        days: days?,
+        windows: windows?,
+    })
 }
 
 /// Each of `keys`' scans since `since` (inclusive), in their order: one
@@ -248,7 +143,7 @@ pub async fn top_keys(
     since: NaiveDate,
     today: NaiveDate,
     n: usize,
-    rolled: &rollup::Rolled,
+    rolled: &Rolled,
 ) -> Result<Vec<(String, u64)>, ClickHouseError> {
     let client = &scans.client;
     let to = today.max(since);
@@ -312,7 +207,7 @@ pub async fn daily_totals(
     scans: &DomainScans,
     since: NaiveDate,
     today: NaiveDate,
-    rolled: &rollup::Rolled,
+    rolled: &Rolled,
 ) -> Result<DailyTotals, ClickHouseError> {
     let client = &scans.client;
     let links = links_where(&scans.domain, Links::All);
@@ -354,53 +249,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_key_is_one_literal_whatever_it_holds() {
-        assert_eq!(literal("docs/api"), "'docs/api'");
-        assert_eq!(literal(r"a'b\c"), r"'a\'b\\c'");
-    }
-
-    #[test]
-    fn an_answer_of_another_shape_is_refused() {
-        assert_eq!(numbers("3\t1\t0\n", 3), Ok(vec![3, 1, 0]));
-        assert!(numbers("3\t1\n", 3).is_err());
-        assert!(numbers("x\t1\t0\n", 3).is_err());
-    }
-
-    #[test]
-    fn every_query_names_its_domain_and_links_through_one_condition() {
-        let d = "go.brand-a.com";
-        assert_eq!(
-            links_where(d, Links::One("a'b")),
-            r"domain = 'go.brand-a.com' AND link = 'a\'b'"
-        );
-        assert_eq!(
-            links_where(d, Links::These(&["a", "b/c"])),
-            "domain = 'go.brand-a.com' AND link IN ('a', 'b/c')"
-        );
-        assert_eq!(
-            links_where(d, Links::These(&[])),
-            "domain = 'go.brand-a.com' AND 0"
-        );
-        assert_eq!(links_where("it's", Links::All), r"domain = 'it\'s' AND 1");
-    }
-
-    #[test]
     fn keys_come_back_as_written_and_in_the_order_asked() {
         let got = key_rows("b\t3\na\\tb\t1\n", 1).expect("rows");
         assert_eq!(got[1].0, "a\tb");
         assert_eq!(in_order(&["a\tb", "c", "b"], &got, 0), vec![1, 0, 3]);
         assert!(key_rows("b\tx\n", 1).is_err());
-    }
-
-    #[test]
-    fn quiet_days_are_zeros() {
-        let day = |d: u32| NaiveDate::from_ymd_opt(2026, 11, d).expect("date");
-        assert_eq!(
-            with_quiet_days(day(2), day(4), vec![(day(1), 5), (day(3), 2)]),
-            vec![(day(2), 0), (day(3), 2), (day(4), 0)]
-        );
-        let rows = day_rows("2026-11-03\t2\t1\n", 2).expect("rows");
-        assert_eq!(rows, vec![(day(3), vec![2, 1])]);
-        assert!(day_rows("yesterday\t2\t1\n", 2).is_err());
     }
 }

@@ -14,10 +14,10 @@
 use chrono::{DateTime, NaiveDate, NaiveTime, Utc};
 
 use super::client::{ClickHouseError, Client};
-use super::read::literal;
-use super::read::unescape;
 use super::setup::{self, SetupError};
 use super::shares::local_cell;
+use super::sql::literal;
+use super::sql::unescape;
 use crate::access_log::format::LogTime;
 use crate::stats::StatsArgs;
 use crate::stats::aggregate::{KeyReport, KeyStats, Period, PeriodCount, Report, add_into};

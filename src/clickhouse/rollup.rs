@@ -30,7 +30,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 
 use super::busy;
 use super::client::{ClickHouseError, Client};
-use super::read::{days_in, literal};
+use super::sql::{day_rows, days_in, literal, unescape};
 
 /// How long after its UTC end a day's rows are taken to have come.
 pub const GRACE: chrono::TimeDelta = chrono::TimeDelta::hours(1);
@@ -157,7 +157,7 @@ pub async fn keep_busy_of_rolled(client: &Client) -> Result<usize, ClickHouseErr
         };
         let day: NaiveDate = day.parse().map_err(|_| bad())?;
         let at: i64 = at.parse().map_err(|_| bad())?;
-        for statement in busy_statements(&db, &super::read::unescape(domain), day, at) {
+        for statement in busy_statements(&db, &unescape(domain), day, at) {
             client.query_server(&statement).await?;
         }
         n += 1;
@@ -210,7 +210,7 @@ pub async fn roll_due(
         ))
         .await?;
     let mut marks = Vec::new();
-    for (day, at) in super::read::day_rows(&rolled, 1).map_err(|a| client.unexpected(a))? {
+    for (day, at) in day_rows(&rolled, 1).map_err(|a| client.unexpected(a))? {
         let at = DateTime::from_timestamp(at[0] as i64, 0)
             .ok_or_else(|| client.unexpected(format!("{day}\t{}", at[0])))?;
         marks.push((day, at));
@@ -264,7 +264,7 @@ pub async fn rolled_days(
             literal(domain)
         ))
         .await?;
-    let rows = super::read::day_rows(&text, 3).map_err(|answer| client.unexpected(answer))?;
+    let rows = day_rows(&text, 3).map_err(|answer| client.unexpected(answer))?;
     Ok(rows
         .into_iter()
         .map(|(day, n)| RolledDay {
@@ -276,32 +276,6 @@ pub async fn rolled_days(
         .collect())
 }
 
-/// What a page of all links reads its rolled-up numbers from: the rolled
-/// days of its span and the windows ending in it (`super::windows`),
-/// asked once, each read taking its own.
-#[derive(Debug, Clone, Default)]
-pub struct Rolled {
-    pub days: Vec<RolledDay>,
-    pub windows: Vec<super::windows::Window>,
-}
-
-/// The rolled days and windows of `from..=to`, asked at once.
-pub async fn rolled_in(
-    client: &Client,
-    domain: &str,
-    from: NaiveDate,
-    to: NaiveDate,
-) -> Result<Rolled, ClickHouseError> {
-    let (days, windows) = tokio::join!(
-        rolled_days(client, domain, from, to),
-        super::windows::windows_in(client, domain, from, to)
-    );
-    Ok(Rolled {
-        days: days?,
-        windows: windows?,
-    })
-}
-
 /// The rolled days of `from..=to` (pure).
 pub fn within(rolled: &[RolledDay], from: NaiveDate, to: NaiveDate) -> Vec<RolledDay> {
     rolled
@@ -309,54 +283,6 @@ pub fn within(rolled: &[RolledDay], from: NaiveDate, to: NaiveDate) -> Vec<Rolle
         .copied()
         .filter(|r| r.day >= from && r.day <= to)
         .collect()
-}
-
-/// `serve --scans-from`'s roller: every [`EVERY`], each domain's days
-/// due, then its windows (`super::windows`).
-pub struct Roller {
-    client: Client,
-    domains: Vec<String>,
-}
-
-impl Roller {
-    /// Rolls the days of `domains` in the database `url` names.
-    pub fn new(url: super::ClickHouseUrl, domains: Vec<String>) -> Roller {
-        Roller {
-            client: Client::new(url, ROLL_TIMEOUT),
-            domains,
-        }
-    }
-
-    /// Runs until dropped: a round at once, then every [`EVERY`]. A round
-    /// that fails is logged and tried again at the next: reads are right
-    /// without it, only slower.
-    pub async fn run(self) {
-        loop {
-            for domain in &self.domains {
-                match roll_due(&self.client, domain, Utc::now()).await {
-                    Ok(0) => {}
-                    Ok(n) => {
-                        tracing::info!(domain = %domain, days = n, "ClickHouse: closed days rolled up")
-                    }
-                    Err(e) => {
-                        tracing::warn!(domain = %domain, error = %e, "ClickHouse: rolling up closed days failed; reads take the states meanwhile");
-                        continue;
-                    }
-                }
-                // Only once every closed day is rolled: a window sums them.
-                match super::windows::build_due(&self.client, domain, Utc::now()).await {
-                    Ok(b) if b.total() == 0 => {}
-                    Ok(b) => {
-                        tracing::info!(domain = %domain, whole = b.whole, from_the_day_before = b.next, "ClickHouse: periods' busiest links summed")
-                    }
-                    Err(e) => {
-                        tracing::warn!(domain = %domain, error = %e, "ClickHouse: summing the periods' links failed; the dashboard ranks from the days meanwhile")
-                    }
-                }
-            }
-            tokio::time::sleep(EVERY).await;
-        }
-    }
 }
 
 /// The days of rolled rows (pure).

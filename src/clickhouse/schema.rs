@@ -613,7 +613,7 @@ pub fn upgrade_to_3(db: &str, layout: &Layout, found: Found, domain: &str) -> Ve
     if !found.scans_has_domain {
         out.push(format!(
             "ALTER TABLE {db}.{altered}{on} ADD COLUMN domain String DEFAULT {}",
-            super::read::literal(domain)
+            super::sql::literal(domain)
         ));
     }
     for table in dropped {

@@ -15,9 +15,9 @@ use chrono::{Datelike, NaiveDate, TimeZone, Timelike};
 
 use super::busy;
 use super::client::{ClickHouseError, Client};
-use super::read::{literal, unescape};
 use super::rollup;
 use super::schema::QUARTER;
+use super::sql::{days_in, literal, unescape};
 use crate::scan_index::{Basis, Share, Shares};
 use crate::stats::breakdown::HeatMap;
 use crate::stats::dimensions::Dimension;
@@ -149,7 +149,7 @@ pub async fn key_shares(
     let states = shares_query(&format!(
         "{} AND NOT ({})",
         key_filter(domain, key),
-        super::read::days_in(busy)
+        days_in(busy)
     ));
     let (states, counts) = if busy.is_empty() {
         (client.query(&states).await?, String::new())
@@ -179,7 +179,7 @@ pub async fn day_shares(
     let states = shares_query(&format!(
         "{} AND NOT {}",
         days_filter(domain, from, to),
-        super::read::days_in(rolled)
+        days_in(rolled)
     ));
     let (states, totals) = if rolled.is_empty() {
         (client.query(&states).await?, String::new())

@@ -28,8 +28,8 @@
 use chrono::{DateTime, NaiveDate, Utc};
 
 use super::client::{ClickHouseError, Client};
-use super::read::literal;
 use super::rollup::{self, RolledDay};
+use super::sql::literal;
 
 /// The periods, in days to today inclusive, that windows are kept for:
 /// the console's week, month, quarter and year (`pages::chart::Period`).
@@ -209,7 +209,7 @@ pub async fn windows_in(
             literal(domain)
         ))
         .await?;
-    let rows = super::read::day_rows(&text, 2).map_err(|answer| client.unexpected(answer))?;
+    let rows = super::sql::day_rows(&text, 2).map_err(|answer| client.unexpected(answer))?;
     Ok(rows
         .into_iter()
         .map(|(end, n)| Window {

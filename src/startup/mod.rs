@@ -137,7 +137,7 @@ pub struct Application {
     renewers: Vec<Arc<crate::acme::Renewer>>,
     /// Issue 38: with `--scans-from`, what rolls up every domain's closed
     /// days in ClickHouse.
-    roller: Option<crate::clickhouse::rollup::Roller>,
+    roller: Option<crate::clickhouse::roller::Roller>,
     public: Server,
     admin: Server,
     api_addr: Option<SocketAddr>,
@@ -1194,7 +1194,7 @@ impl Application {
                     .iter()
                     .map(|d| d.host.as_str().to_owned()),
             );
-            crate::clickhouse::rollup::Roller::new(url.clone(), domains)
+            crate::clickhouse::roller::Roller::new(url.clone(), domains)
         });
         let mut other_views = Vec::with_capacity(settings.domains.others.len());
         let mut other_indexes = Vec::new();
