@@ -20,6 +20,18 @@ fn says(dir: &std::path::Path, args: &[&str], want: &str) {
     assert!(text(&out.stdout).contains(want), "{}", text(&out.stdout));
 }
 
+/// A ClickHouse of its own with this qrtag's schema made in `db`.
+async fn with_schema(db: &str) -> (tempfile::TempDir, ClickHouse) {
+    let dir = tempfile::tempdir().unwrap();
+    let ch = ClickHouse::start(&dir.path().join("ch")).await;
+    says(
+        dir.path(),
+        &["setup-clickhouse", "--clickhouse", &ch.url(db)],
+        "schema version 6: created",
+    );
+    (dir, ch)
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn setup_clickhouse_makes_checks_and_keeps_the_schema() {
     if !clickhouse::available() {
@@ -873,13 +885,7 @@ async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
     if !clickhouse::available() {
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let ch = ClickHouse::start(&dir.path().join("ch")).await;
-    says(
-        dir.path(),
-        &["setup-clickhouse", "--clickhouse", &ch.url("w")],
-        "schema version 6: created",
-    );
+    let (_dir, ch) = with_schema("w").await;
     let domain = "qr.example";
     let now = Utc::now();
     let today = now.date_naive();
@@ -1093,4 +1099,104 @@ async fn the_busiest_links_from_a_window_are_those_of_the_days_summed() {
         .await
         .expect("ranked");
     assert_eq!(got, [("a".to_owned(), 10)]);
+}
+
+/// A busy link's closed days (`clickhouse::busy`): once rolled, its page
+/// (`clickhouse::link_page`) and the list's scans column (`read::scans_since`)
+/// read them from `link_counts` and say what they said from the states,
+/// a quiet link's day stays in the states, and a day rolled again after
+/// a late row replaces its counts (merges stopped, so the read itself
+/// must take the latest roll's rows).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_busy_links_days_are_read_from_their_counts_as_from_their_states() {
+    use chrono::{Days, Utc};
+    use qrtag::clickhouse::read::{self, DomainScans};
+    use qrtag::clickhouse::{link_page, rollup};
+
+    if !clickhouse::available() {
+        return;
+    }
+    let (_dir, ch) = with_schema("b").await;
+    let now = Utc::now();
+    let today = now.date_naive();
+    let (busy_day, quiet_day) = (today - Days::new(3), today - Days::new(2));
+    // `n` rows of `link` on `day` from line `offset` on: scans from 40
+    // scanners on three devices, a bot and a HEAD each tenth, two
+    // destinations.
+    let rows = |link: &str, day: chrono::NaiveDate, n: u32, offset: u32| {
+        format!(
+            "INSERT INTO b.scans (domain, node, log_id, line_offset, time, day, link, scan, bot, \
+             method, tracking, device, location, status) \
+             SELECT 'qr.example', 'n', 1, {offset} + number, toDateTime('{day} 10:00:00') + number, \
+             toDate('{day}'), '{link}', number % 10 > 1, number % 10 = 0, \
+             if(number % 10 = 1, 'HEAD', 'GET'), concat('t', toString(number % 40)), \
+             ['phone', 'desktop', 'tablet'][number % 3 + 1], \
+             if(number % 2 = 0, 'https://a.example/', 'https://b.example/'), 302 FROM numbers({n})"
+        )
+    };
+    ch.must(&rows("busy", busy_day, 150, 0)).await;
+    ch.must(&rows("busy", quiet_day, 5, 1000)).await;
+    ch.must(&rows("busy", today, 7, 2000)).await;
+    ch.must(&rows("quiet", busy_day, 30, 3000)).await;
+    let client = qrtag::clickhouse::Client::new(
+        qrtag::clickhouse::ClickHouseUrl::parse(&ch.url("b")).unwrap(),
+        std::time::Duration::from_secs(30),
+    );
+    let scans = DomainScans {
+        client: client.clone(),
+        domain: "qr.example".to_owned(),
+        basis: qrtag::scan_index::Basis {
+            time_zone: chrono_tz::UTC,
+            geoip: None,
+        },
+    };
+    let since = today - Days::new(30);
+    let keys = ["busy", "quiet", "none"];
+    let read_all = || async {
+        let page = link_page::read(&scans, "busy", since, today).await.unwrap();
+        let list = read::scans_since(&scans, &keys, since).await.unwrap();
+        (page, list)
+    };
+    let (before, list_before) = read_all().await;
+    // 150 rows: 120 scans (two in ten are a bot or a HEAD), 5 rows: 3, 7: 5;
+    // 15 + 1 + 1 bots and as many HEADs.
+    assert_eq!(before.numbers.scans, 128, "{:?}", before.numbers);
+    assert_eq!(before.numbers.bots, 17);
+    assert_eq!(before.numbers.head, 17);
+    assert_eq!(
+        before.numbers.unique_scanners, 32,
+        "t0…t39 but those of bots and HEADs"
+    );
+    assert_eq!(list_before, [128, 24, 0]);
+
+    for day in [busy_day, quiet_day] {
+        rollup::roll_day(&client, "qr.example", day, now)
+            .await
+            .unwrap();
+    }
+    assert_eq!(
+        ch.must("SELECT link, day FROM b.busy_days FORMAT TSV")
+            .await,
+        format!("busy\t{busy_day}\n"),
+        "only the busy link's day past 100 scans"
+    );
+    let (after, list_after) = read_all().await;
+    assert_eq!(after.numbers, before.numbers);
+    assert_eq!(after.shares, before.shares);
+    assert_eq!(after.destinations, before.destinations);
+    assert_eq!(list_after, list_before);
+
+    // A late row of the busy day, rolled again with merges stopped.
+    ch.must("SYSTEM STOP MERGES b.link_counts").await;
+    ch.must(&rows("busy", busy_day, 3, 5000)).await;
+    let later = now + chrono::TimeDelta::seconds(5);
+    rollup::roll_day(&client, "qr.example", busy_day, later)
+        .await
+        .unwrap();
+    let (again, list_again) = read_all().await;
+    assert_eq!(again.numbers.scans, 129, "one scan more, not the day twice");
+    assert_eq!(again.numbers.bots, 18);
+    assert_eq!(list_again, [129, 24, 0]);
+    let phones: u64 = again.shares.dimensions[0].rows.iter().map(|(_, n)| n).sum();
+    assert_eq!(phones, 129, "every scan's device, once");
 }

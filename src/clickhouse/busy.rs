@@ -26,7 +26,7 @@
 use chrono::NaiveDate;
 
 use super::client::{ClickHouseError, Client};
-use super::sql::{Links, days_in, links_where, literal};
+use super::sql::{Links, days_in, links_where, literal, unescape};
 
 /// Scans (and fallback answers) a link has on a closed day for the roll
 /// to keep its day as plain counts.
@@ -90,25 +90,52 @@ pub fn roll_statements(
     ]
 }
 
-/// The query for `key`'s days kept as plain counts in `domain` (pure).
-pub fn days_query(domain: &str, key: &str) -> String {
+/// The query for the days of `links` in `domain` kept as plain counts,
+/// from `since` if given (pure).
+pub fn marked_query(domain: &str, links: Links<'_>, since: Option<NaiveDate>) -> String {
+    let since = since.map_or(String::new(), |d| format!(" AND day >= '{d}'"));
     format!(
-        "SELECT DISTINCT day FROM busy_days PREWHERE {} ORDER BY day FORMAT TSV",
-        links_where(domain, Links::One(key))
+        "SELECT DISTINCT link, day FROM busy_days PREWHERE {}{since} ORDER BY link, day \
+         FORMAT TSV",
+        links_where(domain, links)
     )
 }
 
-/// `key`'s days kept as plain counts in `domain`, in order: what its
-/// page reads from `link_counts` rather than from the states.
-pub async fn days(
+/// The days of `links` kept as plain counts (from `since`), by link and
+/// day: what a read of them takes from `link_counts` rather than from
+/// the states.
+pub async fn marked(
     client: &Client,
     domain: &str,
-    key: &str,
-) -> Result<Vec<NaiveDate>, ClickHouseError> {
-    let text = client.query(&days_query(domain, key)).await?;
+    links: Links<'_>,
+    since: Option<NaiveDate>,
+) -> Result<Vec<(String, NaiveDate)>, ClickHouseError> {
+    let text = client.query(&marked_query(domain, links, since)).await?;
+    parse_marked(&text).map_err(|line| client.unexpected(line))
+}
+
+/// The answer of [`marked_query`] (pure); `Err` names the row that is
+/// not one of its rows.
+pub fn parse_marked(text: &str) -> Result<Vec<(String, NaiveDate)>, String> {
     text.lines()
-        .map(|l| l.parse().map_err(|_| client.unexpected(l.to_owned())))
+        .map(|line| {
+            let (link, day) = line.split_once('\t').ok_or_else(|| line.to_owned())?;
+            let day = day.parse().map_err(|_| line.to_owned())?;
+            Ok((unescape(link), day))
+        })
         .collect()
+}
+
+/// `(link, day) IN (…)` of `marked` (pure); `0` for none.
+pub fn link_days_in(marked: &[(String, NaiveDate)]) -> String {
+    if marked.is_empty() {
+        return "0".to_owned();
+    }
+    let pairs: Vec<String> = marked
+        .iter()
+        .map(|(link, day)| format!("({}, '{day}')", literal(link)))
+        .collect();
+    format!("(link, day) IN ({})", pairs.join(", "))
 }
 
 /// `link_counts` rows of `key` on `days` (pure): the condition of a read,
@@ -174,10 +201,30 @@ mod tests {
     #[test]
     fn a_page_reads_the_counts_of_its_busy_days_alone() {
         assert_eq!(
-            days_query("0x1f.ie", "a'b"),
-            "SELECT DISTINCT day FROM busy_days PREWHERE domain = '0x1f.ie' AND link = 'a\\'b' \
-             ORDER BY day FORMAT TSV"
+            marked_query("0x1f.ie", Links::One("a'b"), None),
+            "SELECT DISTINCT link, day FROM busy_days PREWHERE domain = '0x1f.ie' AND link = 'a\\'b' \
+             ORDER BY link, day FORMAT TSV"
         );
+        assert!(
+            marked_query("d", Links::These(&["a", "b"]), Some(day("2026-11-01")))
+                .contains("link IN ('a', 'b') AND day >= '2026-11-01' ORDER BY")
+        );
+        let marked = parse_marked("a\\tb\t2026-11-01\nc\t2026-11-02\n").expect("rows");
+        assert_eq!(
+            marked,
+            [
+                ("a\tb".to_owned(), day("2026-11-01")),
+                ("c".to_owned(), day("2026-11-02"))
+            ]
+        );
+        assert_eq!(
+            link_days_in(&marked),
+            "(link, day) IN (('a\tb', '2026-11-01'), ('c', '2026-11-02'))"
+        );
+        assert_eq!(link_days_in(&[]), "0");
+        for bad in ["a", "a\tyesterday"] {
+            assert_eq!(parse_marked(bad), Err(bad.to_owned()));
+        }
         assert_eq!(
             counts_of("0x1f.ie", "k", &[day("2026-11-01")], &share_kinds()),
             "FROM link_counts FINAL PREWHERE domain = '0x1f.ie' AND link = 'k' AND \

@@ -174,7 +174,11 @@ pub async fn read(
     today: NaiveDate,
 ) -> Result<LinkPage, ClickHouseError> {
     let (client, domain) = (&scans.client, scans.domain.as_str());
-    let busy = busy::days(client, domain, key).await?;
+    let busy: Vec<NaiveDate> = busy::marked(client, domain, Links::One(key), None)
+        .await?
+        .into_iter()
+        .map(|(_, day)| day)
+        .collect();
     let (numbers, shares, destinations) = tokio::join!(
         link_numbers(client, domain, key, &busy, (since, today.max(since))),
         super::shares::key_shares(client, domain, key, &busy, &scans.basis),

@@ -21,6 +21,7 @@
 
 use chrono::NaiveDate;
 
+use super::busy;
 use super::client::{ClickHouseError, Client};
 use super::rollup;
 use super::sql::{Links, day_rows, days_in, key_rows, links_where, with_quiet_days};
@@ -83,8 +84,8 @@ pub async fn rolled_in(
     })
 }
 
-/// Each of `keys`' scans since `since` (inclusive), in their order: one
-/// query over those links' rows of the days since.
+/// Each of `keys`' scans since `since` (inclusive), in their order: their
+/// busy days (`busy`) from `link_counts`, the others from the states.
 pub async fn scans_since(
     scans: &DomainScans,
     keys: &[&str],
@@ -94,15 +95,49 @@ pub async fn scans_since(
     if keys.is_empty() {
         return Ok(Vec::new());
     }
-    let links = links_where(&scans.domain, Links::These(keys));
-    let text = client
-        .query(&format!(
-            "SELECT link, uniqExactIfMerge(scans) FROM link_days PREWHERE {links} \
-             WHERE day >= '{since}' GROUP BY link FORMAT TSV"
-        ))
-        .await?;
-    let got = key_rows(&text, 1).map_err(|a| client.unexpected(a))?;
-    Ok(in_order(keys, &got, 0))
+    let marked = busy::marked(client, &scans.domain, Links::These(keys), Some(since)).await?;
+    let (states, counts) = since_queries(&scans.domain, keys, since, &marked);
+    let (states, counts) = match counts {
+        None => (client.query(&states).await?, String::new()),
+        Some(counts) => {
+            let (a, b) = tokio::join!(client.query(&states), client.query(&counts));
+            (a?, b?)
+        }
+    };
+    // A key in both answers (a busy day and others) is added up.
+    let mut summed: std::collections::HashMap<String, u64> = Default::default();
+    for (key, n) in key_rows(&(states + &counts), 1).map_err(|a| client.unexpected(a))? {
+        *summed.entry(key).or_default() += n[0];
+    }
+    Ok(keys
+        .iter()
+        .map(|k| summed.get(*k).copied().unwrap_or(0))
+        .collect())
+}
+
+/// The queries of [`scans_since`] (pure): each key's scans from the states
+/// of its days since `since` but the `marked` ones, and, if any, from
+/// `link_counts` on those.
+fn since_queries(
+    domain: &str,
+    keys: &[&str],
+    since: NaiveDate,
+    marked: &[(String, NaiveDate)],
+) -> (String, Option<String>) {
+    let links = links_where(domain, Links::These(keys));
+    let pairs = busy::link_days_in(marked);
+    let states = format!(
+        "SELECT link, uniqExactIfMerge(scans) FROM link_days PREWHERE {links} \
+         AND day >= '{since}' AND NOT ({pairs}) GROUP BY link FORMAT TSV"
+    );
+    let counts = (!marked.is_empty()).then(|| {
+        format!(
+            "SELECT link, sum(n) FROM link_counts FINAL PREWHERE {links} AND {pairs} \
+             WHERE kind = '{}' AND value = 'scans' GROUP BY link FORMAT TSV",
+            busy::TOTAL
+        )
+    });
+    (states, counts)
 }
 
 /// Each of `keys`' scans sent to its fallback, of all time, in their order.
@@ -247,6 +282,29 @@ pub struct DailyTotals {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_lists_busy_days_are_read_from_their_counts() {
+        let day = |d: u32| NaiveDate::from_ymd_opt(2026, 11, d).expect("date");
+        let (states, counts) = since_queries("d", &["a", "b"], day(1), &[]);
+        assert_eq!(
+            states,
+            "SELECT link, uniqExactIfMerge(scans) FROM link_days PREWHERE domain = 'd' \
+             AND link IN ('a', 'b') AND day >= '2026-11-01' AND NOT (0) GROUP BY link FORMAT TSV"
+        );
+        assert_eq!(counts, None);
+        let marked = [("b".to_owned(), day(3))];
+        let (states, counts) = since_queries("d", &["a", "b"], day(1), &marked);
+        assert!(states.contains("AND NOT ((link, day) IN (('b', '2026-11-03'))) GROUP BY"));
+        assert_eq!(
+            counts.as_deref(),
+            Some(
+                "SELECT link, sum(n) FROM link_counts FINAL PREWHERE domain = 'd' \
+                 AND link IN ('a', 'b') AND (link, day) IN (('b', '2026-11-03')) \
+                 WHERE kind = 'total' AND value = 'scans' GROUP BY link FORMAT TSV"
+            )
+        );
+    }
 
     #[test]
     fn keys_come_back_as_written_and_in_the_order_asked() {
