@@ -182,6 +182,24 @@ impl Client {
         self.run(sql, None, true).await
     }
 
+    /// The answers of `first` and, if there is one, `then` (empty if not),
+    /// asked at once: a read of the states beside one of the plain counts
+    /// rolled from them, whose answers are added up.
+    pub async fn query_both(
+        &self,
+        first: &str,
+        then: Option<&str>,
+    ) -> Result<(String, String), ClickHouseError> {
+        let then = async {
+            match then {
+                Some(sql) => self.query(sql).await,
+                None => Ok(String::new()),
+            }
+        };
+        let (a, b) = tokio::join!(self.query(first), then);
+        Ok((a?, b?))
+    }
+
     /// `INSERT INTO table FORMAT JSONEachRow` with `rows`, one JSON object a line.
     pub async fn insert_json_rows(
         &self,

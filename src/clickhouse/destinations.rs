@@ -128,15 +128,11 @@ pub async fn read(
     key: &str,
     busy: &[NaiveDate],
 ) -> Result<Vec<DestinationScans>, ClickHouseError> {
-    let states = query(domain, key, busy);
-    let text = if busy.is_empty() {
-        client.query(&states).await?
-    } else {
-        let counts = busy_query(domain, key, busy);
-        let (a, b) = tokio::join!(client.query(&states), client.query(&counts));
-        a? + &b?
-    };
-    parse(&text).map_err(|answer| client.unexpected(answer))
+    let counts = (!busy.is_empty()).then(|| busy_query(domain, key, busy));
+    let (states, counts) = client
+        .query_both(&query(domain, key, busy), counts.as_deref())
+        .await?;
+    parse(&(states + &counts)).map_err(|answer| client.unexpected(answer))
 }
 
 #[cfg(test)]

@@ -142,25 +142,19 @@ async fn link_numbers(
     busy: &[NaiveDate],
     (since, to): (NaiveDate, NaiveDate),
 ) -> Result<LinkNumbers, ClickHouseError> {
-    let counts = async {
-        if busy.is_empty() {
-            Ok(String::new())
-        } else {
-            client.query(&counts_query(domain, key, busy)).await
-        }
-    };
+    let counts = (!busy.is_empty()).then(|| counts_query(domain, key, busy));
     let (states, days, scanners) = (
         states_query(domain, key, busy),
         days_query(domain, key, busy, since, to),
         scanners_query(domain, key),
     );
-    let (states, days, counts, scanners) = tokio::join!(
-        client.query(&states),
+    let (both, days, scanners) = tokio::join!(
+        client.query_both(&states, counts.as_deref()),
         client.query(&days),
-        counts,
         client.query(&scanners),
     );
-    parse_numbers(&states?, &days?, &counts?, &scanners?, (since, to))
+    let (states, counts) = both?;
+    parse_numbers(&states, &days?, &counts, &scanners?, (since, to))
         .map_err(|a| client.unexpected(a))
 }
 

@@ -97,13 +97,7 @@ pub async fn scans_since(
     }
     let marked = busy::marked(client, &scans.domain, Links::These(keys), Some(since)).await?;
     let (states, counts) = since_queries(&scans.domain, keys, since, &marked);
-    let (states, counts) = match counts {
-        None => (client.query(&states).await?, String::new()),
-        Some(counts) => {
-            let (a, b) = tokio::join!(client.query(&states), client.query(&counts));
-            (a?, b?)
-        }
-    };
+    let (states, counts) = client.query_both(&states, counts.as_deref()).await?;
     // A key in both answers (a busy day and others) is added up.
     let mut summed: std::collections::HashMap<String, u64> = Default::default();
     for (key, n) in key_rows(&(states + &counts), 1).map_err(|a| client.unexpected(a))? {

@@ -151,13 +151,8 @@ pub async fn key_shares(
         key_filter(domain, key),
         days_in(busy)
     ));
-    let (states, counts) = if busy.is_empty() {
-        (client.query(&states).await?, String::new())
-    } else {
-        let counts = busy_query(domain, key, busy);
-        let (a, b) = tokio::join!(client.query(&states), client.query(&counts));
-        (a?, b?)
-    };
+    let counts = (!busy.is_empty()).then(|| busy_query(domain, key, busy));
+    let (states, counts) = client.query_both(&states, counts.as_deref()).await?;
     parse_shares(&(states + &counts), basis).map_err(|answer| client.unexpected(answer))
 }
 
@@ -181,13 +176,8 @@ pub async fn day_shares(
         days_filter(domain, from, to),
         days_in(rolled)
     ));
-    let (states, totals) = if rolled.is_empty() {
-        (client.query(&states).await?, String::new())
-    } else {
-        let totals = rollup::shares_query(domain, rolled);
-        let (a, b) = tokio::join!(client.query(&states), client.query(&totals));
-        (a?, b?)
-    };
+    let totals = (!rolled.is_empty()).then(|| rollup::shares_query(domain, rolled));
+    let (states, totals) = client.query_both(&states, totals.as_deref()).await?;
     parse_shares(&(states + &totals), basis).map_err(|answer| client.unexpected(answer))
 }
 
